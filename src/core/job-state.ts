@@ -1,0 +1,39 @@
+import type { JobStatus } from '../protocol/index.js';
+import { TERMINAL_STATUSES } from '../protocol/index.js';
+
+/**
+ * The job state machine. Keys are the current status, values the statuses it may move to.
+ * - queued → assigned (dispatch) | cancelled
+ * - assigned → running (harness started) | queued (runner refused) | failed | cancelled | lost
+ * - running → succeeded | failed | cancelled | lost | paused (tree out of budget)
+ * - paused → queued (top-up, re-dispatch) | failed | cancelled
+ * Terminal states (succeeded, failed, cancelled, lost) never change.
+ */
+export const JOB_TRANSITIONS: Readonly<Record<JobStatus, readonly JobStatus[]>> = {
+  queued: ['assigned', 'cancelled'],
+  assigned: ['running', 'queued', 'failed', 'cancelled', 'lost', 'succeeded'],
+  running: ['succeeded', 'failed', 'cancelled', 'lost', 'paused'],
+  paused: ['queued', 'failed', 'cancelled'],
+  succeeded: [],
+  failed: [],
+  cancelled: [],
+  lost: [],
+};
+
+/** True when a job may move from `from` to `to`. */
+export function canTransition(from: JobStatus, to: JobStatus): boolean {
+  return JOB_TRANSITIONS[from].includes(to);
+}
+
+/** The statuses from which a job may reach `to` (for conditional UPDATEs). */
+export function sourcesOf(to: JobStatus): JobStatus[] {
+  return (Object.keys(JOB_TRANSITIONS) as JobStatus[]).filter((s) => JOB_TRANSITIONS[s].includes(to));
+}
+
+/** True for succeeded, failed, cancelled and lost. */
+export function isTerminal(s: JobStatus): boolean {
+  return TERMINAL_STATUSES.includes(s);
+}
+
+/** Statuses in which a runner holds the job (and its token is live). */
+export const ACTIVE_STATUSES: readonly JobStatus[] = ['assigned', 'running'];

@@ -1,0 +1,48 @@
+/**
+ * Structured logging. One line per record: `<iso time> <level> <message> key=value ...`.
+ * Never pass secrets (tokens, API keys) as fields; {@link redact} masks the known shapes.
+ */
+export interface Logger {
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+  child(fields: Record<string, unknown>): Logger;
+}
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
+const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
+
+/** Masks bearer tokens, `sk-...` keys and Flotilla tokens (`flj_`, `flr_`, `fla_`, `flt_` prefixes) in a string. */
+export function redact(text: string): string {
+  return text
+    .replace(/\b(fl[a-z]_)[A-Za-z0-9_-]{8,}/g, '$1***')
+    .replace(/\bsk-[A-Za-z0-9_-]{8,}/g, 'sk-***')
+    .replace(/(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi, '$1***');
+}
+
+/** A logger writing lines to `write` (default: stderr) at or above `level`. */
+export function createLogger(
+  level: LogLevel = 'info',
+  write: (line: string) => void = (l) => process.stderr.write(l),
+  base: Record<string, unknown> = {},
+): Logger {
+  const emit = (lvl: LogLevel, msg: string, fields?: Record<string, unknown>) => {
+    if (ORDER[lvl] < ORDER[level]) return;
+    const all = { ...base, ...fields };
+    const kv = Object.entries(all)
+      .map(([k, v]) => `${k}=${typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v ?? null)}`)
+      .join(' ');
+    write(redact(`${new Date().toISOString()} ${lvl} ${msg}${kv ? ' ' + kv : ''}`) + '\n');
+  };
+  return {
+    debug: (m, f) => emit('debug', m, f),
+    info: (m, f) => emit('info', m, f),
+    warn: (m, f) => emit('warn', m, f),
+    error: (m, f) => emit('error', m, f),
+    child: (f) => createLogger(level, write, { ...base, ...f }),
+  };
+}
+
+/** A logger that drops everything (tests, quiet CLI paths). */
+export const silentLogger: Logger = createLogger('silent');

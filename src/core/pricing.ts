@@ -1,0 +1,43 @@
+import type { TokenUsage } from '../protocol/index.js';
+
+/**
+ * Price of one model in USD per million tokens (the unit providers publish). Each token
+ * category is priced separately; cache reads and cache writes are not also counted as input.
+ * (Anthropic's usage reports `input_tokens` excluding cache reads and writes.)
+ */
+export interface ModelPrice {
+  input: number;
+  output: number;
+  /** Cache write with the default 5-minute lifetime. */
+  cacheWrite5m: number;
+  /** Cache write with the 1-hour lifetime. */
+  cacheWrite1h: number;
+  cacheRead: number;
+}
+
+/** Scale that turns a USD/MTok price (which may have fractions such as 0.30 or 3.75) into an exact integer. */
+const PRICE_SCALE = 1_000_000;
+
+function scaled(pricePerMTok: number): number {
+  return Math.round(pricePerMTok * PRICE_SCALE);
+}
+
+/**
+ * Cost of `usage` at `price`, in integer micro-dollars, computed exactly then rounded half up
+ * once at the end. A price of P USD per million tokens is exactly P µ$ per token, so the exact
+ * total is Σ tokens × P µ$. Example: {input 3, cacheWrite 12,304, output 550} at 3 / 3.75 / 15
+ * → 9 + 46,140 + 8,250 = 54,399 µ$ ($0.054399).
+ * Cache writes are priced at the 5-minute rate unless `cacheWrite1hTokens` says how many were 1 h.
+ */
+export function costMicros(usage: TokenUsage & { cacheWrite1hTokens?: number }, price: ModelPrice): number {
+  const oneHour = Math.min(usage.cacheWrite1hTokens ?? 0, usage.cacheWriteTokens);
+  const fiveMin = usage.cacheWriteTokens - oneHour;
+  const total =
+    BigInt(usage.inputTokens) * BigInt(scaled(price.input)) +
+    BigInt(usage.outputTokens) * BigInt(scaled(price.output)) +
+    BigInt(fiveMin) * BigInt(scaled(price.cacheWrite5m)) +
+    BigInt(oneHour) * BigInt(scaled(price.cacheWrite1h)) +
+    BigInt(usage.cacheReadTokens) * BigInt(scaled(price.cacheRead));
+  const scale = BigInt(PRICE_SCALE);
+  return Number((total + scale / 2n) / scale);
+}

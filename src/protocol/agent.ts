@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { Labels } from './labels.js';
+
+/** The programs that can drive a model for a job. */
+export const HarnessName = z.enum(['claude-code', 'codex', 'command']);
+export type HarnessName = z.infer<typeof HarnessName>;
+
+/** Limits a job runs under. Times in seconds (as written in agent.yaml), budget in USD. */
+export const AgentLimits = z
+  .object({
+    /** Maximum model turns the harness may take. */
+    maxTurns: z.number().int().positive().max(10_000).default(50),
+    /** Wall-clock limit for the whole job, seconds. */
+    timeoutSeconds: z.number().int().positive().max(7 * 24 * 3600).default(1800),
+    /** Budget for the job tree when the run does not give one, USD. */
+    defaultBudgetUsd: z.number().positive().max(100_000).default(5),
+  })
+  .strict();
+export type AgentLimits = z.infer<typeof AgentLimits>;
+
+/**
+ * An agent definition: `agents/<name>/agent.yaml`. The prompt lives in a separate file
+ * (`prompt`, relative to the agent folder) and is inlined as `promptText` when loaded.
+ */
+export const AgentFile = z
+  .object({
+    name: z.string().regex(/^[a-z][a-z0-9-]{0,62}$/, 'agent name must be lowercase letters, digits and dashes'),
+    version: z.string().min(1).max(64).default('1'),
+    description: z.string().max(2000).default(''),
+    harness: HarnessName,
+    /** Model name given to the harness; the gateway maps it to a provider. */
+    model: z.string().min(1).max(200).default('claude-sonnet-4-5'),
+    /** Prompt file relative to the agent folder; `{{input.repo}}`-style placeholders are filled from the input. */
+    prompt: z.string().min(1).default('prompt.md'),
+    /** Tools the harness may use (Claude Code tool names, e.g. `Bash`, `Read`, `Edit`). */
+    allowedTools: z.array(z.string().min(1)).default([]),
+    limits: AgentLimits.default({ maxTurns: 50, timeoutSeconds: 1800, defaultBudgetUsd: 5 }),
+    /** Labels a runner must have to run this agent. */
+    runnerLabels: Labels.default({}),
+    /** JSON Schema (draft 2020-12 subset supported by Ajv) the job input must satisfy. */
+    inputSchema: z.record(z.string(), z.unknown()).default({ type: 'object' }),
+    /** For harness `command`: the executable and its arguments. */
+    command: z.array(z.string().min(1)).min(1).optional(),
+  })
+  .strict();
+export type AgentFile = z.infer<typeof AgentFile>;
+
+/** A loaded agent: the file plus its prompt text. What the API returns and a runner receives. */
+export const AgentDefinition = AgentFile.extend({ promptText: z.string() });
+export type AgentDefinition = z.infer<typeof AgentDefinition>;

@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import { JobStatus, JobResult, TokenUsage } from './job.js';
+
+/**
+ * Normalized job events (DESIGN.md "How a job flows", step 4). Every harness's output is
+ * parsed into these; they are numbered per job (`seq`, 1, 2, 3, ... with no gaps) when stored
+ * and are what clients follow over SSE (`id:` = seq).
+ */
+export const EventBody = z.discriminatedUnion('type', [
+  /** Text from the model (or a system note). */
+  z.object({ type: z.literal('message'), data: z.object({ role: z.enum(['assistant', 'user', 'system']), text: z.string() }) }),
+  /** The agent invoked a tool. `input` is the tool's arguments as the harness gave them. */
+  z.object({ type: z.literal('tool.call'), data: z.object({ id: z.string(), name: z.string(), input: z.unknown() }) }),
+  /** A tool's output. `output` is text, possibly truncated by the harness parser (see `truncated`). */
+  z.object({
+    type: z.literal('tool.result'),
+    data: z.object({ id: z.string(), name: z.string().optional(), output: z.string(), isError: z.boolean(), truncated: z.boolean().optional() }),
+  }),
+  /** Usage the harness reported for one turn (informational; the gateway's ledger is authoritative). */
+  z.object({ type: z.literal('usage'), data: TokenUsage.extend({ model: z.string().optional() }) }),
+  /** A line of harness output that is not a protocol event. */
+  z.object({ type: z.literal('log'), data: z.object({ stream: z.enum(['stdout', 'stderr']), line: z.string() }) }),
+  /** What the runner is doing before/after the harness (`workspace`, `harness`, `cleanup`): shown to waiting users. */
+  z.object({ type: z.literal('progress'), data: z.object({ phase: z.string(), message: z.string() }) }),
+  /** The harness process started: its pid (= its process group id) and, when known, its session id. */
+  z.object({
+    type: z.literal('harness.started'),
+    data: z.object({ harness: z.string(), pid: z.number().int(), sessionId: z.string().optional(), workspace: z.string().optional(), branch: z.string().optional() }),
+  }),
+  /** Server-side status changes (queued, assigned to runner X, cancelled, lost). */
+  z.object({ type: z.literal('status'), data: z.object({ status: JobStatus, message: z.string().optional(), runnerId: z.number().int().optional() }) }),
+  /** A child job joined the tree. */
+  z.object({ type: z.literal('child.started'), data: z.object({ jobId: z.number().int(), agent: z.string() }) }),
+  /** The runner's final word on the job. Ends the stream. */
+  z.object({
+    type: z.literal('job.finished'),
+    data: z.object({
+      status: z.enum(['succeeded', 'failed', 'cancelled']),
+      reason: z.string().optional(),
+      error: z.string().optional(),
+      sessionId: z.string().optional(),
+      result: JobResult.optional(),
+    }),
+  }),
+]);
+export type EventBody = z.infer<typeof EventBody>;
+export type EventType = EventBody['type'];
+
+/** A stored job event. `at` is ISO-8601 (when the runner or server produced it). */
+export type JobEvent = EventBody & { seq: number; jobId: number; at: string };
+export const JobEvent: z.ZodType<JobEvent> = z
+  .object({ seq: z.number().int().positive(), jobId: z.number().int().positive(), at: z.string() })
+  .and(EventBody) as unknown as z.ZodType<JobEvent>;

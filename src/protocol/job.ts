@@ -1,0 +1,90 @@
+import { z } from 'zod';
+import { Labels } from './labels.js';
+
+/**
+ * Job lifecycle. `queued` → `assigned` (a runner holds the lease) → `running` (harness started)
+ * → one of the terminal states. `paused` waits for a budget top-up. See core/job-state.ts for
+ * the allowed transitions.
+ */
+export const JobStatus = z.enum(['queued', 'assigned', 'running', 'paused', 'succeeded', 'failed', 'cancelled', 'lost']);
+export type JobStatus = z.infer<typeof JobStatus>;
+
+/** Terminal states: a job in one of these never changes status again. */
+export const TERMINAL_STATUSES: readonly JobStatus[] = ['succeeded', 'failed', 'cancelled', 'lost'];
+
+/** Token counts for one model call or a sum of them. All integers, in tokens. */
+export const TokenUsage = z.object({
+  inputTokens: z.number().int().nonnegative(),
+  outputTokens: z.number().int().nonnegative(),
+  cacheReadTokens: z.number().int().nonnegative(),
+  cacheWriteTokens: z.number().int().nonnegative(),
+});
+export type TokenUsage = z.infer<typeof TokenUsage>;
+
+/** A job's metered totals, from the gateway's ledger. `costMicros` is integer micro-dollars (1e-6 USD). */
+export const JobUsage = TokenUsage.extend({
+  modelCalls: z.number().int().nonnegative(),
+  costMicros: z.number().int().nonnegative(),
+  /** Calls whose usage could not be read and were charged an estimate. */
+  estimatedCalls: z.number().int().nonnegative(),
+});
+export type JobUsage = z.infer<typeof JobUsage>;
+
+/** Structured outcome a job ends with. */
+export const JobResult = z
+  .object({
+    summary: z.string().max(20_000).optional(),
+    branch: z.string().optional(),
+    commit: z.string().optional(),
+    changedFiles: z.array(z.string()).optional(),
+    needsHuman: z.boolean().optional(),
+  })
+  .passthrough();
+export type JobResult = z.infer<typeof JobResult>;
+
+/** `POST /api/jobs` body. */
+export const CreateJobRequest = z
+  .object({
+    agent: z.string().min(1).max(100),
+    input: z.record(z.string(), z.unknown()).default({}),
+    /** Dollar budget for the job tree, USD (stored as micro-dollars). Defaults to the agent's. */
+    budgetUsd: z.number().positive().max(100_000).optional(),
+    /** Extra labels a runner must have, on top of the agent's. */
+    labels: Labels.optional(),
+    /** Higher runs first; ties go to the oldest job. */
+    priority: z.number().int().min(-100).max(100).default(0),
+  })
+  .strict();
+export type CreateJobRequest = z.infer<typeof CreateJobRequest>;
+
+/** A job as the API returns it. Times are ISO-8601 strings (server clock); money in micro-dollars. */
+export const Job = z.object({
+  id: z.number().int().positive(),
+  parentId: z.number().int().positive().nullable(),
+  rootId: z.number().int().positive(),
+  agent: z.string(),
+  agentVersion: z.string(),
+  input: z.record(z.string(), z.unknown()),
+  status: JobStatus,
+  /** Why the job ended the way it did (`error`, `max_turns`, `timeout`, `budget`, `cancelled`, `runner_lost`, ...). */
+  endReason: z.string().nullable(),
+  /** Human-readable detail of a failure. */
+  error: z.string().nullable(),
+  priority: z.number().int(),
+  selector: Labels,
+  runnerId: z.number().int().nullable(),
+  attempt: z.number().int().nonnegative(),
+  budgetMicros: z.number().int().nonnegative(),
+  sessionId: z.string().nullable(),
+  result: JobResult.nullable(),
+  createdAt: z.string(),
+  assignedAt: z.string().nullable(),
+  startedAt: z.string().nullable(),
+  finishedAt: z.string().nullable(),
+  usage: JobUsage.optional(),
+});
+export type Job = z.infer<typeof Job>;
+
+/** `GET /api/jobs` response. `nextCursor` pages to older jobs. */
+export const JobList = z.object({ jobs: z.array(Job), nextCursor: z.number().int().nullable() });
+export type JobList = z.infer<typeof JobList>;

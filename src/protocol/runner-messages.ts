@@ -1,0 +1,85 @@
+import { z } from 'zod';
+import { Labels } from './labels.js';
+import { AgentDefinition } from './agent.js';
+import { EventBody } from './events.js';
+
+/**
+ * The runner ⇄ server protocol, over one WebSocket per runner at `GET /api/runners/connect`
+ * (the runner's credential as `Authorization: Bearer`). Every frame is one JSON text message
+ * of the shapes below; the server and runner each reject a frame that fails its schema.
+ *
+ * Reliability: a runner numbers each job attempt's events `rseq` = 1, 2, 3, ... and keeps
+ * them until the server acknowledges them (`ack.upTo`); after a reconnect it resends every
+ * unacknowledged event. The server stores each (job, attempt, rseq) once, so resends are
+ * harmless, and assigns the job-wide `seq` as it stores.
+ *
+ * Fencing: every job message carries the assignment's `attempt`. The server refuses anything
+ * from an attempt that is no longer the job's current one, and tells the runner to kill it.
+ */
+
+/** An event as the runner uploads it. */
+export const UploadedEvent = z.intersection(z.object({ rseq: z.number().int().positive(), at: z.string() }), EventBody);
+export type UploadedEvent = z.infer<typeof UploadedEvent>;
+
+/** What the runner is running, reported on (re)connect. */
+export const RunningJobReport = z.object({
+  jobId: z.number().int().positive(),
+  attempt: z.number().int().positive(),
+});
+export type RunningJobReport = z.infer<typeof RunningJobReport>;
+
+export const RunnerToServer = z.discriminatedUnion('type', [
+  /** First frame after connecting. */
+  z.object({
+    type: z.literal('hello'),
+    name: z.string().min(1).max(100),
+    labels: Labels,
+    capacity: z.number().int().min(1).max(4),
+    version: z.string(),
+    running: z.array(RunningJobReport),
+  }),
+  z.object({ type: z.literal('heartbeat'), running: z.array(RunningJobReport) }),
+  /** The runner took the assignment and is preparing the workspace. */
+  z.object({ type: z.literal('job.accepted'), jobId: z.number().int().positive(), attempt: z.number().int().positive() }),
+  /** The runner cannot take the assignment (e.g. at capacity); the job goes back to the queue. */
+  z.object({ type: z.literal('job.rejected'), jobId: z.number().int().positive(), attempt: z.number().int().positive(), reason: z.string() }),
+  /** Events, in rseq order. A `job.finished` event ends the attempt. */
+  z.object({
+    type: z.literal('job.events'),
+    jobId: z.number().int().positive(),
+    attempt: z.number().int().positive(),
+    events: z.array(UploadedEvent).min(1).max(1000),
+  }),
+]);
+export type RunnerToServer = z.infer<typeof RunnerToServer>;
+
+/** Everything a runner needs to run one job attempt. */
+export const JobAssignment = z.object({
+  jobId: z.number().int().positive(),
+  rootId: z.number().int().positive(),
+  attempt: z.number().int().positive(),
+  agent: AgentDefinition,
+  input: z.record(z.string(), z.unknown()),
+  /** Job-scoped secret: the harness's model API key at the gateway, and its API token. Dies with the attempt. */
+  token: z.string(),
+  /** Harness session to resume, if any. */
+  resumeSessionId: z.string().nullable(),
+});
+export type JobAssignment = z.infer<typeof JobAssignment>;
+
+export const ServerToRunner = z.discriminatedUnion('type', [
+  z.object({
+    type: z.literal('welcome'),
+    runnerId: z.number().int().positive(),
+    /** How often to heartbeat, milliseconds. */
+    heartbeatIntervalMs: z.number().int().positive(),
+    serverTime: z.string(),
+  }),
+  z.object({ type: z.literal('job.assign'), assignment: JobAssignment }),
+  /** Stop this attempt: SIGTERM, grace, SIGKILL of its process group. */
+  z.object({ type: z.literal('job.cancel'), jobId: z.number().int().positive(), attempt: z.number().int().positive(), reason: z.string() }),
+  /** Events up to and including `upTo` (rseq) for this attempt are stored. */
+  z.object({ type: z.literal('ack'), jobId: z.number().int().positive(), attempt: z.number().int().positive(), upTo: z.number().int().nonnegative() }),
+  z.object({ type: z.literal('error'), message: z.string() }),
+]);
+export type ServerToRunner = z.infer<typeof ServerToRunner>;
