@@ -1,0 +1,75 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+import type { ModelPrice } from '../core/pricing.js';
+
+/**
+ * The gateway's price table: USD per million tokens per model (see data/prices.json).
+ * `version` names the table's edition (a date); `default` prices any model not listed.
+ */
+export interface PriceTable {
+  version: string;
+  models: Record<string, ModelPrice>;
+  default: ModelPrice;
+}
+
+const Price = z.object({
+  input: z.number().nonnegative(),
+  output: z.number().nonnegative(),
+  cacheWrite5m: z.number().nonnegative(),
+  cacheWrite1h: z.number().nonnegative(),
+  cacheRead: z.number().nonnegative(),
+});
+
+const PriceFile = z.object({
+  version: z.string().min(1),
+  models: z.record(z.string(), Price),
+  default: Price,
+});
+
+/**
+ * The shipped table, `<package root>/data/prices.json`. Resolved from this module's URL, which
+ * sits two folders below the package root both as src/gateway/prices.ts and dist/gateway/prices.js.
+ */
+export const DEFAULT_PRICES_FILE = fileURLToPath(new URL('../../data/prices.json', import.meta.url));
+
+/**
+ * Reads and validates a price table file (default: the shipped data/prices.json).
+ * @throws Error naming the file and the bad field when the file is missing or malformed.
+ */
+export function loadPriceTable(file: string = DEFAULT_PRICES_FILE): PriceTable {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new Error(`price table ${file}: ${(err as Error).message}`);
+  }
+  const parsed = PriceFile.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(`price table ${file}: field ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`);
+  }
+  return parsed.data;
+}
+
+/** `claude-sonnet-4-5-20250929` → `claude-sonnet-4-5`; `claude-3-7-sonnet@20250219` → `claude-3-7-sonnet`. */
+function stripDate(model: string): string {
+  return model.replace(/[-@]\d{8}$/, '').replace(/-latest$/, '');
+}
+
+/**
+ * The price of `model`: exact name, then the name without a date (or `-latest`) suffix, then
+ * the longest listed name that is a prefix of it (at a `-` boundary), else `table.default`.
+ */
+export function priceFor(table: PriceTable, model: string): ModelPrice {
+  const exact = table.models[model];
+  if (exact) return exact;
+  const base = stripDate(model);
+  const undated = table.models[base];
+  if (undated) return undated;
+  let best: string | null = null;
+  for (const name of Object.keys(table.models)) {
+    if ((base === name || base.startsWith(name + '-')) && (best === null || name.length > best.length)) best = name;
+  }
+  return best !== null ? table.models[best]! : table.default;
+}

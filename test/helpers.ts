@@ -1,0 +1,117 @@
+/**
+ * Shared helpers for the end-to-end suites: temp folders, an in-process control plane and
+ * runner on a real port, subprocess `flotilla` commands, polling.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { openStore } from '../src/store/open.js';
+import { startServer } from '../src/server/server.js';
+import { createRegistrationToken } from '../src/server/auth.js';
+import { startRunner } from '../src/runner/runner.js';
+import { FlotillaClient } from '../src/client/client.js';
+import type { Store } from '../src/store/types.js';
+import type { JobEvent } from '../src/protocol/index.js';
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export const AGENTS_DIRS = [join(ROOT, 'agents'), join(ROOT, 'test', 'fixtures', 'agents')];
+export const BIN = join(ROOT, 'bin', 'flotilla.js');
+
+/** A fresh temp folder, removed by the returned cleanup. */
+export function tempDir(prefix = 'flotilla-test-'): { path: string; cleanup: () => void } {
+  const path = mkdtempSync(join(tmpdir(), prefix));
+  return { path, cleanup: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+export interface Plane {
+  store: Store;
+  url: string;
+  adminToken: string;
+  client: FlotillaClient;
+  registrationToken(): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** Opens a store and starts a control plane on an ephemeral port (scripted model). */
+export async function startPlane(opts: { dataDir: string; databaseUrl?: string; heartbeatIntervalMs?: number; heartbeatTimeoutMs?: number; sweepIntervalMs?: number }): Promise<Plane> {
+  const store = await openStore({ dataDir: opts.dataDir, databaseUrl: opts.databaseUrl });
+  const { loadGatewayConfig } = await import('../src/gateway/config.js');
+  const server = await startServer({
+    store,
+    dataDir: opts.dataDir,
+    port: 0,
+    agentsDirs: AGENTS_DIRS,
+    gateway: loadGatewayConfig({ ...process.env, ANTHROPIC_API_KEY: '' }),
+    heartbeatIntervalMs: opts.heartbeatIntervalMs,
+    heartbeatTimeoutMs: opts.heartbeatTimeoutMs,
+    sweepIntervalMs: opts.sweepIntervalMs,
+  });
+  if (!server.adminToken) throw new Error('server did not report an admin token');
+  const adminToken = server.adminToken;
+  return {
+    store,
+    url: server.url,
+    adminToken,
+    client: new FlotillaClient({ url: server.url, token: adminToken }),
+    registrationToken: () => createRegistrationToken(store, {}, 3_600_000, Date.now()),
+    close: async () => {
+      await server.close();
+      await store.close();
+    },
+  };
+}
+
+/** Starts an in-process runner registered with the plane. */
+export async function startLocalRunner(plane: { url: string; registrationToken(): Promise<string> }, workDir: string, opts: { graceMs?: number; capacity?: number } = {}) {
+  return startRunner({
+    serverUrl: plane.url,
+    registrationToken: await plane.registrationToken(),
+    workDir,
+    name: 'test-runner',
+    repoBaseDir: ROOT,
+    graceMs: opts.graceMs ?? 3000,
+    capacity: opts.capacity ?? 1,
+  });
+}
+
+/** Runs `flotilla <args>` as a child process (stdout/stderr collected). */
+export function spawnFlotilla(args: string[], env: NodeJS.ProcessEnv = {}): ChildProcess & { output: () => string } {
+  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  child.stdout?.on('data', (d) => (out += d));
+  child.stderr?.on('data', (d) => (out += d));
+  return Object.assign(child, { output: () => out });
+}
+
+/** Polls `fn` every `everyMs` until it returns a truthy value, or throws after `timeoutMs`. */
+export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 30_000, everyMs = 100): Promise<T> {
+  const start = Date.now();
+  let last: unknown;
+  while (Date.now() - start < timeoutMs) {
+    try {
+      const v = await fn();
+      if (v) return v as T;
+    } catch (e) {
+      last = e;
+    }
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+}
+
+/** Every stored event of a job, in order. */
+export async function allEvents(store: Store, jobId: number): Promise<JobEvent[]> {
+  return store.listEvents(jobId, 0, 100_000);
+}
+
+/** True while any process of group `pgid` exists. */
+export function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
