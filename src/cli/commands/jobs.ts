@@ -1,0 +1,81 @@
+import { Command, Option } from 'commander';
+import { JobStatus, type Job } from '../../protocol/index.js';
+import { formatMicros } from '../../core/money.js';
+import type { CliContext } from '../context.js';
+import { formatJobSummary, formatTable } from '../format.js';
+import { CliError, addClientOptions, clientFrom, intIn, parseJobId, wantsJson, type ClientOptions } from '../options.js';
+
+/** `flotilla jobs [list]`, `flotilla jobs show ID`, `flotilla jobs cancel ID`. */
+export function registerJobs(program: Command, ctx: CliContext): void {
+  const jobs = program.command('jobs').description('list, show and cancel jobs');
+  const out = (s: string) => ctx.io.stdout.write(s + '\n');
+
+  const list = jobs
+    .command('list', { isDefault: true })
+    .description('list jobs, newest first')
+    .addOption(new Option('--status <status>', 'only jobs in this status').choices(JobStatus.options))
+    .option('--agent <name>', 'only jobs of this agent')
+    .addOption(new Option('--limit <n>', 'at most this many (1-200)').argParser(intIn(1, 200, 'limit')).default(20))
+    .addOption(new Option('--before <id>', 'only jobs older than this id (paging)').argParser(parseJobId));
+  addClientOptions(list).action(async (opts: ClientOptions & { status?: JobStatus; agent?: string; limit: number; before?: number }, self: Command) => {
+    const client = await clientFrom(opts);
+    const page = await client.listJobs({ status: opts.status, agent: opts.agent, limit: opts.limit, before: opts.before });
+    if (wantsJson(self, opts)) return void out(JSON.stringify(page));
+    if (page.jobs.length === 0) return void out('no jobs');
+    out(formatTable(['id', 'agent', 'status', 'reason', 'runner', 'created', 'cost'], page.jobs.map(jobRow)));
+    if (page.nextCursor !== null) out(`more: flotilla jobs --before ${page.nextCursor}`);
+  });
+
+  const show = jobs.command('show').description('show one job: status, usage, result').argument('<id>', 'job id', parseJobId);
+  addClientOptions(show).action(async (id: number, opts: ClientOptions, self: Command) => {
+    const client = await clientFrom(opts);
+    const job = await client.getJob(id);
+    if (wantsJson(self, opts)) return void out(JSON.stringify({ job }));
+    out(describeJob(job));
+  });
+
+  const cancel = jobs.command('cancel').description('cancel a queued or running job').argument('<id>', 'job id', parseJobId);
+  addClientOptions(cancel).action(async (id: number, opts: ClientOptions, self: Command) => {
+    const client = await clientFrom(opts);
+    const job = await client.cancelJob(id);
+    if (wantsJson(self, opts)) return void out(JSON.stringify({ job }));
+    if (job.status !== 'cancelled') throw new CliError(`job ${id} is ${job.status}, not cancelled`);
+    out(`job ${id} cancelled`);
+  });
+}
+
+function jobRow(j: Job): string[] {
+  return [String(j.id), j.agent, j.status, j.endReason ?? '', j.runnerId === null ? '' : String(j.runnerId), j.createdAt, j.usage ? formatMicros(j.usage.costMicros) : ''];
+}
+
+/** Multi-line description of a job for `jobs show`: fields, the cost table, and the result. */
+export function describeJob(j: Job): string {
+  const lines: string[] = [];
+  const kv = (k: string, v: string | number | null | undefined) => {
+    if (v !== null && v !== undefined && v !== '') lines.push(`${(k + ':').padEnd(10)} ${v}`);
+  };
+  kv('job', j.id);
+  kv('agent', `${j.agent} (version ${j.agentVersion})`);
+  kv('status', j.status);
+  kv('reason', j.endReason);
+  kv('error', j.error);
+  kv('input', JSON.stringify(j.input));
+  kv('budget', formatMicros(j.budgetMicros));
+  if (Object.keys(j.selector).length > 0) kv('labels', Object.entries(j.selector).map(([k, v]) => `${k}=${v}`).join(','));
+  if (j.parentId !== null) kv('parent', j.parentId);
+  kv('runner', j.runnerId);
+  kv('attempt', j.attempt);
+  kv('session', j.sessionId);
+  kv('created', j.createdAt);
+  kv('started', j.startedAt);
+  kv('finished', j.finishedAt);
+  if (j.result) {
+    kv('branch', j.result.branch);
+    kv('commit', j.result.commit);
+    if (j.result.changedFiles?.length) kv('changed', j.result.changedFiles.join(', '));
+    if (j.result.needsHuman) kv('attention', 'the agent says a human is needed');
+  }
+  lines.push('', formatJobSummary({ ...j, endReason: null, error: null }));
+  if (j.result?.summary) lines.push('', j.result.summary);
+  return lines.join('\n');
+}

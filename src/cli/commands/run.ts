@@ -1,0 +1,53 @@
+import { Command, Option } from 'commander';
+import type { Labels } from '../../protocol/index.js';
+import type { CliContext } from '../context.js';
+import { runJob } from '../run-job.js';
+import { CliError, addClientOptions, clientFrom, intIn, parseBudget, parseInputJson, parseLabels, wantsJson, type ClientOptions } from '../options.js';
+
+interface RunOptions extends ClientOptions {
+  budget?: number;
+  labels?: Labels;
+  priority?: number;
+  detach?: boolean;
+  local?: boolean;
+  agents?: string[];
+}
+
+/**
+ * `flotilla run AGENT [INPUT_JSON] [--budget USD] [--labels k=v,...] [--priority N] [--json]
+ * [--detach] [--local]`: submits a job and follows it (follow.ts). With `--local`, starts an
+ * in-process store, server and runner for the one job (local/run-local.ts).
+ */
+export function registerRun(program: Command, ctx: CliContext): void {
+  const cmd = program
+    .command('run')
+    .description('run an agent: submit a job and follow it to the end (exit 0 only if it succeeded)')
+    .argument('<agent>', 'agent name, e.g. test-fixer')
+    .argument('[input_json]', 'the job input as a JSON object, e.g. \'{"repo":"examples/calc"}\'')
+    .addOption(new Option('--budget <usd>', 'dollar budget for the job tree (default: the agent\'s)').env('FLOTILLA_BUDGET').argParser(parseBudget))
+    .addOption(new Option('--labels <k=v,...>', 'labels a runner must have, on top of the agent\'s').env('FLOTILLA_LABELS').argParser(parseLabels))
+    .addOption(new Option('--priority <n>', 'higher runs first (-100..100)').env('FLOTILLA_PRIORITY').argParser(intIn(-100, 100, 'priority')))
+    .addOption(new Option('--detach', 'submit and return at once with the job id'))
+    .addOption(new Option('--local', 'start a server and a runner in this process for this one job (no `flotilla up` needed)'))
+    .addOption(new Option('--agents <dir...>', 'with --local: more agent folders besides the shipped ones').env('FLOTILLA_AGENTS'));
+  addClientOptions(cmd);
+  cmd.action(async (agent: string, inputJson: string | undefined, opts: RunOptions, self: Command) => {
+    const json = wantsJson(self, opts);
+    const request = {
+      agent,
+      input: parseInputJson(inputJson),
+      ...(opts.budget !== undefined ? { budgetUsd: opts.budget } : {}),
+      ...(opts.labels && Object.keys(opts.labels).length > 0 ? { labels: opts.labels } : {}),
+      ...(opts.priority !== undefined ? { priority: opts.priority } : {}),
+    };
+    if (opts.local) {
+      if (opts.detach) throw new CliError('--detach cannot be used with --local (the local server stops when the job ends)', 2);
+      if (self.getOptionValueSource('server') === 'cli') throw new CliError('--server cannot be used with --local (it starts its own server)', 2);
+      const agentsDirs = typeof opts.agents === 'string' ? [opts.agents] : (opts.agents ?? []);
+      ctx.setExit(await ctx.runLocal({ request, data: opts.data, agentsDirs, json, io: ctx.io }));
+      return;
+    }
+    const client = await clientFrom(opts);
+    ctx.setExit(await runJob(client, request, { json, detach: opts.detach, io: ctx.io }));
+  });
+}

@@ -1,0 +1,126 @@
+import type { FlotillaClient } from '../client/index.js';
+import type { Job, JobEvent } from '../protocol/index.js';
+import { TERMINAL_STATUSES } from '../protocol/index.js';
+import { EventFormatter, elapsed, formatJobSummary, waitText } from './format.js';
+import type { CliIO } from './io.js';
+
+/** Options of {@link followJob}. */
+export interface FollowJobOptions {
+  /** Print every event as one JSON line, then `{"job": <Job>}`, instead of the human lines. */
+  json: boolean;
+  io: CliIO;
+  /** Aborting it stops following (Ctrl-C); the result then says `interrupted`. */
+  signal?: AbortSignal;
+  /** Silence before the spinner (TTY) shows, ms. Default 1000. */
+  spinnerAfterMs?: number;
+  /** Silence between `… still` lines (not a TTY), ms. Default 5000. */
+  stillEveryMs?: number;
+  /** Clock, epoch ms (tests). */
+  now?: () => number;
+}
+
+/** What {@link followJob} ends with: the job as the server last reported it (with usage). */
+export interface FollowJobResult {
+  job: Job;
+  interrupted: boolean;
+}
+
+const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+
+/**
+ * Follows `job` to its end and prints it: one line per tool call, tool result and progress
+ * step (format.ts), the last assistant message, then the cost table (from `GET /api/jobs/:id`)
+ * with the failure reason when it did not succeed. Never silent for more than a second while
+ * the job waits: on a TTY a one-line spinner with the elapsed time on stderr; otherwise a
+ * `test-fixer … still <what> (Ns)` line on stderr at most every 5 s.
+ * With `json`, prints each event as a JSON line on stdout and finally `{"job": <Job>}`.
+ * @throws ApiError when the server cannot be reached or refuses.
+ */
+export async function followJob(client: FlotillaClient, job: Job, opts: FollowJobOptions): Promise<FollowJobResult> {
+  const { io, json } = opts;
+  const now = opts.now ?? Date.now;
+  const fmt = new EventFormatter(job.agent);
+  const spinnerAfter = opts.spinnerAfterMs ?? 1000;
+  const stillEvery = opts.stillEveryMs ?? 5000;
+  const tty = io.stderr.isTTY === true;
+
+  let what = job.status === 'queued' ? 'waiting for a runner' : 'working';
+  let whatSince = now();
+  let lastOutput = now();
+  let lastStill = 0;
+  let spinnerShown = false;
+  let frame = 0;
+
+  const clearSpinner = () => {
+    if (spinnerShown) {
+      io.stderr.write('\r\x1b[K');
+      spinnerShown = false;
+    }
+  };
+  const print = (line: string) => {
+    clearSpinner();
+    io.stdout.write(line + '\n');
+    lastOutput = now();
+  };
+  const setWhat = (text: string) => {
+    if (text !== what) {
+      what = text;
+      whatSince = now();
+    }
+  };
+
+  const timer = json
+    ? null
+    : setInterval(
+        () => {
+          const t = now();
+          if (t - lastOutput < spinnerAfter) return;
+          if (tty) {
+            io.stderr.write(`\r\x1b[K${SPINNER[frame++ % SPINNER.length]} ${job.agent} … ${what} (${elapsed(whatSince, t)})`);
+            spinnerShown = true;
+          } else if (t - lastOutput >= stillEvery && t - lastStill >= stillEvery && t - whatSince >= spinnerAfter) {
+            io.stderr.write(`${job.agent} … still ${what} (${elapsed(whatSince, t)})\n`);
+            lastStill = t;
+          }
+        },
+        tty ? 100 : 250,
+      );
+  timer?.unref();
+
+  let interrupted = false;
+  let finished: JobEvent | null = null;
+  try {
+    for await (const ev of client.followEvents(job.id, { signal: opts.signal })) {
+      if (json) {
+        io.stdout.write(JSON.stringify(ev) + '\n');
+        continue;
+      }
+      const line = fmt.line(ev);
+      if (line) print(line);
+      const w = waitText(ev);
+      if (w) setWhat(w);
+      else if (ev.type === 'harness.started' || ev.type === 'tool.result' || ev.type === 'tool.call' || ev.type === 'message') setWhat('working');
+      if (ev.type === 'job.finished') finished = ev;
+    }
+    interrupted = opts.signal?.aborted === true;
+  } finally {
+    if (timer) clearInterval(timer);
+    clearSpinner();
+  }
+
+  let final = await client.getJob(job.id);
+  // The stream can end (runner's job.finished) a moment before the job row says so.
+  for (let i = 0; !interrupted && finished && !TERMINAL_STATUSES.includes(final.status) && i < 20; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    final = await client.getJob(job.id);
+  }
+  if (json) {
+    io.stdout.write(JSON.stringify({ job: final }) + '\n');
+  } else if (!interrupted) {
+    const last = fmt.finalLine();
+    if (last) print(last);
+    print('');
+    print(formatJobSummary(final));
+  }
+  return { job: final, interrupted };
+}

@@ -1,0 +1,32 @@
+import { FlotillaClient } from '../../client/index.js';
+import type { RunLocalParams } from '../context.js';
+import { runJob } from '../run-job.js';
+import { cliLogger, modelLine, startLocalStack } from './stack.js';
+
+/**
+ * `flotilla run --local`: starts a store in the data folder, a server on an ephemeral port of
+ * 127.0.0.1 and a runner in this process (labels = the job's labels, so it matches), submits
+ * the job through the client, follows it like `flotilla run`, then stops everything.
+ * First line: which model the job talks to (offline scripted model, or Claude via the API),
+ * on stdout (stderr with --json, so stdout stays JSON lines).
+ * @returns the exit code: 0 only when the job succeeded; 130 after Ctrl-C (job cancelled).
+ */
+export async function runLocal(p: RunLocalParams): Promise<number> {
+  const { io, json } = p;
+  const log = cliLogger(process.env, 'warn', (line) => void io.stderr.write(line));
+  const stack = await startLocalStack({
+    data: p.data,
+    host: '127.0.0.1',
+    port: 0,
+    agentsDirs: p.agentsDirs,
+    runnerLabels: p.request.labels ?? {},
+    log,
+  });
+  try {
+    (json ? io.stderr : io.stdout).write(modelLine(stack.gateway) + '\n');
+    const client = new FlotillaClient({ url: stack.server.url, token: stack.adminToken });
+    return await runJob(client, p.request, { json, io });
+  } finally {
+    await stack.close();
+  }
+}

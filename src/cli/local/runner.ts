@@ -1,0 +1,55 @@
+import { join, resolve } from 'node:path';
+import { Command, Option } from 'commander';
+import type { Labels } from '../../protocol/index.js';
+import type { CliContext } from '../context.js';
+import { untilInterrupted } from '../io.js';
+import { DEFAULT_SERVER, defaultDataDir, intIn, parseLabels } from '../options.js';
+
+interface RunnerCliOptions {
+  server: string;
+  token?: string;
+  labels?: Labels;
+  name?: string;
+  capacity: number;
+  workDir: string;
+  repoBase?: string;
+}
+
+/**
+ * `flotilla runner --server URL --token T [--labels k=v,...] [--name] [--capacity] [--work-dir
+ * DIR]`: registers (first time; the credential is kept in the work folder), connects out to
+ * the control plane and runs jobs until SIGINT/SIGTERM (running jobs are then cancelled).
+ */
+export function registerRunner(program: Command, ctx: CliContext): void {
+  program
+    .command('runner')
+    .description('run jobs for a control plane on this machine; runs until Ctrl-C')
+    .addOption(new Option('--server <url>', 'control plane URL').env('FLOTILLA_SERVER').default(DEFAULT_SERVER))
+    .addOption(new Option('--token <token>', 'registration token (flr_..., from `flotilla runners token create`); not needed once registered').env('FLOTILLA_RUNNER_TOKEN'))
+    .addOption(new Option('--labels <k=v,...>', 'labels of this runner, e.g. os=linux,toolchain=node').env('FLOTILLA_LABELS').argParser(parseLabels))
+    .addOption(new Option('--name <name>', 'runner name (default: host name)').env('FLOTILLA_RUNNER_NAME'))
+    .addOption(new Option('--capacity <n>', 'parallel jobs (1-4)').env('FLOTILLA_CAPACITY').argParser(intIn(1, 4, 'capacity')).default(1))
+    .addOption(new Option('--work-dir <dir>', 'work folder: credential, workspaces, homes').env('FLOTILLA_WORK_DIR').default(join(defaultDataDir(), 'runner'), '~/.flotilla/runner'))
+    .addOption(new Option('--repo-base <dir>', 'where relative repo paths of job inputs resolve (default: current folder)').env('FLOTILLA_REPO_BASE'))
+    .action(async (opts: RunnerCliOptions) => {
+      const { io } = ctx;
+      const { cliLogger } = await import('./stack.js');
+      const { startRunner } = await import('../../runner/runner.js');
+      const log = cliLogger(process.env, 'info', (line) => void io.stderr.write(line));
+      const runner = await startRunner({
+        serverUrl: opts.server,
+        registrationToken: opts.token,
+        workDir: resolve(opts.workDir),
+        name: opts.name,
+        labels: opts.labels,
+        capacity: opts.capacity,
+        repoBaseDir: opts.repoBase ? resolve(opts.repoBase) : undefined,
+        log,
+      });
+      io.stdout.write(`flotilla: runner ${runner.runnerId} connected to ${opts.server}; press Ctrl-C to stop\n`);
+      const sig = await untilInterrupted(io);
+      io.stdout.write(`flotilla: ${sig}: stopping (running jobs are cancelled)\n`);
+      await runner.stop({ cancelJobs: true });
+      ctx.setExit(0);
+    });
+}

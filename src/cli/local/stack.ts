@@ -1,0 +1,143 @@
+import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
+import type { Labels } from '../../protocol/index.js';
+import { createLogger, type Logger, type LogLevel } from '../../core/log.js';
+import { loadGatewayConfig, type GatewayConfig } from '../../gateway/config.js';
+import { createApiToken, createRegistrationToken } from '../../server/auth.js';
+import { startServer, type RunningServer } from '../../server/server.js';
+import { startRunner, type RunningRunner } from '../../runner/runner.js';
+import { openStore } from '../../store/open.js';
+import type { Store } from '../../store/types.js';
+import { packageRoot } from '../paths.js';
+
+/** Options of {@link startLocalStack}. */
+export interface LocalStackOptions {
+  /** Data folder: SQLite database (unless DATABASE_URL), admin-token, runner/ work folder. */
+  data: string;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 8787; 0 = ephemeral. */
+  port?: number;
+  /** Extra agent folders, after `<package root>/agents`. */
+  agentsDirs: string[];
+  /** Start a runner in this process (default true). */
+  runner?: boolean;
+  runnerLabels?: Labels;
+  runnerCapacity?: number;
+  /** Where relative `input.repo` paths resolve for the local runner; default the current folder. */
+  repoBaseDir?: string;
+  /** Environment for DATABASE_URL and the gateway (ANTHROPIC_API_KEY, ...); default process.env. */
+  env?: NodeJS.ProcessEnv;
+  log: Logger;
+}
+
+/** A running store + server (+ runner) in this process. */
+export interface LocalStack {
+  store: Store;
+  server: RunningServer;
+  runner: RunningRunner | null;
+  gateway: GatewayConfig;
+  /** An admin API token for this server (the one in `<data>/admin-token`; a new one is written there if it is missing or stale). */
+  adminToken: string;
+  adminTokenFile: string;
+  /** `sqlite` or `postgres`. */
+  dialect: 'sqlite' | 'postgres';
+  /** Stops the runner (cancelling its jobs), the server, then closes the store. Never throws. */
+  close(): Promise<void>;
+}
+
+/** The first line `run --local` and `up` print: which model jobs will talk to. */
+export function modelLine(gateway: GatewayConfig): string {
+  return gateway.provider === 'anthropic'
+    ? 'flotilla: using Claude through the Anthropic API'
+    : 'flotilla: offline scripted model (no ANTHROPIC_API_KEY set)';
+}
+
+/** Log level from FLOTILLA_LOG_LEVEL (debug, info, warn, error, silent), else `dflt`. */
+export function logLevelFrom(env: NodeJS.ProcessEnv, dflt: LogLevel): LogLevel {
+  const v = env.FLOTILLA_LOG_LEVEL?.trim().toLowerCase();
+  if (!v) return dflt;
+  if (['debug', 'info', 'warn', 'error', 'silent'].includes(v)) return v as LogLevel;
+  throw new Error(`FLOTILLA_LOG_LEVEL must be one of debug, info, warn, error, silent; got ${JSON.stringify(v)}`);
+}
+
+/** A logger to `write` (stderr) at FLOTILLA_LOG_LEVEL or `dflt`. */
+export function cliLogger(env: NodeJS.ProcessEnv, dflt: LogLevel, write: (line: string) => void): Logger {
+  return createLogger(logLevelFrom(env, dflt), write);
+}
+
+/**
+ * Opens the store (PostgreSQL when DATABASE_URL is set, else SQLite in `data`), starts the
+ * control plane with the shipped agents plus `agentsDirs` and the gateway configured from the
+ * environment, and (unless `runner: false`) a runner in this process registered with a fresh
+ * registration token, working in `<data>/runner`. Whatever started is stopped again when a
+ * later step fails.
+ * @throws Error from any step (data folder in use, port in use, bad agent file, ...).
+ */
+export async function startLocalStack(opts: LocalStackOptions): Promise<LocalStack> {
+  const env = opts.env ?? process.env;
+  const data = resolve(opts.data);
+  const gateway = loadGatewayConfig(env);
+  const agentsDirs = [join(packageRoot(), 'agents'), ...opts.agentsDirs.map((d) => resolve(d))];
+  const store = await openStore({ databaseUrl: env.DATABASE_URL, dataDir: data, log: opts.log.child({ part: 'store' }) });
+  let server: RunningServer | null = null;
+  let runner: RunningRunner | null = null;
+  const close = async () => {
+    try {
+      await runner?.stop({ cancelJobs: true });
+    } catch (err) {
+      opts.log.warn('runner did not stop cleanly', { error: String(err) });
+    }
+    try {
+      await server?.close();
+    } catch (err) {
+      opts.log.warn('server did not stop cleanly', { error: String(err) });
+    }
+    try {
+      await store.close();
+    } catch (err) {
+      opts.log.warn('store did not close cleanly', { error: String(err) });
+    }
+  };
+  try {
+    server = await startServer({
+      store,
+      dataDir: data,
+      host: opts.host ?? '127.0.0.1',
+      port: opts.port ?? 8787,
+      agentsDirs,
+      gateway,
+      log: opts.log.child({ part: 'server' }),
+    });
+    const adminTokenFile = join(data, 'admin-token');
+    // null: the store has tokens but the file is missing or stale (e.g. another database):
+    // make a new admin token and put it where the CLI looks.
+    let adminToken = server.adminToken;
+    if (!adminToken) {
+      adminToken = await createApiToken(store, 'flotilla-local', 'admin', Date.now());
+      await mkdir(data, { recursive: true, mode: 0o700 });
+      await writeFile(adminTokenFile, adminToken + '\n', { mode: 0o600 });
+      await chmod(adminTokenFile, 0o600);
+    }
+    if (opts.runner !== false) {
+      const labels = opts.runnerLabels ?? {};
+      const registrationToken = await createRegistrationToken(store, labels, 10 * 60_000, Date.now());
+      runner = await startRunner({
+        serverUrl: server.url,
+        registrationToken,
+        workDir: join(data, 'runner'),
+        name: `${hostname()}-local`,
+        labels,
+        capacity: opts.runnerCapacity ?? 1,
+        repoBaseDir: opts.repoBaseDir ?? process.cwd(),
+        log: opts.log.child({ part: 'runner' }),
+      });
+    }
+    return { store, server, runner, gateway, adminToken, adminTokenFile, dialect: store.dialect, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+

@@ -1,0 +1,83 @@
+import { hostname } from 'node:os';
+import { resolve } from 'node:path';
+import { Command, Option } from 'commander';
+import type { Labels } from '../../protocol/index.js';
+import type { CliContext } from '../context.js';
+import { untilInterrupted } from '../io.js';
+import { dataOption, intIn, parseLabels } from '../options.js';
+
+interface UpOptions {
+  host: string;
+  port: number;
+  data: string;
+  agents?: string[] | string;
+  runner: boolean;
+  labels?: Labels;
+  capacity: number;
+}
+
+/** Hosts that only this machine can reach. */
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1']);
+
+/**
+ * `flotilla up [--host] [--port 8787] [--data DIR] [--agents DIR...] [--no-runner] [--labels]
+ * [--capacity]`: the control plane (store: PostgreSQL when DATABASE_URL is set, else SQLite in
+ * the data folder; agents: the shipped ones plus --agents; gateway from the environment) and,
+ * unless --no-runner, a runner in the same process. Prints the URL, where the admin token is,
+ * and the command line that adds a runner on another machine; runs until SIGINT/SIGTERM,
+ * then stops the runner, the server and the store.
+ */
+export function registerUp(program: Command, ctx: CliContext): void {
+  program
+    .command('up')
+    .description('start the control plane (and a local runner) on this machine; runs until Ctrl-C')
+    .addOption(new Option('--host <host>', 'address to listen on (0.0.0.0: reachable from other machines)').env('FLOTILLA_HOST').default('127.0.0.1'))
+    .addOption(new Option('--port <port>', 'port to listen on (0 = any free port)').env('FLOTILLA_PORT').argParser(intIn(0, 65535, 'port')).default(8787))
+    .addOption(dataOption('data folder: SQLite database (unless DATABASE_URL is set), admin-token, runner/'))
+    .addOption(new Option('--agents <dir...>', 'more agent folders besides the shipped ones').env('FLOTILLA_AGENTS'))
+    .addOption(new Option('--no-runner', 'do not start a runner in this process').env('FLOTILLA_NO_RUNNER'))
+    .addOption(new Option('--labels <k=v,...>', 'labels of the local runner').env('FLOTILLA_LABELS').argParser(parseLabels))
+    .addOption(new Option('--capacity <n>', 'parallel jobs of the local runner (1-4)').env('FLOTILLA_CAPACITY').argParser(intIn(1, 4, 'capacity')).default(1))
+    .action(async (opts: UpOptions) => {
+      const { io } = ctx;
+      const { cliLogger, modelLine, startLocalStack } = await import('./stack.js');
+      const { createRegistrationToken } = await import('../../server/auth.js');
+      const log = cliLogger(process.env, 'info', (line) => void io.stderr.write(line));
+      const agentsDirs = typeof opts.agents === 'string' ? [opts.agents] : (opts.agents ?? []);
+      const labels = opts.labels ?? {};
+      const stack = await startLocalStack({
+        data: opts.data,
+        host: opts.host,
+        port: opts.port,
+        agentsDirs,
+        runner: opts.runner,
+        runnerLabels: labels,
+        runnerCapacity: opts.capacity,
+        log,
+      });
+      const say = (s: string) => void io.stdout.write(s + '\n');
+      try {
+        const where = stack.dialect === 'postgres' ? 'PostgreSQL (DATABASE_URL)' : `SQLite in ${resolve(opts.data)}`;
+        say(`flotilla: server on ${stack.server.url} (${where})`);
+        say(modelLine(stack.gateway));
+        say(`flotilla: admin token in ${stack.adminTokenFile} (the CLI on this machine reads it)`);
+        if (stack.runner) {
+          const lbl = Object.keys(labels).length ? `, labels ${Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(',')}` : '';
+          say(`flotilla: local runner ${stack.runner.runnerId} working in ${resolve(opts.data, 'runner')} (capacity ${opts.capacity}${lbl})`);
+        }
+        const regToken = await createRegistrationToken(stack.store, {}, 3600_000, Date.now());
+        const publicUrl = LOOPBACK.has(opts.host)
+          ? stack.server.url
+          : stack.server.url.replace(/^(https?:\/\/)(0\.0\.0\.0|\[::\]|::)(?=:)/, `$1${hostname()}`);
+        say('flotilla: to add a runner on another machine (token: single use, valid 1 h; more with `flotilla runners token create`):');
+        say(`  flotilla runner --server ${publicUrl} --token ${regToken}`);
+        if (LOOPBACK.has(opts.host)) say('  (this server listens on 127.0.0.1 only: start it with --host 0.0.0.0 to accept other machines)');
+        say('flotilla: press Ctrl-C to stop');
+        const sig = await untilInterrupted(io);
+        say(`flotilla: ${sig}: stopping`);
+      } finally {
+        await stack.close();
+      }
+      ctx.setExit(0);
+    });
+}

@@ -1,0 +1,58 @@
+import { ApiError, type CreateJobInput, type FlotillaClient } from '../client/index.js';
+import { followJob } from './follow.js';
+import { onInterrupt, type CliIO } from './io.js';
+
+/** Exit code after Ctrl-C (128 + SIGINT), as shells report it. */
+export const EXIT_INTERRUPTED = 130;
+
+/** Options of {@link runJob}. */
+export interface RunJobOptions {
+  json: boolean;
+  /** Submit and return at once (prints the job id), without following. */
+  detach?: boolean;
+  io: CliIO;
+  /** Called after the job was created, before following (e.g. run --local says which model). */
+  onCreated?: (jobId: number) => void;
+}
+
+/**
+ * Submits a job through the client and (unless detached) follows it to its end, printing its
+ * lines and cost table (follow.ts). Ctrl-C (SIGINT/SIGTERM on `io.signals`) while attached
+ * cancels the job, says so on stderr, and returns 130.
+ * @returns the exit code: 0 only when the job succeeded (or was submitted, when detached).
+ * @throws ApiError when the server refuses the job or cannot be reached.
+ */
+export async function runJob(client: FlotillaClient, req: CreateJobInput, opts: RunJobOptions): Promise<number> {
+  const { io, json } = opts;
+  const job = await client.createJob(req);
+  opts.onCreated?.(job.id);
+  if (opts.detach) {
+    if (json) io.stdout.write(JSON.stringify({ job }) + '\n');
+    else io.stdout.write(`job ${job.id} ${job.status} (${job.agent}); follow it with: flotilla jobs show ${job.id}\n`);
+    return 0;
+  }
+  const ac = new AbortController();
+  let signalName = '';
+  const off = onInterrupt(io, (sig) => {
+    signalName = sig;
+    ac.abort();
+  });
+  let result;
+  try {
+    result = await followJob(client, job, { json, io, signal: ac.signal });
+  } finally {
+    off();
+  }
+  if (result.interrupted) {
+    io.stderr.write(`\nflotilla: ${signalName === 'SIGTERM' ? 'terminated' : 'interrupted'}: cancelling job ${job.id}\n`);
+    try {
+      const after = await client.cancelJob(job.id);
+      io.stderr.write(`flotilla: job ${job.id} ${after.status}\n`);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'not_cancellable') io.stderr.write(`flotilla: job ${job.id} had already ended: ${err.message}\n`);
+      else throw err;
+    }
+    return EXIT_INTERRUPTED;
+  }
+  return result.job.status === 'succeeded' ? 0 : 1;
+}

@@ -1,0 +1,268 @@
+import { z } from 'zod';
+import {
+  AgentDefinition,
+  Job,
+  JobEvent,
+  JobList,
+  Runner,
+  CreateJobRequest,
+  describeIssues,
+  type JobStatus,
+  type Labels,
+} from '../protocol/index.js';
+import { ApiError, apiErrorFromResponse } from './errors.js';
+import { SseParser, parseSseStream } from './sse.js';
+
+/** Options of {@link FlotillaClient}. */
+export interface FlotillaClientOptions {
+  /** Base URL of the control plane, e.g. `http://127.0.0.1:8787` (a trailing slash is fine). */
+  url: string;
+  /** API token (`fla_...`), sent as `Authorization: Bearer`. */
+  token: string;
+  /** fetch implementation (default: the global one). */
+  fetch?: typeof fetch;
+  /** First delay before reconnecting a dropped event stream, ms (doubles per failure up to 5 s). Default 250. */
+  reconnectDelayMs?: number;
+  /** Consecutive failed reconnects (without a new event in between) before followEvents gives up. Default 10. */
+  maxReconnects?: number;
+}
+
+/** `POST /api/jobs` body as a caller writes it (defaults may be left out). */
+export type CreateJobInput = z.input<typeof CreateJobRequest>;
+
+/** Filters of `GET /api/jobs`. `limit` ≤ 200; `before` is a job id cursor (`JobList.nextCursor`). */
+export interface ListJobsQuery {
+  status?: JobStatus;
+  agent?: string;
+  limit?: number;
+  before?: number;
+}
+
+/** `POST /api/runner-tokens` response: a single-use registration token and its expiry (ISO-8601 or epoch ms). */
+export const RunnerTokenResponse = z.object({ token: z.string().min(1), expiresAt: z.union([z.string(), z.number()]) });
+export type RunnerTokenResponse = z.infer<typeof RunnerTokenResponse>;
+
+/** Options of {@link FlotillaClient.followEvents}. */
+export interface FollowOptions {
+  /** Start after this event seq (0 = from the beginning). */
+  after?: number;
+  /** Stops following: the iteration then ends quietly (no error). */
+  signal?: AbortSignal;
+  /** Called with the job's status from the stream's final `end` event. */
+  onEnd?: (status: string) => void;
+}
+
+const RunnerListBody = z.object({ runners: z.array(Runner) });
+const AgentListBody = z.object({ agents: z.array(AgentDefinition) });
+const EndData = z.object({ status: z.string() });
+
+/**
+ * Typed SDK over the Flotilla REST/SSE API. Every response is validated with the protocol
+ * schemas. Every method throws {@link ApiError} on an error reply (with the server's code,
+ * message and field), on an unreachable server (`code: 'network'`, status 0) and on a reply
+ * that does not match the protocol (`code: 'bad_response'`).
+ */
+export class FlotillaClient {
+  readonly url: string;
+  private readonly token: string;
+  private readonly fetchFn: typeof fetch;
+  private readonly reconnectDelayMs: number;
+  private readonly maxReconnects: number;
+
+  constructor(opts: FlotillaClientOptions) {
+    if (!opts.url) throw new Error('FlotillaClient: url is required');
+    let parsed: URL;
+    try {
+      parsed = new URL(opts.url);
+    } catch {
+      throw new Error(`FlotillaClient: url "${opts.url}" is not a valid URL`);
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+      throw new Error(`FlotillaClient: url "${opts.url}" must start with http:// or https://`);
+    }
+    this.url = opts.url.replace(/\/+$/, '');
+    this.token = opts.token;
+    this.fetchFn = opts.fetch ?? globalThis.fetch.bind(globalThis);
+    this.reconnectDelayMs = opts.reconnectDelayMs ?? 250;
+    this.maxReconnects = opts.maxReconnects ?? 10;
+  }
+
+  /** `POST /api/jobs` → the created job (status `queued`). Budget in USD. */
+  async createJob(req: CreateJobInput): Promise<Job> {
+    return this.request('POST', '/api/jobs', Job, req);
+  }
+
+  /** `GET /api/jobs/:id` → the job, including `usage` (tokens, model calls, cost in µ$). */
+  async getJob(id: number): Promise<Job> {
+    return this.request('GET', `/api/jobs/${jobIdPath(id)}`, Job);
+  }
+
+  /** `GET /api/jobs` → a page of jobs, newest first, and the cursor to the next page. */
+  async listJobs(q: ListJobsQuery = {}): Promise<JobList> {
+    const params = new URLSearchParams();
+    if (q.status) params.set('status', q.status);
+    if (q.agent) params.set('agent', q.agent);
+    if (q.limit !== undefined) params.set('limit', String(q.limit));
+    if (q.before !== undefined) params.set('before', String(q.before));
+    const qs = params.toString();
+    return this.request('GET', `/api/jobs${qs ? `?${qs}` : ''}`, JobList);
+  }
+
+  /** `POST /api/jobs/:id/cancel` → the job after cancelling (409 `not_cancellable` when it already ended). */
+  async cancelJob(id: number): Promise<Job> {
+    return this.request('POST', `/api/jobs/${jobIdPath(id)}/cancel`, Job, {});
+  }
+
+  /** `GET /api/runners` → every registered runner. */
+  async listRunners(): Promise<Runner[]> {
+    return (await this.request('GET', '/api/runners', RunnerListBody)).runners;
+  }
+
+  /** `GET /api/agents` → every agent the server knows. */
+  async listAgents(): Promise<AgentDefinition[]> {
+    return (await this.request('GET', '/api/agents', AgentListBody)).agents;
+  }
+
+  /** `POST /api/runner-tokens` (admin) → a single-use runner registration token (`flr_...`). */
+  async createRunnerToken(req: { labels?: Labels; expiresInSeconds?: number } = {}): Promise<RunnerTokenResponse> {
+    return this.request('POST', '/api/runner-tokens', RunnerTokenResponse, req);
+  }
+
+  /**
+   * Follows a job's events over SSE (`GET /api/jobs/:id/events`), in seq order, each once.
+   * If the stream drops before the server's `end` event, reconnects with `Last-Event-ID` =
+   * the last seq seen (delay doubling from `reconnectDelayMs`, giving up with an ApiError
+   * `network` after `maxReconnects` failures in a row). Finishes at `end`. An error reply
+   * (401, 404, ...) throws at once. Aborting `signal` ends the iteration quietly.
+   */
+  async *followEvents(jobId: number, opts: FollowOptions = {}): AsyncGenerator<JobEvent> {
+    const { signal } = opts;
+    const path = `/api/jobs/${jobIdPath(jobId)}/events`;
+    let last = opts.after ?? 0;
+    let failures = 0;
+    let retryMs = this.reconnectDelayMs;
+    let lastProblem = '';
+    while (true) {
+      if (signal?.aborted) return;
+      if (failures > 0) {
+        if (failures > this.maxReconnects) {
+          throw new ApiError(0, 'network', `event stream of job ${jobId} kept failing (${failures} tries): ${lastProblem}`);
+        }
+        await sleep(Math.min(retryMs * 2 ** (failures - 1), 5000), signal);
+        if (signal?.aborted) return;
+      }
+      const headers: Record<string, string> = { ...this.authHeaders(), accept: 'text/event-stream' };
+      if (last > 0) headers['last-event-id'] = String(last);
+      let res: Response;
+      try {
+        res = await this.fetchFn(this.url + path, { method: 'GET', headers, signal });
+      } catch (err) {
+        if (signal?.aborted) return;
+        failures++;
+        lastProblem = `cannot reach ${this.url}: ${causeOf(err)}`;
+        continue;
+      }
+      if (!res.ok) {
+        if (res.status >= 500 || res.status === 429) {
+          await res.body?.cancel().catch(() => undefined);
+          failures++;
+          lastProblem = `HTTP ${res.status}`;
+          continue;
+        }
+        throw await apiErrorFromResponse(res, `GET ${path}`);
+      }
+      if (!res.body) throw new ApiError(res.status, 'bad_response', `GET ${path}: the reply has no body`);
+      const parser = new SseParser();
+      try {
+        for await (const ev of parseSseStream(res.body, parser)) {
+          if (ev.retry !== undefined) retryMs = ev.retry;
+          if (ev.event === 'end') {
+            const end = EndData.safeParse(safeJson(ev.data));
+            if (end.success) opts.onEnd?.(end.data.status);
+            return;
+          }
+          if (ev.event !== 'job' && ev.event !== 'message') continue;
+          const parsed = JobEvent.safeParse(safeJson(ev.data));
+          if (!parsed.success) {
+            throw new ApiError(res.status, 'bad_response', `GET ${path}: bad event ${ev.id || '?'}: ${describeIssues(parsed.error.issues)}`);
+          }
+          if (parsed.data.seq <= last) continue; // replayed after a reconnect
+          last = parsed.data.seq;
+          failures = 0;
+          yield parsed.data;
+        }
+        lastProblem = 'the stream ended before the job did';
+      } catch (err) {
+        if (err instanceof ApiError) throw err;
+        if (signal?.aborted) return;
+        lastProblem = `the stream broke: ${causeOf(err)}`;
+      }
+      failures++;
+    }
+  }
+
+  private authHeaders(): Record<string, string> {
+    return { authorization: `Bearer ${this.token}` };
+  }
+
+  private async request<T>(method: 'GET' | 'POST', path: string, schema: z.ZodType<T>, body?: unknown): Promise<T> {
+    const what = `${method} ${path}`;
+    const headers: Record<string, string> = { ...this.authHeaders(), accept: 'application/json' };
+    const init: RequestInit = { method, headers };
+    if (body !== undefined) {
+      headers['content-type'] = 'application/json';
+      init.body = JSON.stringify(body);
+    }
+    let res: Response;
+    try {
+      res = await this.fetchFn(this.url + path, init);
+    } catch (err) {
+      throw new ApiError(0, 'network', `cannot reach the Flotilla server at ${this.url}: ${causeOf(err)}`);
+    }
+    if (!res.ok) throw await apiErrorFromResponse(res, what);
+    let json: unknown;
+    try {
+      json = await res.json();
+    } catch {
+      throw new ApiError(res.status, 'bad_response', `${what}: the reply is not JSON`);
+    }
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) throw new ApiError(res.status, 'bad_response', `${what}: unexpected reply: ${describeIssues(parsed.error.issues)}`);
+    return parsed.data;
+  }
+}
+
+function jobIdPath(id: number): string {
+  if (!Number.isInteger(id) || id <= 0) throw new ApiError(0, 'invalid_request', `job id must be a positive integer, got ${String(id)}`, 'id');
+  return String(id);
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function causeOf(err: unknown): string {
+  if (err instanceof Error) {
+    const cause = (err as Error & { cause?: unknown }).cause;
+    if (cause instanceof Error && cause.message) return cause.message;
+    return err.message;
+  }
+  return String(err);
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}

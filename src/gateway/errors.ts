@@ -1,0 +1,23 @@
+/**
+ * Anthropic-shaped error replies, so harnesses treat them like the real API's:
+ * `{"type":"error","error":{"type":<type>,"message":<message>}}`.
+ */
+export type AnthropicErrorType =
+  | 'invalid_request_error'
+  | 'authentication_error'
+  | 'permission_error'
+  | 'not_found_error'
+  | 'request_too_large'
+  | 'rate_limit_error'
+  | 'api_error'
+  | 'overloaded_error';
+
+/**
+ * A JSON error Response. `retry: false` adds `x-should-retry: false`, which makes Claude Code
+ * give up at once instead of retrying (harness-facts.md).
+ */
+export function anthropicError(status: number, type: AnthropicErrorType, message: string, opts: { retry?: boolean } = {}): Response {
+  const headers = new Headers({ 'content-type': 'application/json' });
+  if (opts.retry === false) headers.set('x-should-retry', 'false');
+  return new Response(JSON.stringify({ type: 'error', error: { type, message } }), { status, headers });
+}

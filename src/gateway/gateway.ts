@@ -1,0 +1,145 @@
+import { Hono, type Context } from 'hono';
+import { silentLogger, type Logger } from '../core/log.js';
+import { hashToken } from '../core/tokens.js';
+import type { JobRow, Store } from '../store/types.js';
+import type { GatewayConfig } from './config.js';
+import { anthropicError } from './errors.js';
+import { meteredResponse, recordUnreachable, type CallContext } from './meter.js';
+import { forwardToAnthropic } from './providers/anthropic.js';
+import { scriptedResponse } from './providers/scripted.js';
+import { parseMessagesRequest } from './request.js';
+import type { ModelScript } from './script.js';
+
+/** The Store methods the gateway uses (a full `Store` fits). */
+export type GatewayStore = Pick<Store, 'findJobByTokenHash' | 'recordModelCall'>;
+
+/** Options of {@link createGateway}. */
+export interface GatewayOptions {
+  store: GatewayStore;
+  config: GatewayConfig;
+  /** The scripted model's script for a job (its agent's script.yaml), or null when it has none. */
+  scriptFor: (job: JobRow) => Promise<ModelScript | null>;
+  log?: Logger;
+}
+
+/** The job token from `x-api-key` or `Authorization: Bearer <token>`, or null. */
+function tokenOf(c: Context): string | null {
+  const key = c.req.header('x-api-key')?.trim();
+  if (key) return key;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('authorization') ?? '');
+  return m?.[1] ?? null;
+}
+
+/**
+ * The model gateway as a Hono app, mounted by the control plane at its root.
+ *
+ * Routes:
+ * - `POST /v1/messages` (any query, e.g. `?beta=true`): Anthropic Messages, streamed (SSE) or
+ *   not. Authenticated by a live job token (`x-api-key` or `Authorization: Bearer`), looked up
+ *   by its SHA-256 hash; unknown or dead → 401 `authentication_error` with
+ *   `x-should-retry: false`. Served by the configured provider (`anthropic`: forwarded
+ *   upstream with the server's key; `scripted`: replayed from `scriptFor(job)`), and metered:
+ *   one `recordModelCall` row per call (see meter.ts). Body not JSON / no model or messages →
+ *   400 `invalid_request_error` naming the field. Upstream unreachable → 502 `api_error`.
+ * - `POST /v1/messages/count_tokens`: forwarded (anthropic) or estimated as bytes/4 (scripted); not metered.
+ * - any other `/v1/*` → 404 `not_found_error`.
+ * Other paths (e.g. Claude Code's `HEAD /` preconnect) are not routed here; the host app's
+ * 404 answers them at once.
+ * The token is never logged.
+ */
+export function createGateway(opts: GatewayOptions): Hono {
+  const { store, config } = opts;
+  const log = opts.log ?? silentLogger;
+  const app = new Hono();
+
+  const authenticate = async (c: Context): Promise<JobRow | Response> => {
+    const token = tokenOf(c);
+    if (!token) return anthropicError(401, 'authentication_error', 'missing job token: send it as x-api-key or Authorization: Bearer', { retry: false });
+    const job = await store.findJobByTokenHash(hashToken(token));
+    if (!job) {
+      log.warn('gateway: rejected an unknown or expired job token', { path: c.req.path });
+      return anthropicError(401, 'authentication_error', 'invalid job token: unknown, or its job is no longer running', { retry: false });
+    }
+    return job;
+  };
+
+  app.post('/v1/messages/count_tokens', async (c) => {
+    const job = await authenticate(c);
+    if (job instanceof Response) return job;
+    const raw = new Uint8Array(await c.req.arrayBuffer());
+    if (config.provider === 'anthropic') {
+      try {
+        const url = new URL(c.req.url);
+        return await forwardToAnthropic({
+          baseUrl: config.anthropicBaseUrl,
+          apiKey: config.anthropicApiKey ?? '',
+          pathAndQuery: url.pathname + url.search,
+          method: 'POST',
+          headers: c.req.raw.headers,
+          body: raw,
+          signal: c.req.raw.signal,
+        });
+      } catch (err) {
+        log.warn('gateway: upstream unreachable', { job: job.id, error: (err as Error).message });
+        return anthropicError(502, 'api_error', 'the model provider could not be reached');
+      }
+    }
+    return c.json({ input_tokens: Math.ceil(raw.byteLength / 4) });
+  });
+
+  app.post('/v1/messages', async (c) => {
+    const startedAt = Date.now();
+    const job = await authenticate(c);
+    if (job instanceof Response) return job;
+    const raw = new Uint8Array(await c.req.arrayBuffer());
+    const parsed = parseMessagesRequest(new TextDecoder().decode(raw));
+    if ('error' in parsed) return anthropicError(400, 'invalid_request_error', parsed.error, { retry: false });
+    const request = parsed.request;
+    const ctx: CallContext = {
+      store,
+      prices: config.prices,
+      log,
+      job,
+      provider: config.provider,
+      requestModel: request.model,
+      streamed: request.stream === true,
+      requestBytes: raw.byteLength,
+      startedAt,
+    };
+    log.debug('gateway: model request', { job: job.id, model: request.model, stream: ctx.streamed, messages: request.messages.length });
+
+    let res: Response;
+    if (config.provider === 'scripted') {
+      let script: ModelScript | null;
+      try {
+        script = await opts.scriptFor(job);
+      } catch (err) {
+        log.error('gateway: could not load the model script', { job: job.id, agent: job.agent, error: (err as Error).message });
+        return anthropicError(500, 'api_error', `scripted model: the script for agent "${job.agent}" could not be loaded: ${(err as Error).message}`, { retry: false });
+      }
+      res = scriptedResponse(script, job, request);
+    } else {
+      try {
+        const url = new URL(c.req.url);
+        res = await forwardToAnthropic({
+          baseUrl: config.anthropicBaseUrl,
+          apiKey: config.anthropicApiKey ?? '',
+          pathAndQuery: url.pathname + url.search,
+          method: 'POST',
+          headers: c.req.raw.headers,
+          body: raw,
+          signal: c.req.raw.signal,
+        });
+      } catch (err) {
+        log.warn('gateway: upstream unreachable', { job: job.id, error: (err as Error).message });
+        await recordUnreachable(ctx);
+        return anthropicError(502, 'api_error', 'the model provider could not be reached');
+      }
+    }
+    return meteredResponse(res, ctx);
+  });
+
+  app.all('/v1/*', (c) => anthropicError(404, 'not_found_error', `no such endpoint: ${c.req.method} ${c.req.path}`));
+
+  return app;
+}

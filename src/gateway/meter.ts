@@ -1,0 +1,152 @@
+import type { Logger } from '../core/log.js';
+import { costMicros } from '../core/pricing.js';
+import type { JobRow, NewModelCall, Store } from '../store/types.js';
+import { priceFor, type PriceTable } from './prices.js';
+import { estimateUsage, StreamUsageReader, usageFromMessage, type CallUsage } from './usage.js';
+
+/** Everything known about a call before its reply: who, what, when. */
+export interface CallContext {
+  store: Pick<Store, 'recordModelCall'>;
+  prices: PriceTable;
+  log: Logger;
+  job: JobRow;
+  /** `anthropic`, `scripted`. */
+  provider: string;
+  /** The model the request asked for (used when the reply does not name one). */
+  requestModel: string;
+  streamed: boolean;
+  /** Size of the request body in bytes (the basis of estimates). */
+  requestBytes: number;
+  /** Epoch ms when the gateway received the request. */
+  startedAt: number;
+}
+
+/** One-shot recorder: the first call writes the row, later calls do nothing. */
+function recorder(ctx: CallContext) {
+  let done = false;
+  return async (r: { httpStatus: number; model: string | null; usage: CallUsage; usageKnown: boolean }): Promise<void> => {
+    if (done) return;
+    done = true;
+    const model = r.model ?? ctx.requestModel;
+    const { cacheWrite1hTokens: _h, ...tokens } = r.usage;
+    const row: NewModelCall = {
+      jobId: ctx.job.id,
+      attempt: ctx.job.attempt,
+      provider: ctx.provider,
+      model,
+      api: 'anthropic-messages',
+      streamed: ctx.streamed,
+      httpStatus: r.httpStatus,
+      ...tokens,
+      usageKnown: r.usageKnown,
+      costMicros: costMicros(r.usage, priceFor(ctx.prices, model)),
+      startedAt: ctx.startedAt,
+      durationMs: Math.max(0, Date.now() - ctx.startedAt),
+    };
+    try {
+      await ctx.store.recordModelCall(row);
+    } catch (err) {
+      ctx.log.error('gateway: could not record model call', { job: ctx.job.id, error: (err as Error).message });
+    }
+    ctx.log.info('gateway: model call', {
+      job: ctx.job.id,
+      provider: ctx.provider,
+      model,
+      status: r.httpStatus,
+      streamed: ctx.streamed,
+      input: row.inputTokens,
+      output: row.outputTokens,
+      cacheRead: row.cacheReadTokens,
+      cacheWrite: row.cacheWriteTokens,
+      usageKnown: r.usageKnown,
+      costMicros: row.costMicros,
+      ms: row.durationMs,
+    });
+  };
+}
+
+const NO_USAGE: CallUsage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0 };
+
+/**
+ * Records the call whose request never got a reply (upstream unreachable): httpStatus 0,
+ * no tokens, usage known (nothing was served, so nothing is owed).
+ */
+export async function recordUnreachable(ctx: CallContext): Promise<void> {
+  await recorder(ctx)({ httpStatus: 0, model: null, usage: NO_USAGE, usageKnown: true });
+}
+
+/**
+ * Wraps a provider's response so that exactly one model-call row is recorded for it:
+ * - non-2xx: the (small) error body is read, recorded with no tokens (errors are not billed);
+ * - SSE (`text/event-stream`): bytes pass through chunk by chunk as they arrive while usage is
+ *   read from them; the row is written when the stream ends (before the client sees the end),
+ *   fails, or the client cancels. Usage is known only when message_stop arrived; otherwise it
+ *   is an estimate ({@link estimateUsage}) marked usageKnown=false;
+ * - JSON: read whole, `usage` taken from it (estimate if missing).
+ * @returns the response to send to the client (same status and headers).
+ */
+export async function meteredResponse(res: Response, ctx: CallContext): Promise<Response> {
+  const record = recorder(ctx);
+  const contentType = res.headers.get('content-type') ?? '';
+  if (res.status < 200 || res.status >= 300 || !res.body) {
+    const body = res.body ? await res.arrayBuffer() : null;
+    await record({ httpStatus: res.status, model: null, usage: NO_USAGE, usageKnown: true });
+    return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+  }
+  if (!contentType.startsWith('text/event-stream')) {
+    const buf = await res.arrayBuffer();
+    let parsed: unknown = null;
+    try {
+      parsed = JSON.parse(new TextDecoder().decode(buf));
+    } catch {
+      /* not JSON: usage unknown */
+    }
+    const usage = usageFromMessage(parsed);
+    const model = parsed && typeof (parsed as { model?: unknown }).model === 'string' ? (parsed as { model: string }).model : null;
+    await record({
+      httpStatus: res.status,
+      model,
+      usage: usage ?? estimateUsage(null, ctx.requestBytes, buf.byteLength),
+      usageKnown: usage !== null,
+    });
+    return new Response(buf, { status: res.status, statusText: res.statusText, headers: res.headers });
+  }
+
+  const reader = res.body.getReader();
+  const usage = new StreamUsageReader();
+  const finish = async (how: 'ended' | 'broken' | 'cancelled') => {
+    const st = how === 'ended' ? usage.end() : usage.state();
+    const known = how === 'ended' && st.complete && !st.errored;
+    await record({
+      httpStatus: res.status,
+      model: st.model,
+      usage: known ? st.usage : estimateUsage(st.sawStart ? st.usage : null, ctx.requestBytes, st.textBytes),
+      usageKnown: known,
+    });
+  };
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      let r: ReadableStreamReadResult<Uint8Array>;
+      try {
+        r = await reader.read();
+      } catch (err) {
+        ctx.log.warn('gateway: upstream stream broke', { job: ctx.job.id, error: (err as Error).message });
+        await finish('broken');
+        controller.error(err);
+        return;
+      }
+      if (r.done) {
+        await finish('ended');
+        controller.close();
+        return;
+      }
+      usage.push(r.value);
+      controller.enqueue(r.value);
+    },
+    async cancel(reason) {
+      await finish('cancelled');
+      await reader.cancel(reason).catch(() => undefined);
+    },
+  });
+  return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+}

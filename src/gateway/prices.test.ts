@@ -1,0 +1,54 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { loadPriceTable, priceFor, type PriceTable } from './prices.js';
+
+describe('price table', () => {
+  const table = loadPriceTable();
+
+  it('ships current Claude prices (USD per million tokens)', () => {
+    expect(table.models['claude-sonnet-4-5']).toEqual({ input: 3, output: 15, cacheWrite5m: 3.75, cacheWrite1h: 6, cacheRead: 0.3 });
+    expect(table.models['claude-opus-4-1']).toEqual({ input: 15, output: 75, cacheWrite5m: 18.75, cacheWrite1h: 30, cacheRead: 1.5 });
+    expect(table.models['claude-haiku-4-5']).toEqual({ input: 1, output: 5, cacheWrite5m: 1.25, cacheWrite1h: 2, cacheRead: 0.1 });
+    expect(table.version).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+  });
+
+  const small: PriceTable = {
+    version: 't',
+    models: {
+      'm-a': { input: 1, output: 1, cacheWrite5m: 1, cacheWrite1h: 1, cacheRead: 1 },
+      'm-a-b': { input: 2, output: 2, cacheWrite5m: 2, cacheWrite1h: 2, cacheRead: 2 },
+      'm-ab': { input: 4, output: 4, cacheWrite5m: 4, cacheWrite1h: 4, cacheRead: 4 },
+    },
+    default: { input: 9, output: 9, cacheWrite5m: 9, cacheWrite1h: 9, cacheRead: 9 },
+  };
+  it.each([
+    ['m-a', 1],
+    ['m-a-b', 2],
+    ['m-a-b-20250929', 2], // date suffix stripped
+    ['m-a@20250929', 1],
+    ['m-a-latest', 1],
+    ['m-a-b-c', 2], // longest prefix at a dash boundary
+    ['m-a-x', 1],
+    ['m-abc', 9], // "m-ab" is not a prefix at a dash boundary
+    ['other', 9],
+  ])('%s → input price %d', (model, input) => {
+    expect(priceFor(small, model).input).toBe(input);
+  });
+
+  it('finds dated real model names', () => {
+    expect(priceFor(table, 'claude-sonnet-4-5-20250929').output).toBe(15);
+    expect(priceFor(table, 'claude-opus-4-1-20250805').output).toBe(75);
+    expect(priceFor(table, 'claude-haiku-4-5-20251001').input).toBe(1);
+  });
+
+  it('names the file and field of a bad table', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'prices-'));
+    const f = join(dir, 'p.json');
+    writeFileSync(f, JSON.stringify({ version: 'x', models: { m: { input: 1 } }, default: small.default }));
+    expect(() => loadPriceTable(f)).toThrow(/p\.json: field models\.m\.output/);
+    writeFileSync(f, '{nope');
+    expect(() => loadPriceTable(f)).toThrow(/p\.json/);
+  });
+});

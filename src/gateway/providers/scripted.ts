@@ -1,0 +1,127 @@
+import type { JobRow } from '../../store/types.js';
+import type { MessagesRequest } from '../request.js';
+import { workingDirectoryOf } from '../request.js';
+import { fillPlaceholders, type ModelScript, type ScriptBlock, type ScriptUsage } from '../script.js';
+
+/** Text answered once the script has no turn left. */
+export const SCRIPT_FINISHED_TEXT = '(scripted model: script finished)';
+
+/** A content block of an Anthropic Messages reply. */
+type ReplyBlock = { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
+
+/** The turn the scripted model plays back for one request. */
+export interface ScriptedReply {
+  /** 0-based index of the script turn (= number of assistant messages in the request), or -1 when none was played. */
+  turn: number;
+  model: string;
+  content: ReplyBlock[];
+  stopReason: 'end_turn' | 'tool_use';
+  usage: Required<ScriptUsage>;
+}
+
+const ZERO_USAGE: Required<ScriptUsage> = { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
+
+/**
+ * Picks and fills the reply for `request`: turn index = the number of `assistant` messages in
+ * it, so a retried request gets the same turn. Past the last turn → {@link SCRIPT_FINISHED_TEXT};
+ * no script → a text saying so. Both of those report zero usage. tool_use ids are
+ * `toolu_<job>_<turn>_<n>`.
+ */
+export function scriptedReply(script: ModelScript | null, job: JobRow, request: MessagesRequest): ScriptedReply {
+  const model = script?.model ?? request.model;
+  if (!script) {
+    const text = `(scripted model: no script for agent "${job.agent}". Add agents/${job.agent}/script.yaml, or set ANTHROPIC_API_KEY on the server to use Claude.)`;
+    return { turn: -1, model, content: [{ type: 'text', text }], stopReason: 'end_turn', usage: ZERO_USAGE };
+  }
+  const turn = request.messages.filter((m) => m.role === 'assistant').length;
+  const t = script.turns[turn];
+  if (!t) return { turn: -1, model, content: [{ type: 'text', text: SCRIPT_FINISHED_TEXT }], stopReason: 'end_turn', usage: ZERO_USAGE };
+  const ctx = { job: { id: job.id, branch: `flotilla/job-${job.id}` }, input: job.input, workspace: workingDirectoryOf(request) };
+  let n = 0;
+  const content = t.content.map((b: ScriptBlock): ReplyBlock => {
+    if ('text' in b) return { type: 'text', text: fillPlaceholders(b.text, ctx) };
+    n += 1;
+    return { type: 'tool_use', id: `toolu_${job.id}_${turn}_${n}`, name: b.tool_use.name, input: fillPlaceholders(b.tool_use.input, ctx) };
+  });
+  return { turn, model, content, stopReason: n > 0 ? 'tool_use' : 'end_turn', usage: { ...ZERO_USAGE, ...t.usage } };
+}
+
+function messageId(job: JobRow, reply: ScriptedReply): string {
+  return `msg_scripted_${job.id}_${reply.turn >= 0 ? reply.turn : 'x'}_${Date.now().toString(36)}`;
+}
+
+/** The non-streamed Messages reply body. */
+export function replyJson(job: JobRow, reply: ScriptedReply): Record<string, unknown> {
+  return {
+    id: messageId(job, reply),
+    type: 'message',
+    role: 'assistant',
+    model: reply.model,
+    content: reply.content,
+    stop_reason: reply.stopReason,
+    stop_sequence: null,
+    usage: reply.usage,
+  };
+}
+
+/** Splits `s` into up to `parts` non-empty pieces (at code point boundaries). */
+function pieces(s: string, parts: number): string[] {
+  const cps = Array.from(s);
+  if (cps.length === 0) return [''];
+  const size = Math.ceil(cps.length / parts);
+  const out: string[] = [];
+  for (let i = 0; i < cps.length; i += size) out.push(cps.slice(i, i + size).join(''));
+  return out;
+}
+
+/**
+ * The reply as the exact Anthropic SSE sequence: message_start (usage with input/cache figures
+ * and output_tokens ≤ 1), ping, per block content_block_start / deltas (text_delta, or the
+ * tool input JSON as a few input_json_delta fragments) / content_block_stop, message_delta
+ * (stop_reason + final cumulative usage), message_stop.
+ */
+export function replySse(job: JobRow, reply: ScriptedReply): string {
+  const ev = (type: string, data: Record<string, unknown>) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+  const u = reply.usage;
+  let out = ev('message_start', {
+    message: {
+      id: messageId(job, reply),
+      type: 'message',
+      role: 'assistant',
+      model: reply.model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { ...u, output_tokens: Math.min(1, u.output_tokens) },
+    },
+  });
+  out += ev('ping', {});
+  reply.content.forEach((b, index) => {
+    if (b.type === 'text') {
+      out += ev('content_block_start', { index, content_block: { type: 'text', text: '' } });
+      for (const p of pieces(b.text, 3)) out += ev('content_block_delta', { index, delta: { type: 'text_delta', text: p } });
+    } else {
+      out += ev('content_block_start', { index, content_block: { type: 'tool_use', id: b.id, name: b.name, input: {} } });
+      for (const p of pieces(JSON.stringify(b.input), 3)) out += ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: p } });
+    }
+    out += ev('content_block_stop', { index });
+  });
+  out += ev('message_delta', { delta: { stop_reason: reply.stopReason, stop_sequence: null }, usage: u });
+  out += ev('message_stop', {});
+  return out;
+}
+
+/**
+ * Serves one request from the script as a Response: SSE (`text/event-stream`) when
+ * `request.stream` is true, else JSON. Never touches the network.
+ */
+export function scriptedResponse(script: ModelScript | null, job: JobRow, request: MessagesRequest): Response {
+  const reply = scriptedReply(script, job, request);
+  if (request.stream) {
+    return new Response(replySse(job, reply), {
+      status: 200,
+      headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' },
+    });
+  }
+  return new Response(JSON.stringify(replyJson(job, reply)), { status: 200, headers: { 'content-type': 'application/json' } });
+}

@@ -1,0 +1,56 @@
+import { z } from 'zod';
+
+/**
+ * The part of an Anthropic Messages request body the gateway reads; everything else passes
+ * through untouched (the anthropic provider forwards the original bytes).
+ */
+export const MessagesRequest = z
+  .object({
+    model: z.string().min(1),
+    messages: z.array(z.object({ role: z.string(), content: z.unknown() }).passthrough()),
+    stream: z.boolean().optional(),
+    max_tokens: z.number().optional(),
+    system: z.unknown().optional(),
+  })
+  .passthrough();
+export type MessagesRequest = z.infer<typeof MessagesRequest>;
+
+/**
+ * Parses the raw body bytes.
+ * @returns the request, or `{ error }` with a message naming the bad field (or "body is not JSON").
+ */
+export function parseMessagesRequest(raw: string): { request: MessagesRequest } | { error: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    return { error: 'request body is not valid JSON' };
+  }
+  const r = MessagesRequest.safeParse(json);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    return { error: `${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}` };
+  }
+  return { request: r.data };
+}
+
+/** Concatenated text of a `system` value (string or array of text blocks). */
+function textOf(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (Array.isArray(v)) return v.map((b) => (b && typeof b === 'object' && typeof (b as { text?: unknown }).text === 'string' ? (b as { text: string }).text : typeof b === 'string' ? b : '')).join('\n');
+  return '';
+}
+
+/**
+ * The harness's working directory as Claude Code states it in its system prompt
+ * ("Working directory: /abs/path" or "Primary working directory: ..."), looked for in `system`
+ * and in any `role: "system"` message. '' when absent.
+ */
+export function workingDirectoryOf(req: MessagesRequest): string {
+  const texts = [textOf(req.system), ...req.messages.filter((m) => m.role === 'system').map((m) => textOf(m.content))];
+  for (const t of texts) {
+    const m = /(?:Primary w|W)orking directory:\s*(\S[^\n<]*)/.exec(t);
+    if (m?.[1]) return m[1].trim();
+  }
+  return '';
+}

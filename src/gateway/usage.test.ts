@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { estimateUsage, StreamUsageReader, usageFromMessage } from './usage.js';
+
+const ev = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+
+/** A real-shaped Anthropic stream: message_delta repeats cumulative figures, one of them null. */
+const STREAM =
+  ev('message_start', {
+    message: { id: 'msg_1', model: 'claude-sonnet-4-5-20250929', usage: { input_tokens: 25, cache_creation_input_tokens: 1200, cache_read_input_tokens: 300, output_tokens: 1, cache_creation: { ephemeral_5m_input_tokens: 1000, ephemeral_1h_input_tokens: 200 } } },
+  }) +
+  ev('ping', {}) +
+  ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }) +
+  ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Hello, w\u00f6rld' } }) +
+  ev('content_block_stop', { index: 0 }) +
+  ev('message_delta', { delta: { stop_reason: null }, usage: { output_tokens: 7 } }) +
+  ev('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { input_tokens: 26, output_tokens: 15, cache_read_input_tokens: null } }) +
+  ev('message_stop', {});
+
+describe('StreamUsageReader', () => {
+  it('takes message_start figures, then the latest non-null cumulative figures (output is not summed)', () => {
+    const r = new StreamUsageReader();
+    r.push(STREAM);
+    const st = r.end();
+    expect(st.complete).toBe(true);
+    expect(st.errored).toBe(false);
+    expect(st.model).toBe('claude-sonnet-4-5-20250929');
+    expect(st.usage).toEqual({ inputTokens: 26, outputTokens: 15, cacheReadTokens: 300, cacheWriteTokens: 1200, cacheWrite1hTokens: 200 });
+    expect(st.textBytes).toBe(13); // "Hello, wörld" is 12 chars, ö is 2 bytes
+  });
+
+  it('reads the same usage when the stream is split at every byte offset', () => {
+    const bytes = new TextEncoder().encode(STREAM);
+    for (let cut = 1; cut < bytes.length; cut += 7) {
+      const r = new StreamUsageReader();
+      r.push(bytes.slice(0, cut));
+      r.push(bytes.slice(cut));
+      const st = r.end();
+      expect(st.usage.outputTokens, `cut ${cut}`).toBe(15);
+      expect(st.usage.inputTokens).toBe(26);
+      expect(st.complete).toBe(true);
+    }
+  });
+
+  it('is not complete without message_stop, and notices error events', () => {
+    const r = new StreamUsageReader();
+    r.push(STREAM.slice(0, STREAM.indexOf('event: message_delta')));
+    expect(r.end().complete).toBe(false);
+    const e = new StreamUsageReader();
+    e.push(ev('message_start', { message: { usage: { input_tokens: 1, output_tokens: 1 } } }) + ev('error', { error: { type: 'overloaded_error', message: 'x' } }));
+    expect(e.end().errored).toBe(true);
+  });
+});
+
+describe('usageFromMessage', () => {
+  it('reads a non-streamed body', () => {
+    expect(usageFromMessage({ usage: { input_tokens: 10, output_tokens: 20, cache_read_input_tokens: 5, cache_creation_input_tokens: 3 } })).toEqual({
+      inputTokens: 10,
+      outputTokens: 20,
+      cacheReadTokens: 5,
+      cacheWriteTokens: 3,
+      cacheWrite1hTokens: 0,
+    });
+  });
+  it('returns null without usable usage', () => {
+    expect(usageFromMessage({})).toBeNull();
+    expect(usageFromMessage({ usage: { output_tokens: 3 } })).toBeNull();
+    expect(usageFromMessage('x')).toBeNull();
+  });
+});
+
+describe('estimateUsage', () => {
+  it('never estimates zero: bytes/4 input and at least one output token', () => {
+    expect(estimateUsage(null, 4001, 0)).toEqual({ inputTokens: 1001, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0 });
+  });
+  it('keeps reported figures when they exceed the byte estimate', () => {
+    const partial = { inputTokens: 10, outputTokens: 3, cacheReadTokens: 5000, cacheWriteTokens: 0, cacheWrite1hTokens: 0 };
+    expect(estimateUsage(partial, 400, 80)).toEqual({ inputTokens: 10, outputTokens: 20, cacheReadTokens: 5000, cacheWriteTokens: 0, cacheWrite1hTokens: 0 });
+  });
+});

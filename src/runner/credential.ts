@@ -1,0 +1,91 @@
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ApiErrorBody, RegisterRunnerResponse, type Labels, type RegisterRunnerRequest } from '../protocol/index.js';
+
+/** What `<workDir>/credential.json` holds (mode 0600). `credential` is a secret. */
+export interface StoredCredential {
+  serverUrl: string;
+  runnerId: number;
+  credential: string;
+}
+
+/** `http://Host:8787/` → `http://host:8787` (so equal servers compare equal). */
+export function normalizeServerUrl(url: string): string {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new Error(`serverUrl "${url}" is not a URL (expected http(s)://host:port)`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`serverUrl "${url}" must start with http:// or https://`);
+  return `${u.origin}${u.pathname.replace(/\/+$/, '')}`;
+}
+
+/** The credential stored in `workDir` for `serverUrl`, or null when none (or one for another server). */
+export async function loadCredential(workDir: string, serverUrl: string): Promise<StoredCredential | null> {
+  let text: string;
+  try {
+    text = await readFile(join(workDir, 'credential.json'), 'utf8');
+  } catch {
+    return null;
+  }
+  try {
+    const c = JSON.parse(text) as Partial<StoredCredential>;
+    if (typeof c.credential !== 'string' || typeof c.runnerId !== 'number' || typeof c.serverUrl !== 'string') return null;
+    if (normalizeServerUrl(c.serverUrl) !== normalizeServerUrl(serverUrl)) return null;
+    return { serverUrl: c.serverUrl, runnerId: c.runnerId, credential: c.credential };
+  } catch {
+    return null;
+  }
+}
+
+/** Writes `<workDir>/credential.json` with mode 0600 (atomically, via a temporary file). */
+export async function saveCredential(workDir: string, cred: StoredCredential): Promise<void> {
+  await mkdir(workDir, { recursive: true });
+  const file = join(workDir, 'credential.json');
+  const tmp = `${file}.${process.pid}.tmp`;
+  await writeFile(tmp, JSON.stringify(cred, null, 2) + '\n', { mode: 0o600 });
+  await rename(tmp, file);
+}
+
+/**
+ * Trades a registration token (`flr_...`) for a runner credential:
+ * `POST <serverUrl>/api/runners/register` with a {@link RegisterRunnerRequest} body.
+ * @throws Error with the server's message (e.g. HTTP 401 for a used/expired token), or naming
+ *   the server when it cannot be reached within `timeoutMs`.
+ */
+export async function register(
+  serverUrl: string,
+  req: { token: string; name: string; labels: Labels; capacity: number },
+  timeoutMs = 15_000,
+): Promise<RegisterRunnerResponse> {
+  const url = `${normalizeServerUrl(serverUrl)}/api/runners/register`;
+  const body: RegisterRunnerRequest = { token: req.token, name: req.name, labels: req.labels, capacity: req.capacity };
+  let res: Response;
+  try {
+    res = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    throw new Error(`cannot reach the control plane at ${serverUrl} to register: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
+  }
+  const text = await res.text();
+  let json: unknown = null;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    // handled below
+  }
+  if (!res.ok) {
+    const e = ApiErrorBody.safeParse(json);
+    const msg = e.success ? e.data.error.message : text.slice(0, 200) || res.statusText;
+    throw new Error(`runner registration at ${serverUrl} failed (HTTP ${res.status}): ${msg}`);
+  }
+  const parsed = RegisterRunnerResponse.safeParse(json);
+  if (!parsed.success) throw new Error(`runner registration at ${serverUrl}: unexpected response ${text.slice(0, 200)}`);
+  return parsed.data;
+}

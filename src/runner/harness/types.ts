@@ -1,0 +1,68 @@
+import type { AgentDefinition, EventBody } from '../../protocol/index.js';
+import type { Line } from '../lines.js';
+
+/** Everything a harness needs to build its command line for one job attempt. */
+export interface HarnessContext {
+  jobId: number;
+  attempt: number;
+  agent: AgentDefinition;
+  input: Record<string, unknown>;
+  /** The rendered prompt (agent.promptText with `{{input.*}}`, `{{job.*}}` filled). */
+  prompt: string;
+  /** Job-scoped token: the model API key at the gateway and the Flotilla API token. Secret. */
+  token: string;
+  /** Control plane URL (http[s]://host:port); the gateway is served at its root. */
+  serverUrl: string;
+  /** The workspace (cwd of the harness). */
+  workspace: string;
+  branch: string;
+  /** The harness's own HOME (`<workDir>/homes/job-<id>`). */
+  home: string;
+  resumeSessionId: string | null;
+  /** Override of the harness executable (tests, custom installs). */
+  executable?: string;
+}
+
+/** The process to start: `file args...` with exactly `env` (nothing else is inherited). */
+export interface HarnessCommand {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+}
+
+/** How the harness run ended, as far as its output says. */
+export interface HarnessOutcome {
+  status: 'succeeded' | 'failed';
+  /** Why it failed: `error`, `max_turns`, `budget`, `harness_start`, ... */
+  reason?: string;
+  /** Human-readable failure detail. */
+  error?: string;
+  /** The harness's final text. */
+  summary?: string;
+  sessionId?: string;
+}
+
+/** Turns one run's output lines into job events, then into an outcome. */
+export interface HarnessParser {
+  /** One stdout line → zero or more events. Never throws; unparseable lines become `log` events. */
+  stdout(line: Line): EventBody[];
+  /** One stderr line → zero or more events (kept for the failure message, too). */
+  stderr(line: Line): EventBody[];
+  /** True once the output showed the harness cannot work (e.g. refused to start): kill it now. */
+  readonly fatal: boolean;
+  /** The outcome, once the process exited with `code`/`signal`. */
+  finish(exit: { code: number | null; signal: string | null; spawnError?: Error }): HarnessOutcome;
+}
+
+/**
+ * A harness adapter (`claude-code` now; `codex`, `command` later): how to start the program
+ * that drives the model, and how to read its output.
+ */
+export interface Harness {
+  readonly name: string;
+  /** Builds the command. @throws Error naming the problem when the context cannot be run (e.g. no executable). */
+  command(ctx: HarnessContext): HarnessCommand;
+  /** A fresh parser for one run whose leader has process id `pid`. */
+  parser(ctx: HarnessContext, pid: number): HarnessParser;
+}

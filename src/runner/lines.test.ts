@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import { LineSplitter, type Line } from './lines.js';
+
+function collect(max?: number): { lines: Line[]; s: LineSplitter } {
+  const lines: Line[] = [];
+  const s = new LineSplitter((l) => lines.push(l), max ? { maxLineBytes: max } : {});
+  return { lines, s };
+}
+
+describe('LineSplitter', () => {
+  it('joins a line split across chunks and splits several lines in one chunk', () => {
+    const { lines, s } = collect();
+    s.push('{"a":');
+    s.push('1}\n{"b"');
+    s.push(':2}\nlast');
+    s.end();
+    expect(lines.map((l) => l.text)).toEqual(['{"a":1}', '{"b":2}', 'last']);
+    expect(lines.every((l) => !l.truncated && !l.invalidUtf8)).toBe(true);
+  });
+
+  it('joins a UTF-8 character split across chunks byte by byte', () => {
+    const { lines, s } = collect();
+    const bytes = Buffer.from('é€😀\n', 'utf8'); // 2 + 3 + 4 bytes + newline
+    for (const b of bytes) s.push(Uint8Array.of(b));
+    s.end();
+    expect(lines).toEqual([{ text: 'é€😀', truncated: false, droppedBytes: 0, invalidUtf8: false }]);
+  });
+
+  it('strips CR of CRLF and keeps empty lines', () => {
+    const { lines, s } = collect();
+    s.push('a\r\n\r\nb\n');
+    s.end();
+    expect(lines.map((l) => l.text)).toEqual(['a', '', 'b']);
+  });
+
+  it('emits nothing at end() when the stream ended with a newline', () => {
+    const { lines, s } = collect();
+    s.push('x\n');
+    s.end();
+    expect(lines).toHaveLength(1);
+  });
+
+  it('cuts a huge line, reports it truncated with the dropped byte count, and goes on', () => {
+    const { lines, s } = collect(16);
+    s.push('0123456789');
+    s.push('abcdefghij'); // 20 bytes so far: cut at 16
+    s.push('KLMNO\nnext\n'); // 5 more dropped
+    s.end();
+    expect(lines).toEqual([
+      { text: '0123456789abcdef', truncated: true, droppedBytes: 9, invalidUtf8: false },
+      { text: 'next', truncated: false, droppedBytes: 0, invalidUtf8: false },
+    ]);
+  });
+
+  it('does not split a multi-byte character when cutting', () => {
+    const { lines, s } = collect(8);
+    // 'aaaaaa' (6 bytes) + '€' (3 bytes: would straddle the 8-byte cut) + 'b'
+    s.push('aaaaaa€b\n');
+    s.end();
+    expect(lines[0]).toEqual({ text: 'aaaaaa', truncated: true, droppedBytes: 4, invalidUtf8: false });
+  });
+
+  it('reports a truncated line that never got its newline at end()', () => {
+    const { lines, s } = collect(4);
+    s.push('abcdefgh');
+    s.end();
+    expect(lines).toEqual([{ text: 'abcd', truncated: true, droppedBytes: 4, invalidUtf8: false }]);
+  });
+
+  it('reports invalid UTF-8 instead of dropping the line', () => {
+    const { lines, s } = collect();
+    s.push(Buffer.from([0x6f, 0x6b, 0xff, 0xfe, 0x0a, 0x78, 0x0a]));
+    s.end();
+    expect(lines).toEqual([
+      { text: 'ok\uFFFD\uFFFD', truncated: false, droppedBytes: 0, invalidUtf8: true },
+      { text: 'x', truncated: false, droppedBytes: 0, invalidUtf8: false },
+    ]);
+  });
+
+  it('handles an 8 MiB+ line by default without holding it', () => {
+    const { lines, s } = collect();
+    const mib = Buffer.alloc(1024 * 1024, 0x61);
+    for (let i = 0; i < 9; i++) s.push(mib);
+    s.push('\n{}\n');
+    s.end();
+    expect(lines).toHaveLength(2);
+    expect(lines[0]?.truncated).toBe(true);
+    expect(lines[0]?.text.length).toBe(8 * 1024 * 1024);
+    expect(lines[0]?.droppedBytes).toBe(1024 * 1024);
+    expect(lines[1]?.text).toBe('{}');
+  });
+});

@@ -1,0 +1,109 @@
+/**
+ * A line splitter over a byte stream (a child's stdout/stderr).
+ *
+ * - Chunks that split a line, or a multi-byte UTF-8 character, are joined: lines are decoded
+ *   only once complete, so a character split across two reads is never corrupted.
+ * - `\n` ends a line; a trailing `\r` is removed.
+ * - A line longer than `maxLineBytes` is not held forever: its first `maxLineBytes` bytes (cut
+ *   at a character boundary) are reported with `truncated: true`, the rest is counted in
+ *   `droppedBytes` and discarded up to the next newline.
+ * - Bytes that are not valid UTF-8 are reported (`invalidUtf8: true`, with U+FFFD in `text`),
+ *   never dropped silently.
+ */
+
+/** One line of output. `text` has no line terminator. */
+export interface Line {
+  text: string;
+  /** True when the line exceeded the limit and was cut. */
+  truncated: boolean;
+  /** Bytes of the line that were discarded because of the limit (0 unless truncated). */
+  droppedBytes: number;
+  /** True when the line contained bytes that are not valid UTF-8. */
+  invalidUtf8: boolean;
+}
+
+/** Default longest line kept whole: 8 MiB. */
+export const DEFAULT_MAX_LINE_BYTES = 8 * 1024 * 1024;
+
+const NL = 0x0a;
+const CR = 0x0d;
+
+/** Splits a byte stream into {@link Line}s, calling `onLine` for each, in order. */
+export class LineSplitter {
+  private parts: Buffer[] = [];
+  private size = 0;
+  /** Set while discarding the tail of an over-long line (its head was already reported). */
+  private discarding = false;
+  private dropped = 0;
+  private readonly maxLineBytes: number;
+
+  /**
+   * @param onLine called once per line, synchronously from push()/end().
+   * @param opts.maxLineBytes longest line kept whole, bytes (default 8 MiB, minimum 4).
+   */
+  constructor(
+    private readonly onLine: (line: Line) => void,
+    opts: { maxLineBytes?: number } = {},
+  ) {
+    this.maxLineBytes = Math.max(4, opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES);
+  }
+
+  /** Feeds bytes (a Buffer, Uint8Array, or a string taken as UTF-8). */
+  push(chunk: Uint8Array | string): void {
+    let buf = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    while (buf.length > 0) {
+      const nl = buf.indexOf(NL);
+      const piece = nl === -1 ? buf : buf.subarray(0, nl);
+      if (this.discarding) {
+        this.dropped += piece.length;
+      } else {
+        this.parts.push(piece);
+        this.size += piece.length;
+        if (this.size > this.maxLineBytes) this.cutLongLine();
+      }
+      if (nl === -1) break;
+      this.finishLine();
+      buf = buf.subarray(nl + 1);
+    }
+  }
+
+  /** Flushes a final line that had no terminating newline. Call once, when the stream ends. */
+  end(): void {
+    if (this.discarding || this.size > 0) this.finishLine();
+  }
+
+  /** Reports the head of an over-long line now and discards the rest until the newline. */
+  private cutLongLine(): void {
+    const all = Buffer.concat(this.parts, this.size);
+    let cut = this.maxLineBytes;
+    // Step back over UTF-8 continuation bytes (10xxxxxx) so no character is split.
+    while (cut > 0 && cut > this.maxLineBytes - 4 && ((all[cut] ?? 0) & 0xc0) === 0x80) cut--;
+    this.parts = [all.subarray(0, cut)];
+    this.size = cut;
+    this.dropped = all.length - cut;
+    this.discarding = true;
+  }
+
+  private finishLine(): void {
+    let bytes = this.parts.length === 1 ? (this.parts[0] as Buffer) : Buffer.concat(this.parts, this.size);
+    if (!this.discarding && bytes.length > 0 && bytes[bytes.length - 1] === CR) bytes = bytes.subarray(0, bytes.length - 1);
+    const { text, invalid } = decode(bytes);
+    const line: Line = { text, truncated: this.discarding, droppedBytes: this.dropped, invalidUtf8: invalid };
+    this.parts = [];
+    this.size = 0;
+    this.discarding = false;
+    this.dropped = 0;
+    this.onLine(line);
+  }
+}
+
+const strict = new TextDecoder('utf-8', { fatal: true });
+const lenient = new TextDecoder('utf-8');
+
+function decode(bytes: Uint8Array): { text: string; invalid: boolean } {
+  try {
+    return { text: strict.decode(bytes), invalid: false };
+  } catch {
+    return { text: lenient.decode(bytes), invalid: true };
+  }
+}

@@ -1,0 +1,155 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import type { Readable } from 'node:stream';
+
+/**
+ * A harness process in its own process group (pgid = its pid), stdin from /dev/null,
+ * stdout/stderr piped. Killing it kills the whole group, including descendants it started.
+ */
+export interface GroupProcess {
+  /** The leader's pid, which is also the process group id. */
+  readonly pid: number;
+  readonly stdout: Readable;
+  readonly stderr: Readable;
+  /**
+   * Resolves when the leader exited, with its exit code or the signal that ended it (its
+   * descendants may still run and hold stdout open). Never rejects; a spawn failure resolves
+   * with `spawnError` set.
+   */
+  readonly exited: Promise<ProcessExit>;
+  /** Resolves when stdout and stderr are closed (every holder of the pipes is gone). */
+  readonly closed: Promise<void>;
+  /**
+   * SIGTERM to the group, wait up to `graceMs` for it to be empty, then SIGKILL the group
+   * repeatedly until no live member is left (descendants spawned meanwhile die too).
+   * Resolves when the group is gone. Safe to call more than once and after exit.
+   */
+  kill(graceMs: number): Promise<void>;
+}
+
+/** How a process ended. `code` is null when a signal ended it. */
+export interface ProcessExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** Set when the process could not be started at all (e.g. ENOENT: no such executable). */
+  spawnError?: Error;
+}
+
+/** Options for {@link spawnGroup}. `env` REPLACES the environment (nothing is inherited). */
+export interface SpawnGroupOptions {
+  cwd: string;
+  env: Record<string, string>;
+}
+
+/**
+ * Starts `file args...` (no shell) as the leader of a new process group.
+ * @throws never; a failure to start shows as `exited` resolving with `spawnError`.
+ */
+export function spawnGroup(file: string, args: string[], opts: SpawnGroupOptions): GroupProcess {
+  const child: ChildProcess = spawn(file, args, {
+    cwd: opts.cwd,
+    env: opts.env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const pid = child.pid ?? -1;
+  let spawnFailed: ((e: ProcessExit) => void) | null = null;
+  const exited = new Promise<ProcessExit>((resolve) => {
+    spawnFailed = resolve;
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+  const closed = new Promise<void>((resolve) => {
+    child.once('close', () => resolve());
+  });
+  child.on('error', (err) => {
+    // 'error' without a pid = spawn failure ('exit' never follows). Later errors (a failed
+    // kill of an already-dead process) are harmless here.
+    if (child.pid === undefined) spawnFailed?.({ code: null, signal: null, spawnError: err });
+  });
+  let killing: Promise<void> | null = null;
+  return {
+    pid,
+    stdout: child.stdout as Readable,
+    stderr: child.stderr as Readable,
+    exited,
+    closed: Promise.race([closed, exited.then((e) => (e.spawnError ? undefined : closed))]),
+    kill(graceMs: number): Promise<void> {
+      if (pid <= 0) return Promise.resolve();
+      killing ??= killGroup(pid, graceMs);
+      return killing;
+    },
+  };
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/**
+ * Kills process group `pgid`: SIGTERM, up to `graceMs` for it to empty, then SIGKILL until no
+ * live member remains. A zombie member (dead, waiting for a reaper) counts as gone.
+ */
+export async function killGroup(pgid: number, graceMs: number): Promise<void> {
+  if (!signalGroup(pgid, 'SIGTERM')) return;
+  const deadline = Date.now() + Math.max(0, graceMs);
+  while (Date.now() < deadline) {
+    if (!groupAlive(pgid)) return;
+    await sleep(Math.min(25, Math.max(1, deadline - Date.now())));
+  }
+  while (groupAlive(pgid)) {
+    signalGroup(pgid, 'SIGKILL');
+    await sleep(10);
+  }
+}
+
+/** Sends `sig` to every member of group `pgid`. False when the group no longer exists. */
+function signalGroup(pgid: number, sig: NodeJS.Signals): boolean {
+  try {
+    process.kill(-pgid, sig);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    throw err;
+  }
+}
+
+/**
+ * True while group `pgid` has a live (non-zombie) member. Uses `kill(-pgid, 0)`; on Linux,
+ * members that are only zombies (killed, not yet reaped by init) count as gone.
+ */
+export function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ESRCH') return false;
+    if (code === 'EPERM') return true;
+    throw err;
+  }
+  if (process.platform !== 'linux') return true;
+  return liveMembersLinux(pgid) !== 0;
+}
+
+/** Number of non-zombie processes in group `pgid`, from /proc; -1 when /proc is unreadable. */
+function liveMembersLinux(pgid: number): number {
+  let names: string[];
+  try {
+    names = readdirSync('/proc');
+  } catch {
+    return -1;
+  }
+  let live = 0;
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+    } catch {
+      continue; // exited meanwhile
+    }
+    // "pid (comm) state ppid pgrp ..." — comm may contain spaces or parens: parse after the last ')'.
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const state = rest[0];
+    const pgrp = Number(rest[2]);
+    if (pgrp === pgid && state !== 'Z' && state !== 'X') live++;
+  }
+  return live;
+}

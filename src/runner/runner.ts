@@ -1,0 +1,235 @@
+import { readFileSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { resolve } from 'node:path';
+import type { EventBody, JobAssignment, Labels, RunnerToServer, RunningJobReport, ServerToRunner } from '../protocol/index.js';
+import { silentLogger, type Logger } from '../core/log.js';
+import { loadCredential, normalizeServerUrl, register, saveCredential } from './credential.js';
+import { claudeCodeHarness } from './harness/claude-code.js';
+import type { Harness } from './harness/types.js';
+import { JobRun } from './job-runner.js';
+import { Outbox } from './outbox.js';
+import { Session, type ReconnectPolicy } from './session.js';
+
+/** Options of {@link startRunner}. Times in milliseconds. */
+export interface RunnerOptions {
+  /** http(s)://host:port of the control plane. */
+  serverUrl: string;
+  /** `flr_...` registration token, traded once for a credential (needed when workDir has none for this server). */
+  registrationToken?: string;
+  /** Holds credential.json (mode 0600), workspaces/, homes/. Created if missing. */
+  workDir: string;
+  /** Runner name; default os.hostname(). */
+  name?: string;
+  /** Default {}. */
+  labels?: Labels;
+  /** Parallel jobs, 1–4; default 1. */
+  capacity?: number;
+  /** SIGTERM → SIGKILL grace for a job's process group; default 10000. */
+  graceMs?: number;
+  /** Where relative `input.repo` paths resolve; default process.cwd(). */
+  repoBaseDir?: string;
+  /** The claude binary; default the one of the installed @anthropic-ai/claude-code package. */
+  claudePath?: string;
+  /** Jittered exponential backoff between reconnects; default 250..10000. */
+  reconnect?: ReconnectPolicy;
+  /** How long startRunner waits for the first welcome before failing; default 15000. */
+  connectTimeoutMs?: number;
+  log?: Logger;
+}
+
+/** A started runner. */
+export interface RunningRunner {
+  runnerId: number;
+  /**
+   * Stops the runner. `cancelJobs` (default true): kill running jobs (whole process groups)
+   * and report them `cancelled`, waiting briefly for the server to acknowledge; false: take no
+   * new jobs and wait for the running ones to finish and be acknowledged. Then disconnects.
+   */
+  stop(opts?: { cancelJobs?: boolean }): Promise<void>;
+}
+
+/** Version reported in `hello` (the package's). */
+export const RUNNER_VERSION: string = readVersion();
+
+/** How long stop() waits for the server to acknowledge the last events, ms. */
+const STOP_ACK_TIMEOUT_MS = 5000;
+/** With cancelJobs false: how long stop() waits for acknowledgements after the jobs ended, ms. */
+const DRAIN_ACK_TIMEOUT_MS = 60_000;
+
+interface Slot {
+  run: JobRun;
+  outbox: Outbox;
+  done: Promise<void>;
+}
+
+/**
+ * Starts the runner daemon: reuses `<workDir>/credential.json` when it is for the same server,
+ * else registers with `registrationToken`; connects the WebSocket and resolves after the first
+ * `welcome`.
+ * @throws Error when there is no credential and no registration token, when registration
+ *   fails, when the server refuses the credential (401/403), or when no welcome arrives within
+ *   `connectTimeoutMs`.
+ */
+export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
+  const log = opts.log ?? silentLogger;
+  const serverUrl = normalizeServerUrl(opts.serverUrl);
+  const name = opts.name ?? hostname();
+  const labels = opts.labels ?? {};
+  const capacity = opts.capacity ?? 1;
+  if (!Number.isInteger(capacity) || capacity < 1 || capacity > 4) throw new Error(`capacity must be an integer from 1 to 4, got ${capacity}`);
+  const graceMs = opts.graceMs ?? 10_000;
+  const workDir = resolve(opts.workDir);
+  const repoBaseDir = resolve(opts.repoBaseDir ?? process.cwd());
+  await mkdir(workDir, { recursive: true });
+
+  let cred = await loadCredential(workDir, serverUrl);
+  if (!cred) {
+    if (!opts.registrationToken) {
+      throw new Error(`no runner credential for ${serverUrl} in ${workDir}: give a registration token (flotilla runners token create) to register this runner`);
+    }
+    const r = await register(serverUrl, { token: opts.registrationToken, name, labels, capacity });
+    cred = { serverUrl, runnerId: r.runnerId, credential: r.credential };
+    await saveCredential(workDir, cred);
+    log.info('runner registered', { runnerId: r.runnerId, name });
+  }
+
+  const harnesses: Record<string, Harness> = { 'claude-code': claudeCodeHarness };
+  const executables: Record<string, string> = opts.claudePath ? { 'claude-code': opts.claudePath } : {};
+  const slots = new Map<string, Slot>();
+  const key = (jobId: number, attempt: number) => `${jobId}:${attempt}`;
+  let stopping = false;
+  let flushScheduled = false;
+
+  const running = (): RunningJobReport[] =>
+    [...slots.values()].filter((s) => s.run.active || !s.outbox.done).map((s) => ({ jobId: s.run.jobId, attempt: s.run.attempt }));
+
+  const flush = () => {
+    flushScheduled = false;
+    if (!session.ready) return;
+    for (const s of slots.values()) {
+      for (let batch = s.outbox.nextBatch(); batch; batch = s.outbox.nextBatch()) session.send(batch);
+    }
+  };
+  const scheduleFlush = () => {
+    if (flushScheduled) return;
+    flushScheduled = true;
+    setImmediate(flush);
+  };
+  const send = (msg: RunnerToServer) => {
+    if (!session.send(msg)) log.debug('not connected; frame not sent', { type: msg.type });
+  };
+  const forgetIfDone = (k: string) => {
+    const s = slots.get(k);
+    if (s && !s.run.active && s.outbox.done) slots.delete(k);
+  };
+
+  const assign = (a: JobAssignment) => {
+    const k = key(a.jobId, a.attempt);
+    if (slots.has(k)) {
+      send({ type: 'job.accepted', jobId: a.jobId, attempt: a.attempt }); // a repeat after a reconnect
+      return;
+    }
+    if (stopping) {
+      send({ type: 'job.rejected', jobId: a.jobId, attempt: a.attempt, reason: 'runner is stopping' });
+      return;
+    }
+    for (const s of slots.values()) {
+      if (s.run.jobId === a.jobId && s.run.active) s.run.cancel(`superseded by attempt ${a.attempt}`);
+    }
+    const active = [...slots.values()].filter((s) => s.run.active && s.run.jobId !== a.jobId).length;
+    if (active >= capacity) {
+      send({ type: 'job.rejected', jobId: a.jobId, attempt: a.attempt, reason: `at capacity (${active} of ${capacity} jobs running)` });
+      return;
+    }
+    const outbox = new Outbox(a.jobId, a.attempt);
+    const run = new JobRun(a, {
+      workDir,
+      repoBaseDir,
+      serverUrl,
+      graceMs,
+      harnesses,
+      executables,
+      log,
+      emit: (e: EventBody) => {
+        outbox.push(e);
+        scheduleFlush();
+      },
+    });
+    send({ type: 'job.accepted', jobId: a.jobId, attempt: a.attempt });
+    log.info('job assigned', { jobId: a.jobId, attempt: a.attempt, agent: a.agent.name });
+    const done = run.run().finally(() => forgetIfDone(k));
+    slots.set(k, { run, outbox, done });
+  };
+
+  const onMessage = (msg: Exclude<ServerToRunner, { type: 'welcome' }>) => {
+    switch (msg.type) {
+      case 'job.assign':
+        assign(msg.assignment);
+        return;
+      case 'job.cancel': {
+        const k = key(msg.jobId, msg.attempt);
+        const s = slots.get(k);
+        if (!s) return;
+        if (s.run.active) s.run.cancel(msg.reason);
+        else slots.delete(k); // finished: the server no longer wants this attempt's events
+        return;
+      }
+      case 'ack': {
+        const k = key(msg.jobId, msg.attempt);
+        slots.get(k)?.outbox.ack(msg.upTo);
+        forgetIfDone(k);
+        return;
+      }
+      case 'error':
+        return; // logged by the session
+    }
+  };
+
+  const session: Session = new Session({
+    serverUrl,
+    credential: cred.credential,
+    hello: () => ({ type: 'hello', name, labels, capacity, version: RUNNER_VERSION, running: running() }),
+    running,
+    onWelcome: () => {
+      for (const s of slots.values()) s.outbox.rewind();
+      flush();
+    },
+    onMessage,
+    reconnect: opts.reconnect ?? { minMs: 250, maxMs: 10_000 },
+    log,
+  });
+  const welcome = await session.start(opts.connectTimeoutMs ?? 15_000);
+
+  let stopped: Promise<void> | null = null;
+  return {
+    runnerId: welcome.runnerId,
+    stop(o?: { cancelJobs?: boolean }): Promise<void> {
+      stopped ??= (async () => {
+        stopping = true;
+        const cancel = o?.cancelJobs ?? true;
+        const slotsNow = [...slots.values()];
+        if (cancel) for (const s of slotsNow) s.run.cancel('runner stopped');
+        await Promise.all(slotsNow.map((s) => s.done));
+        flush();
+        const deadline = Date.now() + (cancel ? STOP_ACK_TIMEOUT_MS : DRAIN_ACK_TIMEOUT_MS);
+        while ([...slots.values()].some((s) => !s.outbox.done) && Date.now() < deadline) {
+          await new Promise((r) => setTimeout(r, 20));
+        }
+        await session.drain();
+        await session.close();
+        log.info('runner stopped');
+      })();
+      return stopped;
+    },
+  };
+}
+
+function readVersion(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string };
+    return pkg.version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}

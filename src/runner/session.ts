@@ -1,0 +1,260 @@
+import WebSocket from 'ws';
+import { describeIssues, ServerToRunner, type RunnerToServer, type RunningJobReport } from '../protocol/index.js';
+import type { Logger } from '../core/log.js';
+
+type Welcome = Extract<ServerToRunner, { type: 'welcome' }>;
+type Hello = Extract<RunnerToServer, { type: 'hello' }>;
+
+/** Jittered exponential backoff bounds for reconnects, milliseconds. */
+export interface ReconnectPolicy {
+  minMs: number;
+  maxMs: number;
+}
+
+/** Options of a {@link Session}. */
+export interface SessionOptions {
+  /** Control plane URL, http(s)://host:port; the socket goes to ws(s)://host:port/api/runners/connect. */
+  serverUrl: string;
+  /** Runner credential, sent as `Authorization: Bearer` on the upgrade. Secret: never logged. */
+  credential: string;
+  /** The `hello` frame for a (re)connect, built fresh each time (it lists running jobs). */
+  hello: () => Hello;
+  /** The jobs to report in heartbeats. */
+  running: () => RunningJobReport[];
+  /** Each `welcome` (first connect and every reconnect): resend what is unacknowledged here. */
+  onWelcome: (w: Welcome) => void;
+  /** Every other valid frame from the server. */
+  onMessage: (msg: Exclude<ServerToRunner, Welcome>) => void;
+  reconnect: ReconnectPolicy;
+  log: Logger;
+}
+
+/** An authentication failure on the upgrade (401/403): retrying with the same credential cannot help. */
+export class AuthError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'AuthError';
+  }
+}
+
+/** `http(s)://host:port[/base]` → `ws(s)://host:port[/base]/api/runners/connect`. */
+export function connectUrl(serverUrl: string): string {
+  const u = new URL(serverUrl);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error(`serverUrl must be http(s)://..., got ${u.protocol}`);
+  u.protocol = u.protocol === 'https:' ? 'wss:' : 'ws:';
+  u.pathname = `${u.pathname.replace(/\/+$/, '')}/api/runners/connect`;
+  u.search = '';
+  u.hash = '';
+  return u.toString();
+}
+
+/** Delay before reconnect number `failures` (0-based): min·2^n capped at max, times a random 0.5–1. */
+export function backoffDelay(failures: number, policy: ReconnectPolicy, random: () => number = Math.random): number {
+  const raw = Math.min(policy.maxMs, policy.minMs * 2 ** Math.min(failures, 30));
+  return Math.round(raw * (0.5 + 0.5 * random()));
+}
+
+/**
+ * The runner's connection to the control plane: one WebSocket, `hello` as the first frame,
+ * heartbeats every `welcome.heartbeatIntervalMs` (plus a WebSocket ping; a server silent for
+ * three intervals is treated as gone), and reconnects with jittered exponential backoff after
+ * any close or error, until {@link close}. Every incoming frame is validated with
+ * `ServerToRunner`; a bad one is logged and ignored.
+ */
+export class Session {
+  private ws: WebSocket | null = null;
+  private welcomed = false;
+  private closed = false;
+  private failures = 0;
+  private heartbeat: NodeJS.Timeout | null = null;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private lastSeen = 0;
+  private lastError = '';
+  private firstWelcome: { resolve: (w: Welcome) => void; reject: (e: Error) => void } | null = null;
+  private readonly url: string;
+
+  constructor(private readonly opts: SessionOptions) {
+    this.url = connectUrl(opts.serverUrl);
+  }
+
+  /**
+   * Connects and resolves with the first `welcome`.
+   * @throws AuthError at once when the server refuses the credential (401/403);
+   *   Error naming the last failure when no welcome came within `timeoutMs` (connection refused,
+   *   server down). Either way the session is closed.
+   */
+  start(timeoutMs: number): Promise<Welcome> {
+    return new Promise<Welcome>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        fail(new Error(`could not connect to ${this.opts.serverUrl} within ${timeoutMs} ms: ${this.lastError || 'no welcome from the server'}`));
+      }, timeoutMs);
+      const fail = (e: Error) => {
+        clearTimeout(timer);
+        this.firstWelcome = null;
+        void this.close();
+        reject(e);
+      };
+      this.firstWelcome = {
+        resolve: (w) => {
+          clearTimeout(timer);
+          this.firstWelcome = null;
+          resolve(w);
+        },
+        reject: fail,
+      };
+      this.connect();
+    });
+  }
+
+  /** True when connected and welcomed: frames sent now reach the server's runner hub. */
+  get ready(): boolean {
+    return this.welcomed && this.ws?.readyState === WebSocket.OPEN;
+  }
+
+  /** Sends a frame if {@link ready}; returns false (nothing sent) otherwise. */
+  send(msg: RunnerToServer): boolean {
+    if (!this.ready || !this.ws) return false;
+    this.ws.send(JSON.stringify(msg));
+    return true;
+  }
+
+  /** Resolves once everything handed to the socket was written (or the socket is gone). */
+  async drain(timeoutMs = 2000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.ws && this.ws.readyState === WebSocket.OPEN && this.ws.bufferedAmount > 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
+  /** Closes the socket for good (no reconnect). */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.stopHeartbeat();
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = null;
+    const ws = this.ws;
+    this.ws = null;
+    this.welcomed = false;
+    if (!ws || ws.readyState === WebSocket.CLOSED) return;
+    await new Promise<void>((resolve) => {
+      const t = setTimeout(() => {
+        ws.terminate();
+        resolve();
+      }, 1000);
+      ws.once('close', () => {
+        clearTimeout(t);
+        resolve();
+      });
+      if (ws.readyState === WebSocket.CONNECTING) ws.terminate();
+      else ws.close(1000, 'runner stopping');
+    });
+  }
+
+  /** Drops the current connection as if the network failed (tests; a reconnect follows). */
+  dropConnection(): void {
+    this.ws?.terminate();
+  }
+
+  private connect(): void {
+    if (this.closed) return;
+    const ws = new WebSocket(this.url, {
+      headers: { Authorization: `Bearer ${this.opts.credential}` },
+      handshakeTimeout: 10_000,
+      perMessageDeflate: false,
+    });
+    this.ws = ws;
+    this.welcomed = false;
+    ws.on('open', () => {
+      this.lastSeen = Date.now();
+      ws.send(JSON.stringify(this.opts.hello()));
+    });
+    ws.on('message', (data, isBinary) => {
+      this.lastSeen = Date.now();
+      this.onFrame(ws, isBinary ? null : data.toString());
+    });
+    ws.on('pong', () => {
+      this.lastSeen = Date.now();
+    });
+    ws.on('error', (err) => {
+      this.lastError = err.message;
+      const status = /Unexpected server response: (\d+)/.exec(err.message)?.[1];
+      if (status === '401' || status === '403') {
+        const e = new AuthError(`server ${this.opts.serverUrl} refused the runner credential (HTTP ${status}): register again with a new registration token`);
+        this.lastError = e.message;
+        if (this.firstWelcome) {
+          this.firstWelcome.reject(e);
+          return;
+        }
+        this.opts.log.error('runner credential refused; will keep retrying', { status });
+        return;
+      }
+      this.opts.log.warn('runner connection error', { error: err.message });
+    });
+    ws.on('close', () => {
+      if (this.ws !== ws) return;
+      const wasWelcomed = this.welcomed;
+      this.ws = null;
+      this.welcomed = false;
+      this.stopHeartbeat();
+      if (this.closed) return;
+      if (wasWelcomed) this.opts.log.warn('connection to the control plane lost; reconnecting');
+      const delay = backoffDelay(this.failures++, this.opts.reconnect);
+      this.retryTimer = setTimeout(() => {
+        this.retryTimer = null;
+        this.connect();
+      }, delay);
+    });
+  }
+
+  private onFrame(ws: WebSocket, text: string | null): void {
+    if (text === null) {
+      this.opts.log.warn('ignoring a binary frame from the server');
+      return;
+    }
+    let raw: unknown;
+    try {
+      raw = JSON.parse(text);
+    } catch {
+      this.opts.log.warn('ignoring a frame that is not JSON', { frame: text.slice(0, 200) });
+      return;
+    }
+    const parsed = ServerToRunner.safeParse(raw);
+    if (!parsed.success) {
+      this.opts.log.warn('ignoring a bad frame from the server', { error: describeIssues(parsed.error.issues), frame: text.slice(0, 200) });
+      return;
+    }
+    const msg = parsed.data;
+    if (msg.type === 'welcome') {
+      this.welcomed = true;
+      this.failures = 0;
+      this.startHeartbeat(ws, msg.heartbeatIntervalMs);
+      this.opts.log.info('connected to the control plane', { runnerId: msg.runnerId });
+      this.opts.onWelcome(msg);
+      this.firstWelcome?.resolve(msg);
+      return;
+    }
+    if (msg.type === 'error') {
+      this.opts.log.warn('server reported an error', { message: msg.message });
+    }
+    this.opts.onMessage(msg);
+  }
+
+  private startHeartbeat(ws: WebSocket, intervalMs: number): void {
+    this.stopHeartbeat();
+    this.heartbeat = setInterval(() => {
+      if (ws.readyState !== WebSocket.OPEN) return;
+      if (Date.now() - this.lastSeen > 3 * intervalMs) {
+        this.opts.log.warn('control plane silent for three heartbeat intervals; reconnecting', { intervalMs });
+        ws.terminate();
+        return;
+      }
+      ws.send(JSON.stringify({ type: 'heartbeat', running: this.opts.running() } satisfies RunnerToServer));
+      ws.ping();
+    }, intervalMs);
+  }
+
+  private stopHeartbeat(): void {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = null;
+  }
+}

@@ -1,0 +1,195 @@
+// Test helper (not shipped behaviour): a small control plane that speaks the runner protocol
+// over a real HTTP server + `ws` WebSocketServer, records what a runner sends, and dedupes
+// uploaded events by (job, attempt, rseq) the way the real server does.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
+import {
+  AgentDefinition,
+  RunnerToServer,
+  type JobAssignment,
+  type ServerToRunner,
+  type UploadedEvent,
+} from '../../protocol/index.js';
+
+type Hello = Extract<RunnerToServer, { type: 'hello' }>;
+
+export interface FakeControlPlaneOptions {
+  heartbeatIntervalMs?: number;
+  runnerId?: number;
+  /** `auto`: ack every job.events frame; `none`: never ack (until switched back). */
+  ack?: 'auto' | 'none';
+}
+
+export class FakeControlPlane {
+  readonly registrationTokens = new Set<string>(['flr_testregistrationtoken']);
+  readonly credentials = new Map<string, number>();
+  registerCalls = 0;
+  readonly frames: RunnerToServer[] = [];
+  readonly badFrames: string[] = [];
+  readonly hellos: Hello[] = [];
+  readonly connections: WebSocket[] = [];
+  /** Stored events per `${jobId}:${attempt}`, by rseq. */
+  readonly stored = new Map<string, Map<number, UploadedEvent>>();
+  /** Every uploaded event received, duplicates included. */
+  received = 0;
+  /** Frames whose rseq would leave a gap after what is stored. */
+  readonly gaps: string[] = [];
+  ack: 'auto' | 'none';
+  url = '';
+  private readonly http: Server;
+  private readonly wss = new WebSocketServer({ noServer: true });
+  private socket: WebSocket | null = null;
+  private readonly waiters = new Set<() => void>();
+
+  constructor(private readonly opts: FakeControlPlaneOptions = {}) {
+    this.ack = opts.ack ?? 'auto';
+    this.http = createServer((req, res) => {
+      if (req.method === 'POST' && req.url === '/api/runners/register') {
+        let body = '';
+        req.on('data', (c: Buffer) => (body += c.toString()));
+        req.on('end', () => {
+          this.registerCalls++;
+          const b = JSON.parse(body) as { token?: string };
+          if (!b.token || !this.registrationTokens.delete(b.token)) {
+            res.writeHead(401, { 'content-type': 'application/json' });
+            res.end(JSON.stringify({ error: { code: 'unauthorized', message: 'registration token unknown, used or expired' } }));
+            return;
+          }
+          const id = this.opts.runnerId ?? 7;
+          const credential = `flc_credential${this.credentials.size + 1}xxxxxxxx`;
+          this.credentials.set(credential, id);
+          res.writeHead(201, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ runnerId: id, credential }));
+        });
+        return;
+      }
+      res.writeHead(404);
+      res.end();
+    });
+    this.http.on('upgrade', (req, socket, head) => {
+      const auth = req.headers.authorization ?? '';
+      const cred = auth.startsWith('Bearer ') ? auth.slice(7) : '';
+      if (req.url !== '/api/runners/connect' || !this.credentials.has(cred)) {
+        socket.end('HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n');
+        return;
+      }
+      this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws, this.credentials.get(cred) as number));
+    });
+  }
+
+  async listen(): Promise<this> {
+    await new Promise<void>((r) => this.http.listen(0, '127.0.0.1', r));
+    this.url = `http://127.0.0.1:${(this.http.address() as AddressInfo).port}`;
+    return this;
+  }
+
+  async close(): Promise<void> {
+    for (const ws of this.connections) ws.terminate();
+    this.wss.close();
+    await new Promise<void>((r) => this.http.close(() => r()));
+  }
+
+  /** Sends a frame to the connected runner. */
+  send(msg: ServerToRunner | string): void {
+    if (!this.socket) throw new Error('no runner connected');
+    this.socket.send(typeof msg === 'string' ? msg : JSON.stringify(msg));
+  }
+
+  /** Cuts the runner's connection abruptly (as a network failure would). */
+  dropConnection(): void {
+    this.socket?.terminate();
+    this.socket = null;
+  }
+
+  get connected(): boolean {
+    return this.socket !== null;
+  }
+
+  /** Stored events of one attempt, in rseq order. */
+  events(jobId: number, attempt = 1): UploadedEvent[] {
+    const m = this.stored.get(`${jobId}:${attempt}`);
+    return m ? [...m.values()].sort((a, b) => a.rseq - b.rseq) : [];
+  }
+
+  finished(jobId: number, attempt = 1): Extract<UploadedEvent, { type: 'job.finished' }> | undefined {
+    return this.events(jobId, attempt).find((e) => e.type === 'job.finished') as Extract<UploadedEvent, { type: 'job.finished' }> | undefined;
+  }
+
+  /** Resolves when `pred()` holds (checked after every frame and every 20 ms). */
+  waitFor(pred: () => boolean, timeoutMs = 20_000, what = 'condition'): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        if (!pred()) return;
+        cleanup();
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(new Error(`timed out waiting for ${what}`));
+      }, timeoutMs);
+      const poll = setInterval(check, 20);
+      const cleanup = () => {
+        clearTimeout(timer);
+        clearInterval(poll);
+        this.waiters.delete(check);
+      };
+      this.waiters.add(check);
+      check();
+    });
+  }
+
+  private onConnection(ws: WebSocket, runnerId: number): void {
+    this.socket = ws;
+    this.connections.push(ws);
+    ws.on('message', (data) => {
+      const text = data.toString();
+      const parsed = RunnerToServer.safeParse(JSON.parse(text));
+      if (!parsed.success) {
+        this.badFrames.push(text);
+        return;
+      }
+      const msg = parsed.data;
+      this.frames.push(msg);
+      if (msg.type === 'hello') {
+        this.hellos.push(msg);
+        ws.send(JSON.stringify({ type: 'welcome', runnerId, heartbeatIntervalMs: this.opts.heartbeatIntervalMs ?? 200, serverTime: new Date().toISOString() }));
+      } else if (msg.type === 'job.events') {
+        const key = `${msg.jobId}:${msg.attempt}`;
+        const m = this.stored.get(key) ?? new Map<number, UploadedEvent>();
+        this.stored.set(key, m);
+        for (const e of msg.events) {
+          this.received++;
+          if (e.rseq > m.size + 1) this.gaps.push(`${key} got rseq ${e.rseq} with ${m.size} stored`);
+          else if (!m.has(e.rseq)) m.set(e.rseq, e);
+        }
+        if (this.ack === 'auto') ws.send(JSON.stringify({ type: 'ack', jobId: msg.jobId, attempt: msg.attempt, upTo: m.size }));
+      }
+      for (const w of [...this.waiters]) w();
+    });
+    ws.on('close', () => {
+      if (this.socket === ws) this.socket = null;
+    });
+  }
+
+  /** Acks everything stored so far for every attempt. */
+  ackAll(): void {
+    for (const [key, m] of this.stored) {
+      const [jobId, attempt] = key.split(':').map(Number) as [number, number];
+      this.send({ type: 'ack', jobId, attempt, upTo: m.size });
+    }
+  }
+}
+
+/** A job assignment for tests: agent `test-fixer` on harness claude-code with the given prompt. */
+export function assignment(jobId: number, promptText: string, input: Record<string, unknown>, over: Partial<JobAssignment> = {}, limits: { timeoutSeconds?: number } = {}): JobAssignment {
+  const agent = AgentDefinition.parse({
+    name: 'test-fixer',
+    harness: 'claude-code',
+    model: 'claude-sonnet-4-5',
+    allowedTools: ['Bash', 'Read'],
+    limits: { maxTurns: 7, timeoutSeconds: limits.timeoutSeconds ?? 60, defaultBudgetUsd: 1 },
+    promptText,
+  });
+  return { jobId, rootId: jobId, attempt: 1, agent, input, token: `flj_jobtoken${jobId}secretvalue`, resumeSessionId: null, ...over };
+}

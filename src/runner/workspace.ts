@@ -1,0 +1,157 @@
+import { cp, mkdir, rm, stat } from 'node:fs/promises';
+import { basename, join, resolve } from 'node:path';
+import { git } from './git.js';
+
+/** A workspace could not be prepared. The job fails with reason `workspace` and this message. */
+export class WorkspaceError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'WorkspaceError';
+  }
+}
+
+/** What {@link prepareWorkspace} needs. */
+export interface WorkspaceRequest {
+  jobId: number;
+  /** `input.repo`: a git URL (`https://…`, `ssh://…`, `git@host:path`, `file://…`) or a path. */
+  repo: string;
+  /** `input.ref`: branch, tag or commit to start from; default the repository's HEAD. */
+  ref?: string;
+  /** Runner work folder: the workspace goes to `<workDir>/workspaces/job-<id>`. */
+  workDir: string;
+  /** Where a relative repo path resolves. */
+  repoBaseDir: string;
+  /** Told what is happening ("cloning X"), for progress events. */
+  onProgress?: (message: string) => void;
+  signal?: AbortSignal;
+}
+
+/** A prepared workspace: a fresh clone on branch `flotilla/job-<id>` at `baseCommit`. */
+export interface Workspace {
+  dir: string;
+  branch: string;
+  /** The commit the branch started from (full sha). */
+  baseCommit: string;
+}
+
+/** True when `repo` looks like a git URL rather than a local path. */
+export function isGitUrl(repo: string): boolean {
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(repo) || /^[\w.-]+@[\w.-]+:/.test(repo);
+}
+
+/**
+ * Prepares `<workDir>/workspaces/job-<id>` (removed first if present, so a retry starts
+ * clean): clones input.repo — a URL, a directory with its own `.git`, or a plain directory
+ * that is first snapshot into a fresh repository (without node_modules and .git) — checks
+ * out `ref` if given, creates branch `flotilla/job-<id>` and sets the commit identity
+ * (Flotilla <flotilla@localhost>) in the workspace's git config.
+ * @throws WorkspaceError naming the repo or ref (no such path, clone failure, bad ref).
+ */
+export async function prepareWorkspace(req: WorkspaceRequest): Promise<Workspace> {
+  if (typeof req.repo !== 'string' || req.repo.trim() === '') throw new WorkspaceError('input.repo is empty: give a git URL or a path');
+  const dir = join(req.workDir, 'workspaces', `job-${req.jobId}`);
+  const branch = `flotilla/job-${req.jobId}`;
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(join(req.workDir, 'workspaces'), { recursive: true });
+
+  let source = req.repo;
+  let snapshot: string | null = null;
+  try {
+    if (!isGitUrl(req.repo)) {
+      const path = resolve(req.repoBaseDir, req.repo);
+      const st = await stat(path).catch(() => null);
+      if (!st?.isDirectory()) throw new WorkspaceError(`repo ${req.repo}: no such directory (${path})`);
+      if (await exists(join(path, '.git'))) {
+        source = path;
+      } else {
+        req.onProgress?.(`snapshotting ${req.repo} into a fresh git repository`);
+        snapshot = join(req.workDir, 'snapshots', `job-${req.jobId}`);
+        await makeSnapshot(path, snapshot, req.repo, req.signal);
+        source = snapshot;
+      }
+    }
+    req.onProgress?.(`cloning ${req.repo}`);
+    try {
+      await git(req.workDir, ['clone', '--quiet', '--no-checkout', '--config', 'user.name=Flotilla', '--config', 'user.email=flotilla@localhost', '--', source, dir], {
+        signal: req.signal,
+      });
+    } catch (err) {
+      throw new WorkspaceError(`repo ${req.repo}: clone failed: ${(err as Error).message}`);
+    }
+  } finally {
+    if (snapshot) await rm(snapshot, { recursive: true, force: true });
+  }
+
+  let base: string;
+  if (req.ref !== undefined && req.ref !== '') {
+    base = await resolveRef(dir, req.ref).catch(() => {
+      throw new WorkspaceError(`repo ${req.repo}: ref ${req.ref} not found`);
+    });
+  } else {
+    base = await git(dir, ['rev-parse', '--verify', 'HEAD^{commit}']).catch(() => {
+      throw new WorkspaceError(`repo ${req.repo}: has no commits`);
+    });
+  }
+  await git(dir, ['checkout', '--quiet', '-B', branch, base]);
+  return { dir, branch, baseCommit: base };
+}
+
+/** Resolves a branch (local or `origin/<ref>`), tag or commit to a full commit sha. */
+async function resolveRef(dir: string, ref: string): Promise<string> {
+  if (ref.startsWith('-')) throw new Error('bad ref');
+  for (const candidate of [ref, `origin/${ref}`]) {
+    try {
+      return await git(dir, ['rev-parse', '--verify', '--quiet', `${candidate}^{commit}`]);
+    } catch {
+      // try the next form
+    }
+  }
+  throw new Error('not found');
+}
+
+/** Copies `from` (minus node_modules and .git) to `to`, then `git init` + one commit. */
+async function makeSnapshot(from: string, to: string, label: string, signal?: AbortSignal): Promise<void> {
+  await rm(to, { recursive: true, force: true });
+  await mkdir(to, { recursive: true });
+  try {
+    await cp(from, to, {
+      recursive: true,
+      filter: (src) => {
+        const name = basename(src);
+        return name !== 'node_modules' && name !== '.git';
+      },
+    });
+  } catch (err) {
+    throw new WorkspaceError(`repo ${label}: copying ${from} failed: ${(err as Error).message}`);
+  }
+  try {
+    await git(to, ['init', '--quiet'], { signal });
+    await git(to, ['add', '-A'], { signal });
+    await git(to, ['commit', '--quiet', '--allow-empty', '--no-verify', '-m', `snapshot of ${label}`], { signal });
+  } catch (err) {
+    throw new WorkspaceError(`repo ${label}: snapshot failed: ${(err as Error).message}`);
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+/**
+ * What a job changed in its workspace since `baseCommit`.
+ * @returns `commit` = HEAD when it moved from the base (else undefined), `branch` = the
+ *   current branch, `changedFiles` = files differing from the base, committed or not,
+ *   including untracked files (sorted, repo-relative).
+ * @throws GitError when git cannot read the workspace.
+ */
+export async function collectChanges(dir: string, baseCommit: string): Promise<{ commit?: string; branch: string; changedFiles: string[] }> {
+  const head = await git(dir, ['rev-parse', 'HEAD']);
+  const branch = await git(dir, ['rev-parse', '--abbrev-ref', 'HEAD']);
+  const diff = await git(dir, ['diff', '--name-only', '-z', baseCommit, '--']);
+  const untracked = await git(dir, ['ls-files', '--others', '--exclude-standard', '-z']);
+  const files = new Set([...diff.split('\0'), ...untracked.split('\0')].filter((f) => f !== ''));
+  return { commit: head !== baseCommit ? head : undefined, branch, changedFiles: [...files].sort() };
+}

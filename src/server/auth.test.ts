@@ -1,0 +1,141 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtemp, readFile, rm, stat, unlink } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openStore } from '../store/open.js';
+import { hashToken } from '../core/tokens.js';
+import { createApiToken, ensureAdminToken } from './auth.js';
+import { startTestServer, type TestServer } from './test-helpers.js';
+
+describe('ensureAdminToken', () => {
+  it('creates an admin token once, writes it 0600, and reads it back on later starts', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'flotilla-auth-'));
+    const store = await openStore({ dataDir: join(dir, 'db') });
+    try {
+      const first = await ensureAdminToken(store, dir, 1_800_000_000_000);
+      expect(first).toMatch(/^fla_[A-Za-z0-9_-]{43}$/);
+      const file = join(dir, 'admin-token');
+      expect((await stat(file)).mode & 0o777).toBe(0o600);
+      expect((await readFile(file, 'utf8')).trim()).toBe(first);
+      const row = await store.findApiTokenByHash(hashToken(first!));
+      expect(row?.role).toBe('admin');
+      // Second start: no new token, the file's token is returned.
+      expect(await ensureAdminToken(store, dir)).toBe(first);
+      expect(await store.countApiTokens()).toBe(1);
+      // File gone: null (and still no new token).
+      await unlink(file);
+      expect(await ensureAdminToken(store, dir)).toBeNull();
+      expect(await store.countApiTokens()).toBe(1);
+    } finally {
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('API authentication', () => {
+  let t: TestServer;
+  let member: string;
+  beforeAll(async () => {
+    t = await startTestServer();
+    member = await createApiToken(t.store, 'alice', 'member', Date.now());
+  });
+  afterAll(() => t.close());
+
+  it('401 without a token, with a wrong token, and with a non-bearer header', async () => {
+    for (const [token, headers] of [
+      [null, {}],
+      ['fla_notarealtoken000000000000000000000000000000', {}],
+      [null, { authorization: `Basic ${t.admin}` }],
+    ] as const) {
+      const res = await t.api('/api/jobs', { token, headers });
+      expect(res.status).toBe(401);
+      const body = (await res.json()) as { error: { code: string; message: string } };
+      expect(body.error.code).toBe('unauthorized');
+      expect(body.error.message).toMatch(/token/);
+    }
+  });
+
+  it('every /api route needs a token, except register', async () => {
+    for (const [method, path] of [
+      ['GET', '/api/jobs'],
+      ['POST', '/api/jobs'],
+      ['GET', '/api/jobs/1'],
+      ['POST', '/api/jobs/1/cancel'],
+      ['GET', '/api/jobs/1/events'],
+      ['GET', '/api/runners'],
+      ['POST', '/api/runner-tokens'],
+      ['GET', '/api/agents'],
+      ['GET', '/api/nothing-here'],
+    ]) {
+      expect((await t.api(path!, { method: method!, token: null })).status, `${method} ${path}`).toBe(401);
+    }
+    // register is public: a bad body gets 400, not 401.
+    expect((await t.api('/api/runners/register', { token: null, json: {} })).status).toBe(400);
+  });
+
+  it('/healthz and /openapi.json are public', async () => {
+    const h = await t.api('/healthz', { token: null });
+    expect(h.status).toBe(200);
+    expect(await h.json()).toEqual({ ok: true, store: 'sqlite' });
+    expect((await t.api('/openapi.json', { token: null })).status).toBe(200);
+  });
+
+  it('member tokens may read and create jobs but not runner tokens; admin may', async () => {
+    expect((await t.api('/api/agents', { token: member })).status).toBe(200);
+    const denied = await t.api('/api/runner-tokens', { token: member, json: {} });
+    expect(denied.status).toBe(403);
+    expect(((await denied.json()) as { error: { code: string } }).error.code).toBe('forbidden');
+    const before = Date.now();
+    const ok = await t.api('/api/runner-tokens', { json: { labels: { os: 'linux' }, expiresInSeconds: 120 } });
+    expect(ok.status).toBe(201);
+    const body = (await ok.json()) as { token: string; expiresAt: string };
+    expect(body.token).toMatch(/^flr_/);
+    const exp = Date.parse(body.expiresAt);
+    expect(exp).toBeGreaterThanOrEqual(before + 120_000);
+    expect(exp).toBeLessThanOrEqual(Date.now() + 120_000);
+  });
+
+  it('runner-tokens validates its body', async () => {
+    const res = await t.api('/api/runner-tokens', { json: { expiresInSeconds: -5 } });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { error: { code: string; field?: string; message: string } };
+    expect(body.error.code).toBe('invalid_request');
+    expect(body.error.field).toBe('expiresInSeconds');
+    expect(body.error.message).toMatch(/^expiresInSeconds: /);
+  });
+});
+
+describe('POST /api/runners/register', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer();
+  });
+  afterAll(() => t.close());
+
+  it('is single use, overlays the runner labels on the token labels, and issues a working credential', async () => {
+    const token = await t.regToken({ os: 'linux', pool: 'a' });
+    const body = { token, name: 'box-1', labels: { pool: 'b', gpu: 'none' }, capacity: 2 };
+    const first = await t.api('/api/runners/register', { token: null, json: body });
+    expect(first.status).toBe(201);
+    const { runnerId, credential } = (await first.json()) as { runnerId: number; credential: string };
+    expect(credential).toMatch(/^flc_/);
+    const row = await t.store.findRunnerByCredentialHash(hashToken(credential));
+    expect(row).toMatchObject({ id: runnerId, name: 'box-1', capacity: 2, labels: { os: 'linux', pool: 'b', gpu: 'none' } });
+
+    const again = await t.api('/api/runners/register', { token: null, json: body });
+    expect(again.status).toBe(401);
+    expect(((await again.json()) as { error: { code: string } }).error.code).toBe('unauthorized');
+    expect((await t.store.listRunners()).length).toBe(1);
+  });
+
+  it('refuses unknown and expired tokens', async () => {
+    const unknown = await t.api('/api/runners/register', { token: null, json: { token: 'flr_nope', name: 'x' } });
+    expect(unknown.status).toBe(401);
+    const { createRegistrationToken } = await import('./auth.js');
+    const expired = await createRegistrationToken(t.store, {}, 1, Date.now() - 10_000);
+    const res = await t.api('/api/runners/register', { token: null, json: { token: expired, name: 'x' } });
+    expect(res.status).toBe(401);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/expired/);
+  });
+});

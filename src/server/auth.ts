@@ -1,0 +1,96 @@
+import { mkdir, readFile, writeFile, chmod } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { MiddlewareHandler } from 'hono';
+import type { Labels } from '../protocol/index.js';
+import type { ApiTokenRow, Store } from '../store/types.js';
+import { hashToken, newToken } from '../core/tokens.js';
+import { apiError } from './http-util.js';
+
+/** Hono environment of the API app: the authenticated API token is in `c.var.apiToken`. */
+export type AppEnv = { Variables: { apiToken: ApiTokenRow } };
+
+/** Routes under /api/ that authenticate otherwise (registration token, runner credential). */
+const PUBLIC_API_PATHS = new Set(['/api/runners/register', '/api/runners/connect']);
+
+/** Name of the file in the data folder that holds the first admin token (mode 0600). */
+export const ADMIN_TOKEN_FILE = 'admin-token';
+
+/**
+ * Creates an API token (`fla_...`) with the given role; only its SHA-256 hash is stored.
+ * @returns the plain token (shown once).
+ */
+export async function createApiToken(store: Store, name: string, role: 'admin' | 'member', now: number): Promise<string> {
+  const token = newToken('fla');
+  await store.createApiToken({ name, role, tokenHash: hashToken(token), now });
+  return token;
+}
+
+/**
+ * First start: when the store has no API tokens, creates an admin token, writes it to
+ * `<dataDir>/admin-token` (mode 0600, folder created if needed) and returns it. Later starts:
+ * returns the token in that file when present and still valid (so local tools keep working),
+ * else null.
+ * @throws when the data folder or file cannot be written on first start.
+ */
+export async function ensureAdminToken(store: Store, dataDir: string, now: number = Date.now()): Promise<string | null> {
+  const file = join(dataDir, ADMIN_TOKEN_FILE);
+  if ((await store.countApiTokens()) === 0) {
+    const token = await createApiToken(store, 'admin', 'admin', now);
+    await mkdir(dataDir, { recursive: true, mode: 0o700 });
+    await writeFile(file, token + '\n', { mode: 0o600 });
+    await chmod(file, 0o600);
+    return token;
+  }
+  let text: string;
+  try {
+    text = (await readFile(file, 'utf8')).trim();
+  } catch {
+    return null;
+  }
+  if (!text) return null;
+  return (await store.findApiTokenByHash(hashToken(text))) ? text : null;
+}
+
+/**
+ * Creates a single-use runner registration token (`flr_...`) carrying `labels`, valid for
+ * `ttlMs` milliseconds from `now` (epoch ms). Only its hash is stored.
+ * @returns the plain token.
+ * @throws RangeError when ttlMs is not a positive number.
+ */
+export async function createRegistrationToken(store: Store, labels: Labels, ttlMs: number, now: number): Promise<string> {
+  if (!Number.isFinite(ttlMs) || ttlMs <= 0) throw new RangeError(`ttlMs must be a positive number of milliseconds, got ${ttlMs}`);
+  const token = newToken('flr');
+  await store.createRegistrationToken({ tokenHash: hashToken(token), labels, expiresAt: now + ttlMs, now });
+  return token;
+}
+
+/** The bearer token of an `Authorization: Bearer <token>` header, or null. */
+export function bearerToken(header: string | undefined | null): string | null {
+  if (!header) return null;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return m ? m[1]! : null;
+}
+
+/**
+ * Middleware for /api/*: every route except registration and the runner socket needs a valid
+ * API token as `Authorization: Bearer`; otherwise 401 `unauthorized`. Sets `c.var.apiToken`.
+ */
+export function requireApiToken(store: Store): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    if (PUBLIC_API_PATHS.has(c.req.path)) return next();
+    const token = bearerToken(c.req.header('authorization'));
+    if (!token) return apiError(c, 401, 'unauthorized', 'missing API token: send Authorization: Bearer <token>');
+    const row = await store.findApiTokenByHash(hashToken(token));
+    if (!row) return apiError(c, 401, 'unauthorized', 'unknown API token');
+    c.set('apiToken', row);
+    return next();
+  };
+}
+
+/** Middleware: only admin API tokens pass; others get 403 `forbidden`. Use after {@link requireApiToken}. */
+export function requireAdmin(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    if (c.var.apiToken?.role !== 'admin') return apiError(c, 403, 'forbidden', 'this action needs an admin API token');
+    return next();
+  };
+}

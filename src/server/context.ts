@@ -1,0 +1,27 @@
+import type { Store } from '../store/types.js';
+import type { Logger } from '../core/log.js';
+import type { AgentRegistry } from './agents.js';
+import type { EventBus } from './event-bus.js';
+import type { RunnerHub } from './hub.js';
+import type { Dispatcher } from './dispatcher.js';
+
+/** Everything the HTTP routes share. Times in ms (server clock via `now`). */
+export interface ServerContext {
+  store: Store;
+  agents: AgentRegistry;
+  bus: EventBus;
+  hub: RunnerHub;
+  dispatcher: Dispatcher;
+  log: Logger;
+  now: () => number;
+  /** Runner silence after which it counts as offline (runner status in the API). */
+  heartbeatTimeoutMs: number;
+  sse: {
+    /** Comment line interval keeping idle streams open (default 15000). */
+    heartbeatMs: number;
+    /** Store poll interval for events written by other replicas (default 1000). */
+    pollMs: number;
+    /** Closers of open streams, called on shutdown. */
+    open: Set<() => void>;
+  };
+}

@@ -1,0 +1,348 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, WebSocket, type RawData } from 'ws';
+import {
+  RunnerToServer,
+  describeIssues,
+  type Labels,
+  type RunningJobReport,
+  type ServerToRunner,
+  type UploadedEvent,
+} from '../protocol/index.js';
+import type { Store } from '../store/types.js';
+import type { Logger } from '../core/log.js';
+import { hashToken } from '../core/tokens.js';
+import { isTerminal } from '../core/job-state.js';
+import type { EventBus } from './event-bus.js';
+import { bearerToken } from './auth.js';
+import { recordStatus } from './status-events.js';
+
+/** One runner's live WebSocket on this server, as the dispatcher sees it. */
+export interface RunnerConnection {
+  readonly runnerId: number;
+  readonly name: string;
+  /** Labels and capacity as of the runner's `hello`. */
+  readonly labels: Labels;
+  readonly capacity: number;
+  /** True once `hello` was handled (the runner may get jobs). */
+  readonly ready: boolean;
+  /** No dispatch to this runner before this time (epoch ms); set after a rejection. */
+  holdUntil: number;
+  /** Sends one frame; resolves false when the socket is closed or the write failed. */
+  send(msg: ServerToRunner): Promise<boolean>;
+}
+
+/** What the hub needs. Times in ms. */
+export interface HubOptions {
+  store: Store;
+  bus: EventBus;
+  log: Logger;
+  now: () => number;
+  /** Told to runners in `welcome`. */
+  heartbeatIntervalMs: number;
+  /** An active job the runner stops reporting for this long is requeued (assigned) or lost (running). */
+  heartbeatTimeoutMs: number;
+  /** Called when dispatch may have work (runner ready, job ended, job requeued). */
+  onWork: () => void;
+}
+
+/** Close code sent to an older socket of a runner that connected again. */
+const CLOSE_REPLACED = 4000;
+
+class Connection implements RunnerConnection {
+  labels: Labels = {};
+  capacity = 1;
+  ready = false;
+  holdUntil = 0;
+  name: string;
+  /** Active jobs the runner did not report, since when (for lost-assignment detection). */
+  readonly missing = new Map<number, { attempt: number; since: number }>();
+  queue: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly runnerId: number,
+    name: string,
+    readonly ws: WebSocket,
+  ) {
+    this.name = name;
+  }
+
+  send(msg: ServerToRunner): Promise<boolean> {
+    if (this.ws.readyState !== WebSocket.OPEN) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      try {
+        this.ws.send(JSON.stringify(msg), (err) => resolve(!err));
+      } catch {
+        resolve(false);
+      }
+    });
+  }
+}
+
+/**
+ * The runner hub: accepts runner WebSockets at `/api/runners/connect` (runner credential as
+ * `Authorization: Bearer flc_...`, else 401 before the upgrade), validates every frame with
+ * {@link RunnerToServer}, and turns frames into store changes: `hello`/`heartbeat` touch the
+ * runner and reconcile its running jobs, `job.events` are stored (fenced by attempt) and
+ * acknowledged, `harness.started` / `job.finished` move the job, `job.rejected` requeues it.
+ * Frames of one connection are handled strictly in order. A bad frame gets an `error` frame;
+ * the connection stays open.
+ */
+export class RunnerHub {
+  private readonly wss = new WebSocketServer({ noServer: true });
+  private readonly conns = new Map<number, Connection>();
+  private closing = false;
+
+  constructor(private readonly o: HubOptions) {}
+
+  /** Ready connections (hello received) on this server. */
+  connections(): RunnerConnection[] {
+    return [...this.conns.values()].filter((c) => c.ready);
+  }
+
+  /** Sends a frame to a runner connected to this server; false when it is not connected here. */
+  async send(runnerId: number, msg: ServerToRunner): Promise<boolean> {
+    const c = this.conns.get(runnerId);
+    return c ? c.send(msg) : false;
+  }
+
+  /** Handles an HTTP upgrade for `/api/runners/connect` (call from the server's 'upgrade' event). */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    socket.on('error', () => undefined);
+    const reject = (status: number, text: string, message: string) => {
+      const body = JSON.stringify({ error: { code: 'unauthorized', message } });
+      socket.end(
+        `HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+      );
+    };
+    if (this.closing) return reject(503, 'Service Unavailable', 'server is shutting down');
+    const cred = bearerToken(req.headers.authorization);
+    if (!cred) return reject(401, 'Unauthorized', 'missing runner credential: send Authorization: Bearer <credential>');
+    this.o.store.findRunnerByCredentialHash(hashToken(cred)).then(
+      (runner) => {
+        if (!runner) return reject(401, 'Unauthorized', 'unknown runner credential');
+        if (this.closing) return reject(503, 'Service Unavailable', 'server is shutting down');
+        this.wss.handleUpgrade(req, socket, head, (ws) => this.attach(runner.id, runner.name, ws));
+      },
+      (err: unknown) => {
+        this.o.log.error('runner upgrade failed', { err: String(err) });
+        reject(500, 'Internal Server Error', 'internal error');
+      },
+    );
+  }
+
+  private attach(runnerId: number, name: string, ws: WebSocket): void {
+    const conn = new Connection(runnerId, name, ws);
+    const old = this.conns.get(runnerId);
+    this.conns.set(runnerId, conn);
+    if (old) old.ws.close(CLOSE_REPLACED, 'replaced by a newer connection');
+    const log = this.o.log.child({ runnerId });
+    log.info('runner connected', { name });
+    ws.on('message', (data: RawData, isBinary: boolean) => {
+      conn.queue = conn.queue
+        .then(() => this.onFrame(conn, isBinary ? null : data.toString()))
+        .catch((err: unknown) => {
+          log.error('runner frame failed', { err: String(err) });
+          void conn.send({ type: 'error', message: 'internal error handling the frame' });
+        });
+    });
+    ws.on('error', (err) => log.warn('runner socket error', { err: String(err) }));
+    ws.on('close', () => {
+      if (this.conns.get(runnerId) !== conn) return;
+      this.conns.delete(runnerId);
+      log.info('runner disconnected');
+      conn.queue = conn.queue
+        .then(() => this.o.store.setRunnerDisconnected(runnerId, this.o.now()))
+        .catch((err: unknown) => log.warn('marking runner disconnected failed', { err: String(err) }));
+    });
+  }
+
+  private async onFrame(conn: Connection, text: string | null): Promise<void> {
+    let raw: unknown;
+    try {
+      if (text === null) throw new Error('binary');
+      raw = JSON.parse(text);
+    } catch {
+      this.o.log.warn('bad runner frame: not JSON text', { runnerId: conn.runnerId });
+      await conn.send({ type: 'error', message: 'bad frame: not a JSON text message' });
+      return;
+    }
+    const parsed = RunnerToServer.safeParse(raw);
+    if (!parsed.success) {
+      const message = `bad frame: ${describeIssues(parsed.error.issues)}`;
+      this.o.log.warn('bad runner frame', { runnerId: conn.runnerId, message });
+      await conn.send({ type: 'error', message });
+      return;
+    }
+    const msg = parsed.data;
+    if (msg.type !== 'hello' && !conn.ready) {
+      await conn.send({ type: 'error', message: `bad frame: send hello before ${msg.type}` });
+      return;
+    }
+    switch (msg.type) {
+      case 'hello':
+        return this.onHello(conn, msg);
+      case 'heartbeat':
+        await this.o.store.touchRunner(conn.runnerId, this.o.now());
+        return this.reconcile(conn, msg.running);
+      case 'job.accepted':
+        await this.checkCurrent(conn, msg.jobId, msg.attempt);
+        return;
+      case 'job.rejected':
+        return this.onRejected(conn, msg.jobId, msg.attempt, msg.reason);
+      case 'job.events':
+        return this.onEvents(conn, msg.jobId, msg.attempt, msg.events);
+    }
+  }
+
+  private async onHello(conn: Connection, msg: Extract<RunnerToServer, { type: 'hello' }>): Promise<void> {
+    const store = this.o.store;
+    const row = await store.getRunner(conn.runnerId);
+    // Labels from the registration token stay; the runner's own labels overlay them.
+    const labels = { ...(row?.labels ?? {}), ...msg.labels };
+    await store.touchRunner(conn.runnerId, this.o.now(), { labels, capacity: msg.capacity, version: msg.version, name: msg.name });
+    conn.labels = labels;
+    conn.capacity = msg.capacity;
+    conn.name = msg.name;
+    await conn.send({ type: 'welcome', runnerId: conn.runnerId, heartbeatIntervalMs: this.o.heartbeatIntervalMs, serverTime: new Date(this.o.now()).toISOString() });
+    await this.reconcile(conn, msg.running);
+    conn.ready = true;
+    this.o.onWork();
+  }
+
+  /**
+   * Compares what the runner says it runs with the store: a reported attempt that is not the
+   * job's current one on this runner (or whose job ended or went back to the queue) gets
+   * `job.cancel`; an active job the runner stops reporting for heartbeatTimeoutMs is requeued
+   * (still `assigned`: the assignment never arrived) or marked lost (`running`).
+   */
+  private async reconcile(conn: Connection, running: readonly RunningJobReport[]): Promise<void> {
+    const { store, now } = this.o;
+    for (const r of running) await this.checkCurrent(conn, r.jobId, r.attempt);
+    const reported = new Set(running.map((r) => `${r.jobId}:${r.attempt}`));
+    const active = await store.listActiveJobsForRunner(conn.runnerId);
+    const activeIds = new Set(active.map((j) => j.id));
+    for (const id of [...conn.missing.keys()]) if (!activeIds.has(id)) conn.missing.delete(id);
+    const t = now();
+    for (const job of active) {
+      if (reported.has(`${job.id}:${job.attempt}`)) {
+        conn.missing.delete(job.id);
+        continue;
+      }
+      const m = conn.missing.get(job.id);
+      if (!m || m.attempt !== job.attempt) {
+        conn.missing.set(job.id, { attempt: job.attempt, since: t });
+        continue;
+      }
+      if (t - m.since < this.o.heartbeatTimeoutMs) continue;
+      conn.missing.delete(job.id);
+      const secs = Math.round((t - m.since) / 1000);
+      if (job.status === 'assigned') {
+        if (await store.requeueJob(job.id, job.attempt, t)) {
+          await recordStatus(store, this.o.bus, job.id, 'queued', `runner ${conn.name} never started it (${secs}s); back in the queue`, t, conn.runnerId);
+          this.o.onWork();
+        }
+      } else {
+        const moved = await store.transitionJob(job.id, job.attempt, ['running'], 'lost', t, {
+          endReason: 'runner_lost',
+          error: `runner ${conn.name} stopped reporting the job for ${secs}s`,
+        });
+        if (moved) {
+          await recordStatus(store, this.o.bus, job.id, 'lost', `runner ${conn.name} no longer runs it (${secs}s)`, t, conn.runnerId);
+          this.o.onWork();
+        }
+      }
+    }
+  }
+
+  /** Sends `job.cancel` when (jobId, attempt) is not a live attempt of this runner. Returns true when it is live. */
+  private async checkCurrent(conn: Connection, jobId: number, attempt: number): Promise<boolean> {
+    const job = await this.o.store.getJob(jobId);
+    let reason: string | null = null;
+    if (!job) reason = 'unknown job';
+    else if (job.attempt !== attempt || job.runnerId !== conn.runnerId) reason = 'stale attempt: the job was reassigned';
+    else if (isTerminal(job.status)) reason = `job is ${job.status}`;
+    else if (job.status === 'queued') reason = 'job went back to the queue';
+    if (reason === null) return true;
+    await conn.send({ type: 'job.cancel', jobId, attempt, reason });
+    return false;
+  }
+
+  private async onRejected(conn: Connection, jobId: number, attempt: number, reason: string): Promise<void> {
+    const t = this.o.now();
+    const job = await this.o.store.getJob(jobId);
+    if (!job || job.runnerId !== conn.runnerId) return;
+    if (await this.o.store.requeueJob(jobId, attempt, t)) {
+      conn.holdUntil = t + 1000;
+      await recordStatus(this.o.store, this.o.bus, jobId, 'queued', `runner ${conn.name} refused it (${reason}); back in the queue`, t, conn.runnerId);
+      this.o.onWork();
+    }
+  }
+
+  private async onEvents(conn: Connection, jobId: number, attempt: number, events: readonly UploadedEvent[]): Promise<void> {
+    const { store, bus } = this.o;
+    const job = await store.getJob(jobId);
+    if (!job || job.runnerId !== conn.runnerId) {
+      await conn.send({ type: 'job.cancel', jobId, attempt, reason: job ? 'job belongs to another runner' : 'unknown job' });
+      return;
+    }
+    const res = await store.appendRunnerEvents(jobId, attempt, events);
+    if (!res.accepted) {
+      await conn.send({ type: 'job.cancel', jobId, attempt, reason: 'stale attempt: the job was reassigned' });
+      return;
+    }
+    if (res.stored.length) bus.publish(jobId, res.stored);
+    // Transitions follow the uploaded events (not only newly stored ones) so a resend after a
+    // crash between storing and transitioning still moves the job; transitions are conditional.
+    for (const ev of events) {
+      if (ev.type === 'harness.started') {
+        const moved = await store.transitionJob(jobId, attempt, ['assigned'], 'running', this.o.now(), {
+          startedAt: this.o.now(),
+          ...(ev.data.sessionId ? { sessionId: ev.data.sessionId } : {}),
+        });
+        if (moved) bus.publish(jobId);
+      } else if (ev.type === 'job.finished') {
+        const d = ev.data;
+        const moved = await store.transitionJob(jobId, attempt, ['assigned', 'running'], d.status, this.o.now(), {
+          endReason: d.reason ?? (d.status === 'succeeded' ? null : d.status === 'cancelled' ? 'cancelled' : 'error'),
+          error: d.error ?? null,
+          result: d.result ?? null,
+          ...(d.sessionId ? { sessionId: d.sessionId } : {}),
+        });
+        if (moved) {
+          bus.publish(jobId);
+          this.o.onWork();
+        }
+      }
+    }
+    await conn.send({ type: 'ack', jobId, attempt, upTo: res.upTo });
+  }
+
+  /** Closes every runner socket (1001) and waits for in-flight frame handling to finish. */
+  async close(): Promise<void> {
+    this.closing = true;
+    const conns = [...this.conns.values()];
+    this.conns.clear();
+    for (const c of conns) c.ws.close(1001, 'server shutting down');
+    const closed = conns.map(
+      (c) =>
+        new Promise<void>((resolve) => {
+          if (c.ws.readyState === WebSocket.CLOSED) return resolve();
+          const t = setTimeout(() => {
+            c.ws.terminate();
+            resolve();
+          }, 1000);
+          c.ws.once('close', () => {
+            clearTimeout(t);
+            resolve();
+          });
+        }),
+    );
+    await Promise.all(closed);
+    await Promise.all(conns.map((c) => c.queue));
+    // Runners of this server are disconnected now; the sweep judges their jobs later.
+    const t = this.o.now();
+    await Promise.all(conns.map((c) => this.o.store.setRunnerDisconnected(c.runnerId, t).catch(() => undefined)));
+    await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+  }
+}

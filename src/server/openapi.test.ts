@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from './test-helpers.js';
+
+describe('GET /openapi.json', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer();
+  });
+  afterAll(() => t.close());
+
+  it('lists every route with its body and responses', async () => {
+    const res = await t.api('/openapi.json', { token: null });
+    expect(res.status).toBe(200);
+    type Op = { requestBody?: { content: Record<string, { schema: { $ref: string } }> }; responses: Record<string, unknown> };
+    const doc = (await res.json()) as { openapi: string; paths: Record<string, Record<string, Op>>; components: { schemas: Record<string, Record<string, unknown>> } };
+    expect(doc.openapi).toBe('3.1.0');
+    const routes = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`));
+    expect(routes.sort()).toEqual(
+      [
+        'POST /api/jobs',
+        'GET /api/jobs',
+        'GET /api/jobs/{id}',
+        'POST /api/jobs/{id}/cancel',
+        'GET /api/jobs/{id}/events',
+        'GET /api/runners',
+        'POST /api/runner-tokens',
+        'POST /api/runners/register',
+        'GET /api/runners/connect',
+        'GET /api/agents',
+        'GET /healthz',
+        'GET /openapi.json',
+        'POST /v1/messages',
+      ].sort(),
+    );
+    const create = doc.paths['/api/jobs']!.post!;
+    expect(create.requestBody!.content['application/json']!.schema.$ref).toBe('#/components/schemas/CreateJobRequest');
+    expect(Object.keys(create.responses).sort()).toEqual(['201', '400', '401', '404', '422']);
+    // Schemas come from the protocol zod schemas: input shapes leave defaulted fields optional.
+    const req = doc.components.schemas.CreateJobRequest!;
+    expect(req.required).toEqual(['agent']);
+    expect(Object.keys(req.properties as object).sort()).toEqual(['agent', 'budgetUsd', 'input', 'labels', 'priority']);
+    const job = doc.components.schemas.Job!;
+    expect((job.required as string[]).includes('status')).toBe(true);
+    // Every $ref resolves.
+    const refs = JSON.stringify(doc).match(/#\/components\/schemas\/[A-Za-z]+/g) ?? [];
+    for (const r of refs) expect(doc.components.schemas[r.split('/').pop()!], r).toBeDefined();
+  });
+});

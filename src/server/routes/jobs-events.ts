@@ -1,0 +1,130 @@
+import type { Hono } from 'hono';
+import type { JobEvent } from '../../protocol/index.js';
+import { isTerminal } from '../../core/job-state.js';
+import type { AppEnv } from '../auth.js';
+import type { ServerContext } from '../context.js';
+import { apiError } from '../http-util.js';
+
+const PAGE = 500;
+
+/** Formats one job event as an SSE message (`id: <seq>`, `event: job`, JSON data). */
+export function sseJobEvent(ev: JobEvent): string {
+  return `id: ${ev.seq}\nevent: job\ndata: ${JSON.stringify(ev)}\n\n`;
+}
+
+/**
+ * `GET /api/jobs/:id/events` (SSE). Replays the job's events after `Last-Event-ID` (header)
+ * or `?after=` (a seq), then follows new ones, woken by the in-process bus and by a store
+ * poll every `ctx.sse.pollMs` (events stored by other replicas). When the job is terminal
+ * and every event is sent: `event: end` / `data: {"status": "<status>"}`, then the stream
+ * closes. A `: ping` comment every `ctx.sse.heartbeatMs` keeps idle streams open.
+ * Bad id/cursor → 400 `invalid_request`; unknown job → 404 `not_found`.
+ */
+export function mountJobEvents(app: Hono<AppEnv>, ctx: ServerContext): void {
+  app.get('/api/jobs/:id/events', async (c) => {
+    const idText = c.req.param('id');
+    if (!/^[0-9]{1,15}$/.test(idText) || Number(idText) <= 0) return apiError(c, 400, 'invalid_request', 'id: must be a positive integer', 'id');
+    const id = Number(idText);
+    const cursorText = c.req.header('last-event-id') ?? c.req.query('after');
+    let after = 0;
+    if (cursorText !== undefined && cursorText !== '') {
+      if (!/^[0-9]{1,15}$/.test(cursorText.trim())) {
+        return apiError(c, 400, 'invalid_request', 'Last-Event-ID / after: must be a non-negative integer (an event seq)', 'after');
+      }
+      after = Number(cursorText.trim());
+    }
+    if (!(await ctx.store.getJob(id))) return apiError(c, 404, 'not_found', `no job ${id}`);
+
+    const enc = new TextEncoder();
+    let closed = false;
+    let wake: (() => void) | null = null;
+    let dirty = false;
+    const signal = () => {
+      dirty = true;
+      const w = wake;
+      wake = null;
+      w?.();
+    };
+    const unsubscribe = ctx.bus.subscribe(id, signal);
+    let controllerRef: ReadableStreamDefaultController<Uint8Array> | null = null;
+    const write = (text: string) => {
+      if (closed || !controllerRef) return;
+      try {
+        controllerRef.enqueue(enc.encode(text));
+      } catch {
+        finish();
+      }
+    };
+    const heartbeat = setInterval(() => write(': ping\n\n'), ctx.sse.heartbeatMs);
+    heartbeat.unref();
+    const finish = () => {
+      if (closed) return;
+      closed = true;
+      clearInterval(heartbeat);
+      unsubscribe();
+      ctx.sse.open.delete(finish);
+      signal();
+      try {
+        controllerRef?.close();
+      } catch {
+        // already closed
+      }
+    };
+    ctx.sse.open.add(finish);
+
+    const sendNew = async () => {
+      while (!closed) {
+        const evs = await ctx.store.listEvents(id, after, PAGE);
+        for (const ev of evs) {
+          write(sseJobEvent(ev));
+          after = ev.seq;
+        }
+        if (evs.length < PAGE) return;
+      }
+    };
+
+    const loop = async () => {
+      write(': stream of job events\n\n');
+      while (!closed) {
+        dirty = false;
+        await sendNew();
+        const job = await ctx.store.getJob(id);
+        if (job && isTerminal(job.status)) {
+          await sendNew();
+          write(`event: end\ndata: ${JSON.stringify({ status: job.status })}\n\n`);
+          finish();
+          return;
+        }
+        if (dirty || closed) continue;
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, ctx.sse.pollMs);
+          wake = () => {
+            clearTimeout(t);
+            resolve();
+          };
+        });
+      }
+    };
+
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controllerRef = controller;
+        loop().catch((err: unknown) => {
+          ctx.log.warn('event stream failed', { jobId: id, err: String(err) });
+          finish();
+        });
+      },
+      cancel() {
+        finish();
+      },
+    });
+    return new Response(stream, {
+      headers: {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache',
+        'x-accel-buffering': 'no',
+        connection: 'keep-alive',
+      },
+    });
+  });
+}

@@ -1,0 +1,188 @@
+import type { Hono } from 'hono';
+import { z } from 'zod';
+import {
+  AgentDefinition,
+  ApiErrorBody,
+  CreateJobRequest,
+  CreateRunnerTokenRequest,
+  Job,
+  JobEvent,
+  JobList,
+  RegisterRunnerRequest,
+  RegisterRunnerResponse,
+  Runner,
+} from '../../protocol/index.js';
+import type { AppEnv } from '../auth.js';
+
+type Json = Record<string, unknown>;
+
+const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
+const json = (schema: Json) => ({ 'application/json': { schema } });
+const error = (description: string) => ({ description, content: json(ref('ApiErrorBody')) });
+const body = (name: string) => ({ required: true, content: json(ref(name)) });
+const ok = (description: string, schema: Json) => ({ description, content: json(schema) });
+const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'integer', minimum: 1 } };
+const unauthorized = error('missing or unknown API token (`unauthorized`)');
+const arrayOf = (key: string, name: string): Json => ({
+  type: 'object',
+  required: [key],
+  properties: { [key]: { type: 'array', items: ref(name) } },
+});
+
+function schemaOf(schema: z.ZodType, io: 'input' | 'output'): Json {
+  const s = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Json;
+  delete s.$schema;
+  return s;
+}
+
+/**
+ * The OpenAPI 3.1 document of the HTTP API, built from the protocol zod schemas
+ * (`z.toJSONSchema`; request bodies as input shapes, so defaulted fields are optional).
+ */
+export function buildOpenApi(): Json {
+  const schemas: Json = {
+    ApiErrorBody: schemaOf(ApiErrorBody, 'output'),
+    CreateJobRequest: schemaOf(CreateJobRequest, 'input'),
+    Job: schemaOf(Job, 'output'),
+    JobList: schemaOf(JobList, 'output'),
+    JobEvent: schemaOf(JobEvent, 'output'),
+    Runner: schemaOf(Runner, 'output'),
+    CreateRunnerTokenRequest: schemaOf(CreateRunnerTokenRequest, 'input'),
+    RunnerTokenResponse: {
+      type: 'object',
+      required: ['token', 'expiresAt'],
+      properties: { token: { type: 'string', description: 'flr_... (shown once)' }, expiresAt: { type: 'string', format: 'date-time' } },
+    },
+    RegisterRunnerRequest: schemaOf(RegisterRunnerRequest, 'input'),
+    RegisterRunnerResponse: schemaOf(RegisterRunnerResponse, 'output'),
+    AgentDefinition: schemaOf(AgentDefinition, 'output'),
+  };
+  const paths: Json = {
+    '/api/jobs': {
+      post: {
+        summary: 'Create a job',
+        requestBody: body('CreateJobRequest'),
+        responses: {
+          201: ok('the queued job', ref('Job')),
+          400: error('`invalid_json` or `invalid_request` (names the field)'),
+          401: unauthorized,
+          404: error('`unknown_agent`'),
+          422: error('`invalid_input`: the input fails the agent\'s inputSchema (e.g. `input.repo: must be string`)'),
+        },
+      },
+      get: {
+        summary: 'List jobs, newest first',
+        parameters: [
+          { name: 'status', in: 'query', schema: schemaOf(Job.shape.status, 'output') },
+          { name: 'agent', in: 'query', schema: { type: 'string' } },
+          { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 200, default: 50 } },
+          { name: 'before', in: 'query', description: 'nextCursor of the previous page', schema: { type: 'integer', minimum: 1 } },
+        ],
+        responses: { 200: ok('a page of jobs', ref('JobList')), 400: error('`invalid_request`'), 401: unauthorized },
+      },
+    },
+    '/api/jobs/{id}': {
+      get: {
+        summary: 'One job, with usage',
+        parameters: [idParam],
+        responses: { 200: ok('the job', ref('Job')), 401: unauthorized, 404: error('`not_found`') },
+      },
+    },
+    '/api/jobs/{id}/cancel': {
+      post: {
+        summary: 'Cancel a job',
+        parameters: [idParam],
+        responses: { 200: ok('the cancelled job', ref('Job')), 401: unauthorized, 404: error('`not_found`'), 409: error('`not_cancellable`: already ended') },
+      },
+    },
+    '/api/jobs/{id}/events': {
+      get: {
+        summary: 'Follow a job\'s events (Server-Sent Events)',
+        description:
+          'Each event: `id: <seq>`, `event: job`, `data: <JobEvent JSON>`. Resume with the `Last-Event-ID` header or `?after=<seq>`. ' +
+          'When the job has ended and every event was sent: `event: end`, `data: {"status": ...}`, then the stream closes.',
+        parameters: [
+          idParam,
+          { name: 'Last-Event-ID', in: 'header', schema: { type: 'integer', minimum: 0 } },
+          { name: 'after', in: 'query', schema: { type: 'integer', minimum: 0 } },
+        ],
+        responses: {
+          200: { description: 'event stream', content: { 'text/event-stream': { schema: ref('JobEvent') } } },
+          400: error('`invalid_request`'),
+          401: unauthorized,
+          404: error('`not_found`'),
+        },
+      },
+    },
+    '/api/runners': {
+      get: { summary: 'List runners', responses: { 200: ok('runners', arrayOf('runners', 'Runner')), 401: unauthorized } },
+    },
+    '/api/runner-tokens': {
+      post: {
+        summary: 'Create a runner registration token (admin)',
+        requestBody: body('CreateRunnerTokenRequest'),
+        responses: {
+          201: ok('a single-use registration token', ref('RunnerTokenResponse')),
+          400: error('`invalid_json` or `invalid_request`'),
+          401: unauthorized,
+          403: error('`forbidden`: needs an admin token'),
+        },
+      },
+    },
+    '/api/runners/register': {
+      post: {
+        summary: 'Trade a registration token for a runner credential',
+        security: [],
+        requestBody: body('RegisterRunnerRequest'),
+        responses: {
+          201: ok('the new runner and its credential (shown once)', ref('RegisterRunnerResponse')),
+          400: error('`invalid_json` or `invalid_request`'),
+          401: error('`unauthorized`: registration token unknown, used or expired'),
+        },
+      },
+    },
+    '/api/runners/connect': {
+      get: {
+        summary: 'Runner WebSocket (runner credential as Bearer); frames per protocol/runner-messages.ts',
+        security: [{ runnerCredential: [] }],
+        responses: { 101: { description: 'switching to WebSocket' }, 401: error('`unauthorized`: unknown runner credential') },
+      },
+    },
+    '/api/agents': {
+      get: { summary: 'List agents', responses: { 200: ok('agents', arrayOf('agents', 'AgentDefinition')), 401: unauthorized } },
+    },
+    '/healthz': {
+      get: { summary: 'Liveness', security: [], responses: { 200: ok('healthy', { type: 'object' }), 503: { description: 'store unavailable' } } },
+    },
+    '/openapi.json': {
+      get: { summary: 'This document', security: [], responses: { 200: ok('OpenAPI 3.1 document', { type: 'object' }) } },
+    },
+    '/v1/messages': {
+      post: {
+        summary: 'Model gateway, Anthropic Messages wire format (job token as x-api-key or Bearer)',
+        security: [{ jobToken: [] }],
+        responses: { 200: { description: 'Anthropic Messages response (JSON or SSE)' }, 401: { description: 'dead or unknown job token' } },
+      },
+    },
+  };
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Flotilla control plane', version: '0.1.0' },
+    security: [{ apiToken: [] }],
+    paths,
+    components: {
+      schemas,
+      securitySchemes: {
+        apiToken: { type: 'http', scheme: 'bearer', description: 'API token (fla_...)' },
+        runnerCredential: { type: 'http', scheme: 'bearer', description: 'runner credential (flc_...)' },
+        jobToken: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'job token (flj_...)' },
+      },
+    },
+  };
+}
+
+/** `GET /openapi.json` (public). */
+export function mountOpenApi(app: Hono<AppEnv>): void {
+  let doc: Json | null = null;
+  app.get('/openapi.json', (c) => c.json((doc ??= buildOpenApi())));
+}

@@ -1,0 +1,34 @@
+import type { Hono } from 'hono';
+import { RegisterRunnerRequest, type RegisterRunnerResponse } from '../../protocol/index.js';
+import { hashToken, newToken } from '../../core/tokens.js';
+import type { AppEnv } from '../auth.js';
+import type { ServerContext } from '../context.js';
+import { apiError, readBody } from '../http-util.js';
+
+/**
+ * `POST /api/runners/register` (no API token; body {@link RegisterRunnerRequest}) → 201
+ * `{ runnerId, credential: "flc_..." }`. Consumes the registration token (single use); the
+ * runner's labels = the token's labels overlaid with its own. Unknown, used or expired token
+ * → 401 `unauthorized`.
+ */
+export function mountRegisterRunner(app: Hono<AppEnv>, ctx: ServerContext): void {
+  app.post('/api/runners/register', async (c) => {
+    const body = await readBody(c, RegisterRunnerRequest);
+    if (!body.ok) return body.response;
+    const req = body.value;
+    const now = ctx.now();
+    const reg = await ctx.store.consumeRegistrationToken(hashToken(req.token), now);
+    if (!reg) return apiError(c, 401, 'unauthorized', 'registration token is unknown, already used or expired', 'token');
+    const credential = newToken('flc');
+    const runner = await ctx.store.createRunner({
+      name: req.name,
+      labels: { ...reg.labels, ...req.labels },
+      capacity: req.capacity,
+      credentialHash: hashToken(credential),
+      now,
+    });
+    ctx.log.info('runner registered', { runnerId: runner.id, name: runner.name });
+    const res: RegisterRunnerResponse = { runnerId: runner.id, credential };
+    return c.json(res, 201);
+  });
+}

@@ -1,0 +1,144 @@
+import type { AddressInfo } from 'node:net';
+import type { Server as HttpServer } from 'node:http';
+import { createAdaptorServer } from '@hono/node-server';
+import type { Store } from '../store/types.js';
+import { silentLogger, type Logger } from '../core/log.js';
+import type { GatewayConfig } from '../gateway/config.js';
+import { createGateway } from '../gateway/gateway.js';
+import { loadModelScript } from '../gateway/script.js';
+import { AgentRegistry } from './agents.js';
+import { ensureAdminToken } from './auth.js';
+import { createApp } from './app.js';
+import type { ServerContext } from './context.js';
+import { Dispatcher } from './dispatcher.js';
+import { EventBus } from './event-bus.js';
+import { RunnerHub } from './hub.js';
+import { Sweeper } from './sweeper.js';
+
+/** Options of {@link startServer}. Durations in milliseconds. */
+export interface ServerOptions {
+  store: Store;
+  /** Where `admin-token` is written on first start. */
+  dataDir: string;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default 8787; 0 = an ephemeral port (see {@link RunningServer.port}). */
+  port?: number;
+  /** Folders of `<name>/agent.yaml` (+ prompt, optional script.yaml); later folders override earlier ones. */
+  agentsDirs: string[];
+  gateway: GatewayConfig;
+  /** Told to runners in `welcome`; default 5000. */
+  heartbeatIntervalMs?: number;
+  /** A runner silent longer is offline and its jobs are lost; default 20000. */
+  heartbeatTimeoutMs?: number;
+  /** Liveness sweep period; default 2000. */
+  sweepIntervalMs?: number;
+  /** Periodic dispatch pass (jobs created by other replicas); default 1000. */
+  dispatchIntervalMs?: number;
+  log?: Logger;
+  /** Clock (epoch ms); default Date.now. For tests. */
+  now?: () => number;
+}
+
+/** A started control plane. */
+export interface RunningServer {
+  /** `http://host:port` */
+  url: string;
+  port: number;
+  /** The admin token when created now or readable from `<dataDir>/admin-token`, else null. */
+  adminToken: string | null;
+  /** Stops timers, closes runner sockets, event streams and the HTTP server. Does not close the store. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the control plane: HTTP API + SSE, the runner WebSocket hub at
+ * `/api/runners/connect`, the dispatcher, the liveness sweeper, and the model gateway
+ * (`/v1/*`) on one HTTP server.
+ * @throws Error naming the agent file and field when an agent is bad; Error naming host:port
+ *   when it cannot listen (e.g. in use).
+ */
+export async function startServer(opts: ServerOptions): Promise<RunningServer> {
+  const log = opts.log ?? silentLogger;
+  const now = opts.now ?? Date.now;
+  const host = opts.host ?? '127.0.0.1';
+  const heartbeatIntervalMs = opts.heartbeatIntervalMs ?? 5000;
+  const heartbeatTimeoutMs = opts.heartbeatTimeoutMs ?? 20000;
+  const { store } = opts;
+
+  const agents = await AgentRegistry.load(opts.agentsDirs, log);
+  const adminToken = await ensureAdminToken(store, opts.dataDir, now());
+  const bus = new EventBus();
+  // The hub and the dispatcher refer to each other; `kick` is bound once both exist.
+  let kick = () => {};
+  const hub = new RunnerHub({ store, bus, log: log.child({ part: 'hub' }), now, heartbeatIntervalMs, heartbeatTimeoutMs, onWork: () => kick() });
+  const dispatcher = new Dispatcher({ store, hub, agents, bus, log: log.child({ part: 'dispatch' }), now, intervalMs: opts.dispatchIntervalMs ?? 1000 });
+  kick = () => dispatcher.kick();
+  const sweeper = new Sweeper({
+    store,
+    bus,
+    log: log.child({ part: 'sweeper' }),
+    now,
+    timeoutMs: heartbeatTimeoutMs,
+    intervalMs: opts.sweepIntervalMs ?? 2000,
+    startedAt: now(),
+    onLost: () => dispatcher.kick(),
+  });
+  const ctx: ServerContext = {
+    store,
+    agents,
+    bus,
+    hub,
+    dispatcher,
+    log,
+    now,
+    heartbeatTimeoutMs,
+    sse: { heartbeatMs: 15000, pollMs: 1000, open: new Set() },
+  };
+  const app = createApp(ctx);
+  const gateway = createGateway({
+    store,
+    config: opts.gateway,
+    log: log.child({ part: 'gateway' }),
+    scriptFor: async (job) => {
+      const file = agents.scriptFileFor(job.agent);
+      return file ? loadModelScript(file) : null;
+    },
+  });
+  app.route('/', gateway);
+
+  const server = createAdaptorServer({ fetch: app.fetch }) as HttpServer;
+  server.on('upgrade', (req, socket, head) => {
+    const path = (req.url ?? '').split('?')[0];
+    if (path === '/api/runners/connect') return hub.handleUpgrade(req, socket, head);
+    socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+  });
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: Error) => reject(new Error(`cannot listen on ${host}:${opts.port ?? 8787}: ${err.message}`));
+    server.once('error', onError);
+    server.listen(opts.port ?? 8787, host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  dispatcher.start();
+  sweeper.start();
+  log.info('server listening', { url, agents: agents.list().map((a) => a.name).join(',') });
+
+  let closing: Promise<void> | null = null;
+  const close = () =>
+    (closing ??= (async () => {
+      await sweeper.stop();
+      await dispatcher.stop();
+      for (const end of [...ctx.sse.open]) end();
+      await hub.close();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      log.info('server stopped', { url });
+    })());
+  return { url, port, adminToken, close };
+}

@@ -1,0 +1,102 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Job, Runner } from '../protocol/index.js';
+import { FakeRunner, startTestServer, type TestServer } from './test-helpers.js';
+
+const TIMEOUT = 800;
+const SWEEP = 100;
+
+describe('liveness sweeper', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer({ heartbeatIntervalMs: 100, heartbeatTimeoutMs: TIMEOUT, sweepIntervalMs: SWEEP, dispatchIntervalMs: 100 });
+  });
+  afterAll(() => t.close());
+
+  it('marks a silent runner offline and its running job lost within timeout + one sweep, with a status event', async () => {
+    const r = await FakeRunner.start(t, { name: 'quiet' });
+    const welcome = await r.hello({ name: 'quiet' });
+    expect(welcome.heartbeatIntervalMs).toBe(100);
+    const res = await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'x' } } });
+    const job = (await res.json()) as Job;
+    const a = (await r.next('job.assign')).assignment;
+    r.send({ type: 'job.events', jobId: job.id, attempt: a.attempt, events: [{ rseq: 1, at: new Date().toISOString(), type: 'harness.started', data: { harness: 'x', pid: 1 } }] });
+    await r.next('ack');
+    // Heartbeat a few times (keeps it alive past the start-up grace), then go silent but stay connected.
+    for (let i = 0; i < 8; i++) {
+      r.send({ type: 'heartbeat', running: [{ jobId: job.id, attempt: a.attempt }] });
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    const lastBeat = (await t.store.getRunner(r.runnerId))!.lastHeartbeatAt!;
+    expect((await t.store.getJob(job.id))?.status).toBe('running');
+    let lostAt = 0;
+    while (Date.now() - lastBeat < TIMEOUT + SWEEP + 1500) {
+      if ((await t.store.getJob(job.id))?.status === 'lost') {
+        lostAt = Date.now();
+        break;
+      }
+      await new Promise((res) => setTimeout(res, 20));
+    }
+    expect(lostAt).toBeGreaterThan(0);
+    // Not before the timeout, and within timeout + one sweep (+ scheduling slack).
+    expect(lostAt - lastBeat).toBeGreaterThanOrEqual(TIMEOUT);
+    expect(lostAt - lastBeat).toBeLessThanOrEqual(TIMEOUT + SWEEP + 250);
+    const row = await t.store.getJob(job.id);
+    expect(row).toMatchObject({ endReason: 'runner_lost' });
+    const evs = await t.store.listEvents(job.id, 0, 100);
+    const last = evs.at(-1)!;
+    expect(last.type).toBe('status');
+    if (last.type === 'status') {
+      expect(last.data.status).toBe('lost');
+      expect(last.data.message).toMatch(/^runner quiet silent for [0-9]+s$/);
+    }
+    const list = (await (await t.api('/api/runners')).json()) as { runners: Runner[] };
+    expect(list.runners.find((x) => x.id === r.runnerId)?.status).toBe('offline');
+    // A heartbeat brings it back online; the lost job stays lost and the runner is told to drop it.
+    r.send({ type: 'heartbeat', running: [{ jobId: job.id, attempt: a.attempt }] });
+    expect((await r.next('job.cancel')).reason).toMatch(/lost/);
+    const list2 = (await (await t.api('/api/runners')).json()) as { runners: Runner[] };
+    expect(list2.runners.find((x) => x.id === r.runnerId)?.status).toBe('online');
+    await r.close();
+  });
+});
+
+describe('Sweeper.sweepOnce (controlled clock)', () => {
+  it('waits one timeout after start, then marks the stale runner jobs lost with a status event', async () => {
+    const { mkdtemp, rm } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { openStore } = await import('../store/open.js');
+    const { Sweeper } = await import('./sweeper.js');
+    const { EventBus } = await import('./event-bus.js');
+    const { silentLogger } = await import('../core/log.js');
+    const dir = await mkdtemp(join(tmpdir(), 'flotilla-sweep-'));
+    const store = await openStore({ dataDir: dir });
+    try {
+      const T0 = 1_800_000_000_000;
+      const runner = await store.createRunner({ name: 'r1', labels: {}, capacity: 1, credentialHash: 'h', now: T0 });
+      await store.touchRunner(runner.id, T0);
+      const job = await store.createJob({ parentId: null, agent: 'a', agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros: 1, now: T0 });
+      await store.claimJob({ id: runner.id, labels: {} }, 'tokhash', T0);
+      let now = T0 + 60_000; // the runner has been silent for 60 s
+      const bus = new EventBus();
+      const published: number[] = [];
+      bus.subscribe(job.id, (evs) => published.push(...evs.map((e) => e.seq)));
+      const sweeper = new Sweeper({ store, bus, log: silentLogger, now: () => now, timeoutMs: 20_000, intervalMs: 1000, startedAt: now });
+      now += 19_999; // server up for less than one timeout: no sweep
+      expect(await sweeper.sweepOnce()).toEqual([]);
+      expect((await store.getJob(job.id))?.status).toBe('assigned');
+      now += 1;
+      const lost = await sweeper.sweepOnce();
+      expect(lost.map((j) => j.id)).toEqual([job.id]);
+      expect((await store.getJob(job.id))?.status).toBe('lost');
+      const evs = await store.listEvents(job.id, 0, 10);
+      // silent for (60,000 + 20,000) ms = 80 s
+      expect(evs).toMatchObject([{ seq: 1, type: 'status', data: { status: 'lost', message: 'runner r1 silent for 80s', runnerId: runner.id } }]);
+      expect(published).toEqual([1]);
+      expect(await sweeper.sweepOnce()).toEqual([]);
+    } finally {
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,82 @@
+import type { JobRow, Store } from '../store/types.js';
+import type { Logger } from '../core/log.js';
+import type { EventBus } from './event-bus.js';
+import { recordStatus } from './status-events.js';
+
+/** What the sweeper needs. Times in ms. */
+export interface SweeperOptions {
+  store: Store;
+  bus: EventBus;
+  log: Logger;
+  now: () => number;
+  /** A runner silent longer than this is offline and its active jobs are lost. */
+  timeoutMs: number;
+  /** How often to sweep. */
+  intervalMs: number;
+  /** When this server started (epoch ms); no sweep until `startedAt + timeoutMs`. */
+  startedAt: number;
+  /** Called after jobs were marked lost. */
+  onLost?: (jobs: JobRow[]) => void;
+}
+
+/**
+ * Liveness: every `intervalMs`, runners whose last heartbeat is older than `timeoutMs` go
+ * offline and their assigned/running jobs become `lost` (store.sweepStaleRunners), each with
+ * a `status` event "runner X silent for Ns". The first sweep waits until the server has been
+ * up for one timeout, so runners get time to reconnect after a restart.
+ */
+export class Sweeper {
+  private timer: NodeJS.Timeout | null = null;
+  private current: Promise<JobRow[]> | null = null;
+
+  constructor(private readonly o: SweeperOptions) {}
+
+  start(): void {
+    this.timer = setInterval(() => {
+      if (this.current) return;
+      this.current = this.sweepOnce()
+        .catch((err: unknown) => {
+          this.o.log.error('liveness sweep failed', { err: String(err) });
+          return [];
+        })
+        .finally(() => {
+          this.current = null;
+        });
+    }, this.o.intervalMs);
+    this.timer.unref();
+  }
+
+  /** Stops the timer and waits for a sweep in progress. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    if (this.current) await this.current;
+  }
+
+  /** One sweep now; returns the jobs it marked lost (empty during the start-up grace). */
+  async sweepOnce(): Promise<JobRow[]> {
+    const { store, now, timeoutMs } = this.o;
+    const t = now();
+    if (t - this.o.startedAt < timeoutMs) return [];
+    const lost = await store.sweepStaleRunners(t - timeoutMs, t);
+    const names = new Map<number, { name: string; last: number | null }>();
+    for (const job of lost) {
+      let runnerText = 'its runner';
+      let silent = timeoutMs;
+      if (job.runnerId !== null) {
+        if (!names.has(job.runnerId)) {
+          const r = await store.getRunner(job.runnerId);
+          names.set(job.runnerId, { name: r?.name ?? `#${job.runnerId}`, last: r?.lastHeartbeatAt ?? null });
+        }
+        const info = names.get(job.runnerId)!;
+        runnerText = `runner ${info.name}`;
+        if (info.last !== null) silent = t - info.last;
+      }
+      const message = `${runnerText} silent for ${Math.round(silent / 1000)}s`;
+      this.o.log.warn('job lost', { jobId: job.id, runnerId: job.runnerId, message });
+      await recordStatus(store, this.o.bus, job.id, 'lost', message, t, job.runnerId ?? undefined);
+    }
+    if (lost.length) this.o.onLost?.(lost);
+    return lost;
+  }
+}

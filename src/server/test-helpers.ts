@@ -1,0 +1,240 @@
+// Helpers for the server's tests (not imported by production code): a real server on an
+// ephemeral port over a real SQLite store in a temp folder, and a fake runner speaking the
+// real WebSocket protocol.
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { WebSocket } from 'ws';
+import type { Labels, RunnerToServer, ServerToRunner } from '../protocol/index.js';
+import type { Store } from '../store/types.js';
+import { openStore } from '../store/open.js';
+import type { GatewayConfig } from '../gateway/config.js';
+import { startServer, type RunningServer, type ServerOptions } from './server.js';
+import { createRegistrationToken } from './auth.js';
+
+/** The repository's shipped agents folder. */
+export const SHIPPED_AGENTS = fileURLToPath(new URL('../../agents', import.meta.url));
+
+/** A gateway config that needs no network and no data files. */
+export const TEST_GATEWAY: GatewayConfig = {
+  provider: 'scripted',
+  anthropicBaseUrl: 'http://127.0.0.1:9',
+  prices: { version: 'test', models: {}, default: { input: 3, output: 15, cacheWrite5m: 3.75, cacheWrite1h: 6, cacheRead: 0.3 } },
+};
+
+/** Extra test agents: `gpu-job` needs a runner labelled gpu=a100. */
+export const TEST_AGENTS: Record<string, string> = {
+  'gpu-job': [
+    'name: gpu-job',
+    'version: "3"',
+    'harness: command',
+    'command: [echo, hi]',
+    'limits: { defaultBudgetUsd: 0.5 }',
+    'runnerLabels: { gpu: a100 }',
+    'inputSchema: { type: object, properties: { n: { type: integer, minimum: 1 } } }',
+  ].join('\n'),
+};
+
+export interface TestServer {
+  server: RunningServer;
+  store: Store;
+  dataDir: string;
+  url: string;
+  admin: string;
+  /** fetch against the server with the admin token (or `token`, or none with token: null). */
+  api(path: string, init?: RequestInit & { token?: string | null; json?: unknown }): Promise<Response>;
+  /** A registration token (flr_) with labels. */
+  regToken(labels?: Labels): Promise<string>;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a real server (port 0) over a fresh SQLite store in a temp folder, or over
+ * PostgreSQL at `databaseUrl`. `dataDir` reuses a folder (and its admin-token) of another
+ * test server, e.g. a second replica; it is then left in place on close.
+ */
+export async function startTestServer(opts: Partial<ServerOptions> & { databaseUrl?: string } = {}): Promise<TestServer> {
+  const { databaseUrl, ...serverOpts } = opts;
+  const ownDir = !opts.dataDir;
+  const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'flotilla-server-')));
+  const agentsDir = join(dataDir, 'agents');
+  for (const [name, yaml] of Object.entries(TEST_AGENTS)) {
+    await mkdir(join(agentsDir, name), { recursive: true });
+    await writeFile(join(agentsDir, name, 'agent.yaml'), yaml);
+    await writeFile(join(agentsDir, name, 'prompt.md'), `Run ${name} for {{input.n}}.`);
+  }
+  const store = await openStore({ dataDir: join(dataDir, 'db'), ...(databaseUrl ? { databaseUrl } : {}) });
+  const server = await startServer({
+    store,
+    dataDir,
+    port: 0,
+    agentsDirs: [SHIPPED_AGENTS, agentsDir],
+    gateway: TEST_GATEWAY,
+    ...serverOpts,
+  });
+  const admin = server.adminToken!;
+  const api: TestServer['api'] = (path, init = {}) => {
+    const { token, json, ...rest } = init;
+    const headers = new Headers(rest.headers);
+    const t = token === undefined ? admin : token;
+    if (t !== null) headers.set('authorization', `Bearer ${t}`);
+    if (json !== undefined) headers.set('content-type', 'application/json');
+    return fetch(server.url + path, { ...rest, headers, ...(json !== undefined ? { body: JSON.stringify(json), method: rest.method ?? 'POST' } : {}) });
+  };
+  return {
+    server,
+    store,
+    dataDir,
+    url: server.url,
+    admin,
+    api,
+    regToken: (labels = {}) => createRegistrationToken(store, labels, 60_000, Date.now()),
+    async close() {
+      await server.close();
+      await store.close();
+      if (ownDir) await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A runner speaking the real protocol over a real WebSocket; frames are collected for assertions. */
+export class FakeRunner {
+  readonly frames: ServerToRunner[] = [];
+  private notify: (() => void) | null = null;
+  closed = false;
+
+  private constructor(
+    readonly ws: WebSocket,
+    readonly runnerId: number,
+  ) {
+    ws.on('message', (data) => {
+      this.frames.push(JSON.parse(data.toString()) as ServerToRunner);
+      this.notify?.();
+    });
+    ws.on('close', () => {
+      this.closed = true;
+      this.notify?.();
+    });
+  }
+
+  /** Registers (POST /api/runners/register) and connects; does not send hello. */
+  static async start(t: TestServer, o: { name?: string; labels?: Labels; tokenLabels?: Labels; capacity?: number } = {}): Promise<FakeRunner> {
+    const reg = await t.api('/api/runners/register', {
+      token: null,
+      json: { token: await t.regToken(o.tokenLabels ?? {}), name: o.name ?? 'fake', labels: o.labels ?? {}, capacity: o.capacity ?? 1 },
+    });
+    if (reg.status !== 201) throw new Error(`register failed: ${reg.status} ${await reg.text()}`);
+    const { runnerId, credential } = (await reg.json()) as { runnerId: number; credential: string };
+    return FakeRunner.connect(t.url, runnerId, credential);
+  }
+
+  static connect(url: string, runnerId: number, credential: string): Promise<FakeRunner> {
+    const ws = new WebSocket(url.replace(/^http/, 'ws') + '/api/runners/connect', { headers: { authorization: `Bearer ${credential}` } });
+    const r = new FakeRunner(ws, runnerId);
+    return new Promise((resolve, reject) => {
+      ws.once('open', () => resolve(r));
+      ws.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)));
+      ws.once('error', reject);
+    });
+  }
+
+  send(msg: RunnerToServer | Record<string, unknown>): void {
+    this.ws.send(JSON.stringify(msg));
+  }
+
+  /** Sends hello and waits for welcome. */
+  async hello(o: { name?: string; labels?: Labels; capacity?: number; running?: { jobId: number; attempt: number }[] } = {}) {
+    this.send({ type: 'hello', name: o.name ?? 'fake', labels: o.labels ?? {}, capacity: o.capacity ?? 1, version: 'test', running: o.running ?? [] });
+    return this.next('welcome');
+  }
+
+  /**
+   * Removes and returns the first collected frame of `type` matching `pred`, waiting up to
+   * `timeoutMs` for it. @throws when none arrives in time.
+   */
+  async next<T extends ServerToRunner['type']>(
+    type: T,
+    pred: (f: Extract<ServerToRunner, { type: T }>) => boolean = () => true,
+    timeoutMs = 5000,
+  ): Promise<Extract<ServerToRunner, { type: T }>> {
+    const deadline = Date.now() + timeoutMs;
+    while (true) {
+      const i = this.frames.findIndex((f) => f.type === type && pred(f as Extract<ServerToRunner, { type: T }>));
+      if (i >= 0) return this.frames.splice(i, 1)[0] as Extract<ServerToRunner, { type: T }>;
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`no ${type} frame within ${timeoutMs} ms; got ${JSON.stringify(this.frames.map((f) => f.type))}`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.notify = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+  }
+
+  /** True when no frame of `type` arrives within `ms`. */
+  async none(type: ServerToRunner['type'], ms: number): Promise<boolean> {
+    try {
+      await this.next(type, () => true, ms);
+      return false;
+    } catch {
+      return true;
+    }
+  }
+
+  close(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    return new Promise((resolve) => {
+      this.ws.once('close', () => resolve());
+      this.ws.close();
+    });
+  }
+
+  /** Drops the TCP connection without a close handshake (a crashed runner). */
+  kill(): void {
+    this.ws.terminate();
+  }
+}
+
+/** Reads an SSE response until `end` (or `max` events), returning the parsed messages. */
+export async function readSse(res: Response, o: { stopAfter?: number; timeoutMs?: number } = {}) {
+  const out: { id?: string; event: string; data: string }[] = [];
+  const reader = res.body!.getReader();
+  const dec = new TextDecoder();
+  let buf = '';
+  const timer = setTimeout(() => void reader.cancel(), o.timeoutMs ?? 5000);
+  try {
+    while (true) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buf += dec.decode(value, { stream: true });
+      let idx: number;
+      while ((idx = buf.indexOf('\n\n')) >= 0) {
+        const block = buf.slice(0, idx);
+        buf = buf.slice(idx + 2);
+        const msg: { id?: string; event: string; data: string } = { event: 'message', data: '' };
+        let hasField = false;
+        for (const line of block.split('\n')) {
+          if (line.startsWith(':')) continue;
+          const [k, ...rest] = line.split(': ');
+          const v = rest.join(': ');
+          hasField = true;
+          if (k === 'id') msg.id = v;
+          else if (k === 'event') msg.event = v;
+          else if (k === 'data') msg.data = v;
+        }
+        if (!hasField) continue;
+        out.push(msg);
+        if (msg.event === 'end' || (o.stopAfter !== undefined && out.length >= o.stopAfter)) {
+          await reader.cancel();
+          return out;
+        }
+      }
+    }
+  } finally {
+    clearTimeout(timer);
+  }
+  return out;
+}

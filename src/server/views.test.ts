@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import type { JobRow, RunnerRow } from '../store/types.js';
+import { Job, Runner } from '../protocol/index.js';
+import { jobView, runnerStatus, runnerView } from './views.js';
+
+const T = 1_800_000_000_000; // 2027-01-15T08:00:00.000Z
+const runner: RunnerRow = { id: 1, name: 'r', labels: { os: 'linux' }, capacity: 2, version: '1', connected: true, offline: false, lastHeartbeatAt: T, createdAt: T - 1000 };
+
+describe('views', () => {
+  it('converts job rows to the protocol Job with ISO times', () => {
+    const row: JobRow = {
+      id: 7, parentId: null, rootId: 7, agent: 'a', agentVersion: '1', input: { repo: 'x' }, status: 'running', endReason: null, error: null,
+      priority: 0, selector: {}, runnerId: 1, attempt: 1, budgetMicros: 2_000_000, sessionId: 's', resumeSessionId: null, result: null,
+      createdAt: T, assignedAt: T + 1, startedAt: T + 2, finishedAt: null,
+    };
+    const v = jobView(row);
+    expect(v).toMatchObject({ createdAt: '2027-01-15T08:00:00.000Z', assignedAt: '2027-01-15T08:00:00.001Z', startedAt: '2027-01-15T08:00:00.002Z', finishedAt: null });
+    expect('usage' in v).toBe(false);
+    expect(Job.parse(v)).toEqual(v);
+    expect('resumeSessionId' in v).toBe(false);
+  });
+
+  it('computes runner status on the server clock', () => {
+    expect(runnerStatus(runner, 0, T + 20_000, 20_000)).toBe('online');
+    expect(runnerStatus(runner, 1, T + 20_000, 20_000)).toBe('busy');
+    expect(runnerStatus(runner, 0, T + 20_001, 20_000)).toBe('offline');
+    expect(runnerStatus({ ...runner, offline: true }, 0, T, 20_000)).toBe('offline');
+    expect(runnerStatus({ ...runner, connected: false }, 0, T, 20_000)).toBe('offline');
+    expect(runnerStatus({ ...runner, lastHeartbeatAt: null }, 0, T, 20_000)).toBe('offline');
+    const v = runnerView(runner, [3], T, 20_000);
+    expect(Runner.parse(v)).toEqual(v);
+    expect(v).toMatchObject({ status: 'busy', runningJobs: [3], lastHeartbeatAt: '2027-01-15T08:00:00.000Z' });
+  });
+});

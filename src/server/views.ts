@@ -1,0 +1,71 @@
+import type { Job, JobUsage, Runner, RunnerStatus } from '../protocol/index.js';
+import type { JobRow, RunnerRow } from '../store/types.js';
+
+/** Epoch ms → ISO-8601 (server clock). */
+export function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+/** Epoch ms or null → ISO-8601 or null. */
+export function isoOrNull(ms: number | null): string | null {
+  return ms === null ? null : iso(ms);
+}
+
+/** A store job row (times in ms) → the API's {@link Job} (ISO strings), with `usage` when given. */
+export function jobView(row: JobRow, usage?: JobUsage): Job {
+  return {
+    id: row.id,
+    parentId: row.parentId,
+    rootId: row.rootId,
+    agent: row.agent,
+    agentVersion: row.agentVersion,
+    input: row.input,
+    status: row.status,
+    endReason: row.endReason,
+    error: row.error,
+    priority: row.priority,
+    selector: row.selector,
+    runnerId: row.runnerId,
+    attempt: row.attempt,
+    budgetMicros: row.budgetMicros,
+    sessionId: row.sessionId,
+    result: row.result,
+    createdAt: iso(row.createdAt),
+    assignedAt: isoOrNull(row.assignedAt),
+    startedAt: isoOrNull(row.startedAt),
+    finishedAt: isoOrNull(row.finishedAt),
+    ...(usage ? { usage } : {}),
+  };
+}
+
+/**
+ * A runner's status on the server's clock: `offline` when the sweep flagged it, it is not
+ * connected, it never sent a heartbeat, or its last one is older than `timeoutMs`; `busy`
+ * with active jobs; else `online`.
+ */
+export function runnerStatus(row: RunnerRow, activeJobs: number, now: number, timeoutMs: number): RunnerStatus {
+  if (row.offline || !row.connected || row.lastHeartbeatAt === null || now - row.lastHeartbeatAt > timeoutMs) return 'offline';
+  return activeJobs > 0 ? 'busy' : 'online';
+}
+
+/** A store runner row + its active job ids → the API's {@link Runner}. `now`/`timeoutMs` in ms. */
+export function runnerView(row: RunnerRow, runningJobs: number[], now: number, timeoutMs: number): Runner {
+  return {
+    id: row.id,
+    name: row.name,
+    labels: row.labels,
+    status: runnerStatus(row, runningJobs.length, now, timeoutMs),
+    capacity: row.capacity,
+    runningJobs,
+    version: row.version,
+    lastHeartbeatAt: isoOrNull(row.lastHeartbeatAt),
+    createdAt: iso(row.createdAt),
+  };
+}
+
+/** `{os: "linux", gpu: "a100"}` → `os=linux,gpu=a100` (for messages). */
+export function formatLabels(labels: Record<string, string>): string {
+  return Object.entries(labels)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(',');
+}

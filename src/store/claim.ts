@@ -1,0 +1,112 @@
+import { sql, type Transaction } from 'kysely';
+import type { Labels } from '../protocol/index.js';
+import { selectorMatches } from '../core/labels.js';
+import { num, toJobRow } from './codec.js';
+import { assertInt, type StoreCtx } from './ctx.js';
+import type { Database } from './schema.js';
+import type { JobRow } from './types.js';
+
+/** Candidates read per round on SQLite while looking for a selector that fits. */
+const SQLITE_BATCH = 200;
+
+/** The assignment columns of a claim (attempt + 1 is added by the statement itself). */
+function assignment(runnerId: number, tokenHash: string, now: number) {
+  return { status: 'assigned', runner_id: runnerId, assigned_at: now, token_hash: tokenHash } as const;
+}
+
+/**
+ * Dispatch: takes the highest-priority, oldest (lowest id) queued job whose selector is a
+ * subset of `runner.labels` and assigns it (status assigned, attempt + 1, runner, assignedAt,
+ * token hash). Null when nothing queued matches.
+ * - PostgreSQL: one UPDATE whose subquery picks the row with `selector <@ labels` and
+ *   `FOR UPDATE SKIP LOCKED`, so concurrent servers never take the same job (and never wait
+ *   on each other). A row locked at that instant by another writer is skipped this round.
+ * - SQLite: one transaction on the single connection: candidates in dispatch order, matched
+ *   in JS with core's selectorMatches, then a conditional UPDATE ... WHERE status = 'queued'.
+ */
+export async function claimJob(c: StoreCtx, runner: { id: number; labels: Labels }, tokenHash: string, now: number): Promise<JobRow | null> {
+  assertInt('runner.id', runner.id, 1);
+  assertInt('now', now, 0);
+  if (c.dialect === 'postgres') {
+    const labels = c.codec.json(runner.labels);
+    const row = await c.db
+      .updateTable('jobs')
+      .set((eb) => ({ ...assignment(runner.id, tokenHash, now), attempt: eb('attempt', '+', 1) }))
+      .where('id', '=', (eb) =>
+        eb
+          .selectFrom('jobs')
+          .select('id')
+          .where('status', '=', 'queued')
+          .where(sql<boolean>`selector <@ ${labels}::jsonb`)
+          .orderBy('priority', 'desc')
+          .orderBy('id', 'asc')
+          .limit(1)
+          .forUpdate()
+          .skipLocked(),
+      )
+      .where('status', '=', 'queued')
+      .returningAll()
+      .executeTakeFirst();
+    return row ? toJobRow(c.codec, row) : null;
+  }
+  return c.db.transaction().execute(async (trx) => {
+    let cursor: { priority: number; id: number } | null = null;
+    for (;;) {
+      let q = trx.selectFrom('jobs').select(['id', 'priority', 'selector']).where('status', '=', 'queued');
+      if (cursor) {
+        const { priority, id } = cursor;
+        q = q.where((eb) => eb.or([eb('priority', '<', priority), eb.and([eb('priority', '=', priority), eb('id', '>', id)])]));
+      }
+      const rows = await q.orderBy('priority', 'desc').orderBy('id', 'asc').limit(SQLITE_BATCH).execute();
+      for (const r of rows) {
+        if (selectorMatches(c.codec.parse(r.selector) as Labels, runner.labels)) {
+          const got = await assignSqlite(c, trx, r.id, runner.id, tokenHash, now);
+          if (got) return got;
+        }
+      }
+      const last = rows[rows.length - 1];
+      if (rows.length < SQLITE_BATCH || !last) return null;
+      cursor = { priority: num(last.priority), id: num(last.id) };
+    }
+  });
+}
+
+/** Like {@link claimJob} but only for job `jobId` (still only if queued and its selector fits). */
+export async function claimJobById(
+  c: StoreCtx,
+  jobId: number,
+  runner: { id: number; labels: Labels },
+  tokenHash: string,
+  now: number,
+): Promise<JobRow | null> {
+  assertInt('runner.id', runner.id, 1);
+  assertInt('now', now, 0);
+  if (c.dialect === 'postgres') {
+    const labels = c.codec.json(runner.labels);
+    const row = await c.db
+      .updateTable('jobs')
+      .set((eb) => ({ ...assignment(runner.id, tokenHash, now), attempt: eb('attempt', '+', 1) }))
+      .where('id', '=', jobId)
+      .where('status', '=', 'queued')
+      .where(sql<boolean>`selector <@ ${labels}::jsonb`)
+      .returningAll()
+      .executeTakeFirst();
+    return row ? toJobRow(c.codec, row) : null;
+  }
+  return c.db.transaction().execute(async (trx) => {
+    const r = await trx.selectFrom('jobs').select(['selector']).where('id', '=', jobId).where('status', '=', 'queued').executeTakeFirst();
+    if (!r || !selectorMatches(c.codec.parse(r.selector) as Labels, runner.labels)) return null;
+    return assignSqlite(c, trx, jobId, runner.id, tokenHash, now);
+  });
+}
+
+async function assignSqlite(c: StoreCtx, trx: Transaction<Database>, jobId: number, runnerId: number, tokenHash: string, now: number): Promise<JobRow | null> {
+  const row = await trx
+    .updateTable('jobs')
+    .set((eb) => ({ ...assignment(runnerId, tokenHash, now), attempt: eb('attempt', '+', 1) }))
+    .where('id', '=', jobId)
+    .where('status', '=', 'queued')
+    .returningAll()
+    .executeTakeFirst();
+  return row ? toJobRow(c.codec, row) : null;
+}

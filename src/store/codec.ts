@@ -1,0 +1,97 @@
+import type { Selectable } from 'kysely';
+import type { EventBody, JobEvent, JobResult, JobStatus, Labels } from '../protocol/index.js';
+import type { ApiTokensTable, JobEventsTable, JobsTable, RunnersTable, SqlDialect } from './schema.js';
+import type { ApiTokenRow, JobRow, RunnerRow } from './types.js';
+
+/**
+ * The one place where driver values become the Store's JS types (and back):
+ * - int8 columns: `pg` returns strings, better-sqlite3 numbers → `number` (safe up to 2^53;
+ *   epoch ms and micro-dollar sums stay far below);
+ * - JSON columns: written as JSON text on both engines; read back as text (SQLite) or an
+ *   already-parsed value (PostgreSQL jsonb) → parsed value;
+ * - flags: integer 0/1 → boolean.
+ */
+export interface Codec {
+  readonly dialect: SqlDialect;
+  /** JSON value → the parameter to bind (JSON text on both engines). */
+  json(value: unknown): string;
+  /** JSON column value as the driver returned it → parsed value. */
+  parse(value: unknown): unknown;
+}
+
+/** The codec for one engine. */
+export function codecFor(dialect: SqlDialect): Codec {
+  return {
+    dialect,
+    json: (v) => JSON.stringify(v),
+    parse:
+      dialect === 'sqlite'
+        ? (v) => (typeof v === 'string' ? JSON.parse(v) : v)
+        : (v) => v,
+  };
+}
+
+/** int8/numeric (string or number) → number. @throws Error when the value is not a finite number. */
+export function num(v: unknown): number {
+  const n = typeof v === 'number' ? v : typeof v === 'bigint' ? Number(v) : Number(String(v));
+  if (!Number.isFinite(n)) throw new Error(`store: expected a number, got ${JSON.stringify(String(v))}`);
+  return n;
+}
+
+/** Like {@link num}, but null/undefined stay null. */
+export function numOrNull(v: unknown): number | null {
+  return v === null || v === undefined ? null : num(v);
+}
+
+/** Integer 0/1 (or boolean) → boolean. */
+export function flag(v: unknown): boolean {
+  return v === true || v === 1 || v === '1';
+}
+
+export function toApiTokenRow(r: Selectable<ApiTokensTable>): ApiTokenRow {
+  return { id: num(r.id), name: r.name, role: r.role as ApiTokenRow['role'], createdAt: num(r.created_at) };
+}
+
+export function toRunnerRow(c: Codec, r: Selectable<RunnersTable>): RunnerRow {
+  return {
+    id: num(r.id),
+    name: r.name,
+    labels: c.parse(r.labels) as Labels,
+    capacity: num(r.capacity),
+    version: r.version,
+    connected: flag(r.connected),
+    offline: flag(r.offline),
+    lastHeartbeatAt: numOrNull(r.last_heartbeat_at),
+    createdAt: num(r.created_at),
+  };
+}
+
+export function toJobRow(c: Codec, r: Selectable<JobsTable>): JobRow {
+  return {
+    id: num(r.id),
+    parentId: numOrNull(r.parent_id),
+    rootId: num(r.root_id),
+    agent: r.agent,
+    agentVersion: r.agent_version,
+    input: c.parse(r.input) as Record<string, unknown>,
+    status: r.status as JobStatus,
+    endReason: r.end_reason,
+    error: r.error,
+    priority: num(r.priority),
+    selector: c.parse(r.selector) as Labels,
+    runnerId: numOrNull(r.runner_id),
+    attempt: num(r.attempt),
+    budgetMicros: num(r.budget_micros),
+    sessionId: r.session_id,
+    resumeSessionId: r.resume_session_id,
+    result: r.result === null ? null : (c.parse(r.result) as JobResult),
+    createdAt: num(r.created_at),
+    assignedAt: numOrNull(r.assigned_at),
+    startedAt: numOrNull(r.started_at),
+    finishedAt: numOrNull(r.finished_at),
+  };
+}
+
+export function toJobEvent(c: Codec, r: Pick<Selectable<JobEventsTable>, 'job_id' | 'seq' | 'type' | 'data' | 'at'>): JobEvent {
+  return { seq: num(r.seq), jobId: num(r.job_id), at: r.at, type: r.type, data: c.parse(r.data) } as JobEvent & EventBody;
+}

@@ -1,0 +1,64 @@
+import { afterAll, afterEach, describe } from 'vitest';
+import type { Store } from './types.js';
+import type { Harness } from './conformance/harness.js';
+import { tokenTests } from './conformance/tokens.js';
+import { runnerTests } from './conformance/runners.js';
+import { jobTests } from './conformance/jobs.js';
+import { claimTests } from './conformance/claim.js';
+import { transitionTests } from './conformance/transitions.js';
+import { eventTests } from './conformance/events.js';
+import { sweepTests } from './conformance/sweep.js';
+import { usageTests } from './conformance/usage.js';
+import { roundTripTests } from './conformance/round-trip.js';
+
+/** Options of {@link runStoreConformance}. */
+export interface ConformanceOptions {
+  /**
+   * Opens another instance over the same data as `s`, for the concurrency tests (PostgreSQL:
+   * a new pool, as a second server process would have). Default: `s` itself (SQLite: one
+   * writer per data folder, so concurrency is within one instance).
+   */
+  another?: (s: Store) => Promise<Store>;
+  /** Runs once after the whole suite (e.g. remove temp folders). */
+  cleanup?: () => Promise<void>;
+}
+
+/**
+ * Registers the store conformance suite (vitest `describe(name)`): every test gets a fresh,
+ * empty store from `makeStore()` and closes it afterwards. Run it once per engine
+ * (sqlite.test.ts, postgres.test.ts). Expected values are worked out by hand in each test.
+ */
+export function runStoreConformance(name: string, makeStore: () => Promise<Store>, opts: ConformanceOptions = {}): void {
+  describe(name, () => {
+    const opened: Store[] = [];
+    const h: Harness = {
+      async open() {
+        const s = await makeStore();
+        opened.push(s);
+        return s;
+      },
+      async another(s) {
+        if (!opts.another) return s;
+        const t = await opts.another(s);
+        opened.push(t);
+        return t;
+      },
+    };
+    afterEach(async () => {
+      const all = opened.splice(0);
+      await Promise.all(all.map((s) => s.close()));
+    });
+    afterAll(async () => {
+      await opts.cleanup?.();
+    });
+    tokenTests(h);
+    runnerTests(h);
+    jobTests(h);
+    claimTests(h);
+    transitionTests(h);
+    eventTests(h);
+    sweepTests(h);
+    usageTests(h);
+    roundTripTests(h);
+  });
+}

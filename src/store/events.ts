@@ -1,0 +1,115 @@
+import type { Insertable, Transaction } from 'kysely';
+import type { EventBody, JobEvent } from '../protocol/index.js';
+import { num, toJobEvent } from './codec.js';
+import { assertInt, chunks, lockJob, type StoreCtx } from './ctx.js';
+import type { Database, JobEventsTable } from './schema.js';
+
+/** Rows per multi-row INSERT / IN list (7 columns each: far under both engines' parameter limits). */
+const CHUNK = 500;
+
+/** Highest stored seq of the job (0 when none). Call inside the transaction that holds the job lock. */
+async function maxSeq(trx: Transaction<Database>, jobId: number): Promise<number> {
+  const r = await trx
+    .selectFrom('job_events')
+    .select((eb) => eb.fn.max('seq').as('m'))
+    .where('job_id', '=', jobId)
+    .executeTakeFirst();
+  return r?.m === null || r?.m === undefined ? 0 : num(r.m);
+}
+
+/**
+ * Stores a runner's events for one attempt, in one transaction that first locks the job row
+ * (PostgreSQL `FOR UPDATE`; SQLite has one writer), so concurrent appends to one job get
+ * seq 1..n with no gap or duplicate. Refused (`accepted: false`) when the job does not exist
+ * or `attempt` is not its current attempt. Events whose rseq is already stored for
+ * (job, attempt), or repeated within the batch, are skipped; the rest, in rseq order, get the
+ * next seq numbers. `upTo` is the highest rseq stored for (job, attempt) afterwards (0: none).
+ * @throws Error when an rseq is not an integer >= 0.
+ */
+export async function appendRunnerEvents(
+  c: StoreCtx,
+  jobId: number,
+  attempt: number,
+  events: ReadonlyArray<EventBody & { rseq: number; at: string }>,
+): Promise<{ accepted: false } | { accepted: true; stored: JobEvent[]; upTo: number }> {
+  assertInt('attempt', attempt, 0);
+  for (const e of events) assertInt('event rseq', e.rseq, 0);
+  return c.db.transaction().execute(async (trx) => {
+    const job = await lockJob(trx, c.dialect, jobId);
+    if (!job || job.attempt !== attempt) return { accepted: false as const };
+
+    const byRseq = new Map<number, EventBody & { rseq: number; at: string }>();
+    for (const e of events) if (!byRseq.has(e.rseq)) byRseq.set(e.rseq, e);
+    for (const part of chunks([...byRseq.keys()], CHUNK)) {
+      const seen = await trx
+        .selectFrom('job_events')
+        .select('rseq')
+        .where('job_id', '=', jobId)
+        .where('attempt', '=', attempt)
+        .where('rseq', 'in', part)
+        .execute();
+      for (const s of seen) if (s.rseq !== null) byRseq.delete(num(s.rseq));
+    }
+    const fresh = [...byRseq.values()].sort((a, b) => a.rseq - b.rseq);
+
+    let seq = await maxSeq(trx, jobId);
+    const rows: Insertable<JobEventsTable>[] = fresh.map((e) => ({
+      job_id: jobId,
+      seq: ++seq,
+      attempt,
+      rseq: e.rseq,
+      type: e.type,
+      data: c.codec.json(e.data),
+      at: e.at,
+    }));
+    for (const part of chunks(rows, CHUNK)) await trx.insertInto('job_events').values(part).execute();
+
+    const top = await trx
+      .selectFrom('job_events')
+      .select((eb) => eb.fn.max('rseq').as('m'))
+      .where('job_id', '=', jobId)
+      .where('attempt', '=', attempt)
+      .executeTakeFirst();
+    const stored = rows.map((r, i) => toJobEvent(c.codec, { ...r, data: fresh[i]!.data, job_id: jobId, seq: r.seq }));
+    return { accepted: true as const, stored, upTo: top?.m === null || top?.m === undefined ? 0 : num(top.m) };
+  });
+}
+
+/**
+ * Stores one server-made event (rseq null, the job's current attempt) with the next seq,
+ * `at` = `now` as ISO-8601. @throws Error when the job does not exist.
+ */
+export async function appendServerEvent(c: StoreCtx, jobId: number, body: EventBody, now: number): Promise<JobEvent> {
+  assertInt('now', now, 0);
+  return c.db.transaction().execute(async (trx) => {
+    const job = await lockJob(trx, c.dialect, jobId);
+    if (!job) throw new Error(`store: appendServerEvent: job ${jobId} does not exist`);
+    const row = {
+      job_id: jobId,
+      seq: (await maxSeq(trx, jobId)) + 1,
+      attempt: job.attempt,
+      rseq: null,
+      type: body.type,
+      data: c.codec.json(body.data),
+      at: new Date(now).toISOString(),
+    };
+    await trx.insertInto('job_events').values(row).execute();
+    return toJobEvent(c.codec, { ...row, data: body.data });
+  });
+}
+
+/** Events with seq > afterSeq, ascending, at most `limit` (1–10,000). */
+export async function listEvents(c: StoreCtx, jobId: number, afterSeq: number, limit: number): Promise<JobEvent[]> {
+  assertInt('afterSeq', afterSeq);
+  assertInt('limit', limit, 1);
+  if (limit > 10_000) throw new Error(`store: limit must be at most 10000, got ${limit}`);
+  const rows = await c.db
+    .selectFrom('job_events')
+    .select(['job_id', 'seq', 'type', 'data', 'at'])
+    .where('job_id', '=', jobId)
+    .where('seq', '>', afterSeq)
+    .orderBy('seq', 'asc')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => toJobEvent(c.codec, r));
+}

@@ -1,0 +1,146 @@
+import type { Updateable } from 'kysely';
+import type { JobResult, JobStatus } from '../protocol/index.js';
+import { JobStatus as JobStatusSchema } from '../protocol/index.js';
+import { ACTIVE_STATUSES, canTransition, isTerminal } from '../core/job-state.js';
+import { num, toJobRow } from './codec.js';
+import { assertInt, type StoreCtx } from './ctx.js';
+import type { JobsTable } from './schema.js';
+import type { JobRow, NewJob } from './types.js';
+
+/**
+ * Inserts a queued job (attempt 0). A root job (`parentId` null) gets rootId = its own id;
+ * a child inherits its parent's rootId. One transaction.
+ * @throws Error when the parent does not exist or a number field is not an integer.
+ */
+export async function createJob(c: StoreCtx, j: NewJob): Promise<JobRow> {
+  assertInt('priority', j.priority);
+  assertInt('budgetMicros', j.budgetMicros, 0);
+  assertInt('now', j.now, 0);
+  if (j.parentId !== null) assertInt('parentId', j.parentId, 1);
+  return c.db.transaction().execute(async (trx) => {
+    let rootId: number | null = null;
+    if (j.parentId !== null) {
+      const parent = await trx.selectFrom('jobs').select('root_id').where('id', '=', j.parentId).executeTakeFirst();
+      if (!parent) throw new Error(`store: createJob: parentId ${j.parentId} does not exist`);
+      rootId = num(parent.root_id);
+    }
+    const inserted = await trx
+      .insertInto('jobs')
+      .values({
+        parent_id: j.parentId,
+        root_id: rootId ?? 0, // a root's own id, set just below
+        agent: j.agent,
+        agent_version: j.agentVersion,
+        input: c.codec.json(j.input),
+        status: 'queued',
+        end_reason: null,
+        error: null,
+        priority: j.priority,
+        selector: c.codec.json(j.selector),
+        runner_id: null,
+        attempt: 0,
+        budget_micros: j.budgetMicros,
+        session_id: null,
+        resume_session_id: j.resumeSessionId ?? null,
+        result: null,
+        token_hash: null,
+        created_at: j.now,
+        assigned_at: null,
+        started_at: null,
+        finished_at: null,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    if (rootId !== null) return toJobRow(c.codec, inserted);
+    const root = await trx.updateTable('jobs').set({ root_id: inserted.id }).where('id', '=', inserted.id).returningAll().executeTakeFirstOrThrow();
+    return toJobRow(c.codec, root);
+  });
+}
+
+export async function getJob(c: StoreCtx, id: number): Promise<JobRow | null> {
+  const row = await c.db.selectFrom('jobs').selectAll().where('id', '=', id).executeTakeFirst();
+  return row ? toJobRow(c.codec, row) : null;
+}
+
+/** Newest first (id descending), at most `limit` (1–1000); `before` pages to ids < before. */
+export async function listJobs(c: StoreCtx, q: { status?: JobStatus; agent?: string; limit: number; before?: number }): Promise<JobRow[]> {
+  assertInt('limit', q.limit, 1);
+  if (q.limit > 1000) throw new Error(`store: limit must be at most 1000, got ${q.limit}`);
+  if (q.before !== undefined) assertInt('before', q.before);
+  let sel = c.db.selectFrom('jobs').selectAll();
+  if (q.status !== undefined) sel = sel.where('status', '=', q.status);
+  if (q.agent !== undefined) sel = sel.where('agent', '=', q.agent);
+  if (q.before !== undefined) sel = sel.where('id', '<', q.before);
+  const rows = await sel.orderBy('id', 'desc').limit(q.limit).execute();
+  return rows.map((r) => toJobRow(c.codec, r));
+}
+
+/**
+ * One conditional UPDATE ... RETURNING: applies when the job's attempt equals `attempt` (null:
+ * any) and its status is in `from` (statuses in `from` from which core/job-state.ts forbids
+ * `to` are dropped). Terminal `to`: finishedAt = now, token cleared. `to` = queued: runner,
+ * assignedAt and token cleared (it will be dispatched again). Returns the new row or null.
+ * @throws Error when no status in `from` may move to `to` (a programming error).
+ */
+export async function transitionJob(
+  c: StoreCtx,
+  jobId: number,
+  attempt: number | null,
+  from: readonly JobStatus[],
+  to: JobStatus,
+  now: number,
+  fields: { endReason?: string | null; error?: string | null; sessionId?: string | null; result?: JobResult | null; startedAt?: number } = {},
+): Promise<JobRow | null> {
+  if (!JobStatusSchema.safeParse(to).success) throw new Error(`store: transitionJob: to is not a job status: ${JSON.stringify(to)}`);
+  const allowed = from.filter((s) => canTransition(s, to));
+  if (allowed.length === 0) throw new Error(`store: transitionJob: no status in from [${from.join(', ')}] may move to ${to}`);
+  assertInt('now', now, 0);
+  if (fields.startedAt !== undefined) assertInt('startedAt', fields.startedAt, 0);
+  const set: Updateable<JobsTable> = { status: to };
+  if (fields.endReason !== undefined) set.end_reason = fields.endReason;
+  if (fields.error !== undefined) set.error = fields.error;
+  if (fields.sessionId !== undefined) set.session_id = fields.sessionId;
+  if (fields.result !== undefined) set.result = fields.result === null ? null : c.codec.json(fields.result);
+  if (fields.startedAt !== undefined) set.started_at = fields.startedAt;
+  if (isTerminal(to)) {
+    set.finished_at = now;
+    set.token_hash = null;
+  }
+  if (to === 'queued') {
+    set.runner_id = null;
+    set.assigned_at = null;
+    set.token_hash = null;
+  }
+  let upd = c.db.updateTable('jobs').set(set).where('id', '=', jobId).where('status', 'in', allowed);
+  if (attempt !== null) upd = upd.where('attempt', '=', attempt);
+  const row = await upd.returningAll().executeTakeFirst();
+  return row ? toJobRow(c.codec, row) : null;
+}
+
+/** An assigned job the runner refused goes back to queued (fenced by attempt). True when it did. */
+export async function requeueJob(c: StoreCtx, jobId: number, attempt: number, now: number): Promise<boolean> {
+  return (await transitionJob(c, jobId, attempt, ['assigned'], 'queued', now)) !== null;
+}
+
+/** The job holding this live token (status assigned or running), or null. */
+export async function findJobByTokenHash(c: StoreCtx, tokenHash: string): Promise<JobRow | null> {
+  const row = await c.db
+    .selectFrom('jobs')
+    .selectAll()
+    .where('token_hash', '=', tokenHash)
+    .where('status', 'in', [...ACTIVE_STATUSES])
+    .executeTakeFirst();
+  return row ? toJobRow(c.codec, row) : null;
+}
+
+/** Jobs in assigned or running on this runner, by id ascending. */
+export async function listActiveJobsForRunner(c: StoreCtx, runnerId: number): Promise<JobRow[]> {
+  const rows = await c.db
+    .selectFrom('jobs')
+    .selectAll()
+    .where('runner_id', '=', runnerId)
+    .where('status', 'in', [...ACTIVE_STATUSES])
+    .orderBy('id', 'asc')
+    .execute();
+  return rows.map((r) => toJobRow(c.codec, r));
+}

@@ -1,0 +1,37 @@
+import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+import type { Database, SqlDialect } from '../schema.js';
+import { init } from './0001_init.js';
+
+/**
+ * Every migration, by name, in order. A static list (not a folder glob) so it works the same
+ * from src/ under vitest and from dist/ after a build. Add `0002_...` here.
+ */
+function allMigrations(dialect: SqlDialect): Record<string, Migration> {
+  return {
+    '0001_init': init(dialect),
+  };
+}
+
+/**
+ * Brings the schema up to the newest migration. Safe to call at every open; on PostgreSQL
+ * Kysely holds an advisory lock, so several servers starting at once migrate only once.
+ * `schema` (PostgreSQL only): the schema the connection's search_path points at, so the
+ * migration bookkeeping tables are looked for there.
+ * @throws Error naming the failed migration and its cause.
+ */
+export async function migrateToLatest(db: Kysely<Database>, dialect: SqlDialect, schema?: string): Promise<void> {
+  const provider: MigrationProvider = { getMigrations: async () => allMigrations(dialect) };
+  const migrator = new Migrator({
+    db,
+    provider,
+    migrationTableName: 'flotilla_migrations',
+    migrationLockTableName: 'flotilla_migrations_lock',
+    ...(schema ? { migrationTableSchema: schema } : {}),
+  });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName ?? '(before running any)';
+    const cause = error instanceof Error ? error.message : String(error);
+    throw new Error(`store migration ${failed} failed: ${cause}`, { cause: error });
+  }
+}

@@ -1,0 +1,62 @@
+import pg from 'pg';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import type { Database } from './schema.js';
+import type { Store } from './types.js';
+import { kyselyStore } from './kysely-store.js';
+import { migrateToLatest } from './migrations/index.js';
+
+/** Options for {@link openPostgresStore}. */
+export interface PostgresStoreOptions {
+  /** Put Flotilla's tables in this schema (created if missing) instead of `public`. `[a-z_][a-z0-9_]*`, ≤ 63 chars. */
+  schema?: string;
+  /** Pool size (connections). Default 10. */
+  maxConnections?: number;
+}
+
+/**
+ * Opens a PostgreSQL store at `url` (`postgres://user@host:port/db`) over a `pg` Pool and
+ * applies the migrations (several processes may open at once: Kysely serialises migration
+ * with an advisory lock).
+ * @throws Error when the server is unreachable (the URL's password is never included),
+ *   `schema` is malformed, or a migration fails.
+ */
+export async function openPostgresStore(url: string, opts: PostgresStoreOptions = {}): Promise<Store> {
+  const { schema } = opts;
+  if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
+    throw new Error(`store: schema must match [a-z_][a-z0-9_]* (max 63 chars), got ${JSON.stringify(schema)}`);
+  }
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: opts.maxConnections ?? 10,
+    connectionTimeoutMillis: 10_000,
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+  });
+  // An idle client erroring (server restart) must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  try {
+    if (schema) await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
+    // The schema unqualified names land in (search_path), so migration bookkeeping is looked
+    // for there only, not in some other schema of the same database.
+    const { rows } = await sql<{ s: string | null }>`select current_schema() as s`.execute(db);
+    const current = rows[0]?.s;
+    if (!current) throw new Error('no schema in search_path to create tables in');
+    await migrateToLatest(db, 'postgres', current);
+  } catch (e) {
+    await db.destroy().catch(() => {});
+    const msg = e instanceof Error ? e.message : String(e);
+    throw new Error(`store: cannot open PostgreSQL at ${safeUrl(url)}: ${msg}`, { cause: e });
+  }
+  return kyselyStore(db, 'postgres');
+}
+
+/** The URL without its password (for error messages and logs). */
+export function safeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(unparseable database URL)';
+  }
+}

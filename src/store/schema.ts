@@ -1,0 +1,112 @@
+import type { ColumnType, Generated } from 'kysely';
+
+/**
+ * The Kysely table types of the Flotilla schema (see migrations/0001_init.ts). These describe
+ * what the drivers hand back, which differs by engine; store/codec.ts converts every column to
+ * its single JS type (the `Store` row types of types.ts) in one place.
+ *
+ * - `Int8`: epoch-ms times, micro-dollars, token counts. SQLite gives a number, `pg` a string.
+ * - `Json`: written as JSON text; SQLite gives the text back, PostgreSQL (jsonb) a parsed value.
+ * - `Flag`: booleans, stored as integer 0/1 on both engines.
+ */
+export type Int8 = ColumnType<number | string, number, number>;
+export type Json = ColumnType<unknown, string, string>;
+export type Flag = ColumnType<number, number, number>;
+
+export interface ApiTokensTable {
+  id: Generated<number>;
+  name: string;
+  role: string;
+  token_hash: string;
+  created_at: Int8;
+}
+
+export interface RegistrationTokensTable {
+  token_hash: string;
+  labels: Json;
+  expires_at: Int8;
+  used_at: Int8 | null;
+  created_at: Int8;
+}
+
+export interface RunnersTable {
+  id: Generated<number>;
+  name: string;
+  labels: Json;
+  capacity: number;
+  version: string | null;
+  credential_hash: string;
+  connected: Flag;
+  offline: Flag;
+  last_heartbeat_at: Int8 | null;
+  created_at: Int8;
+}
+
+export interface JobsTable {
+  id: Generated<number>;
+  parent_id: number | null;
+  root_id: number;
+  agent: string;
+  agent_version: string;
+  input: Json;
+  status: string;
+  end_reason: string | null;
+  error: string | null;
+  priority: number;
+  selector: Json;
+  runner_id: number | null;
+  attempt: number;
+  budget_micros: Int8;
+  session_id: string | null;
+  resume_session_id: string | null;
+  result: Json | null;
+  token_hash: string | null;
+  created_at: Int8;
+  assigned_at: Int8 | null;
+  started_at: Int8 | null;
+  finished_at: Int8 | null;
+}
+
+export interface JobEventsTable {
+  job_id: number;
+  seq: number;
+  attempt: number;
+  /** The runner's own sequence number within the attempt; null for server-made events. */
+  rseq: number | null;
+  type: string;
+  data: Json;
+  /** ISO-8601, as produced by the runner or server. */
+  at: string;
+}
+
+export interface ModelCallsTable {
+  id: Generated<number>;
+  job_id: number;
+  attempt: number;
+  provider: string;
+  model: string;
+  api: string;
+  streamed: Flag;
+  http_status: number;
+  input_tokens: Int8;
+  output_tokens: Int8;
+  cache_read_tokens: Int8;
+  cache_write_tokens: Int8;
+  usage_known: Flag;
+  cost_micros: Int8;
+  started_at: Int8;
+  duration_ms: Int8;
+}
+
+/** The whole database, as Kysely sees it. */
+export interface Database {
+  api_tokens: ApiTokensTable;
+  registration_tokens: RegistrationTokensTable;
+  runners: RunnersTable;
+  jobs: JobsTable;
+  job_events: JobEventsTable;
+  model_calls: ModelCallsTable;
+}
+
+/** Which engine a Kysely instance talks to. */
+export type SqlDialect = 'sqlite' | 'postgres';

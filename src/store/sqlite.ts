@@ -1,0 +1,37 @@
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, SqliteDialect } from 'kysely';
+import type { Database } from './schema.js';
+import type { Store } from './types.js';
+import { kyselyStore } from './kysely-store.js';
+import { migrateToLatest } from './migrations/index.js';
+
+/** How long a statement waits for a lock held by another connection before SQLITE_BUSY, ms. */
+const BUSY_TIMEOUT_MS = 5_000;
+
+/**
+ * Opens (creating if needed) the SQLite database at `file` (`:memory:` works too), sets
+ * WAL, synchronous=NORMAL, busy_timeout, foreign keys on, and applies the migrations.
+ * Does NOT take the data-folder lock: use openStore (open.ts) for a data folder.
+ * `afterClose` runs after the database is closed.
+ * @throws Error when the file cannot be opened or a migration fails.
+ */
+export async function openSqliteStore(file: string, afterClose?: () => void | Promise<void>): Promise<Store> {
+  const sqlite = new BetterSqlite3(file);
+  try {
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('synchronous = NORMAL');
+    sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    sqlite.pragma('foreign_keys = ON');
+  } catch (e) {
+    sqlite.close();
+    throw e;
+  }
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  try {
+    await migrateToLatest(db, 'sqlite');
+  } catch (e) {
+    await db.destroy();
+    throw e;
+  }
+  return kyselyStore(db, 'sqlite', afterClose);
+}
