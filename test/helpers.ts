@@ -103,7 +103,7 @@ export async function waitFor<T>(what: string, fn: () => Promise<T | undefined |
 
 /** Every stored event of a job, in order. */
 export async function allEvents(store: Store, jobId: number): Promise<JobEvent[]> {
-  return store.listEvents(jobId, 0, 100_000);
+  return store.listEvents(jobId, 0, 10_000);
 }
 
 /** True while any process of group `pgid` exists. */

@@ -5,6 +5,7 @@ import type { Logger } from '../core/log.js';
 import { renderTemplate } from '../core/template.js';
 import type { Harness, HarnessContext, HarnessOutcome } from './harness/types.js';
 import { LineSplitter } from './lines.js';
+import { forgetGroup, recordGroup } from './orphans.js';
 import { spawnGroup, type GroupProcess } from './process.js';
 import { collectChanges, prepareWorkspace, WorkspaceError, type Workspace } from './workspace.js';
 
@@ -149,6 +150,7 @@ export class JobRun {
     this.proc = proc;
     if (this.stopped) void proc.kill(this.deps.graceMs);
     this.log.info('harness started', { harness: harness.name, pid: proc.pid });
+    const recorded = proc.pid > 0 ? recordGroup(this.deps.workDir, this.jobId, this.attempt, proc.pid).catch(() => undefined) : Promise.resolve();
     const parser = harness.parser(ctx, proc.pid);
     const onEvents = (events: EventBody[]) => {
       for (const e of events) this.deps.emit(e);
@@ -164,6 +166,8 @@ export class JobRun {
     const exit = await proc.exited;
     // Nothing of the job outlives it: stragglers left in the group after the leader's exit die too.
     await proc.kill(this.deps.graceMs);
+    await recorded;
+    await forgetGroup(this.deps.workDir, this.jobId, this.attempt).catch(() => undefined);
     const pipesClosed = Promise.all([outEnded, errEnded, proc.closed]);
     const timedOut = await Promise.race([pipesClosed.then(() => false), delay(PIPE_CLOSE_TIMEOUT_MS).then(() => true)]);
     if (timedOut) {

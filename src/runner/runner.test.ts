@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startRunner, type RunnerOptions, type RunningRunner } from './runner.js';
-import { groupAlive } from './process.js';
+import { groupAlive, spawnGroup } from './process.js';
+import { recordGroup } from './orphans.js';
 import { assignment, FakeControlPlane } from './testdata/fake-control-plane.js';
 
 const FAKE_CLAUDE = fileURLToPath(new URL('./testdata/fake-claude.mjs', import.meta.url));
@@ -296,6 +297,14 @@ describe('jobs', () => {
     const pids = JSON.parse(readFileSync(join(home(14), 'pids.json'), 'utf8')) as { leader: number; grandchild: number };
     expect(cp.finished(14)?.data.status).toBe('succeeded');
     expect(groupAlive(pids.leader)).toBe(false);
+  });
+
+  it('kills job process groups a previous runner process left behind, at start', async () => {
+    const left = spawnGroup('sh', ['-c', 'sleep 300 & wait'], { cwd: '/', env: { PATH: process.env.PATH ?? '/bin' } });
+    await recordGroup(join(tmp, 'work'), 99, 1, left.pid);
+    expect(groupAlive(left.pid)).toBe(true);
+    await start();
+    expect(groupAlive(left.pid)).toBe(false);
   });
 
   it('stop() cancels running jobs and reports them', async () => {

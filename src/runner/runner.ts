@@ -8,6 +8,7 @@ import { loadCredential, normalizeServerUrl, register, saveCredential } from './
 import { claudeCodeHarness } from './harness/claude-code.js';
 import type { Harness } from './harness/types.js';
 import { JobRun } from './job-runner.js';
+import { killOrphans } from './orphans.js';
 import { Outbox } from './outbox.js';
 import { Session, type ReconnectPolicy } from './session.js';
 
@@ -82,6 +83,8 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
   const workDir = resolve(opts.workDir);
   const repoBaseDir = resolve(opts.repoBaseDir ?? process.cwd());
   await mkdir(workDir, { recursive: true });
+  // Job process groups a previous (crashed) runner process left behind die first.
+  await killOrphans(workDir, Math.min(graceMs, 5000), log);
 
   let cred = await loadCredential(workDir, serverUrl);
   if (!cred) {

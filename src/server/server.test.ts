@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Job } from '../protocol/index.js';
 import { FakeRunner, readSse, startTestServer } from './test-helpers.js';
 import { startServer } from './server.js';
+import { createLogger } from '../core/log.js';
 
 describe('startServer', () => {
   it('serves events written by another replica (store poll) and ends the stream when the job ends', async () => {
@@ -19,6 +20,25 @@ describe('startServer', () => {
       const texts = msgs.filter((m) => m.event === 'job').map((m) => JSON.parse(m.data) as { type: string; data: { text?: string } });
       expect(texts.at(-1)).toMatchObject({ type: 'message', data: { text: 'from elsewhere' } });
       expect(msgs.at(-1)).toEqual({ event: 'end', data: '{"status":"cancelled"}' });
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('releases an event stream when the client goes away', async () => {
+    const lines: string[] = [];
+    const t = await startTestServer({ log: createLogger('debug', (l) => lines.push(l)) });
+    try {
+      const job = (await (await t.api('/api/jobs', { json: { agent: 'gpu-job', input: {} } })).json()) as Job;
+      const ac = new AbortController();
+      const res = await t.api(`/api/jobs/${job.id}/events`, { signal: ac.signal });
+      const reader = res.body!.getReader();
+      await reader.read();
+      expect(lines.some((l) => l.includes('event stream closed'))).toBe(false);
+      ac.abort();
+      const deadline = Date.now() + 3000;
+      while (!lines.some((l) => l.includes('event stream closed')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(lines.find((l) => l.includes('event stream closed'))).toMatch(new RegExp(`jobId=${job.id}`));
     } finally {
       await t.close();
     }

@@ -9,7 +9,8 @@ import type { ApiTokenRow, JobRow, RunnerRow } from './types.js';
  *   epoch ms and micro-dollar sums stay far below);
  * - JSON columns: written as JSON text on both engines; read back as text (SQLite) or an
  *   already-parsed value (PostgreSQL jsonb) → parsed value;
- * - flags: integer 0/1 → boolean.
+ * - flags: integer 0/1 → boolean;
+ * - strings inside JSON: NUL and lone surrogates become U+FFFD ({@link storable}).
  */
 export interface Codec {
   readonly dialect: SqlDialect;
@@ -19,11 +20,23 @@ export interface Codec {
   parse(value: unknown): unknown;
 }
 
+// eslint-disable-next-line no-control-regex -- NUL is exactly what we look for
+const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/**
+ * Replaces what PostgreSQL cannot store in text/jsonb — NUL characters and lone UTF-16
+ * surrogates (e.g. a tool output cut in the middle of an emoji) — with U+FFFD, on both
+ * engines so they behave the same. Everything else is unchanged.
+ */
+export function storable(text: string): string {
+  return text.replace(UNSTORABLE, '\uFFFD');
+}
+
 /** The codec for one engine. */
 export function codecFor(dialect: SqlDialect): Codec {
   return {
     dialect,
-    json: (v) => JSON.stringify(v),
+    json: (v) => JSON.stringify(v, (_k, x: unknown) => (typeof x === 'string' ? storable(x) : x)),
     parse:
       dialect === 'sqlite'
         ? (v) => (typeof v === 'string' ? JSON.parse(v) : v)

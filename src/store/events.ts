@@ -70,7 +70,8 @@ export async function appendRunnerEvents(
       .where('job_id', '=', jobId)
       .where('attempt', '=', attempt)
       .executeTakeFirst();
-    const stored = rows.map((r, i) => toJobEvent(c.codec, { ...r, data: fresh[i]!.data, job_id: jobId, seq: r.seq }));
+    // Return what was stored (after codec sanitising), parsed from the JSON text we wrote.
+    const stored = rows.map((r) => toJobEvent(c.codec, { ...r, data: JSON.parse(r.data) as unknown, seq: r.seq }));
     return { accepted: true as const, stored, upTo: top?.m === null || top?.m === undefined ? 0 : num(top.m) };
   });
 }
@@ -94,7 +95,7 @@ export async function appendServerEvent(c: StoreCtx, jobId: number, body: EventB
       at: new Date(now).toISOString(),
     };
     await trx.insertInto('job_events').values(row).execute();
-    return toJobEvent(c.codec, { ...row, data: body.data });
+    return toJobEvent(c.codec, { ...row, data: JSON.parse(row.data) as unknown });
   });
 }
 

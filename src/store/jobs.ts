@@ -2,7 +2,7 @@ import type { Updateable } from 'kysely';
 import type { JobResult, JobStatus } from '../protocol/index.js';
 import { JobStatus as JobStatusSchema } from '../protocol/index.js';
 import { ACTIVE_STATUSES, canTransition, isTerminal } from '../core/job-state.js';
-import { num, toJobRow } from './codec.js';
+import { num, storable, toJobRow } from './codec.js';
 import { assertInt, type StoreCtx } from './ctx.js';
 import type { JobsTable } from './schema.js';
 import type { JobRow, NewJob } from './types.js';
@@ -98,7 +98,7 @@ export async function transitionJob(
   if (fields.startedAt !== undefined) assertInt('startedAt', fields.startedAt, 0);
   const set: Updateable<JobsTable> = { status: to };
   if (fields.endReason !== undefined) set.end_reason = fields.endReason;
-  if (fields.error !== undefined) set.error = fields.error;
+  if (fields.error !== undefined) set.error = fields.error === null ? null : storable(fields.error);
   if (fields.sessionId !== undefined) set.session_id = fields.sessionId;
   if (fields.result !== undefined) set.result = fields.result === null ? null : c.codec.json(fields.result);
   if (fields.startedAt !== undefined) set.started_at = fields.startedAt;

@@ -22,7 +22,10 @@ export function registerJobs(program: Command, ctx: CliContext): void {
     const page = await client.listJobs({ status: opts.status, agent: opts.agent, limit: opts.limit, before: opts.before });
     if (wantsJson(self, opts)) return void out(JSON.stringify(page));
     if (page.jobs.length === 0) return void out('no jobs');
-    out(formatTable(['id', 'agent', 'status', 'reason', 'runner', 'created', 'cost'], page.jobs.map(jobRow)));
+    // The list carries usage only when the server includes it; show the column only then.
+    const withCost = page.jobs.some((j) => j.usage !== undefined);
+    const headers = ['id', 'agent', 'status', 'reason', 'runner', 'created', ...(withCost ? ['cost'] : [])];
+    out(formatTable(headers, page.jobs.map((j) => jobRow(j).slice(0, headers.length))));
     if (page.nextCursor !== null) out(`more: flotilla jobs --before ${page.nextCursor}`);
   });
 

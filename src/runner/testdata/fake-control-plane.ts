@@ -1,7 +1,7 @@
 // Test helper (not shipped behaviour): a small control plane that speaks the runner protocol
 // over a real HTTP server + `ws` WebSocketServer, records what a runner sends, and dedupes
 // uploaded events by (job, attempt, rseq) the way the real server does.
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import {
@@ -19,6 +19,8 @@ export interface FakeControlPlaneOptions {
   runnerId?: number;
   /** `auto`: ack every job.events frame; `none`: never ack (until switched back). */
   ack?: 'auto' | 'none';
+  /** Other HTTP requests (e.g. a scripted model at /v1/messages); return false for 404. */
+  onHttp?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
 
 export class FakeControlPlane {
@@ -64,6 +66,7 @@ export class FakeControlPlane {
         });
         return;
       }
+      if (this.opts.onHttp?.(req, res)) return;
       res.writeHead(404);
       res.end();
     });

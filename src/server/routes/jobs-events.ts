@@ -63,6 +63,7 @@ export function mountJobEvents(app: Hono<AppEnv>, ctx: ServerContext): void {
       clearInterval(heartbeat);
       unsubscribe();
       ctx.sse.open.delete(finish);
+      ctx.log.debug('event stream closed', { jobId: id, lastSeq: after });
       signal();
       try {
         controllerRef?.close();

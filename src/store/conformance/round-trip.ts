@@ -34,4 +34,20 @@ export function roundTripTests(h: Harness): void {
     expect((await s.getJob(j.id))?.result).toEqual(result);
     expect(done?.finishedAt).toBe(big + 3);
   });
+
+  it('NUL characters and lone surrogates (unstorable in PostgreSQL) become U+FFFD on both engines', async () => {
+    const s = await h.open();
+    const j = await s.createJob({ parentId: null, agent: 'a', agentVersion: '1', input: { bin: 'x\u0000y' }, selector: {}, priority: 0, budgetMicros: 0, now: 1 });
+    expect((await s.getJob(j.id))?.input).toEqual({ bin: 'x\uFFFDy' });
+    const r = await s.createRunner({ name: 'r', labels: {}, capacity: 1, credentialHash: fakeHash('c'), now: 1 });
+    await s.claimJob({ id: r.id, labels: {} }, fakeHash('t'), 2);
+    // '\uD83D' alone is half of an emoji; '\uD83D\uDE80' (a whole 🚀) must survive.
+    const output = 'a\u0000b\uD83Dc \uD83D\uDE80 \uDE80';
+    const ev = await s.appendRunnerEvents(j.id, 1, [{ type: 'tool.result', data: { id: 't', output, isError: false }, rseq: 1, at: 'x' }]);
+    expect(ev).toMatchObject({ accepted: true, upTo: 1, stored: [{ seq: 1, data: { output: 'a\uFFFDb\uFFFDc 🚀 \uFFFD' } }] });
+    const [stored] = await s.listEvents(j.id, 0, 10);
+    expect(stored?.type === 'tool.result' && stored.data.output).toBe('a\uFFFDb\uFFFDc 🚀 \uFFFD');
+    const failed = await s.transitionJob(j.id, 1, ['assigned'], 'failed', 3, { error: 'bad\u0000byte' });
+    expect(failed?.error).toBe('bad\uFFFDbyte');
+  });
 }

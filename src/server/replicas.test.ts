@@ -1,0 +1,47 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Job } from '../protocol/index.js';
+import { createTestDatabase } from '../store/test-pg.js';
+import { FakeRunner, readSse, startTestServer, type TestServer } from './test-helpers.js';
+
+// Two server replicas sharing one PostgreSQL database (skipped when PostgreSQL is unreachable
+// outside CI; createTestDatabase throws under CI=true).
+const pg = await createTestDatabase();
+
+describe.skipIf(pg === null)('two server replicas on one PostgreSQL database', () => {
+  let a: TestServer;
+  let b: TestServer;
+  beforeAll(async () => {
+    a = await startTestServer({ databaseUrl: pg!.url, dispatchIntervalMs: 200, heartbeatIntervalMs: 200 });
+    // Same data folder: replica B reads the admin token A created.
+    b = await startTestServer({ databaseUrl: pg!.url, dataDir: a.dataDir, dispatchIntervalMs: 200 });
+  });
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+    await pg?.drop();
+  });
+
+  it('a job created on B runs on A\'s runner; B streams its events; a cancel on B reaches the runner through its heartbeat', async () => {
+    expect(b.admin).toBe(a.admin);
+    const r = await FakeRunner.start(a, { name: 'on-a' });
+    await r.hello({ name: 'on-a' });
+    const job = (await (await b.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'x' } } })).json()) as Job;
+    // A's periodic pass finds it (B has no runner).
+    const asg = (await r.next('job.assign', () => true, 3000)).assignment;
+    expect(asg.jobId).toBe(job.id);
+    const stream = readSse(await b.api(`/api/jobs/${job.id}/events`), { timeoutMs: 8000 });
+    r.send({ type: 'job.events', jobId: job.id, attempt: 1, events: [{ rseq: 1, at: new Date().toISOString(), type: 'harness.started', data: { harness: 'x', pid: 1 } }] });
+    await r.next('ack');
+    // Cancel through B: the runner is connected to A, so it learns it from the reconcile of its next heartbeat.
+    const res = await b.api(`/api/jobs/${job.id}/cancel`, { method: 'POST' });
+    expect(res.status).toBe(200);
+    r.send({ type: 'heartbeat', running: [{ jobId: job.id, attempt: 1 }] });
+    expect((await r.next('job.cancel')).reason).toMatch(/cancelled/);
+    const msgs = await stream;
+    const types = msgs.filter((m) => m.event === 'job').map((m) => (JSON.parse(m.data) as { type: string }).type);
+    expect(types).toEqual(['status', 'status', 'harness.started', 'status']);
+    expect(msgs.filter((m) => m.event === 'job').map((m) => Number(m.id))).toEqual([1, 2, 3, 4]);
+    expect(msgs.at(-1)).toEqual({ event: 'end', data: '{"status":"cancelled"}' });
+    await r.close();
+  });
+});
