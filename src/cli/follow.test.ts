@@ -86,13 +86,14 @@ describe('followJob', () => {
         '',
       ].join('\n'),
     );
-    const spins = writes.filter(([s, t]) => s === 'err' && /^\r\x1b\[K[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] test-fixer … /.test(t)).map(([, t]) => t);
+    const CLEAR = '\r\u001b[K';
+    const spins = writes.filter(([s, t]) => s === 'err' && t.startsWith(CLEAR) && /^[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] test-fixer … /.test(t.slice(CLEAR.length))).map(([, t]) => t);
     expect(spins.some((t) => t.includes('waiting for a runner (0s)'))).toBe(true);
     expect(spins.some((t) => t.includes('preparing workspace: cloning examples/calc (0s)'))).toBe(true);
     // Whenever a spinner was drawn, the next stdout write comes only after a clear.
     let drawn = false;
     for (const [s, t] of writes) {
-      if (s === 'err') drawn = t !== '\r\x1b[K';
+      if (s === 'err') drawn = t !== CLEAR;
       else expect(drawn).toBe(false);
     }
   });

@@ -34,7 +34,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
       throw new Error(`databaseUrl must start with postgres:// or postgresql://, got ${JSON.stringify(safeUrl(url))}`);
     }
     const t0 = Date.now();
-    const store = await openPostgresStore(url);
+    const store = await openPostgresStore(url, { log });
     log.info('store opened', { dialect: 'postgres', url: safeUrl(url), ms: Date.now() - t0 });
     return store;
   }

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { Kysely, PostgresDialect, sql } from 'kysely';
+import type { Logger } from '../core/log.js';
 import type { Database } from './schema.js';
 import type { Store } from './types.js';
 import { kyselyStore } from './kysely-store.js';
@@ -11,6 +12,8 @@ export interface PostgresStoreOptions {
   schema?: string;
   /** Pool size (connections). Default 10. */
   maxConnections?: number;
+  /** Where idle-connection errors (server restarts) are reported. */
+  log?: Logger;
 }
 
 /**
@@ -32,7 +35,7 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
   // An idle client erroring (server restart) must not crash the process; the pool replaces it.
-  pool.on('error', () => {});
+  pool.on('error', (e) => opts.log?.warn('postgres idle connection error', { error: e.message }));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   try {
     if (schema) await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
