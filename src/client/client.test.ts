@@ -120,6 +120,11 @@ beforeAll(async () => {
       res.write(sseFrame(ev(1, 10))); // then stays open forever
       return;
     }
+    if (req.method === 'GET' && u.pathname === '/api/jobs/12/events') {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      return res.end(': nothing, then closed\n\n');
+    }
+    if (req.method === 'GET' && u.pathname === '/api/jobs/11/events') return send(res, 200, { not: 'a stream' });
     send(res, 404, { error: { code: 'not_found', message: `no route ${req.method} ${u.pathname}` } });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -217,6 +222,16 @@ describe('FlotillaClient', () => {
       setTimeout(() => ac.abort(), 20);
     }
     expect(got).toEqual([1]);
+  });
+
+  it('gives up after maxReconnects drops in a row without an event', async () => {
+    const c = new FlotillaClient({ url, token: TOKEN, reconnectDelayMs: 5, maxReconnects: 2 });
+    await expect(c.followEvents(12).next()).rejects.toMatchObject({ code: 'network', message: expect.stringContaining('3 tries') });
+    expect(seen.filter((s) => s.url === '/api/jobs/12/events')).toHaveLength(3);
+  });
+
+  it('refuses a 200 reply that is not an event stream', async () => {
+    await expect(client().followEvents(11).next()).rejects.toMatchObject({ code: 'bad_response', message: expect.stringContaining('application/json') });
   });
 
   it('throws at once on an error reply to the event stream', async () => {

@@ -172,6 +172,11 @@ export class FlotillaClient {
         throw await apiErrorFromResponse(res, `GET ${path}`);
       }
       if (!res.body) throw new ApiError(res.status, 'bad_response', `GET ${path}: the reply has no body`);
+      const type = res.headers.get('content-type') ?? '';
+      if (!type.startsWith('text/event-stream')) {
+        await res.body.cancel().catch(() => undefined);
+        throw new ApiError(res.status, 'bad_response', `GET ${path}: expected an event stream, got ${type || 'no content-type'}`);
+      }
       const parser = new SseParser();
       try {
         for await (const ev of parseSseStream(res.body, parser)) {

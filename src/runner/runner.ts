@@ -10,7 +10,7 @@ import type { Harness } from './harness/types.js';
 import { JobRun } from './job-runner.js';
 import { killOrphans } from './orphans.js';
 import { Outbox } from './outbox.js';
-import { Session, type ReconnectPolicy } from './session.js';
+import { AuthError, Session, type ReconnectPolicy } from './session.js';
 
 /** Options of {@link startRunner}. Times in milliseconds. */
 export interface RunnerOptions {
@@ -86,16 +86,18 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
   // Job process groups a previous (crashed) runner process left behind die first.
   await killOrphans(workDir, Math.min(graceMs, 5000), log);
 
-  let cred = await loadCredential(workDir, serverUrl);
-  if (!cred) {
+  const registerNow = async () => {
     if (!opts.registrationToken) {
       throw new Error(`no runner credential for ${serverUrl} in ${workDir}: give a registration token (flotilla runners token create) to register this runner`);
     }
     const r = await register(serverUrl, { token: opts.registrationToken, name, labels, capacity });
-    cred = { serverUrl, runnerId: r.runnerId, credential: r.credential };
-    await saveCredential(workDir, cred);
+    const c = { serverUrl, runnerId: r.runnerId, credential: r.credential };
+    await saveCredential(workDir, c);
     log.info('runner registered', { runnerId: r.runnerId, name });
-  }
+    return c;
+  };
+  const stored = await loadCredential(workDir, serverUrl);
+  let cred = stored ?? (await registerNow());
 
   const harnesses: Record<string, Harness> = { 'claude-code': claudeCodeHarness };
   const executables: Record<string, string> = opts.claudePath ? { 'claude-code': opts.claudePath } : {};
@@ -189,20 +191,33 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
     }
   };
 
-  const session: Session = new Session({
-    serverUrl,
-    credential: cred.credential,
-    hello: () => ({ type: 'hello', name, labels, capacity, version: RUNNER_VERSION, running: running() }),
-    running,
-    onWelcome: () => {
-      for (const s of slots.values()) s.outbox.rewind();
-      flush();
-    },
-    onMessage,
-    reconnect: opts.reconnect ?? { minMs: 250, maxMs: 10_000 },
-    log,
-  });
-  const welcome = await session.start(opts.connectTimeoutMs ?? 15_000);
+  const makeSession = (credential: string) =>
+    new Session({
+      serverUrl,
+      credential,
+      hello: () => ({ type: 'hello', name, labels, capacity, version: RUNNER_VERSION, running: running() }),
+      running,
+      onWelcome: () => {
+        for (const s of slots.values()) s.outbox.rewind();
+        flush();
+      },
+      onMessage,
+      reconnect: opts.reconnect ?? { minMs: 250, maxMs: 10_000 },
+      log,
+    });
+  const connectTimeoutMs = opts.connectTimeoutMs ?? 15_000;
+  let session = makeSession(cred.credential);
+  let welcome;
+  try {
+    welcome = await session.start(connectTimeoutMs);
+  } catch (err) {
+    // A stored credential the server no longer knows (e.g. a new database): register again if we can.
+    if (!(err instanceof AuthError) || !stored || !opts.registrationToken) throw err;
+    log.warn('stored runner credential refused; registering again', { workDir });
+    cred = await registerNow();
+    session = makeSession(cred.credential);
+    welcome = await session.start(connectTimeoutMs);
+  }
 
   let stopped: Promise<void> | null = null;
   return {

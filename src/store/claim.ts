@@ -6,8 +6,9 @@ import { assertInt, type StoreCtx } from './ctx.js';
 import type { Database } from './schema.js';
 import type { JobRow } from './types.js';
 
-/** Candidates read per round on SQLite while looking for a selector that fits. */
-const SQLITE_BATCH = 200;
+/** Candidates read in the first round on SQLite (usually the first fits), growing ×4 up to the max. */
+const SQLITE_FIRST_BATCH = 8;
+const SQLITE_MAX_BATCH = 512;
 
 /** The assignment columns of a claim (attempt + 1 is added by the statement itself). */
 function assignment(runnerId: number, tokenHash: string, now: number) {
@@ -51,13 +52,13 @@ export async function claimJob(c: StoreCtx, runner: { id: number; labels: Labels
   }
   return c.db.transaction().execute(async (trx) => {
     let cursor: { priority: number; id: number } | null = null;
-    for (;;) {
+    for (let batch = SQLITE_FIRST_BATCH; ; batch = Math.min(batch * 4, SQLITE_MAX_BATCH)) {
       let q = trx.selectFrom('jobs').select(['id', 'priority', 'selector']).where('status', '=', 'queued');
       if (cursor) {
         const { priority, id } = cursor;
         q = q.where((eb) => eb.or([eb('priority', '<', priority), eb.and([eb('priority', '=', priority), eb('id', '>', id)])]));
       }
-      const rows = await q.orderBy('priority', 'desc').orderBy('id', 'asc').limit(SQLITE_BATCH).execute();
+      const rows = await q.orderBy('priority', 'desc').orderBy('id', 'asc').limit(batch).execute();
       for (const r of rows) {
         if (selectorMatches(c.codec.parse(r.selector) as Labels, runner.labels)) {
           const got = await assignSqlite(c, trx, r.id, runner.id, tokenHash, now);
@@ -65,7 +66,7 @@ export async function claimJob(c: StoreCtx, runner: { id: number; labels: Labels
         }
       }
       const last = rows[rows.length - 1];
-      if (rows.length < SQLITE_BATCH || !last) return null;
+      if (rows.length < batch || !last) return null;
       cursor = { priority: num(last.priority), id: num(last.id) };
     }
   });

@@ -1,6 +1,8 @@
 import { FlotillaClient } from '../../client/index.js';
 import type { RunLocalParams } from '../context.js';
 import { runJob } from '../run-job.js';
+import { loadGatewayConfig } from '../../gateway/config.js';
+import { CliError } from '../options.js';
 import { cliLogger, modelLine, startLocalStack } from './stack.js';
 
 /**
@@ -14,16 +16,28 @@ import { cliLogger, modelLine, startLocalStack } from './stack.js';
 export async function runLocal(p: RunLocalParams): Promise<number> {
   const { io, json } = p;
   const log = cliLogger(process.env, 'warn', (line) => void io.stderr.write(line));
-  const stack = await startLocalStack({
-    data: p.data,
-    host: '127.0.0.1',
-    port: 0,
-    agentsDirs: p.agentsDirs,
-    runnerLabels: p.request.labels ?? {},
-    log,
-  });
+  const gateway = loadGatewayConfig(process.env);
+  // Said first, before the store, server and runner start (about a second).
+  (json ? io.stderr : io.stdout).write(modelLine(gateway) + '\n');
+  let stack;
   try {
-    (json ? io.stderr : io.stdout).write(modelLine(stack.gateway) + '\n');
+    stack = await startLocalStack({
+      data: p.data,
+      host: '127.0.0.1',
+      port: 0,
+      agentsDirs: p.agentsDirs,
+      runnerLabels: p.request.labels ?? {},
+      gateway,
+      log,
+    });
+  } catch (err) {
+    const msg = err instanceof Error ? err.message : String(err);
+    if (/in use by process/.test(msg)) {
+      throw new CliError(`${msg} (is \`flotilla up\` running on it? then use \`flotilla run\` without --local, or give --data another folder)`);
+    }
+    throw err;
+  }
+  try {
     const client = new FlotillaClient({ url: stack.server.url, token: stack.adminToken });
     return await runJob(client, p.request, { json, io });
   } finally {

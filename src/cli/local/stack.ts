@@ -29,6 +29,8 @@ export interface LocalStackOptions {
   repoBaseDir?: string;
   /** Environment for DATABASE_URL and the gateway (ANTHROPIC_API_KEY, ...); default process.env. */
   env?: NodeJS.ProcessEnv;
+  /** Gateway configuration; default loadGatewayConfig(env). */
+  gateway?: GatewayConfig;
   log: Logger;
 }
 
@@ -78,7 +80,7 @@ export function cliLogger(env: NodeJS.ProcessEnv, dflt: LogLevel, write: (line: 
 export async function startLocalStack(opts: LocalStackOptions): Promise<LocalStack> {
   const env = opts.env ?? process.env;
   const data = resolve(opts.data);
-  const gateway = loadGatewayConfig(env);
+  const gateway = opts.gateway ?? loadGatewayConfig(env);
   const agentsDirs = [join(packageRoot(), 'agents'), ...opts.agentsDirs.map((d) => resolve(d))];
   const store = await openStore({ databaseUrl: env.DATABASE_URL, dataDir: data, log: opts.log.child({ part: 'store' }) });
   let server: RunningServer | null = null;

@@ -1,0 +1,60 @@
+import { describe, it, expect, beforeEach, afterEach } from 'vitest';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { main } from '../main.js';
+import { packageRoot } from '../paths.js';
+import { recordingIO, waitFor } from '../test-io.js';
+
+// `flotilla run --local` through main(): real store, server, runner, Claude Code CLI and the
+// offline scripted model (agents/test-fixer/script.yaml), on examples/calc.
+
+const savedEnv = { ...process.env };
+const savedCwd = process.cwd();
+let data: string;
+
+beforeEach(async () => {
+  data = await mkdtemp(join(tmpdir(), 'flotilla-local-'));
+  for (const k of Object.keys(process.env)) if (k.startsWith('FLOTILLA_') || k === 'DATABASE_URL' || k.startsWith('ANTHROPIC_')) delete process.env[k];
+  process.chdir(packageRoot()); // examples/calc resolves against the current folder
+});
+
+afterEach(async () => {
+  process.env = { ...savedEnv };
+  process.chdir(savedCwd);
+  await rm(data, { recursive: true, force: true });
+});
+
+describe('flotilla run --local', () => {
+  it('runs test-fixer on examples/calc: model line first, tool lines, final message, table; exit 0', async () => {
+    const io = recordingIO();
+    const code = await main(['node', 'flotilla', 'run', '--local', 'test-fixer', '{"repo":"examples/calc"}', '--budget', '1', '--data', data], io);
+    const out = io.out();
+    expect(code, `${out}\n${io.err()}`).toBe(0);
+    const lines = out.split('\n');
+    expect(lines[0]).toBe('flotilla: offline scripted model (no ANTHROPIC_API_KEY set)');
+    const tools = lines.filter((l) => /^test-fixer [→←] /.test(l));
+    expect(tools[0]).toMatch(/^test-fixer → Bash \{"command":"npm test"/);
+    expect(tools[1]).toBe('test-fixer ← Bash 3 passed, 1 failed');
+    expect(tools).toContain('test-fixer ← Bash 4 passed, 0 failed');
+    expect(tools.some((l) => l.startsWith('test-fixer → Edit {'))).toBe(true);
+    expect(lines.some((l) => l.startsWith('test-fixer … preparing workspace'))).toBe(true);
+    expect(lines.find((l) => l.startsWith('test-fixer: '))).toMatch(/flotilla\/job-\d+/);
+    const header = lines.findIndex((l) => l.startsWith('job  agent'));
+    expect(lines[header]).toMatch(/^job\s+agent\s+status\s+model calls\s+input\s+output\s+cache read\s+cache write\s+cost$/);
+    expect(lines[header + 1]).toMatch(/^\d+\s+test-fixer\s+succeeded\s+[1-9]\d*\s+\d+\s+\d+\s+\d+\s+\d+\s+\$0\.\d{6}$/);
+  });
+
+  it('Ctrl-C cancels the job, stops everything, exit 130', async () => {
+    const io = recordingIO();
+    const done = main(['node', 'flotilla', 'run', '--local', 'test-fixer', '{"repo":"examples/calc"}', '--data', data], io);
+    await waitFor(() => io.out().includes('test-fixer … starting claude-code'), 'the harness to start', 30_000);
+    io.signals.emit('SIGINT');
+    expect(await done).toBe(130);
+    expect(io.err()).toMatch(/flotilla: interrupted: cancelling job \d+\nflotilla: job \d+ cancelled\n/);
+    // Everything closed: the same data folder opens again at once (its lock was released).
+    const again = recordingIO();
+    expect(await main(['node', 'flotilla', 'run', '--local', 'no-such-agent', '--data', data], again)).toBe(1);
+    expect(again.err()).toMatch(/no-such-agent/);
+  });
+});
