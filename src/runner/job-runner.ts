@@ -88,7 +88,7 @@ export class JobRun {
       if (!harness) throw new FinishError('harness_unsupported', `harness ${agent.harness} is not supported by this runner`);
       const input = this.assignment.input;
       const repo = input.repo;
-      if (typeof repo !== 'string' || repo === '') throw new FinishError('workspace', 'input.repo must be a non-empty string (a git URL or a path)');
+      if (repo !== undefined && typeof repo !== 'string') throw new FinishError('workspace', 'input.repo must be a string (a git URL or a path)');
       const ref = input.ref;
       if (ref !== undefined && typeof ref !== 'string') throw new FinishError('workspace', 'input.ref must be a string');
 

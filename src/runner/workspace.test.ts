@@ -79,6 +79,15 @@ describe('prepareWorkspace', () => {
     expect(sha.baseCommit).toBe(c3);
   });
 
+  it('gives a job without input.repo a fresh empty repository on its branch', async () => {
+    const ws = await prepareWorkspace({ jobId: 9, workDir: tmp, repoBaseDir: '/' });
+    expect(ws).toEqual({ dir: join(tmp, 'workspaces', 'job-9'), branch: 'flotilla/job-9', baseCommit: g(ws.dir, 'rev-parse', 'HEAD') });
+    expect(g(ws.dir, 'rev-parse', '--abbrev-ref', 'HEAD')).toBe('flotilla/job-9');
+    expect(g(ws.dir, 'ls-files')).toBe('');
+    expect(g(ws.dir, 'config', 'user.email')).toBe('flotilla@localhost');
+    await expect(prepareWorkspace({ jobId: 10, ref: 'main', workDir: tmp, repoBaseDir: '/' })).rejects.toThrow('input.ref main given without input.repo');
+  });
+
   it('starts clean when the workspace already exists (a retried attempt)', async () => {
     const first = await prepareWorkspace({ jobId: 5, repo: 'examples/calc', workDir: tmp, repoBaseDir: CHECKOUT });
     writeFileSync(join(first.dir, 'leftover.txt'), 'x');

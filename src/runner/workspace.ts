@@ -13,8 +13,8 @@ export class WorkspaceError extends Error {
 /** What {@link prepareWorkspace} needs. */
 export interface WorkspaceRequest {
   jobId: number;
-  /** `input.repo`: a git URL (`https://…`, `ssh://…`, `git@host:path`, `file://…`) or a path. */
-  repo: string;
+  /** `input.repo`: a git URL (`https://…`, `ssh://…`, `git@host:path`, `file://…`) or a path; none → an empty repository. */
+  repo?: string;
   /** `input.ref`: branch, tag or commit to start from; default the repository's HEAD. */
   ref?: string;
   /** Runner work folder: the workspace goes to `<workDir>/workspaces/job-<id>`. */
@@ -41,18 +41,18 @@ export function isGitUrl(repo: string): boolean {
 
 /**
  * Prepares `<workDir>/workspaces/job-<id>` (removed first if present, so a retry starts
- * clean): clones input.repo — a URL, a directory with its own `.git`, or a plain directory
+ * clean). Without input.repo: an empty repository with one empty commit. Else clones input.repo — a URL, a directory with its own `.git`, or a plain directory
  * that is first snapshot into a fresh repository (without node_modules and .git) — checks
  * out `ref` if given, creates branch `flotilla/job-<id>` and sets the commit identity
  * (Flotilla <flotilla@localhost>) in the workspace's git config.
  * @throws WorkspaceError naming the repo or ref (no such path, clone failure, bad ref).
  */
 export async function prepareWorkspace(req: WorkspaceRequest): Promise<Workspace> {
-  if (typeof req.repo !== 'string' || req.repo.trim() === '') throw new WorkspaceError('input.repo is empty: give a git URL or a path');
   const dir = join(req.workDir, 'workspaces', `job-${req.jobId}`);
   const branch = `flotilla/job-${req.jobId}`;
   await rm(dir, { recursive: true, force: true });
   await mkdir(join(req.workDir, 'workspaces'), { recursive: true });
+  if (req.repo === undefined || req.repo.trim() === '') return emptyWorkspace(req, dir, branch);
 
   let source = req.repo;
   let snapshot: string | null = null;
@@ -94,6 +94,19 @@ export async function prepareWorkspace(req: WorkspaceRequest): Promise<Workspace
   }
   await git(dir, ['checkout', '--quiet', '-B', branch, base]);
   return { dir, branch, baseCommit: base };
+}
+
+/** A job without a repo (input.repo absent) works in a fresh, empty repository. */
+async function emptyWorkspace(req: WorkspaceRequest, dir: string, branch: string): Promise<Workspace> {
+  if (req.ref) throw new WorkspaceError(`input.ref ${req.ref} given without input.repo`);
+  req.onProgress?.('creating an empty git repository (no input.repo)');
+  await mkdir(dir, { recursive: true });
+  await git(dir, ['init', '--quiet'], { signal: req.signal });
+  await git(dir, ['config', 'user.name', 'Flotilla']);
+  await git(dir, ['config', 'user.email', 'flotilla@localhost']);
+  await git(dir, ['checkout', '--quiet', '-b', branch]);
+  await git(dir, ['commit', '--quiet', '--allow-empty', '--no-verify', '-m', `empty workspace for job ${req.jobId}`], { signal: req.signal });
+  return { dir, branch, baseCommit: await git(dir, ['rev-parse', 'HEAD']) };
 }
 
 /** Resolves a branch (local or `origin/<ref>`), tag or commit to a full commit sha. */

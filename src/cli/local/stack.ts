@@ -25,6 +25,10 @@ export interface LocalStackOptions {
   runner?: boolean;
   runnerLabels?: Labels;
   runnerCapacity?: number;
+  /** Told to runners (default 5000 ms). */
+  heartbeatIntervalMs?: number;
+  /** A runner silent this long is offline and its jobs lost (default 20000 ms). */
+  heartbeatTimeoutMs?: number;
   /** Where relative `input.repo` paths resolve for the local runner; default the current folder. */
   repoBaseDir?: string;
   /** Environment for DATABASE_URL and the gateway (ANTHROPIC_API_KEY, ...); default process.env. */
@@ -110,6 +114,8 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       port: opts.port ?? 8787,
       agentsDirs,
       gateway,
+      heartbeatIntervalMs: opts.heartbeatIntervalMs,
+      heartbeatTimeoutMs: opts.heartbeatTimeoutMs,
       log: opts.log.child({ part: 'server' }),
     });
     const adminTokenFile = join(data, 'admin-token');

@@ -14,6 +14,8 @@ interface UpOptions {
   runner: boolean;
   labels?: Labels;
   capacity: number;
+  heartbeatInterval?: number;
+  heartbeatTimeout?: number;
 }
 
 /** Hosts that only this machine can reach. */
@@ -38,6 +40,8 @@ export function registerUp(program: Command, ctx: CliContext): void {
     .addOption(new Option('--no-runner', 'do not start a runner in this process').env('FLOTILLA_NO_RUNNER'))
     .addOption(new Option('--labels <k=v,...>', 'labels of the local runner').env('FLOTILLA_LABELS').argParser(parseLabels))
     .addOption(new Option('--capacity <n>', 'parallel jobs of the local runner (1-4)').env('FLOTILLA_CAPACITY').argParser(intIn(1, 4, 'capacity')).default(1))
+    .addOption(new Option('--heartbeat-interval <ms>', 'how often runners heartbeat, milliseconds (default 5000)').env('FLOTILLA_HEARTBEAT_INTERVAL_MS').argParser(intIn(100, 600_000, 'heartbeat interval')))
+    .addOption(new Option('--heartbeat-timeout <ms>', 'a runner silent this long is offline and its jobs lost, milliseconds (default 20000)').env('FLOTILLA_HEARTBEAT_TIMEOUT_MS').argParser(intIn(500, 3_600_000, 'heartbeat timeout')))
     .action(async (opts: UpOptions) => {
       const { io } = ctx;
       const { cliLogger, modelLine, startLocalStack } = await import('./stack.js');
@@ -53,6 +57,8 @@ export function registerUp(program: Command, ctx: CliContext): void {
         runner: opts.runner,
         runnerLabels: labels,
         runnerCapacity: opts.capacity,
+        heartbeatIntervalMs: opts.heartbeatInterval,
+        heartbeatTimeoutMs: opts.heartbeatTimeout,
         log,
       });
       const say = (s: string) => void io.stdout.write(s + '\n');
