@@ -65,12 +65,17 @@ async function main() {
   const server = await startServer({ store, dataDir: data, port: 0, agentsDirs: [join(ROOT, 'agents')], gateway: loadGatewayConfig(env) });
   const agent = (await (await fetch(`${server.url}/api/agents`, { headers: { authorization: `Bearer ${server.adminToken}` } })).json()).agents.find((a) => a.name === 'test-fixer');
   const runnerRow = await store.createRunner({ name: 'bench-bare', labels: {}, capacity: 4, credentialHash: hashToken(newToken('flc')), now: Date.now() });
+  // The fake runner row must look alive, or the liveness sweep would mark its jobs lost (and
+  // kill their tokens) in the middle of the bare run.
+  await store.touchRunner(runnerRow.id, Date.now());
+  const beat = setInterval(() => void store.touchRunner(runnerRow.id, Date.now()), 1000);
   const bare = [];
   for (let i = 0; i < N; i++) {
     // A live job token so the gateway serves the scripted turns, exactly as for a real job.
     const job = await store.createJob({ parentId: null, agent: 'test-fixer', agentVersion: '1', input: { repo: 'examples/calc' }, selector: { bench: 'bare' }, priority: 0, budgetMicros: 1_000_000, now: Date.now() });
     const token = newToken('flj');
     await store.claimJobById(job.id, { id: runnerRow.id, labels: { bench: 'bare' } }, hashToken(token), Date.now());
+    await store.transitionJob(job.id, null, ['assigned'], 'running', Date.now(), { startedAt: Date.now() });
     const repo = freshCalcRepo();
     const home = mkdtempSync(join(tmpdir(), 'bench-home-'));
     const prompt = renderTemplate(agent.promptText, { input: { repo: 'examples/calc' }, job: { id: job.id, branch: 'flotilla/job-bench' } });
@@ -84,19 +89,27 @@ async function main() {
     rmSync(home, { recursive: true, force: true });
   }
 
+  clearInterval(beat);
+
   // --- 2. POST /api/jobs → harness process started, idle local runner ----------------------
   const runner = await startRunner({ serverUrl: server.url, registrationToken: await createRegistrationToken(store, {}, 3_600_000, Date.now()), workDir: join(data, 'runner'), repoBaseDir: ROOT });
   const client = new FlotillaClient({ url: server.url, token: server.adminToken });
-  const toStart = [];
+  // Spawn = the runner's `progress: starting claude-code` event, stamped right before it
+  // spawns the process; ready = Claude Code's `system/init` line (`harness.started`).
+  const toSpawn = [];
+  const toReady = [];
   for (let i = 0; i < N; i++) {
     const t0 = Date.now();
     const job = await client.createJob({ agent: 'test-fixer', input: { repo: 'examples/calc' }, priority: 0 });
-    let startedAt = null;
+    let spawnAt = null;
+    let readyAt = null;
     for await (const e of client.followEvents(job.id)) {
-      if (e.type === 'harness.started') startedAt = Date.parse(e.at);
+      if (e.type === 'progress' && e.data.phase === 'harness' && e.data.message.startsWith('starting ')) spawnAt = Date.parse(e.at);
+      if (e.type === 'harness.started') readyAt = Date.parse(e.at);
     }
-    if (startedAt === null) throw new Error(`job ${job.id} never started its harness`);
-    toStart.push(startedAt - t0);
+    if (spawnAt === null || readyAt === null) throw new Error(`job ${job.id} never started its harness`);
+    toSpawn.push(spawnAt - t0);
+    toReady.push(readyAt - t0);
   }
   await runner.stop();
   await server.close();
@@ -109,7 +122,8 @@ async function main() {
   console.log(`flotilla run --local (whole process): ${ms(l)}   [${local.map(ms).join(', ')}]`);
   console.log(`bare claude -p, same scripted model:  ${ms(b)}   [${bare.map(ms).join(', ')}]`);
   console.log(`overhead ratio (flotilla / bare):     ${(l / b).toFixed(2)}x  (+${ms(l - b)})`);
-  console.log(`POST /api/jobs → harness started:     ${ms(median(toStart))}   [${toStart.map(ms).join(', ')}]`);
+  console.log(`POST /api/jobs → harness spawned:     ${ms(median(toSpawn))}   [${toSpawn.map(ms).join(', ')}]`);
+  console.log(`POST /api/jobs → Claude Code ready:   ${ms(median(toReady))}   [${toReady.map(ms).join(', ')}]  (its system/init line)`);
 }
 
 main().catch((e) => {

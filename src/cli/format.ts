@@ -143,6 +143,8 @@ export function waitText(ev: JobEvent): string | null {
       return 'running';
     case 'paused':
       return 'paused: the job tree is out of budget';
+    case 'cancelling':
+      return 'cancelling: stopping its processes';
     default:
       return ev.data.status;
   }

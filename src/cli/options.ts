@@ -109,13 +109,28 @@ export function wantsJson(cmd: Command, opts: { json?: boolean }): boolean {
   return true;
 }
 
+/** True for a URL whose host is this machine (127.0.0.0/8, ::1, localhost). */
+export function isLoopbackUrl(url: string): boolean {
+  try {
+    const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+    return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+  } catch {
+    return false;
+  }
+}
+
 /**
- * The API token: `--token`, else `FLOTILLA_TOKEN`, else the contents of `<data>/admin-token`.
+ * The API token: `--token`, else `FLOTILLA_TOKEN`, else the contents of `<data>/admin-token`
+ * — the last only when the server is on this machine (loopback), so the local admin token is
+ * never sent to another host.
  * @throws CliError saying where it looked.
  */
-export async function resolveToken(opts: { token?: string; data: string }): Promise<string> {
+export async function resolveToken(opts: { token?: string; data: string }, serverUrl: string = DEFAULT_SERVER): Promise<string> {
   if (opts.token && opts.token.trim() !== '') return opts.token.trim();
   const file = join(opts.data, 'admin-token');
+  if (!isLoopbackUrl(serverUrl)) {
+    throw new CliError(`no API token for ${serverUrl}: pass --token or set FLOTILLA_TOKEN (the local ${file} is only used for a server on this machine)`);
+  }
   try {
     const t = (await readFile(file, 'utf8')).trim();
     if (t) return t;
@@ -128,7 +143,7 @@ export async function resolveToken(opts: { token?: string; data: string }): Prom
 /** A client for `--server` (else FLOTILLA_SERVER, else http://127.0.0.1:8787) with the resolved token. */
 export async function clientFrom(opts: ClientOptions): Promise<FlotillaClient> {
   const url = opts.server && opts.server.trim() !== '' ? opts.server.trim() : DEFAULT_SERVER;
-  const token = await resolveToken(opts);
+  const token = await resolveToken(opts, url);
   try {
     return new FlotillaClient({ url, token });
   } catch (err) {

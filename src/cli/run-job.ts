@@ -4,6 +4,8 @@ import { onInterrupt, type CliIO } from './io.js';
 
 /** Exit code after Ctrl-C (128 + SIGINT), as shells report it. */
 export const EXIT_INTERRUPTED = 130;
+/** Exit code after SIGTERM (128 + 15). */
+export const EXIT_TERMINATED = 143;
 
 /** Options of {@link runJob}. */
 export interface RunJobOptions {
@@ -18,7 +20,7 @@ export interface RunJobOptions {
 /**
  * Submits a job through the client and (unless detached) follows it to its end, printing its
  * lines and cost table (follow.ts). Ctrl-C (SIGINT/SIGTERM on `io.signals`) while attached
- * cancels the job, says so on stderr, and returns 130.
+ * cancels the job, says so on stderr, and returns 130 (SIGINT) or 143 (SIGTERM).
  * @returns the exit code: 0 only when the job succeeded (or was submitted, when detached).
  * @throws ApiError when the server refuses the job or cannot be reached.
  */
@@ -52,7 +54,7 @@ export async function runJob(client: FlotillaClient, req: CreateJobInput, opts: 
       if (err instanceof ApiError && err.code === 'not_cancellable') io.stderr.write(`flotilla: job ${job.id} had already ended: ${err.message}\n`);
       else throw err;
     }
-    return EXIT_INTERRUPTED;
+    return signalName === 'SIGTERM' ? EXIT_TERMINATED : EXIT_INTERRUPTED;
   }
   return result.job.status === 'succeeded' ? 0 : 1;
 }

@@ -1,14 +1,28 @@
 import { z } from 'zod';
 import {
   AgentDefinition,
+  BudgetView,
+  CostRollup,
+  type CostGroup,
   Job,
   JobEvent,
   JobList,
   Runner,
+  RunnerList,
+  RunnerDetail,
   CreateJobRequest,
   describeIssues,
+  SessionInfo,
+  User,
+  ApiTokenInfo,
+  CreatedApiToken,
+  type SignInRequest,
+  type CreateUserRequest,
+  type CreateApiTokenRequest,
   type JobStatus,
   type Labels,
+  type HoldDuration,
+  type RunnerStatus,
 } from '../protocol/index.js';
 import { ApiError, apiErrorFromResponse } from './errors.js';
 import { SseParser, parseSseStream } from './sse.js';
@@ -17,8 +31,11 @@ import { SseParser, parseSseStream } from './sse.js';
 export interface FlotillaClientOptions {
   /** Base URL of the control plane, e.g. `http://127.0.0.1:8787` (a trailing slash is fine). */
   url: string;
-  /** API token (`fla_...`), sent as `Authorization: Bearer`. */
-  token: string;
+  /**
+   * API token (`fla_...`), sent as `Authorization: Bearer`. Leave it out in a browser signed in
+   * with a session cookie (the dashboard): the cookie goes along with same-origin requests.
+   */
+  token?: string;
   /** fetch implementation (default: the global one). */
   fetch?: typeof fetch;
   /** First delay before reconnecting a dropped event stream, ms (doubles per failure up to 5 s). Default 250. */
@@ -36,6 +53,11 @@ export interface ListJobsQuery {
   agent?: string;
   limit?: number;
   before?: number;
+  /** Only jobs that ran on this runner (id). */
+  runner?: number;
+  /** createdAt bounds, ISO-8601: from inclusive, to exclusive. */
+  from?: string;
+  to?: string;
 }
 
 /** `POST /api/runner-tokens` response: a single-use registration token and its expiry (ISO-8601 or epoch ms). */
@@ -54,6 +76,8 @@ export interface FollowOptions {
 
 const RunnerListBody = z.object({ runners: z.array(Runner) });
 const AgentListBody = z.object({ agents: z.array(AgentDefinition) });
+const UserListBody = z.object({ users: z.array(User) });
+const TokenListBody = z.object({ tokens: z.array(ApiTokenInfo) });
 const EndData = z.object({ status: z.string() });
 
 /**
@@ -64,7 +88,7 @@ const EndData = z.object({ status: z.string() });
  */
 export class FlotillaClient {
   readonly url: string;
-  private readonly token: string;
+  private readonly token: string | undefined;
   private readonly fetchFn: typeof fetch;
   private readonly reconnectDelayMs: number;
   private readonly maxReconnects: number;
@@ -104,8 +128,29 @@ export class FlotillaClient {
     if (q.agent) params.set('agent', q.agent);
     if (q.limit !== undefined) params.set('limit', String(q.limit));
     if (q.before !== undefined) params.set('before', String(q.before));
+    if (q.runner !== undefined) params.set('runner', String(q.runner));
+    if (q.from) params.set('from', q.from);
+    if (q.to) params.set('to', q.to);
     const qs = params.toString();
     return this.request('GET', `/api/jobs${qs ? `?${qs}` : ''}`, JobList);
+  }
+
+  /** `GET /api/jobs/:id/budget` → the budget of the job's tree (limit, spent, reserved, remaining; µ$). */
+  async getBudget(id: number): Promise<BudgetView> {
+    return this.request('GET', `/api/jobs/${jobIdPath(id)}/budget`, BudgetView);
+  }
+
+  /** `POST /api/jobs/:id/budget` (admin) → adds `addUsd` dollars to the job's tree and resumes its budget-paused jobs (ids in `resumed`). */
+  async topUpBudget(id: number, addUsd: number): Promise<BudgetView> {
+    return this.request('POST', `/api/jobs/${jobIdPath(id)}/budget`, BudgetView, { addUsd });
+  }
+
+  /** `GET /api/costs?by=&since=&root=` → the gateway ledger's calls, tokens and cost per group. */
+  async costs(q: { by: CostGroup; since?: string; root?: number }): Promise<CostRollup> {
+    const params = new URLSearchParams({ by: q.by });
+    if (q.since) params.set('since', q.since);
+    if (q.root !== undefined) params.set('root', String(q.root));
+    return this.request('GET', `/api/costs?${params.toString()}`, CostRollup);
   }
 
   /** `POST /api/jobs/:id/cancel` → the job after cancelling (409 `not_cancellable` when it already ended). */
@@ -118,6 +163,44 @@ export class FlotillaClient {
     return (await this.request('GET', '/api/runners', RunnerListBody)).runners;
   }
 
+  /**
+   * `GET /api/runners?label=&status=&role=` → runners matching every given filter (labels
+   * `k=v` all present, one status, `role` label) and the number of queued jobs.
+   */
+  async listFleet(q: { labels?: Labels; status?: RunnerStatus; role?: string } = {}): Promise<RunnerList> {
+    const params = new URLSearchParams();
+    if (q.labels && Object.keys(q.labels).length) params.set('label', Object.entries(q.labels).map(([k, v]) => `${k}=${v}`).join(','));
+    if (q.status) params.set('status', q.status);
+    if (q.role) params.set('role', q.role);
+    const qs = params.toString();
+    return this.request('GET', `/api/runners${qs ? `?${qs}` : ''}`, RunnerList);
+  }
+
+  /** `GET /api/runners/:id` → the runner and its recent jobs (404 `not_found`). */
+  async getRunner(id: number): Promise<RunnerDetail> {
+    return this.request('GET', `/api/runners/${jobIdPath(id)}`, RunnerDetail);
+  }
+
+  /** `POST /api/runners/:id/hold` (admin) → the runner, `on_hold` until now + `for` (or the old end + `for` with extend). */
+  async holdRunner(id: number, req: { for: HoldDuration; reason: string; extend?: boolean }): Promise<Runner> {
+    return this.request('POST', `/api/runners/${jobIdPath(id)}/hold`, Runner, req);
+  }
+
+  /** `POST /api/runners/:id/resume` (admin) → the runner with its hold ended. */
+  async resumeRunner(id: number): Promise<Runner> {
+    return this.request('POST', `/api/runners/${jobIdPath(id)}/resume`, Runner, {});
+  }
+
+  /** `POST /api/runners/:id/revoke` (admin) → the revoked runner; its connection and job tokens end. */
+  async revokeRunner(id: number): Promise<Runner> {
+    return this.request('POST', `/api/runners/${jobIdPath(id)}/revoke`, Runner, {});
+  }
+
+  /** `POST /api/jobs/:id/start` (admin) → the job, assigned now (409 `over_capacity`/`on_hold` without force). */
+  async startJob(id: number, req: { runnerId?: number; force?: boolean } = {}): Promise<Job> {
+    return this.request('POST', `/api/jobs/${jobIdPath(id)}/start`, Job, req);
+  }
+
   /** `GET /api/agents` → every agent the server knows. */
   async listAgents(): Promise<AgentDefinition[]> {
     return (await this.request('GET', '/api/agents', AgentListBody)).agents;
@@ -126,6 +209,46 @@ export class FlotillaClient {
   /** `POST /api/runner-tokens` (admin) → a single-use runner registration token (`flr_...`). */
   async createRunnerToken(req: { labels?: Labels; expiresInSeconds?: number } = {}): Promise<RunnerTokenResponse> {
     return this.request('POST', '/api/runner-tokens', RunnerTokenResponse, req);
+  }
+
+  /** `POST /api/session`: signs in with a user name and password (the server sets the session cookie). 401 `bad_credentials` when wrong. */
+  async signIn(req: SignInRequest): Promise<SessionInfo> {
+    return this.request('POST', '/api/session', SessionInfo, req);
+  }
+
+  /** `GET /api/session` → who is calling (an API token or a signed-in user) and their role. 401 when neither. */
+  async session(): Promise<SessionInfo> {
+    return this.request('GET', '/api/session', SessionInfo);
+  }
+
+  /** `POST /api/session/logout`: ends the cookie session. */
+  async signOut(): Promise<void> {
+    await this.request('POST', '/api/session/logout', null, {});
+  }
+
+  /** `GET /api/users` (admin) → every user. */
+  async listUsers(): Promise<User[]> {
+    return (await this.request('GET', '/api/users', UserListBody)).users;
+  }
+
+  /** `POST /api/users` (admin) → the new user. 409 `conflict` when the name is taken. */
+  async createUser(req: CreateUserRequest): Promise<User> {
+    return this.request('POST', '/api/users', User, req);
+  }
+
+  /** `GET /api/tokens` (admin) → every API token (no secrets). */
+  async listApiTokens(): Promise<ApiTokenInfo[]> {
+    return (await this.request('GET', '/api/tokens', TokenListBody)).tokens;
+  }
+
+  /** `POST /api/tokens` (admin) → the new token, with its `fla_...` secret shown once. */
+  async createApiToken(req: CreateApiTokenRequest): Promise<CreatedApiToken> {
+    return this.request('POST', '/api/tokens', CreatedApiToken, req);
+  }
+
+  /** `DELETE /api/tokens/:id` (admin): revokes an API token. */
+  async revokeApiToken(id: number): Promise<void> {
+    await this.request('DELETE', `/api/tokens/${idPath(id, 'id')}`, null);
   }
 
   /**
@@ -206,11 +329,14 @@ export class FlotillaClient {
     }
   }
 
+  /** Bearer token when given; always the CSRF header (a signed-in browser needs it to change anything; harmless otherwise). */
   private authHeaders(): Record<string, string> {
-    return { authorization: `Bearer ${this.token}` };
+    return { ...(this.token ? { authorization: `Bearer ${this.token}` } : {}), 'x-flotilla-csrf': '1' };
   }
 
-  private async request<T>(method: 'GET' | 'POST', path: string, schema: z.ZodType<T>, body?: unknown): Promise<T> {
+  private async request<T>(method: 'GET' | 'POST' | 'DELETE', path: string, schema: z.ZodType<T>, body?: unknown): Promise<T>;
+  private async request(method: 'GET' | 'POST' | 'DELETE', path: string, schema: null, body?: unknown): Promise<void>;
+  private async request<T>(method: 'GET' | 'POST' | 'DELETE', path: string, schema: z.ZodType<T> | null, body?: unknown): Promise<T | void> {
     const what = `${method} ${path}`;
     const headers: Record<string, string> = { ...this.authHeaders(), accept: 'application/json' };
     const init: RequestInit = { method, headers };
@@ -225,6 +351,10 @@ export class FlotillaClient {
       throw new ApiError(0, 'network', `cannot reach the Flotilla server at ${this.url}: ${causeOf(err)}`);
     }
     if (!res.ok) throw await apiErrorFromResponse(res, what);
+    if (schema === null) {
+      await res.body?.cancel().catch(() => undefined);
+      return;
+    }
     let json: unknown;
     try {
       json = await res.json();
@@ -235,6 +365,11 @@ export class FlotillaClient {
     if (!parsed.success) throw new ApiError(res.status, 'bad_response', `${what}: unexpected reply: ${describeIssues(parsed.error.issues)}`);
     return parsed.data;
   }
+}
+
+function idPath(id: number, field: string): string {
+  if (!Number.isInteger(id) || id <= 0) throw new ApiError(0, 'invalid_request', `${field} must be a positive integer, got ${String(id)}`, field);
+  return String(id);
 }
 
 function jobIdPath(id: number): string {

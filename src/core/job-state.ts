@@ -7,12 +7,15 @@ import { TERMINAL_STATUSES } from '../protocol/index.js';
  * - assigned → running (harness started) | queued (runner refused) | failed | cancelled | lost
  * - running → succeeded | failed | cancelled | lost | paused (tree out of budget)
  * - paused → queued (top-up, re-dispatch) | failed | cancelled
+ * - assigned | running → cancelling (cancel requested) → cancelled once the runner reports the
+ *   process tree gone (or succeeded/failed if it finished first; lost if the runner is lost)
  * Terminal states (succeeded, failed, cancelled, lost) never change.
  */
 export const JOB_TRANSITIONS: Readonly<Record<JobStatus, readonly JobStatus[]>> = {
   queued: ['assigned', 'cancelled'],
-  assigned: ['running', 'queued', 'failed', 'cancelled', 'lost', 'succeeded'],
-  running: ['succeeded', 'failed', 'cancelled', 'lost', 'paused'],
+  assigned: ['running', 'queued', 'failed', 'cancelled', 'lost', 'succeeded', 'paused', 'cancelling'],
+  running: ['succeeded', 'failed', 'cancelled', 'lost', 'paused', 'cancelling'],
+  cancelling: ['cancelled', 'succeeded', 'failed', 'lost'],
   paused: ['queued', 'failed', 'cancelled'],
   succeeded: [],
   failed: [],
@@ -37,3 +40,10 @@ export function isTerminal(s: JobStatus): boolean {
 
 /** Statuses in which a runner holds the job (and its token is live). */
 export const ACTIVE_STATUSES: readonly JobStatus[] = ['assigned', 'running'];
+
+/**
+ * Statuses in which a runner holds the job and its processes may still exist: the active ones
+ * plus `cancelling` (token dead, tree being killed). The job takes a capacity slot of its
+ * runner and ends `lost` with it.
+ */
+export const HELD_STATUSES: readonly JobStatus[] = ['assigned', 'running', 'cancelling'];

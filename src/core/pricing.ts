@@ -30,6 +30,17 @@ function scaled(pricePerMTok: number): number {
  * Cache writes are priced at the 5-minute rate unless `cacheWrite1hTokens` says how many were 1 h.
  */
 export function costMicros(usage: TokenUsage & { cacheWrite1hTokens?: number }, price: ModelPrice): number {
+  return callCost(usage, price).micros;
+}
+
+/**
+ * Cost of `usage` at `price`, exact (in units of 10⁻¹² USD, as a bigint) and rounded half up
+ * once from that exact figure to integer micro-dollars (`micros`, what budgets and totals use)
+ * and to integer nano-dollars (`nanos`, kept beside each call so sub-µ$ costs stay exact).
+ * Example (issue 3): {input 4, cacheRead 2,455, output 23} at 3 / 0.30 / 15 → exact
+ * 12 + 736.5 + 345 = 1,093.5 µ$ → micros 1,094 (half up), nanos 1,093,500.
+ */
+export function callCost(usage: TokenUsage & { cacheWrite1hTokens?: number }, price: ModelPrice): { micros: number; nanos: number; exact: bigint } {
   const oneHour = Math.min(usage.cacheWrite1hTokens ?? 0, usage.cacheWriteTokens);
   const fiveMin = usage.cacheWriteTokens - oneHour;
   const total =
@@ -39,5 +50,6 @@ export function costMicros(usage: TokenUsage & { cacheWrite1hTokens?: number }, 
     BigInt(oneHour) * BigInt(scaled(price.cacheWrite1h)) +
     BigInt(usage.cacheReadTokens) * BigInt(scaled(price.cacheRead));
   const scale = BigInt(PRICE_SCALE);
-  return Number((total + scale / 2n) / scale);
+  const nanoScale = scale / 1000n;
+  return { micros: Number((total + scale / 2n) / scale), nanos: Number((total + nanoScale / 2n) / nanoScale), exact: total };
 }

@@ -1,10 +1,12 @@
 import { loadPriceTable, type PriceTable } from './prices.js';
+import type { RetryPolicy } from './retry.js';
 
 /**
  * How the gateway reaches a model.
  * - `provider`: `anthropic` forwards to the Anthropic API with the server's key; `scripted`
  *   replays the agent's script file offline.
- * - `anthropicApiKey`: the server's upstream key (only for `anthropic`; never sent to runners).
+ * - `anthropicApiKey`: the server's upstream key (only for `anthropic`; never sent to runners);
+ *   several comma-separated keys rotate per upstream call.
  * - `anthropicBaseUrl`: upstream origin, no trailing slash (default https://api.anthropic.com).
  * - `prices`: the price table (USD per million tokens).
  */
@@ -13,6 +15,42 @@ export interface GatewayConfig {
   anthropicApiKey?: string;
   anthropicBaseUrl: string;
   prices: PriceTable;
+  /**
+   * Upstream of the OpenAI wire formats (`/v1/chat/completions`, `/v1/responses`); absent →
+   * the scripted model answers them. `openai`: OPENAI_API_KEY (comma-separated keys rotate),
+   * base OPENAI_BASE_URL (default https://api.openai.com/v1); `openai-compatible`:
+   * FLOTILLA_OPENAI_COMPATIBLE_URL (any base URL with /v1, e.g. llama.cpp, Ollama) and
+   * optional FLOTILLA_OPENAI_COMPATIBLE_KEY.
+   */
+  openai?: { provider: 'openai' | 'openai-compatible'; baseUrl: string; apiKeys: string[] };
+  /** Upstream retry policy (retry.ts); FLOTILLA_GATEWAY_RETRIES sets `retries` (0–10, default 2). */
+  retry?: Partial<RetryPolicy>;
+}
+
+/** Default upstream for the `openai` provider. */
+export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';
+
+function httpUrl(name: string, value: string): string {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new Error(`${name} is not a URL: ${JSON.stringify(value)}`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`${name} must be http(s), got ${JSON.stringify(value)}`);
+  return value.replace(/\/+$/, '');
+}
+
+/** The OpenAI-format upstream from the environment (see {@link GatewayConfig.openai}). @throws Error naming a bad URL variable. */
+export function loadOpenAiUpstream(env: NodeJS.ProcessEnv): GatewayConfig['openai'] {
+  const compat = env.FLOTILLA_OPENAI_COMPATIBLE_URL?.trim();
+  if (compat) {
+    const key = env.FLOTILLA_OPENAI_COMPATIBLE_KEY?.trim();
+    return { provider: 'openai-compatible', baseUrl: httpUrl('FLOTILLA_OPENAI_COMPATIBLE_URL', compat), apiKeys: key ? key.split(',').map((k) => k.trim()).filter(Boolean) : [] };
+  }
+  const keys = (env.OPENAI_API_KEY ?? '').split(',').map((k) => k.trim()).filter(Boolean);
+  if (!keys.length) return undefined;
+  return { provider: 'openai', baseUrl: httpUrl('OPENAI_BASE_URL', env.OPENAI_BASE_URL?.trim() || DEFAULT_OPENAI_BASE_URL), apiKeys: keys };
 }
 
 /** Default upstream for the `anthropic` provider. */
@@ -37,7 +75,17 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv): GatewayConfig {
     throw new Error(`ANTHROPIC_BASE_URL must be http(s), got ${JSON.stringify(base)}`);
   }
   const prices = env.FLOTILLA_PRICES_FILE?.trim() ? loadPriceTable(env.FLOTILLA_PRICES_FILE.trim()) : loadPriceTable();
+  const openai = loadOpenAiUpstream(env);
+  const retriesText = env.FLOTILLA_GATEWAY_RETRIES?.trim();
+  let retry: Partial<RetryPolicy> | undefined;
+  if (retriesText) {
+    const n = Number(retriesText);
+    if (!/^\d+$/.test(retriesText) || n > 10) throw new Error(`FLOTILLA_GATEWAY_RETRIES must be a whole number from 0 to 10, got ${JSON.stringify(retriesText)}`);
+    retry = { retries: n };
+  }
   return {
+    ...(retry ? { retry } : {}),
+    ...(openai ? { openai } : {}),
     provider: key ? 'anthropic' : 'scripted',
     ...(key ? { anthropicApiKey: key } : {}),
     anthropicBaseUrl: base.replace(/\/+$/, ''),

@@ -5,6 +5,7 @@
 export type AnthropicErrorType =
   | 'invalid_request_error'
   | 'authentication_error'
+  | 'billing_error'
   | 'permission_error'
   | 'not_found_error'
   | 'request_too_large'

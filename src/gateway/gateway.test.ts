@@ -72,7 +72,7 @@ describe('gateway auth', () => {
 });
 
 describe('gateway requests', () => {
-  it('rejects a non-JSON body and a body without messages with 400 naming the problem, recording nothing', async () => {
+  it('rejects a non-JSON body and a body without messages with 400 naming the problem, recorded as refused and unbilled', async () => {
     const { app, store } = setup();
     const a = await app.request('/v1/messages', { method: 'POST', headers: { 'x-api-key': TOKEN }, body: '{oops' });
     expect(a.status).toBe(400);
@@ -80,7 +80,10 @@ describe('gateway requests', () => {
     const b = await app.request('/v1/messages', { method: 'POST', headers: { 'x-api-key': TOKEN }, body: JSON.stringify({ model: 'm' }) });
     expect(b.status).toBe(400);
     expect(((await b.json()) as { error: { message: string } }).error.message).toMatch(/^messages:/);
-    expect(store.calls).toHaveLength(0);
+    expect(store.calls.map((c) => [c.httpStatus, c.refused, c.costMicros, c.inputTokens])).toEqual([
+      [400, 'invalid_request', 0, 0],
+      [400, 'invalid_request', 0, 0],
+    ]);
   });
 
   it('records one row per scripted call, streamed and not, priced from the table', async () => {
@@ -93,7 +96,7 @@ describe('gateway requests', () => {
     const j = await app.request('/v1/messages', { method: 'POST', headers: { 'x-api-key': TOKEN }, body: body() });
     expect(((await j.json()) as { content: { text: string }[] }).content[0]!.text).toBe('hi from flotilla/job-5');
     // sonnet 4.5: 10 × $3 + 20 × $15 + 30 × $3.75 per MTok = 30 + 300 + 112.5 µ$ = 442.5 → 443 µ$
-    const expected = { jobId: 5, attempt: 2, provider: 'scripted', model: 'claude-sonnet-4-5', api: 'anthropic-messages', httpStatus: 200, inputTokens: 10, outputTokens: 20, cacheReadTokens: 0, cacheWriteTokens: 30, usageKnown: true, costMicros: 443 };
+    const expected = { jobId: 5, attempt: 2, provider: 'scripted', model: 'claude-sonnet-4-5', api: 'anthropic-messages', httpStatus: 200, inputTokens: 10, outputTokens: 20, cacheReadTokens: 0, cacheWriteTokens: 30, usageKnown: true, costMicros: 443, costNanos: 442_500, runnerId: 1 };
     expect(store.calls).toEqual([
       { ...expected, streamed: true, startedAt: expect.any(Number), durationMs: expect.any(Number) },
       { ...expected, streamed: false, startedAt: expect.any(Number), durationMs: expect.any(Number) },

@@ -1,5 +1,5 @@
 import { hashToken } from '../core/tokens.js';
-import type { JobRow, NewModelCall } from '../store/types.js';
+import type { JobRow, NewModelCall, TreeBudget } from '../store/types.js';
 import type { GatewayStore } from './gateway.js';
 
 /**
@@ -52,5 +52,36 @@ export class MemoryGatewayStore implements GatewayStore {
 
   async recordModelCall(c: NewModelCall): Promise<void> {
     this.calls.push(c);
+  }
+
+  /** Budgets per root id; a tree's row is made from its root job's budgetMicros (or 1 USD) on first use. */
+  readonly budgets = new Map<number, { limit: number; spent: number; reserved: number }>();
+
+  private budgetOf(rootId: number) {
+    let b = this.budgets.get(rootId);
+    if (!b) {
+      const root = [...this.byHash.values()].find((j) => j.id === rootId);
+      b = { limit: root?.budgetMicros ?? 1_000_000, spent: 0, reserved: 0 };
+      this.budgets.set(rootId, b);
+    }
+    return b;
+  }
+
+  private view(rootId: number): TreeBudget {
+    const b = this.budgetOf(rootId);
+    return { rootId, limitMicros: b.limit, spentMicros: b.spent, reservedMicros: b.reserved, remainingMicros: Math.max(0, b.limit - b.spent - b.reserved) };
+  }
+
+  async reserveBudget(rootId: number, worstMicros: number): Promise<{ ok: boolean; budget: TreeBudget }> {
+    const b = this.budgetOf(rootId);
+    if (b.spent + b.reserved + worstMicros > b.limit) return { ok: false, budget: this.view(rootId) };
+    b.reserved += worstMicros;
+    return { ok: true, budget: this.view(rootId) };
+  }
+
+  async settleBudget(rootId: number, reservedMicros: number, costMicros: number): Promise<void> {
+    const b = this.budgetOf(rootId);
+    b.reserved = Math.max(0, b.reserved - reservedMicros);
+    b.spent += costMicros;
   }
 }

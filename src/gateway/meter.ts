@@ -1,5 +1,7 @@
 import type { Logger } from '../core/log.js';
-import { costMicros } from '../core/pricing.js';
+import { callCost } from '../core/pricing.js';
+import type { Reservation } from './budget.js';
+import type { StreamReader } from './openai-usage.js';
 import type { JobRow, NewModelCall, Store } from '../store/types.js';
 import { priceFor, type PriceTable } from './prices.js';
 import { estimateUsage, StreamUsageReader, usageFromMessage, type CallUsage } from './usage.js';
@@ -19,30 +21,48 @@ export interface CallContext {
   requestBytes: number;
   /** Epoch ms when the gateway received the request. */
   startedAt: number;
+  /** The wire format the client spoke (`anthropic-messages`, `openai-chat`, `openai-responses`). Default anthropic-messages. */
+  api?: string;
+  /** The budget reservation to settle with the call's cost once it is known. */
+  reservation?: Reservation;
+  /** Usage of a non-streamed reply body (default: Anthropic Messages, usage.ts). */
+  usageFromBody?: (body: unknown) => CallUsage | null;
+  /** A fresh stream usage reader (default: Anthropic Messages SSE, usage.ts). */
+  streamReader?: () => StreamReader;
 }
 
 /** One-shot recorder: the first call writes the row, later calls do nothing. */
 function recorder(ctx: CallContext) {
   let done = false;
-  return async (r: { httpStatus: number; model: string | null; usage: CallUsage; usageKnown: boolean }): Promise<void> => {
+  return async (r: { httpStatus: number; model: string | null; usage: CallUsage; usageKnown: boolean; refused?: string }): Promise<void> => {
     if (done) return;
     done = true;
     const model = r.model ?? ctx.requestModel;
     const { cacheWrite1hTokens: _h, ...tokens } = r.usage;
+    const cost = callCost(r.usage, priceFor(ctx.prices, model));
     const row: NewModelCall = {
       jobId: ctx.job.id,
       attempt: ctx.job.attempt,
       provider: ctx.provider,
       model,
-      api: 'anthropic-messages',
+      api: ctx.api ?? 'anthropic-messages',
       streamed: ctx.streamed,
       httpStatus: r.httpStatus,
       ...tokens,
       usageKnown: r.usageKnown,
-      costMicros: costMicros(r.usage, priceFor(ctx.prices, model)),
+      costMicros: cost.micros,
+      costNanos: cost.nanos,
+      runnerId: ctx.job.runnerId,
+      ...(r.refused ? { refused: r.refused } : {}),
       startedAt: ctx.startedAt,
       durationMs: Math.max(0, Date.now() - ctx.startedAt),
     };
+    // Charge the tree first (the budget is what stops overspending), then write the ledger row.
+    try {
+      await ctx.reservation?.settle(cost.micros);
+    } catch (err) {
+      ctx.log.error('gateway: could not settle the budget reservation', { job: ctx.job.id, error: (err as Error).message });
+    }
     try {
       await ctx.store.recordModelCall(row);
     } catch (err) {
@@ -66,6 +86,14 @@ function recorder(ctx: CallContext) {
 }
 
 const NO_USAGE: CallUsage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0 };
+
+/**
+ * Records a call the gateway refused without asking the upstream (`reason`: `budget`,
+ * `invalid_request`, `unknown_model`, `too_large`, ...): no tokens, $0, `refused` set.
+ */
+export async function recordRefused(ctx: CallContext, httpStatus: number, reason: string): Promise<void> {
+  await recorder(ctx)({ httpStatus, model: null, usage: NO_USAGE, usageKnown: true, refused: reason });
+}
 
 /**
  * Records the call whose request never got a reply (upstream unreachable): httpStatus 0,
@@ -101,7 +129,7 @@ export async function meteredResponse(res: Response, ctx: CallContext): Promise<
     } catch {
       /* not JSON: usage unknown */
     }
-    const usage = usageFromMessage(parsed);
+    const usage = (ctx.usageFromBody ?? usageFromMessage)(parsed);
     const model = parsed && typeof (parsed as { model?: unknown }).model === 'string' ? (parsed as { model: string }).model : null;
     await record({
       httpStatus: res.status,
@@ -113,7 +141,7 @@ export async function meteredResponse(res: Response, ctx: CallContext): Promise<
   }
 
   const reader = res.body.getReader();
-  const usage = new StreamUsageReader();
+  const usage: StreamReader = ctx.streamReader ? ctx.streamReader() : new StreamUsageReader();
   const finish = async (how: 'ended' | 'broken' | 'cancelled') => {
     const st = how === 'ended' ? usage.end() : usage.state();
     const known = how === 'ended' && st.complete && !st.errored;

@@ -14,6 +14,11 @@ export const AgentLimits = z
     timeoutSeconds: z.number().int().positive().max(7 * 24 * 3600).default(1800),
     /** Budget for the job tree when the run does not give one, USD. */
     defaultBudgetUsd: z.number().positive().max(100_000).default(5),
+    /**
+     * Idle limit, seconds: no harness output and no model call for this long ends the job
+     * `failed`, reason `blocked_on_input` (e.g. a process waiting on an interactive prompt).
+     */
+    idleSeconds: z.number().int().positive().max(24 * 3600).default(600),
   })
   .strict();
 export type AgentLimits = z.infer<typeof AgentLimits>;
@@ -30,13 +35,29 @@ export const AgentFile = z
     harness: HarnessName,
     /** Model name given to the harness; the gateway maps it to a provider. */
     model: z.string().min(1).max(200).default('claude-sonnet-4-5'),
+    /** Effort tier (`max`, `high`, `medium`, or one the account defines): model + effort level; overrides `model`. A run may override it. */
+    effort: z.string().min(1).max(64).optional(),
     /** Prompt file relative to the agent folder; `{{input.repo}}`-style placeholders are filled from the input. */
     prompt: z.string().min(1).default('prompt.md'),
     /** Tools the harness may use (Claude Code tool names, e.g. `Bash`, `Read`, `Edit`). */
     allowedTools: z.array(z.string().min(1)).default([]),
-    limits: AgentLimits.default({ maxTurns: 50, timeoutSeconds: 1800, defaultBudgetUsd: 5 }),
+    limits: AgentLimits.default({ maxTurns: 50, timeoutSeconds: 1800, defaultBudgetUsd: 5, idleSeconds: 600 }),
+    /**
+     * Read-only mode: the workspace is mounted read-only for the harness and everything it
+     * starts (a private mount namespace); the runner verifies by trying a write before it
+     * starts the harness and fails the job (`read_only_unavailable`) when it cannot enforce it.
+     */
+    readOnly: z.boolean().default(false),
+    /**
+     * What a job of this agent does when its tree's budget cannot cover a model call (issue 3):
+     * `pause` (default) waits as `paused` (reason `budget`) until a top-up resumes it in the
+     * same session and workspace; `fail` ends it `failed` (reason `budget`).
+     */
+    onBudgetExhausted: z.enum(['pause', 'fail']).default('pause'),
     /** Labels a runner must have to run this agent. */
     runnerLabels: Labels.default({}),
+    /** How many times a job whose runner is lost (or revoked) goes back to the queue for another runner, with a new attempt (0–10). */
+    retries: z.number().int().min(0).max(10).default(0),
     /** JSON Schema (draft 2020-12 subset supported by Ajv) the job input must satisfy. */
     inputSchema: z.record(z.string(), z.unknown()).default({ type: 'object' }),
     /** For harness `command`: the executable and its arguments. */

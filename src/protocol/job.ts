@@ -3,10 +3,12 @@ import { Labels } from './labels.js';
 
 /**
  * Job lifecycle. `queued` → `assigned` (a runner holds the lease) → `running` (harness started)
- * → one of the terminal states. `paused` waits for a budget top-up. See core/job-state.ts for
+ * → one of the terminal states. `paused` waits for a budget top-up. `cancelling`: cancel was
+ * requested for a job a runner holds; its token is already dead and the runner is killing its
+ * process tree; it reads `cancelled` once the runner reports the tree gone. See core/job-state.ts for
  * the allowed transitions.
  */
-export const JobStatus = z.enum(['queued', 'assigned', 'running', 'paused', 'succeeded', 'failed', 'cancelled', 'lost']);
+export const JobStatus = z.enum(['queued', 'assigned', 'running', 'paused', 'cancelling', 'succeeded', 'failed', 'cancelled', 'lost']);
 export type JobStatus = z.infer<typeof JobStatus>;
 
 /** Terminal states: a job in one of these never changes status again. */
@@ -53,6 +55,14 @@ export const CreateJobRequest = z
     labels: Labels.optional(),
     /** Higher runs first; ties go to the oldest job. */
     priority: z.number().int().min(-100).max(100).default(0),
+    /**
+     * Continue the session of this ended job: the new job runs on the same runner, in the same
+     * workspace (uncommitted changes included), resuming the harness session it recorded. An
+     * empty `input` takes that job's input.
+     */
+    resumeJobId: z.number().int().positive().optional(),
+    /** Effort tier for this run (`max`, `high`, `medium` or an account tier); overrides the agent's. */
+    effort: z.string().min(1).max(64).optional(),
   })
   .strict();
 export type CreateJobRequest = z.infer<typeof CreateJobRequest>;

@@ -64,6 +64,16 @@ export const JobAssignment = z.object({
   token: z.string(),
   /** Harness session to resume, if any. */
   resumeSessionId: z.string().nullable(),
+  /** Placed by `jobs start --force`: run it even past the runner's parallel-job capacity. */
+  force: z.boolean().optional(),
+  /**
+   * The job whose workspace (and harness HOME) this attempt continues in, on this runner: set
+   * for a job that resumes another job's session (`resumeJobId`). Absent/null: the job's own
+   * (reused when `resumeSessionId` is set, else prepared fresh).
+   */
+  workspaceJobId: z.number().int().positive().nullable().optional(),
+  /** Model and effort level from the effort tier the run picked; absent: the agent's model, the harness's default effort. */
+  effort: z.object({ tier: z.string(), model: z.string().min(1), level: z.string().min(1) }).optional(),
 });
 export type JobAssignment = z.infer<typeof JobAssignment>;
 

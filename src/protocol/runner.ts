@@ -17,8 +17,40 @@ export const Runner = z.object({
   version: z.string().nullable(),
   lastHeartbeatAt: z.string().nullable(),
   createdAt: z.string(),
+  /** The active dispatch hold (`until` ISO-8601), or null. */
+  hold: z.object({ until: z.string(), reason: z.string(), kind: z.enum(['manual', 'provisioning']) }).nullable().optional(),
+  /** When the runner was revoked (ISO-8601), or null. */
+  revokedAt: z.string().nullable().optional(),
 });
 export type Runner = z.infer<typeof Runner>;
+
+/** Hold lengths `flotilla hold --for` takes, in milliseconds. */
+export const HOLD_DURATIONS_MS = { '15m': 15 * 60_000, '1h': 3_600_000, '3h': 3 * 3_600_000, '6h': 6 * 3_600_000, '1d': 24 * 3_600_000 } as const;
+export const HoldDuration = z.enum(['15m', '1h', '3h', '6h', '1d']);
+export type HoldDuration = z.infer<typeof HoldDuration>;
+
+/**
+ * `POST /api/runners/{id}/hold` body: no queued job goes to the runner until the hold ends.
+ * `extend: true` adds `for` to the end of the active hold (409 `not_held` when there is none).
+ */
+export const HoldRunnerRequest = z
+  .object({ for: HoldDuration, reason: z.string().trim().min(1).max(500), extend: z.boolean().default(false) })
+  .strict();
+export type HoldRunnerRequest = z.infer<typeof HoldRunnerRequest>;
+
+/** `GET /api/runners` response: the runners plus the number of queued jobs. */
+export const RunnerList = z.object({ runners: z.array(Runner), queued: z.number().int().nonnegative().optional() });
+export type RunnerList = z.infer<typeof RunnerList>;
+
+/** `GET /api/runners/{id}` response: the runner and its most recent jobs (newest first). */
+export const RunnerDetail = z.object({ runner: Runner, recentJobs: z.array(z.object({ id: z.number().int(), agent: z.string(), status: z.string(), attempt: z.number().int(), createdAt: z.string(), finishedAt: z.string().nullable() })) });
+export type RunnerDetail = z.infer<typeof RunnerDetail>;
+
+/** `POST /api/jobs/{id}/start` body: place a queued job now (on `runnerId` if given); `force` goes past capacity and holds. */
+export const StartJobRequest = z
+  .object({ runnerId: z.number().int().positive().optional(), force: z.boolean().default(false) })
+  .strict();
+export type StartJobRequest = z.infer<typeof StartJobRequest>;
 
 /** `POST /api/runner-tokens` body: a single-use registration token for new runners. */
 export const CreateRunnerTokenRequest = z

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EventBody, JobAssignment, JobResult } from '../protocol/index.js';
@@ -7,7 +8,9 @@ import type { Harness, HarnessContext, HarnessOutcome } from './harness/types.js
 import { LineSplitter } from './lines.js';
 import { forgetGroup, recordGroup } from './orphans.js';
 import { spawnGroup, type GroupProcess } from './process.js';
-import { collectChanges, prepareWorkspace, WorkspaceError, type Workspace } from './workspace.js';
+import { killJobProcesses, RUN_MARKER_VAR } from './proc-tree.js';
+import { readOnlyCommand, verifyReadOnly } from './readonly.js';
+import { collectChanges, prepareWorkspace, reuseWorkspace, WorkspaceError, type Workspace } from './workspace.js';
 
 /** What a {@link JobRun} needs from its runner. */
 export interface JobRunDeps {
@@ -33,10 +36,21 @@ const PIPE_CLOSE_TIMEOUT_MS = 5000;
 
 /**
  * One job attempt, from assignment to `job.finished`: progress events, workspace, harness
- * process (its events streamed through `emit`), wall-clock timeout
- * (agent.limits.timeoutSeconds → failed `timeout`), cancel (→ `cancelled`), and the result
- * (summary, branch, commit if HEAD moved, changed files incl. uncommitted ones).
- * `job.finished` is always the last event, emitted exactly once.
+ * process (its events streamed through `emit`), and the result (summary, branch, commit if
+ * HEAD moved, changed files incl. uncommitted ones). `job.finished` is always the last event,
+ * emitted exactly once, and only after every process of the attempt is gone (its process
+ * group, and any process carrying its `FLOTILLA_RUN` marker or descending from one).
+ *
+ * Limits, enforced here whatever the harness does (issue 4), each hit = the end reason:
+ * - wall clock: agent.limits.timeoutSeconds → failed `timeout`;
+ * - idle: no stdout/stderr output for agent.limits.idleSeconds → failed `blocked_on_input`;
+ * - turns: more `usage` events (one per model call) than agent.limits.maxTurns → failed `max_turns`;
+ * - read-only (agent.readOnly): the workspace is mounted read-only for the harness, verified by
+ *   a write probe first; cannot enforce → failed `read_only_unavailable`;
+ * - cancel → `cancelled`.
+ * Sessions: with `resumeSessionId` the attempt continues in the workspace and HOME of
+ * `workspaceJobId` (default its own job) and the harness must report that same session id;
+ * a missing workspace, "no conversation found" or another session id → failed `resume_failed`.
  */
 export class JobRun {
   readonly jobId: number;
@@ -46,6 +60,8 @@ export class JobRun {
   private readonly abort = new AbortController();
   private finished = false;
   private readonly log: Logger;
+  /** Environment marker of this attempt's processes (`FLOTILLA_RUN` value). */
+  private readonly marker: string;
 
   constructor(
     readonly assignment: JobAssignment,
@@ -54,6 +70,7 @@ export class JobRun {
     this.jobId = assignment.jobId;
     this.attempt = assignment.attempt;
     this.log = deps.log.child({ jobId: this.jobId, attempt: this.attempt });
+    this.marker = `${this.jobId}.${this.attempt}.${randomBytes(6).toString('hex')}`;
   }
 
   /** True until `job.finished` was emitted. */
@@ -92,7 +109,16 @@ export class JobRun {
       const ref = input.ref;
       if (ref !== undefined && typeof ref !== 'string') throw new FinishError('workspace', 'input.ref must be a string');
 
-      ws = await prepareWorkspace({
+      const resuming = this.assignment.resumeSessionId !== null || (this.assignment.workspaceJobId ?? null) !== null;
+      if (resuming) {
+        const from = this.assignment.workspaceJobId ?? this.jobId;
+        this.progress('workspace', `reusing the workspace of job ${from}`);
+        try {
+          ws = await reuseWorkspace(this.deps.workDir, from);
+        } catch (err) {
+          throw new FinishError('resume_failed', `resume failed: ${(err as Error).message}`);
+        }
+      } else ws = await prepareWorkspace({
         jobId: this.jobId,
         repo,
         ref,
@@ -120,12 +146,14 @@ export class JobRun {
 
   private async runHarness(harness: Harness, ws: Workspace): Promise<HarnessOutcome> {
     const a = this.assignment;
-    const home = join(this.deps.workDir, 'homes', `job-${this.jobId}`);
+    const home = join(this.deps.workDir, 'homes', `job-${a.workspaceJobId ?? this.jobId}`);
     if (!a.resumeSessionId) await rm(home, { recursive: true, force: true });
     await mkdir(home, { recursive: true });
+    const limits = a.agent.limits;
     const prompt = renderTemplate(a.agent.promptText, { input: a.input, job: { id: this.jobId, rootId: a.rootId, attempt: this.attempt, branch: ws.branch } });
     const ctx: HarnessContext = {
       jobId: this.jobId,
+      rootId: a.rootId,
       attempt: this.attempt,
       agent: a.agent,
       input: a.input,
@@ -137,6 +165,7 @@ export class JobRun {
       home,
       resumeSessionId: a.resumeSessionId,
       executable: this.deps.executables?.[harness.name],
+      ...(a.effort ? { model: a.effort.model, effort: a.effort.level } : {}),
     };
     let cmd;
     try {
@@ -144,28 +173,69 @@ export class JobRun {
     } catch (err) {
       throw new FinishError('harness_start', (err as Error).message);
     }
+    cmd = { ...cmd, env: { ...cmd.env, [RUN_MARKER_VAR]: this.marker } };
+    if (a.agent.readOnly) {
+      this.progress('harness', 'mounting the workspace read-only and verifying it by a test write');
+      try {
+        await verifyReadOnly(ws.dir, cmd.env);
+      } catch (err) {
+        throw new FinishError('read_only_unavailable', (err as Error).message);
+      }
+      cmd = readOnlyCommand(cmd, ws.dir);
+    }
     if (this.stopped) throw new StoppedError();
     this.progress('harness', `starting ${harness.name}`);
-    const proc = spawnGroup(cmd.file, cmd.args, { cwd: cmd.cwd, env: cmd.env });
+    const proc = spawnGroup(cmd.file, cmd.args, { cwd: cmd.cwd, env: cmd.env, ...(cmd.stdin !== undefined ? { stdin: cmd.stdin } : {}) });
     this.proc = proc;
     if (this.stopped) void proc.kill(this.deps.graceMs);
     this.log.info('harness started', { harness: harness.name, pid: proc.pid });
     const recorded = proc.pid > 0 ? recordGroup(this.deps.workDir, this.jobId, this.attempt, proc.pid).catch(() => undefined) : Promise.resolve();
     const parser = harness.parser(ctx, proc.pid);
+    let turns = 0;
     const onEvents = (events: EventBody[]) => {
-      for (const e of events) this.deps.emit(e);
+      for (const e of events) {
+        this.deps.emit(e);
+        if (e.type === 'usage' && ++turns > limits.maxTurns) {
+          this.stop({ status: 'failed', reason: 'max_turns', error: `more than ${limits.maxTurns} model turns (agent limits.maxTurns)` });
+        }
+      }
       if (parser.fatal) void proc.kill(this.deps.graceMs);
     };
+    if (proc.pid > 0 && parser.begin) onEvents(parser.begin());
+    // Idle limit: any output restarts the clock.
+    const idleMs = limits.idleSeconds * 1000;
+    let idle: NodeJS.Timeout | null = null;
+    const touch = () => {
+      if (idle) clearTimeout(idle);
+      idle = setTimeout(() => {
+        this.stop({
+          status: 'failed',
+          reason: 'blocked_on_input',
+          error: `blocked on input: no output for ${limits.idleSeconds} s (agent limits.idleSeconds); the harness may be waiting for an answer on an interactive prompt`,
+        });
+      }, idleMs);
+    };
+    touch();
     const out = new LineSplitter((l) => onEvents(parser.stdout(l)));
     const err = new LineSplitter((l) => onEvents(parser.stderr(l)));
-    proc.stdout.on('data', (c: Buffer) => out.push(c));
-    proc.stderr.on('data', (c: Buffer) => err.push(c));
+    proc.stdout.on('data', (c: Buffer) => {
+      touch();
+      out.push(c);
+    });
+    proc.stderr.on('data', (c: Buffer) => {
+      touch();
+      err.push(c);
+    });
     const outEnded = new Promise<void>((r) => proc.stdout.once('close', () => r()));
     const errEnded = new Promise<void>((r) => proc.stderr.once('close', () => r()));
 
     const exit = await proc.exited;
-    // Nothing of the job outlives it: stragglers left in the group after the leader's exit die too.
+    if (idle) clearTimeout(idle);
+    // Nothing of the job outlives it: stragglers left in the group after the leader's exit die
+    // too, then every process that left the group (setsid) but carries the job's marker.
     await proc.kill(this.deps.graceMs);
+    const left = await killJobProcesses(this.marker, proc.pid > 0 ? proc.pid : undefined);
+    if (left.length) this.log.warn('job processes could not be killed', { pids: left });
     await recorded;
     await forgetGroup(this.deps.workDir, this.jobId, this.attempt).catch(() => undefined);
     const pipesClosed = Promise.all([outEnded, errEnded, proc.closed]);
@@ -179,7 +249,7 @@ export class JobRun {
     out.end();
     err.end();
     this.proc = null;
-    return parser.finish({ code: exit.code, signal: exit.signal, spawnError: exit.spawnError });
+    return checkResume(a.resumeSessionId, parser.finish({ code: exit.code, signal: exit.signal, spawnError: exit.spawnError }));
   }
 
   private stop(how: JobFinished): void {
@@ -227,6 +297,23 @@ export class JobRun {
   private progress(phase: string, message: string): void {
     this.deps.emit({ type: 'progress', data: { phase, message } });
   }
+}
+
+/**
+ * A resumed run must continue the session it was asked to: "no conversation found" (Claude
+ * Code's words for an unknown session) or another session id than requested → failed
+ * `resume_failed`, never a silent fresh start (issue 4, "Sessions").
+ */
+export function checkResume(requested: string | null, outcome: HarnessOutcome): HarnessOutcome {
+  if (!requested) return outcome;
+  if (/no conversation found/i.test(outcome.error ?? '')) {
+    return { ...outcome, status: 'failed', reason: 'resume_failed', error: `resume failed: the harness has no conversation ${requested} (${outcome.error ?? ''})`.slice(0, 2000) };
+  }
+  if (outcome.sessionId !== requested) {
+    const got = outcome.sessionId ? `session ${outcome.sessionId}` : 'no session id';
+    return { ...outcome, status: 'failed', reason: 'resume_failed', error: `resume failed: asked to resume session ${requested}, the harness reported ${got}` };
+  }
+  return outcome;
 }
 
 class FinishError extends Error {

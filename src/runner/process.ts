@@ -3,7 +3,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 
 /**
- * A harness process in its own process group (pgid = its pid), stdin from /dev/null,
+ * A harness process in its own process group (pgid = its pid), stdin from /dev/null (or a
+ * given text, then EOF),
  * stdout/stderr piped. Killing it kills the whole group, including descendants it started.
  */
 export interface GroupProcess {
@@ -39,6 +40,8 @@ export interface ProcessExit {
 export interface SpawnGroupOptions {
   cwd: string;
   env: Record<string, string>;
+  /** Written to the child's stdin, which is then closed (EOF). Absent: stdin is /dev/null. */
+  stdin?: string;
 }
 
 /**
@@ -50,9 +53,14 @@ export function spawnGroup(file: string, args: string[], opts: SpawnGroupOptions
     cwd: opts.cwd,
     env: opts.env,
     detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: [opts.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   });
   const pid = child.pid ?? -1;
+  if (opts.stdin !== undefined && child.stdin) {
+    // A child that exits without reading all of it gives EPIPE: harmless, it chose not to read.
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(opts.stdin);
+  }
   let spawnFailed: ((e: ProcessExit) => void) | null = null;
   const exited = new Promise<ProcessExit>((resolve) => {
     spawnFailed = resolve;

@@ -205,7 +205,7 @@ describe('jobs', () => {
   it('loses nothing when the connection drops mid-job: every event exactly once, no gap', async () => {
     cp.ack = 'none';
     await start();
-    cp.send({ type: 'job.assign', assignment: assignment(3, 'SCENARIO=many:150', { repo: 'proj' }) });
+    cp.send({ type: 'job.assign', assignment: assignment(3, 'SCENARIO=many:150', { repo: 'proj' }, {}, { maxTurns: 200 }) });
     await cp.waitFor(() => cp.events(3).length >= 40, 20_000, '40 events');
     cp.dropConnection(); // nothing was acked: everything so far must be resent
     const storedAtDrop = cp.events(3).length;

@@ -6,6 +6,7 @@ import type { EventBody, JobAssignment, Labels, RunnerToServer, RunningJobReport
 import { silentLogger, type Logger } from '../core/log.js';
 import { loadCredential, normalizeServerUrl, register, saveCredential } from './credential.js';
 import { claudeCodeHarness } from './harness/claude-code.js';
+import { commandHarness } from './harness/command.js';
 import type { Harness } from './harness/types.js';
 import { JobRun } from './job-runner.js';
 import { killOrphans } from './orphans.js';
@@ -32,7 +33,7 @@ export interface RunnerOptions {
   repoBaseDir?: string;
   /** The claude binary; default the one of the installed @anthropic-ai/claude-code package. */
   claudePath?: string;
-  /** Jittered exponential backoff between reconnects; default 250..10000. */
+  /** Jittered exponential backoff between reconnects; default 250..10000, spread over at least 10000 (full jitter: a fleet that lost its server together does not come back together). */
   reconnect?: ReconnectPolicy;
   /** How long startRunner waits for the first welcome before failing; default 15000. */
   connectTimeoutMs?: number;
@@ -99,7 +100,7 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
   const stored = await loadCredential(workDir, serverUrl);
   let cred = stored ?? (await registerNow());
 
-  const harnesses: Record<string, Harness> = { 'claude-code': claudeCodeHarness };
+  const harnesses: Record<string, Harness> = { 'claude-code': claudeCodeHarness, command: commandHarness };
   const executables: Record<string, string> = opts.claudePath ? { 'claude-code': opts.claudePath } : {};
   const slots = new Map<string, Slot>();
   const key = (jobId: number, attempt: number) => `${jobId}:${attempt}`;
@@ -143,7 +144,7 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
       if (s.run.jobId === a.jobId && s.run.active) s.run.cancel(`superseded by attempt ${a.attempt}`);
     }
     const active = [...slots.values()].filter((s) => s.run.active && s.run.jobId !== a.jobId).length;
-    if (active >= capacity) {
+    if (active >= capacity && !a.force) {
       send({ type: 'job.rejected', jobId: a.jobId, attempt: a.attempt, reason: `at capacity (${active} of ${capacity} jobs running)` });
       return;
     }
@@ -202,7 +203,11 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
         flush();
       },
       onMessage,
-      reconnect: opts.reconnect ?? { minMs: 250, maxMs: 10_000 },
+      onRevoked: (reason) => {
+        // Revoked: the job tokens are dead already; stop every job (whole process groups).
+        for (const s of slots.values()) if (s.run.active) s.run.cancel(reason);
+      },
+      reconnect: opts.reconnect ?? { minMs: 250, maxMs: 10_000, spreadMs: 10_000 },
       log,
     });
   const connectTimeoutMs = opts.connectTimeoutMs ?? 15_000;

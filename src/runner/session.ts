@@ -5,10 +5,15 @@ import type { Logger } from '../core/log.js';
 type Welcome = Extract<ServerToRunner, { type: 'welcome' }>;
 type Hello = Extract<RunnerToServer, { type: 'hello' }>;
 
-/** Jittered exponential backoff bounds for reconnects, milliseconds. */
+/**
+ * Jittered exponential backoff for reconnects, milliseconds. `spreadMs` (optional): spread
+ * every reconnect uniformly over at least this window ("full jitter"), so a fleet that lost
+ * its server at the same instant does not come back in the same second.
+ */
 export interface ReconnectPolicy {
   minMs: number;
   maxMs: number;
+  spreadMs?: number;
 }
 
 /** Options of a {@link Session}. */
@@ -25,6 +30,8 @@ export interface SessionOptions {
   onWelcome: (w: Welcome) => void;
   /** Every other valid frame from the server. */
   onMessage: (msg: Exclude<ServerToRunner, Welcome>) => void;
+  /** The server closed the connection because this runner was revoked (close code 4403); the session stops for good. */
+  onRevoked?: (reason: string) => void;
   reconnect: ReconnectPolicy;
   log: Logger;
 }
@@ -48,11 +55,24 @@ export function connectUrl(serverUrl: string): string {
   return u.toString();
 }
 
-/** Delay before reconnect number `failures` (0-based): min·2^n capped at max, times a random 0.5–1. */
+/**
+ * Delay before reconnect number `failures` (0-based), ms: w = min·2^n capped at max; without
+ * `spreadMs` a random 0.5–1 of w; with it a random 0–1 of max(w, spreadMs) (never above max
+ * unless spreadMs is).
+ */
 export function backoffDelay(failures: number, policy: ReconnectPolicy, random: () => number = Math.random): number {
   const raw = Math.min(policy.maxMs, policy.minMs * 2 ** Math.min(failures, 30));
+  if (policy.spreadMs) return Math.round(Math.max(raw, policy.spreadMs) * random());
   return Math.round(raw * (0.5 + 0.5 * random()));
 }
+
+/** Delay after a `503` with `Retry-After: s` ("busy, retry after"): s to 2s seconds, in ms. */
+export function retryAfterDelay(seconds: number, random: () => number = Math.random): number {
+  return Math.round(seconds * 1000 * (1 + random()));
+}
+
+/** The close code a server uses for a revoked runner (see server/hub.ts CLOSE_CODES). */
+export const CLOSE_REVOKED = 4403;
 
 /**
  * The runner's connection to the control plane: one WebSocket, `hello` as the first frame,
@@ -70,6 +90,10 @@ export class Session {
   private retryTimer: NodeJS.Timeout | null = null;
   private lastSeen = 0;
   private lastError = '';
+  /** Set by a 503 reply's Retry-After (seconds) to the upgrade; used by the next delay. */
+  private retryAfterSec: number | null = null;
+  /** HTTP status of the last refused upgrade. */
+  private lastStatus: number | null = null;
   private firstWelcome: { resolve: (w: Welcome) => void; reject: (e: Error) => void } | null = null;
   private readonly url: string;
 
@@ -164,6 +188,13 @@ export class Session {
     });
     this.ws = ws;
     this.welcomed = false;
+    ws.on('unexpected-response', (_req, res) => {
+      this.lastStatus = res.statusCode ?? null;
+      const ra = Number(res.headers['retry-after']);
+      this.retryAfterSec = res.statusCode === 503 && Number.isFinite(ra) && ra > 0 ? Math.min(ra, 300) : null;
+      res.resume();
+      ws.terminate();
+    });
     ws.on('open', () => {
       this.lastSeen = Date.now();
       ws.send(JSON.stringify(this.opts.hello()));
@@ -177,7 +208,8 @@ export class Session {
     });
     ws.on('error', (err) => {
       this.lastError = err.message;
-      const status = /Unexpected server response: (\d+)/.exec(err.message)?.[1];
+      const status = String(this.lastStatus ?? /Unexpected server response: (\d+)/.exec(err.message)?.[1] ?? '');
+      this.lastStatus = null;
       if (status === '401' || status === '403') {
         const e = new AuthError(`server ${this.opts.serverUrl} refused the runner credential (HTTP ${status}): register again with a new registration token`);
         this.lastError = e.message;
@@ -190,15 +222,29 @@ export class Session {
       }
       this.opts.log.warn('runner connection error', { error: err.message });
     });
-    ws.on('close', () => {
+    ws.on('close', (code, reasonBuf) => {
       if (this.ws !== ws) return;
       const wasWelcomed = this.welcomed;
       this.ws = null;
       this.welcomed = false;
       this.stopHeartbeat();
       if (this.closed) return;
-      if (wasWelcomed) this.opts.log.warn('connection to the control plane lost; reconnecting');
-      const delay = backoffDelay(this.failures++, this.opts.reconnect);
+      if (code === CLOSE_REVOKED) {
+        const reason = reasonBuf.toString() || 'runner revoked';
+        this.opts.log.error('the control plane revoked this runner; not reconnecting', { reason });
+        this.closed = true;
+        this.opts.onRevoked?.(reason);
+        return;
+      }
+      if (wasWelcomed) this.opts.log.warn('connection to the control plane lost; reconnecting', { code });
+      let delay: number;
+      if (this.retryAfterSec !== null) {
+        delay = retryAfterDelay(this.retryAfterSec);
+        this.opts.log.info('control plane busy; retrying after', { ms: delay });
+        this.retryAfterSec = null;
+      } else {
+        delay = backoffDelay(this.failures++, this.opts.reconnect);
+      }
       this.retryTimer = setTimeout(() => {
         this.retryTimer = null;
         this.connect();

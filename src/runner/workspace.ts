@@ -168,3 +168,22 @@ export async function collectChanges(dir: string, baseCommit: string): Promise<{
   const files = new Set([...diff.split('\0'), ...untracked.split('\0')].filter((f) => f !== ''));
   return { commit: head !== baseCommit ? head : undefined, branch, changedFiles: [...files].sort() };
 }
+
+/**
+ * The workspace of an earlier job (or attempt) on this runner, as it was left — committed and
+ * uncommitted changes included — for a job that resumes its session
+ * (`<workDir>/workspaces/job-<fromJobId>`). `branch` is its current branch, `baseCommit` its
+ * HEAD now (the resumed job's changes are counted from here).
+ * @throws WorkspaceError when that workspace is not on this runner (removed, or another runner).
+ */
+export async function reuseWorkspace(workDir: string, fromJobId: number): Promise<Workspace> {
+  const dir = join(workDir, 'workspaces', `job-${fromJobId}`);
+  if (!(await exists(join(dir, '.git')))) throw new WorkspaceError(`the workspace of job ${fromJobId} is not on this runner (${dir})`);
+  try {
+    const branch = await git(dir, ['rev-parse', '--abbrev-ref', 'HEAD']);
+    const baseCommit = await git(dir, ['rev-parse', 'HEAD']);
+    return { dir, branch: branch === 'HEAD' ? `flotilla/job-${fromJobId}` : branch, baseCommit };
+  } catch (err) {
+    throw new WorkspaceError(`the workspace of job ${fromJobId} cannot be read: ${(err as Error).message}`);
+  }
+}

@@ -123,6 +123,9 @@ async function loadAgent(folder: string, file: string): Promise<LoadedAgent> {
   if (!parsed.success) throw new Error(`${file}: ${describeIssues(parsed.error.issues)}`);
   const def = parsed.data;
   if (def.harness === 'command' && !def.command) throw new Error(`${file}: command: required when harness is "command"`);
+  // `./x` and `../x` in a command are files of the agent folder: made absolute here (the runner
+  // must see the same path: a local runner, or the agent folder at the same place on the runner).
+  if (def.command) def.command = def.command.map((a) => (a.startsWith('./') || a.startsWith('../') ? resolve(folder, a) : a));
   const promptFile = resolve(folder, def.prompt);
   let promptText: string;
   try {

@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { requireApiToken, type AppEnv } from './auth.js';
 import type { ServerContext } from './context.js';
 import { apiError } from './http-util.js';
@@ -6,13 +7,26 @@ import { mountCreateJob } from './routes/jobs-create.js';
 import { mountListJobs } from './routes/jobs-list.js';
 import { mountGetJob } from './routes/jobs-get.js';
 import { mountCancelJob } from './routes/jobs-cancel.js';
+import { mountJobBudget } from './routes/jobs-budget.js';
+import { mountCosts } from './routes/costs.js';
 import { mountJobEvents } from './routes/jobs-events.js';
 import { mountListRunners } from './routes/runners-list.js';
+import { mountGetRunner } from './routes/runners-get.js';
+import { mountRunnerHolds } from './routes/runners-hold.js';
+import { mountRevokeRunner } from './routes/runners-revoke.js';
+import { mountStartJob } from './routes/jobs-start.js';
 import { mountCreateRunnerToken } from './routes/runner-tokens.js';
 import { mountRegisterRunner } from './routes/runners-register.js';
 import { mountListAgents } from './routes/agents-list.js';
 import { mountHealth } from './routes/health.js';
 import { mountOpenApi } from './routes/openapi.js';
+import { mountSession } from './routes/session.js';
+import { mountUsers } from './routes/users.js';
+import { mountApiTokens } from './routes/api-tokens.js';
+import { mountWeb } from './web.js';
+
+/** Largest request body the API reads, bytes (1 MiB): job inputs are small JSON documents. */
+export const MAX_API_BODY_BYTES = 1024 * 1024;
 
 /**
  * The control plane's HTTP app (without the gateway): API token check on /api/*, every
@@ -20,18 +34,38 @@ import { mountOpenApi } from './routes/openapi.js';
  */
 export function createApp(ctx: ServerContext): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  app.use('/api/*', requireApiToken(ctx.store));
+  // Before anything reads a body (also before the token check, so an unauthenticated caller
+  // cannot make the server buffer a huge upload): 413 past MAX_API_BODY_BYTES.
+  app.use(
+    '/api/*',
+    bodyLimit({
+      maxSize: MAX_API_BODY_BYTES,
+      onError: (c) => apiError(c, 413, 'payload_too_large', `request body is larger than ${MAX_API_BODY_BYTES} bytes`),
+    }),
+  );
+  app.use('/api/*', requireApiToken(ctx.store, ctx.now));
   mountHealth(app, ctx);
   mountOpenApi(app);
   mountCreateJob(app, ctx);
   mountListJobs(app, ctx);
   mountGetJob(app, ctx);
   mountCancelJob(app, ctx);
+  mountJobBudget(app, ctx);
+  mountCosts(app, ctx);
   mountJobEvents(app, ctx);
   mountListRunners(app, ctx);
+  mountGetRunner(app, ctx);
+  mountRunnerHolds(app, ctx);
+  mountRevokeRunner(app, ctx);
+  mountStartJob(app, ctx);
   mountCreateRunnerToken(app, ctx);
   mountRegisterRunner(app, ctx);
   mountListAgents(app, ctx);
+  mountSession(app, ctx);
+  mountUsers(app, ctx);
+  mountApiTokens(app, ctx);
+  // Last: the dashboard answers every other GET with its index.html.
+  mountWeb(app);
   app.notFound((c) => apiError(c, 404, 'not_found', `no route ${c.req.method} ${c.req.path}`));
   app.onError((err, c) => {
     ctx.log.error('request failed', { method: c.req.method, path: c.req.path, err: String(err) });

@@ -1,16 +1,26 @@
 import { mkdir, readFile, writeFile, chmod } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { MiddlewareHandler } from 'hono';
-import type { Labels } from '../protocol/index.js';
+import type { Labels, Principal } from '../protocol/index.js';
 import type { ApiTokenRow, Store } from '../store/types.js';
 import { hashToken, newToken } from '../core/tokens.js';
 import { apiError } from './http-util.js';
+import { CSRF_HEADER, sessionFromCookieHeader } from './sessions.js';
 
-/** Hono environment of the API app: the authenticated API token is in `c.var.apiToken`. */
-export type AppEnv = { Variables: { apiToken: ApiTokenRow } };
+/**
+ * Hono environment of the API app: who is calling is in `c.var.principal` (an API token or a
+ * signed-in user); `c.var.apiToken` is set too when the caller used an API token.
+ */
+export type AppEnv = { Variables: { apiToken: ApiTokenRow; principal: Principal } };
 
-/** Routes under /api/ that authenticate otherwise (registration token, runner credential). */
-const PUBLIC_API_PATHS = new Set(['/api/runners/register', '/api/runners/connect']);
+/** Routes under /api/ that authenticate otherwise (registration token, runner credential, sign-in). */
+const PUBLIC_API_PATHS = new Set(['/api/runners/register', '/api/runners/connect', '/api/session']);
+
+/** State-changing routes a member may call: only signing out. Every other non-GET needs an admin (members read, admins change: issue 8). */
+const MEMBER_WRITE_PATHS = new Set(['/api/session/logout']);
+
+/** Methods that change nothing. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** Name of the file in the data folder that holds the first admin token (mode 0600). */
 export const ADMIN_TOKEN_FILE = 'admin-token';
@@ -75,22 +85,48 @@ export function bearerToken(header: string | undefined | null): string | null {
  * Middleware for /api/*: every route except registration and the runner socket needs a valid
  * API token as `Authorization: Bearer`; otherwise 401 `unauthorized`. Sets `c.var.apiToken`.
  */
-export function requireApiToken(store: Store): MiddlewareHandler<AppEnv> {
+export function requireApiToken(store: Store, now: () => number = Date.now): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    if (PUBLIC_API_PATHS.has(c.req.path)) return next();
+    if (PUBLIC_API_PATHS.has(c.req.path) && !(c.req.path === '/api/session' && c.req.method !== 'POST')) {
+      // Sign-in is public but still CSRF-checked (no login CSRF).
+      if (c.req.path === '/api/session' && !csrfOk(c.req.header(CSRF_HEADER), c.req.header('sec-fetch-site'))) {
+        return apiError(c, 403, 'csrf', `sign-in needs the ${CSRF_HEADER} header from the same site`);
+      }
+      return next();
+    }
     const token = bearerToken(c.req.header('authorization'));
-    if (!token) return apiError(c, 401, 'unauthorized', 'missing API token: send Authorization: Bearer <token>');
-    const row = await store.findApiTokenByHash(hashToken(token));
-    if (!row) return apiError(c, 401, 'unauthorized', 'unknown API token');
-    c.set('apiToken', row);
+    if (token) {
+      const row = await store.findApiTokenByHash(hashToken(token));
+      if (!row) return apiError(c, 401, 'unauthorized', 'unknown API token');
+      c.set('apiToken', row);
+      c.set('principal', { kind: 'token', id: row.id, name: row.name, role: row.role });
+    } else {
+      const cookie = sessionFromCookieHeader(c.req.header('cookie'));
+      if (!cookie) return apiError(c, 401, 'unauthorized', 'missing API token: send Authorization: Bearer <token>, or sign in');
+      const session = await store.findSession(hashToken(cookie), now());
+      if (!session) return apiError(c, 401, 'unauthorized', 'the session has ended: sign in again (or send an API token)');
+      if (!SAFE_METHODS.has(c.req.method) && !csrfOk(c.req.header(CSRF_HEADER), c.req.header('sec-fetch-site'))) {
+        return apiError(c, 403, 'csrf', `a signed-in browser must send the ${CSRF_HEADER} header from the same site to change anything`);
+      }
+      c.set('principal', { kind: 'user', id: session.user.id, name: session.user.name, role: session.user.role });
+    }
+    if (!SAFE_METHODS.has(c.req.method) && !MEMBER_WRITE_PATHS.has(c.req.path) && c.var.principal.role !== 'admin') {
+      return apiError(c, 403, 'forbidden', `${c.req.method} ${c.req.path} changes things: it needs an admin (members may only read)`);
+    }
     return next();
   };
 }
 
-/** Middleware: only admin API tokens pass; others get 403 `forbidden`. Use after {@link requireApiToken}. */
+/** CSRF check for cookie sessions: the custom header is present and the browser does not say the request is cross-site. */
+function csrfOk(header: string | undefined, fetchSite: string | undefined): boolean {
+  if (!header) return false;
+  return fetchSite === undefined || fetchSite === 'same-origin' || fetchSite === 'none';
+}
+
+/** Middleware: only admins (API token or signed-in user) pass; others get 403 `forbidden`. Use after {@link requireApiToken}. */
 export function requireAdmin(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    if (c.var.apiToken?.role !== 'admin') return apiError(c, 403, 'forbidden', 'this action needs an admin API token');
+    if (c.var.principal?.role !== 'admin') return apiError(c, 403, 'forbidden', 'this action needs an admin API token');
     return next();
   };
 }

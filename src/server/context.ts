@@ -16,6 +16,8 @@ export interface ServerContext {
   now: () => number;
   /** Runner silence after which it counts as offline (runner status in the API). */
   heartbeatTimeoutMs: number;
+  /** A newly registered runner is held (`provisioning`) this long, ms; 0 = not held. */
+  newRunnerHoldMs?: number;
   sse: {
     /** Comment line interval keeping idle streams open (default 15000). */
     heartbeatMs: number;

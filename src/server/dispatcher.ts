@@ -1,13 +1,22 @@
-import type { JobAssignment } from '../protocol/index.js';
-import type { Store } from '../store/types.js';
+import type { AgentDefinition, JobAssignment } from '../protocol/index.js';
+import type { JobRow, Store } from '../store/types.js';
 import type { Logger } from '../core/log.js';
 import { hashToken, newToken } from '../core/tokens.js';
 import { selectorMatches } from '../core/labels.js';
 import type { AgentRegistry } from './agents.js';
 import type { EventBus } from './event-bus.js';
-import type { RunnerHub } from './hub.js';
+import type { RunnerConnection, RunnerHub } from './hub.js';
 import { recordStatus } from './status-events.js';
 import { formatLabels } from './views.js';
+import { jobEffort } from './effort.js';
+
+/** Queued jobs read per dispatch pass (a full batch with runners still free schedules another pass). */
+const DISPATCH_BATCH = 1000;
+
+/** Outcome of {@link Dispatcher.placeNow}. */
+export type PlaceResult =
+  | { ok: true; job: JobRow; runnerId: number; runnerName: string }
+  | { ok: false; code: 'not_found' | 'not_queued' | 'no_runner' | 'on_hold' | 'over_capacity'; message: string };
 
 /** What the dispatcher needs. `intervalMs`: the periodic pass (jobs created by other replicas), default 1000. */
 export interface DispatcherOptions {
@@ -21,9 +30,10 @@ export interface DispatcherOptions {
 }
 
 /**
- * Hands queued jobs to runners connected to this server. A pass: for each ready runner with
- * free capacity (capacity − active jobs), claim jobs (`store.claimJob`, fresh `flj_` job token,
- * only its hash stored), leave an `assigned` status event and send `job.assign`; a failed send
+ * Hands queued jobs to runners connected to this server. A pass: read the head of the queue
+ * (priority, then oldest first); give each job to the ready, not held, matching runner with
+ * the most free slots (capacity − active jobs), claiming it by id (`store.claimJobById`,
+ * fresh `flj_` job token, only its hash stored), leave an `assigned` status event and send `job.assign`; a failed send
  * puts the job back in the queue. Then, for queued jobs that no registered runner's labels
  * match, leave one `status` event "no runner matches ..., waiting".
  * Passes never overlap: a {@link kick} during a pass schedules exactly one more pass.
@@ -80,47 +90,131 @@ export class Dispatcher {
 
   private async pass(): Promise<void> {
     const { store, hub, now } = this.o;
-    for (const conn of hub.connections()) {
-      if (this.stopped) return;
-      if (conn.holdUntil > now()) continue;
-      const active = await store.listActiveJobsForRunner(conn.runnerId);
-      let free = conn.capacity - active.length;
-      while (free > 0 && !this.stopped) {
+    const conns = hub.connections();
+    // Job-centric: read the head of the queue once, match in memory, claim each chosen job by
+    // id. Queries per pass: 1 (queue) + 2 (holds, live assignments) + 1 per assignment —
+    // not one claim per free runner.
+    const queue = conns.length > 0 ? await store.listQueuedForDispatch(DISPATCH_BATCH) : [];
+    if (queue.length > 0) {
+      const [held, active] = await Promise.all([store.listHeldRunnerIds(now()), store.listActiveAssignments()]);
+      const heldSet = new Set(held);
+      const used = new Map<number, number>();
+      for (const a of active) used.set(a.runnerId, (used.get(a.runnerId) ?? 0) + 1);
+      const t0 = now();
+      const open = conns
+        .filter((c) => c.holdUntil <= t0 && !heldSet.has(c.runnerId))
+        .map((c) => ({ c, free: c.capacity - (used.get(c.runnerId) ?? 0) }))
+        .filter((x) => x.free > 0);
+      for (const q of queue) {
+        if (this.stopped || open.length === 0) break;
+        // The matching runner with the most free slots; ties: the one that waited longest in `open`.
+        let best = -1;
+        for (let i = 0; i < open.length; i++) {
+          const x = open[i]!;
+          if (q.pinnedRunnerId !== null && q.pinnedRunnerId !== x.c.runnerId) continue;
+          if (!selectorMatches(q.selector, x.c.labels)) continue;
+          if (best < 0 || x.free > open[best]!.free) best = i;
+        }
+        if (best < 0) continue;
+        const pick = open[best]!;
         const token = newToken('flj');
-        const job = await store.claimJob({ id: conn.runnerId, labels: conn.labels }, hashToken(token), now());
-        if (!job) break;
-        this.noted.delete(job.id);
-        const agent = this.o.agents.get(job.agent);
-        if (!agent) {
-          const t = now();
-          const error = `agent ${job.agent} is not loaded on this server`;
-          if (await store.transitionJob(job.id, job.attempt, ['assigned'], 'failed', t, { endReason: 'error', error })) {
-            await recordStatus(store, this.o.bus, job.id, 'failed', error, t);
-          }
-          continue;
-        }
-        await recordStatus(store, this.o.bus, job.id, 'assigned', `assigned to runner ${conn.name}`, now(), conn.runnerId);
-        const assignment: JobAssignment = {
-          jobId: job.id,
-          rootId: job.rootId,
-          attempt: job.attempt,
-          agent,
-          input: job.input,
-          token,
-          resumeSessionId: job.resumeSessionId,
-        };
-        if (!(await conn.send({ type: 'job.assign', assignment }))) {
-          const t = now();
-          if (await store.requeueJob(job.id, job.attempt, t)) {
-            await recordStatus(store, this.o.bus, job.id, 'queued', `could not reach runner ${conn.name}; back in the queue`, t, conn.runnerId);
-          }
-          break;
-        }
-        this.o.log.info('job assigned', { jobId: job.id, attempt: job.attempt, runnerId: conn.runnerId });
-        free--;
+        const job = await store.claimJobById(q.id, { id: pick.c.runnerId, labels: pick.c.labels }, hashToken(token), now());
+        if (!job) continue; // taken meanwhile (another replica, jobs start, cancel)
+        const sent = await this.deliver(pick.c, job, token, false);
+        open.splice(best, 1);
+        if (sent === 'unreachable') continue;
+        if (sent === 'sent') pick.free--;
+        // Back of the line, so equal runners take turns.
+        if (pick.free > 0) open.push(pick);
       }
+      if (queue.length === DISPATCH_BATCH && open.length > 0) this.again = true;
     }
     await this.noteUnmatched();
+  }
+
+  /**
+   * Sends a claimed job to its runner: `assigned` status event + `job.assign`. A job whose
+   * agent is not loaded here fails (`unknown`); a send that fails puts it back in the queue
+   * (`unreachable`).
+   */
+  private async deliver(conn: RunnerConnection, job: JobRow, token: string, force: boolean): Promise<'sent' | 'unreachable' | 'failed'> {
+    const { store, now } = this.o;
+    this.noted.delete(job.id);
+    const agent = this.o.agents.get(job.agent);
+    if (!agent) {
+      const t = now();
+      const error = `agent ${job.agent} is not loaded on this server`;
+      if (await store.transitionJob(job.id, job.attempt, ['assigned'], 'failed', t, { endReason: 'error', error })) {
+        await recordStatus(store, this.o.bus, job.id, 'failed', error, t);
+      }
+      return 'failed';
+    }
+    const how = force ? ' (placed by jobs start --force)' : '';
+    await recordStatus(store, this.o.bus, job.id, 'assigned', `assigned to runner ${conn.name}${how}`, now(), conn.runnerId);
+    const assignment: JobAssignment = {
+      jobId: job.id,
+      rootId: job.rootId,
+      attempt: job.attempt,
+      agent,
+      input: job.input,
+      token,
+      resumeSessionId: job.resumeSessionId,
+      workspaceJobId: job.workspaceJobId ?? null,
+      ...effortOf(job.effortTier, agent, this.o.log),
+      ...(force ? { force: true } : {}),
+    };
+    if (!(await conn.send({ type: 'job.assign', assignment }))) {
+      const t = now();
+      if (await store.requeueJob(job.id, job.attempt, t)) {
+        await recordStatus(store, this.o.bus, job.id, 'queued', `could not reach runner ${conn.name}; back in the queue`, t, conn.runnerId);
+      }
+      return 'unreachable';
+    }
+    this.o.log.info('job assigned', { jobId: job.id, attempt: job.attempt, runnerId: conn.runnerId, force });
+    return 'sent';
+  }
+
+  /**
+   * `jobs start`: places queued job `jobId` now on a runner connected to this server whose
+   * labels match (only `runnerId` when given). Without `force`: held runners are skipped and
+   * the runner needs a free slot, else `over_capacity` (naming the matching runners and their
+   * slots) or `on_hold`. With `force`: held runners count too and capacity is ignored (the
+   * runner is told to run it anyway). Picks the runner with the most free slots, then lowest id.
+   */
+  async placeNow(jobId: number, o: { runnerId?: number; force: boolean }): Promise<PlaceResult> {
+    const { store, hub, now } = this.o;
+    const job = await store.getJob(jobId);
+    if (!job) return { ok: false, code: 'not_found', message: `no job ${jobId}` };
+    if (job.status !== 'queued') return { ok: false, code: 'not_queued', message: `job ${jobId} is ${job.status}, not queued` };
+    const conns = hub.connections().filter((c) => (o.runnerId === undefined || c.runnerId === o.runnerId) && selectorMatches(job.selector, c.labels));
+    const where = o.runnerId !== undefined ? `runner ${o.runnerId}` : 'any connected runner';
+    if (conns.length === 0) {
+      const want = formatLabels(job.selector);
+      return { ok: false, code: 'no_runner', message: `no match for ${want || 'this job'} on ${where} (connected to this server)` };
+    }
+    const [held, active] = await Promise.all([store.listHeldRunnerIds(now()), store.listActiveAssignments()]);
+    const heldSet = new Set(held);
+    const used = new Map<number, number>();
+    for (const a of active) used.set(a.runnerId, (used.get(a.runnerId) ?? 0) + 1);
+    const candidates = conns
+      .filter((c) => o.force || !heldSet.has(c.runnerId))
+      .map((c) => ({ c, free: c.capacity - (used.get(c.runnerId) ?? 0) }))
+      .filter((x) => o.force || x.free > 0)
+      .sort((a, b) => b.free - a.free || a.c.runnerId - b.c.runnerId);
+    const pick = candidates[0];
+    if (!pick) {
+      const slots = conns.map((c) => `${c.name} ${used.get(c.runnerId) ?? 0}/${c.capacity}${heldSet.has(c.runnerId) ? ' on hold' : ''}`).join(', ');
+      const allHeld = conns.every((c) => heldSet.has(c.runnerId));
+      return allHeld
+        ? { ok: false, code: 'on_hold', message: `every matching runner is on hold (${slots}); use --force to place it anyway` }
+        : { ok: false, code: 'over_capacity', message: `placing it now would go past capacity (${slots}); use --force to place it anyway` };
+    }
+    const token = newToken('flj');
+    const claimed = await store.claimJobById(jobId, { id: pick.c.runnerId, labels: pick.c.labels }, hashToken(token), now());
+    if (!claimed) return { ok: false, code: 'not_queued', message: `job ${jobId} was taken meanwhile` };
+    const sent = await this.deliver(pick.c, claimed, token, o.force && (pick.free <= 0 || heldSet.has(pick.c.runnerId)));
+    if (sent !== 'sent') return { ok: false, code: 'no_runner', message: `could not hand job ${jobId} to runner ${pick.c.name}` };
+    return { ok: true, job: claimed, runnerId: pick.c.runnerId, runnerName: pick.c.name };
   }
 
   private async noteUnmatched(): Promise<void> {
@@ -138,5 +232,16 @@ export class Dispatcher {
       const message = runners.length === 0 ? 'no runner registered yet, waiting' : `no runner matches ${want || 'this job'}, waiting`;
       await recordStatus(store, this.o.bus, job.id, 'queued', message, now());
     }
+  }
+}
+
+/** The assignment's `effort` (run tier > agent tier > account default); a tier that no longer exists is logged and ignored. */
+function effortOf(runTier: string | null | undefined, agent: AgentDefinition, log: Logger): Pick<JobAssignment, 'effort'> {
+  try {
+    const e = jobEffort(runTier, agent);
+    return e ? { effort: e } : {};
+  } catch (err) {
+    log.warn('effort tier ignored', { error: (err as Error).message });
+    return {};
   }
 }

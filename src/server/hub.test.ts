@@ -209,41 +209,52 @@ describe.each([['sqlite', null], ...(pg ? [['postgres', pg.url]] : [])] as Array
     expect((await gw(a.token)).status).toBe(200);
     const res = await t.api(`/api/jobs/${job.id}/cancel`, { method: 'POST' });
     expect(res.status).toBe(200);
-    expect((await res.json()) as Job).toMatchObject({ status: 'cancelled', endReason: 'cancelled' });
+    // `cancelling` (token dead at once) until the runner reports the process tree gone.
+    expect((await res.json()) as Job).toMatchObject({ status: 'cancelling', endReason: 'cancelled' });
     expect(await r.next('job.cancel')).toMatchObject({ jobId: job.id, attempt: 1 });
     expect(await t.store.findJobByTokenHash(hashToken(a.token))).toBeNull();
     expect((await gw(a.token)).status).toBe(401);
     const evs = await t.store.listEvents(job.id, 0, 100);
-    expect(evs.at(-1)).toMatchObject({ type: 'status', data: { status: 'cancelled', runnerId: r.runnerId } });
-    // The runner's late job.finished does not change the outcome.
-    r.send({ type: 'job.events', jobId: job.id, attempt: 1, events: [{ rseq: 2, at: at(), type: 'job.finished', data: { status: 'cancelled' } }] });
+    expect(evs.at(-1)).toMatchObject({ type: 'status', data: { status: 'cancelling', runnerId: r.runnerId } });
+    // A second cancel repeats job.cancel and keeps the status.
+    const twice = await t.api(`/api/jobs/${job.id}/cancel`, { method: 'POST' });
+    expect((await twice.json()) as Job).toMatchObject({ status: 'cancelling' });
+    expect(await r.next('job.cancel')).toMatchObject({ jobId: job.id, attempt: 1 });
+    // The runner's job.finished (sent once its tree is gone) ends it.
+    r.send({ type: 'job.events', jobId: job.id, attempt: 1, events: [{ rseq: 2, at: at(), type: 'job.finished', data: { status: 'cancelled', reason: 'cancelled' } }] });
     await r.next('ack');
-    expect((await t.store.getJob(job.id))?.status).toBe('cancelled');
+    expect((await t.store.getJob(job.id))).toMatchObject({ status: 'cancelled', endReason: 'cancelled' });
   });
 
-  it('answers a bad frame with an error frame and keeps the connection', async () => {
+  it('answers a bad frame with an error frame naming the problem, then closes that connection (4400)', async () => {
     const r = await runner();
-    r.ws.send('not json');
-    expect((await r.next('error')).message).toMatch(/not a JSON/);
     r.send({ type: 'hello', name: 'x', labels: {}, capacity: 9, version: 'v', running: [] });
     expect((await r.next('error')).message).toMatch(/capacity/);
-    r.send({ type: 'heartbeat', running: [] });
-    expect((await r.next('error')).message).toMatch(/hello/);
-    const welcome = await r.hello();
-    expect(welcome.runnerId).toBe(r.runnerId);
-    expect(r.closed).toBe(false);
+    await waitFor(async () => r.closed, (c) => c);
+    expect(r.closeCode).toBe(4400);
+    expect(r.closeReason).toMatch(/capacity/);
+    // The runner may reconnect with the same credential and carry on.
+    const again = await runner();
+    const welcome = await again.hello();
+    expect(welcome.runnerId).toBe(again.runnerId);
+    expect(again.closed).toBe(false);
   });
 
   it('on hello, tells the runner to cancel attempts the server no longer considers live', async () => {
-    const r = await runner();
-    await r.hello();
+    const reg = await t.api('/api/runners/register', { token: null, json: { token: await t.regToken(), name: 'fake' } });
+    const { runnerId, credential } = (await reg.json()) as { runnerId: number; credential: string };
+    const first = await FakeRunner.connect(t.url, runnerId, credential);
+    runners.push(first);
+    await first.hello();
     const job = await createJob(t, { agent: 'test-fixer', input: { repo: 'x' } });
-    await r.next('job.assign');
+    await first.next('job.assign');
     await t.api(`/api/jobs/${job.id}/cancel`, { method: 'POST' });
-    await r.next('job.cancel');
-    // Reconnect (same credential) reporting the cancelled job and an unknown one.
-    const row = await t.store.getRunner(r.runnerId);
+    await first.next('job.cancel');
+    // Reconnect (same credential, a new socket) reporting the cancelled job and an unknown one.
+    const row = await t.store.getRunner(runnerId);
     expect(row?.connected).toBe(true);
+    const r = await FakeRunner.connect(t.url, runnerId, credential);
+    runners.push(r);
     r.send({ type: 'hello', name: 'fake', labels: {}, capacity: 1, version: 'test', running: [{ jobId: job.id, attempt: 1 }, { jobId: 999999, attempt: 1 }] });
     await r.next('welcome');
     expect((await r.next('job.cancel', (f) => f.jobId === job.id)).reason).toMatch(/cancelled/);

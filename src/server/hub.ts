@@ -44,16 +44,35 @@ export interface HubOptions {
   heartbeatTimeoutMs: number;
   /** Called when dispatch may have work (runner ready, job ended, job requeued). */
   onWork: () => void;
+  /** Largest frame a runner may send, bytes; a bigger one closes its connection (1009). Default 16 MiB. */
+  maxFrameBytes?: number;
+  /**
+   * Upgrades being authenticated at once above which a new one gets `503` with
+   * `Retry-After` (seconds) — "busy, retry after" while the server warms up after a restart.
+   * Default 64.
+   */
+  maxPendingConnects?: number;
 }
 
-/** Close code sent to an older socket of a runner that connected again. */
-const CLOSE_REPLACED = 4000;
+/** Close codes the hub uses (4000–4999 are the application's). */
+export const CLOSE_CODES = {
+  /** Another socket of the same runner took over. */
+  replaced: 4000,
+  /** The runner broke the protocol (bad frame, out of order, unknown job); the reason says how. */
+  badInput: 4400,
+  /** The runner was revoked: do not reconnect. */
+  revoked: 4403,
+} as const;
+
+const CLOSE_REPLACED = CLOSE_CODES.replaced;
 
 class Connection implements RunnerConnection {
   labels: Labels = {};
   capacity = 1;
   ready = false;
   holdUntil = 0;
+  /** Set once the connection is being closed for bad input: later frames are ignored. */
+  dead = false;
   name: string;
   /** Active jobs the runner did not report, since when (for lost-assignment detection). */
   readonly missing = new Map<number, { attempt: number; since: number }>();
@@ -85,15 +104,32 @@ class Connection implements RunnerConnection {
  * {@link RunnerToServer}, and turns frames into store changes: `hello`/`heartbeat` touch the
  * runner and reconcile its running jobs, `job.events` are stored (fenced by attempt) and
  * acknowledged, `harness.started` / `job.finished` move the job, `job.rejected` requeues it.
- * Frames of one connection are handled strictly in order. A bad frame gets an `error` frame;
- * the connection stays open.
+ * Frames of one connection are handled strictly in order. Bad input (a frame that is not
+ * JSON or fails the schema, a frame before `hello` or a second `hello`, events for a job that
+ * does not exist, a frame over `maxFrameBytes`) closes that connection with a reason (code
+ * 4400, or 1009 for the size) and touches nothing else. A revoked runner's upgrade gets 401;
+ * too many upgrades in flight get 503 with `Retry-After`.
  */
 export class RunnerHub {
-  private readonly wss = new WebSocketServer({ noServer: true });
+  private readonly wss: WebSocketServer;
   private readonly conns = new Map<number, Connection>();
   private closing = false;
+  private pending = 0;
 
-  constructor(private readonly o: HubOptions) {}
+  constructor(private readonly o: HubOptions) {
+    this.wss = new WebSocketServer({ noServer: true, maxPayload: o.maxFrameBytes ?? 16 * 1024 * 1024 });
+  }
+
+  /**
+   * Closes runner `runnerId`'s socket on this server with `code` and `reason` (≤ 120 bytes of
+   * text). False when it is not connected here.
+   */
+  disconnect(runnerId: number, code: number, reason: string): boolean {
+    const c = this.conns.get(runnerId);
+    if (!c) return false;
+    c.ws.close(code, reason.slice(0, 120));
+    return true;
+  }
 
   /** Ready connections (hello received) on this server. */
   connections(): RunnerConnection[] {
@@ -109,22 +145,32 @@ export class RunnerHub {
   /** Handles an HTTP upgrade for `/api/runners/connect` (call from the server's 'upgrade' event). */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on('error', () => undefined);
-    const reject = (status: number, text: string, message: string) => {
-      const body = JSON.stringify({ error: { code: 'unauthorized', message } });
+    const reject = (status: number, text: string, message: string, retryAfterSec?: number) => {
+      const code = status === 401 ? 'unauthorized' : status === 503 ? 'busy' : 'internal';
+      const body = JSON.stringify({ error: { code, message } });
+      const retry = retryAfterSec !== undefined ? `Retry-After: ${retryAfterSec}\r\n` : '';
       socket.end(
-        `HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+        `HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${retry}Connection: close\r\n\r\n${body}`,
       );
     };
-    if (this.closing) return reject(503, 'Service Unavailable', 'server is shutting down');
+    if (this.closing) return reject(503, 'Service Unavailable', 'server is shutting down', 2);
     const cred = bearerToken(req.headers.authorization);
     if (!cred) return reject(401, 'Unauthorized', 'missing runner credential: send Authorization: Bearer <credential>');
+    if (this.pending >= (this.o.maxPendingConnects ?? 64)) {
+      // Warming up (e.g. every runner reconnecting after a restart): tell this one when to come back.
+      return reject(503, 'Service Unavailable', 'busy, retry after the given seconds', 1 + Math.floor(Math.random() * 4));
+    }
+    this.pending++;
     this.o.store.findRunnerByCredentialHash(hashToken(cred)).then(
       (runner) => {
+        this.pending--;
         if (!runner) return reject(401, 'Unauthorized', 'unknown runner credential');
-        if (this.closing) return reject(503, 'Service Unavailable', 'server is shutting down');
+        if (runner.revokedAt !== null) return reject(401, 'Unauthorized', 'runner revoked: register it again with a new registration token');
+        if (this.closing) return reject(503, 'Service Unavailable', 'server is shutting down', 2);
         this.wss.handleUpgrade(req, socket, head, (ws) => this.attach(runner.id, runner.name, ws));
       },
       (err: unknown) => {
+        this.pending--;
         this.o.log.error('runner upgrade failed', { err: String(err) });
         reject(500, 'Internal Server Error', 'internal error');
       },
@@ -157,28 +203,31 @@ export class RunnerHub {
     });
   }
 
+  /**
+   * Ends a connection that broke the protocol: an `error` frame with the full message, then a
+   * close with code 4400 and the (shortened) reason. Other runners and every job are untouched.
+   */
+  private async refuse(conn: Connection, message: string): Promise<void> {
+    this.o.log.warn('closing runner connection: bad input', { runnerId: conn.runnerId, message });
+    conn.dead = true;
+    await conn.send({ type: 'error', message });
+    conn.ws.close(CLOSE_CODES.badInput, message.slice(0, 120));
+  }
+
   private async onFrame(conn: Connection, text: string | null): Promise<void> {
+    if (conn.dead) return;
     let raw: unknown;
     try {
       if (text === null) throw new Error('binary');
       raw = JSON.parse(text);
     } catch {
-      this.o.log.warn('bad runner frame: not JSON text', { runnerId: conn.runnerId });
-      await conn.send({ type: 'error', message: 'bad frame: not a JSON text message' });
-      return;
+      return this.refuse(conn, 'bad frame: not a JSON text message');
     }
     const parsed = RunnerToServer.safeParse(raw);
-    if (!parsed.success) {
-      const message = `bad frame: ${describeIssues(parsed.error.issues)}`;
-      this.o.log.warn('bad runner frame', { runnerId: conn.runnerId, message });
-      await conn.send({ type: 'error', message });
-      return;
-    }
+    if (!parsed.success) return this.refuse(conn, `bad frame: ${describeIssues(parsed.error.issues)}`);
     const msg = parsed.data;
-    if (msg.type !== 'hello' && !conn.ready) {
-      await conn.send({ type: 'error', message: `bad frame: send hello before ${msg.type}` });
-      return;
-    }
+    if (msg.type !== 'hello' && !conn.ready) return this.refuse(conn, `out of order: send hello before ${msg.type}`);
+    if (msg.type === 'hello' && conn.ready) return this.refuse(conn, 'out of order: hello sent twice on one connection');
     switch (msg.type) {
       case 'hello':
         return this.onHello(conn, msg);
@@ -243,6 +292,14 @@ export class RunnerHub {
           this.o.onWork();
         }
       } else {
+        if (job.status === 'cancelling') {
+          // The runner no longer runs it: its tree is gone with the attempt.
+          if (await store.transitionJob(job.id, job.attempt, ['cancelling'], 'cancelled', t, { endReason: 'cancelled' })) {
+            await recordStatus(store, this.o.bus, job.id, 'cancelled', `runner ${conn.name} no longer runs it`, t, conn.runnerId);
+            this.o.onWork();
+          }
+          continue;
+        }
         const moved = await store.transitionJob(job.id, job.attempt, ['running'], 'lost', t, {
           endReason: 'runner_lost',
           error: `runner ${conn.name} stopped reporting the job for ${secs}s`,
@@ -263,6 +320,11 @@ export class RunnerHub {
     else if (job.attempt !== attempt || job.runnerId !== conn.runnerId) reason = 'stale attempt: the job was reassigned';
     else if (isTerminal(job.status)) reason = `job is ${job.status}`;
     else if (job.status === 'queued') reason = 'job went back to the queue';
+    else if (job.status === 'cancelling') {
+      // Still live until the runner reports the tree gone; repeat the cancel in case it was missed.
+      await conn.send({ type: 'job.cancel', jobId, attempt, reason: 'cancelled by request' });
+      return true;
+    }
     if (reason === null) return true;
     await conn.send({ type: 'job.cancel', jobId, attempt, reason });
     return false;
@@ -282,8 +344,11 @@ export class RunnerHub {
   private async onEvents(conn: Connection, jobId: number, attempt: number, events: readonly UploadedEvent[]): Promise<void> {
     const { store, bus } = this.o;
     const job = await store.getJob(jobId);
-    if (!job || job.runnerId !== conn.runnerId) {
-      await conn.send({ type: 'job.cancel', jobId, attempt, reason: job ? 'job belongs to another runner' : 'unknown job' });
+    if (!job) return this.refuse(conn, `unknown job ${jobId}`);
+    if (job.runnerId !== conn.runnerId || job.status === 'lost' || job.status === 'queued') {
+      // A stale attempt: the job was lost, went back to the queue, or moved to another runner.
+      const reason = job.runnerId !== conn.runnerId ? 'job belongs to another runner' : `stale attempt: the job is ${job.status}`;
+      await conn.send({ type: 'job.cancel', jobId, attempt, reason });
       return;
     }
     const res = await store.appendRunnerEvents(jobId, attempt, events);
@@ -303,7 +368,7 @@ export class RunnerHub {
         if (moved) bus.publish(jobId);
       } else if (ev.type === 'job.finished') {
         const d = ev.data;
-        const moved = await store.transitionJob(jobId, attempt, ['assigned', 'running'], d.status, this.o.now(), {
+        const moved = await store.transitionJob(jobId, attempt, ['assigned', 'running', 'cancelling'], d.status, this.o.now(), {
           endReason: d.reason ?? (d.status === 'succeeded' ? null : d.status === 'cancelled' ? 'cancelled' : 'error'),
           error: d.error ?? null,
           result: d.result ?? null,

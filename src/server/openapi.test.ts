@@ -21,12 +21,23 @@ describe('GET /openapi.json', () => {
         'GET /api/jobs',
         'GET /api/jobs/{id}',
         'POST /api/jobs/{id}/cancel',
+        'GET /api/jobs/{id}/budget',
+        'POST /api/jobs/{id}/budget',
+        'GET /api/costs',
         'GET /api/jobs/{id}/events',
         'GET /api/runners',
         'POST /api/runner-tokens',
         'POST /api/runners/register',
         'GET /api/runners/connect',
         'GET /api/agents',
+        'POST /api/session',
+        'GET /api/session',
+        'POST /api/session/logout',
+        'GET /api/users',
+        'POST /api/users',
+        'GET /api/tokens',
+        'POST /api/tokens',
+        'DELETE /api/tokens/{id}',
         'GET /healthz',
         'GET /openapi.json',
         'POST /v1/messages',
@@ -34,7 +45,7 @@ describe('GET /openapi.json', () => {
     );
     const create = doc.paths['/api/jobs']!.post!;
     expect(create.requestBody!.content['application/json']!.schema.$ref).toBe('#/components/schemas/CreateJobRequest');
-    expect(Object.keys(create.responses).sort()).toEqual(['201', '400', '401', '404', '422']);
+    expect(Object.keys(create.responses).sort()).toEqual(['201', '400', '401', '403', '404', '422']);
     // Schemas come from the protocol zod schemas: input shapes leave defaulted fields optional.
     const req = doc.components.schemas.CreateJobRequest!;
     expect(req.required).toEqual(['agent']);

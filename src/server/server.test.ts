@@ -45,7 +45,7 @@ describe('startServer', () => {
   });
 
   it('requeues an assigned job the runner never reports, after the heartbeat timeout', async () => {
-    const t = await startTestServer({ heartbeatTimeoutMs: 600, sweepIntervalMs: 60_000, dispatchIntervalMs: 100 });
+    const t = await startTestServer({ heartbeatIntervalMs: 250, heartbeatTimeoutMs: 600, sweepIntervalMs: 60_000, dispatchIntervalMs: 100 });
     try {
       const r = await FakeRunner.start(t);
       await r.hello();

@@ -14,6 +14,7 @@ import { Dispatcher } from './dispatcher.js';
 import { EventBus } from './event-bus.js';
 import { RunnerHub } from './hub.js';
 import { Sweeper } from './sweeper.js';
+import { budgetPauser } from './budget-pause.js';
 
 /** Options of {@link startServer}. Durations in milliseconds. */
 export interface ServerOptions {
@@ -35,6 +36,12 @@ export interface ServerOptions {
   sweepIntervalMs?: number;
   /** Periodic dispatch pass (jobs created by other replicas); default 1000. */
   dispatchIntervalMs?: number;
+  /** Hold newly registered runners (status `provisioning`) this long while they finish setup; default 0 (off). */
+  newRunnerHoldMs?: number;
+  /** Largest frame a runner may send, bytes (bigger closes its connection); default 16 MiB. */
+  maxRunnerFrameBytes?: number;
+  /** Runner upgrades authenticating at once above which new ones get 503 + Retry-After; default 64. */
+  maxPendingRunnerConnects?: number;
   log?: Logger;
   /** Clock (epoch ms); default Date.now. For tests. */
   now?: () => number;
@@ -56,7 +63,8 @@ export interface RunningServer {
  * `/api/runners/connect`, the dispatcher, the liveness sweeper, and the model gateway
  * (`/v1/*`) on one HTTP server.
  * @throws Error naming the agent file and field when an agent is bad; Error naming host:port
- *   when it cannot listen (e.g. in use).
+ *   when it cannot listen (e.g. in use); Error when the heartbeat timeout is shorter than two
+ *   heartbeat intervals.
  */
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const log = opts.log ?? silentLogger;
@@ -64,6 +72,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const host = opts.host ?? '127.0.0.1';
   const heartbeatIntervalMs = opts.heartbeatIntervalMs ?? 5000;
   const heartbeatTimeoutMs = opts.heartbeatTimeoutMs ?? 20000;
+  // A runner must get at least two heartbeats into every timeout window, or one late beat
+  // would mark a healthy runner offline and lose its jobs.
+  if (heartbeatTimeoutMs < 2 * heartbeatIntervalMs) {
+    throw new Error(`heartbeat timeout (${heartbeatTimeoutMs} ms) must be at least twice the heartbeat interval (${heartbeatIntervalMs} ms)`);
+  }
   const { store } = opts;
 
   const agents = await AgentRegistry.load(opts.agentsDirs, log);
@@ -71,7 +84,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const bus = new EventBus();
   // The hub and the dispatcher refer to each other; `kick` is bound once both exist.
   let kick = () => {};
-  const hub = new RunnerHub({ store, bus, log: log.child({ part: 'hub' }), now, heartbeatIntervalMs, heartbeatTimeoutMs, onWork: () => kick() });
+  const hub = new RunnerHub({ store, bus, log: log.child({ part: 'hub' }), now, heartbeatIntervalMs,
+    heartbeatTimeoutMs,
+    onWork: () => kick(),
+    ...(opts.maxRunnerFrameBytes !== undefined ? { maxFrameBytes: opts.maxRunnerFrameBytes } : {}),
+    ...(opts.maxPendingRunnerConnects !== undefined ? { maxPendingConnects: opts.maxPendingRunnerConnects } : {}),
+  });
   const dispatcher = new Dispatcher({ store, hub, agents, bus, log: log.child({ part: 'dispatch' }), now, intervalMs: opts.dispatchIntervalMs ?? 1000 });
   kick = () => dispatcher.kick();
   const sweeper = new Sweeper({
@@ -93,6 +111,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     log,
     now,
     heartbeatTimeoutMs,
+    newRunnerHoldMs: opts.newRunnerHoldMs ?? 0,
     sse: { heartbeatMs: 15000, pollMs: 1000, open: new Set() },
   };
   const app = createApp(ctx);
@@ -104,6 +123,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       const file = agents.scriptFileFor(job.agent);
       return file ? loadModelScript(file) : null;
     },
+    onBudgetExhausted: budgetPauser({ store, agents, bus, log: log.child({ part: 'gateway' }), now }),
   });
   app.route('/', gateway);
 

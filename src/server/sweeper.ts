@@ -1,7 +1,7 @@
 import type { JobRow, Store } from '../store/types.js';
 import type { Logger } from '../core/log.js';
 import type { EventBus } from './event-bus.js';
-import { recordStatus } from './status-events.js';
+import { reportEndedJobs } from './status-events.js';
 
 /** What the sweeper needs. Times in ms. */
 export interface SweeperOptions {
@@ -22,7 +22,8 @@ export interface SweeperOptions {
 /**
  * Liveness: every `intervalMs`, runners whose last heartbeat is older than `timeoutMs` go
  * offline and their assigned/running jobs become `lost` (store.sweepStaleRunners), each with
- * a `status` event "runner X silent for Ns". The first sweep waits until the server has been
+ * a `status` event "runner X silent for Ns" — or, with retries left (agent `retries`), go back
+ * to the queue with "...; retrying on another runner (N retries left)". The first sweep waits until the server has been
  * up for one timeout, so runners get time to reconnect after a restart.
  */
 export class Sweeper {
@@ -61,21 +62,19 @@ export class Sweeper {
     const lost = await store.sweepStaleRunners(t - timeoutMs, t);
     const names = new Map<number, { name: string; last: number | null }>();
     for (const job of lost) {
-      let runnerText = 'its runner';
-      let silent = timeoutMs;
-      if (job.runnerId !== null) {
-        if (!names.has(job.runnerId)) {
-          const r = await store.getRunner(job.runnerId);
-          names.set(job.runnerId, { name: r?.name ?? `#${job.runnerId}`, last: r?.lastHeartbeatAt ?? null });
-        }
-        const info = names.get(job.runnerId)!;
-        runnerText = `runner ${info.name}`;
-        if (info.last !== null) silent = t - info.last;
+      if (job.runnerId !== null && !names.has(job.runnerId)) {
+        const r = await store.getRunner(job.runnerId);
+        names.set(job.runnerId, { name: r?.name ?? `#${job.runnerId}`, last: r?.lastHeartbeatAt ?? null });
       }
-      const message = `${runnerText} silent for ${Math.round(silent / 1000)}s`;
-      this.o.log.warn('job lost', { jobId: job.id, runnerId: job.runnerId, message });
-      await recordStatus(store, this.o.bus, job.id, 'lost', message, t, job.runnerId ?? undefined);
     }
+    const cause = (job: JobRow) => {
+      const info = job.runnerId !== null ? names.get(job.runnerId) : undefined;
+      const silent = info?.last != null ? t - info.last : timeoutMs;
+      return `${info ? `runner ${info.name}` : 'its runner'} silent for ${Math.round(silent / 1000)}s`;
+    };
+    for (const job of lost) this.o.log.warn(job.status === 'queued' ? 'job lost, retrying' : 'job lost', { jobId: job.id, runnerId: job.runnerId, message: cause(job) });
+    await reportEndedJobs(store, this.o.bus, lost, cause, t);
+    for (const job of lost) this.o.bus.publish(job.id);
     if (lost.length) this.o.onLost?.(lost);
     return lost;
   }

@@ -103,6 +103,9 @@ export class FakeRunner {
   readonly frames: ServerToRunner[] = [];
   private notify: (() => void) | null = null;
   closed = false;
+  /** Close code and reason from the server (or 1006 for a dropped connection), once closed. */
+  closeCode: number | null = null;
+  closeReason = '';
 
   private constructor(
     readonly ws: WebSocket,
@@ -112,8 +115,10 @@ export class FakeRunner {
       this.frames.push(JSON.parse(data.toString()) as ServerToRunner);
       this.notify?.();
     });
-    ws.on('close', () => {
+    ws.on('close', (code, reason) => {
       this.closed = true;
+      this.closeCode = code;
+      this.closeReason = reason.toString();
       this.notify?.();
     });
   }

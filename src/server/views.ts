@@ -39,12 +39,14 @@ export function jobView(row: JobRow, usage?: JobUsage): Job {
 }
 
 /**
- * A runner's status on the server's clock: `offline` when the sweep flagged it, it is not
- * connected, it never sent a heartbeat, or its last one is older than `timeoutMs`; `busy`
- * with active jobs; else `online`.
+ * A runner's status on the server's clock: `offline` when it is revoked, the sweep flagged
+ * it, it is not connected, it never sent a heartbeat, or its last one is older than
+ * `timeoutMs`; else `provisioning` / `on_hold` while a hold of that kind runs past `now`;
+ * else `busy` with active jobs, `online` without.
  */
 export function runnerStatus(row: RunnerRow, activeJobs: number, now: number, timeoutMs: number): RunnerStatus {
-  if (row.offline || !row.connected || row.lastHeartbeatAt === null || now - row.lastHeartbeatAt > timeoutMs) return 'offline';
+  if (row.revokedAt !== null || row.offline || !row.connected || row.lastHeartbeatAt === null || now - row.lastHeartbeatAt > timeoutMs) return 'offline';
+  if (row.hold && row.hold.until > now) return row.hold.kind === 'provisioning' ? 'provisioning' : 'on_hold';
   return activeJobs > 0 ? 'busy' : 'online';
 }
 
@@ -60,6 +62,8 @@ export function runnerView(row: RunnerRow, runningJobs: number[], now: number, t
     version: row.version,
     lastHeartbeatAt: isoOrNull(row.lastHeartbeatAt),
     createdAt: iso(row.createdAt),
+    hold: row.hold && row.hold.until > now ? { until: iso(row.hold.until), reason: row.hold.reason, kind: row.hold.kind } : null,
+    revokedAt: isoOrNull(row.revokedAt),
   };
 }
 

@@ -18,7 +18,8 @@ function assignment(runnerId: number, tokenHash: string, now: number) {
 /**
  * Dispatch: takes the highest-priority, oldest (lowest id) queued job whose selector is a
  * subset of `runner.labels` and assigns it (status assigned, attempt + 1, runner, assignedAt,
- * token hash). Null when nothing queued matches.
+ * token hash). Null when nothing queued matches. A job pinned to another runner
+ * (`pinned_runner_id`, 0004: it resumes a session whose workspace is there) is never taken.
  * - PostgreSQL: one UPDATE whose subquery picks the row with `selector <@ labels` and
  *   `FOR UPDATE SKIP LOCKED`, so concurrent servers never take the same job (and never wait
  *   on each other). A row locked at that instant by another writer is skipped this round.
@@ -39,6 +40,7 @@ export async function claimJob(c: StoreCtx, runner: { id: number; labels: Labels
           .select('id')
           .where('status', '=', 'queued')
           .where(sql<boolean>`selector <@ ${labels}::jsonb`)
+          .where((eb) => eb.or([eb('pinned_runner_id', 'is', null), eb('pinned_runner_id', '=', runner.id)]))
           .orderBy('priority', 'desc')
           .orderBy('id', 'asc')
           .limit(1)
@@ -53,7 +55,11 @@ export async function claimJob(c: StoreCtx, runner: { id: number; labels: Labels
   return c.db.transaction().execute(async (trx) => {
     let cursor: { priority: number; id: number } | null = null;
     for (let batch = SQLITE_FIRST_BATCH; ; batch = Math.min(batch * 4, SQLITE_MAX_BATCH)) {
-      let q = trx.selectFrom('jobs').select(['id', 'priority', 'selector']).where('status', '=', 'queued');
+      let q = trx
+        .selectFrom('jobs')
+        .select(['id', 'priority', 'selector'])
+        .where('status', '=', 'queued')
+        .where((eb) => eb.or([eb('pinned_runner_id', 'is', null), eb('pinned_runner_id', '=', runner.id)]));
       if (cursor) {
         const { priority, id } = cursor;
         q = q.where((eb) => eb.or([eb('priority', '<', priority), eb.and([eb('priority', '=', priority), eb('id', '>', id)])]));
@@ -90,13 +96,14 @@ export async function claimJobById(
       .where('id', '=', jobId)
       .where('status', '=', 'queued')
       .where(sql<boolean>`selector <@ ${labels}::jsonb`)
+      .where((eb) => eb.or([eb('pinned_runner_id', 'is', null), eb('pinned_runner_id', '=', runner.id)]))
       .returningAll()
       .executeTakeFirst();
     return row ? toJobRow(c.codec, row) : null;
   }
   return c.db.transaction().execute(async (trx) => {
-    const r = await trx.selectFrom('jobs').select(['selector']).where('id', '=', jobId).where('status', '=', 'queued').executeTakeFirst();
-    if (!r || !selectorMatches(c.codec.parse(r.selector) as Labels, runner.labels)) return null;
+    const r = await trx.selectFrom('jobs').select(['selector', 'pinned_runner_id']).where('id', '=', jobId).where('status', '=', 'queued').executeTakeFirst();
+    if (!r || (r.pinned_runner_id !== null && num(r.pinned_runner_id) !== runner.id) || !selectorMatches(c.codec.parse(r.selector) as Labels, runner.labels)) return null;
     return assignSqlite(c, trx, jobId, runner.id, tokenHash, now);
   });
 }

@@ -76,6 +76,11 @@ export function toRunnerRow(c: Codec, r: Selectable<RunnersTable>): RunnerRow {
     offline: flag(r.offline),
     lastHeartbeatAt: numOrNull(r.last_heartbeat_at),
     createdAt: num(r.created_at),
+    hold:
+      r.hold_until === null || r.hold_until === undefined
+        ? null
+        : { until: num(r.hold_until), reason: r.hold_reason ?? '', kind: r.hold_kind === 'provisioning' ? 'provisioning' : 'manual' },
+    revokedAt: numOrNull(r.revoked_at),
   };
 }
 
@@ -102,6 +107,10 @@ export function toJobRow(c: Codec, r: Selectable<JobsTable>): JobRow {
     assignedAt: numOrNull(r.assigned_at),
     startedAt: numOrNull(r.started_at),
     finishedAt: numOrNull(r.finished_at),
+    ...(r.retries_left !== undefined ? { retriesLeft: num(r.retries_left) } : {}),
+    ...(r.pinned_runner_id !== undefined ? { pinnedRunnerId: numOrNull(r.pinned_runner_id) } : {}),
+    ...(r.workspace_job_id !== undefined ? { workspaceJobId: numOrNull(r.workspace_job_id) } : {}),
+    ...(r.effort_tier !== undefined ? { effortTier: r.effort_tier } : {}),
   };
 }
 

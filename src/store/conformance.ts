@@ -5,11 +5,15 @@ import { tokenTests } from './conformance/tokens.js';
 import { runnerTests } from './conformance/runners.js';
 import { jobTests } from './conformance/jobs.js';
 import { claimTests } from './conformance/claim.js';
+import { sessionTests } from './conformance/sessions.js';
 import { transitionTests } from './conformance/transitions.js';
 import { eventTests } from './conformance/events.js';
 import { sweepTests } from './conformance/sweep.js';
+import { fleetTests } from './conformance/fleet.js';
 import { usageTests } from './conformance/usage.js';
+import { budgetTests } from './conformance/budgets.js';
 import { roundTripTests } from './conformance/round-trip.js';
+import { userTests } from './conformance/users.js';
 
 /** Options of {@link runStoreConformance}. */
 export interface ConformanceOptions {
@@ -55,10 +59,14 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Store
     runnerTests(h);
     jobTests(h);
     claimTests(h);
+    sessionTests(h);
     transitionTests(h);
     eventTests(h);
     sweepTests(h);
+    fleetTests(h);
     usageTests(h);
+    budgetTests(h);
     roundTripTests(h);
+    userTests(h);
   });
 }

@@ -1,11 +1,11 @@
 import type { Updateable } from 'kysely';
 import type { JobResult, JobStatus } from '../protocol/index.js';
 import { JobStatus as JobStatusSchema } from '../protocol/index.js';
-import { ACTIVE_STATUSES, canTransition, isTerminal } from '../core/job-state.js';
+import { ACTIVE_STATUSES, HELD_STATUSES, canTransition, isTerminal } from '../core/job-state.js';
 import { num, storable, toJobRow } from './codec.js';
 import { assertInt, type StoreCtx } from './ctx.js';
 import type { JobsTable } from './schema.js';
-import type { JobRow, NewJob } from './types.js';
+import type { JobListQuery, JobRow, NewJob } from './types.js';
 
 /**
  * Inserts a queued job (attempt 0). A root job (`parentId` null) gets rootId = its own id;
@@ -16,6 +16,7 @@ export async function createJob(c: StoreCtx, j: NewJob): Promise<JobRow> {
   assertInt('priority', j.priority);
   assertInt('budgetMicros', j.budgetMicros, 0);
   assertInt('now', j.now, 0);
+  if (j.retries !== undefined) assertInt('retries', j.retries, 0);
   if (j.parentId !== null) assertInt('parentId', j.parentId, 1);
   return c.db.transaction().execute(async (trx) => {
     let rootId: number | null = null;
@@ -42,6 +43,10 @@ export async function createJob(c: StoreCtx, j: NewJob): Promise<JobRow> {
         budget_micros: j.budgetMicros,
         session_id: null,
         resume_session_id: j.resumeSessionId ?? null,
+        retries_left: j.retries ?? 0,
+        pinned_runner_id: j.pinnedRunnerId ?? null,
+        workspace_job_id: j.workspaceJobId ?? null,
+        effort_tier: j.effortTier ?? null,
         result: null,
         token_hash: null,
         created_at: j.now,
@@ -63,13 +68,19 @@ export async function getJob(c: StoreCtx, id: number): Promise<JobRow | null> {
 }
 
 /** Newest first (id descending), at most `limit` (1–1000); `before` pages to ids < before. */
-export async function listJobs(c: StoreCtx, q: { status?: JobStatus; agent?: string; limit: number; before?: number }): Promise<JobRow[]> {
+export async function listJobs(c: StoreCtx, q: JobListQuery): Promise<JobRow[]> {
   assertInt('limit', q.limit, 1);
   if (q.limit > 1000) throw new Error(`store: limit must be at most 1000, got ${q.limit}`);
   if (q.before !== undefined) assertInt('before', q.before);
+  if (q.runnerId !== undefined) assertInt('runnerId', q.runnerId, 1);
+  if (q.createdFrom !== undefined) assertInt('createdFrom', q.createdFrom, 0);
+  if (q.createdTo !== undefined) assertInt('createdTo', q.createdTo, 0);
   let sel = c.db.selectFrom('jobs').selectAll();
   if (q.status !== undefined) sel = sel.where('status', '=', q.status);
   if (q.agent !== undefined) sel = sel.where('agent', '=', q.agent);
+  if (q.runnerId !== undefined) sel = sel.where('runner_id', '=', q.runnerId);
+  if (q.createdFrom !== undefined) sel = sel.where('created_at', '>=', q.createdFrom);
+  if (q.createdTo !== undefined) sel = sel.where('created_at', '<', q.createdTo);
   if (q.before !== undefined) sel = sel.where('id', '<', q.before);
   const rows = await sel.orderBy('id', 'desc').limit(q.limit).execute();
   return rows.map((r) => toJobRow(c.codec, r));
@@ -133,13 +144,13 @@ export async function findJobByTokenHash(c: StoreCtx, tokenHash: string): Promis
   return row ? toJobRow(c.codec, row) : null;
 }
 
-/** Jobs in assigned or running on this runner, by id ascending. */
+/** Jobs in assigned, running or cancelling on this runner, by id ascending. */
 export async function listActiveJobsForRunner(c: StoreCtx, runnerId: number): Promise<JobRow[]> {
   const rows = await c.db
     .selectFrom('jobs')
     .selectAll()
     .where('runner_id', '=', runnerId)
-    .where('status', 'in', [...ACTIVE_STATUSES])
+    .where('status', 'in', [...HELD_STATUSES])
     .orderBy('id', 'asc')
     .execute();
   return rows.map((r) => toJobRow(c.codec, r));

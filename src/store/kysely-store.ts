@@ -9,6 +9,10 @@ import * as jobs from './jobs.js';
 import * as claim from './claim.js';
 import * as events from './events.js';
 import * as calls from './model-calls.js';
+import * as budgets from './budgets.js';
+import * as costs from './costs.js';
+import * as users from './users.js';
+import { jobUsageMany } from './usage-batch.js';
 
 /**
  * The {@link Store} over a migrated Kysely database of either engine. Each method delegates
@@ -40,6 +44,13 @@ export function kyselyStore(db: Kysely<Database>, dialect: SqlDialect, afterClos
     touchRunner: (id, now, f) => runners.touchRunner(c, id, now, f),
     setRunnerDisconnected: (id, now) => runners.setRunnerDisconnected(c, id, now),
     sweepStaleRunners: (cutoff, now) => runners.sweepStaleRunners(c, cutoff, now),
+    setRunnerHold: (id, hold) => runners.setRunnerHold(c, id, hold),
+    listHeldRunnerIds: (now) => runners.listHeldRunnerIds(c, now),
+    revokeRunner: (id, now) => runners.revokeRunner(c, id, now),
+    listActiveAssignments: () => runners.listActiveAssignments(c),
+    countQueuedJobs: () => runners.countQueuedJobs(c),
+    listQueuedForDispatch: (limit) => runners.listQueuedForDispatch(c, limit),
+    listRecentJobsForRunner: (id, limit) => runners.listRecentJobsForRunner(c, id, limit),
     createJob: (j) => jobs.createJob(c, j),
     getJob: (id) => jobs.getJob(c, id),
     listJobs: (q) => jobs.listJobs(c, q),
@@ -54,5 +65,23 @@ export function kyselyStore(db: Kysely<Database>, dialect: SqlDialect, afterClos
     listEvents: (id, after, limit) => events.listEvents(c, id, after, limit),
     recordModelCall: (m) => calls.recordModelCall(c, m),
     jobUsage: (id) => calls.jobUsage(c, id),
+    costRollup: (q) => costs.costRollup(c, q),
+    getTreeBudget: (id, now) => budgets.getTreeBudget(c, id, now),
+    reserveBudget: (id, w, now) => budgets.reserveBudget(c, id, w, now),
+    settleBudget: (id, r, cost, now) => budgets.settleBudget(c, id, r, cost, now),
+    topUpBudget: (id, add, now) => budgets.topUpBudget(c, id, add, now),
+    pauseJobForBudget: (id, attempt, reason, now) => budgets.pauseJobForBudget(c, id, attempt, reason, now),
+    resumeBudgetPausedJobs: (id, now) => budgets.resumeBudgetPausedJobs(c, id, now),
+    jobUsageMany: (ids) => jobUsageMany(c, ids),
+    createUser: (u) => users.createUser(c, u),
+    findUserCredentials: (name) => users.findUserCredentials(c, name),
+    listUsers: () => users.listUsers(c),
+    countUsers: () => users.countUsers(c),
+    createSession: (s) => users.createSession(c, s),
+    findSession: (h, now) => users.findSession(c, h, now),
+    deleteSession: (h) => users.deleteSession(c, h),
+    deleteExpiredSessions: (now) => users.deleteExpiredSessions(c, now),
+    listApiTokens: () => users.listApiTokens(c),
+    deleteApiToken: (id) => users.deleteApiToken(c, id),
   };
 }

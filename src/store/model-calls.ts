@@ -19,6 +19,8 @@ export async function recordModelCall(c: StoreCtx, m: NewModelCall): Promise<voi
   assertInt('costMicros', m.costMicros, 0);
   assertInt('startedAt', m.startedAt, 0);
   assertInt('durationMs', m.durationMs, 0);
+  if (m.costNanos !== undefined) assertInt('costNanos', m.costNanos, 0);
+  if (m.runnerId !== undefined && m.runnerId !== null) assertInt('runnerId', m.runnerId, 1);
   await c.db
     .insertInto('model_calls')
     .values({
@@ -35,6 +37,9 @@ export async function recordModelCall(c: StoreCtx, m: NewModelCall): Promise<voi
       cache_write_tokens: m.cacheWriteTokens,
       usage_known: m.usageKnown ? 1 : 0,
       cost_micros: m.costMicros,
+      cost_nanos: m.costNanos ?? m.costMicros * 1000,
+      runner_id: m.runnerId ?? null,
+      refused: m.refused ?? null,
       started_at: m.startedAt,
       duration_ms: m.durationMs,
     })

@@ -99,6 +99,6 @@ describe('openStore (SQLite data folder)', () => {
   });
 
   it('rejects a databaseUrl that is not PostgreSQL, naming the field', async () => {
-    await expect(openStore({ dataDir: path.join(tmp, 'e'), databaseUrl: 'mysql://u:pw@h/db' })).rejects.toThrow(/databaseUrl must start with postgres/);
+    await expect(openStore({ dataDir: path.join(tmp, 'e'), databaseUrl: 'mysql://u:pw@h/db' })).rejects.toThrow(/DATABASE_URL must start with postgres/);
   });
 });

@@ -31,7 +31,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
   const url = opts.databaseUrl?.trim();
   if (url) {
     if (!/^postgres(ql)?:\/\//.test(url)) {
-      throw new Error(`databaseUrl must start with postgres:// or postgresql://, got ${JSON.stringify(safeUrl(url))}`);
+      throw new Error(`DATABASE_URL must start with postgres:// or postgresql://, got ${JSON.stringify(safeUrl(url))}`);
     }
     const t0 = Date.now();
     const store = await openPostgresStore(url, { log });

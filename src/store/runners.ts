@@ -1,16 +1,19 @@
+import { sql, type SelectQueryBuilder, type Transaction } from 'kysely';
 import type { Labels } from '../protocol/index.js';
-import { ACTIVE_STATUSES } from '../core/job-state.js';
-import { num, toJobRow, toRunnerRow } from './codec.js';
+import { ACTIVE_STATUSES, HELD_STATUSES } from '../core/job-state.js';
+import { num, numOrNull, toJobRow, toRunnerRow } from './codec.js';
 import { assertInt, type StoreCtx } from './ctx.js';
-import type { JobRow, RunnerRow } from './types.js';
+import type { Database } from './schema.js';
+import type { ActiveAssignment, JobRow, QueuedJobRef, RunnerHold, RunnerRow } from './types.js';
 
 /** Registers a runner (not yet connected, no heartbeat). @throws on a duplicate credential hash or bad capacity. */
 export async function createRunner(
   c: StoreCtx,
-  r: { name: string; labels: Labels; capacity: number; credentialHash: string; now: number },
+  r: { name: string; labels: Labels; capacity: number; credentialHash: string; now: number; hold?: RunnerHold },
 ): Promise<RunnerRow> {
   assertInt('capacity', r.capacity, 1);
   assertInt('now', r.now, 0);
+  if (r.hold) assertInt('hold.until', r.hold.until, 0);
   const row = await c.db
     .insertInto('runners')
     .values({
@@ -23,6 +26,9 @@ export async function createRunner(
       offline: 0,
       last_heartbeat_at: null,
       created_at: r.now,
+      hold_until: r.hold?.until ?? null,
+      hold_reason: r.hold?.reason ?? null,
+      hold_kind: r.hold?.kind ?? null,
     })
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -97,13 +103,129 @@ export async function sweepStaleRunners(c: StoreCtx, cutoff: number, now: number
         ]),
       )
       .execute();
-    const lost = await trx
-      .updateTable('jobs')
-      .set({ status: 'lost', end_reason: 'runner_lost', finished_at: now, token_hash: null })
-      .where('status', 'in', [...ACTIVE_STATUSES])
-      .where('runner_id', 'in', (eb) => eb.selectFrom('runners').select('id').where('offline', '=', 1))
-      .returningAll()
-      .execute();
-    return lost.map((r) => toJobRow(c.codec, r)).sort((a, b) => num(a.id) - num(b.id));
+    const offline = trx.selectFrom('runners').select('id').where('offline', '=', 1);
+    return endJobsOf(c, trx, offline, 'runner_lost', now);
   });
+}
+
+/**
+ * Ends the assigned/running jobs on the runners `runnerIds` selects (inside `trx`): a job
+ * with retries left goes back to `queued` (assignment, start and token cleared, retries
+ * left − 1; runnerId stays the runner it was lost on until the next claim; never a `cancelling`
+ * one); every other one (`cancelling` included) becomes `lost` with `reason`, finishedAt = now, token
+ * cleared. Both are conditional UPDATEs. Returns the changed jobs by id ascending.
+ */
+async function endJobsOf(
+  c: StoreCtx,
+  trx: Transaction<Database>,
+  runnerIds: SelectQueryBuilder<Database, 'runners', { id: number }>,
+  reason: string,
+  now: number,
+): Promise<JobRow[]> {
+  const retried = await trx
+    .updateTable('jobs')
+    .set((eb) => ({
+      status: 'queued',
+      assigned_at: null,
+      started_at: null,
+      token_hash: null,
+      retries_left: eb('retries_left', '-', 1),
+    }))
+    // Only jobs still meant to run (never one being cancelled) go back to the queue.
+    .where('status', 'in', ['assigned', 'running'])
+    .where('runner_id', 'in', runnerIds)
+    .where('retries_left', '>', 0)
+    .returningAll()
+    .execute();
+  const lost = await trx
+    .updateTable('jobs')
+    .set({ status: 'lost', end_reason: reason, finished_at: now, token_hash: null })
+    .where('status', 'in', [...HELD_STATUSES])
+    .where('runner_id', 'in', runnerIds)
+    .returningAll()
+    .execute();
+  return [...retried, ...lost].map((r) => toJobRow(c.codec, r)).sort((a, b) => a.id - b.id);
+}
+
+/** Sets or (null) clears the dispatch hold. @returns the updated runner, or null when unknown. */
+export async function setRunnerHold(c: StoreCtx, id: number, hold: RunnerHold | null): Promise<RunnerRow | null> {
+  if (hold) {
+    assertInt('hold.until', hold.until, 0);
+    if (hold.kind !== 'manual' && hold.kind !== 'provisioning') throw new Error(`store: hold.kind must be manual or provisioning, got ${JSON.stringify(hold.kind)}`);
+  }
+  const row = await c.db
+    .updateTable('runners')
+    .set({ hold_until: hold?.until ?? null, hold_reason: hold?.reason ?? null, hold_kind: hold?.kind ?? null })
+    .where('id', '=', id)
+    .returningAll()
+    .executeTakeFirst();
+  return row ? toRunnerRow(c.codec, row) : null;
+}
+
+/** Ids of runners held past `now`, ascending. */
+export async function listHeldRunnerIds(c: StoreCtx, now: number): Promise<number[]> {
+  assertInt('now', now, 0);
+  const rows = await c.db.selectFrom('runners').select('id').where('hold_until', '>', now).orderBy('id').execute();
+  return rows.map((r) => num(r.id));
+}
+
+/**
+ * Revokes runner `id` in one transaction: revokedAt = now (kept from the first call),
+ * offline, disconnected; its active jobs end as in {@link endJobsOf} with reason
+ * `runner_revoked`. Null when the runner does not exist.
+ */
+export async function revokeRunner(c: StoreCtx, id: number, now: number): Promise<{ runner: RunnerRow; jobs: JobRow[] } | null> {
+  assertInt('now', now, 0);
+  return c.db.transaction().execute(async (trx) => {
+    const row = await trx
+      .updateTable('runners')
+      .set({ revoked_at: sql<number>`coalesce(revoked_at, ${now})`, offline: 1, connected: 0 })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) return null;
+    const jobs = await endJobsOf(c, trx, trx.selectFrom('runners').select('id').where('id', '=', id), 'runner_revoked', now);
+    return { runner: toRunnerRow(c.codec, row), jobs };
+  });
+}
+
+/** Every assigned/running job with its runner, one query (uses jobs_runner_status). */
+export async function listActiveAssignments(c: StoreCtx): Promise<ActiveAssignment[]> {
+  const rows = await c.db
+    .selectFrom('jobs')
+    .select(['id', 'runner_id', 'attempt', 'status'])
+    .where('status', 'in', [...ACTIVE_STATUSES])
+    .where('runner_id', 'is not', null)
+    .orderBy('id')
+    .execute();
+  return rows.map((r) => ({ jobId: num(r.id), runnerId: num(r.runner_id), attempt: num(r.attempt), status: r.status as ActiveAssignment['status'] }));
+}
+
+/** The runner's latest jobs, newest first. @throws when limit is not 1–100. */
+export async function listRecentJobsForRunner(c: StoreCtx, runnerId: number, limit: number): Promise<JobRow[]> {
+  assertInt('limit', limit, 1);
+  if (limit > 100) throw new Error(`store: limit must be at most 100, got ${limit}`);
+  const rows = await c.db.selectFrom('jobs').selectAll().where('runner_id', '=', runnerId).orderBy('id', 'desc').limit(limit).execute();
+  return rows.map((r) => toJobRow(c.codec, r));
+}
+
+/** Jobs waiting in the queue (uses jobs_status_id). */
+export async function countQueuedJobs(c: StoreCtx): Promise<number> {
+  const row = await c.db.selectFrom('jobs').select((eb) => eb.fn.countAll().as('n')).where('status', '=', 'queued').executeTakeFirstOrThrow();
+  return num(row.n);
+}
+
+/** Queued jobs in dispatch order (uses jobs_dispatch). @throws when limit is not 1–5000. */
+export async function listQueuedForDispatch(c: StoreCtx, limit: number): Promise<QueuedJobRef[]> {
+  assertInt('limit', limit, 1);
+  if (limit > 5000) throw new Error(`store: limit must be at most 5000, got ${limit}`);
+  const rows = await c.db
+    .selectFrom('jobs')
+    .select(['id', 'priority', 'selector', 'pinned_runner_id'])
+    .where('status', '=', 'queued')
+    .orderBy('priority', 'desc')
+    .orderBy('id', 'asc')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ id: num(r.id), priority: num(r.priority), selector: c.codec.parse(r.selector) as Labels, pinnedRunnerId: numOrNull(r.pinned_runner_id) }));
 }

@@ -40,6 +40,11 @@ export interface RunnersTable {
   offline: Flag;
   last_heartbeat_at: Int8 | null;
   created_at: Int8;
+  /** 0003: dispatch hold (epoch ms end, reason, `manual`/`provisioning`); revocation time. */
+  hold_until: Int8 | null;
+  hold_reason: string | null;
+  hold_kind: string | null;
+  revoked_at: Int8 | null;
 }
 
 export interface JobsTable {
@@ -65,6 +70,14 @@ export interface JobsTable {
   assigned_at: Int8 | null;
   started_at: Int8 | null;
   finished_at: Int8 | null;
+  /** 0003: retries of a lost job still allowed (from the agent's `retries`). */
+  retries_left: ColumnType<number, number | undefined, number>;
+  /** 0004: only this runner may claim the job (it holds the workspace to resume); null = any. */
+  pinned_runner_id: ColumnType<number | null, number | null | undefined, number | null>;
+  /** 0004: the job whose workspace and harness HOME the job continues in; null = its own. */
+  workspace_job_id: ColumnType<number | null, number | null | undefined, number | null>;
+  /** 0004: the effort tier the run asked for; null = the agent's / account default. */
+  effort_tier: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface JobEventsTable {
@@ -96,6 +109,40 @@ export interface ModelCallsTable {
   cost_micros: Int8;
   started_at: Int8;
   duration_ms: Int8;
+  /** 0002: exact cost in nano-dollars; runner of the job at call time; refusal reason (null = forwarded). */
+  cost_nanos: ColumnType<number | string, number | undefined, number>;
+  runner_id: ColumnType<number | null, number | null | undefined, number | null>;
+  refused: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** 0002: one budget per job tree (see store/budgets.ts). Money in micro-dollars. */
+export interface TreeBudgetsTable {
+  root_id: number;
+  limit_micros: Int8;
+  spent_micros: Int8;
+  reserved_micros: Int8;
+  updated_at: Int8;
+}
+
+/** 0005: people who sign in to the dashboard (see migrations/0005_users.ts). */
+export interface UsersTable {
+  id: Generated<number>;
+  name: string;
+  role: string;
+  password_hash: string | null;
+  oidc_issuer: string | null;
+  oidc_subject: string | null;
+  disabled: ColumnType<number, number | undefined, number>;
+  created_at: Int8;
+}
+
+/** 0005: cookie sessions; `token_hash` is the SHA-256 of the cookie value. */
+export interface SessionsTable {
+  token_hash: string;
+  user_id: number;
+  created_at: Int8;
+  expires_at: Int8;
+  last_seen_at: Int8;
 }
 
 /** The whole database, as Kysely sees it. */
@@ -106,6 +153,9 @@ export interface Database {
   jobs: JobsTable;
   job_events: JobEventsTable;
   model_calls: ModelCallsTable;
+  tree_budgets: TreeBudgetsTable;
+  users: UsersTable;
+  sessions: SessionsTable;
 }
 
 /** Which engine a Kysely instance talks to. */

@@ -31,7 +31,7 @@ export interface Store {
    * exists, is unused and `expiresAt > now`. A second call with the same hash returns null.
    */
   consumeRegistrationToken(tokenHash: string, now: number): Promise<{ labels: Labels } | null>;
-  createRunner(r: { name: string; labels: Labels; capacity: number; credentialHash: string; now: number }): Promise<RunnerRow>;
+  createRunner(r: { name: string; labels: Labels; capacity: number; credentialHash: string; now: number; hold?: RunnerHold }): Promise<RunnerRow>;
   findRunnerByCredentialHash(credentialHash: string): Promise<RunnerRow | null>;
   getRunner(id: number): Promise<RunnerRow | null>;
   listRunners(): Promise<RunnerRow[]>;
@@ -42,16 +42,44 @@ export interface Store {
   /**
    * Liveness sweep: every runner whose last heartbeat is older than `cutoff` and is not yet
    * offline becomes offline, and each of its jobs in `assigned`/`running` becomes `lost`
-   * (endReason `runner_lost`, finishedAt = now, token cleared). Returns the jobs it marked lost.
+   * (endReason `runner_lost`, finishedAt = now, token cleared) — or, when the job has retries
+   * left (agent `retries`), goes back to `queued` (runner and token cleared, retries left − 1;
+   * the next claim gives it a new attempt). Returns the jobs it changed (status `lost` or `queued`).
    */
   sweepStaleRunners(cutoff: number, now: number): Promise<JobRow[]>;
+  /**
+   * Sets (or with null clears) the runner's dispatch hold: until `until` (epoch ms) the
+   * dispatcher gives it no queued job. `kind` `provisioning` = held while it finishes setup.
+   * Returns the updated runner, or null when it does not exist.
+   */
+  setRunnerHold(id: number, hold: RunnerHold | null): Promise<RunnerRow | null>;
+  /** Ids of runners whose hold ends after `now` (epoch ms). */
+  listHeldRunnerIds(now: number): Promise<number[]>;
+  /**
+   * Revokes a runner, one transaction: revokedAt = now, offline, disconnected; its
+   * assigned/running jobs end like a lost runner's (see sweepStaleRunners: retried when they
+   * have retries left, else `lost` with endReason `runner_revoked`), tokens cleared.
+   * Null when the runner does not exist; a second call returns it with no jobs.
+   */
+  revokeRunner(id: number, now: number): Promise<{ runner: RunnerRow; jobs: JobRow[] } | null>;
+  /** Every assigned/running job as (jobId, runnerId, attempt, status), in one query. */
+  listActiveAssignments(): Promise<ActiveAssignment[]>;
+  /**
+   * Queued jobs in dispatch order (priority descending, then oldest first), at most `limit`
+   * (1–5000): id, selector and pinned runner only — what the dispatcher matches on.
+   */
+  listQueuedForDispatch(limit: number): Promise<QueuedJobRef[]>;
+  /** Number of jobs in `queued`. */
+  countQueuedJobs(): Promise<number>;
+  /** The runner's most recent jobs (any status), newest first, at most `limit` (1–100). */
+  listRecentJobsForRunner(runnerId: number, limit: number): Promise<JobRow[]>;
 
   // --- jobs ------------------------------------------------------------------------------
   /** Inserts a queued job (root when `parentId` is null: rootId = its own id). */
   createJob(j: NewJob): Promise<JobRow>;
   getJob(id: number): Promise<JobRow | null>;
   /** Newest first; `before` is an id cursor (jobs with id < before). */
-  listJobs(q: { status?: JobStatus; agent?: string; limit: number; before?: number }): Promise<JobRow[]>;
+  listJobs(q: JobListQuery): Promise<JobRow[]>;
   /**
    * Dispatch: atomically takes the highest-priority, oldest queued job whose selector is a
    * subset of `runner.labels`, and assigns it to the runner: status `assigned`, attempt + 1,
@@ -79,7 +107,7 @@ export interface Store {
   requeueJob(jobId: number, attempt: number, now: number): Promise<boolean>;
   /** The job whose live token has this hash (status assigned or running), or null. */
   findJobByTokenHash(tokenHash: string): Promise<JobRow | null>;
-  /** Jobs in `assigned` or `running` on this runner. */
+  /** Jobs in `assigned`, `running` or `cancelling` on this runner (they take its capacity). */
   listActiveJobsForRunner(runnerId: number): Promise<JobRow[]>;
 
   // --- events ----------------------------------------------------------------------------
@@ -101,6 +129,45 @@ export interface Store {
   recordModelCall(c: NewModelCall): Promise<void>;
   /** Sums over the job's model calls. */
   jobUsage(jobId: number): Promise<JobUsage>;
+  /** Ledger sums grouped per job, tree, agent, runner or UTC day, for calls started in [since, until) (store/costs.ts). */
+  costRollup(q: { by: CostGroup; since: number; until?: number; rootId?: number }): Promise<CostRollupRow[]>;
+
+  // --- budgets per job tree (issue 3; store/budgets.ts) ----------------------------------
+  /** The tree's budget (row created from the root job's budgetMicros if missing); null when not a root job. */
+  getTreeBudget(rootId: number, now: number): Promise<TreeBudget | null>;
+  /**
+   * Atomically reserves `worstMicros` when `spent + reserved + worst <= limit` (one conditional
+   * UPDATE; holds across processes). `ok: false` leaves it unchanged. Null when not a root job.
+   */
+  reserveBudget(rootId: number, worstMicros: number, now: number): Promise<{ ok: boolean; budget: TreeBudget } | null>;
+  /** Releases a reservation and charges the real cost (0 for a failed call). */
+  settleBudget(rootId: number, reservedMicros: number, costMicros: number, now: number): Promise<void>;
+  /** Raises the tree's limit by `addMicros` (and the root job's budgetMicros). Null when not a root job. */
+  topUpBudget(rootId: number, addMicros: number, now: number): Promise<TreeBudget | null>;
+  /** assigned/running attempt → `paused` (endReason `budget`, `error` = reason, token cleared), fenced by attempt. */
+  pauseJobForBudget(jobId: number, attempt: number, reason: string, now: number): Promise<JobRow | null>;
+  /** Every budget-paused job of the tree → `queued` with resumeSessionId = its sessionId. Returns them. */
+  resumeBudgetPausedJobs(rootId: number, now: number): Promise<JobRow[]>;
+  /** Sums per job for many jobs at once (every id present; zeros without calls). One grouped query per 500 ids. */
+  jobUsageMany(jobIds: readonly number[]): Promise<Map<number, JobUsage>>;
+
+  // --- users and sessions (dashboard sign-in, migration 0005) ---------------------------
+  /** @throws Error when the name is taken or the role is not admin/member. */
+  createUser(u: { name: string; role: 'admin' | 'member'; passwordHash: string | null; now: number }): Promise<UserRow>;
+  /** The user with this name and its stored password hash (null: none), or null. */
+  findUserCredentials(name: string): Promise<{ user: UserRow; passwordHash: string | null } | null>;
+  listUsers(): Promise<UserRow[]>;
+  countUsers(): Promise<number>;
+  /** Stores a session by the SHA-256 hash of its cookie value. */
+  createSession(s: { tokenHash: string; userId: number; expiresAt: number; now: number }): Promise<void>;
+  /** The session's user when it exists, has not expired (`expiresAt > now`) and the user is not disabled; else null. */
+  findSession(tokenHash: string, now: number): Promise<{ user: UserRow; expiresAt: number } | null>;
+  deleteSession(tokenHash: string): Promise<boolean>;
+  deleteExpiredSessions(now: number): Promise<number>;
+  /** Every API token (no hashes), by id. */
+  listApiTokens(): Promise<ApiTokenRow[]>;
+  /** Revokes (deletes) an API token; true when it existed. */
+  deleteApiToken(id: number): Promise<boolean>;
 }
 
 export interface ApiTokenRow {
@@ -122,6 +189,35 @@ export interface RunnerRow {
   offline: boolean;
   lastHeartbeatAt: number | null;
   createdAt: number;
+  /** The current or last dispatch hold (active while `hold.until` > now), or null. */
+  hold: RunnerHold | null;
+  /** When the runner was revoked (epoch ms), or null. A revoked runner may not connect. */
+  revokedAt: number | null;
+}
+
+/** A pause on automatic dispatch to one runner. `until` is epoch ms (server clock). */
+export interface RunnerHold {
+  until: number;
+  reason: string;
+  /** `manual` (flotilla hold) or `provisioning` (a new runner finishing its setup). */
+  kind: 'manual' | 'provisioning';
+}
+
+/** A queued job as the dispatcher sees it. */
+export interface QueuedJobRef {
+  id: number;
+  priority: number;
+  selector: Labels;
+  /** Only this runner may take it (0004 `pinned_runner_id`), or null. */
+  pinnedRunnerId: number | null;
+}
+
+/** One live assignment, for fleet views and dispatch capacity. */
+export interface ActiveAssignment {
+  jobId: number;
+  runnerId: number;
+  attempt: number;
+  status: 'assigned' | 'running';
 }
 
 export interface NewJob {
@@ -133,6 +229,14 @@ export interface NewJob {
   priority: number;
   budgetMicros: number;
   resumeSessionId?: string | null;
+  /** How many times the job goes back to the queue when its runner is lost (agent `retries`); default 0. */
+  retries?: number;
+  /** Only this runner may claim the job (0004; it holds the workspace a resumed session needs). */
+  pinnedRunnerId?: number | null;
+  /** The job whose workspace and harness HOME this job continues in (0004; `--resume JOB`). */
+  workspaceJobId?: number | null;
+  /** Effort tier the run asked for (0004). */
+  effortTier?: string | null;
   now: number;
 }
 
@@ -158,6 +262,14 @@ export interface JobRow {
   assignedAt: number | null;
   startedAt: number | null;
   finishedAt: number | null;
+  /** Retries left if its runner is lost (set by the store on every row it returns; optional for hand-made rows). */
+  retriesLeft?: number;
+  /** Only this runner may claim the job (0004); absent on hand-made rows = null. */
+  pinnedRunnerId?: number | null;
+  /** The job whose workspace the job continues in (0004); absent/null = its own. */
+  workspaceJobId?: number | null;
+  /** Effort tier the run asked for (0004); absent/null = none. */
+  effortTier?: string | null;
 }
 
 export interface NewModelCall {
@@ -180,4 +292,64 @@ export interface NewModelCall {
   costMicros: number;
   startedAt: number;
   durationMs: number;
+  /** Exact cost in nano-dollars (default costMicros × 1000). */
+  costNanos?: number;
+  /** The runner running the job at call time (rollups per runner). */
+  runnerId?: number | null;
+  /** Why the gateway refused the call without asking the upstream (`budget`, `invalid_request`, ...); absent = forwarded. */
+  refused?: string | null;
+}
+
+/** A job tree's budget, micro-dollars. remaining = max(0, limit − spent − reserved). */
+export interface TreeBudget {
+  rootId: number;
+  limitMicros: number;
+  spentMicros: number;
+  reservedMicros: number;
+  remainingMicros: number;
+}
+
+/** How {@link Store.costRollup} groups. */
+export type CostGroup = 'job' | 'tree' | 'agent' | 'runner' | 'day';
+
+/** One group of the cost rollup. Tokens in tokens, money in µ$ (costMicros: sum of rounded per-call costs) and nano-dollars (exact). */
+export interface CostRollupRow {
+  key: string;
+  calls: number;
+  refusedCalls: number;
+  estimatedCalls: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  costMicros: number;
+  costNanos: number;
+}
+
+/**
+ * `Store.listJobs` filters; newest first. `before` is an id cursor (jobs with id < before);
+ * `createdFrom`/`createdTo` bound createdAt (epoch ms, from inclusive, to exclusive);
+ * `limit` 1..1000.
+ */
+export interface JobListQuery {
+  status?: JobStatus;
+  agent?: string;
+  runnerId?: number;
+  createdFrom?: number;
+  createdTo?: number;
+  limit: number;
+  before?: number;
+}
+
+/** A person who signs in to the dashboard (migration 0005). Never carries the password hash. */
+export interface UserRow {
+  id: number;
+  name: string;
+  role: 'admin' | 'member';
+  disabled: boolean;
+  /** True when the user has a password (false: identity-provider sign-in only). */
+  hasPassword: boolean;
+  /** True when linked to an identity provider (OIDC, a later issue). */
+  oidc: boolean;
+  createdAt: number;
 }

@@ -40,8 +40,14 @@ export function registerJobs(program: Command, ctx: CliContext): void {
   const cancel = jobs.command('cancel').description('cancel a queued or running job').argument('<id>', 'job id', parseJobId);
   addClientOptions(cancel).action(async (id: number, opts: ClientOptions, self: Command) => {
     const client = await clientFrom(opts);
-    const job = await client.cancelJob(id);
+    let job = await client.cancelJob(id);
+    // `cancelling`: its runner is killing the process tree; wait (up to 60 s) for the end.
+    for (let i = 0; job.status === 'cancelling' && i < 300; i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      job = await client.getJob(id);
+    }
     if (wantsJson(self, opts)) return void out(JSON.stringify({ job }));
+    if (job.status === 'cancelling') throw new CliError(`job ${id} is still cancelling after 60 s: its runner has not reported its processes gone`);
     if (job.status !== 'cancelled') throw new CliError(`job ${id} is ${job.status}, not cancelled`);
     out(`job ${id} cancelled`);
   });

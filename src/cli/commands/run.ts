@@ -10,13 +10,18 @@ interface RunOptions extends ClientOptions {
   priority?: number;
   detach?: boolean;
   local?: boolean;
+  resume?: number;
+  effort?: string;
   agents?: string[];
 }
 
 /**
  * `flotilla run AGENT [INPUT_JSON] [--budget USD] [--labels k=v,...] [--priority N] [--json]
- * [--detach] [--local]`: submits a job and follows it (follow.ts). With `--local`, starts an
- * in-process store, server and runner for the one job (local/run-local.ts).
+ * [--detach] [--local] [--resume JOB]`: submits a job and follows it (follow.ts). With
+ * `--local`, starts an in-process store, server and runner for the one job (local/run-local.ts).
+ * `--effort TIER` picks the effort tier (model + effort level) over the agent's.
+ * `--resume JOB` continues that ended job's session in its workspace, on its runner (the job
+ * fails with reason `resume_failed` if the harness cannot continue that very session).
  */
 export function registerRun(program: Command, ctx: CliContext): void {
   const cmd = program
@@ -28,6 +33,12 @@ export function registerRun(program: Command, ctx: CliContext): void {
     .addOption(new Option('--labels <k=v,...>', 'labels a runner must have, on top of the agent\'s').env('FLOTILLA_LABELS').argParser(parseLabels))
     .addOption(new Option('--priority <n>', 'higher runs first (-100..100)').env('FLOTILLA_PRIORITY').argParser(intIn(-100, 100, 'priority')))
     .addOption(new Option('--detach', 'submit and return at once with the job id'))
+    .addOption(new Option('--effort <tier>', 'effort tier for this run: max, high, medium or one the account defines (model + effort level)').env('FLOTILLA_EFFORT'))
+    .addOption(
+      new Option('--resume <job>', 'continue the session of this ended job: same runner, same workspace (input defaults to that job\'s)')
+        .env('FLOTILLA_RESUME')
+        .argParser(intIn(1, Number.MAX_SAFE_INTEGER, 'resume')),
+    )
     .addOption(new Option('--local', 'start a server and a runner in this process for this one job (no `flotilla up` needed)'))
     .addOption(new Option('--agents <dir...>', 'with --local: more agent folders besides the shipped ones').env('FLOTILLA_AGENTS'));
   addClientOptions(cmd);
@@ -39,7 +50,10 @@ export function registerRun(program: Command, ctx: CliContext): void {
       ...(opts.budget !== undefined ? { budgetUsd: opts.budget } : {}),
       ...(opts.labels && Object.keys(opts.labels).length > 0 ? { labels: opts.labels } : {}),
       ...(opts.priority !== undefined ? { priority: opts.priority } : {}),
+      ...(opts.resume !== undefined ? { resumeJobId: opts.resume } : {}),
+      ...(opts.effort !== undefined ? { effort: opts.effort } : {}),
     };
+    if (opts.local && opts.resume !== undefined) throw new CliError('--resume cannot be used with --local (the session lives with a running server\'s runner)', 2);
     if (opts.local) {
       if (opts.detach) throw new CliError('--detach cannot be used with --local (the local server stops when the job ends)', 2);
       if (self.getOptionValueSource('server') === 'cli') throw new CliError('--server cannot be used with --local (it starts its own server)', 2);

@@ -1,5 +1,6 @@
 import { Command, Option } from 'commander';
-import type { Labels, Runner } from '../../protocol/index.js';
+import { RunnerStatus, type Labels, type Runner } from '../../protocol/index.js';
+import { holdText, resolveRunner, slotsText } from './fleet-util.js';
 import type { CliContext } from '../context.js';
 import { formatTable } from '../format.js';
 import { addClientOptions, clientFrom, intIn, parseLabels, wantsJson, type ClientOptions } from '../options.js';
@@ -11,18 +12,63 @@ export function labelText(labels: Labels): string {
     .join(',');
 }
 
-/** `flotilla runners [list]` and `flotilla runners token create [--labels k=v,...] [--ttl SECONDS]`. */
+/**
+ * `flotilla runners [list] [--label k=v] [--status S] [--role R]`, `runners show RUNNER`,
+ * `runners revoke RUNNER`, and `flotilla runners token create [--labels k=v,...] [--ttl SECONDS]`.
+ */
 export function registerRunners(program: Command, ctx: CliContext): void {
   const runners = program.command('runners').description('list runners and create runner registration tokens');
   const out = (s: string) => ctx.io.stdout.write(s + '\n');
 
-  const list = runners.command('list', { isDefault: true }).description('list registered runners');
-  addClientOptions(list).action(async (opts: ClientOptions, self: Command) => {
+  const list = runners
+    .command('list', { isDefault: true })
+    .description('list registered runners: status, labels, slots used, current jobs, hold; and the queue')
+    .addOption(new Option('--label <k=v,...>', 'only runners with all these labels').env('FLOTILLA_RUNNER_LABELS').argParser(parseLabels))
+    .addOption(new Option('--status <status>', 'only runners in this status').choices(RunnerStatus.options).env('FLOTILLA_RUNNER_STATUS'))
+    .addOption(new Option('--role <role>', 'only runners with label role=ROLE').env('FLOTILLA_RUNNER_ROLE'));
+  addClientOptions(list).action(async (opts: ClientOptions & { label?: Labels; status?: RunnerStatus; role?: string }, self: Command) => {
     const client = await clientFrom(opts);
-    const all = await client.listRunners();
-    if (wantsJson(self, opts)) return void out(JSON.stringify({ runners: all }));
-    if (all.length === 0) return void out('no runners (start one with: flotilla runner --server URL --token TOKEN)');
-    out(formatTable(['id', 'name', 'status', 'labels', 'capacity', 'running', 'last heartbeat'], all.map(runnerRow)));
+    const fleet = await client.listFleet({ ...(opts.label ? { labels: opts.label } : {}), ...(opts.status ? { status: opts.status } : {}), ...(opts.role ? { role: opts.role } : {}) });
+    if (wantsJson(self, opts)) return void out(JSON.stringify(fleet));
+    const all = fleet.runners;
+    const filtered = opts.label || opts.status || opts.role;
+    if (all.length === 0) out(filtered ? 'no runners match' : 'no runners (start one with: flotilla runner --server URL --token TOKEN)');
+    else out(formatTable(['id', 'name', 'status', 'labels', 'slots', 'jobs', 'hold', 'last heartbeat'], all.map(runnerRow)));
+    if (fleet.queued !== undefined) out(`queue: ${fleet.queued} job${fleet.queued === 1 ? '' : 's'} waiting`);
+  });
+
+  const show = runners.command('show').description('one runner: status, labels, slots, hold, recent jobs').argument('<runner>', 'runner id or name');
+  addClientOptions(show).action(async (runner: string, opts: ClientOptions, self: Command) => {
+    const client = await clientFrom(opts);
+    const d = await client.getRunner(await resolveRunner(client, runner));
+    if (wantsJson(self, opts)) return void out(JSON.stringify(d));
+    const r = d.runner;
+    const lines = [
+      `runner:    ${r.name} (${r.id})`,
+      `status:    ${r.status}`,
+      `labels:    ${labelText(r.labels)}`,
+      `slots:     ${slotsText(r)}${r.runningJobs.length ? ` (jobs ${r.runningJobs.join(', ')})` : ''}`,
+      ...(r.hold ? [`hold:      ${holdText(r)}`] : []),
+      ...(r.revokedAt ? [`revoked:   ${r.revokedAt}`] : []),
+      `version:   ${r.version ?? ''}`,
+      `heartbeat: ${r.lastHeartbeatAt ?? 'never'}`,
+    ];
+    out(lines.join('\n'));
+    if (d.recentJobs.length) {
+      out('');
+      out(formatTable(['job', 'agent', 'status', 'attempt', 'created', 'finished'], d.recentJobs.map((j) => [String(j.id), j.agent, j.status, String(j.attempt), j.createdAt, j.finishedAt ?? ''])));
+    }
+  });
+
+  const revoke = runners
+    .command('revoke')
+    .description('revoke a runner (admin): its connection and job tokens end; it cannot reconnect')
+    .argument('<runner>', 'runner id or name');
+  addClientOptions(revoke).action(async (runner: string, opts: ClientOptions, self: Command) => {
+    const client = await clientFrom(opts);
+    const r = await client.revokeRunner(await resolveRunner(client, runner));
+    if (wantsJson(self, opts)) return void out(JSON.stringify({ runner: r }));
+    out(`runner ${r.name} (${r.id}) revoked at ${r.revokedAt ?? '?'}`);
   });
 
   const token = runners.command('token').description('runner registration tokens');
@@ -45,5 +91,5 @@ export function registerRunners(program: Command, ctx: CliContext): void {
 }
 
 function runnerRow(r: Runner): string[] {
-  return [String(r.id), r.name, r.status, labelText(r.labels), String(r.capacity), r.runningJobs.join(','), r.lastHeartbeatAt ?? ''];
+  return [String(r.id), r.name, r.status, labelText(r.labels), slotsText(r), r.runningJobs.join(','), holdText(r), r.lastHeartbeatAt ?? ''];
 }

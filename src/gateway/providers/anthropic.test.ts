@@ -51,7 +51,8 @@ async function gatewayTo(upstreamUrl: string) {
   store.addJob(JOB_TOKEN, { id: 9 });
   const app = createGateway({
     store,
-    config: { provider: 'anthropic', anthropicApiKey: SERVER_KEY, anthropicBaseUrl: upstreamUrl, prices: loadPriceTable() },
+    // no upstream retries here (retry.test.ts covers them): errors pass straight through
+    config: { provider: 'anthropic', anthropicApiKey: SERVER_KEY, anthropicBaseUrl: upstreamUrl, prices: loadPriceTable(), retry: { retries: 0 } },
     scriptFor: async () => null,
   });
   const gw: TestServer = await listen(app.fetch);

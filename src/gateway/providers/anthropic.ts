@@ -1,3 +1,4 @@
+import { upstreamFetch } from '../upstream-http.js';
 /**
  * The `anthropic` provider: forwards a Messages request to the Anthropic API (or any
  * ANTHROPIC_BASE_URL) with the server's key, body bytes untouched, and hands back the
@@ -5,7 +6,7 @@
  */
 
 /** Hop-by-hop headers (RFC 9110 §7.6.1) plus ones that must not cross the proxy. */
-const DROP_REQUEST = new Set([
+export const DROP_REQUEST = new Set([
   'connection',
   'keep-alive',
   'proxy-authenticate',
@@ -25,7 +26,7 @@ const DROP_REQUEST = new Set([
   'accept-encoding',
 ]);
 
-const DROP_RESPONSE = new Set([
+export const DROP_RESPONSE = new Set([
   'connection',
   'keep-alive',
   'proxy-authenticate',
@@ -41,7 +42,7 @@ const DROP_RESPONSE = new Set([
 ]);
 
 /** Copies `h` without hop-by-hop headers, the ones in `drop`, and any the Connection header lists. */
-function filtered(h: Headers, drop: Set<string>): Headers {
+export function filtered(h: Headers, drop: Set<string>): Headers {
   const listed = new Set((h.get('connection') ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean));
   const out = new Headers();
   h.forEach((value, name) => {
@@ -77,12 +78,11 @@ export interface ForwardRequest {
 export async function forwardToAnthropic(req: ForwardRequest): Promise<Response> {
   const headers = filtered(req.headers, DROP_REQUEST);
   headers.set('x-api-key', req.apiKey);
-  const upstream = await fetch(req.baseUrl + req.pathAndQuery, {
+  const upstream = await upstreamFetch(req.baseUrl + req.pathAndQuery, {
     method: req.method,
     headers,
-    body: req.method === 'GET' || req.method === 'HEAD' ? undefined : req.body,
-    signal: req.signal,
-    redirect: 'manual',
+    ...(req.method === 'GET' || req.method === 'HEAD' ? {} : { body: req.body }),
+    ...(req.signal ? { signal: req.signal } : {}),
   });
   const out = filtered(upstream.headers, DROP_RESPONSE);
   if ((out.get('content-type') ?? '').startsWith('text/event-stream')) {

@@ -31,6 +31,12 @@ describe('claude-code command', () => {
     ]);
   });
 
+  it('passes the effort tier as --model and --effort', () => {
+    expect(claudeArgs(ctx({ model: 'claude-opus-4-6', effort: 'max' }))).toEqual([
+      '-p', '--output-format', 'stream-json', '--verbose', '--model', 'claude-opus-4-6', '--effort', 'max', '--max-turns', '50', '--dangerously-skip-permissions', '--', '-starts with a dash',
+    ]);
+  });
+
   it('builds the environment from scratch: nothing secret of the runner leaks', () => {
     const env = harnessEnv(ctx(), { PATH: '/bin', LANG: 'C.UTF-8', ANTHROPIC_API_KEY: 'sk-ant-real', AWS_SECRET_ACCESS_KEY: 'x', FLOTILLA_TOKEN: 'fla_admin', HOME: '/root' });
     expect(env).toEqual({

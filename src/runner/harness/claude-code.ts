@@ -54,16 +54,19 @@ export function harnessEnv(ctx: HarnessContext, base: NodeJS.ProcessEnv = proces
 }
 
 /**
- * The command line: `claude -p --output-format stream-json --verbose --model M --max-turns N
+ * The command line: `claude -p --output-format stream-json --verbose --model M [--effort L] --max-turns N
  * --dangerously-skip-permissions [--tools T1,T2] [--resume S] -- PROMPT`.
  * `--tools` (not `--allowedTools`, which only pre-approves) is what limits the tools the model
  * is offered in 2.1.197 (verified: the request's `tools` list and `system/init.tools` hold
  * exactly these); an empty `allowedTools` leaves Claude Code's default set. The prompt goes
- * after `--` because `--tools` is variadic and a prompt may start with `-`.
+ * after `--` because `--tools` is variadic and a prompt may start with `-`. M and L come from
+ * the effort tier when the job has one (ctx.model / ctx.effort), else M is agent.model.
  */
 export function claudeArgs(ctx: HarnessContext): string[] {
   const a = ctx.agent;
-  const args = ['-p', '--output-format', 'stream-json', '--verbose', '--model', a.model, '--max-turns', String(a.limits.maxTurns), '--dangerously-skip-permissions'];
+  const args = ['-p', '--output-format', 'stream-json', '--verbose', '--model', ctx.model ?? a.model];
+  if (ctx.effort) args.push('--effort', ctx.effort);
+  args.push('--max-turns', String(a.limits.maxTurns), '--dangerously-skip-permissions');
   if (a.allowedTools.length > 0) args.push('--tools', a.allowedTools.join(','));
   if (ctx.resumeSessionId) args.push('--resume', ctx.resumeSessionId);
   args.push('--', ctx.prompt);

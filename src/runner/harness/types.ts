@@ -4,6 +4,8 @@ import type { Line } from '../lines.js';
 /** Everything a harness needs to build its command line for one job attempt. */
 export interface HarnessContext {
   jobId: number;
+  /** The job tree's root job id (default: jobId). */
+  rootId?: number;
   attempt: number;
   agent: AgentDefinition;
   input: Record<string, unknown>;
@@ -19,6 +21,10 @@ export interface HarnessContext {
   /** The harness's own HOME (`<workDir>/homes/job-<id>`). */
   home: string;
   resumeSessionId: string | null;
+  /** Model to pass (`--model`); default agent.model. Set from the effort tier. */
+  model?: string;
+  /** Effort level from the effort tier (`low`, `medium`, `high`, `max`); absent: the harness's default. */
+  effort?: string;
   /** Override of the harness executable (tests, custom installs). */
   executable?: string;
 }
@@ -29,6 +35,8 @@ export interface HarnessCommand {
   args: string[];
   env: Record<string, string>;
   cwd: string;
+  /** Text written to the process's stdin, then EOF. Absent: stdin is /dev/null. */
+  stdin?: string;
 }
 
 /** How the harness run ended, as far as its output says. */
@@ -49,6 +57,8 @@ export interface HarnessParser {
   stdout(line: Line): EventBody[];
   /** One stderr line → zero or more events (kept for the failure message, too). */
   stderr(line: Line): EventBody[];
+  /** Events to emit as soon as the process started (e.g. `harness.started` when the output never says). */
+  begin?(): EventBody[];
   /** True once the output showed the harness cannot work (e.g. refused to start): kill it now. */
   readonly fatal: boolean;
   /** The outcome, once the process exited with `code`/`signal`. */

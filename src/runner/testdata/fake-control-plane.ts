@@ -185,13 +185,13 @@ export class FakeControlPlane {
 }
 
 /** A job assignment for tests: agent `test-fixer` on harness claude-code with the given prompt. */
-export function assignment(jobId: number, promptText: string, input: Record<string, unknown>, over: Partial<JobAssignment> = {}, limits: { timeoutSeconds?: number } = {}): JobAssignment {
+export function assignment(jobId: number, promptText: string, input: Record<string, unknown>, over: Partial<JobAssignment> = {}, limits: { timeoutSeconds?: number; maxTurns?: number } = {}): JobAssignment {
   const agent = AgentDefinition.parse({
     name: 'test-fixer',
     harness: 'claude-code',
     model: 'claude-sonnet-4-5',
     allowedTools: ['Bash', 'Read'],
-    limits: { maxTurns: 7, timeoutSeconds: limits.timeoutSeconds ?? 60, defaultBudgetUsd: 1 },
+    limits: { maxTurns: limits.maxTurns ?? 7, timeoutSeconds: limits.timeoutSeconds ?? 60, defaultBudgetUsd: 1 },
     promptText,
   });
   return { jobId, rootId: jobId, attempt: 1, agent, input, token: `flj_jobtoken${jobId}secretvalue`, resumeSessionId: null, ...over };

@@ -7,10 +7,12 @@ import { recordStatus } from '../status-events.js';
 import { jobView } from '../views.js';
 
 /**
- * `POST /api/jobs/:id/cancel` → the cancelled Job. Queued/paused: cancelled. Assigned/running:
- * cancelled in the store at once (endReason `cancelled`, which kills its job token), a
+ * `POST /api/jobs/:id/cancel` → the Job. Queued/paused: `cancelled` at once. Assigned/running:
+ * `cancelling` at once (endReason `cancelled`; its job token stops working at this moment), a
  * `status` event, and `job.cancel` to its runner (if connected here; runners on other replicas
- * learn it from their next heartbeat). Terminal → 409 `not_cancellable`; unknown → 404.
+ * learn it from their next heartbeat); it reads `cancelled` when the runner reports its
+ * process tree gone (issue 4). Cancelling again re-sends `job.cancel`. Terminal → 409
+ * `not_cancellable`; unknown → 404.
  */
 export function mountCancelJob(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.post('/api/jobs/:id/cancel', async (c) => {
@@ -20,12 +22,17 @@ export function mountCancelJob(app: Hono<AppEnv>, ctx: ServerContext): void {
     for (let i = 0; i < 5; i++) {
       const job = await ctx.store.getJob(id);
       if (!job) return apiError(c, 404, 'not_found', `no job ${id}`);
-      if (isTerminal(job.status)) return apiError(c, 409, 'not_cancellable', `job ${id} is already ${job.status}`);
+      if (isTerminal(job.status)) return apiError(c, 409, 'not_cancellable', `job ${id} has already ended (${job.status})`);
       const now = ctx.now();
+      if (job.status === 'cancelling') {
+        if (job.runnerId !== null) await ctx.hub.send(job.runnerId, { type: 'job.cancel', jobId: id, attempt: job.attempt, reason: 'cancelled by request' });
+        return c.json(jobView(job));
+      }
       const active = job.status === 'assigned' || job.status === 'running';
-      const moved = await ctx.store.transitionJob(id, active ? job.attempt : null, [job.status], 'cancelled', now, { endReason: 'cancelled' });
+      const to = active ? 'cancelling' : 'cancelled';
+      const moved = await ctx.store.transitionJob(id, active ? job.attempt : null, [job.status], to, now, { endReason: 'cancelled' });
       if (!moved) continue;
-      await recordStatus(ctx.store, ctx.bus, id, 'cancelled', 'cancelled by request', now, job.runnerId ?? undefined);
+      await recordStatus(ctx.store, ctx.bus, id, to, active ? 'cancel requested; stopping its processes' : 'cancelled by request', now, job.runnerId ?? undefined);
       if (active && job.runnerId !== null) {
         await ctx.hub.send(job.runnerId, { type: 'job.cancel', jobId: id, attempt: job.attempt, reason: 'cancelled by request' });
         ctx.dispatcher.kick();

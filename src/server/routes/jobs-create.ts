@@ -2,10 +2,12 @@ import type { Hono } from 'hono';
 import { CreateJobRequest } from '../../protocol/index.js';
 import { mergeSelector } from '../../core/labels.js';
 import { usdToMicros } from '../../core/money.js';
+import { isTerminal } from '../../core/job-state.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
 import { apiError, readBody } from '../http-util.js';
 import { recordStatus } from '../status-events.js';
+import { jobEffort } from '../effort.js';
 import { jobView } from '../views.js';
 
 /**
@@ -13,6 +15,10 @@ import { jobView } from '../views.js';
  * anything is stored: non-JSON 400 `invalid_json`, bad body 400 `invalid_request`, unknown
  * agent 404 `unknown_agent`, input failing the agent's inputSchema 422 `invalid_input`
  * (`input.repo: must be string`). Budget defaults to the agent's limits.defaultBudgetUsd.
+ * `resumeJobId` (issue 4, sessions): the new job resumes that ended job's harness session on
+ * the same runner (pinned) in the same workspace; unknown job 404 `unknown_job`, a job still
+ * active or without a session or runner 409 `not_resumable`, another harness 422
+ * `invalid_request` (all with field `resumeJobId`). An empty input takes that job's input.
  */
 export function mountCreateJob(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.post('/api/jobs', async (c) => {
@@ -21,6 +27,24 @@ export function mountCreateJob(app: Hono<AppEnv>, ctx: ServerContext): void {
     const req = body.value;
     const agent = ctx.agents.get(req.agent);
     if (!agent) return apiError(c, 404, 'unknown_agent', `unknown agent ${JSON.stringify(req.agent)}`, 'agent');
+    try {
+      jobEffort(req.effort, agent);
+    } catch (err) {
+      return apiError(c, 422, 'invalid_request', (err as Error).message, 'effort');
+    }
+    let resume: { sessionId: string; runnerId: number; workspaceJobId: number } | null = null;
+    if (req.resumeJobId !== undefined) {
+      const from = await ctx.store.getJob(req.resumeJobId);
+      if (!from) return apiError(c, 404, 'unknown_job', `job ${req.resumeJobId} does not exist`, 'resumeJobId');
+      if (!isTerminal(from.status)) return apiError(c, 409, 'not_resumable', `job ${from.id} is still ${from.status}: resume it once it has ended`, 'resumeJobId');
+      if (!from.sessionId || from.runnerId === null) return apiError(c, 409, 'not_resumable', `job ${from.id} recorded no harness session to resume`, 'resumeJobId');
+      const fromHarness = ctx.agents.get(from.agent)?.harness;
+      if (fromHarness !== agent.harness) {
+        return apiError(c, 422, 'invalid_request', `job ${from.id} ran harness ${fromHarness ?? '(agent no longer loaded)'}, agent ${agent.name} uses ${agent.harness}: a session resumes only in the same harness`, 'resumeJobId');
+      }
+      resume = { sessionId: from.sessionId, runnerId: from.runnerId, workspaceJobId: from.workspaceJobId ?? from.id };
+      if (Object.keys(req.input).length === 0) req.input = from.input;
+    }
     const problems = ctx.agents.validateInput(req.agent, req.input);
     if (problems.length) {
       return apiError(c, 422, 'invalid_input', problems.map((p) => `${p.field}: ${p.message}`).join('; '), problems[0]!.field);
@@ -34,10 +58,14 @@ export function mountCreateJob(app: Hono<AppEnv>, ctx: ServerContext): void {
       selector: mergeSelector(agent.runnerLabels, req.labels),
       priority: req.priority,
       budgetMicros: usdToMicros(req.budgetUsd ?? agent.limits.defaultBudgetUsd),
+      retries: agent.retries,
+      ...(req.effort ? { effortTier: req.effort } : {}),
+      ...(resume ? { resumeSessionId: resume.sessionId, pinnedRunnerId: resume.runnerId, workspaceJobId: resume.workspaceJobId } : {}),
       now,
     });
     ctx.log.info('job created', { jobId: job.id, agent: job.agent });
-    await recordStatus(ctx.store, ctx.bus, job.id, 'queued', 'waiting for a runner', now);
+    const waiting = resume ? `resuming session ${resume.sessionId} of job ${req.resumeJobId}; waiting for runner ${resume.runnerId}` : 'waiting for a runner';
+    await recordStatus(ctx.store, ctx.bus, job.id, 'queued', waiting, now);
     ctx.dispatcher.kick();
     return c.json(jobView(job), 201);
   });

@@ -81,6 +81,9 @@ export function mountJobEvents(app: Hono<AppEnv>, ctx: ServerContext): void {
           after = ev.seq;
         }
         if (evs.length < PAGE) return;
+        // Let the socket flush this page before reading the next: a long replay (10,000
+        // events) then reaches the reader page by page instead of all at the end.
+        await new Promise<void>((resolve) => setImmediate(resolve));
       }
     };
 

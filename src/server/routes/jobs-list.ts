@@ -9,8 +9,10 @@ import { jobView } from '../views.js';
 export const MAX_JOB_PAGE = 200;
 
 /**
- * `GET /api/jobs?status=&agent=&limit=&before=` → {@link JobList}, newest first. `limit`
- * 1..200 (default 50); `before` is the `nextCursor` of the previous page (a job id).
+ * `GET /api/jobs?status=&agent=&runner=&from=&to=&limit=&before=` → {@link JobList}, newest
+ * first, each job with its `usage` (tokens, µ$). `limit` 1..200 (default 50); `before` is the
+ * `nextCursor` of the previous page (a job id); `runner` a runner id; `from`/`to` ISO-8601
+ * bounds on createdAt (from inclusive, to exclusive).
  * Bad parameters → 400 `invalid_request` naming the parameter.
  */
 export function mountListJobs(app: Hono<AppEnv>, ctx: ServerContext): void {
@@ -34,8 +36,29 @@ export function mountListJobs(app: Hono<AppEnv>, ctx: ServerContext): void {
       if (n === null) return apiError(c, 400, 'invalid_request', 'before: must be a positive integer (a job id)', 'before');
       before = n;
     }
-    const rows = await ctx.store.listJobs({ limit, ...(status ? { status } : {}), ...(q.agent ? { agent: q.agent } : {}), ...(before ? { before } : {}) });
-    const body: JobList = { jobs: rows.map((r) => jobView(r)), nextCursor: rows.length === limit ? rows[rows.length - 1]!.id : null };
+    let runnerId: number | undefined;
+    if (q.runner !== undefined) {
+      const n = parsePositiveInt(q.runner);
+      if (n === null) return apiError(c, 400, 'invalid_request', 'runner: must be a positive integer (a runner id)', 'runner');
+      runnerId = n;
+    }
+    const range: { createdFrom?: number; createdTo?: number } = {};
+    for (const [param, key] of [['from', 'createdFrom'], ['to', 'createdTo']] as const) {
+      if (q[param] === undefined) continue;
+      const ms = Date.parse(q[param]);
+      if (!Number.isFinite(ms) || ms < 0) return apiError(c, 400, 'invalid_request', `${param}: must be an ISO-8601 date or time`, param);
+      range[key] = ms;
+    }
+    const rows = await ctx.store.listJobs({
+      limit,
+      ...(status ? { status } : {}),
+      ...(q.agent ? { agent: q.agent } : {}),
+      ...(before ? { before } : {}),
+      ...(runnerId ? { runnerId } : {}),
+      ...range,
+    });
+    const usage = await ctx.store.jobUsageMany(rows.map((r) => r.id));
+    const body: JobList = { jobs: rows.map((r) => jobView(r, usage.get(r.id))), nextCursor: rows.length === limit ? rows[rows.length - 1]!.id : null };
     return c.json(body);
   });
 }

@@ -11,6 +11,16 @@ import {
   RegisterRunnerRequest,
   RegisterRunnerResponse,
   Runner,
+  SignInRequest,
+  SessionInfo,
+  User,
+  CreateUserRequest,
+  ApiTokenInfo,
+  CreateApiTokenRequest,
+  CreatedApiToken,
+  TopUpRequest,
+  BudgetView,
+  CostRollup,
 } from '../../protocol/index.js';
 import type { AppEnv } from '../auth.js';
 
@@ -56,7 +66,18 @@ export function buildOpenApi(): Json {
     RegisterRunnerRequest: schemaOf(RegisterRunnerRequest, 'input'),
     RegisterRunnerResponse: schemaOf(RegisterRunnerResponse, 'output'),
     AgentDefinition: schemaOf(AgentDefinition, 'output'),
+    SignInRequest: schemaOf(SignInRequest, 'input'),
+    SessionInfo: schemaOf(SessionInfo, 'output'),
+    User: schemaOf(User, 'output'),
+    CreateUserRequest: schemaOf(CreateUserRequest, 'input'),
+    ApiTokenInfo: schemaOf(ApiTokenInfo, 'output'),
+    CreateApiTokenRequest: schemaOf(CreateApiTokenRequest, 'input'),
+    CreatedApiToken: schemaOf(CreatedApiToken, 'output'),
+    TopUpRequest: schemaOf(TopUpRequest, 'input'),
+    BudgetView: schemaOf(BudgetView, 'output'),
+    CostRollup: schemaOf(CostRollup, 'output'),
   };
+  const forbidden = error('`forbidden`: needs an admin (members read, admins change), or `csrf`: a browser session without the x-flotilla-csrf header');
   const paths: Json = {
     '/api/jobs': {
       post: {
@@ -66,6 +87,7 @@ export function buildOpenApi(): Json {
           201: ok('the queued job', ref('Job')),
           400: error('`invalid_json` or `invalid_request` (names the field)'),
           401: unauthorized,
+          403: error('`forbidden`: members may only read'),
           404: error('`unknown_agent`'),
           422: error('`invalid_input`: the input fails the agent\'s inputSchema (e.g. `input.repo: must be string`)'),
         },
@@ -77,6 +99,9 @@ export function buildOpenApi(): Json {
           { name: 'agent', in: 'query', schema: { type: 'string' } },
           { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 200, default: 50 } },
           { name: 'before', in: 'query', description: 'nextCursor of the previous page', schema: { type: 'integer', minimum: 1 } },
+          { name: 'runner', in: 'query', description: 'runner id', schema: { type: 'integer', minimum: 1 } },
+          { name: 'from', in: 'query', description: 'createdAt >= (ISO-8601)', schema: { type: 'string', format: 'date-time' } },
+          { name: 'to', in: 'query', description: 'createdAt < (ISO-8601)', schema: { type: 'string', format: 'date-time' } },
         ],
         responses: { 200: ok('a page of jobs', ref('JobList')), 400: error('`invalid_request`'), 401: unauthorized },
       },
@@ -151,6 +176,41 @@ export function buildOpenApi(): Json {
     '/api/agents': {
       get: { summary: 'List agents', responses: { 200: ok('agents', arrayOf('agents', 'AgentDefinition')), 401: unauthorized } },
     },
+    '/api/session': {
+      post: {
+        summary: 'Sign in (dashboard): sets the HttpOnly SameSite=Strict session cookie; needs the x-flotilla-csrf header',
+        security: [],
+        requestBody: body('SignInRequest'),
+        responses: { 200: ok('signed in', ref('SessionInfo')), 400: error('`invalid_request`'), 401: error('`bad_credentials`'), 403: error('`csrf`') },
+      },
+      get: { summary: 'Who is calling (token or signed-in user) and their role', responses: { 200: ok('the caller', ref('SessionInfo')), 401: unauthorized } },
+    },
+    '/api/session/logout': {
+      post: { summary: 'Sign out: ends the cookie session', responses: { 204: { description: 'signed out' }, 401: unauthorized } },
+    },
+    '/api/users': {
+      get: { summary: 'List users (admin)', responses: { 200: ok('users', arrayOf('users', 'User')), 401: unauthorized, 403: forbidden } },
+      post: {
+        summary: 'Create a user (admin); the password is stored as a scrypt hash',
+        requestBody: body('CreateUserRequest'),
+        responses: { 201: ok('the user', ref('User')), 400: error('`invalid_request`'), 401: unauthorized, 403: forbidden, 409: error('`conflict`: name taken') },
+      },
+    },
+    '/api/tokens': {
+      get: { summary: 'List API tokens (admin; no secrets)', responses: { 200: ok('tokens', arrayOf('tokens', 'ApiTokenInfo')), 401: unauthorized, 403: forbidden } },
+      post: {
+        summary: 'Create an API token (admin); the token is shown once',
+        requestBody: body('CreateApiTokenRequest'),
+        responses: { 201: ok('the token', ref('CreatedApiToken')), 400: error('`invalid_request`'), 401: unauthorized, 403: forbidden },
+      },
+    },
+    '/api/tokens/{id}': {
+      delete: {
+        summary: 'Revoke an API token (admin)',
+        parameters: [idParam],
+        responses: { 204: { description: 'revoked' }, 401: unauthorized, 403: forbidden, 404: error('`not_found`'), 409: error('`conflict`: the token of this request') },
+      },
+    },
     '/healthz': {
       get: { summary: 'Liveness', security: [], responses: { 200: ok('healthy', { type: 'object' }), 503: { description: 'store unavailable' } } },
     },
@@ -161,19 +221,49 @@ export function buildOpenApi(): Json {
       post: {
         summary: 'Model gateway, Anthropic Messages wire format (job token as x-api-key or Bearer)',
         security: [{ jobToken: [] }],
-        responses: { 200: { description: 'Anthropic Messages response (JSON or SSE)' }, 401: { description: 'dead or unknown job token' } },
+        responses: {
+          200: { description: 'Anthropic Messages response (JSON or SSE)' },
+          400: { description: '`invalid_request_error`: the body is not a Messages request (names the field)' },
+          401: { description: 'dead or unknown job token' },
+          402: { description: '`billing_error` with `x-should-retry: false`: the job tree is out of budget (names the budget and what is left)' },
+        },
+      },
+    },
+    '/api/jobs/{id}/budget': {
+      get: {
+        summary: "The budget of the job's tree (µ$: limit, spent, reserved by calls in flight, remaining)",
+        parameters: [idParam],
+        responses: { 200: ok('the tree budget', ref('BudgetView')), 400: error('`invalid_request`'), 401: unauthorized, 404: error('`not_found`') },
+      },
+      post: {
+        summary: "Top up the job's tree; jobs paused for budget resume in their sessions",
+        parameters: [idParam],
+        requestBody: body('TopUpRequest'),
+        responses: { 200: ok('the new budget and the resumed job ids', ref('BudgetView')), 400: error('`invalid_json` or `invalid_request` (names `addUsd`)'), 401: unauthorized, 403: forbidden, 404: error('`not_found`') },
+      },
+    },
+    '/api/costs': {
+      get: {
+        summary: "Cost rollups of the gateway's ledger",
+        parameters: [
+          { name: 'by', in: 'query', schema: { type: 'string', enum: ['job', 'tree', 'agent', 'runner', 'day'], default: 'agent' } },
+          { name: 'since', in: 'query', description: '`30m`, `12h`, `7d`, `2w` or an ISO-8601 date (default 30d)', schema: { type: 'string' } },
+          { name: 'root', in: 'query', description: 'only this job tree', schema: { type: 'integer', minimum: 1 } },
+        ],
+        responses: { 200: ok('calls, tokens and cost per group, biggest first, and the total', ref('CostRollup')), 400: error('`invalid_request` (names `by`, `since` or `root`)'), 401: unauthorized },
       },
     },
   };
   return {
     openapi: '3.1.0',
     info: { title: 'Flotilla control plane', version: '0.1.0' },
-    security: [{ apiToken: [] }],
+    security: [{ apiToken: [] }, { session: [] }],
     paths,
     components: {
       schemas,
       securitySchemes: {
         apiToken: { type: 'http', scheme: 'bearer', description: 'API token (fla_...)' },
+        session: { type: 'apiKey', in: 'cookie', name: 'flotilla_session', description: 'dashboard session (POST /api/session); state-changing calls also need the x-flotilla-csrf header' },
         runnerCredential: { type: 'http', scheme: 'bearer', description: 'runner credential (flc_...)' },
         jobToken: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'job token (flj_...)' },
       },

@@ -1,18 +1,51 @@
 import type { Hono } from 'hono';
+import { parseLabelList, RunnerStatus, type Runner, type RunnerList } from '../../protocol/index.js';
+import { selectorMatches } from '../../core/labels.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
+import { apiError } from '../http-util.js';
 import { runnerView } from '../views.js';
 
-/** `GET /api/runners` → `{ runners: Runner[] }` with status computed on the server clock. */
+/**
+ * `GET /api/runners[?label=k=v,k2=v2][&status=online|busy|on_hold|...][&role=R]` →
+ * {@link RunnerList}: every runner (status on the server clock, running job ids, so slots used
+ * = runningJobs.length of capacity) and the number of queued jobs. Filters: `label` keeps
+ * runners having all those labels, `role` is short for `label=role=R`, `status` one status.
+ * Three queries whatever the fleet size (runners, active assignments, queued count).
+ * Bad filter → 400 `invalid_request` naming the parameter.
+ */
 export function mountListRunners(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.get('/api/runners', async (c) => {
-    const rows = await ctx.store.listRunners();
-    const now = ctx.now();
-    const runners = [];
-    for (const r of rows) {
-      const active = await ctx.store.listActiveJobsForRunner(r.id);
-      runners.push(runnerView(r, active.map((j) => j.id), now, ctx.heartbeatTimeoutMs));
+    let want: Record<string, string> = {};
+    try {
+      const label = c.req.query('label');
+      if (label !== undefined) want = parseLabelList(label);
+    } catch (err) {
+      return apiError(c, 400, 'invalid_request', `label: ${(err as Error).message}`, 'label');
     }
-    return c.json({ runners });
+    const role = c.req.query('role');
+    if (role !== undefined) want = { ...want, role };
+    const statusText = c.req.query('status');
+    const status = statusText === undefined ? undefined : RunnerStatus.safeParse(statusText);
+    if (status && !status.success) {
+      return apiError(c, 400, 'invalid_request', `status: must be one of ${RunnerStatus.options.join(', ')}`, 'status');
+    }
+    const [rows, active, queued] = await Promise.all([ctx.store.listRunners(), ctx.store.listActiveAssignments(), ctx.store.countQueuedJobs()]);
+    const byRunner = new Map<number, number[]>();
+    for (const a of active) {
+      const list = byRunner.get(a.runnerId);
+      if (list) list.push(a.jobId);
+      else byRunner.set(a.runnerId, [a.jobId]);
+    }
+    const now = ctx.now();
+    const runners: Runner[] = [];
+    for (const r of rows) {
+      if (!selectorMatches(want, r.labels)) continue;
+      const v = runnerView(r, byRunner.get(r.id) ?? [], now, ctx.heartbeatTimeoutMs);
+      if (status?.success && v.status !== status.data) continue;
+      runners.push(v);
+    }
+    const body: RunnerList = { runners, queued };
+    return c.json(body);
   });
 }

@@ -8,8 +8,9 @@ import { apiError, readBody } from '../http-util.js';
 /**
  * `POST /api/runners/register` (no API token; body {@link RegisterRunnerRequest}) → 201
  * `{ runnerId, credential: "flc_..." }`. Consumes the registration token (single use); the
- * runner's labels = the token's labels overlaid with its own. Unknown, used or expired token
- * → 401 `unauthorized`.
+ * runner's labels = the token's labels overlaid with its own. With the server's
+ * `newRunnerHoldMs` set, the new runner starts held (status `provisioning`) that long.
+ * Unknown, used or expired token → 401 `unauthorized`.
  */
 export function mountRegisterRunner(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.post('/api/runners/register', async (c) => {
@@ -26,6 +27,7 @@ export function mountRegisterRunner(app: Hono<AppEnv>, ctx: ServerContext): void
       capacity: req.capacity,
       credentialHash: hashToken(credential),
       now,
+      ...(ctx.newRunnerHoldMs ? { hold: { until: now + ctx.newRunnerHoldMs, reason: 'new runner: finishing its setup', kind: 'provisioning' as const } } : {}),
     });
     ctx.log.info('runner registered', { runnerId: runner.id, name: runner.name });
     const res: RegisterRunnerResponse = { runnerId: runner.id, credential };

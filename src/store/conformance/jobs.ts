@@ -37,6 +37,10 @@ export function jobTests(h: Harness): void {
       assignedAt: null,
       startedAt: null,
       finishedAt: null,
+      retriesLeft: 0,
+      pinnedRunnerId: null,
+      workspaceJobId: null,
+      effortTier: null,
     });
     expect(await s.getJob(root.id)).toEqual(root);
     const child = await newJob(s, { parentId: root.id, agent: 'helper' });

@@ -16,6 +16,8 @@ export function runnerTests(h: Harness): void {
       offline: false,
       lastHeartbeatAt: null,
       createdAt: T,
+      hold: null,
+      revokedAt: null,
     });
     expect(await s.findRunnerByCredentialHash(cred)).toEqual(a);
     expect(await s.findRunnerByCredentialHash(fakeHash('c'))).toBeNull();

@@ -1,6 +1,10 @@
 import { Migrator, type Kysely, type Migration, type MigrationProvider } from 'kysely';
 import type { Database, SqlDialect } from '../schema.js';
 import { init } from './0001_init.js';
+import { budgets } from './0002_budgets.js';
+import { fleet } from './0003_fleet.js';
+import { sessions } from './0004_sessions.js';
+import { users } from './0005_users.js';
 
 /**
  * Every migration, by name, in order. A static list (not a folder glob) so it works the same
@@ -9,6 +13,10 @@ import { init } from './0001_init.js';
 function allMigrations(dialect: SqlDialect): Record<string, Migration> {
   return {
     '0001_init': init(dialect),
+    '0002_budgets': budgets(dialect),
+    '0003_fleet': fleet(),
+    '0004_sessions': sessions(),
+    '0005_users': users(dialect),
   };
 }
 

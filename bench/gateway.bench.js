@@ -1,0 +1,154 @@
+// The model gateway's overhead (issue 3). A fake Anthropic upstream, the Flotilla gateway
+// (metering and budgets on, SQLite) and — when installed — the Portkey AI gateway each run in
+// their own process; this process is the load generator (keep-alive HTTP/1.1).
+// Non-streamed: 1, 16, 64, 256 concurrent clients for BENCH_SECONDS (default 3) each: req/s,
+// p50/p99 latency, added over calling the upstream directly. Streams (20 events 5 ms apart):
+// 1 and 64 concurrent: time to first byte and to first event, added over direct, and the
+// mean gap between events (the upstream's pacing is 5 ms). RSS of each gateway after load.
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+const PORTKEY = join(ROOT, 'node_modules/@portkey-ai/gateway/build/start-server.js');
+const children = [];
+process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));
+
+function start(args, env = {}) {
+  return new Promise((res, rej) => {
+    const p = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } });
+    children.push(p);
+    let out = '';
+    p.stdout.on('data', (d) => {
+      out += d;
+      const line = out.split('\n').find((l) => l.trim());
+      if (out.includes('\n') && line) res({ p, line: line.trim() });
+    });
+    p.on('exit', (code) => rej(new Error(`${args.join(' ')} exited ${code}: ${out}`)));
+  });
+}
+
+const rss = (pid) => {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? `${Math.round(Number(m[1]) / 1024)} MB` : '?';
+  } catch {
+    return '?';
+  }
+};
+const pct = (xs, p) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : NaN);
+const f1 = (x) => (Number.isFinite(x) ? x.toFixed(2) : '—');
+
+function request(target, body, agent, onEvent) {
+  return new Promise((res, rej) => {
+    const t0 = performance.now();
+    let ttfb = 0;
+    let firstEvent = 0;
+    const gaps = [];
+    let last = 0;
+    const req = http.request({ host: '127.0.0.1', port: target.port, path: target.path, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...target.headers } }, (r) => {
+      ttfb = performance.now() - t0;
+      r.on('data', (d) => {
+        if (!onEvent) return;
+        const now = performance.now();
+        const n = (d.toString().match(/^event: /gm) ?? []).length;
+        if (n && !firstEvent) firstEvent = now - t0;
+        if (n) {
+          if (last) gaps.push(now - last);
+          last = now;
+        }
+      });
+      r.on('end', () => (r.statusCode === 200 ? res({ ms: performance.now() - t0, ttfb, firstEvent, gaps }) : rej(new Error(`status ${r.statusCode}`))));
+    });
+    req.on('error', rej);
+    req.end(body);
+  });
+}
+
+async function load(target, clients, stream) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
+  const body = JSON.stringify({ model: 'claude-haiku-4-5', max_tokens: 64, stream, messages: [{ role: 'user', content: 'hello' }] });
+  const lat = [];
+  const ttfb = [];
+  const first = [];
+  const gaps = [];
+  let errors = 0;
+  const end = performance.now() + SECONDS * 1000;
+  // warm-up
+  await Promise.all(Array.from({ length: Math.min(clients, 8) }, () => request(target, body, agent, stream).catch(() => undefined)));
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (performance.now() < end) {
+        try {
+          const r = await request(target, body, agent, stream);
+          lat.push(r.ms);
+          ttfb.push(r.ttfb);
+          if (stream) {
+            first.push(r.firstEvent);
+            gaps.push(...r.gaps);
+          }
+        } catch {
+          errors++;
+        }
+      }
+    }),
+  );
+  agent.destroy();
+  const secs = (performance.now() - t0) / 1000;
+  return { rps: lat.length / secs, p50: pct(lat, 50), p99: pct(lat, 99), ttfb: pct(ttfb, 50), first: pct(first, 50), gap: gaps.length ? gaps.reduce((a, b) => a + b, 0) / gaps.length : NaN, errors };
+}
+
+const up = await start([join(ROOT, 'bench/gateway/upstream.js')]);
+const upPort = Number(up.line);
+const gw = await start([join(ROOT, 'bench/gateway/gateway.js'), `http://127.0.0.1:${upPort}`]);
+const [gwPort, token] = gw.line.split(' ');
+const targets = {
+  direct: { port: upPort, path: '/v1/messages', headers: { 'x-api-key': 'sk' } },
+  flotilla: { port: Number(gwPort), path: '/v1/messages', headers: { 'x-api-key': token, 'anthropic-version': '2023-06-01' } },
+};
+let portkey = null;
+if (existsSync(PORTKEY)) {
+  const port = 18000 + Math.floor(Math.random() * 1000);
+  const p = spawn(process.execPath, [PORTKEY, `--port=${port}`, '--headless'], { stdio: 'ignore' });
+  children.push(p);
+  portkey = p;
+  targets.portkey = { port, path: '/v1/messages', headers: { 'x-api-key': 'sk', 'x-portkey-provider': 'anthropic', 'x-portkey-custom-host': `http://127.0.0.1:${upPort}/v1`, 'anthropic-version': '2023-06-01' } };
+  for (let i = 0; i < 100; i++) {
+    try {
+      await request(targets.portkey, JSON.stringify({ model: 'm', max_tokens: 1, messages: [{ role: 'user', content: 'x' }] }), undefined, false);
+      break;
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+} else {
+  console.log('Portkey AI gateway not installed (devDependency @portkey-ai/gateway, pins in the team notes): Portkey columns skipped');
+}
+
+console.log(`\nnon-streamed, ${SECONDS} s per level (latency ms; "added" = over direct)`);
+console.log('clients | direct req/s p50 p99 | flotilla req/s p50 p99 added-p50 added-p99' + (portkey ? ' | portkey req/s p50 p99 | flotilla/portkey req/s' : ''));
+for (const c of [1, 16, 64, 256]) {
+  const d = await load(targets.direct, c, false);
+  const g = await load(targets.flotilla, c, false);
+  const p = portkey ? await load(targets.portkey, c, false) : null;
+  let line = `${String(c).padStart(7)} | ${d.rps.toFixed(0)} ${f1(d.p50)} ${f1(d.p99)} | ${g.rps.toFixed(0)} ${f1(g.p50)} ${f1(g.p99)} +${f1(g.p50 - d.p50)} +${f1(g.p99 - d.p99)}`;
+  if (p) line += ` | ${p.rps.toFixed(0)} ${f1(p.p50)} ${f1(p.p99)} | ${(g.rps / p.rps).toFixed(1)}×`;
+  if (d.errors + g.errors + (p?.errors ?? 0)) line += `  (errors: direct ${d.errors}, flotilla ${g.errors}${p ? `, portkey ${p.errors}` : ''})`;
+  console.log(line);
+}
+console.log('\nstreams of 20 events 5 ms apart (ms, medians; gap = mean time between events)');
+console.log('streams | direct ttfb first gap | flotilla ttfb first gap added-first' + (portkey ? ' | portkey ttfb first gap added-first' : ''));
+for (const c of [1, 64]) {
+  const d = await load(targets.direct, c, true);
+  const g = await load(targets.flotilla, c, true);
+  const p = portkey ? await load(targets.portkey, c, true) : null;
+  let line = `${String(c).padStart(7)} | ${f1(d.ttfb)} ${f1(d.first)} ${f1(d.gap)} | ${f1(g.ttfb)} ${f1(g.first)} ${f1(g.gap)} +${f1(g.first - d.first)}`;
+  if (p) line += ` | ${f1(p.ttfb)} ${f1(p.first)} ${f1(p.gap)} +${f1(p.first - d.first)}`;
+  console.log(line);
+}
+console.log(`\nRSS after load: flotilla gateway ${rss(gw.p.pid)}${portkey ? `, portkey ${rss(portkey.pid)}` : ''}, upstream ${rss(up.p.pid)}`);
+process.exit(0);

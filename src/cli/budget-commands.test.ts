@@ -1,0 +1,85 @@
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FlotillaClient } from '../client/index.js';
+import { main } from './main.js';
+import { recordingIO, waitFor, type RecordingIO } from './test-io.js';
+
+// `flotilla budget` and `flotilla costs` against a real `flotilla up --no-runner` (SQLite, HTTP).
+
+const cli = (...args: string[]) => ['node', 'flotilla', ...args];
+let data: string;
+let upIO: RecordingIO;
+let upDone: Promise<number>;
+let url: string;
+const savedEnv = { ...process.env };
+
+async function run(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const io = recordingIO();
+  const code = await main(cli(...args, '--server', url), io);
+  return { code, out: io.out(), err: io.err() };
+}
+
+beforeAll(async () => {
+  data = await mkdtemp(join(tmpdir(), 'flotilla-budget-cli-'));
+  for (const k of Object.keys(process.env)) if (k.startsWith('FLOTILLA_') || k === 'DATABASE_URL' || k === 'ANTHROPIC_API_KEY') delete process.env[k];
+  process.env.FLOTILLA_DATA = data;
+  process.env.FLOTILLA_LOG_LEVEL = 'warn';
+  upIO = recordingIO();
+  upDone = main(cli('up', '--port', '0', '--no-runner'), upIO);
+  await waitFor(() => /press Ctrl-C/.test(upIO.out()) || upIO.err() !== '', 'flotilla up to start');
+  const m = /server on (http:\/\/127\.0\.0\.1:\d+) \(SQLite in /.exec(upIO.out());
+  if (!m) throw new Error(`up did not start: ${upIO.out()} ${upIO.err()}`);
+  url = m[1]!;
+});
+
+afterAll(async () => {
+  upIO?.signals.emit('SIGINT');
+  const code = await upDone;
+  process.env = { ...savedEnv };
+  await rm(data, { recursive: true, force: true });
+  expect(code).toBe(0);
+});
+
+describe('flotilla budget and flotilla costs', () => {
+  it('budget JOB shows the tree budget; --add tops it up (table and JSON); bad input exits non-zero naming it', async () => {
+    const client = new FlotillaClient({ url, token: (await readFile(join(data, 'admin-token'), 'utf8')).trim() });
+    const job = await client.createJob({ agent: 'test-fixer', input: { repo: 'examples/calc' }, budgetUsd: 1.5 });
+    const show = await run('budget', String(job.id));
+    expect(show.code).toBe(0);
+    expect(show.out).toMatch(/^budget:\s+\$1\.500000$/m);
+    expect(show.out).toMatch(/^spent:\s+\$0\.000000$/m);
+    expect(show.out).toMatch(/^left:\s+\$1\.500000$/m);
+    const add = await run('budget', String(job.id), '--add', '2', '--json');
+    expect(add.code).toBe(0);
+    expect(JSON.parse(add.out)).toEqual({ jobId: job.id, budget: { rootId: job.id, limitMicros: 3_500_000, spentMicros: 0, reservedMicros: 0, remainingMicros: 3_500_000 }, resumed: [] });
+    process.env.FLOTILLA_BUDGET_ADD = '0.25';
+    const viaEnv = await run('budget', String(job.id));
+    delete process.env.FLOTILLA_BUDGET_ADD;
+    expect(viaEnv.code).toBe(0);
+    expect(viaEnv.out).toMatch(/^added \$0\.250000 to job tree/m);
+    expect(viaEnv.out).toMatch(/^budget:\s+\$3\.750000$/m);
+    const bad = await run('budget', String(job.id), '--add', '-1');
+    expect(bad.code).not.toBe(0);
+    expect(bad.err).toMatch(/budget must be a positive number/);
+    const missing = await run('budget', '99999');
+    expect(missing.code).toBe(1);
+    expect(missing.err).toMatch(/no job 99999/);
+  });
+
+  it('costs --by agent --since 7d: a table with a total, or JSON; a bad --by is refused', async () => {
+    const empty = await run('costs', '--by', 'agent', '--since', '7d');
+    expect(empty.code).toBe(0);
+    expect(empty.out).toMatch(/^no model calls since /);
+    const j = await run('costs', '--by', 'day', '--json');
+    expect(j.code).toBe(0);
+    expect(JSON.parse(j.out)).toMatchObject({ by: 'day', rows: [], total: { calls: 0, costMicros: 0 } });
+    const bad = await run('costs', '--by', 'planet');
+    expect(bad.code).not.toBe(0);
+    expect(bad.err).toMatch(/planet/);
+    const badSince = await run('costs', '--since', 'yesterday');
+    expect(badSince.code).toBe(1);
+    expect(badSince.err).toMatch(/since/);
+  });
+});

@@ -1,0 +1,41 @@
+import { Command, Option } from 'commander';
+import { formatMicros } from '../../core/money.js';
+import type { BudgetView } from '../../protocol/index.js';
+import type { CliContext } from '../context.js';
+import { addClientOptions, clientFrom, parseBudget, parseJobId, wantsJson, type ClientOptions } from '../options.js';
+
+/**
+ * `flotilla budget JOB [--add USD] [--json]`: shows the budget of the job's tree (limit,
+ * spent, reserved by calls in flight, left); with `--add` (env `FLOTILLA_BUDGET_ADD`) tops it
+ * up first, which resumes the tree's jobs that were paused for budget in their sessions.
+ * Exit 0 on success; 1 on an API error (e.g. unknown job, not an admin).
+ */
+export function registerBudget(program: Command, ctx: CliContext): void {
+  const out = (s: string) => ctx.io.stdout.write(s + '\n');
+  const cmd = program
+    .command('budget')
+    .description("show or top up a job tree's dollar budget; a top-up resumes jobs paused for budget")
+    .argument('<job>', 'job id (any job of the tree)', parseJobId)
+    .addOption(new Option('--add <usd>', 'add this many US dollars to the tree budget').env('FLOTILLA_BUDGET_ADD').argParser(parseBudget));
+  addClientOptions(cmd).action(async (job: number, opts: ClientOptions & { add?: number }, self: Command) => {
+    const client = await clientFrom(opts);
+    const view = opts.add !== undefined ? await client.topUpBudget(job, opts.add) : await client.getBudget(job);
+    if (wantsJson(self, opts)) return void out(JSON.stringify(view));
+    out(describeBudget(view, opts.add));
+  });
+}
+
+/** Human-readable lines for a {@link BudgetView}. */
+export function describeBudget(v: BudgetView, added?: number): string {
+  const b = v.budget;
+  const lines = [
+    ...(added !== undefined ? [`added ${formatMicros(Math.round(added * 1_000_000))} to job tree ${b.rootId}`] : []),
+    `tree:      ${b.rootId}${b.rootId !== v.jobId ? ` (job ${v.jobId} is in it)` : ''}`,
+    `budget:    ${formatMicros(b.limitMicros)}`,
+    `spent:     ${formatMicros(b.spentMicros)}`,
+    `reserved:  ${formatMicros(b.reservedMicros)}`,
+    `left:      ${formatMicros(b.remainingMicros)}`,
+  ];
+  if (v.resumed.length) lines.push(`resumed:   ${v.resumed.map((id) => `job ${id}`).join(', ')}`);
+  return lines.join('\n');
+}

@@ -1,0 +1,38 @@
+import { Command, Option } from 'commander';
+import { formatMicros } from '../../core/money.js';
+import { CostGroup } from '../../protocol/index.js';
+import type { CliContext } from '../context.js';
+import { formatTable } from '../format.js';
+import { addClientOptions, clientFrom, parseJobId, wantsJson, type ClientOptions } from '../options.js';
+
+/**
+ * `flotilla costs [--by job|tree|agent|runner|day] [--since 7d] [--root JOB] [--json]`: the
+ * gateway ledger's model calls, tokens and dollars per group (env FLOTILLA_COSTS_BY,
+ * FLOTILLA_COSTS_SINCE, FLOTILLA_COSTS_ROOT), biggest first, with a total line.
+ */
+export function registerCosts(program: Command, ctx: CliContext): void {
+  const out = (s: string) => ctx.io.stdout.write(s + '\n');
+  const cmd = program
+    .command('costs')
+    .description('model calls, tokens and dollars per job, tree, agent, runner or day')
+    .addOption(new Option('--by <group>', 'group by').choices(CostGroup.options).default('agent').env('FLOTILLA_COSTS_BY'))
+    .addOption(new Option('--since <when>', 'window: 30m, 12h, 7d, 2w or an ISO date').default('30d').env('FLOTILLA_COSTS_SINCE'))
+    .addOption(new Option('--root <job>', 'only this job tree').argParser(parseJobId).env('FLOTILLA_COSTS_ROOT'));
+  addClientOptions(cmd).action(async (opts: ClientOptions & { by: CostGroup; since: string; root?: number }, self: Command) => {
+    const client = await clientFrom(opts);
+    const r = await client.costs({ by: opts.by, since: opts.since, ...(opts.root !== undefined ? { root: opts.root } : {}) });
+    if (wantsJson(self, opts)) return void out(JSON.stringify(r));
+    if (r.rows.length === 0) return void out(`no model calls since ${r.since}`);
+    const row = (key: string, x: (typeof r.rows)[number] | typeof r.total) => [
+      key,
+      String(x.calls),
+      String(x.refusedCalls),
+      String(x.inputTokens),
+      String(x.outputTokens),
+      String(x.cacheReadTokens),
+      String(x.cacheWriteTokens),
+      formatMicros(x.costMicros),
+    ];
+    out(formatTable([opts.by, 'calls', 'refused', 'input', 'output', 'cache read', 'cache write', 'cost'], [...r.rows.map((x) => row(x.key, x)), row('total', r.total)]));
+  });
+}

@@ -1,0 +1,27 @@
+import type { FlotillaClient } from '../../client/index.js';
+import type { Runner } from '../../protocol/index.js';
+import { CliError } from '../options.js';
+
+/**
+ * Resolves a RUNNER argument (an id, or an exact runner name) to a runner id.
+ * @throws CliError when no runner has that name, or several do (then give the id).
+ */
+export async function resolveRunner(client: FlotillaClient, text: string): Promise<number> {
+  const t = text.trim();
+  if (/^[0-9]{1,15}$/.test(t) && Number(t) > 0) return Number(t);
+  const all = await client.listRunners();
+  const named = all.filter((r) => r.name === t);
+  if (named.length === 1) return named[0]!.id;
+  if (named.length === 0) throw new CliError(`RUNNER: no runner named ${JSON.stringify(t)} (give its id or name; see flotilla runners)`);
+  throw new CliError(`RUNNER: ${named.length} runners are named ${JSON.stringify(t)} (ids ${named.map((r) => r.id).join(', ')}); give the id`);
+}
+
+/** `2/3`: active jobs of parallel-job capacity. */
+export function slotsText(r: Runner): string {
+  return `${r.runningJobs.length}/${r.capacity}`;
+}
+
+/** ` until 2026-11-30T14:00:00Z (reason)` for a held runner, else ''. */
+export function holdText(r: Runner): string {
+  return r.hold ? `until ${r.hold.until} (${r.hold.reason})` : '';
+}

@@ -1,0 +1,77 @@
+/**
+ * Once a tree is spent, every route and credential form gets the budget error (Anthropic 402
+ * billing_error, `x-should-retry: false`) and the upstream sees no call.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { JobRow } from '../store/types.js';
+import { createGateway } from './gateway.js';
+import { MemoryGatewayStore } from './memory-store.js';
+import { loadPriceTable } from './prices.js';
+import { listen, type TestServer } from './test-server.js';
+
+const TOKEN = 'flj_refusal_0123456789abcdefghij';
+let upstream: Server;
+let upstreamCalls = 0;
+let gw: TestServer;
+const store = new MemoryGatewayStore();
+const exhausted: Array<[number, string]> = [];
+
+beforeAll(async () => {
+  upstream = createServer((req, res) => {
+    upstreamCalls += 1;
+    req.resume();
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end('{}');
+  });
+  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+  store.addJob(TOKEN, { id: 21, rootId: 20, parentId: 20, budgetMicros: 0 });
+  store.budgets.set(20, { limit: 500_000, spent: 500_000, reserved: 0 });
+  const app = createGateway({
+    store,
+    config: { provider: 'anthropic', anthropicApiKey: 'sk-up', anthropicBaseUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, prices: loadPriceTable() },
+    scriptFor: async () => null,
+    onBudgetExhausted: async (job: JobRow, message: string) => {
+      exhausted.push([job.id, message]);
+    },
+  });
+  gw = await listen(app.fetch);
+});
+afterAll(async () => {
+  await gw.close();
+  await new Promise<void>((r) => upstream.close(() => r()));
+});
+
+const body = (stream: boolean) => JSON.stringify({ model: 'claude-haiku-4-5', max_tokens: 10, stream, messages: [{ role: 'user', content: 'hi' }] });
+const forms: Array<[string, string, Record<string, string>, string]> = [
+  ['messages, x-api-key, non-streamed', '/v1/messages', { 'x-api-key': TOKEN }, body(false)],
+  ['messages, x-api-key, streamed', '/v1/messages?beta=true', { 'x-api-key': TOKEN }, body(true)],
+  ['messages, Bearer, non-streamed', '/v1/messages', { authorization: `Bearer ${TOKEN}` }, body(false)],
+  ['messages, Bearer, streamed', '/v1/messages', { authorization: `Bearer ${TOKEN}` }, body(true)],
+  ['count_tokens, x-api-key', '/v1/messages/count_tokens', { 'x-api-key': TOKEN }, body(false)],
+  ['count_tokens, Bearer', '/v1/messages/count_tokens?beta=true', { authorization: `Bearer ${TOKEN}` }, body(false)],
+];
+
+describe('a spent tree', () => {
+  for (const [name, path, headers, b] of forms) {
+    it(`${name}: 402 billing_error, no retry, upstream untouched`, async () => {
+      const before = exhausted.length;
+      const res = await fetch(gw.url + path, { method: 'POST', headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', ...headers }, body: b });
+      expect(res.status).toBe(402);
+      expect(res.headers.get('x-should-retry')).toBe('false');
+      const err = (await res.json()) as { type: string; error: { type: string; message: string } };
+      expect(err).toMatchObject({ type: 'error', error: { type: 'billing_error' } });
+      expect(err.error.message).toMatch(/job tree 20 \(job 21\) has a budget of \$0\.500000, \$0\.500000 spent .* \$0\.000000 left/);
+      expect(upstreamCalls).toBe(0);
+      expect(exhausted.length).toBe(before + 1);
+      expect(exhausted.at(-1)![0]).toBe(21);
+    });
+  }
+
+  it('every refusal is in the ledger as refused, unbilled', () => {
+    expect(store.calls).toHaveLength(forms.length);
+    expect(store.calls.every((c) => c.refused === 'budget' && c.httpStatus === 402 && c.costMicros === 0)).toBe(true);
+    expect(store.budgets.get(20)).toEqual({ limit: 500_000, spent: 500_000, reserved: 0 });
+  });
+});

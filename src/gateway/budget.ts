@@ -1,0 +1,67 @@
+import type { ModelPrice } from '../core/pricing.js';
+import { formatMicros } from '../core/money.js';
+import type { JobRow, Store, TreeBudget } from '../store/types.js';
+
+/** The Store methods the gateway's budget checks use. */
+export type BudgetStore = Pick<Store, 'reserveBudget' | 'settleBudget'>;
+
+/** max_tokens assumed when a request does not say (OpenAI formats make it optional). */
+export const DEFAULT_MAX_OUTPUT_TOKENS = 32_000;
+
+/**
+ * Worst-case cost of a call before it is made, in integer micro-dollars (rounded up), the
+ * amount reserved against the tree budget (issue 3: "input estimate + max_tokens at the
+ * output price"):
+ * - input estimate: ⌈requestBytes / 3⌉ tokens — a token is on average ~4 bytes of English
+ *   or code, and fewer bytes only for unusual text, so bytes/3 is a safe bound for JSON
+ *   request bodies (an image's base64 over-estimates: safe, never under) — priced at the
+ *   highest input-side rate (input, 5-minute or 1-hour cache write), since the client may
+ *   have marked any of it for caching;
+ * - output: `maxTokens` (or {@link DEFAULT_MAX_OUTPUT_TOKENS}) at the output price.
+ * A price of P USD/MTok is P µ$ per token.
+ */
+export function worstCaseMicros(requestBytes: number, maxTokens: number | undefined, price: ModelPrice): number {
+  const inTokens = Math.ceil(Math.max(0, requestBytes) / 3);
+  const outTokens = Math.max(0, Math.ceil(maxTokens ?? DEFAULT_MAX_OUTPUT_TOKENS));
+  const inRate = Math.max(price.input, price.cacheWrite5m, price.cacheWrite1h);
+  // exact in units of 10⁻⁶ µ$, then rounded up to whole µ$
+  const scaled = (p: number) => BigInt(Math.round(p * 1_000_000));
+  const total = BigInt(inTokens) * scaled(inRate) + BigInt(outTokens) * scaled(price.output);
+  return Number((total + 999_999n) / 1_000_000n);
+}
+
+/** The message every wire format's budget refusal carries: names the tree, its figures and what is left. */
+export function budgetMessage(job: JobRow, b: TreeBudget | null, worst: number): string {
+  if (!b) return `budget exhausted: job tree ${job.rootId} has no budget`;
+  return (
+    `budget exhausted: job tree ${job.rootId} (job ${job.id}) has a budget of ${formatMicros(b.limitMicros)}, ` +
+    `${formatMicros(b.spentMicros)} spent and ${formatMicros(b.reservedMicros)} reserved by calls in flight, ` +
+    `${formatMicros(b.remainingMicros)} left; this call may cost up to ${formatMicros(worst)}. ` +
+    `Top up with: flotilla budget ${job.rootId} --add <USD>`
+  );
+}
+
+/** A reservation held for one call: settle it exactly once. */
+export interface Reservation {
+  readonly micros: number;
+  /** Charges `costMicros` and releases the reservation (0 = release only). Later calls do nothing. */
+  settle(costMicros: number): Promise<void>;
+}
+
+/**
+ * Reserves `worst` µ$ for a call of `job`'s tree.
+ * @returns the reservation, or `{ refused: message }` when the call does not fit.
+ */
+export async function reserve(store: BudgetStore, job: JobRow, worst: number, now: number): Promise<Reservation | { refused: string; budget: TreeBudget | null }> {
+  const r = await store.reserveBudget(job.rootId, worst, now);
+  if (!r || !r.ok) return { refused: budgetMessage(job, r?.budget ?? null, worst), budget: r?.budget ?? null };
+  let settled = false;
+  return {
+    micros: worst,
+    async settle(costMicros: number) {
+      if (settled) return;
+      settled = true;
+      await store.settleBudget(job.rootId, worst, costMicros, Date.now());
+    },
+  };
+}

@@ -1,0 +1,129 @@
+import type { Context, Hono } from 'hono';
+import { hashToken } from '../core/tokens.js';
+import type { Logger } from '../core/log.js';
+import type { JobRow } from '../store/types.js';
+import { reserve, worstCaseMicros } from './budget.js';
+import type { GatewayConfig } from './config.js';
+import { meteredResponse, recordRefused, recordUnreachable, type CallContext } from './meter.js';
+import { OpenAiStreamReader, usageFromOpenAiBody } from './openai-usage.js';
+import { asScriptRequest, maxOutputOf, openaiBudgetError, openaiError, parseOpenAiRequest, type ChatRequest, type OpenAiApi } from './openai-wire.js';
+import { priceFor } from './prices.js';
+import { forwardToOpenAi, stripUsageChunks } from './providers/openai.js';
+import { scriptedOpenAiResponse } from './providers/scripted-openai.js';
+import type { ModelScript } from './script.js';
+import type { GatewayStore } from './gateway.js';
+import { DEFAULT_RETRY, KeyRing, withRetries, type RetryPolicy } from './retry.js';
+
+/** What the OpenAI routes share with the rest of the gateway. */
+export interface OpenAiRouteDeps {
+  store: GatewayStore;
+  config: GatewayConfig;
+  log: Logger;
+  scriptFor: (job: JobRow) => Promise<ModelScript | null>;
+  onBudgetExhausted?: (job: JobRow, message: string) => Promise<void>;
+}
+
+function tokenOf(c: Context): string | null {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('authorization') ?? '');
+  return m?.[1] ?? c.req.header('x-api-key')?.trim() ?? null;
+}
+
+/**
+ * `POST /v1/chat/completions` and `POST /v1/responses` (OpenAI wire formats, streamed or not),
+ * with the same rules as `/v1/messages`: a live job token (`Authorization: Bearer`, or
+ * x-api-key) else 401 `invalid_api_key`; a malformed body → 400 `invalid_request_error` naming
+ * the field, recorded as refused; the worst case reserved against the tree budget first, a call
+ * that does not fit → 429 `insufficient_quota` (what Codex does not retry) naming the budget,
+ * recorded as refused, and the job paused; then served by the configured upstream
+ * (`openai`/`openai-compatible`) or the scripted model, metered (usage from the JSON body,
+ * the final usage chunk, or `response.completed`), and settled.
+ * Upstream failures are retried as in retry.ts (keys rotate), except 429s.
+ * Chat streams the client did not ask usage for get `stream_options.include_usage` added
+ * upstream and the usage chunk removed from what the client sees.
+ */
+export function mountOpenAi(app: Hono, d: OpenAiRouteDeps): void {
+  const keys = new KeyRing(d.config.openai?.apiKeys ?? []);
+  const retryPolicy: RetryPolicy = { ...DEFAULT_RETRY, ...d.config.retry };
+  const route = (api: OpenAiApi, path: string) => async (c: Context) => {
+    const startedAt = Date.now();
+    const token = tokenOf(c);
+    if (!token) return openaiError(401, 'invalid_request_error', 'missing job token: send it as Authorization: Bearer', 'invalid_api_key');
+    const job = await d.store.findJobByTokenHash(hashToken(token));
+    if (!job) return openaiError(401, 'invalid_request_error', 'invalid job token: unknown, or its job is no longer running', 'invalid_api_key');
+    let raw = new Uint8Array(await c.req.arrayBuffer());
+    const upstream = d.config.openai;
+    const ctx: CallContext = {
+      store: d.store,
+      prices: d.config.prices,
+      log: d.log,
+      job,
+      provider: upstream?.provider ?? 'scripted',
+      requestModel: 'unknown',
+      streamed: false,
+      requestBytes: raw.byteLength,
+      startedAt,
+      api,
+      usageFromBody: usageFromOpenAiBody,
+      streamReader: () => new OpenAiStreamReader(),
+    };
+    const parsed = parseOpenAiRequest(api, new TextDecoder().decode(raw));
+    if ('error' in parsed) {
+      await recordRefused(ctx, 400, 'invalid_request');
+      return openaiError(400, 'invalid_request_error', parsed.error, null, parsed.param);
+    }
+    const req = parsed.request;
+    ctx.requestModel = req.model;
+    ctx.streamed = req.stream === true;
+    const worst = worstCaseMicros(raw.byteLength, maxOutputOf(api, req), priceFor(d.config.prices, req.model));
+    const held = await reserve(d.store, job, worst, startedAt);
+    if ('refused' in held) {
+      await recordRefused(ctx, 429, 'budget');
+      try {
+        await d.onBudgetExhausted?.(job, held.refused);
+      } catch (err) {
+        d.log.error('gateway: budget-exhausted handler failed', { job: job.id, error: (err as Error).message });
+      }
+      return openaiBudgetError(held.refused);
+    }
+    ctx.reservation = held;
+    try {
+      // Chat streams: ask the upstream for usage when the client did not.
+      const chat = req as ChatRequest;
+      const addUsage = api === 'openai-chat' && ctx.streamed && chat.stream_options?.include_usage !== true;
+      if (!upstream) {
+        let script: ModelScript | null;
+        try {
+          script = await d.scriptFor(job);
+        } catch (err) {
+          await held.settle(0);
+          return openaiError(500, 'server_error', `scripted model: the script for agent "${job.agent}" could not be loaded: ${(err as Error).message}`);
+        }
+        // The scripted model always reports usage to the meter; the client sees it only when asked.
+        const res = await meteredResponse(scriptedOpenAiResponse(api, script, job, asScriptRequest(api, req), ctx.streamed, true), ctx);
+        return addUsage ? stripUsageChunks(res) : res;
+      }
+      if (addUsage) raw = new TextEncoder().encode(JSON.stringify({ ...chat, stream_options: { ...(chat.stream_options ?? {}), include_usage: true } }));
+      let res: Response;
+      try {
+        const body = raw;
+        // OpenAI's 429 may be insufficient_quota (never retried), so 429s are not retried here.
+        const out = await withRetries((apiKey) => forwardToOpenAi({ baseUrl: upstream.baseUrl, apiKey, path, headers: c.req.raw.headers, body, signal: c.req.raw.signal }), keys, retryPolicy, {
+          signal: c.req.raw.signal,
+          retryable: (r) => r.status !== 429,
+        });
+        res = out.response;
+      } catch (err) {
+        d.log.warn('gateway: upstream unreachable', { job: job.id, error: (err as Error).message });
+        await recordUnreachable(ctx);
+        return openaiError(502, 'server_error', 'the model provider could not be reached');
+      }
+      const metered = await meteredResponse(res, ctx);
+      return addUsage ? stripUsageChunks(metered) : metered;
+    } catch (err) {
+      await held.settle(0);
+      throw err;
+    }
+  };
+  app.post('/v1/chat/completions', route('openai-chat', '/chat/completions'));
+  app.post('/v1/responses', route('openai-responses', '/responses'));
+}

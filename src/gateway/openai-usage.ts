@@ -1,0 +1,118 @@
+import { SseParser } from './sse.js';
+import type { CallUsage, StreamUsageState } from './usage.js';
+
+/**
+ * Usage extraction for the OpenAI wire formats. OpenAI counts cached prompt tokens INSIDE the
+ * prompt/input figure (`prompt_tokens_details.cached_tokens` / `input_tokens_details.cached_tokens`),
+ * so they are split out: inputTokens = prompt − cached, cacheReadTokens = cached (each category
+ * priced once). There are no cache-write figures. Reasoning tokens are inside the output figure.
+ */
+
+function n(v: unknown): number | null {
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.round(v) : null;
+}
+
+/** An OpenAI `usage` object (Chat Completions or Responses shape) → CallUsage, or null without input and output figures. */
+export function usageFromOpenAi(u: unknown): CallUsage | null {
+  if (u === null || typeof u !== 'object') return null;
+  const w = u as Record<string, unknown>;
+  const input = n(w.prompt_tokens) ?? n(w.input_tokens);
+  const output = n(w.completion_tokens) ?? n(w.output_tokens);
+  if (input === null || output === null) return null;
+  const details = (w.prompt_tokens_details ?? w.input_tokens_details) as Record<string, unknown> | null | undefined;
+  const cached = Math.min(input, n(details?.cached_tokens) ?? 0);
+  return { inputTokens: input - cached, outputTokens: output, cacheReadTokens: cached, cacheWriteTokens: 0, cacheWrite1hTokens: 0 };
+}
+
+/** Usage of a non-streamed Chat Completions or Responses body, or null. */
+export function usageFromOpenAiBody(body: unknown): CallUsage | null {
+  if (body === null || typeof body !== 'object') return null;
+  return usageFromOpenAi((body as { usage?: unknown }).usage);
+}
+
+/** A reader with the interface meter.ts drives (push bytes as they pass, then end()). */
+export interface StreamReader {
+  push(chunk: Uint8Array | string): void;
+  end(): StreamUsageState;
+  state(): StreamUsageState;
+}
+
+/**
+ * Reads usage from an OpenAI SSE stream incrementally. Chat Completions: `data: {chunk}` lines,
+ * the usage in the chunk that carries `usage` (sent last when `stream_options.include_usage`),
+ * complete at `data: [DONE]`. Responses: `response.created` starts, `response.completed` (or
+ * `response.incomplete`) carries `response.usage` and completes; `response.failed`/`error` mark
+ * it errored. Text and argument deltas are counted (bytes) for estimates.
+ */
+export class OpenAiStreamReader implements StreamReader {
+  private readonly parser = new SseParser();
+  private usage: CallUsage | null = null;
+  private sawStart = false;
+  private complete = false;
+  private errored = false;
+  private textBytes = 0;
+  private model: string | null = null;
+
+  push(chunk: Uint8Array | string): void {
+    for (const ev of this.parser.push(chunk)) this.onEvent(ev.event, ev.data);
+  }
+
+  end(): StreamUsageState {
+    for (const ev of this.parser.end()) this.onEvent(ev.event, ev.data);
+    return this.state();
+  }
+
+  state(): StreamUsageState {
+    return {
+      sawStart: this.sawStart,
+      complete: this.complete && this.usage !== null,
+      errored: this.errored,
+      usage: this.usage ?? { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0 },
+      textBytes: this.textBytes,
+      model: this.model,
+    };
+  }
+
+  private onEvent(event: string, data: string): void {
+    if (data === '[DONE]') {
+      if (this.sawStart) this.complete = true;
+      return;
+    }
+    let msg: Record<string, unknown>;
+    try {
+      msg = JSON.parse(data) as Record<string, unknown>;
+    } catch {
+      return;
+    }
+    const type = typeof msg.type === 'string' ? msg.type : event;
+    if (type === 'error' || type === 'response.failed') {
+      this.errored = true;
+      return;
+    }
+    if (typeof msg.object === 'string' && msg.object === 'chat.completion.chunk') {
+      this.sawStart = true;
+      if (typeof msg.model === 'string') this.model = msg.model;
+      const u = usageFromOpenAi(msg.usage);
+      if (u) this.usage = u;
+      for (const ch of (Array.isArray(msg.choices) ? msg.choices : []) as Array<{ delta?: { content?: unknown; tool_calls?: Array<{ function?: { arguments?: unknown } }> } }>) {
+        if (typeof ch.delta?.content === 'string') this.textBytes += Buffer.byteLength(ch.delta.content, 'utf8');
+        for (const tc of ch.delta?.tool_calls ?? []) if (typeof tc.function?.arguments === 'string') this.textBytes += Buffer.byteLength(tc.function.arguments, 'utf8');
+      }
+      return;
+    }
+    if (type === 'response.created' || type === 'response.in_progress') {
+      this.sawStart = true;
+      const r = msg.response as { model?: unknown } | undefined;
+      if (typeof r?.model === 'string') this.model = r.model;
+    } else if (type === 'response.output_text.delta' || type === 'response.function_call_arguments.delta' || type === 'response.reasoning_summary_text.delta') {
+      if (typeof msg.delta === 'string') this.textBytes += Buffer.byteLength(msg.delta, 'utf8');
+    } else if (type === 'response.completed' || type === 'response.incomplete') {
+      const r = msg.response as { usage?: unknown; model?: unknown } | undefined;
+      if (typeof r?.model === 'string') this.model = r.model;
+      const u = usageFromOpenAi(r?.usage);
+      if (u) this.usage = u;
+      this.sawStart = true;
+      this.complete = true;
+    }
+  }
+}

@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import type { MessagesRequest } from './request.js';
+
+/**
+ * The OpenAI wire formats the gateway speaks: Chat Completions (`/v1/chat/completions`) and
+ * Responses (`/v1/responses`, what Codex uses). Only the fields read here are typed; every
+ * other field passes through untouched.
+ */
+export type OpenAiApi = 'openai-chat' | 'openai-responses';
+
+/** OpenAI-shaped error reply: `{"error":{"message","type","param","code"}}`. */
+export function openaiError(status: number, type: string, message: string, code: string | null = null, param: string | null = null): Response {
+  return new Response(JSON.stringify({ error: { message, type, param, code } }), { status, headers: { 'content-type': 'application/json' } });
+}
+
+/** The budget refusal harnesses do not retry (Codex: 429 `insufficient_quota` → one request; harness-facts.md). */
+export function openaiBudgetError(message: string): Response {
+  const res = openaiError(429, 'insufficient_quota', message, 'insufficient_quota');
+  res.headers.set('x-should-retry', 'false');
+  return res;
+}
+
+export const ChatRequest = z
+  .object({
+    model: z.string().min(1),
+    messages: z.array(z.object({ role: z.string() }).passthrough()).min(1),
+    stream: z.boolean().optional(),
+    max_tokens: z.number().int().positive().optional(),
+    max_completion_tokens: z.number().int().positive().optional(),
+    stream_options: z.object({ include_usage: z.boolean().optional() }).passthrough().nullable().optional(),
+  })
+  .passthrough();
+export type ChatRequest = z.infer<typeof ChatRequest>;
+
+export const ResponsesRequest = z
+  .object({
+    model: z.string().min(1),
+    input: z.union([z.string(), z.array(z.object({}).passthrough())]),
+    instructions: z.string().nullable().optional(),
+    stream: z.boolean().optional(),
+    max_output_tokens: z.number().int().positive().nullable().optional(),
+  })
+  .passthrough();
+export type ResponsesRequest = z.infer<typeof ResponsesRequest>;
+
+/** Parses a body of `api`; `{ error }` names the bad field (`messages: ...`) or says it is not JSON. */
+export function parseOpenAiRequest(api: OpenAiApi, raw: string): { request: ChatRequest | ResponsesRequest } | { error: string; param: string | null } {
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    return { error: 'request body is not valid JSON', param: null };
+  }
+  const r = (api === 'openai-chat' ? ChatRequest : ResponsesRequest).safeParse(json);
+  if (!r.success) {
+    const issue = r.error.issues[0];
+    const param = issue?.path.join('.') || null;
+    return { error: `${param ?? 'body'}: ${issue?.message ?? 'invalid'}`, param };
+  }
+  return { request: r.data };
+}
+
+/** The output limit a request sets (max_tokens / max_completion_tokens / max_output_tokens), if any. */
+export function maxOutputOf(api: OpenAiApi, req: ChatRequest | ResponsesRequest): number | undefined {
+  if (api === 'openai-chat') {
+    const c = req as ChatRequest;
+    return c.max_completion_tokens ?? c.max_tokens;
+  }
+  return (req as ResponsesRequest).max_output_tokens ?? undefined;
+}
+
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (Array.isArray(content)) return content.map((p) => (p && typeof p === 'object' && typeof (p as { text?: unknown }).text === 'string' ? (p as { text: string }).text : '')).join('\n');
+  return '';
+}
+
+const ASSISTANT_SIDE = new Set(['function_call', 'reasoning', 'custom_tool_call', 'local_shell_call']);
+
+/**
+ * The request as the scripted model sees it (a Messages request): one `assistant` message per
+ * earlier model turn — Chat: each assistant message; Responses: each run of consecutive
+ * assistant-side items (assistant messages, function_call, reasoning) — and the system text
+ * (system/developer messages, `instructions`) so `{{workspace}}` can be filled.
+ */
+export function asScriptRequest(api: OpenAiApi, req: ChatRequest | ResponsesRequest): MessagesRequest {
+  let turns = 0;
+  const system: string[] = [];
+  if (api === 'openai-chat') {
+    for (const m of (req as ChatRequest).messages) {
+      if (m.role === 'assistant') turns += 1;
+      else if (m.role === 'system' || m.role === 'developer') system.push(textOf(m.content));
+    }
+  } else {
+    const r = req as ResponsesRequest;
+    if (r.instructions) system.push(r.instructions);
+    let inRun = false;
+    for (const item of typeof r.input === 'string' ? [] : r.input) {
+      const it = item as { type?: string; role?: string; content?: unknown };
+      const assistantSide = it.role === 'assistant' || (it.type !== undefined && ASSISTANT_SIDE.has(it.type));
+      if (assistantSide && !inRun) turns += 1;
+      inRun = assistantSide;
+      if (it.role === 'system' || it.role === 'developer') system.push(textOf(it.content));
+    }
+  }
+  return { model: req.model, messages: Array.from({ length: turns }, () => ({ role: 'assistant', content: '' })), system: system.join('\n') };
+}

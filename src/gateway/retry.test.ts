@@ -1,0 +1,86 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createGateway } from './gateway.js';
+import { MemoryGatewayStore } from './memory-store.js';
+import { loadPriceTable } from './prices.js';
+import { KeyRing, retryAfterMs, withRetries } from './retry.js';
+import { listen } from './test-server.js';
+
+const TOKEN = 'flj_retry_0123456789abcdefghijklmn';
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+const ok = JSON.stringify({ id: 'm', type: 'message', role: 'assistant', model: 'claude-haiku-4-5', content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', usage: { input_tokens: 10, output_tokens: 5 } });
+
+describe('upstream retries', () => {
+  it('a 529 storm (first 20 upstream calls, no retry-after) with 2 keys: all 20 client calls succeed, upstream calls ≤ 20 × (1 + retries), both keys used', async () => {
+    let calls = 0;
+    const keys = new Map<string, number>();
+    const up: Server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        calls += 1;
+        const k = String(req.headers['x-api-key']);
+        keys.set(k, (keys.get(k) ?? 0) + 1);
+        if (calls <= 20) {
+          res.writeHead(529, { 'content-type': 'application/json' });
+          res.end(JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }));
+          return;
+        }
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(ok);
+      });
+    });
+    await new Promise<void>((r) => up.listen(0, '127.0.0.1', r));
+    cleanups.push(() => new Promise((r) => up.close(() => r())));
+    const store = new MemoryGatewayStore();
+    store.addJob(TOKEN, { budgetMicros: 100_000_000 });
+    const RETRIES = 2;
+    const app = createGateway({
+      store,
+      config: { provider: 'anthropic', anthropicApiKey: 'sk-a, sk-b', anthropicBaseUrl: `http://127.0.0.1:${(up.address() as AddressInfo).port}`, prices: loadPriceTable(), retry: { retries: RETRIES } }, // default backoff: 250 ms × 2^n ± 50 %
+      scriptFor: async () => null,
+    });
+    const gw = await listen(app.fetch);
+    cleanups.push(() => gw.close());
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        fetch(gw.url + '/v1/messages', { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TOKEN }, body: JSON.stringify({ model: 'claude-haiku-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] }) }).then((r) => r.status),
+      ),
+    );
+    expect(results).toEqual(Array(20).fill(200));
+    expect(calls).toBeLessThanOrEqual(20 * (1 + RETRIES));
+    expect([...keys.keys()].sort()).toEqual(['sk-a', 'sk-b']);
+    // one row per client call, none billed twice: 20 × (10 × 1 + 5 × 5) = 20 × 35 µ$
+    expect(store.calls).toHaveLength(20);
+    expect(store.budgets.get(1)?.spent).toBe(20 * 35);
+  });
+
+  it('a fixed total: N retries = N+1 calls, then the reply says x-should-retry: false; retry-after is honoured; no retry where the upstream forbids it', async () => {
+    const waits: number[] = [];
+    const sleep = async (ms: number) => void waits.push(ms);
+    let n = 0;
+    const r529 = () => new Response('{}', { status: 529, headers: { 'retry-after': '2' } });
+    const a = await withRetries(async () => (n++, r529()), new KeyRing(['k']), { retries: 3, baseMs: 10, maxDelayMs: 10_000 }, { sleep });
+    expect(n).toBe(4);
+    expect(a.calls).toBe(4);
+    expect(a.response.status).toBe(529);
+    expect(a.response.headers.get('x-should-retry')).toBe('false');
+    expect(waits).toEqual([2000, 2000, 2000]);
+    n = 0;
+    const b = await withRetries(async () => (n++, new Response('{}', { status: 429, headers: { 'x-should-retry': 'false' } })), new KeyRing([]), { retries: 3, baseMs: 10, maxDelayMs: 10_000 }, { sleep });
+    expect([n, b.response.status]).toEqual([1, 429]);
+    n = 0;
+    const c = await withRetries(async () => (n++, new Response('{}', { status: 400 })), new KeyRing([]), { retries: 3, baseMs: 10, maxDelayMs: 10_000 }, { sleep });
+    expect([n, c.response.status, c.response.headers.get('x-should-retry')]).toEqual([1, 400, null]);
+    // a retry-after longer than the cap ends the retries at once
+    n = 0;
+    await withRetries(async () => (n++, new Response('{}', { status: 429, headers: { 'retry-after': '60' } })), new KeyRing([]), { retries: 3, baseMs: 10, maxDelayMs: 10_000 }, { sleep });
+    expect(n).toBe(1);
+    expect(retryAfterMs(new Headers({ 'retry-after-ms': '150' }))).toBe(150);
+    expect(retryAfterMs(new Headers({ 'retry-after': new Date(Date.now() + 5000).toUTCString() }), Date.now())).toBeGreaterThan(3000);
+  });
+});

@@ -1,0 +1,73 @@
+import { z } from 'zod';
+
+/**
+ * Budgets and cost rollups (issue 3). Money in integer micro-dollars (µ$, 1e-6 USD) except
+ * request amounts, which are USD as people type them.
+ */
+
+/** A job tree's budget. remainingMicros = max(0, limit − spent − reserved). */
+export const TreeBudget = z.object({
+  rootId: z.number().int().positive(),
+  limitMicros: z.number().int().nonnegative(),
+  spentMicros: z.number().int().nonnegative(),
+  /** Worst-case cost of the tree's model calls in flight. */
+  reservedMicros: z.number().int().nonnegative(),
+  remainingMicros: z.number().int().nonnegative(),
+});
+export type TreeBudget = z.infer<typeof TreeBudget>;
+
+/** `POST /api/jobs/:id/budget` body: add `addUsd` dollars to the job's tree (0 < addUsd ≤ 100,000). */
+export const TopUpRequest = z.object({ addUsd: z.number().positive().max(100_000) }).strict();
+export type TopUpRequest = z.infer<typeof TopUpRequest>;
+
+/** `GET/POST /api/jobs/:id/budget` response: the tree's budget and (POST) the jobs the top-up resumed. */
+export const BudgetView = z.object({
+  jobId: z.number().int().positive(),
+  budget: TreeBudget,
+  /** Ids of jobs that were paused for budget and are queued again (POST only). */
+  resumed: z.array(z.number().int().positive()),
+});
+export type BudgetView = z.infer<typeof BudgetView>;
+
+/** How `GET /api/costs` groups. */
+export const CostGroup = z.enum(['job', 'tree', 'agent', 'runner', 'day']);
+export type CostGroup = z.infer<typeof CostGroup>;
+
+/** One group of a cost rollup. costNanos is the exact sum in nano-dollars (costMicros sums rounded per-call costs). */
+export const CostRow = z.object({
+  key: z.string(),
+  calls: z.number().int().nonnegative(),
+  refusedCalls: z.number().int().nonnegative(),
+  estimatedCalls: z.number().int().nonnegative(),
+  inputTokens: z.number().int().nonnegative(),
+  outputTokens: z.number().int().nonnegative(),
+  cacheReadTokens: z.number().int().nonnegative(),
+  cacheWriteTokens: z.number().int().nonnegative(),
+  costMicros: z.number().int().nonnegative(),
+  costNanos: z.number().int().nonnegative(),
+});
+export type CostRow = z.infer<typeof CostRow>;
+
+/** `GET /api/costs?by=agent&since=7d` response; `since` is ISO-8601 (server clock). */
+export const CostRollup = z.object({
+  by: CostGroup,
+  since: z.string(),
+  rows: z.array(CostRow),
+  total: CostRow.omit({ key: true }),
+});
+export type CostRollup = z.infer<typeof CostRollup>;
+
+/**
+ * A `since` window: `<n>m|h|d|w` back from now (e.g. `7d`, `12h`), or an ISO-8601 date/time.
+ * @returns epoch ms, or null when the text is neither.
+ */
+export function parseSince(text: string, now: number): number | null {
+  const m = /^(\d{1,6})([mhdw])$/.exec(text.trim());
+  if (m) {
+    const unit = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[m[2] as 'm' | 'h' | 'd' | 'w'];
+    return now - Number(m[1]) * unit;
+  }
+  if (!/^\d{4}-\d{2}-\d{2}/.test(text.trim())) return null;
+  const t = Date.parse(text.trim());
+  return Number.isFinite(t) ? t : null;
+}

@@ -1,0 +1,102 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocketServer } from 'ws';
+import { silentLogger } from '../core/log.js';
+import { backoffDelay, retryAfterDelay, Session, CLOSE_REVOKED } from './session.js';
+
+describe('reconnect delays', () => {
+  it('without spread: min·2^n capped at max, times 0.5–1', () => {
+    const p = { minMs: 250, maxMs: 10_000 };
+    expect([0, 1, 2, 10].map((n) => backoffDelay(n, p, () => 0))).toEqual([125, 250, 500, 5000]);
+    expect([0, 1, 2, 10].map((n) => backoffDelay(n, p, () => 1))).toEqual([250, 500, 1000, 10_000]);
+  });
+
+  it('with spread: full jitter over at least the spread window', () => {
+    const p = { minMs: 250, maxMs: 10_000, spreadMs: 8000 };
+    expect(backoffDelay(0, p, () => 0)).toBe(0);
+    expect(backoffDelay(0, p, () => 0.5)).toBe(4000);
+    expect(backoffDelay(10, p, () => 0.5)).toBe(5000); // window = max(10000, 8000)
+  });
+
+  it('200 runners losing the server at once: no 1-second window holds more than a quarter of the first reconnects', () => {
+    // Deterministic pseudo-random (LCG) so the check is repeatable.
+    let seed = 42;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const times = Array.from({ length: 200 }, () => backoffDelay(0, { minMs: 250, maxMs: 10_000, spreadMs: 10_000 }, rnd)).sort((a, b) => a - b);
+    let worst = 0;
+    for (let i = 0, j = 0; i < times.length; i++) {
+      while (times[i]! - times[j]! >= 1000) j++;
+      worst = Math.max(worst, i - j + 1);
+    }
+    expect(worst).toBeLessThanOrEqual(50);
+  });
+
+  it('busy, retry after s: waits s to 2s', () => {
+    expect(retryAfterDelay(2, () => 0)).toBe(2000);
+    expect(retryAfterDelay(2, () => 1)).toBe(4000);
+  });
+});
+
+describe('session against a server', () => {
+  let server: Server | null = null;
+  afterEach(async () => {
+    await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
+    server = null;
+  });
+
+  const hello = () => ({ type: 'hello' as const, name: 'r', labels: {}, capacity: 1, version: 't', running: [] });
+
+  it('answers "busy, retry after" (503 + Retry-After) by waiting that long before the next try', async () => {
+    const wss = new WebSocketServer({ noServer: true });
+    const tries: number[] = [];
+    server = createServer();
+    server.on('upgrade', (req, socket, head) => {
+      tries.push(Date.now());
+      if (tries.length === 1) {
+        socket.end('HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+        return;
+      }
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        ws.on('message', () => ws.send(JSON.stringify({ type: 'welcome', runnerId: 7, heartbeatIntervalMs: 1000, serverTime: new Date().toISOString() })));
+      });
+    });
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', () => r()));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const s = new Session({ serverUrl: url, credential: 'flc_x', hello, running: () => [], onWelcome: () => {}, onMessage: () => {}, reconnect: { minMs: 10, maxMs: 20 }, log: silentLogger });
+    const w = await s.start(5000);
+    expect(w.runnerId).toBe(7);
+    expect(tries.length).toBe(2);
+    // Retry-After 1 → between 1 and 2 seconds, not the 10–20 ms backoff.
+    expect(tries[1]! - tries[0]!).toBeGreaterThanOrEqual(1000);
+    expect(tries[1]! - tries[0]!).toBeLessThan(2500);
+    await s.close();
+    wss.close();
+  });
+
+  it('stops for good when the server closes with "revoked" (4403)', async () => {
+    const wss = new WebSocketServer({ noServer: true });
+    let upgrades = 0;
+    server = createServer();
+    server.on('upgrade', (req, socket, head) => {
+      upgrades++;
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        ws.on('message', () => {
+          ws.send(JSON.stringify({ type: 'welcome', runnerId: 7, heartbeatIntervalMs: 1000, serverTime: new Date().toISOString() }));
+          setTimeout(() => ws.close(CLOSE_REVOKED, 'runner revoked'), 50);
+        });
+      });
+    });
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', () => r()));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    let revoked = '';
+    const s = new Session({ serverUrl: url, credential: 'flc_x', hello, running: () => [], onWelcome: () => {}, onMessage: () => {}, onRevoked: (r) => (revoked = r), reconnect: { minMs: 10, maxMs: 20 }, log: silentLogger });
+    await s.start(5000);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(revoked).toBe('runner revoked');
+    expect(upgrades).toBe(1);
+    expect(s.ready).toBe(false);
+    await s.close();
+    wss.close();
+  });
+});

@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BudgetView, CostRollup, Job } from '../protocol/index.js';
+import { FakeRunner, startTestServer, type TestServer } from './test-helpers.js';
+
+/**
+ * Budgets end to end through the real server: a job's model call through the gateway, the
+ * tree runs out, the refusal pauses the job (the runner's later `failed`/`budget` report does
+ * not change that), a top-up through the API resumes it in its session, and the cost rollups.
+ * Prices (TEST_GATEWAY default): input 3, output 15, cache write 3.75, cache read 0.30 USD/MTok.
+ */
+describe('budgets through the API and the gateway', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer();
+  });
+  afterAll(() => t.close());
+  const at = () => new Date().toISOString();
+
+  const callModel = (token: string, body: Record<string, unknown> = {}) =>
+    fetch(t.url + '/v1/messages', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': token, 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 1000, messages: [{ role: 'user', content: 'fix it' }], ...body }),
+    });
+
+  it('refuses once the tree is spent, pauses the job, and a top-up resumes it in the same session', async () => {
+    const created = await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'examples/calc' }, budgetUsd: 0.05 } });
+    const job = (await created.json()) as Job;
+    const r = await FakeRunner.start(t);
+    await r.hello();
+    const assign = await r.next('job.assign', (f) => f.assignment.jobId === job.id);
+    const token = assign.assignment.token;
+    r.send({ type: 'job.accepted', jobId: job.id, attempt: 1 });
+    r.send({ type: 'job.events', jobId: job.id, attempt: 1, events: [{ rseq: 1, at: at(), type: 'harness.started', data: { harness: 'claude-code', pid: 1, sessionId: 'sess-A' } }] });
+    await r.next('ack');
+
+    // Turn 0 of test-fixer's script: 4 input, 62 output, 14,512 cache write
+    // = 12 + 930 + 54,420 = 55,362 µ$: the worst case (~15,100 µ$) fitted $0.05, the real cost overshoots it.
+    const first = await callModel(token);
+    expect(first.status).toBe(200);
+    await first.json();
+    const budget1 = (await (await t.api(`/api/jobs/${job.id}/budget`)).json()) as BudgetView;
+    expect(budget1.budget).toEqual({ rootId: job.id, limitMicros: 50_000, spentMicros: 55_362, reservedMicros: 0, remainingMicros: 0 });
+
+    const refused = await callModel(token);
+    expect(refused.status).toBe(402);
+    expect(refused.headers.get('x-should-retry')).toBe('false');
+    const err = (await refused.json()) as { type: string; error: { type: string; message: string } };
+    expect(err.type).toBe('error');
+    expect(err.error.type).toBe('billing_error');
+    expect(err.error.message).toMatch(new RegExp(`job tree ${job.id} .*budget of \\$0\\.050000, \\$0\\.055362 spent .*\\$0\\.000000 left`));
+    expect(err.error.message).toContain(`flotilla budget ${job.id} --add`);
+
+    let row = (await (await t.api(`/api/jobs/${job.id}`)).json()) as Job;
+    expect(row).toMatchObject({ status: 'paused', endReason: 'budget' });
+    // The token died with the pause.
+    expect((await callModel(token)).status).toBe(401);
+    // The harness exits on the 402 and the runner reports failed/budget: the job stays paused.
+    r.send({ type: 'job.events', jobId: job.id, attempt: 1, events: [{ rseq: 2, at: at(), type: 'job.finished', data: { status: 'failed', reason: 'budget', error: 'API Error: 402', sessionId: 'sess-A' } }] });
+    await r.next('ack');
+    row = (await (await t.api(`/api/jobs/${job.id}`)).json()) as Job;
+    expect(row).toMatchObject({ status: 'paused', endReason: 'budget' });
+
+    // Bad top-ups name the field; nothing changes.
+    const bad = await t.api(`/api/jobs/${job.id}/budget`, { json: { addUsd: -2 } });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { field: string } }).error.field).toBe('addUsd');
+    expect((await t.api('/api/jobs/999999/budget', { json: { addUsd: 1 } })).status).toBe(404);
+
+    const top = await t.api(`/api/jobs/${job.id}/budget`, { json: { addUsd: 2 } });
+    expect(top.status).toBe(200);
+    const view = (await top.json()) as BudgetView;
+    expect(view).toEqual({ jobId: job.id, budget: { rootId: job.id, limitMicros: 2_050_000, spentMicros: 55_362, reservedMicros: 0, remainingMicros: 1_994_638 }, resumed: [job.id] });
+    // A new attempt, resuming the session; the job shows the new limit.
+    const again = await r.next('job.assign', (f) => f.assignment.jobId === job.id);
+    expect(again.assignment).toMatchObject({ attempt: 2, resumeSessionId: 'sess-A' });
+    row = (await (await t.api(`/api/jobs/${job.id}`)).json()) as Job;
+    expect(row).toMatchObject({ status: 'assigned', attempt: 2, budgetMicros: 2_050_000, endReason: null });
+    const next = await callModel(again.assignment.token, { messages: [{ role: 'user', content: 'go on' }, { role: 'assistant', content: 'ok' }, { role: 'user', content: 'more' }] });
+    expect(next.status).toBe(200);
+    await next.json();
+
+    // Rollups: 3 calls for the agent (one refused at $0); turn 1 = 6×3 + 71×15 + 14,512×0.30 + 436×3.75 = 18 + 1,065 + 4,353.6 + 1,635 = 7,071.6 → 7,072 µ$.
+    const costs = (await (await t.api('/api/costs?by=agent&since=1d')).json()) as CostRollup;
+    expect(costs.rows).toEqual([
+      { key: 'test-fixer', calls: 3, refusedCalls: 1, estimatedCalls: 0, inputTokens: 10, outputTokens: 133, cacheReadTokens: 14_512, cacheWriteTokens: 14_948, costMicros: 55_362 + 7_072, costNanos: 55_362_000 + 7_071_600 },
+    ]);
+    const byRunner = (await (await t.api('/api/costs?by=runner')).json()) as CostRollup;
+    expect(byRunner.rows.map((x) => [x.key, x.costMicros])).toEqual([[String(r.runnerId), 62_434]]);
+    const badBy = await t.api('/api/costs?by=planet');
+    expect(badBy.status).toBe(400);
+    expect(((await badBy.json()) as { error: { field: string } }).error.field).toBe('by');
+    expect((await t.api('/api/costs?since=yesterday')).status).toBe(400);
+    await r.close();
+  });
+});

@@ -1,0 +1,48 @@
+import { z } from 'zod';
+import { EFFORT_LEVELS, resolveEffortTier, type EffortTier } from '../core/effort.js';
+import type { AgentDefinition } from '../protocol/index.js';
+
+/** An account's own tiers: `{"name": {"model": "...", "level": "high"}}`. */
+const AccountTiers = z.record(z.string().regex(/^[a-z][a-z0-9-]{0,63}$/), z.object({ model: z.string().min(1).max(200), level: z.enum(EFFORT_LEVELS) }).strict());
+
+/** The account's effort settings: its own tiers and its default tier. */
+export interface AccountEffort {
+  tiers: Record<string, EffortTier>;
+  defaultTier: string | null;
+}
+
+/**
+ * Reads the account's effort settings from the environment of the server:
+ * `FLOTILLA_EFFORT_TIERS` (JSON, e.g. `{"cheap":{"model":"claude-haiku-4-5","level":"low"}}`)
+ * and `FLOTILLA_DEFAULT_EFFORT` (the default tier name).
+ * @throws Error naming the variable and the field when FLOTILLA_EFFORT_TIERS is not valid.
+ */
+export function accountEffort(env: NodeJS.ProcessEnv = process.env): AccountEffort {
+  let tiers: Record<string, EffortTier> = {};
+  const raw = env.FLOTILLA_EFFORT_TIERS;
+  if (raw && raw.trim() !== '') {
+    let json: unknown;
+    try {
+      json = JSON.parse(raw);
+    } catch (err) {
+      throw new Error(`FLOTILLA_EFFORT_TIERS: not JSON: ${(err as Error).message}`);
+    }
+    const r = AccountTiers.safeParse(json);
+    if (!r.success) {
+      const i = r.error.issues[0];
+      throw new Error(`FLOTILLA_EFFORT_TIERS: field ${i?.path.join('.') || '(root)'}: ${i?.message ?? 'invalid'}`);
+    }
+    tiers = r.data;
+  }
+  const d = env.FLOTILLA_DEFAULT_EFFORT?.trim();
+  return { tiers, defaultTier: d ? d : null };
+}
+
+/**
+ * The model and effort level a job runs with: run tier > agent tier > account default
+ * (core/effort.ts); null when none is set.
+ * @throws Error `effort: unknown tier ...` when a named tier does not exist.
+ */
+export function jobEffort(runTier: string | null | undefined, agent: AgentDefinition, account: AccountEffort = accountEffort()): ({ tier: string } & EffortTier) | null {
+  return resolveEffortTier({ run: runTier ?? null, agent: agent.effort ?? null, accountDefault: account.defaultTier }, account.tiers);
+}

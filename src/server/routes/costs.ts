@@ -1,0 +1,30 @@
+import type { Hono } from 'hono';
+import { CostGroup, parseSince, type CostRollup } from '../../protocol/index.js';
+import type { AppEnv } from '../auth.js';
+import type { ServerContext } from '../context.js';
+import { apiError } from '../http-util.js';
+
+/**
+ * `GET /api/costs?by=job|tree|agent|runner|day[&since=7d|<ISO date>][&root=ID]` →
+ * {@link CostRollup}: the gateway ledger's calls, tokens and cost (µ$, and exact nano-dollars)
+ * per group for calls started since `since` (default 30d), biggest cost first, plus the total.
+ * `root` limits it to one job tree. Bad `by`/`since`/`root` → 400 `invalid_request` naming it.
+ */
+export function mountCosts(app: Hono<AppEnv>, ctx: ServerContext): void {
+  app.get('/api/costs', async (c) => {
+    const by = CostGroup.safeParse(c.req.query('by') ?? 'agent');
+    if (!by.success) return apiError(c, 400, 'invalid_request', `by: must be one of ${CostGroup.options.join(', ')}`, 'by');
+    const now = ctx.now();
+    const sinceText = c.req.query('since') ?? '30d';
+    const since = parseSince(sinceText, now);
+    if (since === null) return apiError(c, 400, 'invalid_request', 'since: must be like 7d, 12h, 30m, 2w or an ISO-8601 date', 'since');
+    const rootText = c.req.query('root');
+    const rootId = rootText === undefined ? undefined : /^[1-9]\d{0,14}$/.test(rootText) ? Number(rootText) : null;
+    if (rootId === null) return apiError(c, 400, 'invalid_request', 'root: must be a positive integer job id', 'root');
+    const rows = await ctx.store.costRollup({ by: by.data, since: Math.max(0, since), ...(rootId !== undefined ? { rootId } : {}) });
+    const total = { calls: 0, refusedCalls: 0, estimatedCalls: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costMicros: 0, costNanos: 0 };
+    for (const r of rows) for (const k of Object.keys(total) as (keyof typeof total)[]) total[k] += r[k];
+    const body: CostRollup = { by: by.data, since: new Date(Math.max(0, since)).toISOString(), rows, total };
+    return c.json(body);
+  });
+}

@@ -1,0 +1,50 @@
+import type { Hono } from 'hono';
+import { usdToMicros } from '../../core/money.js';
+import { TopUpRequest, type BudgetView } from '../../protocol/index.js';
+import type { AppEnv } from '../auth.js';
+import type { ServerContext } from '../context.js';
+import { apiError, parsePositiveInt, readBody } from '../http-util.js';
+import { recordStatus } from '../status-events.js';
+
+/**
+ * Budgets of job trees (issue 3):
+ * - `GET /api/jobs/:id/budget` → {@link BudgetView} of the job's tree (`resumed` empty).
+ * - `POST /api/jobs/:id/budget` body {@link TopUpRequest} `{ "addUsd": 2 }` (admin) → adds the
+ *   amount to the tree's limit, then every job of the tree paused for budget goes back to the
+ *   queue to resume in its session (`resumeSessionId` = its session id; the runner side reuses
+ *   the workspace), each with a `status` event; → BudgetView with their ids in `resumed`.
+ * Errors: bad id 400 `invalid_request`; unknown job 404 `not_found`; body 400 `invalid_json` /
+ * `invalid_request` naming `addUsd`.
+ */
+export function mountJobBudget(app: Hono<AppEnv>, ctx: ServerContext): void {
+  app.get('/api/jobs/:id/budget', async (c) => {
+    const id = parsePositiveInt(c.req.param('id'));
+    if (id === null) return apiError(c, 400, 'invalid_request', 'id: must be a positive integer', 'id');
+    const job = await ctx.store.getJob(id);
+    if (!job) return apiError(c, 404, 'not_found', `no job ${id}`);
+    const budget = await ctx.store.getTreeBudget(job.rootId, ctx.now());
+    if (!budget) return apiError(c, 404, 'not_found', `job ${id}'s tree has no root job ${job.rootId}`);
+    const view: BudgetView = { jobId: id, budget, resumed: [] };
+    return c.json(view);
+  });
+
+  app.post('/api/jobs/:id/budget', async (c) => {
+    const id = parsePositiveInt(c.req.param('id'));
+    if (id === null) return apiError(c, 400, 'invalid_request', 'id: must be a positive integer', 'id');
+    const body = await readBody(c, TopUpRequest);
+    if (!body.ok) return body.response;
+    const job = await ctx.store.getJob(id);
+    if (!job) return apiError(c, 404, 'not_found', `no job ${id}`);
+    const now = ctx.now();
+    const budget = await ctx.store.topUpBudget(job.rootId, usdToMicros(body.value.addUsd), now);
+    if (!budget) return apiError(c, 404, 'not_found', `job ${id}'s tree has no root job ${job.rootId}`);
+    const resumed = await ctx.store.resumeBudgetPausedJobs(job.rootId, now);
+    for (const r of resumed) {
+      await recordStatus(ctx.store, ctx.bus, r.id, 'queued', `budget topped up by $${body.value.addUsd}; resuming${r.resumeSessionId ? ` session ${r.resumeSessionId}` : ''}`, now);
+    }
+    if (resumed.length) ctx.dispatcher.kick();
+    ctx.log.info('budget topped up', { rootId: job.rootId, addMicros: usdToMicros(body.value.addUsd), resumed: resumed.map((r) => r.id).join(',') });
+    const view: BudgetView = { jobId: id, budget, resumed: resumed.map((r) => r.id) };
+    return c.json(view);
+  });
+}

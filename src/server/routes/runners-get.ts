@@ -1,0 +1,25 @@
+import type { Hono } from 'hono';
+import type { RunnerDetail } from '../../protocol/index.js';
+import type { AppEnv } from '../auth.js';
+import type { ServerContext } from '../context.js';
+import { apiError, parsePositiveInt } from '../http-util.js';
+import { iso, isoOrNull, runnerView } from '../views.js';
+
+/**
+ * `GET /api/runners/{id}` → {@link RunnerDetail}: the runner (as in the list) and its 20 most
+ * recent jobs, newest first. Unknown or malformed id → 404 `not_found`.
+ */
+export function mountGetRunner(app: Hono<AppEnv>, ctx: ServerContext): void {
+  app.get('/api/runners/:id{[0-9]+}', async (c) => {
+    const id = parsePositiveInt(c.req.param('id'));
+    const row = id === null ? null : await ctx.store.getRunner(id);
+    if (!row) return apiError(c, 404, 'not_found', `no runner ${c.req.param('id')}`, 'id');
+    const [recent, active] = await Promise.all([ctx.store.listRecentJobsForRunner(row.id, 20), ctx.store.listActiveJobsForRunner(row.id)]);
+    const running = active.map((j) => j.id);
+    const body: RunnerDetail = {
+      runner: runnerView(row, running, ctx.now(), ctx.heartbeatTimeoutMs),
+      recentJobs: recent.map((j) => ({ id: j.id, agent: j.agent, status: j.status, attempt: j.attempt, createdAt: iso(j.createdAt), finishedAt: isoOrNull(j.finishedAt) })),
+    };
+    return c.json(body);
+  });
+}

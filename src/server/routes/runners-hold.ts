@@ -1,0 +1,44 @@
+import type { Hono } from 'hono';
+import { HOLD_DURATIONS_MS, HoldRunnerRequest } from '../../protocol/index.js';
+import { requireAdmin, type AppEnv } from '../auth.js';
+import type { ServerContext } from '../context.js';
+import { apiError, parsePositiveInt, readBody } from '../http-util.js';
+import { runnerView } from '../views.js';
+
+/**
+ * `POST /api/runners/{id}/hold` (admin; body {@link HoldRunnerRequest}) → 200 Runner with
+ * status `on_hold`: the dispatcher gives it no queued job until `now + for` (server clock);
+ * jobs already running go on; `jobs start --force` can still place one there. `extend: true`
+ * adds `for` to the end of the active hold (409 `not_held` without one).
+ * `POST /api/runners/{id}/resume` (admin) → 200 Runner: ends the hold now (no error when none).
+ * Unknown runner → 404 `not_found`.
+ */
+export function mountRunnerHolds(app: Hono<AppEnv>, ctx: ServerContext): void {
+  app.post('/api/runners/:id{[0-9]+}/hold', requireAdmin(), async (c) => {
+    const body = await readBody(c, HoldRunnerRequest);
+    if (!body.ok) return body.response;
+    const id = parsePositiveInt(c.req.param('id'));
+    const row = id === null ? null : await ctx.store.getRunner(id);
+    if (!row) return apiError(c, 404, 'not_found', `no runner ${c.req.param('id')}`, 'id');
+    const now = ctx.now();
+    const len = HOLD_DURATIONS_MS[body.value.for];
+    const active = row.hold && row.hold.until > now ? row.hold : null;
+    if (body.value.extend && !active) return apiError(c, 409, 'not_held', `runner ${row.name} is not on hold: nothing to extend`, 'extend');
+    const until = body.value.extend && active ? active.until + len : now + len;
+    const updated = await ctx.store.setRunnerHold(row.id, { until, reason: body.value.reason, kind: 'manual' });
+    if (!updated) return apiError(c, 404, 'not_found', `no runner ${row.id}`, 'id');
+    ctx.log.info('runner held', { runnerId: row.id, until, extend: body.value.extend });
+    const jobs = await ctx.store.listActiveJobsForRunner(row.id);
+    return c.json(runnerView(updated, jobs.map((j) => j.id), now, ctx.heartbeatTimeoutMs));
+  });
+
+  app.post('/api/runners/:id{[0-9]+}/resume', requireAdmin(), async (c) => {
+    const id = parsePositiveInt(c.req.param('id'));
+    const updated = id === null ? null : await ctx.store.setRunnerHold(id, null);
+    if (!updated) return apiError(c, 404, 'not_found', `no runner ${c.req.param('id')}`, 'id');
+    ctx.log.info('runner resumed', { runnerId: updated.id });
+    ctx.dispatcher.kick();
+    const jobs = await ctx.store.listActiveJobsForRunner(updated.id);
+    return c.json(runnerView(updated, jobs.map((j) => j.id), ctx.now(), ctx.heartbeatTimeoutMs));
+  });
+}

@@ -1,0 +1,124 @@
+import { expect, it } from 'vitest';
+import type { NewModelCall } from '../types.js';
+import { T, fakeHash, newJob, newRunner, type Harness } from './harness.js';
+
+function call(jobId: number, over: Partial<NewModelCall>): NewModelCall {
+  return {
+    jobId,
+    attempt: 1,
+    provider: 'scripted',
+    model: 'claude-sonnet-4-5',
+    api: 'anthropic-messages',
+    streamed: true,
+    httpStatus: 200,
+    inputTokens: 0,
+    outputTokens: 0,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    usageKnown: true,
+    costMicros: 0,
+    startedAt: T,
+    durationMs: 10,
+    ...over,
+  };
+}
+
+/** Budgets per job tree (store/budgets.ts) and the cost rollups (store/costs.ts). */
+export function budgetTests(h: Harness): void {
+  it('budgets: created from the root job, reserve is all-or-nothing, settle charges the real cost', async () => {
+    const s = await h.open();
+    const root = await newJob(s, { budgetMicros: 1_000_000 });
+    const child = await newJob(s, { parentId: root.id });
+    expect(await s.getTreeBudget(child.id, T)).toBeNull(); // not a root
+    expect(await s.reserveBudget(999, 1, T)).toBeNull();
+    expect(await s.getTreeBudget(root.id, T)).toEqual({ rootId: root.id, limitMicros: 1_000_000, spentMicros: 0, reservedMicros: 0, remainingMicros: 1_000_000 });
+    const r1 = await s.reserveBudget(root.id, 600_000, T);
+    expect(r1).toEqual({ ok: true, budget: { rootId: root.id, limitMicros: 1_000_000, spentMicros: 0, reservedMicros: 600_000, remainingMicros: 400_000 } });
+    // 600,000 + 400,001 > 1,000,000: refused, nothing changes
+    expect(await s.reserveBudget(root.id, 400_001, T)).toEqual({ ok: false, budget: { rootId: root.id, limitMicros: 1_000_000, spentMicros: 0, reservedMicros: 600_000, remainingMicros: 400_000 } });
+    expect((await s.reserveBudget(root.id, 400_000, T))?.ok).toBe(true); // exactly to the limit fits
+    await s.settleBudget(root.id, 600_000, 123_456, T);
+    await s.settleBudget(root.id, 400_000, 0, T); // a failed call releases
+    expect(await s.getTreeBudget(root.id, T)).toMatchObject({ spentMicros: 123_456, reservedMicros: 0, remainingMicros: 876_544 });
+    await expect(s.reserveBudget(root.id, 1.5, T)).rejects.toThrow(/worstMicros/);
+    await expect(s.topUpBudget(root.id, 0, T)).rejects.toThrow(/addMicros/);
+  });
+
+  it('budgets: a lazily created row and a top-up; the root job shows the new limit', async () => {
+    const s = await h.open();
+    const root = await newJob(s, { budgetMicros: 500_000 });
+    const b = await s.topUpBudget(root.id, 2_000_000, T);
+    expect(b).toEqual({ rootId: root.id, limitMicros: 2_500_000, spentMicros: 0, reservedMicros: 0, remainingMicros: 2_500_000 });
+    expect((await s.getJob(root.id))?.budgetMicros).toBe(2_500_000);
+    expect(await s.topUpBudget(12345, 1, T)).toBeNull();
+  });
+
+  it('budgets: 20 concurrent reservations of 40,000 µ$ with 100,000 left: exactly 2 succeed (two store instances)', async () => {
+    const s = await h.open();
+    const s2 = await h.another(s);
+    const root = await newJob(s, { budgetMicros: 1_000_000 });
+    expect((await s.reserveBudget(root.id, 900_000, T))?.ok).toBe(true);
+    await s.settleBudget(root.id, 900_000, 900_000, T);
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? s2 : s).reserveBudget(root.id, 40_000, T)));
+    expect(results.filter((r) => r?.ok).length).toBe(2);
+    expect(await s.getTreeBudget(root.id, T)).toMatchObject({ spentMicros: 900_000, reservedMicros: 80_000, remainingMicros: 20_000 });
+  });
+
+  it('budgets: pause fenced by attempt kills the token; top-up resume requeues with the session to resume', async () => {
+    const s = await h.open();
+    const runner = await newRunner(s);
+    const root = await newJob(s);
+    const tok = fakeHash('t');
+    const claimed = await s.claimJob({ id: runner.id, labels: {} }, tok, T);
+    expect(claimed?.id).toBe(root.id);
+    await s.transitionJob(root.id, 1, ['assigned'], 'running', T, { sessionId: 'sess-1', startedAt: T });
+    expect(await s.pauseJobForBudget(root.id, 2, 'x', T)).toBeNull(); // wrong attempt
+    const paused = await s.pauseJobForBudget(root.id, 1, 'tree out of budget', T + 1);
+    expect(paused).toMatchObject({ status: 'paused', endReason: 'budget', error: 'tree out of budget', sessionId: 'sess-1' });
+    expect(await s.findJobByTokenHash(tok)).toBeNull();
+    const resumed = await s.resumeBudgetPausedJobs(root.id, T + 2);
+    expect(resumed.map((j) => [j.id, j.status, j.resumeSessionId, j.endReason, j.error, j.pinnedRunnerId])).toEqual([[root.id, 'queued', 'sess-1', null, null, runner.id]]);
+    // pinned: another runner does not get it
+    const other = await newRunner(s, {}, 'other');
+    expect(await s.claimJob({ id: other.id, labels: {} }, fakeHash('t'), T + 3)).toBeNull();
+    expect(await s.resumeBudgetPausedJobs(root.id, T + 3)).toEqual([]);
+    const again = await s.claimJob({ id: runner.id, labels: {} }, fakeHash('t'), T + 4);
+    expect(again).toMatchObject({ id: root.id, attempt: 2, resumeSessionId: 'sess-1', status: 'assigned' });
+  });
+
+  it('costs: rollups per job, tree, agent, runner and UTC day, within [since, until)', async () => {
+    const s = await h.open();
+    const runner = await newRunner(s);
+    const root = await newJob(s, { agent: 'test-fixer' });
+    const child = await newJob(s, { parentId: root.id, agent: 'reviewer' });
+    const other = await newJob(s, { agent: 'reviewer' });
+    const DAY = 86_400_000;
+    const day0 = Math.floor(T / DAY) * DAY; // 2027-01-15T00:00Z
+    await s.recordModelCall(call(root.id, { inputTokens: 10, outputTokens: 1, costMicros: 100, costNanos: 99_600, runnerId: runner.id, startedAt: day0 + 1000 }));
+    await s.recordModelCall(call(child.id, { inputTokens: 20, outputTokens: 2, costMicros: 200, runnerId: runner.id, startedAt: day0 + DAY + 5 }));
+    await s.recordModelCall(call(other.id, { inputTokens: 40, costMicros: 400, startedAt: day0 + DAY + 6, usageKnown: false }));
+    await s.recordModelCall(call(other.id, { costMicros: 0, startedAt: day0 + DAY + 7, refused: 'budget', httpStatus: 402 }));
+    await s.recordModelCall(call(other.id, { inputTokens: 1, costMicros: 7, startedAt: day0 - 1 })); // before `since`
+    const since = day0;
+    const byAgent = await s.costRollup({ by: 'agent', since });
+    expect(byAgent.map((r) => [r.key, r.calls, r.costMicros, r.inputTokens])).toEqual([
+      ['reviewer', 3, 600, 60],
+      ['test-fixer', 1, 100, 10],
+    ]);
+    expect(byAgent[0]).toMatchObject({ refusedCalls: 1, estimatedCalls: 1, costNanos: 600_000 });
+    expect(byAgent[1]).toMatchObject({ costNanos: 99_600 });
+    const byTree = await s.costRollup({ by: 'tree', since });
+    expect(byTree.map((r) => [r.key, r.costMicros])).toEqual([[String(other.id), 400], [String(root.id), 300]]);
+    const byRunner = await s.costRollup({ by: 'runner', since });
+    expect(byRunner.map((r) => [r.key, r.costMicros])).toEqual([['none', 400], [String(runner.id), 300]]);
+    const byDay = await s.costRollup({ by: 'day', since: day0 - DAY });
+    expect(byDay.map((r) => [r.key, r.calls, r.costMicros])).toEqual([
+      ['2027-01-16', 3, 600],
+      ['2027-01-15', 1, 100],
+      ['2027-01-14', 1, 7],
+    ]);
+    const byJob = await s.costRollup({ by: 'job', since, until: day0 + DAY });
+    expect(byJob.map((r) => [r.key, r.costMicros])).toEqual([[String(root.id), 100]]);
+    expect((await s.costRollup({ by: 'job', since, rootId: root.id })).map((r) => r.key).sort()).toEqual([String(root.id), String(child.id)].sort());
+  });
+}

@@ -1,0 +1,64 @@
+/**
+ * Issue 3, end to end on real parts: the real Claude Code CLI on a real runner, through the
+ * control plane's gateway (scripted model, SQLite). The tree's budget covers the first model
+ * call's worst case but not the second's: Claude Code stops after ONE refused call (402,
+ * x-should-retry: false), the job reads `paused` (reason budget) although the runner reported
+ * failed/budget, and `POST /api/jobs/:id/budget` tops it up and resumes it — same runner,
+ * same session — until it succeeds.
+ *
+ * Worst case of a Claude Code call with test-fixer's 6 tools (gateway/budget.ts): ⌈~49 KB / 3⌉ × 6 µ$ +
+ * 32,000 max_tokens × 15 µ$ ≈ 578,000 µ$. Turn 0 of test-fixer's script costs 55,362 µ$.
+ * With $0.60: the first call fits (≈0.578), the second does not (0.055 + ≈0.58 > 0.60).
+ */
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { join } from 'node:path';
+import { tempDir, startPlane, startLocalRunner, waitFor, allEvents, type Plane } from './helpers.js';
+
+describe('budget pause and top-up with the real Claude Code', () => {
+  let plane: Plane;
+  let runner: Awaited<ReturnType<typeof startLocalRunner>>;
+  const dir = tempDir();
+
+  beforeAll(async () => {
+    plane = await startPlane({ dataDir: join(dir.path, 'data') });
+    runner = await startLocalRunner(plane, join(dir.path, 'runner'));
+  });
+  afterAll(async () => {
+    await runner?.stop();
+    await plane?.close();
+    dir.cleanup();
+  });
+
+  it('stops after one refused call, reads paused, and a top-up resumes it to success', async () => {
+    const job = await plane.client.createJob({ agent: 'test-fixer', input: { repo: 'examples/calc' }, budgetUsd: 0.6 });
+    const paused = await waitFor('job to pause', async () => {
+      const j = await plane.client.getJob(job.id);
+      if (['succeeded', 'failed', 'cancelled', 'lost'].includes(j.status)) throw new Error(`job ended ${j.status}: ${j.endReason} ${j.error}`);
+      return j.status === 'paused' ? j : null;
+    }, 90_000, 200);
+    expect(paused.endReason).toBe('budget');
+    expect(paused.error).toMatch(/budget exhausted: job tree \d+/);
+    // Let the runner finish the attempt (it reports failed/budget); the job must stay paused.
+    await waitFor('the attempt to end', async () => (await allEvents(plane.store, job.id)).some((e) => e.type === 'job.finished'), 30_000);
+    const stillPaused = await plane.client.getJob(job.id);
+    expect(stillPaused.status).toBe('paused');
+    const calls1 = await plane.store.costRollup({ by: 'job', since: 0 });
+    expect(calls1[0]).toMatchObject({ key: String(job.id), calls: 2, refusedCalls: 1 }); // one call, then ONE refused
+
+    const top = await plane.client.topUpBudget(job.id, 2);
+    expect(top.resumed).toEqual([job.id]);
+    const done = await waitFor('job to finish', async () => {
+      const j = await plane.client.getJob(job.id);
+      return ['succeeded', 'failed', 'cancelled', 'lost'].includes(j.status) ? j : null;
+    }, 120_000, 200);
+    expect({ status: done.status, reason: done.endReason, error: done.error }).toEqual({ status: 'succeeded', reason: null, error: null });
+    expect(done.attempt).toBe(2);
+    const events = await allEvents(plane.store, job.id);
+    const starts = events.filter((e) => e.type === 'harness.started').map((e) => (e.data as { sessionId?: string }).sessionId);
+    expect(starts).toHaveLength(2);
+    expect(starts[1]).toBe(starts[0]); // the same session, resumed
+    const budget = await plane.client.getBudget(job.id);
+    expect(budget.budget.reservedMicros).toBe(0);
+    expect(budget.budget.spentMicros).toBe(done.usage!.costMicros);
+  }, 240_000);
+});

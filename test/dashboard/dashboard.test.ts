@@ -1,0 +1,204 @@
+/**
+ * The dashboard in real headless Chromium (Debian's, via playwright-core) against a real
+ * `flotilla up` (server, gateway, one runner, the scripted model, the real Claude Code CLI).
+ * Issue 8's browser tests: a member sees the fleet and cannot change anything (the API
+ * refuses too); an admin runs test-fixer from the form and watches its tool calls arrive live,
+ * in order, ending `succeeded` with the API's dollar figure; the ledger filters by agent and
+ * status and pages past 1,000 jobs. Screenshots go to test-results/screenshots/.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
+import type { Browser } from 'playwright-core';
+import { ROOT, waitFor } from '../helpers.js';
+import { dashboardReady, launchBrowser, screenshot, signIn, startUp, type Up } from './harness.js';
+
+const ready = dashboardReady();
+if (!ready.ok && process.env.CI) throw new Error(`dashboard tests cannot run: ${ready.why}`);
+
+const script = parseYaml(readFileSync(join(ROOT, 'agents/test-fixer/script.yaml'), 'utf8')) as { turns: Array<{ content: Array<{ tool_use?: { name: string } }> }> };
+const SCRIPT_TOOLS = script.turns.flatMap((t) => t.content.flatMap((c) => (c.tool_use ? [c.tool_use.name] : [])));
+
+/** An agent no runner can take (label nobody has): its jobs stay queued, for the ledger. */
+const PARKED = ['name: parked', 'harness: command', 'command: [echo, hi]', 'runnerLabels: { pool: nowhere }', 'inputSchema: { type: object, properties: { n: { type: integer } } }'].join('\n');
+
+/** `$x.xxxx` the way the page must show µ$ (worked out here, not imported from the page). */
+function dollars(micros: number): string {
+  return '$' + (micros / 1e6).toFixed(4);
+}
+
+describe.skipIf(!ready.ok)('dashboard in Chromium', () => {
+  let up: Up;
+  let browser: Browser;
+  beforeAll(async () => {
+    up = await startUp({ parked: PARKED });
+    await up.admin.createUser({ name: 'ada', role: 'admin', password: 'admin-password-1' });
+    await up.admin.createUser({ name: 'mia', role: 'member', password: 'member-password-1' });
+    browser = await launchBrowser();
+    await waitFor('the runner online', async () => (await up.admin.listRunners()).some((r) => r.status === 'online'), 30_000);
+  }, 120_000);
+  afterAll(async () => {
+    await browser?.close();
+    await up?.close();
+  });
+
+  it('a member sees the runner online, cannot press admin buttons, and the API refuses them', async () => {
+    const page = await signIn(browser, up.url, 'mia', 'member-password-1');
+    const runner = (await up.admin.listRunners())[0]!;
+    const card = page.locator(`[data-testid=runner-${runner.id}]`);
+    await card.waitFor();
+    await expect.poll(() => card.locator('[data-testid=runner-status]').textContent(), { timeout: 10_000 }).toBe('online');
+    expect(await card.locator('[data-testid=slots]').textContent()).toBe(`0/${runner.capacity}`);
+    expect(await page.locator('[data-testid=who]').textContent()).toContain('member');
+    expect(await page.locator('[data-testid=run-job]').isDisabled()).toBe(true);
+    await screenshot(page, 'fleet-member');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await screenshot(page, 'fleet-phone');
+    await page.setViewportSize({ width: 1280, height: 900 });
+
+    // Directly, from the signed-in page: reads work, changes are refused.
+    const statuses = await page.evaluate(async () => {
+      const h = { 'content-type': 'application/json', 'x-flotilla-csrf': '1' };
+      const post = (p: string, b: unknown) => fetch(p, { method: 'POST', headers: h, body: JSON.stringify(b) }).then((r) => r.status);
+      return {
+        read: await fetch('/api/runners').then((r) => r.status),
+        create: await post('/api/jobs', { agent: 'parked', input: {} }),
+        token: await post('/api/runner-tokens', {}),
+        user: await post('/api/users', { name: 'x', role: 'admin', password: 'long-password-1' }),
+      };
+    });
+    expect(statuses).toEqual({ read: 200, create: 403, token: 403, user: 403 });
+    expect((await up.admin.listJobs({ agent: 'parked' })).jobs).toEqual([]);
+
+    // On a job page the Cancel button is disabled for a member.
+    const job = await up.admin.createJob({ agent: 'parked', input: { n: 1 } });
+    await page.goto(`${up.url}/jobs/${job.id}`);
+    await page.locator('[data-testid=cancel]').waitFor();
+    expect(await page.locator('[data-testid=cancel]').isDisabled()).toBe(true);
+    await up.admin.cancelJob(job.id);
+    await page.context().close();
+  }, 120_000);
+
+  it('an admin starts test-fixer from the Run job form and watches the tool calls arrive live, in order', async () => {
+    const page = await signIn(browser, up.url, 'ada', 'admin-password-1');
+    await page.click('[data-testid=run-job]');
+    await page.selectOption('select[name=agent]', 'test-fixer');
+    await page.fill('input[name="input.repo"]', 'examples/calc');
+    await page.fill('input[name=budget]', '1');
+    await page.click('[data-testid=start]');
+    await page.waitForURL(/\/jobs\/\d+$/);
+    const jobId = Number(/\/jobs\/(\d+)$/.exec(page.url())![1]);
+
+    // Sample the transcript while the job runs: the list of tool names must only ever grow
+    // by appending (live, in order), and must be seen part-way (not only all at once).
+    const seen: string[][] = [];
+    let status = '';
+    const t0 = Date.now();
+    while (Date.now() - t0 < 120_000) {
+      const snap = await page.evaluate(() => ({
+        tools: [...document.querySelectorAll('[data-testid=tool-call]')].map((e) => e.getAttribute('data-tool') ?? ''),
+        status: document.querySelector('[data-testid=job-status]')?.textContent ?? '',
+      }));
+      if (seen.length === 0 || seen[seen.length - 1]!.join() !== snap.tools.join()) seen.push(snap.tools);
+      status = snap.status;
+      if (['succeeded', 'failed', 'cancelled', 'lost'].includes(status)) break;
+      await new Promise((r) => setTimeout(r, 40));
+    }
+    expect(status).toBe('succeeded');
+    await expect.poll(async () => (await page.locator('[data-testid=tool-call]').evaluateAll((els) => els.map((e) => e.getAttribute('data-tool')))).join(), { timeout: 10_000 }).toBe(SCRIPT_TOOLS.join());
+    for (let i = 1; i < seen.length; i++) expect(seen[i]!.slice(0, seen[i - 1]!.length)).toEqual(seen[i - 1]);
+    const partial = seen.filter((s) => s.length > 0 && s.length < SCRIPT_TOOLS.length);
+    expect(partial.length, `snapshots: ${JSON.stringify(seen)}`).toBeGreaterThan(0);
+
+    // The same dollar figure as the API.
+    const apiJob = await up.admin.getJob(jobId);
+    expect(apiJob.status).toBe('succeeded');
+    expect(apiJob.usage!.costMicros).toBeGreaterThan(0);
+    await expect.poll(() => page.locator('[data-testid=job-cost]').textContent(), { timeout: 10_000 }).toBe(dollars(apiJob.usage!.costMicros));
+    expect(await page.locator('[data-testid=spent]').textContent()).toBe(dollars(apiJob.usage!.costMicros));
+
+    // Folded tool call expands to show its output.
+    await page.locator('[data-testid=tool-call] button.fold').first().click();
+    await page.locator('.tool-body pre').first().waitFor();
+    await screenshot(page, 'job-page');
+
+    await page.goto(`${up.url}/costs`);
+    await page.locator('[data-testid=chart] canvas').waitFor();
+    expect(await page.locator('[data-testid=total-cost]').textContent()).toBe(dollars(apiJob.usage!.costMicros));
+    await screenshot(page, 'costs');
+    await page.context().close();
+  }, 180_000);
+
+  it('an admin holds the runner for 1 h from its page: the card reads on hold with the time left, a queued job waits, Resume releases it', async () => {
+    const page = await signIn(browser, up.url, 'ada', 'admin-password-1');
+    const runner = (await up.admin.listRunners())[0]!;
+    await page.goto(`${up.url}/runners/${runner.id}`);
+    await page.selectOption('[data-testid=hold-for]', '1h');
+    await page.fill('[data-testid=hold-reason]', 'disk cleanup');
+    const before = Date.now();
+    await page.click('[data-testid=hold]');
+    await expect.poll(() => page.locator('[data-testid=runner-status]').textContent(), { timeout: 10_000 }).toBe('on hold');
+    const held = (await up.admin.listRunners()).find((r) => r.id === runner.id)!;
+    expect(held.status).toBe('on_hold');
+    const until = Date.parse(held.hold!.until);
+    expect(until).toBeGreaterThanOrEqual(before + 3_600_000 - 1000);
+    expect(until).toBeLessThanOrEqual(Date.now() + 3_600_000);
+
+    await page.goto(`${up.url}/`);
+    const card = page.locator(`[data-testid=runner-${runner.id}]`);
+    await expect.poll(() => card.locator('[data-testid=runner-status]').textContent(), { timeout: 10_000 }).toBe('on hold');
+    // 1 h minus the seconds since: "59m 5xs left" (or "1h 00m" in the first second).
+    expect(await card.locator('[data-testid=hold-left]').textContent()).toMatch(/^(59m \d\ds|1h 00m) left — disk cleanup$/);
+    await screenshot(page, 'fleet-on-hold');
+
+    const job = await up.admin.createJob({ agent: 'hello-py', input: {} });
+    await new Promise((r) => setTimeout(r, 3000));
+    expect((await up.admin.getJob(job.id)).status).toBe('queued');
+
+    await page.goto(`${up.url}/runners/${runner.id}`);
+    await page.click('[data-testid=resume]');
+    await expect.poll(() => page.locator('[data-testid=runner-status]').textContent(), { timeout: 10_000 }).not.toBe('on hold');
+    await waitFor('the queued job to leave the queue', async () => (await up.admin.getJob(job.id)).status !== 'queued', 30_000);
+    await waitFor('the job to end', async () => ['succeeded', 'failed'].includes((await up.admin.getJob(job.id)).status), 60_000);
+    await page.context().close();
+  }, 180_000);
+
+  it('the ledger filters by agent and status and pages past 1,000 jobs', async () => {
+    const N = 1050;
+    const ids: number[] = [];
+    for (let i = 0; i < N; i += 25) {
+      const batch = await Promise.all(Array.from({ length: Math.min(25, N - i) }, (_, k) => up.admin.createJob({ agent: 'parked', input: { n: i + k } })));
+      ids.push(...batch.map((j) => j.id));
+    }
+    ids.sort((a, b) => b - a); // newest first, as the ledger shows them
+    const page = await signIn(browser, up.url, 'mia', 'member-password-1');
+    await page.goto(`${up.url}/jobs?agent=parked&status=queued&size=200`);
+    const rows = page.locator('[data-testid=ledger-row]');
+    const firstIds = async () => (await rows.locator('td:first-child a').allTextContents()).map((t) => Number(t.slice(1)));
+    await expect.poll(async () => (await firstIds())[0], { timeout: 15_000 }).toBe(ids[0]);
+    const shown: number[] = [];
+    for (let p = 1; p <= 6; p++) {
+      await expect.poll(() => page.locator('[data-testid=page-number]').textContent()).toBe(`page ${p}`);
+      await expect.poll(async () => (await firstIds())[0], { timeout: 15_000 }).toBe(ids[(p - 1) * 200]);
+      const got = await firstIds();
+      shown.push(...got);
+      const statuses = await rows.locator('[data-testid=job-status]').allTextContents();
+      expect(new Set(statuses)).toEqual(new Set(['queued']));
+      const agents = await rows.locator('td:nth-child(3)').allTextContents();
+      expect(new Set(agents)).toEqual(new Set(['parked']));
+      if (p < 6) await page.click('[data-testid=older]');
+    }
+    expect(shown).toEqual(ids);
+    expect(await page.locator('[data-testid=older]').isDisabled()).toBe(true);
+    await page.click('[data-testid=newer]');
+    await expect.poll(async () => (await firstIds())[0]).toBe(ids[800]);
+
+    // Another filter: test-fixer jobs that succeeded are exactly the API's.
+    await page.goto(`${up.url}/jobs?agent=test-fixer&status=succeeded`);
+    const want = (await up.admin.listJobs({ agent: 'test-fixer', status: 'succeeded' })).jobs.map((j) => j.id);
+    await expect.poll(async () => (await firstIds()).join(), { timeout: 15_000 }).toBe(want.join());
+    await screenshot(page, 'ledger');
+    await page.context().close();
+  }, 240_000);
+});

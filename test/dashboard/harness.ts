@@ -1,0 +1,96 @@
+/**
+ * Helpers for the dashboard suites: a real `flotilla up` child process (server, gateway, one
+ * runner, scripted model) and Debian's headless Chromium driven by playwright-core.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { BIN, ROOT, spawnFlotilla, tempDir, waitFor } from '../helpers.js';
+import { FlotillaClient } from '../../src/client/client.js';
+
+/** Debian's chromium (DEVELOPERS.md); FLOTILLA_CHROMIUM overrides. */
+export const CHROMIUM = process.env.FLOTILLA_CHROMIUM ?? '/usr/bin/chromium';
+export const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+/** Where screenshots go (gitignored), for a person to look at. */
+export const SCREENSHOTS = join(ROOT, 'test-results', 'screenshots');
+
+/** True when the browser and the built dashboard are both there. */
+export function dashboardReady(): { ok: true } | { ok: false; why: string } {
+  if (!existsSync(CHROMIUM)) return { ok: false, why: `no Chromium at ${CHROMIUM} (apt-get install -y chromium)` };
+  if (!existsSync(join(ROOT, 'dist', 'web', 'index.html'))) return { ok: false, why: 'dashboard not built (npm run build)' };
+  return { ok: true };
+}
+
+export interface Up {
+  url: string;
+  adminToken: string;
+  admin: FlotillaClient;
+  agentsDir: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts `flotilla up --port 0` as a child process in a temp data folder, with the test
+ * agents plus `extraAgents` (name → agent.yaml text). Resolves once it printed its URL.
+ */
+export async function startUp(extraAgents: Record<string, string> = {}): Promise<Up> {
+  const dir = tempDir('flotilla-dash-');
+  const agentsDir = join(dir.path, 'agents');
+  for (const [name, yaml] of Object.entries(extraAgents)) {
+    mkdirSync(join(agentsDir, name), { recursive: true });
+    writeFileSync(join(agentsDir, name, 'agent.yaml'), yaml);
+    writeFileSync(join(agentsDir, name, 'prompt.md'), `Run ${name}.`);
+  }
+  mkdirSync(agentsDir, { recursive: true });
+  const child = spawnFlotilla(['up', '--port', '0', '--data', join(dir.path, 'data'), '--agents', join(ROOT, 'test', 'fixtures', 'agents'), agentsDir], {
+    ANTHROPIC_API_KEY: '',
+    DATABASE_URL: '',
+    FLOTILLA_LOG_LEVEL: 'warn',
+  });
+  let exited = false;
+  child.on('exit', () => (exited = true));
+  const url = await waitFor('flotilla up to listen', () => {
+    if (exited) throw new Error(`flotilla up exited: ${child.output()}`);
+    return /server on (http:\/\/[^\s]+)/.exec(child.output())?.[1];
+  }, 60_000);
+  const adminToken = readFileSync(join(dir.path, 'data', 'admin-token'), 'utf8').trim();
+  void BIN;
+  return {
+    url,
+    adminToken,
+    agentsDir,
+    admin: new FlotillaClient({ url, token: adminToken }),
+    async close() {
+      if (!exited) {
+        child.kill('SIGTERM');
+        await waitFor('flotilla up to stop', () => exited, 30_000).catch(() => child.kill('SIGKILL'));
+      }
+      dir.cleanup();
+    },
+  };
+}
+
+/** Launches headless Chromium (a fresh profile per launch). */
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS, headless: true });
+}
+
+/** Opens the dashboard in a new context and signs in through the form. */
+export async function signIn(browser: Browser, url: string, name: string, password: string, viewport = { width: 1280, height: 900 }): Promise<Page> {
+  const context = await browser.newContext({ viewport });
+  const page = await context.newPage();
+  await page.goto(url + '/');
+  await page.fill('input[name=name]', name);
+  await page.fill('input[name=password]', password);
+  await page.click('button[type=submit]');
+  await page.waitForSelector('[data-testid=who]');
+  return page;
+}
+
+/** Saves a full-page screenshot as test-results/screenshots/<name>.png. */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const path = join(SCREENSHOTS, `${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}

@@ -1,0 +1,5 @@
+import { createRoot } from 'react-dom/client';
+import { App } from './app.js';
+import './style.css';
+
+createRoot(document.getElementById('root')!).render(<App />);

@@ -1,0 +1,181 @@
+import { useEffect, useRef, useState } from 'react';
+import { client, errorText, useApi, type JobEvent } from '../api.js';
+import { int, jobDuration, usd, when } from '../format.js';
+import { Link } from '../router.js';
+import { ADMIN_ONLY, useSession } from '../session.js';
+import { BudgetBar } from '../components/budget-bar.js';
+import { JobStatusBadge } from '../components/status.js';
+import { Transcript, foldEvents, type Item } from '../components/transcript.js';
+
+const TERMINAL = new Set(['succeeded', 'failed', 'cancelled', 'lost']);
+
+/**
+ * Follows the job's events over SSE (client.followEvents: replays from the start, then live,
+ * resuming with Last-Event-ID after a drop) and folds them into transcript rows, flushing at
+ * most once per animation frame so a 10,000-event replay renders a few times, not 10,000.
+ */
+function useTranscript(jobId: number): { items: Item[]; version: number; ended: string | null; error: string } {
+  const items = useRef<Item[]>([]);
+  const index = useRef(new Map<string, number>());
+  const [version, setVersion] = useState(0);
+  const [ended, setEnded] = useState<string | null>(null);
+  const [error, setError] = useState('');
+  useEffect(() => {
+    items.current = [];
+    index.current = new Map();
+    setVersion((n) => n + 1);
+    setEnded(null);
+    const abort = new AbortController();
+    let pending: JobEvent[] = [];
+    let frame = 0;
+    const flush = () => {
+      frame = 0;
+      foldEvents(items.current, index.current, pending);
+      pending = [];
+      setVersion((n) => n + 1);
+    };
+    (async () => {
+      try {
+        let slice = performance.now();
+        for await (const ev of client.followEvents(jobId, { signal: abort.signal, onEnd: (s) => setEnded(s) })) {
+          pending.push(ev);
+          if (!frame) frame = requestAnimationFrame(flush);
+          // A replay arrives faster than it parses: hand the main thread back every ~30 ms
+          // so the first rows paint at once and the page stays responsive.
+          if (performance.now() - slice > 30) {
+            await new Promise((r) => setTimeout(r, 0));
+            slice = performance.now();
+          }
+        }
+        if (pending.length) flush();
+      } catch (e) {
+        if (!abort.signal.aborted) setError(errorText(e));
+      }
+    })();
+    return () => {
+      abort.abort();
+      if (frame) cancelAnimationFrame(frame);
+    };
+  }, [jobId]);
+  return { items: items.current, version, ended, error };
+}
+
+/** One job: status, budget bar, result, cancel, and the live transcript. */
+export function JobPage({ id }: { id: number }) {
+  const { isAdmin } = useSession();
+  const t = useTranscript(id);
+  const [done, setDone] = useState(false);
+  const job = useApi(() => client.getJob(id), [id, t.ended], done ? 0 : 1500);
+  const j = job.data;
+  useEffect(() => {
+    if (j && TERMINAL.has(j.status)) setDone(true);
+  }, [j]);
+  const [cancelError, setCancelError] = useState('');
+  const cancel = async () => {
+    setCancelError('');
+    try {
+      await client.cancelJob(id);
+      job.reload();
+    } catch (e) {
+      setCancelError(errorText(e));
+    }
+  };
+  const children = t.items.flatMap((it) => (it.kind === 'event' && it.ev.type === 'child.started' ? [it.ev.data] : []));
+  const transcript = (
+    <>
+      <h3>
+        Transcript <span className="muted">{t.items.length} rows</span>
+      </h3>
+      {t.error && <p className="error">{t.error}</p>}
+      <Transcript items={t.items} version={t.version} />
+    </>
+  );
+  if (!j)
+    return (
+      <section className="job">
+        {job.error ? <p className="error">{job.error.message}</p> : <p className="empty">Loading job #{id}…</p>}
+        {!job.error && transcript}
+      </section>
+    );
+  const usage = j.usage;
+  return (
+    <section className="job">
+      <div className="bar">
+        <h1>
+          Job #{j.id} <span className="muted">{j.agent}</span>
+        </h1>
+        <JobStatusBadge status={j.status} />
+        <button className="danger" disabled={!isAdmin || TERMINAL.has(j.status)} title={isAdmin ? 'Cancel this job' : ADMIN_ONLY} onClick={cancel} data-testid="cancel">
+          Cancel
+        </button>
+      </div>
+      {cancelError && <p className="error">{cancelError}</p>}
+      <div className="job-grid">
+        <div className="card">
+          <dl>
+            <dt>Runner</dt>
+            <dd>{j.runnerId ?? '—'}</dd>
+            <dt>Created</dt>
+            <dd>{when(j.createdAt)}</dd>
+            <dt>Started</dt>
+            <dd>{when(j.startedAt)}</dd>
+            <dt>Duration</dt>
+            <dd>{jobDuration(j)}</dd>
+            <dt>Tree</dt>
+            <dd>{j.rootId === j.id ? 'root' : <Link to={`/jobs/${j.rootId}`}>root #{j.rootId}</Link>}</dd>
+            {j.parentId !== null && (
+              <>
+                <dt>Parent</dt>
+                <dd>
+                  <Link to={`/jobs/${j.parentId}`}>#{j.parentId}</Link>
+                </dd>
+              </>
+            )}
+            {j.endReason && (
+              <>
+                <dt>Reason</dt>
+                <dd>{j.endReason}</dd>
+              </>
+            )}
+          </dl>
+          {j.error && <p className="error">{j.error}</p>}
+        </div>
+        <div className="card">
+          <h3>Cost</h3>
+          <BudgetBar spent={usage?.costMicros ?? 0} limit={j.budgetMicros} />
+          <p>
+            <span data-testid="job-cost">{usd(usage?.costMicros ?? 0)}</span> · {int(usage?.modelCalls ?? 0)} model calls · {int(usage?.inputTokens ?? 0)} in / {int(usage?.outputTokens ?? 0)} out tokens
+            {usage && usage.estimatedCalls > 0 && <span className="warn"> · {usage.estimatedCalls} estimated</span>}
+          </p>
+          {children.length > 0 && (
+            <p>
+              Children:{' '}
+              {children.map((c) => (
+                <Link key={c.jobId} to={`/jobs/${c.jobId}`}>
+                  #{c.jobId} {c.agent}{' '}
+                </Link>
+              ))}
+            </p>
+          )}
+        </div>
+        {j.result && (
+          <div className="card" data-testid="result">
+            <h3>Result</h3>
+            {j.result.branch && (
+              <p>
+                Branch <code>{j.result.branch}</code>
+              </p>
+            )}
+            {j.result.commit && (
+              <p>
+                Commit <code>{j.result.commit.slice(0, 12)}</code>
+              </p>
+            )}
+            {j.result.summary && <p className="summary">{j.result.summary}</p>}
+          </div>
+        )}
+      </div>
+      {transcript}
+    </section>
+  );
+}

@@ -1,0 +1,97 @@
+import { useEffect, useState, type FormEvent } from 'react';
+import { client, errorText, useApi } from '../api.js';
+import { useRoute } from '../router.js';
+import { ADMIN_ONLY, useSession } from '../session.js';
+import { SchemaFields, initialValues, toInput, type FormValues, type JsonSchema } from '../components/schema-form.js';
+
+/** `os=linux,gpu=a100` → labels. @throws Error on a part without `=`. */
+function parseLabels(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of text.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const eq = part.indexOf('=');
+    if (eq <= 0) throw new Error(`labels: "${part}" is not key=value`);
+    out[part.slice(0, eq).trim()] = part.slice(eq + 1).trim();
+  }
+  return out;
+}
+
+/** Run job: pick an agent; its input form is generated from the agent's input schema; budget, labels, priority. */
+export function RunJobPage() {
+  const { isAdmin } = useSession();
+  const { query, go } = useRoute();
+  const agents = useApi(() => client.listAgents(), []);
+  const [agentName, setAgentName] = useState(query.get('agent') ?? '');
+  const agent = (agents.data ?? []).find((a) => a.name === agentName);
+  const schema = (agent?.inputSchema ?? {}) as JsonSchema;
+  const [values, setValues] = useState<FormValues>({});
+  const [budget, setBudget] = useState('');
+  const [labels, setLabels] = useState('');
+  const [priority, setPriority] = useState('0');
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    if (!agentName && agents.data?.[0]) setAgentName(agents.data[0].name);
+  }, [agents.data, agentName]);
+  useEffect(() => {
+    setValues(initialValues(schema));
+    setBudget(agent ? String(agent.limits.defaultBudgetUsd) : '');
+  }, [agentName, agent?.name]);
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setError('');
+    setBusy(true);
+    try {
+      const input = toInput(schema, values);
+      const job = await client.createJob({
+        agent: agentName,
+        input,
+        ...(budget.trim() ? { budgetUsd: Number(budget) } : {}),
+        ...(labels.trim() ? { labels: parseLabels(labels) } : {}),
+        priority: Number(priority) || 0,
+      });
+      go(`/jobs/${job.id}`);
+    } catch (err) {
+      setError(errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section>
+      <h1>Run job</h1>
+      <form className="card form" onSubmit={submit} data-testid="run-form">
+        <label>
+          Agent
+          <select name="agent" value={agentName} onChange={(e) => setAgentName(e.target.value)}>
+            {(agents.data ?? []).map((a) => (
+              <option key={a.name} value={a.name}>
+                {a.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        {agent?.description && <p className="muted">{agent.description}</p>}
+        <fieldset>
+          <legend>Input</legend>
+          <SchemaFields schema={schema} values={values} onChange={setValues} />
+        </fieldset>
+        <label>
+          Budget, USD
+          <input name="budget" type="number" min="0" step="any" value={budget} onChange={(e) => setBudget(e.target.value)} />
+        </label>
+        <label>
+          Runner labels <small className="muted">key=value, comma-separated (e.g. os=linux)</small>
+          <input name="labels" value={labels} onChange={(e) => setLabels(e.target.value)} />
+        </label>
+        <label>
+          Priority
+          <input name="priority" type="number" min="-100" max="100" step="1" value={priority} onChange={(e) => setPriority(e.target.value)} />
+        </label>
+        {error && <p className="error" data-testid="run-error">{error}</p>}
+        <button type="submit" className="primary" disabled={!isAdmin || busy || !agent} title={isAdmin ? '' : ADMIN_ONLY} data-testid="start">
+          {busy ? 'Starting…' : 'Start job'}
+        </button>
+      </form>
+    </section>
+  );
+}
