@@ -4,10 +4,21 @@
  */
 import { describe, it, expect, afterAll } from 'vitest';
 import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { tempDir, startPlane, spawnFlotilla, waitFor, allEvents, groupAlive, ROOT } from './helpers.js';
 
 const TIMEOUT_MS = 3000;
 const SWEEP_MS = 500;
+
+/** True while `pid` exists and is not a zombie (state Z in /proc/<pid>/stat). */
+function processAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
 
 describe('runner killed mid-job', () => {
   const dir = tempDir();
@@ -37,6 +48,9 @@ describe('runner killed mid-job', () => {
 
     const t0 = Date.now();
     runner.kill('SIGKILL');
+    // The harness dies with its runner (parent-death signal), so it cannot go on calling the
+    // gateway while the job waits to be declared lost.
+    await waitFor('the harness to die with its runner', () => !processAlive(pid), 3000, 50);
     const lost = await waitFor('job to be lost', async () => {
       const j = await plane.client.getJob(job.id);
       return j.status !== 'running' ? j : null;

@@ -21,3 +21,4 @@ await store.transitionJob(job.id, 1, ['assigned'], 'running', now, { startedAt: 
 const app = createGateway({ store, config: { provider: 'anthropic', anthropicApiKey: 'sk-bench', anthropicBaseUrl: upstream, prices: loadPriceTable(), retry: { retries: 0 } }, scriptFor: async () => null });
 const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => console.log(`${info.port} ${token}`));
 server.keepAliveTimeout = 60_000;
+process.on('SIGINT', () => process.exit(0));

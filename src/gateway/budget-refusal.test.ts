@@ -75,3 +75,23 @@ describe('a spent tree', () => {
     expect(store.budgets.get(20)).toEqual({ limit: 500_000, spent: 500_000, reserved: 0 });
   });
 });
+
+describe('oversize requests', () => {
+  it('Anthropic and OpenAI formats: 413 in each shape naming the size, recorded as refused, upstream untouched', async () => {
+    const st = new MemoryGatewayStore();
+    st.addJob(TOKEN, { id: 5 });
+    const app = createGateway({ store: st, config: { provider: 'anthropic', anthropicApiKey: 'k', anthropicBaseUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, prices: loadPriceTable(), maxRequestBytes: 1000 }, scriptFor: async () => null });
+    const big = JSON.stringify({ model: 'claude-haiku-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'x'.repeat(2000) }] });
+    const a = await app.request('/v1/messages', { method: 'POST', headers: { 'x-api-key': TOKEN }, body: big });
+    expect(a.status).toBe(413);
+    expect(((await a.json()) as { error: { type: string; message: string } }).error).toMatchObject({ type: 'request_too_large', message: expect.stringMatching(/limit is 1000/) });
+    const b = await app.request('/v1/chat/completions', { method: 'POST', headers: { authorization: `Bearer ${TOKEN}` }, body: big });
+    expect(b.status).toBe(413);
+    expect(((await b.json()) as { error: { code: string } }).error.code).toBe('request_too_large');
+    expect(st.calls.map((c) => [c.httpStatus, c.refused])).toEqual([
+      [413, 'too_large'],
+      [413, 'too_large'],
+    ]);
+    expect(upstreamCalls).toBe(0);
+  });
+});

@@ -23,9 +23,14 @@ export interface GatewayConfig {
    * optional FLOTILLA_OPENAI_COMPATIBLE_KEY.
    */
   openai?: { provider: 'openai' | 'openai-compatible'; baseUrl: string; apiKeys: string[] };
+  /** Largest request body accepted, bytes (default {@link MAX_REQUEST_BYTES}); bigger → 413, recorded as refused. */
+  maxRequestBytes?: number;
   /** Upstream retry policy (retry.ts); FLOTILLA_GATEWAY_RETRIES sets `retries` (0–10, default 2). */
   retry?: Partial<RetryPolicy>;
 }
+
+/** Default request size limit: 32 MB, Anthropic's own limit for Messages requests. */
+export const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
 
 /** Default upstream for the `openai` provider. */
 export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';

@@ -9,6 +9,7 @@ import { meteredResponse, recordRefused, recordUnreachable, type CallContext } f
 import { priceFor } from './prices.js';
 import { mountOpenAi } from './openai-routes.js';
 import { DEFAULT_RETRY, KeyRing, withRetries, type RetryPolicy } from './retry.js';
+import { MAX_REQUEST_BYTES } from './config.js';
 import { forwardToAnthropic } from './providers/anthropic.js';
 import { scriptedResponse } from './providers/scripted.js';
 import { parseMessagesRequest, type MessagesRequest } from './request.js';
@@ -130,6 +131,11 @@ export function createGateway(opts: GatewayOptions): Hono {
     const job = await authenticate(c);
     if (job instanceof Response) return job;
     const raw = new Uint8Array(await c.req.arrayBuffer());
+    if (raw.byteLength > (config.maxRequestBytes ?? MAX_REQUEST_BYTES)) {
+      const big: CallContext = { store, prices: config.prices, log, job, provider: config.provider, requestModel: 'unknown', streamed: false, requestBytes: raw.byteLength, startedAt };
+      await recordRefused(big, 413, 'too_large');
+      return anthropicError(413, 'request_too_large', `request body is ${raw.byteLength} bytes; the limit is ${config.maxRequestBytes ?? MAX_REQUEST_BYTES}`, { retry: false });
+    }
     const parsed = parseMessagesRequest(new TextDecoder().decode(raw));
     if ('error' in parsed) {
       const bad: CallContext = { store, prices: config.prices, log, job, provider: config.provider, requestModel: 'unknown', streamed: false, requestBytes: raw.byteLength, startedAt };

@@ -3,7 +3,7 @@ import { hashToken } from '../core/tokens.js';
 import type { Logger } from '../core/log.js';
 import type { JobRow } from '../store/types.js';
 import { reserve, worstCaseMicros } from './budget.js';
-import type { GatewayConfig } from './config.js';
+import { MAX_REQUEST_BYTES, type GatewayConfig } from './config.js';
 import { meteredResponse, recordRefused, recordUnreachable, type CallContext } from './meter.js';
 import { OpenAiStreamReader, usageFromOpenAiBody } from './openai-usage.js';
 import { asScriptRequest, maxOutputOf, openaiBudgetError, openaiError, parseOpenAiRequest, type ChatRequest, type OpenAiApi } from './openai-wire.js';
@@ -66,6 +66,11 @@ export function mountOpenAi(app: Hono, d: OpenAiRouteDeps): void {
       usageFromBody: usageFromOpenAiBody,
       streamReader: () => new OpenAiStreamReader(),
     };
+    const limit = d.config.maxRequestBytes ?? MAX_REQUEST_BYTES;
+    if (raw.byteLength > limit) {
+      await recordRefused(ctx, 413, 'too_large');
+      return openaiError(413, 'invalid_request_error', `request body is ${raw.byteLength} bytes; the limit is ${limit}`, 'request_too_large');
+    }
     const parsed = parseOpenAiRequest(api, new TextDecoder().decode(raw));
     if ('error' in parsed) {
       await recordRefused(ctx, 400, 'invalid_request');

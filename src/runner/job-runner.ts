@@ -169,6 +169,7 @@ export class JobRun {
     };
     let cmd;
     try {
+      await harness.prepare?.(ctx);
       cmd = harness.command(ctx);
     } catch (err) {
       throw new FinishError('harness_start', (err as Error).message);
@@ -195,7 +196,7 @@ export class JobRun {
     const onEvents = (events: EventBody[]) => {
       for (const e of events) {
         this.deps.emit(e);
-        if (e.type === 'usage' && ++turns > limits.maxTurns) {
+        if (e.type === (harness.turnEvent ?? 'usage') && ++turns > limits.maxTurns) {
           this.stop({ status: 'failed', reason: 'max_turns', error: `more than ${limits.maxTurns} model turns (agent limits.maxTurns)` });
         }
       }

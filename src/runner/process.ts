@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { accessSync, constants, readdirSync, readFileSync, statSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 
 /**
@@ -44,12 +44,41 @@ export interface SpawnGroupOptions {
   stdin?: string;
 }
 
+/** util-linux's setpriv (Debian: always present): sets the parent-death signal, then execs. */
+const SETPRIV = '/usr/bin/setpriv';
+
+/**
+ * On Linux, runs `file` through `setpriv --pdeathsig KILL` so the harness leader is killed by
+ * the kernel (prctl PR_SET_PDEATHSIG) the moment this runner process dies, even by SIGKILL:
+ * a runner that crashes must not leave an agent running and spending on the gateway. setpriv
+ * execs `file` in place, so the pid (= process group id) is the harness's own. The leader's
+ * descendants are reaped by the next runner start (orphans.ts). Without setpriv, or when
+ * `file` is not an executable we can see (so the spawn error stays ENOENT), `file` is
+ * started directly.
+ */
+function withParentDeathSignal(file: string, args: string[], env: Record<string, string>): [string, string[]] {
+  if (process.platform !== 'linux' || !isExecutable(SETPRIV)) return [file, args];
+  const resolved = file.includes('/') ? file : (env.PATH ?? '').split(':').map((d) => `${d}/${file}`).find(isExecutable);
+  if (!resolved || !isExecutable(resolved)) return [file, args];
+  return [SETPRIV, ['--pdeathsig', 'KILL', '--', resolved, ...args]];
+}
+
+function isExecutable(path: string): boolean {
+  try {
+    accessSync(path, constants.X_OK);
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Starts `file args...` (no shell) as the leader of a new process group.
  * @throws never; a failure to start shows as `exited` resolving with `spawnError`.
  */
 export function spawnGroup(file: string, args: string[], opts: SpawnGroupOptions): GroupProcess {
-  const child: ChildProcess = spawn(file, args, {
+  const [cmd, argv] = withParentDeathSignal(file, args, opts.env);
+  const child: ChildProcess = spawn(cmd, argv, {
     cwd: opts.cwd,
     env: opts.env,
     detached: true,

@@ -7,6 +7,7 @@ import { silentLogger, type Logger } from '../core/log.js';
 import { loadCredential, normalizeServerUrl, register, saveCredential } from './credential.js';
 import { claudeCodeHarness } from './harness/claude-code.js';
 import { commandHarness } from './harness/command.js';
+import { codexHarness } from './harness/codex.js';
 import type { Harness } from './harness/types.js';
 import { JobRun } from './job-runner.js';
 import { killOrphans } from './orphans.js';
@@ -100,7 +101,7 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
   const stored = await loadCredential(workDir, serverUrl);
   let cred = stored ?? (await registerNow());
 
-  const harnesses: Record<string, Harness> = { 'claude-code': claudeCodeHarness, command: commandHarness };
+  const harnesses: Record<string, Harness> = { 'claude-code': claudeCodeHarness, command: commandHarness, codex: codexHarness };
   const executables: Record<string, string> = opts.claudePath ? { 'claude-code': opts.claudePath } : {};
   const slots = new Map<string, Slot>();
   const key = (jobId: number, attempt: number) => `${jobId}:${attempt}`;

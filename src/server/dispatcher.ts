@@ -10,8 +10,10 @@ import { recordStatus } from './status-events.js';
 import { formatLabels } from './views.js';
 import { jobEffort } from './effort.js';
 
-/** Queued jobs read per dispatch pass (a full batch with runners still free schedules another pass). */
+/** Most queued jobs read per dispatch pass (a full read with runners still free schedules another pass). */
 const DISPATCH_BATCH = 1000;
+/** The unmatched-job note runs at most this often, ms. */
+const NOTE_EVERY_MS = 1000;
 
 /** Outcome of {@link Dispatcher.placeNow}. */
 export type PlaceResult =
@@ -45,6 +47,8 @@ export class Dispatcher {
   private stopped = false;
   /** Queued jobs already told that no runner matches (so the note is left once). */
   private readonly noted = new Set<number>();
+  /** When noteUnmatched last ran (epoch ms). */
+  private notedAt = 0;
 
   constructor(private readonly o: DispatcherOptions) {}
 
@@ -94,8 +98,7 @@ export class Dispatcher {
     // Job-centric: read the head of the queue once, match in memory, claim each chosen job by
     // id. Queries per pass: 1 (queue) + 2 (holds, live assignments) + 1 per assignment —
     // not one claim per free runner.
-    const queue = conns.length > 0 ? await store.listQueuedForDispatch(DISPATCH_BATCH) : [];
-    if (queue.length > 0) {
+    if (conns.length > 0) {
       const [held, active] = await Promise.all([store.listHeldRunnerIds(now()), store.listActiveAssignments()]);
       const heldSet = new Set(held);
       const used = new Map<number, number>();
@@ -105,6 +108,11 @@ export class Dispatcher {
         .filter((c) => c.holdUntil <= t0 && !heldSet.has(c.runnerId))
         .map((c) => ({ c, free: c.capacity - (used.get(c.runnerId) ?? 0) }))
         .filter((x) => x.free > 0);
+      // Read only as much of the queue as the free slots can plausibly take (labels may not
+      // match the first ones): 8 per free slot, 32 to DISPATCH_BATCH.
+      const slots = open.reduce((n, x) => n + x.free, 0);
+      const limit = Math.min(DISPATCH_BATCH, Math.max(32, slots * 8));
+      const queue = slots > 0 ? await store.listQueuedForDispatch(limit) : [];
       for (const q of queue) {
         if (this.stopped || open.length === 0) break;
         // The matching runner with the most free slots; ties: the one that waited longest in `open`.
@@ -127,9 +135,13 @@ export class Dispatcher {
         // Back of the line, so equal runners take turns.
         if (pick.free > 0) open.push(pick);
       }
-      if (queue.length === DISPATCH_BATCH && open.length > 0) this.again = true;
+      if (queue.length === limit && open.length > 0) this.again = true;
     }
-    await this.noteUnmatched();
+    // The "no runner matches" note is advisory: at most once per NOTE_EVERY_MS.
+    if (now() - this.notedAt >= NOTE_EVERY_MS) {
+      this.notedAt = now();
+      await this.noteUnmatched();
+    }
   }
 
   /**

@@ -7,6 +7,8 @@ import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { BIN, ROOT, spawnFlotilla, tempDir, waitFor } from '../helpers.js';
 import { FlotillaClient } from '../../src/client/client.js';
+import { openStore } from '../../src/store/open.js';
+import type { Store } from '../../src/store/types.js';
 
 /** Debian's chromium (DEVELOPERS.md); FLOTILLA_CHROMIUM overrides. */
 export const CHROMIUM = process.env.FLOTILLA_CHROMIUM ?? '/usr/bin/chromium';
@@ -31,9 +33,11 @@ export interface Up {
 
 /**
  * Starts `flotilla up --port 0` as a child process in a temp data folder, with the test
- * agents plus `extraAgents` (name → agent.yaml text). Resolves once it printed its URL.
+ * agents plus `extraAgents` (name → agent.yaml text). `seed` runs first against the store in
+ * that data folder (then closed: `up` takes the folder's lock), e.g. to put 1,000 jobs in the
+ * ledger without 1,000 HTTP calls. Resolves once `up` printed its URL.
  */
-export async function startUp(extraAgents: Record<string, string> = {}): Promise<Up> {
+export async function startUp(extraAgents: Record<string, string> = {}, seed?: (store: Store) => Promise<void>): Promise<Up> {
   const dir = tempDir('flotilla-dash-');
   const agentsDir = join(dir.path, 'agents');
   for (const [name, yaml] of Object.entries(extraAgents)) {
@@ -42,6 +46,14 @@ export async function startUp(extraAgents: Record<string, string> = {}): Promise
     writeFileSync(join(agentsDir, name, 'prompt.md'), `Run ${name}.`);
   }
   mkdirSync(agentsDir, { recursive: true });
+  if (seed) {
+    const store = await openStore({ dataDir: join(dir.path, 'data') });
+    try {
+      await seed(store);
+    } finally {
+      await store.close();
+    }
+  }
   const child = spawnFlotilla(['up', '--port', '0', '--data', join(dir.path, 'data'), '--agents', join(ROOT, 'test', 'fixtures', 'agents'), agentsDir], {
     ANTHROPIC_API_KEY: '',
     DATABASE_URL: '',

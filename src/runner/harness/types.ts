@@ -71,6 +71,14 @@ export interface HarnessParser {
  */
 export interface Harness {
   readonly name: string;
+  /**
+   * Which event marks one model turn for the runner's own `limits.maxTurns` count: `usage`
+   * (default: one per model call) or `tool.call` (Codex reports usage once per run, so each
+   * tool-using model call is counted by its tool call instead).
+   */
+  readonly turnEvent?: 'usage' | 'tool.call';
+  /** Writes what the harness needs before it starts (e.g. Codex's config.toml in its home). */
+  prepare?(ctx: HarnessContext): Promise<void>;
   /** Builds the command. @throws Error naming the problem when the context cannot be run (e.g. no executable). */
   command(ctx: HarnessContext): HarnessCommand;
   /** A fresh parser for one run whose leader has process id `pid`. */

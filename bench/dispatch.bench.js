@@ -1,0 +1,323 @@
+// Dispatch (issue 5), on SQLite and on PostgreSQL, with graphile-worker 0.17 on the same
+// PostgreSQL server as the baseline, all measured in this run:
+// 1. latency: `POST /api/jobs` → the runner receiving `job.assign`, 100 idle simulated runners
+//    (real WebSockets), jobs one at a time; p50 / p99. Baseline: graphile-worker addJob →
+//    task handler start, one at a time.
+// 2. throughput: a claim-run-complete loop of no-op jobs with 50 runners (each finishes its job
+//    at once: harness.started + job.finished); jobs/s to drain a pre-filled queue. Baseline:
+//    graphile-worker, concurrency 50, draining the same number of no-op jobs.
+// 3. server RSS with 1,000 and 10,000 idle connected runners (server in a child process).
+// Environment: BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres),
+// BENCH_JOBS (throughput jobs, default 2000), BENCH_LATENCY (samples, default 200),
+// BENCH_IDLE (comma list of idle fleet sizes, default 1000,10000).
+import { fork } from 'node:child_process';
+import { mkdtempSync, rmSync, mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import WebSocket from 'ws';
+import { run as graphileRun } from 'graphile-worker';
+import { openStore } from '../dist/store/open.js';
+import { startServer } from '../dist/server/server.js';
+import { createRegistrationToken } from '../dist/server/auth.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const PG_BASE = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const JOBS = Number(process.env.BENCH_JOBS ?? 2000);
+const SAMPLES = Number(process.env.BENCH_LATENCY ?? 200);
+const IDLE = (process.env.BENCH_IDLE ?? '1000,10000').split(',').map(Number).filter((n) => n > 0);
+const isChild = process.argv[2] === '--idle-server';
+
+const pct = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+const f1 = (x) => x.toFixed(1);
+const at = () => new Date().toISOString();
+
+function agentsDir() {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-dispatch-agents-'));
+  mkdirSync(join(dir, 'noop'));
+  writeFileSync(join(dir, 'noop', 'agent.yaml'), 'name: noop\nharness: command\ncommand: ["true"]\n');
+  writeFileSync(join(dir, 'noop', 'prompt.md'), 'noop');
+  return dir;
+}
+const GATEWAY = { provider: 'scripted', anthropicBaseUrl: 'http://127.0.0.1:9', prices: { version: 'b', models: {}, default: { input: 3, output: 15, cacheWrite5m: 3.75, cacheWrite1h: 6, cacheRead: 0.3 } } };
+
+async function freshPg(name) {
+  const c = new pg.Client({ connectionString: PG_BASE });
+  await c.connect();
+  await c.query(`DROP DATABASE IF EXISTS ${name}`);
+  await c.query(`CREATE DATABASE ${name}`);
+  await c.end();
+  const u = new URL(PG_BASE);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+async function dropPg(name) {
+  const c = new pg.Client({ connectionString: PG_BASE });
+  await c.connect();
+  await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await c.end();
+}
+
+/** A control plane over a fresh store of `engine`. */
+async function plane(engine, tag, extra = {}) {
+  const dataDir = mkdtempSync(join(tmpdir(), `bench-dispatch-${tag}-`));
+  const dbName = `flotilla_bench_${tag}_${process.pid}`;
+  const databaseUrl = engine === 'postgres' ? await freshPg(dbName) : undefined;
+  const store = await openStore({ dataDir: join(dataDir, 'db'), ...(databaseUrl ? { databaseUrl } : {}) });
+  const agents = agentsDir();
+  const server = await startServer({ store, dataDir, port: 0, agentsDirs: [agents], gateway: GATEWAY, heartbeatTimeoutMs: 600_000, dispatchIntervalMs: 1000, ...extra });
+  return {
+    store,
+    server,
+    async close() {
+      await server.close();
+      await store.close();
+      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(agents, { recursive: true, force: true });
+      if (databaseUrl) await dropPg(dbName);
+    },
+  };
+}
+
+async function registerRunner(url, store, name, labels = {}) {
+  const token = await createRegistrationToken(store, labels, 600_000, Date.now());
+  const res = await fetch(`${url}/api/runners/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token, name, capacity: 1 }) });
+  if (res.status !== 201) throw new Error(`register: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+/** A simulated runner: hello, then for each job.assign calls onAssign and completes the job at once (if `complete`). */
+function connectRunner(url, credential, name, { onAssign = () => {}, complete = true } = {}) {
+  return new Promise((resolveConn, reject) => {
+    const ws = new WebSocket(url.replace(/^http/, 'ws') + '/api/runners/connect', { headers: { authorization: `Bearer ${credential}` }, perMessageDeflate: false });
+    ws.on('error', reject);
+    ws.on('open', () => ws.send(JSON.stringify({ type: 'hello', name, labels: {}, capacity: 1, version: 'bench', running: [] })));
+    ws.on('message', (data) => {
+      const f = JSON.parse(data.toString());
+      if (f.type === 'welcome') return resolveConn(ws);
+      if (f.type !== 'job.assign') return;
+      const a = f.assignment;
+      onAssign(a);
+      if (!complete) return;
+      ws.send(
+        JSON.stringify({
+          type: 'job.events',
+          jobId: a.jobId,
+          attempt: a.attempt,
+          events: [
+            { rseq: 1, at: at(), type: 'harness.started', data: { harness: 'command', pid: 1 } },
+            { rseq: 2, at: at(), type: 'job.finished', data: { status: 'succeeded' } },
+          ],
+        }),
+      );
+    });
+  });
+}
+
+async function fleet(p, n, opts) {
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    const { credential } = await registerRunner(p.server.url, p.store, `r${i}`);
+    out.push(await connectRunner(p.server.url, credential, `r${i}`, opts));
+  }
+  return out;
+}
+
+async function latency(engine) {
+  const p = await plane(engine, `lat_${engine}`);
+  const waiting = new Map();
+  const arrivals = new Map();
+  const sockets = await fleet(p, 100, {
+    onAssign: (a) => {
+      const t = performance.now();
+      arrivals.set(a.jobId, t);
+      waiting.get(a.jobId)?.(t);
+    },
+  });
+  const admin = p.server.adminToken;
+  const xs = [];
+  for (let i = 0; i < SAMPLES + 20; i++) {
+    const t0 = performance.now();
+    let got;
+    const arrived = new Promise((r) => (got = r));
+    const res = await fetch(`${p.server.url}/api/jobs`, { method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: JSON.stringify({ agent: 'noop' }) });
+    const { id } = await res.json();
+    waiting.set(id, got);
+    if (arrivals.has(id)) got(arrivals.get(id));
+    // The assignment may arrive before the reply: the runner notes it by job id either way.
+    const t1 = await Promise.race([arrived, new Promise((r) => setTimeout(() => r(null), 5000))]);
+    if (t1 === null) throw new Error(`job ${id} never reached a runner`);
+    if (i >= 20) xs.push(t1 - t0); // 20 warm-up
+    waiting.delete(id);
+  }
+  for (const s of sockets) s.terminate();
+  await p.close();
+  return { p50: pct(xs, 50), p99: pct(xs, 99) };
+}
+
+async function throughput(engine) {
+  const p = await plane(engine, `tput_${engine}`);
+  for (let i = 0; i < JOBS; i++) {
+    await p.store.createJob({ parentId: null, agent: 'noop', agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros: 1_000_000, now: Date.now() });
+  }
+  let done = 0;
+  let finish;
+  const all = new Promise((r) => (finish = r));
+  const t0 = performance.now();
+  // The runners connect at once; every completion frees a slot for the next claim.
+  const sockets = await Promise.all(
+    Array.from({ length: 50 }, async (_, i) => {
+      const { credential } = await registerRunner(p.server.url, p.store, `t${i}`);
+      return connectRunner(p.server.url, credential, `t${i}`, { onAssign: () => {} });
+    }),
+  );
+  const poll = setInterval(async () => {
+    const left = (await p.store.countQueuedJobs()) + (await p.store.listActiveAssignments()).length;
+    done = JOBS - left;
+    if (left === 0) finish();
+  }, 50);
+  await all;
+  clearInterval(poll);
+  const secs = (performance.now() - t0) / 1000;
+  for (const s of sockets) s.terminate();
+  await p.close();
+  return { jobsPerSec: done / secs };
+}
+
+async function graphile() {
+  const dbName = `graphile_bench_${process.pid}`;
+  const connectionString = await freshPg(dbName);
+  // Throughput: pre-fill, then one worker, concurrency 50, drain.
+  const client = new pg.Client({ connectionString });
+  await client.connect();
+  const { runMigrations } = await import('graphile-worker');
+  await runMigrations({ connectionString, logger: quietLogger() });
+  await client.query(`select graphile_worker.add_jobs(array(select json_populate_record(null::graphile_worker.job_spec, json_build_object('identifier','noop','payload','{}'::json)) from generate_series(1, ${JOBS})))`);
+  let done = 0;
+  let drained;
+  let first = 0;
+  const finished = new Promise((r) => (drained = r));
+  const runner = await graphileRun({
+    connectionString,
+    concurrency: 50,
+    noHandleSignals: true,
+    pollInterval: 1000,
+    logger: quietLogger(),
+    taskList: {
+      noop: async () => {
+        if (done === 0) first = performance.now();
+        if (++done === JOBS) drained();
+      },
+    },
+  });
+  await finished;
+  const secs = (performance.now() - first) / 1000;
+  await runner.stop();
+  // Latency: addJob → handler start, one at a time.
+  const starts = new Map();
+  const lat = await graphileRun({
+    connectionString,
+    concurrency: 10,
+    noHandleSignals: true,
+    pollInterval: 1000,
+    logger: quietLogger(),
+    taskList: { probe: async (payload) => starts.get(payload.i)?.(performance.now()) },
+  });
+  const xs = [];
+  for (let i = 0; i < SAMPLES + 20; i++) {
+    let got;
+    const started = new Promise((r) => (got = r));
+    starts.set(i, got);
+    const t = performance.now();
+    await lat.addJob('probe', { i });
+    const t1 = await started;
+    if (i >= 20) xs.push(t1 - t);
+  }
+  await lat.stop();
+  await client.end();
+  await dropPg(dbName);
+  return { jobsPerSec: JOBS / secs, p50: pct(xs, 50), p99: pct(xs, 99) };
+}
+
+function quietLogger() {
+  // graphile-worker's Logger wants a factory; keep errors only.
+  return {
+    scope: () => quietLogger(),
+    debug() {},
+    info() {},
+    warn() {},
+    error: (m) => console.error('graphile-worker:', m),
+  };
+}
+
+/** Child process: a server over SQLite, reports its RSS on request. */
+async function idleServerChild() {
+  const p = await plane('sqlite', 'idle');
+  process.send({ url: p.server.url, admin: p.server.adminToken });
+  process.on('message', async (m) => {
+    if (m === 'token') {
+      // Registration tokens in bulk for the parent.
+      const tokens = [];
+      for (let i = 0; i < 500; i++) tokens.push(await createRegistrationToken(p.store, {}, 600_000, Date.now()));
+      process.send({ tokens });
+    } else if (m === 'rss') {
+      global.gc?.();
+      process.send({ rss: process.memoryUsage().rss });
+    } else if (m === 'stop') {
+      await p.close();
+      process.exit(0);
+    }
+  });
+}
+
+async function idleRss(n) {
+  const child = fork(fileURLToPath(import.meta.url), ['--idle-server'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const next = () => new Promise((r) => child.once('message', r));
+  const { url } = await next();
+  child.send('rss');
+  const base = (await next()).rss;
+  const sockets = [];
+  let tokens = [];
+  for (let i = 0; i < n; i++) {
+    if (tokens.length === 0) {
+      child.send('token');
+      tokens = (await next()).tokens;
+    }
+    const token = tokens.pop();
+    const res = await fetch(`${url}/api/runners/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token, name: `i${i}`, capacity: 1 }) });
+    const { credential } = await res.json();
+    sockets.push(await connectRunner(url, credential, `i${i}`, { complete: false }));
+  }
+  await new Promise((r) => setTimeout(r, 1000));
+  child.send('rss');
+  const rss = (await next()).rss;
+  for (const s of sockets) s.terminate();
+  child.send('stop');
+  await new Promise((r) => child.once('exit', r));
+  return { base, rss };
+}
+
+async function main() {
+  const mb = (b) => `${(b / 1024 / 1024).toFixed(0)} MiB`;
+  const g = await graphile();
+  console.log(`graphile-worker 0.17 (same PostgreSQL): ${f1(g.jobsPerSec)} jobs/s (concurrency 50, ${JOBS} no-op jobs); addJob→start p50 ${f1(g.p50)} ms, p99 ${f1(g.p99)} ms`);
+  for (const engine of ['sqlite', 'postgres']) {
+    const l = await latency(engine);
+    console.log(`${engine}: POST /api/jobs → runner has job.assign, 100 idle runners: p50 ${f1(l.p50)} ms, p99 ${f1(l.p99)} ms (goal 5 / 25); vs graphile-worker p50 ×${(l.p50 / g.p50).toFixed(2)}, p99 ×${(l.p99 / g.p99).toFixed(2)}`);
+    const t = await throughput(engine);
+    console.log(`${engine}: claim-run-complete, 50 runners, ${JOBS} no-op jobs: ${f1(t.jobsPerSec)} jobs/s; vs graphile-worker ×${(t.jobsPerSec / g.jobsPerSec).toFixed(2)}`);
+  }
+  for (const n of IDLE) {
+    const r = await idleRss(n);
+    console.log(`server RSS with ${n} idle connected runners: ${mb(r.rss)} (empty server ${mb(r.base)}; goal 10,000 under 1 GiB)`);
+  }
+}
+
+if (isChild) await idleServerChild();
+else if (process.env.BENCH_ONLY === 'tput') console.log(await throughput(process.env.BENCH_ENGINE ?? 'sqlite'));
+else await main();
+void ROOT;
