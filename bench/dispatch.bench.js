@@ -11,6 +11,7 @@
 // BENCH_JOBS (throughput jobs, default 2000), BENCH_LATENCY (samples, default 200),
 // BENCH_IDLE (comma list of idle fleet sizes, default 1000,10000).
 import { fork } from 'node:child_process';
+import { setInterval, clearInterval } from 'node:timers';
 import { mkdtempSync, rmSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, dirname, resolve } from 'node:path';
@@ -265,7 +266,7 @@ async function idleServerChild() {
       for (let i = 0; i < 500; i++) tokens.push(await createRegistrationToken(p.store, {}, 600_000, Date.now()));
       process.send({ tokens });
     } else if (m === 'rss') {
-      global.gc?.();
+      globalThis.gc?.();
       process.send({ rss: process.memoryUsage().rss });
     } else if (m === 'stop') {
       await p.close();

@@ -8,6 +8,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import http from 'node:http';
+import { Buffer } from 'node:buffer';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 

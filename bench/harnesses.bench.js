@@ -1,8 +1,9 @@
 /* global setInterval, clearInterval -- the fake bare runner row heartbeats (as in main-job.bench.js) */
-// Issue 4: per harness (claude-code, command in Python), on the same small task and the same
+// Issue 4: per harness (claude-code, codex, command in Python), on the same small task and the same
 // scripted model ("make out.txt containing hello, then say done", two model turns):
 // 1. start-up time to the first model call: process spawn → its first model reply shown
-//    (Claude Code's first `assistant` line; the Python agent's first `tool.call` line), for
+//    (Claude Code's first `assistant` line, Codex's first `item.started`, the Python agent's
+//    first `tool.call` line), for
 //    the bare CLI and through Flotilla (the runner's `starting <harness>` progress event →
 //    the first `tool.call` event);
 // 2. Flotilla's overhead over the bare CLI: POST /api/jobs → job ended, vs the bare process
@@ -19,6 +20,8 @@ import { startRunner } from '../dist/runner/runner.js';
 import { FlotillaClient } from '../dist/client/client.js';
 import { loadGatewayConfig } from '../dist/gateway/config.js';
 import { hashToken, newToken } from '../dist/core/tokens.js';
+import { codexConfig, defaultCodexPath } from '../dist/runner/harness/codex.js';
+import { writeFileSync, mkdirSync } from 'node:fs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const N = Number(process.env.BENCH_RUNS ?? 5);
@@ -71,7 +74,7 @@ async function main() {
   };
 
   const results = {};
-  for (const name of ['hello-claude', 'hello-py']) {
+  for (const name of ['hello-claude', 'hello-codex', 'hello-py']) {
     const agent = agents.find((a) => a.name === name);
     const bare = [];
     for (let i = 0; i < N; i++) {
@@ -81,6 +84,11 @@ async function main() {
       const e = { PATH: process.env.PATH, HOME: home, IS_SANDBOX: '1', ANTHROPIC_BASE_URL: server.url, ANTHROPIC_API_KEY: token, CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', PYTHONUNBUFFERED: '1' };
       if (name === 'hello-claude') {
         bare.push(await timed(CLAUDE, ['-p', '--output-format', 'stream-json', '--verbose', '--model', agent.model, '--max-turns', '5', '--dangerously-skip-permissions', '--tools', 'Bash', '--', agent.promptText], { cwd: ws, env: e }, undefined, /"type":"assistant"/));
+      } else if (name === 'hello-codex') {
+        const codexHome = join(home, '.codex');
+        mkdirSync(codexHome, { recursive: true });
+        writeFileSync(join(codexHome, 'config.toml'), codexConfig({ serverUrl: server.url, agent, home }));
+        bare.push(await timed(defaultCodexPath(), ['exec', '--json', '--sandbox', 'workspace-write', '--skip-git-repo-check', '--', agent.promptText], { cwd: ws, env: { ...e, CODEX_HOME: codexHome, OPENAI_API_KEY: token } }, undefined, /"type":"item\.started"/));
       } else {
         const input = { job: { id: jobId, rootId: jobId, attempt: 1, branch: 'b' }, agent: { name, version: '1', model: agent.model, effort: null, allowedTools: ['Bash'], limits: agent.limits, readOnly: false }, input: {}, prompt: agent.promptText, workspace: ws, resumeSessionId: null };
         bare.push(await timed('python3', [PY_AGENT], { cwd: ws, env: e }, JSON.stringify(input), /"type": "tool\.call"/));
@@ -94,7 +102,7 @@ async function main() {
 
   const runner = await startRunner({ serverUrl: server.url, registrationToken: await createRegistrationToken(store, {}, 3_600_000, Date.now()), workDir: join(data, 'runner'), repoBaseDir: ROOT });
   const client = new FlotillaClient({ url: server.url, token: server.adminToken });
-  for (const name of ['hello-claude', 'hello-py']) {
+  for (const name of ['hello-claude', 'hello-codex', 'hello-py']) {
     const total = [];
     const first = [];
     for (let i = 0; i < N; i++) {

@@ -65,6 +65,24 @@ describe('harnesses run the same task the same way', () => {
     expect(py.job.sessionId).toMatch(/^[0-9a-f-]{36}$/);
   }, 180_000);
 
+  it('codex: the same task through the gateway Responses endpoint, same events, same recorded usage', async () => {
+    const cx = await runToEnd('hello-codex');
+    expect(cx.job).toMatchObject({ status: 'succeeded', result: { summary: 'done', changedFiles: ['out.txt'] } });
+    expect(readFileSync(join(ws(cx.job.id), 'out.txt'), 'utf8')).toBe('hello\n');
+    // Codex reports usage once per run (turn.completed), after its items; the other kinds come
+    // in the same order as for Claude Code and the Python command.
+    expect(kinds(cx.events)).toEqual(['harness.started', 'tool.call', 'tool.result', 'message', 'usage', 'job.finished']);
+    expect(cx.job.usage).toMatchObject({ modelCalls: 2, inputTokens: 280, outputTokens: 35, cacheReadTokens: 0, cacheWriteTokens: 0, estimatedCalls: 0 });
+    const u = cx.events.find((e) => e.type === 'usage');
+    expect(u?.type === 'usage' && [u.data.inputTokens, u.data.outputTokens]).toEqual([280, 35]);
+    expect(cx.job.sessionId).toBeTruthy();
+    // Resume: same thread, same workspace, the model gets the earlier turns.
+    const again = await runToEnd('hello-codex', { resumeJobId: cx.job.id });
+    expect(again.job).toMatchObject({ status: 'succeeded', sessionId: cx.job.sessionId, result: { summary: 'resumed: out.txt still says hello' } });
+    const r = again.events.find((e) => e.type === 'tool.result');
+    expect(r?.type === 'tool.result' && r.data.output.trim()).toBe('hello');
+  }, 180_000);
+
   it('resume: the next job sees the uncommitted file and the model gets the earlier conversation', async () => {
     const first = claudeJob;
     const { job, events } = await runToEnd('hello-claude', { resumeJobId: first.id });

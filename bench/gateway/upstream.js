@@ -1,5 +1,6 @@
 // Fake Anthropic upstream for bench/gateway.bench.js (its own process). Prints its port.
 // POST with stream:false → a JSON Messages reply at once; stream:true → 20 events 5 ms apart.
+import { Buffer } from 'node:buffer';
 import { createServer } from 'node:http';
 
 const reply = JSON.stringify({ id: 'msg_b', type: 'message', role: 'assistant', model: 'claude-haiku-4-5', content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', usage: { input_tokens: 12, output_tokens: 3 } });

@@ -18,6 +18,7 @@ const ok = JSON.stringify({ id: 'm', type: 'message', role: 'assistant', model: 
 describe('upstream retries', () => {
   it('a 529 storm (first 20 upstream calls, no retry-after) with 2 keys: all 20 client calls succeed, upstream calls ≤ 20 × (1 + retries), both keys used', async () => {
     let calls = 0;
+    const storm: Array<() => void> = [];
     const keys = new Map<string, number>();
     const up: Server = createServer((req, res) => {
       req.resume();
@@ -26,8 +27,12 @@ describe('upstream retries', () => {
         const k = String(req.headers['x-api-key']);
         keys.set(k, (keys.get(k) ?? 0) + 1);
         if (calls <= 20) {
-          res.writeHead(529, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }));
+          // The storm: the first 20 calls all get 529 (answered together once all 20 are in).
+          storm.push(() => {
+            res.writeHead(529, { 'content-type': 'application/json' });
+            res.end(JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }));
+          });
+          if (storm.length === 20) storm.forEach((f) => f());
           return;
         }
         res.writeHead(200, { 'content-type': 'application/json' });

@@ -44,7 +44,8 @@ const PIPE_CLOSE_TIMEOUT_MS = 5000;
  * Limits, enforced here whatever the harness does (issue 4), each hit = the end reason:
  * - wall clock: agent.limits.timeoutSeconds → failed `timeout`;
  * - idle: no stdout/stderr output for agent.limits.idleSeconds → failed `blocked_on_input`;
- * - turns: more `usage` events (one per model call) than agent.limits.maxTurns → failed `max_turns`;
+ * - turns: more model turns than agent.limits.maxTurns → failed `max_turns`, counted by the
+ *   harness's `turnEvent` (`usage`, one per model call; Codex: `tool.call`);
  * - read-only (agent.readOnly): the workspace is mounted read-only for the harness, verified by
  *   a write probe first; cannot enforce → failed `read_only_unavailable`;
  * - cancel → `cancelled`.

@@ -31,16 +31,17 @@ function dollars(micros: number): string {
 describe.skipIf(!ready.ok)('dashboard in Chromium', () => {
   let up: Up;
   let browser: Browser;
-  /** The 1,050 parked jobs put in the ledger before `up` starts, newest first. */
-  let parkedIds: number[] = [];
+  /** 1,050 past (cancelled) jobs of agent `filler` put in the ledger before `up` starts, newest first. */
+  let fillerIds: number[] = [];
   beforeAll(async () => {
-    up = await startUp({ parked: PARKED }, async (store) => {
+    up = await startUp({ parked: PARKED, filler: PARKED.replace('name: parked', 'name: filler') }, async (store) => {
       const t = Date.now() - 3_600_000;
       for (let i = 0; i < 1050; i++) {
-        const j = await store.createJob({ parentId: null, agent: 'parked', agentVersion: '1', input: { n: i }, selector: { pool: 'nowhere' }, priority: 0, budgetMicros: 1_000_000, now: t + i });
-        parkedIds.push(j.id);
+        const j = await store.createJob({ parentId: null, agent: 'filler', agentVersion: '1', input: { n: i }, selector: { pool: 'nowhere' }, priority: 0, budgetMicros: 1_000_000, now: t + i });
+        await store.transitionJob(j.id, null, ['queued'], 'cancelled', t + i, { endReason: 'cancelled' });
+        fillerIds.push(j.id);
       }
-      parkedIds = parkedIds.reverse();
+      fillerIds = fillerIds.reverse();
     });
     await up.admin.createUser({ name: 'ada', role: 'admin', password: 'admin-password-1' });
     await up.admin.createUser({ name: 'mia', role: 'member', password: 'member-password-1' });
@@ -125,7 +126,8 @@ describe.skipIf(!ready.ok)('dashboard in Chromium', () => {
     expect(apiJob.status).toBe('succeeded');
     expect(apiJob.usage!.costMicros).toBeGreaterThan(0);
     await expect.poll(() => page.locator('[data-testid=job-cost]').textContent(), { timeout: 10_000 }).toBe(dollars(apiJob.usage!.costMicros));
-    expect(await page.locator('[data-testid=spent]').textContent()).toBe(dollars(apiJob.usage!.costMicros));
+    const tree = await up.admin.getBudget(jobId);
+    await expect.poll(() => page.locator('[data-testid=spent]').textContent(), { timeout: 10_000 }).toBe(dollars(tree.budget.spentMicros));
 
     // Folded tool call expands to show its output.
     await page.locator('[data-testid=tool-call] button.fold').first().click();
@@ -143,6 +145,10 @@ describe.skipIf(!ready.ok)('dashboard in Chromium', () => {
     const page = await signIn(browser, up.url, 'ada', 'admin-password-1');
     const runner = (await up.admin.listRunners())[0]!;
     await page.goto(`${up.url}/runners/${runner.id}`);
+    await page.locator('[data-testid=hold-for]').waitFor({ timeout: 60_000 }).catch(async (e: unknown) => {
+      await screenshot(page, 'runner-page-failed');
+      throw e;
+    });
     await page.selectOption('[data-testid=hold-for]', '1h');
     await page.fill('[data-testid=hold-reason]', 'disk cleanup');
     const before = Date.now();
@@ -174,10 +180,10 @@ describe.skipIf(!ready.ok)('dashboard in Chromium', () => {
   }, 180_000);
 
   it('the ledger filters by agent and status and pages past 1,000 jobs', async () => {
-    const ids = parkedIds; // newest first, as the ledger shows them
+    const ids = fillerIds; // newest first, as the ledger shows them
     expect(ids.length).toBe(1050);
     const page = await signIn(browser, up.url, 'mia', 'member-password-1');
-    await page.goto(`${up.url}/jobs?agent=parked&status=queued&size=200`);
+    await page.goto(`${up.url}/jobs?agent=filler&status=cancelled&size=200`);
     const rows = page.locator('[data-testid=ledger-row]');
     const firstIds = async () => (await rows.locator('td:first-child a').allTextContents()).map((t) => Number(t.slice(1)));
     await expect.poll(async () => (await firstIds())[0], { timeout: 15_000 }).toBe(ids[0]);
@@ -188,9 +194,9 @@ describe.skipIf(!ready.ok)('dashboard in Chromium', () => {
       const got = await firstIds();
       shown.push(...got);
       const statuses = await rows.locator('[data-testid=job-status]').allTextContents();
-      expect(new Set(statuses)).toEqual(new Set(['queued']));
+      expect(new Set(statuses)).toEqual(new Set(['cancelled']));
       const agents = await rows.locator('td:nth-child(3)').allTextContents();
-      expect(new Set(agents)).toEqual(new Set(['parked']));
+      expect(new Set(agents)).toEqual(new Set(['filler']));
       if (p < 6) await page.click('[data-testid=older]');
     }
     expect(shown).toEqual(ids);

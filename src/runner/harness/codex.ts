@@ -1,8 +1,22 @@
+import { readFileSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import { harnessEnv } from './claude-code.js';
 import { CodexJsonParser } from './codex-stream.js';
 import type { Harness, HarnessCommand, HarnessContext, HarnessParser } from './types.js';
+
+/** The `codex` launcher of the installed `@openai/codex` package, or `codex` (looked up on PATH) when it is not installed. */
+export function defaultCodexPath(): string {
+  try {
+    const pkgFile = createRequire(import.meta.url).resolve('@openai/codex/package.json');
+    const pkg = JSON.parse(readFileSync(pkgFile, 'utf8')) as { bin?: string | Record<string, string> };
+    const bin = typeof pkg.bin === 'string' ? pkg.bin : pkg.bin?.codex;
+    return bin ? join(dirname(pkgFile), bin) : 'codex';
+  } catch {
+    return 'codex';
+  }
+}
 
 /** The job's CODEX_HOME (inside its own HOME, so a resumed job finds its sessions again). */
 export function codexHome(ctx: HarnessContext): string {
@@ -76,7 +90,7 @@ export const codexHarness: Harness = {
     env.CODEX_HOME = codexHome(ctx);
     env.OPENAI_API_KEY = ctx.token;
     env.OPENAI_BASE_URL = `${env.ANTHROPIC_BASE_URL}/v1`;
-    return { file: ctx.executable ?? 'codex', args: codexArgs(ctx), env, cwd: ctx.workspace };
+    return { file: ctx.executable ?? defaultCodexPath(), args: codexArgs(ctx), env, cwd: ctx.workspace };
   },
   parser(ctx: HarnessContext, pid: number): HarnessParser {
     return new CodexJsonParser({ pid, workspace: ctx.workspace, branch: ctx.branch });

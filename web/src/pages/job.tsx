@@ -66,20 +66,25 @@ export function JobPage({ id }: { id: number }) {
   const t = useTranscript(id);
   const [done, setDone] = useState(false);
   const job = useApi(() => client.getJob(id), [id, t.ended], done ? 0 : 1500);
+  // The tree's budget (issue 3's API): spent, reserved, limit. Falls back to this job's usage.
+  const budget = useApi(() => client.getBudget(id), [id, t.ended], done ? 0 : 1500);
+  const [topUp, setTopUp] = useState('1');
   const j = job.data;
   useEffect(() => {
     if (j && TERMINAL.has(j.status)) setDone(true);
   }, [j]);
   const [cancelError, setCancelError] = useState('');
-  const cancel = async () => {
+  const act = async (f: () => Promise<unknown>) => {
     setCancelError('');
     try {
-      await client.cancelJob(id);
+      await f();
       job.reload();
+      budget.reload();
     } catch (e) {
       setCancelError(errorText(e));
     }
   };
+  const cancel = () => act(() => client.cancelJob(id));
   const children = t.items.flatMap((it) => (it.kind === 'event' && it.ev.type === 'child.started' ? [it.ev.data] : []));
   const transcript = (
     <>
@@ -142,7 +147,17 @@ export function JobPage({ id }: { id: number }) {
         </div>
         <div className="card">
           <h3>Cost</h3>
-          <BudgetBar spent={usage?.costMicros ?? 0} limit={j.budgetMicros} />
+          {budget.data ? (
+            <BudgetBar spent={budget.data.budget.spentMicros} reserved={budget.data.budget.reservedMicros} limit={budget.data.budget.limitMicros} />
+          ) : (
+            <BudgetBar spent={usage?.costMicros ?? 0} limit={j.budgetMicros} />
+          )}
+          <div className="inline">
+            <input type="number" min="0" step="any" aria-label="top up, USD" value={topUp} onChange={(e) => setTopUp(e.target.value)} style={{ width: '6rem' }} />
+            <button disabled={!isAdmin || TERMINAL.has(j.status) || !(Number(topUp) > 0)} title={isAdmin ? 'Add dollars to this tree’s budget' : ADMIN_ONLY} onClick={() => act(() => client.topUpBudget(id, Number(topUp)))} data-testid="top-up">
+              Top up
+            </button>
+          </div>
           <p>
             <span data-testid="job-cost">{usd(usage?.costMicros ?? 0)}</span> · {int(usage?.modelCalls ?? 0)} model calls · {int(usage?.inputTokens ?? 0)} in / {int(usage?.outputTokens ?? 0)} out tokens
             {usage && usage.estimatedCalls > 0 && <span className="warn"> · {usage.estimatedCalls} estimated</span>}
