@@ -101,6 +101,10 @@ try {
     await page.goto(`${server.url}/jobs/${job.id}`);
     await page.waitForSelector('.transcript .row');
     jobFirst.push(performance.now() - t0);
+    if (i === N - 1) {
+      const marks = await page.evaluate(() => performance.getEntriesByType('mark').concat(performance.getEntriesByType('navigation')).map((m) => `${m.name} ${m.startTime.toFixed(0)}${m.domContentLoadedEventEnd ? ` dcl ${m.domContentLoadedEventEnd.toFixed(0)}` : ''}`));
+      console.log(`  (last job page, ms from navigation start: ${marks.join('; ')})`);
+    }
     await page.waitForFunction((n) => document.querySelector('h3 .muted')?.textContent === `${n} rows`, rows, { timeout: 60_000 });
     jobAll.push(performance.now() - t0);
   }

@@ -18,3 +18,28 @@ describe('loadGatewayConfig', () => {
     expect(() => loadGatewayConfig({ ANTHROPIC_BASE_URL: 'not a url' })).toThrow(/ANTHROPIC_BASE_URL/);
   });
 });
+
+describe('model → provider mapping', () => {
+  it('parses FLOTILLA_MODEL_PROVIDERS; first matching rule wins; none → unknown (null); unset → the default', async () => {
+    const { parseModelProviders, providerForModel, loadGatewayConfig } = await import('./config.js');
+    const routes = parseModelProviders('claude-* = anthropic, gpt-5-codex=scripted, gpt-*=openai ,qwen2.5=openai-compatible');
+    expect(routes).toEqual([
+      { pattern: 'claude-*', provider: 'anthropic' },
+      { pattern: 'gpt-5-codex', provider: 'scripted' },
+      { pattern: 'gpt-*', provider: 'openai' },
+      { pattern: 'qwen2.5', provider: 'openai-compatible' },
+    ]);
+    expect(providerForModel(routes, 'claude-sonnet-4-5', 'scripted')).toBe('anthropic');
+    expect(providerForModel(routes, 'gpt-5-codex', 'scripted')).toBe('scripted');
+    expect(providerForModel(routes, 'gpt-5-mini', 'scripted')).toBe('openai');
+    expect(providerForModel(routes, 'qwen2.5', 'scripted')).toBe('openai-compatible');
+    expect(providerForModel(routes, 'qwen2.5-coder', 'scripted')).toBeNull();
+    expect(providerForModel(undefined, 'anything', 'scripted')).toBe('scripted');
+    expect(() => parseModelProviders('gpt-*=azure')).toThrow(/FLOTILLA_MODEL_PROVIDERS: rule "gpt-\*=azure"/);
+    expect(loadGatewayConfig({ FLOTILLA_MODEL_PROVIDERS: '*=scripted' }).modelProviders).toEqual([{ pattern: '*', provider: 'scripted' }]);
+    expect(() => loadGatewayConfig({ FLOTILLA_GATEWAY_RETRIES: 'many' })).toThrow(/FLOTILLA_GATEWAY_RETRIES/);
+    expect(loadGatewayConfig({ OPENAI_API_KEY: 'k1, k2' }).openai).toEqual({ provider: 'openai', baseUrl: 'https://api.openai.com/v1', apiKeys: ['k1', 'k2'] });
+    expect(loadGatewayConfig({ FLOTILLA_OPENAI_COMPATIBLE_URL: 'http://127.0.0.1:8080/v1/' }).openai).toEqual({ provider: 'openai-compatible', baseUrl: 'http://127.0.0.1:8080/v1', apiKeys: [] });
+    expect(() => loadGatewayConfig({ FLOTILLA_OPENAI_COMPATIBLE_URL: 'ftp://x' })).toThrow(/FLOTILLA_OPENAI_COMPATIBLE_URL must be http/);
+  });
+});

@@ -23,6 +23,13 @@ export interface GatewayConfig {
    * optional FLOTILLA_OPENAI_COMPATIBLE_KEY.
    */
   openai?: { provider: 'openai' | 'openai-compatible'; baseUrl: string; apiKeys: string[] };
+  /**
+   * Model → provider by configuration (FLOTILLA_MODEL_PROVIDERS, e.g.
+   * `claude-*=anthropic,gpt-*=openai,qwen*=openai-compatible,*=scripted`): the first pattern that
+   * matches wins (`*` at the end = any suffix). Without it every model goes to the default
+   * provider of its wire format; with it, a model no pattern matches is an unknown model.
+   */
+  modelProviders?: ModelRoute[];
   /** Largest request body accepted, bytes (default {@link MAX_REQUEST_BYTES}); bigger → 413, recorded as refused. */
   maxRequestBytes?: number;
   /** Upstream retry policy (retry.ts); FLOTILLA_GATEWAY_RETRIES sets `retries` (0–10, default 2). */
@@ -31,6 +38,47 @@ export interface GatewayConfig {
 
 /** Default request size limit: 32 MB, Anthropic's own limit for Messages requests. */
 export const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
+
+/** A provider the gateway can send a call to. */
+export type ProviderName = 'anthropic' | 'scripted' | 'openai' | 'openai-compatible';
+const PROVIDERS: readonly ProviderName[] = ['anthropic', 'scripted', 'openai', 'openai-compatible'];
+
+/** One `pattern=provider` rule of FLOTILLA_MODEL_PROVIDERS. */
+export interface ModelRoute {
+  pattern: string;
+  provider: ProviderName;
+}
+
+/**
+ * Parses `pattern=provider,pattern=provider` (spaces allowed).
+ * @throws Error naming FLOTILLA_MODEL_PROVIDERS and the bad rule.
+ */
+export function parseModelProviders(text: string): ModelRoute[] {
+  return text
+    .split(',')
+    .map((r) => r.trim())
+    .filter(Boolean)
+    .map((rule) => {
+      const m = /^([^=\s]+)\s*=\s*(\S+)$/.exec(rule);
+      if (!m || !PROVIDERS.includes(m[2] as ProviderName)) {
+        throw new Error(`FLOTILLA_MODEL_PROVIDERS: rule ${JSON.stringify(rule)} must be <model pattern>=<${PROVIDERS.join('|')}>`);
+      }
+      return { pattern: m[1]!, provider: m[2] as ProviderName };
+    });
+}
+
+/**
+ * The provider for `model`: the first matching rule of `routes`; with no routes configured,
+ * `fallback`; null when routes are configured and none matches (an unknown model).
+ */
+export function providerForModel(routes: readonly ModelRoute[] | undefined, model: string, fallback: ProviderName): ProviderName | null {
+  if (!routes || routes.length === 0) return fallback;
+  for (const r of routes) {
+    const hit = r.pattern.endsWith('*') ? model.startsWith(r.pattern.slice(0, -1)) : model === r.pattern;
+    if (hit) return r.provider;
+  }
+  return null;
+}
 
 /** Default upstream for the `openai` provider. */
 export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';
@@ -88,7 +136,10 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv): GatewayConfig {
     if (!/^\d+$/.test(retriesText) || n > 10) throw new Error(`FLOTILLA_GATEWAY_RETRIES must be a whole number from 0 to 10, got ${JSON.stringify(retriesText)}`);
     retry = { retries: n };
   }
+  const routesText = env.FLOTILLA_MODEL_PROVIDERS?.trim();
+  const modelProviders = routesText ? parseModelProviders(routesText) : undefined;
   return {
+    ...(modelProviders ? { modelProviders } : {}),
     ...(retry ? { retry } : {}),
     ...(openai ? { openai } : {}),
     provider: key ? 'anthropic' : 'scripted',

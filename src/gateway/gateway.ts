@@ -9,7 +9,7 @@ import { meteredResponse, recordRefused, recordUnreachable, type CallContext } f
 import { priceFor } from './prices.js';
 import { mountOpenAi } from './openai-routes.js';
 import { DEFAULT_RETRY, KeyRing, withRetries, type RetryPolicy } from './retry.js';
-import { MAX_REQUEST_BYTES } from './config.js';
+import { MAX_REQUEST_BYTES, providerForModel } from './config.js';
 import { forwardToAnthropic } from './providers/anthropic.js';
 import { scriptedResponse } from './providers/scripted.js';
 import { parseMessagesRequest, type MessagesRequest } from './request.js';
@@ -143,12 +143,13 @@ export function createGateway(opts: GatewayOptions): Hono {
       return anthropicError(400, 'invalid_request_error', parsed.error, { retry: false });
     }
     const request = parsed.request;
+    const provider = providerForModel(config.modelProviders, request.model, config.provider);
     const ctx: CallContext = {
       store,
       prices: config.prices,
       log,
       job,
-      provider: config.provider,
+      provider: provider ?? config.provider,
       requestModel: request.model,
       streamed: request.stream === true,
       requestBytes: raw.byteLength,
@@ -156,6 +157,14 @@ export function createGateway(opts: GatewayOptions): Hono {
     };
     log.debug('gateway: model request', { job: job.id, model: request.model, stream: ctx.streamed, messages: request.messages.length });
 
+    if (provider === null) {
+      await recordRefused(ctx, 404, 'unknown_model');
+      return anthropicError(404, 'not_found_error', `unknown model ${JSON.stringify(request.model)}: no FLOTILLA_MODEL_PROVIDERS rule matches it`, { retry: false });
+    }
+    if (provider !== 'anthropic' && provider !== 'scripted') {
+      await recordRefused(ctx, 400, 'wrong_format');
+      return anthropicError(400, 'invalid_request_error', `model ${JSON.stringify(request.model)} is served by provider ${provider}, which speaks the OpenAI formats: call /v1/chat/completions or /v1/responses`, { retry: false });
+    }
     // Reserve the worst case against the tree budget before anything reaches the provider.
     const worst = worstCaseMicros(raw.byteLength, request.max_tokens, priceFor(config.prices, request.model));
     const held = await reserve(store, job, worst, startedAt);
@@ -172,7 +181,7 @@ export function createGateway(opts: GatewayOptions): Hono {
   const serveMessages = async (c: Context, ctx: CallContext, raw: Uint8Array<ArrayBuffer>, request: MessagesRequest): Promise<Response> => {
     const job = ctx.job;
     let res: Response;
-    if (config.provider === 'scripted') {
+    if (ctx.provider === 'scripted') {
       let script: ModelScript | null;
       try {
         script = await opts.scriptFor(job);

@@ -3,7 +3,7 @@ import { hashToken } from '../core/tokens.js';
 import type { Logger } from '../core/log.js';
 import type { JobRow } from '../store/types.js';
 import { reserve, worstCaseMicros } from './budget.js';
-import { MAX_REQUEST_BYTES, type GatewayConfig } from './config.js';
+import { MAX_REQUEST_BYTES, providerForModel, type GatewayConfig } from './config.js';
 import { meteredResponse, recordRefused, recordUnreachable, type CallContext } from './meter.js';
 import { OpenAiStreamReader, usageFromOpenAiBody } from './openai-usage.js';
 import { asScriptRequest, maxOutputOf, openaiBudgetError, openaiError, parseOpenAiRequest, type ChatRequest, type OpenAiApi } from './openai-wire.js';
@@ -79,6 +79,20 @@ export function mountOpenAi(app: Hono, d: OpenAiRouteDeps): void {
     const req = parsed.request;
     ctx.requestModel = req.model;
     ctx.streamed = req.stream === true;
+    const provider = providerForModel(d.config.modelProviders, req.model, upstream?.provider ?? 'scripted');
+    if (provider === null) {
+      await recordRefused(ctx, 404, 'unknown_model');
+      return openaiError(404, 'invalid_request_error', `The model ${JSON.stringify(req.model)} does not exist: no FLOTILLA_MODEL_PROVIDERS rule matches it`, 'model_not_found', 'model');
+    }
+    if (provider === 'anthropic') {
+      await recordRefused(ctx, 400, 'wrong_format');
+      return openaiError(400, 'invalid_request_error', `model ${JSON.stringify(req.model)} is served by provider anthropic, which speaks the Messages format: call /v1/messages`, null, 'model');
+    }
+    if (provider !== 'scripted' && upstream?.provider !== provider) {
+      await recordRefused(ctx, 500, 'provider_not_configured');
+      return openaiError(500, 'server_error', `model ${JSON.stringify(req.model)} maps to provider ${provider}, which is not configured on this server`);
+    }
+    ctx.provider = provider;
     const worst = worstCaseMicros(raw.byteLength, maxOutputOf(api, req), priceFor(d.config.prices, req.model));
     const held = await reserve(d.store, job, worst, startedAt);
     if ('refused' in held) {
@@ -95,7 +109,7 @@ export function mountOpenAi(app: Hono, d: OpenAiRouteDeps): void {
       // Chat streams: ask the upstream for usage when the client did not.
       const chat = req as ChatRequest;
       const addUsage = api === 'openai-chat' && ctx.streamed && chat.stream_options?.include_usage !== true;
-      if (!upstream) {
+      if (provider === 'scripted' || !upstream) {
         let script: ModelScript | null;
         try {
           script = await d.scriptFor(job);

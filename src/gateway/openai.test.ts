@@ -170,3 +170,34 @@ describe('OpenAI wire formats, openai-compatible upstream', () => {
     expect(store.calls[0]).toMatchObject({ provider: 'openai-compatible', model: 'qwen-local', inputTokens: 600, cacheReadTokens: 400, outputTokens: 200, costMicros: 1200, usageKnown: true });
   });
 });
+
+describe('model → provider mapping through the routes', () => {
+  it('unknown models get each format\'s not-found error, a model of the other format is pointed to its route; all recorded as refused', async () => {
+    const routes = [
+      { pattern: 'claude-*', provider: 'scripted' as const },
+      { pattern: 'gpt-*', provider: 'openai-compatible' as const },
+    ];
+    const { store, post } = await gateway({ modelProviders: routes });
+    const a = await post('/v1/messages', { model: 'llama-3', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }, { 'x-api-key': TOKEN });
+    expect(a.status).toBe(404);
+    expect(((await a.json()) as { error: { type: string; message: string } }).error).toMatchObject({ type: 'not_found_error', message: expect.stringMatching(/unknown model "llama-3"/) });
+    const b = await post('/v1/chat/completions', { model: 'llama-3', messages: [{ role: 'user', content: 'hi' }] });
+    expect(b.status).toBe(404);
+    expect(((await b.json()) as { error: { code: string; param: string } }).error).toMatchObject({ code: 'model_not_found', param: 'model' });
+    const c = await post('/v1/messages', { model: 'gpt-5', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }, { 'x-api-key': TOKEN });
+    expect(c.status).toBe(400);
+    expect(((await c.json()) as { error: { message: string } }).error.message).toMatch(/call \/v1\/chat\/completions or \/v1\/responses/);
+    // gpt-* maps to openai-compatible, which this server does not have configured
+    const d = await post('/v1/chat/completions', { model: 'gpt-5', messages: [{ role: 'user', content: 'hi' }] });
+    expect(d.status).toBe(500);
+    // claude-* → scripted answers on both formats
+    expect((await post('/v1/chat/completions', chat())).status).toBe(200);
+    expect(store.calls.map((x) => [x.httpStatus, x.refused ?? null])).toEqual([
+      [404, 'unknown_model'],
+      [404, 'unknown_model'],
+      [400, 'wrong_format'],
+      [500, 'provider_not_configured'],
+      [200, null],
+    ]);
+  });
+});

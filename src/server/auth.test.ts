@@ -81,7 +81,7 @@ describe('API authentication', () => {
     expect((await t.api('/openapi.json', { token: null })).status).toBe(200);
   });
 
-  it('member tokens may read and create jobs but not runner tokens; admin may', async () => {
+  it('member tokens may read but not create runner tokens (members read, admins change); admin may', async () => {
     expect((await t.api('/api/agents', { token: member })).status).toBe(200);
     const denied = await t.api('/api/runner-tokens', { token: member, json: {} });
     expect(denied.status).toBe(403);

@@ -47,6 +47,7 @@ describe.each([['sqlite', null], ...(pg ? [['postgres', pg.url]] : [])] as Array
   beforeAll(async () => {
     t = await startTestServer({
       dispatchIntervalMs: 100,
+      heartbeatIntervalMs: 500,
       heartbeatTimeoutMs: TIMEOUT,
       sweepIntervalMs: SWEEP,
       agentsDirs: [SHIPPED_AGENTS, agentsDir],
@@ -186,6 +187,14 @@ describe.each([['sqlite', null], ...(pg ? [['postgres', pg.url]] : [])] as Array
     await expect(FakeRunner.connect(t.url, runnerId, credential)).rejects.toThrow(/401/);
     const evs = await t.store.listEvents(job.id, 0, 100);
     expect(evs.at(-1)).toMatchObject({ type: 'status', data: { status: 'lost', message: 'runner doomed was revoked' } });
+
+    // Revoked through another replica (straight in the store): its next heartbeat here closes it.
+    const other = await runnerWithCredential('doomed-too', { pool: 'rv2' });
+    await t.store.revokeRunner(other.runnerId, Date.now());
+    other.r.send({ type: 'heartbeat', running: [] });
+    await waitFor(async () => other.r.closed, (c) => c);
+    expect([other.r.closeCode, other.r.closeReason]).toEqual([4403, 'runner revoked']);
+    expect((await t.store.getRunner(other.runnerId))?.connected).toBe(false);
   });
 
   it('a lost job is retried on another runner with a new attempt; the old runner is told to stop and refused', async () => {

@@ -214,6 +214,14 @@ export class RunnerHub {
     conn.ws.close(CLOSE_CODES.badInput, message.slice(0, 120));
   }
 
+  /** The runner was revoked (possibly through another replica): close with 4403, no reconnect. */
+  private revoked(conn: Connection): void {
+    conn.dead = true;
+    conn.ready = false;
+    this.o.log.warn('closing a revoked runner', { runnerId: conn.runnerId });
+    conn.ws.close(CLOSE_CODES.revoked, 'runner revoked');
+  }
+
   private async onFrame(conn: Connection, text: string | null): Promise<void> {
     if (conn.dead) return;
     let raw: unknown;
@@ -232,7 +240,7 @@ export class RunnerHub {
       case 'hello':
         return this.onHello(conn, msg);
       case 'heartbeat':
-        await this.o.store.touchRunner(conn.runnerId, this.o.now());
+        if (!(await this.o.store.touchRunner(conn.runnerId, this.o.now()))) return this.revoked(conn);
         return this.reconcile(conn, msg.running);
       case 'job.accepted':
         await this.checkCurrent(conn, msg.jobId, msg.attempt);
@@ -249,7 +257,7 @@ export class RunnerHub {
     const row = await store.getRunner(conn.runnerId);
     // Labels from the registration token stay; the runner's own labels overlay them.
     const labels = { ...(row?.labels ?? {}), ...msg.labels };
-    await store.touchRunner(conn.runnerId, this.o.now(), { labels, capacity: msg.capacity, version: msg.version, name: msg.name });
+    if (!(await store.touchRunner(conn.runnerId, this.o.now(), { labels, capacity: msg.capacity, version: msg.version, name: msg.name }))) return this.revoked(conn);
     conn.labels = labels;
     conn.capacity = msg.capacity;
     conn.name = msg.name;

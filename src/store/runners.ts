@@ -51,16 +51,16 @@ export async function listRunners(c: StoreCtx): Promise<RunnerRow[]> {
   return rows.map((r) => toRunnerRow(c.codec, r));
 }
 
-/** Heartbeat / (re)connect: connected, not offline, last heartbeat = now, plus the given fields. */
+/** Heartbeat / (re)connect: connected, not offline, last heartbeat = now, plus the given fields. False when unknown or revoked. */
 export async function touchRunner(
   c: StoreCtx,
   id: number,
   now: number,
   fields: { labels?: Labels; capacity?: number; version?: string; name?: string } = {},
-): Promise<void> {
+): Promise<boolean> {
   assertInt('now', now, 0);
   if (fields.capacity !== undefined) assertInt('capacity', fields.capacity, 1);
-  await c.db
+  const res = await c.db
     .updateTable('runners')
     .set({
       connected: 1,
@@ -72,7 +72,9 @@ export async function touchRunner(
       ...(fields.name !== undefined ? { name: fields.name } : {}),
     })
     .where('id', '=', id)
-    .execute();
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
 }
 
 /** The runner's WebSocket closed: connected = false. Its jobs are left alone. */

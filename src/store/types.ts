@@ -35,8 +35,11 @@ export interface Store {
   findRunnerByCredentialHash(credentialHash: string): Promise<RunnerRow | null>;
   getRunner(id: number): Promise<RunnerRow | null>;
   listRunners(): Promise<RunnerRow[]>;
-  /** Records a (re)connect or heartbeat: sets connected, last heartbeat = now, and any given fields. */
-  touchRunner(id: number, now: number, fields?: { labels?: Labels; capacity?: number; version?: string; name?: string }): Promise<void>;
+  /**
+   * Records a (re)connect or heartbeat: sets connected, last heartbeat = now, and any given
+   * fields. Returns false (nothing changed) when the runner does not exist or was revoked.
+   */
+  touchRunner(id: number, now: number, fields?: { labels?: Labels; capacity?: number; version?: string; name?: string }): Promise<boolean>;
   /** Marks the runner disconnected (its WebSocket closed). Does not touch its jobs. */
   setRunnerDisconnected(id: number, now: number): Promise<void>;
   /**

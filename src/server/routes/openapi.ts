@@ -11,6 +11,10 @@ import {
   RegisterRunnerRequest,
   RegisterRunnerResponse,
   Runner,
+  RunnerList,
+  RunnerDetail,
+  HoldRunnerRequest,
+  StartJobRequest,
   SignInRequest,
   SessionInfo,
   User,
@@ -57,6 +61,10 @@ export function buildOpenApi(): Json {
     JobList: schemaOf(JobList, 'output'),
     JobEvent: schemaOf(JobEvent, 'output'),
     Runner: schemaOf(Runner, 'output'),
+    RunnerList: schemaOf(RunnerList, 'output'),
+    RunnerDetail: schemaOf(RunnerDetail, 'output'),
+    HoldRunnerRequest: schemaOf(HoldRunnerRequest, 'input'),
+    StartJobRequest: schemaOf(StartJobRequest, 'input'),
     CreateRunnerTokenRequest: schemaOf(CreateRunnerTokenRequest, 'input'),
     RunnerTokenResponse: {
       type: 'object',
@@ -140,7 +148,50 @@ export function buildOpenApi(): Json {
       },
     },
     '/api/runners': {
-      get: { summary: 'List runners', responses: { 200: ok('runners', arrayOf('runners', 'Runner')), 401: unauthorized } },
+      get: {
+        summary: 'List runners (status, slots = runningJobs of capacity, hold) and the queued count',
+        parameters: [
+          { name: 'label', in: 'query', schema: { type: 'string' }, description: 'k=v,k2=v2: runners with all these labels' },
+          { name: 'status', in: 'query', schema: { type: 'string' } },
+          { name: 'role', in: 'query', schema: { type: 'string' }, description: 'short for label=role=R' },
+        ],
+        responses: { 200: ok('runners', ref('RunnerList')), 400: error('`invalid_request` naming the parameter'), 401: unauthorized },
+      },
+    },
+    '/api/runners/{id}': {
+      get: { summary: 'One runner and its recent jobs', parameters: [idParam], responses: { 200: ok('the runner', ref('RunnerDetail')), 401: unauthorized, 404: error('`not_found`') } },
+    },
+    '/api/runners/{id}/hold': {
+      post: {
+        summary: 'Hold a runner: no queued job goes to it until the hold ends (admin)',
+        parameters: [idParam],
+        requestBody: body('HoldRunnerRequest'),
+        responses: { 200: ok('the runner, on_hold', ref('Runner')), 400: error('`invalid_request`'), 401: unauthorized, 403: forbidden, 404: error('`not_found`'), 409: error('`not_held`: nothing to extend') },
+      },
+    },
+    '/api/runners/{id}/resume': {
+      post: { summary: 'End a runner\'s hold (admin)', parameters: [idParam], responses: { 200: ok('the runner', ref('Runner')), 401: unauthorized, 403: forbidden, 404: error('`not_found`') } },
+    },
+    '/api/runners/{id}/revoke': {
+      post: {
+        summary: 'Revoke a runner: its connection and job tokens end; its credential is refused (admin)',
+        parameters: [idParam],
+        responses: { 200: ok('the revoked runner', ref('Runner')), 401: unauthorized, 403: forbidden, 404: error('`not_found`') },
+      },
+    },
+    '/api/jobs/{id}/start': {
+      post: {
+        summary: 'Place a queued job now (admin); force goes past capacity and holds',
+        parameters: [idParam],
+        requestBody: body('StartJobRequest'),
+        responses: {
+          200: ok('the job, assigned', ref('Job')),
+          401: unauthorized,
+          403: forbidden,
+          404: error('`not_found`'),
+          409: error('`not_queued`, `no_runner`, `on_hold` or `over_capacity` (repeat with force)'),
+        },
+      },
     },
     '/api/runner-tokens': {
       post: {

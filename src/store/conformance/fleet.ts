@@ -60,6 +60,10 @@ export function fleetTests(h: Harness): void {
     expect(twice?.runner.revokedAt).toBe(T + 10);
     expect(twice?.jobs).toEqual([]);
     expect(await s.revokeRunner(r.id + 1000, T)).toBeNull();
+    // A revoked runner's heartbeat changes nothing (and says so); a live one's does.
+    expect(await s.touchRunner(r.id, T + 40)).toBe(false);
+    expect(await s.getRunner(r.id)).toMatchObject({ connected: false, offline: true });
+    expect(await s.touchRunner(other.id, T + 40)).toBe(true);
   });
 
   it('fleet: the sweep retries a lost job while it has retries left, then marks it lost', async () => {

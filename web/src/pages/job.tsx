@@ -38,6 +38,7 @@ function useTranscript(jobId: number): { items: Item[]; version: number; ended: 
       try {
         let slice = performance.now();
         for await (const ev of client.followEvents(jobId, { signal: abort.signal, onEnd: (s) => setEnded(s) })) {
+          if (items.current.length === 0 && pending.length === 0) performance.mark('flotilla:first-event');
           pending.push(ev);
           if (!frame) frame = requestAnimationFrame(flush);
           // A replay arrives faster than it parses: hand the main thread back every ~30 ms
