@@ -44,6 +44,8 @@ function useTranscript(jobId: number): { items: Item[]; version: number; ended: 
           // A replay arrives faster than it parses: hand the main thread back every ~30 ms
           // so the first rows paint at once and the page stays responsive.
           if (performance.now() - slice > 30) {
+            if (frame) cancelAnimationFrame(frame);
+            flush();
             await new Promise((r) => setTimeout(r, 0));
             slice = performance.now();
           }
