@@ -35,7 +35,7 @@ export default tseslint.config(
   },
   {
     files: ['bin/**/*.js', 'bench/**/*.js', '.ci/**/*.js', 'eslint.config.js'],
-    languageOptions: { globals: { process: 'readonly', console: 'readonly', setTimeout: 'readonly', URL: 'readonly', performance: 'readonly', fetch: 'readonly' } },
+    languageOptions: { globals: { process: 'readonly', console: 'readonly', setTimeout: 'readonly', URL: 'readonly', performance: 'readonly', fetch: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', clearTimeout: 'readonly', AbortSignal: 'readonly', AbortController: 'readonly', Buffer: 'readonly' } },
   },
   { files: ['src/protocol/**/*.ts'], rules: forbid(ALL, 'protocol depends on nothing else') },
   { files: ['src/core/**/*.ts'], rules: forbid(ALL.filter((f) => f !== 'core'), 'core depends only on protocol') },

@@ -87,6 +87,8 @@ try {
   const fleet = [];
   const jobFirst = [];
   const jobAll = [];
+  const jobMark = [];
+  const eventMark = [];
   for (let i = 0; i < N; i++) {
     let t0 = performance.now();
     await page.goto(server.url + '/healthz');
@@ -101,10 +103,11 @@ try {
     await page.goto(`${server.url}/jobs/${job.id}`);
     await page.waitForSelector('.transcript .row');
     jobFirst.push(performance.now() - t0);
-    if (i === N - 1) {
-      const marks = await page.evaluate(() => performance.getEntriesByType('mark').concat(performance.getEntriesByType('navigation')).map((m) => `${m.name} ${m.startTime.toFixed(0)}${m.domContentLoadedEventEnd ? ` dcl ${m.domContentLoadedEventEnd.toFixed(0)}` : ''}`));
-      console.log(`  (last job page, ms from navigation start: ${marks.join('; ')})`);
-    }
+    // The page's own marks (ms from its navigation start): the poller above only sees the row
+    // when the main thread is free, which during a replay is later than the row is drawn.
+    const marks = await page.evaluate(() => Object.fromEntries(performance.getEntriesByType('mark').map((m) => [m.name, m.startTime])));
+    jobMark.push(marks['flotilla:first-row'] ?? NaN);
+    eventMark.push(marks['flotilla:first-event'] ?? NaN);
     await page.waitForFunction((n) => document.querySelector('h3 .muted')?.textContent === `${n} rows`, rows, { timeout: 60_000 });
     jobAll.push(performance.now() - t0);
   }
@@ -126,7 +129,8 @@ try {
   const b = median(base);
   console.log(`baseline /healthz load: ${ms(b)} (median of ${N})`);
   console.log(`fleet, 20 runners, to first card: ${ms(median(fleet))} = ${(median(fleet) / b).toFixed(1)}× baseline`);
-  console.log(`job page, ${EVENTS} events (${rows} rows), to first row: ${ms(median(jobFirst))} = ${(median(jobFirst) / b).toFixed(1)}× baseline`);
+  console.log(`job page, ${EVENTS} events (${rows} rows), first event in the page: ${ms(median(eventMark))}, first row rendered: ${ms(median(jobMark))} after navigation start = ${(median(jobMark) / b).toFixed(1)}× baseline (page marks)`);
+  console.log(`job page, ${EVENTS} events, first row seen by an outside poller: ${ms(median(jobFirst))} = ${(median(jobFirst) / b).toFixed(1)}× baseline`);
   console.log(`job page, ${EVENTS} events, all folded in: ${ms(median(jobAll))} = ${(median(jobAll) / b).toFixed(1)}× baseline`);
   console.log(`scrolling the whole transcript in 240 frames: p50 ${ms(pct(frames.out, 50))}, p95 ${ms(pct(frames.out, 95))} per frame; ${frames.domRows} rows in the DOM`);
 } finally {

@@ -5,7 +5,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { BIN, ROOT, spawnFlotilla, tempDir, waitFor } from '../helpers.js';
+import { ROOT, spawnFlotilla, tempDir, waitFor } from '../helpers.js';
 import { FlotillaClient } from '../../src/client/client.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/types.js';
@@ -61,12 +61,19 @@ export async function startUp(extraAgents: Record<string, string> = {}, seed?: (
   });
   let exited = false;
   child.on('exit', () => (exited = true));
-  const url = await waitFor('flotilla up to listen', () => {
-    if (exited) throw new Error(`flotilla up exited: ${child.output()}`);
-    return /server on (http:\/\/[^\s]+)/.exec(child.output())?.[1];
-  }, 60_000);
+  let url: string;
+  try {
+    url = await waitFor('flotilla up to listen', () => {
+      if (exited) throw new Error(`flotilla up exited: ${child.output()}`);
+      return /server on (http:\/\/[^\s]+)/.exec(child.output())?.[1];
+    }, 60_000);
+  } catch (err) {
+    // Never leave a half-started `up` behind.
+    if (!exited) child.kill('SIGKILL');
+    dir.cleanup();
+    throw err;
+  }
   const adminToken = readFileSync(join(dir.path, 'data', 'admin-token'), 'utf8').trim();
-  void BIN;
   return {
     url,
     adminToken,

@@ -120,6 +120,9 @@ export function Transcript({ items, version }: { items: Item[]; version: number 
     if (follow && items.length > 0) v.scrollToIndex(items.length - 1, { align: 'end' });
   }, [version, follow, items.length, v]);
   const rows = v.getVirtualItems();
+  useEffect(() => {
+    if (rows.length > 0 && performance.getEntriesByName('flotilla:first-row').length === 0) performance.mark('flotilla:first-row');
+  }, [rows.length]);
   const onScroll = useMemo(
     () => () => {
       const el = parent.current;

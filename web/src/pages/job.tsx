@@ -29,6 +29,7 @@ function useTranscript(jobId: number): { items: Item[]; version: number; ended: 
     let pending: JobEvent[] = [];
     let frame = 0;
     const flush = () => {
+      if (items.current.length === 0) performance.mark('flotilla:first-flush');
       frame = 0;
       foldEvents(items.current, index.current, pending);
       pending = [];
