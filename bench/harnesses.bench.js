@@ -1,4 +1,3 @@
-/* global setInterval, clearInterval -- the fake bare runner row heartbeats (as in main-job.bench.js) */
 // Issue 4: per harness (claude-code, codex, command in Python), on the same small task and the same
 // scripted model ("make out.txt containing hello, then say done", two model turns):
 // 1. start-up time to the first model call: process spawn → its first model reply shown

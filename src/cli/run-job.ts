@@ -1,5 +1,6 @@
 import { ApiError, type CreateJobInput, type FlotillaClient } from '../client/index.js';
 import { followJob } from './follow.js';
+import { cancelAndWait } from './cancel.js';
 import { onInterrupt, type CliIO } from './io.js';
 
 /** Exit code after Ctrl-C (128 + SIGINT), as shells report it. */
@@ -48,7 +49,7 @@ export async function runJob(client: FlotillaClient, req: CreateJobInput, opts: 
   if (result.interrupted) {
     io.stderr.write(`\nflotilla: ${signalName === 'SIGTERM' ? 'terminated' : 'interrupted'}: cancelling job ${job.id}\n`);
     try {
-      const after = await client.cancelJob(job.id);
+      const after = await cancelAndWait(client, job.id);
       io.stderr.write(`flotilla: job ${job.id} ${after.status}\n`);
     } catch (err) {
       if (err instanceof ApiError && err.code === 'not_cancellable') io.stderr.write(`flotilla: job ${job.id} had already ended: ${err.message}\n`);

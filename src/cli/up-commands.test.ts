@@ -62,7 +62,7 @@ describe('flotilla up, then the client commands', () => {
 
   it('FLOTILLA_JSON=1 turns on JSON, FLOTILLA_JSON=0 does not', async () => {
     process.env.FLOTILLA_JSON = '1';
-    expect(JSON.parse((await run('runners')).out)).toEqual({ runners: [] });
+    expect(JSON.parse((await run("runners")).out)).toEqual({ runners: [], queued: 0 });
     process.env.FLOTILLA_JSON = '0';
     expect((await run('runners')).out).toMatch(/^no runners/);
     delete process.env.FLOTILLA_JSON;

@@ -12,6 +12,8 @@ import { jobEffort } from './effort.js';
 
 /** Most queued jobs read per dispatch pass (a full read with runners still free schedules another pass). */
 const DISPATCH_BATCH = 1000;
+/** Most queued jobs one pass looks at (in pages of up to DISPATCH_BATCH). */
+const MAX_SCAN = 20_000;
 /** The unmatched-job note runs at most this often, ms. */
 const NOTE_EVERY_MS = 1000;
 
@@ -95,9 +97,9 @@ export class Dispatcher {
   private async pass(): Promise<void> {
     const { store, hub, now } = this.o;
     const conns = hub.connections();
-    // Job-centric: read the head of the queue once, match in memory, claim each chosen job by
-    // id. Queries per pass: 1 (queue) + 2 (holds, live assignments) + 1 per assignment —
-    // not one claim per free runner.
+    // Job-centric: read the queue in pages, match in memory, claim each chosen job by id.
+    // Queries per pass: 2 (holds, live assignments) + 1 per page + 1 per assignment — not
+    // one claim per free runner.
     if (conns.length > 0) {
       const [held, active] = await Promise.all([store.listHeldRunnerIds(now()), store.listActiveAssignments()]);
       const heldSet = new Set(held);
@@ -112,30 +114,39 @@ export class Dispatcher {
       // match the first ones): 8 per free slot, 32 to DISPATCH_BATCH.
       const slots = open.reduce((n, x) => n + x.free, 0);
       const limit = Math.min(DISPATCH_BATCH, Math.max(32, slots * 8));
-      const queue = slots > 0 ? await store.listQueuedForDispatch(limit) : [];
-      for (const q of queue) {
-        if (this.stopped || open.length === 0) break;
-        // The matching runner with the most free slots; ties: the one that waited longest in `open`.
-        let best = -1;
-        for (let i = 0; i < open.length; i++) {
-          const x = open[i]!;
-          if (q.pinnedRunnerId !== null && q.pinnedRunnerId !== x.c.runnerId) continue;
-          if (!selectorMatches(q.selector, x.c.labels)) continue;
-          if (best < 0 || x.free > open[best]!.free) best = i;
+      // Page through the queue (keyset, never the same page twice) while runners are free:
+      // jobs no free runner matches must not hide the ones behind them. At most
+      // MAX_SCAN jobs per pass; the periodic pass goes on from the head later.
+      let after: { priority: number; id: number } | undefined;
+      for (let scanned = 0; slots > 0 && open.length > 0 && scanned < MAX_SCAN && !this.stopped; ) {
+        const queue = await store.listQueuedForDispatch(limit, after);
+        scanned += queue.length;
+        for (const q of queue) {
+          if (this.stopped || open.length === 0) break;
+          // The matching runner with the most free slots; ties: the one that waited longest in `open`.
+          let best = -1;
+          for (let i = 0; i < open.length; i++) {
+            const x = open[i]!;
+            if (q.pinnedRunnerId !== null && q.pinnedRunnerId !== x.c.runnerId) continue;
+            if (!selectorMatches(q.selector, x.c.labels)) continue;
+            if (best < 0 || x.free > open[best]!.free) best = i;
+          }
+          if (best < 0) continue;
+          const pick = open[best]!;
+          const token = newToken('flj');
+          const job = await store.claimJobById(q.id, { id: pick.c.runnerId, labels: pick.c.labels }, hashToken(token), now());
+          if (!job) continue; // taken meanwhile (another replica, jobs start, cancel)
+          const sent = await this.deliver(pick.c, job, token, false);
+          open.splice(best, 1);
+          if (sent === 'unreachable') continue;
+          if (sent === 'sent') pick.free--;
+          // Back of the line, so equal runners take turns.
+          if (pick.free > 0) open.push(pick);
         }
-        if (best < 0) continue;
-        const pick = open[best]!;
-        const token = newToken('flj');
-        const job = await store.claimJobById(q.id, { id: pick.c.runnerId, labels: pick.c.labels }, hashToken(token), now());
-        if (!job) continue; // taken meanwhile (another replica, jobs start, cancel)
-        const sent = await this.deliver(pick.c, job, token, false);
-        open.splice(best, 1);
-        if (sent === 'unreachable') continue;
-        if (sent === 'sent') pick.free--;
-        // Back of the line, so equal runners take turns.
-        if (pick.free > 0) open.push(pick);
+        if (queue.length < limit) break;
+        const last = queue[queue.length - 1]!;
+        after = { priority: last.priority, id: last.id };
       }
-      if (queue.length === limit && open.length > 0) this.again = true;
     }
     // The "no runner matches" note is advisory: at most once per NOTE_EVERY_MS.
     if (now() - this.notedAt >= NOTE_EVERY_MS) {

@@ -75,7 +75,12 @@ describe.each([['sqlite', null], ...(pg ? [['postgres', pg.url]] : [])] as Array
     const job = await createJob(t, { agent: 'gpu-job', input: {} });
     // Several periodic passes (200 ms) go by.
     expect(await plain.none('job.assign', 900)).toBe(true);
-    const notes = (await t.store.listEvents(job.id, 0, 100)).filter((e) => e.type === 'status' && /no runner matches/.test(e.data.message ?? ''));
+    // The note is advisory and throttled (at most once a second): wait for it, then make sure
+    // later passes do not repeat it.
+    const noteEvents = async () => (await t.store.listEvents(job.id, 0, 100)).filter((e) => e.type === 'status' && /no runner matches/.test(e.data.message ?? ''));
+    for (let i = 0; i < 50 && (await noteEvents()).length === 0; i++) await new Promise((res) => setTimeout(res, 100));
+    await new Promise((res) => setTimeout(res, 1500));
+    const notes = await noteEvents();
     expect(notes.map((e) => (e.type === 'status' ? e.data.message : ''))).toEqual(['no runner matches gpu=a100, waiting']);
     // A runner whose registration token carries gpu=a100 (its own hello labels do not) gets it.
     const gpu = await runner({ name: 'gpu-1', tokenLabels: { gpu: 'a100' } });

@@ -54,7 +54,7 @@ describe('GET /openapi.json', () => {
     // Schemas come from the protocol zod schemas: input shapes leave defaulted fields optional.
     const req = doc.components.schemas.CreateJobRequest!;
     expect(req.required).toEqual(['agent']);
-    expect(Object.keys(req.properties as object).sort()).toEqual(['agent', 'budgetUsd', 'input', 'labels', 'priority']);
+    expect(Object.keys(req.properties as object).sort()).toEqual(['agent', 'budgetUsd', 'effort', 'input', 'labels', 'priority', 'resumeJobId']);
     const job = doc.components.schemas.Job!;
     expect((job.required as string[]).includes('status')).toBe(true);
     // Every $ref resolves.

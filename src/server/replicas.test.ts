@@ -36,11 +36,17 @@ describe.skipIf(pg === null)('two server replicas on one PostgreSQL database', (
     const res = await b.api(`/api/jobs/${job.id}/cancel`, { method: 'POST' });
     expect(res.status).toBe(200);
     r.send({ type: 'heartbeat', running: [{ jobId: job.id, attempt: 1 }] });
-    expect((await r.next('job.cancel')).reason).toMatch(/cancelled/);
+    expect((await r.next('job.cancel')).reason).toMatch(/cancel/);
+    // The job reads `cancelling` until its runner reports the process tree gone.
+    expect(((await (await b.api(`/api/jobs/${job.id}`)).json()) as Job).status).toBe('cancelling');
+    r.send({ type: 'job.events', jobId: job.id, attempt: 1, events: [{ rseq: 2, at: new Date().toISOString(), type: 'job.finished', data: { status: 'cancelled', reason: 'cancelled' } }] });
+    await r.next('ack');
     const msgs = await stream;
-    const types = msgs.filter((m) => m.event === 'job').map((m) => (JSON.parse(m.data) as { type: string }).type);
-    expect(types).toEqual(['status', 'status', 'harness.started', 'status']);
-    expect(msgs.filter((m) => m.event === 'job').map((m) => Number(m.id))).toEqual([1, 2, 3, 4]);
+    const jobMsgs = msgs.filter((m) => m.event === 'job');
+    const types = jobMsgs.map((m) => (JSON.parse(m.data) as { type: string }).type);
+    // queued note, assigned, harness.started, cancelling, the runner's job.finished, ...
+    expect(types.slice(0, 5)).toEqual(['status', 'status', 'harness.started', 'status', 'job.finished']);
+    expect(jobMsgs.map((m) => Number(m.id))).toEqual(jobMsgs.map((_, i) => i + 1));
     expect(msgs.at(-1)).toEqual({ event: 'end', data: '{"status":"cancelled"}' });
     await r.close();
   });

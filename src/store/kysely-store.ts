@@ -49,7 +49,7 @@ export function kyselyStore(db: Kysely<Database>, dialect: SqlDialect, afterClos
     revokeRunner: (id, now) => runners.revokeRunner(c, id, now),
     listActiveAssignments: () => runners.listActiveAssignments(c),
     countQueuedJobs: () => runners.countQueuedJobs(c),
-    listQueuedForDispatch: (limit) => runners.listQueuedForDispatch(c, limit),
+    listQueuedForDispatch: (limit, after) => runners.listQueuedForDispatch(c, limit, after),
     listRecentJobsForRunner: (id, limit) => runners.listRecentJobsForRunner(c, id, limit),
     createJob: (j) => jobs.createJob(c, j),
     getJob: (id) => jobs.getJob(c, id),

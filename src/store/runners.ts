@@ -217,14 +217,22 @@ export async function countQueuedJobs(c: StoreCtx): Promise<number> {
   return num(row.n);
 }
 
-/** Queued jobs in dispatch order (uses jobs_dispatch). @throws when limit is not 1–5000. */
-export async function listQueuedForDispatch(c: StoreCtx, limit: number): Promise<QueuedJobRef[]> {
+/**
+ * Queued jobs in dispatch order (uses jobs_dispatch), after the `after` position when given
+ * (keyset paging: lower priority, or the same priority and a higher id).
+ * @throws when limit is not 1–5000.
+ */
+export async function listQueuedForDispatch(c: StoreCtx, limit: number, after?: { priority: number; id: number }): Promise<QueuedJobRef[]> {
   assertInt('limit', limit, 1);
   if (limit > 5000) throw new Error(`store: limit must be at most 5000, got ${limit}`);
-  const rows = await c.db
+  let q = c.db
     .selectFrom('jobs')
     .select(['id', 'priority', 'selector', 'pinned_runner_id'])
-    .where('status', '=', 'queued')
+    .where('status', '=', 'queued');
+  if (after) {
+    q = q.where((eb) => eb.or([eb('priority', '<', after.priority), eb.and([eb('priority', '=', after.priority), eb('id', '>', after.id)])]));
+  }
+  const rows = await q
     .orderBy('priority', 'desc')
     .orderBy('id', 'asc')
     .limit(limit)

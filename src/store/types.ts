@@ -69,9 +69,10 @@ export interface Store {
   listActiveAssignments(): Promise<ActiveAssignment[]>;
   /**
    * Queued jobs in dispatch order (priority descending, then oldest first), at most `limit`
-   * (1–5000): id, selector and pinned runner only — what the dispatcher matches on.
+   * (1–5000), starting after `after` (a previous page's last job) when given: id, priority,
+   * selector and pinned runner only — what the dispatcher matches on.
    */
-  listQueuedForDispatch(limit: number): Promise<QueuedJobRef[]>;
+  listQueuedForDispatch(limit: number, after?: { priority: number; id: number }): Promise<QueuedJobRef[]>;
   /** Number of jobs in `queued`. */
   countQueuedJobs(): Promise<number>;
   /** The runner's most recent jobs (any status), newest first, at most `limit` (1–100). */

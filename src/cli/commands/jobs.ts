@@ -4,6 +4,7 @@ import { formatMicros } from '../../core/money.js';
 import type { CliContext } from '../context.js';
 import { formatJobSummary, formatTable } from '../format.js';
 import { CliError, addClientOptions, clientFrom, intIn, parseJobId, wantsJson, type ClientOptions } from '../options.js';
+import { cancelAndWait } from '../cancel.js';
 
 /** `flotilla jobs [list]`, `flotilla jobs show ID`, `flotilla jobs cancel ID`. */
 export function registerJobs(program: Command, ctx: CliContext): void {
@@ -40,12 +41,8 @@ export function registerJobs(program: Command, ctx: CliContext): void {
   const cancel = jobs.command('cancel').description('cancel a queued or running job').argument('<id>', 'job id', parseJobId);
   addClientOptions(cancel).action(async (id: number, opts: ClientOptions, self: Command) => {
     const client = await clientFrom(opts);
-    let job = await client.cancelJob(id);
     // `cancelling`: its runner is killing the process tree; wait (up to 60 s) for the end.
-    for (let i = 0; job.status === 'cancelling' && i < 300; i++) {
-      await new Promise((r) => setTimeout(r, 200));
-      job = await client.getJob(id);
-    }
+    const job = await cancelAndWait(client, id);
     if (wantsJson(self, opts)) return void out(JSON.stringify({ job }));
     if (job.status === 'cancelling') throw new CliError(`job ${id} is still cancelling after 60 s: its runner has not reported its processes gone`);
     if (job.status !== 'cancelled') throw new CliError(`job ${id} is ${job.status}, not cancelled`);

@@ -3,6 +3,26 @@ import type { JobRow } from '../types.js';
 import { T, fakeHash, newJob, newRunner, type Harness } from './harness.js';
 
 export function claimTests(h: Harness): void {
+  it('listQueuedForDispatch: dispatch order, pages by (priority, id) without overlap or gap', async () => {
+    const s = await h.open();
+    const prios = [0, 5, 0, 5, -1, 5, 0];
+    const jobs: JobRow[] = [];
+    for (const priority of prios) jobs.push(await newJob(s, { priority }));
+    const id = (i: number) => jobs[i]!.id;
+    // priority 5: jobs 1, 3, 5; priority 0: jobs 0, 2, 6; priority -1: job 4.
+    const order = [id(1), id(3), id(5), id(0), id(2), id(6), id(4)];
+    expect((await s.listQueuedForDispatch(100)).map((q) => q.id)).toEqual(order);
+    const seen: number[] = [];
+    let after: { priority: number; id: number } | undefined;
+    for (let page = 0; page < 10; page++) {
+      const got = await s.listQueuedForDispatch(2, after);
+      seen.push(...got.map((q) => q.id));
+      if (got.length < 2) break;
+      after = { priority: got[1]!.priority, id: got[1]!.id };
+    }
+    expect(seen).toEqual(order);
+  });
+
   it('claimJob: priority first, then FIFO; assigns runner, attempt, time, token', async () => {
     const s = await h.open();
     const r = await newRunner(s);
