@@ -10,6 +10,7 @@ import { commandHarness } from './harness/command.js';
 import { codexHarness } from './harness/codex.js';
 import type { Harness } from './harness/types.js';
 import { JobRun } from './job-runner.js';
+import { lockWorkDir } from './work-lock.js';
 import { killOrphans } from './orphans.js';
 import { Outbox } from './outbox.js';
 import { AuthError, Session, type ReconnectPolicy } from './session.js';
@@ -70,11 +71,36 @@ interface Slot {
  * Starts the runner daemon: reuses `<workDir>/credential.json` when it is for the same server,
  * else registers with `registrationToken`; connects the WebSocket and resolves after the first
  * `welcome`.
- * @throws Error when there is no credential and no registration token, when registration
- *   fails, when the server refuses the credential (401/403), or when no welcome arrives within
- *   `connectTimeoutMs`.
+ * Holds `<workDir>/runner.lock` from start to stop: one runner per work folder.
+ * @throws Error when another live runner holds the work folder, when there is no credential
+ *   and no registration token, when registration fails, when the server refuses the
+ *   credential (401/403), or when no welcome arrives within `connectTimeoutMs`.
  */
 export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
+  const workDir = resolve(opts.workDir);
+  await mkdir(workDir, { recursive: true });
+  // One runner per work folder, taken before anything in it is touched (orphan cleanup below
+  // would otherwise kill a live runner's jobs).
+  const lock = lockWorkDir(workDir);
+  try {
+    const r = await startLocked(opts);
+    return {
+      runnerId: r.runnerId,
+      async stop(o) {
+        try {
+          await r.stop(o);
+        } finally {
+          lock.release();
+        }
+      },
+    };
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+}
+
+async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
   const log = opts.log ?? silentLogger;
   const serverUrl = normalizeServerUrl(opts.serverUrl);
   const name = opts.name ?? hostname();
