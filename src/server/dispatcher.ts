@@ -101,26 +101,32 @@ export class Dispatcher {
     // Queries per pass: 2 (holds, live assignments) + 1 per page + 1 per assignment — not
     // one claim per free runner.
     if (conns.length > 0) {
-      const [held, active] = await Promise.all([store.listHeldRunnerIds(now()), store.listActiveAssignments()]);
-      const heldSet = new Set(held);
-      const used = new Map<number, number>();
-      for (const a of active) used.set(a.runnerId, (used.get(a.runnerId) ?? 0) + 1);
-      const t0 = now();
-      const open = conns
-        .filter((c) => c.holdUntil <= t0 && !heldSet.has(c.runnerId))
-        .map((c) => ({ c, free: c.capacity - (used.get(c.runnerId) ?? 0) }))
-        .filter((x) => x.free > 0);
-      // Read only as much of the queue as the free slots can plausibly take (labels may not
-      // match the first ones): 8 per free slot, 32 to DISPATCH_BATCH.
-      const slots = open.reduce((n, x) => n + x.free, 0);
-      const limit = Math.min(DISPATCH_BATCH, Math.max(32, slots * 8));
+      // Read only as much of the queue as the runners can plausibly take (labels may not
+      // match the first ones): 8 per slot, 32 to DISPATCH_BATCH.
+      const capacity = conns.reduce((n, c) => n + c.capacity, 0);
+      const limit = Math.min(DISPATCH_BATCH, Math.max(32, capacity * 8));
       // Page through the queue (keyset, never the same page twice) while runners are free:
       // jobs no free runner matches must not hide the ones behind them. At most
       // MAX_SCAN jobs per pass; the periodic pass goes on from the head later.
       let after: { priority: number; id: number } | undefined;
-      for (let scanned = 0; slots > 0 && open.length > 0 && scanned < MAX_SCAN && !this.stopped; ) {
+      let open: Array<{ c: RunnerConnection; free: number }> | null = null;
+      for (let scanned = 0; (open === null || open.length > 0) && scanned < MAX_SCAN && !this.stopped; ) {
         const queue = await store.listQueuedForDispatch(limit, after);
         scanned += queue.length;
+        if (open === null) {
+          // Holds and slots are read AFTER the first page: a hold set before a job was
+          // created is then always seen when that job is matched (a pass that started before
+          // the hold cannot hand the new job to the held runner).
+          const [held, active] = await Promise.all([store.listHeldRunnerIds(now()), store.listActiveAssignments()]);
+          const heldSet = new Set(held);
+          const used = new Map<number, number>();
+          for (const a of active) used.set(a.runnerId, (used.get(a.runnerId) ?? 0) + 1);
+          const t0 = now();
+          open = conns
+            .filter((c) => c.holdUntil <= t0 && !heldSet.has(c.runnerId))
+            .map((c) => ({ c, free: c.capacity - (used.get(c.runnerId) ?? 0) }))
+            .filter((x) => x.free > 0);
+        }
         for (const q of queue) {
           if (this.stopped || open.length === 0) break;
           // The matching runner with the most free slots; ties: the one that waited longest in `open`.
