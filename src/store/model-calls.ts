@@ -1,7 +1,6 @@
-import { sql } from 'kysely';
 import type { JobUsage } from '../protocol/index.js';
-import { num } from './codec.js';
 import { assertInt, type StoreCtx } from './ctx.js';
+import { jobUsageMany, ZERO_USAGE } from './usage-batch.js';
 import type { NewModelCall } from './types.js';
 
 /**
@@ -46,28 +45,7 @@ export async function recordModelCall(c: StoreCtx, m: NewModelCall): Promise<voi
     .execute();
 }
 
-/** Sums over the job's model calls (all zero when it has none). */
+/** Sums over the job's model calls (all zero when it has none): {@link jobUsageMany} for one id. */
 export async function jobUsage(c: StoreCtx, jobId: number): Promise<JobUsage> {
-  const r = await c.db
-    .selectFrom('model_calls')
-    .select((eb) => [
-      eb.fn.countAll().as('calls'),
-      eb.fn.coalesce(eb.fn.sum('input_tokens'), sql.lit(0)).as('input'),
-      eb.fn.coalesce(eb.fn.sum('output_tokens'), sql.lit(0)).as('output'),
-      eb.fn.coalesce(eb.fn.sum('cache_read_tokens'), sql.lit(0)).as('cacheRead'),
-      eb.fn.coalesce(eb.fn.sum('cache_write_tokens'), sql.lit(0)).as('cacheWrite'),
-      eb.fn.coalesce(eb.fn.sum('cost_micros'), sql.lit(0)).as('cost'),
-      sql<number>`coalesce(sum(case when usage_known = 0 then 1 else 0 end), 0)`.as('estimated'),
-    ])
-    .where('job_id', '=', jobId)
-    .executeTakeFirstOrThrow();
-  return {
-    modelCalls: num(r.calls),
-    inputTokens: num(r.input),
-    outputTokens: num(r.output),
-    cacheReadTokens: num(r.cacheRead),
-    cacheWriteTokens: num(r.cacheWrite),
-    costMicros: num(r.cost),
-    estimatedCalls: num(r.estimated),
-  };
+  return (await jobUsageMany(c, [jobId])).get(jobId) ?? { ...ZERO_USAGE };
 }
