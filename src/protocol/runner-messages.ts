@@ -86,8 +86,20 @@ export const ServerToRunner = z.discriminatedUnion('type', [
     serverTime: z.string(),
   }),
   z.object({ type: z.literal('job.assign'), assignment: JobAssignment }),
-  /** Stop this attempt: SIGTERM, grace, SIGKILL of its process group. */
-  z.object({ type: z.literal('job.cancel'), jobId: z.number().int().positive(), attempt: z.number().int().positive(), reason: z.string() }),
+  /**
+   * Stop this attempt: SIGTERM, grace, SIGKILL of its process group. `discard: true` also
+   * says the server no longer accepts this attempt's events (a stale attempt: reassigned,
+   * lost, requeued or ended), so a runner drops what it has not delivered; without it the
+   * runner keeps delivering them (a cancel repeated while the job is `cancelling` must not
+   * lose its final `job.finished`).
+   */
+  z.object({
+    type: z.literal('job.cancel'),
+    jobId: z.number().int().positive(),
+    attempt: z.number().int().positive(),
+    reason: z.string(),
+    discard: z.boolean().optional(),
+  }),
   /** Events up to and including `upTo` (rseq) for this attempt are stored. */
   z.object({ type: z.literal('ack'), jobId: z.number().int().positive(), attempt: z.number().int().positive(), upTo: z.number().int().nonnegative() }),
   z.object({ type: z.literal('error'), message: z.string() }),

@@ -214,7 +214,7 @@ describe('cancel', () => {
     await cp.waitFor(() => existsSync(join(ws(50), 'listening')), 20_000, 'the grandchild to listen');
     const grandchild = Number(readFileSync(join(ws(50), 'listening'), 'utf8'));
     expect(await canBind(port)).toBe(false);
-    cp.send({ type: 'job.cancel', jobId: 50, attempt: 1, reason: 'cancelled by request' });
+    cp.cancel(50, 1, 'cancelled by request');
     await cp.waitFor(() => cp.finished(50) !== undefined, 10_000, 'job 50 to finish');
     expect(cp.finished(50)?.data).toMatchObject({ status: 'cancelled', reason: 'cancelled' });
     // job.finished is sent only once the whole tree is gone.
@@ -223,7 +223,7 @@ describe('cancel', () => {
     const next = cmdAssignment(51, { scenario: 'grandchild', port });
     cp.send({ type: 'job.assign', assignment: next });
     await cp.waitFor(() => existsSync(join(ws(51), 'listening')), 20_000, 'the next job to listen on the port');
-    cp.send({ type: 'job.cancel', jobId: 51, attempt: 1, reason: 'done' });
+    cp.cancel(51, 1, 'done');
     await cp.waitFor(() => cp.finished(51) !== undefined, 10_000, 'job 51 to finish');
     expect(await canBind(port)).toBe(true);
   });
@@ -234,8 +234,8 @@ describe('cancel', () => {
       const port = await freePort();
       cp.send({ type: 'job.assign', assignment: cmdAssignment(id, { scenario: 'grandchild', port }) });
       await cp.waitFor(() => existsSync(join(ws(id), 'listening')), 20_000, `job ${id} grandchild`);
-      cp.send({ type: 'job.cancel', jobId: id, attempt: 1, reason: 'loop' });
-      await cp.waitFor(() => cp.finished(id) !== undefined, 10_000, `job ${id} to finish`);
+      cp.cancel(id, 1, 'loop');
+      await cp.waitFor(() => cp.finished(id) !== undefined, 20_000, `job ${id} to finish`);
       const pid = Number(readFileSync(join(ws(id), 'listening'), 'utf8'));
       expect(alive(pid)).toBe(false);
     }

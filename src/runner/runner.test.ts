@@ -202,6 +202,24 @@ describe('jobs', () => {
     expect(cp.received).toBe(n); // nothing was sent twice on a healthy connection
   });
 
+  it('a cancel repeated after the attempt finished keeps its undelivered events; only a discarding cancel drops them', async () => {
+    cp.ack = 'none';
+    await start();
+    cp.send({ type: 'job.assign', assignment: assignment(9, 'SCENARIO=many:2', { repo: 'proj' }) });
+    await cp.waitFor(() => cp.finished(9) !== undefined, 20_000, 'job 9 finished');
+    const hb = () => cp.frames.filter((f) => f.type === 'heartbeat');
+    // The hub repeats the cancel of a `cancelling` job on every heartbeat that reports it.
+    cp.send({ type: 'job.cancel', jobId: 9, attempt: 1, reason: 'cancelled by request' });
+    const a = hb().length;
+    await cp.waitFor(() => hb().length > a + 1, 2000, 'heartbeats');
+    expect(hb().at(-1)?.running).toEqual([{ jobId: 9, attempt: 1 }]); // still delivering
+    // A stale attempt: the server refuses its events, so the runner forgets them.
+    cp.send({ type: 'job.cancel', jobId: 9, attempt: 1, reason: 'stale attempt: the job was reassigned', discard: true });
+    const b = hb().length;
+    await cp.waitFor(() => hb().length > b + 1, 2000, 'heartbeats');
+    expect(hb().at(-1)?.running).toEqual([]);
+  });
+
   it('loses nothing when the connection drops mid-job: every event exactly once, no gap', async () => {
     cp.ack = 'none';
     await start();
@@ -231,7 +249,7 @@ describe('jobs', () => {
     const pids = JSON.parse(readFileSync(join(home(4), 'pids.json'), 'utf8')) as { leader: number; grandchild: number };
     expect(groupAlive(pids.leader)).toBe(true);
     const t0 = Date.now();
-    cp.send({ type: 'job.cancel', jobId: 4, attempt: 1, reason: 'cancelled by user' });
+    cp.cancel(4, 1, 'cancelled by user');
     await cp.waitFor(() => cp.finished(4) !== undefined, 10_000, 'job 4 finished');
     expect(groupAlive(pids.leader)).toBe(false); // no live member left when job.finished is sent
     await waitGroupGone(pids.leader, t0 + 5000);
@@ -245,7 +263,7 @@ describe('jobs', () => {
     await cp.waitFor(() => types(5).includes('tool.call'), 20_000, 'the harness to run');
     const pids = JSON.parse(readFileSync(join(home(5), 'pids.json'), 'utf8')) as { leader: number; grandchild: number };
     const t0 = Date.now();
-    cp.send({ type: 'job.cancel', jobId: 5, attempt: 1, reason: 'stop' });
+    cp.cancel(5, 1, 'stop');
     await cp.waitFor(() => cp.finished(5) !== undefined, 10_000, 'job 5 finished');
     expect(Date.now() - t0).toBeGreaterThanOrEqual(390); // it did wait the grace period
     expect(groupAlive(pids.leader)).toBe(false);
@@ -272,7 +290,7 @@ describe('jobs', () => {
     await cp.waitFor(() => cp.frames.some((f) => f.type === 'job.rejected'), 5000, 'a rejection');
     expect(cp.frames.find((f) => f.type === 'job.rejected')).toEqual({ type: 'job.rejected', jobId: 9, attempt: 1, reason: 'at capacity (1 of 1 jobs running)' });
     expect(cp.events(9)).toEqual([]);
-    cp.send({ type: 'job.cancel', jobId: 8, attempt: 1, reason: 'done' });
+    cp.cancel(8, 1, 'done');
     await cp.waitFor(() => cp.finished(8) !== undefined, 10_000, 'job 8 finished');
   });
 

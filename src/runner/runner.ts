@@ -205,7 +205,9 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
         const s = slots.get(k);
         if (!s) return;
         if (s.run.active) s.run.cancel(msg.reason);
-        else slots.delete(k); // finished: the server no longer wants this attempt's events
+        // Finished: drop undelivered events only when the server refuses them (stale attempt);
+        // a repeated cancel of a `cancelling` job still wants its final events.
+        else if (msg.discard) slots.delete(k);
         return;
       }
       case 'ack': {

@@ -334,7 +334,7 @@ export class RunnerHub {
       return true;
     }
     if (reason === null) return true;
-    await conn.send({ type: 'job.cancel', jobId, attempt, reason });
+    await conn.send({ type: 'job.cancel', jobId, attempt, reason, discard: true });
     return false;
   }
 
@@ -356,12 +356,12 @@ export class RunnerHub {
     if (job.runnerId !== conn.runnerId || job.status === 'lost' || job.status === 'queued') {
       // A stale attempt: the job was lost, went back to the queue, or moved to another runner.
       const reason = job.runnerId !== conn.runnerId ? 'job belongs to another runner' : `stale attempt: the job is ${job.status}`;
-      await conn.send({ type: 'job.cancel', jobId, attempt, reason });
+      await conn.send({ type: 'job.cancel', jobId, attempt, reason, discard: true });
       return;
     }
     const res = await store.appendRunnerEvents(jobId, attempt, events);
     if (!res.accepted) {
-      await conn.send({ type: 'job.cancel', jobId, attempt, reason: 'stale attempt: the job was reassigned' });
+      await conn.send({ type: 'job.cancel', jobId, attempt, reason: 'stale attempt: the job was reassigned', discard: true });
       return;
     }
     if (res.stored.length) bus.publish(jobId, res.stored);

@@ -43,6 +43,8 @@ export class FakeControlPlane {
   private readonly wss = new WebSocketServer({ noServer: true });
   private socket: WebSocket | null = null;
   private readonly waiters = new Set<() => void>();
+  /** Cancels not yet acknowledged by a `job.finished`, redelivered on each heartbeat. */
+  private readonly cancels = new Map<string, ServerToRunner>();
 
   constructor(private readonly opts: FakeControlPlaneOptions = {}) {
     this.ack = opts.ack ?? 'auto';
@@ -97,6 +99,16 @@ export class FakeControlPlane {
   send(msg: ServerToRunner | string): void {
     if (!this.socket) throw new Error('no runner connected');
     this.socket.send(typeof msg === 'string' ? msg : JSON.stringify(msg));
+  }
+
+  /**
+   * Cancels an attempt the way the real hub does: a `job.cancel` now, and again after every
+   * heartbeat while the attempt has not reported `job.finished` — a cancel sent on a
+   * connection that was being replaced (a reconnect under load) is not lost.
+   */
+  cancel(jobId: number, attempt: number, reason: string): void {
+    this.cancels.set(`${jobId}:${attempt}`, { type: 'job.cancel', jobId, attempt, reason });
+    if (this.socket) this.send({ type: 'job.cancel', jobId, attempt, reason });
   }
 
   /** Cuts the runner's connection abruptly (as a network failure would). */
@@ -157,6 +169,12 @@ export class FakeControlPlane {
       if (msg.type === 'hello') {
         this.hellos.push(msg);
         ws.send(JSON.stringify({ type: 'welcome', runnerId, heartbeatIntervalMs: this.opts.heartbeatIntervalMs ?? 200, serverTime: new Date().toISOString() }));
+      } else if (msg.type === 'heartbeat') {
+        for (const [key, cancel] of this.cancels) {
+          const [jobId, attempt] = key.split(':').map(Number) as [number, number];
+          if (this.finished(jobId, attempt)) this.cancels.delete(key);
+          else ws.send(JSON.stringify(cancel));
+        }
       } else if (msg.type === 'job.events') {
         const key = `${msg.jobId}:${msg.attempt}`;
         const m = this.stored.get(key) ?? new Map<number, UploadedEvent>();
