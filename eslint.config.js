@@ -20,7 +20,7 @@ function forbid(folders, why) {
   };
 }
 
-const ALL = ['core', 'store', 'server', 'gateway', 'runner', 'events', 'client', 'cli'];
+const ALL = ['core', 'store', 'server', 'gateway', 'runner', 'events', 'client', 'cli', 'mcp'];
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'web/dist/**', 'examples/**', 'coverage/**'] },
@@ -48,6 +48,17 @@ export default tseslint.config(
   { files: ['src/gateway/**/*.ts'], rules: forbid(['server', 'runner', 'events', 'client', 'cli'], 'gateway depends on protocol, core, store') },
   { files: ['src/events/**/*.ts'], rules: forbid(['server', 'gateway', 'runner', 'client', 'cli'], 'events depends on protocol, core, store') },
   { files: ['src/server/**/*.ts'], rules: forbid(['runner', 'client', 'cli'], 'server never imports runner, client or cli') },
+  // mcp: the job-tree tools; like client it reaches the server only over HTTP. (`../server/**`
+  // rather than `**/server/**`, which would also forbid `@modelcontextprotocol/sdk/server/...`.)
+  {
+    files: ['src/mcp/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/store/**', '../server/**', '../../server/**', '**/gateway/**', '**/runner/**', '**/events/**', '**/cli/**'], message: 'mcp talks to the server only through client (dependency direction, DESIGN.md)' }] },
+      ],
+    },
+  },
   {
     files: ['src/cli/**/*.ts'],
     ignores: ['src/cli/local/**/*.ts'],

@@ -5,6 +5,8 @@
 // p50/p99 latency, added over calling the upstream directly. Streams (20 events 5 ms apart):
 // 1 and 64 concurrent: time to first byte and to first event, added over direct, and the
 // mean gap between events (the upstream's pacing is 5 ms). RSS of each gateway after load.
+// Then a bare Node pass-through proxy at 1 and 64 clients (the floor). BENCH_GATEWAY_MODE=hono,
+// BENCH_GATEWAY_STORE=memory: see bench/gateway/gateway.js.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -105,7 +107,8 @@ async function load(target, clients, stream) {
 
 const up = await start([join(ROOT, 'bench/gateway/upstream.js')]);
 const upPort = Number(up.line);
-const gw = await start([join(ROOT, 'bench/gateway/gateway.js'), `http://127.0.0.1:${upPort}`]);
+// BENCH_GATEWAY_MODE=hono measures the gateway through Hono/@hono/node-server instead of node:http.
+const gw = await start([join(ROOT, 'bench/gateway/gateway.js'), `http://127.0.0.1:${upPort}`, process.env.BENCH_GATEWAY_MODE ?? 'node']);
 const [gwPort, token] = gw.line.split(' ');
 const targets = {
   direct: { port: upPort, path: '/v1/messages', headers: { 'x-api-key': 'sk' } },
@@ -150,6 +153,17 @@ for (const c of [1, 64]) {
   let line = `${String(c).padStart(7)} | ${f1(d.ttfb)} ${f1(d.first)} ${f1(d.gap)} | ${f1(g.ttfb)} ${f1(g.first)} ${f1(g.gap)} +${f1(g.first - d.first)}`;
   if (p) line += ` | ${f1(p.ttfb)} ${f1(p.first)} ${f1(p.gap)} +${f1(p.first - d.first)}`;
   console.log(line);
+}
+// The floor: a bare Node pass-through proxy (bench/gateway/passthrough.js: no auth, metering or
+// budget) under the same load, so the gateway's added latency can be read against it.
+const bare = await start([join(ROOT, 'bench/gateway/passthrough.js'), `http://127.0.0.1:${upPort}`]);
+targets.bare = { port: Number(bare.line.split(' ')[0]), path: '/v1/messages', headers: { 'x-api-key': 'sk' } };
+console.log('\nbare node pass-through (non-streamed) | clients direct-p50 | bare req/s p50 p99 added-p50 | flotilla req/s p50 added-p50');
+for (const c of [1, 64]) {
+  const d = await load(targets.direct, c, false);
+  const b = await load(targets.bare, c, false);
+  const g = await load(targets.flotilla, c, false);
+  console.log(`${String(c).padStart(7)} | ${f1(d.p50)} | ${b.rps.toFixed(0)} ${f1(b.p50)} ${f1(b.p99)} +${f1(b.p50 - d.p50)} | ${g.rps.toFixed(0)} ${f1(g.p50)} +${f1(g.p50 - d.p50)}`);
 }
 console.log(`\nRSS after load: flotilla gateway ${rss(gw.p.pid)}${portkey ? `, portkey ${rss(portkey.pid)}` : ''}, upstream ${rss(up.p.pid)}`);
 process.exit(0);

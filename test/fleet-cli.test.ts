@@ -90,4 +90,28 @@ describe('fleet CLI', () => {
     expect((await run('runners', 'show', 'box-b')).out).toMatch(/^status:\s+offline$/m);
     expect((await run('hold', 'nobody', '--for', '1h', '--reason', 'x')).err).toMatch(/no runner named "nobody"/);
   });
+  it('runners set: the owner sets capacity and browser slots (auto clears); bad values exit 2, refused ones 1', async () => {
+    const c = await FakeRunner.start(t, { name: 'box-c', labels: { os: 'linux' }, capacity: 1 });
+    fakes.push(c);
+    await c.hello({ name: 'box-c', labels: { os: 'linux' }, capacity: 1 });
+    const set = await run('runners', 'set', 'box-c', '--capacity', '3', '--browser-slots', '2');
+    expect(set).toMatchObject({ code: 0, out: `runner box-c (${c.runnerId}): capacity 3, browser slots 2\n` });
+    const json = await run('runners', 'set', 'box-c', '--browser-slots', '1', '--json');
+    expect(json.code).toBe(0);
+    expect((JSON.parse(json.out) as { runner: Runner }).runner).toMatchObject({ id: c.runnerId, capacity: 3, browserSlots: 1 });
+    const over = await run('runners', 'set', 'box-c', '--capacity', '1', '--browser-slots', '2');
+    expect(over.code).toBe(1);
+    expect(over.err).toMatch(/browserSlots \(2\) must not exceed the runner's parallel jobs \(1\)/);
+    expect((await run('runners', 'set', 'box-c', '--capacity', '5')).code).toBe(2);
+    expect((await run('runners', 'set', 'box-c')).code).toBe(2);
+    const auto = await run('runners', 'set', 'box-c', '--capacity', 'auto', '--browser-slots', 'auto');
+    expect(auto.err).toBe("");
+    expect(auto).toMatchObject({ code: 0, out: `runner box-c (${c.runnerId}): capacity 1, browser slots 1\n` });
+    process.env.FLOTILLA_RUNNER_CAPACITY = '2';
+    try {
+      expect((await run('runners', 'set', 'box-c')).out).toBe(`runner box-c (${c.runnerId}): capacity 2, browser slots 1\n`);
+    } finally {
+      delete process.env.FLOTILLA_RUNNER_CAPACITY;
+    }
+  });
 });

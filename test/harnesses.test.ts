@@ -1,7 +1,8 @@
 /**
  * Issue 4 end to end: the same small task ("make out.txt containing hello, then say done") run
- * by the real Claude Code CLI and by a Python command harness (standard library only) against
- * the scripted model: the same event kinds in the same order and the same recorded usage.
+ * by the real Claude Code CLI, the real Codex CLI and a Python command harness (standard
+ * library only) against the scripted model: the same event kinds in the same order and the
+ * same recorded usage.
  * Then sessions: `--resume JOB` continues in the same workspace and conversation; a session
  * the harness cannot find reads `resume failed`.
  */
@@ -40,47 +41,49 @@ describe('harnesses run the same task the same way', () => {
   const ws = (jobId: number) => join(runnerDir, 'workspaces', `job-${jobId}`);
 
   let claudeJob: Job;
-  it('claude-code and a Python command: same event kinds in the same order, same usage, same file', async () => {
+  let codexJob: Job;
+  it('claude-code, codex and a Python command: same event kinds in the same order, same usage, same file', async () => {
     const claude = await runToEnd('hello-claude');
     const py = await runToEnd('hello-py');
+    const cx = await runToEnd('hello-codex');
     claudeJob = claude.job;
-    expect(claude.job).toMatchObject({ status: 'succeeded', result: { summary: 'done', changedFiles: ['out.txt'] } });
-    expect(py.job).toMatchObject({ status: 'succeeded', result: { summary: 'done', changedFiles: ['out.txt'] } });
+    codexJob = cx.job;
+    const runs = { claude, py, cx };
     const expected = ['harness.started', 'tool.call', 'usage', 'tool.result', 'message', 'usage', 'job.finished'];
-    expect(kinds(claude.events)).toEqual(expected);
-    expect(kinds(py.events)).toEqual(expected);
-    for (const id of [claude.job.id, py.job.id]) expect(readFileSync(join(ws(id), 'out.txt'), 'utf8')).toBe('hello\n');
     // Usage from the gateway's ledger: the script's two turns, 120+160 in, 30+5 out.
     const want = { modelCalls: 2, inputTokens: 280, outputTokens: 35, cacheReadTokens: 0, cacheWriteTokens: 0, estimatedCalls: 0 };
-    expect(claude.job.usage).toMatchObject(want);
-    expect(py.job.usage).toMatchObject(want);
+    for (const [name, r] of Object.entries(runs)) {
+      expect(r.job, name).toMatchObject({ status: 'succeeded', result: { summary: 'done', changedFiles: ['out.txt'] } });
+      expect(kinds(r.events), name).toEqual(expected);
+      expect(readFileSync(join(ws(r.job.id), 'out.txt'), 'utf8'), name).toBe('hello\n');
+      expect(r.job.usage, name).toMatchObject(want);
+      expect(r.job.sessionId, name).toBeTruthy();
+    }
+    // Same model, same tokens, same price (Codex runs gpt-5-codex, priced differently).
     expect(py.job.usage?.costMicros).toBe(claude.job.usage?.costMicros);
-    // The harnesses' own usage events (informational): input tokens agree. Claude Code's
-    // stream-json repeats the message_start usage, whose output_tokens is a placeholder (1),
-    // which is why the gateway's ledger above is the record.
-    const inputs = (ev: JobEvent[]) => ev.flatMap((e) => (e.type === 'usage' ? [e.data.inputTokens] : []));
-    expect(inputs(claude.events)).toEqual([120, 160]);
-    expect(inputs(py.events)).toEqual([120, 160]);
     expect(claude.job.sessionId).toMatch(/^[0-9a-f-]{36}$/);
     expect(py.job.sessionId).toMatch(/^[0-9a-f-]{36}$/);
-  }, 180_000);
+    // The harnesses' own usage events, one per model call: input tokens agree for all three.
+    // Output tokens agree for the Python agent and Codex (30, 5); Claude Code's stream-json
+    // repeats the message_start usage, whose output_tokens is a placeholder, which is why the
+    // gateway's ledger above is the record.
+    const usages = (ev: JobEvent[]) => ev.flatMap((e) => (e.type === 'usage' ? [e.data] : []));
+    for (const r of Object.values(runs)) expect(usages(r.events).map((u) => [u.inputTokens, u.cacheReadTokens, u.cacheWriteTokens])).toEqual([[120, 0, 0], [160, 0, 0]]);
+    expect(usages(py.events).map((u) => u.outputTokens)).toEqual([30, 5]);
+    expect(usages(cx.events).map((u) => u.outputTokens)).toEqual([30, 5]);
+  }, 240_000);
 
-  it('codex: the same task through the gateway Responses endpoint, same events, same recorded usage', async () => {
-    const cx = await runToEnd('hello-codex');
-    expect(cx.job).toMatchObject({ status: 'succeeded', result: { summary: 'done', changedFiles: ['out.txt'] } });
-    expect(readFileSync(join(ws(cx.job.id), 'out.txt'), 'utf8')).toBe('hello\n');
-    // Codex reports usage once per run (turn.completed), after its items; the other kinds come
-    // in the same order as for Claude Code and the Python command.
-    expect(kinds(cx.events)).toEqual(['harness.started', 'tool.call', 'tool.result', 'message', 'usage', 'job.finished']);
-    expect(cx.job.usage).toMatchObject({ modelCalls: 2, inputTokens: 280, outputTokens: 35, cacheReadTokens: 0, cacheWriteTokens: 0, estimatedCalls: 0 });
-    const u = cx.events.find((e) => e.type === 'usage');
-    expect(u?.type === 'usage' && [u.data.inputTokens, u.data.outputTokens]).toEqual([280, 35]);
-    expect(cx.job.sessionId).toBeTruthy();
+  it('codex: resume continues the same thread in the same workspace', async () => {
+    const cx = codexJob;
     // Resume: same thread, same workspace, the model gets the earlier turns.
-    const again = await runToEnd('hello-codex', { resumeJobId: cx.job.id });
-    expect(again.job).toMatchObject({ status: 'succeeded', sessionId: cx.job.sessionId, result: { summary: 'resumed: out.txt still says hello' } });
+    const again = await runToEnd('hello-codex', { resumeJobId: cx.id });
+    expect(again.job).toMatchObject({ status: 'succeeded', sessionId: cx.sessionId, result: { summary: 'resumed: out.txt still says hello' } });
     const r = again.events.find((e) => e.type === 'tool.result');
     expect(r?.type === 'tool.result' && r.data.output.trim()).toBe('hello');
+    // Only this run's calls are reported (the thread's earlier ones are in the same rollout file).
+    expect(kinds(again.events)).toEqual(['harness.started', 'tool.call', 'usage', 'tool.result', 'message', 'usage', 'job.finished']);
+    expect(again.events.flatMap((e) => (e.type === 'usage' ? [[e.data.inputTokens, e.data.outputTokens]] : []))).toEqual([[200, 12], [220, 6]]);
+    expect(again.job.usage).toMatchObject({ modelCalls: 2, inputTokens: 420, outputTokens: 18 });
   }, 180_000);
 
   it('resume: the next job sees the uncommitted file and the model gets the earlier conversation', async () => {

@@ -3,6 +3,8 @@ import type { Job, JobEvent } from '../protocol/index.js';
 import { TERMINAL_STATUSES } from '../protocol/index.js';
 import { EventFormatter, elapsed, formatJobSummary, waitText } from './format.js';
 import type { CliIO } from './io.js';
+import { TreeFollower } from './follow-tree.js';
+import { formatTreeTables } from './tree-format.js';
 
 /** Options of {@link followJob}. */
 export interface FollowJobOptions {
@@ -89,6 +91,8 @@ export async function followJob(client: FlotillaClient, job: Job, opts: FollowJo
 
   let interrupted = false;
   let finished: JobEvent | null = null;
+  // Children the job starts (issue 6): their tool lines, prefixed by their agent (follow-tree.ts).
+  const children = json ? null : new TreeFollower(client, print, opts.signal);
   try {
     for await (const ev of client.followEvents(job.id, { signal: opts.signal })) {
       if (json) {
@@ -97,6 +101,7 @@ export async function followJob(client: FlotillaClient, job: Job, opts: FollowJo
       }
       const line = fmt.line(ev);
       if (line) print(line);
+      children?.onEvent(ev);
       const w = waitText(ev);
       if (w) setWhat(w);
       else if (ev.type === 'harness.started' || ev.type === 'tool.result' || ev.type === 'tool.call' || ev.type === 'message') setWhat('working');
@@ -106,6 +111,7 @@ export async function followJob(client: FlotillaClient, job: Job, opts: FollowJo
   } finally {
     if (timer) clearInterval(timer);
     clearSpinner();
+    await children?.stop();
   }
 
   let final = await client.getJob(job.id);
@@ -120,7 +126,8 @@ export async function followJob(client: FlotillaClient, job: Job, opts: FollowJo
     const last = fmt.finalLine();
     if (last) print(last);
     print('');
-    print(formatJobSummary(final));
+    // A job that started children ends with the tree's tables (per job, per agent with counts).
+    print(children && children.followed > 0 ? formatTreeTables(await client.getJobTree(job.id)) : formatJobSummary(final));
   }
   return { job: final, interrupted };
 }

@@ -58,7 +58,7 @@ describe('EventFormatter lines', () => {
       'test-fixer ← Edit The file src/calc.js has been updated successfully.',
       'test-fixer → Bash {"command":"nope"}',
       'test-fixer ← Bash (error) Exit code 127',
-      'test-fixer … started child job 8 (pr-reviewer)',
+      'test-fixer ⇢ pr-reviewer (job 8)',
     ]);
     expect(f.finalLine()).toBe('test-fixer: Fixed the off-by-one in sum(). All 4 tests pass. Committed on branch flotilla/job-7.');
   });

@@ -184,7 +184,8 @@ export class EventFormatter {
       case 'progress':
         return `${this.agent} … ${waitText(ev)}`;
       case 'child.started':
-        return `${this.agent} … started child job ${ev.data.jobId} (${ev.data.agent})`;
+        // issue 6: `migrator ⇢ repo-upgrader (job 77/repo-upgrader-api)`
+        return `${this.agent} ⇢ ${ev.data.agent} (job ${ev.data.jobId}${ev.data.label ? `/${ev.data.label}` : ''})`;
       case 'job.finished':
         if (ev.data.result?.summary) this.summary = ev.data.result.summary.trim();
         return null;

@@ -4,11 +4,15 @@ import { redact } from '../core/log.js';
 import { registerAgents } from './commands/agents.js';
 import { registerBudget } from './commands/budget.js';
 import { registerCosts } from './commands/costs.js';
+import { registerModels } from './commands/models.js';
 import { registerJobs } from './commands/jobs.js';
 import { registerRun } from './commands/run.js';
 import { registerRunners } from './commands/runners.js';
 import { registerHold } from './commands/hold.js';
+import { registerTasks } from './commands/tasks.js';
+import { registerReceivers } from './commands/receivers.js';
 import { registerJobsStart } from './commands/jobs-start.js';
+import { registerMcp } from './commands/mcp.js';
 import { registerRunner } from './local/runner.js';
 import { registerUp } from './local/up.js';
 import type { CliContext } from './context.js';
@@ -39,11 +43,15 @@ export function buildProgram(ctx: CliContext): Command {
   registerJobsStart(program, ctx);
   registerRunners(program, ctx);
   registerHold(program, ctx);
+  registerTasks(program, ctx);
+  registerReceivers(program, ctx);
   registerAgents(program, ctx);
   registerBudget(program, ctx);
   registerCosts(program, ctx);
+  registerModels(program, ctx);
   registerUp(program, ctx);
   registerRunner(program, ctx);
+  registerMcp(program, ctx);
   return program;
 }
 

@@ -54,8 +54,8 @@ describe('flotilla up, then the client commands', () => {
   it('agents: table and JSON, token read from <data>/admin-token', async () => {
     const t = await run('agents');
     expect(t.code).toBe(0);
-    expect(t.out).toMatch(/^name\s+version\s+harness\s+model\s+description$/m);
-    expect(t.out).toMatch(/^test-fixer\s+1\s+claude-code\s+claude-sonnet-4-5\s+Runs a repository/m);
+    expect(t.out).toMatch(/^name\s+version\s+harness\s+model\s+source\s+description$/m);
+    expect(t.out).toMatch(/^test-fixer\s+1\s+claude-code\s+claude-sonnet-4-5\s+folder\s+Runs a repository/m);
     const j = await run('agents', '--json');
     expect((JSON.parse(j.out) as { agents: Array<{ name: string }> }).agents.map((a) => a.name)).toContain('test-fixer');
   });

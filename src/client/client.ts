@@ -1,12 +1,22 @@
 import { z } from 'zod';
 import {
   AgentDefinition,
+  AgentVersionList,
+  InstallAgentsResponse,
+  type AgentVersionInfo,
+  type InstallAgentsRequest,
   BudgetView,
   CostRollup,
   type CostGroup,
   Job,
   JobEvent,
   JobList,
+  JobTree,
+  ModelPriceOverride,
+  ModelRoute,
+  ModelRoutesView,
+  type ModelPrice,
+  type ProviderName,
   Runner,
   RunnerList,
   RunnerDetail,
@@ -23,6 +33,15 @@ import {
   type Labels,
   type HoldDuration,
   type RunnerStatus,
+  Task,
+  TaskList,
+  TaskDetail,
+  CreateTaskRequest,
+  Receiver,
+  ReceiverList,
+  CreatedReceiver,
+  type CreateReceiverRequest,
+  type TaskStatus,
 } from '../protocol/index.js';
 import { ApiError, apiErrorFromResponse } from './errors.js';
 import { SseParser, parseSseStream } from './sse.js';
@@ -153,6 +172,15 @@ export class FlotillaClient {
     return this.request('GET', `/api/costs?${params.toString()}`, CostRollup);
   }
 
+  /**
+   * `GET /api/jobs/:id/tree` → the job and all its descendants (issue 6): each node's status,
+   * agent, runner, tokens and cost (µ$), result and children; `total` sums the subtree.
+   * Errors: 404 `not_found`.
+   */
+  async getJobTree(id: number): Promise<JobTree> {
+    return this.request('GET', `/api/jobs/${jobIdPath(id)}/tree`, JobTree);
+  }
+
   /** `POST /api/jobs/:id/cancel` → the job after cancelling (409 `not_cancellable` when it already ended). */
   async cancelJob(id: number): Promise<Job> {
     return this.request('POST', `/api/jobs/${jobIdPath(id)}/cancel`, Job, {});
@@ -186,6 +214,15 @@ export class FlotillaClient {
     return this.request('POST', `/api/runners/${jobIdPath(id)}/hold`, Runner, req);
   }
 
+  /**
+   * `PATCH /api/runners/:id` (admin) → the runner with the owner's capacity setting applied:
+   * `capacity` parallel jobs 1–4, `browserSlots` 1–4 (≤ capacity); null clears the setting.
+   * @throws ApiError `invalid_request` (400, naming the field) or `not_found` (404).
+   */
+  async setRunnerCapacity(id: number, req: { capacity?: number | null; browserSlots?: number | null }): Promise<Runner> {
+    return this.request('PATCH', `/api/runners/${jobIdPath(id)}`, Runner, req);
+  }
+
   /** `POST /api/runners/:id/resume` (admin) → the runner with its hold ended. */
   async resumeRunner(id: number): Promise<Runner> {
     return this.request('POST', `/api/runners/${jobIdPath(id)}/resume`, Runner, {});
@@ -204,6 +241,21 @@ export class FlotillaClient {
   /** `GET /api/agents` → every agent the server knows. */
   async listAgents(): Promise<AgentDefinition[]> {
     return (await this.request('GET', '/api/agents', AgentListBody)).agents;
+  }
+
+  /**
+   * `POST /api/agents/install` (admin) → the new version of every agent in the repository at
+   * `source` (git URL or path as the server sees it; `ref` for git). ApiError 422
+   * `invalid_agent` (message names the file and the field; nothing installed) or `fetch_failed`.
+   */
+  async installAgents(req: InstallAgentsRequest): Promise<AgentVersionInfo[]> {
+    return (await this.request('POST', '/api/agents/install', InstallAgentsResponse, req)).installed;
+  }
+
+  /** `GET /api/agents/versions[?name=]` → every installed agent version (by name, oldest first). */
+  async listAgentVersions(name?: string): Promise<AgentVersionInfo[]> {
+    const q = name === undefined ? '' : `?name=${encodeURIComponent(name)}`;
+    return (await this.request('GET', `/api/agents/versions${q}`, AgentVersionList)).versions;
   }
 
   /** `POST /api/runner-tokens` (admin) → a single-use runner registration token (`flr_...`). */
@@ -236,6 +288,73 @@ export class FlotillaClient {
     return this.request('POST', '/api/users', User, req);
   }
 
+  // --- tasks and receivers (issue 7) ---------------------------------------------------
+
+  /** `GET /api/tasks` → tasks, newest first (`limit` ≤ 200, `before` a task id cursor). */
+  async listTasks(q: { status?: TaskStatus; limit?: number; before?: number } = {}): Promise<Task[]> {
+    const p = new URLSearchParams();
+    if (q.status) p.set('status', q.status);
+    if (q.limit !== undefined) p.set('limit', String(q.limit));
+    if (q.before !== undefined) p.set('before', String(q.before));
+    const qs = p.toString();
+    return (await this.request('GET', `/api/tasks${qs ? `?${qs}` : ''}`, TaskList)).tasks;
+  }
+
+  /** `GET /api/tasks/:id` → the task and its 50 newest events. */
+  async getTask(id: number): Promise<TaskDetail> {
+    return this.request('GET', `/api/tasks/${id}`, TaskDetail);
+  }
+
+  /** `POST /api/tasks` → the new task (409 `key_taken` when an active task owns a key). With `prompt` it wakes at once. */
+  async createTask(req: z.input<typeof CreateTaskRequest>): Promise<Task> {
+    return this.request('POST', '/api/tasks', Task, req);
+  }
+
+  /** `POST /api/tasks/:id/send` → the task; the prompt is queued for its next turn (now when idle). */
+  async sendTaskPrompt(id: number, prompt: string): Promise<Task> {
+    return this.request('POST', `/api/tasks/${id}/send`, Task, { prompt });
+  }
+
+  /** `POST /api/tasks/:id/suspend` → the task: no wakes until resumed; workspace, session and queue kept. */
+  async suspendTask(id: number): Promise<Task> {
+    return this.request('POST', `/api/tasks/${id}/suspend`, Task);
+  }
+
+  /** `POST /api/tasks/:id/resume` → the task (suspended, workspace_lost: fresh workspace, or completed: reopened). */
+  async resumeTask(id: number): Promise<Task> {
+    return this.request('POST', `/api/tasks/${id}/resume`, Task);
+  }
+
+  /** `POST /api/tasks/:id/stop` → the task; its current turn's job is cancelled. */
+  async stopTask(id: number): Promise<Task> {
+    return this.request('POST', `/api/tasks/${id}/stop`, Task);
+  }
+
+  /** `POST /api/tasks/:id/complete` → the completed task (keys released, its job cancelled). */
+  async completeTask(id: number): Promise<Task> {
+    return this.request('POST', `/api/tasks/${id}/complete`, Task);
+  }
+
+  /** `GET /api/receivers` → every receiver (never a secret). */
+  async listReceivers(): Promise<Receiver[]> {
+    return (await this.request('GET', '/api/receivers', ReceiverList)).receivers;
+  }
+
+  /** `GET /api/receivers/:id` → one receiver. */
+  async getReceiver(id: number): Promise<Receiver> {
+    return this.request('GET', `/api/receivers/${id}`, Receiver);
+  }
+
+  /** `POST /api/receivers` (admin) → the receiver and its secret (shown this once). */
+  async createReceiver(req: CreateReceiverRequest): Promise<CreatedReceiver> {
+    return this.request('POST', '/api/receivers', CreatedReceiver, req);
+  }
+
+  /** `DELETE /api/receivers/:id` (admin). */
+  async deleteReceiver(id: number): Promise<void> {
+    return this.request('DELETE', `/api/receivers/${id}`, null);
+  }
+
   /** `GET /api/tokens` (admin) → every API token (no secrets). */
   async listApiTokens(): Promise<ApiTokenInfo[]> {
     return (await this.request('GET', '/api/tokens', TokenListBody)).tokens;
@@ -244,6 +363,31 @@ export class FlotillaClient {
   /** `POST /api/tokens` (admin) → the new token, with its `fla_...` secret shown once. */
   async createApiToken(req: CreateApiTokenRequest): Promise<CreatedApiToken> {
     return this.request('POST', '/api/tokens', CreatedApiToken, req);
+  }
+
+  /** `GET /api/gateway/routes`: the gateway's model routes in the order tried, price overrides, price table version. */
+  async listModelRoutes(): Promise<ModelRoutesView> {
+    return this.request('GET', '/api/gateway/routes', ModelRoutesView);
+  }
+
+  /** `PUT /api/gateway/routes` (admin): routes model names matching `pattern` (exact or glob; `*` = default) to `provider`. */
+  async setModelRoute(pattern: string, provider: ProviderName): Promise<ModelRoute> {
+    return this.request('PUT', '/api/gateway/routes', ModelRoute, { pattern, provider });
+  }
+
+  /** `DELETE /api/gateway/routes?pattern=` (admin): removes an API route; ApiError 404 when there is none. */
+  async deleteModelRoute(pattern: string): Promise<void> {
+    await this.request('DELETE', `/api/gateway/routes?pattern=${encodeURIComponent(pattern)}`, null);
+  }
+
+  /** `PUT /api/gateway/prices` (admin): overrides the price of `model` (USD per million tokens). */
+  async setModelPrice(model: string, price: ModelPrice): Promise<ModelPriceOverride> {
+    return this.request('PUT', '/api/gateway/prices', ModelPriceOverride, { model, price });
+  }
+
+  /** `DELETE /api/gateway/prices?model=` (admin): removes a price override; ApiError 404 when there is none. */
+  async deleteModelPrice(model: string): Promise<void> {
+    await this.request('DELETE', `/api/gateway/prices?model=${encodeURIComponent(model)}`, null);
   }
 
   /** `DELETE /api/tokens/:id` (admin): revokes an API token. */
@@ -334,9 +478,9 @@ export class FlotillaClient {
     return { ...(this.token ? { authorization: `Bearer ${this.token}` } : {}), 'x-flotilla-csrf': '1' };
   }
 
-  private async request<T>(method: 'GET' | 'POST' | 'DELETE', path: string, schema: z.ZodType<T>, body?: unknown): Promise<T>;
-  private async request(method: 'GET' | 'POST' | 'DELETE', path: string, schema: null, body?: unknown): Promise<void>;
-  private async request<T>(method: 'GET' | 'POST' | 'DELETE', path: string, schema: z.ZodType<T> | null, body?: unknown): Promise<T | void> {
+  private async request<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, schema: z.ZodType<T>, body?: unknown): Promise<T>;
+  private async request(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, schema: null, body?: unknown): Promise<void>;
+  private async request<T>(method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, schema: z.ZodType<T> | null, body?: unknown): Promise<T | void> {
     const what = `${method} ${path}`;
     const headers: Record<string, string> = { ...this.authHeaders(), accept: 'application/json' };
     const init: RequestInit = { method, headers };

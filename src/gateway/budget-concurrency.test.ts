@@ -61,8 +61,9 @@ async function spentTree(store: Store): Promise<number> {
   const job = await store.createJob({ parentId: null, agent: 'a', agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros: 1_000_000, now });
   await store.claimJob({ id: runner.id, labels: {} }, hashToken(TOKEN), now);
   await store.transitionJob(job.id, 1, ['assigned'], 'running', now, { startedAt: now });
-  expect((await store.reserveBudget(job.id, 900_000, now))?.ok).toBe(true);
-  await store.settleBudget(job.id, 900_000, 900_000, now);
+  const held = await store.reserveBudget(job.id, 900_000, now);
+  if (!held?.ok) throw new Error('the first reservation must fit');
+  await store.settleBudget(job.id, held.reservationId, 900_000, now);
   return job.id;
 }
 

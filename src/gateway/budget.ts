@@ -1,9 +1,10 @@
 import type { ModelPrice } from '../core/pricing.js';
 import { formatMicros } from '../core/money.js';
-import type { JobRow, Store, TreeBudget } from '../store/types.js';
+import { noteCallStart, type ActivityStore } from './activity.js';
+import type { JobRow, NewModelCall, Store, TreeBudget } from '../store/types.js';
 
 /** The Store methods the gateway's budget checks use. */
-export type BudgetStore = Pick<Store, 'reserveBudget' | 'settleBudget'>;
+export type BudgetStore = Pick<Store, 'reserveBudget' | 'settleBudget'> & ActivityStore;
 
 /** max_tokens assumed when a request does not say (OpenAI formats make it optional). */
 export const DEFAULT_MAX_OUTPUT_TOKENS = 32_000;
@@ -44,24 +45,40 @@ export function budgetMessage(job: JobRow, b: TreeBudget | null, worst: number):
 /** A reservation held for one call: settle it exactly once. */
 export interface Reservation {
   readonly micros: number;
-  /** Charges `costMicros` and releases the reservation (0 = release only). Later calls do nothing. */
-  settle(costMicros: number): Promise<void>;
+  /** The store's reservation row id (released by the sweeper after its expiry if never settled). */
+  readonly id: number;
+  /**
+   * Charges `costMicros` and releases the reservation (0 = release only); with `call`, its
+   * ledger row is written in the same store transaction. Later calls do nothing (and return
+   * false: the caller then records `call` itself if it needs to).
+   */
+  settle(costMicros: number, call?: NewModelCall): Promise<boolean>;
 }
 
 /**
- * Reserves `worst` µ$ for a call of `job`'s tree.
+ * Reserves `worst` µ$ for a call of `job`'s tree, held in the store until settled or, if this
+ * process dies first, until `ttlMs` after `now` (the sweeper releases it then).
  * @returns the reservation, or `{ refused: message }` when the call does not fit.
  */
-export async function reserve(store: BudgetStore, job: JobRow, worst: number, now: number): Promise<Reservation | { refused: string; budget: TreeBudget | null }> {
-  const r = await store.reserveBudget(job.rootId, worst, now);
+export async function reserve(store: BudgetStore, job: JobRow, worst: number, now: number, ttlMs?: number): Promise<Reservation | { refused: string; budget: TreeBudget | null }> {
+  const r = await store.reserveBudget(job.rootId, worst, now, ttlMs);
   if (!r || !r.ok) return { refused: budgetMessage(job, r?.budget ?? null, worst), budget: r?.budget ?? null };
   let settled = false;
+  const id = r.reservationId;
+  // Calls in flight count as activity for the runner's idle limit (activity.ts).
+  const ended = await noteCallStart(store, job, now);
   return {
     micros: worst,
-    async settle(costMicros: number) {
-      if (settled) return;
+    id,
+    async settle(costMicros: number, call?: NewModelCall) {
+      if (settled) return false;
       settled = true;
-      await store.settleBudget(job.rootId, worst, costMicros, Date.now());
+      try {
+        await store.settleBudget(job.rootId, id, costMicros, Date.now(), call);
+      } finally {
+        await ended();
+      }
+      return true;
     },
   };
 }

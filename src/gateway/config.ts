@@ -25,13 +25,21 @@ export interface GatewayConfig {
   openai?: { provider: 'openai' | 'openai-compatible'; baseUrl: string; apiKeys: string[] };
   /**
    * Model → provider by configuration (FLOTILLA_MODEL_PROVIDERS, e.g.
-   * `claude-*=anthropic,gpt-*=openai,qwen*=openai-compatible,*=scripted`): the first pattern that
-   * matches wins (`*` at the end = any suffix). Without it every model goes to the default
-   * provider of its wire format; with it, a model no pattern matches is an unknown model.
+   * `claude-*=anthropic,gpt-*=openai,qwen*=openai-compatible,*=scripted`), after the routes of
+   * flotilla.yaml's `gateway.models` (config-file.ts): the first pattern that matches wins (`*`
+   * = any run of characters; a lone `*` is the default, tried last). Routes set through the
+   * API come first (model-directory.ts resolveProvider). Without any route every model goes to
+   * the default provider of its wire format; with some, a model none matches is unknown.
    */
   modelProviders?: ModelRoute[];
   /** Largest request body accepted, bytes (default {@link MAX_REQUEST_BYTES}); bigger → 413, recorded as refused. */
   maxRequestBytes?: number;
+  /**
+   * How long a call's budget reservation is held at most, ms (default 30 min,
+   * FLOTILLA_GATEWAY_RESERVATION_TTL_MS): past it the sweeper gives it back, as for a gateway
+   * that died mid-call. Keep it above the longest call (a long stream) the gateway serves.
+   */
+  reservationTtlMs?: number;
   /** Upstream retry policy (retry.ts); FLOTILLA_GATEWAY_RETRIES sets `retries` (0–10, default 2). */
   retry?: Partial<RetryPolicy>;
 }
@@ -136,9 +144,18 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv): GatewayConfig {
     if (!/^\d+$/.test(retriesText) || n > 10) throw new Error(`FLOTILLA_GATEWAY_RETRIES must be a whole number from 0 to 10, got ${JSON.stringify(retriesText)}`);
     retry = { retries: n };
   }
+  const ttlText = env.FLOTILLA_GATEWAY_RESERVATION_TTL_MS?.trim();
+  let reservationTtlMs: number | undefined;
+  if (ttlText) {
+    reservationTtlMs = Number(ttlText);
+    if (!/^\d+$/.test(ttlText) || reservationTtlMs < 10_000 || reservationTtlMs > 86_400_000) {
+      throw new Error(`FLOTILLA_GATEWAY_RESERVATION_TTL_MS must be milliseconds from 10000 to 86400000, got ${JSON.stringify(ttlText)}`);
+    }
+  }
   const routesText = env.FLOTILLA_MODEL_PROVIDERS?.trim();
   const modelProviders = routesText ? parseModelProviders(routesText) : undefined;
   return {
+    ...(reservationTtlMs !== undefined ? { reservationTtlMs } : {}),
     ...(modelProviders ? { modelProviders } : {}),
     ...(retry ? { retry } : {}),
     ...(openai ? { openai } : {}),

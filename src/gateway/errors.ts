@@ -1,3 +1,5 @@
+import { jsonReply, type Reply } from './reply.js';
+
 /**
  * Anthropic-shaped error replies, so harnesses treat them like the real API's:
  * `{"type":"error","error":{"type":<type>,"message":<message>}}`.
@@ -14,11 +16,9 @@ export type AnthropicErrorType =
   | 'overloaded_error';
 
 /**
- * A JSON error Response. `retry: false` adds `x-should-retry: false`, which makes Claude Code
+ * A JSON error reply. `retry: false` adds `x-should-retry: false`, which makes Claude Code
  * give up at once instead of retrying (harness-facts.md).
  */
-export function anthropicError(status: number, type: AnthropicErrorType, message: string, opts: { retry?: boolean } = {}): Response {
-  const headers = new Headers({ 'content-type': 'application/json' });
-  if (opts.retry === false) headers.set('x-should-retry', 'false');
-  return new Response(JSON.stringify({ type: 'error', error: { type, message } }), { status, headers });
+export function anthropicError(status: number, type: AnthropicErrorType, message: string, opts: { retry?: boolean } = {}): Reply {
+  return jsonReply(status, { type: 'error', error: { type, message } }, opts.retry === false ? { 'x-should-retry': 'false' } : {});
 }

@@ -1,22 +1,27 @@
-import { Hono, type Context } from 'hono';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Hono } from 'hono';
 import { silentLogger, type Logger } from '../core/log.js';
 import { hashToken } from '../core/tokens.js';
 import type { JobRow, Store } from '../store/types.js';
 import type { GatewayConfig } from './config.js';
 import { anthropicError } from './errors.js';
 import { reserve, worstCaseMicros } from './budget.js';
-import { meteredResponse, recordRefused, recordUnreachable, type CallContext } from './meter.js';
+import { meteredReply, recordRefused, recordUnreachable, type CallContext } from './meter.js';
 import { priceFor } from './prices.js';
-import { mountOpenAi } from './openai-routes.js';
+import { openAiRoutes } from './openai-routes.js';
 import { DEFAULT_RETRY, KeyRing, withRetries, type RetryPolicy } from './retry.js';
-import { MAX_REQUEST_BYTES, providerForModel } from './config.js';
-import { forwardToAnthropic } from './providers/anthropic.js';
-import { scriptedResponse } from './providers/scripted.js';
+import { MAX_REQUEST_BYTES } from './config.js';
+import { ModelDirectory } from './model-directory.js';
+import { forwardAnthropic } from './providers/anthropic.js';
+import { scriptedMessagesReply } from './providers/scripted.js';
+import { headerOf, jsonReply, REPLY_OPS, type GatewayRequest, type Reply } from './reply.js';
+import { nodeHandler } from './node-adapter.js';
+import { fromRequest, toResponse } from './web-adapter.js';
 import { parseMessagesRequest, type MessagesRequest } from './request.js';
 import type { ModelScript } from './script.js';
 
 /** The Store methods the gateway uses (a full `Store` fits). */
-export type GatewayStore = Pick<Store, 'findJobByTokenHash' | 'recordModelCall' | 'reserveBudget' | 'settleBudget'>;
+export type GatewayStore = Pick<Store, 'findJobByTokenHash' | 'recordModelCall' | 'reserveBudget' | 'settleBudget' | 'listModelRoutes' | 'listModelPrices'>;
 
 /** Options of {@link createGateway}. */
 export interface GatewayOptions {
@@ -30,19 +35,37 @@ export interface GatewayOptions {
    * per its agent's `onBudgetExhausted`). `message` is the refusal's text. Errors are logged.
    */
   onBudgetExhausted?: (job: JobRow, message: string) => Promise<void>;
+  /**
+   * Model routes and price overrides (configuration overlaid with the API's, model-directory.ts);
+   * default: one over `store` and `config`. Pass the one the API invalidates after a change.
+   */
+  directory?: ModelDirectory;
   log?: Logger;
 }
 
 /** The job token from `x-api-key` or `Authorization: Bearer <token>`, or null. */
-function tokenOf(c: Context): string | null {
-  const key = c.req.header('x-api-key')?.trim();
+function tokenOf(req: GatewayRequest): string | null {
+  const key = headerOf(req.headers, 'x-api-key')?.trim();
   if (key) return key;
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('authorization') ?? '');
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(headerOf(req.headers, 'authorization') ?? '');
   return m?.[1] ?? null;
 }
 
 /**
- * The model gateway as a Hono app, mounted by the control plane at its root.
+ * The gateway (see {@link createGateway}): one handler over {@link GatewayRequest}/{@link Reply}
+ * and its two adapters — plain node:http (`node`, what the control plane serves) and a Hono app
+ * over web fetch types (`fetch`, `request`, mountable with `route`; tests and embedders).
+ */
+export type Gateway = Hono & {
+  /** Serves one call (body already read). Bad input gives an error reply, not a rejection. */
+  handle(req: GatewayRequest): Promise<Reply>;
+  /** The plain node:http handler the control plane routes `/v1/*` to (node-adapter.ts). */
+  node(req: IncomingMessage, res: ServerResponse): void;
+};
+
+/**
+ * The model gateway. The control plane's HTTP listener hands every `/v1/*` request to
+ * {@link Gateway.node} before its Hono app (server.ts); tests may use `fetch`/`request`.
  *
  * Routes:
  * - `POST /v1/messages` (any query, e.g. `?beta=true`): Anthropic Messages, streamed (SSE) or
@@ -58,31 +81,33 @@ function tokenOf(c: Context): string | null {
  * a call that does not fit gets 402 `billing_error` (Anthropic) / 429 `insufficient_quota`
  * (OpenAI) with `x-should-retry: false`, is recorded as refused, and `onBudgetExhausted` runs.
  * - any other `/v1/*` → 404 `not_found_error`.
+ * - a body over `maxRequestBytes` → 413 (`request_too_large`, recorded as refused on model calls).
  * Other paths (e.g. Claude Code's `HEAD /` preconnect) are not routed here; the host app's
  * 404 answers them at once.
  * The token is never logged.
  */
-export function createGateway(opts: GatewayOptions): Hono {
+export function createGateway(opts: GatewayOptions): Gateway {
   const { store, config } = opts;
   const log = opts.log ?? silentLogger;
-  const app = new Hono();
+  const limit = config.maxRequestBytes ?? MAX_REQUEST_BYTES;
   // Several upstream keys (comma-separated) rotate per upstream call; see retry.ts.
   const anthropicKeys = new KeyRing((config.anthropicApiKey ?? '').split(',').map((k) => k.trim()).filter(Boolean));
   const retryPolicy: RetryPolicy = { ...DEFAULT_RETRY, ...config.retry };
+  const directory = opts.directory ?? new ModelDirectory(store, config.modelProviders, config.prices);
 
-  const authenticate = async (c: Context): Promise<JobRow | Response> => {
-    const token = tokenOf(c);
+  const authenticate = async (req: GatewayRequest): Promise<JobRow | Reply> => {
+    const token = tokenOf(req);
     if (!token) return anthropicError(401, 'authentication_error', 'missing job token: send it as x-api-key or Authorization: Bearer', { retry: false });
     const job = await store.findJobByTokenHash(hashToken(token));
     if (!job) {
-      log.warn('gateway: rejected an unknown or expired job token', { path: c.req.path });
+      log.warn('gateway: rejected an unknown or expired job token', { path: req.path });
       return anthropicError(401, 'authentication_error', 'invalid job token: unknown, or its job is no longer running', { retry: false });
     }
     return job;
   };
 
   /** Records the refusal, tells the control plane, and answers 402 billing_error (no retry). */
-  const refuseForBudget = async (ctx: CallContext, message: string): Promise<Response> => {
+  const refuseForBudget = async (ctx: CallContext, message: string): Promise<Reply> => {
     await recordRefused(ctx, 402, 'budget');
     try {
       await opts.onBudgetExhausted?.(ctx.job, message);
@@ -93,60 +118,61 @@ export function createGateway(opts: GatewayOptions): Hono {
     return anthropicError(402, 'billing_error', message, { retry: false });
   };
 
-  app.post('/v1/messages/count_tokens', async (c) => {
+  const countTokens = async (req: GatewayRequest): Promise<Reply> => {
     const startedAt = Date.now();
-    const job = await authenticate(c);
-    if (job instanceof Response) return job;
-    const raw = new Uint8Array(await c.req.arrayBuffer());
+    const job = await authenticate(req);
+    if (!('id' in job)) return job;
+    const raw = req.body;
+    if (req.bodyBytes > limit) return anthropicError(413, 'request_too_large', `request body is ${req.bodyBytes} bytes; the limit is ${limit}`, { retry: false });
     // Not billed, but a spent tree gets the budget error here too (1 µ$ must still fit).
     const held = await reserve(store, job, 1, startedAt);
     if ('refused' in held) {
-      const model = /"model"\s*:\s*"([^"]{1,200})"/.exec(new TextDecoder().decode(raw.subarray(0, 4096)))?.[1] ?? 'unknown';
+      const model = /"model"\s*:\s*"([^"]{1,200})"/.exec(raw.subarray(0, 4096).toString('utf8'))?.[1] ?? 'unknown';
       const ctx: CallContext = { store, prices: config.prices, log, job, provider: config.provider, requestModel: model, streamed: false, requestBytes: raw.byteLength, startedAt, api: 'anthropic-count-tokens' };
       return refuseForBudget(ctx, held.refused);
     }
     await held.settle(0);
     if (config.provider === 'anthropic') {
       try {
-        const url = new URL(c.req.url);
-        return await forwardToAnthropic({
+        return await forwardAnthropic({
           baseUrl: config.anthropicBaseUrl,
           apiKey: config.anthropicApiKey ?? '',
-          pathAndQuery: url.pathname + url.search,
+          pathAndQuery: req.pathAndQuery,
           method: 'POST',
-          headers: c.req.raw.headers,
+          headers: req.headers,
           body: raw,
-          signal: c.req.raw.signal,
+          signal: req.signal,
         });
       } catch (err) {
         log.warn('gateway: upstream unreachable', { job: job.id, error: (err as Error).message });
         return anthropicError(502, 'api_error', 'the model provider could not be reached');
       }
     }
-    return c.json({ input_tokens: Math.ceil(raw.byteLength / 4) });
-  });
+    return jsonReply(200, { input_tokens: Math.ceil(raw.byteLength / 4) });
+  };
 
-  app.post('/v1/messages', async (c) => {
+  const messages = async (req: GatewayRequest): Promise<Reply> => {
     const startedAt = Date.now();
-    const job = await authenticate(c);
-    if (job instanceof Response) return job;
-    const raw = new Uint8Array(await c.req.arrayBuffer());
-    if (raw.byteLength > (config.maxRequestBytes ?? MAX_REQUEST_BYTES)) {
-      const big: CallContext = { store, prices: config.prices, log, job, provider: config.provider, requestModel: 'unknown', streamed: false, requestBytes: raw.byteLength, startedAt };
+    const job = await authenticate(req);
+    if (!('id' in job)) return job;
+    const raw = req.body;
+    if (req.bodyBytes > limit) {
+      const big: CallContext = { store, prices: config.prices, log, job, provider: config.provider, requestModel: 'unknown', streamed: false, requestBytes: req.bodyBytes, startedAt };
       await recordRefused(big, 413, 'too_large');
-      return anthropicError(413, 'request_too_large', `request body is ${raw.byteLength} bytes; the limit is ${config.maxRequestBytes ?? MAX_REQUEST_BYTES}`, { retry: false });
+      return anthropicError(413, 'request_too_large', `request body is ${req.bodyBytes} bytes; the limit is ${limit}`, { retry: false });
     }
-    const parsed = parseMessagesRequest(new TextDecoder().decode(raw));
+    const parsed = parseMessagesRequest(raw.toString('utf8'));
     if ('error' in parsed) {
       const bad: CallContext = { store, prices: config.prices, log, job, provider: config.provider, requestModel: 'unknown', streamed: false, requestBytes: raw.byteLength, startedAt };
       await recordRefused(bad, 400, 'invalid_request');
       return anthropicError(400, 'invalid_request_error', parsed.error, { retry: false });
     }
     const request = parsed.request;
-    const provider = providerForModel(config.modelProviders, request.model, config.provider);
+    const provider = await directory.providerFor(request.model, config.provider);
+    const prices = await directory.prices();
     const ctx: CallContext = {
       store,
-      prices: config.prices,
+      prices,
       log,
       job,
       provider: provider ?? config.provider,
@@ -159,28 +185,28 @@ export function createGateway(opts: GatewayOptions): Hono {
 
     if (provider === null) {
       await recordRefused(ctx, 404, 'unknown_model');
-      return anthropicError(404, 'not_found_error', `unknown model ${JSON.stringify(request.model)}: no FLOTILLA_MODEL_PROVIDERS rule matches it`, { retry: false });
+      return anthropicError(404, 'not_found_error', `unknown model ${JSON.stringify(request.model)}: no model route matches it (see flotilla models list)`, { retry: false });
     }
     if (provider !== 'anthropic' && provider !== 'scripted') {
       await recordRefused(ctx, 400, 'wrong_format');
       return anthropicError(400, 'invalid_request_error', `model ${JSON.stringify(request.model)} is served by provider ${provider}, which speaks the OpenAI formats: call /v1/chat/completions or /v1/responses`, { retry: false });
     }
     // Reserve the worst case against the tree budget before anything reaches the provider.
-    const worst = worstCaseMicros(raw.byteLength, request.max_tokens, priceFor(config.prices, request.model));
-    const held = await reserve(store, job, worst, startedAt);
+    const worst = worstCaseMicros(raw.byteLength, request.max_tokens, priceFor(prices, request.model));
+    const held = await reserve(store, job, worst, startedAt, config.reservationTtlMs);
     if ('refused' in held) return refuseForBudget(ctx, held.refused);
     ctx.reservation = held;
     try {
-      return await serveMessages(c, ctx, raw, request);
+      return await serveMessages(req, ctx, request);
     } catch (err) {
       await held.settle(0);
       throw err;
     }
-  });
+  };
 
-  const serveMessages = async (c: Context, ctx: CallContext, raw: Uint8Array<ArrayBuffer>, request: MessagesRequest): Promise<Response> => {
+  const serveMessages = async (req: GatewayRequest, ctx: CallContext, request: MessagesRequest): Promise<Reply> => {
     const job = ctx.job;
-    let res: Response;
+    let res: Reply;
     if (ctx.provider === 'scripted') {
       let script: ModelScript | null;
       try {
@@ -190,24 +216,23 @@ export function createGateway(opts: GatewayOptions): Hono {
         await ctx.reservation?.settle(0);
         return anthropicError(500, 'api_error', `scripted model: the script for agent "${job.agent}" could not be loaded: ${(err as Error).message}`, { retry: false });
       }
-      res = scriptedResponse(script, job, request);
+      res = scriptedMessagesReply(script, job, request);
     } else {
       try {
-        const url = new URL(c.req.url);
         const out = await withRetries(
           (apiKey) =>
-            forwardToAnthropic({
+            forwardAnthropic({
               baseUrl: config.anthropicBaseUrl,
               apiKey,
-              pathAndQuery: url.pathname + url.search,
+              pathAndQuery: req.pathAndQuery,
               method: 'POST',
-              headers: c.req.raw.headers,
-              body: raw,
-              signal: c.req.raw.signal,
+              headers: req.headers,
+              body: req.body,
+              signal: req.signal,
             }),
           anthropicKeys,
           retryPolicy,
-          { signal: c.req.raw.signal },
+          { signal: req.signal, ops: REPLY_OPS },
         );
         res = out.response;
         if (out.calls > 1) log.info('gateway: upstream retried', { job: job.id, calls: out.calls, status: res.status });
@@ -217,12 +242,34 @@ export function createGateway(opts: GatewayOptions): Hono {
         return anthropicError(502, 'api_error', 'the model provider could not be reached');
       }
     }
-    return meteredResponse(res, ctx);
+    return meteredReply(res, ctx, req.signal);
   };
 
-  mountOpenAi(app, { store, config, log, scriptFor: opts.scriptFor, ...(opts.onBudgetExhausted ? { onBudgetExhausted: opts.onBudgetExhausted } : {}) });
+  const openai = openAiRoutes({ store, config, log, directory, scriptFor: opts.scriptFor, ...(opts.onBudgetExhausted ? { onBudgetExhausted: opts.onBudgetExhausted } : {}) });
+  const routes: Record<string, (req: GatewayRequest) => Promise<Reply>> = {
+    '/v1/messages': messages,
+    '/v1/messages/count_tokens': countTokens,
+    '/v1/chat/completions': openai.chat,
+    '/v1/responses': openai.responses,
+  };
 
-  app.all('/v1/*', (c) => anthropicError(404, 'not_found_error', `no such endpoint: ${c.req.method} ${c.req.path}`));
-
-  return app;
+  const handle = async (req: GatewayRequest): Promise<Reply> => {
+    const route = req.method === 'POST' ? routes[req.path] : undefined;
+    if (!route) return anthropicError(404, 'not_found_error', `no such endpoint: ${req.method} ${req.path}`);
+    return route(req);
+  };
+  const viaFetch = async (r: Request): Promise<Response> => {
+    const { request, abort } = await fromRequest(r, limit);
+    let reply: Reply;
+    try {
+      reply = await handle(request);
+    } catch (err) {
+      log.error('gateway: request failed', { path: request.path, error: (err as Error).message });
+      reply = anthropicError(500, 'api_error', 'internal error in the gateway');
+    }
+    return toResponse(reply, abort);
+  };
+  const app = new Hono();
+  app.all('/v1/*', (c) => viaFetch(c.req.raw));
+  return Object.assign(app, { handle, node: nodeHandler(handle, limit, log) });
 }

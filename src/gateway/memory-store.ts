@@ -1,5 +1,5 @@
 import { hashToken } from '../core/tokens.js';
-import type { JobRow, NewModelCall, TreeBudget } from '../store/types.js';
+import type { BudgetReservationResult, JobRow, ModelPriceRow, ModelRouteRow, NewModelCall, TreeBudget } from '../store/types.js';
 import type { GatewayStore } from './gateway.js';
 
 /**
@@ -72,16 +72,39 @@ export class MemoryGatewayStore implements GatewayStore {
     return { rootId, limitMicros: b.limit, spentMicros: b.spent, reservedMicros: b.reserved, remainingMicros: Math.max(0, b.limit - b.spent - b.reserved) };
   }
 
-  async reserveBudget(rootId: number, worstMicros: number): Promise<{ ok: boolean; budget: TreeBudget }> {
+  /** Reservations in flight by id (the store's budget_reservations rows). */
+  readonly reservations = new Map<number, { rootId: number; micros: number; expiresAt: number }>();
+  private nextReservation = 1;
+
+  async reserveBudget(rootId: number, worstMicros: number, now = 0, ttlMs = 30 * 60_000): Promise<BudgetReservationResult> {
     const b = this.budgetOf(rootId);
     if (b.spent + b.reserved + worstMicros > b.limit) return { ok: false, budget: this.view(rootId) };
     b.reserved += worstMicros;
-    return { ok: true, budget: this.view(rootId) };
+    const id = this.nextReservation++;
+    this.reservations.set(id, { rootId, micros: worstMicros, expiresAt: now + ttlMs });
+    return { ok: true, budget: this.view(rootId), reservationId: id };
   }
 
-  async settleBudget(rootId: number, reservedMicros: number, costMicros: number): Promise<void> {
+  async settleBudget(rootId: number, reservationId: number, costMicros: number, _now = 0, call?: NewModelCall): Promise<boolean> {
     const b = this.budgetOf(rootId);
-    b.reserved = Math.max(0, b.reserved - reservedMicros);
+    const held = this.reservations.get(reservationId);
+    this.reservations.delete(reservationId);
+    b.reserved = Math.max(0, b.reserved - (held?.micros ?? 0));
     b.spent += costMicros;
+    if (call) this.calls.push(call);
+    return held !== undefined;
+  }
+
+  /** Model routes set "through the API" (pattern → provider), for tests. */
+  readonly routes = new Map<string, string>();
+  /** Price overrides by model, for tests. */
+  readonly prices = new Map<string, ModelPriceRow['price']>();
+
+  async listModelRoutes(): Promise<ModelRouteRow[]> {
+    return [...this.routes].sort(([a], [b]) => a.localeCompare(b)).map(([pattern, provider]) => ({ pattern, provider, updatedAt: 0 }));
+  }
+
+  async listModelPrices(): Promise<ModelPriceRow[]> {
+    return [...this.prices].sort(([a], [b]) => a.localeCompare(b)).map(([model, price]) => ({ model, price, updatedAt: 0 }));
   }
 }

@@ -2,13 +2,14 @@ import type { Logger } from '../core/log.js';
 import { callCost } from '../core/pricing.js';
 import type { Reservation } from './budget.js';
 import type { StreamReader } from './openai-usage.js';
+import { isEventStream, type Reply } from './reply.js';
 import type { JobRow, NewModelCall, Store } from '../store/types.js';
 import { priceFor, type PriceTable } from './prices.js';
 import { estimateUsage, StreamUsageReader, usageFromMessage, type CallUsage } from './usage.js';
 
 /** Everything known about a call before its reply: who, what, when. */
 export interface CallContext {
-  store: Pick<Store, 'recordModelCall'>;
+  store: Pick<Store, 'recordModelCall'> & Partial<Pick<Store, 'settleBudget'>>;
   prices: PriceTable;
   log: Logger;
   job: JobRow;
@@ -57,16 +58,29 @@ function recorder(ctx: CallContext) {
       startedAt: ctx.startedAt,
       durationMs: Math.max(0, Date.now() - ctx.startedAt),
     };
-    // Charge the tree first (the budget is what stops overspending), then write the ledger row.
-    try {
-      await ctx.reservation?.settle(cost.micros);
-    } catch (err) {
-      ctx.log.error('gateway: could not settle the budget reservation', { job: ctx.job.id, error: (err as Error).message });
+    // Charge the tree and write the ledger row in one store transaction (budgets.ts
+    // settleBudget); without a reservation (refusals) the row alone.
+    let written = false;
+    if (ctx.reservation) {
+      try {
+        written = await ctx.reservation.settle(cost.micros, row);
+      } catch (err) {
+        ctx.log.error('gateway: could not settle the budget reservation', { job: ctx.job.id, error: (err as Error).message });
+        // settle charged nothing: try to release and charge without the ledger row
+        // (a bad row must not keep the reservation), then write the row on its own.
+        try {
+          await ctx.store.settleBudget?.(ctx.job.rootId, ctx.reservation.id, cost.micros, Date.now());
+        } catch {
+          /* the sweeper releases it after its expiry */
+        }
+      }
     }
-    try {
-      await ctx.store.recordModelCall(row);
-    } catch (err) {
-      ctx.log.error('gateway: could not record model call', { job: ctx.job.id, error: (err as Error).message });
+    if (!written) {
+      try {
+        await ctx.store.recordModelCall(row);
+      } catch (err) {
+        ctx.log.error('gateway: could not record model call', { job: ctx.job.id, error: (err as Error).message });
+      }
     }
     ctx.log.info('gateway: model call', {
       job: ctx.job.id,
@@ -104,28 +118,27 @@ export async function recordUnreachable(ctx: CallContext): Promise<void> {
 }
 
 /**
- * Wraps a provider's response so that exactly one model-call row is recorded for it:
- * - non-2xx: the (small) error body is read, recorded with no tokens (errors are not billed);
- * - SSE (`text/event-stream`): bytes pass through chunk by chunk as they arrive while usage is
- *   read from them; the row is written when the stream ends (before the client sees the end),
- *   fails, or the client cancels. Usage is known only when message_stop arrived; otherwise it
- *   is an estimate ({@link estimateUsage}) marked usageKnown=false;
- * - JSON: read whole, `usage` taken from it (estimate if missing).
- * @returns the response to send to the client (same status and headers).
+ * Meters a provider's reply so that exactly one model-call row is recorded for it:
+ * - non-2xx: recorded with no tokens (errors are not billed);
+ * - SSE (`text/event-stream`): chunks pass through as they arrive while usage is read from
+ *   them; the row is written when the stream ends (before the client sees the end), fails, or
+ *   the client goes away (`signal` aborted, or the consumer stops early). Usage is known only
+ *   when the stream completed (message_stop); otherwise it is an estimate ({@link estimateUsage})
+ *   marked usageKnown=false;
+ * - JSON: `usage` taken from the whole body (estimate if missing).
+ * @returns the reply to send to the client (same status and headers).
  */
-export async function meteredResponse(res: Response, ctx: CallContext): Promise<Response> {
+export async function meteredReply(res: Reply, ctx: CallContext, signal?: AbortSignal): Promise<Reply> {
   const record = recorder(ctx);
-  const contentType = res.headers.get('content-type') ?? '';
-  if (res.status < 200 || res.status >= 300 || !res.body) {
-    const body = res.body ? await res.arrayBuffer() : null;
+  if (res.status < 200 || res.status >= 300 || (!res.body && !res.stream)) {
     await record({ httpStatus: res.status, model: null, usage: NO_USAGE, usageKnown: true });
-    return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+    return res;
   }
-  if (!contentType.startsWith('text/event-stream')) {
-    const buf = await res.arrayBuffer();
+  if (!isEventStream(res)) {
+    const buf = res.body ?? Buffer.alloc(0);
     let parsed: unknown = null;
     try {
-      parsed = JSON.parse(new TextDecoder().decode(buf));
+      parsed = JSON.parse(buf.toString('utf8'));
     } catch {
       /* not JSON: usage unknown */
     }
@@ -137,13 +150,11 @@ export async function meteredResponse(res: Response, ctx: CallContext): Promise<
       usage: usage ?? estimateUsage(null, ctx.requestBytes, buf.byteLength),
       usageKnown: usage !== null,
     });
-    return new Response(buf, { status: res.status, statusText: res.statusText, headers: res.headers });
+    return res;
   }
-
-  const reader = res.body.getReader();
-  const usage: StreamReader = ctx.streamReader ? ctx.streamReader() : new StreamUsageReader();
+  const reader: StreamReader = ctx.streamReader ? ctx.streamReader() : new StreamUsageReader();
   const finish = async (how: 'ended' | 'broken' | 'cancelled') => {
-    const st = how === 'ended' ? usage.end() : usage.state();
+    const st = how === 'ended' ? reader.end() : reader.state();
     const known = how === 'ended' && st.complete && !st.errored;
     await record({
       httpStatus: res.status,
@@ -152,29 +163,30 @@ export async function meteredResponse(res: Response, ctx: CallContext): Promise<
       usageKnown: known,
     });
   };
-  const body = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      let r: ReadableStreamReadResult<Uint8Array>;
-      try {
-        r = await reader.read();
-      } catch (err) {
-        ctx.log.warn('gateway: upstream stream broke', { job: ctx.job.id, error: (err as Error).message });
-        await finish('broken');
-        controller.error(err);
-        return;
+  if (!res.stream) {
+    // A whole SSE body (scripted model): read at once.
+    reader.push(res.body!);
+    await finish('ended');
+    return res;
+  }
+  const source = res.stream;
+  async function* metered(): AsyncGenerator<Uint8Array> {
+    let settled = false;
+    try {
+      for await (const chunk of source) {
+        reader.push(chunk);
+        yield chunk;
       }
-      if (r.done) {
-        await finish('ended');
-        controller.close();
-        return;
-      }
-      usage.push(r.value);
-      controller.enqueue(r.value);
-    },
-    async cancel(reason) {
-      await finish('cancelled');
-      await reader.cancel(reason).catch(() => undefined);
-    },
-  });
-  return new Response(body, { status: res.status, statusText: res.statusText, headers: res.headers });
+      settled = true;
+      await finish('ended');
+    } catch (err) {
+      settled = true;
+      if (!signal?.aborted) ctx.log.warn('gateway: upstream stream broke', { job: ctx.job.id, error: (err as Error).message });
+      await finish(signal?.aborted ? 'cancelled' : 'broken');
+      throw err;
+    } finally {
+      if (!settled) await finish('cancelled');
+    }
+  }
+  return { ...res, stream: metered() };
 }

@@ -1,15 +1,16 @@
-import type { Context, Hono } from 'hono';
 import { hashToken } from '../core/tokens.js';
 import type { Logger } from '../core/log.js';
 import type { JobRow } from '../store/types.js';
 import { reserve, worstCaseMicros } from './budget.js';
-import { MAX_REQUEST_BYTES, providerForModel, type GatewayConfig } from './config.js';
-import { meteredResponse, recordRefused, recordUnreachable, type CallContext } from './meter.js';
+import { MAX_REQUEST_BYTES, type GatewayConfig } from './config.js';
+import type { ModelDirectory } from './model-directory.js';
+import { meteredReply, recordRefused, recordUnreachable, type CallContext } from './meter.js';
 import { OpenAiStreamReader, usageFromOpenAiBody } from './openai-usage.js';
 import { asScriptRequest, maxOutputOf, openaiBudgetError, openaiError, parseOpenAiRequest, type ChatRequest, type OpenAiApi } from './openai-wire.js';
 import { priceFor } from './prices.js';
-import { forwardToOpenAi, stripUsageChunks } from './providers/openai.js';
-import { scriptedOpenAiResponse } from './providers/scripted-openai.js';
+import { forwardOpenAi, stripUsageChunks } from './providers/openai.js';
+import { scriptedOpenAiReply } from './providers/scripted-openai.js';
+import { headerOf, REPLY_OPS, type GatewayRequest, type Reply } from './reply.js';
 import type { ModelScript } from './script.js';
 import type { GatewayStore } from './gateway.js';
 import { DEFAULT_RETRY, KeyRing, withRetries, type RetryPolicy } from './retry.js';
@@ -20,12 +21,14 @@ export interface OpenAiRouteDeps {
   config: GatewayConfig;
   log: Logger;
   scriptFor: (job: JobRow) => Promise<ModelScript | null>;
+  /** Model routes and prices (configuration overlaid with the API's). */
+  directory: ModelDirectory;
   onBudgetExhausted?: (job: JobRow, message: string) => Promise<void>;
 }
 
-function tokenOf(c: Context): string | null {
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(c.req.header('authorization') ?? '');
-  return m?.[1] ?? c.req.header('x-api-key')?.trim() ?? null;
+function tokenOf(req: GatewayRequest): string | null {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(headerOf(req.headers, 'authorization') ?? '');
+  return m?.[1] ?? headerOf(req.headers, 'x-api-key')?.trim() ?? null;
 }
 
 /**
@@ -41,16 +44,16 @@ function tokenOf(c: Context): string | null {
  * Chat streams the client did not ask usage for get `stream_options.include_usage` added
  * upstream and the usage chunk removed from what the client sees.
  */
-export function mountOpenAi(app: Hono, d: OpenAiRouteDeps): void {
+export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) => Promise<Reply>; responses: (req: GatewayRequest) => Promise<Reply> } {
   const keys = new KeyRing(d.config.openai?.apiKeys ?? []);
   const retryPolicy: RetryPolicy = { ...DEFAULT_RETRY, ...d.config.retry };
-  const route = (api: OpenAiApi, path: string) => async (c: Context) => {
+  const route = (api: OpenAiApi, path: string) => async (request: GatewayRequest): Promise<Reply> => {
     const startedAt = Date.now();
-    const token = tokenOf(c);
+    const token = tokenOf(request);
     if (!token) return openaiError(401, 'invalid_request_error', 'missing job token: send it as Authorization: Bearer', 'invalid_api_key');
     const job = await d.store.findJobByTokenHash(hashToken(token));
     if (!job) return openaiError(401, 'invalid_request_error', 'invalid job token: unknown, or its job is no longer running', 'invalid_api_key');
-    let raw = new Uint8Array(await c.req.arrayBuffer());
+    let raw: Uint8Array = request.body;
     const upstream = d.config.openai;
     const ctx: CallContext = {
       store: d.store,
@@ -60,18 +63,18 @@ export function mountOpenAi(app: Hono, d: OpenAiRouteDeps): void {
       provider: upstream?.provider ?? 'scripted',
       requestModel: 'unknown',
       streamed: false,
-      requestBytes: raw.byteLength,
+      requestBytes: request.bodyBytes,
       startedAt,
       api,
       usageFromBody: usageFromOpenAiBody,
       streamReader: () => new OpenAiStreamReader(),
     };
     const limit = d.config.maxRequestBytes ?? MAX_REQUEST_BYTES;
-    if (raw.byteLength > limit) {
+    if (request.bodyBytes > limit) {
       await recordRefused(ctx, 413, 'too_large');
-      return openaiError(413, 'invalid_request_error', `request body is ${raw.byteLength} bytes; the limit is ${limit}`, 'request_too_large');
+      return openaiError(413, 'invalid_request_error', `request body is ${request.bodyBytes} bytes; the limit is ${limit}`, 'request_too_large');
     }
-    const parsed = parseOpenAiRequest(api, new TextDecoder().decode(raw));
+    const parsed = parseOpenAiRequest(api, request.body.toString('utf8'));
     if ('error' in parsed) {
       await recordRefused(ctx, 400, 'invalid_request');
       return openaiError(400, 'invalid_request_error', parsed.error, null, parsed.param);
@@ -79,10 +82,11 @@ export function mountOpenAi(app: Hono, d: OpenAiRouteDeps): void {
     const req = parsed.request;
     ctx.requestModel = req.model;
     ctx.streamed = req.stream === true;
-    const provider = providerForModel(d.config.modelProviders, req.model, upstream?.provider ?? 'scripted');
+    const provider = await d.directory.providerFor(req.model, upstream?.provider ?? 'scripted');
+    ctx.prices = await d.directory.prices();
     if (provider === null) {
       await recordRefused(ctx, 404, 'unknown_model');
-      return openaiError(404, 'invalid_request_error', `The model ${JSON.stringify(req.model)} does not exist: no FLOTILLA_MODEL_PROVIDERS rule matches it`, 'model_not_found', 'model');
+      return openaiError(404, 'invalid_request_error', `The model ${JSON.stringify(req.model)} does not exist: no model route matches it (see flotilla models list)`, 'model_not_found', 'model');
     }
     if (provider === 'anthropic') {
       await recordRefused(ctx, 400, 'wrong_format');
@@ -93,8 +97,8 @@ export function mountOpenAi(app: Hono, d: OpenAiRouteDeps): void {
       return openaiError(500, 'server_error', `model ${JSON.stringify(req.model)} maps to provider ${provider}, which is not configured on this server`);
     }
     ctx.provider = provider;
-    const worst = worstCaseMicros(raw.byteLength, maxOutputOf(api, req), priceFor(d.config.prices, req.model));
-    const held = await reserve(d.store, job, worst, startedAt);
+    const worst = worstCaseMicros(raw.byteLength, maxOutputOf(api, req), priceFor(ctx.prices, req.model));
+    const held = await reserve(d.store, job, worst, startedAt, d.config.reservationTtlMs);
     if ('refused' in held) {
       await recordRefused(ctx, 429, 'budget');
       try {
@@ -118,17 +122,18 @@ export function mountOpenAi(app: Hono, d: OpenAiRouteDeps): void {
           return openaiError(500, 'server_error', `scripted model: the script for agent "${job.agent}" could not be loaded: ${(err as Error).message}`);
         }
         // The scripted model always reports usage to the meter; the client sees it only when asked.
-        const res = await meteredResponse(scriptedOpenAiResponse(api, script, job, asScriptRequest(api, req), ctx.streamed, true), ctx);
+        const res = await meteredReply(scriptedOpenAiReply(api, script, job, asScriptRequest(api, req), ctx.streamed, true), ctx, request.signal);
         return addUsage ? stripUsageChunks(res) : res;
       }
       if (addUsage) raw = new TextEncoder().encode(JSON.stringify({ ...chat, stream_options: { ...(chat.stream_options ?? {}), include_usage: true } }));
-      let res: Response;
+      let res: Reply;
       try {
         const body = raw;
         // OpenAI's 429 may be insufficient_quota (never retried), so 429s are not retried here.
-        const out = await withRetries((apiKey) => forwardToOpenAi({ baseUrl: upstream.baseUrl, apiKey, path, headers: c.req.raw.headers, body, signal: c.req.raw.signal }), keys, retryPolicy, {
-          signal: c.req.raw.signal,
+        const out = await withRetries((apiKey) => forwardOpenAi({ baseUrl: upstream.baseUrl, apiKey, path, headers: request.headers, body, signal: request.signal }), keys, retryPolicy, {
+          signal: request.signal,
           retryable: (r) => r.status !== 429,
+          ops: REPLY_OPS,
         });
         res = out.response;
       } catch (err) {
@@ -136,13 +141,12 @@ export function mountOpenAi(app: Hono, d: OpenAiRouteDeps): void {
         await recordUnreachable(ctx);
         return openaiError(502, 'server_error', 'the model provider could not be reached');
       }
-      const metered = await meteredResponse(res, ctx);
+      const metered = await meteredReply(res, ctx, request.signal);
       return addUsage ? stripUsageChunks(metered) : metered;
     } catch (err) {
       await held.settle(0);
       throw err;
     }
   };
-  app.post('/v1/chat/completions', route('openai-chat', '/chat/completions'));
-  app.post('/v1/responses', route('openai-responses', '/responses'));
+  return { chat: route('openai-chat', '/chat/completions'), responses: route('openai-responses', '/responses') };
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { MessagesRequest } from './request.js';
+import { jsonReply, type Reply } from './reply.js';
 
 /**
  * The OpenAI wire formats the gateway speaks: Chat Completions (`/v1/chat/completions`) and
@@ -9,14 +10,14 @@ import type { MessagesRequest } from './request.js';
 export type OpenAiApi = 'openai-chat' | 'openai-responses';
 
 /** OpenAI-shaped error reply: `{"error":{"message","type","param","code"}}`. */
-export function openaiError(status: number, type: string, message: string, code: string | null = null, param: string | null = null): Response {
-  return new Response(JSON.stringify({ error: { message, type, param, code } }), { status, headers: { 'content-type': 'application/json' } });
+export function openaiError(status: number, type: string, message: string, code: string | null = null, param: string | null = null): Reply {
+  return jsonReply(status, { error: { message, type, param, code } });
 }
 
 /** The budget refusal harnesses do not retry (Codex: 429 `insufficient_quota` → one request; harness-facts.md). */
-export function openaiBudgetError(message: string): Response {
+export function openaiBudgetError(message: string): Reply {
   const res = openaiError(429, 'insufficient_quota', message, 'insufficient_quota');
-  res.headers.set('x-should-retry', 'false');
+  res.headers['x-should-retry'] = 'false';
   return res;
 }
 

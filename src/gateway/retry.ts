@@ -39,9 +39,15 @@ export class KeyRing {
 
 /** Wait in ms the reply asks for (`retry-after-ms`, `retry-after` seconds or HTTP date), or null. */
 export function retryAfterMs(h: Headers, now = Date.now()): number | null {
-  const ms = Number(h.get('retry-after-ms'));
-  if (h.get('retry-after-ms') && Number.isFinite(ms) && ms >= 0) return ms;
-  const ra = h.get('retry-after');
+  return retryAfterOf((n) => h.get(n), now);
+}
+
+/** {@link retryAfterMs} over any header lookup (`get(name)` → value or null/undefined). */
+export function retryAfterOf(get: (name: string) => string | null | undefined, now = Date.now()): number | null {
+  const raw = get('retry-after-ms');
+  const ms = Number(raw);
+  if (raw && Number.isFinite(ms) && ms >= 0) return ms;
+  const ra = get('retry-after');
   if (!ra) return null;
   const s = Number(ra);
   if (Number.isFinite(s) && s >= 0) return s * 1000;
@@ -49,22 +55,45 @@ export function retryAfterMs(h: Headers, now = Date.now()): number | null {
   return Number.isFinite(t) ? Math.max(0, t - now) : null;
 }
 
+/** How {@link withRetries} reads and changes a reply of type R (default: web Response). */
+export interface ReplyOps<R> {
+  status(r: R): number;
+  header(r: R, name: string): string | null | undefined;
+  /** Drops a reply that will be retried (closes its body). */
+  discard(r: R): Promise<void>;
+  /** A copy of r with header `name` set. */
+  withHeader(r: R, name: string, value: string): R;
+}
+
+const RESPONSE_OPS: ReplyOps<Response> = {
+  status: (r) => r.status,
+  header: (r, n) => r.headers.get(n),
+  discard: async (r) => void (await r.body?.cancel().catch(() => undefined)),
+  withHeader: (r, n, v) => {
+    const headers = new Headers(r.headers);
+    headers.set(n, v);
+    return new Response(r.body, { status: r.status, statusText: r.statusText, headers });
+  },
+};
+
 /**
  * Calls `attempt(key)` until it gives a non-retryable reply or the retries are used up.
- * @returns the last response (with `x-should-retry: false` added when retries ran out on a
+ * Replies are web Responses unless `opts.ops` says how to read another type.
+ * @returns the last reply (with `x-should-retry: false` added when retries ran out on a
  *   retryable status) and how many upstream calls were made.
  * @throws the last connection error when every attempt failed to connect.
  */
-export async function withRetries(
-  attempt: (key: string) => Promise<Response>,
+export async function withRetries<R = Response>(
+  attempt: (key: string) => Promise<R>,
   keys: KeyRing,
   policy: RetryPolicy = DEFAULT_RETRY,
-  opts: { signal?: AbortSignal; retryable?: (res: Response) => boolean; sleep?: (ms: number) => Promise<void> } = {},
-): Promise<{ response: Response; calls: number }> {
+  opts: { signal?: AbortSignal; retryable?: (res: R) => boolean; sleep?: (ms: number) => Promise<void>; ops?: ReplyOps<R> } = {},
+): Promise<{ response: R; calls: number }> {
+  const ops = opts.ops ?? (RESPONSE_OPS as unknown as ReplyOps<R>);
   const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   let calls = 0;
   for (let i = 0; ; i++) {
-    let res: Response | null = null;
+    let res: R | null = null;
     let error: unknown = null;
     calls += 1;
     try {
@@ -73,21 +102,18 @@ export async function withRetries(
       if (opts.signal?.aborted) throw err;
       error = err;
     }
-    const retryable = res ? RETRYABLE.has(res.status) && res.headers.get('x-should-retry') !== 'false' && (opts.retryable?.(res) ?? true) : true;
+    const retryable = res !== null ? RETRYABLE.has(ops.status(res)) && ops.header(res, 'x-should-retry') !== 'false' && (opts.retryable?.(res) ?? true) : true;
     let wait = policy.baseMs * 2 ** i * (0.5 + Math.random());
-    const asked = res ? retryAfterMs(res.headers) : null;
+    const got = res;
+    const asked = got !== null ? retryAfterOf((n) => ops.header(got, n)) : null;
     if (asked !== null) wait = asked;
     if (!retryable || i >= policy.retries || wait > policy.maxDelayMs || opts.signal?.aborted) {
-      if (!res) throw error;
-      if (retryable) {
-        // We retried as much as allowed: the harness must not retry on top.
-        const headers = new Headers(res.headers);
-        headers.set('x-should-retry', 'false');
-        return { response: new Response(res.body, { status: res.status, statusText: res.statusText, headers }), calls };
-      }
+      if (res === null) throw error;
+      // We retried as much as allowed: the harness must not retry on top.
+      if (retryable) return { response: ops.withHeader(res, 'x-should-retry', 'false'), calls };
       return { response: res, calls };
     }
-    await res?.body?.cancel().catch(() => undefined);
+    if (res !== null) await ops.discard(res);
     await sleep(Math.min(wait, policy.maxDelayMs));
   }
 }

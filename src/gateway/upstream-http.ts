@@ -1,45 +1,51 @@
 import http from 'node:http';
 import https from 'node:https';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import type { Reply } from './reply.js';
 
 /**
- * A minimal `fetch` for upstream calls over node:http(s) with keep-alive agents. Node 20's
- * built-in fetch (undici) measured ~10× slower per request here (bench/gateway.bench.js), and
- * the gateway's whole point is to add almost nothing. Same contract as fetch for what the
- * providers use: status, headers, the body as a live web stream (gzip/deflate/br decoded, so
- * `content-encoding` no longer applies), `signal` aborts the request (and the body), and it
- * rejects when the upstream cannot be reached. Redirects are not followed.
+ * Upstream calls over node:http(s) with keep-alive agents. Node 20's built-in fetch (undici)
+ * measured ~10× slower per request here (bench/gateway.bench.js), and the gateway's whole point
+ * is to add almost nothing. No web streams: the reply's body is a Buffer, or for
+ * `text/event-stream` the live node stream (gzip/deflate/br decoded, so `content-encoding` and
+ * `content-length` are dropped when decoded). `signal` aborts the request (and the body).
+ * Redirects are not followed.
  */
 const agents = {
   http: new http.Agent({ keepAlive: true, maxSockets: 512, keepAliveMsecs: 10_000 }),
   https: new https.Agent({ keepAlive: true, maxSockets: 512, keepAliveMsecs: 10_000 }),
 };
 
+/** What {@link upstreamRequest} sends. Header names lower case. */
 export interface UpstreamInit {
   method: string;
-  headers: Headers;
+  headers: Record<string, string>;
   body?: Uint8Array;
   signal?: AbortSignal;
 }
 
-export function upstreamFetch(url: string, init: UpstreamInit): Promise<Response> {
+/**
+ * Sends one request upstream.
+ * @returns the reply (headers lower case, repeated ones joined by `, `; `set-cookie` dropped):
+ *   `body` read whole unless the reply is `text/event-stream`, then `stream` (node Readable).
+ * @throws when the upstream cannot be reached, resets before the reply is read whole, or
+ *   `signal` aborted (an `AbortError`).
+ */
+export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply> {
   const u = new URL(url);
   const mod = u.protocol === 'https:' ? https : http;
-  const headers: Record<string, string> = {};
-  init.headers.forEach((v, k) => (headers[k] = v));
-  headers['accept-encoding'] = 'gzip, deflate, br';
+  const headers: Record<string, string> = { ...init.headers, 'accept-encoding': 'gzip, deflate, br' };
   if (init.body) headers['content-length'] = String(init.body.byteLength);
   return new Promise((resolve, reject) => {
     if (init.signal?.aborted) return reject(new DOMException('aborted', 'AbortError'));
     const req = mod.request(
       { protocol: u.protocol, hostname: u.hostname, port: u.port || undefined, path: u.pathname + u.search, method: init.method, headers, agent: u.protocol === 'https:' ? agents.https : agents.http },
       (res) => {
-        const out = new Headers();
+        const out: Record<string, string> = {};
         for (const [k, v] of Object.entries(res.headers)) {
-          if (v === undefined) continue;
-          if (Array.isArray(v)) v.forEach((x) => out.append(k, x));
-          else out.set(k, v);
+          if (v === undefined || k === 'set-cookie') continue;
+          out[k] = Array.isArray(v) ? v.join(', ') : v;
         }
         const enc = (res.headers['content-encoding'] ?? '').toLowerCase();
         let stream: Readable = res;
@@ -47,15 +53,27 @@ export function upstreamFetch(url: string, init: UpstreamInit): Promise<Response
         else if (enc === 'deflate') stream = res.pipe(createInflate());
         else if (enc === 'br') stream = res.pipe(createBrotliDecompress());
         if (stream !== res) {
-          out.delete('content-encoding');
-          out.delete('content-length');
+          delete out['content-encoding'];
+          delete out['content-length'];
           res.on('error', (e) => stream.destroy(e));
+          res.on('aborted', () => stream.destroy(new Error('upstream response aborted')));
+          stream.on('close', () => res.destroy());
         }
         const status = res.statusCode ?? 502;
-        const nullBody = status === 204 || status === 304 || init.method === 'HEAD';
-        if (nullBody) res.resume();
-        const body = nullBody ? null : (Readable.toWeb(stream) as ReadableStream<Uint8Array>);
-        resolve(new Response(body, { status, statusText: res.statusMessage ?? '', headers: out }));
+        if (status === 204 || status === 304 || init.method === 'HEAD') {
+          res.resume();
+          return resolve({ status, headers: out, body: null });
+        }
+        const type = (res.headers['content-type'] ?? '').toLowerCase();
+        if (!type.startsWith('text/event-stream')) {
+          const chunks: Buffer[] = [];
+          stream.on('data', (c: Buffer) => chunks.push(c));
+          stream.on('error', reject);
+          res.on('aborted', () => reject(new Error('upstream response aborted')));
+          stream.on('end', () => resolve({ status, headers: out, body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks) }));
+          return;
+        }
+        resolve({ status, headers: out, body: null, stream });
       },
     );
     const onAbort = () => req.destroy(new DOMException('aborted', 'AbortError'));

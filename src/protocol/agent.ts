@@ -5,6 +5,10 @@ import { Labels } from './labels.js';
 export const HarnessName = z.enum(['claude-code', 'codex', 'command']);
 export type HarnessName = z.infer<typeof HarnessName>;
 
+/** What a job holds on its runner (issue 5, capacity kinds). */
+export const JobHolds = z.enum(['runner', 'workspace', 'browser', 'none']);
+export type JobHolds = z.infer<typeof JobHolds>;
+
 /** Limits a job runs under. Times in seconds (as written in agent.yaml), budget in USD. */
 export const AgentLimits = z
   .object({
@@ -56,8 +60,19 @@ export const AgentFile = z
     onBudgetExhausted: z.enum(['pause', 'fail']).default('pause'),
     /** Labels a runner must have to run this agent. */
     runnerLabels: Labels.default({}),
+    /**
+     * What a job of this agent holds on its runner while it runs (issue 5, capacity): `runner`
+     * (the whole runner: runs alone), `workspace` (one parallel-job slot; two jobs on the same
+     * workspace wait for each other), `browser` (a slot and one of the runner's browser slots),
+     * `none` (no slot; runs beside anything but a whole-runner job). Default `workspace`.
+     */
+    holds: JobHolds.default('workspace'),
+    /** The runner role this agent asks for (`build`, `reviewer`): the job needs the runner label `role=<role>`. */
+    role: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, 'role must be lowercase letters, digits, dot, dash or underscore').optional(),
     /** How many times a job whose runner is lost (or revoked) goes back to the queue for another runner, with a new attempt (0–10). */
     retries: z.number().int().min(0).max(10).default(0),
+    /** Tasks of this agent (issue 7): coalescing window, seconds (0 to 86,400); a receiver policy or the task itself may override it. Default 180. */
+    coalesceSeconds: z.number().int().min(0).max(86_400).optional(),
     /** JSON Schema (draft 2020-12 subset supported by Ajv) the job input must satisfy. */
     inputSchema: z.record(z.string(), z.unknown()).default({ type: 'object' }),
     /** For harness `command`: the executable and its arguments. */

@@ -29,8 +29,8 @@ export const EventBody = z.discriminatedUnion('type', [
   }),
   /** Server-side status changes (queued, assigned to runner X, cancelled, lost). */
   z.object({ type: z.literal('status'), data: z.object({ status: JobStatus, message: z.string().optional(), runnerId: z.number().int().optional() }) }),
-  /** A child job joined the tree. */
-  z.object({ type: z.literal('child.started'), data: z.object({ jobId: z.number().int(), agent: z.string() }) }),
+  /** A child job joined the tree. `label`: a short name of its work (its input's `name`, or the last part of its `repo`), when it has one. */
+  z.object({ type: z.literal('child.started'), data: z.object({ jobId: z.number().int(), agent: z.string(), label: z.string().optional() }) }),
   /** The runner's final word on the job. Ends the stream. */
   z.object({
     type: z.literal('job.finished'),

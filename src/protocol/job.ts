@@ -53,6 +53,8 @@ export const CreateJobRequest = z
     budgetUsd: z.number().positive().max(100_000).optional(),
     /** Extra labels a runner must have, on top of the agent's. */
     labels: Labels.optional(),
+    /** Runner role this run asks for (label `role=<role>`), over the agent's `role`. */
+    role: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, 'role must be lowercase letters, digits, dot, dash or underscore').optional(),
     /** Higher runs first; ties go to the oldest job. */
     priority: z.number().int().min(-100).max(100).default(0),
     /**

@@ -35,6 +35,8 @@ export const RunnerToServer = z.discriminatedUnion('type', [
     name: z.string().min(1).max(100),
     labels: Labels,
     capacity: z.number().int().min(1).max(4),
+    /** Browser slots the runner offers (1–4, counted as at most `capacity`); absent = 1. */
+    browserSlots: z.number().int().min(1).max(4).optional(),
     version: z.string(),
     running: z.array(RunningJobReport),
   }),
@@ -66,6 +68,11 @@ export const JobAssignment = z.object({
   resumeSessionId: z.string().nullable(),
   /** Placed by `jobs start --force`: run it even past the runner's parallel-job capacity. */
   force: z.boolean().optional(),
+  /**
+   * The runner's parallel-job capacity as the server counts it (the owner's setting wins over
+   * the runner's `--capacity`); the runner's own at-capacity check uses it. Absent: its own.
+   */
+  capacity: z.number().int().min(1).max(4).optional(),
   /**
    * The job whose workspace (and harness HOME) this attempt continues in, on this runner: set
    * for a job that resumes another job's session (`resumeJobId`). Absent/null: the job's own
@@ -99,6 +106,19 @@ export const ServerToRunner = z.discriminatedUnion('type', [
     attempt: z.number().int().positive(),
     reason: z.string(),
     discard: z.boolean().optional(),
+  }),
+  /**
+   * Model-call activity of the attempts the runner reported, the reply to every `heartbeat`
+   * that reports any (issue 4: the idle limit is "no output AND no model call for N
+   * seconds"). Per attempt that made model calls: `inFlight` calls now and `idleMs`, how long
+   * ago (server clock, ms) a call last started or ended. Relative, so clock skew does not
+   * matter. Attempts without any call are left out. An older runner ignores the frame.
+   */
+  z.object({
+    type: z.literal('job.activity'),
+    jobs: z
+      .array(z.object({ jobId: z.number().int().positive(), attempt: z.number().int().positive(), inFlight: z.number().int().nonnegative(), idleMs: z.number().int().nonnegative() }))
+      .max(1000),
   }),
   /** Events up to and including `upTo` (rseq) for this attempt are stored. */
   z.object({ type: z.literal('ack'), jobId: z.number().int().positive(), attempt: z.number().int().positive(), upTo: z.number().int().nonnegative() }),

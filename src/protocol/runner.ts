@@ -21,8 +21,26 @@ export const Runner = z.object({
   hold: z.object({ until: z.string(), reason: z.string(), kind: z.enum(['manual', 'provisioning']) }).nullable().optional(),
   /** When the runner was revoked (ISO-8601), or null. */
   revokedAt: z.string().nullable().optional(),
+  /** Browser slots (1–4, never more than capacity). */
+  browserSlots: z.number().int().min(1).max(4).optional(),
+  /** Labels bound by its registration token (the runner cannot change them). */
+  boundLabels: Labels.optional(),
 });
 export type Runner = z.infer<typeof Runner>;
+
+/**
+ * `PATCH /api/runners/{id}` body (admin): the owner's capacity setting. `capacity` parallel
+ * jobs 1–4, `browserSlots` 1–4 (never more than the capacity in effect); null clears the
+ * setting (the runner's own `--capacity` / `--browser-slots` count again); absent = unchanged.
+ */
+export const SetRunnerCapacityRequest = z
+  .object({
+    capacity: z.number().int().min(1).max(4).nullable().optional(),
+    browserSlots: z.number().int().min(1).max(4).nullable().optional(),
+  })
+  .strict()
+  .refine((v) => v.capacity !== undefined || v.browserSlots !== undefined, { message: 'give capacity and/or browserSlots' });
+export type SetRunnerCapacityRequest = z.infer<typeof SetRunnerCapacityRequest>;
 
 /** Hold lengths `flotilla hold --for` takes, in milliseconds. */
 export const HOLD_DURATIONS_MS = { '15m': 15 * 60_000, '1h': 3_600_000, '3h': 3 * 3_600_000, '6h': 6 * 3_600_000, '1d': 24 * 3_600_000 } as const;

@@ -160,7 +160,7 @@ describe('limits (each hit is the end reason)', () => {
     const t0 = Date.now();
     const { events, finished } = await run(cmdAssignment(30, { scenario: 'prompt' }, { limits: { idleSeconds: 2 } }));
     expect(finished).toMatchObject({ status: 'failed', reason: 'blocked_on_input' });
-    expect(finished.error).toMatch(/^blocked on input: no output for 2 s/);
+    expect(finished.error).toMatch(/^blocked on input: no output and no model call for 2 s/);
     expect(Date.now() - t0).toBeLessThan(10_000);
     // The partial prompt line (no newline) is still shown.
     expect(events).toContainEqual(expect.objectContaining({ type: 'log', data: { stream: 'stdout', line: 'Overwrite existing files? [y/N] ' } }));

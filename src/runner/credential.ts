@@ -1,8 +1,26 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ApiErrorBody, RegisterRunnerResponse, type Labels, type RegisterRunnerRequest } from '../protocol/index.js';
 
-/** What `<workDir>/credential.json` holds (mode 0600). `credential` is a secret. */
+/**
+ * The folder of the runner's secrets: `<workDir>/secret` (mode 0700). Jobs never see into it:
+ * every harness starts with an empty read-only tmpfs over it (see secret-mask.ts).
+ */
+export function secretDir(workDir: string): string {
+  return join(workDir, 'secret');
+}
+
+/** Where the credential is kept: `<workDir>/secret/credential.json`. */
+export function credentialPath(workDir: string): string {
+  return join(secretDir(workDir), 'credential.json');
+}
+
+/** Before issue 5's finding 1c the credential sat at `<workDir>/credential.json`; moved on first load. */
+function legacyCredentialPath(workDir: string): string {
+  return join(workDir, 'credential.json');
+}
+
+/** What `<workDir>/secret/credential.json` holds (mode 0600). `credential` is a secret. */
 export interface StoredCredential {
   serverUrl: string;
   runnerId: number;
@@ -21,11 +39,16 @@ export function normalizeServerUrl(url: string): string {
   return `${u.origin}${u.pathname.replace(/\/+$/, '')}`;
 }
 
-/** The credential stored in `workDir` for `serverUrl`, or null when none (or one for another server). */
+/**
+ * The credential stored in `workDir` for `serverUrl`, or null when none (or one for another
+ * server). A credential still at the old place (`<workDir>/credential.json`) is moved into
+ * `<workDir>/secret/` first.
+ */
 export async function loadCredential(workDir: string, serverUrl: string): Promise<StoredCredential | null> {
+  await moveLegacyCredential(workDir);
   let text: string;
   try {
-    text = await readFile(join(workDir, 'credential.json'), 'utf8');
+    text = await readFile(credentialPath(workDir), 'utf8');
   } catch {
     return null;
   }
@@ -39,10 +62,25 @@ export async function loadCredential(workDir: string, serverUrl: string): Promis
   }
 }
 
-/** Writes `<workDir>/credential.json` with mode 0600 (atomically, via a temporary file). */
+/** Creates `<workDir>/secret` with mode 0700 (and tightens it if it exists). Returns its path. */
+export async function ensureSecretDir(workDir: string): Promise<string> {
+  const dir = secretDir(workDir);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await chmod(dir, 0o700);
+  return dir;
+}
+
+async function moveLegacyCredential(workDir: string): Promise<void> {
+  const legacy = legacyCredentialPath(workDir);
+  if (!(await stat(legacy).catch(() => null))) return;
+  await ensureSecretDir(workDir);
+  await rename(legacy, credentialPath(workDir));
+}
+
+/** Writes `<workDir>/secret/credential.json` with mode 0600 (atomically, via a temporary file). */
 export async function saveCredential(workDir: string, cred: StoredCredential): Promise<void> {
-  await mkdir(workDir, { recursive: true });
-  const file = join(workDir, 'credential.json');
+  await ensureSecretDir(workDir);
+  const file = credentialPath(workDir);
   const tmp = `${file}.${process.pid}.tmp`;
   await writeFile(tmp, JSON.stringify(cred, null, 2) + '\n', { mode: 0o600 });
   await rename(tmp, file);

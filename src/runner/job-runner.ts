@@ -4,12 +4,14 @@ import { join } from 'node:path';
 import type { EventBody, JobAssignment, JobResult } from '../protocol/index.js';
 import type { Logger } from '../core/log.js';
 import { renderTemplate } from '../core/template.js';
-import type { Harness, HarnessContext, HarnessOutcome } from './harness/types.js';
+import { PARSER_TICK_MS, type Harness, type HarnessContext, type HarnessOutcome } from './harness/types.js';
 import { LineSplitter } from './lines.js';
+import { IdleWatch } from './idle.js';
 import { forgetGroup, recordGroup } from './orphans.js';
 import { spawnGroup, type GroupProcess } from './process.js';
 import { killJobProcesses, RUN_MARKER_VAR } from './proc-tree.js';
 import { readOnlyCommand, verifyReadOnly } from './readonly.js';
+import { hideSecretsCommand } from './secret-mask.js';
 import { collectChanges, prepareWorkspace, reuseWorkspace, WorkspaceError, type Workspace } from './workspace.js';
 
 /** What a {@link JobRun} needs from its runner. */
@@ -17,6 +19,8 @@ export interface JobRunDeps {
   /** Runner work folder (workspaces/, homes/). */
   workDir: string;
   repoBaseDir: string;
+  /** The runner's secret folder, hidden from the harness (secret-mask.ts); absent: not hidden. */
+  secretDir?: string;
   serverUrl: string;
   /** SIGTERM → SIGKILL grace, ms. */
   graceMs: number;
@@ -24,6 +28,12 @@ export interface JobRunDeps {
   harnesses: Readonly<Record<string, Harness>>;
   /** Executable override per harness name (e.g. `claude-code` → a test script). */
   executables?: Readonly<Record<string, string>>;
+  /**
+   * Asks the control plane for fresh model-call activity (a heartbeat out of turn), resolving
+   * once the reply was applied through {@link JobRun.modelActivity} or after a bounded wait.
+   * Used before an idle job is ended. Absent: output alone decides.
+   */
+  refreshActivity?: () => Promise<void>;
   /** Receives the attempt's events in order (the runner numbers and uploads them). */
   emit: (event: EventBody) => void;
   log: Logger;
@@ -43,7 +53,8 @@ const PIPE_CLOSE_TIMEOUT_MS = 5000;
  *
  * Limits, enforced here whatever the harness does (issue 4), each hit = the end reason:
  * - wall clock: agent.limits.timeoutSeconds → failed `timeout`;
- * - idle: no stdout/stderr output for agent.limits.idleSeconds → failed `blocked_on_input`;
+ * - idle: no stdout/stderr output AND no model call for agent.limits.idleSeconds → failed
+ *   `blocked_on_input` (model calls as the control plane reports them, {@link IdleWatch});
  * - turns: more model turns than agent.limits.maxTurns → failed `max_turns`, counted by the
  *   harness's `turnEvent` (`usage`, one per model call; Codex: `tool.call`);
  * - read-only (agent.readOnly): the workspace is mounted read-only for the harness, verified by
@@ -57,6 +68,7 @@ export class JobRun {
   readonly jobId: number;
   readonly attempt: number;
   private proc: GroupProcess | null = null;
+  private idle: IdleWatch | null = null;
   private stopped: JobFinished | null = null;
   private readonly abort = new AbortController();
   private finished = false;
@@ -77,6 +89,14 @@ export class JobRun {
   /** True until `job.finished` was emitted. */
   get active(): boolean {
     return !this.finished;
+  }
+
+  /**
+   * A `job.activity` report from the control plane for this attempt: `inFlight` model calls
+   * now, the last one started or ended `idleMs` ago. Restarts the idle clock accordingly.
+   */
+  modelActivity(inFlight: number, idleMs: number): void {
+    this.idle?.model(inFlight, idleMs);
   }
 
   /** Process group id of the running harness, if one is running. */
@@ -176,6 +196,7 @@ export class JobRun {
       throw new FinishError('harness_start', (err as Error).message);
     }
     cmd = { ...cmd, env: { ...cmd.env, [RUN_MARKER_VAR]: this.marker } };
+    if (this.deps.secretDir) cmd = hideSecretsCommand(cmd, this.deps.secretDir);
     if (a.agent.readOnly) {
       this.progress('harness', 'mounting the workspace read-only and verifying it by a test write');
       try {
@@ -204,20 +225,20 @@ export class JobRun {
       if (parser.fatal) void proc.kill(this.deps.graceMs);
     };
     if (proc.pid > 0 && parser.begin) onEvents(parser.begin());
-    // Idle limit: any output restarts the clock.
-    const idleMs = limits.idleSeconds * 1000;
-    let idle: NodeJS.Timeout | null = null;
-    const touch = () => {
-      if (idle) clearTimeout(idle);
-      idle = setTimeout(() => {
+    const ticker = parser.tick ? setInterval(() => onEvents(parser.tick?.() ?? []), PARSER_TICK_MS) : null;
+    // Idle limit: output and model calls (reported by the control plane) restart the clock.
+    const idle = new IdleWatch({
+      idleMs: limits.idleSeconds * 1000,
+      ...(this.deps.refreshActivity ? { refresh: this.deps.refreshActivity } : {}),
+      onIdle: () =>
         this.stop({
           status: 'failed',
           reason: 'blocked_on_input',
-          error: `blocked on input: no output for ${limits.idleSeconds} s (agent limits.idleSeconds); the harness may be waiting for an answer on an interactive prompt`,
-        });
-      }, idleMs);
-    };
-    touch();
+          error: `blocked on input: no output and no model call for ${limits.idleSeconds} s (agent limits.idleSeconds); the harness may be waiting for an answer on an interactive prompt`,
+        }),
+    });
+    this.idle = idle;
+    const touch = () => idle.output();
     const out = new LineSplitter((l) => onEvents(parser.stdout(l)));
     const err = new LineSplitter((l) => onEvents(parser.stderr(l)));
     proc.stdout.on('data', (c: Buffer) => {
@@ -232,7 +253,8 @@ export class JobRun {
     const errEnded = new Promise<void>((r) => proc.stderr.once('close', () => r()));
 
     const exit = await proc.exited;
-    if (idle) clearTimeout(idle);
+    idle.stop();
+    this.idle = null;
     // Nothing of the job outlives it: stragglers left in the group after the leader's exit die
     // too, then every process that left the group (setsid) but carries the job's marker.
     await proc.kill(this.deps.graceMs);
@@ -250,6 +272,8 @@ export class JobRun {
     }
     out.end();
     err.end();
+    if (ticker) clearInterval(ticker);
+    if (parser.flush) onEvents(parser.flush());
     this.proc = null;
     return checkResume(a.resumeSessionId, parser.finish({ code: exit.code, signal: exit.signal, spawnError: exit.spawnError }));
   }

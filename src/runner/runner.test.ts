@@ -57,7 +57,8 @@ describe('registration and connection', () => {
   it('registers once, stores the credential 0600, says hello, gets welcome, heartbeats', async () => {
     const r = await start();
     expect(r.runnerId).toBe(7);
-    const credFile = join(tmp, 'work', 'credential.json');
+    const credFile = join(tmp, 'work', 'secret', 'credential.json');
+    expect(statSync(join(tmp, 'work', 'secret')).mode & 0o777).toBe(0o700);
     expect(statSync(credFile).mode & 0o777).toBe(0o600);
     const cred = JSON.parse(readFileSync(credFile, 'utf8')) as { credential: string; runnerId: number };
     expect(cp.credentials.get(cred.credential)).toBe(7);
@@ -93,7 +94,7 @@ describe('registration and connection', () => {
     const r = await start({ registrationToken: 'flr_secondtokenxxxxxx' });
     expect(r.runnerId).toBe(7);
     expect(cp.registerCalls).toBe(2);
-    const cred = JSON.parse(readFileSync(join(tmp, 'work', 'credential.json'), 'utf8')) as { credential: string };
+    const cred = JSON.parse(readFileSync(join(tmp, 'work', 'secret', 'credential.json'), 'utf8')) as { credential: string };
     expect(cp.credentials.has(cred.credential)).toBe(true);
   });
 
@@ -166,7 +167,7 @@ describe('jobs', () => {
     expect(inv.cwd).toBe(ws);
     expect(inv.argv).toEqual([
       '-p', '--output-format', 'stream-json', '--verbose', '--model', 'claude-sonnet-4-5', '--max-turns', '7',
-      '--dangerously-skip-permissions', '--tools', 'Bash,Read', '--', 'Fix proj on flotilla/job-1. SCENARIO=basic',
+      '--dangerously-skip-permissions', '--tools', 'Bash,Read', '--mcp-config', `${home(1)}/flotilla-mcp.json`, '--strict-mcp-config', '--', 'Fix proj on flotilla/job-1. SCENARIO=basic',
     ]);
     expect(inv.env.HOME).toBe(home(1));
     expect(inv.env.ANTHROPIC_BASE_URL).toBe(cp.url);

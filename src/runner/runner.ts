@@ -4,7 +4,8 @@ import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import type { EventBody, JobAssignment, Labels, RunnerToServer, RunningJobReport, ServerToRunner } from '../protocol/index.js';
 import { silentLogger, type Logger } from '../core/log.js';
-import { loadCredential, normalizeServerUrl, register, saveCredential } from './credential.js';
+import { credentialPath, ensureSecretDir, loadCredential, normalizeServerUrl, register, saveCredential } from './credential.js';
+import { probeHiding } from './secret-mask.js';
 import { claudeCodeHarness } from './harness/claude-code.js';
 import { commandHarness } from './harness/command.js';
 import { codexHarness } from './harness/codex.js';
@@ -21,17 +22,19 @@ export interface RunnerOptions {
   serverUrl: string;
   /** `flr_...` registration token, traded once for a credential (needed when workDir has none for this server). */
   registrationToken?: string;
-  /** Holds credential.json (mode 0600), workspaces/, homes/. Created if missing. */
+  /** Holds secret/credential.json (folder 0700, file 0600; hidden from jobs), workspaces/, homes/. Created if missing. */
   workDir: string;
   /** Runner name; default os.hostname(). */
   name?: string;
   /** Default {}. */
   labels?: Labels;
-  /** Parallel jobs, 1–4; default 1. */
+  /** Parallel jobs, 1–4; default 1. The owner's setting on the server (PATCH /api/runners/{id}) wins. */
   capacity?: number;
+  /** Browser slots, 1 to `capacity`; default 1. @throws at start when out of range. */
+  browserSlots?: number;
   /** SIGTERM → SIGKILL grace for a job's process group; default 10000. */
   graceMs?: number;
-  /** Where relative `input.repo` paths resolve; default process.cwd(). */
+  /** Where relative `input.repo` paths resolve, and where every local repo must be (after realpath); default process.cwd(). */
   repoBaseDir?: string;
   /** The claude binary; default the one of the installed @anthropic-ai/claude-code package. */
   claudePath?: string;
@@ -56,6 +59,8 @@ export interface RunningRunner {
 /** Version reported in `hello` (the package's). */
 export const RUNNER_VERSION: string = readVersion();
 
+/** How long an idle job waits for the control plane's `job.activity` reply before it is ended, ms. */
+const ACTIVITY_REPLY_TIMEOUT_MS = 3000;
 /** How long stop() waits for the server to acknowledge the last events, ms. */
 const STOP_ACK_TIMEOUT_MS = 5000;
 /** With cancelJobs false: how long stop() waits for acknowledgements after the jobs ended, ms. */
@@ -68,7 +73,7 @@ interface Slot {
 }
 
 /**
- * Starts the runner daemon: reuses `<workDir>/credential.json` when it is for the same server,
+ * Starts the runner daemon: reuses `<workDir>/secret/credential.json` when it is for the same server,
  * else registers with `registrationToken`; connects the WebSocket and resolves after the first
  * `welcome`.
  * Holds `<workDir>/runner.lock` from start to stop: one runner per work folder.
@@ -107,6 +112,10 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
   const labels = opts.labels ?? {};
   const capacity = opts.capacity ?? 1;
   if (!Number.isInteger(capacity) || capacity < 1 || capacity > 4) throw new Error(`capacity must be an integer from 1 to 4, got ${capacity}`);
+  const browserSlots = opts.browserSlots ?? 1;
+  if (!Number.isInteger(browserSlots) || browserSlots < 1 || browserSlots > capacity) {
+    throw new Error(`browser slots must be an integer from 1 to the capacity (${capacity}), got ${browserSlots}`);
+  }
   const graceMs = opts.graceMs ?? 10_000;
   const workDir = resolve(opts.workDir);
   const repoBaseDir = resolve(opts.repoBaseDir ?? process.cwd());
@@ -126,6 +135,10 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
   };
   const stored = await loadCredential(workDir, serverUrl);
   let cred = stored ?? (await registerNow());
+  // Jobs must not read the credential (issue 5, finding 1c; see secret-mask.ts): check once that hiding works here.
+  const hidden = await ensureSecretDir(workDir);
+  const cannotHide = await probeHiding(hidden, credentialPath(workDir));
+  if (cannotHide) log.warn('the runner credential cannot be hidden from jobs on this machine', { why: cannotHide });
 
   const harnesses: Record<string, Harness> = { 'claude-code': claudeCodeHarness, command: commandHarness, codex: codexHarness };
   const executables: Record<string, string> = opts.claudePath ? { 'claude-code': opts.claudePath } : {};
@@ -152,6 +165,19 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
   const send = (msg: RunnerToServer) => {
     if (!session.send(msg)) log.debug('not connected; frame not sent', { type: msg.type });
   };
+  // Callers waiting for the next `job.activity` frame (an idle job about to be ended).
+  const activityWaiters = new Set<() => void>();
+  const refreshActivity = (): Promise<void> =>
+    new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(t);
+        activityWaiters.delete(done);
+        resolve();
+      };
+      const t = setTimeout(done, ACTIVITY_REPLY_TIMEOUT_MS);
+      activityWaiters.add(done);
+      if (!session.heartbeatNow()) done();
+    });
   const forgetIfDone = (k: string) => {
     const s = slots.get(k);
     if (s && !s.run.active && s.outbox.done) slots.delete(k);
@@ -170,20 +196,24 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
     for (const s of slots.values()) {
       if (s.run.jobId === a.jobId && s.run.active) s.run.cancel(`superseded by attempt ${a.attempt}`);
     }
-    const active = [...slots.values()].filter((s) => s.run.active && s.run.jobId !== a.jobId).length;
-    if (active >= capacity && !a.force) {
-      send({ type: 'job.rejected', jobId: a.jobId, attempt: a.attempt, reason: `at capacity (${active} of ${capacity} jobs running)` });
+    // Jobs holding nothing (agent `holds: none`) take no slot; the server's count (owner setting) wins.
+    const active = [...slots.values()].filter((s) => s.run.active && s.run.jobId !== a.jobId && s.run.assignment.agent.holds !== 'none').length;
+    const limit = a.capacity ?? capacity;
+    if (active >= limit && !a.force && a.agent.holds !== 'none') {
+      send({ type: 'job.rejected', jobId: a.jobId, attempt: a.attempt, reason: `at capacity (${active} of ${limit} jobs running)` });
       return;
     }
     const outbox = new Outbox(a.jobId, a.attempt);
     const run = new JobRun(a, {
       workDir,
       repoBaseDir,
+      ...(cannotHide ? {} : { secretDir: hidden }),
       serverUrl,
       graceMs,
       harnesses,
       executables,
       log,
+      refreshActivity,
       emit: (e: EventBody) => {
         outbox.push(e);
         scheduleFlush();
@@ -216,6 +246,11 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
         forgetIfDone(k);
         return;
       }
+      case 'job.activity': {
+        for (const j of msg.jobs) slots.get(key(j.jobId, j.attempt))?.run.modelActivity(j.inFlight, j.idleMs);
+        for (const w of [...activityWaiters]) w();
+        return;
+      }
       case 'error':
         return; // logged by the session
     }
@@ -225,7 +260,7 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
     new Session({
       serverUrl,
       credential,
-      hello: () => ({ type: 'hello', name, labels, capacity, version: RUNNER_VERSION, running: running() }),
+      hello: () => ({ type: 'hello', name, labels, capacity, browserSlots, version: RUNNER_VERSION, running: running() }),
       running,
       onWelcome: () => {
         for (const s of slots.values()) s.outbox.rewind();

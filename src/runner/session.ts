@@ -135,6 +135,11 @@ export class Session {
     return this.welcomed && this.ws?.readyState === WebSocket.OPEN;
   }
 
+  /** Sends a heartbeat now, out of turn (its reply is a fresh `job.activity`); false when not connected. */
+  heartbeatNow(): boolean {
+    return this.send({ type: 'heartbeat', running: this.opts.running() });
+  }
+
   /** Sends a frame if {@link ready}; returns false (nothing sent) otherwise. */
   send(msg: RunnerToServer): boolean {
     if (!this.ready || !this.ws) return false;

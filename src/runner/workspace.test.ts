@@ -104,7 +104,7 @@ describe('prepareWorkspace', () => {
       'repo examples/calc: ref no-such-branch not found',
     );
     await expect(prepareWorkspace({ jobId: 3, repo: `file://${tmp}/missing.git`, workDir: work, repoBaseDir: tmp })).rejects.toThrow(
-      new RegExp(`^repo file://${tmp}/missing.git: clone failed: `),
+      `repo file://${tmp}/missing.git: no such directory (${tmp}/missing.git)`,
     );
   });
 });

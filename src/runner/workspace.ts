@@ -1,5 +1,6 @@
-import { cp, mkdir, rm, stat } from 'node:fs/promises';
-import { basename, join, resolve } from 'node:path';
+import { cp, mkdir, realpath, rm, stat } from 'node:fs/promises';
+import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { git } from './git.js';
 
 /** A workspace could not be prepared. The job fails with reason `workspace` and this message. */
@@ -19,7 +20,7 @@ export interface WorkspaceRequest {
   ref?: string;
   /** Runner work folder: the workspace goes to `<workDir>/workspaces/job-<id>`. */
   workDir: string;
-  /** Where a relative repo path resolves. */
+  /** Where a relative repo path resolves; every local repo (path or `file:` URL) must be inside it (after realpath). */
   repoBaseDir: string;
   /** Told what is happening ("cloning X"), for progress events. */
   onProgress?: (message: string) => void;
@@ -57,8 +58,9 @@ export async function prepareWorkspace(req: WorkspaceRequest): Promise<Workspace
   let source = req.repo;
   let snapshot: string | null = null;
   try {
-    if (!isGitUrl(req.repo)) {
-      const path = resolve(req.repoBaseDir, req.repo);
+    const local = localRepoPath(req.repo);
+    if (local !== null) {
+      const path = await confinedRepoPath(req.repoBaseDir, local, req.repo);
       const st = await stat(path).catch(() => null);
       if (!st?.isDirectory()) throw new WorkspaceError(`repo ${req.repo}: no such directory (${path})`);
       if (await exists(join(path, '.git'))) {
@@ -94,6 +96,43 @@ export async function prepareWorkspace(req: WorkspaceRequest): Promise<Workspace
   }
   await git(dir, ['checkout', '--quiet', '-B', branch, base]);
   return { dir, branch, baseCommit: base };
+}
+
+/**
+ * The local path a repo input names — a path, or a `file:` URL (a git URL too, but it reads
+ * the runner's own disk) — or null for a remote git URL.
+ * @throws WorkspaceError for a `file:` URL that is not a valid file URL.
+ */
+export function localRepoPath(repo: string): string | null {
+  if (/^file:/i.test(repo)) {
+    try {
+      return fileURLToPath(repo);
+    } catch (err) {
+      throw new WorkspaceError(`repo ${repo}: not a valid file URL (${(err as Error).message})`);
+    }
+  }
+  return isGitUrl(repo) ? null : repo;
+}
+
+/**
+ * Resolves `path` (relative to `baseDir`) with every symlink followed (realpath) and refuses
+ * it unless it is `baseDir` itself or inside it — `..`, absolute paths and symlinks pointing
+ * out are all caught, because the check is on the real path of both sides.
+ * Rule from issue 5 (security finding 1b): local repository paths in job input are confined
+ * to the runner's `--repo-base`.
+ * @returns the real path.
+ * @throws WorkspaceError (the job fails with reason `workspace`) naming the repo and the base.
+ */
+export async function confinedRepoPath(baseDir: string, path: string, label: string): Promise<string> {
+  const base = await realpath(baseDir).catch(() => {
+    throw new WorkspaceError(`repo ${label}: the runner's repo base ${baseDir} does not exist`);
+  });
+  const real = await realpath(resolve(base, path)).catch(() => {
+    throw new WorkspaceError(`repo ${label}: no such directory (${resolve(base, path)})`);
+  });
+  const rel = relative(base, real);
+  if (rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel))) return real;
+  throw new WorkspaceError(`repo ${label}: ${real} is outside the runner's repo base ${base} (local repositories must be under --repo-base)`);
 }
 
 /** A job without a repo (input.repo absent) works in a fresh, empty repository. */

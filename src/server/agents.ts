@@ -5,6 +5,9 @@ import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { AgentFile, describeIssues, type AgentDefinition } from '../protocol/index.js';
 import type { Logger } from '../core/log.js';
 import { silentLogger } from '../core/log.js';
+import { loadModelScript, type ModelScript } from '../gateway/script.js';
+import type { Store } from '../store/types.js';
+import { installedAgent, type InstalledAgent } from './agents-installed.js';
 
 /** One problem with a job input: `field` is a dotted path starting at `input` (e.g. `input.repo`). */
 export interface InputProblem {
@@ -12,7 +15,8 @@ export interface InputProblem {
   message: string;
 }
 
-interface LoadedAgent {
+/** An agent as loaded: definition, its folder, its compiled input check, its script file. */
+export interface LoadedAgent {
   definition: AgentDefinition;
   dir: string;
   validate: ValidateFunction;
@@ -53,6 +57,70 @@ function toProblem(e: ErrorObject): InputProblem {
 export class AgentRegistry {
   private constructor(private readonly agents: Map<string, LoadedAgent>) {}
 
+  /** Installed versions (store, migration 0011) per agent name, by seq ascending; the last one is current. */
+  private installed = new Map<string, InstalledAgent[]>();
+  private store: Pick<Store, 'listAgentVersions'> | null = null;
+  private log: Logger = silentLogger;
+
+  /**
+   * Reads installed agents from `store` now and on every {@link refresh}. An installed agent
+   * takes precedence over a folder agent of the same name.
+   * @throws Error when the store cannot be read.
+   */
+  async useStore(store: Pick<Store, 'listAgentVersions'>, log: Logger = silentLogger): Promise<void> {
+    this.store = store;
+    this.log = log;
+    await this.refresh();
+  }
+
+  /**
+   * Re-reads installed agents from the store (another replica may have installed some). A
+   * stored version that does not parse is skipped with a warning, never loaded half.
+   */
+  async refresh(): Promise<void> {
+    if (!this.store) return;
+    const next = new Map<string, InstalledAgent[]>();
+    for (const row of await this.store.listAgentVersions()) {
+      let a: InstalledAgent;
+      try {
+        a = installedAgent(row);
+      } catch (err) {
+        this.log.warn('installed agent skipped', { agent: row.name, version: row.version, error: (err as Error).message });
+        continue;
+      }
+      const list = next.get(row.name) ?? [];
+      list.push(a);
+      next.set(row.name, list);
+    }
+    this.installed = next;
+  }
+
+  /** Every installed version (oldest first per agent), with its source, ref and commit. */
+  installedVersions(): InstalledAgent[] {
+    return [...this.installed.values()].flat();
+  }
+
+  private current(name: string): LoadedAgent | undefined {
+    return this.installed.get(name)?.at(-1) ?? this.agents.get(name);
+  }
+
+  /**
+   * The definition a job of `name` created with `version` runs: that installed version when
+   * it exists, else the current one (folder agents have one version). Undefined when unknown.
+   */
+  forJob(name: string, version: string): AgentDefinition | undefined {
+    return this.installed.get(name)?.find((a) => a.definition.version === version)?.definition ?? this.current(name)?.definition;
+  }
+
+  /** The scripted model's turns for a job of `name` at `version` (see {@link forJob}), or null. */
+  async scriptFor(name: string, version: string): Promise<ModelScript | null> {
+    const inst = this.installed.get(name);
+    const a = inst?.find((x) => x.definition.version === version) ?? inst?.at(-1);
+    if (a) return a.script;
+    const file = this.agents.get(name)?.scriptFile;
+    return file ? loadModelScript(file) : null;
+  }
+
   /**
    * Loads every agent under `dirs`.
    * @throws Error naming the file and the field when an agent file is bad (YAML syntax,
@@ -87,12 +155,13 @@ export class AgentRegistry {
 
   /** Every loaded agent definition, sorted by name. */
   list(): AgentDefinition[] {
-    return [...this.agents.values()].map((a) => a.definition).sort((a, b) => a.name.localeCompare(b.name));
+    const names = new Set([...this.agents.keys(), ...this.installed.keys()]);
+    return [...names].map((n) => this.current(n)!.definition).sort((a, b) => a.name.localeCompare(b.name));
   }
 
   /** The agent named `name`, or undefined. */
   get(name: string): AgentDefinition | undefined {
-    return this.agents.get(name)?.definition;
+    return this.current(name)?.definition;
   }
 
   /**
@@ -100,19 +169,24 @@ export class AgentRegistry {
    * @throws Error when the agent is unknown.
    */
   validateInput(name: string, input: unknown): InputProblem[] {
-    const a = this.agents.get(name);
+    const a = this.current(name);
     if (!a) throw new Error(`unknown agent ${JSON.stringify(name)}`);
     if (a.validate(input)) return [];
     return (a.validate.errors ?? []).map(toProblem);
   }
 
-  /** `<agent dir>/script.yaml` when the agent has one (the scripted model's turns), else null. */
+  /** `<agent dir>/script.yaml` when the folder agent has one (the scripted model's turns), else null. Installed agents: {@link scriptFor}. */
   scriptFileFor(name: string): string | null {
     return this.agents.get(name)?.scriptFile ?? null;
   }
 }
 
-async function loadAgent(folder: string, file: string): Promise<LoadedAgent> {
+/**
+ * Reads and checks one agent folder (`file` = its agent.yaml). With `resolveCommand` (default
+ * true) `./x` arguments of a command become absolute paths inside `folder`.
+ * @throws Error `<file>: <field>: <problem>` for a bad file, prompt or inputSchema.
+ */
+export async function loadAgent(folder: string, file: string, opts: { resolveCommand?: boolean } = {}): Promise<LoadedAgent> {
   let raw: unknown;
   try {
     raw = parseYaml(await readFile(file, 'utf8'));
@@ -123,9 +197,14 @@ async function loadAgent(folder: string, file: string): Promise<LoadedAgent> {
   if (!parsed.success) throw new Error(`${file}: ${describeIssues(parsed.error.issues)}`);
   const def = parsed.data;
   if (def.harness === 'command' && !def.command) throw new Error(`${file}: command: required when harness is "command"`);
+  // `role: R` asks for runners labelled role=R (issue 5): folded into the runner labels every job selector starts from.
+  if (def.role !== undefined) {
+    if (def.runnerLabels.role !== undefined && def.runnerLabels.role !== def.role) throw new Error(`${file}: role: ${def.role} contradicts runnerLabels.role=${def.runnerLabels.role}`);
+    def.runnerLabels = { ...def.runnerLabels, role: def.role };
+  }
   // `./x` and `../x` in a command are files of the agent folder: made absolute here (the runner
   // must see the same path: a local runner, or the agent folder at the same place on the runner).
-  if (def.command) def.command = def.command.map((a) => (a.startsWith('./') || a.startsWith('../') ? resolve(folder, a) : a));
+  if (def.command && opts.resolveCommand !== false) def.command = def.command.map((a) => (a.startsWith('./') || a.startsWith('../') ? resolve(folder, a) : a));
   const promptFile = resolve(folder, def.prompt);
   let promptText: string;
   try {

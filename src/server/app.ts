@@ -13,17 +13,24 @@ import { mountJobEvents } from './routes/jobs-events.js';
 import { mountListRunners } from './routes/runners-list.js';
 import { mountGetRunner } from './routes/runners-get.js';
 import { mountRunnerHolds } from './routes/runners-hold.js';
+import { mountRunnerCapacity } from './routes/runners-capacity.js';
 import { mountRevokeRunner } from './routes/runners-revoke.js';
 import { mountStartJob } from './routes/jobs-start.js';
 import { mountCreateRunnerToken } from './routes/runner-tokens.js';
 import { mountRegisterRunner } from './routes/runners-register.js';
 import { mountListAgents } from './routes/agents-list.js';
+import { mountAgentsInstall } from './routes/agents-install.js';
 import { mountHealth } from './routes/health.js';
 import { mountOpenApi } from './routes/openapi.js';
 import { mountSession } from './routes/session.js';
 import { mountUsers } from './routes/users.js';
 import { mountApiTokens } from './routes/api-tokens.js';
+import { mountTasks } from './tasks/routes.js';
+import { mountReceivers } from './hooks/receivers-api.js';
+import { mountHooks } from './hooks/receive.js';
 import { mountWeb } from './web.js';
+import { jobTokenAuth } from './job-auth.js';
+import { mountJobTree } from './routes/jobs-tree.js';
 
 /** Largest request body the API reads, bytes (1 MiB): job inputs are small JSON documents. */
 export const MAX_API_BODY_BYTES = 1024 * 1024;
@@ -43,6 +50,7 @@ export function createApp(ctx: ServerContext): Hono<AppEnv> {
       onError: (c) => apiError(c, 413, 'payload_too_large', `request body is larger than ${MAX_API_BODY_BYTES} bytes`),
     }),
   );
+  app.use('/api/*', jobTokenAuth(ctx));
   app.use('/api/*', requireApiToken(ctx.store, ctx.now));
   mountHealth(app, ctx);
   mountOpenApi(app);
@@ -51,19 +59,26 @@ export function createApp(ctx: ServerContext): Hono<AppEnv> {
   mountGetJob(app, ctx);
   mountCancelJob(app, ctx);
   mountJobBudget(app, ctx);
+  mountJobTree(app, ctx);
   mountCosts(app, ctx);
   mountJobEvents(app, ctx);
   mountListRunners(app, ctx);
   mountGetRunner(app, ctx);
   mountRunnerHolds(app, ctx);
+  mountRunnerCapacity(app, ctx);
   mountRevokeRunner(app, ctx);
   mountStartJob(app, ctx);
   mountCreateRunnerToken(app, ctx);
   mountRegisterRunner(app, ctx);
   mountListAgents(app, ctx);
+  mountAgentsInstall(app, ctx);
   mountSession(app, ctx);
   mountUsers(app, ctx);
   mountApiTokens(app, ctx);
+  mountTasks(app, ctx);
+  mountReceivers(app, ctx);
+  // Webhooks carry their own auth (signature or bearer token): outside the /api token check.
+  mountHooks(app, ctx);
   // Last: the dashboard answers every other GET with its index.html.
   mountWeb(app);
   app.notFound((c) => apiError(c, 404, 'not_found', `no route ${c.req.method} ${c.req.path}`));

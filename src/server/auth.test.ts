@@ -113,7 +113,7 @@ describe('POST /api/runners/register', () => {
   });
   afterAll(() => t.close());
 
-  it('is single use, overlays the runner labels on the token labels, and issues a working credential', async () => {
+  it('is single use, binds the token labels (the runner may only add keys), and issues a working credential', async () => {
     const token = await t.regToken({ os: 'linux', pool: 'a' });
     const body = { token, name: 'box-1', labels: { pool: 'b', gpu: 'none' }, capacity: 2 };
     const first = await t.api('/api/runners/register', { token: null, json: body });
@@ -121,7 +121,7 @@ describe('POST /api/runners/register', () => {
     const { runnerId, credential } = (await first.json()) as { runnerId: number; credential: string };
     expect(credential).toMatch(/^flc_/);
     const row = await t.store.findRunnerByCredentialHash(hashToken(credential));
-    expect(row).toMatchObject({ id: runnerId, name: 'box-1', capacity: 2, labels: { os: 'linux', pool: 'b', gpu: 'none' } });
+    expect(row).toMatchObject({ id: runnerId, name: 'box-1', capacity: 2, labels: { os: 'linux', pool: 'a', gpu: 'none' } });
 
     const again = await t.api('/api/runners/register', { token: null, json: body });
     expect(again.status).toBe(401);

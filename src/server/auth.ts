@@ -2,7 +2,7 @@ import { mkdir, readFile, writeFile, chmod } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { MiddlewareHandler } from 'hono';
 import type { Labels, Principal } from '../protocol/index.js';
-import type { ApiTokenRow, Store } from '../store/types.js';
+import type { ApiTokenRow, JobRow, Store } from '../store/types.js';
 import { hashToken, newToken } from '../core/tokens.js';
 import { apiError } from './http-util.js';
 import { CSRF_HEADER, sessionFromCookieHeader } from './sessions.js';
@@ -11,7 +11,7 @@ import { CSRF_HEADER, sessionFromCookieHeader } from './sessions.js';
  * Hono environment of the API app: who is calling is in `c.var.principal` (an API token or a
  * signed-in user); `c.var.apiToken` is set too when the caller used an API token.
  */
-export type AppEnv = { Variables: { apiToken: ApiTokenRow; principal: Principal } };
+export type AppEnv = { Variables: { apiToken: ApiTokenRow; principal: Principal; jobCaller?: JobRow } };
 
 /** Routes under /api/ that authenticate otherwise (registration token, runner credential, sign-in). */
 const PUBLIC_API_PATHS = new Set(['/api/runners/register', '/api/runners/connect', '/api/session']);
@@ -84,9 +84,12 @@ export function bearerToken(header: string | undefined | null): string | null {
 /**
  * Middleware for /api/*: every route except registration and the runner socket needs a valid
  * API token as `Authorization: Bearer`; otherwise 401 `unauthorized`. Sets `c.var.apiToken`.
+ * A request already authenticated by a job token (`c.var.jobCaller`, server/job-auth.ts) passes.
  */
 export function requireApiToken(store: Store, now: () => number = Date.now): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
+    // A running job authenticated by its job token (job-auth.ts, issue 6).
+    if (c.get('jobCaller')) return next();
     if (PUBLIC_API_PATHS.has(c.req.path) && !(c.req.path === '/api/session' && c.req.method !== 'POST')) {
       // Sign-in is public but still CSRF-checked (no login CSRF).
       if (c.req.path === '/api/session' && !csrfOk(c.req.header(CSRF_HEADER), c.req.header('sec-fetch-site'))) {

@@ -1,5 +1,7 @@
 import type { Store } from '../store/types.js';
+import type { TreeLimits } from '../protocol/index.js';
 import type { Logger } from '../core/log.js';
+import type { TaskEngine } from './tasks/engine.js';
 import type { AgentRegistry } from './agents.js';
 import type { EventBus } from './event-bus.js';
 import type { RunnerHub } from './hub.js';
@@ -16,6 +18,10 @@ export interface ServerContext {
   now: () => number;
   /** Runner silence after which it counts as offline (runner status in the API). */
   heartbeatTimeoutMs: number;
+  /** Tasks and their wakes (issue 7); set by startServer. */
+  tasks?: TaskEngine;
+  /** Depth and job-count limits per job tree (issue 6); default core/job-tree.ts treeLimitsFromEnv(process.env). */
+  treeLimits?: TreeLimits;
   /** A newly registered runner is held (`provisioning`) this long, ms; 0 = not held. */
   newRunnerHoldMs?: number;
   sse: {

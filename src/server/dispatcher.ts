@@ -1,5 +1,6 @@
 import type { AgentDefinition, JobAssignment } from '../protocol/index.js';
-import type { JobRow, Store } from '../store/types.js';
+import type { ActiveAssignment, JobRow, Store } from '../store/types.js';
+import { slotsUsed, whyNotFits, workspaceKey, type HeldSlot, type RunnerLimits } from '../core/capacity.js';
 import type { Logger } from '../core/log.js';
 import { hashToken, newToken } from '../core/tokens.js';
 import { selectorMatches } from '../core/labels.js';
@@ -9,6 +10,7 @@ import type { RunnerConnection, RunnerHub } from './hub.js';
 import { recordStatus } from './status-events.js';
 import { formatLabels } from './views.js';
 import { jobEffort } from './effort.js';
+import { groupTaskSlots, takeTaskSlot, withTaskSlots } from './tasks/slot-holds.js';
 
 /** Most queued jobs read per dispatch pass (a full read with runners still free schedules another pass). */
 const DISPATCH_BATCH = 1000;
@@ -98,56 +100,66 @@ export class Dispatcher {
     const { store, hub, now } = this.o;
     const conns = hub.connections();
     // Job-centric: read the queue in pages, match in memory, claim each chosen job by id.
-    // Queries per pass: 2 (holds, live assignments) + 1 per page + 1 per assignment — not
-    // one claim per free runner.
+    // Queries per pass: 1 (live assignments) + 1 per page + 1 (holds) + 1 per assignment —
+    // none but the first when no runner here has room.
     if (conns.length > 0) {
-      // Read only as much of the queue as the runners can plausibly take (labels may not
-      // match the first ones): 8 per slot, 32 to DISPATCH_BATCH.
-      const capacity = conns.reduce((n, c) => n + c.capacity, 0);
-      const limit = Math.min(DISPATCH_BATCH, Math.max(32, capacity * 8));
+      // Slots are read first (conservative: a job ending meanwhile frees its slot for the next
+      // pass), so a pass with every runner full reads no queue at all.
+      const byRunner = groupByRunner(await store.listActiveAssignments());
+      const kept = groupTaskSlots(await store.listTaskSlots(now())); // idle tasks' runner slots (issue 7)
+      const candidates = conns.map((c) => openRunner(c, byRunner.get(c.runnerId) ?? [])).filter((x) => !x.active.some((a) => a.holds === 'runner'));
+      const free = candidates.reduce((n, x) => n + Math.max(0, x.free), 0);
+      // Jobs holding nothing fit full runners too: look at the queue then as well.
+      const noneJobs = free === 0 && candidates.length > 0 && this.o.agents.list().some((a) => a.holds === 'none');
+      // Read only as much of the queue as the free slots can plausibly take (labels may not
+      // match the first ones): 8 per free slot, 32 to DISPATCH_BATCH.
+      const limit = Math.min(DISPATCH_BATCH, Math.max(32, free * 8));
       // Page through the queue (keyset, never the same page twice) while runners are free:
       // jobs no free runner matches must not hide the ones behind them. At most
       // MAX_SCAN jobs per pass; the periodic pass goes on from the head later.
       let after: { priority: number; id: number } | undefined;
-      let open: Array<{ c: RunnerConnection; free: number }> | null = null;
-      for (let scanned = 0; (open === null || open.length > 0) && scanned < MAX_SCAN && !this.stopped; ) {
+      let open: OpenRunner[] | null = free > 0 || noneJobs ? null : [];
+      // Paging goes on while some runner has a free slot (jobs holding nothing also fit a full
+      // runner, but only within pages read anyway).
+      for (let scanned = 0; (open === null || open.some((x) => x.free > 0)) && scanned < MAX_SCAN && !this.stopped; ) {
         const queue = await store.listQueuedForDispatch(limit, after);
         scanned += queue.length;
         if (open === null) {
-          // Holds and slots are read AFTER the first page: a hold set before a job was
-          // created is then always seen when that job is matched (a pass that started before
-          // the hold cannot hand the new job to the held runner).
-          const [held, active] = await Promise.all([store.listHeldRunnerIds(now()), store.listActiveAssignments()]);
-          const heldSet = new Set(held);
-          const used = new Map<number, number>();
-          for (const a of active) used.set(a.runnerId, (used.get(a.runnerId) ?? 0) + 1);
+          // Holds are read AFTER the first page: a hold set before a job was created is then
+          // always seen when that job is matched (a pass that started before the hold cannot
+          // hand the new job to the held runner).
+          const heldSet = new Set(await store.listHeldRunnerIds(now()));
           const t0 = now();
-          open = conns
-            .filter((c) => c.holdUntil <= t0 && !heldSet.has(c.runnerId))
-            .map((c) => ({ c, free: c.capacity - (used.get(c.runnerId) ?? 0) }))
-            .filter((x) => x.free > 0);
+          open = candidates.filter((x) => x.c.holdUntil <= t0 && !heldSet.has(x.c.runnerId));
         }
         for (const q of queue) {
           if (this.stopped || open.length === 0) break;
-          // The matching runner with the most free slots; ties: the one that waited longest in `open`.
+          const holds = this.o.agents.get(q.agent)?.holds ?? 'workspace';
+          const workspace = workspaceKey({ id: q.id, workspaceJobId: q.workspaceJobId });
+          // The matching runner where it fits with the most free slots; ties: the one that waited longest in `open`.
           let best = -1;
           for (let i = 0; i < open.length; i++) {
             const x = open[i]!;
             if (q.pinnedRunnerId !== null && q.pinnedRunnerId !== x.c.runnerId) continue;
             if (!selectorMatches(q.selector, x.c.labels)) continue;
+            if (whyNotFits(holds, workspace, withTaskSlots(x.active, kept.get(x.c.runnerId), workspace), limitsOf(x.c)) !== null) continue;
             if (best < 0 || x.free > open[best]!.free) best = i;
           }
           if (best < 0) continue;
           const pick = open[best]!;
           const token = newToken('flj');
-          const job = await store.claimJobById(q.id, { id: pick.c.runnerId, labels: pick.c.labels }, hashToken(token), now());
+          const job = await store.claimJobById(q.id, { id: pick.c.runnerId, labels: pick.c.labels }, hashToken(token), now(), holds);
           if (!job) continue; // taken meanwhile (another replica, jobs start, cancel)
           const sent = await this.deliver(pick.c, job, token, false);
           open.splice(best, 1);
           if (sent === 'unreachable') continue;
-          if (sent === 'sent') pick.free--;
-          // Back of the line, so equal runners take turns.
-          if (pick.free > 0) open.push(pick);
+          if (sent === 'sent') {
+            pick.active.push({ holds, workspace });
+            takeTaskSlot(kept.get(pick.c.runnerId), workspace);
+            pick.free = pick.c.capacity - slotsUsed(pick.active, limitsOf(pick.c));
+          }
+          // Back of the line, so equal runners take turns (a whole-runner job takes it out).
+          if (holds !== 'runner' || sent !== 'sent') open.push(pick);
         }
         if (queue.length < limit) break;
         const last = queue[queue.length - 1]!;
@@ -169,7 +181,13 @@ export class Dispatcher {
   private async deliver(conn: RunnerConnection, job: JobRow, token: string, force: boolean): Promise<'sent' | 'unreachable' | 'failed'> {
     const { store, now } = this.o;
     this.noted.delete(job.id);
-    const agent = this.o.agents.get(job.agent);
+    // The version the job was created with (issue 6: installed agents keep their versions);
+    // one installed through another replica a moment ago may need a re-read of the store.
+    let agent = this.o.agents.forJob(job.agent, job.agentVersion);
+    if (!agent || agent.version !== job.agentVersion) {
+      await this.o.agents.refresh();
+      agent = this.o.agents.forJob(job.agent, job.agentVersion);
+    }
     if (!agent) {
       const t = now();
       const error = `agent ${job.agent} is not loaded on this server`;
@@ -191,6 +209,7 @@ export class Dispatcher {
       workspaceJobId: job.workspaceJobId ?? null,
       ...effortOf(job.effortTier, agent, this.o.log),
       ...(force ? { force: true } : {}),
+      capacity: conn.capacity,
     };
     if (!(await conn.send({ type: 'job.assign', assignment }))) {
       const t = now();
@@ -223,25 +242,33 @@ export class Dispatcher {
     }
     const [held, active] = await Promise.all([store.listHeldRunnerIds(now()), store.listActiveAssignments()]);
     const heldSet = new Set(held);
-    const used = new Map<number, number>();
-    for (const a of active) used.set(a.runnerId, (used.get(a.runnerId) ?? 0) + 1);
+    const byRunner = groupByRunner(active);
+    const holds = this.o.agents.get(job.agent)?.holds ?? 'workspace';
+    const workspace = workspaceKey(job);
     const candidates = conns
       .filter((c) => o.force || !heldSet.has(c.runnerId))
-      .map((c) => ({ c, free: c.capacity - (used.get(c.runnerId) ?? 0) }))
-      .filter((x) => o.force || x.free > 0)
+      .map((c) => ({ ...openRunner(c, byRunner.get(c.runnerId) ?? []), c }))
+      .map((x) => ({ ...x, why: whyNotFits(holds, workspace, x.active, limitsOf(x.c)) }))
+      .filter((x) => o.force || x.why === null)
       .sort((a, b) => b.free - a.free || a.c.runnerId - b.c.runnerId);
     const pick = candidates[0];
     if (!pick) {
-      const slots = conns.map((c) => `${c.name} ${used.get(c.runnerId) ?? 0}/${c.capacity}${heldSet.has(c.runnerId) ? ' on hold' : ''}`).join(', ');
+      const slots = conns
+        .map((c) => {
+          const mine = byRunner.get(c.runnerId) ?? [];
+          const why = whyNotFits(holds, workspace, mine, limitsOf(c));
+          return `${c.name} ${slotsUsed(mine, limitsOf(c))}/${c.capacity}${heldSet.has(c.runnerId) ? ' on hold' : ''}${why ? `: ${why}` : ''}`;
+        })
+        .join(', ');
       const allHeld = conns.every((c) => heldSet.has(c.runnerId));
       return allHeld
         ? { ok: false, code: 'on_hold', message: `every matching runner is on hold (${slots}); use --force to place it anyway` }
         : { ok: false, code: 'over_capacity', message: `placing it now would go past capacity (${slots}); use --force to place it anyway` };
     }
     const token = newToken('flj');
-    const claimed = await store.claimJobById(jobId, { id: pick.c.runnerId, labels: pick.c.labels }, hashToken(token), now());
+    const claimed = await store.claimJobById(jobId, { id: pick.c.runnerId, labels: pick.c.labels }, hashToken(token), now(), holds);
     if (!claimed) return { ok: false, code: 'not_queued', message: `job ${jobId} was taken meanwhile` };
-    const sent = await this.deliver(pick.c, claimed, token, o.force && (pick.free <= 0 || heldSet.has(pick.c.runnerId)));
+    const sent = await this.deliver(pick.c, claimed, token, o.force && (pick.why !== null || heldSet.has(pick.c.runnerId)));
     if (sent !== 'sent') return { ok: false, code: 'no_runner', message: `could not hand job ${jobId} to runner ${pick.c.name}` };
     return { ok: true, job: claimed, runnerId: pick.c.runnerId, runnerName: pick.c.name };
   }
@@ -262,6 +289,32 @@ export class Dispatcher {
       await recordStatus(store, this.o.bus, job.id, 'queued', message, now());
     }
   }
+}
+
+/** A runner a dispatch pass may still give jobs to: its active jobs and free parallel-job slots. */
+interface OpenRunner {
+  c: RunnerConnection;
+  active: HeldSlot[];
+  free: number;
+}
+
+function limitsOf(c: RunnerConnection): RunnerLimits {
+  return { capacity: c.capacity, browserSlots: c.browserSlots };
+}
+
+function openRunner(c: RunnerConnection, active: HeldSlot[]): OpenRunner {
+  return { c, active: [...active], free: c.capacity - slotsUsed(active, limitsOf(c)) };
+}
+
+/** Active assignments grouped by runner, as capacity slots. */
+function groupByRunner(active: readonly ActiveAssignment[]): Map<number, HeldSlot[]> {
+  const m = new Map<number, HeldSlot[]>();
+  for (const a of active) {
+    const list = m.get(a.runnerId) ?? [];
+    list.push({ holds: a.holds, workspace: a.workspace });
+    m.set(a.runnerId, list);
+  }
+  return m;
 }
 
 /** The assignment's `effort` (run tier > agent tier > account default); a tier that no longer exists is logged and ignored. */

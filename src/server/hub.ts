@@ -15,7 +15,10 @@ import { hashToken } from '../core/tokens.js';
 import { isTerminal } from '../core/job-state.js';
 import type { EventBus } from './event-bus.js';
 import { bearerToken } from './auth.js';
+import { withChildResults } from './tree-result.js';
 import { recordStatus } from './status-events.js';
+import { activityFrame } from './model-activity.js';
+import { bindLabels } from '../core/runner-labels.js';
 
 /** One runner's live WebSocket on this server, as the dispatcher sees it. */
 export interface RunnerConnection {
@@ -24,6 +27,8 @@ export interface RunnerConnection {
   /** Labels and capacity as of the runner's `hello`. */
   readonly labels: Labels;
   readonly capacity: number;
+  /** Browser slots in effect (owner setting, else the runner's offer), ≤ capacity. */
+  readonly browserSlots: number;
   /** True once `hello` was handled (the runner may get jobs). */
   readonly ready: boolean;
   /** No dispatch to this runner before this time (epoch ms); set after a rejection. */
@@ -69,6 +74,7 @@ const CLOSE_REPLACED = CLOSE_CODES.replaced;
 class Connection implements RunnerConnection {
   labels: Labels = {};
   capacity = 1;
+  browserSlots = 1;
   ready = false;
   holdUntil = 0;
   /** Set once the connection is being closed for bad input: later frames are ignored. */
@@ -102,7 +108,8 @@ class Connection implements RunnerConnection {
  * The runner hub: accepts runner WebSockets at `/api/runners/connect` (runner credential as
  * `Authorization: Bearer flc_...`, else 401 before the upgrade), validates every frame with
  * {@link RunnerToServer}, and turns frames into store changes: `hello`/`heartbeat` touch the
- * runner and reconcile its running jobs, `job.events` are stored (fenced by attempt) and
+ * runner and reconcile its running jobs (a heartbeat is answered with `job.activity`, the
+ * jobs' model calls for the idle limit: model-activity.ts), `job.events` are stored (fenced by attempt) and
  * acknowledged, `harness.started` / `job.finished` move the job, `job.rejected` requeues it.
  * Frames of one connection are handled strictly in order. Bad input (a frame that is not
  * JSON or fails the schema, a frame before `hello` or a second `hello`, events for a job that
@@ -129,6 +136,15 @@ export class RunnerHub {
     if (!c) return false;
     c.ws.close(code, reason.slice(0, 120));
     return true;
+  }
+
+  /** Applies an owner capacity setting to runner `runnerId`'s live connection here (no-op when not connected here). */
+  setLimits(runnerId: number, limits: { capacity: number; browserSlots: number }): void {
+    const c = this.conns.get(runnerId);
+    if (!c) return;
+    c.capacity = limits.capacity;
+    c.browserSlots = Math.min(limits.browserSlots, limits.capacity);
+    this.o.onWork();
   }
 
   /** Ready connections (hello received) on this server. */
@@ -241,7 +257,13 @@ export class RunnerHub {
         return this.onHello(conn, msg);
       case 'heartbeat':
         if (!(await this.o.store.touchRunner(conn.runnerId, this.o.now()))) return this.revoked(conn);
-        return this.reconcile(conn, msg.running);
+        await this.reconcile(conn, msg.running);
+        {
+          // The idle limit counts model calls: tell the runner about its jobs' calls (issue 4).
+          const frame = await activityFrame(this.o.store, msg.running, this.o.now());
+          if (frame) await conn.send(frame);
+        }
+        return;
       case 'job.accepted':
         await this.checkCurrent(conn, msg.jobId, msg.attempt);
         return;
@@ -255,11 +277,14 @@ export class RunnerHub {
   private async onHello(conn: Connection, msg: Extract<RunnerToServer, { type: 'hello' }>): Promise<void> {
     const store = this.o.store;
     const row = await store.getRunner(conn.runnerId);
-    // Labels from the registration token stay; the runner's own labels overlay them.
-    const labels = { ...(row?.labels ?? {}), ...msg.labels };
-    if (!(await store.touchRunner(conn.runnerId, this.o.now(), { labels, capacity: msg.capacity, version: msg.version, name: msg.name }))) return this.revoked(conn);
+    // Labels from the registration token are binding: the runner's own may only add keys.
+    const { labels, refused } = bindLabels(row?.boundLabels ?? {}, msg.labels);
+    if (refused.length) this.o.log.warn('runner labels ignored: bound by its registration token', { runnerId: conn.runnerId, keys: refused });
+    const browserSlots = msg.browserSlots ?? 1;
+    if (!(await store.touchRunner(conn.runnerId, this.o.now(), { labels, capacity: msg.capacity, browserSlots, version: msg.version, name: msg.name }))) return this.revoked(conn);
     conn.labels = labels;
-    conn.capacity = msg.capacity;
+    conn.capacity = row?.ownerCapacity ?? msg.capacity;
+    conn.browserSlots = Math.min(row?.ownerBrowserSlots ?? browserSlots, conn.capacity);
     conn.name = msg.name;
     await conn.send({ type: 'welcome', runnerId: conn.runnerId, heartbeatIntervalMs: this.o.heartbeatIntervalMs, serverTime: new Date(this.o.now()).toISOString() });
     await this.reconcile(conn, msg.running);
@@ -367,8 +392,12 @@ export class RunnerHub {
     if (res.stored.length) bus.publish(jobId, res.stored);
     // Transitions follow the uploaded events (not only newly stored ones) so a resend after a
     // crash between storing and transitioning still moves the job; transitions are conditional.
+    // A frame that starts and finishes the attempt moves the job once (fewer writes per short job).
+    const startedEv = events.find((e) => e.type === 'harness.started');
+    const endsHere = events.some((e) => e.type === 'job.finished');
     for (const ev of events) {
       if (ev.type === 'harness.started') {
+        if (endsHere) continue;
         const moved = await store.transitionJob(jobId, attempt, ['assigned'], 'running', this.o.now(), {
           startedAt: this.o.now(),
           ...(ev.data.sessionId ? { sessionId: ev.data.sessionId } : {}),
@@ -379,8 +408,9 @@ export class RunnerHub {
         const moved = await store.transitionJob(jobId, attempt, ['assigned', 'running', 'cancelling'], d.status, this.o.now(), {
           endReason: d.reason ?? (d.status === 'succeeded' ? null : d.status === 'cancelled' ? 'cancelled' : 'error'),
           error: d.error ?? null,
-          result: d.result ?? null,
-          ...(d.sessionId ? { sessionId: d.sessionId } : {}),
+          result: await withChildResults(store, job, d.result ?? null), // + its children's results (issue 6)
+          ...(d.sessionId ? { sessionId: d.sessionId } : startedEv?.type === 'harness.started' && startedEv.data.sessionId ? { sessionId: startedEv.data.sessionId } : {}),
+          ...(startedEv && job.startedAt === null ? { startedAt: this.o.now() } : {}),
         });
         if (moved) {
           bus.publish(jobId);

@@ -22,8 +22,29 @@ describe('GET /openapi.json', () => {
         'GET /api/jobs/{id}',
         'POST /api/jobs/{id}/cancel',
         'GET /api/jobs/{id}/budget',
+        'GET /api/jobs/{id}/tree',
         'POST /api/jobs/{id}/budget',
         'GET /api/costs',
+        'GET /api/tasks',
+        'POST /api/tasks',
+        'GET /api/tasks/{id}',
+        'POST /api/tasks/{id}/send',
+        'POST /api/tasks/{id}/suspend',
+        'POST /api/tasks/{id}/resume',
+        'POST /api/tasks/{id}/stop',
+        'POST /api/tasks/{id}/complete',
+        'GET /api/receivers',
+        'POST /api/receivers',
+        'GET /api/receivers/{id}',
+        'DELETE /api/receivers/{id}',
+        'POST /hooks/github/{receiver}',
+        'POST /hooks/gitea/{receiver}',
+        'POST /hooks/generic/{receiver}',
+        'GET /api/gateway/routes',
+        'PUT /api/gateway/routes',
+        'DELETE /api/gateway/routes',
+        'PUT /api/gateway/prices',
+        'DELETE /api/gateway/prices',
         'GET /api/jobs/{id}/events',
         'GET /api/runners',
         'GET /api/runners/{id}',
@@ -35,6 +56,8 @@ describe('GET /openapi.json', () => {
         'POST /api/runners/register',
         'GET /api/runners/connect',
         'GET /api/agents',
+        'GET /api/agents/versions',
+        'POST /api/agents/install',
         'POST /api/session',
         'GET /api/session',
         'POST /api/session/logout',
@@ -45,6 +68,7 @@ describe('GET /openapi.json', () => {
         'DELETE /api/tokens/{id}',
         'GET /healthz',
         'GET /openapi.json',
+        'PATCH /api/runners/{id}',
         'POST /v1/messages',
       ].sort(),
     );
@@ -54,7 +78,7 @@ describe('GET /openapi.json', () => {
     // Schemas come from the protocol zod schemas: input shapes leave defaulted fields optional.
     const req = doc.components.schemas.CreateJobRequest!;
     expect(req.required).toEqual(['agent']);
-    expect(Object.keys(req.properties as object).sort()).toEqual(['agent', 'budgetUsd', 'effort', 'input', 'labels', 'priority', 'resumeJobId']);
+    expect(Object.keys(req.properties as object).sort()).toEqual(['agent', 'budgetUsd', 'effort', 'input', 'labels', 'priority', 'resumeJobId', 'role']);
     const job = doc.components.schemas.Job!;
     expect((job.required as string[]).includes('status')).toBe(true);
     // Every $ref resolves.

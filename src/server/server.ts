@@ -1,11 +1,13 @@
 import type { AddressInfo } from 'node:net';
-import type { Server as HttpServer } from 'node:http';
-import { createAdaptorServer } from '@hono/node-server';
+import type { TreeLimits } from '../protocol/index.js';
+import { createServer } from 'node:http';
+import { getRequestListener } from '@hono/node-server';
 import type { Store } from '../store/types.js';
 import { silentLogger, type Logger } from '../core/log.js';
 import type { GatewayConfig } from '../gateway/config.js';
 import { createGateway } from '../gateway/gateway.js';
-import { loadModelScript } from '../gateway/script.js';
+import { ModelDirectory } from '../gateway/model-directory.js';
+import { mountGatewayRoutes } from './routes/gateway-routes.js';
 import { AgentRegistry } from './agents.js';
 import { ensureAdminToken } from './auth.js';
 import { createApp } from './app.js';
@@ -15,6 +17,7 @@ import { EventBus } from './event-bus.js';
 import { RunnerHub } from './hub.js';
 import { Sweeper } from './sweeper.js';
 import { budgetPauser } from './budget-pause.js';
+import { TaskEngine } from './tasks/engine.js';
 
 /** Options of {@link startServer}. Durations in milliseconds. */
 export interface ServerOptions {
@@ -38,10 +41,14 @@ export interface ServerOptions {
   dispatchIntervalMs?: number;
   /** Hold newly registered runners (status `provisioning`) this long while they finish setup; default 0 (off). */
   newRunnerHoldMs?: number;
+  /** Depth and job-count limits per job tree (issue 6); default FLOTILLA_TREE_MAX_DEPTH / FLOTILLA_TREE_MAX_JOBS or 3 / 50. */
+  treeLimits?: TreeLimits;
   /** Largest frame a runner may send, bytes (bigger closes its connection); default 16 MiB. */
   maxRunnerFrameBytes?: number;
   /** Runner upgrades authenticating at once above which new ones get 503 + Retry-After; default 64. */
   maxPendingRunnerConnects?: number;
+  /** Task pass period (ends finished turns, fires trailing wakes); default 1000. */
+  taskPollMs?: number;
   log?: Logger;
   /** Clock (epoch ms); default Date.now. For tests. */
   now?: () => number;
@@ -80,6 +87,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const { store } = opts;
 
   const agents = await AgentRegistry.load(opts.agentsDirs, log);
+  // Installed agents (issue 6) live in the store: read now, and re-read every 2 s so an
+  // install through another replica reaches this one within 2 s (as model routes do).
+  await agents.useStore(store, log.child({ part: 'agents' }));
+  const agentsTimer = setInterval(() => void agents.refresh().catch((err: Error) => log.warn('agents refresh failed', { error: err.message })), 2000);
+  agentsTimer.unref();
   const adminToken = await ensureAdminToken(store, opts.dataDir, now());
   const bus = new EventBus();
   // The hub and the dispatcher refer to each other; `kick` is bound once both exist.
@@ -112,22 +124,33 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     now,
     heartbeatTimeoutMs,
     newRunnerHoldMs: opts.newRunnerHoldMs ?? 0,
+    ...(opts.treeLimits ? { treeLimits: opts.treeLimits } : {}),
     sse: { heartbeatMs: 15000, pollMs: 1000, open: new Set() },
   };
+  const tasks = new TaskEngine(ctx, opts.taskPollMs ?? 1000);
+  ctx.tasks = tasks;
   const app = createApp(ctx);
+  // Model routes and prices: configuration overlaid with the API's (issue 3); the API below
+  // invalidates this process's copy after a change.
+  const directory = new ModelDirectory(store, opts.gateway.modelProviders, opts.gateway.prices);
+  mountGatewayRoutes(app, ctx, { config: opts.gateway, directory });
   const gateway = createGateway({
     store,
     config: opts.gateway,
+    directory,
     log: log.child({ part: 'gateway' }),
     scriptFor: async (job) => {
-      const file = agents.scriptFileFor(job.agent);
-      return file ? loadModelScript(file) : null;
+      return agents.scriptFor(job.agent, job.agentVersion);
     },
     onBudgetExhausted: budgetPauser({ store, agents, bus, log: log.child({ part: 'gateway' }), now }),
   });
-  app.route('/', gateway);
-
-  const server = createAdaptorServer({ fetch: app.fetch }) as HttpServer;
+  // The gateway's /v1/* calls go to its plain node:http handler, past Hono and web streams
+  // (issue 3 speed goals); everything else to the Hono app.
+  const honoListener = getRequestListener(app.fetch);
+  const server = createServer((req, res) => {
+    if (req.url?.startsWith('/v1/')) gateway.node(req, res);
+    else void honoListener(req, res);
+  });
   server.on('upgrade', (req, socket, head) => {
     const path = (req.url ?? '').split('?')[0];
     if (path === '/api/runners/connect') return hub.handleUpgrade(req, socket, head);
@@ -145,11 +168,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   dispatcher.start();
   sweeper.start();
+  tasks.start();
   log.info('server listening', { url, agents: agents.list().map((a) => a.name).join(',') });
 
   let closing: Promise<void> | null = null;
   const close = () =>
     (closing ??= (async () => {
+      clearInterval(agentsTimer);
+      await tasks.stop();
       await sweeper.stop();
       await dispatcher.stop();
       for (const end of [...ctx.sse.open]) end();

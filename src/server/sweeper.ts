@@ -2,6 +2,7 @@ import type { JobRow, Store } from '../store/types.js';
 import type { Logger } from '../core/log.js';
 import type { EventBus } from './event-bus.js';
 import { reportEndedJobs } from './status-events.js';
+import { releaseExpiredReservations } from '../gateway/reservation-sweep.js';
 
 /** What the sweeper needs. Times in ms. */
 export interface SweeperOptions {
@@ -58,6 +59,8 @@ export class Sweeper {
   async sweepOnce(): Promise<JobRow[]> {
     const { store, now, timeoutMs } = this.o;
     const t = now();
+    // Budget reservations of calls whose gateway died mid-call (issue 3); no start-up grace.
+    await releaseExpiredReservations(store, t, this.o.log);
     if (t - this.o.startedAt < timeoutMs) return [];
     const lost = await store.sweepStaleRunners(t - timeoutMs, t);
     const names = new Map<number, { name: string; last: number | null }>();

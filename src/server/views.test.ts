@@ -4,7 +4,7 @@ import { Job, Runner } from '../protocol/index.js';
 import { jobView, runnerStatus, runnerView } from './views.js';
 
 const T = 1_800_000_000_000; // 2027-01-15T08:00:00.000Z
-const runner: RunnerRow = { id: 1, name: 'r', labels: { os: 'linux' }, capacity: 2, version: '1', connected: true, offline: false, lastHeartbeatAt: T, createdAt: T - 1000, hold: null, revokedAt: null };
+const runner: RunnerRow = { id: 1, name: 'r', labels: { os: 'linux' }, capacity: 2, version: '1', connected: true, offline: false, lastHeartbeatAt: T, createdAt: T - 1000, hold: null, revokedAt: null, boundLabels: {}, browserSlots: 1, ownerCapacity: null, ownerBrowserSlots: null };
 
 describe('views', () => {
   it('converts job rows to the protocol Job with ISO times', () => {

@@ -64,6 +64,8 @@ export function runnerView(row: RunnerRow, runningJobs: number[], now: number, t
     createdAt: iso(row.createdAt),
     hold: row.hold && row.hold.until > now ? { until: iso(row.hold.until), reason: row.hold.reason, kind: row.hold.kind } : null,
     revokedAt: isoOrNull(row.revokedAt),
+    browserSlots: row.browserSlots,
+    boundLabels: row.boundLabels,
   };
 }
 

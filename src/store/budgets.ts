@@ -2,7 +2,8 @@ import { sql } from 'kysely';
 import { num } from './codec.js';
 import { assertInt, type StoreCtx } from './ctx.js';
 import { toJobRow } from './codec.js';
-import type { JobRow, TreeBudget } from './types.js';
+import { modelCallValues } from './model-calls.js';
+import type { BudgetReservationResult, JobRow, NewModelCall, TreeBudget } from './types.js';
 
 /**
  * Budgets per job tree (issue 3). One `tree_budgets` row per root job, created lazily from the
@@ -58,26 +59,43 @@ export async function getTreeBudget(c: StoreCtx, rootId: number, now: number): P
   return toBudget(row);
 }
 
+/** How long a reservation is held at most when the caller does not say: 30 min, longer than any upstream call the gateway waits for. */
+export const DEFAULT_RESERVATION_TTL_MS = 30 * 60_000;
+
 /**
- * Reserves `worstMicros` against the tree: one `UPDATE tree_budgets SET reserved = reserved + w
- * WHERE root_id = ? AND spent + reserved + w <= limit RETURNING ...`.
- * @returns `{ ok: true, budget }` (after the reservation) or `{ ok: false, budget }` (unchanged,
- *   the call does not fit); null when `rootId` is not a root job.
- * @throws Error when worstMicros is not an integer >= 0.
+ * Reserves `worstMicros` against the tree, in ONE transaction (on PostgreSQL one statement,
+ * see reservePg): the conditional `UPDATE
+ * tree_budgets SET reserved = reserved + w WHERE root_id = ? AND spent + reserved + w <= limit
+ * RETURNING ...` (the check and the reservation in one statement, see the top of this file),
+ * then the `budget_reservations` row (id, micros, expires_at = now + ttlMs) that lets the
+ * sweeper give the micros back if this gateway process dies before settling.
+ * @returns `{ ok: true, budget, reservationId }` (after the reservation) or `{ ok: false,
+ *   budget }` (unchanged, the call does not fit); null when `rootId` is not a root job.
+ * @throws Error when worstMicros/now/ttlMs are not integers >= 0 (ttlMs >= 1).
  */
-export async function reserveBudget(c: StoreCtx, rootId: number, worstMicros: number, now: number): Promise<{ ok: boolean; budget: TreeBudget } | null> {
+export async function reserveBudget(c: StoreCtx, rootId: number, worstMicros: number, now: number, ttlMs: number = DEFAULT_RESERVATION_TTL_MS): Promise<BudgetReservationResult | null> {
   assertInt('rootId', rootId, 1);
   assertInt('worstMicros', worstMicros, 0);
   assertInt('now', now, 0);
+  assertInt('ttlMs', ttlMs, 1);
   for (let i = 0; i < 2; i++) {
-    const row = await c.db
-      .updateTable('tree_budgets')
-      .set({ reserved_micros: sql<number>`reserved_micros + ${worstMicros}`, updated_at: now })
-      .where('root_id', '=', rootId)
-      .where(sql<boolean>`spent_micros + reserved_micros + ${worstMicros} <= limit_micros`)
-      .returning(COLS)
-      .executeTakeFirst();
-    if (row) return { ok: true, budget: toBudget(row) };
+    const done = c.dialect === 'postgres' ? await reservePg(c, rootId, worstMicros, now, ttlMs) : await c.db.transaction().execute(async (trx) => {
+      const row = await trx
+        .updateTable('tree_budgets')
+        .set({ reserved_micros: sql<number>`reserved_micros + ${worstMicros}`, updated_at: now })
+        .where('root_id', '=', rootId)
+        .where(sql<boolean>`spent_micros + reserved_micros + ${worstMicros} <= limit_micros`)
+        .returning(COLS)
+        .executeTakeFirst();
+      if (!row) return null;
+      const res = await trx
+        .insertInto('budget_reservations')
+        .values({ root_id: rootId, micros: worstMicros, created_at: now, expires_at: now + ttlMs })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return { ok: true as const, budget: toBudget(row), reservationId: num(res.id) };
+    });
+    if (done) return done;
     const cur = await c.db.selectFrom('tree_budgets').select(COLS).where('root_id', '=', rootId).executeTakeFirst();
     if (cur) return { ok: false, budget: toBudget(cur) };
     if (!(await ensureRow(c, rootId, now))) return null;
@@ -86,23 +104,109 @@ export async function reserveBudget(c: StoreCtx, rootId: number, worstMicros: nu
 }
 
 /**
- * Settles a call that reserved `reservedMicros`: reserved -= reservedMicros, spent +=
- * costMicros (0 releases a failed call). One UPDATE; spent may exceed the limit by the
- * estimate's error. @throws Error on non-integer or negative amounts.
+ * PostgreSQL: the reservation as ONE statement (one round trip): the conditional UPDATE and the
+ * reservation INSERT as data-modifying CTEs; the UPDATE's row lock and re-check hold as for a
+ * lone UPDATE. Null when the call does not fit (or the tree has no row yet).
  */
-export async function settleBudget(c: StoreCtx, rootId: number, reservedMicros: number, costMicros: number, now: number): Promise<void> {
+async function reservePg(c: StoreCtx, rootId: number, worst: number, now: number, ttlMs: number): Promise<BudgetReservationResult | null> {
+  const r = await sql<Row & { id: number | string }>`
+    with upd as (
+      update tree_budgets set reserved_micros = reserved_micros + ${worst}::bigint, updated_at = ${now}::bigint
+      where root_id = ${rootId} and spent_micros + reserved_micros + ${worst}::bigint <= limit_micros
+      returning root_id, limit_micros, spent_micros, reserved_micros
+    ), ins as (
+      insert into budget_reservations (root_id, micros, created_at, expires_at)
+      select root_id, ${worst}::bigint, ${now}::bigint, ${now + ttlMs}::bigint from upd
+      returning id
+    )
+    select upd.root_id, upd.limit_micros, upd.spent_micros, upd.reserved_micros, ins.id from upd cross join ins`.execute(c.db);
+  const row = r.rows[0];
+  return row ? { ok: true, budget: toBudget(row), reservationId: num(row.id) } : null;
+}
+
+/**
+ * PostgreSQL: the settle (and ledger row) as ONE statement (one round trip), data-modifying
+ * CTEs: delete the reservation, give back what it held (if this statement deleted it), charge
+ * the cost, append the call. @returns whether the reservation was still held.
+ */
+async function settlePg(c: StoreCtx, rootId: number, reservationId: number, cost: number, now: number, values: Record<string, unknown> | null): Promise<boolean> {
+  const ins = values
+    ? sql`, ins as (insert into model_calls (${sql.join(Object.keys(values).map((k) => sql.ref(k)))}) values (${sql.join(Object.values(values))}) returning 1)`
+    : sql``;
+  const r = await sql<{ held: number | string }>`
+    with held as (
+      delete from budget_reservations where id = ${reservationId} and root_id = ${rootId} returning micros
+    ), upd as (
+      update tree_budgets set
+        reserved_micros = greatest(reserved_micros - coalesce((select sum(micros) from held), 0), 0),
+        spent_micros = spent_micros + ${cost}::bigint, updated_at = ${now}::bigint
+      where root_id = ${rootId} returning 1
+    )${ins}
+    select count(*) as held from held`.execute(c.db);
+  return Number(r.rows[0]?.held ?? 0) > 0;
+}
+
+/**
+ * Settles reservation `reservationId` of tree `rootId`, in ONE transaction: deletes the
+ * reservation row; if this call deleted it, reserved -= its micros (else the sweeper already
+ * gave them back); spent += costMicros (0 releases a failed call); and, with `call`, appends
+ * the call's ledger row (model-calls.ts). Spent may exceed the limit by the estimate's error.
+ * @returns whether the reservation was still held.
+ * @throws Error on non-integer or negative amounts, or a bad `call` field (nothing written).
+ */
+export async function settleBudget(c: StoreCtx, rootId: number, reservationId: number, costMicros: number, now: number, call?: NewModelCall): Promise<boolean> {
   assertInt('rootId', rootId, 1);
-  assertInt('reservedMicros', reservedMicros, 0);
+  assertInt('reservationId', reservationId, 1);
   assertInt('costMicros', costMicros, 0);
-  await c.db
-    .updateTable('tree_budgets')
-    .set({
-      reserved_micros: sql<number>`case when reserved_micros >= ${reservedMicros} then reserved_micros - ${reservedMicros} else 0 end`,
-      spent_micros: sql<number>`spent_micros + ${costMicros}`,
-      updated_at: now,
-    })
-    .where('root_id', '=', rootId)
-    .execute();
+  const values = call ? modelCallValues(call) : null;
+  if (c.dialect === 'postgres') return settlePg(c, rootId, reservationId, costMicros, now, values as Record<string, unknown> | null);
+  return c.db.transaction().execute(async (trx) => {
+    const held = await trx.deleteFrom('budget_reservations').where('id', '=', reservationId).where('root_id', '=', rootId).returning('micros').executeTakeFirst();
+    const micros = held ? num(held.micros) : 0;
+    await trx
+      .updateTable('tree_budgets')
+      .set({
+        reserved_micros: sql<number>`case when reserved_micros >= ${micros} then reserved_micros - ${micros} else 0 end`,
+        spent_micros: sql<number>`spent_micros + ${costMicros}`,
+        updated_at: now,
+      })
+      .where('root_id', '=', rootId)
+      .execute();
+    if (values) await trx.insertInto('model_calls').values(values).execute();
+    return held !== undefined;
+  });
+}
+
+/**
+ * The sweeper's part: every reservation whose `expires_at <= now` (its gateway process died
+ * or hung past the TTL) is deleted and its micros given back to its tree, one transaction of
+ * at most 500 rows per call (the sweeper calls again next round). Trees are updated in
+ * root_id order (no lock-order cycles between replicas on PostgreSQL).
+ * @returns per tree: µ$ released and how many reservations.
+ */
+export async function releaseExpiredReservations(c: StoreCtx, now: number): Promise<{ rootId: number; releasedMicros: number; count: number }[]> {
+  assertInt('now', now, 0);
+  return c.db.transaction().execute(async (trx) => {
+    const expired = trx.selectFrom('budget_reservations').select('id').where('expires_at', '<=', now).orderBy('id').limit(500);
+    const gone = await trx.deleteFrom('budget_reservations').where('id', 'in', expired).returning(['root_id', 'micros']).execute();
+    const per = new Map<number, { rootId: number; releasedMicros: number; count: number }>();
+    for (const g of gone) {
+      const id = num(g.root_id);
+      const e = per.get(id) ?? { rootId: id, releasedMicros: 0, count: 0 };
+      e.releasedMicros += num(g.micros);
+      e.count++;
+      per.set(id, e);
+    }
+    const out = [...per.values()].sort((a, b) => a.rootId - b.rootId);
+    for (const e of out) {
+      await trx
+        .updateTable('tree_budgets')
+        .set({ reserved_micros: sql<number>`case when reserved_micros >= ${e.releasedMicros} then reserved_micros - ${e.releasedMicros} else 0 end`, updated_at: now })
+        .where('root_id', '=', e.rootId)
+        .execute();
+    }
+    return out;
+  });
 }
 
 /**

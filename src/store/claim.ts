@@ -1,5 +1,5 @@
 import { sql, type Transaction } from 'kysely';
-import type { Labels } from '../protocol/index.js';
+import type { JobHolds, Labels } from '../protocol/index.js';
 import { selectorMatches } from '../core/labels.js';
 import { num, toJobRow } from './codec.js';
 import { assertInt, type StoreCtx } from './ctx.js';
@@ -11,8 +11,8 @@ const SQLITE_FIRST_BATCH = 8;
 const SQLITE_MAX_BATCH = 512;
 
 /** The assignment columns of a claim (attempt + 1 is added by the statement itself). */
-function assignment(runnerId: number, tokenHash: string, now: number) {
-  return { status: 'assigned', runner_id: runnerId, assigned_at: now, token_hash: tokenHash } as const;
+function assignment(runnerId: number, tokenHash: string, now: number, holds: JobHolds = 'workspace') {
+  return { status: 'assigned', runner_id: runnerId, assigned_at: now, token_hash: tokenHash, holds } as const;
 }
 
 /**
@@ -78,13 +78,18 @@ export async function claimJob(c: StoreCtx, runner: { id: number; labels: Labels
   });
 }
 
-/** Like {@link claimJob} but only for job `jobId` (still only if queued and its selector fits). */
+/**
+ * Like {@link claimJob} but only for job `jobId` (still only if queued and its selector fits).
+ * `holds` (0009, default `workspace`) is stored on the job: what it takes on the runner while
+ * active, so capacity is counted from the store (the dispatcher decided it fits).
+ */
 export async function claimJobById(
   c: StoreCtx,
   jobId: number,
   runner: { id: number; labels: Labels },
   tokenHash: string,
   now: number,
+  holds: JobHolds = 'workspace',
 ): Promise<JobRow | null> {
   assertInt('runner.id', runner.id, 1);
   assertInt('now', now, 0);
@@ -92,7 +97,7 @@ export async function claimJobById(
     const labels = c.codec.json(runner.labels);
     const row = await c.db
       .updateTable('jobs')
-      .set((eb) => ({ ...assignment(runner.id, tokenHash, now), attempt: eb('attempt', '+', 1) }))
+      .set((eb) => ({ ...assignment(runner.id, tokenHash, now, holds), attempt: eb('attempt', '+', 1) }))
       .where('id', '=', jobId)
       .where('status', '=', 'queued')
       .where(sql<boolean>`selector <@ ${labels}::jsonb`)
@@ -101,17 +106,33 @@ export async function claimJobById(
       .executeTakeFirst();
     return row ? toJobRow(c.codec, row) : null;
   }
-  return c.db.transaction().execute(async (trx) => {
-    const r = await trx.selectFrom('jobs').select(['selector', 'pinned_runner_id']).where('id', '=', jobId).where('status', '=', 'queued').executeTakeFirst();
-    if (!r || (r.pinned_runner_id !== null && num(r.pinned_runner_id) !== runner.id) || !selectorMatches(c.codec.parse(r.selector) as Labels, runner.labels)) return null;
-    return assignSqlite(c, trx, jobId, runner.id, tokenHash, now);
-  });
+  // SQLite: one conditional UPDATE (no transaction, no read first); the selector ⊆ labels
+  // test in SQL: no selector entry whose value differs from the runner's label of that key.
+  const labels = c.codec.json(runner.labels);
+  const row = await c.db
+    .updateTable('jobs')
+    .set((eb) => ({ ...assignment(runner.id, tokenHash, now, holds), attempt: eb('attempt', '+', 1) }))
+    .where('id', '=', jobId)
+    .where('status', '=', 'queued')
+    .where((eb) => eb.or([eb('pinned_runner_id', 'is', null), eb('pinned_runner_id', '=', runner.id)]))
+    .where(sql<boolean>`not exists (select 1 from json_each(jobs.selector) as s where s.value is not json_extract(${labels}, '$.' || json_quote(s.key)))`)
+    .returningAll()
+    .executeTakeFirst();
+  return row ? toJobRow(c.codec, row) : null;
 }
 
-async function assignSqlite(c: StoreCtx, trx: Transaction<Database>, jobId: number, runnerId: number, tokenHash: string, now: number): Promise<JobRow | null> {
+async function assignSqlite(
+  c: StoreCtx,
+  trx: Transaction<Database>,
+  jobId: number,
+  runnerId: number,
+  tokenHash: string,
+  now: number,
+  holds: JobHolds = 'workspace',
+): Promise<JobRow | null> {
   const row = await trx
     .updateTable('jobs')
-    .set((eb) => ({ ...assignment(runnerId, tokenHash, now), attempt: eb('attempt', '+', 1) }))
+    .set((eb) => ({ ...assignment(runnerId, tokenHash, now, holds), attempt: eb('attempt', '+', 1) }))
     .where('id', '=', jobId)
     .where('status', '=', 'queued')
     .returningAll()

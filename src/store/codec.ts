@@ -70,7 +70,6 @@ export function toRunnerRow(c: Codec, r: Selectable<RunnersTable>): RunnerRow {
     id: num(r.id),
     name: r.name,
     labels: c.parse(r.labels) as Labels,
-    capacity: num(r.capacity),
     version: r.version,
     connected: flag(r.connected),
     offline: flag(r.offline),
@@ -81,7 +80,18 @@ export function toRunnerRow(c: Codec, r: Selectable<RunnersTable>): RunnerRow {
         ? null
         : { until: num(r.hold_until), reason: r.hold_reason ?? '', kind: r.hold_kind === 'provisioning' ? 'provisioning' : 'manual' },
     revokedAt: numOrNull(r.revoked_at),
+    ...runnerLimits(c, r),
   };
+}
+
+/** 0009 columns: bound labels, and capacity / browser slots as in effect (owner setting, else the runner's offer; browser ≤ capacity). */
+function runnerLimits(c: Codec, r: Selectable<RunnersTable>): Pick<RunnerRow, 'capacity' | 'browserSlots' | 'boundLabels' | 'ownerCapacity' | 'ownerBrowserSlots'> {
+  const ownerCapacity = numOrNull(r.owner_capacity);
+  const ownerBrowserSlots = numOrNull(r.owner_browser_slots);
+  const capacity = ownerCapacity ?? num(r.capacity);
+  const browserSlots = Math.min(ownerBrowserSlots ?? num(r.browser_slots ?? 1), capacity);
+  const bound = r.bound_labels === undefined || r.bound_labels === null ? {} : (c.parse(r.bound_labels) as Labels);
+  return { capacity, browserSlots, boundLabels: bound, ownerCapacity, ownerBrowserSlots };
 }
 
 export function toJobRow(c: Codec, r: Selectable<JobsTable>): JobRow {

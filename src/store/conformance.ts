@@ -10,10 +10,17 @@ import { transitionTests } from './conformance/transitions.js';
 import { eventTests } from './conformance/events.js';
 import { sweepTests } from './conformance/sweep.js';
 import { fleetTests } from './conformance/fleet.js';
+import { capacityTests } from './conformance/capacity.js';
 import { usageTests } from './conformance/usage.js';
 import { budgetTests } from './conformance/budgets.js';
+import { reservationTests } from './conformance/reservations.js';
 import { roundTripTests } from './conformance/round-trip.js';
 import { userTests } from './conformance/users.js';
+import { taskTests } from './conformance/tasks.js';
+import { taskIngestTests } from './conformance/task-ingest.js';
+import { jobTreeTests } from './conformance/job-tree.js';
+import { modelActivityTests } from './conformance/model-activity.js';
+import { agentVersionTests } from './conformance/agent-versions.js';
 
 /** Options of {@link runStoreConformance}. */
 export interface ConformanceOptions {
@@ -64,9 +71,16 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Store
     eventTests(h);
     sweepTests(h);
     fleetTests(h);
+    capacityTests(h);
     usageTests(h);
     budgetTests(h);
+    reservationTests(h);
     roundTripTests(h);
     userTests(h);
+    taskTests(h);
+    taskIngestTests(h);
+    jobTreeTests(h);
+    modelActivityTests(h);
+    agentVersionTests(h);
   });
 }

@@ -5,14 +5,20 @@ import type { Database, SqlDialect } from './schema.js';
 import type { Store } from './types.js';
 import * as tokens from './tokens.js';
 import * as runners from './runners.js';
+import * as runnerCapacity from './runner-capacity.js';
 import * as jobs from './jobs.js';
 import * as claim from './claim.js';
 import * as events from './events.js';
 import * as calls from './model-calls.js';
+import * as modelActivity from './model-activity.js';
+import * as agentVersions from './agent-versions.js';
 import * as budgets from './budgets.js';
+import * as modelRoutes from './model-routes.js';
 import * as costs from './costs.js';
 import * as users from './users.js';
+import { taskMethods } from './tasks-methods.js';
 import { jobUsageMany } from './usage-batch.js';
+import { listTreeJobs } from './job-tree.js';
 
 /**
  * The {@link Store} over a migrated Kysely database of either engine. Each method delegates
@@ -42,6 +48,7 @@ export function kyselyStore(db: Kysely<Database>, dialect: SqlDialect, afterClos
     getRunner: (id) => runners.getRunner(c, id),
     listRunners: () => runners.listRunners(c),
     touchRunner: (id, now, f) => runners.touchRunner(c, id, now, f),
+    setRunnerCapacity: (id, set) => runnerCapacity.setRunnerCapacity(c, id, set),
     setRunnerDisconnected: (id, now) => runners.setRunnerDisconnected(c, id, now),
     sweepStaleRunners: (cutoff, now) => runners.sweepStaleRunners(c, cutoff, now),
     setRunnerHold: (id, hold) => runners.setRunnerHold(c, id, hold),
@@ -55,7 +62,7 @@ export function kyselyStore(db: Kysely<Database>, dialect: SqlDialect, afterClos
     getJob: (id) => jobs.getJob(c, id),
     listJobs: (q) => jobs.listJobs(c, q),
     claimJob: (r, h, now) => claim.claimJob(c, r, h, now),
-    claimJobById: (id, r, h, now) => claim.claimJobById(c, id, r, h, now),
+    claimJobById: (id, r, h, now, holds) => claim.claimJobById(c, id, r, h, now, holds),
     transitionJob: (id, attempt, from, to, now, f) => jobs.transitionJob(c, id, attempt, from, to, now, f),
     requeueJob: (id, attempt, now) => jobs.requeueJob(c, id, attempt, now),
     findJobByTokenHash: (h) => jobs.findJobByTokenHash(c, h),
@@ -64,15 +71,27 @@ export function kyselyStore(db: Kysely<Database>, dialect: SqlDialect, afterClos
     appendServerEvent: (id, body, now) => events.appendServerEvent(c, id, body, now),
     listEvents: (id, after, limit) => events.listEvents(c, id, after, limit),
     recordModelCall: (m) => calls.recordModelCall(c, m),
+    noteModelCall: (id, attempt, phase, now) => modelActivity.noteModelCall(c, id, attempt, phase, now),
+    modelCallActivity: (attempts) => modelActivity.modelCallActivity(c, attempts),
+    installAgentVersions: (from, agents, now) => agentVersions.installAgentVersions(c, from, agents, now),
+    listAgentVersions: (name) => agentVersions.listAgentVersions(c, name),
     jobUsage: (id) => calls.jobUsage(c, id),
     costRollup: (q) => costs.costRollup(c, q),
     getTreeBudget: (id, now) => budgets.getTreeBudget(c, id, now),
-    reserveBudget: (id, w, now) => budgets.reserveBudget(c, id, w, now),
-    settleBudget: (id, r, cost, now) => budgets.settleBudget(c, id, r, cost, now),
+    reserveBudget: (id, w, now, ttl) => budgets.reserveBudget(c, id, w, now, ttl),
+    settleBudget: (id, r, cost, now, call) => budgets.settleBudget(c, id, r, cost, now, call),
+    releaseExpiredReservations: (now) => budgets.releaseExpiredReservations(c, now),
+    listModelRoutes: () => modelRoutes.listModelRoutes(c),
+    setModelRoute: (p, prov, now) => modelRoutes.setModelRoute(c, p, prov, now),
+    deleteModelRoute: (p) => modelRoutes.deleteModelRoute(c, p),
+    listModelPrices: () => modelRoutes.listModelPrices(c),
+    setModelPrice: (m, price, now) => modelRoutes.setModelPrice(c, m, price, now),
+    deleteModelPrice: (m) => modelRoutes.deleteModelPrice(c, m),
     topUpBudget: (id, add, now) => budgets.topUpBudget(c, id, add, now),
     pauseJobForBudget: (id, attempt, reason, now) => budgets.pauseJobForBudget(c, id, attempt, reason, now),
     resumeBudgetPausedJobs: (id, now) => budgets.resumeBudgetPausedJobs(c, id, now),
     jobUsageMany: (ids) => jobUsageMany(c, ids),
+    listTreeJobs: (rootId) => listTreeJobs(c, rootId),
     createUser: (u) => users.createUser(c, u),
     findUserCredentials: (name) => users.findUserCredentials(c, name),
     listUsers: () => users.listUsers(c),
@@ -83,5 +102,6 @@ export function kyselyStore(db: Kysely<Database>, dialect: SqlDialect, afterClos
     deleteExpiredSessions: (now) => users.deleteExpiredSessions(c, now),
     listApiTokens: () => users.listApiTokens(c),
     deleteApiToken: (id) => users.deleteApiToken(c, id),
+    ...taskMethods(c),
   };
 }

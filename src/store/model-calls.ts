@@ -1,6 +1,8 @@
 import type { JobUsage } from '../protocol/index.js';
 import { assertInt, type StoreCtx } from './ctx.js';
 import { jobUsageMany, ZERO_USAGE } from './usage-batch.js';
+import type { Insertable } from 'kysely';
+import type { ModelCallsTable } from './schema.js';
 import type { NewModelCall } from './types.js';
 
 /**
@@ -8,6 +10,14 @@ import type { NewModelCall } from './types.js';
  * must be non-negative integers. @throws Error naming the first bad field.
  */
 export async function recordModelCall(c: StoreCtx, m: NewModelCall): Promise<void> {
+  await c.db.insertInto('model_calls').values(modelCallValues(m)).execute();
+}
+
+/**
+ * The `model_calls` row of a call (also written by budgets.ts settleBudget, in its
+ * transaction). @throws Error naming the first bad field (tokens, µ$, epoch ms: integers >= 0).
+ */
+export function modelCallValues(m: NewModelCall): Insertable<ModelCallsTable> {
   assertInt('jobId', m.jobId, 1);
   assertInt('attempt', m.attempt, 0);
   assertInt('httpStatus', m.httpStatus, 0);
@@ -20,29 +30,26 @@ export async function recordModelCall(c: StoreCtx, m: NewModelCall): Promise<voi
   assertInt('durationMs', m.durationMs, 0);
   if (m.costNanos !== undefined) assertInt('costNanos', m.costNanos, 0);
   if (m.runnerId !== undefined && m.runnerId !== null) assertInt('runnerId', m.runnerId, 1);
-  await c.db
-    .insertInto('model_calls')
-    .values({
-      job_id: m.jobId,
-      attempt: m.attempt,
-      provider: m.provider,
-      model: m.model,
-      api: m.api,
-      streamed: m.streamed ? 1 : 0,
-      http_status: m.httpStatus,
-      input_tokens: m.inputTokens,
-      output_tokens: m.outputTokens,
-      cache_read_tokens: m.cacheReadTokens,
-      cache_write_tokens: m.cacheWriteTokens,
-      usage_known: m.usageKnown ? 1 : 0,
-      cost_micros: m.costMicros,
-      cost_nanos: m.costNanos ?? m.costMicros * 1000,
-      runner_id: m.runnerId ?? null,
-      refused: m.refused ?? null,
-      started_at: m.startedAt,
-      duration_ms: m.durationMs,
-    })
-    .execute();
+  return {
+    job_id: m.jobId,
+    attempt: m.attempt,
+    provider: m.provider,
+    model: m.model,
+    api: m.api,
+    streamed: m.streamed ? 1 : 0,
+    http_status: m.httpStatus,
+    input_tokens: m.inputTokens,
+    output_tokens: m.outputTokens,
+    cache_read_tokens: m.cacheReadTokens,
+    cache_write_tokens: m.cacheWriteTokens,
+    usage_known: m.usageKnown ? 1 : 0,
+    cost_micros: m.costMicros,
+    cost_nanos: m.costNanos ?? m.costMicros * 1000,
+    runner_id: m.runnerId ?? null,
+    refused: m.refused ?? null,
+    started_at: m.startedAt,
+    duration_ms: m.durationMs,
+  };
 }
 
 /** Sums over the job's model calls (all zero when it has none): {@link jobUsageMany} for one id. */

@@ -1,6 +1,7 @@
 import { sql, type SelectQueryBuilder, type Transaction } from 'kysely';
 import type { Labels } from '../protocol/index.js';
 import { ACTIVE_STATUSES, HELD_STATUSES } from '../core/job-state.js';
+import { parseHolds } from '../core/capacity.js';
 import { num, numOrNull, toJobRow, toRunnerRow } from './codec.js';
 import { assertInt, type StoreCtx } from './ctx.js';
 import type { Database } from './schema.js';
@@ -9,9 +10,10 @@ import type { ActiveAssignment, JobRow, QueuedJobRef, RunnerHold, RunnerRow } fr
 /** Registers a runner (not yet connected, no heartbeat). @throws on a duplicate credential hash or bad capacity. */
 export async function createRunner(
   c: StoreCtx,
-  r: { name: string; labels: Labels; capacity: number; credentialHash: string; now: number; hold?: RunnerHold },
+  r: { name: string; labels: Labels; capacity: number; credentialHash: string; now: number; hold?: RunnerHold; boundLabels?: Labels; browserSlots?: number },
 ): Promise<RunnerRow> {
   assertInt('capacity', r.capacity, 1);
+  if (r.browserSlots !== undefined) assertInt('browserSlots', r.browserSlots, 1);
   assertInt('now', r.now, 0);
   if (r.hold) assertInt('hold.until', r.hold.until, 0);
   const row = await c.db
@@ -29,6 +31,8 @@ export async function createRunner(
       hold_until: r.hold?.until ?? null,
       hold_reason: r.hold?.reason ?? null,
       hold_kind: r.hold?.kind ?? null,
+      bound_labels: c.codec.json(r.boundLabels ?? {}),
+      browser_slots: r.browserSlots ?? 1,
     })
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -56,10 +60,11 @@ export async function touchRunner(
   c: StoreCtx,
   id: number,
   now: number,
-  fields: { labels?: Labels; capacity?: number; version?: string; name?: string } = {},
+  fields: { labels?: Labels; capacity?: number; browserSlots?: number; version?: string; name?: string } = {},
 ): Promise<boolean> {
   assertInt('now', now, 0);
   if (fields.capacity !== undefined) assertInt('capacity', fields.capacity, 1);
+  if (fields.browserSlots !== undefined) assertInt('browserSlots', fields.browserSlots, 1);
   const res = await c.db
     .updateTable('runners')
     .set({
@@ -68,6 +73,7 @@ export async function touchRunner(
       last_heartbeat_at: now,
       ...(fields.labels !== undefined ? { labels: c.codec.json(fields.labels) } : {}),
       ...(fields.capacity !== undefined ? { capacity: fields.capacity } : {}),
+      ...(fields.browserSlots !== undefined ? { browser_slots: fields.browserSlots } : {}),
       ...(fields.version !== undefined ? { version: fields.version } : {}),
       ...(fields.name !== undefined ? { name: fields.name } : {}),
     })
@@ -195,12 +201,19 @@ export async function revokeRunner(c: StoreCtx, id: number, now: number): Promis
 export async function listActiveAssignments(c: StoreCtx): Promise<ActiveAssignment[]> {
   const rows = await c.db
     .selectFrom('jobs')
-    .select(['id', 'runner_id', 'attempt', 'status'])
+    .select(['id', 'runner_id', 'attempt', 'status', 'holds', 'workspace_job_id'])
     .where('status', 'in', [...ACTIVE_STATUSES])
     .where('runner_id', 'is not', null)
     .orderBy('id')
     .execute();
-  return rows.map((r) => ({ jobId: num(r.id), runnerId: num(r.runner_id), attempt: num(r.attempt), status: r.status as ActiveAssignment['status'] }));
+  return rows.map((r) => ({
+    jobId: num(r.id),
+    runnerId: num(r.runner_id),
+    attempt: num(r.attempt),
+    status: r.status as ActiveAssignment['status'],
+    holds: parseHolds(r.holds),
+    workspace: numOrNull(r.workspace_job_id) ?? num(r.id),
+  }));
 }
 
 /** The runner's latest jobs, newest first. @throws when limit is not 1–100. */
@@ -227,7 +240,7 @@ export async function listQueuedForDispatch(c: StoreCtx, limit: number, after?: 
   if (limit > 5000) throw new Error(`store: limit must be at most 5000, got ${limit}`);
   let q = c.db
     .selectFrom('jobs')
-    .select(['id', 'priority', 'selector', 'pinned_runner_id'])
+    .select(['id', 'priority', 'selector', 'pinned_runner_id', 'agent', 'workspace_job_id'])
     .where('status', '=', 'queued');
   if (after) {
     q = q.where((eb) => eb.or([eb('priority', '<', after.priority), eb.and([eb('priority', '=', after.priority), eb('id', '>', after.id)])]));
@@ -237,5 +250,12 @@ export async function listQueuedForDispatch(c: StoreCtx, limit: number, after?: 
     .orderBy('id', 'asc')
     .limit(limit)
     .execute();
-  return rows.map((r) => ({ id: num(r.id), priority: num(r.priority), selector: c.codec.parse(r.selector) as Labels, pinnedRunnerId: numOrNull(r.pinned_runner_id) }));
+  return rows.map((r) => ({
+    id: num(r.id),
+    priority: num(r.priority),
+    selector: c.codec.parse(r.selector) as Labels,
+    pinnedRunnerId: numOrNull(r.pinned_runner_id),
+    agent: r.agent,
+    workspaceJobId: numOrNull(r.workspace_job_id),
+  }));
 }

@@ -1,3 +1,6 @@
+import type { TaskTables } from './tasks-schema.js';
+import type { ModelActivityTables } from './model-activity-schema.js';
+import type { AgentVersionTables } from './agent-versions-schema.js';
 import type { ColumnType, Generated } from 'kysely';
 
 /**
@@ -45,6 +48,11 @@ export interface RunnersTable {
   hold_reason: string | null;
   hold_kind: string | null;
   revoked_at: Int8 | null;
+  /** 0009: token labels (binding), browser slots offered, the owner's capacity settings (null = not set). */
+  bound_labels: ColumnType<unknown, string | undefined, string>;
+  browser_slots: ColumnType<number, number | undefined, number>;
+  owner_capacity: number | null;
+  owner_browser_slots: number | null;
 }
 
 export interface JobsTable {
@@ -78,6 +86,8 @@ export interface JobsTable {
   workspace_job_id: ColumnType<number | null, number | null | undefined, number | null>;
   /** 0004: the effort tier the run asked for; null = the agent's / account default. */
   effort_tier: ColumnType<string | null, string | null | undefined, string | null>;
+  /** 0009: what the job holds on its runner (`runner`/`workspace`/`browser`/`none`), set at claim; null = workspace. */
+  holds: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface JobEventsTable {
@@ -145,8 +155,31 @@ export interface SessionsTable {
   last_seen_at: Int8;
 }
 
-/** The whole database, as Kysely sees it. */
-export interface Database {
+/** 0008: a model call's budget reservation in flight (see store/budgets.ts). */
+export interface BudgetReservationsTable {
+  id: Generated<number>;
+  root_id: number;
+  micros: Int8;
+  created_at: Int8;
+  expires_at: Int8;
+}
+
+/** 0008: model name pattern → provider, set through the API (see store/model-routes.ts). */
+export interface ModelRoutesTable {
+  pattern: string;
+  provider: string;
+  updated_at: Int8;
+}
+
+/** 0008: price overrides per model, USD per million tokens as JSON text. */
+export interface ModelPricesTable {
+  model: string;
+  price: string;
+  updated_at: Int8;
+}
+
+/** The whole database, as Kysely sees it (0006 tables: tasks-schema.ts). */
+export interface Database extends TaskTables, ModelActivityTables, AgentVersionTables {
   api_tokens: ApiTokensTable;
   registration_tokens: RegistrationTokensTable;
   runners: RunnersTable;
@@ -154,6 +187,9 @@ export interface Database {
   job_events: JobEventsTable;
   model_calls: ModelCallsTable;
   tree_budgets: TreeBudgetsTable;
+  budget_reservations: BudgetReservationsTable;
+  model_routes: ModelRoutesTable;
+  model_prices: ModelPricesTable;
   users: UsersTable;
   sessions: SessionsTable;
 }

@@ -3,7 +3,9 @@ import { Kysely, SqliteDialect } from 'kysely';
 import type { Database } from './schema.js';
 import type { Store } from './types.js';
 import { kyselyStore } from './kysely-store.js';
+import { withSqliteFastPaths } from './sqlite-fast.js';
 import { migrateToLatest } from './migrations/index.js';
+import { withStatementCache } from './sqlite-statement-cache.js';
 
 /** How long a statement waits for a lock held by another connection before SQLITE_BUSY, ms. */
 const BUSY_TIMEOUT_MS = 5_000;
@@ -26,12 +28,13 @@ export async function openSqliteStore(file: string, afterClose?: () => void | Pr
     sqlite.close();
     throw e;
   }
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   try {
     await migrateToLatest(db, 'sqlite');
   } catch (e) {
     await db.destroy();
     throw e;
   }
-  return kyselyStore(db, 'sqlite', afterClose);
+  // The gateway's per-call statements without Kysely's overhead, and a token cache (sqlite-fast.ts).
+  return withSqliteFastPaths(kyselyStore(db, 'sqlite', afterClose), db, sqlite);
 }

@@ -1,4 +1,7 @@
+import type { TaskStore } from './tasks-types.js';
+import type { AgentVersionStore } from './agent-versions-types.js';
 import type { JobStatus, JobResult, JobUsage, Labels, EventBody, JobEvent } from '../protocol/index.js';
+import type { JobHolds } from '../protocol/index.js';
 
 /**
  * The storage contract. Two implementations: SQLite (better-sqlite3, embedded default) and
@@ -14,7 +17,7 @@ import type { JobStatus, JobResult, JobUsage, Labels, EventBody, JobEvent } from
  * Every method that changes more than one row does it in one transaction: either all of it
  * is stored or none.
  */
-export interface Store {
+export interface Store extends TaskStore, AgentVersionStore {
   /** `sqlite` or `postgres`. */
   readonly dialect: 'sqlite' | 'postgres';
   close(): Promise<void>;
@@ -31,7 +34,8 @@ export interface Store {
    * exists, is unused and `expiresAt > now`. A second call with the same hash returns null.
    */
   consumeRegistrationToken(tokenHash: string, now: number): Promise<{ labels: Labels } | null>;
-  createRunner(r: { name: string; labels: Labels; capacity: number; credentialHash: string; now: number; hold?: RunnerHold }): Promise<RunnerRow>;
+  /** `boundLabels`: the registration token's labels (0009, binding; default {}). `browserSlots` 1–4, default 1. */
+  createRunner(r: { name: string; labels: Labels; capacity: number; credentialHash: string; now: number; hold?: RunnerHold; boundLabels?: Labels; browserSlots?: number }): Promise<RunnerRow>;
   findRunnerByCredentialHash(credentialHash: string): Promise<RunnerRow | null>;
   getRunner(id: number): Promise<RunnerRow | null>;
   listRunners(): Promise<RunnerRow[]>;
@@ -39,7 +43,15 @@ export interface Store {
    * Records a (re)connect or heartbeat: sets connected, last heartbeat = now, and any given
    * fields. Returns false (nothing changed) when the runner does not exist or was revoked.
    */
-  touchRunner(id: number, now: number, fields?: { labels?: Labels; capacity?: number; version?: string; name?: string }): Promise<boolean>;
+  touchRunner(id: number, now: number, fields?: { labels?: Labels; capacity?: number; browserSlots?: number; version?: string; name?: string }): Promise<boolean>;
+  /**
+   * The owner's capacity setting (0009): `capacity` parallel jobs 1–4 and `browserSlots` 1–4;
+   * a given field replaces the stored one (null clears it: the runner's own offer counts
+   * again), an absent one is kept. The effective browser slots must not exceed the effective
+   * capacity. Returns the updated runner, or null when it does not exist.
+   * @throws Error naming the field when a value is out of range or browser slots > capacity.
+   */
+  setRunnerCapacity(id: number, s: { capacity?: number | null; browserSlots?: number | null }): Promise<RunnerRow | null>;
   /** Marks the runner disconnected (its WebSocket closed). Does not touch its jobs. */
   setRunnerDisconnected(id: number, now: number): Promise<void>;
   /**
@@ -92,7 +104,7 @@ export interface Store {
    */
   claimJob(runner: { id: number; labels: Labels }, tokenHash: string, now: number): Promise<JobRow | null>;
   /** Like claimJob but for one given job id (still only if queued). */
-  claimJobById(jobId: number, runner: { id: number; labels: Labels }, tokenHash: string, now: number): Promise<JobRow | null>;
+  claimJobById(jobId: number, runner: { id: number; labels: Labels }, tokenHash: string, now: number, holds?: JobHolds): Promise<JobRow | null>;
   /**
    * Fenced, conditional status change: applies only when the job's current attempt equals
    * `attempt` (pass null to skip the attempt check) and its status is one of `from`.
@@ -131,6 +143,13 @@ export interface Store {
 
   // --- model calls (the gateway's ledger) ------------------------------------------------
   recordModelCall(c: NewModelCall): Promise<void>;
+  /**
+   * Notes a model call of (jobId, attempt) starting or ending at `now` (epoch ms): the calls
+   * in flight and the last activity time the idle limit reads (store/model-activity.ts).
+   */
+  noteModelCall(jobId: number, attempt: number, phase: 'start' | 'end', now: number): Promise<void>;
+  /** Model-call activity of these attempts (those with no call are left out); ≤ 1000 pairs. */
+  modelCallActivity(attempts: readonly { jobId: number; attempt: number }[]): Promise<ModelCallActivity[]>;
   /** Sums over the job's model calls. */
   jobUsage(jobId: number): Promise<JobUsage>;
   /** Ledger sums grouped per job, tree, agent, runner or UTC day, for calls started in [since, until) (store/costs.ts). */
@@ -141,11 +160,34 @@ export interface Store {
   getTreeBudget(rootId: number, now: number): Promise<TreeBudget | null>;
   /**
    * Atomically reserves `worstMicros` when `spent + reserved + worst <= limit` (one conditional
-   * UPDATE; holds across processes). `ok: false` leaves it unchanged. Null when not a root job.
+   * UPDATE plus the reservation row, one transaction; holds across processes), held until
+   * `now + ttlMs` (default 30 min) at the latest. `ok: false` leaves it unchanged. Null when
+   * not a root job.
    */
-  reserveBudget(rootId: number, worstMicros: number, now: number): Promise<{ ok: boolean; budget: TreeBudget } | null>;
-  /** Releases a reservation and charges the real cost (0 for a failed call). */
-  settleBudget(rootId: number, reservedMicros: number, costMicros: number, now: number): Promise<void>;
+  reserveBudget(rootId: number, worstMicros: number, now: number, ttlMs?: number): Promise<BudgetReservationResult | null>;
+  /**
+   * Settles reservation `reservationId` of tree `rootId`: releases it (unless the sweeper
+   * already did) and charges `costMicros` (0 for a failed call); with `call`, appends that
+   * ledger row in the same transaction. False when the reservation was already gone (the cost
+   * is charged all the same).
+   */
+  settleBudget(rootId: number, reservationId: number, costMicros: number, now: number, call?: NewModelCall): Promise<boolean>;
+  /** Releases every reservation whose expiry is <= now (its gateway died mid-call): returns how many µ$ per tree. */
+  releaseExpiredReservations(now: number): Promise<{ rootId: number; releasedMicros: number; count: number }[]>;
+
+  // --- model routes and price overrides (issue 3; store/model-routes.ts) -----------------
+  /** Every model route set through the API, pattern ascending. */
+  listModelRoutes(): Promise<ModelRouteRow[]>;
+  /** Creates or replaces the route of `pattern`. @throws Error naming a bad pattern or provider. */
+  setModelRoute(pattern: string, provider: string, now: number): Promise<ModelRouteRow>;
+  /** Deletes the route of `pattern`; false when there was none. */
+  deleteModelRoute(pattern: string): Promise<boolean>;
+  /** Every price override, model ascending. */
+  listModelPrices(): Promise<ModelPriceRow[]>;
+  /** Creates or replaces the price override of `model`. @throws Error naming a bad field. */
+  setModelPrice(model: string, price: ModelPriceRow['price'], now: number): Promise<ModelPriceRow>;
+  /** Deletes the price override of `model`; false when there was none. */
+  deleteModelPrice(model: string): Promise<boolean>;
   /** Raises the tree's limit by `addMicros` (and the root job's budgetMicros). Null when not a root job. */
   topUpBudget(rootId: number, addMicros: number, now: number): Promise<TreeBudget | null>;
   /** assigned/running attempt → `paused` (endReason `budget`, `error` = reason, token cleared), fenced by attempt. */
@@ -154,6 +196,10 @@ export interface Store {
   resumeBudgetPausedJobs(rootId: number, now: number): Promise<JobRow[]>;
   /** Sums per job for many jobs at once (every id present; zeros without calls). One grouped query per 500 ids. */
   jobUsageMany(jobIds: readonly number[]): Promise<Map<number, JobUsage>>;
+
+  // --- job trees (issue 6; store/job-tree.ts) --------------------------------------------
+  /** Every job whose rootId is `rootId` (the root and its descendants), id ascending; [] when none. */
+  listTreeJobs(rootId: number): Promise<JobRow[]>;
 
   // --- users and sessions (dashboard sign-in, migration 0005) ---------------------------
   /** @throws Error when the name is taken or the role is not admin/member. */
@@ -197,6 +243,13 @@ export interface RunnerRow {
   hold: RunnerHold | null;
   /** When the runner was revoked (epoch ms), or null. A revoked runner may not connect. */
   revokedAt: number | null;
+  /** 0009: labels bound by its registration token (its own labels may only add other keys). */
+  boundLabels: Labels;
+  /** 0009: effective browser slots (owner setting, else the runner's offer), ≤ capacity. `capacity` is effective too. */
+  browserSlots: number;
+  /** 0009: the owner's settings (PATCH /api/runners/{id}), null = the runner's own offer counts. */
+  ownerCapacity: number | null;
+  ownerBrowserSlots: number | null;
 }
 
 /** A pause on automatic dispatch to one runner. `until` is epoch ms (server clock). */
@@ -214,6 +267,9 @@ export interface QueuedJobRef {
   selector: Labels;
   /** Only this runner may take it (0004 `pinned_runner_id`), or null. */
   pinnedRunnerId: number | null;
+  /** The agent (its `holds` decides what the job takes on a runner) and the workspace it continues, or null. */
+  agent: string;
+  workspaceJobId: number | null;
 }
 
 /** One live assignment, for fleet views and dispatch capacity. */
@@ -222,6 +278,9 @@ export interface ActiveAssignment {
   runnerId: number;
   attempt: number;
   status: 'assigned' | 'running';
+  /** 0009: what it holds on its runner, and its workspace key (workspaceJobId ?? jobId). */
+  holds: JobHolds;
+  workspace: number;
 }
 
 export interface NewJob {
@@ -276,6 +335,16 @@ export interface JobRow {
   effortTier?: string | null;
 }
 
+/** Model calls of one job attempt, as the gateway noted them (migration 0010). */
+export interface ModelCallActivity {
+  jobId: number;
+  attempt: number;
+  /** Calls in flight now. */
+  inFlight: number;
+  /** Epoch ms (server clock) a call last started or ended. */
+  lastAt: number;
+}
+
 export interface NewModelCall {
   jobId: number;
   attempt: number;
@@ -302,6 +371,23 @@ export interface NewModelCall {
   runnerId?: number | null;
   /** Why the gateway refused the call without asking the upstream (`budget`, `invalid_request`, ...); absent = forwarded. */
   refused?: string | null;
+}
+
+/** What {@link Store.reserveBudget} returns: the budget after (ok) or as it stands (refused), and the reservation's id when ok. */
+export type BudgetReservationResult = { ok: true; budget: TreeBudget; reservationId: number } | { ok: false; budget: TreeBudget };
+
+/** A model route: model name `pattern` (exact, or a glob with `*`; `*` alone = the default) → provider. updatedAt epoch ms. */
+export interface ModelRouteRow {
+  pattern: string;
+  provider: string;
+  updatedAt: number;
+}
+
+/** A price override for `model`: USD per million tokens per token category. updatedAt epoch ms. */
+export interface ModelPriceRow {
+  model: string;
+  price: { input: number; output: number; cacheWrite5m: number; cacheWrite1h: number; cacheRead: number };
+  updatedAt: number;
 }
 
 /** A job tree's budget, micro-dollars. remaining = max(0, limit − spent − reserved). */
@@ -357,3 +443,6 @@ export interface UserRow {
   oidc: boolean;
   createdAt: number;
 }
+
+export type * from './tasks-types.js';
+export type * from './agent-versions-types.js';

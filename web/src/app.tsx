@@ -11,6 +11,8 @@ import { RunJobPage } from './pages/run-job.js';
 import { CostsPage } from './pages/costs.js';
 import { SettingsPage } from './pages/settings.js';
 import { RunnerPage } from './pages/runner.js';
+import { TasksPage } from './pages/tasks.js';
+import { TaskPage } from './pages/task.js';
 
 /**
  * Routes. Add a page: a file in pages/, one line here, one in NAV (issues 5/3/…: runner page,
@@ -24,6 +26,8 @@ function page(path: string): ReactNode {
   if ((m = /^\/jobs\/(\d+)$/.exec(path))) return <JobPage id={Number(m[1])} />;
   if (path === '/run') return <RunJobPage />;
   if (path === '/costs') return <CostsPage />;
+  if (path === '/tasks') return <TasksPage />;
+  if ((m = /^\/tasks\/(\d+)$/.exec(path))) return <TaskPage id={Number(m[1])} />;
   if (path === '/settings') return <SettingsPage />;
   return <p className="empty">No page at {path}.</p>;
 }
@@ -31,6 +35,7 @@ function page(path: string): ReactNode {
 const NAV: Array<[string, string]> = [
   ['/', 'Fleet'],
   ['/jobs', 'Jobs'],
+  ['/tasks', 'Tasks'],
   ['/costs', 'Costs'],
   ['/settings', 'Settings'],
 ];

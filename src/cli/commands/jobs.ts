@@ -5,6 +5,7 @@ import type { CliContext } from '../context.js';
 import { formatJobSummary, formatTable } from '../format.js';
 import { CliError, addClientOptions, clientFrom, intIn, parseJobId, wantsJson, type ClientOptions } from '../options.js';
 import { cancelAndWait } from '../cancel.js';
+import { describeTree } from '../tree-format.js';
 
 /** `flotilla jobs [list]`, `flotilla jobs show ID`, `flotilla jobs cancel ID`. */
 export function registerJobs(program: Command, ctx: CliContext): void {
@@ -30,9 +31,18 @@ export function registerJobs(program: Command, ctx: CliContext): void {
     if (page.nextCursor !== null) out(`more: flotilla jobs --before ${page.nextCursor}`);
   });
 
-  const show = jobs.command('show').description('show one job: status, usage, result').argument('<id>', 'job id', parseJobId);
-  addClientOptions(show).action(async (id: number, opts: ClientOptions, self: Command) => {
+  const show = jobs
+    .command('show')
+    .description('show one job: status, usage, result (--tree: with all its descendants and the cost per job and per agent)')
+    .argument('<id>', 'job id', parseJobId)
+    .addOption(new Option('--tree', 'the job tree under the job: each job\'s status, runner, tokens and cost, then totals per agent').env('FLOTILLA_TREE'));
+  addClientOptions(show).action(async (id: number, opts: ClientOptions & { tree?: boolean }, self: Command) => {
     const client = await clientFrom(opts);
+    if (opts.tree) {
+      const tree = await client.getJobTree(id);
+      if (wantsJson(self, opts)) return void out(JSON.stringify({ tree }));
+      return void out(describeTree(tree));
+    }
     const job = await client.getJob(id);
     if (wantsJson(self, opts)) return void out(JSON.stringify({ job }));
     out(describeJob(job));

@@ -7,12 +7,14 @@ import { CliError, addClientOptions, clientFrom, intIn, parseBudget, parseInputJ
 interface RunOptions extends ClientOptions {
   budget?: number;
   labels?: Labels;
+  role?: string;
   priority?: number;
   detach?: boolean;
   local?: boolean;
   resume?: number;
   effort?: string;
   agents?: string[];
+  parentToken?: string;
 }
 
 /**
@@ -20,6 +22,8 @@ interface RunOptions extends ClientOptions {
  * [--detach] [--local] [--resume JOB]`: submits a job and follows it (follow.ts). With
  * `--local`, starts an in-process store, server and runner for the one job (local/run-local.ts).
  * `--effort TIER` picks the effort tier (model + effort level) over the agent's.
+ * `--parent-token flj_...` (FLOTILLA_PARENT_TOKEN; issue 6) starts the job as a child of the job
+ * holding that token, on FLOTILLA_URL unless --server is given.
  * `--resume JOB` continues that ended job's session in its workspace, on its runner (the job
  * fails with reason `resume_failed` if the harness cannot continue that very session).
  */
@@ -31,6 +35,7 @@ export function registerRun(program: Command, ctx: CliContext): void {
     .argument('[input_json]', 'the job input as a JSON object, e.g. \'{"repo":"examples/calc"}\'')
     .addOption(new Option('--budget <usd>', 'dollar budget for the job tree (default: the agent\'s)').env('FLOTILLA_BUDGET').argParser(parseBudget))
     .addOption(new Option('--labels <k=v,...>', 'labels a runner must have, on top of the agent\'s').env('FLOTILLA_LABELS').argParser(parseLabels))
+    .addOption(new Option('--role <role>', 'runner role this run asks for (runners started with --role ROLE), over the agent\'s').env('FLOTILLA_RUN_ROLE'))
     .addOption(new Option('--priority <n>', 'higher runs first (-100..100)').env('FLOTILLA_PRIORITY').argParser(intIn(-100, 100, 'priority')))
     .addOption(new Option('--detach', 'submit and return at once with the job id'))
     .addOption(new Option('--effort <tier>', 'effort tier for this run: max, high, medium or one the account defines (model + effort level)').env('FLOTILLA_EFFORT'))
@@ -38,6 +43,11 @@ export function registerRun(program: Command, ctx: CliContext): void {
       new Option('--resume <job>', 'continue the session of this ended job: same runner, same workspace (input defaults to that job\'s)')
         .env('FLOTILLA_RESUME')
         .argParser(intIn(1, Number.MAX_SAFE_INTEGER, 'resume')),
+    )
+    .addOption(
+      new Option('--parent-token <flj_token>', 'from inside a job: start the run as a child of that job (its job token; the server defaults to FLOTILLA_URL)').env(
+        'FLOTILLA_PARENT_TOKEN',
+      ),
     )
     .addOption(new Option('--local', 'start a server and a runner in this process for this one job (no `flotilla up` needed)'))
     .addOption(new Option('--agents <dir...>', 'with --local: more agent folders besides the shipped ones').env('FLOTILLA_AGENTS'));
@@ -50,6 +60,7 @@ export function registerRun(program: Command, ctx: CliContext): void {
       ...(opts.budget !== undefined ? { budgetUsd: opts.budget } : {}),
       ...(opts.labels && Object.keys(opts.labels).length > 0 ? { labels: opts.labels } : {}),
       ...(opts.priority !== undefined ? { priority: opts.priority } : {}),
+      ...(opts.role !== undefined ? { role: opts.role } : {}),
       ...(opts.resume !== undefined ? { resumeJobId: opts.resume } : {}),
       ...(opts.effort !== undefined ? { effort: opts.effort } : {}),
     };
@@ -59,6 +70,14 @@ export function registerRun(program: Command, ctx: CliContext): void {
       if (self.getOptionValueSource('server') === 'cli') throw new CliError('--server cannot be used with --local (it starts its own server)', 2);
       const agentsDirs = typeof opts.agents === 'string' ? [opts.agents] : (opts.agents ?? []);
       ctx.setExit(await ctx.runLocal({ request, data: opts.data, agentsDirs, json, io: ctx.io }));
+      return;
+    }
+    if (opts.parentToken) {
+      // issue 6: a child of the job holding this token (same tree, budget and cancel).
+      if (opts.local) throw new CliError('--parent-token cannot be used with --local', 2);
+      const server = self.getOptionValueSource('server') === 'cli' || !process.env.FLOTILLA_URL ? opts.server : process.env.FLOTILLA_URL;
+      const client = await clientFrom({ ...opts, ...(server ? { server } : {}), token: opts.parentToken });
+      ctx.setExit(await runJob(client, request, { json, detach: opts.detach, io: ctx.io }));
       return;
     }
     const client = await clientFrom(opts);

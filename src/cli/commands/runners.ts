@@ -1,4 +1,4 @@
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { RunnerStatus, type Labels, type Runner } from '../../protocol/index.js';
 import { holdText, resolveRunner, slotsText } from './fleet-util.js';
 import type { CliContext } from '../context.js';
@@ -47,7 +47,8 @@ export function registerRunners(program: Command, ctx: CliContext): void {
       `runner:    ${r.name} (${r.id})`,
       `status:    ${r.status}`,
       `labels:    ${labelText(r.labels)}`,
-      `slots:     ${slotsText(r)}${r.runningJobs.length ? ` (jobs ${r.runningJobs.join(', ')})` : ''}`,
+      `slots:     ${slotsText(r)}${r.runningJobs.length ? ` (jobs ${r.runningJobs.join(', ')})` : ''}, browser slots ${r.browserSlots ?? 1}`,
+      ...(r.boundLabels && Object.keys(r.boundLabels).length ? [`bound:     ${labelText(r.boundLabels)} (from its registration token)`] : []),
       ...(r.hold ? [`hold:      ${holdText(r)}`] : []),
       ...(r.revokedAt ? [`revoked:   ${r.revokedAt}`] : []),
       `version:   ${r.version ?? ''}`,
@@ -71,11 +72,28 @@ export function registerRunners(program: Command, ctx: CliContext): void {
     out(`runner ${r.name} (${r.id}) revoked at ${r.revokedAt ?? '?'}`);
   });
 
+  const set = runners
+    .command('set')
+    .description("set a runner's capacity (admin): parallel jobs and browser slots; they win over the runner's own --capacity/--browser-slots")
+    .argument('<runner>', 'runner id or name')
+    .addOption(new Option('--capacity <n|auto>', 'parallel jobs 1-4 (auto: the runner\'s own setting)').env('FLOTILLA_RUNNER_CAPACITY').argParser(slotsOrAuto('capacity')))
+    .addOption(new Option('--browser-slots <n|auto>', 'browser slots 1-4, at most the capacity (auto: the runner\'s own)').env('FLOTILLA_RUNNER_BROWSER_SLOTS').argParser(slotsOrAuto('browser-slots')));
+  addClientOptions(set).action(async (runner: string, opts: ClientOptions & { capacity?: number; browserSlots?: number }, self: Command) => {
+    if (opts.capacity === undefined && opts.browserSlots === undefined) throw new InvalidArgumentError('give --capacity and/or --browser-slots');
+    const client = await clientFrom(opts);
+    const r = await client.setRunnerCapacity(await resolveRunner(client, runner), {
+      ...(opts.capacity !== undefined ? { capacity: opts.capacity || null } : {}),
+      ...(opts.browserSlots !== undefined ? { browserSlots: opts.browserSlots || null } : {}),
+    });
+    if (wantsJson(self, opts)) return void out(JSON.stringify({ runner: r }));
+    out(`runner ${r.name} (${r.id}): capacity ${r.capacity}, browser slots ${r.browserSlots ?? 1}`);
+  });
+
   const token = runners.command('token').description('runner registration tokens');
   const create = token
     .command('create')
     .description('create a single-use token a new runner registers with (admin)')
-    .addOption(new Option('--labels <k=v,...>', 'labels the runner gets').env('FLOTILLA_LABELS').argParser(parseLabels))
+    .addOption(new Option('--labels <k=v,...>', 'labels the runner gets (binding: the runner cannot change them, only add others)').env('FLOTILLA_LABELS').argParser(parseLabels))
     .addOption(new Option('--ttl <seconds>', 'how long the token stays valid').argParser(intIn(1, 30 * 24 * 3600, 'ttl')).default(3600));
   addClientOptions(create).action(async (opts: ClientOptions & { labels?: Labels; ttl: number }, self: Command) => {
     const client = await clientFrom(opts);
@@ -88,6 +106,18 @@ export function registerRunners(program: Command, ctx: CliContext): void {
         `  flotilla runner --server ${client.url} --token ${t.token}${labels}\n`,
     );
   });
+}
+
+/**
+ * `--capacity`/`--browser-slots` value: an integer 1–4, or `auto` → 0, sent as null (clear the
+ * owner setting). Not null itself: commander turns a parser's null into ''.
+ */
+function slotsOrAuto(flag: string): (v: string) => number {
+  return (v: string) => {
+    if (v === 'auto') return 0;
+    if (!/^[1-4]$/.test(v)) throw new InvalidArgumentError(`--${flag} must be 1, 2, 3, 4 or auto, got ${JSON.stringify(v)}`);
+    return Number(v);
+  };
 }
 
 function runnerRow(r: Runner): string[] {

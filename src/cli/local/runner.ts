@@ -11,6 +11,8 @@ interface RunnerCliOptions {
   labels?: Labels;
   name?: string;
   capacity: number;
+  browserSlots: number;
+  role?: string;
   workDir: string;
   repoBase?: string;
 }
@@ -29,8 +31,10 @@ export function registerRunner(program: Command, ctx: CliContext): void {
     .addOption(new Option('--labels <k=v,...>', 'labels of this runner, e.g. os=linux,toolchain=node').env('FLOTILLA_LABELS').argParser(parseLabels))
     .addOption(new Option('--name <name>', 'runner name (default: host name)').env('FLOTILLA_RUNNER_NAME'))
     .addOption(new Option('--capacity <n>', 'parallel jobs (1-4)').env('FLOTILLA_CAPACITY').argParser(intIn(1, 4, 'capacity')).default(1))
+    .addOption(new Option('--browser-slots <n>', 'browser slots (1-4, at most --capacity)').env('FLOTILLA_BROWSER_SLOTS').argParser(intIn(1, 4, 'browser-slots')).default(1))
+    .addOption(new Option('--role <role>', 'role of this runner (label role=ROLE; agents asking for a role go only to runners with it)').env('FLOTILLA_ROLE'))
     .addOption(new Option('--work-dir <dir>', 'work folder: credential, workspaces, homes').env('FLOTILLA_WORK_DIR').default(join(defaultDataDir(), 'runner'), '~/.flotilla/runner'))
-    .addOption(new Option('--repo-base <dir>', 'where relative repo paths of job inputs resolve (default: current folder)').env('FLOTILLA_REPO_BASE'))
+    .addOption(new Option('--repo-base <dir>', 'where relative repo paths of job inputs resolve; local repos must be inside it (default: current folder)').env('FLOTILLA_REPO_BASE'))
     .action(async (opts: RunnerCliOptions) => {
       const { io } = ctx;
       const { cliLogger } = await import('./stack.js');
@@ -41,8 +45,9 @@ export function registerRunner(program: Command, ctx: CliContext): void {
         registrationToken: opts.token,
         workDir: resolve(opts.workDir),
         name: opts.name,
-        labels: opts.labels,
+        labels: opts.role !== undefined ? { ...opts.labels, role: opts.role } : opts.labels,
         capacity: opts.capacity,
+        browserSlots: opts.browserSlots,
         repoBaseDir: opts.repoBase ? resolve(opts.repoBase) : undefined,
         log,
       });

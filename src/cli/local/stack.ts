@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import type { Labels } from '../../protocol/index.js';
 import { createLogger, type Logger, type LogLevel } from '../../core/log.js';
 import { loadGatewayConfig, type GatewayConfig } from '../../gateway/config.js';
+import { loadGatewaySettings } from '../../gateway/config-file.js';
 import { createApiToken, createRegistrationToken } from '../../server/auth.js';
 import { startServer, type RunningServer } from '../../server/server.js';
 import { startRunner, type RunningRunner } from '../../runner/runner.js';
@@ -29,6 +30,8 @@ export interface LocalStackOptions {
   heartbeatIntervalMs?: number;
   /** A runner silent this long is offline and its jobs lost (default 20000 ms). */
   heartbeatTimeoutMs?: number;
+  /** Hold each newly registered runner this long, ms (0/absent: off); the local runner is never held. */
+  newRunnerHoldMs?: number;
   /** Where relative `input.repo` paths resolve for the local runner; default the current folder. */
   repoBaseDir?: string;
   /** Environment for DATABASE_URL and the gateway (ANTHROPIC_API_KEY, ...); default process.env. */
@@ -84,7 +87,8 @@ export function cliLogger(env: NodeJS.ProcessEnv, dflt: LogLevel, write: (line: 
 export async function startLocalStack(opts: LocalStackOptions): Promise<LocalStack> {
   const env = opts.env ?? process.env;
   const data = resolve(opts.data);
-  const gateway = opts.gateway ?? loadGatewayConfig(env);
+  // flotilla.yaml (or FLOTILLA_CONFIG) `gateway:` section over the environment (gateway/config-file.ts)
+  const gateway = opts.gateway ?? loadGatewaySettings(env, loadGatewayConfig);
   const agentsDirs = [join(packageRoot(), 'agents'), ...opts.agentsDirs.map((d) => resolve(d))];
   const store = await openStore({ databaseUrl: env.DATABASE_URL, dataDir: data, log: opts.log.child({ part: 'store' }) });
   let server: RunningServer | null = null;
@@ -116,6 +120,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       gateway,
       heartbeatIntervalMs: opts.heartbeatIntervalMs,
       heartbeatTimeoutMs: opts.heartbeatTimeoutMs,
+      ...(opts.newRunnerHoldMs ? { newRunnerHoldMs: opts.newRunnerHoldMs } : {}),
       log: opts.log.child({ part: 'server' }),
     });
     const adminTokenFile = join(data, 'admin-token');
@@ -141,6 +146,8 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
         repoBaseDir: opts.repoBaseDir ?? process.cwd(),
         log: opts.log.child({ part: 'runner' }),
       });
+      // The new-runner hold is for runners joining from elsewhere, not this process's own.
+      if (opts.newRunnerHoldMs) await store.setRunnerHold(runner.runnerId, null);
     }
     return { store, server, runner, gateway, adminToken, adminTokenFile, dialect: store.dialect, close };
   } catch (err) {

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { parseDurationMs } from '../../core/duration.js';
 import type { Labels } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
 import { untilInterrupted } from '../io.js';
@@ -16,6 +17,18 @@ interface UpOptions {
   capacity: number;
   heartbeatInterval?: number;
   heartbeatTimeout?: number;
+  holdNewRunners: number;
+}
+
+/** Commander parser for a duration flag (`15m`, `1h`, `off`) → milliseconds. */
+function durationArg(flag: string): (v: string) => number {
+  return (v: string) => {
+    try {
+      return parseDurationMs(v, flag);
+    } catch (err) {
+      throw new InvalidArgumentError((err as Error).message);
+    }
+  };
 }
 
 /** Hosts that only this machine can reach. */
@@ -42,6 +55,12 @@ export function registerUp(program: Command, ctx: CliContext): void {
     .addOption(new Option('--capacity <n>', 'parallel jobs of the local runner (1-4)').env('FLOTILLA_CAPACITY').argParser(intIn(1, 4, 'capacity')).default(1))
     .addOption(new Option('--heartbeat-interval <ms>', 'how often runners heartbeat, milliseconds (default 5000)').env('FLOTILLA_HEARTBEAT_INTERVAL_MS').argParser(intIn(100, 600_000, 'heartbeat interval')))
     .addOption(new Option('--heartbeat-timeout <ms>', 'a runner silent this long is offline and its jobs lost, milliseconds (default 20000)').env('FLOTILLA_HEARTBEAT_TIMEOUT_MS').argParser(intIn(500, 3_600_000, 'heartbeat timeout')))
+    .addOption(
+      new Option('--hold-new-runners <duration>', 'hold each newly registered runner this long (status provisioning) while it finishes its setup, e.g. 15m; off by default, never the local runner')
+        .env('FLOTILLA_HOLD_NEW_RUNNERS')
+        .argParser(durationArg('--hold-new-runners'))
+        .default(0, 'off'),
+    )
     .action(async (opts: UpOptions) => {
       const { io } = ctx;
       const { cliLogger, modelLine, startLocalStack } = await import('./stack.js');
@@ -59,6 +78,7 @@ export function registerUp(program: Command, ctx: CliContext): void {
         runnerCapacity: opts.capacity,
         heartbeatIntervalMs: opts.heartbeatInterval,
         heartbeatTimeoutMs: opts.heartbeatTimeout,
+        newRunnerHoldMs: opts.holdNewRunners,
         log,
       });
       const say = (s: string) => void io.stdout.write(s + '\n');

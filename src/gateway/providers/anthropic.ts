@@ -1,4 +1,7 @@
-import { upstreamFetch } from '../upstream-http.js';
+import type { IncomingHttpHeaders } from 'node:http';
+import { upstreamRequest } from '../upstream-http.js';
+import { toResponse } from '../web-adapter.js';
+import type { Reply } from '../reply.js';
 /**
  * The `anthropic` provider: forwards a Messages request to the Anthropic API (or any
  * ANTHROPIC_BASE_URL) with the server's key, body bytes untouched, and hands back the
@@ -41,18 +44,34 @@ export const DROP_RESPONSE = new Set([
   'set-cookie',
 ]);
 
-/** Copies `h` without hop-by-hop headers, the ones in `drop`, and any the Connection header lists. */
-export function filtered(h: Headers, drop: Set<string>): Headers {
-  const listed = new Set((h.get('connection') ?? '').split(',').map((s) => s.trim().toLowerCase()).filter(Boolean));
-  const out = new Headers();
-  h.forEach((value, name) => {
+/**
+ * Copies `h` (node-style, lower-case names) without hop-by-hop headers, the ones in `drop`, and
+ * any the Connection header lists; repeated values are joined by `, `.
+ */
+export function filtered(h: IncomingHttpHeaders | Record<string, string>, drop: Set<string>): Record<string, string> {
+  const conn = h['connection'];
+  const listed = new Set((Array.isArray(conn) ? conn.join(',') : (conn ?? '')).split(',').map((s) => s.trim().toLowerCase()).filter(Boolean));
+  const out: Record<string, string> = {};
+  for (const name in h) {
+    const v = h[name];
+    if (v === undefined) continue;
     const n = name.toLowerCase();
-    if (!drop.has(n) && !listed.has(n)) out.set(n, value);
-  });
+    if (!drop.has(n) && !listed.has(n)) out[n] = Array.isArray(v) ? v.join(', ') : v;
+  }
   return out;
 }
 
-/** What {@link forwardToAnthropic} needs. */
+/** The upstream reply without hop-by-hop headers; SSE gets `cache-control: no-cache` and `x-accel-buffering: no`. */
+export function proxiedReply(upstream: Reply): Reply {
+  const out = filtered(upstream.headers, DROP_RESPONSE);
+  if ((out['content-type'] ?? '').startsWith('text/event-stream')) {
+    out['cache-control'] = 'no-cache';
+    out['x-accel-buffering'] = 'no';
+  }
+  return { ...upstream, headers: out };
+}
+
+/** What {@link forwardAnthropic} needs. */
 export interface ForwardRequest {
   /** Upstream origin, e.g. https://api.anthropic.com (no trailing slash). */
   baseUrl: string;
@@ -62,32 +81,32 @@ export interface ForwardRequest {
   pathAndQuery: string;
   method: string;
   /** The incoming request's headers (anthropic-version, anthropic-beta, ... are passed on). */
-  headers: Headers;
+  headers: IncomingHttpHeaders | Headers;
   /** The incoming body, byte for byte. */
-  body: Uint8Array<ArrayBuffer>;
+  body: Uint8Array;
   /** Aborts the upstream request (e.g. the client went away). */
   signal?: AbortSignal;
 }
 
 /**
- * Sends the request upstream and returns its response: status and headers (minus hop-by-hop
- * and encoding headers) with the body as a live stream. SSE replies get `Cache-Control:
- * no-cache` and `X-Accel-Buffering: no` so no proxy in between buffers them.
- * @throws the fetch error when the upstream cannot be reached (DNS, refused, reset before headers).
+ * Sends the request upstream and returns its reply: status and headers (minus hop-by-hop and
+ * encoding headers) with the body whole, or for SSE as a live stream (see {@link proxiedReply}).
+ * @throws the connection error when the upstream cannot be reached (DNS, refused, reset before headers).
  */
-export async function forwardToAnthropic(req: ForwardRequest): Promise<Response> {
-  const headers = filtered(req.headers, DROP_REQUEST);
-  headers.set('x-api-key', req.apiKey);
-  const upstream = await upstreamFetch(req.baseUrl + req.pathAndQuery, {
+export async function forwardAnthropic(req: ForwardRequest): Promise<Reply> {
+  const incoming = req.headers instanceof Headers ? Object.fromEntries(req.headers) : req.headers;
+  const headers = filtered(incoming, DROP_REQUEST);
+  headers['x-api-key'] = req.apiKey;
+  const upstream = await upstreamRequest(req.baseUrl + req.pathAndQuery, {
     method: req.method,
     headers,
     ...(req.method === 'GET' || req.method === 'HEAD' ? {} : { body: req.body }),
     ...(req.signal ? { signal: req.signal } : {}),
   });
-  const out = filtered(upstream.headers, DROP_RESPONSE);
-  if ((out.get('content-type') ?? '').startsWith('text/event-stream')) {
-    out.set('cache-control', 'no-cache');
-    out.set('x-accel-buffering', 'no');
-  }
-  return new Response(upstream.body, { status: upstream.status, statusText: upstream.statusText, headers: out });
+  return proxiedReply(upstream);
+}
+
+/** {@link forwardAnthropic} as a web `Response` (for callers outside the gateway's node path). */
+export async function forwardToAnthropic(req: ForwardRequest): Promise<Response> {
+  return toResponse(await forwardAnthropic(req));
 }

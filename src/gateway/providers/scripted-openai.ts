@@ -1,4 +1,5 @@
 import type { JobRow } from '../../store/types.js';
+import { jsonReply, type Reply } from '../reply.js';
 import type { ModelScript } from '../script.js';
 import type { OpenAiApi } from '../openai-wire.js';
 import type { MessagesRequest } from '../request.js';
@@ -109,11 +110,9 @@ function responsesSse(job: JobRow, reply: ScriptedReply): string {
 }
 
 /** Serves one OpenAI-format request from the script (never touches the network). */
-export function scriptedOpenAiResponse(api: OpenAiApi, script: ModelScript | null, job: JobRow, asMessages: MessagesRequest, stream: boolean, includeUsage: boolean): Response {
+export function scriptedOpenAiReply(api: OpenAiApi, script: ModelScript | null, job: JobRow, asMessages: MessagesRequest, stream: boolean, includeUsage: boolean): Reply {
   const reply = scriptedReply(script, job, asMessages);
-  const sse = { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' };
-  if (api === 'openai-chat') {
-    return stream ? new Response(chatSse(job, reply, includeUsage), { headers: sse }) : Response.json(chatJson(job, reply));
-  }
-  return stream ? new Response(responsesSse(job, reply), { headers: sse }) : Response.json(responseJson(job, reply, 'completed'));
+  const sse = (text: string): Reply => ({ status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' }, body: Buffer.from(text) });
+  if (api === 'openai-chat') return stream ? sse(chatSse(job, reply, includeUsage)) : jsonReply(200, chatJson(job, reply));
+  return stream ? sse(responsesSse(job, reply)) : jsonReply(200, responseJson(job, reply, 'completed'));
 }

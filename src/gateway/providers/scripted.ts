@@ -1,4 +1,6 @@
 import type { JobRow } from '../../store/types.js';
+import { jsonReply, type Reply } from '../reply.js';
+import { toResponse } from '../web-adapter.js';
 import type { MessagesRequest } from '../request.js';
 import { workingDirectoryOf } from '../request.js';
 import { fillPlaceholders, type ModelScript, type ScriptBlock, type ScriptUsage } from '../script.js';
@@ -112,16 +114,18 @@ export function replySse(job: JobRow, reply: ScriptedReply): string {
 }
 
 /**
- * Serves one request from the script as a Response: SSE (`text/event-stream`) when
- * `request.stream` is true, else JSON. Never touches the network.
+ * Serves one request from the script: SSE (`text/event-stream`, the whole sequence as one
+ * body) when `request.stream` is true, else JSON. Never touches the network.
  */
-export function scriptedResponse(script: ModelScript | null, job: JobRow, request: MessagesRequest): Response {
+export function scriptedMessagesReply(script: ModelScript | null, job: JobRow, request: MessagesRequest): Reply {
   const reply = scriptedReply(script, job, request);
   if (request.stream) {
-    return new Response(replySse(job, reply), {
-      status: 200,
-      headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' },
-    });
+    return { status: 200, headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' }, body: Buffer.from(replySse(job, reply)) };
   }
-  return new Response(JSON.stringify(replyJson(job, reply)), { status: 200, headers: { 'content-type': 'application/json' } });
+  return jsonReply(200, replyJson(job, reply));
+}
+
+/** {@link scriptedMessagesReply} as a web `Response`. */
+export function scriptedResponse(script: ModelScript | null, job: JobRow, request: MessagesRequest): Response {
+  return toResponse(scriptedMessagesReply(script, job, request));
 }

@@ -24,16 +24,21 @@ function ctx(over: Partial<HarnessContext> = {}, agent: Record<string, unknown> 
 describe('claude-code command', () => {
   it('builds the argument list; no --tools when allowedTools is empty; --resume when resuming', () => {
     expect(claudeArgs(ctx())).toEqual([
-      '-p', '--output-format', 'stream-json', '--verbose', '--model', 'claude-sonnet-4-5', '--max-turns', '50', '--dangerously-skip-permissions', '--', '-starts with a dash',
+      '-p', '--output-format', 'stream-json', '--verbose', '--model', 'claude-sonnet-4-5', '--max-turns', '50', '--dangerously-skip-permissions', '--mcp-config', '/h/flotilla-mcp.json', '--strict-mcp-config', '--', '-starts with a dash',
     ]);
     expect(claudeArgs(ctx({ resumeSessionId: 'abc' }, { allowedTools: ['Bash', 'Edit'], model: 'haiku', limits: { maxTurns: 3 } }))).toEqual([
-      '-p', '--output-format', 'stream-json', '--verbose', '--model', 'haiku', '--max-turns', '3', '--dangerously-skip-permissions', '--tools', 'Bash,Edit', '--resume', 'abc', '--', '-starts with a dash',
+      '-p', '--output-format', 'stream-json', '--verbose', '--model', 'haiku', '--max-turns', '3', '--dangerously-skip-permissions', '--tools', 'Bash,Edit', '--resume', 'abc', '--strict-mcp-config', '--', '-starts with a dash',
     ]);
+  });
+
+  it('gives the Flotilla tools to an agent that lists its tools only when it names one of them', () => {
+    const args = claudeArgs(ctx({}, { allowedTools: ['Read', 'mcp__flotilla__start_job'] }));
+    expect(args.slice(args.indexOf('--tools'), args.indexOf('--'))).toEqual(['--tools', 'Read,mcp__flotilla__start_job', '--mcp-config', '/h/flotilla-mcp.json', '--strict-mcp-config']);
   });
 
   it('passes the effort tier as --model and --effort', () => {
     expect(claudeArgs(ctx({ model: 'claude-opus-4-6', effort: 'max' }))).toEqual([
-      '-p', '--output-format', 'stream-json', '--verbose', '--model', 'claude-opus-4-6', '--effort', 'max', '--max-turns', '50', '--dangerously-skip-permissions', '--', '-starts with a dash',
+      '-p', '--output-format', 'stream-json', '--verbose', '--model', 'claude-opus-4-6', '--effort', 'max', '--max-turns', '50', '--dangerously-skip-permissions', '--mcp-config', '/h/flotilla-mcp.json', '--strict-mcp-config', '--', '-starts with a dash',
     ]);
   });
 
@@ -49,6 +54,7 @@ describe('claude-code command', () => {
       FLOTILLA_JOB_TOKEN: 'flj_secretjobtoken',
       FLOTILLA_JOB_ID: '3',
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      MCP_TOOL_TIMEOUT: '3700000',
       ...(process.getuid?.() === 0 ? { IS_SANDBOX: '1' } : {}),
     });
   });

@@ -3,6 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { ClaudeStreamParser } from './claude-stream.js';
 import type { Harness, HarnessCommand, HarnessContext, HarnessParser } from './types.js';
+import { MCP_TOOL_TIMEOUT_SECONDS, claudeMcpConfigPath, wantsFlotillaTools, writeClaudeMcpConfig } from './mcp-config.js';
 
 /** Variables of the runner's environment a harness may see (none of them is a secret). */
 const PASSED_THROUGH = ['PATH', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR', 'USER', 'LOGNAME', 'SHELL'];
@@ -48,6 +49,8 @@ export function harnessEnv(ctx: HarnessContext, base: NodeJS.ProcessEnv = proces
     FLOTILLA_JOB_TOKEN: ctx.token,
     FLOTILLA_JOB_ID: String(ctx.jobId),
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    // wait_jobs (flotilla mcp) may wait up to an hour for children (issue 6).
+    MCP_TOOL_TIMEOUT: String(MCP_TOOL_TIMEOUT_SECONDS * 1000),
   });
   if (process.getuid?.() === 0) env.IS_SANDBOX = '1';
   return env;
@@ -55,7 +58,9 @@ export function harnessEnv(ctx: HarnessContext, base: NodeJS.ProcessEnv = proces
 
 /**
  * The command line: `claude -p --output-format stream-json --verbose --model M [--effort L] --max-turns N
- * --dangerously-skip-permissions [--tools T1,T2] [--resume S] -- PROMPT`.
+ * --dangerously-skip-permissions [--tools T1,T2] [--resume S] [--mcp-config <home>/flotilla-mcp.json]
+ * --strict-mcp-config -- PROMPT` (the MCP config: the job-tree tools, harness/mcp-config.ts, given
+ * unless `allowedTools` lists tools without them: wantsFlotillaTools).
  * `--tools` (not `--allowedTools`, which only pre-approves) is what limits the tools the model
  * is offered in 2.1.197 (verified: the request's `tools` list and `system/init.tools` hold
  * exactly these); an empty `allowedTools` leaves Claude Code's default set. The prompt goes
@@ -69,6 +74,10 @@ export function claudeArgs(ctx: HarnessContext): string[] {
   args.push('--max-turns', String(a.limits.maxTurns), '--dangerously-skip-permissions');
   if (a.allowedTools.length > 0) args.push('--tools', a.allowedTools.join(','));
   if (ctx.resumeSessionId) args.push('--resume', ctx.resumeSessionId);
+  // The job-tree tools (issue 6): `flotilla mcp`, configured in the job's home by prepare(),
+  // unless the agent lists its tools without them; strict either way (no other MCP config).
+  if (wantsFlotillaTools(a.allowedTools)) args.push('--mcp-config', claudeMcpConfigPath(ctx));
+  args.push('--strict-mcp-config');
   args.push('--', ctx.prompt);
   return args;
 }
@@ -76,6 +85,9 @@ export function claudeArgs(ctx: HarnessContext): string[] {
 /** The `claude-code` harness: Claude Code's CLI in print mode with stream-json output. */
 export const claudeCodeHarness: Harness = {
   name: 'claude-code',
+  async prepare(ctx: HarnessContext): Promise<void> {
+    await writeClaudeMcpConfig(ctx);
+  },
   command(ctx: HarnessContext): HarnessCommand {
     return { file: ctx.executable ?? defaultClaudePath(), args: claudeArgs(ctx), env: harnessEnv(ctx), cwd: ctx.workspace };
   },

@@ -1,10 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AgentDefinition } from '../../protocol/index.js';
+import { AgentDefinition, type EventBody } from '../../protocol/index.js';
 import { codexArgs, codexConfig, codexHarness } from './codex.js';
-import { CodexJsonParser } from './codex-stream.js';
+import { CodexJsonParser, HOLD_MS } from './codex-stream.js';
 import type { HarnessContext } from './types.js';
 
 function ctx(over: Partial<HarnessContext> = {}, agent: Record<string, unknown> = {}): HarnessContext {
@@ -39,6 +39,8 @@ describe('codex harness', () => {
       expect(toml).toContain('[analytics]\nenabled = false');
       expect(toml).toContain('[features]\nplugins = false');
       expect(toml).not.toContain('flj_');
+      expect(toml).toContain(`[mcp_servers.flotilla]\ncommand = ${JSON.stringify(process.execPath)}\n`);
+      expect(toml).toContain('env_vars = ["FLOTILLA_URL","FLOTILLA_JOB_TOKEN","FLOTILLA_JOB_ID"]');
       const cmd = codexHarness.command(c);
       expect(cmd.env).toMatchObject({ CODEX_HOME: join(home, '.codex'), OPENAI_API_KEY: 'flj_codextoken', HOME: home, FLOTILLA_JOB_TOKEN: 'flj_codextoken' });
     } finally {
@@ -71,6 +73,69 @@ describe('codex harness', () => {
       { type: 'log', data: { stream: 'stdout', line: 'not json' } },
     ]);
     expect(p.finish({ code: 0, signal: null })).toEqual({ status: 'succeeded', summary: 'done', sessionId: 'th_1' });
+  });
+
+  it('emits one usage per model call in Claude Code order, read from the rollout file (earlier runs skipped)', () => {
+    const home = mkdtempSync(join(tmpdir(), 'codex-rollout-'));
+    try {
+      const day = join(home, 'sessions', '2026', '11', '30');
+      mkdirSync(day, { recursive: true });
+      const file = join(day, 'rollout-2026-11-30T15-15-19-th_9.jsonl');
+      const tc = (at: number, input: number, cached: number, output: number, total?: [number, number, number]) =>
+        JSON.stringify({
+          timestamp: new Date(at).toISOString(),
+          type: 'event_msg',
+          payload: {
+            type: 'token_count',
+            info: {
+              last_token_usage: { input_tokens: input, cached_input_tokens: cached, output_tokens: output },
+              ...(total ? { total_token_usage: { input_tokens: total[0], cached_input_tokens: total[1], output_tokens: total[2] } } : {}),
+            },
+          },
+        }) + '\n';
+      const t0 = Date.UTC(2026, 10, 30, 15, 0, 0);
+      // A token count of an earlier run of the same (resumed) thread: cumulative 999 in, 99 out.
+      writeFileSync(file, tc(t0 - 5000, 999, 0, 99, [999, 0, 99]) + '{"type":"session_meta","payload":{}}\n');
+      const p = new CodexJsonParser({ pid: 7, codexHome: home, startedAt: t0, model: 'gpt-5-codex' });
+      const seq: EventBody[] = [];
+      const feed = (o: unknown) => seq.push(...p.stdout(line(o)));
+      feed({ type: 'thread.started', thread_id: 'th_9' });
+      feed({ type: 'item.started', item: { id: 'i0', type: 'command_execution', command: 'echo hello > out.txt', status: 'in_progress' } });
+      feed({ type: 'item.completed', item: { id: 'i0', type: 'command_execution', command: 'echo hello > out.txt', aggregated_output: '', exit_code: 0, status: 'completed' } });
+      // The call's count is not in the rollout yet: the tool result waits for it.
+      expect(seq.map((e) => e.type)).toEqual(['harness.started', 'tool.call']);
+      expect(p.tick(t0)).toEqual([]);
+      appendFileSync(file, tc(t0 + 10, 120, 20, 30));
+      seq.push(...p.tick(t0));
+      expect(seq.map((e) => e.type)).toEqual(['harness.started', 'tool.call', 'usage', 'tool.result']);
+      // The second call's count arrives in two writes (incremental read; a partial line waits).
+      const second = tc(t0 + 20, 160, 0, 5);
+      appendFileSync(file, second.slice(0, 30));
+      feed({ type: 'item.completed', item: { id: 'i1', type: 'agent_message', text: 'done' } });
+      appendFileSync(file, second.slice(30));
+      // Codex reports the thread's cumulative usage: the earlier run's 999/99 is not this run's.
+      feed({ type: 'turn.completed', usage: { input_tokens: 999 + 280, cached_input_tokens: 20, output_tokens: 99 + 35 } });
+      expect(seq.map((e) => e.type)).toEqual(['harness.started', 'tool.call', 'usage', 'tool.result', 'message', 'usage']);
+      expect(seq.filter((e) => e.type === 'usage').map((e) => e.data)).toEqual([
+        { inputTokens: 100, outputTokens: 30, cacheReadTokens: 20, cacheWriteTokens: 0, model: 'gpt-5-codex' },
+        { inputTokens: 160, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0, model: 'gpt-5-codex' },
+      ]);
+      // A count that never comes: the held result is released without it after HOLD_MS.
+      const r = new CodexJsonParser({ pid: 7, codexHome: home, startedAt: t0 + 60_000 });
+      r.stdout(line({ type: 'thread.started', thread_id: 'th_9' }));
+      r.stdout(line({ type: 'item.started', item: { id: 'i5', type: 'command_execution', command: 'true' } }));
+      expect(r.stdout(line({ type: 'item.completed', item: { id: 'i5', type: 'command_execution', command: 'true', aggregated_output: '', exit_code: 0 } }))).toEqual([]);
+      expect(r.tick(Date.now() + HOLD_MS + 1).map((e) => e.type)).toEqual(['tool.result']);
+      // ...and, the rollout having given nothing this run, the next result is not held at all.
+      r.stdout(line({ type: 'item.started', item: { id: 'i6', type: 'command_execution', command: 'true' } }));
+      expect(r.stdout(line({ type: 'item.completed', item: { id: 'i6', type: 'command_execution', command: 'true', aggregated_output: '', exit_code: 0 } })).map((e) => e.type)).toEqual(['tool.result']);
+      // Without a readable rollout the turn's total is reported once, at turn.completed.
+      const q = new CodexJsonParser({ pid: 7, codexHome: join(home, 'missing'), startedAt: t0 });
+      const qs = [{ type: 'thread.started', thread_id: 'th_9' }, { type: 'turn.completed', usage: { input_tokens: 280, cached_input_tokens: 20, output_tokens: 35 } }].flatMap((o) => q.stdout(line(o)));
+      expect(qs.filter((e) => e.type === 'usage').map((e) => e.data)).toEqual([{ inputTokens: 260, outputTokens: 35, cacheReadTokens: 20, cacheWriteTokens: 0 }]);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 
   it('a budget refusal fails with reason budget; a missing binary fails at start', () => {

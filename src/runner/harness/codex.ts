@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { harnessEnv } from './claude-code.js';
 import { CodexJsonParser } from './codex-stream.js';
 import type { Harness, HarnessCommand, HarnessContext, HarnessParser } from './types.js';
+import { codexMcpToml, wantsFlotillaTools } from './mcp-config.js';
 
 /** The `codex` launcher of the installed `@openai/codex` package, or `codex` (looked up on PATH) when it is not installed. */
 export function defaultCodexPath(): string {
@@ -56,6 +57,7 @@ export function codexConfig(ctx: HarnessContext): string {
     '[features]',
     'plugins = false',
     '',
+    wantsFlotillaTools(ctx.agent.allowedTools) ? codexMcpToml() : '', // the job-tree tools (issue 6)
   ];
   return lines.join('\n');
 }
@@ -93,6 +95,6 @@ export const codexHarness: Harness = {
     return { file: ctx.executable ?? defaultCodexPath(), args: codexArgs(ctx), env, cwd: ctx.workspace };
   },
   parser(ctx: HarnessContext, pid: number): HarnessParser {
-    return new CodexJsonParser({ pid, workspace: ctx.workspace, branch: ctx.branch });
+    return new CodexJsonParser({ pid, workspace: ctx.workspace, branch: ctx.branch, codexHome: codexHome(ctx), model: ctx.model ?? ctx.agent.model });
   },
 };

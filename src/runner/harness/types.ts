@@ -51,6 +51,9 @@ export interface HarnessOutcome {
   sessionId?: string;
 }
 
+/** How often the runner calls {@link HarnessParser.tick}, ms. */
+export const PARSER_TICK_MS = 50;
+
 /** Turns one run's output lines into job events, then into an outcome. */
 export interface HarnessParser {
   /** One stdout line → zero or more events. Never throws; unparseable lines become `log` events. */
@@ -59,6 +62,13 @@ export interface HarnessParser {
   stderr(line: Line): EventBody[];
   /** Events to emit as soon as the process started (e.g. `harness.started` when the output never says). */
   begin?(): EventBody[];
+  /**
+   * Called about every {@link PARSER_TICK_MS} while the process runs: events that became ready
+   * without a new output line (e.g. held back until a file the harness writes caught up).
+   */
+  tick?(): EventBody[];
+  /** Events still held back once the output ended (called once, before {@link finish}). */
+  flush?(): EventBody[];
   /** True once the output showed the harness cannot work (e.g. refused to start): kill it now. */
   readonly fatal: boolean;
   /** The outcome, once the process exited with `code`/`signal`. */

@@ -43,6 +43,8 @@ export class FakeControlPlane {
   private readonly wss = new WebSocketServer({ noServer: true });
   private socket: WebSocket | null = null;
   private readonly waiters = new Set<() => void>();
+  /** Model-call activity per `${jobId}:${attempt}` (lastAt epoch ms), answered to heartbeats as `job.activity`. */
+  readonly activity = new Map<string, { inFlight: number; lastAt: number }>();
   /** Cancels not yet acknowledged by a `job.finished`, redelivered on each heartbeat. */
   private readonly cancels = new Map<string, ServerToRunner>();
 
@@ -170,6 +172,14 @@ export class FakeControlPlane {
         this.hellos.push(msg);
         ws.send(JSON.stringify({ type: 'welcome', runnerId, heartbeatIntervalMs: this.opts.heartbeatIntervalMs ?? 200, serverTime: new Date().toISOString() }));
       } else if (msg.type === 'heartbeat') {
+        if (msg.running.length) {
+          // As the hub does: model-call activity of the reported attempts (set by tests in `activity`).
+          const jobs = msg.running.flatMap((r) => {
+            const a = this.activity.get(`${r.jobId}:${r.attempt}`);
+            return a ? [{ jobId: r.jobId, attempt: r.attempt, inFlight: a.inFlight, idleMs: Math.max(0, Date.now() - a.lastAt) }] : [];
+          });
+          ws.send(JSON.stringify({ type: 'job.activity', jobs }));
+        }
         for (const [key, cancel] of this.cancels) {
           const [jobId, attempt] = key.split(':').map(Number) as [number, number];
           if (this.finished(jobId, attempt)) this.cancels.delete(key);

@@ -5,13 +5,15 @@ import type { ServerContext } from '../context.js';
 import { apiError, parsePositiveInt } from '../http-util.js';
 import { recordStatus } from '../status-events.js';
 import { jobView } from '../views.js';
+import { cancelDescendants } from '../cancel-tree.js';
 
 /**
  * `POST /api/jobs/:id/cancel` → the Job. Queued/paused: `cancelled` at once. Assigned/running:
  * `cancelling` at once (endReason `cancelled`; its job token stops working at this moment), a
  * `status` event, and `job.cancel` to its runner (if connected here; runners on other replicas
  * learn it from their next heartbeat); it reads `cancelled` when the runner reports its
- * process tree gone (issue 4). Cancelling again re-sends `job.cancel`. Terminal → 409
+ * process tree gone (issue 4). Cancelling again re-sends `job.cancel`. Every descendant that
+ * has not ended is cancelled the same way (issue 6, cancel-tree.ts). Terminal → 409
  * `not_cancellable`; unknown → 404.
  */
 export function mountCancelJob(app: Hono<AppEnv>, ctx: ServerContext): void {
@@ -26,6 +28,7 @@ export function mountCancelJob(app: Hono<AppEnv>, ctx: ServerContext): void {
       const now = ctx.now();
       if (job.status === 'cancelling') {
         if (job.runnerId !== null) await ctx.hub.send(job.runnerId, { type: 'job.cancel', jobId: id, attempt: job.attempt, reason: 'cancelled by request' });
+        await cancelDescendants(ctx, id);
         return c.json(jobView(job));
       }
       const active = job.status === 'assigned' || job.status === 'running';
@@ -38,6 +41,7 @@ export function mountCancelJob(app: Hono<AppEnv>, ctx: ServerContext): void {
         ctx.dispatcher.kick();
       }
       ctx.log.info('job cancelled', { jobId: id, from: job.status });
+      await cancelDescendants(ctx, id);
       return c.json(jobView(moved));
     }
     return apiError(c, 409, 'conflict', `job ${id} kept changing; try again`);

@@ -9,6 +9,7 @@ import { apiError, readBody } from '../http-util.js';
 import { recordStatus } from '../status-events.js';
 import { jobEffort } from '../effort.js';
 import { jobView } from '../views.js';
+import { createChildJob } from '../child-jobs.js';
 
 /**
  * `POST /api/jobs` (body {@link CreateJobRequest}) → 201 Job. Everything is checked before
@@ -19,13 +20,15 @@ import { jobView } from '../views.js';
  * the same runner (pinned) in the same workspace; unknown job 404 `unknown_job`, a job still
  * active or without a session or runner 409 `not_resumable`, another harness 422
  * `invalid_request` (all with field `resumeJobId`). An empty input takes that job's input.
+ * Called with a job token (`flj_...`), it creates a child of that job instead (child-jobs.ts).
  */
 export function mountCreateJob(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.post('/api/jobs', async (c) => {
     const body = await readBody(c, CreateJobRequest);
     if (!body.ok) return body.response;
     const req = body.value;
-    const agent = ctx.agents.get(req.agent);
+    // An agent installed through another replica a moment ago: re-read the store once (issue 6).
+    const agent = ctx.agents.get(req.agent) ?? (await ctx.agents.refresh().then(() => ctx.agents.get(req.agent)));
     if (!agent) return apiError(c, 404, 'unknown_agent', `unknown agent ${JSON.stringify(req.agent)}`, 'agent');
     try {
       jobEffort(req.effort, agent);
@@ -49,13 +52,16 @@ export function mountCreateJob(app: Hono<AppEnv>, ctx: ServerContext): void {
     if (problems.length) {
       return apiError(c, 422, 'invalid_input', problems.map((p) => `${p.field}: ${p.message}`).join('; '), problems[0]!.field);
     }
+    // Called with a job token: a child of that job (issue 6, server/child-jobs.ts).
+    const caller = c.get('jobCaller');
+    if (caller) return createChildJob(c, ctx, caller, req, agent);
     const now = ctx.now();
     const job = await ctx.store.createJob({
       parentId: null,
       agent: agent.name,
       agentVersion: agent.version,
       input: req.input,
-      selector: mergeSelector(agent.runnerLabels, req.labels),
+      selector: mergeSelector(agent.runnerLabels, req.role !== undefined ? { ...req.labels, role: req.role } : req.labels),
       priority: req.priority,
       budgetMicros: usdToMicros(req.budgetUsd ?? agent.limits.defaultBudgetUsd),
       retries: agent.retries,

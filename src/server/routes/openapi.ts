@@ -1,5 +1,6 @@
 import type { Hono } from 'hono';
 import { z } from 'zod';
+import { agentsInstallOpenApi } from './openapi-agents.js';
 import {
   AgentDefinition,
   ApiErrorBody,
@@ -14,6 +15,7 @@ import {
   RunnerList,
   RunnerDetail,
   HoldRunnerRequest,
+  SetRunnerCapacityRequest,
   StartJobRequest,
   SignInRequest,
   SessionInfo,
@@ -25,8 +27,11 @@ import {
   TopUpRequest,
   BudgetView,
   CostRollup,
+  JobTree,
 } from '../../protocol/index.js';
 import type { AppEnv } from '../auth.js';
+import { gatewayRoutesOpenApi } from './openapi-gateway.js';
+import { tasksOpenApi } from '../tasks/openapi.js';
 
 type Json = Record<string, unknown>;
 
@@ -59,11 +64,13 @@ export function buildOpenApi(): Json {
     CreateJobRequest: schemaOf(CreateJobRequest, 'input'),
     Job: schemaOf(Job, 'output'),
     JobList: schemaOf(JobList, 'output'),
+    JobTree: schemaOf(JobTree, 'output'),
     JobEvent: schemaOf(JobEvent, 'output'),
     Runner: schemaOf(Runner, 'output'),
     RunnerList: schemaOf(RunnerList, 'output'),
     RunnerDetail: schemaOf(RunnerDetail, 'output'),
     HoldRunnerRequest: schemaOf(HoldRunnerRequest, 'input'),
+    SetRunnerCapacityRequest: schemaOf(SetRunnerCapacityRequest, 'input'),
     StartJobRequest: schemaOf(StartJobRequest, 'input'),
     CreateRunnerTokenRequest: schemaOf(CreateRunnerTokenRequest, 'input'),
     RunnerTokenResponse: {
@@ -160,6 +167,12 @@ export function buildOpenApi(): Json {
     },
     '/api/runners/{id}': {
       get: { summary: 'One runner and its recent jobs', parameters: [idParam], responses: { 200: ok('the runner', ref('RunnerDetail')), 401: unauthorized, 404: error('`not_found`') } },
+      patch: {
+        summary: "Set a runner's capacity (parallel jobs 1–4) and browser slots (1–4, ≤ capacity); null clears the owner setting (admin)",
+        parameters: [idParam],
+        requestBody: body('SetRunnerCapacityRequest'),
+        responses: { 200: ok('the runner', ref('Runner')), 400: error('`invalid_request` naming the field'), 401: unauthorized, 403: forbidden, 404: error('`not_found`') },
+      },
     },
     '/api/runners/{id}/hold': {
       post: {
@@ -280,6 +293,13 @@ export function buildOpenApi(): Json {
         },
       },
     },
+    '/api/jobs/{id}/tree': {
+      get: {
+        summary: 'The job and all its descendants: status, agent, runner, tokens and cost (µ$) per node, children, and the subtree total (issue 6)',
+        parameters: [idParam],
+        responses: { 200: ok('the job tree', ref('JobTree')), 400: error('`invalid_request`'), 401: unauthorized, 403: error('a job token asking for a job outside its tree (`forbidden`)'), 404: error('`not_found`') },
+      },
+    },
     '/api/jobs/{id}/budget': {
       get: {
         summary: "The budget of the job's tree (µ$: limit, spent, reserved by calls in flight, remaining)",
@@ -305,6 +325,18 @@ export function buildOpenApi(): Json {
       },
     },
   };
+  // The gateway's model routes and prices (issue 3).
+  const gw = gatewayRoutesOpenApi();
+  Object.assign(schemas, gw.schemas);
+  Object.assign(paths, gw.paths);
+  // Agent installs (issue 6).
+  const ai = agentsInstallOpenApi();
+  Object.assign(schemas, ai.schemas);
+  Object.assign(paths, ai.paths);
+  // Tasks, receivers and webhooks (issue 7).
+  const tk = tasksOpenApi();
+  Object.assign(schemas, tk.schemas);
+  Object.assign(paths, tk.paths);
   return {
     openapi: '3.1.0',
     info: { title: 'Flotilla control plane', version: '0.1.0' },

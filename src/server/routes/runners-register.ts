@@ -1,6 +1,7 @@
 import type { Hono } from 'hono';
 import { RegisterRunnerRequest, type RegisterRunnerResponse } from '../../protocol/index.js';
 import { hashToken, newToken } from '../../core/tokens.js';
+import { bindLabels } from '../../core/runner-labels.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
 import { apiError, readBody } from '../http-util.js';
@@ -8,7 +9,8 @@ import { apiError, readBody } from '../http-util.js';
 /**
  * `POST /api/runners/register` (no API token; body {@link RegisterRunnerRequest}) → 201
  * `{ runnerId, credential: "flc_..." }`. Consumes the registration token (single use); the
- * runner's labels = the token's labels overlaid with its own. With the server's
+ * runner's labels = its own plus the token's, the token's binding (its own may only add keys
+ * the token did not set; stored as `boundLabels` and re-applied at every hello). With the server's
  * `newRunnerHoldMs` set, the new runner starts held (status `provisioning`) that long.
  * Unknown, used or expired token → 401 `unauthorized`.
  */
@@ -23,7 +25,8 @@ export function mountRegisterRunner(app: Hono<AppEnv>, ctx: ServerContext): void
     const credential = newToken('flc');
     const runner = await ctx.store.createRunner({
       name: req.name,
-      labels: { ...reg.labels, ...req.labels },
+      labels: bindLabels(reg.labels, req.labels).labels,
+      boundLabels: reg.labels,
       capacity: req.capacity,
       credentialHash: hashToken(credential),
       now,

@@ -33,12 +33,15 @@ export function budgetTests(h: Harness): void {
     expect(await s.reserveBudget(999, 1, T)).toBeNull();
     expect(await s.getTreeBudget(root.id, T)).toEqual({ rootId: root.id, limitMicros: 1_000_000, spentMicros: 0, reservedMicros: 0, remainingMicros: 1_000_000 });
     const r1 = await s.reserveBudget(root.id, 600_000, T);
-    expect(r1).toEqual({ ok: true, budget: { rootId: root.id, limitMicros: 1_000_000, spentMicros: 0, reservedMicros: 600_000, remainingMicros: 400_000 } });
+    expect(r1).toEqual({ ok: true, budget: { rootId: root.id, limitMicros: 1_000_000, spentMicros: 0, reservedMicros: 600_000, remainingMicros: 400_000 }, reservationId: expect.any(Number) });
     // 600,000 + 400,001 > 1,000,000: refused, nothing changes
     expect(await s.reserveBudget(root.id, 400_001, T)).toEqual({ ok: false, budget: { rootId: root.id, limitMicros: 1_000_000, spentMicros: 0, reservedMicros: 600_000, remainingMicros: 400_000 } });
-    expect((await s.reserveBudget(root.id, 400_000, T))?.ok).toBe(true); // exactly to the limit fits
-    await s.settleBudget(root.id, 600_000, 123_456, T);
-    await s.settleBudget(root.id, 400_000, 0, T); // a failed call releases
+    const r2 = await s.reserveBudget(root.id, 400_000, T); // exactly to the limit fits
+    if (!r1?.ok || !r2?.ok) throw new Error('both reservations must fit');
+    expect(r2.reservationId).not.toBe(r1.reservationId);
+    expect(await s.settleBudget(root.id, r1.reservationId, 123_456, T)).toBe(true);
+    expect(await s.settleBudget(root.id, r2.reservationId, 0, T)).toBe(true); // a failed call releases
+    expect(await s.settleBudget(root.id, r2.reservationId, 0, T)).toBe(false); // once only
     expect(await s.getTreeBudget(root.id, T)).toMatchObject({ spentMicros: 123_456, reservedMicros: 0, remainingMicros: 876_544 });
     await expect(s.reserveBudget(root.id, 1.5, T)).rejects.toThrow(/worstMicros/);
     await expect(s.topUpBudget(root.id, 0, T)).rejects.toThrow(/addMicros/);
@@ -57,8 +60,9 @@ export function budgetTests(h: Harness): void {
     const s = await h.open();
     const s2 = await h.another(s);
     const root = await newJob(s, { budgetMicros: 1_000_000 });
-    expect((await s.reserveBudget(root.id, 900_000, T))?.ok).toBe(true);
-    await s.settleBudget(root.id, 900_000, 900_000, T);
+    const first = await s.reserveBudget(root.id, 900_000, T);
+    if (!first?.ok) throw new Error('the first reservation must fit');
+    await s.settleBudget(root.id, first.reservationId, 900_000, T);
     const results = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 ? s2 : s).reserveBudget(root.id, 40_000, T)));
     expect(results.filter((r) => r?.ok).length).toBe(2);
     expect(await s.getTreeBudget(root.id, T)).toMatchObject({ spentMicros: 900_000, reservedMicros: 80_000, remainingMicros: 20_000 });

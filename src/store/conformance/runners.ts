@@ -18,6 +18,10 @@ export function runnerTests(h: Harness): void {
       createdAt: T,
       hold: null,
       revokedAt: null,
+      boundLabels: {},
+      browserSlots: 1,
+      ownerCapacity: null,
+      ownerBrowserSlots: null,
     });
     expect(await s.findRunnerByCredentialHash(cred)).toEqual(a);
     expect(await s.findRunnerByCredentialHash(fakeHash('c'))).toBeNull();

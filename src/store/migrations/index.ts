@@ -5,6 +5,12 @@ import { budgets } from './0002_budgets.js';
 import { fleet } from './0003_fleet.js';
 import { sessions } from './0004_sessions.js';
 import { users } from './0005_users.js';
+import { tasks } from './0006_tasks.js';
+import { gateway } from './0008_gateway.js';
+import { capacity } from './0009_capacity.js';
+import { modelActivity } from './0010_model_activity.js';
+import { agentVersions } from './0011_agent_versions.js';
+import { taskSlots } from './0012_task_slots.js';
 
 /**
  * Every migration, by name, in order. A static list (not a folder glob) so it works the same
@@ -17,6 +23,12 @@ function allMigrations(dialect: SqlDialect): Record<string, Migration> {
     '0003_fleet': fleet(),
     '0004_sessions': sessions(),
     '0005_users': users(dialect),
+    '0006_tasks': tasks(dialect),
+    '0008_gateway': gateway(dialect),
+    '0009_capacity': capacity(dialect),
+    '0010_model_activity': modelActivity(),
+    '0011_agent_versions': agentVersions(dialect),
+    '0012_task_slots': taskSlots(),
   };
 }
 

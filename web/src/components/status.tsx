@@ -21,9 +21,10 @@ const JOB_CLASS: Record<string, string> = {
   lost: 'bad',
 };
 
-export function JobStatusBadge({ status }: { status: string }) {
+/** A job status word in its colour; `testid` defaults to `job-status`. */
+export function JobStatusBadge({ status, testid = 'job-status' }: { status: string; testid?: string }) {
   return (
-    <span className={`status ${JOB_CLASS[status] ?? ''}`} data-testid="job-status">
+    <span className={`status ${JOB_CLASS[status] ?? ''}`} data-testid={testid}>
       {status}
     </span>
   );

@@ -1,95 +1,121 @@
-import { useMemo } from 'react';
-import { client, useApi, type Job } from '../api.js';
-import { usd } from '../format.js';
+import { useState } from 'react';
+import { client, useApi, type CostRollup, type Job } from '../api.js';
+import { int, usd } from '../format.js';
 import { Link } from '../router.js';
 import { BudgetBar } from '../components/budget-bar.js';
 import { TimeChart } from '../components/chart.js';
+import { perDaySeries, spendDays, windowStart, type DaySeries } from '../cost-series.js';
 
-/** How many recent jobs the page sums (5 pages of 200). A server-side rollup (issue 3) replaces this. */
-const JOBS_SUMMED = 1000;
+type Dimension = 'agent' | 'runner' | 'tree';
+const DIMENSIONS: Dimension[] = ['agent', 'runner', 'tree'];
+const WINDOWS = [7, 14, 30, 90] as const;
+/** Running trees whose budget the page shows (one GET /api/jobs/:id/budget each). */
+const MAX_TREES = 20;
+/** A tree is at work while any of its jobs waits, runs or is paused for budget: its budget is live. */
+const ACTIVE = ['queued', 'assigned', 'running', 'paused', 'cancelling'] as const;
 
-async function recentJobs(): Promise<Job[]> {
-  const out: Job[] = [];
-  let before: number | undefined;
-  while (out.length < JOBS_SUMMED) {
-    const page = await client.listJobs({ limit: 200, ...(before ? { before } : {}) });
-    out.push(...page.jobs);
-    if (!page.nextCursor) break;
-    before = page.nextCursor;
-  }
-  return out;
+interface Rollups {
+  agent: CostRollup;
+  runner: CostRollup;
+  tree: CostRollup;
+  runnerNames: Map<string, string>;
 }
 
-function sumBy(jobs: Job[], key: (j: Job) => string): Array<[string, number]> {
-  const m = new Map<string, number>();
-  for (const j of jobs) m.set(key(j), (m.get(key(j)) ?? 0) + (j.usage?.costMicros ?? 0));
-  return [...m.entries()].sort((a, b) => b[1] - a[1]);
+/** The three server rollups of the window (agent, runner, tree) and the runners' names. */
+async function loadRollups(days: number): Promise<Rollups> {
+  const since = windowStart(days);
+  const [agent, runner, tree, runners] = await Promise.all([client.costs({ by: 'agent', since }), client.costs({ by: 'runner', since }), client.costs({ by: 'tree', since }), client.listRunners()]);
+  return { agent, runner, tree, runnerNames: new Map(runners.map((r) => [String(r.id), r.name])) };
 }
 
-/** Spend over time by agent (chart), by agent / runner / tree (tables), and the budget of each running tree. */
+/** Spend per UTC day for one dimension: a `by=day` rollup, then one cumulative rollup per day with spend (see cost-series.ts). */
+async function loadSeries(days: number, by: Dimension, runnerNames: Map<string, string>): Promise<DaySeries> {
+  const byDay = await client.costs({ by: 'day', since: windowStart(days) });
+  const list = spendDays(byDay);
+  const cumulative = await Promise.all(list.map((d) => client.costs({ by, since: d })));
+  return perDaySeries(list, cumulative, 8, (k) => keyLabel(by, k, runnerNames));
+}
+
+/** Root jobs of trees still at work (a job queued, assigned, running, paused or cancelling) with their tree budgets, newest 20. */
+async function loadRunningTrees(): Promise<Array<{ job: Job; spent: number; reserved: number; limit: number }>> {
+  const pages = await Promise.all(ACTIVE.map((status) => client.listJobs({ status, limit: 200 })));
+  const roots = new Set<number>();
+  for (const p of pages) for (const j of p.jobs) roots.add(j.rootId);
+  const ids = [...roots].sort((a, b) => b - a).slice(0, MAX_TREES);
+  return Promise.all(
+    ids.map(async (id) => {
+      const [job, b] = await Promise.all([client.getJob(id), client.getBudget(id)]);
+      return { job, spent: b.budget.spentMicros, reserved: b.budget.reservedMicros, limit: b.budget.limitMicros };
+    }),
+  );
+}
+
+function keyLabel(by: Dimension, key: string, runnerNames: Map<string, string>): string {
+  if (by === 'runner') return key === 'none' ? 'no runner' : (runnerNames.get(key) ?? `runner #${key}`);
+  if (by === 'tree') return `tree #${key}`;
+  return key;
+}
+
+/**
+ * Costs: spend per day by agent, runner or tree (uPlot), the window's totals by agent and by
+ * runner, the top trees, and the budget of each running tree. Every figure is a server rollup
+ * of the gateway ledger (GET /api/costs), in µ$; nothing is summed from jobs in the browser.
+ */
 export function CostsPage() {
-  const jobs = useApi(recentJobs, [], 10_000);
-  const all = jobs.data ?? [];
-  const chart = useMemo(() => {
-    const days = new Map<number, Map<string, number>>();
-    const agents = new Set<string>();
-    for (const j of all) {
-      const day = Math.floor(Date.parse(j.createdAt) / 86_400_000) * 86_400;
-      const m = days.get(day) ?? new Map<string, number>();
-      m.set(j.agent, (m.get(j.agent) ?? 0) + (j.usage?.costMicros ?? 0));
-      days.set(day, m);
-      agents.add(j.agent);
-    }
-    const x = [...days.keys()].sort((a, b) => a - b);
-    const series = [...agents].sort().map((a) => ({ name: a, values: x.map((d) => (days.get(d)?.get(a) ?? 0) / 1_000_000) }));
-    return { x, series };
-  }, [jobs.data]);
-  const total = all.reduce((s, j) => s + (j.usage?.costMicros ?? 0), 0);
-  const byAgent = sumBy(all, (j) => j.agent);
-  const byRunner = sumBy(all, (j) => (j.runnerId === null ? 'unassigned' : `runner #${j.runnerId}`));
-  const byTree = sumBy(all, (j) => String(j.rootId)).slice(0, 10);
-  const running = all.filter((j) => j.parentId === null && ['queued', 'assigned', 'running', 'paused'].includes(j.status));
-  const treeSpend = new Map(sumBy(all, (j) => String(j.rootId)));
+  const [days, setDays] = useState<number>(14);
+  const [by, setBy] = useState<Dimension>('agent');
+  const rollups = useApi(() => loadRollups(days), [days], 15_000);
+  const names = rollups.data?.runnerNames;
+  const series = useApi(() => loadSeries(days, by, names ?? new Map()), [days, by, names?.size ?? 0], 30_000);
+  const trees = useApi(loadRunningTrees, [], 10_000);
+  const r = rollups.data;
+  const rows = (d: Dimension) => (r ? r[d].rows.map((x) => ({ key: x.key, label: keyLabel(d, x.key, r.runnerNames), cost: x.costMicros, calls: x.calls, estimated: x.estimatedCalls })) : []);
   return (
     <section>
       <div className="bar">
         <h1>Costs</h1>
-        <span data-testid="total-cost">{usd(total)}</span>
-        <span className="muted">over the last {all.length} jobs</span>
+        <span data-testid="total-cost">{r ? usd(r.tree.total.costMicros) : '…'}</span>
+        <span className="muted">{r ? `${int(r.tree.total.calls)} model calls since ${r.tree.since.slice(0, 10)} (UTC)` : 'loading…'}</span>
+        <select aria-label="window" value={days} onChange={(e) => setDays(Number(e.target.value))} data-testid="window">
+          {WINDOWS.map((w) => (
+            <option key={w} value={w}>
+              last {w} days
+            </option>
+          ))}
+        </select>
       </div>
-      {jobs.error && <p className="error">{jobs.error.message}</p>}
+      {rollups.error && <p className="error">{rollups.error.message}</p>}
       <div className="card">
-        <h3>Spend per day by agent</h3>
-        {chart.x.length > 0 ? <TimeChart x={chart.x} series={chart.series} /> : <p className="empty">No jobs yet.</p>}
+        <div className="bar">
+          <h3>Spend per day by</h3>
+          <div className="tabs" role="tablist">
+            {DIMENSIONS.map((d) => (
+              <button key={d} role="tab" aria-selected={by === d} className={by === d ? 'on' : ''} onClick={() => setBy(d)} data-testid={`by-${d}`}>
+                {d}
+              </button>
+            ))}
+          </div>
+        </div>
+        {series.error && <p className="error">{series.error.message}</p>}
+        {!series.data && !series.error && <p className="empty">Loading…</p>}
+        {series.data && (series.data.x.length > 0 ? <TimeChart x={series.data.x} series={series.data.series} /> : <p className="empty">No model calls in this window.</p>)}
       </div>
       <div className="job-grid">
-        <Table title="By agent" rows={byAgent} />
-        <Table title="By runner" rows={byRunner} />
-        <div className="card">
-          <h3>Top trees</h3>
-          <table>
-            <tbody>
-              {byTree.map(([root, c]) => (
-                <tr key={root}>
-                  <td>
-                    <Link to={`/jobs/${root}`}>tree #{root}</Link>
-                  </td>
-                  <td className="num">{usd(c)}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <Table title="By agent" rows={rows('agent')} testid="by-agent" />
+        <Table title="By runner" rows={rows('runner')} testid="by-runner" />
+        <Table title="Top trees" rows={rows('tree').slice(0, 10)} testid="top-trees" link={(k) => `/jobs/${k}`} />
       </div>
       <div className="card">
         <h3>Running trees</h3>
-        {running.length === 0 && <p className="muted">None running.</p>}
-        {running.map((j) => (
-          <div key={j.id} className="tree-budget">
-            <Link to={`/jobs/${j.id}`}>
-              #{j.id} {j.agent}
-            </Link>
-            <BudgetBar spent={treeSpend.get(String(j.id)) ?? 0} limit={j.budgetMicros} />
+        {trees.error && <p className="error">{trees.error.message}</p>}
+        {trees.data?.length === 0 && <p className="muted">None running.</p>}
+        {trees.data?.map((t) => (
+          <div key={t.job.id} className="tree-budget" data-testid={`tree-${t.job.id}`}>
+            <Link to={`/jobs/${t.job.id}`}>
+              #{t.job.id} {t.job.agent}
+            </Link>{' '}
+            <span className="muted">{t.job.status}</span>
+            <BudgetBar spent={t.spent} reserved={t.reserved} limit={t.limit} />
           </div>
         ))}
       </div>
@@ -97,16 +123,20 @@ export function CostsPage() {
   );
 }
 
-function Table({ title, rows }: { title: string; rows: Array<[string, number]> }) {
+function Table({ title, rows, testid, link }: { title: string; rows: Array<{ key: string; label: string; cost: number; calls: number; estimated: number }>; testid: string; link?: (key: string) => string }) {
   return (
-    <div className="card">
+    <div className="card" data-testid={testid}>
       <h3>{title}</h3>
+      {rows.length === 0 && <p className="muted">No spend.</p>}
       <table>
         <tbody>
-          {rows.map(([k, c]) => (
-            <tr key={k}>
-              <td>{k}</td>
-              <td className="num">{usd(c)}</td>
+          {rows.map((x) => (
+            <tr key={x.key} data-key={x.key}>
+              <td>{link ? <Link to={link(x.key)}>{x.label}</Link> : x.label}</td>
+              <td className="num">{int(x.calls)} call{x.calls === 1 ? '' : 's'}{x.estimated > 0 && <span className="warn"> ({x.estimated} est.)</span>}</td>
+              <td className="num" data-testid="cost">
+                {usd(x.cost)}
+              </td>
             </tr>
           ))}
         </tbody>

@@ -30,6 +30,12 @@ function RunnerCard({ r, queued }: { r: Runner; queued: number }) {
         <dd data-testid="slots">
           {r.runningJobs.length}/{r.capacity}
         </dd>
+        {r.browserSlots !== undefined && (
+          <>
+            <dt>Browsers</dt>
+            <dd data-testid="browser-slots">{r.browserSlots}</dd>
+          </>
+        )}
         <dt>Current</dt>
         <dd>
           {r.runningJobs.length === 0

@@ -1,13 +1,32 @@
 import { useEffect, useRef, useState } from 'react';
 import { client, errorText, useApi, type JobEvent } from '../api.js';
 import { int, jobDuration, usd, when } from '../format.js';
-import { Link } from '../router.js';
+import { Link, useRoute } from '../router.js';
+import { ResultBox } from '../components/result-box.js';
+import { JobTreeCard } from '../components/job-tree.js';
 import { ADMIN_ONLY, useSession } from '../session.js';
 import { BudgetBar } from '../components/budget-bar.js';
 import { JobStatusBadge } from '../components/status.js';
 import { Transcript, foldEvents, type Item } from '../components/transcript.js';
 
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled', 'lost']);
+
+/** Resolves just after the browser's next frame (rAF, then a task), marking the first one drawn with rows. */
+function nextFrame(): Promise<void> {
+  return new Promise((r) =>
+    requestAnimationFrame(() =>
+      setTimeout(() => {
+        if (performance.getEntriesByName('flotilla:first-row').length > 0 && performance.getEntriesByName('flotilla:first-frame').length === 0) performance.mark('flotilla:first-frame');
+        r();
+      }, 0),
+    ),
+  );
+}
+
+/** The API resumes (POST /api/jobs with resumeJobId) an ended job that recorded a harness session on a runner. */
+function resumable(j: { status: string; sessionId: string | null; runnerId: number | null }): boolean {
+  return TERMINAL.has(j.status) && j.sessionId !== null && j.runnerId !== null;
+}
 
 /**
  * Follows the job's events over SSE (client.followEvents: replays from the start, then live,
@@ -42,12 +61,14 @@ function useTranscript(jobId: number): { items: Item[]; version: number; ended: 
           if (items.current.length === 0 && pending.length === 0) performance.mark('flotilla:first-event');
           pending.push(ev);
           if (!frame) frame = requestAnimationFrame(flush);
-          // A replay arrives faster than it parses: hand the main thread back every ~30 ms
-          // so the first rows paint at once and the page stays responsive.
-          if (performance.now() - slice > 30) {
+          // A replay arrives faster than it parses: every ~40 ms, fold what came and let the
+          // browser draw a frame (a bare setTimeout(0) lets the replay starve rendering, so the
+          // rows would be in the DOM but not on screen), so the first rows show at once and the
+          // page stays responsive while the rest folds in.
+          if (performance.now() - slice > 40) {
             if (frame) cancelAnimationFrame(frame);
             flush();
-            await new Promise((r) => setTimeout(r, 0));
+            await nextFrame();
             slice = performance.now();
           }
         }
@@ -64,8 +85,12 @@ function useTranscript(jobId: number): { items: Item[]; version: number; ended: 
   return { items: items.current, version, ended, error };
 }
 
-/** One job: status, budget bar, result, cancel, and the live transcript. */
+/** One job: status, budget bar (Top up), Cancel, Resume, the result, and the live transcript. Keyed by id so no state carries over between jobs. */
 export function JobPage({ id }: { id: number }) {
+  return <JobView key={id} id={id} />;
+}
+
+function JobView({ id }: { id: number }) {
   const { isAdmin } = useSession();
   const t = useTranscript(id);
   const [done, setDone] = useState(false);
@@ -89,6 +114,12 @@ export function JobPage({ id }: { id: number }) {
     }
   };
   const cancel = () => act(() => client.cancelJob(id));
+  const { go } = useRoute();
+  const resume = () =>
+    act(async () => {
+      const next = await client.createJob({ agent: j!.agent, input: {}, resumeJobId: id });
+      go(`/jobs/${next.id}`);
+    });
   const children = t.items.flatMap((it) => (it.kind === 'event' && it.ev.type === 'child.started' ? [it.ev.data] : []));
   const transcript = (
     <>
@@ -116,6 +147,14 @@ export function JobPage({ id }: { id: number }) {
         <JobStatusBadge status={j.status} />
         <button className="danger" disabled={!isAdmin || TERMINAL.has(j.status)} title={isAdmin ? 'Cancel this job' : ADMIN_ONLY} onClick={cancel} data-testid="cancel">
           Cancel
+        </button>
+        <button
+          disabled={!isAdmin || !resumable(j)}
+          title={!isAdmin ? ADMIN_ONLY : resumable(j) ? 'Start a new job that continues this job’s session, on the same runner and workspace' : 'Only an ended job that recorded a session can be resumed'}
+          onClick={resume}
+          data-testid="resume-job"
+        >
+          Resume
         </button>
       </div>
       {cancelError && <p className="error">{cancelError}</p>}
@@ -177,23 +216,9 @@ export function JobPage({ id }: { id: number }) {
             </p>
           )}
         </div>
-        {j.result && (
-          <div className="card" data-testid="result">
-            <h3>Result</h3>
-            {j.result.branch && (
-              <p>
-                Branch <code>{j.result.branch}</code>
-              </p>
-            )}
-            {j.result.commit && (
-              <p>
-                Commit <code>{j.result.commit.slice(0, 12)}</code>
-              </p>
-            )}
-            {j.result.summary && <p className="summary">{j.result.summary}</p>}
-          </div>
-        )}
+        {j.result && <ResultBox result={j.result} />}
       </div>
+      <JobTreeCard rootId={j.rootId} jobId={j.id} live={!done} />
       {transcript}
     </section>
   );

@@ -4,6 +4,9 @@ import { ago, duration, labelsText, when } from '../format.js';
 import { Link } from '../router.js';
 import { ADMIN_ONLY, useSession } from '../session.js';
 import { JobStatusBadge, STATUS_CLASS } from '../components/status.js';
+import { CapacityCard, browserSlotsOf } from '../components/runner-capacity.js';
+import { RotateTokenCard } from '../components/runner-token.js';
+import { RunnerActivity } from '../components/runner-activity.js';
 
 const DURATIONS = ['15m', '1h', '3h', '6h', '1d'] as const;
 type HoldFor = (typeof DURATIONS)[number];
@@ -15,7 +18,7 @@ export function holdLeft(r: Pick<Runner, 'hold'>, now = Date.now()): string | nu
   return left > 0 ? duration(left) : null;
 }
 
-/** One runner: status, labels, capacity, hold (with durations, extend, resume), recent jobs. */
+/** One runner: status, labels, capacity settings, hold (durations, extend, resume), token rotation, recent jobs, activity. */
 export function RunnerPage({ id }: { id: number }) {
   const { isAdmin } = useSession();
   const detail = useApi(() => client.getRunner(id), [id], 2000);
@@ -32,7 +35,7 @@ export function RunnerPage({ id }: { id: number }) {
     }
   };
   const d = detail.data;
-  if (!d) return detail.error ? <p className="error">{detail.error.message}</p> : <p className="empty">Loading runner #{id}…</p>;
+  if (!d) return detail.error ? <p className="error">{errorText(detail.error)}</p> : <p className="empty">Loading runner #{id}…</p>;
   const r = d.runner;
   const left = holdLeft(r);
   return (
@@ -51,7 +54,21 @@ export function RunnerPage({ id }: { id: number }) {
             <dd>{labelsText(r.labels) || '—'}</dd>
             <dt>Parallel jobs</dt>
             <dd>
-              {r.runningJobs.length}/{r.capacity}
+              <span data-testid="slots">
+                {r.runningJobs.length}/{r.capacity}
+              </span>
+            </dd>
+            <dt>Browser slots</dt>
+            <dd data-testid="browser-slots">{browserSlotsOf(r)}</dd>
+            <dt>Running</dt>
+            <dd>
+              {r.runningJobs.length === 0
+                ? '—'
+                : r.runningJobs.map((jid) => (
+                    <Link key={jid} to={`/jobs/${jid}`}>
+                      #{jid}{' '}
+                    </Link>
+                  ))}
             </dd>
             <dt>Heartbeat</dt>
             <dd>{ago(r.lastHeartbeatAt)}</dd>
@@ -91,10 +108,12 @@ export function RunnerPage({ id }: { id: number }) {
           </div>
           {error && <p className="error">{error}</p>}
         </div>
+        <CapacityCard runner={r} isAdmin={isAdmin} onSaved={detail.reload} />
+        <RotateTokenCard runner={r} isAdmin={isAdmin} onDone={detail.reload} />
       </div>
       <div className="card">
         <h3>Recent jobs</h3>
-        <table>
+        <table data-testid="recent-jobs">
           <tbody>
             {d.recentJobs.map((j) => (
               <tr key={j.id}>
@@ -112,6 +131,7 @@ export function RunnerPage({ id }: { id: number }) {
         </table>
         {d.recentJobs.length === 0 && <p className="muted">No jobs yet.</p>}
       </div>
+      <RunnerActivity detail={d} />
     </section>
   );
 }

@@ -2,8 +2,11 @@ import { useState, type FormEvent } from 'react';
 import { client, errorText, useApi } from '../api.js';
 import { when } from '../format.js';
 import { ADMIN_ONLY, useSession } from '../session.js';
+import { EffortTiers } from '../components/effort-tiers.js';
+import { ModelProviders } from '../components/model-providers.js';
+import { Receivers } from '../components/receivers.js';
 
-/** Settings (admins): users and API tokens. Effort tiers, providers/prices and receivers slot in as more sections. */
+/** Settings (admins): users, API tokens, effort tiers (read-only), model providers and prices, receivers. */
 export function SettingsPage() {
   const { isAdmin } = useSession();
   if (!isAdmin) return <p className="empty">Settings are for admins. You are signed in as a member.</p>;
@@ -12,6 +15,9 @@ export function SettingsPage() {
       <h1>Settings</h1>
       <Users />
       <Tokens />
+      <EffortTiers />
+      <ModelProviders />
+      <Receivers />
     </section>
   );
 }
@@ -35,8 +41,9 @@ function Users() {
     }
   };
   return (
-    <div className="card">
+    <div className="card" data-testid="users">
       <h3>Users</h3>
+      {users.error && <p className="error">{users.error.message}</p>}
       <table>
         <tbody>
           {(users.data ?? []).map((u) => (
@@ -92,8 +99,9 @@ function Tokens() {
     }
   };
   return (
-    <div className="card">
+    <div className="card" data-testid="api-tokens">
       <h3>API tokens</h3>
+      {tokens.error && <p className="error">{tokens.error.message}</p>}
       <table>
         <tbody>
           {(tokens.data ?? []).map((t) => (
@@ -120,7 +128,7 @@ function Tokens() {
       </form>
       {shown && (
         <p>
-          New token (shown once): <code data-testid="new-token">{shown}</code>
+          New token (shown once): <code className="secret" data-testid="new-token">{shown}</code>
         </p>
       )}
       {error && <p className="error">{error}</p>}

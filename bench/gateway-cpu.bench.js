@@ -1,0 +1,104 @@
+// CPU per gateway call (issue 3), robust to a noisy machine: the gateway process's own CPU time
+// (process.cpuUsage, read over SIGUSR2) over N calls, divided by N — not wall-clock latency.
+// Each of these runs in its own process against the same fake upstream (bench/gateway/upstream.js):
+//   passthrough — a bare Node proxy (bench/gateway/passthrough.js), the floor;
+//   node        — the Flotilla gateway served as the control plane does (/v1/* → plain node:http);
+//   hono        — the same gateway through its Hono app and @hono/node-server.
+// Non-streamed calls at 1 and 16 concurrent clients, then streamed (20 events) at 1 client.
+// Prints µs of CPU per call and the ratio to passthrough. Usage (after `npx tsc -p tsconfig.build.json`):
+//   BENCH_CALLS=3000 node bench/gateway-cpu.bench.js [modes, default passthrough,node,hono]
+// BENCH_ROOT=<dir> takes the gateway from another build (its bench/gateway/gateway.js + dist/).
+import { spawn } from 'node:child_process';
+import http from 'node:http';
+import { Buffer } from 'node:buffer';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const GW_ROOT = process.env.BENCH_ROOT ?? ROOT;
+const N = Number(process.env.BENCH_CALLS ?? 3000);
+const MODES = (process.argv[2] ?? 'passthrough,node,hono').split(',');
+const children = [];
+process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));
+
+/** Spawns a node script; resolves with the process, its first stdout line, and a cpu() reader. */
+function start(args) {
+  return new Promise((res, rej) => {
+    const p = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
+    children.push(p);
+    let out = '';
+    const waiting = [];
+    let first = null;
+    p.stdout.on('data', (d) => {
+      out += d;
+      let i;
+      while ((i = out.indexOf('\n')) !== -1) {
+        const line = out.slice(0, i).trim();
+        out = out.slice(i + 1);
+        if (!line) continue;
+        if (first === null) {
+          first = line;
+          res({ p, line, cpu: () => new Promise((r) => (waiting.push(r), p.kill('SIGUSR2'))) });
+        } else if (line.startsWith('cpu ')) waiting.shift()?.(Number(line.slice(4)));
+      }
+    });
+    p.on('exit', (code) => rej(new Error(`${args.join(' ')} exited ${code}`)));
+  });
+}
+
+function call(port, headers, body, agent) {
+  return new Promise((res, rej) => {
+    const req = http.request({ host: '127.0.0.1', port, path: '/v1/messages', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } }, (r) => {
+      r.resume();
+      r.on('end', () => (r.statusCode === 200 ? res() : rej(new Error(`status ${r.statusCode}`))));
+    });
+    req.on('error', rej);
+    req.end(body);
+  });
+}
+
+async function run(port, headers, clients, stream, n) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
+  const body = JSON.stringify({ model: 'claude-haiku-4-5', max_tokens: 64, stream, messages: [{ role: 'user', content: 'hello' }] });
+  let left = n;
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (left-- > 0) await call(port, headers, body, agent);
+    }),
+  );
+  agent.destroy();
+}
+
+const up = await start([join(ROOT, 'bench/gateway/upstream.js')]);
+const upUrl = `http://127.0.0.1:${up.line}`;
+const cases = [
+  { name: 'json, 1 client', clients: 1, stream: false, n: N },
+  { name: 'json, 16 clients', clients: 16, stream: false, n: N },
+  { name: 'stream, 1 client', clients: 1, stream: true, n: Math.max(50, Math.round(N / 20)) },
+];
+const results = {};
+for (const mode of MODES) {
+  const proc =
+    mode === 'passthrough'
+      ? await start([join(ROOT, 'bench/gateway/passthrough.js'), upUrl])
+      : await start([join(GW_ROOT, 'bench/gateway/gateway.js'), upUrl, mode]);
+  const [port, token] = proc.line.split(' ');
+  const headers = { 'x-api-key': token, 'anthropic-version': '2023-06-01' };
+  await run(Number(port), headers, 4, false, 500); // warm-up (JIT, prepared statements)
+  results[mode] = {};
+  for (const c of cases) {
+    const before = await proc.cpu();
+    await run(Number(port), headers, c.clients, c.stream, c.n);
+    const after = await proc.cpu();
+    results[mode][c.name] = (after - before) / c.n;
+  }
+  proc.p.kill('SIGKILL');
+}
+console.log(`CPU µs per call in the proxy process (N=${N} json calls per case${GW_ROOT !== ROOT ? `, gateway from ${GW_ROOT}` : ''})`);
+console.log(['case'.padEnd(18), ...MODES.map((m) => m.padStart(12)), ...(MODES.includes('passthrough') ? MODES.filter((m) => m !== 'passthrough').map((m) => `${m}/pass`.padStart(12)) : [])].join(' '));
+for (const c of cases) {
+  const row = [c.name.padEnd(18), ...MODES.map((m) => results[m][c.name].toFixed(0).padStart(12))];
+  if (MODES.includes('passthrough')) for (const m of MODES.filter((x) => x !== 'passthrough')) row.push((results[m][c.name] / results.passthrough[c.name]).toFixed(2).padStart(12));
+  console.log(row.join(' '));
+}
+process.exit(0);

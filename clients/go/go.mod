@@ -1,0 +1,3 @@
+module flotilla.dev/client
+
+go 1.19

@@ -1,0 +1,111 @@
+import { Command, Option } from 'commander';
+import { MAX_COALESCE_SECONDS, TaskStatus, type Task, type TaskDetail } from '../../protocol/index.js';
+import type { CliContext } from '../context.js';
+import { cut, formatTable } from '../format.js';
+import { addClientOptions, clientFrom, intIn, parseInputJson, wantsJson, type ClientOptions } from '../options.js';
+
+const parseTaskId = intIn(1, Number.MAX_SAFE_INTEGER, 'task id');
+
+function taskLine(t: Task): string[] {
+  const pending = t.queuedPrompts + t.pendingEvents;
+  return [String(t.id), t.agent, t.status, cut(t.title || t.keys[0] || '', 50), String(t.turns), t.currentJobId === null ? '-' : String(t.currentJobId), pending ? String(pending) : '-'];
+}
+
+/** A task as text: fields, keys, then its newest events. */
+export function describeTask(d: TaskDetail): string {
+  const t = d.task;
+  const lines = [
+    `task ${t.id} (${t.agent}): ${t.status}${t.title ? ` — ${t.title}` : ''}`,
+    `  keys:       ${t.keys.length ? t.keys.join(', ') : '-'}`,
+    `  turns:      ${t.turns}${t.currentJobId !== null ? ` (job ${t.currentJobId} running)` : ''}`,
+    `  workspace:  ${t.workspaceJobId !== null ? `job ${t.workspaceJobId} on runner ${t.runnerId ?? '?'}, session ${t.sessionId ?? '?'}` : 'none yet'}`,
+    `  pending:    ${t.queuedPrompts} prompt(s), ${t.pendingEvents} event(s)${t.trailingWakeAt ? `; trailing wake at ${t.trailingWakeAt}` : ''}`,
+    `  coalescing: ${t.coalesceSeconds} s`,
+  ];
+  if (t.slotHeldUntil && Date.parse(t.slotHeldUntil) > Date.now()) lines.push(`  slot:       runner ${t.runnerId ?? '?'} kept for the next turn until ${t.slotHeldUntil}`);
+  if (t.error) lines.push(`  error:      ${t.error}`);
+  if (d.events.length) {
+    lines.push('events (newest first):');
+    for (const e of d.events.slice(0, 20)) lines.push(`  ${e.occurredAt} ${e.kind}${e.actor ? ` ${e.actor}` : ''}${e.turn ? ` [turn ${e.turn}]` : ' [pending]'}: ${cut(e.summary.replace(/\s+/g, ' '), 100)}`);
+  }
+  return lines.join('\n');
+}
+
+/**
+ * `flotilla tasks [list]`, `tasks create AGENT`, `tasks show|send|suspend|resume|stop|complete ID`
+ * (issue 7). Every option also reads a `FLOTILLA_TASK_*` environment variable.
+ */
+export function registerTasks(program: Command, ctx: CliContext): void {
+  const out = (s: string) => ctx.io.stdout.write(s + '\n');
+  const tasks = program.command('tasks').description('durable tasks woken by events and prompts: list, create, show, send, suspend, resume, stop, complete');
+
+  const list = tasks
+    .command('list', { isDefault: true })
+    .description('list tasks, newest first')
+    .addOption(new Option('--status <status>', 'only tasks in this status').choices(TaskStatus.options).env('FLOTILLA_TASK_STATUS'))
+    .addOption(new Option('--limit <n>', 'at most this many (1-200)').argParser(intIn(1, 200, 'limit')).default(50).env('FLOTILLA_TASK_LIMIT'));
+  addClientOptions(list).action(async (opts: ClientOptions & { status?: TaskStatus; limit: number }, self: Command) => {
+    const rows = await (await clientFrom(opts)).listTasks({ ...(opts.status ? { status: opts.status } : {}), limit: opts.limit });
+    if (wantsJson(self, opts)) return void out(JSON.stringify({ tasks: rows }));
+    if (rows.length === 0) return void out('no tasks');
+    out(formatTable(['id', 'agent', 'status', 'title', 'turns', 'job', 'pending'], rows.map(taskLine)));
+  });
+
+  const create = tasks
+    .command('create')
+    .description('create a task of an agent owning resource keys; with --prompt it starts at once')
+    .argument('<agent>', 'agent name')
+    .addOption(new Option('--title <text>', 'what the task is about').env('FLOTILLA_TASK_TITLE'))
+    .addOption(new Option('--key <key...>', 'resource key(s) it owns, e.g. github.com/acme/api/issues/42').env('FLOTILLA_TASK_KEYS'))
+    .addOption(new Option('--prompt <text>', 'first prompt').env('FLOTILLA_TASK_PROMPT'))
+    .addOption(new Option('--input <json>', 'job input given to every turn (JSON object)').env('FLOTILLA_TASK_INPUT'))
+    .addOption(new Option('--coalesce <seconds>', `coalescing window (0-${MAX_COALESCE_SECONDS}); default 180`).argParser(intIn(0, MAX_COALESCE_SECONDS, 'coalesce')).env('FLOTILLA_TASK_COALESCE'));
+  addClientOptions(create).action(
+    async (agent: string, opts: ClientOptions & { title?: string; key?: string[] | string; prompt?: string; input?: string; coalesce?: number }, self: Command) => {
+      const keys = opts.key === undefined ? [] : Array.isArray(opts.key) ? opts.key : opts.key.split(',').map((k) => k.trim()).filter(Boolean);
+      const t = await (await clientFrom(opts)).createTask({
+        agent,
+        keys,
+        ...(opts.title ? { title: opts.title } : {}),
+        ...(opts.prompt ? { prompt: opts.prompt } : {}),
+        ...(opts.input ? { input: parseInputJson(opts.input) } : {}),
+        ...(opts.coalesce !== undefined ? { coalesceSeconds: opts.coalesce } : {}),
+      });
+      if (wantsJson(self, opts)) return void out(JSON.stringify({ task: t }));
+      out(`task ${t.id} created (${t.agent}): ${t.status}${t.currentJobId ? `, turn 1 is job ${t.currentJobId}` : ''}`);
+    },
+  );
+
+  const show = tasks.command('show').description('show a task, its workspace and its newest events').argument('<id>', 'task id', parseTaskId);
+  addClientOptions(show).action(async (id: number, opts: ClientOptions, self: Command) => {
+    const d = await (await clientFrom(opts)).getTask(id);
+    if (wantsJson(self, opts)) return void out(JSON.stringify(d));
+    out(describeTask(d));
+  });
+
+  const send = tasks
+    .command('send')
+    .description("queue a prompt for the task's next turn (it starts now when the task is idle)")
+    .argument('<id>', 'task id', parseTaskId)
+    .argument('<prompt>', 'the prompt');
+  addClientOptions(send).action(async (id: number, prompt: string, opts: ClientOptions, self: Command) => {
+    const t = await (await clientFrom(opts)).sendTaskPrompt(id, prompt);
+    if (wantsJson(self, opts)) return void out(JSON.stringify({ task: t }));
+    out(`task ${t.id}: prompt queued; ${t.status}${t.currentJobId ? ` (job ${t.currentJobId})` : ''}, ${t.queuedPrompts} waiting`);
+  });
+
+  const actions: Array<[string, string, 'suspendTask' | 'resumeTask' | 'stopTask' | 'completeTask']> = [
+    ['suspend', 'no more wakes until resumed (workspace, session and queue are kept; a running turn finishes)', 'suspendTask'],
+    ['resume', 'resume a suspended task (a task whose workspace is gone starts afresh; a completed one reopens)', 'resumeTask'],
+    ['stop', "interrupt the task's current turn only (its job is cancelled)", 'stopTask'],
+    ['complete', 'complete the task: keys released, its running job cancelled', 'completeTask'],
+  ];
+  for (const [name, description, method] of actions) {
+    const cmd = tasks.command(name).description(description).argument('<id>', 'task id', parseTaskId);
+    addClientOptions(cmd).action(async (id: number, opts: ClientOptions, self: Command) => {
+      const t = await (await clientFrom(opts))[method](id);
+      if (wantsJson(self, opts)) return void out(JSON.stringify({ task: t }));
+      out(`task ${t.id}: ${t.status}${t.currentJobId ? ` (job ${t.currentJobId})` : ''}`);
+    });
+  }
+}

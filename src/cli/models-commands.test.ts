@@ -1,0 +1,112 @@
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FlotillaClient } from '../client/index.js';
+import { main } from './main.js';
+import { recordingIO, waitFor, type RecordingIO } from './test-io.js';
+
+// `flotilla models ...` against a real `flotilla up --no-runner` (SQLite, HTTP) configured by a
+// flotilla.yaml (FLOTILLA_CONFIG) and holding an upstream key that must never show.
+
+const SECRET = 'sk-ant-models-test-SECRET-0123456789';
+const cli = (...args: string[]) => ['node', 'flotilla', ...args];
+let data: string;
+let upIO: RecordingIO;
+let upDone: Promise<number>;
+let url: string;
+const savedEnv = { ...process.env };
+
+async function run(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const io = recordingIO();
+  const code = await main(cli(...args, '--server', url), io);
+  return { code, out: io.out(), err: io.err() };
+}
+
+beforeAll(async () => {
+  data = await mkdtemp(join(tmpdir(), 'flotilla-models-cli-'));
+  for (const k of Object.keys(process.env)) if (k.startsWith('FLOTILLA_') || k === 'DATABASE_URL' || k === 'ANTHROPIC_API_KEY' || k.startsWith('OPENAI_')) delete process.env[k];
+  await writeFile(join(data, 'flotilla.yaml'), 'gateway:\n  models:\n    qwen*: openai-compatible\n    "*": scripted\n  prices:\n    qwen3-coder: { input: 0.5, output: 1, cacheWrite5m: 0.5, cacheWrite1h: 0.5, cacheRead: 0.05 }\n');
+  process.env.FLOTILLA_CONFIG = join(data, 'flotilla.yaml');
+  process.env.FLOTILLA_DATA = data;
+  process.env.FLOTILLA_LOG_LEVEL = 'warn';
+  process.env.ANTHROPIC_API_KEY = SECRET;
+  upIO = recordingIO();
+  upDone = main(cli('up', '--port', '0', '--no-runner'), upIO);
+  await waitFor(() => /press Ctrl-C/.test(upIO.out()) || upIO.err() !== '', 'flotilla up to start');
+  const m = /server on (http:\/\/127\.0\.0\.1:\d+) \(SQLite in /.exec(upIO.out());
+  if (!m) throw new Error(`up did not start: ${upIO.out()} ${upIO.err()}`);
+  url = m[1]!;
+  delete process.env.ANTHROPIC_API_KEY;
+});
+
+afterAll(async () => {
+  upIO?.signals.emit('SIGINT');
+  const code = await upDone;
+  process.env = { ...savedEnv };
+  await rm(data, { recursive: true, force: true });
+  expect(code).toBe(0);
+  expect(upIO.out() + upIO.err()).not.toContain(SECRET);
+});
+
+describe('flotilla models', () => {
+  it('lists configured routes, sets/deletes API routes and price overrides (admin), members read only, the key never shows', async () => {
+    const first = await run('models', 'list', '--json');
+    expect(first.code).toBe(0);
+    expect(JSON.parse(first.out)).toEqual({
+      routes: [
+        { pattern: 'qwen*', provider: 'openai-compatible', source: 'config', updatedAt: null },
+        { pattern: '*', provider: 'scripted', source: 'config', updatedAt: null },
+      ],
+      prices: [],
+      priceTableVersion: expect.any(String),
+      configured: true,
+    });
+
+    const set = await run('models', 'set', 'claude-*', 'anthropic');
+    expect([set.code, set.out.trim()]).toEqual([0, 'route set: claude-* → anthropic']);
+    process.env.FLOTILLA_JSON = '1';
+    const def = await run('models', 'default', 'openai');
+    delete process.env.FLOTILLA_JSON;
+    expect(def.code).toBe(0);
+    expect(JSON.parse(def.out)).toMatchObject({ pattern: '*', provider: 'openai', source: 'api' });
+    const price = await run('models', 'price', 'my-model', '--input', '2', '--output', '10');
+    expect(price.code).toBe(0);
+    const table = await run('models');
+    expect(table.code).toBe(0);
+    // the order tried: API specific, configured specific, API default, configured default
+    const rows = table.out.split('\n').filter((l) => /^(claude|qwen|\*)/.test(l)).map((l) => l.split(/\s+/).slice(0, 3).join(' '));
+    expect(rows).toEqual(['claude-* anthropic api', 'qwen* openai-compatible config', '* (default) openai', '* (default) scripted']);
+    expect(table.out).toMatch(/^my-model\s+2\s+10\s+2\.5\s+4\s+0\.2\s*$/m); // cache prices from the Anthropic ratios
+
+    // Members read; changing needs an admin.
+    const admin = new FlotillaClient({ url, token: (await readFile(join(data, 'admin-token'), 'utf8')).trim() });
+    const member = await admin.createApiToken({ name: 'dev', role: 'member' });
+    const asMember = await run('models', 'set', 'gpt-*', 'openai', '--token', member.token);
+    expect(asMember.code).toBe(1);
+    expect(asMember.err).toMatch(/admin/);
+    const readAsMember = await run('models', 'list', '--json', '--token', member.token);
+    expect(readAsMember.code).toBe(0);
+    expect(JSON.parse(readAsMember.out).routes).toHaveLength(4);
+
+    // Bad input names what is wrong, and nothing changes.
+    const badProvider = await run('models', 'set', 'gpt-*', 'bedrock');
+    expect(badProvider.code).toBe(2);
+    expect(badProvider.err).toMatch(/provider must be one of anthropic, scripted, openai, openai-compatible/);
+    const badPattern = await run('models', 'set', 'gpt 5', 'openai');
+    expect(badPattern.code).toBe(2);
+    const badPrice = await run('models', 'price', 'm', '--input', '-1', '--output', '1');
+    expect(badPrice.code).toBe(2);
+    expect(badPrice.err).toMatch(/--input must be USD per million tokens/);
+    const missing = await run('models', 'delete', 'nope-*');
+    expect(missing.code).toBe(1);
+    expect(missing.err).toMatch(/no API model route for pattern "nope-\*"/);
+
+    expect((await run('models', 'delete', 'claude-*')).code).toBe(0);
+    expect((await run('models', 'price', 'my-model', '--delete')).code).toBe(0);
+    const after = JSON.parse((await run('models', '--json')).out) as { routes: { pattern: string; source: string }[]; prices: unknown[] };
+    expect(after.routes.map((r) => `${r.pattern}/${r.source}`)).toEqual(['qwen*/config', '*/api', '*/config']);
+    expect(after.prices).toEqual([]);
+    expect(JSON.stringify(after) + table.out + first.out).not.toContain(SECRET);
+  });
+});

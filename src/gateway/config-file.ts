@@ -1,0 +1,104 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import type { GatewayConfig, ModelRoute, ProviderName } from './config.js';
+
+const PROVIDERS = ['anthropic', 'scripted', 'openai', 'openai-compatible'] as const;
+const Pattern = z.string().regex(/^[A-Za-z0-9._:@/*+-]{1,200}$/, 'a model name or glob (letters, digits, . _ : @ / + - and *)');
+const Price = z.object({
+  input: z.number().nonnegative(),
+  output: z.number().nonnegative(),
+  cacheWrite5m: z.number().nonnegative(),
+  cacheWrite1h: z.number().nonnegative(),
+  cacheRead: z.number().nonnegative(),
+}).strict();
+
+/**
+ * The `gateway:` section of flotilla.yaml (other top-level sections belong to other parts and
+ * are ignored here):
+ * ```yaml
+ * gateway:
+ *   models:              # model name or glob → provider; first match wins, "*" = the default
+ *     claude-*: anthropic
+ *     gpt-*: openai
+ *     "*": scripted
+ *   prices:              # USD per million tokens, over data/prices.json
+ *     my-model: { input: 1, output: 2, cacheWrite5m: 1.25, cacheWrite1h: 2, cacheRead: 0.1 }
+ * ```
+ */
+const GatewaySection = z
+  .object({
+    models: z.record(Pattern, z.enum(PROVIDERS)).optional(),
+    prices: z.record(z.string().min(1).max(200), Price).optional(),
+  })
+  .strict();
+
+/** What flotilla.yaml says about the gateway. */
+export interface GatewayFileConfig {
+  /** In file order. */
+  routes: ModelRoute[];
+  prices: Record<string, GatewayConfig['prices']['default']>;
+}
+
+/**
+ * The config file to read: `FLOTILLA_CONFIG` when set (must exist), else `./flotilla.yaml`
+ * when it exists, else null.
+ * @throws Error when FLOTILLA_CONFIG names a missing file.
+ */
+export function configFilePath(env: NodeJS.ProcessEnv, cwd = process.cwd()): string | null {
+  const named = env.FLOTILLA_CONFIG?.trim();
+  if (named) {
+    const p = resolve(cwd, named);
+    if (!existsSync(p)) throw new Error(`FLOTILLA_CONFIG: no such file ${p}`);
+    return p;
+  }
+  const p = resolve(cwd, 'flotilla.yaml');
+  return existsSync(p) ? p : null;
+}
+
+/**
+ * Reads the `gateway:` section of a flotilla.yaml file (absent section → no routes, no prices).
+ * @throws Error naming the file and the bad field (e.g. `gateway.models.gpt-*: ...`).
+ */
+export function loadGatewayFile(file: string): GatewayFileConfig {
+  let doc: unknown;
+  try {
+    doc = parseYaml(readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new Error(`${file}: ${(err as Error).message}`);
+  }
+  const section = doc && typeof doc === 'object' ? (doc as Record<string, unknown>).gateway : undefined;
+  if (section === undefined || section === null) return { routes: [], prices: {} };
+  const parsed = GatewaySection.safeParse(section);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new Error(`${file}: gateway.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
+  }
+  const routes = Object.entries(parsed.data.models ?? {}).map(([pattern, provider]) => ({ pattern, provider: provider as ProviderName }));
+  return { routes, prices: parsed.data.prices ?? {} };
+}
+
+/**
+ * `config` with the file's routes first (then the environment's FLOTILLA_MODEL_PROVIDERS) and
+ * its prices laid over the price table.
+ */
+export function withGatewayFile(config: GatewayConfig, file: GatewayFileConfig): GatewayConfig {
+  const routes = [...file.routes, ...(config.modelProviders ?? [])];
+  return {
+    ...config,
+    ...(routes.length ? { modelProviders: routes } : {}),
+    prices: Object.keys(file.prices).length ? { ...config.prices, models: { ...config.prices.models, ...file.prices } } : config.prices,
+  };
+}
+
+/**
+ * The gateway's configuration as `flotilla up` builds it: the environment (config.ts
+ * loadGatewayConfig) plus the `gateway:` section of the config file ({@link configFilePath}).
+ * @throws Error naming the bad variable, or the file and field.
+ */
+export function loadGatewaySettings(env: NodeJS.ProcessEnv, load: (env: NodeJS.ProcessEnv) => GatewayConfig, cwd = process.cwd()): GatewayConfig {
+  const config = load(env);
+  const file = configFilePath(env, cwd);
+  return file ? withGatewayFile(config, loadGatewayFile(file)) : config;
+}

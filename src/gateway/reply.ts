@@ -1,0 +1,76 @@
+import type { IncomingHttpHeaders } from 'node:http';
+
+/**
+ * The gateway's own request and reply shapes, free of web `Request`/`Response`/streams so the
+ * `/v1/*` hot path runs on plain node:http (node-adapter.ts) while tests and embedders can still
+ * call it through `fetch` (web-adapter.ts). Header names are lower case.
+ */
+
+/** One incoming gateway call, its body already read whole. */
+export interface GatewayRequest {
+  method: string;
+  /** Path without the query, e.g. `/v1/messages`. */
+  path: string;
+  /** Path and query as received, e.g. `/v1/messages?beta=true`. */
+  pathAndQuery: string;
+  /** node:http style headers (lower-case names; repeated ones as arrays). */
+  headers: IncomingHttpHeaders;
+  /**
+   * The body bytes, at most the adapter's size limit (config `maxRequestBytes`); a bigger body
+   * is cut there and {@link bodyBytes} tells its real size.
+   */
+  body: Buffer;
+  /** Size of the whole body in bytes (> body.byteLength when the body was over the limit). */
+  bodyBytes: number;
+  /** Aborted when the client goes away (aborts the upstream call). */
+  signal: AbortSignal;
+}
+
+/**
+ * A reply: status, headers, and either a whole `body` or a live `stream` of chunks (SSE) that the
+ * adapter writes as they come. `null` body with no stream = empty.
+ */
+export interface Reply {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer | null;
+  stream?: AsyncIterable<Uint8Array>;
+}
+
+/** A header of a node-style header record (first value when repeated), or undefined. */
+export function headerOf(h: IncomingHttpHeaders, name: string): string | undefined {
+  const v = h[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/** A JSON reply of `value` (`content-type: application/json`) plus `extra` headers. */
+export function jsonReply(status: number, value: unknown, extra: Record<string, string> = {}): Reply {
+  return { status, headers: { 'content-type': 'application/json', ...extra }, body: Buffer.from(JSON.stringify(value)) };
+}
+
+/** The chunks of a reply: its stream, or its body as one chunk (nothing when empty). */
+export async function* chunksOf(r: Reply): AsyncGenerator<Uint8Array> {
+  if (r.stream) yield* r.stream;
+  else if (r.body && r.body.byteLength > 0) yield r.body;
+}
+
+/** Drops a reply without reading it (a live upstream stream is closed). */
+export async function discardReply(r: Reply): Promise<void> {
+  if (!r.stream) return;
+  const s = r.stream as { destroy?: () => void };
+  if (typeof s.destroy === 'function') s.destroy();
+  else await r.stream[Symbol.asyncIterator]().return?.();
+}
+
+/** True when the reply is server-sent events. */
+export function isEventStream(r: Reply): boolean {
+  return (r.headers['content-type'] ?? '').toLowerCase().startsWith('text/event-stream');
+}
+
+/** {@link Reply} for retry.ts `withRetries`. */
+export const REPLY_OPS = {
+  status: (r: Reply) => r.status,
+  header: (r: Reply, name: string) => r.headers[name],
+  discard: discardReply,
+  withHeader: (r: Reply, name: string, value: string): Reply => ({ ...r, headers: { ...r.headers, [name]: value } }),
+};

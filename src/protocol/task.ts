@@ -1,0 +1,184 @@
+import { z } from 'zod';
+
+/**
+ * Tasks, receivers and their events (issue 7). Times in the API are ISO-8601 strings;
+ * durations in seconds (coalescing window) as written by people.
+ */
+
+/**
+ * Task status: `idle` (waiting for events or prompts), `running` (a job of its agent runs a
+ * turn now), `suspended` (no wakes; events and prompts keep queueing), `completed` (done; its
+ * resource keys are released), `workspace_lost` (its workspace or session is gone on its
+ * runner: the last wake failed `resume_failed`; `resume` starts it afresh).
+ */
+export const TaskStatus = z.enum(['idle', 'running', 'suspended', 'completed', 'workspace_lost']);
+export type TaskStatus = z.infer<typeof TaskStatus>;
+
+/** Longest coalescing window: one day (issue 7), seconds. */
+export const MAX_COALESCE_SECONDS = 24 * 3600;
+/** Default coalescing window, seconds (issue 7). */
+export const DEFAULT_COALESCE_SECONDS = 180;
+
+/** A resource key: what a task owns, e.g. `https://github.com/acme/api/issues/42`, an alert group key. 1–1000 chars. */
+export const ResourceKey = z.string().min(1).max(1000);
+
+/** A task as the API returns it. */
+export const Task = z.object({
+  id: z.number().int().positive(),
+  agent: z.string(),
+  title: z.string(),
+  status: TaskStatus,
+  /** Resource keys the task owns (released when it completes). */
+  keys: z.array(z.string()),
+  /** Input given to every job of the task (besides `taskPrompt`). */
+  input: z.record(z.string(), z.unknown()),
+  coalesceSeconds: z.number().int().min(0),
+  /** The job running the current turn, or null. */
+  currentJobId: z.number().int().positive().nullable(),
+  /** The job whose workspace every turn reuses (the first turn's), or null before the first turn. */
+  workspaceJobId: z.number().int().positive().nullable(),
+  /** The runner holding the workspace, or null. */
+  runnerId: z.number().int().positive().nullable(),
+  /** Harness session id the next turn resumes, or null. */
+  sessionId: z.string().nullable(),
+  /** Number of turns started. */
+  turns: z.number().int().min(0),
+  /** Prompts queued for the next turn. */
+  queuedPrompts: z.number().int().min(0),
+  /** Events recorded for the next turn. */
+  pendingEvents: z.number().int().min(0),
+  /** When a trailing wake is due (coalescing), or null. */
+  trailingWakeAt: z.string().nullable(),
+  /**
+   * Idle timeout: until when the task keeps its runner slot after its last reply (ISO time; the
+   * agent's `limits.idleSeconds` after the turn ended), or null when it holds none (suspended,
+   * completed, never ran). The slot is free for other jobs once this time has passed.
+   */
+  slotHeldUntil: z.string().nullable(),
+  /** Why the task is not working (e.g. the workspace is gone), or null. */
+  error: z.string().nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type Task = z.infer<typeof Task>;
+
+/** `GET /api/tasks` response. */
+export const TaskList = z.object({ tasks: z.array(Task) });
+export type TaskList = z.infer<typeof TaskList>;
+
+/** One event recorded for a task (or unmatched: taskId null). */
+export const TaskEvent = z.object({
+  id: z.number().int().positive(),
+  taskId: z.number().int().positive().nullable(),
+  receiver: z.string().nullable(),
+  key: z.string().nullable(),
+  /** e.g. `issue_comment.created`, `alert`, `prompt`. */
+  kind: z.string(),
+  actor: z.string().nullable(),
+  /** What the agent is shown, one or more lines. */
+  summary: z.string(),
+  occurredAt: z.string(),
+  /** The turn that carried it to the agent, or null while pending. */
+  turn: z.number().int().positive().nullable(),
+});
+export type TaskEvent = z.infer<typeof TaskEvent>;
+
+/** `GET /api/tasks/:id` response: the task, its recent events (newest first, ≤ 50). */
+export const TaskDetail = z.object({ task: Task, events: z.array(TaskEvent) });
+export type TaskDetail = z.infer<typeof TaskDetail>;
+
+/** `POST /api/tasks` body. */
+export const CreateTaskRequest = z
+  .object({
+    agent: z.string().min(1).max(100),
+    title: z.string().max(500).default(''),
+    keys: z.array(ResourceKey).max(100).default([]),
+    input: z.record(z.string(), z.unknown()).default({}),
+    /** First prompt: when given, the task wakes at once with it. */
+    prompt: z.string().min(1).max(100_000).optional(),
+    coalesceSeconds: z.number().int().min(0).max(MAX_COALESCE_SECONDS).optional(),
+  })
+  .strict();
+export type CreateTaskRequest = z.infer<typeof CreateTaskRequest>;
+
+/** `POST /api/tasks/:id/send` body: a prompt for the task's next turn. */
+export const SendTaskPromptRequest = z.object({ prompt: z.string().min(1).max(100_000) }).strict();
+export type SendTaskPromptRequest = z.infer<typeof SendTaskPromptRequest>;
+
+/** Where a receiver's deliveries come from; decides how they are verified and routed. */
+export const ReceiverProvider = z.enum(['github', 'gitea', 'generic']);
+export type ReceiverProvider = z.infer<typeof ReceiverProvider>;
+
+/**
+ * What a receiver does besides waking the owning task. `assign`: an issue or pull request
+ * assigned to `login` starts a new task of `agent` owning its URL. `completeOnClose`: closing
+ * it completes its task and cancels the task's running job. `wakeOnReopen`: reopening wakes
+ * (and un-completes) its task.
+ */
+export const ReceiverPolicies = z
+  .object({
+    assign: z
+      .object({
+        login: z.string().min(1).max(100),
+        agent: z.string().min(1).max(100),
+        coalesceSeconds: z.number().int().min(0).max(MAX_COALESCE_SECONDS).optional(),
+      })
+      .strict()
+      .optional(),
+    completeOnClose: z.boolean().default(true),
+    wakeOnReopen: z.boolean().default(true),
+  })
+  .strict();
+export type ReceiverPolicies = z.infer<typeof ReceiverPolicies>;
+
+/**
+ * `POST /api/receivers` body. `generic` receivers need `keyExpr` (a CEL expression over
+ * `payload` giving the resource key, e.g. `payload.groupKey`) and `auth` (`bearer`: the
+ * caller sends `Authorization: Bearer <secret>`; `hmac`: `X-Signature-256: sha256=<hex>`).
+ */
+export const CreateReceiverRequest = z
+  .object({
+    name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'receiver name must be lowercase letters, digits and dashes'),
+    provider: ReceiverProvider,
+    auth: z.enum(['hmac', 'bearer']).default('hmac'),
+    keyExpr: z.string().min(1).max(2000).optional(),
+    /** CEL over `payload` giving the text the agent sees for a generic event (default: the JSON). */
+    summaryExpr: z.string().min(1).max(2000).optional(),
+    fallbackTaskId: z.number().int().positive().optional(),
+    policies: ReceiverPolicies.default({ completeOnClose: true, wakeOnReopen: true }),
+  })
+  .strict();
+export type CreateReceiverRequest = z.input<typeof CreateReceiverRequest>;
+
+/** A receiver as the API returns it: never its secret. */
+export const Receiver = z.object({
+  id: z.number().int().positive(),
+  name: z.string(),
+  provider: ReceiverProvider,
+  auth: z.enum(['hmac', 'bearer']),
+  keyExpr: z.string().nullable(),
+  summaryExpr: z.string().nullable(),
+  fallbackTaskId: z.number().int().positive().nullable(),
+  policies: ReceiverPolicies,
+  /** Path of its endpoint, e.g. `/hooks/github/acme`. */
+  path: z.string(),
+  createdAt: z.string(),
+});
+export type Receiver = z.infer<typeof Receiver>;
+
+/** `POST /api/receivers` response: the receiver and its secret, shown this once. */
+export const CreatedReceiver = z.object({ receiver: Receiver, secret: z.string() });
+export type CreatedReceiver = z.infer<typeof CreatedReceiver>;
+
+/** `GET /api/receivers` response. */
+export const ReceiverList = z.object({ receivers: z.array(Receiver) });
+export type ReceiverList = z.infer<typeof ReceiverList>;
+
+/** What a hook endpoint answers to an accepted delivery. */
+export const HookResult = z.object({
+  /** `duplicate`: this delivery id was seen before (nothing done again). */
+  outcome: z.enum(['woke', 'coalesced', 'queued', 'created', 'completed', 'unmatched', 'ignored', 'duplicate', 'recorded']),
+  taskId: z.number().int().positive().nullable(),
+  key: z.string().nullable(),
+});
+export type HookResult = z.infer<typeof HookResult>;

@@ -1,0 +1,101 @@
+import type { Context } from 'hono';
+import type { AgentDefinition, CreateJobRequest } from '../protocol/index.js';
+import { ACTIVE_STATUSES } from '../core/job-state.js';
+import { childRefusal, treeLimitsFromEnv } from '../core/job-tree.js';
+import { mergeSelector } from '../core/labels.js';
+import { formatMicros, usdToMicros } from '../core/money.js';
+import type { JobRow } from '../store/types.js';
+import type { ServerContext } from './context.js';
+import { apiError } from './http-util.js';
+import { recordStatus } from './status-events.js';
+import { jobView } from './views.js';
+
+/** Per root job: the tail of the chain of child creations in this process (one at a time per tree). */
+const treeQueues = new Map<number, Promise<unknown>>();
+
+/** Runs `fn` after every earlier call for the same tree has finished (limits are checked and applied without interleaving). */
+async function oneAtATime<T>(rootId: number, fn: () => Promise<T>): Promise<T> {
+  const before = treeQueues.get(rootId) ?? Promise.resolve();
+  const run = before.then(fn, fn);
+  const tail = run.catch(() => undefined);
+  treeQueues.set(rootId, tail);
+  try {
+    return await run;
+  } finally {
+    if (treeQueues.get(rootId) === tail) treeQueues.delete(rootId);
+  }
+}
+
+let envLimits: ReturnType<typeof treeLimitsFromEnv> | null = null;
+
+/** A short name for a child's work: its input's `name`, else the last part of its `repo`; undefined when neither. */
+export function childLabel(input: Record<string, unknown>): string | undefined {
+  if (typeof input.name === 'string' && input.name) return input.name.slice(0, 100);
+  if (typeof input.repo === 'string' && input.repo) return input.repo.replace(/\.git$/, '').replace(/\/+$/, '').split(/[/:]/).pop()?.slice(0, 100) || undefined;
+  return undefined;
+}
+
+/**
+ * `POST /api/jobs` called with a job token (issue 6): creates a child of `parent` (the calling
+ * job, `assigned`/`running`) running `agent`, after the route checked the agent, effort and
+ * input. The child joins the parent's tree: same rootId, so the same tree budget and the same
+ * cancel. Refusals (nothing stored):
+ * - 422 `invalid_request` field `resumeJobId`: a child cannot resume another session;
+ * - 422 `tree_limit`: the child would be deeper than the tree's maxDepth or the tree would
+ *   hold more than maxJobs jobs (ctx.treeLimits, default FLOTILLA_TREE_MAX_DEPTH=3 /
+ *   FLOTILLA_TREE_MAX_JOBS=50); the message names the limit and its figures;
+ * - 422 `budget_exceeded` field `budgetUsd`: the sub-limit is more than what the tree has left
+ *   (limit − spent − reserved, micro-dollars).
+ * `budgetUsd` is the child's own sub-limit, checked against what the tree has left and stored
+ * as its budgetMicros; without it the child's budgetMicros is 0 (= no limit of its own). So far
+ * the gateway enforces only the tree's budget (issue 6 gap: the per-child sub-limit is
+ * recorded, not yet enforced per call). The child's selector
+ * is the agent's runner labels plus `labels`. On success: 201 Job, a `status` event (queued)
+ * on the child and a `child.started` event on the parent. If the parent ended meanwhile, the
+ * child is cancelled at once and 409 `parent_ended` is returned.
+ */
+export async function createChildJob(c: Context, ctx: ServerContext, parent: JobRow, req: CreateJobRequest, agent: AgentDefinition): Promise<Response> {
+  if (req.resumeJobId !== undefined) return apiError(c, 422, 'invalid_request', 'a child job cannot resume another job\'s session', 'resumeJobId');
+  const limits = ctx.treeLimits ?? (envLimits ??= treeLimitsFromEnv(process.env));
+  return oneAtATime(parent.rootId, async () => {
+    const tree = await ctx.store.listTreeJobs(parent.rootId);
+    const refusal = childRefusal(tree, parent.id, limits);
+    if (refusal) return apiError(c, 422, 'tree_limit', `job ${parent.id} may not start a child: ${refusal}`);
+    const now = ctx.now();
+    let budgetMicros = 0;
+    if (req.budgetUsd !== undefined) {
+      const want = usdToMicros(req.budgetUsd);
+      const budget = await ctx.store.getTreeBudget(parent.rootId, now);
+      const left = budget?.remainingMicros ?? 0;
+      if (want > left) {
+        return apiError(c, 422, 'budget_exceeded', `budgetUsd ${formatMicros(want)} is more than job tree ${parent.rootId} has left (${formatMicros(left)})`, 'budgetUsd');
+      }
+      budgetMicros = want;
+    }
+    const child = await ctx.store.createJob({
+      parentId: parent.id,
+      agent: agent.name,
+      agentVersion: agent.version,
+      input: req.input,
+      selector: mergeSelector(agent.runnerLabels, req.labels),
+      priority: req.priority,
+      budgetMicros,
+      retries: agent.retries,
+      ...(req.effort ? { effortTier: req.effort } : {}),
+      now,
+    });
+    await recordStatus(ctx.store, ctx.bus, child.id, 'queued', `child of job ${parent.id} (${parent.agent}); waiting for a runner`, now);
+    const label = childLabel(req.input);
+    const ev = await ctx.store.appendServerEvent(parent.id, { type: 'child.started', data: { jobId: child.id, agent: agent.name, ...(label ? { label } : {}) } }, now);
+    ctx.bus.publish(parent.id, [ev]);
+    const fresh = await ctx.store.getJob(parent.id);
+    if (!fresh || !ACTIVE_STATUSES.includes(fresh.status)) {
+      const gone = await ctx.store.transitionJob(child.id, null, ['queued'], 'cancelled', ctx.now(), { endReason: 'cancelled' });
+      if (gone) await recordStatus(ctx.store, ctx.bus, child.id, 'cancelled', `its parent job ${parent.id} ended (${fresh?.status ?? 'gone'})`, ctx.now());
+      return apiError(c, 409, 'parent_ended', `job ${parent.id} ended (${fresh?.status ?? 'gone'}) while its child ${child.id} was created; the child was cancelled`);
+    }
+    ctx.log.info('child job created', { jobId: child.id, parentId: parent.id, rootId: parent.rootId, agent: child.agent });
+    ctx.dispatcher.kick();
+    return c.json(jobView(child), 201);
+  });
+}

@@ -1,0 +1,147 @@
+import { createHash } from 'node:crypto';
+import type { Context, Hono } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { DEFAULT_COALESCE_SECONDS, type HookResult } from '../../protocol/index.js';
+import type { NewDelivery, ReceiverRow, TaskRow } from '../../store/types.js';
+import type { AppEnv } from '../auth.js';
+import type { ServerContext } from '../context.js';
+import { apiError } from '../http-util.js';
+import { evalCelString } from './cel-route.js';
+import { cachedReceiver } from './receiver-cache.js';
+import { ingestBatcher } from './ingest-batcher.js';
+import { routeForgeEvent, type RoutedEvent } from './forge-route.js';
+import { checkBearer, checkGenericHmac, checkGiteaSignature, checkGithubSignature } from './verify.js';
+
+/** Largest webhook body read, bytes (GitHub caps payloads at 25 MB; issue events are far smaller). 5 MiB. */
+export const MAX_HOOK_BODY_BYTES = 5 * 1024 * 1024;
+
+const PROVIDERS = new Set(['github', 'gitea', 'generic']);
+
+/**
+ * `POST /hooks/{github|gitea|generic}/:receiver` (issue 7), outside the /api token check (each
+ * delivery carries its own auth). In order, and nothing is stored until all pass:
+ * body ≤ {@link MAX_HOOK_BODY_BYTES} (413 `payload_too_large`); the receiver exists with this
+ * provider (404 `not_found`: the provider comes from its configuration, never from headers);
+ * the signature or token over the RAW bytes (401 `bad_signature`); a JSON object body (400
+ * `invalid_json`); a delivery id (`X-GitHub-Delivery`, `X-Gitea-Delivery`, `X-Delivery-Id`,
+ * else the body's SHA-256). Then one transaction stores the delivery (a repeat → 200
+ * `duplicate`) and its event, and notes it on the task's coalescing window (concurrent
+ * deliveries share a transaction: ingest-batcher.ts; the receiver row is cached 2 s:
+ * receiver-cache.ts), and the policies run. Answers 200 {@link HookResult}.
+ */
+export function mountHooks(app: Hono<AppEnv>, ctx: ServerContext): void {
+  app.use(
+    '/hooks/*',
+    bodyLimit({
+      maxSize: MAX_HOOK_BODY_BYTES,
+      onError: (c) => apiError(c, 413, 'payload_too_large', `webhook body is larger than ${MAX_HOOK_BODY_BYTES} bytes`),
+    }),
+  );
+  app.post('/hooks/:provider/:receiver', (c) => receive(c, ctx));
+}
+
+async function receive(c: Context<AppEnv>, ctx: ServerContext): Promise<Response> {
+  const provider = c.req.param('provider') ?? '';
+  const name = c.req.param('receiver') ?? '';
+  if (!PROVIDERS.has(provider)) return apiError(c, 404, 'not_found', `no hook provider ${JSON.stringify(provider)} (github, gitea, generic)`);
+  const found = await cachedReceiver(ctx.store, name, ctx.now());
+  if (!found || found.receiver.provider !== provider) return apiError(c, 404, 'not_found', `no ${provider} receiver ${JSON.stringify(name)}`);
+  const { receiver, secret, tokenHash } = found;
+  const raw = new Uint8Array(await c.req.arrayBuffer());
+  const bad = await checkAuth(c, receiver, secret, tokenHash, raw);
+  if (bad) {
+    ctx.log.warn('webhook refused', { receiver: name, reason: bad });
+    return apiError(c, 401, 'bad_signature', `delivery refused: ${bad}`);
+  }
+  let payload: unknown;
+  try {
+    payload = JSON.parse(new TextDecoder().decode(raw));
+  } catch {
+    return apiError(c, 400, 'invalid_json', 'webhook body must be a JSON document');
+  }
+  if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) return apiError(c, 400, 'invalid_json', 'webhook body must be a JSON object');
+  const now = ctx.now();
+  const deliveryId =
+    c.req.header('x-github-delivery') ?? c.req.header('x-gitea-delivery') ?? c.req.header('x-forgejo-delivery') ?? c.req.header('x-delivery-id') ?? createHash('sha256').update(raw).digest('hex');
+  if (deliveryId.length === 0 || deliveryId.length > 200) return apiError(c, 400, 'invalid_request', 'delivery id header must be 1 to 200 characters');
+
+  let routed: RoutedEvent;
+  if (provider === 'generic') {
+    const headers: Record<string, string> = {};
+    c.req.raw.headers.forEach((v, k) => void (headers[k] = v));
+    const key = receiver.keyExpr ? evalCelString(receiver.keyExpr, { payload, headers }) : { value: null, error: 'no keyExpr' };
+    const summary = receiver.summaryExpr ? evalCelString(receiver.summaryExpr, { payload, headers }).value : null;
+    const p = payload as Record<string, unknown>;
+    routed = {
+      key: key.value,
+      kind: typeof p.status === 'string' ? `alert.${p.status}` : 'event',
+      actor: null,
+      summary: summary ?? JSON.stringify(payload).slice(0, 20_000),
+      occurredAt: now,
+      action: null,
+      assignees: [],
+      title: key.value ?? 'event',
+    };
+  } else {
+    const event = c.req.header('x-github-event') ?? c.req.header('x-gitea-event') ?? c.req.header('x-forgejo-event');
+    if (!event) return apiError(c, 400, 'invalid_request', `missing event header (${provider === 'github' ? 'X-GitHub-Event' : 'X-Gitea-Event'})`);
+    if (event === 'ping') return c.json({ outcome: 'ignored', taskId: null, key: null } satisfies HookResult);
+    routed = routeForgeEvent(event, payload as Record<string, unknown>, now);
+  }
+
+  const pol = receiver.policies;
+  const assign = pol.assign && routed.action === 'assigned' && routed.assignees.includes(pol.assign.login) ? pol.assign : null;
+  const assignAgent = assign ? ctx.agents.get(assign.agent) : undefined;
+  if (assign && !assignAgent) ctx.log.warn('assign policy names an agent that is not loaded', { receiver: name, agent: assign.agent });
+  const delivery: NewDelivery = {
+    receiverId: receiver.id,
+    deliveryId,
+    event: { receiverId: receiver.id, key: routed.key, kind: routed.kind, actor: routed.actor, summary: routed.summary, occurredAt: routed.occurredAt },
+    ...(assign && assignAgent
+      ? { createTask: { agent: assignAgent.name, title: routed.title, input: {}, keys: [], coalesceMs: (assign.coalesceSeconds ?? assignAgent.coalesceSeconds ?? DEFAULT_COALESCE_SECONDS) * 1000 } }
+      : {}),
+    includeCompleted: routed.action === 'reopened' && pol.wakeOnReopen,
+    fallbackTaskId: receiver.fallbackTaskId,
+    // Close/reopen decide after reading the task (complete, reopen); the rest is noted on the
+    // window in the ingest transaction (a stale action other than assign moves nothing).
+    ...(ctx.tasks && routed.action !== 'closed' && routed.action !== 'reopened' ? { coalesce: routed.action === null || routed.action === 'assigned' ? 'always' : 'unless_stale' } : {}),
+    now,
+  };
+  let res = await ingestBatcher(ctx.store).ingest(delivery).catch((err: Error) => err);
+  // Two deliveries creating a task for one key at once: the loser sees the winner's task.
+  if (res instanceof Error && delivery.createTask) res = await ctx.store.ingestDelivery(delivery);
+  if (res instanceof Error) throw res;
+  if (res.duplicate) return c.json({ outcome: 'duplicate', taskId: null, key: routed.key } satisfies HookResult);
+  const reply = (outcome: HookResult['outcome'], task: TaskRow | null) => c.json({ outcome, taskId: task?.id ?? null, key: routed.key } satisfies HookResult);
+  const task = res.task;
+  if (!task) return reply('unmatched', null);
+  if (!ctx.tasks) return reply('recorded', task);
+  // A stale event (older than what the task saw) is shown to the agent but never moves the task: no close or reopen.
+  if (res.stale && routed.action !== null && routed.action !== 'assigned') return reply('recorded', task);
+  if (res.window !== undefined) {
+    const w = res.window;
+    if (w === null) return reply(res.created ? 'created' : 'queued', task);
+    if (w.decision === 'coalesced') {
+      ctx.tasks.armTrailing(task.id, w.trailingDueAt);
+      return reply(res.created ? 'created' : 'coalesced', task);
+    }
+    const job = await ctx.tasks.wake(task.id);
+    return reply(res.created ? 'created' : job ? 'woke' : 'queued', task);
+  }
+  const owns = routed.key !== null && task.keys.includes(routed.key);
+  if (routed.action === 'closed' && pol.completeOnClose && owns) {
+    await ctx.tasks.complete(task.id, `task ${task.id}: ${routed.key} was closed`);
+    return reply('completed', task);
+  }
+  let status = task.status;
+  if (routed.action === 'reopened' && pol.wakeOnReopen && task.status === 'completed') status = (await ctx.store.reopenTask(task.id, now).catch(() => null))?.status ?? status;
+  const outcome = await ctx.tasks.onEvent(task.id, { status });
+  return reply(res.created ? 'created' : outcome, task);
+}
+
+async function checkAuth(c: Context<AppEnv>, r: ReceiverRow, secret: string | null, tokenHash: string | null, raw: Uint8Array): Promise<string | null> {
+  if (r.provider === 'github') return secret ? checkGithubSignature(secret, raw, c.req.header('x-hub-signature-256')) : 'receiver has no secret';
+  if (r.provider === 'gitea') return secret ? checkGiteaSignature(secret, raw, c.req.header('x-gitea-signature') ?? c.req.header('x-forgejo-signature')) : 'receiver has no secret';
+  if (r.auth === 'bearer') return tokenHash ? checkBearer(tokenHash, c.req.header('authorization')) : 'receiver has no token';
+  return secret ? checkGenericHmac(secret, raw, c.req.header('x-signature-256') ?? c.req.header('x-hub-signature-256')) : 'receiver has no secret';
+}

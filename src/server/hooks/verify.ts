@@ -1,0 +1,61 @@
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { verify as verifyGithubSignature } from '@octokit/webhooks-methods';
+
+/**
+ * Signature checks of webhook deliveries (issue 7), always on the RAW request bytes before
+ * any parsing, in constant time. Each returns null when the delivery is authentic, else a
+ * short reason for the 401 (never the secret or the expected signature).
+ */
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * GitHub: `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the body>` (docs.github.com,
+ * "Validating webhook deliveries"), checked with `@octokit/webhooks-methods` `verify`
+ * (constant-time). The body must be valid UTF-8 (GitHub sends JSON as UTF-8) so that its text
+ * is the exact bytes signed.
+ */
+export async function checkGithubSignature(secret: string, raw: Uint8Array, header: string | undefined): Promise<string | null> {
+  if (!header) return 'missing X-Hub-Signature-256 header';
+  if (!/^sha256=[0-9a-f]{64}$/.test(header)) return 'X-Hub-Signature-256 must be sha256=<64 hex digits>';
+  let text: string;
+  try {
+    text = utf8.decode(raw);
+  } catch {
+    return 'body is not valid UTF-8';
+  }
+  return (await verifyGithubSignature(secret, text, header)) ? null : 'signature does not match the body';
+}
+
+/** Constant-time comparison of two hex digests (false when the lengths differ). */
+function sameHex(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'hex');
+  const y = Buffer.from(b, 'hex');
+  return x.length === y.length && x.length > 0 && timingSafeEqual(x, y);
+}
+
+/**
+ * Gitea / Forgejo: `X-Gitea-Signature` (Forgejo also `X-Forgejo-Signature`): the bare hex
+ * HMAC-SHA256 of the body with the webhook secret (docs.gitea.com, "Webhooks").
+ */
+export function checkGiteaSignature(secret: string, raw: Uint8Array, header: string | undefined): string | null {
+  if (!header) return 'missing X-Gitea-Signature header';
+  if (!/^[0-9a-f]{64}$/i.test(header)) return 'X-Gitea-Signature must be 64 hex digits';
+  const expected = createHmac('sha256', secret).update(raw).digest('hex');
+  return sameHex(expected, header.toLowerCase()) ? null : 'signature does not match the body';
+}
+
+/** Generic HMAC: `X-Signature-256: sha256=<hex>` (or GitHub's header name), HMAC-SHA256 of the body. */
+export function checkGenericHmac(secret: string, raw: Uint8Array, header: string | undefined): string | null {
+  if (!header) return 'missing X-Signature-256 header';
+  const m = /^sha256=([0-9a-f]{64})$/i.exec(header);
+  if (!m) return 'X-Signature-256 must be sha256=<64 hex digits>';
+  return sameHex(createHmac('sha256', secret).update(raw).digest('hex'), m[1]!.toLowerCase()) ? null : 'signature does not match the body';
+}
+
+/** Bearer token: SHA-256 of `Authorization: Bearer <token>` compared in constant time with the stored hash. */
+export function checkBearer(tokenHash: string, header: string | undefined): string | null {
+  const m = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
+  if (!m) return 'missing Authorization: Bearer header';
+  return sameHex(createHash('sha256').update(m[1]!).digest('hex'), tokenHash) ? null : 'token does not match';
+}

@@ -1,0 +1,106 @@
+import type { Hono } from 'hono';
+import {
+  SetModelPriceRequest,
+  SetModelRouteRequest,
+  type ModelPriceOverride,
+  type ModelRoute,
+  type ModelRoutesView,
+  type ProviderName,
+} from '../../protocol/index.js';
+import type { GatewayConfig } from '../../gateway/config.js';
+import type { ModelDirectory } from '../../gateway/model-directory.js';
+import type { ModelPriceRow, ModelRouteRow } from '../../store/types.js';
+import { requireAdmin, type AppEnv } from '../auth.js';
+import type { ServerContext } from '../context.js';
+import { apiError, readBody } from '../http-util.js';
+import { iso } from '../views.js';
+
+/** What these routes need of the gateway: its configuration (for the configured routes) and the directory to invalidate after a change. */
+export interface GatewayRoutesDeps {
+  config: GatewayConfig;
+  directory: ModelDirectory;
+}
+
+function specificity(p: string): number {
+  return p.includes('*') ? p.replace(/\*/g, '').length : Number.MAX_SAFE_INTEGER;
+}
+
+/** Routes in the order the gateway tries them (gateway/model-directory.ts resolveProvider). */
+export function routesInOrder(api: readonly ModelRouteRow[], config: GatewayConfig): ModelRoute[] {
+  const apiSpecific = api.filter((r) => r.pattern !== '*').sort((a, b) => specificity(b.pattern) - specificity(a.pattern) || a.pattern.localeCompare(b.pattern));
+  const conf = config.modelProviders ?? [];
+  const view = (r: ModelRouteRow): ModelRoute => ({ pattern: r.pattern, provider: r.provider as ProviderName, source: 'api', updatedAt: iso(r.updatedAt) });
+  const confView = (r: { pattern: string; provider: string }): ModelRoute => ({ pattern: r.pattern, provider: r.provider as ProviderName, source: 'config', updatedAt: null });
+  return [
+    ...apiSpecific.map(view),
+    ...conf.filter((r) => r.pattern !== '*').map(confView),
+    ...api.filter((r) => r.pattern === '*').map(view),
+    ...conf.filter((r) => r.pattern === '*').slice(0, 1).map(confView),
+  ];
+}
+
+function priceView(p: ModelPriceRow): ModelPriceOverride {
+  return { model: p.model, price: p.price, updatedAt: iso(p.updatedAt) };
+}
+
+/**
+ * Model routes and price overrides of the gateway (issue 3). Members read, admins change;
+ * changes are stored (every replica picks them up within gateway/model-directory.ts
+ * DIRECTORY_TTL_MS, this one at once). Provider API keys never appear here.
+ * - `GET /api/gateway/routes` → {@link ModelRoutesView};
+ * - `PUT /api/gateway/routes` {@link SetModelRouteRequest} (admin) → 200 {@link ModelRoute};
+ * - `DELETE /api/gateway/routes?pattern=P` (admin) → 204; 404 `not_found` when P has no API
+ *   route (configured routes cannot be deleted here); 400 `invalid_request` without `pattern`;
+ * - `PUT /api/gateway/prices` {@link SetModelPriceRequest} (admin) → 200 {@link ModelPriceOverride};
+ * - `DELETE /api/gateway/prices?model=M` (admin) → 204; 404 when M has no override.
+ * Bad bodies → 400 `invalid_json` / `invalid_request` naming the field.
+ */
+export function mountGatewayRoutes(app: Hono<AppEnv>, ctx: ServerContext, deps: GatewayRoutesDeps): void {
+  app.get('/api/gateway/routes', async (c) => {
+    const [routes, prices] = await Promise.all([ctx.store.listModelRoutes(), ctx.store.listModelPrices()]);
+    const view: ModelRoutesView = {
+      routes: routesInOrder(routes, deps.config),
+      prices: prices.map(priceView),
+      priceTableVersion: deps.config.prices.version,
+      configured: routes.length > 0 || (deps.config.modelProviders?.length ?? 0) > 0,
+    };
+    return c.json(view);
+  });
+
+  app.put('/api/gateway/routes', requireAdmin(), async (c) => {
+    const body = await readBody(c, SetModelRouteRequest);
+    if (!body.ok) return body.response;
+    const row = await ctx.store.setModelRoute(body.value.pattern, body.value.provider, ctx.now());
+    deps.directory.invalidate();
+    ctx.log.info('model route set', { pattern: row.pattern, provider: row.provider, by: c.var.principal.name });
+    const view: ModelRoute = { pattern: row.pattern, provider: row.provider as ProviderName, source: 'api', updatedAt: iso(row.updatedAt) };
+    return c.json(view);
+  });
+
+  app.delete('/api/gateway/routes', requireAdmin(), async (c) => {
+    const pattern = c.req.query('pattern');
+    if (!pattern) return apiError(c, 400, 'invalid_request', 'pattern: the query parameter is required', 'pattern');
+    if (!(await ctx.store.deleteModelRoute(pattern))) return apiError(c, 404, 'not_found', `no API model route for pattern ${JSON.stringify(pattern)}`, 'pattern');
+    deps.directory.invalidate();
+    ctx.log.info('model route deleted', { pattern, by: c.var.principal.name });
+    return c.body(null, 204);
+  });
+
+  app.put('/api/gateway/prices', requireAdmin(), async (c) => {
+    const body = await readBody(c, SetModelPriceRequest);
+    if (!body.ok) return body.response;
+    const row = await ctx.store.setModelPrice(body.value.model, body.value.price, ctx.now());
+    deps.directory.invalidate();
+    ctx.log.info('model price override set', { model: row.model, by: c.var.principal.name });
+    return c.json(priceView(row));
+  });
+
+  app.delete('/api/gateway/prices', requireAdmin(), async (c) => {
+    const model = c.req.query('model');
+    if (!model) return apiError(c, 400, 'invalid_request', 'model: the query parameter is required', 'model');
+    if (!(await ctx.store.deleteModelPrice(model))) return apiError(c, 404, 'not_found', `no price override for model ${JSON.stringify(model)}`, 'model');
+    deps.directory.invalidate();
+    ctx.log.info('model price override deleted', { model, by: c.var.principal.name });
+    return c.body(null, 204);
+  });
+}

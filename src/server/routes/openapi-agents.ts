@@ -1,0 +1,49 @@
+import { z } from 'zod';
+import { AgentVersionList, InstallAgentsRequest, InstallAgentsResponse } from '../../protocol/index.js';
+
+type Json = Record<string, unknown>;
+
+/**
+ * The OpenAPI schemas and paths of agent installs (routes/agents-install.ts, issue 6),
+ * merged into the document by routes/openapi.ts.
+ */
+export function agentsInstallOpenApi(): { schemas: Json; paths: Json } {
+  const schemaOf = (s: z.ZodType, io: 'input' | 'output'): Json => {
+    const j = z.toJSONSchema(s, { io, unrepresentable: 'any' }) as Json;
+    delete j.$schema;
+    return j;
+  };
+  const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
+  const json = (schema: Json) => ({ 'application/json': { schema } });
+  const error = (description: string) => ({ description, content: json(ref('ApiErrorBody')) });
+  const unauthorized = error('missing or unknown API token (`unauthorized`)');
+  return {
+    schemas: {
+      InstallAgentsRequest: schemaOf(InstallAgentsRequest, 'input'),
+      InstallAgentsResponse: schemaOf(InstallAgentsResponse, 'output'),
+      AgentVersionList: schemaOf(AgentVersionList, 'output'),
+    },
+    paths: {
+      '/api/agents/install': {
+        post: {
+          summary: 'Install a repository of agent definitions (git URL/path at a ref, or a plain folder) as a new version of each agent (admin); all or nothing',
+          requestBody: { required: true, content: json(ref('InstallAgentsRequest')) },
+          responses: {
+            201: { description: 'the new versions', content: json(ref('InstallAgentsResponse')) },
+            400: error('`invalid_json` or `invalid_request` (names `source` or `ref`)'),
+            401: unauthorized,
+            403: error('`forbidden`: needs an admin'),
+            422: error('`invalid_agent` (the message names the file and the field; nothing installed) or `fetch_failed`'),
+          },
+        },
+      },
+      '/api/agents/versions': {
+        get: {
+          summary: 'Every installed agent version with its source, ref and commit',
+          parameters: [{ name: 'name', in: 'query', description: 'only this agent', schema: { type: 'string' } }],
+          responses: { 200: { description: 'installed versions', content: json(ref('AgentVersionList')) }, 401: unauthorized },
+        },
+      },
+    },
+  };
+}

@@ -1,0 +1,40 @@
+import type { Hono } from 'hono';
+import { SetRunnerCapacityRequest } from '../../protocol/index.js';
+import { CapacityError } from '../../store/runner-capacity.js';
+import { requireAdmin, type AppEnv } from '../auth.js';
+import type { ServerContext } from '../context.js';
+import { apiError, parsePositiveInt, readBody } from '../http-util.js';
+import { runnerView } from '../views.js';
+
+/**
+ * `PATCH /api/runners/{id}` (admin; body {@link SetRunnerCapacityRequest}) → 200 Runner: sets
+ * the owner's capacity (parallel jobs 1–4) and/or browser slots (1–4, ≤ capacity); they win
+ * over the runner's own `--capacity` / `--browser-slots` from now on (null clears the
+ * setting). A runner connected to this server gets the new limits for its next assignment.
+ * Rule from issue 5: "parallel jobs 1–4 (owner setting) and browser slots 1–4, never more than
+ * its parallel jobs". Bad body → 400 `invalid_request` naming the field (browser slots over
+ * capacity: field `browserSlots`); unknown runner → 404 `not_found`. Nothing changes on an error.
+ */
+export function mountRunnerCapacity(app: Hono<AppEnv>, ctx: ServerContext): void {
+  app.patch('/api/runners/:id{[0-9]+}', requireAdmin(), async (c) => {
+    const body = await readBody(c, SetRunnerCapacityRequest);
+    if (!body.ok) return body.response;
+    const id = parsePositiveInt(c.req.param('id'));
+    if (id === null) return apiError(c, 404, 'not_found', `no runner ${c.req.param('id')}`, 'id');
+    let row;
+    try {
+      row = await ctx.store.setRunnerCapacity(id, body.value);
+    } catch (err) {
+      if (err instanceof CapacityError) {
+        const field = /browserSlots/.test(err.message) ? 'browserSlots' : 'capacity';
+        return apiError(c, 400, 'invalid_request', err.message.replace(/^store: /, ''), field);
+      }
+      throw err;
+    }
+    if (!row) return apiError(c, 404, 'not_found', `no runner ${id}`, 'id');
+    ctx.hub.setLimits(row.id, { capacity: row.capacity, browserSlots: row.browserSlots });
+    ctx.log.info('runner capacity set', { runnerId: row.id, capacity: row.capacity, browserSlots: row.browserSlots });
+    const jobs = await ctx.store.listActiveJobsForRunner(row.id);
+    return c.json(runnerView(row, jobs.map((j) => j.id), ctx.now(), ctx.heartbeatTimeoutMs));
+  });
+}

@@ -1,0 +1,107 @@
+import { z } from 'zod';
+import { CreatedReceiver, CreateReceiverRequest, CreateTaskRequest, HookResult, Receiver, ReceiverList, SendTaskPromptRequest, Task, TaskDetail, TaskList, TaskStatus } from '../../protocol/index.js';
+
+type Json = Record<string, unknown>;
+
+/**
+ * The OpenAPI schemas and paths of tasks, receivers and the webhook endpoints (issue 7:
+ * tasks/routes.ts, hooks/receivers-api.ts, hooks/receive.ts), merged into the document by
+ * routes/openapi.ts.
+ */
+export function tasksOpenApi(): { schemas: Json; paths: Json } {
+  const schemaOf = (s: z.ZodType, io: 'input' | 'output'): Json => {
+    const j = z.toJSONSchema(s, { io, unrepresentable: 'any' }) as Json;
+    delete j.$schema;
+    return j;
+  };
+  const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
+  const json = (schema: Json) => ({ 'application/json': { schema } });
+  const ok = (description: string, schema: Json) => ({ description, content: json(schema) });
+  const error = (description: string) => ({ description, content: json(ref('ApiErrorBody')) });
+  const body = (name: string) => ({ required: true, content: json(ref(name)) });
+  const unauthorized = error('missing or unknown API token (`unauthorized`)');
+  const forbidden = error('`forbidden`: needs an admin (members read, admins change)');
+  const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'integer', minimum: 1 } };
+  const action = (summary: string, extra: Json = {}) => ({
+    post: {
+      summary,
+      parameters: [idParam],
+      responses: { 200: ok('the task', ref('Task')), 401: unauthorized, 403: forbidden, 404: error('`not_found`'), 409: error('`invalid_state`'), ...extra },
+    },
+  });
+  const hook = (provider: string, auth: string) => ({
+    post: {
+      summary: `Webhook delivery from ${provider} (${auth}; outside the API token check)`,
+      security: [],
+      parameters: [{ name: 'receiver', in: 'path', required: true, schema: { type: 'string' } }],
+      requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
+      responses: {
+        200: ok('accepted (also a repeated delivery: outcome `duplicate`)', ref('HookResult')),
+        400: error('`invalid_json` or `invalid_request` (missing event header)'),
+        401: error('`bad_signature`: nothing was stored'),
+        404: error('`not_found`: no receiver of this provider with that name'),
+        413: error('`payload_too_large` (over 5 MiB)'),
+      },
+    },
+  });
+  return {
+    schemas: {
+      Task: schemaOf(Task, 'output'),
+      TaskList: schemaOf(TaskList, 'output'),
+      TaskDetail: schemaOf(TaskDetail, 'output'),
+      CreateTaskRequest: schemaOf(CreateTaskRequest, 'input'),
+      SendTaskPromptRequest: schemaOf(SendTaskPromptRequest, 'input'),
+      Receiver: schemaOf(Receiver, 'output'),
+      ReceiverList: schemaOf(ReceiverList, 'output'),
+      CreateReceiverRequest: schemaOf(CreateReceiverRequest, 'input'),
+      CreatedReceiver: schemaOf(CreatedReceiver, 'output'),
+      HookResult: schemaOf(HookResult, 'output'),
+    },
+    paths: {
+      '/api/tasks': {
+        get: {
+          summary: 'List tasks, newest first',
+          parameters: [
+            { name: 'status', in: 'query', schema: schemaOf(TaskStatus, 'output') },
+            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 200, default: 50 } },
+            { name: 'before', in: 'query', description: 'task id cursor', schema: { type: 'integer', minimum: 1 } },
+          ],
+          responses: { 200: ok('tasks', ref('TaskList')), 400: error('`invalid_request`'), 401: unauthorized },
+        },
+        post: {
+          summary: 'Create a task (with `prompt`: wakes at once)',
+          requestBody: body('CreateTaskRequest'),
+          responses: { 201: ok('the task', ref('Task')), 400: error('`invalid_json` or `invalid_request`'), 401: unauthorized, 403: forbidden, 404: error('`unknown_agent`'), 409: error('`key_taken`: an active task owns a key') },
+        },
+      },
+      '/api/tasks/{id}': { get: { summary: 'One task and its newest events', parameters: [idParam], responses: { 200: ok('the task', ref('TaskDetail')), 401: unauthorized, 404: error('`not_found`') } } },
+      '/api/tasks/{id}/send': {
+        post: {
+          summary: "Queue a prompt for the task's next turn",
+          parameters: [idParam],
+          requestBody: body('SendTaskPromptRequest'),
+          responses: { 200: ok('the task', ref('Task')), 400: error('`invalid_request`'), 401: unauthorized, 403: forbidden, 404: error('`not_found`'), 409: error('`invalid_state`: completed') },
+        },
+      },
+      '/api/tasks/{id}/suspend': action('Suspend: no wakes until resumed'),
+      '/api/tasks/{id}/resume': action('Resume a suspended, workspace_lost or completed task'),
+      '/api/tasks/{id}/stop': action("Cancel the current turn's job only"),
+      '/api/tasks/{id}/complete': action('Complete: keys released, its job cancelled'),
+      '/api/receivers': {
+        get: { summary: 'List receivers (no secrets)', responses: { 200: ok('receivers', ref('ReceiverList')), 401: unauthorized } },
+        post: {
+          summary: 'Create a receiver; the reply holds its secret, shown once',
+          requestBody: body('CreateReceiverRequest'),
+          responses: { 201: ok('the receiver and its secret', ref('CreatedReceiver')), 400: error('`invalid_json` or `invalid_request`'), 401: unauthorized, 403: forbidden, 404: error('`unknown_task` or `unknown_agent`'), 409: error('`name_taken`'), 422: error('`invalid_request`: keyExpr/summaryExpr is not valid CEL, or a generic receiver has no keyExpr') },
+        },
+      },
+      '/api/receivers/{id}': {
+        get: { summary: 'One receiver', parameters: [idParam], responses: { 200: ok('the receiver', ref('Receiver')), 401: unauthorized, 404: error('`not_found`') } },
+        delete: { summary: 'Delete a receiver', parameters: [idParam], responses: { 204: { description: 'deleted' }, 401: unauthorized, 403: forbidden, 404: error('`not_found`') } },
+      },
+      '/hooks/github/{receiver}': hook('GitHub', 'X-Hub-Signature-256: sha256=<hex HMAC-SHA256>'),
+      '/hooks/gitea/{receiver}': hook('Gitea or Forgejo', 'X-Gitea-Signature: <hex HMAC-SHA256>'),
+      '/hooks/generic/{receiver}': hook('any JSON sender', 'Authorization: Bearer <token> or X-Signature-256: sha256=<hex>'),
+    },
+  };
+}

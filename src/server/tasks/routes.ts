@@ -1,0 +1,129 @@
+import type { Context, Hono } from 'hono';
+import { CreateTaskRequest, DEFAULT_COALESCE_SECONDS, SendTaskPromptRequest, TaskStatus, type TaskDetail } from '../../protocol/index.js';
+import type { TaskRow } from '../../store/types.js';
+import type { AppEnv } from '../auth.js';
+import type { ServerContext } from '../context.js';
+import { apiError, parsePositiveInt, readBody } from '../http-util.js';
+import type { TaskEngine } from './engine.js';
+import { taskEventView, taskView } from './views.js';
+
+type Found = { ok: true; task: TaskRow; engine: TaskEngine } | { ok: false; response: Response };
+
+async function findTask(c: Context<AppEnv>, ctx: ServerContext): Promise<Found> {
+  const id = parsePositiveInt(c.req.param('id'));
+  if (id === null) return { ok: false, response: apiError(c, 400, 'invalid_request', 'id: must be a positive integer', 'id') };
+  if (!ctx.tasks) return { ok: false, response: apiError(c, 503, 'unavailable', 'tasks are not running on this server') };
+  const task = await ctx.store.getTask(id);
+  if (!task) return { ok: false, response: apiError(c, 404, 'not_found', `no task ${id}`) };
+  return { ok: true, task, engine: ctx.tasks };
+}
+
+/**
+ * Tasks API (issue 7):
+ * - `GET /api/tasks?status=&limit=&before=` → TaskList (newest first, limit 1..200, default 50);
+ * - `POST /api/tasks` (CreateTaskRequest) → 201 Task (window: request, else the agent's `coalesceSeconds`, else 180 s); unknown agent 404 `unknown_agent`, a key
+ *   owned by another active task 409 `key_taken`; with `prompt` it wakes at once;
+ * - `GET /api/tasks/:id` → TaskDetail (task + its 50 newest events);
+ * - `POST /api/tasks/:id/send` ({prompt}) → Task: queued for the next turn (now when idle);
+ * - `POST /api/tasks/:id/suspend` → Task: no wakes until resumed (the running turn finishes;
+ *   events and prompts keep queueing; the runner slot kept for its idle time is released at once); completed → 409 `invalid_state`;
+ * - `POST /api/tasks/:id/resume` → Task: suspended → idle; workspace_lost → idle with a fresh
+ *   workspace and session; then wakes when something is pending;
+ * - `POST /api/tasks/:id/stop` → Task: cancels the current turn's job only;
+ * - `POST /api/tasks/:id/complete` → Task: completed, keys released, its job cancelled.
+ */
+export function mountTasks(app: Hono<AppEnv>, ctx: ServerContext): void {
+  app.get('/api/tasks', async (c) => {
+    const status = c.req.query('status');
+    if (status !== undefined && !TaskStatus.safeParse(status).success) return apiError(c, 400, 'invalid_request', `status: must be one of ${TaskStatus.options.join(', ')}`, 'status');
+    const limitText = c.req.query('limit');
+    const limit = limitText === undefined ? 50 : parsePositiveInt(limitText);
+    if (limit === null || limit > 200) return apiError(c, 400, 'invalid_request', 'limit: must be an integer from 1 to 200', 'limit');
+    const beforeText = c.req.query('before');
+    const before = beforeText === undefined ? undefined : parsePositiveInt(beforeText);
+    if (before === null) return apiError(c, 400, 'invalid_request', 'before: must be a positive integer', 'before');
+    const rows = await ctx.store.listTasks({ limit, ...(status ? { status: status as TaskStatus } : {}), ...(before ? { before } : {}) });
+    return c.json({ tasks: rows.map(taskView) });
+  });
+
+  app.post('/api/tasks', async (c) => {
+    const body = await readBody(c, CreateTaskRequest);
+    if (!body.ok) return body.response;
+    const req = body.value;
+    if (!ctx.tasks) return apiError(c, 503, 'unavailable', 'tasks are not running on this server');
+    const agent = ctx.agents.get(req.agent);
+    if (!agent) return apiError(c, 404, 'unknown_agent', `unknown agent ${JSON.stringify(req.agent)}`, 'agent');
+    const now = ctx.now();
+    let task: TaskRow;
+    try {
+      task = await ctx.store.createTask({ agent: agent.name, title: req.title, input: req.input, keys: req.keys, coalesceMs: (req.coalesceSeconds ?? agent.coalesceSeconds ?? DEFAULT_COALESCE_SECONDS) * 1000, now });
+    } catch (err) {
+      const msg = (err as Error).message;
+      if (/is owned by task/.test(msg)) return apiError(c, 409, 'key_taken', msg.replace(/^store: /, ''), 'keys');
+      throw err;
+    }
+    if (req.prompt) {
+      await ctx.store.enqueueTaskPrompt(task.id, req.prompt, now);
+      await ctx.tasks.wake(task.id);
+    }
+    ctx.log.info('task created', { taskId: task.id, agent: task.agent });
+    return c.json(taskView((await ctx.store.getTask(task.id))!), 201);
+  });
+
+  app.get('/api/tasks/:id', async (c) => {
+    const f = await findTask(c, ctx);
+    if (!f.ok) return f.response;
+    const names = new Map((await ctx.store.listReceivers()).map((r) => [r.id, r.name]));
+    const events = await ctx.store.listTaskEvents(f.task.id, 50);
+    const detail: TaskDetail = { task: taskView(f.task), events: events.map((e) => taskEventView(e, names)) };
+    return c.json(detail);
+  });
+
+  app.post('/api/tasks/:id/send', async (c) => {
+    const body = await readBody(c, SendTaskPromptRequest);
+    if (!body.ok) return body.response;
+    const f = await findTask(c, ctx);
+    if (!f.ok) return f.response;
+    if (f.task.status === 'completed') return apiError(c, 409, 'invalid_state', `task ${f.task.id} is completed: resume it first`);
+    await ctx.store.enqueueTaskPrompt(f.task.id, body.value.prompt, ctx.now());
+    await f.engine.wake(f.task.id);
+    return c.json(taskView((await ctx.store.getTask(f.task.id))!));
+  });
+
+  app.post('/api/tasks/:id/suspend', async (c) => {
+    const f = await findTask(c, ctx);
+    if (!f.ok) return f.response;
+    const t = await ctx.store.updateTask(f.task.id, ['idle', 'running', 'suspended', 'workspace_lost'], { status: 'suspended', slotUntil: null }, ctx.now());
+    if (!t) return apiError(c, 409, 'invalid_state', `task ${f.task.id} is ${f.task.status}: only an active task can be suspended`);
+    ctx.dispatcher.kick(); // its runner slot is free now
+    return c.json(taskView(t));
+  });
+
+  app.post('/api/tasks/:id/resume', async (c) => {
+    const f = await findTask(c, ctx);
+    if (!f.ok) return f.response;
+    const now = ctx.now();
+    let t: TaskRow | null = null;
+    if (f.task.status === 'suspended') t = await ctx.store.updateTask(f.task.id, ['suspended'], { status: f.task.currentJobId ? 'running' : 'idle' }, now);
+    else if (f.task.status === 'workspace_lost') t = await ctx.store.updateTask(f.task.id, ['workspace_lost'], { status: 'idle', error: null, sessionId: null, runnerId: null, workspaceJobId: null }, now);
+    else if (f.task.status === 'completed') t = await ctx.store.reopenTask(f.task.id, now).catch(() => null);
+    if (!t) return apiError(c, 409, 'invalid_state', `task ${f.task.id} is ${f.task.status}: nothing to resume (or a key of it is now owned by another task)`);
+    await f.engine.wake(t.id);
+    return c.json(taskView((await ctx.store.getTask(t.id))!));
+  });
+
+  app.post('/api/tasks/:id/stop', async (c) => {
+    const f = await findTask(c, ctx);
+    if (!f.ok) return f.response;
+    await f.engine.stopTurn(f.task.id);
+    return c.json(taskView((await ctx.store.getTask(f.task.id))!));
+  });
+
+  app.post('/api/tasks/:id/complete', async (c) => {
+    const f = await findTask(c, ctx);
+    if (!f.ok) return f.response;
+    const t = await f.engine.complete(f.task.id, `task ${f.task.id} completed by request`);
+    if (!t) return apiError(c, 409, 'invalid_state', `task ${f.task.id} is already completed`);
+    return c.json(taskView(t));
+  });
+}

@@ -1,0 +1,103 @@
+import { expect, it } from 'vitest';
+import type { NewModelCall } from '../types.js';
+import { T, newJob, type Harness } from './harness.js';
+
+const MIN = 60_000;
+
+function call(jobId: number, costMicros: number): NewModelCall {
+  return {
+    jobId,
+    attempt: 1,
+    provider: 'scripted',
+    model: 'claude-sonnet-4-5',
+    api: 'anthropic-messages',
+    streamed: false,
+    httpStatus: 200,
+    inputTokens: 10,
+    outputTokens: 20,
+    cacheReadTokens: 0,
+    cacheWriteTokens: 0,
+    usageKnown: true,
+    costMicros,
+    startedAt: T,
+    durationMs: 5,
+  };
+}
+
+/** Budget reservations held as rows (store/budgets.ts, migration 0008) and model routes/prices (store/model-routes.ts). */
+export function reservationTests(h: Harness): void {
+  it('reservations: a reservation whose gateway died is released after its expiry and the budget is whole again', async () => {
+    const s = await h.open();
+    const root = await newJob(s, { budgetMicros: 1_000_000 });
+    // The "dead gateway": reserves 700,000 µ$ (expiry in 10 min) and never settles.
+    const dead = await s.reserveBudget(root.id, 700_000, T, 10 * MIN);
+    expect(dead?.ok).toBe(true);
+    // A live gateway's call (expiry 30 min) settles normally at 50,000 µ$.
+    const live = await s.reserveBudget(root.id, 200_000, T + 1, 30 * MIN);
+    if (!live?.ok) throw new Error('must fit');
+    // 700,000 + 200,000 reserved: 100,001 does not fit now.
+    expect((await s.reserveBudget(root.id, 100_001, T + 2))?.ok).toBe(false);
+    // Before the expiry nothing is released.
+    expect(await s.releaseExpiredReservations(T + 10 * MIN - 1)).toEqual([]);
+    expect(await s.getTreeBudget(root.id, T)).toMatchObject({ reservedMicros: 900_000, remainingMicros: 100_000 });
+    // At the expiry the dead one goes; the live one (expiring later) stays.
+    expect(await s.releaseExpiredReservations(T + 10 * MIN)).toEqual([{ rootId: root.id, releasedMicros: 700_000, count: 1 }]);
+    expect(await s.getTreeBudget(root.id, T)).toEqual({ rootId: root.id, limitMicros: 1_000_000, spentMicros: 0, reservedMicros: 200_000, remainingMicros: 800_000 });
+    expect(await s.releaseExpiredReservations(T + 10 * MIN)).toEqual([]); // once only
+    // The live call settles with its ledger row in the same transaction.
+    expect(await s.settleBudget(root.id, live.reservationId, 50_000, T + 3, call(root.id, 50_000))).toBe(true);
+    expect(await s.getTreeBudget(root.id, T)).toEqual({ rootId: root.id, limitMicros: 1_000_000, spentMicros: 50_000, reservedMicros: 0, remainingMicros: 950_000 });
+    expect(await s.jobUsage(root.id)).toMatchObject({ modelCalls: 1, costMicros: 50_000, inputTokens: 10, outputTokens: 20 });
+    // The whole remaining budget fits again.
+    expect((await s.reserveBudget(root.id, 950_000, T + 4))?.ok).toBe(true);
+  });
+
+  it('reservations: a late settle of an already released reservation charges its cost once and releases nothing twice', async () => {
+    const s = await h.open();
+    const root = await newJob(s, { budgetMicros: 1_000_000 });
+    const a = await s.reserveBudget(root.id, 300_000, T, MIN);
+    const b = await s.reserveBudget(root.id, 100_000, T, 5 * MIN);
+    if (!a?.ok || !b?.ok) throw new Error('must fit');
+    expect(await s.releaseExpiredReservations(T + MIN)).toEqual([{ rootId: root.id, releasedMicros: 300_000, count: 1 }]);
+    // The slow call comes back after all: charged, but reserved is not reduced a second time.
+    expect(await s.settleBudget(root.id, a.reservationId, 20_000, T + MIN + 1)).toBe(false);
+    expect(await s.getTreeBudget(root.id, T)).toEqual({ rootId: root.id, limitMicros: 1_000_000, spentMicros: 20_000, reservedMicros: 100_000, remainingMicros: 880_000 });
+  });
+
+  it('reservations: a bad ledger row in settle writes nothing (reservation still held)', async () => {
+    const s = await h.open();
+    const root = await newJob(s, { budgetMicros: 1_000_000 });
+    const r = await s.reserveBudget(root.id, 300_000, T);
+    if (!r?.ok) throw new Error('must fit');
+    await expect(s.settleBudget(root.id, r.reservationId, 10, T, { ...call(root.id, 10), inputTokens: -1 })).rejects.toThrow(/inputTokens/);
+    expect(await s.getTreeBudget(root.id, T)).toMatchObject({ spentMicros: 0, reservedMicros: 300_000 });
+    expect(await s.settleBudget(root.id, r.reservationId, 10, T)).toBe(true);
+    await expect(s.reserveBudget(root.id, 1, T, 0)).rejects.toThrow(/ttlMs/);
+  });
+
+  it('model routes and prices: set (upsert), list, delete; bad input names the field', async () => {
+    const s = await h.open();
+    expect(await s.listModelRoutes()).toEqual([]);
+    expect(await s.setModelRoute('claude-*', 'anthropic', T)).toEqual({ pattern: 'claude-*', provider: 'anthropic', updatedAt: T });
+    await s.setModelRoute('*', 'scripted', T + 1);
+    await s.setModelRoute('claude-*', 'scripted', T + 2); // replaces
+    expect(await s.listModelRoutes()).toEqual([
+      { pattern: '*', provider: 'scripted', updatedAt: T + 1 },
+      { pattern: 'claude-*', provider: 'scripted', updatedAt: T + 2 },
+    ]);
+    await expect(s.setModelRoute('gpt 4', 'openai', T)).rejects.toThrow(/pattern/);
+    await expect(s.setModelRoute('gpt-*', 'bedrock', T)).rejects.toThrow(/provider must be one of/);
+    expect(await s.deleteModelRoute('claude-*')).toBe(true);
+    expect(await s.deleteModelRoute('claude-*')).toBe(false);
+    expect((await s.listModelRoutes()).map((r) => r.pattern)).toEqual(['*']);
+
+    const price = { input: 1.5, output: 7.25, cacheWrite5m: 1.875, cacheWrite1h: 3, cacheRead: 0.15 };
+    expect(await s.setModelPrice('my-model', price, T)).toEqual({ model: 'my-model', price, updatedAt: T });
+    await s.setModelPrice('my-model', { ...price, output: 8 }, T + 1);
+    expect(await s.listModelPrices()).toEqual([{ model: 'my-model', price: { ...price, output: 8 }, updatedAt: T + 1 }]);
+    await expect(s.setModelPrice('x', { ...price, cacheRead: -1 }, T)).rejects.toThrow(/price\.cacheRead/);
+    await expect(s.setModelPrice('x-*', price, T)).rejects.toThrow(/without \*/);
+    expect(await s.deleteModelPrice('my-model')).toBe(true);
+    expect(await s.listModelPrices()).toEqual([]);
+  });
+}

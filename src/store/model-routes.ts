@@ -1,0 +1,102 @@
+import { num } from './codec.js';
+import { assertInt, type StoreCtx } from './ctx.js';
+import type { ModelPriceRow, ModelRouteRow } from './types.js';
+
+/**
+ * Model routes and price overrides set through the API (issue 3: "a model name maps to a
+ * provider by configuration (flotilla.yaml or the API), with a default"). Stored so that every
+ * gateway replica routes and prices alike. Times are epoch ms; prices USD per million tokens.
+ */
+
+/** The providers a route may name (gateway/config.ts ProviderName). */
+export const ROUTE_PROVIDERS = ['anthropic', 'scripted', 'openai', 'openai-compatible'] as const;
+
+/** A pattern: 1–200 characters of model-name characters and `*` (glob), no spaces. */
+const PATTERN = /^[A-Za-z0-9._:@/*+-]{1,200}$/;
+
+/** @throws Error `model route pattern ...` unless `p` is a valid pattern. */
+export function assertPattern(what: string, p: unknown): asserts p is string {
+  if (typeof p !== 'string' || !PATTERN.test(p)) {
+    throw new Error(`store: ${what} must be 1-200 characters of letters, digits, . _ : @ / + - and * (a glob), got ${JSON.stringify(p)}`);
+  }
+}
+
+/** Every route, pattern ascending. */
+export async function listModelRoutes(c: StoreCtx): Promise<ModelRouteRow[]> {
+  const rows = await c.db.selectFrom('model_routes').select(['pattern', 'provider', 'updated_at']).orderBy('pattern').execute();
+  return rows.map((r) => ({ pattern: r.pattern, provider: r.provider, updatedAt: num(r.updated_at) }));
+}
+
+/**
+ * Creates or replaces the route of `pattern` (one upsert).
+ * @throws Error naming a bad pattern or a provider not in {@link ROUTE_PROVIDERS}.
+ */
+export async function setModelRoute(c: StoreCtx, pattern: string, provider: string, now: number): Promise<ModelRouteRow> {
+  assertPattern('pattern', pattern);
+  if (!(ROUTE_PROVIDERS as readonly string[]).includes(provider)) {
+    throw new Error(`store: provider must be one of ${ROUTE_PROVIDERS.join(', ')}, got ${JSON.stringify(provider)}`);
+  }
+  assertInt('now', now, 0);
+  await c.db
+    .insertInto('model_routes')
+    .values({ pattern, provider, updated_at: now })
+    .onConflict((oc) => oc.column('pattern').doUpdateSet({ provider, updated_at: now }))
+    .execute();
+  return { pattern, provider, updatedAt: now };
+}
+
+/** Deletes the route of `pattern`; false when there was none. */
+export async function deleteModelRoute(c: StoreCtx, pattern: string): Promise<boolean> {
+  const res = await c.db.deleteFrom('model_routes').where('pattern', '=', pattern).executeTakeFirst();
+  return Number(res.numDeletedRows) > 0;
+}
+
+const PRICE_FIELDS = ['input', 'output', 'cacheWrite5m', 'cacheWrite1h', 'cacheRead'] as const;
+
+/** @throws Error naming the first price field that is not a finite number >= 0 (USD per million tokens). */
+function assertPrice(p: ModelPriceRow['price']): void {
+  if (typeof p !== 'object' || p === null) throw new Error('store: price must be an object of USD per million tokens');
+  for (const f of PRICE_FIELDS) {
+    const v = p[f];
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 1_000_000) {
+      throw new Error(`store: price.${f} must be a number of USD per million tokens from 0 to 1000000, got ${JSON.stringify(v)}`);
+    }
+  }
+}
+
+/** Every price override, model ascending. A row whose JSON is unreadable is skipped (never happens through this module). */
+export async function listModelPrices(c: StoreCtx): Promise<ModelPriceRow[]> {
+  const rows = await c.db.selectFrom('model_prices').select(['model', 'price', 'updated_at']).orderBy('model').execute();
+  const out: ModelPriceRow[] = [];
+  for (const r of rows) {
+    const raw = (typeof r.price === 'string' ? JSON.parse(r.price) : r.price) as Record<string, number>;
+    out.push({ model: r.model, price: { input: raw.input!, output: raw.output!, cacheWrite5m: raw.cacheWrite5m!, cacheWrite1h: raw.cacheWrite1h!, cacheRead: raw.cacheRead! }, updatedAt: num(r.updated_at) });
+  }
+  return out;
+}
+
+/**
+ * Creates or replaces the price override of `model` (exact name or a name prefix, as
+ * gateway/prices.ts priceFor matches names).
+ * @throws Error naming a bad model name or price field.
+ */
+export async function setModelPrice(c: StoreCtx, model: string, price: ModelPriceRow['price'], now: number): Promise<ModelPriceRow> {
+  assertPattern('model', model);
+  if (model.includes('*')) throw new Error(`store: model of a price override must be a name or name prefix without *, got ${JSON.stringify(model)}`);
+  assertPrice(price);
+  assertInt('now', now, 0);
+  const clean = { input: price.input, output: price.output, cacheWrite5m: price.cacheWrite5m, cacheWrite1h: price.cacheWrite1h, cacheRead: price.cacheRead };
+  const text = JSON.stringify(clean);
+  await c.db
+    .insertInto('model_prices')
+    .values({ model, price: text, updated_at: now })
+    .onConflict((oc) => oc.column('model').doUpdateSet({ price: text, updated_at: now }))
+    .execute();
+  return { model, price: clean, updatedAt: now };
+}
+
+/** Deletes the price override of `model`; false when there was none. */
+export async function deleteModelPrice(c: StoreCtx, model: string): Promise<boolean> {
+  const res = await c.db.deleteFrom('model_prices').where('model', '=', model).executeTakeFirst();
+  return Number(res.numDeletedRows) > 0;
+}

@@ -1,0 +1,50 @@
+import { toRunnerRow } from './codec.js';
+import type { StoreCtx } from './ctx.js';
+import type { RunnerRow } from './types.js';
+
+/** A capacity setting that cannot be applied (out of range, browser slots > capacity); the message names the field. */
+export class CapacityError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CapacityError';
+  }
+}
+
+/** Checks an owner setting: null (clear) or an integer 1–4. @throws Error naming the field. */
+function checkSlots(field: string, v: number | null | undefined): void {
+  if (v === undefined || v === null) return;
+  if (!Number.isInteger(v) || v < 1 || v > 4) throw new CapacityError(`store: ${field} must be an integer from 1 to 4 (or null to clear), got ${JSON.stringify(v)}`);
+}
+
+/**
+ * The owner's capacity setting for runner `id` (0009 `owner_capacity`, `owner_browser_slots`):
+ * a given field replaces the stored one, null clears it, an absent one is kept. Read and
+ * write in one transaction so the check "browser slots ≤ parallel jobs" sees the row it
+ * changes (the runner's own offer counts where no owner value is set).
+ * Rule from issue 5: "parallel jobs 1–4 (owner setting) and browser slots 1–4, never more than
+ * its parallel jobs".
+ * @returns the updated runner, or null when it does not exist.
+ * @throws CapacityError naming the field when a value is not 1–4, or when browser slots would exceed
+ *   capacity (nothing is changed then).
+ */
+export async function setRunnerCapacity(c: StoreCtx, id: number, set: { capacity?: number | null; browserSlots?: number | null }): Promise<RunnerRow | null> {
+  checkSlots('capacity', set.capacity);
+  checkSlots('browserSlots', set.browserSlots);
+  return c.db.transaction().execute(async (trx) => {
+    const cur = await trx.selectFrom('runners').select(['capacity', 'browser_slots', 'owner_capacity', 'owner_browser_slots']).where('id', '=', id).executeTakeFirst();
+    if (!cur) return null;
+    const ownerCapacity = set.capacity !== undefined ? set.capacity : cur.owner_capacity === null ? null : Number(cur.owner_capacity);
+    const ownerBrowser = set.browserSlots !== undefined ? set.browserSlots : cur.owner_browser_slots === null ? null : Number(cur.owner_browser_slots);
+    const capacity = ownerCapacity ?? Number(cur.capacity);
+    if (ownerBrowser !== null && ownerBrowser > capacity) {
+      throw new CapacityError(`store: browserSlots (${ownerBrowser}) must not exceed the runner's parallel jobs (${capacity})`);
+    }
+    const row = await trx
+      .updateTable('runners')
+      .set({ owner_capacity: ownerCapacity, owner_browser_slots: ownerBrowser })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return toRunnerRow(c.codec, row);
+  });
+}

@@ -1,0 +1,171 @@
+import type BetterSqlite3 from 'better-sqlite3';
+import type { Kysely } from 'kysely';
+import { assertInt } from './ctx.js';
+import { DEFAULT_RESERVATION_TTL_MS } from './budgets.js';
+import { modelCallValues } from './model-calls.js';
+import type { Database } from './schema.js';
+import type { BudgetReservationResult, JobRow, NewModelCall, Store } from './types.js';
+
+/** How long a job-token lookup is reused on SQLite, ms (any store write that may change a job clears it at once). */
+export const TOKEN_CACHE_TTL_MS = 1000;
+
+/**
+ * Store methods that never change a job's status or token: they leave the token cache alone.
+ * Every other method (including ones added later) clears it before and after it runs.
+ */
+const KEEPS_TOKENS = /^(get|list|find|count)|^(jobUsage|jobUsageMany|costRollup|reserveBudget|settleBudget|recordModelCall|releaseExpiredReservations|noteModelCall|setModelRoute|deleteModelRoute|setModelPrice|deleteModelPrice|close|dialect)$/;
+
+/**
+ * The gateway's per-call store work on SQLite without Kysely's per-statement overhead (query
+ * compile, `prepare`, async hops — measured with bench/gateway.bench.js and --cpu-prof):
+ * - `reserveBudget` / `settleBudget`: the same statements as budgets.ts (the conditional
+ *   UPDATE + reservation INSERT; DELETE + UPDATE + ledger INSERT), prepared once and run as
+ *   one better-sqlite3 transaction while holding Kysely's connection (so they never interleave
+ *   with a Kysely transaction on the same connection). The rare paths (the call does not fit,
+ *   the tree's row does not exist yet) fall back to budgets.ts.
+ * - `noteModelCall` (when the store has it): the same upsert as model-activity.ts, prepared.
+ * - `findJobByTokenHash`: a hit is reused for {@link TOKEN_CACHE_TTL_MS}. A SQLite data folder
+ *   has one writer process (open.ts lock), so every write that could end a job or kill a token
+ *   goes through this object: any call of a method not in KEEPS_TOKENS clears the cache before
+ *   and after it runs, and a lookup that overlapped such a call is not cached. So a token is
+ *   refused the moment its job ends, pauses or is cancelled. (Not used on PostgreSQL, where
+ *   other replicas write too.)
+ * Results and errors are those of the Kysely implementation.
+ */
+export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: BetterSqlite3.Database, tokenTtlMs = TOKEN_CACHE_TTL_MS): Store {
+  let stmts: ReturnType<typeof prepare> | null = null;
+  const s = () => (stmts ??= prepare(sqlite));
+  const tokens = new Map<string, { job: JobRow; at: number }>();
+  let generation = 0;
+  const clear = () => {
+    generation++;
+    tokens.clear();
+  };
+
+  const reserveTx = sqlite.transaction((rootId: number, worst: number, now: number, ttlMs: number): BudgetReservationResult | null => {
+    const row = s().reserve.get(worst, now, rootId, worst) as BudgetRow | undefined;
+    if (!row) return null;
+    const res = s().insertReservation.run(rootId, worst, now, now + ttlMs);
+    return { ok: true, budget: toBudget(row), reservationId: Number(res.lastInsertRowid) };
+  });
+  const settleTx = sqlite.transaction((rootId: number, reservationId: number, cost: number, now: number, values: Record<string, unknown> | null): boolean => {
+    const held = s().deleteReservation.get(reservationId, rootId) as { micros: number } | undefined;
+    const micros = held ? Number(held.micros) : 0;
+    s().settle.run(micros, micros, cost, now, rootId);
+    if (values) s().insertCall.run(values);
+    return held !== undefined;
+  });
+
+  const fast: Partial<Store> = {
+    async reserveBudget(rootId, worstMicros, now, ttlMs = DEFAULT_RESERVATION_TTL_MS) {
+      assertInt('rootId', rootId, 1);
+      assertInt('worstMicros', worstMicros, 0);
+      assertInt('now', now, 0);
+      assertInt('ttlMs', ttlMs, 1);
+      const done = await db.connection().execute(async () => reserveTx(rootId, worstMicros, now, ttlMs));
+      return done ?? store.reserveBudget(rootId, worstMicros, now, ttlMs);
+    },
+    async settleBudget(rootId, reservationId, costMicros, now, call?: NewModelCall) {
+      assertInt('rootId', rootId, 1);
+      assertInt('reservationId', reservationId, 1);
+      assertInt('costMicros', costMicros, 0);
+      const values = call ? (modelCallValues(call) as Record<string, unknown>) : null;
+      return db.connection().execute(async () => settleTx(rootId, reservationId, costMicros, now, values));
+    },
+    async findJobByTokenHash(hash) {
+      const hit = tokens.get(hash);
+      if (hit && Date.now() - hit.at < tokenTtlMs) return hit.job;
+      const gen = generation;
+      const job = await store.findJobByTokenHash(hash);
+      if (job && gen === generation) tokens.set(hash, { job, at: Date.now() });
+      return job;
+    },
+  };
+
+  // Model-call activity (store/model-activity.ts, issue 4): noted at each call's start and end
+  // by the gateway, so on the per-call path too. Same upsert, prepared once; when the table
+  // or method is not there, the store's own method runs.
+  const base = store as unknown as Record<string, unknown>;
+  if (typeof base.noteModelCall === 'function') {
+    const kyselyNote = (base.noteModelCall as (j: number, a: number, p: string, n: number) => Promise<void>).bind(store);
+    let upsert: { start: BetterSqlite3.Statement; end: BetterSqlite3.Statement } | null | undefined;
+    (fast as Record<string, unknown>).noteModelCall = async (jobId: number, attempt: number, phase: 'start' | 'end', now: number): Promise<void> => {
+      if (upsert === undefined) {
+        try {
+          const sqlFor = (next: string) =>
+            sqlite.prepare(
+              `insert into model_call_activity (job_id, attempt, in_flight, last_at) values (@jobId, @attempt, @first, @now) on conflict (job_id, attempt) do update set in_flight = ${next}, last_at = case when model_call_activity.last_at > @now then model_call_activity.last_at else @now end`,
+            );
+          upsert = { start: sqlFor('model_call_activity.in_flight + 1'), end: sqlFor('case when model_call_activity.in_flight > 0 then model_call_activity.in_flight - 1 else 0 end') };
+        } catch {
+          upsert = null;
+        }
+      }
+      if (!upsert || (phase !== 'start' && phase !== 'end') || !Number.isSafeInteger(jobId) || !Number.isSafeInteger(attempt) || !Number.isSafeInteger(now) || jobId < 1 || attempt < 0 || now < 0) {
+        return kyselyNote(jobId, attempt, phase, now); // validation errors come from there
+      }
+      const stmt = upsert[phase];
+      await db.connection().execute(async () => void stmt.run({ jobId, attempt, first: phase === 'start' ? 1 : 0, now }));
+    };
+  }
+
+  return new Proxy(store, {
+    get(target, prop, receiver) {
+      if (typeof prop === 'string' && prop in fast) return fast[prop as keyof Store];
+      const v = Reflect.get(target, prop, receiver) as unknown;
+      if (typeof v !== 'function' || typeof prop !== 'string' || KEEPS_TOKENS.test(prop)) return v;
+      return async (...args: unknown[]) => {
+        clear();
+        try {
+          return await (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        } finally {
+          clear();
+        }
+      };
+    },
+  });
+}
+
+type BudgetRow = { root_id: number; limit_micros: number; spent_micros: number; reserved_micros: number };
+
+function toBudget(r: BudgetRow) {
+  const limitMicros = Number(r.limit_micros);
+  const spentMicros = Number(r.spent_micros);
+  const reservedMicros = Number(r.reserved_micros);
+  return { rootId: Number(r.root_id), limitMicros, spentMicros, reservedMicros, remainingMicros: Math.max(0, limitMicros - spentMicros - reservedMicros) };
+}
+
+/** The prepared statements (after the migrations made the tables). */
+function prepare(sqlite: BetterSqlite3.Database) {
+  const callCols = Object.keys(modelCallValues(SAMPLE_CALL));
+  return {
+    reserve: sqlite.prepare(
+      'update tree_budgets set reserved_micros = reserved_micros + ?, updated_at = ? where root_id = ? and spent_micros + reserved_micros + ? <= limit_micros returning root_id, limit_micros, spent_micros, reserved_micros',
+    ),
+    insertReservation: sqlite.prepare('insert into budget_reservations (root_id, micros, created_at, expires_at) values (?, ?, ?, ?)'),
+    deleteReservation: sqlite.prepare('delete from budget_reservations where id = ? and root_id = ? returning micros'),
+    settle: sqlite.prepare(
+      'update tree_budgets set reserved_micros = case when reserved_micros >= ? then reserved_micros - ? else 0 end, spent_micros = spent_micros + ?, updated_at = ? where root_id = ?',
+    ),
+    insertCall: sqlite.prepare(`insert into model_calls (${callCols.join(', ')}) values (${callCols.map((c) => '@' + c).join(', ')})`),
+  };
+}
+
+/** Only its keys are used: the ledger's columns, as model-calls.ts writes them. */
+const SAMPLE_CALL: NewModelCall = {
+  jobId: 1,
+  attempt: 0,
+  provider: 'x',
+  model: 'x',
+  api: 'x',
+  streamed: false,
+  httpStatus: 0,
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+  usageKnown: true,
+  costMicros: 0,
+  startedAt: 0,
+  durationMs: 0,
+};

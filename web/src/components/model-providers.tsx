@@ -1,0 +1,128 @@
+import { useState, type FormEvent } from 'react';
+import { client, errorText, useApi, type ModelPrice, type ProviderName } from '../api.js';
+import { when } from '../format.js';
+
+const PROVIDERS: ProviderName[] = ['anthropic', 'openai', 'openai-compatible', 'scripted'];
+const PRICE_FIELDS: Array<[keyof ModelPrice, string]> = [
+  ['input', 'input'],
+  ['output', 'output'],
+  ['cacheWrite5m', 'cache write 5m'],
+  ['cacheWrite1h', 'cache write 1h'],
+  ['cacheRead', 'cache read'],
+];
+
+/**
+ * Model providers and prices (GET/PUT/DELETE /api/gateway/routes and /api/gateway/prices):
+ * which provider serves which model names (API routes can be changed here; configured ones are
+ * read-only) and the price overrides in USD per million tokens. Admins only (the page is).
+ */
+export function ModelProviders() {
+  const view = useApi(() => client.listModelRoutes(), []);
+  const [pattern, setPattern] = useState('');
+  const [provider, setProvider] = useState<ProviderName>('anthropic');
+  const [model, setModel] = useState('');
+  const [price, setPrice] = useState<Record<keyof ModelPrice, string>>({ input: '', output: '', cacheWrite5m: '', cacheWrite1h: '', cacheRead: '' });
+  const [error, setError] = useState('');
+  const act = async (f: () => Promise<unknown>) => {
+    setError('');
+    try {
+      await f();
+      view.reload();
+      return true;
+    } catch (e) {
+      setError(errorText(e));
+      return false;
+    }
+  };
+  const addRoute = async (e: FormEvent) => {
+    e.preventDefault();
+    if (await act(() => client.setModelRoute(pattern.trim(), provider))) setPattern('');
+  };
+  const addPrice = async (e: FormEvent) => {
+    e.preventDefault();
+    const bad = PRICE_FIELDS.find(([k]) => !(price[k].trim() !== '' && Number(price[k]) >= 0));
+    if (bad) {
+      setError(`price ${bad[1]}: enter USD per million tokens (0 or more)`);
+      return;
+    }
+    const p = Object.fromEntries(PRICE_FIELDS.map(([k]) => [k, Number(price[k])])) as ModelPrice;
+    if (await act(() => client.setModelPrice(model.trim(), p))) setModel('');
+  };
+  const v = view.data;
+  return (
+    <div className="card" data-testid="model-providers">
+      <h3>Model providers and prices</h3>
+      {view.error && <p className="error">{view.error.message}</p>}
+      {!v && !view.error && <p className="empty">Loading…</p>}
+      {v && (
+        <>
+          <p className="muted">
+            Routes in the order tried{v.configured ? '' : ' (none set: each model goes to its wire format’s own provider)'}. Price table {v.priceTableVersion}.
+          </p>
+          <table data-testid="routes">
+            <tbody>
+              {v.routes.map((r) => (
+                <tr key={`${r.source}:${r.pattern}`}>
+                  <td>
+                    <code>{r.pattern}</code>
+                  </td>
+                  <td>{r.provider}</td>
+                  <td className="muted">{r.source === 'api' ? `set ${when(r.updatedAt)}` : 'configured'}</td>
+                  <td>
+                    {r.source === 'api' && (
+                      <button className="link" onClick={() => act(() => client.deleteModelRoute(r.pattern))}>
+                        Remove
+                      </button>
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          <form className="inline" onSubmit={addRoute}>
+            <input placeholder="model or glob, e.g. gpt-*" value={pattern} onChange={(e) => setPattern(e.target.value)} required aria-label="route pattern" />
+            <select value={provider} onChange={(e) => setProvider(e.target.value as ProviderName)} aria-label="provider">
+              {PROVIDERS.map((p) => (
+                <option key={p}>{p}</option>
+              ))}
+            </select>
+            <button type="submit" data-testid="add-route">
+              Set route
+            </button>
+          </form>
+          <h3 style={{ marginTop: '0.75rem' }}>Price overrides (USD per million tokens)</h3>
+          <table data-testid="prices">
+            <tbody>
+              {v.prices.map((p) => (
+                <tr key={p.model}>
+                  <td>
+                    <code>{p.model}</code>
+                  </td>
+                  <td className="num">
+                    in {p.price.input} · out {p.price.output} · cache w {p.price.cacheWrite5m}/{p.price.cacheWrite1h} · cache r {p.price.cacheRead}
+                  </td>
+                  <td>
+                    <button className="link" onClick={() => act(() => client.deleteModelPrice(p.model))}>
+                      Remove
+                    </button>
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+          {v.prices.length === 0 && <p className="muted">No overrides: the shipped price table applies.</p>}
+          <form className="inline" onSubmit={addPrice}>
+            <input placeholder="model" value={model} onChange={(e) => setModel(e.target.value)} required aria-label="price model" />
+            {PRICE_FIELDS.map(([k, label]) => (
+              <input key={k} type="number" min="0" step="any" placeholder={label} aria-label={`price ${label}`} value={price[k]} onChange={(e) => setPrice({ ...price, [k]: e.target.value })} style={{ width: '7rem' }} />
+            ))}
+            <button type="submit" data-testid="add-price">
+              Set price
+            </button>
+          </form>
+        </>
+      )}
+      {error && <p className="error">{error}</p>}
+    </div>
+  );
+}

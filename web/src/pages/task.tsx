@@ -1,0 +1,154 @@
+import { useState, type FormEvent } from 'react';
+import { client, errorText, useApi, type Task, type TaskEvent } from '../api.js';
+import { int, when } from '../format.js';
+import { Link } from '../router.js';
+import { ADMIN_ONLY, useSession } from '../session.js';
+import { TaskStatusBadge } from '../components/task-status.js';
+
+/** Events grouped by the turn that carried them (oldest first); `turn: null` = waiting for the next turn. */
+export function turnsOf(events: readonly TaskEvent[]): Array<{ turn: number | null; events: TaskEvent[] }> {
+  const groups = new Map<number | null, TaskEvent[]>();
+  for (const e of [...events].sort((a, b) => a.id - b.id)) {
+    const g = groups.get(e.turn) ?? [];
+    g.push(e);
+    groups.set(e.turn, g);
+  }
+  const done = [...groups.entries()].filter(([t]) => t !== null).sort((a, b) => (a[0] as number) - (b[0] as number));
+  const out = done.map(([turn, evs]) => ({ turn, events: evs }));
+  const waiting = groups.get(null);
+  if (waiting) out.push({ turn: null, events: waiting });
+  return out;
+}
+
+/** Which actions the API takes in each status (the server decides; these only enable buttons). */
+function can(t: Task) {
+  return {
+    suspend: t.status === 'idle' || t.status === 'running',
+    resume: t.status === 'suspended' || t.status === 'workspace_lost' || t.status === 'completed',
+    stop: t.status === 'running',
+    complete: t.status !== 'completed',
+    send: t.status !== 'completed',
+  };
+}
+
+/** One task: status, keys, queue; the conversation (events and prompts, by turn) and a box to queue a prompt; suspend, resume, stop, complete. Keyed by id so nothing carries over between tasks. */
+export function TaskPage({ id }: { id: number }) {
+  return <TaskView key={id} id={id} />;
+}
+
+function TaskView({ id }: { id: number }) {
+  const { isAdmin } = useSession();
+  const detail = useApi(() => client.getTask(id), [id], 2500);
+  const [prompt, setPrompt] = useState('');
+  const [error, setError] = useState('');
+  const [busy, setBusy] = useState(false);
+  // Prompts queued from this page: the API reports only how many wait (queuedPrompts), not their text.
+  const [sent, setSent] = useState<string[]>([]);
+  const act = async (f: () => Promise<unknown>) => {
+    setError('');
+    setBusy(true);
+    try {
+      await f();
+      detail.reload();
+      return true;
+    } catch (e) {
+      setError(errorText(e));
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  };
+  const d = detail.data;
+  if (!d) return detail.error ? <p className="error">{errorText(detail.error)}</p> : <p className="empty">Loading task #{id}…</p>;
+  const t = d.task;
+  const ok = can(t);
+  const send = async (e: FormEvent) => {
+    e.preventDefault();
+    const text = prompt.trim();
+    if (!text) return;
+    if (await act(() => client.sendTaskPrompt(id, text))) {
+      setPrompt('');
+      setSent((xs) => [...xs, text]);
+    }
+  };
+  const waiting = t.queuedPrompts > 0 ? sent.slice(-t.queuedPrompts) : [];
+  const button = (label: string, enabled: boolean, f: () => Promise<unknown>, danger = false) => (
+    <button className={danger ? 'danger' : ''} disabled={!isAdmin || !enabled || busy} title={isAdmin ? '' : ADMIN_ONLY} onClick={() => act(f)} data-testid={`task-${label.toLowerCase()}`}>
+      {label}
+    </button>
+  );
+  return (
+    <section>
+      <div className="bar">
+        <h1>
+          Task #{t.id} <span className="muted">{t.title || t.agent}</span>
+        </h1>
+        <TaskStatusBadge status={t.status} />
+        {button('Suspend', ok.suspend, () => client.suspendTask(id))}
+        {button('Resume', ok.resume, () => client.resumeTask(id))}
+        {button('Stop', ok.stop, () => client.stopTask(id), true)}
+        {button('Complete', ok.complete, () => client.completeTask(id), true)}
+      </div>
+      {error && <p className="error">{error}</p>}
+      {t.error && <p className="warn">{t.error}</p>}
+      <div className="job-grid">
+        <div className="card">
+          <dl>
+            <dt>Agent</dt>
+            <dd>{t.agent}</dd>
+            <dt>Keys</dt>
+            <dd data-testid="task-keys">{t.keys.length ? t.keys.join(', ') : '—'}</dd>
+            <dt>Queue</dt>
+            <dd data-testid="task-queue">
+              {int(t.queuedPrompts)} prompts, {int(t.pendingEvents)} events
+              {t.trailingWakeAt && <span className="muted"> · wakes {when(t.trailingWakeAt)}</span>}
+            </dd>
+            <dt>Turns</dt>
+            <dd>{int(t.turns)}</dd>
+            <dt>Job</dt>
+            <dd>{t.currentJobId ? <Link to={`/jobs/${t.currentJobId}`}>#{t.currentJobId} (running)</Link> : t.workspaceJobId ? <Link to={`/jobs/${t.workspaceJobId}`}>workspace of #{t.workspaceJobId}</Link> : '—'}</dd>
+            <dt>Runner</dt>
+            <dd>{t.runnerId ? <Link to={`/runners/${t.runnerId}`}>#{t.runnerId}</Link> : '—'}</dd>
+            <dt>Coalescing</dt>
+            <dd>{t.coalesceSeconds} s</dd>
+          </dl>
+        </div>
+      </div>
+      <div className="card" data-testid="conversation">
+        <h3>Conversation</h3>
+        {d.events.length === 0 && waiting.length === 0 && <p className="muted">No events yet. Each turn’s messages and tool calls are on its job’s page.</p>}
+        {turnsOf(d.events).map((g) => (
+          <div key={g.turn ?? 'next'} className="turn" data-testid={g.turn === null ? 'turn-next' : `turn-${g.turn}`}>
+            <div className="sys">{g.turn === null ? 'waiting for the next turn' : `turn ${g.turn}`}</div>
+            {g.events.map((e) => (
+              <div key={e.id} className={`msg ${e.kind === 'prompt' ? 'user' : 'event'}`} data-testid="task-event">
+                <span className="who">
+                  {e.kind}
+                  {e.actor ? ` · ${e.actor}` : ''} · {when(e.occurredAt)}
+                </span>
+                <div className="text">{e.summary}</div>
+              </div>
+            ))}
+          </div>
+        ))}
+        {waiting.length > 0 && (
+          <div className="turn" data-testid="queued-prompts">
+            <div className="sys">queued from this page, for the next turn</div>
+            {waiting.map((text, i) => (
+              <div key={i} className="msg user">
+                <span className="who">prompt</span>
+                <div className="text">{text}</div>
+              </div>
+            ))}
+          </div>
+        )}
+        <form className="inline" onSubmit={send}>
+          <textarea value={prompt} onChange={(e) => setPrompt(e.target.value)} placeholder={isAdmin ? 'Queue a prompt for the next turn' : ADMIN_ONLY} disabled={!isAdmin || !ok.send} aria-label="prompt" rows={3} data-testid="task-prompt" />
+          <button type="submit" className="primary" disabled={!isAdmin || !ok.send || busy || !prompt.trim()} data-testid="task-send">
+            Queue prompt
+          </button>
+        </form>
+      </div>
+    </section>
+  );
+}
