@@ -167,7 +167,7 @@ describe('jobs', () => {
     expect(inv.cwd).toBe(ws);
     expect(inv.argv).toEqual([
       '-p', '--output-format', 'stream-json', '--verbose', '--model', 'claude-sonnet-4-5', '--max-turns', '7',
-      '--dangerously-skip-permissions', '--tools', 'Bash,Read', '--mcp-config', `${home(1)}/flotilla-mcp.json`, '--strict-mcp-config', '--', 'Fix proj on flotilla/job-1. SCENARIO=basic',
+      '--dangerously-skip-permissions', '--tools', 'Bash,Read', '--strict-mcp-config', '--', 'Fix proj on flotilla/job-1. SCENARIO=basic',
     ]);
     expect(inv.env.HOME).toBe(home(1));
     expect(inv.env.ANTHROPIC_BASE_URL).toBe(cp.url);
