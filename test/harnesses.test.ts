@@ -38,6 +38,12 @@ describe('harnesses run the same task the same way', () => {
     return { job, events: await allEvents(plane.store, created.id) };
   }
   const kinds = (events: JobEvent[]) => events.filter((e) => KINDS.has(e.type)).map((e) => e.type);
+
+  it('an agent with no offline script fails on the scripted model, naming the missing script (never a success without a model)', async () => {
+    const { job } = await runToEnd('no-script');
+    expect(job.status).toBe('failed');
+    expect(job.error ?? '').toMatch(/no script for agent "no-script"/);
+  });
   const ws = (jobId: number) => join(runnerDir, 'workspaces', `job-${jobId}`);
 
   let claudeJob: Job;

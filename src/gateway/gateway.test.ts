@@ -103,11 +103,19 @@ describe('gateway requests', () => {
     ]);
   });
 
-  it('answers a clear text turn when the agent has no script', async () => {
+  it('refuses (400, not retried) when the agent has no script, so the job cannot succeed without a model', async () => {
     const { app, store } = setup(async () => null);
     const res = await app.request('/v1/messages', { method: 'POST', headers: { 'x-api-key': TOKEN }, body: body() });
-    expect(((await res.json()) as { content: { text: string }[] }).content[0]!.text).toMatch(/no script for agent "test-fixer"/);
-    expect(store.calls).toHaveLength(1);
+    expect(res.status).toBe(400);
+    expect(res.headers.get('x-should-retry')).toBe('false');
+    const err = (await res.json()) as { type: string; error: { type: string; message: string } };
+    expect(err.type).toBe('error');
+    expect(err.error.type).toBe('invalid_request_error');
+    expect(err.error.message).toMatch(/no script for agent "test-fixer"/);
+    const chat = await app.request('/v1/chat/completions', { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-5', messages: [{ role: 'user', content: 'hi' }] }) });
+    expect(chat.status).toBe(400);
+    expect(((await chat.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'no_script', message: expect.stringMatching(/no script for agent "test-fixer"/) });
+    expect(store.calls.every((c) => c.costMicros === 0)).toBe(true);
   });
 
   it('answers 500 (no retry) when the script cannot be loaded', async () => {

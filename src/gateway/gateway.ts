@@ -13,7 +13,7 @@ import { DEFAULT_RETRY, KeyRing, withRetries, type RetryPolicy } from './retry.j
 import { MAX_REQUEST_BYTES } from './config.js';
 import { ModelDirectory } from './model-directory.js';
 import { forwardAnthropic } from './providers/anthropic.js';
-import { scriptedMessagesReply } from './providers/scripted.js';
+import { noScriptMessage, scriptedMessagesReply } from './providers/scripted.js';
 import { headerOf, jsonReply, REPLY_OPS, type GatewayRequest, type Reply } from './reply.js';
 import { nodeHandler } from './node-adapter.js';
 import { fromRequest, toResponse } from './web-adapter.js';
@@ -215,6 +215,11 @@ export function createGateway(opts: GatewayOptions): Gateway {
         log.error('gateway: could not load the model script', { job: job.id, agent: job.agent, error: (err as Error).message });
         await ctx.reservation?.settle(0);
         return anthropicError(500, 'api_error', `scripted model: the script for agent "${job.agent}" could not be loaded: ${(err as Error).message}`, { retry: false });
+      }
+      if (!script) {
+        // A job must not "succeed" on a model that never ran: refuse, not retried (issue 2).
+        await ctx.reservation?.settle(0);
+        return anthropicError(400, 'invalid_request_error', noScriptMessage(job.agent), { retry: false });
       }
       res = scriptedMessagesReply(script, job, request);
     } else {

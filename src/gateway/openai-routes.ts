@@ -10,6 +10,7 @@ import { asScriptRequest, maxOutputOf, openaiBudgetError, openaiError, parseOpen
 import { priceFor } from './prices.js';
 import { forwardOpenAi, stripUsageChunks } from './providers/openai.js';
 import { scriptedOpenAiReply } from './providers/scripted-openai.js';
+import { noScriptMessage } from './providers/scripted.js';
 import { headerOf, REPLY_OPS, type GatewayRequest, type Reply } from './reply.js';
 import type { ModelScript } from './script.js';
 import type { GatewayStore } from './gateway.js';
@@ -120,6 +121,10 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
         } catch (err) {
           await held.settle(0);
           return openaiError(500, 'server_error', `scripted model: the script for agent "${job.agent}" could not be loaded: ${(err as Error).message}`);
+        }
+        if (!script) {
+          await held.settle(0);
+          return openaiError(400, 'invalid_request_error', noScriptMessage(job.agent), 'no_script');
         }
         // The scripted model always reports usage to the meter; the client sees it only when asked.
         const res = await meteredReply(scriptedOpenAiReply(api, script, job, asScriptRequest(api, req), ctx.streamed, true), ctx, request.signal);

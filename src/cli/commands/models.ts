@@ -59,8 +59,13 @@ export function registerModels(program: Command, ctx: CliContext): void {
   });
 
   const set = async (pat: string, prov: ProviderName, opts: ClientOptions, self: Command) => {
-    const route = await (await clientFrom(opts)).setModelRoute(pat, prov);
+    const client = await clientFrom(opts);
+    const route = await client.setModelRoute(pat, prov);
     out(wantsJson(self, opts) ? JSON.stringify(route) : `route set: ${route.pattern === '*' ? '* (default)' : route.pattern} → ${route.provider}`);
+    // Once routes exist, a model no route matches is refused: say so when there is no default.
+    if (pat !== '*' && !(await client.listModelRoutes()).routes.some((r) => r.pattern === '*')) {
+      ctx.io.stderr.write(`warning: no default route: models matching no pattern (e.g. other than ${pat}) are now refused as unknown; set one with \`flotilla models default PROVIDER\`\n`);
+    }
   };
   addClientOptions(
     models

@@ -1,5 +1,6 @@
 import { Command, Option } from 'commander';
 import type { Labels } from '../../protocol/index.js';
+import { ApiError } from '../../client/index.js';
 import type { CliContext } from '../context.js';
 import { runJob } from '../run-job.js';
 import { CliError, addClientOptions, clientFrom, intIn, parseBudget, parseInputJson, parseLabels, wantsJson, type ClientOptions } from '../options.js';
@@ -77,7 +78,14 @@ export function registerRun(program: Command, ctx: CliContext): void {
       if (opts.local) throw new CliError('--parent-token cannot be used with --local', 2);
       const server = self.getOptionValueSource('server') === 'cli' || !process.env.FLOTILLA_URL ? opts.server : process.env.FLOTILLA_URL;
       const client = await clientFrom({ ...opts, ...(server ? { server } : {}), token: opts.parentToken });
-      ctx.setExit(await runJob(client, request, { json, detach: opts.detach, io: ctx.io }));
+      try {
+        ctx.setExit(await runJob(client, request, { json, detach: opts.detach, io: ctx.io }));
+      } catch (err) {
+        if (err instanceof ApiError && err.status === 401) {
+          throw new CliError(`${err.message} — the job token of --parent-token / FLOTILLA_PARENT_TOKEN was refused (unknown, or its job has ended)`, 1);
+        }
+        throw err;
+      }
       return;
     }
     const client = await clientFrom(opts);

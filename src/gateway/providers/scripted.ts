@@ -8,6 +8,14 @@ import { fillPlaceholders, type ModelScript, type ScriptBlock, type ScriptUsage 
 /** Text answered once the script has no turn left. */
 export const SCRIPT_FINISHED_TEXT = '(scripted model: script finished)';
 
+/**
+ * The gateway's refusal (HTTP 400, not retried) when the scripted model has no script for the
+ * job's agent: the job fails with this message instead of "succeeding" without a model.
+ */
+export function noScriptMessage(agent: string): string {
+  return `scripted model: no script for agent "${agent}". Add agents/${agent}/script.yaml, or set ANTHROPIC_API_KEY (OPENAI_API_KEY for OpenAI routes) on the server to use a real model.`;
+}
+
 /** A content block of an Anthropic Messages reply. */
 type ReplyBlock = { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> };
 
