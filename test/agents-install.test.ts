@@ -6,7 +6,7 @@
  * definition as a whole. The CLI (`--json`, exit codes) runs as a child process from dist/.
  */
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { cpSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import type { Job } from '../src/protocol/index.js';
@@ -28,8 +28,8 @@ function writeAgent(root: string, name: string, text: string, extra = ''): void 
 }
 
 /** Runs the CLI to its end: exit code and output. */
-async function cli(plane: Plane, args: string[]): Promise<{ code: number | null; out: string }> {
-  const child = spawnFlotilla(args, { FLOTILLA_SERVER: plane.url, FLOTILLA_TOKEN: plane.adminToken });
+async function cli(plane: Plane, args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; out: string }> {
+  const child = spawnFlotilla(args, { FLOTILLA_SERVER: plane.url, FLOTILLA_TOKEN: plane.adminToken, ...env });
   const code = await new Promise<number | null>((r) => child.on('close', r));
   return { code, out: child.output() };
 }
@@ -173,6 +173,66 @@ function suite(name: string, makeDb: () => Promise<{ url?: string; drop(): Promi
       const badRef = await plane.client.installAgents({ source: join(dir.path, 'copy'), ref: 'no-such-branch' }).catch((e: unknown) => e);
       expect((badRef as ApiError).message).toMatch(/ref: no-such-branch is not a branch, tag or commit/);
       expect(await plane.client.listAgentVersions()).toEqual(before);
+    }, 120_000);
+
+    it('refuses files that lead out of the repository (../, absolute, symlink) with 422 invalid_agent; nothing stored, nothing leaked', async (ctx) => {
+      if (skip) ctx.skip();
+      const secret = join(dir.path, 'admin-token');
+      writeFileSync(secret, 'leaked-admin-token-0451');
+      const before = await plane.client.listAgentVersions();
+      const cases: Array<[string, (repo: string) => void, RegExp]> = [
+        ['dotdot', (repo) => writeAgent(repo, 'sneaky', 'x', `prompt: ../../../../../../../..${secret}\n`), /sneaky\/agent\.yaml: prompt: ".*admin-token" points outside the agent repository/],
+        ['absolute', (repo) => writeAgent(repo, 'sneaky', 'x', `prompt: ${secret}\n`), /sneaky\/agent\.yaml: prompt: ".*admin-token" is an absolute path/],
+        ['symlink', (repo) => {
+          writeAgent(repo, 'sneaky', 'x');
+          rmSync(join(repo, 'sneaky', 'prompt.md'));
+          symlinkSync(secret, join(repo, 'sneaky', 'prompt.md'));
+        }, /sneaky\/agent\.yaml: prompt: "prompt\.md" is a symlink to a file outside the agent repository/],
+      ];
+      for (const [kind, setup, message] of cases) {
+        const repo = join(dir.path, `escape-${kind}`);
+        setup(repo);
+        // writeAgent already wrote `prompt: prompt.md`: drop it so the escaping line is the only one.
+        const yaml = join(repo, 'sneaky', 'agent.yaml');
+        if (kind !== 'symlink') writeFileSync(yaml, readFileSync(yaml, 'utf8').replace('prompt: prompt.md\n', ''));
+        git(repo, 'init', '-q', '-b', 'main');
+        git(repo, 'add', '-A');
+        git(repo, 'commit', '-qm', kind);
+        const err = (await plane.client.installAgents({ source: repo }).catch((e: unknown) => e)) as ApiError;
+        expect(err, kind).toBeInstanceOf(ApiError);
+        expect([err.status, err.code, err.field]).toEqual([422, 'invalid_agent', 'sneaky/agent.yaml']);
+        expect(err.message).toMatch(message);
+        expect(err.message).not.toContain('leaked-admin-token');
+        const res = await cli(plane, ['agents', 'install', repo, '--json']);
+        expect(res.code, res.out).toBe(1);
+        expect(res.out).toMatch(message);
+      }
+      expect(await plane.client.listAgentVersions()).toEqual(before);
+      const listed = await plane.client.listAgents();
+      expect(listed.map((a) => a.name)).not.toContain('sneaky');
+      expect(JSON.stringify(listed)).not.toContain('leaked-admin-token');
+    }, 120_000);
+
+    it('refuses to shadow a built-in folder agent unless --replace / FLOTILLA_AGENTS_REPLACE / replace: true', async (ctx) => {
+      if (skip) ctx.skip();
+      const folder = join(dir.path, 'shadow');
+      writeAgent(folder, 'hello-codex', 'not the built-in');
+      const builtIn = (await plane.client.listAgents()).find((a) => a.name === 'hello-codex')!;
+      const err = (await plane.client.installAgents({ source: folder }).catch((e: unknown) => e)) as ApiError;
+      expect([err.status, err.code, err.field]).toEqual([409, 'agent_exists', 'name']);
+      expect(err.message).toMatch(/name: hello-codex would replace the built-in agent of the same name; install with replace: true \(CLI --replace\)/);
+      const refused = await cli(plane, ['agents', 'install', folder, '--json']);
+      expect(refused.code, refused.out).toBe(1);
+      expect(refused.out).toMatch(/hello-codex would replace the built-in agent/);
+      expect((await plane.client.listAgents()).find((a) => a.name === 'hello-codex')).toEqual(builtIn);
+      expect(await plane.client.listAgentVersions('hello-codex')).toEqual([]);
+      // The env var stands for the flag; once installed, later versions need no flag.
+      const ok = await cli(plane, ['agents', 'install', folder, '--json'], { FLOTILLA_AGENTS_REPLACE: '1' });
+      expect(ok.code, ok.out).toBe(0);
+      expect((JSON.parse(ok.out) as { installed: { name: string; current: boolean }[] }).installed).toEqual([expect.objectContaining({ name: 'hello-codex', current: true })]);
+      expect((await plane.client.listAgents()).find((a) => a.name === 'hello-codex')?.promptText).toBe('Say: not the built-in\n');
+      const [next] = await plane.client.installAgents({ source: folder });
+      expect(next).toMatchObject({ name: 'hello-codex', version: expect.stringMatching(/^v2-/), current: true });
     }, 120_000);
   });
 }

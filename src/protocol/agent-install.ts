@@ -3,12 +3,15 @@ import { z } from 'zod';
 /**
  * `POST /api/agents/install` body (issue 6, agents as plugins): `source` is a git URL, a path
  * to a git repository, or a plain folder (paths as the server sees them); `ref` a branch, tag
- * or commit (git only; default: the repository's HEAD).
+ * or commit (git only; default: the repository's HEAD); `replace: true` lets an installed agent
+ * shadow a built-in folder agent of the same name (refused otherwise).
  */
 export const InstallAgentsRequest = z
   .object({
     source: z.string().min(1).max(2000),
     ref: z.string().min(1).max(200).optional(),
+    /** Allow an agent of the repository to replace (shadow) a built-in folder agent of the same name. Default false: refused with 409 `agent_exists`. */
+    replace: z.boolean().optional(),
   })
   .strict();
 export type InstallAgentsRequest = z.infer<typeof InstallAgentsRequest>;

@@ -103,7 +103,7 @@ async function readAgents(root: string): Promise<AgentRepository['agents']> {
     const file = join(folder, 'agent.yaml');
     let loaded;
     try {
-      loaded = await loadAgent(folder, file, { resolveCommand: false });
+      loaded = await loadAgent(folder, file, { resolveCommand: false, root });
     } catch (err) {
       throw new AgentInstallError(rel((err as Error).message));
     }
@@ -114,7 +114,7 @@ async function readAgents(root: string): Promise<AgentRepository['agents']> {
     let script: string | null = null;
     if (loaded.scriptFile) {
       script = await readFile(loaded.scriptFile, 'utf8');
-      const scriptWhere = relative(root, loaded.scriptFile);
+      const scriptWhere = relative(root, join(folder, 'script.yaml'));
       let raw: unknown;
       try {
         raw = parseYaml(script);

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AgentRegistry } from './agents.js';
@@ -71,6 +71,39 @@ describe('AgentRegistry', () => {
       await expect(AgentRegistry.load([root])).rejects.toThrow(message);
     });
   }
+
+  // Same confinement as `agents install`: files resolve (symlinks followed) inside the agents folder.
+  const SECRET = 'folder-secret-9931';
+  const escapes: Array<[string, (root: string, secret: string) => Promise<void>, RegExp]> = [
+    ['a ../ escape', async (root) => writeFile(join(root, 'a', 'agent.yaml'), 'name: a\nharness: codex\nprompt: ../../outside/secret.txt\n'), /a\/agent\.yaml: prompt: "\.\.\/\.\.\/outside\/secret\.txt" points outside the agent repository/],
+    ['an absolute prompt', async (root, secret) => writeFile(join(root, 'a', 'agent.yaml'), `name: a\nharness: codex\nprompt: ${secret}\n`), /a\/agent\.yaml: prompt: ".*secret\.txt" is an absolute path/],
+    ['a symlinked prompt', async (root, secret) => {
+      await writeFile(join(root, 'a', 'agent.yaml'), 'name: a\nharness: codex\n');
+      await symlink(secret, join(root, 'a', 'prompt.md'));
+    }, /a\/agent\.yaml: prompt: "prompt\.md" is a symlink to a file outside/],
+    ['a symlinked script.yaml', async (root, secret) => {
+      await writeFile(join(root, 'a', 'agent.yaml'), 'name: a\nharness: codex\n');
+      await writeFile(join(root, 'a', 'prompt.md'), 'hi');
+      await symlink(secret, join(root, 'a', 'script.yaml'));
+    }, /a\/script\.yaml: is a symlink to a file outside/],
+  ];
+  for (const [name, setup, message] of escapes) {
+    it(`refuses ${name} out of the agents folder`, async () => {
+      const base = await agentsDir({ 'outside/secret.txt': SECRET, 'agents/a/.keep': '' });
+      await setup(join(base, 'agents'), join(base, 'outside', 'secret.txt'));
+      const err = (await AgentRegistry.load([join(base, 'agents')]).catch((e: unknown) => e)) as Error;
+      expect(err.message).toMatch(message);
+      expect(err.message).not.toContain(SECRET);
+    });
+  }
+
+  it('allows a prompt shared by two agents inside the agents folder, and reports folder agents that an install would shadow', async () => {
+    const root = await agentsDir({ 'shared.md': 'common', 'a/agent.yaml': 'name: a\nharness: codex\nprompt: ../shared.md\n' });
+    await symlink('../shared.md', join(root, 'a', 'prompt.md'));
+    const reg = await AgentRegistry.load([root]);
+    expect(reg.get('a')?.promptText).toBe('common');
+    expect([reg.wouldShadowFolderAgent('a'), reg.wouldShadowFolderAgent('b')]).toEqual([true, false]);
+  });
 
   it('fails on a missing agents folder', async () => {
     await expect(AgentRegistry.load(['/nonexistent/agents'])).rejects.toThrow(/\/nonexistent\/agents cannot be read/);

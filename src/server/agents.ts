@@ -1,5 +1,5 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { AgentFile, describeIssues, type AgentDefinition } from '../protocol/index.js';
@@ -8,6 +8,7 @@ import { silentLogger } from '../core/log.js';
 import { loadModelScript, type ModelScript } from '../gateway/script.js';
 import type { Store } from '../store/types.js';
 import { installedAgent, type InstalledAgent } from './agents-installed.js';
+import { confinedFile } from './agent-files.js';
 
 /** One problem with a job input: `field` is a dotted path starting at `input` (e.g. `input.repo`). */
 export interface InputProblem {
@@ -95,6 +96,15 @@ export class AgentRegistry {
     this.installed = next;
   }
 
+  /**
+   * True when `name` is a built-in folder agent (loaded from an agents folder at start) that no
+   * installed version shadows yet: installing an agent of that name would replace it for new
+   * jobs, which `POST /api/agents/install` refuses unless `replace: true`.
+   */
+  wouldShadowFolderAgent(name: string): boolean {
+    return this.agents.has(name) && !this.installed.has(name);
+  }
+
   /** Every installed version (oldest first per agent), with its source, ref and commit. */
   installedVersions(): InstalledAgent[] {
     return [...this.installed.values()].flat();
@@ -145,7 +155,7 @@ export class AgentRegistry {
       for (const folder of folders) {
         const file = join(folder, 'agent.yaml');
         if (!(await exists(file))) continue;
-        const agent = await loadAgent(folder, file);
+        const agent = await loadAgent(folder, file, { root });
         if (agents.has(agent.definition.name)) log.info('agent redefined', { agent: agent.definition.name, file });
         agents.set(agent.definition.name, agent);
       }
@@ -183,13 +193,18 @@ export class AgentRegistry {
 
 /**
  * Reads and checks one agent folder (`file` = its agent.yaml). With `resolveCommand` (default
- * true) `./x` arguments of a command become absolute paths inside `folder`.
- * @throws Error `<file>: <field>: <problem>` for a bad file, prompt or inputSchema.
+ * true) `./x` arguments of a command become absolute paths inside `folder`. Every file read
+ * (agent.yaml, the `prompt:` file, script.yaml) must resolve, symlinks followed, inside `root`
+ * (default `folder`): see {@link confinedFile}.
+ * @throws Error `<file>: <field>: <problem>` for a bad file, prompt or inputSchema;
+ *   AgentFileEscape when a file is absolute, or leads (by `..` or a symlink) out of `root`.
  */
-export async function loadAgent(folder: string, file: string, opts: { resolveCommand?: boolean } = {}): Promise<LoadedAgent> {
+export async function loadAgent(folder: string, file: string, opts: { resolveCommand?: boolean; root?: string } = {}): Promise<LoadedAgent> {
+  const root = opts.root ?? folder;
+  const realFile = await confinedFile(root, folder, relative(folder, file), file, null);
   let raw: unknown;
   try {
-    raw = parseYaml(await readFile(file, 'utf8'));
+    raw = parseYaml(await readFile(realFile ?? file, 'utf8'));
   } catch (err) {
     throw new Error(`${file}: not valid YAML: ${(err as Error).message}`);
   }
@@ -206,9 +221,11 @@ export async function loadAgent(folder: string, file: string, opts: { resolveCom
   // must see the same path: a local runner, or the agent folder at the same place on the runner).
   if (def.command && opts.resolveCommand !== false) def.command = def.command.map((a) => (a.startsWith('./') || a.startsWith('../') ? resolve(folder, a) : a));
   const promptFile = resolve(folder, def.prompt);
+  const realPrompt = await confinedFile(root, folder, def.prompt, file, 'prompt');
   let promptText: string;
   try {
-    promptText = await readFile(promptFile, 'utf8');
+    if (realPrompt === null) throw new Error('missing');
+    promptText = await readFile(realPrompt, 'utf8');
   } catch {
     throw new Error(`${file}: prompt: file ${promptFile} cannot be read`);
   }
@@ -218,6 +235,6 @@ export async function loadAgent(folder: string, file: string, opts: { resolveCom
   } catch (err) {
     throw new Error(`${file}: inputSchema: ${(err as Error).message}`);
   }
-  const script = join(folder, 'script.yaml');
-  return { definition: { ...def, promptText }, dir: folder, validate, scriptFile: (await exists(script)) ? script : null };
+  const script = await confinedFile(root, folder, 'script.yaml', join(folder, 'script.yaml'), null);
+  return { definition: { ...def, promptText }, dir: folder, validate, scriptFile: script };
 }

@@ -8,7 +8,7 @@ import { addClientOptions, clientFrom, wantsJson, type ClientOptions } from '../
 /**
  * `flotilla agents [list]`: the agents the server knows, with version and source (installed
  * agents) or `folder` (agents loaded from the server's agents folders).
- * `flotilla agents install <git-url|path> [--ref REF]`: installs a repository of agents as a
+ * `flotilla agents install <git-url|path> [--ref REF] [--replace]`: installs a repository of agents as a
  * new version of each (issue 6); exits 1 naming the file and field when one is bad.
  */
 export function registerAgents(program: Command, ctx: CliContext): void {
@@ -39,11 +39,12 @@ export function registerAgents(program: Command, ctx: CliContext): void {
     .command('install')
     .description('install a repository of agent definitions (git URL, git repository path, or plain folder) as a new version of each agent')
     .argument('<source>', 'git URL, or a path (made absolute here; the server must see the same path)')
-    .addOption(new Option('--ref <ref>', 'branch, tag or commit to install (git only; default HEAD)').env('FLOTILLA_AGENTS_REF'));
-  addClientOptions(install).action(async (source: string, opts: ClientOptions & { ref?: string }, self: Command) => {
+    .addOption(new Option('--ref <ref>', 'branch, tag or commit to install (git only; default HEAD)').env('FLOTILLA_AGENTS_REF'))
+    .addOption(new Option('--replace', 'let an agent replace the built-in agent of the same name (refused otherwise)').env('FLOTILLA_AGENTS_REPLACE'));
+  addClientOptions(install).action(async (source: string, opts: ClientOptions & { ref?: string; replace?: boolean }, self: Command) => {
     const client = await clientFrom(opts);
     const where = !/^[a-z+]+:\/\//i.test(source) && !/^[^/]+@[^/]+:/.test(source) && existsSync(source) ? resolve(source) : source;
-    const installed = await client.installAgents({ source: where, ...(opts.ref ? { ref: opts.ref } : {}) });
+    const installed = await client.installAgents({ source: where, ...(opts.ref ? { ref: opts.ref } : {}), ...(opts.replace ? { replace: true } : {}) });
     if (wantsJson(self, opts)) return void out(JSON.stringify({ installed }));
     for (const v of installed) out(`installed ${v.name} ${v.version} from ${v.source}${v.ref ? `@${v.ref}` : ''} (${v.commit})`);
   });

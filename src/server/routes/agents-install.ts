@@ -16,7 +16,10 @@ function info(r: AgentVersionRow, current: boolean): AgentVersionInfo {
  * `{ installed: AgentVersionInfo[] }`: fetches the repository (git clone at `ref`, or a plain
  * folder), checks every definition, then stores a new version of each agent in one
  * transaction. 422 `invalid_agent` (message names the file and the field) when any definition
- * or script is bad, 422 `fetch_failed` when the source cannot be fetched: nothing is stored.
+ * or script is bad, or a file it reads is absolute or leads (`..`, symlink) out of the
+ * repository; 422 `fetch_failed` when the source cannot be fetched; 409 `agent_exists` when an
+ * agent would shadow a built-in folder agent of the same name and `replace` is not true.
+ * Nothing is stored on any error.
  *
  * `GET /api/agents/versions[?name=]` → `{ versions: AgentVersionInfo[] }`, every installed
  * version (by name, oldest first).
@@ -33,9 +36,15 @@ export function mountAgentsInstall(app: Hono<AppEnv>, ctx: ServerContext): void 
       const code = /^(git |source: |ref: )/.test(err.message) ? 'fetch_failed' : 'invalid_agent';
       return apiError(c, 422, code, `agent repository refused as a whole: ${err.message}`, code === 'invalid_agent' ? err.message.split(':')[0] : undefined);
     }
+    // Shadowing a built-in folder agent must be asked for (`replace: true`), never silent.
+    await ctx.agents.refresh();
+    const shadowed = body.value.replace === true ? [] : repo.agents.map((a) => a.name).filter((n) => ctx.agents.wouldShadowFolderAgent(n));
+    if (shadowed.length > 0) {
+      return apiError(c, 409, 'agent_exists', `agent repository refused as a whole: name: ${shadowed.join(', ')} would replace the built-in agent of the same name; install with replace: true (CLI --replace) to do so`, 'name');
+    }
     const rows = await ctx.store.installAgentVersions(repo.from, repo.agents, ctx.now());
     await ctx.agents.refresh();
-    ctx.log.info('agents installed', { source: repo.from.source, commit: repo.from.commit, agents: rows.map((r) => `${r.name}@${r.version}`).join(',') });
+    ctx.log.info('agents installed', { replace: body.value.replace === true, source: repo.from.source, commit: repo.from.commit, agents: rows.map((r) => `${r.name}@${r.version}`).join(',') });
     return c.json({ installed: rows.map((r) => info(r, ctx.agents.get(r.name)?.version === r.version)) }, 201);
   });
 
