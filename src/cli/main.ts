@@ -1,4 +1,4 @@
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { ApiError } from '../client/index.js';
 import { redact } from '../core/log.js';
 import { registerAgents } from './commands/agents.js';
@@ -74,6 +74,11 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
     await program.parseAsync(argv, { from: 'node' });
     return code;
   } catch (err) {
+    // Thrown by an action (not while parsing): commander has not printed it.
+    if (err instanceof InvalidArgumentError) {
+      io.stderr.write(`flotilla: ${redact(err.message)}\n`);
+      return EXIT_USAGE;
+    }
     if (err instanceof CommanderError) {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return 0;
       return err.exitCode === 0 ? 0 : EXIT_USAGE; // commander already printed the message

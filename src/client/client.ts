@@ -246,7 +246,8 @@ export class FlotillaClient {
   /**
    * `POST /api/agents/install` (admin) → the new version of every agent in the repository at
    * `source` (git URL or path as the server sees it; `ref` for git). ApiError 422
-   * `invalid_agent` (message names the file and the field; nothing installed) or `fetch_failed`.
+   * `invalid_agent` (message names the file and the field; nothing installed) or `fetch_failed`;
+   * 409 `agent_exists` when an agent would replace a built-in one and `req.replace` is not true.
    */
   async installAgents(req: InstallAgentsRequest): Promise<AgentVersionInfo[]> {
     return (await this.request('POST', '/api/agents/install', InstallAgentsResponse, req)).installed;

@@ -95,14 +95,14 @@ export const CreateTaskRequest = z
     keys: z.array(ResourceKey).max(100).default([]),
     input: z.record(z.string(), z.unknown()).default({}),
     /** First prompt: when given, the task wakes at once with it. */
-    prompt: z.string().min(1).max(100_000).optional(),
+    prompt: z.string().max(100_000).refine((p) => p.trim().length > 0, 'must not be empty').optional(),
     coalesceSeconds: z.number().int().min(0).max(MAX_COALESCE_SECONDS).optional(),
   })
   .strict();
 export type CreateTaskRequest = z.infer<typeof CreateTaskRequest>;
 
 /** `POST /api/tasks/:id/send` body: a prompt for the task's next turn. */
-export const SendTaskPromptRequest = z.object({ prompt: z.string().min(1).max(100_000) }).strict();
+export const SendTaskPromptRequest = z.object({ prompt: z.string().max(100_000).refine((p) => p.trim().length > 0, 'must not be empty') }).strict();
 export type SendTaskPromptRequest = z.infer<typeof SendTaskPromptRequest>;
 
 /** Where a receiver's deliveries come from; decides how they are verified and routed. */
@@ -119,8 +119,8 @@ export const ReceiverPolicies = z
   .object({
     assign: z
       .object({
-        login: z.string().min(1).max(100),
-        agent: z.string().min(1).max(100),
+        login: z.string().trim().min(1, 'must not be empty').max(100),
+        agent: z.string().trim().min(1, 'must not be empty').max(100),
         coalesceSeconds: z.number().int().min(0).max(MAX_COALESCE_SECONDS).optional(),
       })
       .strict()
@@ -138,7 +138,7 @@ export type ReceiverPolicies = z.infer<typeof ReceiverPolicies>;
  */
 export const CreateReceiverRequest = z
   .object({
-    name: z.string().regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'receiver name must be lowercase letters, digits and dashes'),
+    name: z.string().max(63, 'receiver name must be at most 63 characters').regex(/^[a-z0-9][a-z0-9-]{0,62}$/, 'receiver name must be 1-63 lowercase letters, digits and dashes'),
     provider: ReceiverProvider,
     auth: z.enum(['hmac', 'bearer']).default('hmac'),
     keyExpr: z.string().min(1).max(2000).optional(),

@@ -11,6 +11,7 @@ import { recordStatus } from './status-events.js';
 import { formatLabels } from './views.js';
 import { jobEffort } from './effort.js';
 import { groupTaskSlots, takeTaskSlot, withTaskSlots } from './tasks/slot-holds.js';
+import { keptSlotReason } from './tasks/slot-wait.js';
 
 /** Most queued jobs read per dispatch pass (a full read with runners still free schedules another pass). */
 const DISPATCH_BATCH = 1000;
@@ -281,8 +282,20 @@ export class Dispatcher {
     const todo = queued.filter((j) => !this.noted.has(j.id));
     if (todo.length === 0) return;
     const runners = await store.listRunners();
+    const slots = await store.listTaskSlots(now()); // idle tasks' kept slots: say so when they are why a job waits (FX2)
+    const conns = slots.length ? this.o.hub.connections() : [];
+    const byRunner = conns.length ? groupByRunner(await store.listActiveAssignments()) : new Map<number, HeldSlot[]>();
     for (const job of todo) {
-      if (runners.some((r) => selectorMatches(job.selector, r.labels))) continue;
+      if (runners.some((r) => selectorMatches(job.selector, r.labels))) {
+        const matching = conns.filter((c) => (job.pinnedRunnerId === null || job.pinnedRunnerId === c.runnerId) && selectorMatches(job.selector, c.labels));
+        const views = matching.map((c) => ({ runnerId: c.runnerId, name: c.name, limits: limitsOf(c), active: byRunner.get(c.runnerId) ?? [] }));
+        const reason = keptSlotReason(this.o.agents.get(job.agent)?.holds ?? 'workspace', workspaceKey({ id: job.id, workspaceJobId: job.workspaceJobId }), views, slots);
+        if (reason) {
+          this.noted.add(job.id);
+          await recordStatus(store, this.o.bus, job.id, 'queued', reason, now());
+        }
+        continue;
+      }
       this.noted.add(job.id);
       const want = formatLabels(job.selector);
       const message = runners.length === 0 ? 'no runner registered yet, waiting' : `no runner matches ${want || 'this job'}, waiting`;

@@ -135,7 +135,7 @@ describe('GET /api/jobs and /api/jobs/:id', () => {
 
   it('GET /api/agents lists the loaded agents with their prompt text', async () => {
     const body = (await (await t.api('/api/agents')).json()) as { agents: { name: string; promptText: string }[] };
-    expect(body.agents.map((a) => a.name)).toEqual(['code-explainer', 'gpu-job', 'migrator', 'pr-reviewer', 'repo-upgrader', 'test-fixer']);
+    expect(body.agents.map((a) => a.name)).toEqual(['code-explainer', 'gpu-job', 'issue-worker', 'migrator', 'pr-reviewer', 'repo-upgrader', 'test-fixer']);
     expect(body.agents.find((a) => a.name === 'gpu-job')!.promptText).toBe('Run gpu-job for {{input.n}}.');
   });
 });

@@ -72,6 +72,7 @@ export function registerReceivers(program: Command, ctx: CliContext): void {
       self: Command,
     ) => {
       if ((opts.assignLogin === undefined) !== (opts.assignAgent === undefined)) throw new Error('--assign-login and --assign-agent go together');
+      for (const [flag, v] of [['--assign-login', opts.assignLogin], ['--assign-agent', opts.assignAgent]] as const) if (v !== undefined && !v.trim()) throw new Error(`${flag}: must not be empty`);
       const client = await clientFrom(opts);
       const created: CreatedReceiver = await client.createReceiver({
         name,
@@ -83,7 +84,7 @@ export function registerReceivers(program: Command, ctx: CliContext): void {
         policies: {
           completeOnClose: opts.completeOnClose,
           wakeOnReopen: opts.wakeOnReopen,
-          ...(opts.assignLogin && opts.assignAgent ? { assign: { login: opts.assignLogin, agent: opts.assignAgent, ...(opts.coalesce !== undefined ? { coalesceSeconds: opts.coalesce } : {}) } } : {}),
+          ...(opts.assignLogin !== undefined && opts.assignAgent !== undefined ? { assign: { login: opts.assignLogin, agent: opts.assignAgent, ...(opts.coalesce !== undefined ? { coalesceSeconds: opts.coalesce } : {}) } } : {}),
         },
       });
       if (wantsJson(self, opts)) return void out(JSON.stringify({ ...created, url: `${client.url}${created.receiver.path}` }));

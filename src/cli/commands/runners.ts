@@ -3,7 +3,7 @@ import { RunnerStatus, type Labels, type Runner } from '../../protocol/index.js'
 import { holdText, resolveRunner, slotsText } from './fleet-util.js';
 import type { CliContext } from '../context.js';
 import { formatTable } from '../format.js';
-import { addClientOptions, clientFrom, intIn, parseLabels, wantsJson, type ClientOptions } from '../options.js';
+import { addClientOptions, CliError, clientFrom, intIn, parseLabels, wantsJson, type ClientOptions } from '../options.js';
 
 /** Formats labels as `k=v,k2=v2` (the form `--labels` takes). */
 export function labelText(labels: Labels): string {
@@ -79,7 +79,7 @@ export function registerRunners(program: Command, ctx: CliContext): void {
     .addOption(new Option('--capacity <n|auto>', 'parallel jobs 1-4 (auto: the runner\'s own setting)').env('FLOTILLA_RUNNER_CAPACITY').argParser(slotsOrAuto('capacity')))
     .addOption(new Option('--browser-slots <n|auto>', 'browser slots 1-4, at most the capacity (auto: the runner\'s own)').env('FLOTILLA_RUNNER_BROWSER_SLOTS').argParser(slotsOrAuto('browser-slots')));
   addClientOptions(set).action(async (runner: string, opts: ClientOptions & { capacity?: number; browserSlots?: number }, self: Command) => {
-    if (opts.capacity === undefined && opts.browserSlots === undefined) throw new InvalidArgumentError('give --capacity and/or --browser-slots');
+    if (opts.capacity === undefined && opts.browserSlots === undefined) throw new CliError('runners set: nothing to set: give --capacity <1-4|auto> and/or --browser-slots <1-4|auto>', 2); // not InvalidArgumentError: thrown from an action commander prints nothing
     const client = await clientFrom(opts);
     const r = await client.setRunnerCapacity(await resolveRunner(client, runner), {
       ...(opts.capacity !== undefined ? { capacity: opts.capacity || null } : {}),

@@ -62,12 +62,13 @@ export function registerTasks(program: Command, ctx: CliContext): void {
     .addOption(new Option('--coalesce <seconds>', `coalescing window (0-${MAX_COALESCE_SECONDS}); default 180`).argParser(intIn(0, MAX_COALESCE_SECONDS, 'coalesce')).env('FLOTILLA_TASK_COALESCE'));
   addClientOptions(create).action(
     async (agent: string, opts: ClientOptions & { title?: string; key?: string[] | string; prompt?: string; input?: string; coalesce?: number }, self: Command) => {
+      if (opts.prompt !== undefined && !opts.prompt.trim()) throw new Error('--prompt: must not be empty (leave it out to create an idle task)');
       const keys = opts.key === undefined ? [] : Array.isArray(opts.key) ? opts.key : opts.key.split(',').map((k) => k.trim()).filter(Boolean);
       const t = await (await clientFrom(opts)).createTask({
         agent,
         keys,
         ...(opts.title ? { title: opts.title } : {}),
-        ...(opts.prompt ? { prompt: opts.prompt } : {}),
+        ...(opts.prompt !== undefined ? { prompt: opts.prompt } : {}),
         ...(opts.input ? { input: parseInputJson(opts.input) } : {}),
         ...(opts.coalesce !== undefined ? { coalesceSeconds: opts.coalesce } : {}),
       });
@@ -91,7 +92,10 @@ export function registerTasks(program: Command, ctx: CliContext): void {
   addClientOptions(send).action(async (id: number, prompt: string, opts: ClientOptions, self: Command) => {
     const t = await (await clientFrom(opts)).sendTaskPrompt(id, prompt);
     if (wantsJson(self, opts)) return void out(JSON.stringify({ task: t }));
-    out(`task ${t.id}: prompt queued; ${t.status}${t.currentJobId ? ` (job ${t.currentJobId})` : ''}, ${t.queuedPrompts} waiting`);
+    if (t.status === 'idle' && t.currentJobId === null && t.error) throw new Error(`task ${t.id}: prompt queued, but its turn cannot start: ${t.error}`);
+    const why =
+      t.status === 'suspended' ? ` — the task is suspended: it runs after \`flotilla tasks resume ${t.id}\`` : t.status === 'workspace_lost' ? ` — the task's workspace is lost${t.error ? ` (${t.error})` : ''}: \`flotilla tasks resume ${t.id}\` starts it afresh` : '';
+    out(`task ${t.id}: prompt queued; ${t.status}${t.currentJobId ? ` (job ${t.currentJobId})` : ''}, ${t.queuedPrompts} waiting${why}`);
   });
 
   const actions: Array<[string, string, 'suspendTask' | 'resumeTask' | 'stopTask' | 'completeTask']> = [

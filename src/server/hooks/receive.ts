@@ -10,6 +10,9 @@ import { evalCelString } from './cel-route.js';
 import { cachedReceiver } from './receiver-cache.js';
 import { ingestBatcher } from './ingest-batcher.js';
 import { routeForgeEvent, type RoutedEvent } from './forge-route.js';
+
+/** Longest resource key a delivery may route to, in characters (the same cap as a task's keys: ResourceKey in protocol/task.ts). */
+export const MAX_RESOURCE_KEY_CHARS = 1000;
 import { checkBearer, checkGenericHmac, checkGiteaSignature, checkGithubSignature } from './verify.js';
 
 /** Largest webhook body read, bytes (GitHub caps payloads at 25 MB; issue events are far smaller). 5 MiB. */
@@ -24,7 +27,7 @@ const PROVIDERS = new Set(['github', 'gitea', 'generic']);
  * provider (404 `not_found`: the provider comes from its configuration, never from headers);
  * the signature or token over the RAW bytes (401 `bad_signature`); a JSON object body (400
  * `invalid_json`); a delivery id (`X-GitHub-Delivery`, `X-Gitea-Delivery`, `X-Delivery-Id`,
- * else the body's SHA-256). Then one transaction stores the delivery (a repeat → 200
+ * else the body's SHA-256); a routed key ≤ {@link MAX_RESOURCE_KEY_CHARS} chars (422 `invalid_request`). Then one transaction stores the delivery (a repeat → 200
  * `duplicate`) and its event, and notes it on the task's coalescing window (concurrent
  * deliveries share a transaction: ingest-batcher.ts; the receiver row is cached 2 s:
  * receiver-cache.ts), and the policies run. Answers 200 {@link HookResult}.
@@ -89,6 +92,9 @@ async function receive(c: Context<AppEnv>, ctx: ServerContext): Promise<Response
     routed = routeForgeEvent(event, payload as Record<string, unknown>, now);
   }
 
+  // Keys are capped like a task's keys (ResourceKey, 1000 chars): refuse before storing anything, and never echo the huge key.
+  if (routed.key !== null && routed.key.length > MAX_RESOURCE_KEY_CHARS)
+    return apiError(c, 422, 'invalid_request', `key: the routed resource key is ${routed.key.length} characters; keys are at most ${MAX_RESOURCE_KEY_CHARS} (check the receiver's keyExpr)`, 'key');
   const pol = receiver.policies;
   const assign = pol.assign && routed.action === 'assigned' && routed.assignees.includes(pol.assign.login) ? pol.assign : null;
   const assignAgent = assign ? ctx.agents.get(assign.agent) : undefined;

@@ -5,6 +5,7 @@ import { CreateReceiverRequest, type CreatedReceiver } from '../../protocol/inde
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
 import { apiError, parsePositiveInt, readBody } from '../http-util.js';
+import { taskInputProblem } from '../tasks/task-input.js';
 import { receiverView } from '../tasks/views.js';
 import { compileCel } from './cel-route.js';
 
@@ -14,7 +15,8 @@ import { compileCel } from './cel-route.js';
  *   secret, or for `generic` + `bearer` the token; `whsec_` + 32 random bytes hex) is in this
  *   reply only. A generic receiver needs `keyExpr`; a CEL expression that does not parse →
  *   422 `invalid_request` (field `keyExpr`/`summaryExpr`); unknown fallback task 404; a taken
- *   name 409 `name_taken`; `policies.assign.agent` not loaded → 404 `unknown_agent`.
+ *   name 409 `name_taken`; `policies.assign.agent` not loaded → 404 `unknown_agent`, unable to run tasks
+ *   (its inputSchema refuses taskPrompt/taskId/taskTurn) → 422 `invalid_input`.
  * - `GET /api/receivers` → ReceiverList; `GET /api/receivers/:id` → Receiver;
  *   `DELETE /api/receivers/:id` → 204 (its deliveries go; its events stay).
  */
@@ -35,6 +37,8 @@ export function mountReceivers(app: Hono<AppEnv>, ctx: ServerContext): void {
     }
     if (req.fallbackTaskId !== undefined && !(await ctx.store.getTask(req.fallbackTaskId))) return apiError(c, 404, 'unknown_task', `no task ${req.fallbackTaskId}`, 'fallbackTaskId');
     if (req.policies.assign && !ctx.agents.get(req.policies.assign.agent)) return apiError(c, 404, 'unknown_agent', `unknown agent ${JSON.stringify(req.policies.assign.agent)}`, 'policies.assign.agent');
+    const unfit = req.policies.assign ? taskInputProblem(ctx.agents, req.policies.assign.agent) : null;
+    if (unfit) return apiError(c, 422, 'invalid_input', unfit, 'policies.assign.agent');
     const secret = `whsec_${randomBytes(32).toString('hex')}`;
     const bearer = req.provider === 'generic' && req.auth === 'bearer';
     const auth = req.provider === 'generic' ? req.auth : 'hmac';

@@ -51,6 +51,10 @@ describe.each(engines)('task idle slot ($name)', ({ url }) => {
       const p1 = await plainJob();
       expect(await r.none('job.assign', 1500)).toBe(true);
       expect((await t.store.getJob(p1.id))?.status).toBe('queued');
+      // ...and its waiting status says why: the slot kept by the task (FX2), once.
+      const kept = `waiting: runner one-slot: slot kept by task ${created.id} until ${new Date(idle1.slotUntil!).toISOString()} (tasks suspend ${created.id} frees it)`;
+      const notes = async () => (await t.store.listEvents(p1.id, 0, 100)).flatMap((e) => (e.type === 'status' && /slot kept by/.test(e.data.message ?? '') ? [e.data.message] : []));
+      expect(await until(async () => ((await notes()).length ? notes() : null), 10_000, 'kept-slot note')).toEqual([kept]);
 
       // The task's next prompt within the idle time: its turn takes the kept slot straight away.
       expect((await t.api(`/api/tasks/${created.id}/send`, { json: { prompt: 'two' } })).status).toBe(200);

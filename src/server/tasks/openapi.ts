@@ -41,6 +41,7 @@ export function tasksOpenApi(): { schemas: Json; paths: Json } {
         401: error('`bad_signature`: nothing was stored'),
         404: error('`not_found`: no receiver of this provider with that name'),
         413: error('`payload_too_large` (over 5 MiB)'),
+        422: error('`invalid_request`: the routed resource key is over 1000 characters; nothing was stored'),
       },
     },
   });
@@ -71,7 +72,7 @@ export function tasksOpenApi(): { schemas: Json; paths: Json } {
         post: {
           summary: 'Create a task (with `prompt`: wakes at once)',
           requestBody: body('CreateTaskRequest'),
-          responses: { 201: ok('the task', ref('Task')), 400: error('`invalid_json` or `invalid_request`'), 401: unauthorized, 403: forbidden, 404: error('`unknown_agent`'), 409: error('`key_taken`: an active task owns a key') },
+          responses: { 201: ok('the task', ref('Task')), 400: error('`invalid_json` or `invalid_request`'), 401: unauthorized, 403: forbidden, 404: error('`unknown_agent`'), 409: error('`key_taken`: an active task owns a key'), 422: error("`invalid_input`: the agent's inputSchema cannot take the task's input plus taskPrompt, taskId, taskTurn") },
         },
       },
       '/api/tasks/{id}': { get: { summary: 'One task and its newest events', parameters: [idParam], responses: { 200: ok('the task', ref('TaskDetail')), 401: unauthorized, 404: error('`not_found`') } } },
@@ -92,7 +93,7 @@ export function tasksOpenApi(): { schemas: Json; paths: Json } {
         post: {
           summary: 'Create a receiver; the reply holds its secret, shown once',
           requestBody: body('CreateReceiverRequest'),
-          responses: { 201: ok('the receiver and its secret', ref('CreatedReceiver')), 400: error('`invalid_json` or `invalid_request`'), 401: unauthorized, 403: forbidden, 404: error('`unknown_task` or `unknown_agent`'), 409: error('`name_taken`'), 422: error('`invalid_request`: keyExpr/summaryExpr is not valid CEL, or a generic receiver has no keyExpr') },
+          responses: { 201: ok('the receiver and its secret', ref('CreatedReceiver')), 400: error('`invalid_json` or `invalid_request`'), 401: unauthorized, 403: forbidden, 404: error('`unknown_task` or `unknown_agent`'), 409: error('`name_taken`'), 422: error('`invalid_request`: keyExpr/summaryExpr is not valid CEL, or a generic receiver has no keyExpr; `invalid_input`: the assign agent cannot run tasks (inputSchema refuses taskPrompt, taskId, taskTurn)') },
         },
       },
       '/api/receivers/{id}': {

@@ -5,6 +5,7 @@ import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
 import { apiError, parsePositiveInt, readBody } from '../http-util.js';
 import type { TaskEngine } from './engine.js';
+import { taskInputProblem } from './task-input.js';
 import { taskEventView, taskView } from './views.js';
 
 type Found = { ok: true; task: TaskRow; engine: TaskEngine } | { ok: false; response: Response };
@@ -21,7 +22,8 @@ async function findTask(c: Context<AppEnv>, ctx: ServerContext): Promise<Found> 
 /**
  * Tasks API (issue 7):
  * - `GET /api/tasks?status=&limit=&before=` → TaskList (newest first, limit 1..200, default 50);
- * - `POST /api/tasks` (CreateTaskRequest) → 201 Task (window: request, else the agent's `coalesceSeconds`, else 180 s); unknown agent 404 `unknown_agent`, a key
+ * - `POST /api/tasks` (CreateTaskRequest) → 201 Task (window: request, else the agent's `coalesceSeconds`, else 180 s); unknown agent 404 `unknown_agent`, an agent whose inputSchema refuses the input plus
+ *   taskPrompt/taskId/taskTurn 422 `invalid_input` (nothing stored), a key
  *   owned by another active task 409 `key_taken`; with `prompt` it wakes at once;
  * - `GET /api/tasks/:id` → TaskDetail (task + its 50 newest events);
  * - `POST /api/tasks/:id/send` ({prompt}) → Task: queued for the next turn (now when idle);
@@ -53,6 +55,8 @@ export function mountTasks(app: Hono<AppEnv>, ctx: ServerContext): void {
     if (!ctx.tasks) return apiError(c, 503, 'unavailable', 'tasks are not running on this server');
     const agent = ctx.agents.get(req.agent);
     if (!agent) return apiError(c, 404, 'unknown_agent', `unknown agent ${JSON.stringify(req.agent)}`, 'agent');
+    const unfit = taskInputProblem(ctx.agents, agent.name, req.input);
+    if (unfit) return apiError(c, 422, 'invalid_input', unfit, 'agent');
     const now = ctx.now();
     let task: TaskRow;
     try {

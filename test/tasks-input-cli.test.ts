@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../src/server/test-helpers.js';
+import { main } from '../src/cli/main.js';
+import { recordingIO } from '../src/cli/test-io.js';
+
+// Fresh-user faults (FX2) through the CLI against a real server (SQLite, HTTP): refused input
+// exits non-zero with a message saying what is wrong; `tasks send` says when a task cannot run.
+
+let t: TestServer;
+const saved = { ...process.env };
+async function run(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const io = recordingIO();
+  const code = await main(['node', 'flotilla', ...args, '--server', t.url, '--token', t.admin], io);
+  return { code, out: io.out(), err: io.err() };
+}
+
+beforeAll(async () => {
+  for (const k of Object.keys(process.env)) if (k.startsWith('FLOTILLA_')) delete process.env[k];
+  t = await startTestServer({ taskPollMs: 100 });
+});
+afterAll(async () => {
+  process.env = { ...saved };
+  await t.close();
+});
+
+describe('flotilla tasks / receivers / runners input checks', () => {
+  it('refuses a task or an assign policy of an agent that cannot take a task turn, and accepts issue-worker', async () => {
+    const bad = await run('tasks', 'create', 'test-fixer', '--prompt', 'fix it');
+    expect(bad.code).toBe(1);
+    expect(bad.err).toContain('agent test-fixer cannot run tasks');
+    expect(bad.err).toContain('must allow taskPrompt (string), taskId and taskTurn');
+    const rec = await run('receivers', 'create', 'acme', '--provider', 'github', '--assign-login', 'my-bot', '--assign-agent', 'test-fixer');
+    expect([rec.code, rec.err.includes('cannot run tasks')]).toEqual([1, true]);
+    expect(await t.store.listReceivers()).toEqual([]);
+    const good = await run('receivers', 'create', 'acme', '--provider', 'github', '--assign-login', 'my-bot', '--assign-agent', 'issue-worker');
+    expect(good.code).toBe(0);
+    expect(good.out).toContain('start a task of agent issue-worker');
+    const ok = await run('tasks', 'create', 'issue-worker', '--title', 'works', '--json');
+    expect(ok.code).toBe(0);
+  });
+
+  it('refuses empty values: --assign-login "", --prompt "" (nothing created)', async () => {
+    const before = (await t.store.listTasks({ limit: 200 })).length;
+    const empty = await run('receivers', 'create', 'g3', '--provider', 'github', '--assign-login', '', '--assign-agent', 'issue-worker');
+    expect([empty.code, empty.err]).toEqual([1, 'flotilla: --assign-login: must not be empty\n']);
+    expect((await t.store.listReceivers()).map((r) => r.name)).not.toContain('g3');
+    const prompt = await run('tasks', 'create', 'issue-worker', '--prompt', '');
+    expect(prompt.code).toBe(1);
+    expect(prompt.err).toContain('--prompt: must not be empty');
+    expect((await t.store.listTasks({ limit: 200 })).length).toBe(before);
+    const long = await run('receivers', 'create', 'a'.repeat(5000), '--provider', 'github');
+    expect([long.code, long.err.includes('at most 63 characters')]).toEqual([1, true]);
+  });
+
+  it('tasks send says the state of a task that cannot run now', async () => {
+    const created = JSON.parse((await run('tasks', 'create', 'issue-worker', '--json')).out) as { task: { id: number } };
+    const id = created.task.id;
+    expect((await run('tasks', 'suspend', String(id))).code).toBe(0);
+    const s = await run('tasks', 'send', String(id), 'hello');
+    expect(s.code).toBe(0);
+    expect(s.out).toBe(`task ${id}: prompt queued; suspended, 1 waiting — the task is suspended: it runs after \`flotilla tasks resume ${id}\`\n`);
+    // A task stored before the check (an agent that cannot take a turn): the wake fails, and send says why, exit 1.
+    const old = await t.store.createTask({ agent: 'test-fixer', title: 'old', input: {}, keys: [], coalesceMs: 0, now: Date.now() });
+    const f = await run('tasks', 'send', String(old.id), 'go');
+    expect(f.code).toBe(1);
+    expect(f.err).toContain(`task ${old.id}: prompt queued, but its turn cannot start: input for agent test-fixer`);
+    expect(f.err).toContain("a task agent's inputSchema must allow taskPrompt, taskId, taskTurn");
+  });
+
+  it('runners set with no option says what is missing (exit 2)', async () => {
+    const r = await run('runners', 'set', 'some-runner');
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('give --capacity <1-4|auto> and/or --browser-slots <1-4|auto>');
+  });
+});
