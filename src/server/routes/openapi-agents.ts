@@ -1,21 +1,12 @@
-import { z } from 'zod';
+import { error, json, ref, schemaOf, type Json } from '../openapi-kit.js';
 import { AgentVersionList, InstallAgentsRequest, InstallAgentsResponse } from '../../protocol/index.js';
 
-type Json = Record<string, unknown>;
 
 /**
  * The OpenAPI schemas and paths of agent installs (routes/agents-install.ts, issue 6),
  * merged into the document by routes/openapi.ts.
  */
 export function agentsInstallOpenApi(): { schemas: Json; paths: Json } {
-  const schemaOf = (s: z.ZodType, io: 'input' | 'output'): Json => {
-    const j = z.toJSONSchema(s, { io, unrepresentable: 'any' }) as Json;
-    delete j.$schema;
-    return j;
-  };
-  const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
-  const json = (schema: Json) => ({ 'application/json': { schema } });
-  const error = (description: string) => ({ description, content: json(ref('ApiErrorBody')) });
   const unauthorized = error('missing or unknown API token (`unauthorized`)');
   return {
     schemas: {

@@ -1,21 +1,12 @@
-import { z } from 'zod';
+import { error, json, ref, schemaOf, type Json } from '../openapi-kit.js';
 import { ModelPriceOverride, ModelRoute, ModelRoutesView, SetModelPriceRequest, SetModelRouteRequest } from '../../protocol/index.js';
 
-type Json = Record<string, unknown>;
 
 /**
  * The OpenAPI schemas and paths of the gateway's model routes and price overrides
  * (routes/gateway-routes.ts), merged into the document by routes/openapi.ts.
  */
 export function gatewayRoutesOpenApi(): { schemas: Json; paths: Json } {
-  const schemaOf = (s: z.ZodType, io: 'input' | 'output'): Json => {
-    const j = z.toJSONSchema(s, { io, unrepresentable: 'any' }) as Json;
-    delete j.$schema;
-    return j;
-  };
-  const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
-  const json = (schema: Json) => ({ 'application/json': { schema } });
-  const error = (description: string) => ({ description, content: json(ref('ApiErrorBody')) });
   const unauthorized = error('missing or unknown API token (`unauthorized`)');
   const forbidden = error('`forbidden`: needs an admin (members read, admins change)');
   const query = (name: string, description: string) => ({ name, in: 'query', required: true, description, schema: { type: 'string' } });

@@ -1,5 +1,4 @@
 import type { Hono } from 'hono';
-import { z } from 'zod';
 import { agentsInstallOpenApi } from './openapi-agents.js';
 import {
   AgentDefinition,
@@ -31,13 +30,9 @@ import {
 } from '../../protocol/index.js';
 import type { AppEnv } from '../auth.js';
 import { gatewayRoutesOpenApi } from './openapi-gateway.js';
+import { error, json, ref, schemaOf, type Json } from '../openapi-kit.js';
 import { tasksOpenApi } from '../tasks/openapi.js';
 
-type Json = Record<string, unknown>;
-
-const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
-const json = (schema: Json) => ({ 'application/json': { schema } });
-const error = (description: string) => ({ description, content: json(ref('ApiErrorBody')) });
 const body = (name: string) => ({ required: true, content: json(ref(name)) });
 const ok = (description: string, schema: Json) => ({ description, content: json(schema) });
 const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'integer', minimum: 1 } };
@@ -47,12 +42,6 @@ const arrayOf = (key: string, name: string): Json => ({
   required: [key],
   properties: { [key]: { type: 'array', items: ref(name) } },
 });
-
-function schemaOf(schema: z.ZodType, io: 'input' | 'output'): Json {
-  const s = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Json;
-  delete s.$schema;
-  return s;
-}
 
 /**
  * The OpenAPI 3.1 document of the HTTP API, built from the protocol zod schemas

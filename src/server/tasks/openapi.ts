@@ -1,7 +1,6 @@
-import { z } from 'zod';
+import { error, json, ref, schemaOf, type Json } from '../openapi-kit.js';
 import { CreatedReceiver, CreateReceiverRequest, CreateTaskRequest, HookResult, Receiver, ReceiverList, SendTaskPromptRequest, Task, TaskDetail, TaskList, TaskStatus } from '../../protocol/index.js';
 
-type Json = Record<string, unknown>;
 
 /**
  * The OpenAPI schemas and paths of tasks, receivers and the webhook endpoints (issue 7:
@@ -9,15 +8,7 @@ type Json = Record<string, unknown>;
  * routes/openapi.ts.
  */
 export function tasksOpenApi(): { schemas: Json; paths: Json } {
-  const schemaOf = (s: z.ZodType, io: 'input' | 'output'): Json => {
-    const j = z.toJSONSchema(s, { io, unrepresentable: 'any' }) as Json;
-    delete j.$schema;
-    return j;
-  };
-  const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
-  const json = (schema: Json) => ({ 'application/json': { schema } });
   const ok = (description: string, schema: Json) => ({ description, content: json(schema) });
-  const error = (description: string) => ({ description, content: json(ref('ApiErrorBody')) });
   const body = (name: string) => ({ required: true, content: json(ref(name)) });
   const unauthorized = error('missing or unknown API token (`unauthorized`)');
   const forbidden = error('`forbidden`: needs an admin (members read, admins change)');
