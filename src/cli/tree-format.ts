@@ -1,4 +1,5 @@
 import type { JobTree, JobTreeNode, JobUsage } from '../protocol/index.js';
+import { ZERO_USAGE as ZERO, addUsage as add } from '../core/usage.js';
 import { formatMicros } from '../core/money.js';
 import { formatTable } from './format.js';
 
@@ -18,17 +19,6 @@ const usageCells = (u: JobUsage): string[] => {
   if (u.estimatedCalls > 0) cost += ` (${u.estimatedCalls} estimated)`;
   return [String(u.modelCalls), String(u.inputTokens), String(u.outputTokens), String(u.cacheReadTokens), String(u.cacheWriteTokens), cost];
 };
-
-const ZERO: JobUsage = { modelCalls: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costMicros: 0, estimatedCalls: 0 };
-const add = (a: JobUsage, b: JobUsage): JobUsage => ({
-  modelCalls: a.modelCalls + b.modelCalls,
-  inputTokens: a.inputTokens + b.inputTokens,
-  outputTokens: a.outputTokens + b.outputTokens,
-  cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
-  cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
-  costMicros: a.costMicros + b.costMicros,
-  estimatedCalls: a.estimatedCalls + b.estimatedCalls,
-});
 
 /**
  * The cost tables of a job tree (issue 6), from `GET /api/jobs/:id/tree`:

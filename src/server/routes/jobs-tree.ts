@@ -5,21 +5,7 @@ import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
 import { apiError, parsePositiveInt } from '../http-util.js';
 import { iso, isoOrNull } from '../views.js';
-
-const ZERO: JobUsage = { modelCalls: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costMicros: 0, estimatedCalls: 0 };
-
-/** Adds two usage sums field by field (tokens, calls, micro-dollars). */
-export function addUsage(a: JobUsage, b: JobUsage): JobUsage {
-  return {
-    modelCalls: a.modelCalls + b.modelCalls,
-    inputTokens: a.inputTokens + b.inputTokens,
-    outputTokens: a.outputTokens + b.outputTokens,
-    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
-    cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
-    costMicros: a.costMicros + b.costMicros,
-    estimatedCalls: a.estimatedCalls + b.estimatedCalls,
-  };
-}
+import { ZERO_USAGE as ZERO, addUsage } from '../../core/usage.js';
 
 /**
  * Builds the subtree rooted at `id` from the tree's rows (id ascending), each node with its
