@@ -5,6 +5,7 @@ import { registerAgents } from './commands/agents.js';
 import { registerBudget } from './commands/budget.js';
 import { registerCosts } from './commands/costs.js';
 import { registerModels } from './commands/models.js';
+import { registerTiers } from './commands/tiers.js';
 import { registerJobs } from './commands/jobs.js';
 import { registerRun } from './commands/run.js';
 import { registerRunners } from './commands/runners.js';
@@ -49,6 +50,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerBudget(program, ctx);
   registerCosts(program, ctx);
   registerModels(program, ctx);
+  registerTiers(program, ctx);
   registerUp(program, ctx);
   registerRunner(program, ctx);
   registerMcp(program, ctx);

@@ -59,5 +59,7 @@ export function describeTree(tree: JobTree): string {
     if (n.result?.needsHuman) parts.push('needs a human look');
     return parts.join(' ');
   });
-  return [`job tree ${tree.rootId}: ${tree.jobs} ${tree.jobs === 1 ? 'job' : 'jobs'}, ${formatMicros(tree.total.costMicros)}`, ...lines, '', formatTreeTables(tree)].join('\n');
+  // issue 6: `jobs show CHILD --tree` is the child's subtree, not the whole tree
+  const head = tree.tree.id === tree.rootId ? `job tree ${tree.rootId}` : `subtree of job ${tree.tree.id} (in job tree ${tree.rootId})`;
+  return [`${head}: ${tree.jobs} ${tree.jobs === 1 ? 'job' : 'jobs'}, ${formatMicros(tree.total.costMicros)}`, ...lines, '', formatTreeTables(tree)].join('\n');
 }

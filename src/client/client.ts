@@ -15,6 +15,9 @@ import {
   ModelPriceOverride,
   ModelRoute,
   ModelRoutesView,
+  EffortTierList,
+  EffortTierView,
+  type EffortLevel,
   type ModelPrice,
   type ProviderName,
   Runner,
@@ -389,6 +392,21 @@ export class FlotillaClient {
   /** `DELETE /api/gateway/prices?model=` (admin): removes a price override; ApiError 404 when there is none. */
   async deleteModelPrice(model: string): Promise<void> {
     await this.request('DELETE', `/api/gateway/prices?model=${encodeURIComponent(model)}`, null);
+  }
+
+  /** `GET /api/effort-tiers`: the tiers in effect (built-in, configured, account) and the default tier. */
+  async listEffortTiers(): Promise<EffortTierList> {
+    return this.request('GET', '/api/effort-tiers', EffortTierList);
+  }
+
+  /** `PUT /api/effort-tiers/:name` (admin): creates or replaces account tier `name` (model + effort level). ApiError 400 naming the bad field. */
+  async setEffortTier(name: string, model: string, level: EffortLevel): Promise<EffortTierView> {
+    return this.request('PUT', `/api/effort-tiers/${encodeURIComponent(name)}`, EffortTierView, { model, level });
+  }
+
+  /** `DELETE /api/effort-tiers/:name` (admin): removes an account tier; ApiError 404 when the account stored none of that name. */
+  async deleteEffortTier(name: string): Promise<void> {
+    await this.request('DELETE', `/api/effort-tiers/${encodeURIComponent(name)}`, null);
   }
 
   /** `DELETE /api/tokens/:id` (admin): revokes an API token. */

@@ -34,6 +34,15 @@ export function worstCaseMicros(requestBytes: number, maxTokens: number | undefi
 /** The message every wire format's budget refusal carries: names the tree, its figures and what is left. */
 export function budgetMessage(job: JobRow, b: TreeBudget | null, worst: number): string {
   if (!b) return `budget exhausted: job tree ${job.rootId} has no budget`;
+  if (b.jobId !== undefined) {
+    // issue 6: a child's sub-limit (its own, or an ancestor's it shares)
+    return (
+      `budget exhausted: job ${b.jobId}'s budget (sub-limit in job tree ${job.rootId}${b.jobId === job.id ? '' : `, shared by job ${job.id}`}) is ${formatMicros(b.limitMicros)}, ` +
+      `${formatMicros(b.spentMicros)} spent and ${formatMicros(b.reservedMicros)} reserved by calls in flight, ` +
+      `${formatMicros(b.remainingMicros)} left; this call may cost up to ${formatMicros(worst)}. ` +
+      `Top up with: flotilla budget ${b.jobId} --add <USD>`
+    );
+  }
   return (
     `budget exhausted: job tree ${job.rootId} (job ${job.id}) has a budget of ${formatMicros(b.limitMicros)}, ` +
     `${formatMicros(b.spentMicros)} spent and ${formatMicros(b.reservedMicros)} reserved by calls in flight, ` +
@@ -61,7 +70,8 @@ export interface Reservation {
  * @returns the reservation, or `{ refused: message }` when the call does not fit.
  */
 export async function reserve(store: BudgetStore, job: JobRow, worst: number, now: number, ttlMs?: number): Promise<Reservation | { refused: string; budget: TreeBudget | null }> {
-  const r = await store.reserveBudget(job.rootId, worst, now, ttlMs);
+  // A child's call also reserves against the sub-limits on its path (issue 6, job-budgets.ts).
+  const r = job.parentId !== null && job.parentId !== undefined ? await store.reserveBudget(job.rootId, worst, now, ttlMs, job.id) : await store.reserveBudget(job.rootId, worst, now, ttlMs);
   if (!r || !r.ok) return { refused: budgetMessage(job, r?.budget ?? null, worst), budget: r?.budget ?? null };
   let settled = false;
   const id = r.reservationId;

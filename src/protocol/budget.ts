@@ -8,6 +8,8 @@ import { z } from 'zod';
 /** A job tree's budget. remainingMicros = max(0, limit − spent − reserved). */
 export const TreeBudget = z.object({
   rootId: z.number().int().positive(),
+  /** Issue 6: set when these are child job `jobId`'s sub-limit figures, not the tree's. */
+  jobId: z.number().int().positive().optional(),
   limitMicros: z.number().int().nonnegative(),
   spentMicros: z.number().int().nonnegative(),
   /** Worst-case cost of the tree's model calls in flight. */

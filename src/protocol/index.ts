@@ -5,6 +5,7 @@ export * from './errors.js';
 export * from './job.js';
 export * from './budget.js';
 export * from './model-routes.js';
+export * from './effort-tiers.js';
 export * from './events.js';
 export * from './runner.js';
 export * from './runner-messages.js';

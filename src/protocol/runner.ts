@@ -14,6 +14,8 @@ export const Runner = z.object({
   /** Parallel jobs this runner takes (1–4). */
   capacity: z.number().int().min(1).max(4),
   runningJobs: z.array(z.number().int()),
+  /** Parallel-job slots its jobs hold (0..capacity): jobs holding `none` take none, a `runner` job all (issue 5). */
+  slotsUsed: z.number().int().min(0).max(4).optional(),
   version: z.string().nullable(),
   lastHeartbeatAt: z.string().nullable(),
   createdAt: z.string(),

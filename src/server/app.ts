@@ -20,6 +20,7 @@ import { mountCreateRunnerToken } from './routes/runner-tokens.js';
 import { mountRegisterRunner } from './routes/runners-register.js';
 import { mountListAgents } from './routes/agents-list.js';
 import { mountAgentsInstall } from './routes/agents-install.js';
+import { mountEffortTiers } from './routes/effort-tiers.js';
 import { mountHealth } from './routes/health.js';
 import { mountOpenApi } from './routes/openapi.js';
 import { mountSession } from './routes/session.js';
@@ -72,6 +73,7 @@ export function createApp(ctx: ServerContext): Hono<AppEnv> {
   mountRegisterRunner(app, ctx);
   mountListAgents(app, ctx);
   mountAgentsInstall(app, ctx);
+  mountEffortTiers(app, ctx);
   mountSession(app, ctx);
   mountUsers(app, ctx);
   mountApiTokens(app, ctx);

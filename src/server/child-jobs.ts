@@ -47,9 +47,9 @@ export function childLabel(input: Record<string, unknown>): string | undefined {
  * - 422 `budget_exceeded` field `budgetUsd`: the sub-limit is more than what the tree has left
  *   (limit − spent − reserved, micro-dollars).
  * `budgetUsd` is the child's own sub-limit, checked against what the tree has left and stored
- * as its budgetMicros; without it the child's budgetMicros is 0 (= no limit of its own). So far
- * the gateway enforces only the tree's budget (issue 6 gap: the per-child sub-limit is
- * recorded, not yet enforced per call). The child's selector
+ * as its budgetMicros; without it the child's budgetMicros is 0 (= no limit of its own). Each model
+ * call of the child (and of its descendants) reserves against that sub-limit as well as the
+ * tree's budget (store/job-budgets.ts). The child's selector
  * is the agent's runner labels plus `labels`. On success: 201 Job, a `status` event (queued)
  * on the child and a `child.started` event on the parent. If the parent ended meanwhile, the
  * child is cancelled at once and 409 `parent_ended` is returned.

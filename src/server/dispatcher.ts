@@ -10,6 +10,7 @@ import type { RunnerConnection, RunnerHub } from './hub.js';
 import { recordStatus } from './status-events.js';
 import { formatLabels } from './views.js';
 import { jobEffort } from './effort.js';
+import { storedAccountEffort } from './effort-stored.js';
 import { groupTaskSlots, takeTaskSlot, withTaskSlots } from './tasks/slot-holds.js';
 import { keptSlotReason } from './tasks/slot-wait.js';
 
@@ -208,7 +209,7 @@ export class Dispatcher {
       token,
       resumeSessionId: job.resumeSessionId,
       workspaceJobId: job.workspaceJobId ?? null,
-      ...effortOf(job.effortTier, agent, this.o.log),
+      ...(await effortOf(job.effortTier, agent, store, this.o.log)),
       ...(force ? { force: true } : {}),
       capacity: conn.capacity,
     };
@@ -330,10 +331,10 @@ function groupByRunner(active: readonly ActiveAssignment[]): Map<number, HeldSlo
   return m;
 }
 
-/** The assignment's `effort` (run tier > agent tier > account default); a tier that no longer exists is logged and ignored. */
-function effortOf(runTier: string | null | undefined, agent: AgentDefinition, log: Logger): Pick<JobAssignment, 'effort'> {
+/** The assignment's `effort` (run tier > agent tier > account default; stored tiers included); a tier that no longer exists is logged and ignored. */
+async function effortOf(runTier: string | null | undefined, agent: AgentDefinition, store: Store, log: Logger): Promise<Pick<JobAssignment, 'effort'>> {
   try {
-    const e = jobEffort(runTier, agent);
+    const e = jobEffort(runTier, agent, await storedAccountEffort(store));
     return e ? { effort: e } : {};
   } catch (err) {
     log.warn('effort tier ignored', { error: (err as Error).message });

@@ -34,6 +34,8 @@ beforeAll(async () => {
     await mkdir(join(agentsDir, name), { recursive: true });
     await writeFile(join(agentsDir, name, 'agent.yaml'), `name: ${name}\nharness: command\ncommand: [echo, hi]\n${extra}`);
     await writeFile(join(agentsDir, name, 'prompt.md'), 'hi');
+    // One turn for the scripted model: these tests check the job token at the gateway (200).
+    await writeFile(join(agentsDir, name, 'script.yaml'), 'turns:\n  - usage: { input_tokens: 1, output_tokens: 1 }\n    content:\n      - text: "hi"\n');
   }
 });
 afterAll(async () => {

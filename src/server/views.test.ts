@@ -29,6 +29,16 @@ describe('views', () => {
     expect(runnerStatus({ ...runner, lastHeartbeatAt: null }, 0, T, 20_000)).toBe('offline');
     const v = runnerView(runner, [3], T, 20_000);
     expect(Runner.parse(v)).toEqual(v);
-    expect(v).toMatchObject({ status: 'busy', runningJobs: [3], lastHeartbeatAt: '2027-01-15T08:00:00.000Z' });
+    expect(v).toMatchObject({ status: 'busy', runningJobs: [3], slotsUsed: 1, lastHeartbeatAt: '2027-01-15T08:00:00.000Z' });
+  });
+
+  it('counts only the slots jobs hold (an agent with holds: none takes none)', () => {
+    const none = runnerView({ ...runner, capacity: 1 }, [5], T, 20_000, [{ holds: 'none', workspace: 5 }]);
+    expect(none).toMatchObject({ status: 'online', runningJobs: [5], slotsUsed: 0, capacity: 1 });
+    expect(Runner.parse(none)).toEqual(none);
+    const mixed = runnerView(runner, [5, 6], T, 20_000, [{ holds: 'none', workspace: 5 }, { holds: 'browser', workspace: 6 }]);
+    expect(mixed).toMatchObject({ status: 'busy', slotsUsed: 1 });
+    const whole = runnerView(runner, [7], T, 20_000, [{ holds: 'runner', workspace: 7 }]);
+    expect(whole).toMatchObject({ status: 'busy', slotsUsed: 2 });
   });
 });

@@ -1,5 +1,6 @@
 import type { Job, JobUsage, Runner, RunnerStatus } from '../protocol/index.js';
 import type { JobRow, RunnerRow } from '../store/types.js';
+import { slotsUsed, type HeldSlot } from '../core/capacity.js';
 
 /** Epoch ms → ISO-8601 (server clock). */
 export function iso(ms: number): string {
@@ -42,7 +43,8 @@ export function jobView(row: JobRow, usage?: JobUsage): Job {
  * A runner's status on the server's clock: `offline` when it is revoked, the sweep flagged
  * it, it is not connected, it never sent a heartbeat, or its last one is older than
  * `timeoutMs`; else `provisioning` / `on_hold` while a hold of that kind runs past `now`;
- * else `busy` with active jobs, `online` without.
+ * else `busy` while its jobs hold slots, `online` without. `activeJobs`: the parallel-job
+ * slots in use (jobs that hold `none` take none, core/capacity.ts), not the job count.
  */
 export function runnerStatus(row: RunnerRow, activeJobs: number, now: number, timeoutMs: number): RunnerStatus {
   if (row.revokedAt !== null || row.offline || !row.connected || row.lastHeartbeatAt === null || now - row.lastHeartbeatAt > timeoutMs) return 'offline';
@@ -50,15 +52,22 @@ export function runnerStatus(row: RunnerRow, activeJobs: number, now: number, ti
   return activeJobs > 0 ? 'busy' : 'online';
 }
 
-/** A store runner row + its active job ids → the API's {@link Runner}. `now`/`timeoutMs` in ms. */
-export function runnerView(row: RunnerRow, runningJobs: number[], now: number, timeoutMs: number): Runner {
+/**
+ * A store runner row + its active job ids → the API's {@link Runner}. `now`/`timeoutMs` in ms.
+ * `held`: what those jobs hold (store `ActiveAssignment`s of this runner); `slotsUsed` counts
+ * only held slots (issue 5 capacity rule, core/capacity.ts `slotsUsed`: `none` jobs take none,
+ * a `runner` job takes all). Without `held` every running job counts as one slot.
+ */
+export function runnerView(row: RunnerRow, runningJobs: number[], now: number, timeoutMs: number, held?: readonly HeldSlot[]): Runner {
+  const used = held ? slotsUsed(held, { capacity: row.capacity, browserSlots: row.browserSlots }) : runningJobs.length;
   return {
     id: row.id,
     name: row.name,
     labels: row.labels,
-    status: runnerStatus(row, runningJobs.length, now, timeoutMs),
+    status: runnerStatus(row, used, now, timeoutMs),
     capacity: row.capacity,
     runningJobs,
+    slotsUsed: used,
     version: row.version,
     lastHeartbeatAt: isoOrNull(row.lastHeartbeatAt),
     createdAt: iso(row.createdAt),

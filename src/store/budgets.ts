@@ -3,6 +3,7 @@ import { num } from './codec.js';
 import { assertInt, type StoreCtx } from './ctx.js';
 import { toJobRow } from './codec.js';
 import { modelCallValues } from './model-calls.js';
+import { parseJobIds, reserveWithSubLimits, settleJobRows } from './job-budgets.js';
 import type { BudgetReservationResult, JobRow, NewModelCall, TreeBudget } from './types.js';
 
 /**
@@ -71,14 +72,30 @@ export const DEFAULT_RESERVATION_TTL_MS = 30 * 60_000;
  * sweeper give the micros back if this gateway process dies before settling.
  * @returns `{ ok: true, budget, reservationId }` (after the reservation) or `{ ok: false,
  *   budget }` (unchanged, the call does not fit); null when `rootId` is not a root job.
+ * With `jobId` (issue 6), the sub-limit of that job and of each ancestor that has one are
+ * reserved in the same transaction (job-budgets.ts); a refusal by a sub-limit returns its
+ * figures (`budget.jobId` set).
  * @throws Error when worstMicros/now/ttlMs are not integers >= 0 (ttlMs >= 1).
  */
-export async function reserveBudget(c: StoreCtx, rootId: number, worstMicros: number, now: number, ttlMs: number = DEFAULT_RESERVATION_TTL_MS): Promise<BudgetReservationResult | null> {
+export async function reserveBudget(c: StoreCtx, rootId: number, worstMicros: number, now: number, ttlMs: number = DEFAULT_RESERVATION_TTL_MS, jobId?: number): Promise<BudgetReservationResult | null> {
   assertInt('rootId', rootId, 1);
   assertInt('worstMicros', worstMicros, 0);
   assertInt('now', now, 0);
   assertInt('ttlMs', ttlMs, 1);
+  if (jobId !== undefined) assertInt('jobId', jobId, 1);
+  let subLimited = jobId !== undefined;
   for (let i = 0; i < 2; i++) {
+    if (subLimited) {
+      const r = await reserveWithSubLimits(c, rootId, jobId!, worstMicros, now, ttlMs);
+      if (r === 'no-sub-limit') subLimited = false;
+      else if (r) return r;
+      else {
+        const cur = await c.db.selectFrom('tree_budgets').select(COLS).where('root_id', '=', rootId).executeTakeFirst();
+        if (cur) return { ok: false, budget: toBudget(cur) };
+        if (!(await ensureRow(c, rootId, now))) return null;
+        continue;
+      }
+    }
     const done = c.dialect === 'postgres' ? await reservePg(c, rootId, worstMicros, now, ttlMs) : await c.db.transaction().execute(async (trx) => {
       const row = await trx
         .updateTable('tree_budgets')
@@ -135,12 +152,18 @@ async function settlePg(c: StoreCtx, rootId: number, reservationId: number, cost
     : sql``;
   const r = await sql<{ held: number | string }>`
     with held as (
-      delete from budget_reservations where id = ${reservationId} and root_id = ${rootId} returning micros
+      delete from budget_reservations where id = ${reservationId} and root_id = ${rootId} returning micros, job_ids
     ), upd as (
       update tree_budgets set
         reserved_micros = greatest(reserved_micros - coalesce((select sum(micros) from held), 0), 0),
         spent_micros = spent_micros + ${cost}::bigint, updated_at = ${now}::bigint
       where root_id = ${rootId} returning 1
+    ), jupd as (
+      update job_budgets set
+        reserved_micros = greatest(reserved_micros - coalesce((select sum(micros) from held), 0), 0),
+        spent_micros = spent_micros + ${cost}::bigint, updated_at = ${now}::bigint
+      where job_id = any(string_to_array((select job_ids from held limit 1), ',')::bigint[]) and exists (select 1 from upd)
+      returning 1
     )${ins}
     select count(*) as held from held`.execute(c.db);
   return Number(r.rows[0]?.held ?? 0) > 0;
@@ -161,7 +184,7 @@ export async function settleBudget(c: StoreCtx, rootId: number, reservationId: n
   const values = call ? modelCallValues(call) : null;
   if (c.dialect === 'postgres') return settlePg(c, rootId, reservationId, costMicros, now, values as Record<string, unknown> | null);
   return c.db.transaction().execute(async (trx) => {
-    const held = await trx.deleteFrom('budget_reservations').where('id', '=', reservationId).where('root_id', '=', rootId).returning('micros').executeTakeFirst();
+    const held = await trx.deleteFrom('budget_reservations').where('id', '=', reservationId).where('root_id', '=', rootId).returning(['micros', 'job_ids']).executeTakeFirst();
     const micros = held ? num(held.micros) : 0;
     await trx
       .updateTable('tree_budgets')
@@ -172,6 +195,7 @@ export async function settleBudget(c: StoreCtx, rootId: number, reservationId: n
       })
       .where('root_id', '=', rootId)
       .execute();
+    await settleJobRows(trx, parseJobIds(held?.job_ids), micros, costMicros, now);
     if (values) await trx.insertInto('model_calls').values(values).execute();
     return held !== undefined;
   });
@@ -188,9 +212,11 @@ export async function releaseExpiredReservations(c: StoreCtx, now: number): Prom
   assertInt('now', now, 0);
   return c.db.transaction().execute(async (trx) => {
     const expired = trx.selectFrom('budget_reservations').select('id').where('expires_at', '<=', now).orderBy('id').limit(500);
-    const gone = await trx.deleteFrom('budget_reservations').where('id', 'in', expired).returning(['root_id', 'micros']).execute();
+    const gone = await trx.deleteFrom('budget_reservations').where('id', 'in', expired).returning(['root_id', 'micros', 'job_ids']).execute();
     const per = new Map<number, { rootId: number; releasedMicros: number; count: number }>();
+    const perJob = new Map<number, number>(); // issue 6: job_budgets id → µ$ to give back
     for (const g of gone) {
+      for (const j of parseJobIds(g.job_ids)) perJob.set(j, (perJob.get(j) ?? 0) + num(g.micros));
       const id = num(g.root_id);
       const e = per.get(id) ?? { rootId: id, releasedMicros: 0, count: 0 };
       e.releasedMicros += num(g.micros);
@@ -205,6 +231,7 @@ export async function releaseExpiredReservations(c: StoreCtx, now: number): Prom
         .where('root_id', '=', e.rootId)
         .execute();
     }
+    for (const [jobId, micros] of [...perJob].sort((a, b) => a[0] - b[0])) await settleJobRows(trx, [jobId], micros, 0, now);
     return out;
   });
 }

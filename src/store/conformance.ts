@@ -14,6 +14,7 @@ import { capacityTests } from './conformance/capacity.js';
 import { usageTests } from './conformance/usage.js';
 import { budgetTests } from './conformance/budgets.js';
 import { reservationTests } from './conformance/reservations.js';
+import { jobBudgetTests } from './conformance/job-budgets.js';
 import { roundTripTests } from './conformance/round-trip.js';
 import { userTests } from './conformance/users.js';
 import { taskTests } from './conformance/tasks.js';
@@ -21,6 +22,7 @@ import { taskIngestTests } from './conformance/task-ingest.js';
 import { jobTreeTests } from './conformance/job-tree.js';
 import { modelActivityTests } from './conformance/model-activity.js';
 import { agentVersionTests } from './conformance/agent-versions.js';
+import { effortTierTests } from './conformance/effort-tiers.js';
 
 /** Options of {@link runStoreConformance}. */
 export interface ConformanceOptions {
@@ -75,6 +77,7 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Store
     usageTests(h);
     budgetTests(h);
     reservationTests(h);
+    jobBudgetTests(h);
     roundTripTests(h);
     userTests(h);
     taskTests(h);
@@ -82,5 +85,6 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Store
     jobTreeTests(h);
     modelActivityTests(h);
     agentVersionTests(h);
+    effortTierTests(h);
   });
 }

@@ -12,7 +12,9 @@ import * as events from './events.js';
 import * as calls from './model-calls.js';
 import * as modelActivity from './model-activity.js';
 import * as agentVersions from './agent-versions.js';
+import * as effortTiers from './effort-tiers.js';
 import * as budgets from './budgets.js';
+import * as jobBudgets from './job-budgets.js';
 import * as modelRoutes from './model-routes.js';
 import * as costs from './costs.js';
 import * as users from './users.js';
@@ -75,10 +77,15 @@ export function kyselyStore(db: Kysely<Database>, dialect: SqlDialect, afterClos
     modelCallActivity: (attempts) => modelActivity.modelCallActivity(c, attempts),
     installAgentVersions: (from, agents, now) => agentVersions.installAgentVersions(c, from, agents, now),
     listAgentVersions: (name) => agentVersions.listAgentVersions(c, name),
+    listEffortTiers: () => effortTiers.listEffortTiers(c),
+    setEffortTier: (n, m, l, now) => effortTiers.setEffortTier(c, n, m, l, now),
+    deleteEffortTier: (n) => effortTiers.deleteEffortTier(c, n),
     jobUsage: (id) => calls.jobUsage(c, id),
     costRollup: (q) => costs.costRollup(c, q),
     getTreeBudget: (id, now) => budgets.getTreeBudget(c, id, now),
-    reserveBudget: (id, w, now, ttl) => budgets.reserveBudget(c, id, w, now, ttl),
+    reserveBudget: (id, w, now, ttl, jobId) => budgets.reserveBudget(c, id, w, now, ttl, jobId),
+    getJobBudget: (id, now) => jobBudgets.getJobBudget(c, id, now),
+    topUpJobBudget: (id, add, now) => jobBudgets.topUpJobBudget(c, id, add, now),
     settleBudget: (id, r, cost, now, call) => budgets.settleBudget(c, id, r, cost, now, call),
     releaseExpiredReservations: (now) => budgets.releaseExpiredReservations(c, now),
     listModelRoutes: () => modelRoutes.listModelRoutes(c),

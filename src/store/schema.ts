@@ -1,6 +1,7 @@
 import type { TaskTables } from './tasks-schema.js';
 import type { ModelActivityTables } from './model-activity-schema.js';
 import type { AgentVersionTables } from './agent-versions-schema.js';
+import type { EffortTierTables } from './effort-tiers-schema.js';
 import type { ColumnType, Generated } from 'kysely';
 
 /**
@@ -162,6 +163,18 @@ export interface BudgetReservationsTable {
   micros: Int8;
   created_at: Int8;
   expires_at: Int8;
+  /** 0013: comma-separated job_budgets ids also held (null: the tree's row only). */
+  job_ids?: string | null;
+}
+
+/** 0013: a child job's budget sub-limit (store/job-budgets.ts), micro-dollars. */
+export interface JobBudgetsTable {
+  job_id: number;
+  root_id: number;
+  limit_micros: Int8;
+  spent_micros: Int8;
+  reserved_micros: Int8;
+  updated_at: Int8;
 }
 
 /** 0008: model name pattern → provider, set through the API (see store/model-routes.ts). */
@@ -179,7 +192,7 @@ export interface ModelPricesTable {
 }
 
 /** The whole database, as Kysely sees it (0006 tables: tasks-schema.ts). */
-export interface Database extends TaskTables, ModelActivityTables, AgentVersionTables {
+export interface Database extends TaskTables, ModelActivityTables, AgentVersionTables, EffortTierTables {
   api_tokens: ApiTokensTable;
   registration_tokens: RegistrationTokensTable;
   runners: RunnersTable;
@@ -188,6 +201,7 @@ export interface Database extends TaskTables, ModelActivityTables, AgentVersionT
   model_calls: ModelCallsTable;
   tree_budgets: TreeBudgetsTable;
   budget_reservations: BudgetReservationsTable;
+  job_budgets: JobBudgetsTable;
   model_routes: ModelRoutesTable;
   model_prices: ModelPricesTable;
   users: UsersTable;

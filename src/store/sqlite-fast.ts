@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import { assertInt } from './ctx.js';
 import { DEFAULT_RESERVATION_TTL_MS } from './budgets.js';
 import { modelCallValues } from './model-calls.js';
+import { parseJobIds } from './job-budgets.js';
 import type { Database } from './schema.js';
 import type { BudgetReservationResult, JobRow, NewModelCall, Store } from './types.js';
 
@@ -13,7 +14,7 @@ export const TOKEN_CACHE_TTL_MS = 1000;
  * Store methods that never change a job's status or token: they leave the token cache alone.
  * Every other method (including ones added later) clears it before and after it runs.
  */
-const KEEPS_TOKENS = /^(get|list|find|count)|^(jobUsage|jobUsageMany|costRollup|reserveBudget|settleBudget|recordModelCall|releaseExpiredReservations|noteModelCall|setModelRoute|deleteModelRoute|setModelPrice|deleteModelPrice|close|dialect)$/;
+const KEEPS_TOKENS = /^(get|list|find|count)|^(jobUsage|jobUsageMany|costRollup|reserveBudget|topUpJobBudget|settleBudget|recordModelCall|releaseExpiredReservations|noteModelCall|setModelRoute|deleteModelRoute|setModelPrice|deleteModelPrice|close|dialect)$/;
 
 /**
  * The gateway's per-call store work on SQLite without Kysely's per-statement overhead (query
@@ -49,15 +50,19 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
     return { ok: true, budget: toBudget(row), reservationId: Number(res.lastInsertRowid) };
   });
   const settleTx = sqlite.transaction((rootId: number, reservationId: number, cost: number, now: number, values: Record<string, unknown> | null): boolean => {
-    const held = s().deleteReservation.get(reservationId, rootId) as { micros: number } | undefined;
+    const held = s().deleteReservation.get(reservationId, rootId) as { micros: number; job_ids: string | null } | undefined;
     const micros = held ? Number(held.micros) : 0;
     s().settle.run(micros, micros, cost, now, rootId);
+    // issue 6: the child sub-limits the reservation also held (job-budgets.ts), ascending id
+    for (const j of parseJobIds(held?.job_ids).sort((a, b) => a - b)) s().settleJob.run(micros, micros, cost, now, j);
     if (values) s().insertCall.run(values);
     return held !== undefined;
   });
 
   const fast: Partial<Store> = {
-    async reserveBudget(rootId, worstMicros, now, ttlMs = DEFAULT_RESERVATION_TTL_MS) {
+    async reserveBudget(rootId, worstMicros, now, ttlMs = DEFAULT_RESERVATION_TTL_MS, jobId?: number) {
+      // issue 6: a child job's call may have sub-limits on its path: budgets.ts/job-budgets.ts
+      if (jobId !== undefined) return store.reserveBudget(rootId, worstMicros, now, ttlMs, jobId);
       assertInt('rootId', rootId, 1);
       assertInt('worstMicros', worstMicros, 0);
       assertInt('now', now, 0);
@@ -143,7 +148,10 @@ function prepare(sqlite: BetterSqlite3.Database) {
       'update tree_budgets set reserved_micros = reserved_micros + ?, updated_at = ? where root_id = ? and spent_micros + reserved_micros + ? <= limit_micros returning root_id, limit_micros, spent_micros, reserved_micros',
     ),
     insertReservation: sqlite.prepare('insert into budget_reservations (root_id, micros, created_at, expires_at) values (?, ?, ?, ?)'),
-    deleteReservation: sqlite.prepare('delete from budget_reservations where id = ? and root_id = ? returning micros'),
+    deleteReservation: sqlite.prepare('delete from budget_reservations where id = ? and root_id = ? returning micros, job_ids'),
+    settleJob: sqlite.prepare(
+      'update job_budgets set reserved_micros = case when reserved_micros >= ? then reserved_micros - ? else 0 end, spent_micros = spent_micros + ?, updated_at = ? where job_id = ?',
+    ),
     settle: sqlite.prepare(
       'update tree_budgets set reserved_micros = case when reserved_micros >= ? then reserved_micros - ? else 0 end, spent_micros = spent_micros + ?, updated_at = ? where root_id = ?',
     ),

@@ -1,5 +1,6 @@
 import type { TaskStore } from './tasks-types.js';
 import type { AgentVersionStore } from './agent-versions-types.js';
+import type { EffortTierStore } from './effort-tiers-types.js';
 import type { JobStatus, JobResult, JobUsage, Labels, EventBody, JobEvent } from '../protocol/index.js';
 import type { JobHolds } from '../protocol/index.js';
 
@@ -17,7 +18,7 @@ import type { JobHolds } from '../protocol/index.js';
  * Every method that changes more than one row does it in one transaction: either all of it
  * is stored or none.
  */
-export interface Store extends TaskStore, AgentVersionStore {
+export interface Store extends TaskStore, AgentVersionStore, EffortTierStore {
   /** `sqlite` or `postgres`. */
   readonly dialect: 'sqlite' | 'postgres';
   close(): Promise<void>;
@@ -164,7 +165,19 @@ export interface Store extends TaskStore, AgentVersionStore {
    * `now + ttlMs` (default 30 min) at the latest. `ok: false` leaves it unchanged. Null when
    * not a root job.
    */
-  reserveBudget(rootId: number, worstMicros: number, now: number, ttlMs?: number): Promise<BudgetReservationResult | null>;
+  reserveBudget(rootId: number, worstMicros: number, now: number, ttlMs?: number, jobId?: number): Promise<BudgetReservationResult | null>;
+  /**
+   * Issue 6: job `jobId`'s own sub-limit budget (`jobId` set), created from its budgetMicros
+   * if missing; null when the job has no sub-limit (a root, or a child sharing the tree's).
+   * store/job-budgets.ts.
+   */
+  getJobBudget(jobId: number, now: number): Promise<TreeBudget | null>;
+  /**
+   * Issue 6: raises child `jobId`'s sub-limit by `addMicros`, never past what its tree (and
+   * each sub-limited ancestor) has left: `{ ok: false, maxAddMicros }` then, nothing changed.
+   * Null when the job has no sub-limit.
+   */
+  topUpJobBudget(jobId: number, addMicros: number, now: number): Promise<{ ok: true; budget: TreeBudget } | { ok: false; maxAddMicros: number } | null>;
   /**
    * Settles reservation `reservationId` of tree `rootId`: releases it (unless the sweeper
    * already did) and charges `costMicros` (0 for a failed call); with `call`, appends that
@@ -393,6 +406,8 @@ export interface ModelPriceRow {
 /** A job tree's budget, micro-dollars. remaining = max(0, limit − spent − reserved). */
 export interface TreeBudget {
   rootId: number;
+  /** Issue 6: set when these are the figures of this child job's sub-limit, not the tree's. */
+  jobId?: number;
   limitMicros: number;
   spentMicros: number;
   reservedMicros: number;
@@ -446,3 +461,4 @@ export interface UserRow {
 
 export type * from './tasks-types.js';
 export type * from './agent-versions-types.js';
+export type * from './effort-tiers-types.js';

@@ -29,8 +29,9 @@ export function registerBudget(program: Command, ctx: CliContext): void {
 export function describeBudget(v: BudgetView, added?: number): string {
   const b = v.budget;
   const lines = [
-    ...(added !== undefined ? [`added ${formatMicros(Math.round(added * 1_000_000))} to job tree ${b.rootId}`] : []),
+    ...(added !== undefined ? [`added ${formatMicros(Math.round(added * 1_000_000))} to ${b.jobId !== undefined ? `job ${b.jobId}'s sub-limit` : `job tree ${b.rootId}`}`] : []),
     `tree:      ${b.rootId}${b.rootId !== v.jobId ? ` (job ${v.jobId} is in it)` : ''}`,
+    ...(b.jobId !== undefined ? [`sub-limit: job ${b.jobId} (it and its descendants; never more than the tree has left)`] : []),
     `budget:    ${formatMicros(b.limitMicros)}`,
     `spent:     ${formatMicros(b.spentMicros)}`,
     `reserved:  ${formatMicros(b.reservedMicros)}`,

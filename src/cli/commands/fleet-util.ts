@@ -16,9 +16,9 @@ export async function resolveRunner(client: FlotillaClient, text: string): Promi
   throw new CliError(`RUNNER: ${named.length} runners are named ${JSON.stringify(t)} (ids ${named.map((r) => r.id).join(', ')}); give the id`);
 }
 
-/** `2/3`: active jobs of parallel-job capacity. */
+/** `2/3`: parallel-job slots held (`slotsUsed`; jobs holding `none` take none) of capacity. */
 export function slotsText(r: Runner): string {
-  return `${r.runningJobs.length}/${r.capacity}`;
+  return `${r.slotsUsed ?? r.runningJobs.length}/${r.capacity}`;
 }
 
 /** ` until 2026-11-30T14:00:00Z (reason)` for a held runner, else ''. */

@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { JobStatus, type Job } from '../../protocol/index.js';
+import { JobStatus, type BudgetView, type Job } from '../../protocol/index.js';
 import { formatMicros } from '../../core/money.js';
 import type { CliContext } from '../context.js';
 import { formatJobSummary, formatTable } from '../format.js';
@@ -45,7 +45,9 @@ export function registerJobs(program: Command, ctx: CliContext): void {
     }
     const job = await client.getJob(id);
     if (wantsJson(self, opts)) return void out(JSON.stringify({ job }));
-    out(describeJob(job));
+    // issue 6: a child shows its sub-limit or the tree's budget it shares, not its own 0
+    const budget = job.parentId !== null ? await client.getBudget(id) : undefined;
+    out(describeJob(job, budget));
   });
 
   const cancel = jobs.command('cancel').description('cancel a queued or running job').argument('<id>', 'job id', parseJobId);
@@ -64,8 +66,11 @@ function jobRow(j: Job): string[] {
   return [String(j.id), j.agent, j.status, j.endReason ?? '', j.runnerId === null ? '' : String(j.runnerId), j.createdAt, j.usage ? formatMicros(j.usage.costMicros) : ''];
 }
 
-/** Multi-line description of a job for `jobs show`: fields, the cost table, and the result. */
-export function describeJob(j: Job): string {
+/**
+ * Multi-line description of a job for `jobs show`: fields, the cost table, and the result.
+ * `budget` (a child's `GET /api/jobs/:id/budget`): its sub-limit, or the tree budget it shares.
+ */
+export function describeJob(j: Job, budget?: BudgetView): string {
   const lines: string[] = [];
   const kv = (k: string, v: string | number | null | undefined) => {
     if (v !== null && v !== undefined && v !== '') lines.push(`${(k + ':').padEnd(10)} ${v}`);
@@ -76,7 +81,9 @@ export function describeJob(j: Job): string {
   kv('reason', j.endReason);
   kv('error', j.error);
   kv('input', JSON.stringify(j.input));
-  kv('budget', formatMicros(j.budgetMicros));
+  if (budget && budget.budget.jobId === undefined) kv('budget', `${formatMicros(budget.budget.limitMicros)} (shared with job tree ${j.rootId}, ${formatMicros(budget.budget.remainingMicros)} left)`);
+  else if (budget) kv('budget', `${formatMicros(budget.budget.limitMicros)} (sub-limit within job tree ${j.rootId}, ${formatMicros(budget.budget.remainingMicros)} left)`);
+  else kv('budget', formatMicros(j.budgetMicros));
   if (Object.keys(j.selector).length > 0) kv('labels', Object.entries(j.selector).map(([k, v]) => `${k}=${v}`).join(','));
   if (j.parentId !== null) kv('parent', j.parentId);
   kv('runner', j.runnerId);

@@ -1,5 +1,5 @@
 import type { Hono } from 'hono';
-import { usdToMicros } from '../../core/money.js';
+import { formatMicros, usdToMicros } from '../../core/money.js';
 import { TopUpRequest, type BudgetView } from '../../protocol/index.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
@@ -13,6 +13,10 @@ import { recordStatus } from '../status-events.js';
  *   amount to the tree's limit, then every job of the tree paused for budget goes back to the
  *   queue to resume in its session (`resumeSessionId` = its session id; the runner side reuses
  *   the workspace), each with a `status` event; → BudgetView with their ids in `resumed`.
+ * Issue 6: for a child job with a sub-limit (its budgetMicros > 0), GET returns that sub-limit
+ * (`budget.jobId` set) and POST raises it — never past what the tree (and each sub-limited
+ * ancestor) has left: 422 `budget_exceeded` naming `addUsd` and the most that can be added.
+ * A child sharing its tree's budget shows and tops up the tree's.
  * Errors: bad id 400 `invalid_request`; unknown job 404 `not_found`; body 400 `invalid_json` /
  * `invalid_request` naming `addUsd`.
  */
@@ -22,6 +26,8 @@ export function mountJobBudget(app: Hono<AppEnv>, ctx: ServerContext): void {
     if (id === null) return apiError(c, 400, 'invalid_request', 'id: must be a positive integer', 'id');
     const job = await ctx.store.getJob(id);
     if (!job) return apiError(c, 404, 'not_found', `no job ${id}`);
+    const own = job.parentId !== null ? await ctx.store.getJobBudget(job.id, ctx.now()) : null;
+    if (own) return c.json({ jobId: id, budget: own, resumed: [] } satisfies BudgetView);
     const budget = await ctx.store.getTreeBudget(job.rootId, ctx.now());
     if (!budget) return apiError(c, 404, 'not_found', `job ${id}'s tree has no root job ${job.rootId}`);
     const view: BudgetView = { jobId: id, budget, resumed: [] };
@@ -36,7 +42,15 @@ export function mountJobBudget(app: Hono<AppEnv>, ctx: ServerContext): void {
     const job = await ctx.store.getJob(id);
     if (!job) return apiError(c, 404, 'not_found', `no job ${id}`);
     const now = ctx.now();
-    const budget = await ctx.store.topUpBudget(job.rootId, usdToMicros(body.value.addUsd), now);
+    let budget = null;
+    if (job.parentId !== null) {
+      const r = await ctx.store.topUpJobBudget(job.id, usdToMicros(body.value.addUsd), now);
+      if (r && !r.ok) {
+        return apiError(c, 422, 'budget_exceeded', `addUsd: job ${id}'s sub-limit can grow by at most ${formatMicros(r.maxAddMicros)} (what job tree ${job.rootId} has left); top up the tree first: flotilla budget ${job.rootId} --add <USD>`, 'addUsd');
+      }
+      if (r) budget = r.budget;
+    }
+    budget ??= await ctx.store.topUpBudget(job.rootId, usdToMicros(body.value.addUsd), now);
     if (!budget) return apiError(c, 404, 'not_found', `job ${id}'s tree has no root job ${job.rootId}`);
     const resumed = await ctx.store.resumeBudgetPausedJobs(job.rootId, now);
     for (const r of resumed) {

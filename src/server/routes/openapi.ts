@@ -30,6 +30,7 @@ import {
 } from '../../protocol/index.js';
 import type { AppEnv } from '../auth.js';
 import { gatewayRoutesOpenApi } from './openapi-gateway.js';
+import { effortTiersOpenApi } from './openapi-effort.js';
 import { error, json, ref, schemaOf, type Json } from '../openapi-kit.js';
 import { tasksOpenApi } from '../tasks/openapi.js';
 
@@ -318,6 +319,10 @@ export function buildOpenApi(): Json {
   const gw = gatewayRoutesOpenApi();
   Object.assign(schemas, gw.schemas);
   Object.assign(paths, gw.paths);
+  // Effort tiers (issue 8).
+  const et = effortTiersOpenApi();
+  Object.assign(schemas, et.schemas);
+  Object.assign(paths, et.paths);
   // Agent installs (issue 6).
   const ai = agentsInstallOpenApi();
   Object.assign(schemas, ai.schemas);

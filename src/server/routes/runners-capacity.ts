@@ -5,6 +5,7 @@ import { requireAdmin, type AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
 import { apiError, parsePositiveInt, readBody } from '../http-util.js';
 import { runnerView } from '../views.js';
+import { heldSlotsOf } from '../runner-held.js';
 
 /**
  * `PATCH /api/runners/{id}` (admin; body {@link SetRunnerCapacityRequest}) → 200 Runner: sets
@@ -35,6 +36,6 @@ export function mountRunnerCapacity(app: Hono<AppEnv>, ctx: ServerContext): void
     ctx.hub.setLimits(row.id, { capacity: row.capacity, browserSlots: row.browserSlots });
     ctx.log.info('runner capacity set', { runnerId: row.id, capacity: row.capacity, browserSlots: row.browserSlots });
     const jobs = await ctx.store.listActiveJobsForRunner(row.id);
-    return c.json(runnerView(row, jobs.map((j) => j.id), ctx.now(), ctx.heartbeatTimeoutMs));
+    return c.json(runnerView(row, jobs.map((j) => j.id), ctx.now(), ctx.heartbeatTimeoutMs, await heldSlotsOf(ctx.store, row.id)));
   });
 }

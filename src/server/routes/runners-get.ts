@@ -4,6 +4,7 @@ import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
 import { apiError, parsePositiveInt } from '../http-util.js';
 import { iso, isoOrNull, runnerView } from '../views.js';
+import { heldSlotsOf } from '../runner-held.js';
 
 /**
  * `GET /api/runners/{id}` → {@link RunnerDetail}: the runner (as in the list) and its 20 most
@@ -17,7 +18,7 @@ export function mountGetRunner(app: Hono<AppEnv>, ctx: ServerContext): void {
     const [recent, active] = await Promise.all([ctx.store.listRecentJobsForRunner(row.id, 20), ctx.store.listActiveJobsForRunner(row.id)]);
     const running = active.map((j) => j.id);
     const body: RunnerDetail = {
-      runner: runnerView(row, running, ctx.now(), ctx.heartbeatTimeoutMs),
+      runner: runnerView(row, running, ctx.now(), ctx.heartbeatTimeoutMs, await heldSlotsOf(ctx.store, row.id)),
       recentJobs: recent.map((j) => ({ id: j.id, agent: j.agent, status: j.status, attempt: j.attempt, createdAt: iso(j.createdAt), finishedAt: isoOrNull(j.finishedAt) })),
     };
     return c.json(body);

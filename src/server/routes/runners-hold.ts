@@ -4,6 +4,7 @@ import { requireAdmin, type AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
 import { apiError, parsePositiveInt, readBody } from '../http-util.js';
 import { runnerView } from '../views.js';
+import { heldSlotsOf } from '../runner-held.js';
 
 /**
  * `POST /api/runners/{id}/hold` (admin; body {@link HoldRunnerRequest}) → 200 Runner with
@@ -29,7 +30,7 @@ export function mountRunnerHolds(app: Hono<AppEnv>, ctx: ServerContext): void {
     if (!updated) return apiError(c, 404, 'not_found', `no runner ${row.id}`, 'id');
     ctx.log.info('runner held', { runnerId: row.id, until, extend: body.value.extend });
     const jobs = await ctx.store.listActiveJobsForRunner(row.id);
-    return c.json(runnerView(updated, jobs.map((j) => j.id), now, ctx.heartbeatTimeoutMs));
+    return c.json(runnerView(updated, jobs.map((j) => j.id), now, ctx.heartbeatTimeoutMs, await heldSlotsOf(ctx.store, updated.id)));
   });
 
   app.post('/api/runners/:id{[0-9]+}/resume', requireAdmin(), async (c) => {
@@ -39,6 +40,6 @@ export function mountRunnerHolds(app: Hono<AppEnv>, ctx: ServerContext): void {
     ctx.log.info('runner resumed', { runnerId: updated.id });
     ctx.dispatcher.kick();
     const jobs = await ctx.store.listActiveJobsForRunner(updated.id);
-    return c.json(runnerView(updated, jobs.map((j) => j.id), ctx.now(), ctx.heartbeatTimeoutMs));
+    return c.json(runnerView(updated, jobs.map((j) => j.id), ctx.now(), ctx.heartbeatTimeoutMs, await heldSlotsOf(ctx.store, updated.id)));
   });
 }

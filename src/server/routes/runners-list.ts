@@ -5,11 +5,12 @@ import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
 import { apiError } from '../http-util.js';
 import { runnerView } from '../views.js';
+import type { ActiveAssignment } from '../../store/types.js';
 
 /**
  * `GET /api/runners[?label=k=v,k2=v2][&status=online|busy|on_hold|...][&role=R]` →
- * {@link RunnerList}: every runner (status on the server clock, running job ids, so slots used
- * = runningJobs.length of capacity) and the number of queued jobs. Filters: `label` keeps
+ * {@link RunnerList}: every runner (status on the server clock, running job ids, `slotsUsed` =
+ * the slots those jobs hold, core/capacity.ts) and the number of queued jobs. Filters: `label` keeps
  * runners having all those labels, `role` is short for `label=role=R`, `status` one status.
  * Three queries whatever the fleet size (runners, active assignments, queued count).
  * Bad filter → 400 `invalid_request` naming the parameter.
@@ -31,17 +32,18 @@ export function mountListRunners(app: Hono<AppEnv>, ctx: ServerContext): void {
       return apiError(c, 400, 'invalid_request', `status: must be one of ${RunnerStatus.options.join(', ')}`, 'status');
     }
     const [rows, active, queued] = await Promise.all([ctx.store.listRunners(), ctx.store.listActiveAssignments(), ctx.store.countQueuedJobs()]);
-    const byRunner = new Map<number, number[]>();
+    const byRunner = new Map<number, ActiveAssignment[]>();
     for (const a of active) {
       const list = byRunner.get(a.runnerId);
-      if (list) list.push(a.jobId);
-      else byRunner.set(a.runnerId, [a.jobId]);
+      if (list) list.push(a);
+      else byRunner.set(a.runnerId, [a]);
     }
     const now = ctx.now();
     const runners: Runner[] = [];
     for (const r of rows) {
       if (!selectorMatches(want, r.labels)) continue;
-      const v = runnerView(r, byRunner.get(r.id) ?? [], now, ctx.heartbeatTimeoutMs);
+      const mine = byRunner.get(r.id) ?? [];
+      const v = runnerView(r, mine.map((a) => a.jobId), now, ctx.heartbeatTimeoutMs, mine);
       if (status?.success && v.status !== status.data) continue;
       runners.push(v);
     }

@@ -11,6 +11,8 @@ import { capacity } from './0009_capacity.js';
 import { modelActivity } from './0010_model_activity.js';
 import { agentVersions } from './0011_agent_versions.js';
 import { taskSlots } from './0012_task_slots.js';
+import { jobBudgets } from './0013_job_budgets.js';
+import { effortTiers } from './0014_effort_tiers.js';
 
 /**
  * Every migration, by name, in order. A static list (not a folder glob) so it works the same
@@ -29,6 +31,8 @@ function allMigrations(dialect: SqlDialect): Record<string, Migration> {
     '0010_model_activity': modelActivity(),
     '0011_agent_versions': agentVersions(dialect),
     '0012_task_slots': taskSlots(),
+    '0013_job_budgets': jobBudgets(),
+    '0014_effort_tiers': effortTiers(),
   };
 }
 

@@ -28,7 +28,7 @@ function RunnerCard({ r, queued }: { r: Runner; queued: number }) {
       <dl>
         <dt>Slots</dt>
         <dd data-testid="slots">
-          {r.runningJobs.length}/{r.capacity}
+          {r.slotsUsed ?? r.runningJobs.length}/{r.capacity}
         </dd>
         {r.browserSlots !== undefined && (
           <>

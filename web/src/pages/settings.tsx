@@ -6,16 +6,23 @@ import { EffortTiers } from '../components/effort-tiers.js';
 import { ModelProviders } from '../components/model-providers.js';
 import { Receivers } from '../components/receivers.js';
 
-/** Settings (admins): users, API tokens, effort tiers (read-only), model providers and prices, receivers. */
+/** Settings (admins): users, API tokens, effort tiers, model providers and prices, receivers. Members read the effort tiers only. */
 export function SettingsPage() {
   const { isAdmin } = useSession();
-  if (!isAdmin) return <p className="empty">Settings are for admins. You are signed in as a member.</p>;
+  if (!isAdmin) {
+    return (
+      <section>
+        <p className="empty">Settings are for admins. You are signed in as a member.</p>
+        <EffortTiers isAdmin={false} />
+      </section>
+    );
+  }
   return (
     <section>
       <h1>Settings</h1>
       <Users />
       <Tokens />
-      <EffortTiers />
+      <EffortTiers isAdmin />
       <ModelProviders />
       <Receivers />
     </section>

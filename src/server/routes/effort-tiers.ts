@@ -1,0 +1,50 @@
+import type { Hono } from 'hono';
+import { EffortTierName, SetEffortTierRequest, type EffortTierList, type EffortTierView } from '../../protocol/index.js';
+import { BUILTIN_EFFORT_TIERS } from '../../core/effort.js';
+import { requireAdmin, type AppEnv } from '../auth.js';
+import type { ServerContext } from '../context.js';
+import { accountEffort } from '../effort.js';
+import { apiError, readBody } from '../http-util.js';
+import { iso } from '../views.js';
+
+/**
+ * Effort tiers (issue 8, Settings). Members read, admins change; changes are stored
+ * (migration 0014) and every replica resolves jobs with them from the next job on
+ * (server/effort-stored.ts).
+ * - `GET /api/effort-tiers` → {@link EffortTierList}: built-in, configured (FLOTILLA_EFFORT_TIERS)
+ *   and account tiers merged by name (account > config > builtin), name ascending;
+ * - `PUT /api/effort-tiers/{name}` {@link SetEffortTierRequest} (admin) → 200 {@link EffortTierView};
+ * - `DELETE /api/effort-tiers/{name}` (admin) → 204; 404 `not_found` when the account stored no
+ *   tier of that name (built-in and configured tiers cannot be deleted here).
+ * Bad name → 400 `invalid_request` (field `name`); bad body → 400 naming the field.
+ * A bad FLOTILLA_EFFORT_TIERS on the server → 500 (error names the variable).
+ */
+export function mountEffortTiers(app: Hono<AppEnv>, ctx: ServerContext): void {
+  app.get('/api/effort-tiers', async (c) => {
+    const env = accountEffort();
+    const byName = new Map<string, EffortTierView>();
+    for (const [name, t] of Object.entries(BUILTIN_EFFORT_TIERS)) byName.set(name, { name, model: t.model, level: t.level, source: 'builtin', updatedAt: null });
+    for (const [name, t] of Object.entries(env.tiers)) byName.set(name, { name, model: t.model, level: t.level, source: 'config', updatedAt: null });
+    for (const t of await ctx.store.listEffortTiers()) byName.set(t.name, { name: t.name, model: t.model, level: t.level, source: 'account', updatedAt: iso(t.updatedAt) });
+    const body: EffortTierList = { tiers: [...byName.values()].sort((a, b) => a.name.localeCompare(b.name)), defaultTier: env.defaultTier };
+    return c.json(body);
+  });
+
+  app.put('/api/effort-tiers/:name', requireAdmin(), async (c) => {
+    const name = EffortTierName.safeParse(c.req.param('name'));
+    if (!name.success) return apiError(c, 400, 'invalid_request', `name: ${name.error.issues[0]?.message ?? 'invalid'}`, 'name');
+    const body = await readBody(c, SetEffortTierRequest);
+    if (!body.ok) return body.response;
+    const row = await ctx.store.setEffortTier(name.data, body.value.model, body.value.level, ctx.now());
+    ctx.log.info('effort tier set', { name: row.name, model: row.model, level: row.level, by: c.var.principal.name });
+    const view: EffortTierView = { name: row.name, model: row.model, level: row.level, source: 'account', updatedAt: iso(row.updatedAt) };
+    return c.json(view);
+  });
+
+  app.delete('/api/effort-tiers/:name', requireAdmin(), async (c) => {
+    const name = c.req.param('name');
+    if (!(await ctx.store.deleteEffortTier(name))) return apiError(c, 404, 'not_found', `no account tier ${JSON.stringify(name)} (built-in and configured tiers cannot be deleted)`, 'name');
+    ctx.log.info('effort tier deleted', { name, by: c.var.principal.name });
+    return c.body(null, 204);
+  });
+}

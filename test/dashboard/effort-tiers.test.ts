@@ -1,0 +1,66 @@
+/**
+ * Issue 8, Settings → effort tiers, in real headless Chromium against a real `flotilla up`: an
+ * admin adds a tier (model + effort level) and sees it listed, the API and the CLI's client
+ * see the same stored tier, the admin replaces and deletes it; a member reads the tiers with
+ * the form disabled (and the API refuses a member's change).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser } from 'playwright-core';
+import { FlotillaClient } from '../../src/client/client.js';
+import { dashboardReady, launchBrowser, screenshot, signIn, startUp, type Up } from './harness.js';
+
+const ready = dashboardReady();
+if (!ready.ok && process.env.CI) throw new Error(`dashboard tests cannot run: ${ready.why}`);
+
+describe.skipIf(!ready.ok)('effort tiers in Settings (Chromium)', () => {
+  let up: Up;
+  let browser: Browser;
+  beforeAll(async () => {
+    up = await startUp();
+    await up.admin.createUser({ name: 'ada', role: 'admin', password: 'admin-password-1' });
+    await up.admin.createUser({ name: 'mia', role: 'member', password: 'member-password-1' });
+    browser = await launchBrowser();
+  }, 180_000);
+  afterAll(async () => {
+    await browser?.close();
+    await up?.close();
+  });
+
+  it('an admin adds, replaces and deletes a tier; a member reads it and cannot change it', async () => {
+    const admin = await signIn(browser, up.url, 'ada', 'admin-password-1');
+    await admin.goto(`${up.url}/settings`);
+    await admin.locator('[data-testid=tier-max]').waitFor({ timeout: 15_000 });
+    await admin.fill('[data-testid=tier-name]', 'cheap');
+    await admin.fill('[data-testid=tier-model]', 'claude-haiku-4-5');
+    await admin.selectOption('[data-testid=tier-level]', 'low');
+    await admin.click('[data-testid=tier-save]');
+    const row = admin.locator('[data-testid=tier-cheap] td');
+    await expect.poll(() => row.allTextContents(), { timeout: 10_000 }).toEqual(['cheap', 'claude-haiku-4-5', 'low', 'account', 'Delete']);
+    expect((await up.admin.listEffortTiers()).tiers).toContainEqual(expect.objectContaining({ name: 'cheap', model: 'claude-haiku-4-5', level: 'low', source: 'account' }));
+
+    // Redefine a built-in tier for this account.
+    await admin.fill('[data-testid=tier-name]', 'max');
+    await admin.fill('[data-testid=tier-model]', 'claude-opus-4-6');
+    await admin.selectOption('[data-testid=tier-level]', 'xhigh');
+    await admin.click('[data-testid=tier-save]');
+    await expect.poll(() => admin.locator('[data-testid=tier-max] td').allTextContents(), { timeout: 10_000 }).toEqual(['max', 'claude-opus-4-6', 'xhigh', 'account', 'Delete']);
+    await screenshot(admin, 'settings-effort-tiers');
+
+    // A job run at the stored tier is accepted; an unknown one is refused naming the known tiers.
+    await expect(up.admin.createJob({ agent: 'hello-py', input: {}, priority: 0, effort: 'nope' })).rejects.toThrow(/known: cheap, max, high, medium|known: .*cheap/);
+
+    const member = await signIn(browser, up.url, 'mia', 'member-password-1');
+    await member.goto(`${up.url}/settings`);
+    await expect.poll(() => member.locator('[data-testid=tier-cheap] td').allTextContents(), { timeout: 10_000 }).toEqual(['cheap', 'claude-haiku-4-5', 'low', 'account', 'Delete']);
+    expect(await member.locator('[data-testid=tier-save]').isDisabled()).toBe(true);
+    expect(await member.locator('[data-testid=tier-delete-cheap]').isDisabled()).toBe(true);
+    const memberToken = (await up.admin.createApiToken({ name: 'reader', role: 'member' })).token;
+    await expect(new FlotillaClient({ url: up.url, token: memberToken }).setEffortTier('cheap', 'x', 'max')).rejects.toThrow(/admin|forbidden/i);
+    await member.context().close();
+
+    await admin.click('[data-testid=tier-delete-max]');
+    await expect.poll(() => admin.locator('[data-testid=tier-max] td').allTextContents(), { timeout: 10_000 }).toEqual(['max', 'claude-opus-4-6', 'max', 'builtin', '']);
+    expect((await up.admin.listEffortTiers()).tiers.filter((t) => t.source === 'account').map((t) => t.name)).toEqual(['cheap']);
+    await admin.context().close();
+  }, 120_000);
+});

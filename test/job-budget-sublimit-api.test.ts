@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BudgetView, Job } from '../src/protocol/index.js';
+import { describeJob } from '../src/cli/commands/jobs.js';
+import { describeTree } from '../src/cli/tree-format.js';
+import { FlotillaClient } from '../src/client/index.js';
+import { FakeRunner, startTestServer, type TestServer } from '../src/server/test-helpers.js';
+
+/**
+ * Issue 6 over the real HTTP API (SQLite): `GET/POST /api/jobs/:id/budget` on a child shows
+ * and tops up its own sub-limit (never past what the tree has left); a child sharing the
+ * tree's budget shows and tops up the tree's; `jobs show CHILD` names the budget it uses and
+ * `--tree` on a child says it is a subtree.
+ */
+describe('child budgets over the API', () => {
+  let t: TestServer;
+  let r: FakeRunner;
+  beforeAll(async () => {
+    t = await startTestServer({ dispatchIntervalMs: 100 });
+    r = await FakeRunner.start(t, { name: 'sub-runner', capacity: 4 });
+    await r.hello({ name: 'sub-runner', capacity: 4 });
+  });
+  afterAll(async () => {
+    await r.close();
+    await t.close();
+  });
+
+  it('a sub-limited child tops up its own budget within the tree; a sharing child shows the tree', async () => {
+    const res = await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'examples/calc' }, budgetUsd: 1 } });
+    const p = (await res.json()) as Job;
+    const a = await r.next('job.assign', (f) => f.assignment.jobId === p.id, 10_000);
+    r.send({ type: 'job.accepted', jobId: p.id, attempt: a.assignment.attempt });
+    r.send({ type: 'job.events', jobId: p.id, attempt: a.assignment.attempt, events: [{ rseq: 1, at: new Date().toISOString(), type: 'harness.started', data: { harness: 'claude-code', pid: 1 } }] });
+    await r.next('ack', () => true, 10_000);
+    const token = a.assignment.token;
+    const mk = async (body: Record<string, unknown>) => (await (await t.api('/api/jobs', { token, json: { agent: 'test-fixer', input: { repo: 'repos/api' }, ...body } })).json()) as Job;
+    const limited = await mk({ budgetUsd: 0.1 });
+    const sharing = await mk({});
+    const admin = new FlotillaClient({ url: t.url, token: t.admin });
+
+    const own = (await (await t.api(`/api/jobs/${limited.id}/budget`)).json()) as BudgetView;
+    expect(own).toEqual({ jobId: limited.id, budget: { rootId: p.id, jobId: limited.id, limitMicros: 100_000, spentMicros: 0, reservedMicros: 0, remainingMicros: 100_000 }, resumed: [] });
+    // tree left $1.00, child left $0.10: at most $0.90 more
+    const tooMuch = await t.api(`/api/jobs/${limited.id}/budget`, { json: { addUsd: 0.95 } });
+    expect(tooMuch.status).toBe(422);
+    expect(await tooMuch.json()).toMatchObject({ error: { code: 'budget_exceeded', field: 'addUsd', message: expect.stringContaining('at most $0.900000') } });
+    const up = (await (await t.api(`/api/jobs/${limited.id}/budget`, { json: { addUsd: 0.4 } })).json()) as BudgetView;
+    expect(up.budget).toEqual({ rootId: p.id, jobId: limited.id, limitMicros: 500_000, spentMicros: 0, reservedMicros: 0, remainingMicros: 500_000 });
+    expect((await t.store.getTreeBudget(p.id, Date.now()))?.limitMicros).toBe(1_000_000); // the tree is unchanged
+
+    const shared = (await (await t.api(`/api/jobs/${sharing.id}/budget`)).json()) as BudgetView;
+    expect(shared.budget).toEqual({ rootId: p.id, limitMicros: 1_000_000, spentMicros: 0, reservedMicros: 0, remainingMicros: 1_000_000 });
+
+    // what `flotilla jobs show CHILD` prints
+    expect(describeJob(await admin.getJob(sharing.id), await admin.getBudget(sharing.id))).toMatch(/^budget: {4}\$1\.000000 \(shared with job tree \d+, \$1\.000000 left\)$/m);
+    expect(describeJob(await admin.getJob(limited.id), await admin.getBudget(limited.id))).toMatch(/^budget: {4}\$0\.500000 \(sub-limit within job tree \d+, \$0\.500000 left\)$/m);
+    expect(describeTree(await admin.getJobTree(limited.id))).toMatch(new RegExp(`^subtree of job ${limited.id} \\(in job tree ${p.id}\\): 1 job`));
+    expect(describeTree(await admin.getJobTree(p.id))).toMatch(new RegExp(`^job tree ${p.id}: 3 jobs`));
+  });
+});
