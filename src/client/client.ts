@@ -47,7 +47,10 @@ import {
   type TaskStatus,
 } from '../protocol/index.js';
 import { ApiError, apiErrorFromResponse } from './errors.js';
-import { SseParser, parseSseStream } from './sse.js';
+import { followJobEvents, type FollowOptions } from './follow-events.js';
+import { causeOf, idPath, jobIdPath } from './util.js';
+
+export type { FollowOptions };
 
 /** Options of {@link FlotillaClient}. */
 export interface FlotillaClientOptions {
@@ -86,21 +89,10 @@ export interface ListJobsQuery {
 export const RunnerTokenResponse = z.object({ token: z.string().min(1), expiresAt: z.union([z.string(), z.number()]) });
 export type RunnerTokenResponse = z.infer<typeof RunnerTokenResponse>;
 
-/** Options of {@link FlotillaClient.followEvents}. */
-export interface FollowOptions {
-  /** Start after this event seq (0 = from the beginning). */
-  after?: number;
-  /** Stops following: the iteration then ends quietly (no error). */
-  signal?: AbortSignal;
-  /** Called with the job's status from the stream's final `end` event. */
-  onEnd?: (status: string) => void;
-}
-
 const RunnerListBody = z.object({ runners: z.array(Runner) });
 const AgentListBody = z.object({ agents: z.array(AgentDefinition) });
 const UserListBody = z.object({ users: z.array(User) });
 const TokenListBody = z.object({ tokens: z.array(ApiTokenInfo) });
-const EndData = z.object({ status: z.string() });
 
 /**
  * Typed SDK over the Flotilla REST/SSE API. Every response is validated with the protocol
@@ -415,81 +407,11 @@ export class FlotillaClient {
   }
 
   /**
-   * Follows a job's events over SSE (`GET /api/jobs/:id/events`), in seq order, each once.
-   * If the stream drops before the server's `end` event, reconnects with `Last-Event-ID` =
-   * the last seq seen (delay doubling from `reconnectDelayMs`, giving up with an ApiError
-   * `network` after `maxReconnects` failures in a row). Finishes at `end`. An error reply
-   * (401, 404, ...) throws at once. Aborting `signal` ends the iteration quietly.
+   * Follows a job's events over SSE (`GET /api/jobs/:id/events`), in seq order, each once,
+   * reconnecting with `Last-Event-ID` ({@link followJobEvents}).
    */
-  async *followEvents(jobId: number, opts: FollowOptions = {}): AsyncGenerator<JobEvent> {
-    const { signal } = opts;
-    const path = `/api/jobs/${jobIdPath(jobId)}/events`;
-    let last = opts.after ?? 0;
-    let failures = 0;
-    let retryMs = this.reconnectDelayMs;
-    let lastProblem = '';
-    while (true) {
-      if (signal?.aborted) return;
-      if (failures > 0) {
-        if (failures > this.maxReconnects) {
-          throw new ApiError(0, 'network', `event stream of job ${jobId} kept failing (${failures} tries): ${lastProblem}`);
-        }
-        await sleep(Math.min(retryMs * 2 ** (failures - 1), 5000), signal);
-        if (signal?.aborted) return;
-      }
-      const headers: Record<string, string> = { ...this.authHeaders(), accept: 'text/event-stream' };
-      if (last > 0) headers['last-event-id'] = String(last);
-      let res: Response;
-      try {
-        res = await this.fetchFn(this.url + path, { method: 'GET', headers, signal });
-      } catch (err) {
-        if (signal?.aborted) return;
-        failures++;
-        lastProblem = `cannot reach ${this.url}: ${causeOf(err)}`;
-        continue;
-      }
-      if (!res.ok) {
-        if (res.status >= 500 || res.status === 429) {
-          await res.body?.cancel().catch(() => undefined);
-          failures++;
-          lastProblem = `HTTP ${res.status}`;
-          continue;
-        }
-        throw await apiErrorFromResponse(res, `GET ${path}`);
-      }
-      if (!res.body) throw new ApiError(res.status, 'bad_response', `GET ${path}: the reply has no body`);
-      const type = res.headers.get('content-type') ?? '';
-      if (!type.startsWith('text/event-stream')) {
-        await res.body.cancel().catch(() => undefined);
-        throw new ApiError(res.status, 'bad_response', `GET ${path}: expected an event stream, got ${type || 'no content-type'}`);
-      }
-      const parser = new SseParser();
-      try {
-        for await (const ev of parseSseStream(res.body, parser)) {
-          if (ev.retry !== undefined) retryMs = ev.retry;
-          if (ev.event === 'end') {
-            const end = EndData.safeParse(safeJson(ev.data));
-            if (end.success) opts.onEnd?.(end.data.status);
-            return;
-          }
-          if (ev.event !== 'job' && ev.event !== 'message') continue;
-          const parsed = JobEvent.safeParse(safeJson(ev.data));
-          if (!parsed.success) {
-            throw new ApiError(res.status, 'bad_response', `GET ${path}: bad event ${ev.id || '?'}: ${describeIssues(parsed.error.issues)}`);
-          }
-          if (parsed.data.seq <= last) continue; // replayed after a reconnect
-          last = parsed.data.seq;
-          failures = 0;
-          yield parsed.data;
-        }
-        lastProblem = 'the stream ended before the job did';
-      } catch (err) {
-        if (err instanceof ApiError) throw err;
-        if (signal?.aborted) return;
-        lastProblem = `the stream broke: ${causeOf(err)}`;
-      }
-      failures++;
-    }
+  followEvents(jobId: number, opts: FollowOptions = {}): AsyncGenerator<JobEvent> {
+    return followJobEvents({ url: this.url, fetchFn: this.fetchFn, headers: () => this.authHeaders(), reconnectDelayMs: this.reconnectDelayMs, maxReconnects: this.maxReconnects }, jobId, opts);
   }
 
   /** Bearer token when given; always the CSRF header (a signed-in browser needs it to change anything; harmless otherwise). */
@@ -528,44 +450,4 @@ export class FlotillaClient {
     if (!parsed.success) throw new ApiError(res.status, 'bad_response', `${what}: unexpected reply: ${describeIssues(parsed.error.issues)}`);
     return parsed.data;
   }
-}
-
-function idPath(id: number, field: string): string {
-  if (!Number.isInteger(id) || id <= 0) throw new ApiError(0, 'invalid_request', `${field} must be a positive integer, got ${String(id)}`, field);
-  return String(id);
-}
-
-function jobIdPath(id: number): string {
-  if (!Number.isInteger(id) || id <= 0) throw new ApiError(0, 'invalid_request', `job id must be a positive integer, got ${String(id)}`, 'id');
-  return String(id);
-}
-
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-}
-
-function causeOf(err: unknown): string {
-  if (err instanceof Error) {
-    const cause = (err as Error & { cause?: unknown }).cause;
-    if (cause instanceof Error && cause.message) return cause.message;
-    return err.message;
-  }
-  return String(err);
-}
-
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
 }
