@@ -61,6 +61,8 @@ export class CodexJsonParser implements HarnessParser {
   private calls = 0;
   /** A tool call was emitted and its model call's usage not yet. */
   private awaitingUsage = false;
+  /** Usages read from the rollout ahead of their call's output (see release). */
+  private readonly pending: EventBody[] = [];
   /** Events held back until the current model call's usage is known (null: none held). */
   private held: EventBody[] | null = null;
   private heldSince = 0;
@@ -73,7 +75,10 @@ export class CodexJsonParser implements HarnessParser {
   }
 
   stdout(line: Line): EventBody[] {
-    return this.pass(this.parse(line));
+    // A hold this very line started (its tool result) comes after the line's other events.
+    const wasHeld = this.held !== null;
+    const events = this.parse(line);
+    return wasHeld ? this.pass(events) : events;
   }
 
   /** Re-checks the rollout for held events; releases them without usage after {@link HOLD_MS}. */
@@ -88,7 +93,8 @@ export class CodexJsonParser implements HarnessParser {
 
   /** Whatever is still held back (called once the output ended). */
   flush(): EventBody[] {
-    return this.held ? this.release(this.callUsages()) : [];
+    const out = this.held ? this.release(this.callUsages()) : [];
+    return [...out, ...this.drainPending()];
   }
 
   /** Routes new events through the hold: released (after their usage) once the rollout has it. */
@@ -102,11 +108,21 @@ export class CodexJsonParser implements HarnessParser {
     return [...this.release(usages), ...events];
   }
 
-  /** The first usage (the held call's), the held events, then any later usages. */
+  /**
+   * The first usage (the held call's), then the held events. Later usages belong to model
+   * calls whose output (message or tool call) has not been parsed yet: they wait in
+   * `pending` and follow that output ({@link drainPending}), as in Claude Code's order.
+   */
   private release(usages: EventBody[]): EventBody[] {
     const held = this.held ?? [];
     this.held = null;
-    return [...usages.slice(0, 1), ...held, ...usages.slice(1)];
+    this.pending.push(...usages.slice(1));
+    return [...usages.slice(0, 1), ...held];
+  }
+
+  /** Usages of calls whose output has now been emitted. */
+  private drainPending(): EventBody[] {
+    return this.pending.splice(0);
   }
 
   private parse(line: Line): EventBody[] {
@@ -145,6 +161,7 @@ export class CodexJsonParser implements HarnessParser {
         return isObject(msg.item) ? this.onItem(msg.item, true) : [];
       case 'turn.completed': {
         const out = this.held ? this.release(this.callUsages()) : this.callUsages();
+        out.push(...this.drainPending());
         const u = isObject(msg.usage) ? msg.usage : {};
         const before = this.rollout?.priorTotal() ?? { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0 };
         const rest: CodexCallUsage = {
@@ -226,6 +243,7 @@ export class CodexJsonParser implements HarnessParser {
         this.called.add(id);
         this.awaitingUsage = true;
         out.push({ type: 'tool.call', data: { id, name: 'Bash', input: { command: typeof item.command === 'string' ? item.command : '' } } });
+        out.push(...this.drainPending());
       }
       if (completed) {
         if (!this.held) out.push(...this.callUsages());
@@ -243,7 +261,7 @@ export class CodexJsonParser implements HarnessParser {
     if (!completed) return [];
     if (type === 'agent_message' && typeof item.text === 'string') {
       this.lastText = item.text;
-      return [{ type: 'message', data: { role: 'assistant', text: item.text } }];
+      return [{ type: 'message', data: { role: 'assistant', text: item.text } }, ...this.drainPending()];
     }
     if (type === 'error' && typeof item.message === 'string') return [log('stderr', `codex: ${item.message}`)];
     return [];

@@ -75,6 +75,33 @@ describe('codex harness', () => {
     expect(p.finish({ code: 0, signal: null })).toEqual({ status: 'succeeded', summary: 'done', sessionId: 'th_1' });
   });
 
+  it('keeps Claude Code order when the next call\'s count is in the rollout before its message line', () => {
+    const home = mkdtempSync(join(tmpdir(), 'codex-rollout-'));
+    try {
+      const day = join(home, 'sessions', '2026', '11', '30');
+      mkdirSync(day, { recursive: true });
+      const file = join(day, 'rollout-2026-11-30T15-15-19-th_8.jsonl');
+      const tc = (at: number, input: number, output: number) =>
+        JSON.stringify({ timestamp: new Date(at).toISOString(), type: 'event_msg', payload: { type: 'token_count', info: { last_token_usage: { input_tokens: input, cached_input_tokens: 0, output_tokens: output } } } }) + '\n';
+      const t0 = Date.UTC(2026, 10, 30, 15, 0, 0);
+      writeFileSync(file, '{"type":"session_meta","payload":{}}\n');
+      const p = new CodexJsonParser({ pid: 7, codexHome: home, startedAt: t0, model: 'gpt-5-codex' });
+      const seq: EventBody[] = [];
+      const feed = (o: unknown) => seq.push(...p.stdout(line(o)));
+      feed({ type: 'thread.started', thread_id: 'th_8' });
+      feed({ type: 'item.completed', item: { id: 'i0', type: 'command_execution', command: 'true', aggregated_output: '', exit_code: 0, status: 'completed' } });
+      // Both calls' counts are written before the final message is printed (a slow reader).
+      appendFileSync(file, tc(t0 + 10, 120, 30) + tc(t0 + 20, 160, 5));
+      seq.push(...p.tick(t0));
+      feed({ type: 'item.completed', item: { id: 'i1', type: 'agent_message', text: 'done' } });
+      feed({ type: 'turn.completed', usage: { input_tokens: 280, cached_input_tokens: 0, output_tokens: 35 } });
+      expect(seq.map((e) => e.type)).toEqual(['harness.started', 'tool.call', 'usage', 'tool.result', 'message', 'usage']);
+      expect(seq.filter((e) => e.type === 'usage').map((e) => (e.data as { inputTokens: number }).inputTokens)).toEqual([120, 160]);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
   it('emits one usage per model call in Claude Code order, read from the rollout file (earlier runs skipped)', () => {
     const home = mkdtempSync(join(tmpdir(), 'codex-rollout-'));
     try {
