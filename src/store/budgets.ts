@@ -84,40 +84,48 @@ export async function reserveBudget(c: StoreCtx, rootId: number, worstMicros: nu
   assertInt('ttlMs', ttlMs, 1);
   if (jobId !== undefined) assertInt('jobId', jobId, 1);
   let subLimited = jobId !== undefined;
-  for (let i = 0; i < 2; i++) {
+  let last: TreeBudget | null = null;
+  // A tree UPDATE that matched no row means "no row yet" or "does not fit" — or that the row
+  // was created (or money given back) by a concurrent call between our UPDATE and now. Only
+  // figures read after the UPDATE that really do not fit are a refusal; otherwise try again.
+  for (let attempt = 0; attempt < 8; attempt++) {
+    let r: BudgetReservationResult | null = null;
     if (subLimited) {
-      const r = await reserveWithSubLimits(c, rootId, jobId!, worstMicros, now, ttlMs);
-      if (r === 'no-sub-limit') subLimited = false;
-      else if (r) return r;
-      else {
-        const cur = await c.db.selectFrom('tree_budgets').select(COLS).where('root_id', '=', rootId).executeTakeFirst();
-        if (cur) return { ok: false, budget: toBudget(cur) };
-        if (!(await ensureRow(c, rootId, now))) return null;
-        continue;
-      }
+      const sub = await reserveWithSubLimits(c, rootId, jobId!, worstMicros, now, ttlMs);
+      if (sub === 'no-sub-limit') subLimited = false;
+      else r = sub;
     }
-    const done = c.dialect === 'postgres' ? await reservePg(c, rootId, worstMicros, now, ttlMs) : await c.db.transaction().execute(async (trx) => {
-      const row = await trx
-        .updateTable('tree_budgets')
-        .set({ reserved_micros: sql<number>`reserved_micros + ${worstMicros}`, updated_at: now })
-        .where('root_id', '=', rootId)
-        .where(sql<boolean>`spent_micros + reserved_micros + ${worstMicros} <= limit_micros`)
-        .returning(COLS)
-        .executeTakeFirst();
-      if (!row) return null;
-      const res = await trx
-        .insertInto('budget_reservations')
-        .values({ root_id: rootId, micros: worstMicros, created_at: now, expires_at: now + ttlMs })
-        .returning('id')
-        .executeTakeFirstOrThrow();
-      return { ok: true as const, budget: toBudget(row), reservationId: num(res.id) };
-    });
-    if (done) return done;
+    if (!subLimited) r = c.dialect === 'postgres' ? await reservePg(c, rootId, worstMicros, now, ttlMs) : await reserveSqlite(c, rootId, worstMicros, now, ttlMs);
+    if (r) return r;
     const cur = await c.db.selectFrom('tree_budgets').select(COLS).where('root_id', '=', rootId).executeTakeFirst();
-    if (cur) return { ok: false, budget: toBudget(cur) };
-    if (!(await ensureRow(c, rootId, now))) return null;
+    if (!cur) {
+      if (!(await ensureRow(c, rootId, now))) return null;
+      continue;
+    }
+    last = toBudget(cur);
+    if (last.spentMicros + last.reservedMicros + worstMicros > last.limitMicros) return { ok: false, budget: last };
   }
-  return null;
+  return last ? { ok: false, budget: last } : null;
+}
+
+/** SQLite: the conditional UPDATE and the reservation row in one transaction (one writer). Null when it does not fit or the tree has no row. */
+async function reserveSqlite(c: StoreCtx, rootId: number, worstMicros: number, now: number, ttlMs: number): Promise<BudgetReservationResult | null> {
+  return c.db.transaction().execute(async (trx) => {
+    const row = await trx
+      .updateTable('tree_budgets')
+      .set({ reserved_micros: sql<number>`reserved_micros + ${worstMicros}`, updated_at: now })
+      .where('root_id', '=', rootId)
+      .where(sql<boolean>`spent_micros + reserved_micros + ${worstMicros} <= limit_micros`)
+      .returning(COLS)
+      .executeTakeFirst();
+    if (!row) return null;
+    const res = await trx
+      .insertInto('budget_reservations')
+      .values({ root_id: rootId, micros: worstMicros, created_at: now, expires_at: now + ttlMs })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return { ok: true as const, budget: toBudget(row), reservationId: num(res.id) };
+  });
 }
 
 /**

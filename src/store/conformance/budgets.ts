@@ -68,6 +68,21 @@ export function budgetTests(h: Harness): void {
     expect(await s.getTreeBudget(root.id, T)).toMatchObject({ spentMicros: 900_000, reservedMicros: 80_000, remainingMicros: 20_000 });
   });
 
+  it('budgets: the first calls of a new tree, concurrent from two instances, all fit while one of them creates the row (none refused)', async () => {
+    // CI failure 2026-11-30: a reservation whose UPDATE ran before a concurrent call created the
+    // tree's row read the row afterwards and answered "does not fit" with $9.91 left.
+    for (let round = 0; round < 5; round++) {
+      const s = await h.open();
+      const s2 = await h.another(s);
+      const root = await newJob(s, { budgetMicros: 10_000_000 });
+      const child = await newJob(s, { parentId: root.id, budgetMicros: 1_000_000 });
+      const results = await Promise.all(Array.from({ length: 16 }, (_, i) => (i % 2 ? s2 : s).reserveBudget(root.id, 30_000, T, undefined, i % 4 < 2 ? child.id : undefined)));
+      expect(results.map((r) => r?.ok)).toEqual(Array.from({ length: 16 }, () => true));
+      expect(await s.getTreeBudget(root.id, T)).toMatchObject({ reservedMicros: 16 * 30_000, remainingMicros: 10_000_000 - 16 * 30_000 });
+      expect(await s.getJobBudget(child.id, T)).toMatchObject({ reservedMicros: 8 * 30_000 });
+    }
+  });
+
   it('budgets: pause fenced by attempt kills the token; top-up resume requeues with the session to resume', async () => {
     const s = await h.open();
     const runner = await newRunner(s);
