@@ -1,30 +1,15 @@
 import type { Context } from 'hono';
 import type { AgentDefinition, CreateJobRequest } from '../protocol/index.js';
 import { ACTIVE_STATUSES } from '../core/job-state.js';
-import { childRefusal, treeLimitsFromEnv } from '../core/job-tree.js';
+import { treeLimitsFromEnv } from '../core/job-tree.js';
 import { mergeSelector } from '../core/labels.js';
 import { formatMicros, usdToMicros } from '../core/money.js';
+import { TreeLimitError } from '../store/jobs.js';
 import type { JobRow } from '../store/types.js';
 import type { ServerContext } from './context.js';
 import { apiError } from './http-util.js';
 import { recordStatus } from './status-events.js';
 import { jobView } from './views.js';
-
-/** Per root job: the tail of the chain of child creations in this process (one at a time per tree). */
-const treeQueues = new Map<number, Promise<unknown>>();
-
-/** Runs `fn` after every earlier call for the same tree has finished (limits are checked and applied without interleaving). */
-async function oneAtATime<T>(rootId: number, fn: () => Promise<T>): Promise<T> {
-  const before = treeQueues.get(rootId) ?? Promise.resolve();
-  const run = before.then(fn, fn);
-  const tail = run.catch(() => undefined);
-  treeQueues.set(rootId, tail);
-  try {
-    return await run;
-  } finally {
-    if (treeQueues.get(rootId) === tail) treeQueues.delete(rootId);
-  }
-}
 
 let envLimits: ReturnType<typeof treeLimitsFromEnv> | null = null;
 
@@ -43,7 +28,8 @@ export function childLabel(input: Record<string, unknown>): string | undefined {
  * - 422 `invalid_request` field `resumeJobId`: a child cannot resume another session;
  * - 422 `tree_limit`: the child would be deeper than the tree's maxDepth or the tree would
  *   hold more than maxJobs jobs (ctx.treeLimits, default FLOTILLA_TREE_MAX_DEPTH=3 /
- *   FLOTILLA_TREE_MAX_JOBS=50); the message names the limit and its figures;
+ *   FLOTILLA_TREE_MAX_JOBS=50); the message names the limit and its figures. Checked by the
+ *   store in the insert's transaction under the root row's lock, so replicas never overshoot;
  * - 422 `budget_exceeded` field `budgetUsd`: the sub-limit is more than what the tree has left
  *   (limit − spent − reserved, micro-dollars).
  * `budgetUsd` is the child's own sub-limit, checked against what the tree has left and stored
@@ -57,22 +43,20 @@ export function childLabel(input: Record<string, unknown>): string | undefined {
 export async function createChildJob(c: Context, ctx: ServerContext, parent: JobRow, req: CreateJobRequest, agent: AgentDefinition): Promise<Response> {
   if (req.resumeJobId !== undefined) return apiError(c, 422, 'invalid_request', 'a child job cannot resume another job\'s session', 'resumeJobId');
   const limits = ctx.treeLimits ?? (envLimits ??= treeLimitsFromEnv(process.env));
-  return oneAtATime(parent.rootId, async () => {
-    const tree = await ctx.store.listTreeJobs(parent.rootId);
-    const refusal = childRefusal(tree, parent.id, limits);
-    if (refusal) return apiError(c, 422, 'tree_limit', `job ${parent.id} may not start a child: ${refusal}`);
-    const now = ctx.now();
-    let budgetMicros = 0;
-    if (req.budgetUsd !== undefined) {
-      const want = usdToMicros(req.budgetUsd);
-      const budget = await ctx.store.getTreeBudget(parent.rootId, now);
-      const left = budget?.remainingMicros ?? 0;
-      if (want > left) {
-        return apiError(c, 422, 'budget_exceeded', `budgetUsd ${formatMicros(want)} is more than job tree ${parent.rootId} has left (${formatMicros(left)})`, 'budgetUsd');
-      }
-      budgetMicros = want;
+  const now = ctx.now();
+  let budgetMicros = 0;
+  if (req.budgetUsd !== undefined) {
+    const want = usdToMicros(req.budgetUsd);
+    const budget = await ctx.store.getTreeBudget(parent.rootId, now);
+    const left = budget?.remainingMicros ?? 0;
+    if (want > left) {
+      return apiError(c, 422, 'budget_exceeded', `budgetUsd ${formatMicros(want)} is more than job tree ${parent.rootId} has left (${formatMicros(left)})`, 'budgetUsd');
     }
-    const child = await ctx.store.createJob({
+    budgetMicros = want;
+  }
+  let child: JobRow;
+  try {
+    child = await ctx.store.createJob({
       parentId: parent.id,
       agent: agent.name,
       agentVersion: agent.version,
@@ -82,20 +66,24 @@ export async function createChildJob(c: Context, ctx: ServerContext, parent: Job
       budgetMicros,
       retries: agent.retries,
       ...(req.effort ? { effortTier: req.effort } : {}),
+      treeLimits: limits,
       now,
     });
-    await recordStatus(ctx.store, ctx.bus, child.id, 'queued', `child of job ${parent.id} (${parent.agent}); waiting for a runner`, now);
-    const label = childLabel(req.input);
-    const ev = await ctx.store.appendServerEvent(parent.id, { type: 'child.started', data: { jobId: child.id, agent: agent.name, ...(label ? { label } : {}) } }, now);
-    ctx.bus.publish(parent.id, [ev]);
-    const fresh = await ctx.store.getJob(parent.id);
-    if (!fresh || !ACTIVE_STATUSES.includes(fresh.status)) {
-      const gone = await ctx.store.transitionJob(child.id, null, ['queued'], 'cancelled', ctx.now(), { endReason: 'cancelled' });
-      if (gone) await recordStatus(ctx.store, ctx.bus, child.id, 'cancelled', `its parent job ${parent.id} ended (${fresh?.status ?? 'gone'})`, ctx.now());
-      return apiError(c, 409, 'parent_ended', `job ${parent.id} ended (${fresh?.status ?? 'gone'}) while its child ${child.id} was created; the child was cancelled`);
-    }
-    ctx.log.info('child job created', { jobId: child.id, parentId: parent.id, rootId: parent.rootId, agent: child.agent });
-    ctx.dispatcher.kick();
-    return c.json(jobView(child), 201);
-  });
+  } catch (err) {
+    if (err instanceof TreeLimitError) return apiError(c, 422, 'tree_limit', `job ${parent.id} may not start a child: ${err.message}`);
+    throw err;
+  }
+  await recordStatus(ctx.store, ctx.bus, child.id, 'queued', `child of job ${parent.id} (${parent.agent}); waiting for a runner`, now);
+  const label = childLabel(req.input);
+  const ev = await ctx.store.appendServerEvent(parent.id, { type: 'child.started', data: { jobId: child.id, agent: agent.name, ...(label ? { label } : {}) } }, now);
+  ctx.bus.publish(parent.id, [ev]);
+  const fresh = await ctx.store.getJob(parent.id);
+  if (!fresh || !ACTIVE_STATUSES.includes(fresh.status)) {
+    const gone = await ctx.store.transitionJob(child.id, null, ['queued'], 'cancelled', ctx.now(), { endReason: 'cancelled' });
+    if (gone) await recordStatus(ctx.store, ctx.bus, child.id, 'cancelled', `its parent job ${parent.id} ended (${fresh?.status ?? 'gone'})`, ctx.now());
+    return apiError(c, 409, 'parent_ended', `job ${parent.id} ended (${fresh?.status ?? 'gone'}) while its child ${child.id} was created; the child was cancelled`);
+  }
+  ctx.log.info('child job created', { jobId: child.id, parentId: parent.id, rootId: parent.rootId, agent: child.agent });
+  ctx.dispatcher.kick();
+  return c.json(jobView(child), 201);
 }

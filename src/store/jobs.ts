@@ -2,15 +2,26 @@ import type { Updateable } from 'kysely';
 import type { JobResult, JobStatus } from '../protocol/index.js';
 import { JobStatus as JobStatusSchema } from '../protocol/index.js';
 import { ACTIVE_STATUSES, HELD_STATUSES, canTransition, isTerminal } from '../core/job-state.js';
+import { childRefusal } from '../core/job-tree.js';
 import { num, storable, toJobRow } from './codec.js';
 import { assertInt, type StoreCtx } from './ctx.js';
 import type { JobsTable } from './schema.js';
 import type { JobListQuery, JobRow, NewJob } from './types.js';
 
+/** A child that would break its tree's depth or job-count limit (NewJob.treeLimits); the message names the limit and the figures. Nothing was stored. */
+export class TreeLimitError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TreeLimitError';
+  }
+}
+
 /**
  * Inserts a queued job (attempt 0). A root job (`parentId` null) gets rootId = its own id;
- * a child inherits its parent's rootId. One transaction.
- * @throws Error when the parent does not exist or a number field is not an integer.
+ * a child inherits its parent's rootId. One transaction; with `treeLimits` the tree's limits
+ * are checked inside it while the root job's row is locked (see NewJob.treeLimits).
+ * @throws TreeLimitError when a child would break `treeLimits`;
+ *   Error when the parent does not exist or a number field is not an integer.
  */
 export async function createJob(c: StoreCtx, j: NewJob): Promise<JobRow> {
   assertInt('priority', j.priority);
@@ -24,6 +35,14 @@ export async function createJob(c: StoreCtx, j: NewJob): Promise<JobRow> {
       const parent = await trx.selectFrom('jobs').select('root_id').where('id', '=', j.parentId).executeTakeFirst();
       if (!parent) throw new Error(`store: createJob: parentId ${j.parentId} does not exist`);
       rootId = num(parent.root_id);
+      if (j.treeLimits) {
+        // The root's row lock serialises child creation per tree across server processes; in
+        // READ COMMITTED the SELECT after it sees every child committed by the lock's last holder.
+        if (c.dialect === 'postgres') await trx.selectFrom('jobs').select('id').where('id', '=', rootId).forUpdate().execute();
+        const tree = await trx.selectFrom('jobs').select(['id', 'parent_id']).where('root_id', '=', rootId).execute();
+        const refusal = childRefusal(tree.map((t) => ({ id: num(t.id), parentId: t.parent_id === null ? null : num(t.parent_id) })), j.parentId, j.treeLimits);
+        if (refusal) throw new TreeLimitError(refusal);
+      }
     }
     const inserted = await trx
       .insertInto('jobs')

@@ -3,6 +3,7 @@ import type { AgentVersionStore } from './agent-versions-types.js';
 import type { EffortTierStore } from './effort-tiers-types.js';
 import type { JobStatus, JobResult, JobUsage, Labels, EventBody, JobEvent } from '../protocol/index.js';
 import type { JobHolds } from '../protocol/index.js';
+import type { TreeLimits } from '../protocol/index.js';
 
 /**
  * The storage contract. Two implementations: SQLite (better-sqlite3, embedded default) and
@@ -313,6 +314,13 @@ export interface NewJob {
   workspaceJobId?: number | null;
   /** Effort tier the run asked for (0004). */
   effortTier?: string | null;
+  /**
+   * For a child (issue 6): the tree's depth and job-count limits, checked in the same
+   * transaction as the insert while the root job's row is locked (PostgreSQL `FOR UPDATE`;
+   * SQLite has one writer), so replicas creating children of one tree at once never overshoot.
+   * A refusal throws {@link TreeLimitError} and stores nothing.
+   */
+  treeLimits?: TreeLimits;
   now: number;
 }
 

@@ -1,4 +1,5 @@
 import { expect, it } from 'vitest';
+import { TreeLimitError } from '../jobs.js';
 import { newJob, type Harness } from './harness.js';
 
 /** Store.listTreeJobs (issue 6): the root and every descendant, id ascending, no other tree. */
@@ -22,5 +23,28 @@ export function jobTreeTests(h: Harness): void {
     expect((await s.listTreeJobs(other.id)).map((j) => j.id)).toEqual([other.id, otherChild.id]);
     expect(await s.listTreeJobs(a1.id + 100)).toEqual([]);
     await expect(s.listTreeJobs(0)).rejects.toThrow(/rootId must be an integer >= 1/);
+  });
+
+  it('createJob with treeLimits: 12 children created at once from two instances into a tree of at most 5 jobs → exactly 4 stored, the rest refused', async () => {
+    const s = await h.open();
+    const s2 = await h.another(s);
+    const root = await newJob(s, { agent: 'migrator' });
+    const limits = { maxDepth: 2, maxJobs: 5 };
+    const results = await Promise.allSettled(Array.from({ length: 12 }, (_, i) => newJob(i % 2 ? s2 : s, { parentId: root.id, treeLimits: limits })));
+    const made = results.filter((r) => r.status === 'fulfilled');
+    const refused = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    expect(made.length).toBe(4);
+    expect(refused.length).toBe(8);
+    for (const r of refused) {
+      expect(r.reason).toBeInstanceOf(TreeLimitError);
+      expect((r.reason as Error).message).toBe('job count limit: the tree already holds 5 jobs and may hold at most 5 (FLOTILLA_TREE_MAX_JOBS)');
+    }
+    expect((await s.listTreeJobs(root.id)).length).toBe(5);
+    // depth: root (0) → child (1) → grandchild (2) fits; a great-grandchild (3) does not
+    const deep = await newJob(s, { agent: 'other' });
+    const c1 = await newJob(s, { parentId: deep.id, treeLimits: limits });
+    const c2 = await newJob(s, { parentId: c1.id, treeLimits: limits });
+    await expect(newJob(s2, { parentId: c2.id, treeLimits: limits })).rejects.toThrow(/depth limit: job \d+ is at depth 2 of its tree and a child would be at depth 3, past the tree's limit of 2/);
+    expect((await s.listTreeJobs(deep.id)).length).toBe(3);
   });
 }
