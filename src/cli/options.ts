@@ -137,7 +137,9 @@ export async function resolveToken(opts: { token?: string; data: string }, serve
   } catch {
     // fall through
   }
-  throw new CliError(`no API token: pass --token, set FLOTILLA_TOKEN, or run \`flotilla up\` on this machine (it writes ${file})`);
+  throw new CliError(
+    `no API token: pass --token, set FLOTILLA_TOKEN, or run \`flotilla up\` on this machine (it writes ${file}; a server started with \`--data DIR\` writes DIR/admin-token, read it with --data DIR or FLOTILLA_DATA=DIR)`,
+  );
 }
 
 /** A client for `--server` (else FLOTILLA_SERVER, else http://127.0.0.1:8787) with the resolved token. */

@@ -5,7 +5,7 @@ import { parseDurationMs } from '../../core/duration.js';
 import type { Labels } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
 import { untilInterrupted } from '../io.js';
-import { dataOption, intIn, parseLabels } from '../options.js';
+import { dataOption, defaultDataDir, intIn, parseLabels } from '../options.js';
 
 interface UpOptions {
   host: string;
@@ -86,7 +86,8 @@ export function registerUp(program: Command, ctx: CliContext): void {
         const where = stack.dialect === 'postgres' ? 'PostgreSQL (DATABASE_URL)' : `SQLite in ${resolve(opts.data)}`;
         say(`flotilla: server on ${stack.server.url} (${where})`);
         say(modelLine(stack.gateway));
-        say(`flotilla: admin token in ${stack.adminTokenFile} (the CLI on this machine reads it)`);
+        const dataHint = resolve(opts.data) === resolve(defaultDataDir()) ? '' : ` with --data ${opts.data} or FLOTILLA_DATA=${opts.data}`;
+        say(`flotilla: admin token in ${stack.adminTokenFile} (the CLI on this machine reads it${dataHint})`);
         if (stack.runner) {
           const lbl = Object.keys(labels).length ? `, labels ${Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(',')}` : '';
           say(`flotilla: local runner ${stack.runner.runnerId} working in ${resolve(opts.data, 'runner')} (capacity ${opts.capacity}${lbl})`);
