@@ -1,11 +1,15 @@
 /* global document, requestAnimationFrame -- used inside page.evaluate (runs in the browser) */
 // The dashboard's weight and speed (issue 8).
-// 1. Page weight: every JS and CSS file of dist/web, raw and gzipped (zlib level 9).
+// 1. Page weight: every JS and CSS file of dist/web, raw and gzipped (zlib level 9), and what the
+//    first load fetches (the files index.html names).
 // 2. Time to first render in headless Chromium (Debian's, playwright-core), median of N:
 //    - baseline: loading /healthz (a tiny JSON page) in the same browser, same run;
 //    - the fleet with 20 runners: navigation → the first runner card on screen;
-//    - a job with 10,000 events: navigation → first transcript row, and → every event folded
-//      in (the row count shown); then scrolling the whole transcript, frame times (p50/p95).
+//    - a job with 10,000 events, measured from Playwright's side (issue 8: under a second):
+//      navigation → the transcript's last event visible (the page opens on the tail); the
+//      page's own marks too; the bytes of API replies the first screen needed;
+//    - then reading the whole history by scrolling up from the end to event 0 (older pages load
+//      as it nears the top): time taken and frame times (p50/p95).
 import { mkdtempSync, readdirSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
@@ -43,6 +47,11 @@ for (const f of readdirSync(assets).filter((f) => /\.(js|css)$/.test(f))) {
   console.log(`  ${f.padEnd(28)} ${kb(b.length).padStart(10)} raw  ${kb(g).padStart(9)} gzipped`);
 }
 console.log(`page weight (JS + CSS): ${kb(raw)} raw, ${kb(gz)} gzipped`);
+// What the first load of any page fetches: the files index.html names (later chunks, e.g. the
+// costs page's charts, load when their page opens).
+const first = [...readFileSync(join(ROOT, 'dist', 'web', 'index.html'), 'utf8').matchAll(/(?:src|href)="\/assets\/([^"]+\.(?:js|css))"/g)].map((m) => m[1]);
+const firstBytes = first.map((f) => readFileSync(join(assets, f)));
+console.log(`first load (${first.join(', ')}): ${kb(firstBytes.reduce((n, b) => n + b.length, 0))} raw, ${kb(firstBytes.reduce((n, b) => n + gzipSync(b, { level: 9 }).length, 0))} gzipped`);
 
 if (!existsSync(CHROMIUM)) {
   console.error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium`);
@@ -86,10 +95,10 @@ try {
   const base = [];
   const fleet = [];
   const jobFirst = [];
-  const jobAll = [];
   const jobMark = [];
-  const eventMark = [];
   const frameMark = [];
+  const apiBytes = [];
+  const lastLine = `line ${EVENTS - 1}`; // the job's last event (a log line)
   for (let i = 0; i < N; i++) {
     let t0 = performance.now();
     await page.goto(server.url + '/healthz');
@@ -100,19 +109,35 @@ try {
     await page.waitForSelector('[data-testid^=runner-]');
     fleet.push(performance.now() - t0);
 
+    let bytes = 0;
+    const count = (res) => {
+      if (new URL(res.url()).pathname.startsWith(`/api/jobs/${job.id}/events`)) bytes += Number(res.headers()['content-length'] ?? 0);
+    };
+    page.on('response', count);
     t0 = performance.now();
     await page.goto(`${server.url}/jobs/${job.id}`);
-    await page.waitForSelector('.transcript .row');
+    await page.locator('.transcript .row', { hasText: lastLine }).waitFor({ state: 'visible' });
     jobFirst.push(performance.now() - t0);
-    // The page's own marks (ms from its navigation start): the poller above only sees the row
-    // when the main thread is free, which during a replay is later than the row is drawn.
+    page.off('response', count);
+    apiBytes.push(bytes);
     const marks = await page.evaluate(() => Object.fromEntries(performance.getEntriesByType('mark').map((m) => [m.name, m.startTime])));
     jobMark.push(marks['flotilla:first-row'] ?? NaN);
-    eventMark.push(marks['flotilla:first-event'] ?? NaN);
     frameMark.push(marks['flotilla:first-frame'] ?? NaN);
-    await page.waitForFunction((n) => document.querySelector('h3 .muted')?.textContent === `${n} rows`, rows, { timeout: 60_000 });
-    jobAll.push(performance.now() - t0);
   }
+  // Read the whole history: hold the transcript at its top (older pages load as it nears it)
+  // until event 0 shows; then scroll through all of it in 240 frames, as a reader would.
+  const t1 = performance.now();
+  const top = await page.evaluate(async () => {
+    const el = document.querySelector('.transcript');
+    let frames = 0;
+    for (; frames < 5000; frames++) {
+      el.scrollTop = 0;
+      await new Promise((r) => requestAnimationFrame(r));
+      if (!document.querySelector('[data-testid=older-events]') && el.textContent.includes('Step 0:')) break;
+    }
+    return { frames, shown: document.querySelector('h3 .muted')?.textContent };
+  });
+  const readAll = performance.now() - t1;
   const frames = await page.evaluate(async () => {
     const el = document.querySelector('.transcript');
     el.scrollTop = 0;
@@ -131,10 +156,10 @@ try {
   const b = median(base);
   console.log(`baseline /healthz load: ${ms(b)} (median of ${N})`);
   console.log(`fleet, 20 runners, to first card: ${ms(median(fleet))} = ${(median(fleet) / b).toFixed(1)}× baseline`);
-  console.log(`job page, ${EVENTS} events (${rows} rows), first event in the page: ${ms(median(eventMark))}, first row rendered: ${ms(median(jobMark))} after navigation start = ${(median(jobMark) / b).toFixed(1)}× baseline (page marks)`);
-  console.log(`job page, ${EVENTS} events, first frame drawn with rows: ${ms(median(frameMark.filter(Number.isFinite)))} after navigation start = ${(median(frameMark.filter(Number.isFinite)) / b).toFixed(1)}× baseline (page mark after the frame)`);
-  console.log(`job page, ${EVENTS} events, first row seen by an outside poller: ${ms(median(jobFirst))} = ${(median(jobFirst) / b).toFixed(1)}× baseline`);
-  console.log(`job page, ${EVENTS} events, all folded in: ${ms(median(jobAll))} = ${(median(jobAll) / b).toFixed(1)}× baseline`);
+  console.log(`job page, ${EVENTS} events: navigation → last event visible, seen from Playwright: ${ms(median(jobFirst))} (max ${ms(Math.max(...jobFirst))}) = ${(median(jobFirst) / b).toFixed(1)}× baseline; goal < 1000 ms`);
+  console.log(`job page, ${EVENTS} events: first row rendered ${ms(median(jobMark))}, first frame drawn with rows ${ms(median(frameMark.filter(Number.isFinite)))} after navigation start (page marks)`);
+  console.log(`job page, ${EVENTS} events: event replies the first screen read: ${kb(median(apiBytes))}`);
+  console.log(`reading the whole history (held at the top while older pages load, to event 0): ${ms(readAll)} in ${top.frames} frames; header "${top.shown}" (expected "${rows} rows")`);
   console.log(`scrolling the whole transcript in 240 frames: p50 ${ms(pct(frames.out, 50))}, p95 ${ms(pct(frames.out, 95))} per frame; ${frames.domRows} rows in the DOM`);
 } finally {
   await browser.close();

@@ -5,7 +5,9 @@
 //    task handler start, one at a time.
 // 2. throughput: a claim-run-complete loop of no-op jobs with 50 runners (each finishes its job
 //    at once: harness.started + job.finished); jobs/s to drain a pre-filled queue. Baseline:
-//    graphile-worker, concurrency 50, draining the same number of no-op jobs.
+//    graphile-worker, concurrency 50, draining the same number of no-op jobs. Also CPU µs per job
+//    of the measuring process (process.cpuUsage: less sensitive to other load on the machine
+//    than wall-clock rates; PostgreSQL's own CPU is not in it, for either side).
 // 3. server RSS with 1,000 and 10,000 idle connected runners (server in a child process).
 // Environment: BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres),
 // BENCH_JOBS (throughput jobs, default 2000), BENCH_LATENCY (samples, default 200),
@@ -168,6 +170,7 @@ async function throughput(engine) {
   let done = 0;
   let finish;
   const all = new Promise((r) => (finish = r));
+  const c0 = process.cpuUsage();
   const t0 = performance.now();
   // The runners connect at once; every completion frees a slot for the next claim.
   const sockets = await Promise.all(
@@ -184,9 +187,10 @@ async function throughput(engine) {
   await all;
   clearInterval(poll);
   const secs = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(c0);
   for (const s of sockets) s.terminate();
   await p.close();
-  return { jobsPerSec: done / secs };
+  return { jobsPerSec: done / secs, cpuUsPerJob: (cpu.user + cpu.system) / done };
 }
 
 async function graphile() {
@@ -201,6 +205,7 @@ async function graphile() {
   let done = 0;
   let drained;
   let first = 0;
+  let c0 = null;
   const finished = new Promise((r) => (drained = r));
   const runner = await graphileRun({
     connectionString,
@@ -210,13 +215,17 @@ async function graphile() {
     logger: quietLogger(),
     taskList: {
       noop: async () => {
-        if (done === 0) first = performance.now();
+        if (done === 0) {
+          first = performance.now();
+          c0 = process.cpuUsage();
+        }
         if (++done === JOBS) drained();
       },
     },
   });
   await finished;
   const secs = (performance.now() - first) / 1000;
+  const cpu = process.cpuUsage(c0);
   await runner.stop();
   // Latency: addJob → handler start, one at a time.
   const starts = new Map();
@@ -241,7 +250,7 @@ async function graphile() {
   await lat.stop();
   await client.end();
   await dropPg(dbName);
-  return { jobsPerSec: JOBS / secs, p50: pct(xs, 50), p99: pct(xs, 99) };
+  return { jobsPerSec: JOBS / secs, cpuUsPerJob: (cpu.user + cpu.system) / JOBS, p50: pct(xs, 50), p99: pct(xs, 99) };
 }
 
 function quietLogger() {
@@ -305,12 +314,14 @@ async function idleRss(n) {
 async function main() {
   const mb = (b) => `${(b / 1024 / 1024).toFixed(0)} MiB`;
   const g = await graphile();
-  console.log(`graphile-worker 0.17 (same PostgreSQL): ${f1(g.jobsPerSec)} jobs/s (concurrency 50, ${JOBS} no-op jobs); addJob→start p50 ${f1(g.p50)} ms, p99 ${f1(g.p99)} ms`);
+  console.log(`graphile-worker 0.17 (same PostgreSQL): ${f1(g.jobsPerSec)} jobs/s, ${g.cpuUsPerJob.toFixed(0)} µs CPU/job in its process (concurrency 50, ${JOBS} no-op jobs); addJob→start p50 ${f1(g.p50)} ms, p99 ${f1(g.p99)} ms`);
   for (const engine of ['sqlite', 'postgres']) {
     const l = await latency(engine);
     console.log(`${engine}: POST /api/jobs → runner has job.assign, 100 idle runners: p50 ${f1(l.p50)} ms, p99 ${f1(l.p99)} ms (goal 5 / 25); vs graphile-worker p50 ×${(l.p50 / g.p50).toFixed(2)}, p99 ×${(l.p99 / g.p99).toFixed(2)}`);
     const t = await throughput(engine);
-    console.log(`${engine}: claim-run-complete, 50 runners, ${JOBS} no-op jobs: ${f1(t.jobsPerSec)} jobs/s; vs graphile-worker ×${(t.jobsPerSec / g.jobsPerSec).toFixed(2)}`);
+    console.log(
+      `${engine}: claim-run-complete, 50 runners, ${JOBS} no-op jobs: ${f1(t.jobsPerSec)} jobs/s, ${t.cpuUsPerJob.toFixed(0)} µs CPU/job (server + simulated runners, one process); vs graphile-worker ×${(t.jobsPerSec / g.jobsPerSec).toFixed(2)}, CPU/job ×${(t.cpuUsPerJob / g.cpuUsPerJob).toFixed(2)}`,
+    );
   }
   for (const n of IDLE) {
     const r = await idleRss(n);

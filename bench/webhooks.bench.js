@@ -1,18 +1,31 @@
 // Webhook intake (issue 7), on SQLite and on PostgreSQL: signed GitHub `issue_comment`
 // deliveries POSTed to /hooks/github/:receiver with verification (HMAC-SHA256 on the raw
 // body), dedup (unique delivery id) and coalescing on (100 tasks, one per issue, 180 s window:
-// the first comment per issue wakes its task, the rest are recorded for the trailing wake),
-// 32 in flight. Reports deliveries/s and p50/p99 response time, and as the baseline measured
-// in the same run the same server's GET /healthz (no auth, no store write) at the same
-// concurrency. Goal (issue 7): ≥ 2,000/s on PostgreSQL, p99 < 20 ms.
-// On PostgreSQL it also prints transactions committed per delivery (pg_stat_database.xact_commit;
-// concurrent deliveries share one commit through the server's ingest batcher).
+// the first comment per issue wakes its task, the rest are recorded for the trailing wake).
+// Goal (issue 7): ≥ 2,000 deliveries/s on PostgreSQL with p99 < 20 ms.
+//
+// The server runs on the main thread; the load generator (bench/webhooks/load.js) runs in a
+// worker thread with every request pre-encoded and pre-signed on keep-alive sockets, so it
+// costs the machine little and does not share the server's event loop. Per engine it prints:
+// - max rate: deliveries/s with CONC in flight (closed loop), p50/p99, ratio to the goal rate;
+// - at the goal rate: deliveries offered at 2,000/s (open loop, latency from each one's due
+//   time), the rate achieved and p50/p99: the goal is met when it keeps up with p99 < 20 ms;
+// - CPU time per delivery (µs, from /proc on Linux, so time spent waiting for a core does not
+//   count: robust to a loaded machine) of the server thread, the load generator, the rest of
+//   the process (GC, compiler threads) and the PostgreSQL backends, and what their sum allows
+//   on an otherwise idle 2-core machine (2 s of CPU per second / the sum);
+// - as baselines of the same run: GET /healthz (one store read, no auth) at the same
+//   concurrency, and one delivery repeated (the dedup path);
+// - on PostgreSQL: SQL round trips (pg queries incl. BEGIN/COMMIT) and transactions per
+//   delivery, counted in the driver (they include the server's background loops).
 // Environment: BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres),
-// BENCH_DELIVERIES (default 4000), BENCH_CONCURRENCY (default 32). Needs dist/ (npm run build).
-import { mkdtempSync, rmSync, mkdirSync, writeFileSync } from 'node:fs';
+// BENCH_DELIVERIES (default 4000), BENCH_CONCURRENCY (default 32), BENCH_ENGINES (default
+// sqlite,postgres). Needs dist/ (npm run build).
+import { mkdtempSync, rmSync, mkdirSync, writeFileSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHmac, randomUUID } from 'node:crypto';
+import { Worker } from 'node:worker_threads';
 import pg from 'pg';
 import { openStore } from '../dist/store/open.js';
 import { startServer } from '../dist/server/server.js';
@@ -20,9 +33,73 @@ import { startServer } from '../dist/server/server.js';
 const PG_BASE = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const N = Number(process.env.BENCH_DELIVERIES ?? 4000);
 const CONC = Number(process.env.BENCH_CONCURRENCY ?? 32);
+const ENGINES = (process.env.BENCH_ENGINES ?? 'sqlite,postgres').split(',');
+const GOAL_RATE = 2000;
+const GOAL_P99_MS = 20;
+/** Cores the CPU-based ceiling assumes (the machine the issue's goal is measured on). */
+const CORES = 2;
 const ISSUES = 100;
 const GATEWAY = { provider: 'scripted', anthropicBaseUrl: 'http://127.0.0.1:9', prices: { version: 'b', models: {}, default: { input: 3, output: 15, cacheWrite5m: 3.75, cacheWrite1h: 6, cacheRead: 0.3 } } };
-const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
+
+// Every query the pg driver sends is one round trip (node-postgres does not pipeline): count
+// them, and the COMMITs among them (transactions).
+let pgQueries = 0;
+let pgCommits = 0;
+const pgQuery = pg.Client.prototype.query;
+pg.Client.prototype.query = function (...args) {
+  pgQueries++;
+  if (typeof args[0] === 'string' && /^commit$/i.test(args[0])) pgCommits++;
+  return pgQuery.apply(this, args);
+};
+
+/** CPU time (utime + stime) of Linux thread or process `id` under /proc/<path>, µs; null when unreadable. Ticks of 10 ms (USER_HZ 100). */
+function procCpuUs(path) {
+  try {
+    const stat = readFileSync(`/proc/${path}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) * 10_000; // fields 14 and 15
+  } catch {
+    return null;
+  }
+}
+
+/** Thread ids of this process (Linux), or an empty list. */
+function threads() {
+  try {
+    return readdirSync('/proc/self/task');
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * CPU spent so far, µs: `server` (this process's main thread), `client` (the load worker's
+ * threads, `clientTids`), `other` (the rest of this process: GC and compiler threads) and `pg`
+ * (the PostgreSQL backends serving this benchmark's database, found through
+ * pg_stat_activity; same machine only). Null parts when not on Linux.
+ */
+async function cpuNow(databaseUrl, clientTids) {
+  const server = procCpuUs(`self/task/${process.pid}`);
+  const all = procCpuUs('self');
+  const client = clientTids.length ? clientTids.reduce((s, t) => s + (procCpuUs(`self/task/${t}`) ?? 0), 0) : null;
+  let pgUs = null;
+  if (databaseUrl) {
+    const c = new pg.Client({ connectionString: databaseUrl });
+    await c.connect();
+    const { rows } = await c.query('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+    await c.end();
+    pgUs = new Map(rows.map((r) => [r.pid, procCpuUs(String(r.pid)) ?? 0]));
+  }
+  return { server, client, other: all === null || server === null || client === null ? null : all - server - client, pg: pgUs };
+}
+
+/** CPU per delivery (µs) between two {@link cpuNow} readings; a backend present only at the end counts from 0. */
+function cpuPer(a, b, n) {
+  const per = (x, y) => (x === null || y === null ? null : Math.round((y - x) / n));
+  let pgUs = null;
+  if (a.pg && b.pg) pgUs = Math.round([...b.pg].reduce((s, [pid, us]) => s + us - (a.pg.get(pid) ?? 0), 0) / n);
+  return { server: per(a.server, b.server), client: per(a.client, b.client), other: per(a.other, b.other), pg: pgUs };
+}
 
 async function pgUrl(name, drop) {
   const c = new pg.Client({ connectionString: PG_BASE });
@@ -35,27 +112,29 @@ async function pgUrl(name, drop) {
   return u.toString();
 }
 
-/** Runs `n` requests made by `make(i)`, `CONC` in flight; returns per-second rate and latencies (ms). */
-async function load(n, make) {
-  const lat = [];
-  let next = 0;
-  let bad = 0;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: CONC }, async () => {
-      while (next < n) {
-        const i = next++;
-        const { url, init } = make(i);
-        const s = performance.now();
-        const res = await fetch(url, init);
-        await res.arrayBuffer();
-        lat.push(performance.now() - s);
-        if (res.status !== 200) bad++;
-      }
-    }),
-  );
-  const secs = (performance.now() - t0) / 1000;
-  return { rate: n / secs, p50: pct(lat, 50), p99: pct(lat, 99), bad };
+/** Starts the load worker against `url`; `run(name, requests, rate?)` resolves with { rate, p50, p99, bad, cpu } (cpu: µs per request, see {@link cpuPer}; `rate`: open loop at that many requests/s). */
+async function loader(url, databaseUrl) {
+  const before = new Set(threads());
+  const worker = new Worker(new URL('./webhooks/load.js', import.meta.url), { workerData: { url, conc: CONC } });
+  await new Promise((resolve) => worker.once('online', resolve));
+  const clientTids = threads().filter((t) => !before.has(t)); // the threads the worker brought
+  let waiting = null;
+  worker.on('message', (m) => waiting?.(m));
+  worker.on('error', (e) => {
+    console.error(e);
+    process.exit(1);
+  });
+  return {
+    run: async (name, requests, rate) => {
+      const c0 = await cpuNow(databaseUrl, clientTids);
+      const m = await new Promise((resolve) => {
+        waiting = resolve;
+        worker.postMessage({ name, requests, rate });
+      });
+      return { ...m, cpu: cpuPer(c0, await cpuNow(databaseUrl, clientTids), requests.length) };
+    },
+    close: () => worker.terminate(),
+  };
 }
 
 async function bench(engine) {
@@ -68,39 +147,48 @@ async function bench(engine) {
   writeFileSync(join(agents, 'noop', 'prompt.md'), '{{input.taskPrompt}}');
   const store = await openStore({ dataDir: join(dataDir, 'db'), ...(databaseUrl ? { databaseUrl } : {}) });
   const server = await startServer({ store, dataDir, port: 0, agentsDirs: [agents], gateway: GATEWAY });
+  const load = await loader(server.url, databaseUrl);
   try {
     const api = (path, body) => fetch(server.url + path, { method: 'POST', headers: { authorization: `Bearer ${server.adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     const rec = await (await api('/api/receivers', { name: 'bench', provider: 'github' })).json();
     for (let i = 0; i < ISSUES; i++) await api('/api/tasks', { agent: 'noop', keys: [`github.com/acme/api/issues/${i}`], coalesceSeconds: 180 });
-    const hookUrl = `${server.url}/hooks/github/bench`;
+    const path = '/hooks/github/bench';
     const delivery = (i) => {
-      const raw = JSON.stringify({ action: 'created', issue: { number: i % ISSUES, title: 't', html_url: `https://github.com/acme/api/issues/${i % ISSUES}` }, comment: { body: `comment ${i} é \u001b`, created_at: new Date(Date.now() + i).toISOString() }, sender: { login: 'octocat' } });
-      const sig = `sha256=${createHmac('sha256', rec.secret).update(raw).digest('hex')}`;
-      return { url: hookUrl, init: { method: 'POST', headers: { 'content-type': 'application/json', 'x-github-event': 'issue_comment', 'x-github-delivery': randomUUID(), 'x-hub-signature-256': sig }, body: raw } };
+      const body = JSON.stringify({ action: 'created', issue: { number: i % ISSUES, title: 't', html_url: `https://github.com/acme/api/issues/${i % ISSUES}` }, comment: { body: `comment ${i} é \u001b`, created_at: new Date(Date.now() + i).toISOString() }, sender: { login: 'octocat' } });
+      const sig = `sha256=${createHmac('sha256', rec.secret).update(body).digest('hex')}`;
+      return { path, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-github-event': 'issue_comment', 'x-github-delivery': randomUUID(), 'x-hub-signature-256': sig }, body };
     };
-    await load(200, () => ({ url: `${server.url}/healthz`, init: {} })); // warm-up
-    await load(200, (i) => delivery(N + i));
-    const base = await load(N, () => ({ url: `${server.url}/healthz`, init: {} }));
-    const commits = async () => {
-      if (!databaseUrl) return 0;
-      await new Promise((r) => setTimeout(r, 1500)); // PostgreSQL flushes backend stats about once a second
-      const c = new pg.Client({ connectionString: databaseUrl });
-      await c.connect();
-      const { rows } = await c.query('SELECT xact_commit::bigint AS n FROM pg_stat_database WHERE datname = current_database()');
-      await c.end();
-      return Number(rows[0].n);
-    };
-    const c0 = await commits();
-    const hooks = await load(N, delivery);
-    const perDelivery = databaseUrl ? ` | PostgreSQL commits per delivery: ${((await commits()) - c0 - 1) / N}`.replace(/(\.\d{2})\d+/, '$1') : '';
-    const dup = await load(Math.min(N, 1000), (() => { const d = delivery(0); return () => d; })());
+    const healthz = Array.from({ length: N }, () => ({ path: '/healthz', headers: {} }));
+    await load.run('warm-up', healthz.slice(0, 200));
+    await load.run('warm-up', Array.from({ length: 200 }, (_, i) => delivery(N + i)));
+    const base = await load.run('healthz', healthz);
+    const requests = Array.from({ length: N }, (_, i) => delivery(i));
+    const [q0, t0] = [pgQueries, pgCommits];
+    const max = await load.run('deliveries', requests);
+    const trips = ((pgQueries - q0) / N).toFixed(2);
+    const txs = ((pgCommits - t0) / N).toFixed(2);
+    const paced = await load.run('paced', Array.from({ length: N }, (_, i) => delivery(2 * N + i)), GOAL_RATE);
+    const same = delivery(0);
+    const dup = await load.run('duplicates', Array.from({ length: Math.min(N, 1000) }, () => same));
+    const { server: sv, client: cl, other, pg: pgCpu } = max.cpu;
+    const total = sv === null ? null : sv + cl + other + (pgCpu ?? 0);
+    const ms = (x) => x.toFixed(1);
+    const pad = ' '.repeat(9);
     console.log(
-      `${engine.padEnd(8)} deliveries: ${hooks.rate.toFixed(0)}/s p50 ${hooks.p50.toFixed(1)} ms p99 ${hooks.p99.toFixed(1)} ms (non-200: ${hooks.bad}) | ` +
-        `baseline GET /healthz: ${base.rate.toFixed(0)}/s p99 ${base.p99.toFixed(1)} ms | ratio ${(hooks.rate / base.rate).toFixed(2)}× of baseline | ` +
-        `repeated delivery (dedup): ${dup.rate.toFixed(0)}/s p99 ${dup.p99.toFixed(1)} ms${perDelivery}`,
+      [
+        `${engine.padEnd(8)} max rate (${CONC} in flight): ${max.rate.toFixed(0)}/s (${(max.rate / GOAL_RATE).toFixed(2)}× the goal rate) p50 ${ms(max.p50)} ms p99 ${ms(max.p99)} ms | ` +
+          `offered ${GOAL_RATE}/s: ${paced.rate.toFixed(0)}/s p50 ${ms(paced.p50)} ms p99 ${ms(paced.p99)} ms | non-200: ${max.bad + paced.bad}`,
+        total === null
+          ? `${pad}CPU per delivery: n/a (not Linux)`
+          : `${pad}CPU µs/delivery: server thread ${sv}, load generator ${cl}, GC/other threads ${other}${pgCpu === null ? '' : `, PostgreSQL backends ${pgCpu}`}; ` +
+            `total ${total} → ${((CORES * 1e6) / total).toFixed(0)}/s on an idle ${CORES}-core machine (${((CORES * 1e6) / total / GOAL_RATE).toFixed(2)}× the goal rate)`,
+        `${pad}baseline GET /healthz: ${base.rate.toFixed(0)}/s p99 ${ms(base.p99)} ms, server thread ${base.cpu.server ?? 'n/a'} µs/request | repeated delivery: ${dup.rate.toFixed(0)}/s p99 ${ms(dup.p99)} ms` +
+          (databaseUrl ? ` | PG round trips/delivery ${trips}, transactions/delivery ${txs}` : ''),
+      ].join('\n'),
     );
-    return hooks;
+    return { max, paced };
   } finally {
+    await load.close();
     await server.close();
     await store.close();
     rmSync(dataDir, { recursive: true, force: true });
@@ -108,18 +196,21 @@ async function bench(engine) {
   }
 }
 
-console.log(`webhook intake: ${N} signed deliveries, ${CONC} in flight, ${ISSUES} tasks (180 s coalescing)`);
-await bench('sqlite');
-let reachable = true;
-try {
-  const c = new pg.Client({ connectionString: PG_BASE, connectionTimeoutMillis: 2000 });
-  await c.connect();
-  await c.end();
-} catch {
-  reachable = false;
-  console.log(`postgres: skipped (${PG_BASE} unreachable)`);
-}
-if (reachable) {
-  const r = await bench('postgres');
-  console.log(`goal (PostgreSQL ≥ 2000/s, p99 < 20 ms): ${r.rate >= 2000 && r.p99 < 20 ? 'met' : 'NOT met'}`);
+console.log(`webhook intake: ${N} signed deliveries per phase, ${ISSUES} tasks (180 s coalescing); load generator in a worker thread`);
+if (ENGINES.includes('sqlite')) await bench('sqlite');
+if (ENGINES.includes('postgres')) {
+  let reachable = true;
+  try {
+    const c = new pg.Client({ connectionString: PG_BASE, connectionTimeoutMillis: 2000 });
+    await c.connect();
+    await c.end();
+  } catch {
+    reachable = false;
+    console.log(`postgres: skipped (${PG_BASE} unreachable)`);
+  }
+  if (reachable) {
+    const { paced } = await bench('postgres');
+    const met = paced.rate >= 0.98 * GOAL_RATE && paced.p99 < GOAL_P99_MS && paced.bad === 0;
+    console.log(`goal (PostgreSQL ≥ ${GOAL_RATE}/s with p99 < ${GOAL_P99_MS} ms): ${met ? 'met' : 'NOT met'} (offered ${GOAL_RATE}/s: ${paced.rate.toFixed(0)}/s, p99 ${paced.p99.toFixed(1)} ms)`);
+  }
 }

@@ -19,12 +19,19 @@ export interface FollowJobOptions {
   stillEveryMs?: number;
   /** Clock, epoch ms (tests). */
   now?: () => number;
+  /**
+   * Stop following when the job pauses on its tree's budget (`run --local`: its server stops
+   * with the command, so nobody could top the job up); the result then says `paused`.
+   */
+  stopWhenPaused?: boolean;
 }
 
 /** What {@link followJob} ends with: the job as the server last reported it (with usage). */
 export interface FollowJobResult {
   job: Job;
   interrupted: boolean;
+  /** Following stopped because the job paused on its budget (only with `stopWhenPaused`). */
+  paused?: boolean;
 }
 
 const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
@@ -91,10 +98,18 @@ export async function followJob(client: FlotillaClient, job: Job, opts: FollowJo
 
   let interrupted = false;
   let finished: JobEvent | null = null;
+  // While paused, tool and message events (a harness reporting the refused call) must not turn
+  // the waiting line back into "working": only a status change ends the pause.
+  let paused = false;
+  let stoppedPaused = false;
+  const stop = new AbortController();
+  const onAbort = () => stop.abort();
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+  if (opts.signal?.aborted) stop.abort();
   // Children the job starts (issue 6): their tool lines, prefixed by their agent (follow-tree.ts).
   const children = json ? null : new TreeFollower(client, print, opts.signal);
   try {
-    for await (const ev of client.followEvents(job.id, { signal: opts.signal })) {
+    for await (const ev of client.followEvents(job.id, { signal: stop.signal })) {
       if (json) {
         io.stdout.write(JSON.stringify(ev) + '\n');
         continue;
@@ -103,12 +118,18 @@ export async function followJob(client: FlotillaClient, job: Job, opts: FollowJo
       if (line) print(line);
       children?.onEvent(ev);
       const w = waitText(ev);
+      if (ev.type === 'status') paused = ev.data.status === 'paused';
       if (w) setWhat(w);
-      else if (ev.type === 'harness.started' || ev.type === 'tool.result' || ev.type === 'tool.call' || ev.type === 'message') setWhat('working');
+      else if (!paused && (ev.type === 'harness.started' || ev.type === 'tool.result' || ev.type === 'tool.call' || ev.type === 'message')) setWhat('working');
       if (ev.type === 'job.finished') finished = ev;
+      if (paused && opts.stopWhenPaused) {
+        stoppedPaused = true;
+        break;
+      }
     }
     interrupted = opts.signal?.aborted === true;
   } finally {
+    opts.signal?.removeEventListener('abort', onAbort);
     if (timer) clearInterval(timer);
     clearSpinner();
     await children?.stop();
@@ -122,12 +143,12 @@ export async function followJob(client: FlotillaClient, job: Job, opts: FollowJo
   }
   if (json) {
     io.stdout.write(JSON.stringify({ job: final }) + '\n');
-  } else if (!interrupted) {
+  } else if (!interrupted && !stoppedPaused) {
     const last = fmt.finalLine();
     if (last) print(last);
     print('');
     // A job that started children ends with the tree's tables (per job, per agent with counts).
     print(children && children.followed > 0 ? formatTreeTables(await client.getJobTree(job.id)) : formatJobSummary(final));
   }
-  return { job: final, interrupted };
+  return { job: final, interrupted, ...(stoppedPaused ? { paused: true } : {}) };
 }

@@ -85,6 +85,15 @@ describe('bad arguments: non-zero exit, the message names the problem', () => {
   it('--detach with --local', () => fails(['run', 'test-fixer', '--local', '--detach'], /--detach cannot be used with --local/));
   it('capacity out of range', () => fails(['up', '--capacity', '9'], /capacity must be a whole number from 1 to 4/));
   it('no token anywhere', () => fails(['jobs'], new RegExp(`no API token: pass --token, set FLOTILLA_TOKEN.*${data}/admin-token`), 1));
+  it('runner with a repo base that is not a folder', () => fails(['runner', '--server', 'http://127.0.0.1:1', '--token', 't', '--work-dir', data, '--repo-base', '/nonexistent-flotilla'], /--repo-base \(FLOTILLA_REPO_BASE\): \/nonexistent-flotilla is not a folder/));
+  it('a token that cannot be a bearer token: refused without showing it', async () => {
+    const err = await fails(['jobs', '--token', 'fla_se\ncret'], /^flotilla: token holds characters an HTTP bearer token may not/);
+    expect(err).not.toContain('cret');
+  });
+  it('a server URL with a password: refused without showing it', async () => {
+    const err = await fails(['jobs', '--server', 'http://user:hunter2@127.0.0.1:1', '--token', 't'], /--server: url must not hold a user name or password/);
+    expect(err).not.toContain('hunter2');
+  });
   it('bad server URL', () => fails(['jobs', '--server', 'localhost:8787', '--token', 't'], /--server: url "localhost:8787" must start with http/));
 
   it('unreachable server: exit 1 with a hint, token not shown', async () => {

@@ -149,6 +149,7 @@ export async function clientFrom(opts: ClientOptions): Promise<FlotillaClient> {
   try {
     return new FlotillaClient({ url, token });
   } catch (err) {
-    throw new CliError(`--server: ${err instanceof Error ? err.message.replace(/^FlotillaClient: /, '') : String(err)}`, 2);
+    const msg = err instanceof Error ? err.message.replace(/^FlotillaClient: /, '') : String(err);
+    throw new CliError(msg.startsWith('token ') ? msg : `--server: ${msg}`, 2);
   }
 }

@@ -16,6 +16,12 @@ export interface RunJobOptions {
   io: CliIO;
   /** Called after the job was created, before following (e.g. run --local says which model). */
   onCreated?: (jobId: number) => void;
+  /**
+   * `run --local`: a job that pauses on its budget is cancelled and the run fails (exit 1)
+   * with how to run it again, since the local server ends with the command and nobody could
+   * top it up.
+   */
+  failWhenPaused?: boolean;
 }
 
 /**
@@ -42,7 +48,7 @@ export async function runJob(client: FlotillaClient, req: CreateJobInput, opts: 
   });
   let result;
   try {
-    result = await followJob(client, job, { json, io, signal: ac.signal });
+    result = await followJob(client, job, { json, io, signal: ac.signal, ...(opts.failWhenPaused ? { stopWhenPaused: true } : {}) });
   } finally {
     off();
   }
@@ -56,6 +62,15 @@ export async function runJob(client: FlotillaClient, req: CreateJobInput, opts: 
       else throw err;
     }
     return signalName === 'SIGTERM' ? EXIT_TERMINATED : EXIT_INTERRUPTED;
+  }
+  if (result.paused) {
+    const budget = req.budgetUsd !== undefined ? ` (--budget ${req.budgetUsd})` : '';
+    io.stderr.write(
+      `\nflotilla: job ${job.id} paused: its budget${budget} does not cover the next model call; a --local run cannot be topped up (its server ends with the command): run it again with a larger --budget, or against \`flotilla up\` and top it up with \`flotilla budget ${job.id} --add USD\`\n`,
+    );
+    const after = await cancelAndWait(client, job.id);
+    io.stderr.write(`flotilla: job ${job.id} ${after.status}\n`);
+    return 1;
   }
   return result.job.status === 'succeeded' ? 0 : 1;
 }

@@ -45,6 +45,9 @@ import {
   CreatedReceiver,
   type CreateReceiverRequest,
   type TaskStatus,
+  TaskConversation,
+  RunnerActivity,
+  JobEventPage,
 } from '../protocol/index.js';
 import { ApiError, apiErrorFromResponse } from './errors.js';
 import { followJobEvents, type FollowOptions } from './follow-events.js';
@@ -118,6 +121,13 @@ export class FlotillaClient {
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
       throw new Error(`FlotillaClient: url "${opts.url}" must start with http:// or https://`);
     }
+    // The URL is printed in errors: a user name or password in it would leak there.
+    if (parsed.username || parsed.password) throw new Error('FlotillaClient: url must not hold a user name or password (pass the API token as the token)');
+    // RFC 6750 §2.1 b64token; anything else cannot go in an Authorization header, and the
+    // runtime's error about it would quote the header, token included.
+    if (opts.token !== undefined && !/^[A-Za-z0-9\-._~+/]+=*$/.test(opts.token)) {
+      throw new Error('FlotillaClient: token holds characters an HTTP bearer token may not (RFC 6750: letters, digits and -._~+/ then =); check FLOTILLA_TOKEN / --token');
+    }
     this.url = opts.url.replace(/\/+$/, '');
     this.token = opts.token;
     this.fetchFn = opts.fetch ?? globalThis.fetch.bind(globalThis);
@@ -152,6 +162,18 @@ export class FlotillaClient {
   /** `GET /api/jobs/:id/budget` → the budget of the job's tree (limit, spent, reserved, remaining; µ$). */
   async getBudget(id: number): Promise<BudgetView> {
     return this.request('GET', `/api/jobs/${jobIdPath(id)}/budget`, BudgetView);
+  }
+
+  /**
+   * `GET /api/jobs/:id/events/page` → up to `limit` (1–2,000; server default 300) of the job's
+   * events before seq `before` (default: the newest), ascending, and how many older remain.
+   */
+  async getJobEventPage(id: number, q: { before?: number; limit?: number } = {}): Promise<JobEventPage> {
+    const p = new URLSearchParams();
+    if (q.before !== undefined) p.set('before', String(q.before));
+    if (q.limit !== undefined) p.set('limit', String(q.limit));
+    const qs = p.toString();
+    return this.request('GET', `/api/jobs/${jobIdPath(id)}/events/page${qs ? `?${qs}` : ''}`, JobEventPage);
   }
 
   /** `POST /api/jobs/:id/budget` (admin) → adds `addUsd` dollars to the job's tree and resumes its budget-paused jobs (ids in `resumed`). */
@@ -202,6 +224,12 @@ export class FlotillaClient {
   /** `GET /api/runners/:id` → the runner and its recent jobs (404 `not_found`). */
   async getRunner(id: number): Promise<RunnerDetail> {
     return this.request('GET', `/api/runners/${jobIdPath(id)}`, RunnerDetail);
+  }
+
+  /** `GET /api/runners/:id/activity` → the runner's history, newest first (`limit` 1–200, default 50). */
+  async getRunnerActivity(id: number, q: { limit?: number } = {}): Promise<RunnerActivity> {
+    const qs = q.limit !== undefined ? `?limit=${q.limit}` : '';
+    return this.request('GET', `/api/runners/${jobIdPath(id)}/activity${qs}`, RunnerActivity);
   }
 
   /** `POST /api/runners/:id/hold` (admin) → the runner, `on_hold` until now + `for` (or the old end + `for` with extend). */
@@ -301,6 +329,19 @@ export class FlotillaClient {
     return this.request('GET', `/api/tasks/${id}`, TaskDetail);
   }
 
+  /**
+   * `GET /api/tasks/:id/conversation` → the task's turns oldest first (what woke each, its job,
+   * that job's messages), what waits for the next turn, and `olderBefore` to page back (`limit`
+   * 1–50 turns, default 20; `before` a turn cursor).
+   */
+  async getTaskConversation(id: number, q: { limit?: number; before?: number } = {}): Promise<TaskConversation> {
+    const p = new URLSearchParams();
+    if (q.limit !== undefined) p.set('limit', String(q.limit));
+    if (q.before !== undefined) p.set('before', String(q.before));
+    const qs = p.toString();
+    return this.request('GET', `/api/tasks/${idPath(id, 'id')}/conversation${qs ? `?${qs}` : ''}`, TaskConversation);
+  }
+
   /** `POST /api/tasks` → the new task (409 `key_taken` when an active task owns a key). With `prompt` it wakes at once. */
   async createTask(req: z.input<typeof CreateTaskRequest>): Promise<Task> {
     return this.request('POST', '/api/tasks', Task, req);
@@ -394,6 +435,15 @@ export class FlotillaClient {
   /** `PUT /api/effort-tiers/:name` (admin): creates or replaces account tier `name` (model + effort level). ApiError 400 naming the bad field. */
   async setEffortTier(name: string, model: string, level: EffortLevel): Promise<EffortTierView> {
     return this.request('PUT', `/api/effort-tiers/${encodeURIComponent(name)}`, EffortTierView, { model, level });
+  }
+
+  /**
+   * `PUT /api/effort-default` (admin) → the tiers and the new default: sets the account default
+   * tier, or with null falls back to the server's FLOTILLA_DEFAULT_EFFORT. ApiError 404
+   * `unknown_tier` when no tier of that name is in effect.
+   */
+  async setDefaultEffortTier(tier: string | null): Promise<EffortTierList> {
+    return this.request('PUT', '/api/effort-default', EffortTierList, { tier });
   }
 
   /** `DELETE /api/effort-tiers/:name` (admin): removes an account tier; ApiError 404 when the account stored none of that name. */

@@ -21,8 +21,12 @@ export const EffortTierView = z.object({
 });
 export type EffortTierView = z.infer<typeof EffortTierView>;
 
-/** `GET /api/effort-tiers`: the tiers in effect, by name, and the account's default tier (or null). */
-export const EffortTierList = z.object({ tiers: z.array(EffortTierView), defaultTier: z.string().nullable() });
+/**
+ * `GET /api/effort-tiers`: the tiers in effect, by name, and the account's default tier (or
+ * null). `defaultSource`: `account` (set with `PUT /api/effort-default`), `config` (the
+ * server's FLOTILLA_DEFAULT_EFFORT) or null when there is no default.
+ */
+export const EffortTierList = z.object({ tiers: z.array(EffortTierView), defaultTier: z.string().nullable(), defaultSource: z.enum(['account', 'config']).nullable().default(null) });
 export type EffortTierList = z.infer<typeof EffortTierList>;
 
 /** `PUT /api/effort-tiers/{name}` body (admin): the model (1–200 characters) and the effort level. */

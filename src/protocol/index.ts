@@ -12,3 +12,4 @@ export * from './runner-messages.js';
 export * from './users.js';
 export * from './task.js';
 export * from './job-tree.js';
+export * from './dashboard.js';

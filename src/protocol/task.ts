@@ -176,7 +176,7 @@ export type ReceiverList = z.infer<typeof ReceiverList>;
 
 /** What a hook endpoint answers to an accepted delivery. */
 export const HookResult = z.object({
-  /** `duplicate`: this delivery id was seen before (nothing done again). */
+  /** `duplicate`: this delivery id was seen before (nothing done again; `taskId` is the task the first one went to). */
   outcome: z.enum(['woke', 'coalesced', 'queued', 'created', 'completed', 'unmatched', 'ignored', 'duplicate', 'recorded']),
   taskId: z.number().int().positive().nullable(),
   key: z.string().nullable(),

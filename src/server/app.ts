@@ -21,6 +21,10 @@ import { mountRegisterRunner } from './routes/runners-register.js';
 import { mountListAgents } from './routes/agents-list.js';
 import { mountAgentsInstall } from './routes/agents-install.js';
 import { mountEffortTiers } from './routes/effort-tiers.js';
+import { mountEffortDefault } from './routes/effort-default.js';
+import { mountRunnerActivity } from './routes/runners-activity.js';
+import { mountJobEventPage } from './routes/jobs-event-page.js';
+import { mountTaskConversation } from './tasks/conversation.js';
 import { mountHealth } from './routes/health.js';
 import { mountOpenApi } from './routes/openapi.js';
 import { mountSession } from './routes/session.js';
@@ -28,7 +32,6 @@ import { mountUsers } from './routes/users.js';
 import { mountApiTokens } from './routes/api-tokens.js';
 import { mountTasks } from './tasks/routes.js';
 import { mountReceivers } from './hooks/receivers-api.js';
-import { mountHooks } from './hooks/receive.js';
 import { mountWeb } from './web.js';
 import { jobTokenAuth } from './job-auth.js';
 import { mountJobTree } from './routes/jobs-tree.js';
@@ -63,8 +66,10 @@ export function createApp(ctx: ServerContext): Hono<AppEnv> {
   mountJobTree(app, ctx);
   mountCosts(app, ctx);
   mountJobEvents(app, ctx);
+  mountJobEventPage(app, ctx);
   mountListRunners(app, ctx);
   mountGetRunner(app, ctx);
+  mountRunnerActivity(app, ctx);
   mountRunnerHolds(app, ctx);
   mountRunnerCapacity(app, ctx);
   mountRevokeRunner(app, ctx);
@@ -74,13 +79,15 @@ export function createApp(ctx: ServerContext): Hono<AppEnv> {
   mountListAgents(app, ctx);
   mountAgentsInstall(app, ctx);
   mountEffortTiers(app, ctx);
+  mountEffortDefault(app, ctx);
   mountSession(app, ctx);
   mountUsers(app, ctx);
   mountApiTokens(app, ctx);
   mountTasks(app, ctx);
+  mountTaskConversation(app, ctx);
   mountReceivers(app, ctx);
-  // Webhooks carry their own auth (signature or bearer token): outside the /api token check.
-  mountHooks(app, ctx);
+  // Webhooks (POST /hooks/*) carry their own auth and are served on plain node:http, before this
+  // app (server.ts, hooks/hooks-node.ts).
   // Last: the dashboard answers every other GET with its index.html.
   mountWeb(app);
   app.notFound((c) => apiError(c, 404, 'not_found', `no route ${c.req.method} ${c.req.path}`));

@@ -1,6 +1,6 @@
 import type { AgentDefinition, JobAssignment } from '../protocol/index.js';
-import type { ActiveAssignment, JobRow, Store } from '../store/types.js';
-import { slotsUsed, whyNotFits, workspaceKey, type HeldSlot, type RunnerLimits } from '../core/capacity.js';
+import type { ActiveAssignment, JobRow, QueuedJobRef, Store } from '../store/types.js';
+import { slotsUsed, whyNotFits, workspaceKey, type HeldSlot } from '../core/capacity.js';
 import type { Logger } from '../core/log.js';
 import { hashToken, newToken } from '../core/tokens.js';
 import { selectorMatches } from '../core/labels.js';
@@ -9,8 +9,8 @@ import type { EventBus } from './event-bus.js';
 import type { RunnerConnection, RunnerHub } from './hub.js';
 import { recordStatus } from './status-events.js';
 import { formatLabels } from './views.js';
-import { jobEffort } from './effort.js';
 import { storedAccountEffort } from './effort-stored.js';
+import { assignPlanned, effortFrom, limitsOf, openRunner, type OpenRunner, type PassState, type Planned } from './dispatch-assign.js';
 import { groupTaskSlots, takeTaskSlot, withTaskSlots } from './tasks/slot-holds.js';
 import { keptSlotReason } from './tasks/slot-wait.js';
 
@@ -39,16 +39,22 @@ export interface DispatcherOptions {
 
 /**
  * Hands queued jobs to runners connected to this server. A pass: read the head of the queue
- * (priority, then oldest first); give each job to the ready, not held, matching runner with
- * the most free slots (capacity − active jobs), claiming it by id (`store.claimJobById`,
- * fresh `flj_` job token, only its hash stored), leave an `assigned` status event and send `job.assign`; a failed send
- * puts the job back in the queue. Then, for queued jobs that no registered runner's labels
- * match, leave one `status` event "no runner matches ..., waiting".
- * Passes never overlap: a {@link kick} during a pass schedules exactly one more pass.
+ * (priority, then oldest first) with the runners on hold; give each job to the ready, not held,
+ * matching runner with the most free slots (capacity − active jobs); claim a page's matches in
+ * one batch (`store.claimJobsById`: fresh `flj_` job tokens, only their hashes stored, and the
+ * `assigned` status events in the same transaction; dispatch-assign.ts) and send the
+ * `job.assign` frames; a failed send puts the job back in the queue. Then, for queued jobs that
+ * no registered runner's labels match, leave one `status` event "no runner matches ..., waiting".
+ * Passes never overlap: a {@link kick} during a pass schedules exactly one more pass; kicks of one
+ * event-loop turn share one pass.
  */
 export class Dispatcher {
   private running: Promise<void> | null = null;
   private again = false;
+  /** A pass is scheduled for the next turn of the event loop and has not started: kicks now need nothing more. */
+  private starting = false;
+  /** Passes in a row that ended with claims not taking (a re-pass follows at most 3 times). */
+  private lostPasses = 0;
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
   /** Queued jobs already told that no runner matches (so the note is left once). */
@@ -65,14 +71,22 @@ export class Dispatcher {
     this.timer.unref();
   }
 
-  /** Requests a pass now (coalesced with one in progress). */
+  /**
+   * Requests a pass now (coalesced with one in progress). The pass starts on the next turn of
+   * the event loop (setImmediate): kicks from the same turn — several runners' completions read
+   * from their sockets at once — are served by one pass, which claims for all of them in one batch.
+   */
   kick(): void {
     if (this.stopped) return;
     if (this.running) {
-      this.again = true;
+      if (!this.starting) this.again = true;
       return;
     }
+    this.starting = true;
     this.running = (async () => {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      this.starting = false;
+      if (this.stopped) return;
       do {
         this.again = false;
         try {
@@ -83,6 +97,7 @@ export class Dispatcher {
       } while (this.again && !this.stopped);
     })().finally(() => {
       this.running = null;
+      this.starting = false;
     });
   }
 
@@ -101,14 +116,17 @@ export class Dispatcher {
   private async pass(): Promise<void> {
     const { store, hub, now } = this.o;
     const conns = hub.connections();
-    // Job-centric: read the queue in pages, match in memory, claim each chosen job by id.
-    // Queries per pass: 1 (live assignments) + 1 per page + 1 (holds) + 1 per assignment —
-    // none but the first when no runner here has room.
+    // Job-centric: read the queue in pages, match in memory, then claim a page's matches in one
+    // batch (store.claimJobsById: the claims and their `assigned` events in one transaction).
+    // Round trips per pass: live assignments ∥ kept task slots, then 1 for the first page with
+    // the holds (one snapshot), then 1 transaction per page that assigns something (+ 1 read of
+    // the effort settings) — none after the first when no runner here has room.
     if (conns.length > 0) {
       // Slots are read first (conservative: a job ending meanwhile frees its slot for the next
       // pass), so a pass with every runner full reads no queue at all.
-      const byRunner = groupByRunner(await store.listActiveAssignments());
-      const kept = groupTaskSlots(await store.listTaskSlots(now())); // idle tasks' runner slots (issue 7)
+      const [activeNow, slotsNow] = await Promise.all([store.listActiveAssignments(), store.listTaskSlots(now())]);
+      const byRunner = groupByRunner(activeNow);
+      const kept = groupTaskSlots(slotsNow); // idle tasks' runner slots (issue 7)
       const candidates = conns.map((c) => openRunner(c, byRunner.get(c.runnerId) ?? [])).filter((x) => !x.active.some((a) => a.holds === 'runner'));
       const free = candidates.reduce((n, x) => n + Math.max(0, x.free), 0);
       // Jobs holding nothing fit full runners too: look at the queue then as well.
@@ -121,19 +139,25 @@ export class Dispatcher {
       // MAX_SCAN jobs per pass; the periodic pass goes on from the head later.
       let after: { priority: number; id: number } | undefined;
       let open: OpenRunner[] | null = free > 0 || noneJobs ? null : [];
+      const pass: PassState = { refreshed: false, account: null, lost: 0 };
       // Paging goes on while some runner has a free slot (jobs holding nothing also fit a full
       // runner, but only within pages read anyway).
       for (let scanned = 0; (open === null || open.some((x) => x.free > 0)) && scanned < MAX_SCAN && !this.stopped; ) {
-        const queue = await store.listQueuedForDispatch(limit, after);
-        scanned += queue.length;
+        let queue: QueuedJobRef[];
         if (open === null) {
-          // Holds are read AFTER the first page: a hold set before a job was created is then
-          // always seen when that job is matched (a pass that started before the hold cannot
-          // hand the new job to the held runner).
-          const heldSet = new Set(await store.listHeldRunnerIds(now()));
+          // Holds are read with the first page (one snapshot on PostgreSQL, after it on SQLite):
+          // a hold set before a job was created is then always seen when that job is matched (a
+          // pass that started before the hold cannot hand the new job to the held runner).
+          const head = await store.listDispatchHead(limit, now());
+          queue = head.queue;
+          const heldSet = new Set(head.heldRunnerIds);
           const t0 = now();
           open = candidates.filter((x) => x.c.holdUntil <= t0 && !heldSet.has(x.c.runnerId));
+        } else {
+          queue = await store.listQueuedForDispatch(limit, after);
         }
+        scanned += queue.length;
+        const plan: Planned[] = [];
         for (const q of queue) {
           if (this.stopped || open.length === 0) break;
           const holds = this.o.agents.get(q.agent)?.holds ?? 'workspace';
@@ -149,30 +173,54 @@ export class Dispatcher {
           }
           if (best < 0) continue;
           const pick = open[best]!;
-          const token = newToken('flj');
-          const job = await store.claimJobById(q.id, { id: pick.c.runnerId, labels: pick.c.labels }, hashToken(token), now(), holds);
-          if (!job) continue; // taken meanwhile (another replica, jobs start, cancel)
-          const sent = await this.deliver(pick.c, job, token, false);
-          open.splice(best, 1);
-          if (sent === 'unreachable') continue;
-          if (sent === 'sent') {
-            pick.active.push({ holds, workspace });
-            takeTaskSlot(kept.get(pick.c.runnerId), workspace);
-            pick.free = pick.c.capacity - slotsUsed(pick.active, limitsOf(pick.c));
+          const agent = await this.agentFor(q, pass);
+          if (!agent) {
+            // Not loaded here: claimed alone and failed by deliver (the runner stays free).
+            const token = newToken('flj');
+            const job = await store.claimJobById(q.id, { id: pick.c.runnerId, labels: pick.c.labels }, hashToken(token), now(), holds);
+            if (job) await this.deliver(pick.c, job, token, false);
+            continue;
           }
+          // Planned: the slot is taken now (so later jobs of the page see it) and given back
+          // if the claim does not take.
+          const slot: HeldSlot = { holds, workspace };
+          const keptTaken = kept.get(pick.c.runnerId)?.find((k) => k.workspace === workspace) ?? null;
+          takeTaskSlot(kept.get(pick.c.runnerId), workspace);
+          pick.active.push(slot);
+          pick.free = pick.c.capacity - slotsUsed(pick.active, limitsOf(pick.c));
+          open.splice(best, 1);
           // Back of the line, so equal runners take turns (a whole-runner job takes it out).
-          if (holds !== 'runner' || sent !== 'sent') open.push(pick);
+          if (holds !== 'runner') open.push(pick);
+          plan.push({ q, pick, agent, holds, slot, keptTaken, token: newToken('flj') });
         }
+        if (plan.length) await assignPlanned(this.o, plan, open, kept, pass, this.noted);
         if (queue.length < limit) break;
         const last = queue[queue.length - 1]!;
         after = { priority: last.priority, id: last.id };
       }
+      // Claims that did not take (another replica, a cancel, a row locked at that instant) left
+      // their runners free: one more pass, a few times in a row at most (a locked row is skipped).
+      if (pass.lost > 0 && this.lostPasses++ < 3) this.again = true;
+      else if (pass.lost === 0) this.lostPasses = 0;
     }
     // The "no runner matches" note is advisory: at most once per NOTE_EVERY_MS.
     if (now() - this.notedAt >= NOTE_EVERY_MS) {
       this.notedAt = now();
       await this.noteUnmatched();
     }
+  }
+
+  /**
+   * The definition queued job `q` runs (as {@link deliver} finds it: its version, else the
+   * agent's current one); when that version is not loaded the registry is re-read, at most once
+   * per pass (one installed through another replica a moment ago, issue 6). Undefined: unknown.
+   */
+  private async agentFor(q: QueuedJobRef, pass: PassState): Promise<AgentDefinition | undefined> {
+    const agent = this.o.agents.forJob(q.agent, q.agentVersion);
+    if ((agent && agent.version === q.agentVersion) || pass.refreshed) return agent;
+    pass.refreshed = true;
+    await this.o.agents.refresh();
+    return this.o.agents.forJob(q.agent, q.agentVersion);
   }
 
   /**
@@ -305,21 +353,6 @@ export class Dispatcher {
   }
 }
 
-/** A runner a dispatch pass may still give jobs to: its active jobs and free parallel-job slots. */
-interface OpenRunner {
-  c: RunnerConnection;
-  active: HeldSlot[];
-  free: number;
-}
-
-function limitsOf(c: RunnerConnection): RunnerLimits {
-  return { capacity: c.capacity, browserSlots: c.browserSlots };
-}
-
-function openRunner(c: RunnerConnection, active: HeldSlot[]): OpenRunner {
-  return { c, active: [...active], free: c.capacity - slotsUsed(active, limitsOf(c)) };
-}
-
 /** Active assignments grouped by runner, as capacity slots. */
 function groupByRunner(active: readonly ActiveAssignment[]): Map<number, HeldSlot[]> {
   const m = new Map<number, HeldSlot[]>();
@@ -333,11 +366,5 @@ function groupByRunner(active: readonly ActiveAssignment[]): Map<number, HeldSlo
 
 /** The assignment's `effort` (run tier > agent tier > account default; stored tiers included); a tier that no longer exists is logged and ignored. */
 async function effortOf(runTier: string | null | undefined, agent: AgentDefinition, store: Store, log: Logger): Promise<Pick<JobAssignment, 'effort'>> {
-  try {
-    const e = jobEffort(runTier, agent, await storedAccountEffort(store));
-    return e ? { effort: e } : {};
-  } catch (err) {
-    log.warn('effort tier ignored', { error: (err as Error).message });
-    return {};
-  }
+  return effortFrom(runTier, agent, await storedAccountEffort(store).catch((err: Error) => err), log);
 }

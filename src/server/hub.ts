@@ -17,6 +17,7 @@ import type { EventBus } from './event-bus.js';
 import { bearerToken } from './auth.js';
 import { withChildResults } from './tree-result.js';
 import { recordStatus } from './status-events.js';
+import { noteRunner } from './runner-history.js';
 import { activityFrame } from './model-activity.js';
 import { bindLabels } from '../core/runner-labels.js';
 
@@ -200,6 +201,7 @@ export class RunnerHub {
     if (old) old.ws.close(CLOSE_REPLACED, 'replaced by a newer connection');
     const log = this.o.log.child({ runnerId });
     log.info('runner connected', { name });
+    void noteRunner(this.o, runnerId, 'connected', `connected as ${name}`);
     ws.on('message', (data: RawData, isBinary: boolean) => {
       conn.queue = conn.queue
         .then(() => this.onFrame(conn, isBinary ? null : data.toString()))
@@ -215,6 +217,7 @@ export class RunnerHub {
       log.info('runner disconnected');
       conn.queue = conn.queue
         .then(() => this.o.store.setRunnerDisconnected(runnerId, this.o.now()))
+        .then(() => noteRunner(this.o, runnerId, 'disconnected', 'disconnected (its connection closed)'))
         .catch((err: unknown) => log.warn('marking runner disconnected failed', { err: String(err) }));
     });
   }

@@ -1,3 +1,4 @@
+import { checkServerEnv } from './env-check.js';
 import type { AddressInfo } from 'node:net';
 import type { TreeLimits } from '../protocol/index.js';
 import { createServer } from 'node:http';
@@ -18,6 +19,7 @@ import { RunnerHub } from './hub.js';
 import { Sweeper } from './sweeper.js';
 import { budgetPauser } from './budget-pause.js';
 import { TaskEngine } from './tasks/engine.js';
+import { serveHook } from './hooks/hooks-node.js';
 
 /** Options of {@link startServer}. Durations in milliseconds. */
 export interface ServerOptions {
@@ -86,6 +88,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   }
   const { store } = opts;
 
+  for (const w of await checkServerEnv(store, process.env, opts.treeLimits !== undefined)) log.warn(w);
   const agents = await AgentRegistry.load(opts.agentsDirs, log);
   // Installed agents (issue 6) live in the store: read now, and re-read every 2 s so an
   // install through another replica reaches this one within 2 s (as model routes do).
@@ -144,12 +147,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     },
     onBudgetExhausted: budgetPauser({ store, agents, bus, log: log.child({ part: 'gateway' }), now }),
   });
-  // The gateway's /v1/* calls go to its plain node:http handler, past Hono and web streams
-  // (issue 3 speed goals); everything else to the Hono app.
+  // The gateway's /v1/* calls (issue 3 speed goals) and the webhook deliveries (issue 7) go to
+  // plain node:http handlers, past Hono and web streams; everything else to the Hono app.
   const honoListener = getRequestListener(app.fetch);
   const server = createServer((req, res) => {
     if (req.url?.startsWith('/v1/')) gateway.node(req, res);
-    else void honoListener(req, res);
+    else if (!(req.url?.startsWith('/hooks/') && serveHook(ctx, req, res))) void honoListener(req, res);
   });
   server.on('upgrade', (req, socket, head) => {
     const path = (req.url ?? '').split('?')[0];

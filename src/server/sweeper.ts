@@ -2,6 +2,7 @@ import type { JobRow, Store } from '../store/types.js';
 import type { Logger } from '../core/log.js';
 import type { EventBus } from './event-bus.js';
 import { reportEndedJobs } from './status-events.js';
+import { noteRunner } from './runner-history.js';
 import { releaseExpiredReservations } from '../gateway/reservation-sweep.js';
 
 /** What the sweeper needs. Times in ms. */
@@ -77,6 +78,11 @@ export class Sweeper {
     };
     for (const job of lost) this.o.log.warn(job.status === 'queued' ? 'job lost, retrying' : 'job lost', { jobId: job.id, runnerId: job.runnerId, message: cause(job) });
     await reportEndedJobs(store, this.o.bus, lost, cause, t);
+    // The runner's history (its page's activity): one line per runner that left jobs behind.
+    for (const runnerId of names.keys()) {
+      const its = lost.filter((j) => j.runnerId === runnerId);
+      await noteRunner(this.o, runnerId, 'offline', `went offline: ${cause(its[0]!)}; ${its.length} job${its.length === 1 ? '' : 's'} lost or requeued`);
+    }
     for (const job of lost) this.o.bus.publish(job.id);
     if (lost.length) this.o.onLost?.(lost);
     return lost;

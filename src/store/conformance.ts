@@ -23,6 +23,8 @@ import { jobTreeTests } from './conformance/job-tree.js';
 import { modelActivityTests } from './conformance/model-activity.js';
 import { agentVersionTests } from './conformance/agent-versions.js';
 import { effortTierTests } from './conformance/effort-tiers.js';
+import { dashboardTests } from './conformance/dashboard.js';
+import { dispatchBatchTests } from './conformance/dispatch-batch.js';
 
 /** Options of {@link runStoreConformance}. */
 export interface ConformanceOptions {
@@ -86,5 +88,7 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Store
     modelActivityTests(h);
     agentVersionTests(h);
     effortTierTests(h);
+    dashboardTests(h);
+    dispatchBatchTests(h);
   });
 }

@@ -1,4 +1,4 @@
-import type { Insertable, Transaction } from 'kysely';
+import { sql, type Insertable, type Transaction } from 'kysely';
 import type { EventBody, JobEvent } from '../protocol/index.js';
 import { num, toJobEvent } from './codec.js';
 import { assertInt, chunks, lockJob, type StoreCtx } from './ctx.js';
@@ -15,6 +15,36 @@ async function maxSeq(trx: Transaction<Database>, jobId: number): Promise<number
     .where('job_id', '=', jobId)
     .executeTakeFirst();
   return r?.m === null || r?.m === undefined ? 0 : num(r.m);
+}
+
+/**
+ * What an append needs to know, read in one statement inside the transaction that holds the job
+ * lock: the job's highest seq (0: none), the highest rseq stored for (job, attempt) (0: none),
+ * and which of `rseqs` are already stored for (job, attempt). Over CHUNK rseqs, the rest are
+ * looked up in further statements of CHUNK each.
+ */
+async function appendState(trx: Transaction<Database>, jobId: number, attempt: number, rseqs: readonly number[]): Promise<{ maxSeq: number; topRseq: number; seen: number[] }> {
+  const [first = [], ...rest] = chunks(rseqs, CHUNK);
+  const seenPart = first.length
+    ? sql`union all select 1, rseq, null from job_events where job_id = ${jobId} and attempt = ${attempt} and rseq in (${sql.join(first)})`
+    : sql``;
+  const r = await sql<{ k: number | string; a: number | string | null; b: number | string | null }>`
+    select 0 as k, max(seq) as a, max(case when attempt = ${attempt} then rseq end) as b from job_events where job_id = ${jobId}
+    ${seenPart}`.execute(trx);
+  let maxSeq = 0;
+  let topRseq = 0;
+  const seen: number[] = [];
+  for (const x of r.rows) {
+    if (num(x.k) === 0) {
+      maxSeq = x.a === null ? 0 : num(x.a);
+      topRseq = x.b === null ? 0 : num(x.b);
+    } else if (x.a !== null) seen.push(num(x.a));
+  }
+  for (const part of rest) {
+    const more = await trx.selectFrom('job_events').select('rseq').where('job_id', '=', jobId).where('attempt', '=', attempt).where('rseq', 'in', part).execute();
+    for (const m of more) if (m.rseq !== null) seen.push(num(m.rseq));
+  }
+  return { maxSeq, topRseq, seen };
 }
 
 /**
@@ -40,19 +70,11 @@ export async function appendRunnerEvents(
 
     const byRseq = new Map<number, EventBody & { rseq: number; at: string }>();
     for (const e of events) if (!byRseq.has(e.rseq)) byRseq.set(e.rseq, e);
-    for (const part of chunks([...byRseq.keys()], CHUNK)) {
-      const seen = await trx
-        .selectFrom('job_events')
-        .select('rseq')
-        .where('job_id', '=', jobId)
-        .where('attempt', '=', attempt)
-        .where('rseq', 'in', part)
-        .execute();
-      for (const s of seen) if (s.rseq !== null) byRseq.delete(num(s.rseq));
-    }
+    const state = await appendState(trx, jobId, attempt, [...byRseq.keys()]);
+    for (const r of state.seen) byRseq.delete(r);
     const fresh = [...byRseq.values()].sort((a, b) => a.rseq - b.rseq);
 
-    let seq = await maxSeq(trx, jobId);
+    let seq = state.maxSeq;
     const rows: Insertable<JobEventsTable>[] = fresh.map((e) => ({
       job_id: jobId,
       seq: ++seq,
@@ -64,15 +86,11 @@ export async function appendRunnerEvents(
     }));
     for (const part of chunks(rows, CHUNK)) await trx.insertInto('job_events').values(part).execute();
 
-    const top = await trx
-      .selectFrom('job_events')
-      .select((eb) => eb.fn.max('rseq').as('m'))
-      .where('job_id', '=', jobId)
-      .where('attempt', '=', attempt)
-      .executeTakeFirst();
+    // The highest rseq of (job, attempt) now: the stored one or the highest just inserted.
+    const upTo = fresh.reduce((m, e) => Math.max(m, e.rseq), state.topRseq);
     // Return what was stored (after codec sanitising), parsed from the JSON text we wrote.
     const stored = rows.map((r) => toJobEvent(c.codec, { ...r, data: JSON.parse(r.data) as unknown, seq: r.seq }));
-    return { accepted: true as const, stored, upTo: top?.m === null || top?.m === undefined ? 0 : num(top.m) };
+    return { accepted: true as const, stored, upTo };
   });
 }
 

@@ -1,4 +1,4 @@
-import type { Updateable } from 'kysely';
+import type { Insertable, Updateable } from 'kysely';
 import type { JobResult, JobStatus } from '../protocol/index.js';
 import { JobStatus as JobStatusSchema } from '../protocol/index.js';
 import { ACTIVE_STATUSES, HELD_STATUSES, canTransition, isTerminal } from '../core/job-state.js';
@@ -46,39 +46,44 @@ export async function createJob(c: StoreCtx, j: NewJob): Promise<JobRow> {
     }
     const inserted = await trx
       .insertInto('jobs')
-      .values({
-        parent_id: j.parentId,
-        root_id: rootId ?? 0, // a root's own id, set just below
-        agent: j.agent,
-        agent_version: j.agentVersion,
-        input: c.codec.json(j.input),
-        status: 'queued',
-        end_reason: null,
-        error: null,
-        priority: j.priority,
-        selector: c.codec.json(j.selector),
-        runner_id: null,
-        attempt: 0,
-        budget_micros: j.budgetMicros,
-        session_id: null,
-        resume_session_id: j.resumeSessionId ?? null,
-        retries_left: j.retries ?? 0,
-        pinned_runner_id: j.pinnedRunnerId ?? null,
-        workspace_job_id: j.workspaceJobId ?? null,
-        effort_tier: j.effortTier ?? null,
-        result: null,
-        token_hash: null,
-        created_at: j.now,
-        assigned_at: null,
-        started_at: null,
-        finished_at: null,
-      })
+      .values(newJobValues(c, j, rootId ?? 0)) // a root's own id, set just below
       .returningAll()
       .executeTakeFirstOrThrow();
     if (rootId !== null) return toJobRow(c.codec, inserted);
     const root = await trx.updateTable('jobs').set({ root_id: inserted.id }).where('id', '=', inserted.id).returningAll().executeTakeFirstOrThrow();
     return toJobRow(c.codec, root);
   });
+}
+
+/** The row a new queued job is inserted as (attempt 0), with `rootId` as its root (0 for a root until its id is known). */
+export function newJobValues(c: StoreCtx, j: NewJob, rootId: number): Insertable<JobsTable> {
+  return {
+    parent_id: j.parentId,
+    root_id: rootId,
+    agent: j.agent,
+    agent_version: j.agentVersion,
+    input: c.codec.json(j.input),
+    status: 'queued',
+    end_reason: null,
+    error: null,
+    priority: j.priority,
+    selector: c.codec.json(j.selector),
+    runner_id: null,
+    attempt: 0,
+    budget_micros: j.budgetMicros,
+    session_id: null,
+    resume_session_id: j.resumeSessionId ?? null,
+    retries_left: j.retries ?? 0,
+    pinned_runner_id: j.pinnedRunnerId ?? null,
+    workspace_job_id: j.workspaceJobId ?? null,
+    effort_tier: j.effortTier ?? null,
+    result: null,
+    token_hash: null,
+    created_at: j.now,
+    assigned_at: null,
+    started_at: null,
+    finished_at: null,
+  };
 }
 
 export async function getJob(c: StoreCtx, id: number): Promise<JobRow | null> {

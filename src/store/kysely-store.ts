@@ -19,6 +19,8 @@ import * as modelRoutes from './model-routes.js';
 import * as costs from './costs.js';
 import * as users from './users.js';
 import { taskMethods } from './tasks-methods.js';
+import { dashboardMethods } from './dashboard-methods.js';
+import { dispatchMethods } from './dispatch-methods.js';
 import { jobUsageMany } from './usage-batch.js';
 import { listTreeJobs } from './job-tree.js';
 
@@ -110,5 +112,7 @@ export function kyselyStore(db: Kysely<Database>, dialect: SqlDialect, afterClos
     listApiTokens: () => users.listApiTokens(c),
     deleteApiToken: (id) => users.deleteApiToken(c, id),
     ...taskMethods(c),
+    ...dashboardMethods(c),
+    ...dispatchMethods(c),
   };
 }

@@ -7,6 +7,8 @@ import type { ReceiversTable } from './tasks-schema.js';
 import type { IngestResult, NewDelivery, NewReceiver, ReceiverRow, WindowDecision } from './tasks-types.js';
 import { insertTask, selectTasks, toTaskRows, type TaskSelect } from './tasks.js';
 import { checkEvent, eventValues, toTaskEventRow } from './tasks-turns.js';
+import { ingestBatchIn } from './ingest-batch.js';
+import { noteOnTask } from './ingest-window.js';
 
 /** Receivers (webhook endpoints) and the ingestion of their deliveries (issue 7). */
 
@@ -79,23 +81,25 @@ export async function deleteReceiver(c: StoreCtx, id: number): Promise<boolean> 
 
 /**
  * Stores a delivery and its event in one transaction (issue 7): the delivery id under its
- * unique constraint (a repeat → `{ duplicate: true }`, nothing else written); the owning task
- * (active owner of the key, else a task made by `createTask`, else the fallback task), locked
- * (PostgreSQL `FOR UPDATE`) while its `last_event_at` moves forward (never back: an older event
- * is `stale`) and, with `coalesce`, its window is noted as {@link noteTaskEvent} would.
- * Statements per new delivery on an owned key: insert delivery, select task (joined on the
- * key), update task, insert event, read keys (5, down from 11 with the separate note).
+ * unique constraint (a repeat → `{ duplicate: true, taskId }` with the task the first one went
+ * to, nothing else written); the owning task (active owner of the key, else a task made by
+ * `createTask`, else the fallback task), locked (PostgreSQL `FOR UPDATE`) while its
+ * `last_event_at` moves forward (never back: an older event is `stale`) and, with `coalesce`,
+ * its window is noted as {@link noteTaskEvent} would. A delivery that creates no task goes
+ * the set-based way of ingest-batch.ts (a batch of one).
  * @throws Error naming the field when the delivery is malformed; the key-ownership error of
  *   `createTask` when two deliveries create a task for one key at once (nothing stored).
  */
 export async function ingestDelivery(c: StoreCtx, d: NewDelivery): Promise<IngestResult> {
   checkDelivery(d);
-  return c.db.transaction().execute((trx) => ingestIn(c, trx, d));
+  return c.db.transaction().execute(async (trx) => (d.createTask ? ingestCreating(c, trx, d) : (await ingestBatchIn(c, trx, [d]))[0]!));
 }
 
 /**
  * Several deliveries in ONE transaction (one commit, so one WAL flush, for all: issue 7
  * throughput), each as {@link ingestDelivery} would, in the order given; results in that order.
+ * Runs of deliveries that create no task go set-based (ingest-batch.ts: a few statements per
+ * run, not per delivery); one that may create a task goes alone, in its place.
  * All or nothing: when one fails (a bad field, a key taken by a concurrent create, a deadlock
  * with another replica) nothing of the batch is stored and the error is thrown, so the caller
  * may ingest them one by one. At most 500 deliveries.
@@ -107,7 +111,16 @@ export async function ingestDeliveries(c: StoreCtx, ds: readonly NewDelivery[]):
   if (ds.length === 0) return [];
   return c.db.transaction().execute(async (trx) => {
     const out: IngestResult[] = [];
-    for (const d of ds) out.push(await ingestIn(c, trx, d));
+    for (let i = 0; i < ds.length; ) {
+      if (ds[i]!.createTask) {
+        out.push(await ingestCreating(c, trx, ds[i++]!));
+        continue;
+      }
+      let j = i;
+      while (j < ds.length && !ds[j]!.createTask) j++;
+      out.push(...(await ingestBatchIn(c, trx, ds.slice(i, j))));
+      i = j;
+    }
     return out;
   });
 }
@@ -118,18 +131,27 @@ function checkDelivery(d: NewDelivery): void {
   assertInt('now', d.now, 0);
   if (typeof d.deliveryId !== 'string' || d.deliveryId.length === 0 || d.deliveryId.length > 200) throw new Error('store: deliveryId must be a string of 1 to 200 characters');
   if (d.coalesce !== undefined && d.coalesce !== 'always' && d.coalesce !== 'unless_stale') throw new Error(`store: coalesce must be always or unless_stale, got ${JSON.stringify(d.coalesce)}`);
+  if (d.fallbackTaskId !== null) assertInt('fallbackTaskId', d.fallbackTaskId, 1);
   checkEvent(d.event);
 }
 
-/** One delivery inside `trx` (see {@link ingestDelivery}). */
-async function ingestIn(c: StoreCtx, trx: Transaction<Database>, d: NewDelivery): Promise<IngestResult> {
+/**
+ * One delivery that may create a task (an `assign` policy), inside `trx`: the delivery first
+ * (so a repeat creates nothing), then the owner (locked), else the new task, else the
+ * fallback; then its task id on the delivery row (0015). Statements: insert delivery, select
+ * task, [insert task + keys + select], update task, insert event, read keys, set task id.
+ */
+async function ingestCreating(c: StoreCtx, trx: Transaction<Database>, d: NewDelivery): Promise<IngestResult> {
   const pg = c.dialect === 'postgres';
   const ins = await trx
     .insertInto('deliveries')
     .values({ receiver_id: d.receiverId, delivery_id: d.deliveryId, received_at: d.now })
     .onConflict((oc) => oc.columns(['receiver_id', 'delivery_id']).doNothing())
     .executeTakeFirst();
-  if (num(ins.numInsertedOrUpdatedRows ?? 0) === 0) return { duplicate: true } as const;
+  if (num(ins.numInsertedOrUpdatedRows ?? 0) === 0) {
+    const first = await trx.selectFrom('deliveries').select('task_id').where('receiver_id', '=', d.receiverId).where('delivery_id', '=', d.deliveryId).executeTakeFirst();
+    return { duplicate: true, taskId: numOrNull(first?.task_id ?? null) };
+  }
   const key = d.event.key;
   let row: TaskSelect | undefined;
   let created = false;
@@ -150,28 +172,15 @@ async function ingestIn(c: StoreCtx, trx: Transaction<Database>, d: NewDelivery)
   let stale = false;
   let window: WindowDecision = null;
   if (row) {
-    const last = numOrNull(row.last_event_at);
-    stale = last !== null && d.event.occurredAt < last;
-    const set: Record<string, unknown> = {};
-    if (!stale) set.last_event_at = d.event.occurredAt;
-    const status = row.status;
-    if (d.coalesce && (status === 'idle' || status === 'running') && !(stale && d.coalesce === 'unless_stale')) {
-      const until = numOrNull(row.window_until);
-      if (until === null || until <= d.now) {
-        set.window_until = d.now + num(row.coalesce_ms);
-        set.updated_at = d.now;
-        window = { decision: 'wake' };
-      } else {
-        const due = numOrNull(row.trailing_due_at) ?? until;
-        set.trailing_due_at = due;
-        window = { decision: 'coalesced', trailingDueAt: due };
-      }
-    }
-    if (Object.keys(set).length) await trx.updateTable('tasks').set(set).where('id', '=', row.id).execute();
-    row = { ...row, ...set, pending_events: num(row.pending_events ?? 0) + 1 } as TaskSelect;
+    const e = noteOnTask(row, d);
+    stale = e.stale;
+    window = e.window;
+    if (Object.keys(e.set).length) await trx.updateTable('tasks').set(e.set).where('id', '=', row.id).execute();
+    row = { ...row, ...e.set, pending_events: num(row.pending_events ?? 0) + 1 } as TaskSelect;
   }
   const taskId = row ? num(row.id) : null;
   const ev = await trx.insertInto('task_events').values(eventValues(taskId, d.event, d.now)).returningAll().executeTakeFirstOrThrow();
   const task = row ? ((await toTaskRows(c, trx, [row]))[0] ?? null) : null;
+  if (taskId !== null) await trx.updateTable('deliveries').set({ task_id: taskId }).where('receiver_id', '=', d.receiverId).where('delivery_id', '=', d.deliveryId).execute();
   return { duplicate: false, task, created, stale, event: toTaskEventRow(ev), ...(d.coalesce ? { window } : {}) } as const;
 }

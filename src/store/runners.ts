@@ -240,7 +240,7 @@ export async function listQueuedForDispatch(c: StoreCtx, limit: number, after?: 
   if (limit > 5000) throw new Error(`store: limit must be at most 5000, got ${limit}`);
   let q = c.db
     .selectFrom('jobs')
-    .select(['id', 'priority', 'selector', 'pinned_runner_id', 'agent', 'workspace_job_id'])
+    .select(['id', 'priority', 'selector', 'pinned_runner_id', 'agent', 'agent_version', 'workspace_job_id'])
     .where('status', '=', 'queued');
   if (after) {
     q = q.where((eb) => eb.or([eb('priority', '<', after.priority), eb.and([eb('priority', '=', after.priority), eb('id', '>', after.id)])]));
@@ -256,6 +256,7 @@ export async function listQueuedForDispatch(c: StoreCtx, limit: number, after?: 
     selector: c.codec.parse(r.selector) as Labels,
     pinnedRunnerId: numOrNull(r.pinned_runner_id),
     agent: r.agent,
+    agentVersion: r.agent_version,
     workspaceJobId: numOrNull(r.workspace_job_id),
   }));
 }

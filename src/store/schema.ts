@@ -2,6 +2,7 @@ import type { TaskTables } from './tasks-schema.js';
 import type { ModelActivityTables } from './model-activity-schema.js';
 import type { AgentVersionTables } from './agent-versions-schema.js';
 import type { EffortTierTables } from './effort-tiers-schema.js';
+import type { DashboardTables } from './dashboard-schema.js';
 import type { ColumnType, Generated } from 'kysely';
 
 /**
@@ -192,7 +193,7 @@ export interface ModelPricesTable {
 }
 
 /** The whole database, as Kysely sees it (0006 tables: tasks-schema.ts). */
-export interface Database extends TaskTables, ModelActivityTables, AgentVersionTables, EffortTierTables {
+export interface Database extends TaskTables, ModelActivityTables, AgentVersionTables, EffortTierTables, DashboardTables {
   api_tokens: ApiTokensTable;
   registration_tokens: RegistrationTokensTable;
   runners: RunnersTable;

@@ -58,6 +58,8 @@ export interface DeliveriesTable {
   receiver_id: number;
   delivery_id: string;
   received_at: Int8;
+  /** 0015: the task the delivery's event went to (null: unmatched, or stored before 0015); what a repeat answers. */
+  task_id: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface TaskEventsTable {

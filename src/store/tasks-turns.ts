@@ -4,6 +4,7 @@ import { assertInt, type StoreCtx } from './ctx.js';
 import type { TaskEventsTable } from './tasks-schema.js';
 import type { NewTaskEvent, TaskEventRow, TaskPromptRow, TurnClaim } from './tasks-types.js';
 import { readTask } from './tasks.js';
+import { noteTurnJob } from './task-turn-jobs.js';
 
 /** Queued prompts, pending events, turns and coalescing of tasks (issue 7). */
 
@@ -103,14 +104,19 @@ export async function claimTaskTurn(c: StoreCtx, taskId: number, now: number): P
 
 export async function attachTurnJob(c: StoreCtx, taskId: number, turn: number, jobId: number, now: number): Promise<boolean> {
   assertInt('jobId', jobId, 1);
-  const r = await c.db
-    .updateTable('tasks')
-    .set({ current_job_id: jobId, updated_at: now })
-    .where('id', '=', taskId)
-    .where('turn', '=', turn)
-    .where('status', '=', 'running')
-    .executeTakeFirst();
-  return num(r.numUpdatedRows) > 0;
+  return c.db.transaction().execute(async (trx) => {
+    const r = await trx
+      .updateTable('tasks')
+      .set({ current_job_id: jobId, updated_at: now })
+      .where('id', '=', taskId)
+      .where('turn', '=', turn)
+      .where('status', '=', 'running')
+      .executeTakeFirst();
+    if (num(r.numUpdatedRows) === 0) return false;
+    // The turn's job, kept for the conversation view (0016; the task row holds only the current one).
+    await noteTurnJob(trx, taskId, turn, jobId, now);
+    return true;
+  });
 }
 
 export async function abandonTaskTurn(c: StoreCtx, taskId: number, turn: number, now: number): Promise<void> {

@@ -130,8 +130,12 @@ export interface NewDelivery {
 /** The coalescing decision of an ingested event: wake now, wait for the trailing wake at `trailingDueAt` (epoch ms), or null (not noted). */
 export type WindowDecision = { decision: 'wake' } | { decision: 'coalesced'; trailingDueAt: number } | null;
 
+/**
+ * What ingesting one delivery did. A repeat (`duplicate`) carries the task the first delivery
+ * of that id went to (`taskId`; null when it went to no task, or was stored before 0015).
+ */
 export type IngestResult =
-  | { duplicate: true }
+  | { duplicate: true; taskId: number | null }
   | { duplicate: false; task: TaskRow | null; created: boolean; stale: boolean; event: TaskEventRow; window?: WindowDecision };
 
 /** Fields {@link TaskStore.updateTask} may set. */
@@ -226,7 +230,8 @@ export interface TaskStore {
   deleteReceiver(id: number): Promise<boolean>;
   /**
    * One delivery, one transaction: stores (receiver, delivery id) under its unique constraint
-   * (already there → `{ duplicate: true }`, nothing else done); finds the owning task (active;
+   * (already there → `{ duplicate: true, taskId }` with the task the first one went to, nothing
+   * else done); finds the owning task (active;
    * with `includeCompleted` the newest completed one too), else creates `createTask`, else the
    * fallback task; stores the event for it (task null: unmatched); raises the task's
    * `lastEventAt`. `stale`: the event is older than what the task already saw.
@@ -234,7 +239,8 @@ export interface TaskStore {
   ingestDelivery(d: NewDelivery): Promise<IngestResult>;
   /**
    * Several deliveries in one transaction (one commit for all), each as {@link ingestDelivery};
-   * results in the order given. All or nothing: on any error nothing of the batch is stored and
+   * results in the order given (a repeat of an earlier delivery of the batch is a duplicate
+   * answering that one's task). All or nothing: on any error nothing of the batch is stored and
    * it is thrown (the caller may then ingest them one by one). At most 500.
    */
   ingestDeliveries(ds: readonly NewDelivery[]): Promise<IngestResult[]>;

@@ -29,30 +29,35 @@ export async function toTaskRows(c: StoreCtx, db: Db, rows: TaskSelect[]): Promi
   const keys = await db.selectFrom('task_keys').select(['task_id', 'key']).where('task_id', 'in', ids).where('active', '=', 1).orderBy('key').execute();
   return rows.map((r) => {
     const id = num(r.id);
-    return {
-      id,
-      agent: r.agent,
-      title: r.title,
-      input: c.codec.parse(r.input) as Record<string, unknown>,
-      status: r.status as TaskStatus,
-      keys: keys.filter((k) => num(k.task_id) === id).map((k) => k.key),
-      coalesceMs: num(r.coalesce_ms),
-      currentJobId: numOrNull(r.current_job_id),
-      workspaceJobId: numOrNull(r.workspace_job_id),
-      runnerId: numOrNull(r.runner_id),
-      sessionId: r.session_id,
-      turn: num(r.turn),
-      windowUntil: numOrNull(r.window_until),
-      trailingDueAt: numOrNull(r.trailing_due_at),
-      lastEventAt: numOrNull(r.last_event_at),
-      slotUntil: numOrNull(r.slot_until ?? null),
-      error: r.error,
-      queuedPrompts: num(r.queued_prompts ?? 0),
-      pendingEvents: num(r.pending_events ?? 0),
-      createdAt: num(r.created_at),
-      updatedAt: num(r.updated_at),
-    };
+    return taskRowOf(c, r, keys.filter((k) => num(k.task_id) === id).map((k) => k.key));
   });
+}
+
+/** A {@link TaskSelect} row (as the driver returned it) with its active `keys` (sorted) → TaskRow. */
+export function taskRowOf(c: StoreCtx, r: TaskSelect, keys: string[]): TaskRow {
+  return {
+    id: num(r.id),
+    agent: r.agent,
+    title: r.title,
+    input: c.codec.parse(r.input) as Record<string, unknown>,
+    status: r.status as TaskStatus,
+    keys,
+    coalesceMs: num(r.coalesce_ms),
+    currentJobId: numOrNull(r.current_job_id),
+    workspaceJobId: numOrNull(r.workspace_job_id),
+    runnerId: numOrNull(r.runner_id),
+    sessionId: r.session_id,
+    turn: num(r.turn),
+    windowUntil: numOrNull(r.window_until),
+    trailingDueAt: numOrNull(r.trailing_due_at),
+    lastEventAt: numOrNull(r.last_event_at),
+    slotUntil: numOrNull(r.slot_until ?? null),
+    error: r.error,
+    queuedPrompts: num(r.queued_prompts ?? 0),
+    pendingEvents: num(r.pending_events ?? 0),
+    createdAt: num(r.created_at),
+    updatedAt: num(r.updated_at),
+  };
 }
 
 /** One task row (with keys and counts) read through `db`, or null. */

@@ -1,6 +1,8 @@
 import type { TaskStore } from './tasks-types.js';
 import type { AgentVersionStore } from './agent-versions-types.js';
 import type { EffortTierStore } from './effort-tiers-types.js';
+import type { DashboardStore } from './dashboard-types.js';
+import type { DispatchStore } from './dispatch-types.js';
 import type { JobStatus, JobResult, JobUsage, Labels, EventBody, JobEvent } from '../protocol/index.js';
 import type { JobHolds } from '../protocol/index.js';
 import type { TreeLimits } from '../protocol/index.js';
@@ -19,7 +21,7 @@ import type { TreeLimits } from '../protocol/index.js';
  * Every method that changes more than one row does it in one transaction: either all of it
  * is stored or none.
  */
-export interface Store extends TaskStore, AgentVersionStore, EffortTierStore {
+export interface Store extends TaskStore, AgentVersionStore, EffortTierStore, DashboardStore, DispatchStore {
   /** `sqlite` or `postgres`. */
   readonly dialect: 'sqlite' | 'postgres';
   close(): Promise<void>;
@@ -283,6 +285,8 @@ export interface QueuedJobRef {
   pinnedRunnerId: number | null;
   /** The agent (its `holds` decides what the job takes on a runner) and the workspace it continues, or null. */
   agent: string;
+  /** The agent version the job was created with (the dispatcher checks it is loaded before claiming). */
+  agentVersion: string;
   workspaceJobId: number | null;
 }
 

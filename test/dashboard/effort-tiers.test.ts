@@ -2,11 +2,14 @@
  * Issue 8, Settings → effort tiers, in real headless Chromium against a real `flotilla up`: an
  * admin adds a tier (model + effort level) and sees it listed, the API and the CLI's client
  * see the same stored tier, the admin replaces and deletes it; a member reads the tiers with
- * the form disabled (and the API refuses a member's change).
+ * the form disabled (and the API refuses a member's change); the admin sets the account default
+ * tier from the page (stored; the tier it names cannot then be deleted) and clears it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser } from 'playwright-core';
 import { FlotillaClient } from '../../src/client/client.js';
+import { main } from '../../src/cli/main.js';
+import { recordingIO } from '../../src/cli/test-io.js';
 import { dashboardReady, launchBrowser, screenshot, signIn, startUp, type Up } from './harness.js';
 
 const ready = dashboardReady();
@@ -61,6 +64,48 @@ describe.skipIf(!ready.ok)('effort tiers in Settings (Chromium)', () => {
     await admin.click('[data-testid=tier-delete-max]');
     await expect.poll(() => admin.locator('[data-testid=tier-max] td').allTextContents(), { timeout: 10_000 }).toEqual(['max', 'claude-opus-4-6', 'max', 'builtin', '']);
     expect((await up.admin.listEffortTiers()).tiers.filter((t) => t.source === 'account').map((t) => t.name)).toEqual(['cheap']);
+
+    // The account default tier: set from the page, stored on the server, and guarded.
+    expect(await admin.locator('[data-testid=tier-default-now]').textContent()).toBe('in effect: none');
+    await admin.selectOption('[data-testid=tier-default]', 'cheap');
+    await admin.click('[data-testid=tier-default-save]');
+    await expect.poll(async () => (await up.admin.listEffortTiers()).defaultTier, { timeout: 10_000 }).toBe('cheap');
+    expect((await up.admin.listEffortTiers()).defaultSource).toBe('account');
+    await expect.poll(() => admin.locator('[data-testid=tier-cheap] td').first().textContent(), { timeout: 10_000 }).toBe('cheap (default)');
+    expect(await admin.locator('[data-testid=tier-default-now]').textContent()).toBe('in effect: cheap (set here)');
+    await screenshot(admin, 'settings-default-tier');
+    // The default cannot be deleted from under it: the server says why, and the page shows it.
+    await admin.click('[data-testid=tier-delete-cheap]');
+    await expect.poll(() => admin.locator('[data-testid=effort-tiers] .error').textContent(), { timeout: 10_000 }).toContain('is the default tier');
+    expect((await up.admin.listEffortTiers()).tiers.map((t) => t.name)).toContain('cheap');
+    // A member sees it and cannot change it.
+    const reader = await signIn(browser, up.url, 'mia', 'member-password-1');
+    await reader.goto(`${up.url}/settings`);
+    await expect.poll(() => reader.locator('[data-testid=tier-default-now]').textContent(), { timeout: 10_000 }).toBe('in effect: cheap (set here)');
+    expect(await reader.locator('[data-testid=tier-default-save]').isDisabled()).toBe(true);
+    await reader.context().close();
+    await expect(new FlotillaClient({ url: up.url, token: memberToken }).setDefaultEffortTier(null)).rejects.toThrow(/admin|forbidden/i);
+    // "none" clears it: the server's setting (none here) applies again.
+    await admin.selectOption('[data-testid=tier-default]', '');
+    await admin.click('[data-testid=tier-default-save]');
+    await expect.poll(async () => (await up.admin.listEffortTiers()).defaultTier, { timeout: 10_000 }).toBeNull();
+
+    // The CLI sets the same stored default (`flotilla tiers default NAME`, `--clear`), and the page shows it.
+    const cli = async (...args: string[]) => {
+      const io = recordingIO();
+      const code = await main(['node', 'flotilla', 'tiers', ...args, '--server', up.url, '--token', up.adminToken], io);
+      return { code, out: io.out(), err: io.err() };
+    };
+    expect(await cli('default', 'cheap')).toEqual({ code: 0, out: 'default tier: cheap (account)\n', err: '' });
+    expect((await cli('list')).out).toMatch(/^cheap \(default\)\s+claude-haiku-4-5\s+low\s+account/m);
+    await admin.reload();
+    await expect.poll(() => admin.locator('[data-testid=tier-default-now]').textContent(), { timeout: 10_000 }).toBe('in effect: cheap (set here)');
+    const unknown = await cli('default', 'nope');
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toContain('no effort tier "nope"');
+    expect((await cli('default')).code).toBe(2);
+    expect(await cli('default', '--clear')).toEqual({ code: 0, out: 'default tier: none\n', err: '' });
+    expect((await up.admin.listEffortTiers()).defaultTier).toBeNull();
     await admin.context().close();
   }, 120_000);
 });

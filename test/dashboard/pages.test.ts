@@ -44,6 +44,9 @@ interface Seeded {
   big: number;
   done: number;
   box: number;
+  chat: number;
+  chatJob: number;
+  split: number;
 }
 
 /** The ledger: 4 model calls on two UTC days over two trees and one named runner (µ$ below). */
@@ -75,7 +78,26 @@ async function seed(store: Store, ids: Partial<Seeded>): Promise<void> {
     endReason: 'cancelled',
     result: { summary: 'Fixed it.', branch: 'flotilla/job-9', commit: '0123456789abcdef0123', changedFiles: ['a.js', 'b.js'], changeUrl: 'https://git.example/org/repo/pull/7' },
   });
-  Object.assign(ids, { alpha: alpha.id, alphaChild: alphaChild.id, beta: beta.id, big: big.id, done: done.id, box: box.id });
+  // 206 events: the first screen reads the last 200 (events 6..205), so the tool call of
+  // event 5 is on the older page and its result (event 6) in the tail.
+  const split = await job('beta');
+  for (let i = 0; i < 206; i++) await store.appendServerEvent(split.id, eventAt(i), now);
+  await store.transitionJob(split.id, null, ['queued'], 'cancelled', now, { endReason: 'cancelled' });
+
+  // A task with one finished turn, run as the task engine runs it: a prompt and a webhook
+  // event woke it; its job said two things.
+  const chat = await store.createTask({ agent: 'alpha', title: 'Build fails', input: {}, keys: ['https://git.example/org/repo/issues/7'], coalesceMs: 0, now });
+  await store.enqueueTaskPrompt(chat.id, 'Why does the build fail?', now);
+  await store.addTaskEvent(chat.id, { receiverId: null, key: 'https://git.example/org/repo/issues/7', kind: 'issue_comment.created', actor: 'octocat', summary: 'octocat: it fails on main too', occurredAt: now + 1 }, now + 1);
+  await store.claimTaskTurn(chat.id, now + 2);
+  const chatJob = await store.createJob({ parentId: null, agent: 'alpha', agentVersion: '1', input: { taskId: chat.id, taskTurn: 1 }, selector: { pool: 'nowhere' }, priority: 0, budgetMicros: 1_000_000, now: now + 2 });
+  await store.attachTurnJob(chat.id, 1, chatJob.id, now + 2);
+  await store.appendServerEvent(chatJob.id, { type: 'message', data: { role: 'assistant', text: 'The lockfile is stale.' } } as EventBody, now + 3);
+  await store.appendServerEvent(chatJob.id, { type: 'log', data: { stream: 'stdout', line: 'npm install' } } as EventBody, now + 3);
+  await store.appendServerEvent(chatJob.id, { type: 'message', data: { role: 'assistant', text: 'I regenerated it on branch fix/lock.' } } as EventBody, now + 4);
+  await store.transitionJob(chatJob.id, null, ['queued'], 'cancelled', now + 5, { endReason: 'cancelled' });
+  await store.updateTask(chat.id, ['running'], { status: 'idle', currentJobId: null }, now + 5);
+  Object.assign(ids, { alpha: alpha.id, alphaChild: alphaChild.id, beta: beta.id, big: big.id, done: done.id, box: box.id, chat: chat.id, chatJob: chatJob.id, split: split.id });
 }
 
 /** True when the page scrolls sideways (content wider than the viewport). */
@@ -136,27 +158,55 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     await page.context().close();
   }, 120_000);
 
-  it('a job with 10,000 events opens in well under the bound, scrolls to the end, and keeps few rows in the DOM', async () => {
+  it('a job with 10,000 events opens on its tail in under a second, loads older pages as the reader scrolls up, and keeps few rows in the DOM', async () => {
     const page = await signIn(browser, up.url, 'mia', 'member-password-1');
-    const t0 = Date.now();
-    await page.goto(`${up.url}/jobs/${id('big')}`);
-    await page.locator('.transcript .row').first().waitFor({ timeout: 10_000 });
-    const firstRowMs = Date.now() - t0;
-    await page.waitForFunction((n) => document.querySelector('h3 .muted')?.textContent === `${n} rows`, ROWS, { timeout: 60_000 });
-    const allMs = Date.now() - t0;
+    // What the first screen reads of the job's events: one tail page, not the 10,000.
+    const read: Array<{ path: string; bytes: number }> = [];
+    page.on('response', (res) => {
+      const u = new URL(res.url());
+      if (u.pathname.startsWith(`/api/jobs/${id('big')}/events`)) read.push({ path: u.pathname + u.search, bytes: Number(res.headers()['content-length'] ?? 0) });
+    });
+    // Navigation start → the last event (log line 9999) visible, from Playwright's side; best
+    // of three loads, so one hiccup of a loaded 2-core machine does not decide it.
+    const lastLine = `line ${EVENTS - 1}`;
+    const times: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      read.length = 0;
+      const t0 = Date.now();
+      await page.goto(`${up.url}/jobs/${id('big')}`);
+      await page.locator('.transcript .row', { hasText: lastLine }).waitFor({ state: 'visible', timeout: 10_000 });
+      times.push(Date.now() - t0);
+    }
     const marks = await page.evaluate(() => Object.fromEntries(performance.getEntriesByType('mark').map((m) => [m.name, Math.round(m.startTime)])));
-    console.log(`10,000-event job page: first frame with rows drawn ${marks['flotilla:first-frame']} ms (page mark), first row seen from outside ${firstRowMs} ms, all ${ROWS} rows folded in ${allMs} ms`);
-    // The real figure is in bench/dashboard.bench.js; this bound only catches a page that
-    // renders every row (seconds) on a loaded 2-core machine.
-    expect(marks['flotilla:first-row']).toBeLessThan(5_000);
-    expect(marks['flotilla:first-frame']).toBeLessThan(5_000);
-    expect(allMs).toBeLessThan(30_000);
-    // Virtualised: a few dozen rows in the DOM, not 7,500.
+    console.log(`10,000-event job page: last event visible ${times.join(' / ')} ms from Playwright; first frame with rows ${marks['flotilla:first-frame']} ms (page mark); event replies read: ${JSON.stringify(read)}`);
+    expect(Math.min(...times)).toBeLessThan(1_000);
+    // One tail page of 200 events (the SSE stream after it replays nothing: the job has ended).
+    const pages = read.filter((r) => r.path.includes('/events/page'));
+    expect(pages.map((r) => r.path)).toEqual([`/api/jobs/${id('big')}/events/page?limit=200`]);
+    expect(pages[0]!.bytes).toBeLessThan(64 * 1024);
+    // The tail: 200 events = 150 rows; the rest waits above.
+    await expect.poll(() => page.locator('h3 .muted').first().textContent(), { timeout: 10_000 }).toBe('150 rows');
+    expect(await page.locator('[data-testid=older-events]').textContent()).toContain('9,800 older events');
+    // Virtualised: a few dozen rows in the DOM.
     expect(await page.locator('.transcript .row').count()).toBeLessThan(200);
-    // It follows the end: the last event (log line 9999) is on screen; the top scrolls back to event 0.
-    await expect.poll(() => page.locator('.transcript').textContent(), { timeout: 10_000 }).toContain(`line ${EVENTS - 1}`);
+    // Scrolling up reads older pages until event 0; every row is then there.
+    await expect
+      .poll(
+        async () => {
+          await page.locator('.transcript').evaluate((el) => (el.scrollTop = 0));
+          return page.locator('h3 .muted').first().textContent();
+        },
+        { timeout: 30_000, intervals: [100] },
+      )
+      .toBe(`${ROWS} rows`);
+    expect(await page.locator('[data-testid=older-events]').count()).toBe(0);
     await page.locator('.transcript').evaluate((el) => (el.scrollTop = 0));
     await expect.poll(() => page.locator('.transcript').textContent(), { timeout: 10_000 }).toContain('Step 0: reading the next file.');
+    // 9,800 older events in pages of 1,000: ten more page reads, each before the last one's first seq.
+    expect(read.filter((r) => r.path.includes('/events/page')).map((r) => r.path)).toEqual([
+      `/api/jobs/${id('big')}/events/page?limit=200`,
+      ...[9801, 8801, 7801, 6801, 5801, 4801, 3801, 2801, 1801, 801].map((b) => `/api/jobs/${id('big')}/events/page?before=${b}&limit=1000`),
+    ]);
     // Scrolling through it in 60 steps: every step shows rows (no blank frames).
     const blanks = await page.locator('.transcript').evaluate(async (el) => {
       let empty = 0;
@@ -177,6 +227,30 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     await screenshot(page, 'job-10k-phone');
     await page.context().close();
   }, 120_000);
+
+  it('a tool call whose result came in the tail shows the result folded into it once the older page is read', async () => {
+    const page = await signIn(browser, up.url, 'mia', 'member-password-1');
+    await page.goto(`${up.url}/jobs/${id('split')}`);
+    await page.locator('.transcript .row', { hasText: 'case-205"' }).waitFor({ timeout: 10_000 }); // the last event: a tool call
+    expect(await page.locator('[data-testid=older-events]').textContent()).toContain('6 older events');
+    // Scrolled to the top: the older page arrives and the result joins its call (no lone result row).
+    await expect
+      .poll(
+        async () => {
+          await page.locator('.transcript').evaluate((el) => (el.scrollTop = 0));
+          return page.locator('[data-testid=older-events]').count();
+        },
+        { timeout: 10_000, intervals: [100] },
+      )
+      .toBe(0);
+    const call = page.locator('[data-testid=tool-call]', { hasText: 'case-5"' });
+    await call.waitFor({ timeout: 10_000 });
+    expect(await call.locator('.tool-state').textContent()).toBe('done');
+    expect(await page.locator('.transcript').textContent()).not.toContain('result of t5');
+    // 206 events less the 51 results (events 2, 6, ..., 202) folded into their calls.
+    expect(await page.locator('h3 .muted').first().textContent()).toBe('155 rows');
+    await page.context().close();
+  }, 60_000);
 
   it('job page: result box; Top up raises the tree limit; members cannot press Resume or Top up', async () => {
     const member = await signIn(browser, up.url, 'mia', 'member-password-1');
@@ -272,6 +346,19 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     expect((await up.admin.getRunner(local.id)).runner.browserSlots).toBe(2);
     await expect.poll(() => admin.locator('[data-testid=slots]').textContent(), { timeout: 10_000 }).toMatch(/\/3$/);
     await expect.poll(() => admin.locator('[data-testid=browser-slots]').textContent(), { timeout: 10_000 }).toBe('2');
+    // Activity is history, not only the current state: the capacity change, a hold and its
+    // resume from this page, newest first, by whom.
+    await admin.click('[data-testid=hold]');
+    await expect.poll(() => admin.locator('[data-testid=hold-left]').count(), { timeout: 10_000 }).toBe(1);
+    await admin.click('[data-testid=resume]');
+    await waitFor('resumed', async () => !(await up.admin.getRunner(local.id)).runner.hold, 10_000);
+    const kinds = () => admin.locator('[data-testid=activity-row]').evaluateAll((rows) => rows.slice(0, 3).map((r) => r.getAttribute('data-kind')));
+    await expect.poll(kinds, { timeout: 10_000 }).toEqual(['resumed', 'held', 'capacity']);
+    const lines = await admin.locator('[data-testid=activity-row] td:last-child').allTextContents();
+    expect(lines[0]).toMatch(/^resumed by ada \(hold was until /);
+    expect(lines[1]).toMatch(/^held by ada for 1h, until .*: held from the dashboard$/);
+    expect(lines[2]).toBe('capacity set by ada: 3 parallel jobs, 2 browser slots');
+    expect(lines.some((l) => l.startsWith(`job #${recent[0]!.id} ${recent[0]!.agent} started`))).toBe(true);
     await screenshot(admin, 'runner-page');
 
     await admin.goto(`${up.url}/runners/${spare.id}`);
@@ -323,15 +410,42 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     await admin.click('[data-testid=task-send]');
     await waitFor('the prompt queued', async () => (await up.admin.getTask(task.id)).task.queuedPrompts === 1, 10_000);
     await expect.poll(() => admin.locator('[data-testid=task-queue]').textContent(), { timeout: 10_000 }).toContain('1 prompts');
-    await expect.poll(() => admin.locator('[data-testid=conversation]').textContent(), { timeout: 10_000 }).toContain('Please rebase on main.');
+    // The prompt waits in the queue (from the server, not from this page's memory: a reload keeps it)...
+    await admin.reload();
+    await expect.poll(() => admin.locator('[data-testid=queued-prompts]').textContent(), { timeout: 10_000 }).toContain('Please rebase on main.');
+    expect(await admin.locator('[data-testid=turn-1]').count()).toBe(0);
     await screenshot(admin, 'task-page');
     await admin.click('[data-testid=task-resume]');
     await waitFor('resumed', async () => (await up.admin.getTask(task.id)).task.status !== 'suspended', 10_000);
+    // ...then, once a turn takes it, in that turn with the turn's job linked.
+    const turnJob = await waitFor('the turn job', async () => (await up.admin.getTask(task.id)).task.currentJobId, 10_000);
+    await expect.poll(() => admin.locator('[data-testid=turn-1]').textContent(), { timeout: 10_000 }).toContain('Please rebase on main.');
+    expect(await admin.locator('[data-testid=turn-1] a.turn-job').getAttribute('href')).toBe(`/jobs/${turnJob}`);
+    expect(await admin.locator('[data-testid=queued-prompts]').count()).toBe(0);
     await admin.click('[data-testid=task-complete]');
     await waitFor('completed', async () => (await up.admin.getTask(task.id)).task.status === 'completed', 10_000);
     await expect.poll(() => admin.locator('[data-testid=task-status]').textContent(), { timeout: 10_000 }).toBe('completed');
     await admin.context().close();
   }, 120_000);
+
+  it('a task conversation: each turn shows its prompt and webhook event, then the agent’s replies in order, with its job linked', async (ctx) => {
+    const probe = await fetch(`${up.url}/api/tasks/${id('chat')}/conversation`, { headers: { authorization: `Bearer ${up.adminToken}` } });
+    if (probe.status !== 200) ctx.skip();
+    const member = await signIn(browser, up.url, 'mia', 'member-password-1');
+    await member.goto(`${up.url}/tasks/${id('chat')}`);
+    const turn = member.locator('[data-testid=turn-1]');
+    await turn.waitFor({ timeout: 10_000 });
+    expect(await turn.locator('[data-testid=turn-prompt] .text').allTextContents()).toEqual(['Why does the build fail?']);
+    expect(await turn.locator('[data-testid=turn-event] .text').allTextContents()).toEqual(['octocat: it fails on main too']);
+    expect(await turn.locator('[data-testid=turn-event] .who').textContent()).toContain('issue_comment.created · octocat');
+    expect(await turn.locator('[data-testid=turn-reply] .text').allTextContents()).toEqual(['The lockfile is stale.', 'I regenerated it on branch fix/lock.']);
+    expect(await turn.locator('a.turn-job').getAttribute('href')).toBe(`/jobs/${id('chatJob')}`);
+    expect(await turn.locator('[data-testid=turn-job-status]').textContent()).toBe('cancelled');
+    await screenshot(member, 'task-conversation');
+    await member.locator('a.turn-job').click();
+    await member.waitForURL((u) => u.pathname === `/jobs/${id('chatJob')}`, { timeout: 10_000 });
+    await member.context().close();
+  }, 60_000);
 
   it('settings: admins see users, API tokens and effort tiers; members are turned away', async () => {
     const member = await signIn(browser, up.url, 'mia', 'member-password-1');

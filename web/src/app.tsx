@@ -1,5 +1,5 @@
 // The app shell: sign-in gate, navigation, and one page per route (pages/*.tsx).
-import { useEffect, useState, type ReactNode } from 'react';
+import { lazy, Suspense, useEffect, useState, type ReactNode } from 'react';
 import { ApiError, client, errorText, type Principal } from './api.js';
 import { Link, RouterProvider, useRoute } from './router.js';
 import { SessionContext } from './session.js';
@@ -8,11 +8,13 @@ import { FleetPage } from './pages/fleet.js';
 import { JobsPage } from './pages/jobs.js';
 import { JobPage } from './pages/job.js';
 import { RunJobPage } from './pages/run-job.js';
-import { CostsPage } from './pages/costs.js';
 import { SettingsPage } from './pages/settings.js';
 import { RunnerPage } from './pages/runner.js';
 import { TasksPage } from './pages/tasks.js';
 import { TaskPage } from './pages/task.js';
+
+/** The costs page carries the chart library (uPlot): loaded when first opened, so the other pages' first load skips it. */
+const CostsPage = lazy(() => import('./pages/costs.js').then((m) => ({ default: m.CostsPage })));
 
 /**
  * Routes. Add a page: a file in pages/, one line here, one in NAV (issues 5/3/…: runner page,
@@ -62,7 +64,9 @@ function Shell({ principal, onSignOut }: { principal: Principal; onSignOut: () =
           </button>
         </span>
       </header>
-      <main>{page(path)}</main>
+      <main>
+        <Suspense fallback={<p className="empty">Loading…</p>}>{page(path)}</Suspense>
+      </main>
     </SessionContext.Provider>
   );
 }

@@ -28,6 +28,9 @@ export function describeTiers(v: EffortTierList): string {
  * - `tiers set NAME --model M --effort L` (admin; env FLOTILLA_TIER_MODEL, FLOTILLA_TIER_EFFORT):
  *   create or replace an account tier;
  * - `tiers delete NAME` (admin): remove an account tier.
+ * - `tiers default NAME` / `tiers default --clear` (admin): set the account default tier, stored
+ *   on the server (wins over its FLOTILLA_DEFAULT_EFFORT), or remove it; an unknown NAME is an
+ *   API error naming the known tiers.
  * Every subcommand takes --server/--token/--data/--json. Exit 0 on success; 1 on an API error
  * (not an admin, unknown tier: the message names it); 2 on a bad argument.
  */
@@ -53,6 +56,20 @@ export function registerTiers(program: Command, ctx: CliContext): void {
     if (!opts.effort) throw new CliError(`tiers set: --effort is required (${EffortLevel.options.join(', ')})`, 2);
     const t = await (await clientFrom(opts)).setEffortTier(name, opts.model, opts.effort);
     out(wantsJson(self, opts) ? JSON.stringify(t) : `tier set: ${t.name} → ${t.model} at effort ${t.level}`);
+  });
+
+  type DefaultOpts = ClientOptions & { clear?: boolean };
+  addClientOptions(
+    tiers
+      .command('default')
+      .description("set the account's default tier (admin); --clear falls back to the server's FLOTILLA_DEFAULT_EFFORT")
+      .argument('[name]', 'tier name (a tier in effect: see `tiers list`)', tierName)
+      .option('--clear', 'remove the account default'),
+  ).action(async (name: string | undefined, opts: DefaultOpts, self: Command) => {
+    if (opts.clear && name) throw new CliError('tiers default: give a NAME or --clear, not both', 2);
+    if (!opts.clear && !name) throw new CliError('tiers default: NAME is required (or --clear)', 2);
+    const view = await (await clientFrom(opts)).setDefaultEffortTier(opts.clear ? null : name!);
+    out(wantsJson(self, opts) ? JSON.stringify(view) : view.defaultTier ? `default tier: ${view.defaultTier} (${view.defaultSource})` : 'default tier: none');
   });
 
   addClientOptions(tiers.command('delete').description('remove an account tier (admin)').argument('<name>', 'tier name', tierName)).action(async (name: string, opts: ClientOptions, self: Command) => {

@@ -45,6 +45,15 @@ describe('flotilla run --local', () => {
     expect(lines[header + 1]).toMatch(/^\d+\s+test-fixer\s+succeeded\s+[1-9]\d*\s+\d+\s+\d+\s+\d+\s+\d+\s+\$0\.\d{6}$/);
   });
 
+  it('a budget below the first call\'s worst case: the job pauses, is cancelled, exit 1 with how to run it again (never "still working")', async () => {
+    const io = recordingIO();
+    const code = await main(['node', 'flotilla', 'run', '--local', 'test-fixer', '{"repo":"examples/calc"}', '--budget', '0.01', '--data', data], io);
+    expect(code, `${io.out()}\n${io.err()}`).toBe(1);
+    expect(io.out()).toMatch(/^test-fixer … budget exhausted: job tree \d+ \(job \d+\) has a budget of \$0\.010000/m);
+    expect(io.err()).toMatch(/flotilla: job (\d+) paused: its budget \(--budget 0\.01\) does not cover the next model call; a --local run cannot be topped up .*\nflotilla: job \1 cancelled\n$/);
+    expect(io.err()).not.toMatch(/still working/);
+  });
+
   it('Ctrl-C cancels the job, stops everything, exit 130', async () => {
     const io = recordingIO();
     const done = main(['node', 'flotilla', 'run', '--local', 'test-fixer', '{"repo":"examples/calc"}', '--data', data], io);

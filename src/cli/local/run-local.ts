@@ -39,7 +39,7 @@ export async function runLocal(p: RunLocalParams): Promise<number> {
   }
   try {
     const client = new FlotillaClient({ url: stack.server.url, token: stack.adminToken });
-    return await runJob(client, p.request, { json, io });
+    return await runJob(client, p.request, { json, io, failWhenPaused: true });
   } finally {
     await stack.close();
   }

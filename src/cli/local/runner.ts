@@ -1,9 +1,10 @@
+import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import type { Labels } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
 import { untilInterrupted } from '../io.js';
-import { DEFAULT_SERVER, defaultDataDir, intIn, parseLabels } from '../options.js';
+import { CliError, DEFAULT_SERVER, defaultDataDir, intIn, parseLabels } from '../options.js';
 
 interface RunnerCliOptions {
   server: string;
@@ -37,6 +38,10 @@ export function registerRunner(program: Command, ctx: CliContext): void {
     .addOption(new Option('--repo-base <dir>', 'where relative repo paths of job inputs resolve; local repos must be inside it (default: current folder)').env('FLOTILLA_REPO_BASE'))
     .action(async (opts: RunnerCliOptions) => {
       const { io } = ctx;
+      if (opts.repoBase) {
+        const st = await stat(resolve(opts.repoBase)).catch(() => null);
+        if (!st?.isDirectory()) throw new CliError(`--repo-base (FLOTILLA_REPO_BASE): ${resolve(opts.repoBase)} is not a folder`, 2);
+      }
       const { cliLogger } = await import('./stack.js');
       const { startRunner } = await import('../../runner/runner.js');
       const log = cliLogger(process.env, 'info', (line) => void io.stderr.write(line));

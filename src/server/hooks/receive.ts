@@ -1,77 +1,84 @@
 import { createHash } from 'node:crypto';
-import type { Context, Hono } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
-import { DEFAULT_COALESCE_SECONDS, type HookResult } from '../../protocol/index.js';
+import { DEFAULT_COALESCE_SECONDS, type ApiErrorBody, type HookResult } from '../../protocol/index.js';
 import type { NewDelivery, ReceiverRow, TaskRow } from '../../store/types.js';
-import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
-import { apiError } from '../http-util.js';
 import { evalCelString } from './cel-route.js';
 import { cachedReceiver } from './receiver-cache.js';
 import { ingestBatcher } from './ingest-batcher.js';
 import { routeForgeEvent, type RoutedEvent } from './forge-route.js';
+import { checkBearer, checkGenericHmac, checkGiteaSignature, checkGithubSignature } from './verify.js';
 
 /** Longest resource key a delivery may route to, in characters (the same cap as a task's keys: ResourceKey in protocol/task.ts). */
 export const MAX_RESOURCE_KEY_CHARS = 1000;
-import { checkBearer, checkGenericHmac, checkGiteaSignature, checkGithubSignature } from './verify.js';
 
 /** Largest webhook body read, bytes (GitHub caps payloads at 25 MB; issue events are far smaller). 5 MiB. */
 export const MAX_HOOK_BODY_BYTES = 5 * 1024 * 1024;
 
 const PROVIDERS = new Set(['github', 'gitea', 'generic']);
+/** Body text for JSON.parse (not fatal: GitHub's check already refused bodies that are not UTF-8). */
+const utf8 = new TextDecoder();
+
+/** One webhook request as the transport read it: path parts, lower-case headers, the RAW body bytes. */
+export interface HookRequest {
+  /** `github`, `gitea` or `generic` (anything else → 404). */
+  provider: string;
+  /** The receiver's name from the path. */
+  receiver: string;
+  /** Request headers, names lower-case (duplicates joined with ", "). */
+  headers: Record<string, string>;
+  /** The body exactly as received (at most {@link MAX_HOOK_BODY_BYTES}: the transport answers 413 past it). */
+  raw: Uint8Array;
+}
+
+/** What to answer: an HTTP status and its JSON body ({@link HookResult} or an API error body). */
+export interface HookReply {
+  status: number;
+  body: HookResult | ApiErrorBody;
+}
+
+const fail = (status: number, code: string, message: string, field?: string): HookReply => ({ status, body: { error: { code, message, ...(field ? { field } : {}) } } });
+const ok = (body: HookResult): HookReply => ({ status: 200, body });
 
 /**
  * `POST /hooks/{github|gitea|generic}/:receiver` (issue 7), outside the /api token check (each
- * delivery carries its own auth). In order, and nothing is stored until all pass:
- * body ≤ {@link MAX_HOOK_BODY_BYTES} (413 `payload_too_large`); the receiver exists with this
- * provider (404 `not_found`: the provider comes from its configuration, never from headers);
- * the signature or token over the RAW bytes (401 `bad_signature`); a JSON object body (400
- * `invalid_json`); a delivery id (`X-GitHub-Delivery`, `X-Gitea-Delivery`, `X-Delivery-Id`,
- * else the body's SHA-256); a routed key ≤ {@link MAX_RESOURCE_KEY_CHARS} chars (422 `invalid_request`). Then one transaction stores the delivery (a repeat → 200
- * `duplicate`) and its event, and notes it on the task's coalescing window (concurrent
- * deliveries share a transaction: ingest-batcher.ts; the receiver row is cached 2 s:
- * receiver-cache.ts), and the policies run. Answers 200 {@link HookResult}.
+ * delivery carries its own auth), served on plain node:http (hooks-node.ts). In order, and
+ * nothing is stored until all pass: body ≤ {@link MAX_HOOK_BODY_BYTES} (413
+ * `payload_too_large`, by the transport); the receiver exists with this provider (404
+ * `not_found`: the provider comes from its configuration, never from headers); the signature
+ * or token over the RAW bytes (401 `bad_signature`); a JSON object body (400 `invalid_json`); a
+ * delivery id (`X-GitHub-Delivery`, `X-Gitea-Delivery`, `X-Delivery-Id`, else the body's
+ * SHA-256); a routed key ≤ {@link MAX_RESOURCE_KEY_CHARS} chars (422 `invalid_request`). Then
+ * one transaction stores the delivery (a repeat → 200 `duplicate` with the task the first one
+ * went to) and its event, and notes it on the task's coalescing window (concurrent deliveries
+ * share a transaction: ingest-batcher.ts; the receiver row is cached 2 s: receiver-cache.ts),
+ * and the policies run. The answer comes only after that transaction committed. Answers 200
+ * {@link HookResult}.
+ * @throws what the store throws (the transport answers 500).
  */
-export function mountHooks(app: Hono<AppEnv>, ctx: ServerContext): void {
-  app.use(
-    '/hooks/*',
-    bodyLimit({
-      maxSize: MAX_HOOK_BODY_BYTES,
-      onError: (c) => apiError(c, 413, 'payload_too_large', `webhook body is larger than ${MAX_HOOK_BODY_BYTES} bytes`),
-    }),
-  );
-  app.post('/hooks/:provider/:receiver', (c) => receive(c, ctx));
-}
-
-async function receive(c: Context<AppEnv>, ctx: ServerContext): Promise<Response> {
-  const provider = c.req.param('provider') ?? '';
-  const name = c.req.param('receiver') ?? '';
-  if (!PROVIDERS.has(provider)) return apiError(c, 404, 'not_found', `no hook provider ${JSON.stringify(provider)} (github, gitea, generic)`);
+export async function receiveDelivery(ctx: ServerContext, req: HookRequest): Promise<HookReply> {
+  const { provider, receiver: name, headers, raw } = req;
+  if (!PROVIDERS.has(provider)) return fail(404, 'not_found', `no hook provider ${JSON.stringify(provider)} (github, gitea, generic)`);
   const found = await cachedReceiver(ctx.store, name, ctx.now());
-  if (!found || found.receiver.provider !== provider) return apiError(c, 404, 'not_found', `no ${provider} receiver ${JSON.stringify(name)}`);
+  if (!found || found.receiver.provider !== provider) return fail(404, 'not_found', `no ${provider} receiver ${JSON.stringify(name)}`);
   const { receiver, secret, tokenHash } = found;
-  const raw = new Uint8Array(await c.req.arrayBuffer());
-  const bad = await checkAuth(c, receiver, secret, tokenHash, raw);
+  const bad = checkAuth(headers, receiver, secret, tokenHash, raw);
   if (bad) {
     ctx.log.warn('webhook refused', { receiver: name, reason: bad });
-    return apiError(c, 401, 'bad_signature', `delivery refused: ${bad}`);
+    return fail(401, 'bad_signature', `delivery refused: ${bad}`);
   }
   let payload: unknown;
   try {
-    payload = JSON.parse(new TextDecoder().decode(raw));
+    payload = JSON.parse(utf8.decode(raw));
   } catch {
-    return apiError(c, 400, 'invalid_json', 'webhook body must be a JSON document');
+    return fail(400, 'invalid_json', 'webhook body must be a JSON document');
   }
-  if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) return apiError(c, 400, 'invalid_json', 'webhook body must be a JSON object');
+  if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) return fail(400, 'invalid_json', 'webhook body must be a JSON object');
   const now = ctx.now();
-  const deliveryId =
-    c.req.header('x-github-delivery') ?? c.req.header('x-gitea-delivery') ?? c.req.header('x-forgejo-delivery') ?? c.req.header('x-delivery-id') ?? createHash('sha256').update(raw).digest('hex');
-  if (deliveryId.length === 0 || deliveryId.length > 200) return apiError(c, 400, 'invalid_request', 'delivery id header must be 1 to 200 characters');
+  const deliveryId = headers['x-github-delivery'] ?? headers['x-gitea-delivery'] ?? headers['x-forgejo-delivery'] ?? headers['x-delivery-id'] ?? createHash('sha256').update(raw).digest('hex');
+  if (deliveryId.length === 0 || deliveryId.length > 200) return fail(400, 'invalid_request', 'delivery id header must be 1 to 200 characters');
 
   let routed: RoutedEvent;
   if (provider === 'generic') {
-    const headers: Record<string, string> = {};
-    c.req.raw.headers.forEach((v, k) => void (headers[k] = v));
     const key = receiver.keyExpr ? evalCelString(receiver.keyExpr, { payload, headers }) : { value: null, error: 'no keyExpr' };
     const summary = receiver.summaryExpr ? evalCelString(receiver.summaryExpr, { payload, headers }).value : null;
     const p = payload as Record<string, unknown>;
@@ -86,15 +93,15 @@ async function receive(c: Context<AppEnv>, ctx: ServerContext): Promise<Response
       title: key.value ?? 'event',
     };
   } else {
-    const event = c.req.header('x-github-event') ?? c.req.header('x-gitea-event') ?? c.req.header('x-forgejo-event');
-    if (!event) return apiError(c, 400, 'invalid_request', `missing event header (${provider === 'github' ? 'X-GitHub-Event' : 'X-Gitea-Event'})`);
-    if (event === 'ping') return c.json({ outcome: 'ignored', taskId: null, key: null } satisfies HookResult);
+    const event = headers['x-github-event'] ?? headers['x-gitea-event'] ?? headers['x-forgejo-event'];
+    if (!event) return fail(400, 'invalid_request', `missing event header (${provider === 'github' ? 'X-GitHub-Event' : 'X-Gitea-Event'})`);
+    if (event === 'ping') return ok({ outcome: 'ignored', taskId: null, key: null });
     routed = routeForgeEvent(event, payload as Record<string, unknown>, now);
   }
 
   // Keys are capped like a task's keys (ResourceKey, 1000 chars): refuse before storing anything, and never echo the huge key.
   if (routed.key !== null && routed.key.length > MAX_RESOURCE_KEY_CHARS)
-    return apiError(c, 422, 'invalid_request', `key: the routed resource key is ${routed.key.length} characters; keys are at most ${MAX_RESOURCE_KEY_CHARS} (check the receiver's keyExpr)`, 'key');
+    return fail(422, 'invalid_request', `key: the routed resource key is ${routed.key.length} characters; keys are at most ${MAX_RESOURCE_KEY_CHARS} (check the receiver's keyExpr)`, 'key');
   const pol = receiver.policies;
   const assign = pol.assign && routed.action === 'assigned' && routed.assignees.includes(pol.assign.login) ? pol.assign : null;
   const assignAgent = assign ? ctx.agents.get(assign.agent) : undefined;
@@ -117,8 +124,9 @@ async function receive(c: Context<AppEnv>, ctx: ServerContext): Promise<Response
   // Two deliveries creating a task for one key at once: the loser sees the winner's task.
   if (res instanceof Error && delivery.createTask) res = await ctx.store.ingestDelivery(delivery);
   if (res instanceof Error) throw res;
-  if (res.duplicate) return c.json({ outcome: 'duplicate', taskId: null, key: routed.key } satisfies HookResult);
-  const reply = (outcome: HookResult['outcome'], task: TaskRow | null) => c.json({ outcome, taskId: task?.id ?? null, key: routed.key } satisfies HookResult);
+  // A repeat answers the task the first delivery went to (0015), doing nothing else.
+  if (res.duplicate) return ok({ outcome: 'duplicate', taskId: res.taskId, key: routed.key });
+  const reply = (outcome: HookResult['outcome'], task: TaskRow | null) => ok({ outcome, taskId: task?.id ?? null, key: routed.key });
   const task = res.task;
   if (!task) return reply('unmatched', null);
   if (!ctx.tasks) return reply('recorded', task);
@@ -145,9 +153,9 @@ async function receive(c: Context<AppEnv>, ctx: ServerContext): Promise<Response
   return reply(res.created ? 'created' : outcome, task);
 }
 
-async function checkAuth(c: Context<AppEnv>, r: ReceiverRow, secret: string | null, tokenHash: string | null, raw: Uint8Array): Promise<string | null> {
-  if (r.provider === 'github') return secret ? checkGithubSignature(secret, raw, c.req.header('x-hub-signature-256')) : 'receiver has no secret';
-  if (r.provider === 'gitea') return secret ? checkGiteaSignature(secret, raw, c.req.header('x-gitea-signature') ?? c.req.header('x-forgejo-signature')) : 'receiver has no secret';
-  if (r.auth === 'bearer') return tokenHash ? checkBearer(tokenHash, c.req.header('authorization')) : 'receiver has no token';
-  return secret ? checkGenericHmac(secret, raw, c.req.header('x-signature-256') ?? c.req.header('x-hub-signature-256')) : 'receiver has no secret';
+function checkAuth(headers: Record<string, string>, r: ReceiverRow, secret: string | null, tokenHash: string | null, raw: Uint8Array): string | null {
+  if (r.provider === 'github') return secret ? checkGithubSignature(secret, raw, headers['x-hub-signature-256']) : 'receiver has no secret';
+  if (r.provider === 'gitea') return secret ? checkGiteaSignature(secret, raw, headers['x-gitea-signature'] ?? headers['x-forgejo-signature']) : 'receiver has no secret';
+  if (r.auth === 'bearer') return tokenHash ? checkBearer(tokenHash, headers['authorization']) : 'receiver has no token';
+  return secret ? checkGenericHmac(secret, raw, headers['x-signature-256'] ?? headers['x-hub-signature-256']) : 'receiver has no secret';
 }

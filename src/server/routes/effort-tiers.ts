@@ -4,8 +4,24 @@ import { BUILTIN_EFFORT_TIERS } from '../../core/effort.js';
 import { requireAdmin, type AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
 import { accountEffort } from '../effort.js';
+import { storedAccountEffort } from '../effort-stored.js';
 import { apiError, readBody } from '../http-util.js';
 import { iso } from '../views.js';
+
+/**
+ * The tiers in effect: built-in, configured (FLOTILLA_EFFORT_TIERS) and account tiers merged by
+ * name (account > config > builtin), name ascending, with the default tier and its source.
+ * @throws Error naming FLOTILLA_EFFORT_TIERS when it is malformed; errors of the store.
+ */
+export async function effortTierList(ctx: Pick<ServerContext, 'store'>): Promise<EffortTierList> {
+  const env = accountEffort();
+  const byName = new Map<string, EffortTierView>();
+  for (const [name, t] of Object.entries(BUILTIN_EFFORT_TIERS)) byName.set(name, { name, model: t.model, level: t.level, source: 'builtin', updatedAt: null });
+  for (const [name, t] of Object.entries(env.tiers)) byName.set(name, { name, model: t.model, level: t.level, source: 'config', updatedAt: null });
+  for (const t of await ctx.store.listEffortTiers()) byName.set(t.name, { name: t.name, model: t.model, level: t.level, source: 'account', updatedAt: iso(t.updatedAt) });
+  const d = await storedAccountEffort(ctx.store);
+  return { tiers: [...byName.values()].sort((a, b) => a.name.localeCompare(b.name)), defaultTier: d.defaultTier, defaultSource: d.defaultSource };
+}
 
 /**
  * Effort tiers (issue 8, Settings). Members read, admins change; changes are stored
@@ -15,20 +31,14 @@ import { iso } from '../views.js';
  *   and account tiers merged by name (account > config > builtin), name ascending;
  * - `PUT /api/effort-tiers/{name}` {@link SetEffortTierRequest} (admin) → 200 {@link EffortTierView};
  * - `DELETE /api/effort-tiers/{name}` (admin) → 204; 404 `not_found` when the account stored no
- *   tier of that name (built-in and configured tiers cannot be deleted here).
+ *   tier of that name (built-in and configured tiers cannot be deleted here); 409 `tier_in_use`
+ *   when it is the stored default tier and no built-in or configured tier has its name.
+ * The default tier itself: routes/effort-default.ts.
  * Bad name → 400 `invalid_request` (field `name`); bad body → 400 naming the field.
  * A bad FLOTILLA_EFFORT_TIERS on the server → 500 (error names the variable).
  */
 export function mountEffortTiers(app: Hono<AppEnv>, ctx: ServerContext): void {
-  app.get('/api/effort-tiers', async (c) => {
-    const env = accountEffort();
-    const byName = new Map<string, EffortTierView>();
-    for (const [name, t] of Object.entries(BUILTIN_EFFORT_TIERS)) byName.set(name, { name, model: t.model, level: t.level, source: 'builtin', updatedAt: null });
-    for (const [name, t] of Object.entries(env.tiers)) byName.set(name, { name, model: t.model, level: t.level, source: 'config', updatedAt: null });
-    for (const t of await ctx.store.listEffortTiers()) byName.set(t.name, { name: t.name, model: t.model, level: t.level, source: 'account', updatedAt: iso(t.updatedAt) });
-    const body: EffortTierList = { tiers: [...byName.values()].sort((a, b) => a.name.localeCompare(b.name)), defaultTier: env.defaultTier };
-    return c.json(body);
-  });
+  app.get('/api/effort-tiers', async (c) => c.json(await effortTierList(ctx)));
 
   app.put('/api/effort-tiers/:name', requireAdmin(), async (c) => {
     const name = EffortTierName.safeParse(c.req.param('name'));
@@ -43,6 +53,11 @@ export function mountEffortTiers(app: Hono<AppEnv>, ctx: ServerContext): void {
 
   app.delete('/api/effort-tiers/:name', requireAdmin(), async (c) => {
     const name = c.req.param('name');
+    // The stored default must keep naming a tier: only a built-in or configured tier of that name may outlive the account's.
+    const d = await storedAccountEffort(ctx.store);
+    if (d.defaultSource === 'account' && d.defaultTier === name && !(name in BUILTIN_EFFORT_TIERS) && !(name in accountEffort().tiers)) {
+      return apiError(c, 409, 'tier_in_use', `tier ${JSON.stringify(name)} is the default tier: set another default first`, 'name');
+    }
     if (!(await ctx.store.deleteEffortTier(name))) return apiError(c, 404, 'not_found', `no account tier ${JSON.stringify(name)} (built-in and configured tiers cannot be deleted)`, 'name');
     ctx.log.info('effort tier deleted', { name, by: c.var.principal.name });
     return c.body(null, 204);

@@ -6,7 +6,6 @@ import { isTerminal } from '../../core/job-state.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
 import { apiError, readBody } from '../http-util.js';
-import { recordStatus } from '../status-events.js';
 import { jobEffort } from '../effort.js';
 import { storedAccountEffort } from '../effort-stored.js';
 import { jobView } from '../views.js';
@@ -57,22 +56,27 @@ export function mountCreateJob(app: Hono<AppEnv>, ctx: ServerContext): void {
     const caller = c.get('jobCaller');
     if (caller) return createChildJob(c, ctx, caller, req, agent);
     const now = ctx.now();
-    const job = await ctx.store.createJob({
-      parentId: null,
-      agent: agent.name,
-      agentVersion: agent.version,
-      input: req.input,
-      selector: mergeSelector(agent.runnerLabels, req.role !== undefined ? { ...req.labels, role: req.role } : req.labels),
-      priority: req.priority,
-      budgetMicros: usdToMicros(req.budgetUsd ?? agent.limits.defaultBudgetUsd),
-      retries: agent.retries,
-      ...(req.effort ? { effortTier: req.effort } : {}),
-      ...(resume ? { resumeSessionId: resume.sessionId, pinnedRunnerId: resume.runnerId, workspaceJobId: resume.workspaceJobId } : {}),
-      now,
-    });
-    ctx.log.info('job created', { jobId: job.id, agent: job.agent });
     const waiting = resume ? `resuming session ${resume.sessionId} of job ${req.resumeJobId}; waiting for runner ${resume.runnerId}` : 'waiting for a runner';
-    await recordStatus(ctx.store, ctx.bus, job.id, 'queued', waiting, now);
+    // The job and its `queued` status event in one write (one round trip on PostgreSQL), then a
+    // dispatch pass at once: no waiting for the periodic pass.
+    const { job, event } = await ctx.store.createRootJobWithEvent(
+      {
+        parentId: null,
+        agent: agent.name,
+        agentVersion: agent.version,
+        input: req.input,
+        selector: mergeSelector(agent.runnerLabels, req.role !== undefined ? { ...req.labels, role: req.role } : req.labels),
+        priority: req.priority,
+        budgetMicros: usdToMicros(req.budgetUsd ?? agent.limits.defaultBudgetUsd),
+        retries: agent.retries,
+        ...(req.effort ? { effortTier: req.effort } : {}),
+        ...(resume ? { resumeSessionId: resume.sessionId, pinnedRunnerId: resume.runnerId, workspaceJobId: resume.workspaceJobId } : {}),
+        now,
+      },
+      { type: 'status', data: { status: 'queued', message: waiting } },
+    );
+    ctx.bus.publish(job.id, [event]);
+    ctx.log.info('job created', { jobId: job.id, agent: job.agent });
     ctx.dispatcher.kick();
     return c.json(jobView(job), 201);
   });

@@ -29,7 +29,7 @@ export function effortTiersOpenApi(): { schemas: Json; paths: Json } {
         delete: {
           summary: 'Remove an account tier (admin); built-in and configured tiers cannot be removed',
           parameters: [name],
-          responses: { 204: { description: 'removed' }, 401: unauthorized, 403: forbidden, 404: error('`not_found`: no account tier of that name') },
+          responses: { 204: { description: 'removed' }, 401: unauthorized, 403: forbidden, 404: error('`not_found`: no account tier of that name'), 409: error('`tier_in_use`: it is the stored default tier (set another default first)') },
         },
       },
     },

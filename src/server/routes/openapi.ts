@@ -31,6 +31,7 @@ import {
 import type { AppEnv } from '../auth.js';
 import { gatewayRoutesOpenApi } from './openapi-gateway.js';
 import { effortTiersOpenApi } from './openapi-effort.js';
+import { dashboardOpenApi } from './openapi-dashboard.js';
 import { error, json, ref, schemaOf, type Json } from '../openapi-kit.js';
 import { tasksOpenApi } from '../tasks/openapi.js';
 
@@ -327,6 +328,10 @@ export function buildOpenApi(): Json {
   const ai = agentsInstallOpenApi();
   Object.assign(schemas, ai.schemas);
   Object.assign(paths, ai.paths);
+  // The dashboard's history reads and the default tier (issue 8).
+  const db = dashboardOpenApi();
+  Object.assign(schemas, db.schemas);
+  Object.assign(paths, db.paths);
   // Tasks, receivers and webhooks (issue 7).
   const tk = tasksOpenApi();
   Object.assign(schemas, tk.schemas);

@@ -6,6 +6,7 @@ import type { ServerContext } from '../context.js';
 import { apiError, parsePositiveInt, readBody } from '../http-util.js';
 import { runnerView } from '../views.js';
 import { heldSlotsOf } from '../runner-held.js';
+import { noteRunner } from '../runner-history.js';
 
 /**
  * `PATCH /api/runners/{id}` (admin; body {@link SetRunnerCapacityRequest}) → 200 Runner: sets
@@ -35,6 +36,7 @@ export function mountRunnerCapacity(app: Hono<AppEnv>, ctx: ServerContext): void
     if (!row) return apiError(c, 404, 'not_found', `no runner ${id}`, 'id');
     ctx.hub.setLimits(row.id, { capacity: row.capacity, browserSlots: row.browserSlots });
     ctx.log.info('runner capacity set', { runnerId: row.id, capacity: row.capacity, browserSlots: row.browserSlots });
+    await noteRunner(ctx, row.id, 'capacity', `capacity set by ${c.var.principal.name}: ${row.capacity} parallel job${row.capacity === 1 ? '' : 's'}, ${row.browserSlots} browser slot${row.browserSlots === 1 ? '' : 's'}`);
     const jobs = await ctx.store.listActiveJobsForRunner(row.id);
     return c.json(runnerView(row, jobs.map((j) => j.id), ctx.now(), ctx.heartbeatTimeoutMs, await heldSlotsOf(ctx.store, row.id)));
   });

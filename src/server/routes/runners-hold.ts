@@ -5,6 +5,7 @@ import type { ServerContext } from '../context.js';
 import { apiError, parsePositiveInt, readBody } from '../http-util.js';
 import { runnerView } from '../views.js';
 import { heldSlotsOf } from '../runner-held.js';
+import { noteRunner } from '../runner-history.js';
 
 /**
  * `POST /api/runners/{id}/hold` (admin; body {@link HoldRunnerRequest}) → 200 Runner with
@@ -29,15 +30,19 @@ export function mountRunnerHolds(app: Hono<AppEnv>, ctx: ServerContext): void {
     const updated = await ctx.store.setRunnerHold(row.id, { until, reason: body.value.reason, kind: 'manual' });
     if (!updated) return apiError(c, 404, 'not_found', `no runner ${row.id}`, 'id');
     ctx.log.info('runner held', { runnerId: row.id, until, extend: body.value.extend });
+    await noteRunner(ctx, row.id, body.value.extend ? 'extended' : 'held', `${body.value.extend ? 'hold extended' : 'held'} by ${c.var.principal.name} for ${body.value.for}, until ${new Date(until).toISOString()}: ${body.value.reason}`);
     const jobs = await ctx.store.listActiveJobsForRunner(row.id);
     return c.json(runnerView(updated, jobs.map((j) => j.id), now, ctx.heartbeatTimeoutMs, await heldSlotsOf(ctx.store, updated.id)));
   });
 
   app.post('/api/runners/:id{[0-9]+}/resume', requireAdmin(), async (c) => {
     const id = parsePositiveInt(c.req.param('id'));
+    const before = id === null ? null : await ctx.store.getRunner(id);
     const updated = id === null ? null : await ctx.store.setRunnerHold(id, null);
     if (!updated) return apiError(c, 404, 'not_found', `no runner ${c.req.param('id')}`, 'id');
     ctx.log.info('runner resumed', { runnerId: updated.id });
+    // History only when a hold was really ended (resuming a runner that is not held changes nothing).
+    if (before?.hold && before.hold.until > ctx.now()) await noteRunner(ctx, updated.id, 'resumed', `resumed by ${c.var.principal.name} (hold was until ${new Date(before.hold.until).toISOString()})`);
     ctx.dispatcher.kick();
     const jobs = await ctx.store.listActiveJobsForRunner(updated.id);
     return c.json(runnerView(updated, jobs.map((j) => j.id), ctx.now(), ctx.heartbeatTimeoutMs, await heldSlotsOf(ctx.store, updated.id)));

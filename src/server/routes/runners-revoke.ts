@@ -5,6 +5,7 @@ import { CLOSE_CODES } from '../hub.js';
 import { apiError, parsePositiveInt } from '../http-util.js';
 import { reportEndedJobs } from '../status-events.js';
 import { runnerView } from '../views.js';
+import { noteRunner } from '../runner-history.js';
 
 /**
  * `POST /api/runners/{id}/revoke` (admin) → 200 Runner (status `offline`, `revokedAt` set).
@@ -21,6 +22,7 @@ export function mountRevokeRunner(app: Hono<AppEnv>, ctx: ServerContext): void {
     if (!res) return apiError(c, 404, 'not_found', `no runner ${c.req.param('id')}`, 'id');
     ctx.hub.disconnect(res.runner.id, CLOSE_CODES.revoked, 'runner revoked');
     ctx.log.warn('runner revoked', { runnerId: res.runner.id, jobs: res.jobs.length });
+    if (res.jobs.length || res.runner.revokedAt === now) await noteRunner(ctx, res.runner.id, 'revoked', `revoked by ${c.var.principal.name}; ${res.jobs.length} running job${res.jobs.length === 1 ? '' : 's'} ended`);
     await reportEndedJobs(ctx.store, ctx.bus, res.jobs, () => `runner ${res.runner.name} was revoked`, now);
     for (const j of res.jobs) ctx.bus.publish(j.id);
     if (res.jobs.length) ctx.dispatcher.kick();

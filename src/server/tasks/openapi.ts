@@ -1,5 +1,5 @@
 import { error, json, ref, schemaOf, type Json } from '../openapi-kit.js';
-import { CreatedReceiver, CreateReceiverRequest, CreateTaskRequest, HookResult, Receiver, ReceiverList, SendTaskPromptRequest, Task, TaskDetail, TaskList, TaskStatus } from '../../protocol/index.js';
+import { CreatedReceiver, CreateReceiverRequest, CreateTaskRequest, HookResult, Receiver, ReceiverList, SendTaskPromptRequest, Task, TaskConversation, TaskDetail, TaskList, TaskStatus } from '../../protocol/index.js';
 
 
 /**
@@ -41,6 +41,7 @@ export function tasksOpenApi(): { schemas: Json; paths: Json } {
       Task: schemaOf(Task, 'output'),
       TaskList: schemaOf(TaskList, 'output'),
       TaskDetail: schemaOf(TaskDetail, 'output'),
+      TaskConversation: schemaOf(TaskConversation, 'output'),
       CreateTaskRequest: schemaOf(CreateTaskRequest, 'input'),
       SendTaskPromptRequest: schemaOf(SendTaskPromptRequest, 'input'),
       Receiver: schemaOf(Receiver, 'output'),
@@ -67,6 +68,17 @@ export function tasksOpenApi(): { schemas: Json; paths: Json } {
         },
       },
       '/api/tasks/{id}': { get: { summary: 'One task and its newest events', parameters: [idParam], responses: { 200: ok('the task', ref('TaskDetail')), 401: unauthorized, 404: error('`not_found`') } } },
+      '/api/tasks/{id}/conversation': {
+        get: {
+          summary: "The task's turns as a conversation: what woke each turn (prompts, events), the job that ran it and its messages; what waits for the next turn",
+          parameters: [
+            idParam,
+            { name: 'limit', in: 'query', description: 'turns per page', schema: { type: 'integer', minimum: 1, maximum: 50, default: 20 } },
+            { name: 'before', in: 'query', description: 'turn cursor: only turns below it (from `olderBefore`)', schema: { type: 'integer', minimum: 1 } },
+          ],
+          responses: { 200: ok('the conversation, oldest turn first', ref('TaskConversation')), 400: error('`invalid_request` (names `id`, `limit` or `before`)'), 401: unauthorized, 404: error('`not_found`') },
+        },
+      },
       '/api/tasks/{id}/send': {
         post: {
           summary: "Queue a prompt for the task's next turn",

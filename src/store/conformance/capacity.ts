@@ -58,6 +58,6 @@ export function capacityTests(h: Harness): void {
       [c.id, 'none', a.id],
     ]);
     const q = await newJob(s, { workspaceJobId: b.id });
-    expect(await s.listQueuedForDispatch(10)).toEqual([{ id: q.id, priority: 0, selector: {}, pinnedRunnerId: null, agent: 'test-fixer', workspaceJobId: b.id }]);
+    expect(await s.listQueuedForDispatch(10)).toEqual([{ id: q.id, priority: 0, selector: {}, pinnedRunnerId: null, agent: 'test-fixer', agentVersion: '1', workspaceJobId: b.id }]);
   });
 }

@@ -51,6 +51,24 @@ export function eventTests(h: Harness): void {
     expect(await s.listEvents(j.id, 5, 10)).toEqual([]);
   });
 
+  it('events: a batch of 1,200 (past one 500-row chunk) resent with 300 new ones stores each rseq once, seq 1..1500', async () => {
+    const s = await h.open();
+    const r = await newRunner(s);
+    const j = await newJob(s);
+    await s.claimJob({ id: r.id, labels: {} }, fakeHash('t'), T);
+    const ev = (rseq: number) => ({ ...msg(`m${rseq}`), rseq, at: at(T + rseq) });
+    const a = await s.appendRunnerEvents(j.id, 1, Array.from({ length: 1200 }, (_, i) => ev(i + 1)));
+    expect(a).toMatchObject({ accepted: true, upTo: 1200 });
+    // Resend of 1..1200 (shuffled by halves) plus 1201..1500: only the new 300 are stored.
+    const again = [...Array.from({ length: 600 }, (_, i) => ev(i + 601)), ...Array.from({ length: 900 }, (_, i) => ev(i + 1 <= 600 ? i + 1 : i + 601))];
+    const b = await s.appendRunnerEvents(j.id, 1, again);
+    expect(b.accepted && b.stored.map((e) => e.seq)).toEqual(Array.from({ length: 300 }, (_, i) => 1201 + i));
+    expect(b).toMatchObject({ upTo: 1500 });
+    const all = await s.listEvents(j.id, 0, 10_000);
+    expect(all.map((e) => e.seq)).toEqual(Array.from({ length: 1500 }, (_, i) => i + 1));
+    expect(all.map((e) => (e.data as { text: string }).text)).toEqual(Array.from({ length: 1500 }, (_, i) => `m${i + 1}`));
+  });
+
   it('events: a new attempt may reuse rseq values; the old attempt is fenced off', async () => {
     const s = await h.open();
     const r = await newRunner(s);

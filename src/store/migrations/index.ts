@@ -13,6 +13,8 @@ import { agentVersions } from './0011_agent_versions.js';
 import { taskSlots } from './0012_task_slots.js';
 import { jobBudgets } from './0013_job_budgets.js';
 import { effortTiers } from './0014_effort_tiers.js';
+import { deliveryTask } from './0015_delivery_task.js';
+import { dashboard } from './0016_dashboard.js';
 
 /**
  * Every migration, by name, in order. A static list (not a folder glob) so it works the same
@@ -33,6 +35,8 @@ function allMigrations(dialect: SqlDialect): Record<string, Migration> {
     '0012_task_slots': taskSlots(),
     '0013_job_budgets': jobBudgets(),
     '0014_effort_tiers': effortTiers(),
+    '0015_delivery_task': deliveryTask(),
+    '0016_dashboard': dashboard(dialect),
   };
 }
 

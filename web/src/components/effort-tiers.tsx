@@ -9,7 +9,8 @@ type Level = (typeof LEVELS)[number];
 /**
  * Effort tiers (issue 8): every tier in effect (`GET /api/effort-tiers`: built-in, configured,
  * account) and which tier each agent asks for. Admins add or replace account tiers (model +
- * effort level, `PUT /api/effort-tiers/:name`) and delete them; members read. The server
+ * effort level, `PUT /api/effort-tiers/:name`), delete them, and set the account default tier
+ * (`PUT /api/effort-default`; "none" falls back to the server's setting); members read. The server
  * checks again and its error is shown.
  */
 export function EffortTiers({ isAdmin }: { isAdmin: boolean }) {
@@ -20,6 +21,8 @@ export function EffortTiers({ isAdmin }: { isAdmin: boolean }) {
   const [level, setLevel] = useState<Level>('high');
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
+  // The default picked in the form; undefined = not touched (show the server's).
+  const [pick, setPick] = useState<string | undefined>(undefined);
   const run = async (what: () => Promise<unknown>) => {
     setError('');
     setBusy(true);
@@ -42,12 +45,35 @@ export function EffortTiers({ isAdmin }: { isAdmin: boolean }) {
     }
   };
   const list = tiers.data?.tiers ?? [];
+  const current = tiers.data?.defaultTier ?? '';
+  const chosen = pick ?? (tiers.data?.defaultSource === 'account' ? current : '');
+  const saveDefault = async (e: FormEvent) => {
+    e.preventDefault();
+    if (await run(() => client.setDefaultEffortTier(chosen === '' ? null : chosen))) setPick(undefined);
+  };
   return (
     <div className="card" data-testid="effort-tiers">
       <h3>Effort tiers</h3>
       <p className="muted">A tier is a model and an effort level, picked by run &gt; step &gt; playbook &gt; agent &gt; account default.</p>
       {tiers.error && <p className="error">{tiers.error.message}</p>}
       {!tiers.data && !tiers.error && <p className="empty">Loading…</p>}
+      <form className="inline" onSubmit={(e) => void saveDefault(e)} data-testid="tier-default-form">
+        <label htmlFor="tier-default">Account default</label>
+        <select id="tier-default" value={chosen} onChange={(e) => setPick(e.target.value)} disabled={!isAdmin} data-testid="tier-default">
+          <option value="">none (server setting)</option>
+          {list.map((t) => (
+            <option key={t.name} value={t.name}>
+              {t.name}
+            </option>
+          ))}
+        </select>
+        <button type="submit" disabled={!isAdmin || busy || !tiers.data} title={isAdmin ? 'Set the tier jobs run at when nothing else picks one' : ADMIN_ONLY} data-testid="tier-default-save">
+          Set default
+        </button>
+        <span className="muted" data-testid="tier-default-now">
+          {current ? `in effect: ${current} (${tiers.data?.defaultSource === 'account' ? 'set here' : 'server setting'})` : 'in effect: none'}
+        </span>
+      </form>
       <table data-testid="tier-list">
         <thead>
           <tr>

@@ -1,45 +1,31 @@
-import type { RunnerDetail } from '../api.js';
+import { client, useApi } from '../api.js';
 import { ago, when } from '../format.js';
 import { Link } from '../router.js';
 
-/** One line of a runner's activity, newest first. `at` is epoch ms (server clock, from the API's ISO times). */
-export interface ActivityEntry {
-  at: number;
-  key: string;
-  text: string;
-  jobId?: number;
-}
+/** CSS class of an activity line by kind: what needs a person's eye stands out. */
+const KIND_CLASS: Record<string, string> = { offline: 'warn', revoked: 'warn', held: 'warn', extended: 'warn', disconnected: 'muted' };
 
 /**
- * A runner's activity from what GET /api/runners/:id reports: its registration, last
- * heartbeat, hold, revocation, and each recent job's start (created) and end, newest first.
+ * A runner's activity (issue 8, runner page), newest first, from `GET /api/runners/:id/activity`:
+ * status and hold changes as the server recorded them (connected, disconnected, went offline,
+ * held, extended, resumed, capacity set, revoked) and its jobs' starts and ends with their
+ * result, each job linked. Refreshed every `everyMs`.
  */
-export function runnerActivity(d: RunnerDetail): ActivityEntry[] {
-  const r = d.runner;
-  const out: ActivityEntry[] = [{ at: Date.parse(r.createdAt), key: 'registered', text: `registered as ${r.name}` }];
-  if (r.lastHeartbeatAt) out.push({ at: Date.parse(r.lastHeartbeatAt), key: 'heartbeat', text: 'last heartbeat' });
-  if (r.revokedAt) out.push({ at: Date.parse(r.revokedAt), key: 'revoked', text: 'revoked' });
-  if (r.hold) out.push({ at: Date.parse(r.hold.until), key: 'hold', text: `hold (${r.hold.kind}) ends — ${r.hold.reason}` });
-  for (const j of d.recentJobs) {
-    out.push({ at: Date.parse(j.createdAt), key: `c${j.id}`, text: `job #${j.id} ${j.agent} created${j.attempt > 1 ? ` (attempt ${j.attempt})` : ''}`, jobId: j.id });
-    if (j.finishedAt) out.push({ at: Date.parse(j.finishedAt), key: `f${j.id}`, text: `job #${j.id} ${j.agent} ended ${j.status}`, jobId: j.id });
-  }
-  return out.filter((e) => Number.isFinite(e.at)).sort((a, b) => b.at - a.at);
-}
-
-/** The activity list (at most 30 lines). */
-export function RunnerActivity({ detail }: { detail: RunnerDetail }) {
-  const list = runnerActivity(detail).slice(0, 30);
+export function RunnerActivity({ runnerId, everyMs = 3000 }: { runnerId: number; everyMs?: number }) {
+  const activity = useApi(() => client.getRunnerActivity(runnerId, { limit: 50 }), [runnerId], everyMs);
+  const list = activity.data?.entries ?? [];
   return (
     <div className="card" data-testid="activity">
       <h3>Activity</h3>
+      {activity.error && <p className="error">{activity.error.message}</p>}
+      {!activity.data && !activity.error && <p className="empty">Loading…</p>}
       <table>
         <tbody>
-          {list.map((e) => (
-            <tr key={e.key}>
-              <td>{when(new Date(e.at).toISOString())}</td>
-              <td className="muted">{e.at > Date.now() ? 'ahead' : ago(new Date(e.at).toISOString())}</td>
-              <td>{e.jobId ? <Link to={`/jobs/${e.jobId}`}>{e.text}</Link> : e.text}</td>
+          {list.map((e, i) => (
+            <tr key={`${e.at}-${e.kind}-${i}`} data-testid="activity-row" data-kind={e.kind}>
+              <td>{when(e.at)}</td>
+              <td className="muted">{ago(e.at)}</td>
+              <td className={KIND_CLASS[e.kind] ?? ''}>{e.jobId ? <Link to={`/jobs/${e.jobId}`}>{e.text}</Link> : e.text}</td>
             </tr>
           ))}
         </tbody>

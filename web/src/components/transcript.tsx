@@ -1,4 +1,4 @@
-import { useEffect, useMemo, useRef, useState } from 'react';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
 import { useVirtualizer } from '@tanstack/react-virtual';
 import type { JobEvent } from '../api.js';
 import { Link } from '../router.js';
@@ -108,14 +108,29 @@ function EventRow({ ev }: { ev: JobEvent }) {
   }
 }
 
+/** How close to the top (px) the reader scrolls before the next older page is read. */
+const OLDER_AT_PX = 400;
+
 /**
  * The transcript, virtualised (only the rows on screen are in the DOM, so 10,000 events
- * open and scroll like 10). Follows the end while the reader is at the bottom.
+ * open and scroll like 10). Follows the end while the reader is at the bottom. Rows are keyed
+ * by seq, so when older rows arrive on top (`loadOlder`, called as the reader nears the top
+ * while `olderCount` > 0) the rows on screen stay where they are.
  */
-export function Transcript({ items, version }: { items: Item[]; version: number }) {
+export function Transcript({ items, version, olderCount = 0, loadingOlder = false, loadOlder }: { items: Item[]; version: number; olderCount?: number; loadingOlder?: boolean; loadOlder?: () => void }) {
   const parent = useRef<HTMLDivElement>(null);
   const [follow, setFollow] = useState(true);
-  const v = useVirtualizer({ count: items.length, getScrollElement: () => parent.current, estimateSize: () => 30, overscan: 12 });
+  const v = useVirtualizer({ count: items.length, getScrollElement: () => parent.current, estimateSize: () => 30, overscan: 12, getItemKey: (i) => items[i]?.seq ?? i });
+  // Older rows prepended: move the scroll position by what they added, so the view stays put.
+  const anchor = useRef<{ first: number; total: number } | null>(null);
+  useLayoutEffect(() => {
+    const el = parent.current;
+    const first = items[0]?.seq ?? 0;
+    const total = v.getTotalSize();
+    const was = anchor.current;
+    if (el && was && first < was.first && !follow) el.scrollTop += total - was.total;
+    anchor.current = { first, total };
+  }, [version, items, v, follow]);
   useEffect(() => {
     if (follow && items.length > 0) v.scrollToIndex(items.length - 1, { align: 'end' });
   }, [version, follow, items.length, v]);
@@ -123,15 +138,30 @@ export function Transcript({ items, version }: { items: Item[]; version: number 
   useEffect(() => {
     if (rows.length > 0 && performance.getEntriesByName('flotilla:first-row').length === 0) performance.mark('flotilla:first-row');
   }, [rows.length]);
+  // A tail too short to scroll (a tall window, a page of folded results) gets no scroll event: read on.
+  useEffect(() => {
+    const el = parent.current;
+    if (el && olderCount > 0 && !loadingOlder && el.scrollHeight <= el.clientHeight + OLDER_AT_PX) loadOlder?.();
+  }, [version, olderCount, loadingOlder, loadOlder]);
+  const wantOlder = useRef(loadOlder);
+  wantOlder.current = olderCount > 0 && !loadingOlder ? loadOlder : undefined;
   const onScroll = useMemo(
     () => () => {
       const el = parent.current;
-      if (el) setFollow(el.scrollHeight - el.scrollTop - el.clientHeight < 40);
+      if (!el) return;
+      setFollow(el.scrollHeight - el.scrollTop - el.clientHeight < 40);
+      if (el.scrollTop < OLDER_AT_PX) wantOlder.current?.();
     },
     [],
   );
   return (
-    <div className="transcript" ref={parent} onScroll={onScroll} data-testid="transcript">
+    <>
+      {olderCount > 0 && (
+        <div className="sys" data-testid="older-events">
+          {loadingOlder ? 'loading older events…' : `${olderCount.toLocaleString('en-US')} older events: scroll up to read them`}
+        </div>
+      )}
+      <div className="transcript" ref={parent} onScroll={onScroll} data-testid="transcript">
       <div style={{ height: v.getTotalSize(), position: 'relative' }}>
         {rows.map((r) => {
           const item = items[r.index]!;
@@ -142,6 +172,7 @@ export function Transcript({ items, version }: { items: Item[]; version: number 
           );
         })}
       </div>
-    </div>
+      </div>
+    </>
   );
 }

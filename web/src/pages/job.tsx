@@ -1,5 +1,5 @@
-import { useEffect, useRef, useState } from 'react';
-import { client, errorText, useApi, type JobEvent } from '../api.js';
+import { useEffect, useState } from 'react';
+import { client, errorText, useApi } from '../api.js';
 import { int, jobDuration, usd, when } from '../format.js';
 import { Link, useRoute } from '../router.js';
 import { ResultBox } from '../components/result-box.js';
@@ -7,82 +7,14 @@ import { JobTreeCard } from '../components/job-tree.js';
 import { ADMIN_ONLY, useSession } from '../session.js';
 import { BudgetBar } from '../components/budget-bar.js';
 import { JobStatusBadge } from '../components/status.js';
-import { Transcript, foldEvents, type Item } from '../components/transcript.js';
+import { Transcript } from '../components/transcript.js';
+import { useTranscript } from '../components/use-transcript.js';
 
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled', 'lost']);
-
-/** Resolves just after the browser's next frame (rAF, then a task), marking the first one drawn with rows. */
-function nextFrame(): Promise<void> {
-  return new Promise((r) =>
-    requestAnimationFrame(() =>
-      setTimeout(() => {
-        if (performance.getEntriesByName('flotilla:first-row').length > 0 && performance.getEntriesByName('flotilla:first-frame').length === 0) performance.mark('flotilla:first-frame');
-        r();
-      }, 0),
-    ),
-  );
-}
 
 /** The API resumes (POST /api/jobs with resumeJobId) an ended job that recorded a harness session on a runner. */
 function resumable(j: { status: string; sessionId: string | null; runnerId: number | null }): boolean {
   return TERMINAL.has(j.status) && j.sessionId !== null && j.runnerId !== null;
-}
-
-/**
- * Follows the job's events over SSE (client.followEvents: replays from the start, then live,
- * resuming with Last-Event-ID after a drop) and folds them into transcript rows, flushing at
- * most once per animation frame so a 10,000-event replay renders a few times, not 10,000.
- */
-function useTranscript(jobId: number): { items: Item[]; version: number; ended: string | null; error: string } {
-  const items = useRef<Item[]>([]);
-  const index = useRef(new Map<string, number>());
-  const [version, setVersion] = useState(0);
-  const [ended, setEnded] = useState<string | null>(null);
-  const [error, setError] = useState('');
-  useEffect(() => {
-    items.current = [];
-    index.current = new Map();
-    setVersion((n) => n + 1);
-    setEnded(null);
-    const abort = new AbortController();
-    let pending: JobEvent[] = [];
-    let frame = 0;
-    const flush = () => {
-      if (items.current.length === 0) performance.mark('flotilla:first-flush');
-      frame = 0;
-      foldEvents(items.current, index.current, pending);
-      pending = [];
-      setVersion((n) => n + 1);
-    };
-    (async () => {
-      try {
-        let slice = performance.now();
-        for await (const ev of client.followEvents(jobId, { signal: abort.signal, onEnd: (s) => setEnded(s) })) {
-          if (items.current.length === 0 && pending.length === 0) performance.mark('flotilla:first-event');
-          pending.push(ev);
-          if (!frame) frame = requestAnimationFrame(flush);
-          // A replay arrives faster than it parses: every ~40 ms, fold what came and let the
-          // browser draw a frame (a bare setTimeout(0) lets the replay starve rendering, so the
-          // rows would be in the DOM but not on screen), so the first rows show at once and the
-          // page stays responsive while the rest folds in.
-          if (performance.now() - slice > 40) {
-            if (frame) cancelAnimationFrame(frame);
-            flush();
-            await nextFrame();
-            slice = performance.now();
-          }
-        }
-        if (pending.length) flush();
-      } catch (e) {
-        if (!abort.signal.aborted) setError(errorText(e));
-      }
-    })();
-    return () => {
-      abort.abort();
-      if (frame) cancelAnimationFrame(frame);
-    };
-  }, [jobId]);
-  return { items: items.current, version, ended, error };
 }
 
 /** One job: status, budget bar (Top up), Cancel, Resume, the result, and the live transcript. Keyed by id so no state carries over between jobs. */
@@ -125,9 +57,10 @@ function JobView({ id }: { id: number }) {
     <>
       <h3>
         Transcript <span className="muted">{t.items.length} rows</span>
+        {t.olderCount > 0 && <span className="muted"> · {t.olderCount} older events</span>}
       </h3>
       {t.error && <p className="error">{t.error}</p>}
-      <Transcript items={t.items} version={t.version} />
+      <Transcript items={t.items} version={t.version} olderCount={t.olderCount} loadingOlder={t.loadingOlder} loadOlder={t.loadOlder} />
     </>
   );
   if (!j)

@@ -131,7 +131,7 @@ export function RunnerPage({ id }: { id: number }) {
         </table>
         {d.recentJobs.length === 0 && <p className="muted">No jobs yet.</p>}
       </div>
-      <RunnerActivity detail={d} />
+      <RunnerActivity runnerId={r.id} />
     </section>
   );
 }

@@ -1,24 +1,10 @@
 import { useState, type FormEvent } from 'react';
-import { client, errorText, useApi, type Task, type TaskEvent } from '../api.js';
+import { client, errorText, useApi, type Task } from '../api.js';
 import { int, when } from '../format.js';
 import { Link } from '../router.js';
 import { ADMIN_ONLY, useSession } from '../session.js';
 import { TaskStatusBadge } from '../components/task-status.js';
-
-/** Events grouped by the turn that carried them (oldest first); `turn: null` = waiting for the next turn. */
-export function turnsOf(events: readonly TaskEvent[]): Array<{ turn: number | null; events: TaskEvent[] }> {
-  const groups = new Map<number | null, TaskEvent[]>();
-  for (const e of [...events].sort((a, b) => a.id - b.id)) {
-    const g = groups.get(e.turn) ?? [];
-    g.push(e);
-    groups.set(e.turn, g);
-  }
-  const done = [...groups.entries()].filter(([t]) => t !== null).sort((a, b) => (a[0] as number) - (b[0] as number));
-  const out = done.map(([turn, evs]) => ({ turn, events: evs }));
-  const waiting = groups.get(null);
-  if (waiting) out.push({ turn: null, events: waiting });
-  return out;
-}
+import { ConversationView } from '../components/task-conversation.js';
 
 /** Which actions the API takes in each status (the server decides; these only enable buttons). */
 function can(t: Task) {
@@ -31,19 +17,18 @@ function can(t: Task) {
   };
 }
 
-/** One task: status, keys, queue; the conversation (events and prompts, by turn) and a box to queue a prompt; suspend, resume, stop, complete. Keyed by id so nothing carries over between tasks. */
+/** One task: status, keys, queue; the conversation (each turn's prompts and events, then the agent's replies, its job linked; what is queued) and a box to queue a prompt; suspend, resume, stop, complete. Keyed by id so nothing carries over between tasks. */
 export function TaskPage({ id }: { id: number }) {
   return <TaskView key={id} id={id} />;
 }
 
 function TaskView({ id }: { id: number }) {
   const { isAdmin } = useSession();
-  const detail = useApi(() => client.getTask(id), [id], 2500);
+  // One call gives the task and its conversation (GET /api/tasks/:id/conversation).
+  const detail = useApi(() => client.getTaskConversation(id), [id], 2500);
   const [prompt, setPrompt] = useState('');
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
-  // Prompts queued from this page: the API reports only how many wait (queuedPrompts), not their text.
-  const [sent, setSent] = useState<string[]>([]);
   const act = async (f: () => Promise<unknown>) => {
     setError('');
     setBusy(true);
@@ -68,10 +53,8 @@ function TaskView({ id }: { id: number }) {
     if (!text) return;
     if (await act(() => client.sendTaskPrompt(id, text))) {
       setPrompt('');
-      setSent((xs) => [...xs, text]);
     }
   };
-  const waiting = t.queuedPrompts > 0 ? sent.slice(-t.queuedPrompts) : [];
   const button = (label: string, enabled: boolean, f: () => Promise<unknown>, danger = false) => (
     <button className={danger ? 'danger' : ''} disabled={!isAdmin || !enabled || busy} title={isAdmin ? '' : ADMIN_ONLY} onClick={() => act(f)} data-testid={`task-${label.toLowerCase()}`}>
       {label}
@@ -116,32 +99,7 @@ function TaskView({ id }: { id: number }) {
       </div>
       <div className="card" data-testid="conversation">
         <h3>Conversation</h3>
-        {d.events.length === 0 && waiting.length === 0 && <p className="muted">No events yet. Each turn’s messages and tool calls are on its job’s page.</p>}
-        {turnsOf(d.events).map((g) => (
-          <div key={g.turn ?? 'next'} className="turn" data-testid={g.turn === null ? 'turn-next' : `turn-${g.turn}`}>
-            <div className="sys">{g.turn === null ? 'waiting for the next turn' : `turn ${g.turn}`}</div>
-            {g.events.map((e) => (
-              <div key={e.id} className={`msg ${e.kind === 'prompt' ? 'user' : 'event'}`} data-testid="task-event">
-                <span className="who">
-                  {e.kind}
-                  {e.actor ? ` · ${e.actor}` : ''} · {when(e.occurredAt)}
-                </span>
-                <div className="text">{e.summary}</div>
-              </div>
-            ))}
-          </div>
-        ))}
-        {waiting.length > 0 && (
-          <div className="turn" data-testid="queued-prompts">
-            <div className="sys">queued from this page, for the next turn</div>
-            {waiting.map((text, i) => (
-              <div key={i} className="msg user">
-                <span className="who">prompt</span>
-                <div className="text">{text}</div>
-              </div>
-            ))}
-          </div>
-        )}
+        <ConversationView conv={d} />
         <form className="inline" onSubmit={send}>
           <textarea value={prompt} onChange={(e) => setPrompt(e.target.value)} placeholder={isAdmin ? 'Queue a prompt for the next turn' : ADMIN_ONLY} disabled={!isAdmin || !ok.send} aria-label="prompt" rows={3} data-testid="task-prompt" />
           <button type="submit" className="primary" disabled={!isAdmin || !ok.send || busy || !prompt.trim()} data-testid="task-send">

@@ -1,0 +1,81 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ApiErrorBody } from '../../protocol/index.js';
+import type { ServerContext } from '../context.js';
+import { MAX_HOOK_BODY_BYTES, receiveDelivery, type HookReply } from './receive.js';
+
+/** `/hooks/<provider>/<receiver>` with an optional query string; the two parts captured. */
+const HOOK_PATH = /^\/hooks\/([^/?]+)\/([^/?]+)(?:\?.*)?$/;
+
+/**
+ * The webhook endpoints on plain node:http, past Hono's Request objects and web streams (issue
+ * 7 throughput, as the gateway's /v1/* calls: server.ts). Serves `POST
+ * /hooks/<provider>/<receiver>` and returns true; returns false at once for any other request
+ * (the Hono app serves it).
+ * The body is read into memory up to {@link MAX_HOOK_BODY_BYTES}: a larger declared
+ * Content-Length, or more bytes than that, gets 413 `payload_too_large` at once, and the rest
+ * is read and dropped, never kept (as Hono's bodyLimit did; closing instead could reset the
+ * connection before the client reads the 413). Then receive.ts decides; its reply is written
+ * as JSON. An error thrown there is logged and answered 500 `internal`, as the API does.
+ */
+export function serveHook(ctx: ServerContext, req: IncomingMessage, res: ServerResponse): boolean {
+  if (req.method !== 'POST') return false;
+  const m = HOOK_PATH.exec(req.url ?? '');
+  if (!m) return false;
+  read(ctx, req, res, m[1]!, m[2]!);
+  return true;
+}
+
+/** Reads the body (413 past the limit), then answers what receive.ts decides. */
+function read(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, providerPart: string, receiverPart: string): void {
+  let provider: string;
+  let receiver: string;
+  try {
+    provider = decodeURIComponent(providerPart);
+    receiver = decodeURIComponent(receiverPart);
+  } catch {
+    return send(res, { status: 404, body: error('not_found', `no route POST ${req.url ?? ''}`) });
+  }
+  if (Number(req.headers['content-length'] ?? 0) > MAX_HOOK_BODY_BYTES) return tooLarge(res);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let refused = false;
+  req.on('data', (c: Buffer) => {
+    if (refused) return;
+    size += c.byteLength;
+    if (size > MAX_HOOK_BODY_BYTES) {
+      refused = true;
+      chunks.length = 0;
+      return tooLarge(res);
+    }
+    chunks.push(c);
+  });
+  req.on('end', () => {
+    if (refused) return;
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+    const raw = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+    receiveDelivery(ctx, { provider, receiver, headers, raw }).then(
+      (reply) => send(res, reply),
+      (err: unknown) => {
+        ctx.log.error('request failed', { method: 'POST', path: `/hooks/${provider}/${receiver}`, err: String(err) });
+        send(res, { status: 500, body: error('internal', 'internal error (see the server log)') });
+      },
+    );
+  });
+}
+
+function error(code: string, message: string): ApiErrorBody {
+  return { error: { code, message } };
+}
+
+function tooLarge(res: ServerResponse): void {
+  send(res, { status: 413, body: error('payload_too_large', `webhook body is larger than ${MAX_HOOK_BODY_BYTES} bytes`) });
+}
+
+/** Writes `reply` as JSON with its length (once). */
+function send(res: ServerResponse, reply: HookReply): void {
+  if (res.headersSent) return;
+  const body = JSON.stringify(reply.body);
+  res.writeHead(reply.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+  res.end(body);
+}

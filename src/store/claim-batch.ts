@@ -1,0 +1,124 @@
+import { sql } from 'kysely';
+import type { EventBody, JobEvent, JobHolds, Labels } from '../protocol/index.js';
+import { toJobEvent, toJobRow } from './codec.js';
+import { assertInt, type StoreCtx } from './ctx.js';
+import type { JobRow } from './types.js';
+
+/**
+ * One planned assignment for {@link claimJobsById}: give queued job `jobId` to `runner`
+ * (only if still queued, its selector ⊆ `runner.labels` and it is not pinned elsewhere),
+ * with the job token's hash and what the job holds on the runner (0009 `holds`), and store
+ * `event` (usually `status` "assigned to runner ...") in the same transaction.
+ */
+export interface ClaimRequest {
+  jobId: number;
+  runner: { id: number; labels: Labels };
+  tokenHash: string;
+  holds: JobHolds;
+  event: EventBody;
+}
+
+/** A claim that took: the assigned job (attempt + 1) and the event stored with it. */
+export interface ClaimedJob {
+  job: JobRow;
+  event: JobEvent;
+}
+
+/**
+ * Batch dispatch: claims each job of `claims` for its runner, as {@link claimJobById} does
+ * one (status assigned, attempt + 1, runner, assignedAt = `now` epoch ms, token hash, holds),
+ * and stores each claimed job's `event` with the job's next seq, all in one transaction —
+ * so the `assigned` event exists exactly when the claim does. Claims that do not hold (job
+ * taken meanwhile, cancelled, selector or pin no longer fits) are left out of the result;
+ * the rest are returned in `claims` order.
+ * - PostgreSQL: one UPDATE ... FROM unnest(...) whose (materialized) CTE locks the wanted rows in id order
+ *   with `FOR UPDATE SKIP LOCKED` (another replica's claim, or any writer holding the row,
+ *   makes it skip that job this pass instead of waiting: no deadlock between batches), then one
+ *   INSERT of the events whose seq is read in that later statement, after the rows are locked
+ *   (READ COMMITTED: a fresh snapshot sees every event committed by an earlier lock holder;
+ *   later appenders wait for this commit in lockJob). 4 round trips for the whole batch.
+ * - SQLite (one writer): per claim, the conditional UPDATE of claimJobById and an INSERT ...
+ *   SELECT max(seq) + 1, inside one transaction.
+ * @throws Error when a job id appears twice, or a number is not an integer.
+ */
+export async function claimJobsById(c: StoreCtx, claims: readonly ClaimRequest[], now: number): Promise<ClaimedJob[]> {
+  assertInt('now', now, 0);
+  const seen = new Set<number>();
+  for (const q of claims) {
+    assertInt('jobId', q.jobId, 1);
+    assertInt('runner.id', q.runner.id, 1);
+    if (seen.has(q.jobId)) throw new Error(`store: claimJobsById: job ${q.jobId} appears twice in one batch`);
+    seen.add(q.jobId);
+  }
+  if (claims.length === 0) return [];
+  const at = new Date(now).toISOString();
+  const out = c.dialect === 'postgres' ? await claimPg(c, claims, now, at) : await claimSqlite(c, claims, now, at);
+  const order = new Map(claims.map((q, i) => [q.jobId, i]));
+  return out.sort((a, b) => order.get(a.job.id)! - order.get(b.job.id)!);
+}
+
+async function claimPg(c: StoreCtx, claims: readonly ClaimRequest[], now: number, at: string): Promise<ClaimedJob[]> {
+  const ids = claims.map((q) => q.jobId);
+  const runners = claims.map((q) => q.runner.id);
+  const labels = claims.map((q) => c.codec.json(q.runner.labels));
+  const hashes = claims.map((q) => q.tokenHash);
+  const holds = claims.map((q) => q.holds);
+  return c.db.transaction().execute(async (trx) => {
+    const rows = await sql<Record<string, unknown>>`
+      with want as (
+        select * from unnest(${ids}::int[], ${runners}::int[], ${labels}::jsonb[], ${hashes}::text[], ${holds}::text[])
+          as w(job_id, runner_id, labels, token_hash, holds)
+      ), locked as materialized (
+        select j.id from jobs j join want w on w.job_id = j.id
+        where j.status = 'queued' and j.selector <@ w.labels and (j.pinned_runner_id is null or j.pinned_runner_id = w.runner_id)
+        order by j.id
+        for update of j skip locked
+      )
+      update jobs set status = 'assigned', runner_id = w.runner_id, assigned_at = ${now}, token_hash = w.token_hash, holds = w.holds, attempt = jobs.attempt + 1
+      from locked l, want w
+      where jobs.id = l.id and w.job_id = jobs.id and jobs.status = 'queued'
+      returning jobs.*`.execute(trx);
+    if (rows.rows.length === 0) return [];
+    const jobs = rows.rows.map((r) => toJobRow(c.codec, r as never));
+    const byId = new Map(claims.map((q) => [q.jobId, q]));
+    const evIds = jobs.map((j) => j.id);
+    const evAttempts = jobs.map((j) => j.attempt);
+    const evTypes = jobs.map((j) => byId.get(j.id)!.event.type);
+    const evData = jobs.map((j) => c.codec.json(byId.get(j.id)!.event.data));
+    const evs = await sql<{ job_id: number; seq: number; type: string; data: unknown; at: string }>`
+      insert into job_events (job_id, seq, attempt, rseq, type, data, at)
+      select e.job_id, coalesce((select max(x.seq) from job_events x where x.job_id = e.job_id), 0) + 1, e.attempt, null, e.type, e.data, ${at}
+      from unnest(${evIds}::int[], ${evAttempts}::int[], ${evTypes}::text[], ${evData}::jsonb[]) as e(job_id, attempt, type, data)
+      returning job_id, seq, type, data, at`.execute(trx);
+    const evBy = new Map(evs.rows.map((r) => [Number(r.job_id), toJobEvent(c.codec, r as never)]));
+    return jobs.map((job) => ({ job, event: evBy.get(job.id)! }));
+  });
+}
+
+async function claimSqlite(c: StoreCtx, claims: readonly ClaimRequest[], now: number, at: string): Promise<ClaimedJob[]> {
+  return c.db.transaction().execute(async (trx) => {
+    const out: ClaimedJob[] = [];
+    for (const q of claims) {
+      const labels = c.codec.json(q.runner.labels);
+      // The same conditional UPDATE as claimJobById (selector ⊆ labels tested in SQL).
+      const row = await trx
+        .updateTable('jobs')
+        .set((eb) => ({ status: 'assigned', runner_id: q.runner.id, assigned_at: now, token_hash: q.tokenHash, holds: q.holds, attempt: eb('attempt', '+', 1) }))
+        .where('id', '=', q.jobId)
+        .where('status', '=', 'queued')
+        .where((eb) => eb.or([eb('pinned_runner_id', 'is', null), eb('pinned_runner_id', '=', q.runner.id)]))
+        .where(sql<boolean>`not exists (select 1 from json_each(jobs.selector) as s where s.value is not json_extract(${labels}, '$.' || json_quote(s.key)))`)
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) continue;
+      const job = toJobRow(c.codec, row);
+      const data = c.codec.json(q.event.data);
+      const ev = await sql<{ job_id: number; seq: number; type: string; data: unknown; at: string }>`
+        insert into job_events (job_id, seq, attempt, rseq, type, data, at)
+        select ${job.id}, coalesce((select max(seq) from job_events where job_id = ${job.id}), 0) + 1, ${job.attempt}, null, ${q.event.type}, ${data}, ${at}
+        returning job_id, seq, type, data, at`.execute(trx);
+      out.push({ job, event: toJobEvent(c.codec, ev.rows[0]! as never) });
+    }
+    return out;
+  });
+}
