@@ -2,7 +2,8 @@
 // budget reserve, settle with the ledger row. Baseline measured in the same run: the same
 // Store methods through Kysely only (kysely-store.ts: a query compile + prepare per statement,
 // transactions as BEGIN/COMMIT round trips, no token cache); against the store openStore gives
-// (store/sqlite-fast.ts: prepared statements in one better-sqlite3 transaction, token cache).
+// (store/sqlite-fast.ts: prepared statements, token cache, and the writes of concurrent calls
+// group-committed in one transaction per event-loop turn, store/sqlite-group-commit.ts).
 // Prints µs of CPU per call (process.cpuUsage) and calls/s, one client and 64 concurrent.
 // Usage: npx tsc -p tsconfig.build.json && node bench/gateway-store.bench.js [calls=4000]
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -70,24 +70,33 @@ export interface Reservation {
  * @returns the reservation, or `{ refused: message }` when the call does not fit.
  */
 export async function reserve(store: BudgetStore, job: JobRow, worst: number, now: number, ttlMs?: number): Promise<Reservation | { refused: string; budget: TreeBudget | null }> {
-  // A child's call also reserves against the sub-limits on its path (issue 6, job-budgets.ts).
-  const r = job.parentId !== null && job.parentId !== undefined ? await store.reserveBudget(job.rootId, worst, now, ttlMs, job.id) : await store.reserveBudget(job.rootId, worst, now, ttlMs);
-  if (!r || !r.ok) return { refused: budgetMessage(job, r?.budget ?? null, worst), budget: r?.budget ?? null };
+  // Calls in flight count as activity for the runner's idle limit (activity.ts). Noted in the
+  // same turn as the reservation (on SQLite: one group commit, sqlite-group-commit.ts) and not
+  // awaited; a call that is refused (or fails) ends its note at once.
+  const activity = noteCallStart(store, job, now);
+  let r: Awaited<ReturnType<BudgetStore['reserveBudget']>>;
+  try {
+    // A child's call also reserves against the sub-limits on its path (issue 6, job-budgets.ts).
+    r = job.parentId !== null && job.parentId !== undefined ? await store.reserveBudget(job.rootId, worst, now, ttlMs, job.id) : await store.reserveBudget(job.rootId, worst, now, ttlMs);
+  } catch (err) {
+    activity.end();
+    throw err;
+  }
+  if (!r || !r.ok) {
+    activity.end();
+    return { refused: budgetMessage(job, r?.budget ?? null, worst), budget: r?.budget ?? null };
+  }
   let settled = false;
   const id = r.reservationId;
-  // Calls in flight count as activity for the runner's idle limit (activity.ts).
-  const ended = await noteCallStart(store, job, now);
   return {
     micros: worst,
     id,
     async settle(costMicros: number, call?: NewModelCall) {
       if (settled) return false;
       settled = true;
-      try {
-        await store.settleBudget(job.rootId, id, costMicros, Date.now(), call);
-      } finally {
-        await ended();
-      }
+      const done = store.settleBudget(job.rootId, id, costMicros, Date.now(), call);
+      activity.end(); // issued in the same turn: on SQLite one commit with the settle
+      await done;
       return true;
     },
   };

@@ -6,7 +6,7 @@ import { MAX_REQUEST_BYTES, type GatewayConfig } from './config.js';
 import type { ModelDirectory } from './model-directory.js';
 import { meteredReply, recordRefused, recordUnreachable, type CallContext } from './meter.js';
 import { OpenAiStreamReader, usageFromOpenAiBody } from './openai-usage.js';
-import { asScriptRequest, maxOutputOf, openaiBudgetError, openaiError, parseOpenAiRequest, type ChatRequest, type OpenAiApi } from './openai-wire.js';
+import { asScriptRequest, maxOutputOf, openaiBudgetError, openaiError, parseOpenAiRequest, withStreamUsage, type ChatRequest, type OpenAiApi } from './openai-wire.js';
 import { priceFor } from './prices.js';
 import { forwardOpenAi, stripUsageChunks } from './providers/openai.js';
 import { scriptedOpenAiReply } from './providers/scripted-openai.js';
@@ -130,7 +130,7 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
         const res = await meteredReply(scriptedOpenAiReply(api, script, job, asScriptRequest(api, req), ctx.streamed, true), ctx, request.signal);
         return addUsage ? stripUsageChunks(res) : res;
       }
-      if (addUsage) raw = new TextEncoder().encode(JSON.stringify({ ...chat, stream_options: { ...(chat.stream_options ?? {}), include_usage: true } }));
+      if (addUsage) raw = withStreamUsage(raw, chat);
       let res: Reply;
       try {
         const body = raw;

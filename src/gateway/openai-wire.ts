@@ -44,6 +44,28 @@ export const ResponsesRequest = z
   .passthrough();
 export type ResponsesRequest = z.infer<typeof ResponsesRequest>;
 
+const isJsonSpace = (b: number | undefined) => b === 0x20 || b === 0x09 || b === 0x0a || b === 0x0d;
+
+/**
+ * The Chat Completions body `raw` asking the upstream for a stream's usage
+ * (`stream_options.include_usage: true`, issue 3). When the client sent no `stream_options`
+ * the key is spliced in after the body's opening `{` and every other byte goes through as sent
+ * (no re-serialisation of a body that may be hundreds of KB); otherwise the body is
+ * re-serialised from `chat` (already parsed) with the client's other stream options kept.
+ */
+export function withStreamUsage(raw: Uint8Array, chat: ChatRequest): Buffer {
+  if (chat.stream_options === undefined) {
+    let i = 0;
+    while (isJsonSpace(raw[i])) i++;
+    let j = i + 1;
+    while (isJsonSpace(raw[j])) j++;
+    // `{` then a first member (never `}`: model and messages are required)
+    if (raw[i] === 0x7b && j < raw.length && raw[j] !== 0x7d) return Buffer.concat([raw.subarray(0, i + 1), STREAM_USAGE_MEMBER, raw.subarray(i + 1)]);
+  }
+  return Buffer.from(JSON.stringify({ ...chat, stream_options: { ...(chat.stream_options ?? {}), include_usage: true } }));
+}
+const STREAM_USAGE_MEMBER = Buffer.from('"stream_options":{"include_usage":true},');
+
 /** Parses a body of `api`; `{ error }` names the bad field (`messages: ...`) or says it is not JSON. */
 export function parseOpenAiRequest(api: OpenAiApi, raw: string): { request: ChatRequest | ResponsesRequest } | { error: string; param: string | null } {
   let json: unknown;

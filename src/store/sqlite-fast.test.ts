@@ -54,4 +54,23 @@ describe('SQLite fast paths (sqlite-fast.ts)', () => {
     expect((await s.getTreeBudget(jobId, T))?.reservedMicros).toBe(300_000); // nothing half-written
     await s.close();
   });
+
+  it('50 reservations at once (one group commit) never over-reserve: 33 × 30,000 µ$ fit in 1,000,000; settles and notes queued at close are written', async () => {
+    const { s, jobId } = await running();
+    await s.reserveBudget(jobId, 0, T); // creates the tree's row (the fallback path)
+    const all = await Promise.all(Array.from({ length: 50 }, () => s.reserveBudget(jobId, 30_000, T)));
+    const granted = all.filter((r) => r?.ok);
+    expect(granted).toHaveLength(33); // ⌊1,000,000 / 30,000⌋
+    expect(all.filter((r) => r && !r.ok)).toHaveLength(17);
+    expect((await s.getTreeBudget(jobId, T))?.reservedMicros).toBe(990_000);
+    // Settle them all (cost 1,000 µ$ each) and note two call starts without awaiting: close writes them.
+    for (const r of granted) if (r?.ok) void s.settleBudget(jobId, r.reservationId, 1_000, T);
+    void s.noteModelCall(jobId, 1, 'start', T);
+    void s.noteModelCall(jobId, 1, 'start', T + 5);
+    await s.close();
+    const again = await openStore({ dataDir: path.join(dirs.at(-1)!, 'data') });
+    expect(await again.getTreeBudget(jobId, T)).toEqual({ rootId: jobId, limitMicros: 1_000_000, spentMicros: 33_000, reservedMicros: 0, remainingMicros: 967_000 });
+    expect(await again.modelCallActivity([{ jobId, attempt: 1 }])).toEqual([{ jobId, attempt: 1, inFlight: 2, lastAt: T + 5 }]);
+    await again.close();
+  });
 });

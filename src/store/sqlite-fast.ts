@@ -4,6 +4,7 @@ import { assertInt } from './ctx.js';
 import { DEFAULT_RESERVATION_TTL_MS } from './budgets.js';
 import { modelCallValues } from './model-calls.js';
 import { parseJobIds } from './job-budgets.js';
+import { createGroupCommit } from './sqlite-group-commit.js';
 import type { Database } from './schema.js';
 import type { BudgetReservationResult, JobRow, NewModelCall, Store } from './types.js';
 
@@ -20,11 +21,13 @@ const KEEPS_TOKENS = /^(get|list|find|count)|^(jobUsage|jobUsageMany|costRollup|
  * The gateway's per-call store work on SQLite without Kysely's per-statement overhead (query
  * compile, `prepare`, async hops — measured with bench/gateway.bench.js and --cpu-prof):
  * - `reserveBudget` / `settleBudget`: the same statements as budgets.ts (the conditional
- *   UPDATE + reservation INSERT; DELETE + UPDATE + ledger INSERT), prepared once and run as
- *   one better-sqlite3 transaction while holding Kysely's connection (so they never interleave
- *   with a Kysely transaction on the same connection). The rare paths (the call does not fit,
- *   the tree's row does not exist yet) fall back to budgets.ts.
- * - `noteModelCall` (when the store has it): the same upsert as model-activity.ts, prepared.
+ *   UPDATE + reservation INSERT; DELETE + UPDATE + ledger INSERT), prepared once, each call's
+ *   statements atomic (a savepoint) and group-committed with the other calls of the same
+ *   event-loop turn (sqlite-group-commit.ts: one transaction per batch, never inside a Kysely
+ *   transaction). The rare paths (the call does not fit, the tree's row does not exist yet)
+ *   fall back to budgets.ts.
+ * - `noteModelCall` (when the store has it): the same upsert as model-activity.ts, prepared,
+ *   group-committed the same way (so a call's end note shares its settle's commit).
  * - `findJobByTokenHash`: a hit is reused for {@link TOKEN_CACHE_TTL_MS}. A SQLite data folder
  *   has one writer process (open.ts lock), so every write that could end a job or kill a token
  *   goes through this object: any call of a method not in KEEPS_TOKENS clears the cache before
@@ -36,6 +39,9 @@ const KEEPS_TOKENS = /^(get|list|find|count)|^(jobUsage|jobUsageMany|costRollup|
 export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: BetterSqlite3.Database, tokenTtlMs = TOKEN_CACHE_TTL_MS): Store {
   let stmts: ReturnType<typeof prepare> | null = null;
   const s = () => (stmts ??= prepare(sqlite));
+  // Kysely's SQLite driver holds the connection for a whole transaction: a batch that finds one
+  // open waits for the connection (sqlite-group-commit.ts).
+  const group = createGroupCommit(sqlite, (fn) => db.connection().execute(async () => fn()));
   const tokens = new Map<string, { job: JobRow; at: number }>();
   let generation = 0;
   const clear = () => {
@@ -67,7 +73,7 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
       assertInt('worstMicros', worstMicros, 0);
       assertInt('now', now, 0);
       assertInt('ttlMs', ttlMs, 1);
-      const done = await db.connection().execute(async () => reserveTx(rootId, worstMicros, now, ttlMs));
+      const done = await group.run(() => reserveTx(rootId, worstMicros, now, ttlMs));
       return done ?? store.reserveBudget(rootId, worstMicros, now, ttlMs);
     },
     async settleBudget(rootId, reservationId, costMicros, now, call?: NewModelCall) {
@@ -75,7 +81,12 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
       assertInt('reservationId', reservationId, 1);
       assertInt('costMicros', costMicros, 0);
       const values = call ? (modelCallValues(call) as Record<string, unknown>) : null;
-      return db.connection().execute(async () => settleTx(rootId, reservationId, costMicros, now, values));
+      return group.run(() => settleTx(rootId, reservationId, costMicros, now, values));
+    },
+    async close() {
+      await group.drain(); // queued settles and notes are written before the database closes
+      clear();
+      return store.close();
     },
     async findJobByTokenHash(hash) {
       const hit = tokens.get(hash);
@@ -110,7 +121,7 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
         return kyselyNote(jobId, attempt, phase, now); // validation errors come from there
       }
       const stmt = upsert[phase];
-      await db.connection().execute(async () => void stmt.run({ jobId, attempt, first: phase === 'start' ? 1 : 0, now }));
+      await group.run(() => void stmt.run({ jobId, attempt, first: phase === 'start' ? 1 : 0, now }));
     };
   }
 
