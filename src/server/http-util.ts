@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z } from 'zod';
+import { parseJsonBounded } from '../core/json-depth.js';
 import { describeIssues, type ApiErrorBody } from '../protocol/index.js';
 
 /**
@@ -18,16 +19,16 @@ export type BodyResult<T> = { ok: true; value: T } | { ok: false; response: Resp
 
 /**
  * Reads the request body as JSON and validates it with `schema`.
- * Non-JSON (or empty) → 400 `invalid_json`; schema failure → 400 `invalid_request` whose
+ * Non-JSON (or empty, or nested deeper than core/json-depth.ts MAX_JSON_DEPTH) → 400 `invalid_json`; schema failure → 400 `invalid_request` whose
  * message names every failing field (`labels.os: ...`) and whose `field` is the first one.
  */
 export async function readBody<S extends z.ZodType>(c: Context, schema: S): Promise<BodyResult<z.output<S>>> {
   let raw: unknown;
   try {
-    const text = await c.req.text();
-    raw = JSON.parse(text);
-  } catch {
-    return { ok: false, response: apiError(c, 400, 'invalid_json', 'request body must be a JSON document') };
+    raw = parseJsonBounded(await c.req.text());
+  } catch (err) {
+    const deep = err instanceof RangeError ? ` (${err.message})` : '';
+    return { ok: false, response: apiError(c, 400, 'invalid_json', `request body must be a JSON document${deep}`) };
   }
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../../store/test-pg.js';
 import { startTestServer, type TestServer } from '../test-helpers.js';
 import type { CreatedReceiver, HookResult, Task } from '../../protocol/index.js';
-import { githubExample, postGithub } from './hook-test-util.js';
+import { giteaSignature, githubExample, postGithub } from './hook-test-util.js';
 import { MAX_HOOK_BODY_BYTES } from './receive.js';
 
 // The webhook transport (hooks-node.ts: plain node:http) and what concurrent deliveries answer
@@ -65,6 +65,19 @@ describe.each(engines)('webhook transport and repeats ($name)', ({ url }) => {
     expect(await Promise.all(tasks.map(async (id) => (await eventsOf(id)).length))).toEqual([10, 10, 10]);
   });
 
+  it('a signed body nested 200,000 levels deep → 400 invalid_json naming the limit, nothing stored; no X-GitHub-Delivery → 400', async () => {
+    const before = (await eventsOf(null)).length;
+    const deep = '{"k":' + '['.repeat(200_000) + ']'.repeat(200_000) + '}';
+    const res = await postGithub(`${t.url}/hooks/github/gh`, gh.secret, 'issue_comment', deep, { delivery: 'deep-1' });
+    expect([res.status, await res.json()]).toEqual([400, { error: { code: 'invalid_json', message: 'webhook body must be a JSON document (JSON nested deeper than 128 levels)' } }]);
+    const noId = await fetch(`${t.url}/hooks/github/gh`, { method: 'POST', headers: { 'x-github-event': 'issue_comment', 'x-hub-signature-256': `sha256=${giteaSignature(gh.secret, comment(1, 'no id'))}` }, body: comment(1, 'no id') });
+    expect([noId.status, ((await noId.json()) as { error: { message: string } }).error.message]).toEqual([400, 'missing X-GitHub-Delivery header (GitHub sends one with every delivery)']);
+    expect((await eventsOf(null)).length).toBe(before);
+    // the API's JSON bodies have the same bound
+    const api = await t.api('/api/tasks', { method: 'POST', body: '{"agent":' + '['.repeat(5000) + ']'.repeat(5000) + '}' });
+    expect([api.status, ((await api.json()) as { error: { message: string } }).error.message]).toEqual([400, 'request body must be a JSON document (JSON nested deeper than 128 levels)']);
+  });
+
   it('a body over the limit → 413 (declared or streamed), nothing stored; other paths are not hooks', async () => {
     const before = (await eventsOf(null)).length;
     const big = comment(998, 'x'.repeat(MAX_HOOK_BODY_BYTES));
@@ -85,6 +98,8 @@ describe.each(engines)('webhook transport and repeats ($name)', ({ url }) => {
     expect((await eventsOf(null)).length).toBe(before);
     const unknown = await fetch(`${t.url}/hooks/svn/gh`, { method: 'POST', body: '{}' });
     expect([unknown.status, ((await unknown.json()) as { error: { message: string } }).error.message]).toEqual([404, 'no hook provider "svn" (github, gitea, generic)']);
+    const opened = await fetch(`${t.url}/hooks/github/gh`);
+    expect([opened.status, opened.headers.get('allow'), ((await opened.json()) as { error: { code: string } }).error.code]).toEqual([405, 'POST', 'method_not_allowed']);
     const deeper = await fetch(`${t.url}/hooks/github/gh/extra`, { method: 'POST', body: '{}' });
     expect([deeper.status, ((await deeper.json()) as { error: { code: string } }).error.code]).toEqual([404, 'not_found']);
   });

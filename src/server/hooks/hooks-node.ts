@@ -9,8 +9,8 @@ const HOOK_PATH = /^\/hooks\/([^/?]+)\/([^/?]+)(?:\?.*)?$/;
 /**
  * The webhook endpoints on plain node:http, past Hono's Request objects and web streams (issue
  * 7 throughput, as the gateway's /v1/* calls: server.ts). Serves `POST
- * /hooks/<provider>/<receiver>` and returns true; returns false at once for any other request
- * (the Hono app serves it).
+ * /hooks/<provider>/<receiver>` (another method there: 405 with `Allow: POST`) and returns
+ * true; returns false at once for any other path (the Hono app serves it).
  * The body is read into memory up to {@link MAX_HOOK_BODY_BYTES}: a larger declared
  * Content-Length, or more bytes than that, gets 413 `payload_too_large` at once, and the rest
  * is read and dropped, never kept (as Hono's bodyLimit did; closing instead could reset the
@@ -18,9 +18,16 @@ const HOOK_PATH = /^\/hooks\/([^/?]+)\/([^/?]+)(?:\?.*)?$/;
  * as JSON. An error thrown there is logged and answered 500 `internal`, as the API does.
  */
 export function serveHook(ctx: ServerContext, req: IncomingMessage, res: ServerResponse): boolean {
-  if (req.method !== 'POST') return false;
   const m = HOOK_PATH.exec(req.url ?? '');
   if (!m) return false;
+  if (req.method !== 'POST') {
+    // A webhook URL opened in a browser: say what it is for (RFC 9110 §15.5.6: 405 with Allow).
+    req.resume();
+    const body = JSON.stringify(error('method_not_allowed', `${req.method ?? 'this method'} is not served here: webhook endpoints take POST deliveries`));
+    res.writeHead(405, { allow: 'POST', 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+    res.end(body);
+    return true;
+  }
   read(ctx, req, res, m[1]!, m[2]!);
   return true;
 }

@@ -191,5 +191,8 @@ describe.each(engines)('webhooks and tasks ($name)', ({ url }) => {
     expect(((await (await signed(`sha256=${giteaSignature(hm.secret, body)}`)).json()) as HookResult).taskId).toBe(owner.id);
     const bad = await t.api('/api/receivers', { json: { name: 'bad', provider: 'generic', keyExpr: 'payload.(' } });
     expect(bad.status).toBe(422);
+    const forge = await t.api('/api/receivers', { json: { name: 'gh-expr', provider: 'github', keyExpr: 'payload.a' } });
+    expect([forge.status, await forge.json()]).toEqual([422, { error: { code: 'invalid_request', message: 'keyExpr: only generic receivers take a CEL expression; github events are routed by their issue or pull request', field: 'keyExpr' } }]);
+    expect((await t.api('/api/receivers')).ok && ((await (await t.api('/api/receivers')).json()) as { receivers: Array<{ name: string }> }).receivers.some((r) => r.name === 'gh-expr')).toBe(false);
   });
 });

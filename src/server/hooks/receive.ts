@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { parseJsonBounded } from '../../core/json-depth.js';
 import { DEFAULT_COALESCE_SECONDS, type ApiErrorBody, type HookResult } from '../../protocol/index.js';
 import type { NewDelivery, ReceiverRow, TaskRow } from '../../store/types.js';
 import type { ServerContext } from '../context.js';
@@ -68,11 +69,15 @@ export async function receiveDelivery(ctx: ServerContext, req: HookRequest): Pro
   }
   let payload: unknown;
   try {
-    payload = JSON.parse(utf8.decode(raw));
-  } catch {
-    return fail(400, 'invalid_json', 'webhook body must be a JSON document');
+    payload = parseJsonBounded(utf8.decode(raw));
+  } catch (err) {
+    return fail(400, 'invalid_json', `webhook body must be a JSON document${err instanceof RangeError ? ` (${err.message})` : ''}`);
   }
   if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) return fail(400, 'invalid_json', 'webhook body must be a JSON object');
+  // Forges always send their delivery id (GitHub X-GitHub-Delivery, Gitea X-Gitea-Delivery,
+  // Forgejo X-Forgejo-Delivery); without it a redelivery could not be told from a new event.
+  if (provider === 'github' && !headers['x-github-delivery']) return fail(400, 'invalid_request', 'missing X-GitHub-Delivery header (GitHub sends one with every delivery)');
+  if (provider === 'gitea' && !headers['x-gitea-delivery'] && !headers['x-forgejo-delivery']) return fail(400, 'invalid_request', 'missing X-Gitea-Delivery (or X-Forgejo-Delivery) header');
   const now = ctx.now();
   const deliveryId = headers['x-github-delivery'] ?? headers['x-gitea-delivery'] ?? headers['x-forgejo-delivery'] ?? headers['x-delivery-id'] ?? createHash('sha256').update(raw).digest('hex');
   if (deliveryId.length === 0 || deliveryId.length > 200) return fail(400, 'invalid_request', 'delivery id header must be 1 to 200 characters');

@@ -13,7 +13,7 @@ import { compileCel } from './cel-route.js';
  * Receivers API (issue 7), admin for changes:
  * - `POST /api/receivers` (CreateReceiverRequest) → 201 CreatedReceiver: the secret (HMAC
  *   secret, or for `generic` + `bearer` the token; `whsec_` + 32 random bytes hex) is in this
- *   reply only. A generic receiver needs `keyExpr`; a CEL expression that does not parse →
+ *   reply only. A generic receiver needs `keyExpr` (and only it takes `keyExpr`/`summaryExpr`); a CEL expression that does not parse →
  *   422 `invalid_request` (field `keyExpr`/`summaryExpr`); unknown fallback task 404; a taken
  *   name 409 `name_taken`; `policies.assign.agent` not loaded → 404 `unknown_agent`, unable to run tasks
  *   (its inputSchema refuses taskPrompt/taskId/taskTurn) → 422 `invalid_input`.
@@ -26,6 +26,10 @@ export function mountReceivers(app: Hono<AppEnv>, ctx: ServerContext): void {
     if (!body.ok) return body.response;
     const req = body.value;
     if (req.provider === 'generic' && !req.keyExpr) return apiError(c, 422, 'invalid_request', 'keyExpr: a generic receiver needs a CEL expression giving the resource key, e.g. payload.groupKey', 'keyExpr');
+    for (const field of ['keyExpr', 'summaryExpr'] as const) {
+      // Forge events are routed by built-in rules (forge-route.ts); an expression would be ignored.
+      if (req.provider !== 'generic' && req[field] !== undefined) return apiError(c, 422, 'invalid_request', `${field}: only generic receivers take a CEL expression; ${req.provider} events are routed by their issue or pull request`, field);
+    }
     for (const field of ['keyExpr', 'summaryExpr'] as const) {
       const expr = req[field];
       if (!expr) continue;
