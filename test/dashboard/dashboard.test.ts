@@ -136,7 +136,8 @@ describe.skipIf(!ready.ok)('dashboard in Chromium', () => {
 
     await page.goto(`${up.url}/costs`);
     await page.locator('[data-testid=chart] canvas').waitFor();
-    expect(await page.locator('[data-testid=total-cost]').textContent()).toBe(dollars(apiJob.usage!.costMicros));
+    // The total renders with the page's first data and updates when the rollup arrives: poll.
+    await expect.poll(() => page.locator('[data-testid=total-cost]').textContent(), { timeout: 10_000 }).toBe(dollars(apiJob.usage!.costMicros));
     await screenshot(page, 'costs');
     await page.context().close();
   }, 180_000);
