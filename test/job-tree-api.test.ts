@@ -108,6 +108,23 @@ describe.each([['sqlite', null], ...(pg ? [['postgres', pg.url]] : [])] as Array
     expect((await t.store.listTreeJobs(p.id)).length).toBe(5);
   });
 
+  it('a parent that ends without waiting for its children: the sweeper cancels them (running ones get job.cancel), the reason names the parent', async () => {
+    const p = await root();
+    const token = await run(p.id);
+    const c1 = (await (await child(token, {})).json()) as Job;
+    const a1 = await r.next('job.assign', (f) => f.assignment.jobId === c1.id, 10_000);
+    r.send({ type: 'job.accepted', jobId: c1.id, attempt: a1.assignment.attempt });
+    const c2 = (await (await child(token, { labels: { gpu: 'none' } })).json()) as Job; // stays queued
+    const pa = (await t.store.getJob(p.id))!.attempt;
+    r.send({ type: 'job.events', jobId: p.id, attempt: pa, events: [{ rseq: ++rseq, at: new Date().toISOString(), type: 'job.finished', data: { status: 'succeeded' } }] });
+    const cancel = await r.next('job.cancel', (f) => f.jobId === c1.id, 10_000);
+    expect(cancel.reason).toBe(`its parent job ${p.id} ended (succeeded) without waiting for it`);
+    // the orphans are cancelled one after the other in the same sweep
+    await expect.poll(async () => Object.fromEntries((await t.store.listTreeJobs(p.id)).map((j) => [j.id, j.status])), { timeout: 5_000 }).toEqual({ [p.id]: 'succeeded', [c1.id]: 'cancelling', [c2.id]: 'cancelled' });
+    const ev = (await t.store.listEvents(c2.id, 0, 100)).filter((e) => e.type === 'status').at(-1);
+    expect(ev?.data).toMatchObject({ status: 'cancelled', message: `its parent job ${p.id} ended (succeeded) without waiting for it` });
+  });
+
   it('cancelling a job cancels its whole subtree: running children get job.cancel, queued ones end at once', async () => {
     const p = await root();
     const token = await run(p.id);

@@ -1,4 +1,5 @@
 import { checkServerEnv } from './env-check.js';
+import { cancelOneJob } from './cancel-tree.js';
 import type { AddressInfo } from 'node:net';
 import type { TreeLimits } from '../protocol/index.js';
 import { createServer } from 'node:http';
@@ -116,6 +117,13 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     intervalMs: opts.sweepIntervalMs ?? 2000,
     startedAt: now(),
     onLost: () => dispatcher.kick(),
+    // A parent that ended leaves nobody to collect its children's results (issue 6): cancel them.
+    onOrphans: async (orphans) => {
+      for (const o of orphans) {
+        if (await cancelOneJob(ctx, o.id, `its parent job ${o.parentId} ended (${o.parentStatus}) without waiting for it`)) log.info('orphaned child job cancelled', { jobId: o.id, parentId: o.parentId });
+      }
+      dispatcher.kick();
+    },
   });
   const ctx: ServerContext = {
     store,

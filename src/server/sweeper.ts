@@ -1,3 +1,4 @@
+import type { OrphanedJob } from '../store/job-tree.js';
 import type { JobRow, Store } from '../store/types.js';
 import type { Logger } from '../core/log.js';
 import type { EventBus } from './event-bus.js';
@@ -19,6 +20,12 @@ export interface SweeperOptions {
   startedAt: number;
   /** Called after jobs were marked lost. */
   onLost?: (jobs: JobRow[]) => void;
+  /**
+   * Called with jobs whose parent has ended while they had not (store.listOrphanedJobs, at most
+   * 100 per sweep); the server cancels them (cancel-tree.ts). No start-up grace: they do not
+   * depend on any runner's liveness.
+   */
+  onOrphans?: (jobs: OrphanedJob[]) => Promise<void>;
 }
 
 /**
@@ -26,7 +33,8 @@ export interface SweeperOptions {
  * offline and their assigned/running jobs become `lost` (store.sweepStaleRunners), each with
  * a `status` event "runner X silent for Ns" — or, with retries left (agent `retries`), go back
  * to the queue with "...; retrying on another runner (N retries left)". The first sweep waits until the server has been
- * up for one timeout, so runners get time to reconnect after a restart.
+ * up for one timeout, so runners get time to reconnect after a restart. Each sweep also gives
+ * back expired budget reservations and hands jobs whose parent ended to `onOrphans`.
  */
 export class Sweeper {
   private timer: NodeJS.Timeout | null = null;
@@ -62,6 +70,10 @@ export class Sweeper {
     const t = now();
     // Budget reservations of calls whose gateway died mid-call (issue 3); no start-up grace.
     await releaseExpiredReservations(store, t, this.o.log);
+    if (this.o.onOrphans) {
+      const orphans = await store.listOrphanedJobs(100);
+      if (orphans.length) await this.o.onOrphans(orphans);
+    }
     if (t - this.o.startedAt < timeoutMs) return [];
     const lost = await store.sweepStaleRunners(t - timeoutMs, t);
     const names = new Map<number, { name: string; last: number | null }>();

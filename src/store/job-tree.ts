@@ -1,4 +1,5 @@
-import { toJobRow } from './codec.js';
+import { TERMINAL_STATUSES, type JobStatus } from '../protocol/index.js';
+import { num, toJobRow } from './codec.js';
 import { assertInt, type StoreCtx } from './ctx.js';
 import type { JobRow } from './types.js';
 
@@ -12,4 +13,35 @@ export async function listTreeJobs(c: StoreCtx, rootId: number): Promise<JobRow[
   assertInt('rootId', rootId, 1);
   const rows = await c.db.selectFrom('jobs').selectAll().where('root_id', '=', rootId).orderBy('id', 'asc').execute();
   return rows.map((r) => toJobRow(c.codec, r));
+}
+
+/** A job left running by its parent's end (see {@link listOrphanedJobs}). */
+export interface OrphanedJob {
+  id: number;
+  parentId: number;
+  /** The parent's terminal status (succeeded, failed, cancelled, lost). */
+  parentStatus: JobStatus;
+}
+
+/**
+ * Jobs that have not ended (queued, assigned, running, paused; not `cancelling`, which is
+ * already on its way) whose parent has ended (issue 6: the parent waits for and collects its
+ * children; one that ended without them leaves nobody to collect their results, while they
+ * still spend the tree's budget). Oldest first, at most `limit` (1–1000). One query joining a
+ * job to its parent by primary key.
+ * @throws Error when limit is out of range.
+ */
+export async function listOrphanedJobs(c: StoreCtx, limit: number): Promise<OrphanedJob[]> {
+  assertInt('limit', limit, 1);
+  if (limit > 1000) throw new Error(`store: limit must be at most 1000, got ${limit}`);
+  const rows = await c.db
+    .selectFrom('jobs as c')
+    .innerJoin('jobs as p', 'p.id', 'c.parent_id')
+    .select(['c.id as id', 'c.parent_id as parentId', 'p.status as parentStatus'])
+    .where('c.status', 'in', ['queued', 'assigned', 'running', 'paused'])
+    .where('p.status', 'in', [...TERMINAL_STATUSES])
+    .orderBy('c.id', 'asc')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => ({ id: num(r.id), parentId: num(r.parentId), parentStatus: r.parentStatus as JobStatus }));
 }

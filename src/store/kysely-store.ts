@@ -22,7 +22,7 @@ import { taskMethods } from './tasks-methods.js';
 import { dashboardMethods } from './dashboard-methods.js';
 import { dispatchMethods } from './dispatch-methods.js';
 import { jobUsageMany } from './usage-batch.js';
-import { listTreeJobs } from './job-tree.js';
+import { listOrphanedJobs, listTreeJobs } from './job-tree.js';
 
 /**
  * The {@link Store} over a migrated Kysely database of either engine. Each method delegates
@@ -101,6 +101,7 @@ export function kyselyStore(db: Kysely<Database>, dialect: SqlDialect, afterClos
     resumeBudgetPausedJobs: (id, now) => budgets.resumeBudgetPausedJobs(c, id, now),
     jobUsageMany: (ids) => jobUsageMany(c, ids),
     listTreeJobs: (rootId) => listTreeJobs(c, rootId),
+    listOrphanedJobs: (limit) => listOrphanedJobs(c, limit),
     createUser: (u) => users.createUser(c, u),
     findUserCredentials: (name) => users.findUserCredentials(c, name),
     listUsers: () => users.listUsers(c),

@@ -6,6 +6,7 @@ import type { DispatchStore } from './dispatch-types.js';
 import type { JobStatus, JobResult, JobUsage, Labels, EventBody, JobEvent } from '../protocol/index.js';
 import type { JobHolds } from '../protocol/index.js';
 import type { TreeLimits } from '../protocol/index.js';
+import type { OrphanedJob } from './job-tree.js';
 
 /**
  * The storage contract. Two implementations: SQLite (better-sqlite3, embedded default) and
@@ -216,6 +217,8 @@ export interface Store extends TaskStore, AgentVersionStore, EffortTierStore, Da
   // --- job trees (issue 6; store/job-tree.ts) --------------------------------------------
   /** Every job whose rootId is `rootId` (the root and its descendants), id ascending; [] when none. */
   listTreeJobs(rootId: number): Promise<JobRow[]>;
+  /** Jobs not ended whose parent has ended, oldest first, at most `limit` (1–1000): job-tree.ts listOrphanedJobs. */
+  listOrphanedJobs(limit: number): Promise<OrphanedJob[]>;
 
   // --- users and sessions (dashboard sign-in, migration 0005) ---------------------------
   /** @throws Error when the name is taken or the role is not admin/member. */

@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
 import { TreeLimitError } from '../jobs.js';
-import { newJob, type Harness } from './harness.js';
+import { T, newJob, type Harness } from './harness.js';
 
 /** Store.listTreeJobs (issue 6): the root and every descendant, id ascending, no other tree. */
 export function jobTreeTests(h: Harness): void {
@@ -46,5 +46,27 @@ export function jobTreeTests(h: Harness): void {
     const c2 = await newJob(s, { parentId: c1.id, treeLimits: limits });
     await expect(newJob(s2, { parentId: c2.id, treeLimits: limits })).rejects.toThrow(/depth limit: job \d+ is at depth 2 of its tree and a child would be at depth 3, past the tree's limit of 2/);
     expect((await s.listTreeJobs(deep.id)).length).toBe(3);
+  });
+
+  it('listOrphanedJobs: not-ended jobs whose parent ended, oldest first, with the parent\'s status; ended ones left out', async () => {
+    const s = await h.open();
+    const root = await newJob(s, { agent: 'migrator' });
+    const kids = [await newJob(s, { parentId: root.id }), await newJob(s, { parentId: root.id }), await newJob(s, { parentId: root.id })];
+    const grandkid = await newJob(s, { parentId: kids[0]!.id });
+    expect(await s.listOrphanedJobs(10)).toEqual([]); // root still queued
+    // kids[1] ends on its own; then the root ends
+    expect(await s.transitionJob(kids[1]!.id, null, ['queued'], 'cancelled', T, { endReason: 'cancelled' })).toBeTruthy();
+    expect(await s.transitionJob(root.id, null, ['queued'], 'cancelled', T, { endReason: 'cancelled' })).toBeTruthy();
+    expect(await s.listOrphanedJobs(10)).toEqual([
+      { id: kids[0]!.id, parentId: root.id, parentStatus: 'cancelled' },
+      { id: kids[2]!.id, parentId: root.id, parentStatus: 'cancelled' },
+    ]);
+    expect(await s.listOrphanedJobs(1)).toEqual([{ id: kids[0]!.id, parentId: root.id, parentStatus: 'cancelled' }]);
+    expect(await s.transitionJob(kids[0]!.id, null, ['queued'], 'cancelled', T, { endReason: 'cancelled' })).toBeTruthy();
+    expect(await s.listOrphanedJobs(10)).toEqual([
+      { id: kids[2]!.id, parentId: root.id, parentStatus: 'cancelled' },
+      { id: grandkid.id, parentId: kids[0]!.id, parentStatus: 'cancelled' },
+    ]);
+    await expect(s.listOrphanedJobs(0)).rejects.toThrow(/limit/);
   });
 }
