@@ -133,7 +133,7 @@ describe.each([['sqlite', null], ...(pg ? [['postgres', pg.url]] : [])] as Array
       if (field) expect(e.field).toBe(field);
     };
     await bad({ capacity: 5 }, 'capacity', /capacity/);
-    await bad({ browserSlots: 3 }, 'browserSlots', /^browserSlots \(3\) must not exceed the runner's parallel jobs \(2\)$/);
+    await bad({ browserSlots: 3 }, 'browserSlots', /^browserSlots \(3\) must not exceed capacity \(2\)$/);
     await bad({}, undefined, /give capacity and\/or browserSlots/);
     await bad({ capacity: 2, colour: 'red' }, undefined, /colour/);
     expect(await t.store.getRunner(r.runnerId)).toMatchObject({ capacity: 2, browserSlots: 1, ownerCapacity: null, ownerBrowserSlots: null });

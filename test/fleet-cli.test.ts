@@ -62,6 +62,11 @@ describe('fleet CLI', () => {
     expect(r.status).toBe('on_hold');
     expect(Date.parse(r.hold!.until) - Date.now()).toBeGreaterThan(74 * 60_000);
     expect((await run('hold', 'box-b', '--for', '2h', '--reason', 'x')).code).toBe(2);
+    // --extend without --reason keeps the reason; a new hold without one is a usage error.
+    const kept = await run('hold', 'box-b', '--for', '15m', '--extend');
+    expect(kept).toMatchObject({ code: 0, err: '' });
+    expect(kept.out).toMatch(/^runner box-b \(\d+\) on hold until \S+: still full$/m);
+    expect(await run('hold', 'box-a', '--for', '15m')).toMatchObject({ code: 2, out: '', err: 'flotilla: hold: --reason is required (only --extend may leave it out, keeping the current reason)\n' });
     const macJob = (await (await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'x' }, labels: { os: 'mac' } } })).json()) as Job;
     expect(await b.none('job.assign', 400)).toBe(true);
     const show = await run('runners', 'show', 'box-b');
@@ -80,6 +85,8 @@ describe('fleet CLI', () => {
 
     const resumed = await run('resume', 'box-b');
     expect(resumed.out).toMatch(/^runner box-b \(\d+\) resumed: busy$/m);
+    // Again: nothing to resume, and it says so (exit 0: the runner is in the state asked for).
+    expect(await run('resume', 'box-b')).toMatchObject({ code: 0, err: '', out: `runner box-b (${b.runnerId}) was not on hold: busy\n` });
 
     const revoked = await run('runners', 'revoke', 'box-b');
     expect(revoked.code).toBe(0);
@@ -101,12 +108,16 @@ describe('fleet CLI', () => {
     expect((JSON.parse(json.out) as { runner: Runner }).runner).toMatchObject({ id: c.runnerId, capacity: 3, browserSlots: 1 });
     const over = await run('runners', 'set', 'box-c', '--capacity', '1', '--browser-slots', '2');
     expect(over.code).toBe(1);
-    expect(over.err).toMatch(/browserSlots \(2\) must not exceed the runner's parallel jobs \(1\)/);
+    expect(over.err).toBe('flotilla: runners set: --browser-slots 2 is more than the capacity (1 parallel job): pass --browser-slots 1 or less, or a larger --capacity\n');
     expect((await run('runners', 'set', 'box-c', '--capacity', '5')).code).toBe(2);
     expect((await run('runners', 'set', 'box-c')).code).toBe(2);
     const auto = await run('runners', 'set', 'box-c', '--capacity', 'auto', '--browser-slots', 'auto');
     expect(auto.err).toBe("");
     expect(auto).toMatchObject({ code: 0, out: `runner box-c (${c.runnerId}): capacity 1, browser slots 1\n` });
+    // --capacity auto alone, under the owner's browser slots: they follow the capacity down, and it says so.
+    expect((await run('runners', 'set', 'box-c', '--capacity', '3', '--browser-slots', '2')).code).toBe(0);
+    const autoOnly = await run('runners', 'set', 'box-c', '--capacity', 'auto');
+    expect(autoOnly).toMatchObject({ code: 0, err: '', out: `runner box-c (${c.runnerId}): capacity 1, browser slots 1 (lowered from 2 to fit the capacity; change with --browser-slots)\n` });
     process.env.FLOTILLA_RUNNER_CAPACITY = '2';
     try {
       expect((await run('runners', 'set', 'box-c')).out).toBe(`runner box-c (${c.runnerId}): capacity 2, browser slots 1\n`);

@@ -1,10 +1,12 @@
 import { describe, it, expect, beforeEach, afterEach } from 'vitest';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { Command, Option } from 'commander';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from './main.js';
+import { applyBooleanEnv, parseBoolEnv } from './options.js';
 import { recordingIO } from './test-io.js';
 
 const cli = (...args: string[]) => ['node', 'flotilla', ...args];
@@ -96,6 +98,71 @@ describe('bad arguments: non-zero exit, the message names the problem', () => {
   });
   it('bad server URL', () => fails(['jobs', '--server', 'localhost:8787', '--token', 't'], /--server: url "localhost:8787" must start with http/));
 
+  it('costs --since a word: exit 2 like every other bad value (the server would refuse it)', () =>
+    fails(['costs', '--since', 'yesterday'], /^error: option '--since <when>' argument 'yesterday' is invalid\. --since must be like 30m, 12h, 7d, 2w or an ISO-8601 date \(e\.g\. 2026-11-01\)\n/));
+  it('FLOTILLA_COSTS_SINCE with a bad value names the variable', async () => {
+    process.env.FLOTILLA_COSTS_SINCE = 'last week';
+    await fails(['costs'], /^error: option '--since <when>' value 'last week' from env 'FLOTILLA_COSTS_SINCE' is invalid\. --since must be like/);
+  });
+  it('FLOTILLA_LOG_LEVEL with a bad value: exit 2 naming it', async () => {
+    process.env.FLOTILLA_LOG_LEVEL = 'loud';
+    await fails(['runner', '--token', 't', '--work-dir', data], /^flotilla: FLOTILLA_LOG_LEVEL must be one of debug, info, warn, error, silent; got "loud"\n$/);
+  });
+
+  for (const [name, args] of [
+    ['FLOTILLA_JSON', ['jobs']],
+    ['FLOTILLA_FORCE', ['jobs', 'start', '1']],
+    ['FLOTILLA_TREE', ['jobs', 'show', '1']],
+    ['FLOTILLA_HOLD_EXTEND', ['hold', 'r', '--for', '1h', '--reason', 'x']],
+    ['FLOTILLA_AGENTS_REPLACE', ['agents', 'install', 'x']],
+    ['FLOTILLA_NO_RUNNER', ['up']],
+  ] as const) {
+    it(`${name}=maybe: exit 2 naming the variable (booleans are 1/0/true/false/yes/no)`, async () => {
+      process.env[name] = 'maybe';
+      const err = await fails([...args], new RegExp(`^flotilla: ${name} must be 1, 0, true, false, yes or no; got "maybe"\n$`));
+      expect(err).not.toContain('token');
+    });
+  }
+
+  it('mcp: no URL says --server / FLOTILLA_SERVER; --server wins over FLOTILLA_URL, FLOTILLA_SERVER over FLOTILLA_URL; FLOTILLA_URL alone still works', async () => {
+    process.env.FLOTILLA_JOB_TOKEN = 'flj_x';
+    await fails(['mcp'], /^flotilla: flotilla mcp: no control plane URL: pass --server or set FLOTILLA_SERVER \(or FLOTILLA_URL, as the runner does\)\n$/);
+    process.env.FLOTILLA_URL = 'http://127.0.0.1:1';
+    await fails(['mcp', '--server', 'localhost:8787'], /^flotilla: flotilla mcp: --server: url "localhost:8787" must start with http/);
+    await fails(['mcp', '--url', 'localhost:1'], /^flotilla: flotilla mcp: --url: url "localhost:1" must start with http/);
+    process.env.FLOTILLA_SERVER = 'ftp://x';
+    await fails(['mcp'], /^flotilla: flotilla mcp: FLOTILLA_SERVER: url "ftp:\/\/x" must start with http/);
+    delete process.env.FLOTILLA_SERVER;
+    delete process.env.FLOTILLA_JOB_TOKEN;
+    // The runner's FLOTILLA_URL is taken: the next thing missing is the job token.
+    await fails(['mcp'], /^flotilla: flotilla mcp: no job token: set FLOTILLA_JOB_TOKEN or --job-token\n$/);
+  });
+
+  it('runner --name that is not a runner name, FLOTILLA_ROLE that is not a role, role= label likewise: exit 2', async () => {
+    const base = ['runner', '--token', 't', '--work-dir', data];
+    await fails([...base, '--name', 'bad name/../x'], /^error: option '--name <name>' argument 'bad name\/\.\.\/x' is invalid\. a runner name must be 1-63 characters of A-Z, a-z, 0-9, "\.", "_", "-", starting with a letter or digit\n/);
+    await fails(['run', 'test-fixer', '--role', 'a/b'], /^error: option '--role <role>' argument 'a\/b' is invalid\. a role must be 1-63 characters/);
+    await fails([...base, '--labels', 'role=bad role'], /^error: option '--labels <k=v,...>' argument 'role=bad role' is invalid\. role=bad role: a role must be 1-63 characters of A-Z, a-z, 0-9, "\.", "_", "-", starting with a letter or digit\n/);
+    await fails(['runners', 'token', 'create', '--labels', 'os=linux,role=a b'], /^error: option '--labels <k=v,...>' argument 'os=linux,role=a b' is invalid\. role=a b: a role must be/);
+    process.env.FLOTILLA_ROLE = 'bad role';
+    await fails(base, /^error: option '--role <role>' value 'bad role' from env 'FLOTILLA_ROLE' is invalid\. a role must be 1-63 characters/);
+  });
+
+  it('runner --server that is not an http(s) URL: exit 2', async () => {
+    await fails(['runner', '--server', 'build-1:8787', '--token', 't', '--work-dir', data], /^flotilla: --server \(FLOTILLA_SERVER\) must be an http:\/\/ or https:\/\/ URL, e\.g\. http:\/\/build-1:8787\n$/);
+  });
+
+  it('--data / --work-dir naming a file: "is not a folder", exit 2', async () => {
+    const file = join(data, 'a-file');
+    await writeFile(file, 'x');
+    await fails(['up', '--data', file], new RegExp(`^flotilla: --data ${file} is not a folder\n$`));
+    await fails(['run', 'test-fixer', '--local', '--data', join(file, 'below')], new RegExp(`^flotilla: --data ${file}/below: ${file} is not a folder\n$`));
+    await fails(['runner', '--token', 't', '--work-dir', file], new RegExp(`^flotilla: --work-dir ${file} is not a folder\n$`));
+  });
+
+  it('tasks create --key "": --key must not be empty, exit 2', () =>
+    fails(['tasks', 'create', 'issue-worker', '--key', ''], /^flotilla: --key must not be empty \(give a resource key, e\.g\. github\.com\/acme\/api\/issues\/42\)\n$/));
+
   it('unreachable server: exit 1 with a hint, token not shown', async () => {
     const probe = createServer();
     await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
@@ -103,5 +170,30 @@ describe('bad arguments: non-zero exit, the message names the problem', () => {
     await new Promise<void>((r) => probe.close(() => r()));
     const err = await fails(['agents', '--server', `http://127.0.0.1:${port}`, '--token', 'fla_supersecretvalue123'], /cannot reach the Flotilla server.*flotilla up/, 1);
     expect(err).not.toContain('supersecret');
+  });
+});
+
+describe('boolean environment variables', () => {
+  it('parseBoolEnv: 1/0/true/false/yes/no in any case; empty is unset; anything else names the variable', () => {
+    expect(['1', 'TRUE', ' yes ', 'Yes'].map((v) => parseBoolEnv('X', v))).toEqual([true, true, true, true]);
+    expect(['0', 'false', 'NO'].map((v) => parseBoolEnv('X', v))).toEqual([false, false, false]);
+    expect(parseBoolEnv('X', '')).toBeUndefined();
+    expect(() => parseBoolEnv('FLOTILLA_JSON', 'maybe')).toThrow('FLOTILLA_JSON must be 1, 0, true, false, yes or no; got "maybe"');
+    expect(() => parseBoolEnv('FLOTILLA_JSON', 'off')).toThrow('got "off"');
+  });
+
+  it('applyBooleanEnv: a false value turns a flag off and a --no- flag back on', () => {
+    const parse = (env: Record<string, string>) => {
+      const cmd = new Command('x').exitOverride().addOption(new Option('--force').env('T_FORCE')).addOption(new Option('--no-runner').env('T_NO_RUNNER'));
+      Object.assign(process.env, env);
+      cmd.parse([], { from: 'user' });
+      applyBooleanEnv(cmd);
+      return cmd.opts();
+    };
+    expect(parse({ T_FORCE: 'false', T_NO_RUNNER: 'no' })).toEqual({ runner: true });
+    expect(parse({ T_FORCE: 'Yes', T_NO_RUNNER: '1' })).toEqual({ force: true, runner: false });
+    expect(parse({ T_FORCE: '', T_NO_RUNNER: '' })).toEqual({ runner: true });
+    delete process.env.T_FORCE;
+    delete process.env.T_NO_RUNNER;
   });
 });

@@ -18,7 +18,7 @@ import { registerRunner } from './local/runner.js';
 import { registerUp } from './local/up.js';
 import type { CliContext } from './context.js';
 import { processIO, type CliIO } from './io.js';
-import { CliError } from './options.js';
+import { CliError, applyBooleanEnv } from './options.js';
 import { packageVersion } from './paths.js';
 
 /** Exit code for bad arguments (unknown command or option, invalid value). */
@@ -38,7 +38,9 @@ export function buildProgram(ctx: CliContext): Command {
       writeErr: (s) => void ctx.io.stderr.write(s),
     })
     .showHelpAfterError('(add --help for usage)')
-    .showSuggestionAfterError(true);
+    .showSuggestionAfterError(true)
+    // Boolean FLOTILLA_* variables: only 1/0/true/false/yes/no (commander takes any value as true).
+    .hook('preAction', (_self, action) => applyBooleanEnv(action));
   registerRun(program, ctx);
   registerJobs(program, ctx);
   registerJobsStart(program, ctx);

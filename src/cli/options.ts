@@ -1,8 +1,8 @@
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { parseLabelList, type Labels } from '../protocol/index.js';
+import { RoleName, RunnerName, parseLabelList, type Labels } from '../protocol/index.js';
 import { FlotillaClient } from '../client/index.js';
 
 /** Default control-plane URL when neither `--server` nor `FLOTILLA_SERVER` is given. */
@@ -23,6 +23,26 @@ export class CliError extends Error {
   }
 }
 
+/**
+ * Checks that a folder option (`--data`, `--work-dir`) names a folder or a path one can be made
+ * at: the path itself, or its nearest existing parent, must be a folder.
+ * @throws CliError (exit 2) `--data /etc/passwd is not a folder` (or naming the parent in the way).
+ */
+export async function checkFolderOption(flag: string, path: string): Promise<void> {
+  let at = resolve(path);
+  for (;;) {
+    const st = await stat(at).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' || err.code === 'ENOTDIR' ? null : err));
+    if (st instanceof Error) return; // e.g. EACCES: let the real operation report it
+    if (st) {
+      if (st.isDirectory()) return;
+      throw new CliError(at === resolve(path) ? `${flag} ${path} is not a folder` : `${flag} ${path}: ${at} is not a folder`, 2);
+    }
+    const up = dirname(at);
+    if (up === at) return;
+    at = up;
+  }
+}
+
 // --- argument parsers (commander argParser: throw InvalidArgumentError naming the problem) ---
 
 /** `--budget`: a positive number of US dollars (e.g. `1`, `0.5`), at most 100,000. */
@@ -33,13 +53,33 @@ export function parseBudget(text: string): number {
   return n;
 }
 
-/** `--labels k=v,k2=v2` → Labels. */
+/** `--labels k=v,k2=v2` → Labels; a `role` label must be a protocol RoleName (as `--role`). */
 export function parseLabels(text: string): Labels {
+  let labels: Labels;
   try {
-    return parseLabelList(text);
+    labels = parseLabelList(text);
   } catch (err) {
     throw new InvalidArgumentError(err instanceof Error ? err.message : String(err));
   }
+  if (labels.role !== undefined) {
+    const r = RoleName.safeParse(labels.role);
+    if (!r.success) throw new InvalidArgumentError(`role=${labels.role}: ${r.error.issues[0]?.message ?? 'invalid role'}`);
+  }
+  return labels;
+}
+
+/** `--name` of a runner: a protocol RunnerName (1–63 of `[A-Za-z0-9._-]`, first a letter or digit). */
+export function parseRunnerName(text: string): string {
+  const r = RunnerName.safeParse(text);
+  if (!r.success) throw new InvalidArgumentError(r.error.issues[0]?.message ?? 'invalid runner name');
+  return text;
+}
+
+/** `--role` (runner and run): a protocol RoleName, the same form as a runner name. */
+export function parseRole(text: string): string {
+  const r = RoleName.safeParse(text);
+  if (!r.success) throw new InvalidArgumentError(r.error.issues[0]?.message ?? 'invalid role');
+  return text;
 }
 
 /** An integer in [min, max] (for `--priority`, `--capacity`, `--port`, `--limit`). */
@@ -72,7 +112,37 @@ export function parseInputJson(text: string | undefined): Record<string, unknown
 
 // --- shared options --------------------------------------------------------------------
 
-/** `--json` (env `FLOTILLA_JSON`; `0`, `false`, `no` or empty there mean off). */
+/**
+ * A boolean environment variable's value: `1`, `true`, `yes` → true; `0`, `false`, `no` → false
+ * (any case, spaces around ignored); empty → undefined (as if unset).
+ * @throws CliError (exit 2) naming the variable for anything else (`FLOTILLA_JSON=maybe`).
+ */
+export function parseBoolEnv(name: string, text: string): boolean | undefined {
+  const v = text.trim().toLowerCase();
+  if (v === '') return undefined;
+  if (['1', 'true', 'yes'].includes(v)) return true;
+  if (['0', 'false', 'no'].includes(v)) return false;
+  throw new CliError(`${name} must be 1, 0, true, false, yes or no; got ${JSON.stringify(text)}`, 2);
+}
+
+/**
+ * Reads the boolean options of `cmd` that came from their environment variable (commander
+ * sets a flag when its variable is merely defined, whatever its value) by {@link parseBoolEnv}:
+ * a false or empty value turns the flag back off (`--no-x` options back on).
+ * Run before every action (main.ts preAction hook).
+ * @throws CliError (exit 2) naming the variable when its value is not a boolean.
+ */
+export function applyBooleanEnv(cmd: Command): void {
+  for (const o of cmd.options) {
+    if (!o.envVar || o.required || o.optional) continue;
+    const key = o.attributeName();
+    if (cmd.getOptionValueSource(key) !== 'env') continue;
+    if (parseBoolEnv(o.envVar, process.env[o.envVar] ?? '') === true) continue;
+    cmd.setOptionValueWithSource(key, o.negate ? true : undefined, 'default');
+  }
+}
+
+/** `--json` (env `FLOTILLA_JSON`: 1/0/true/false/yes/no, see {@link applyBooleanEnv}). */
 export function jsonOption(): Option {
   return new Option('--json', 'print JSON for scripts').env('FLOTILLA_JSON');
 }
@@ -99,13 +169,14 @@ export interface ClientOptions {
   json?: boolean;
 }
 
-/** True when `--json` was given, or FLOTILLA_JSON is set to something other than 0/false/no/empty. */
+/**
+ * True when `--json` was given, or FLOTILLA_JSON is 1/true/yes (main.ts has already refused
+ * other values, exit 2, and turned 0/false/no off: {@link applyBooleanEnv}; checked here too
+ * for commands run without that hook).
+ */
 export function wantsJson(cmd: Command, opts: { json?: boolean }): boolean {
   if (!opts.json) return false;
-  if (cmd.getOptionValueSource('json') === 'env') {
-    const v = (process.env.FLOTILLA_JSON ?? '').trim().toLowerCase();
-    return !['', '0', 'false', 'no', 'off'].includes(v);
-  }
+  if (cmd.getOptionValueSource('json') === 'env') return parseBoolEnv('FLOTILLA_JSON', process.env.FLOTILLA_JSON ?? '') === true;
   return true;
 }
 

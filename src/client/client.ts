@@ -233,7 +233,7 @@ export class FlotillaClient {
   }
 
   /** `POST /api/runners/:id/hold` (admin) → the runner, `on_hold` until now + `for` (or the old end + `for` with extend). */
-  async holdRunner(id: number, req: { for: HoldDuration; reason: string; extend?: boolean }): Promise<Runner> {
+  async holdRunner(id: number, req: { for: HoldDuration; reason?: string; extend?: boolean }): Promise<Runner> {
     return this.request('POST', `/api/runners/${jobIdPath(id)}/hold`, Runner, req);
   }
 

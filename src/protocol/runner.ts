@@ -1,6 +1,32 @@
 import { z } from 'zod';
 import { Labels } from './labels.js';
 
+/** What a runner name and a role value may be: a letter or digit, then up to 62 of letters, digits, `.`, `_`, `-`. */
+const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
+
+/** A runner name (`runner --name`, registration): 1–63 chars of `[A-Za-z0-9._-]`, first a letter or digit. */
+export const RunnerName = z.string().regex(NAME_PATTERN, 'a runner name must be 1-63 characters of A-Z, a-z, 0-9, ".", "_", "-", starting with a letter or digit');
+
+/** A role (`runner --role`, the label `role=`, `run --role`): the same form as a runner name. */
+export const RoleName = z.string().regex(NAME_PATTERN, 'a role must be 1-63 characters of A-Z, a-z, 0-9, ".", "_", "-", starting with a letter or digit');
+
+/**
+ * A valid runner name made from a host name (the default name): characters outside
+ * `[A-Za-z0-9._-]` become `-`, leading ones that may not start a name are dropped, at most 63
+ * characters; `runner` when nothing is left.
+ */
+export function runnerNameFrom(host: string): string {
+  const name = host.replace(/[^A-Za-z0-9._-]/g, '-').replace(/^[^A-Za-z0-9]+/, '').slice(0, 63);
+  return name === '' ? 'runner' : name;
+}
+
+/** Adds an issue at `labels.role` when a `role` label is not a {@link RoleName} (registration, registration tokens). */
+function checkRoleLabel(labels: Labels, ctx: z.RefinementCtx): void {
+  if (labels.role === undefined) return;
+  const r = RoleName.safeParse(labels.role);
+  if (!r.success) ctx.addIssue({ code: 'custom', path: ['labels', 'role'], message: r.error.issues[0]?.message ?? 'invalid role' });
+}
+
 /** Runner status, judged on the server's clock from heartbeats. */
 export const RunnerStatus = z.enum(['online', 'busy', 'on_hold', 'provisioning', 'updating', 'offline']);
 export type RunnerStatus = z.infer<typeof RunnerStatus>;
@@ -51,11 +77,13 @@ export type HoldDuration = z.infer<typeof HoldDuration>;
 
 /**
  * `POST /api/runners/{id}/hold` body: no queued job goes to the runner until the hold ends.
- * `extend: true` adds `for` to the end of the active hold (409 `not_held` when there is none).
+ * `extend: true` adds `for` to the end of the active hold (409 `not_held` when there is none)
+ * and keeps its reason unless a new `reason` is given; a new hold needs a `reason`.
  */
 export const HoldRunnerRequest = z
-  .object({ for: HoldDuration, reason: z.string().trim().min(1).max(500), extend: z.boolean().default(false) })
-  .strict();
+  .object({ for: HoldDuration, reason: z.string().trim().min(1).max(500).optional(), extend: z.boolean().default(false) })
+  .strict()
+  .refine((v) => v.extend || v.reason !== undefined, { message: 'required for a new hold (only extend: true may leave it out, keeping the current reason)', path: ['reason'] });
 export type HoldRunnerRequest = z.infer<typeof HoldRunnerRequest>;
 
 /** `GET /api/runners` response: the runners plus the number of queued jobs. */
@@ -72,25 +100,30 @@ export const StartJobRequest = z
   .strict();
 export type StartJobRequest = z.infer<typeof StartJobRequest>;
 
-/** `POST /api/runner-tokens` body: a single-use registration token for new runners. */
+/** `POST /api/runner-tokens` body: a single-use registration token for new runners (a `role` label must be a {@link RoleName}). */
 export const CreateRunnerTokenRequest = z
   .object({
     labels: Labels.default({}),
     /** Lifetime of the token, seconds (default 1 h, at most 30 days). */
     expiresInSeconds: z.number().int().positive().max(30 * 24 * 3600).default(3600),
   })
-  .strict();
+  .strict()
+  .superRefine((v, ctx) => checkRoleLabel(v.labels, ctx));
 export type CreateRunnerTokenRequest = z.infer<typeof CreateRunnerTokenRequest>;
 
-/** `POST /api/runners/register` body: trade a registration token for a runner credential. */
+/**
+ * `POST /api/runners/register` body: trade a registration token for a runner credential. `name`
+ * is a {@link RunnerName}; a `role` label must be a {@link RoleName}.
+ */
 export const RegisterRunnerRequest = z
   .object({
     token: z.string().min(1),
-    name: z.string().min(1).max(100),
+    name: RunnerName,
     labels: Labels.default({}),
     capacity: z.number().int().min(1).max(4).default(1),
   })
-  .strict();
+  .strict()
+  .superRefine((v, ctx) => checkRoleLabel(v.labels, ctx));
 export type RegisterRunnerRequest = z.infer<typeof RegisterRunnerRequest>;
 
 /** `POST /api/runners/register` response. `credential` is shown once; the runner keeps it in its work folder. */

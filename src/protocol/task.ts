@@ -20,7 +20,7 @@ export const MAX_COALESCE_SECONDS = 24 * 3600;
 export const DEFAULT_COALESCE_SECONDS = 180;
 
 /** A resource key: what a task owns, e.g. `https://github.com/acme/api/issues/42`, an alert group key. 1–1000 chars. */
-export const ResourceKey = z.string().min(1).max(1000);
+export const ResourceKey = z.string().min(1, 'a resource key must not be empty').max(1000);
 
 /** A task as the API returns it. */
 export const Task = z.object({

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
-import type { EventBody, JobAssignment, Labels, RunnerToServer, RunningJobReport, ServerToRunner } from '../protocol/index.js';
+import { runnerNameFrom, type EventBody, type JobAssignment, type Labels, type RunnerToServer, type RunningJobReport, type ServerToRunner } from '../protocol/index.js';
 import { silentLogger, type Logger } from '../core/log.js';
 import { credentialPath, ensureSecretDir, loadCredential, normalizeServerUrl, register, saveCredential } from './credential.js';
 import { probeHiding } from './secret-mask.js';
@@ -24,7 +24,7 @@ export interface RunnerOptions {
   registrationToken?: string;
   /** Holds secret/credential.json (folder 0700, file 0600; hidden from jobs), workspaces/, homes/. Created if missing. */
   workDir: string;
-  /** Runner name; default os.hostname(). */
+  /** Runner name (protocol RunnerName); default os.hostname() made into one (runnerNameFrom). */
   name?: string;
   /** Default {}. */
   labels?: Labels;
@@ -108,7 +108,8 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
 async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
   const log = opts.log ?? silentLogger;
   const serverUrl = normalizeServerUrl(opts.serverUrl);
-  const name = opts.name ?? hostname();
+  // The host name made into a valid runner name (protocol RunnerName) unless one is given.
+  const name = opts.name ?? runnerNameFrom(hostname());
   const labels = opts.labels ?? {};
   const capacity = opts.capacity ?? 1;
   if (!Number.isInteger(capacity) || capacity < 1 || capacity > 4) throw new Error(`capacity must be an integer from 1 to 4, got ${capacity}`);

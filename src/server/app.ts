@@ -31,6 +31,7 @@ import { mountSession } from './routes/session.js';
 import { mountUsers } from './routes/users.js';
 import { mountApiTokens } from './routes/api-tokens.js';
 import { mountTasks } from './tasks/routes.js';
+import { SignInThrottle } from './sign-in-throttle.js';
 import { mountReceivers } from './hooks/receivers-api.js';
 import { mountWeb } from './web.js';
 import { jobTokenAuth } from './job-auth.js';
@@ -55,6 +56,10 @@ export function createApp(ctx: ServerContext): Hono<AppEnv> {
     }),
   );
   app.use('/api/*', jobTokenAuth(ctx));
+  // Failed sign-ins, counted in this process (each replica its own). Unknown API tokens are not
+  // throttled per address: runners, harnesses and the CLI share 127.0.0.1, and a few stale job
+  // tokens would lock them all out; tokens are 256-bit random values, not guessable.
+  const throttle = new SignInThrottle();
   app.use('/api/*', requireApiToken(ctx.store, ctx.now));
   mountHealth(app, ctx);
   mountOpenApi(app);
@@ -80,7 +85,7 @@ export function createApp(ctx: ServerContext): Hono<AppEnv> {
   mountAgentsInstall(app, ctx);
   mountEffortTiers(app, ctx);
   mountEffortDefault(app, ctx);
-  mountSession(app, ctx);
+  mountSession(app, ctx, throttle);
   mountUsers(app, ctx);
   mountApiTokens(app, ctx);
   mountTasks(app, ctx);

@@ -261,7 +261,7 @@ describe.each([['sqlite', null], ...(pg ? [['postgres', pg.url]] : [])] as Array
       ['huge frame', (r) => r.ws.send('x'.repeat(100 * 1024)), 1009, /.*/],
     ];
     for (const [what, act, code, reason] of cases) {
-      const r = await runner({ name: `bad-${what}` });
+      const r = await runner({ name: `bad-${what.replace(/ /g, '-')}` }); // runner names have no spaces
       act(r);
       await waitFor(async () => r.closed, (c) => c, 3000);
       expect([what, r.closeCode]).toEqual([what, code]);

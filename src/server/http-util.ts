@@ -39,6 +39,29 @@ export async function readBody<S extends z.ZodType>(c: Context, schema: S): Prom
   return { ok: true, value: parsed.data };
 }
 
+/**
+ * The peer address of the TCP connection (`c.env.incoming`, as @hono/node-server passes it), or
+ * `unknown`. Forwarded-for headers are not trusted: a client could set them to anything.
+ */
+export function clientAddress(c: Context): string {
+  const env = c.env as { incoming?: { socket?: { remoteAddress?: string } } } | undefined;
+  return env?.incoming?.socket?.remoteAddress ?? 'unknown';
+}
+
+/**
+ * 400 `invalid_request` naming the first query parameter of the request that is not in
+ * `allowed`, or null when there is none. A misspelt or unsupported parameter (e.g. `cursor`
+ * where a list pages with `before`) must not be silently ignored.
+ */
+export function unknownQueryParam(c: Context, allowed: readonly string[]): Response | null {
+  for (const name of Object.keys(c.req.query())) {
+    if (allowed.includes(name)) continue;
+    const hint = name === 'cursor' && allowed.includes('before') ? ': this list pages with before (the id the previous page ends at)' : '';
+    return apiError(c, 400, 'invalid_request', `${name}: unknown query parameter${hint} (this endpoint takes ${allowed.join(', ')})`, name);
+  }
+  return null;
+}
+
 /** Parses a positive integer path/query parameter; null when absent or malformed. */
 export function parsePositiveInt(text: string | undefined): number | null {
   if (text === undefined || !/^[0-9]{1,15}$/.test(text)) return null;

@@ -23,9 +23,11 @@ function checkSlots(field: string, v: number | null | undefined): void {
  * changes (the runner's own offer counts where no owner value is set).
  * Rule from issue 5: "parallel jobs 1–4 (owner setting) and browser slots 1–4, never more than
  * its parallel jobs".
+ * When only `capacity` is given, the owner's stored browser-slot setting is lowered to the new
+ * capacity if above it (the runner's own offer is counted as at most the capacity anyway).
  * @returns the updated runner, or null when it does not exist.
- * @throws CapacityError naming the field when a value is not 1–4, or when browser slots would exceed
- *   capacity (nothing is changed then).
+ * @throws CapacityError naming the field when a value is not 1–4, or when the browser slots given
+ *   would exceed the capacity (nothing is changed then).
  */
 export async function setRunnerCapacity(c: StoreCtx, id: number, set: { capacity?: number | null; browserSlots?: number | null }): Promise<RunnerRow | null> {
   checkSlots('capacity', set.capacity);
@@ -34,10 +36,14 @@ export async function setRunnerCapacity(c: StoreCtx, id: number, set: { capacity
     const cur = await trx.selectFrom('runners').select(['capacity', 'browser_slots', 'owner_capacity', 'owner_browser_slots']).where('id', '=', id).executeTakeFirst();
     if (!cur) return null;
     const ownerCapacity = set.capacity !== undefined ? set.capacity : cur.owner_capacity === null ? null : Number(cur.owner_capacity);
-    const ownerBrowser = set.browserSlots !== undefined ? set.browserSlots : cur.owner_browser_slots === null ? null : Number(cur.owner_browser_slots);
+    const storedBrowser = cur.owner_browser_slots === null ? null : Number(cur.owner_browser_slots);
     const capacity = ownerCapacity ?? Number(cur.capacity);
+    let ownerBrowser = set.browserSlots !== undefined ? set.browserSlots : storedBrowser;
+    // Only capacity given (e.g. `runners set R --capacity auto`): a stored browser-slot setting
+    // above the new capacity follows it down rather than refusing the change.
+    if (set.browserSlots === undefined && ownerBrowser !== null && ownerBrowser > capacity) ownerBrowser = capacity;
     if (ownerBrowser !== null && ownerBrowser > capacity) {
-      throw new CapacityError(`store: browserSlots (${ownerBrowser}) must not exceed the runner's parallel jobs (${capacity})`);
+      throw new CapacityError(`store: browserSlots (${ownerBrowser}) must not exceed capacity (${capacity})`);
     }
     const row = await trx
       .updateTable('runners')

@@ -1,9 +1,16 @@
 import { Command, Option } from 'commander';
 import { formatMicros } from '../../core/money.js';
-import { CostGroup } from '../../protocol/index.js';
+import { InvalidArgumentError } from 'commander';
+import { CostGroup, parseSince } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
 import { formatTable } from '../format.js';
 import { addClientOptions, clientFrom, parseJobId, wantsJson, type ClientOptions } from '../options.js';
+
+/** `--since`: checked here (exit 2) with the server's own rule (protocol parseSince), sent as given. */
+function sinceArg(text: string): string {
+  if (parseSince(text, Date.now()) === null) throw new InvalidArgumentError('--since must be like 30m, 12h, 7d, 2w or an ISO-8601 date (e.g. 2026-11-01)');
+  return text;
+}
 
 /**
  * `flotilla costs [--by job|tree|agent|runner|day] [--since 7d] [--root JOB] [--json]`: the
@@ -16,7 +23,7 @@ export function registerCosts(program: Command, ctx: CliContext): void {
     .command('costs')
     .description('model calls, tokens and dollars per job, tree, agent, runner or day')
     .addOption(new Option('--by <group>', 'group by').choices(CostGroup.options).default('agent').env('FLOTILLA_COSTS_BY'))
-    .addOption(new Option('--since <when>', 'window: 30m, 12h, 7d, 2w or an ISO date').default('30d').env('FLOTILLA_COSTS_SINCE'))
+    .addOption(new Option('--since <when>', 'window: 30m, 12h, 7d, 2w or an ISO date').default('30d').env('FLOTILLA_COSTS_SINCE').argParser(sinceArg))
     .addOption(new Option('--root <job>', 'only this job tree').argParser(parseJobId).env('FLOTILLA_COSTS_ROOT'));
   addClientOptions(cmd).action(async (opts: ClientOptions & { by: CostGroup; since: string; root?: number }, self: Command) => {
     const client = await clientFrom(opts);

@@ -7,34 +7,58 @@ import { packageVersion } from '../paths.js';
 
 /** Options of `flotilla mcp`. */
 interface McpOptions {
+  server?: string;
   url?: string;
   jobToken?: string;
   jobId?: string;
 }
 
+/** The control plane URL and where it came from: `--server`, `--url`, FLOTILLA_SERVER, FLOTILLA_URL, first given wins; null when none. */
+function mcpServerUrl(opts: McpOptions, self: Command): { url: string; from: string } | null {
+  const given = (v: string | undefined) => (v !== undefined && v.trim() !== '' ? v.trim() : undefined);
+  const server = given(opts.server);
+  const url = given(opts.url);
+  if (server && self.getOptionValueSource('server') === 'cli') return { url: server, from: '--server' };
+  if (url && self.getOptionValueSource('url') === 'cli') return { url, from: '--url' };
+  if (server) return { url: server, from: 'FLOTILLA_SERVER' };
+  if (url) return { url, from: 'FLOTILLA_URL' };
+  return null;
+}
+
 /**
  * `flotilla mcp`: a stdio MCP server with the job-tree tools (`start_job`, `wait_jobs`,
- * `job_status`, `cancel_job`; src/mcp/server.ts), calling the control plane at `--url`
- * (FLOTILLA_URL) with the job token `--job-token` (FLOTILLA_JOB_TOKEN). The runner starts it
- * for every harness that speaks MCP, with those variables already set. Runs until stdin
- * closes; exit 0. Missing URL or token → exit 2 with a message naming the variable.
+ * `job_status`, `cancel_job`; src/mcp/server.ts), calling the control plane at `--server`
+ * (FLOTILLA_SERVER, like every other command) with the job token `--job-token`
+ * (FLOTILLA_JOB_TOKEN). `--url` / FLOTILLA_URL are kept as aliases: the runner sets
+ * FLOTILLA_URL in every harness's environment. Which wins: `--server`, `--url`,
+ * FLOTILLA_SERVER, FLOTILLA_URL. The runner starts it for every harness that speaks MCP, with
+ * those variables already set. Runs until stdin closes; exit 0. Missing or bad URL, missing
+ * token → exit 2 with a message naming the option and variable.
  */
 export function registerMcp(program: Command, ctx: CliContext): void {
   program
     .command('mcp')
     .description('serve the job-tree tools (start_job, wait_jobs, job_status, cancel_job) over MCP on stdio, for an agent inside a job')
-    .addOption(new Option('--url <url>', 'control plane URL').env('FLOTILLA_URL'))
+    .addOption(new Option('--server <url>', 'control plane URL').env('FLOTILLA_SERVER'))
+    .addOption(new Option('--url <url>', 'alias of --server (FLOTILLA_URL is what the runner sets for harnesses)').env('FLOTILLA_URL'))
     .addOption(new Option('--job-token <token>', "the running job's token (flj_...)").env('FLOTILLA_JOB_TOKEN'))
     .addOption(new Option('--job-id <id>', "the running job's id (wait_jobs without ids waits for its children)").env('FLOTILLA_JOB_ID'))
-    .action(async (opts: McpOptions) => {
-      if (!opts.url) throw new CliError('flotilla mcp: no control plane URL: set FLOTILLA_URL or --url', 2);
+    .action(async (opts: McpOptions, self: Command) => {
+      const where = mcpServerUrl(opts, self);
+      if (!where) throw new CliError('flotilla mcp: no control plane URL: pass --server or set FLOTILLA_SERVER (or FLOTILLA_URL, as the runner does)', 2);
       if (!opts.jobToken) throw new CliError('flotilla mcp: no job token: set FLOTILLA_JOB_TOKEN or --job-token', 2);
       let selfId: number | undefined;
       if (opts.jobId !== undefined && opts.jobId !== '') {
         if (!/^[1-9][0-9]{0,14}$/.test(opts.jobId)) throw new CliError(`flotilla mcp: FLOTILLA_JOB_ID / --job-id must be a positive integer, got ${JSON.stringify(opts.jobId)}`, 2);
         selfId = Number(opts.jobId);
       }
-      const client = new FlotillaClient({ url: opts.url, token: opts.jobToken });
+      let client: FlotillaClient;
+      try {
+        client = new FlotillaClient({ url: where.url, token: opts.jobToken });
+      } catch (err) {
+        const msg = err instanceof Error ? err.message.replace(/^FlotillaClient: /, '') : String(err);
+        throw new CliError(`flotilla mcp: ${msg.startsWith('token ') ? '--job-token (FLOTILLA_JOB_TOKEN)' : where.from}: ${msg}`, 2);
+      }
       const { createMcpServer, serveMcp } = await import('../../mcp/server.js');
       const { StdioServerTransport } = await import('@modelcontextprotocol/sdk/server/stdio.js');
       const server = createMcpServer({ client, ...(selfId !== undefined ? { selfId } : {}), version: packageVersion() });

@@ -2,7 +2,7 @@ import { Command, Option } from 'commander';
 import { ReceiverProvider, type CreatedReceiver, type Receiver } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
 import { formatTable } from '../format.js';
-import { addClientOptions, clientFrom, intIn, wantsJson, type ClientOptions } from '../options.js';
+import { CliError, addClientOptions, clientFrom, intIn, wantsJson, type ClientOptions } from '../options.js';
 
 const parseId = intIn(1, Number.MAX_SAFE_INTEGER, 'receiver id');
 
@@ -71,8 +71,8 @@ export function registerReceivers(program: Command, ctx: CliContext): void {
       opts: ClientOptions & { provider: ReceiverProvider; auth?: 'hmac' | 'bearer'; keyExpr?: string; summaryExpr?: string; fallbackTask?: number; assignLogin?: string; assignAgent?: string; coalesce?: number; completeOnClose: boolean; wakeOnReopen: boolean },
       self: Command,
     ) => {
-      if ((opts.assignLogin === undefined) !== (opts.assignAgent === undefined)) throw new Error('--assign-login and --assign-agent go together');
-      for (const [flag, v] of [['--assign-login', opts.assignLogin], ['--assign-agent', opts.assignAgent]] as const) if (v !== undefined && !v.trim()) throw new Error(`${flag}: must not be empty`);
+      if ((opts.assignLogin === undefined) !== (opts.assignAgent === undefined)) throw new CliError('--assign-login and --assign-agent go together', 2);
+      for (const [flag, v] of [['--assign-login', opts.assignLogin], ['--assign-agent', opts.assignAgent]] as const) if (v !== undefined && !v.trim()) throw new CliError(`${flag} must not be empty`, 2);
       const client = await clientFrom(opts);
       const created: CreatedReceiver = await client.createReceiver({
         name,

@@ -3,7 +3,7 @@ import type { Labels } from '../../protocol/index.js';
 import { ApiError } from '../../client/index.js';
 import type { CliContext } from '../context.js';
 import { runJob } from '../run-job.js';
-import { CliError, addClientOptions, clientFrom, intIn, parseBudget, parseInputJson, parseLabels, wantsJson, type ClientOptions } from '../options.js';
+import { CliError, addClientOptions, checkFolderOption, clientFrom, intIn, parseBudget, parseInputJson, parseLabels, parseRole, wantsJson, type ClientOptions } from '../options.js';
 
 interface RunOptions extends ClientOptions {
   budget?: number;
@@ -36,7 +36,7 @@ export function registerRun(program: Command, ctx: CliContext): void {
     .argument('[input_json]', 'the job input as a JSON object, e.g. \'{"repo":"examples/calc"}\'')
     .addOption(new Option('--budget <usd>', 'dollar budget for the job tree (default: the agent\'s)').env('FLOTILLA_BUDGET').argParser(parseBudget))
     .addOption(new Option('--labels <k=v,...>', 'labels a runner must have, on top of the agent\'s').env('FLOTILLA_LABELS').argParser(parseLabels))
-    .addOption(new Option('--role <role>', 'runner role this run asks for (runners started with --role ROLE), over the agent\'s').env('FLOTILLA_RUN_ROLE'))
+    .addOption(new Option('--role <role>', 'runner role this run asks for (runners started with --role ROLE), over the agent\'s').env('FLOTILLA_RUN_ROLE').argParser(parseRole))
     .addOption(new Option('--priority <n>', 'higher runs first (-100..100)').env('FLOTILLA_PRIORITY').argParser(intIn(-100, 100, 'priority')))
     .addOption(new Option('--detach', 'submit and return at once with the job id'))
     .addOption(new Option('--effort <tier>', 'effort tier for this run: max, high, medium or one the account defines (model + effort level)').env('FLOTILLA_EFFORT'))
@@ -69,6 +69,7 @@ export function registerRun(program: Command, ctx: CliContext): void {
     if (opts.local) {
       if (opts.detach) throw new CliError('--detach cannot be used with --local (the local server stops when the job ends)', 2);
       if (self.getOptionValueSource('server') === 'cli') throw new CliError('--server cannot be used with --local (it starts its own server)', 2);
+      await checkFolderOption('--data', opts.data);
       const agentsDirs = typeof opts.agents === 'string' ? [opts.agents] : (opts.agents ?? []);
       ctx.setExit(await ctx.runLocal({ request, data: opts.data, agentsDirs, json, io: ctx.io }));
       return;

@@ -1,9 +1,10 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { RunnerStatus, type Labels, type Runner } from '../../protocol/index.js';
+import { ApiError } from '../../client/index.js';
 import { holdText, resolveRunner, slotsText } from './fleet-util.js';
 import type { CliContext } from '../context.js';
 import { formatTable } from '../format.js';
-import { addClientOptions, CliError, clientFrom, intIn, parseLabels, wantsJson, type ClientOptions } from '../options.js';
+import { addClientOptions, CliError, clientFrom, intIn, parseLabels, parseRole, wantsJson, type ClientOptions } from '../options.js';
 
 /** Formats labels as `k=v,k2=v2` (the form `--labels` takes). */
 export function labelText(labels: Labels): string {
@@ -25,7 +26,7 @@ export function registerRunners(program: Command, ctx: CliContext): void {
     .description('list registered runners: status, labels, slots used, current jobs, hold; and the queue')
     .addOption(new Option('--label <k=v,...>', 'only runners with all these labels').env('FLOTILLA_RUNNER_LABELS').argParser(parseLabels))
     .addOption(new Option('--status <status>', 'only runners in this status').choices(RunnerStatus.options).env('FLOTILLA_RUNNER_STATUS'))
-    .addOption(new Option('--role <role>', 'only runners with label role=ROLE').env('FLOTILLA_RUNNER_ROLE'));
+    .addOption(new Option('--role <role>', 'only runners with label role=ROLE').env('FLOTILLA_RUNNER_ROLE').argParser(parseRole));
   addClientOptions(list).action(async (opts: ClientOptions & { label?: Labels; status?: RunnerStatus; role?: string }, self: Command) => {
     const client = await clientFrom(opts);
     const fleet = await client.listFleet({ ...(opts.label ? { labels: opts.label } : {}), ...(opts.status ? { status: opts.status } : {}), ...(opts.role ? { role: opts.role } : {}) });
@@ -81,12 +82,22 @@ export function registerRunners(program: Command, ctx: CliContext): void {
   addClientOptions(set).action(async (runner: string, opts: ClientOptions & { capacity?: number; browserSlots?: number }, self: Command) => {
     if (opts.capacity === undefined && opts.browserSlots === undefined) throw new CliError('runners set: nothing to set: give --capacity <1-4|auto> and/or --browser-slots <1-4|auto>', 2); // not InvalidArgumentError: thrown from an action commander prints nothing
     const client = await clientFrom(opts);
-    const r = await client.setRunnerCapacity(await resolveRunner(client, runner), {
-      ...(opts.capacity !== undefined ? { capacity: opts.capacity || null } : {}),
-      ...(opts.browserSlots !== undefined ? { browserSlots: opts.browserSlots || null } : {}),
-    });
+    const id = await resolveRunner(client, runner);
+    // Only the capacity given: the server lowers browser slots above it (say so, below).
+    const before = opts.browserSlots === undefined ? (await client.getRunner(id)).runner : undefined;
+    let r: Runner;
+    try {
+      r = await client.setRunnerCapacity(id, {
+        ...(opts.capacity !== undefined ? { capacity: opts.capacity || null } : {}),
+        ...(opts.browserSlots !== undefined ? { browserSlots: opts.browserSlots || null } : {}),
+      });
+    } catch (err) {
+      throw cliWordsForCapacity(err);
+    }
     if (wantsJson(self, opts)) return void out(JSON.stringify({ runner: r }));
-    out(`runner ${r.name} (${r.id}): capacity ${r.capacity}, browser slots ${r.browserSlots ?? 1}`);
+    const was = before?.browserSlots ?? 1;
+    const lowered = before && (r.browserSlots ?? 1) < was ? ` (lowered from ${was} to fit the capacity; change with --browser-slots)` : '';
+    out(`runner ${r.name} (${r.id}): capacity ${r.capacity}, browser slots ${r.browserSlots ?? 1}${lowered}`);
   });
 
   const token = runners.command('token').description('runner registration tokens');
@@ -118,6 +129,17 @@ function slotsOrAuto(flag: string): (v: string) => number {
     if (!/^[1-4]$/.test(v)) throw new InvalidArgumentError(`--${flag} must be 1, 2, 3, 4 or auto, got ${JSON.stringify(v)}`);
     return Number(v);
   };
+}
+
+/**
+ * The API's refusal of browser slots over capacity, in the CLI's words (`--browser-slots`,
+ * `--capacity`) with what to pass instead; any other error unchanged.
+ */
+function cliWordsForCapacity(err: unknown): unknown {
+  if (!(err instanceof ApiError) || err.field !== 'browserSlots') return err;
+  const m = /browserSlots \((\d+)\) must not exceed capacity \((\d+)\)/.exec(err.message);
+  if (!m) return err;
+  return new CliError(`runners set: --browser-slots ${m[1]} is more than the capacity (${m[2]} parallel job${m[2] === '1' ? '' : 's'}): pass --browser-slots ${m[2]} or less, or a larger --capacity`);
 }
 
 function runnerRow(r: Runner): string[] {

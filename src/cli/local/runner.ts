@@ -4,7 +4,7 @@ import { Command, Option } from 'commander';
 import type { Labels } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
 import { untilInterrupted } from '../io.js';
-import { CliError, DEFAULT_SERVER, defaultDataDir, intIn, parseLabels } from '../options.js';
+import { CliError, DEFAULT_SERVER, checkFolderOption, defaultDataDir, intIn, parseLabels, parseRole, parseRunnerName } from '../options.js';
 
 interface RunnerCliOptions {
   server: string;
@@ -30,14 +30,16 @@ export function registerRunner(program: Command, ctx: CliContext): void {
     .addOption(new Option('--server <url>', 'control plane URL').env('FLOTILLA_SERVER').default(DEFAULT_SERVER))
     .addOption(new Option('--token <token>', 'registration token (flr_..., from `flotilla runners token create`); not needed once registered').env('FLOTILLA_RUNNER_TOKEN'))
     .addOption(new Option('--labels <k=v,...>', 'labels of this runner, e.g. os=linux,toolchain=node').env('FLOTILLA_LABELS').argParser(parseLabels))
-    .addOption(new Option('--name <name>', 'runner name (default: host name)').env('FLOTILLA_RUNNER_NAME'))
+    .addOption(new Option('--name <name>', 'runner name: 1-63 of A-Z a-z 0-9 . _ - (default: host name)').env('FLOTILLA_RUNNER_NAME').argParser(parseRunnerName))
     .addOption(new Option('--capacity <n>', 'parallel jobs (1-4)').env('FLOTILLA_CAPACITY').argParser(intIn(1, 4, 'capacity')).default(1))
     .addOption(new Option('--browser-slots <n>', 'browser slots (1-4, at most --capacity)').env('FLOTILLA_BROWSER_SLOTS').argParser(intIn(1, 4, 'browser-slots')).default(1))
-    .addOption(new Option('--role <role>', 'role of this runner (label role=ROLE; agents asking for a role go only to runners with it)').env('FLOTILLA_ROLE'))
+    .addOption(new Option('--role <role>', 'role of this runner (label role=ROLE; agents asking for a role go only to runners with it)').env('FLOTILLA_ROLE').argParser(parseRole))
     .addOption(new Option('--work-dir <dir>', 'work folder: credential, workspaces, homes').env('FLOTILLA_WORK_DIR').default(join(defaultDataDir(), 'runner'), '~/.flotilla/runner'))
     .addOption(new Option('--repo-base <dir>', 'where relative repo paths of job inputs resolve; local repos must be inside it (default: current folder)').env('FLOTILLA_REPO_BASE'))
     .action(async (opts: RunnerCliOptions) => {
       const { io } = ctx;
+      if (!/^https?:\/\/[^/\s]+/i.test(opts.server.trim())) throw new CliError('--server (FLOTILLA_SERVER) must be an http:// or https:// URL, e.g. http://build-1:8787', 2);
+      await checkFolderOption('--work-dir', opts.workDir);
       if (opts.repoBase) {
         const st = await stat(resolve(opts.repoBase)).catch(() => null);
         if (!st?.isDirectory()) throw new CliError(`--repo-base (FLOTILLA_REPO_BASE): ${resolve(opts.repoBase)} is not a folder`, 2);

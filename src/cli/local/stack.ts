@@ -1,7 +1,7 @@
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
-import type { Labels } from '../../protocol/index.js';
+import { runnerNameFrom, type Labels } from '../../protocol/index.js';
 import { createLogger, type Logger, type LogLevel } from '../../core/log.js';
 import { loadGatewayConfig, type GatewayConfig } from '../../gateway/config.js';
 import { loadGatewaySettings } from '../../gateway/config-file.js';
@@ -11,6 +11,7 @@ import { startRunner, type RunningRunner } from '../../runner/runner.js';
 import { openStore } from '../../store/open.js';
 import type { Store } from '../../store/types.js';
 import { packageRoot } from '../paths.js';
+import { CliError } from '../options.js';
 
 /** Options of {@link startLocalStack}. */
 export interface LocalStackOptions {
@@ -68,7 +69,7 @@ export function logLevelFrom(env: NodeJS.ProcessEnv, dflt: LogLevel): LogLevel {
   const v = env.FLOTILLA_LOG_LEVEL?.trim().toLowerCase();
   if (!v) return dflt;
   if (['debug', 'info', 'warn', 'error', 'silent'].includes(v)) return v as LogLevel;
-  throw new Error(`FLOTILLA_LOG_LEVEL must be one of debug, info, warn, error, silent; got ${JSON.stringify(v)}`);
+  throw new CliError(`FLOTILLA_LOG_LEVEL must be one of debug, info, warn, error, silent; got ${JSON.stringify(v)}`, 2);
 }
 
 /** A logger to `write` (stderr) at FLOTILLA_LOG_LEVEL or `dflt`. */
@@ -140,7 +141,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
         serverUrl: server.url,
         registrationToken,
         workDir: join(data, 'runner'),
-        name: `${hostname()}-local`,
+        name: runnerNameFrom(`${hostname().slice(0, 57)}-local`),
         labels,
         capacity: opts.runnerCapacity ?? 1,
         repoBaseDir: opts.repoBaseDir ?? process.cwd(),

@@ -5,7 +5,7 @@ import { parseDurationMs } from '../../core/duration.js';
 import type { Labels } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
 import { untilInterrupted } from '../io.js';
-import { dataOption, defaultDataDir, intIn, parseLabels } from '../options.js';
+import { checkFolderOption, dataOption, defaultDataDir, intIn, parseLabels } from '../options.js';
 
 interface UpOptions {
   host: string;
@@ -63,6 +63,7 @@ export function registerUp(program: Command, ctx: CliContext): void {
     )
     .action(async (opts: UpOptions) => {
       const { io } = ctx;
+      await checkFolderOption('--data', opts.data);
       const { cliLogger, modelLine, startLocalStack } = await import('./stack.js');
       const { createRegistrationToken } = await import('../../server/auth.js');
       const log = cliLogger(process.env, 'info', (line) => void io.stderr.write(line));

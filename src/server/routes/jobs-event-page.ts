@@ -2,7 +2,7 @@ import type { Hono } from 'hono';
 import type { JobEventPage } from '../../protocol/index.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
-import { apiError, parsePositiveInt } from '../http-util.js';
+import { apiError, parsePositiveInt, unknownQueryParam } from '../http-util.js';
 
 /**
  * `GET /api/jobs/{id}/events/page?before=&limit=` → {@link JobEventPage}: up to `limit` (1–2,000,
@@ -14,6 +14,8 @@ import { apiError, parsePositiveInt } from '../http-util.js';
  */
 export function mountJobEventPage(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.get('/api/jobs/:id/events/page', async (c) => {
+    const unknown = unknownQueryParam(c, ['before', 'limit']);
+    if (unknown) return unknown;
     const id = parsePositiveInt(c.req.param('id'));
     if (id === null) return apiError(c, 400, 'invalid_request', 'id: must be a positive integer', 'id');
     const beforeText = c.req.query('before');

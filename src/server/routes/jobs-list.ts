@@ -2,7 +2,7 @@ import type { Hono } from 'hono';
 import { JobStatus, type JobList } from '../../protocol/index.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
-import { apiError, parsePositiveInt } from '../http-util.js';
+import { apiError, parsePositiveInt, unknownQueryParam } from '../http-util.js';
 import { jobView } from '../views.js';
 
 /** Largest page `GET /api/jobs` returns. */
@@ -13,10 +13,13 @@ export const MAX_JOB_PAGE = 200;
  * first, each job with its `usage` (tokens, µ$). `limit` 1..200 (default 50); `before` is the
  * `nextCursor` of the previous page (a job id); `runner` a runner id; `from`/`to` ISO-8601
  * bounds on createdAt (from inclusive, to exclusive).
- * Bad parameters → 400 `invalid_request` naming the parameter.
+ * Bad parameters, and unknown ones (e.g. `cursor`: this list pages with `before`) → 400
+ * `invalid_request` naming the parameter.
  */
 export function mountListJobs(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.get('/api/jobs', async (c) => {
+    const unknown = unknownQueryParam(c, ['status', 'agent', 'runner', 'from', 'to', 'limit', 'before']);
+    if (unknown) return unknown;
     const q = c.req.query();
     let status: JobStatus | undefined;
     if (q.status !== undefined) {

@@ -236,7 +236,7 @@ export function buildOpenApi(): Json {
         summary: 'Sign in (dashboard): sets the HttpOnly SameSite=Strict session cookie; needs the x-flotilla-csrf header',
         security: [],
         requestBody: body('SignInRequest'),
-        responses: { 200: ok('signed in', ref('SessionInfo')), 400: error('`invalid_request`'), 401: error('`bad_credentials`'), 403: error('`csrf`') },
+        responses: { 200: ok('signed in', ref('SessionInfo')), 400: error('`invalid_request`'), 401: error('`bad_credentials`'), 403: error('`csrf`'), 429: error('`too_many_attempts`: too many failed sign-ins for the name or from the address; wait `Retry-After` seconds') },
       },
       get: { summary: 'Who is calling (token or signed-in user) and their role', responses: { 200: ok('the caller', ref('SessionInfo')), 401: unauthorized } },
     },

@@ -14,8 +14,10 @@ import { noteRunner } from '../runner-history.js';
  * over the runner's own `--capacity` / `--browser-slots` from now on (null clears the
  * setting). A runner connected to this server gets the new limits for its next assignment.
  * Rule from issue 5: "parallel jobs 1–4 (owner setting) and browser slots 1–4, never more than
- * its parallel jobs". Bad body → 400 `invalid_request` naming the field (browser slots over
- * capacity: field `browserSlots`); unknown runner → 404 `not_found`. Nothing changes on an error.
+ * its parallel jobs". Only `capacity` given: the owner's browser slots above the new capacity
+ * are lowered to it (store/runner-capacity.ts). Bad body → 400 `invalid_request` naming the
+ * field (browser slots given over capacity: field `browserSlots`, message `browserSlots (3) must
+ * not exceed capacity (2)`); unknown runner → 404 `not_found`. Nothing changes on an error.
  */
 export function mountRunnerCapacity(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.patch('/api/runners/:id{[0-9]+}', requireAdmin(), async (c) => {

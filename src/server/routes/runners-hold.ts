@@ -11,8 +11,10 @@ import { noteRunner } from '../runner-history.js';
  * `POST /api/runners/{id}/hold` (admin; body {@link HoldRunnerRequest}) → 200 Runner with
  * status `on_hold`: the dispatcher gives it no queued job until `now + for` (server clock);
  * jobs already running go on; `jobs start --force` can still place one there. `extend: true`
- * adds `for` to the end of the active hold (409 `not_held` without one).
- * `POST /api/runners/{id}/resume` (admin) → 200 Runner: ends the hold now (no error when none).
+ * adds `for` to the end of the active hold (409 `not_held` without one), keeping its reason
+ * unless `reason` is given (a new hold without `reason` → 400 `invalid_request`, field `reason`).
+ * `POST /api/runners/{id}/resume` (admin) → 200 Runner: ends the hold now (no error when none;
+ * the runner's `hold` was null before then, which the CLI reports as "was not on hold").
  * Unknown runner → 404 `not_found`.
  */
 export function mountRunnerHolds(app: Hono<AppEnv>, ctx: ServerContext): void {
@@ -27,10 +29,12 @@ export function mountRunnerHolds(app: Hono<AppEnv>, ctx: ServerContext): void {
     const active = row.hold && row.hold.until > now ? row.hold : null;
     if (body.value.extend && !active) return apiError(c, 409, 'not_held', `runner ${row.name} is not on hold: nothing to extend`, 'extend');
     const until = body.value.extend && active ? active.until + len : now + len;
-    const updated = await ctx.store.setRunnerHold(row.id, { until, reason: body.value.reason, kind: 'manual' });
+    // The schema lets only `extend` leave the reason out: the active hold's is kept then.
+    const reason = body.value.reason ?? active?.reason ?? '';
+    const updated = await ctx.store.setRunnerHold(row.id, { until, reason, kind: 'manual' });
     if (!updated) return apiError(c, 404, 'not_found', `no runner ${row.id}`, 'id');
     ctx.log.info('runner held', { runnerId: row.id, until, extend: body.value.extend });
-    await noteRunner(ctx, row.id, body.value.extend ? 'extended' : 'held', `${body.value.extend ? 'hold extended' : 'held'} by ${c.var.principal.name} for ${body.value.for}, until ${new Date(until).toISOString()}: ${body.value.reason}`);
+    await noteRunner(ctx, row.id, body.value.extend ? 'extended' : 'held', `${body.value.extend ? 'hold extended' : 'held'} by ${c.var.principal.name} for ${body.value.for}, until ${new Date(until).toISOString()}: ${reason}`);
     const jobs = await ctx.store.listActiveJobsForRunner(row.id);
     return c.json(runnerView(updated, jobs.map((j) => j.id), now, ctx.heartbeatTimeoutMs, await heldSlotsOf(ctx.store, updated.id)));
   });

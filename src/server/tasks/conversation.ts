@@ -3,7 +3,7 @@ import type { ConversationInput, ConversationReply, ConversationTurn, JobEvent, 
 import type { TaskEventRow, TaskPromptRow } from '../../store/types.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
-import { apiError, parsePositiveInt } from '../http-util.js';
+import { apiError, parsePositiveInt, unknownQueryParam } from '../http-util.js';
 import { iso } from '../views.js';
 import { taskView } from './views.js';
 
@@ -36,6 +36,8 @@ function ordered(xs: Array<ConversationInput & { order: number }>): Conversation
  */
 export function mountTaskConversation(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.get('/api/tasks/:id/conversation', async (c) => {
+    const unknown = unknownQueryParam(c, ['limit', 'before']);
+    if (unknown) return unknown;
     const id = parsePositiveInt(c.req.param('id'));
     if (id === null) return apiError(c, 400, 'invalid_request', 'id: must be a positive integer', 'id');
     const limitText = c.req.query('limit');

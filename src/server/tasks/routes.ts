@@ -3,7 +3,7 @@ import { CreateTaskRequest, DEFAULT_COALESCE_SECONDS, SendTaskPromptRequest, Tas
 import type { TaskRow } from '../../store/types.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
-import { apiError, parsePositiveInt, readBody } from '../http-util.js';
+import { apiError, parsePositiveInt, readBody, unknownQueryParam } from '../http-util.js';
 import type { TaskEngine } from './engine.js';
 import { taskInputProblem } from './task-input.js';
 import { taskEventView, taskView } from './views.js';
@@ -36,6 +36,8 @@ async function findTask(c: Context<AppEnv>, ctx: ServerContext): Promise<Found> 
  */
 export function mountTasks(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.get('/api/tasks', async (c) => {
+    const unknown = unknownQueryParam(c, ['status', 'limit', 'before']);
+    if (unknown) return unknown;
     const status = c.req.query('status');
     if (status !== undefined && !TaskStatus.safeParse(status).success) return apiError(c, 400, 'invalid_request', `status: must be one of ${TaskStatus.options.join(', ')}`, 'status');
     const limitText = c.req.query('limit');

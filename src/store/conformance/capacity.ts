@@ -25,11 +25,22 @@ export function capacityTests(h: Harness): void {
     // Only browser slots given: capacity kept.
     expect(await s.setRunnerCapacity(r.id, { browserSlots: 1 })).toMatchObject({ capacity: 4, browserSlots: 1, ownerCapacity: 4 });
     await expect(s.setRunnerCapacity(r.id, { capacity: 5 })).rejects.toThrow('store: capacity must be an integer from 1 to 4 (or null to clear), got 5');
-    await expect(s.setRunnerCapacity(r.id, { capacity: 2, browserSlots: 3 })).rejects.toThrow("store: browserSlots (3) must not exceed the runner's parallel jobs (2)");
+    await expect(s.setRunnerCapacity(r.id, { capacity: 2, browserSlots: 3 })).rejects.toThrow('store: browserSlots (3) must not exceed capacity (2)');
     expect(await s.getRunner(r.id)).toMatchObject({ capacity: 4, browserSlots: 1, ownerCapacity: 4, ownerBrowserSlots: 1 });
     // Cleared: the runner's own offer (capacity 2, 1 browser slot from its last hello) counts again.
     expect(await s.setRunnerCapacity(r.id, { capacity: null, browserSlots: null })).toMatchObject({ capacity: 2, browserSlots: 1, ownerCapacity: null, ownerBrowserSlots: null });
     expect(await s.setRunnerCapacity(r.id + 1000, { capacity: 1 })).toBeNull();
+  });
+
+  it('capacity: lowering only the capacity lowers the owner\'s browser slots with it; given together they must fit', async () => {
+    const s = await h.open();
+    const r = await s.createRunner({ name: 'r', labels: {}, capacity: 1, credentialHash: fakeHash('c'), now: T, browserSlots: 1 });
+    expect(await s.setRunnerCapacity(r.id, { capacity: 3, browserSlots: 2 })).toMatchObject({ capacity: 3, browserSlots: 2, ownerBrowserSlots: 2 });
+    // `--capacity auto`: the runner's own capacity (1) counts again; the owner's 2 browser slots become 1.
+    expect(await s.setRunnerCapacity(r.id, { capacity: null })).toMatchObject({ capacity: 1, browserSlots: 1, ownerCapacity: null, ownerBrowserSlots: 1 });
+    expect(await s.setRunnerCapacity(r.id, { capacity: 4 })).toMatchObject({ capacity: 4, browserSlots: 1, ownerBrowserSlots: 1 });
+    await expect(s.setRunnerCapacity(r.id, { capacity: 1, browserSlots: 2 })).rejects.toThrow('store: browserSlots (2) must not exceed capacity (1)');
+    expect(await s.getRunner(r.id)).toMatchObject({ capacity: 4, ownerBrowserSlots: 1 });
   });
 
   it('claimJobById: the selector test holds for keys with dots and slashes, and values that differ only in case', async () => {

@@ -1,0 +1,89 @@
+/**
+ * A fresh user's reports, through the HTTP API: unknown query parameters on paged lists,
+ * runner names and roles at registration, holds extended without a reason.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ApiErrorBody, Runner } from '../protocol/index.js';
+import { FakeRunner, startTestServer, type TestServer } from './test-helpers.js';
+
+let t: TestServer;
+const fakes: FakeRunner[] = [];
+beforeAll(async () => {
+  t = await startTestServer();
+});
+afterAll(async () => {
+  for (const f of fakes) await f.close();
+  await t.close();
+});
+
+async function refused(res: Response): Promise<[number, string, string, string | undefined]> {
+  const e = ((await res.json()) as ApiErrorBody).error;
+  return [res.status, e.code, e.message, e.field];
+}
+
+describe('paged lists refuse unknown query parameters', () => {
+  it('?cursor=garbage → 400 invalid_request naming cursor, and saying the list pages with before', async () => {
+    expect(await refused(await t.api('/api/jobs?cursor=garbage'))).toEqual([
+      400,
+      'invalid_request',
+      'cursor: unknown query parameter: this list pages with before (the id the previous page ends at) (this endpoint takes status, agent, runner, from, to, limit, before)',
+      'cursor',
+    ]);
+    expect(await refused(await t.api('/api/tasks?cursor=2'))).toEqual([
+      400,
+      'invalid_request',
+      'cursor: unknown query parameter: this list pages with before (the id the previous page ends at) (this endpoint takes status, limit, before)',
+      'cursor',
+    ]);
+    expect(await refused(await t.api('/api/jobs/1/events/page?after=3'))).toEqual([400, 'invalid_request', 'after: unknown query parameter (this endpoint takes before, limit)', 'after']);
+    expect(await refused(await t.api('/api/tasks/1/conversation?page=2'))).toEqual([400, 'invalid_request', 'page: unknown query parameter (this endpoint takes limit, before)', 'page']);
+    expect(await refused(await t.api('/api/runners/1/activity?cursor=x'))).toEqual([400, 'invalid_request', 'cursor: unknown query parameter (this endpoint takes limit)', 'cursor']);
+    // The known ones still work.
+    expect((await t.api('/api/jobs?limit=5&before=10')).status).toBe(200);
+  });
+});
+
+describe('POST /api/runners/register checks the name and the role', () => {
+  it('a name with a space or a slash, and a role label with a space → 400 naming the field; the token is not used up', async () => {
+    const token = await t.regToken();
+    const register = (body: Record<string, unknown>) => t.api('/api/runners/register', { token: null, json: { token, ...body } });
+    expect(await refused(await register({ name: 'bad name/../x' }))).toEqual([
+      400,
+      'invalid_request',
+      'name: a runner name must be 1-63 characters of A-Z, a-z, 0-9, ".", "_", "-", starting with a letter or digit',
+      'name',
+    ]);
+    expect(await refused(await register({ name: 'x'.repeat(64) }))).toMatchObject([400, 'invalid_request', expect.stringMatching(/^name: a runner name must be 1-63/), 'name']);
+    expect(await refused(await register({ name: 'box-1', labels: { role: 'bad role' } }))).toEqual([
+      400,
+      'invalid_request',
+      'labels.role: a role must be 1-63 characters of A-Z, a-z, 0-9, ".", "_", "-", starting with a letter or digit',
+      'labels.role',
+    ]);
+    const ok = await register({ name: 'box-1.example_a', labels: { role: 'build' } });
+    expect(ok.status).toBe(201);
+    // A registration token cannot carry a bad role either (it would bind it to the runner).
+    expect(await refused(await t.api('/api/runner-tokens', { json: { labels: { role: 'x/y' } } }))).toEqual([
+      400,
+      'invalid_request',
+      'labels.role: a role must be 1-63 characters of A-Z, a-z, 0-9, ".", "_", "-", starting with a letter or digit',
+      'labels.role',
+    ]);
+  });
+});
+
+describe('POST /api/runners/:id/hold without a reason', () => {
+  it('a new hold needs a reason (400, field reason); extend keeps the current one unless given a new one', async () => {
+    const r = await FakeRunner.start(t, { name: 'held-box' });
+    fakes.push(r);
+    const hold = (json: Record<string, unknown>) => t.api(`/api/runners/${r.runnerId}/hold`, { json });
+    expect(await refused(await hold({ for: '1h' }))).toEqual([400, 'invalid_request', 'reason: required for a new hold (only extend: true may leave it out, keeping the current reason)', 'reason']);
+    expect(await refused(await hold({ for: '1h', extend: true }))).toEqual([409, 'not_held', 'runner held-box is not on hold: nothing to extend', 'extend']);
+    const first = (await (await hold({ for: '1h', reason: 'disk full' })).json()) as Runner;
+    const extended = (await (await hold({ for: '15m', extend: true })).json()) as Runner;
+    expect(extended.hold?.reason).toBe('disk full');
+    expect(Date.parse(extended.hold!.until) - Date.parse(first.hold!.until)).toBe(15 * 60_000);
+    const renamed = (await (await hold({ for: '15m', extend: true, reason: 'still full' })).json()) as Runner;
+    expect(renamed.hold?.reason).toBe('still full');
+  });
+});
