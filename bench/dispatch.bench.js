@@ -21,7 +21,9 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import WebSocket from 'ws';
 import { run as graphileRun } from 'graphile-worker';
+import BetterSqlite3 from 'better-sqlite3';
 import { openStore } from '../dist/store/open.js';
+import { PreparingClient } from '../dist/store/pg-prepared.js';
 import { startServer } from '../dist/server/server.js';
 import { createRegistrationToken } from '../dist/server/auth.js';
 
@@ -31,6 +33,31 @@ const JOBS = Number(process.env.BENCH_JOBS ?? 2000);
 const SAMPLES = Number(process.env.BENCH_LATENCY ?? 200);
 const IDLE = (process.env.BENCH_IDLE ?? '1000,10000').split(',').map(Number).filter((n) => n > 0);
 const isChild = process.argv[2] === '--idle-server';
+
+// Statements this process sends to the database (PostgreSQL: Client#query calls, each one
+// round trip, on the store's client class too; SQLite: prepared-statement runs), for
+// statements per job in the throughput loop.
+const stmts = { n: 0 };
+{
+  for (const proto of [pg.Client.prototype, PreparingClient.prototype]) {
+    if (!Object.hasOwn(proto, 'query')) continue;
+    const q = proto.query;
+    proto.query = function (...a) {
+      stmts.n++;
+      return q.apply(this, a);
+    };
+  }
+  const probe = new BetterSqlite3(':memory:');
+  const proto = Object.getPrototypeOf(probe.prepare('select 1'));
+  for (const m of ['run', 'get', 'all', 'iterate']) {
+    const f = proto[m];
+    proto[m] = function (...a) {
+      stmts.n++;
+      return f.apply(this, a);
+    };
+  }
+  probe.close();
+}
 
 const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -171,6 +198,7 @@ async function throughput(engine) {
   let finish;
   const all = new Promise((r) => (finish = r));
   const c0 = process.cpuUsage();
+  const s0 = stmts.n;
   const t0 = performance.now();
   // The runners connect at once; every completion frees a slot for the next claim.
   const sockets = await Promise.all(
@@ -188,9 +216,11 @@ async function throughput(engine) {
   clearInterval(poll);
   const secs = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(c0);
+  const statements = stmts.n - s0;
   for (const s of sockets) s.terminate();
   await p.close();
-  return { jobsPerSec: done / secs, cpuUsPerJob: (cpu.user + cpu.system) / done };
+  // Statements include the runners' registration and the bench's 50 ms progress polls (2 each).
+  return { jobsPerSec: done / secs, cpuUsPerJob: (cpu.user + cpu.system) / done, stmtsPerJob: statements / done };
 }
 
 async function graphile() {
@@ -320,7 +350,7 @@ async function main() {
     console.log(`${engine}: POST /api/jobs → runner has job.assign, 100 idle runners: p50 ${f1(l.p50)} ms, p99 ${f1(l.p99)} ms (goal 5 / 25); vs graphile-worker p50 ×${(l.p50 / g.p50).toFixed(2)}, p99 ×${(l.p99 / g.p99).toFixed(2)}`);
     const t = await throughput(engine);
     console.log(
-      `${engine}: claim-run-complete, 50 runners, ${JOBS} no-op jobs: ${f1(t.jobsPerSec)} jobs/s, ${t.cpuUsPerJob.toFixed(0)} µs CPU/job (server + simulated runners, one process); vs graphile-worker ×${(t.jobsPerSec / g.jobsPerSec).toFixed(2)}, CPU/job ×${(t.cpuUsPerJob / g.cpuUsPerJob).toFixed(2)}`,
+      `${engine}: claim-run-complete, 50 runners, ${JOBS} no-op jobs: ${f1(t.jobsPerSec)} jobs/s, ${t.cpuUsPerJob.toFixed(0)} µs CPU/job (server + simulated runners, one process), ${t.stmtsPerJob.toFixed(1)} SQL statements/job; vs graphile-worker ×${(t.jobsPerSec / g.jobsPerSec).toFixed(2)}, CPU/job ×${(t.cpuUsPerJob / g.cpuUsPerJob).toFixed(2)}`,
     );
   }
   for (const n of IDLE) {

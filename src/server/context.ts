@@ -6,6 +6,7 @@ import type { AgentRegistry } from './agents.js';
 import type { EventBus } from './event-bus.js';
 import type { RunnerHub } from './hub.js';
 import type { Dispatcher } from './dispatcher.js';
+import type { EffortSettings } from './effort-cache.js';
 
 /** Everything the HTTP routes share. Times in ms (server clock via `now`). */
 export interface ServerContext {
@@ -14,6 +15,8 @@ export interface ServerContext {
   bus: EventBus;
   hub: RunnerHub;
   dispatcher: Dispatcher;
+  /** The account's effort settings, cached (effort-cache.ts); the effort routes invalidate it after a change. */
+  effort: EffortSettings;
   log: Logger;
   now: () => number;
   /** Runner silence after which it counts as offline (runner status in the API). */

@@ -7,7 +7,7 @@ import type { EventBus } from './event-bus.js';
 import type { RunnerConnection } from './hub.js';
 import { recordStatus } from './status-events.js';
 import { jobEffort, type AccountEffort } from './effort.js';
-import { storedAccountEffort } from './effort-stored.js';
+import type { EffortSettings } from './effort-cache.js';
 
 // The batch half of a dispatch pass (dispatcher.ts plans, this claims and sends): the jobs a
 // pass matched on one page are claimed in one store transaction with their `assigned` events
@@ -17,6 +17,7 @@ import { storedAccountEffort } from './effort-stored.js';
 export interface AssignDeps {
   store: Store;
   bus: EventBus;
+  effort: EffortSettings;
   log: Logger;
   now: () => number;
 }
@@ -38,7 +39,7 @@ export function openRunner(c: RunnerConnection, active: HeldSlot[]): OpenRunner 
   return { c, active: [...active], free: c.capacity - slotsUsed(active, limitsOf(c)) };
 }
 
-/** What one pass keeps across its pages: agents re-read yet, the effort settings (read once, when a job is assigned), claims lost. */
+/** What one pass keeps across its pages: agents re-read yet, the effort settings (got once, when a job is assigned), claims lost. */
 export interface PassState {
   refreshed: boolean;
   account: Promise<AccountEffort | Error> | null;
@@ -84,8 +85,8 @@ export async function assignPlanned(
   noted: Set<number>,
 ): Promise<void> {
   const { store, bus, now, log } = o;
-  // The effort settings are read beside the claim (another connection on PostgreSQL), once per pass.
-  const account = (pass.account ??= storedAccountEffort(store).catch((err: Error) => err));
+  // The effort settings (cached, effort-cache.ts; a read, when due, runs beside the claim), once per pass.
+  const account = (pass.account ??= o.effort.get().catch((err: Error) => err));
   const claimed = await store.claimJobsById(
     plan.map((p) => ({
       jobId: p.q.id,

@@ -8,6 +8,7 @@ import { openSqliteStore } from '../store/open.js';
 import type { Store } from '../store/types.js';
 import type { AgentRegistry } from './agents.js';
 import { Dispatcher } from './dispatcher.js';
+import { EffortSettings } from './effort-cache.js';
 import { EventBus } from './event-bus.js';
 import type { RunnerConnection, RunnerHub } from './hub.js';
 
@@ -70,7 +71,7 @@ async function setup(name: string, runners: number, jobs: number, after?: (metho
   for (let i = 0; i < jobs; i++) ids.push((await base.createJob({ parentId: null, agent: 'noop', agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros: 1, now })).id);
   const { store, calls } = counted(base, after && ((m) => after(m, base)));
   const hub = { connections: () => conns } as unknown as RunnerHub;
-  const d = new Dispatcher({ store, hub, agents, bus: new EventBus(), log: silentLogger, now: Date.now });
+  const d = new Dispatcher({ store, hub, agents, bus: new EventBus(), effort: new EffortSettings(store), log: silentLogger, now: Date.now });
   return { base, conns, ids, calls, d };
 }
 

@@ -9,7 +9,7 @@ import type { EventBus } from './event-bus.js';
 import type { RunnerConnection, RunnerHub } from './hub.js';
 import { recordStatus } from './status-events.js';
 import { formatLabels } from './views.js';
-import { storedAccountEffort } from './effort-stored.js';
+import type { EffortSettings } from './effort-cache.js';
 import { assignPlanned, effortFrom, limitsOf, openRunner, type OpenRunner, type PassState, type Planned } from './dispatch-assign.js';
 import { groupTaskSlots, takeTaskSlot, withTaskSlots } from './tasks/slot-holds.js';
 import { keptSlotReason } from './tasks/slot-wait.js';
@@ -32,6 +32,8 @@ export interface DispatcherOptions {
   hub: RunnerHub;
   agents: AgentRegistry;
   bus: EventBus;
+  /** The account's effort settings (cached: effort-cache.ts). */
+  effort: EffortSettings;
   log: Logger;
   now: () => number;
   intervalMs?: number;
@@ -119,8 +121,9 @@ export class Dispatcher {
     // Job-centric: read the queue in pages, match in memory, then claim a page's matches in one
     // batch (store.claimJobsById: the claims and their `assigned` events in one transaction).
     // Round trips per pass: live assignments ∥ kept task slots, then 1 for the first page with
-    // the holds (one snapshot), then 1 transaction per page that assigns something (+ 1 read of
-    // the effort settings) — none after the first when no runner here has room.
+    // the holds (one snapshot), then 1 claim per page that assigns something (one statement on
+    // PostgreSQL; the effort settings are cached, effort-cache.ts) — none after the first when no
+    // runner here has room.
     if (conns.length > 0) {
       // Slots are read first (conservative: a job ending meanwhile frees its slot for the next
       // pass), so a pass with every runner full reads no queue at all.
@@ -257,7 +260,7 @@ export class Dispatcher {
       token,
       resumeSessionId: job.resumeSessionId,
       workspaceJobId: job.workspaceJobId ?? null,
-      ...(await effortOf(job.effortTier, agent, store, this.o.log)),
+      ...effortFrom(job.effortTier, agent, await this.o.effort.get().catch((err: Error) => err), this.o.log),
       ...(force ? { force: true } : {}),
       capacity: conn.capacity,
     };
@@ -362,9 +365,4 @@ function groupByRunner(active: readonly ActiveAssignment[]): Map<number, HeldSlo
     m.set(a.runnerId, list);
   }
   return m;
-}
-
-/** The assignment's `effort` (run tier > agent tier > account default; stored tiers included); a tier that no longer exists is logged and ignored. */
-async function effortOf(runTier: string | null | undefined, agent: AgentDefinition, store: Store, log: Logger): Promise<Pick<JobAssignment, 'effort'>> {
-  return effortFrom(runTier, agent, await storedAccountEffort(store).catch((err: Error) => err), log);
 }

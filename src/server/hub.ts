@@ -10,12 +10,13 @@ import {
   type UploadedEvent,
 } from '../protocol/index.js';
 import type { Store } from '../store/types.js';
+import type { FrameMove } from '../store/dispatch-types.js';
 import type { Logger } from '../core/log.js';
 import { hashToken } from '../core/tokens.js';
 import { isTerminal } from '../core/job-state.js';
 import type { EventBus } from './event-bus.js';
 import { bearerToken } from './auth.js';
-import { withChildResults } from './tree-result.js';
+import { frameMove } from './frame-move.js';
 import { recordStatus } from './status-events.js';
 import { noteRunner } from './runner-history.js';
 import { activityFrame } from './model-activity.js';
@@ -379,47 +380,29 @@ export class RunnerHub {
 
   private async onEvents(conn: Connection, jobId: number, attempt: number, events: readonly UploadedEvent[]): Promise<void> {
     const { store, bus } = this.o;
-    const job = await store.getJob(jobId);
-    if (!job) return this.refuse(conn, `unknown job ${jobId}`);
-    if (job.runnerId !== conn.runnerId || job.status === 'lost' || job.status === 'queued') {
+    // One store call (store/runner-frame.ts): the events, fenced by runner and attempt, and the
+    // status change they carry (frame-move.ts) in one transaction. The move follows the uploaded
+    // events (not only newly stored ones) so a resend after a crash before the ack still moves
+    // the job; it is conditional on the job's status and attempt.
+    const now = this.o.now();
+    const res = await store.applyRunnerFrame({ jobId, attempt, runnerId: conn.runnerId, events, ...withMove(frameMove(events, now)) }, now);
+    if (!res.accepted) {
+      const job = res.job;
+      if (!job) return this.refuse(conn, `unknown job ${jobId}`);
       // A stale attempt: the job was lost, went back to the queue, or moved to another runner.
-      const reason = job.runnerId !== conn.runnerId ? 'job belongs to another runner' : `stale attempt: the job is ${job.status}`;
+      const reason =
+        job.runnerId !== conn.runnerId
+          ? 'job belongs to another runner'
+          : job.status === 'lost' || job.status === 'queued'
+            ? `stale attempt: the job is ${job.status}`
+            : 'stale attempt: the job was reassigned';
       await conn.send({ type: 'job.cancel', jobId, attempt, reason, discard: true });
       return;
     }
-    const res = await store.appendRunnerEvents(jobId, attempt, events);
-    if (!res.accepted) {
-      await conn.send({ type: 'job.cancel', jobId, attempt, reason: 'stale attempt: the job was reassigned', discard: true });
-      return;
-    }
     if (res.stored.length) bus.publish(jobId, res.stored);
-    // Transitions follow the uploaded events (not only newly stored ones) so a resend after a
-    // crash between storing and transitioning still moves the job; transitions are conditional.
-    // A frame that starts and finishes the attempt moves the job once (fewer writes per short job).
-    const startedEv = events.find((e) => e.type === 'harness.started');
-    const endsHere = events.some((e) => e.type === 'job.finished');
-    for (const ev of events) {
-      if (ev.type === 'harness.started') {
-        if (endsHere) continue;
-        const moved = await store.transitionJob(jobId, attempt, ['assigned'], 'running', this.o.now(), {
-          startedAt: this.o.now(),
-          ...(ev.data.sessionId ? { sessionId: ev.data.sessionId } : {}),
-        });
-        if (moved) bus.publish(jobId);
-      } else if (ev.type === 'job.finished') {
-        const d = ev.data;
-        const moved = await store.transitionJob(jobId, attempt, ['assigned', 'running', 'cancelling'], d.status, this.o.now(), {
-          endReason: d.reason ?? (d.status === 'succeeded' ? null : d.status === 'cancelled' ? 'cancelled' : 'error'),
-          error: d.error ?? null,
-          result: await withChildResults(store, job, d.result ?? null), // + its children's results (issue 6)
-          ...(d.sessionId ? { sessionId: d.sessionId } : startedEv?.type === 'harness.started' && startedEv.data.sessionId ? { sessionId: startedEv.data.sessionId } : {}),
-          ...(startedEv && job.startedAt === null ? { startedAt: this.o.now() } : {}),
-        });
-        if (moved) {
-          bus.publish(jobId);
-          this.o.onWork();
-        }
-      }
+    if (res.moved) {
+      bus.publish(jobId);
+      if (isTerminal(res.moved.status)) this.o.onWork();
     }
     await conn.send({ type: 'ack', jobId, attempt, upTo: res.upTo });
   }
@@ -451,4 +434,9 @@ export class RunnerHub {
     await Promise.all(conns.map((c) => this.o.store.setRunnerDisconnected(c.runnerId, t).catch(() => undefined)));
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
   }
+}
+
+/** `{ move }` when there is one (exactOptionalPropertyTypes: no `move: undefined`). */
+function withMove(move: FrameMove | undefined): { move?: FrameMove } {
+  return move ? { move } : {};
 }

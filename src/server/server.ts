@@ -15,6 +15,7 @@ import { ensureAdminToken } from './auth.js';
 import { createApp } from './app.js';
 import type { ServerContext } from './context.js';
 import { Dispatcher } from './dispatcher.js';
+import { EffortSettings } from './effort-cache.js';
 import { EventBus } from './event-bus.js';
 import { RunnerHub } from './hub.js';
 import { Sweeper } from './sweeper.js';
@@ -106,7 +107,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     ...(opts.maxRunnerFrameBytes !== undefined ? { maxFrameBytes: opts.maxRunnerFrameBytes } : {}),
     ...(opts.maxPendingRunnerConnects !== undefined ? { maxPendingConnects: opts.maxPendingRunnerConnects } : {}),
   });
-  const dispatcher = new Dispatcher({ store, hub, agents, bus, log: log.child({ part: 'dispatch' }), now, intervalMs: opts.dispatchIntervalMs ?? 1000 });
+  // Effort settings for POST /api/jobs and dispatch, read from the store at most every 2 s (effort-cache.ts).
+  const effort = new EffortSettings(store);
+  const dispatcher = new Dispatcher({ store, hub, agents, bus, effort, log: log.child({ part: 'dispatch' }), now, intervalMs: opts.dispatchIntervalMs ?? 1000 });
   kick = () => dispatcher.kick();
   const sweeper = new Sweeper({
     store,
@@ -131,6 +134,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     bus,
     hub,
     dispatcher,
+    effort,
     log,
     now,
     heartbeatTimeoutMs,

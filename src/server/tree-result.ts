@@ -1,5 +1,5 @@
-import type { JobResult } from '../protocol/index.js';
-import type { JobRow, Store } from '../store/types.js';
+import type { JobResult, JobUsage } from '../protocol/index.js';
+import type { JobRow } from '../store/types.js';
 import { childLabel } from './child-jobs.js';
 
 /** One child's line in its parent's result (issue 6: "the parent collects which are done, which need a person, and what each cost"). */
@@ -19,15 +19,13 @@ export interface ChildResult {
 
 /**
  * The result a job ends with, plus `children`: a {@link ChildResult} for each of its direct
- * children (id ascending) with its status, branch, commit, needs-human flag and cost (µ$ of
- * its own calls), read from the store as the job finishes. `cost_micros` of the whole subtree
- * is in `GET /api/jobs/:id/tree`. A job without children gets `result` back unchanged.
+ * children `kids` (in the order given: id ascending) with its status, branch, commit,
+ * needs-human flag and cost (µ$ of its own calls, from `usage`; none: 0). `cost_micros` of the
+ * whole subtree is in `GET /api/jobs/:id/tree`. No children: `result` unchanged. Pure: the
+ * store calls it inside the transaction that ends the job (store applyRunnerFrame, `withChildren`).
  */
-export async function withChildResults(store: Pick<Store, 'listTreeJobs' | 'jobUsageMany'>, job: JobRow, result: JobResult | null): Promise<JobResult | null> {
-  const tree = await store.listTreeJobs(job.rootId);
-  const kids = tree.filter((j) => j.parentId === job.id);
+export function withChildResults(result: JobResult | null, kids: readonly JobRow[], usage: ReadonlyMap<number, Pick<JobUsage, 'costMicros'>>): JobResult | null {
   if (kids.length === 0) return result;
-  const usage = await store.jobUsageMany(kids.map((k) => k.id));
   const children: ChildResult[] = kids.map((k) => {
     const label = childLabel(k.input);
     return {

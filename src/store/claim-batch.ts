@@ -2,6 +2,8 @@ import { sql } from 'kysely';
 import type { EventBody, JobEvent, JobHolds, Labels } from '../protocol/index.js';
 import { toJobEvent, toJobRow } from './codec.js';
 import { assertInt, type StoreCtx } from './ctx.js';
+import { JOB_ROW_COLUMNS } from './job-columns.js';
+import { PREPARE } from './pg-prepared.js';
 import type { JobRow } from './types.js';
 
 /**
@@ -33,10 +35,11 @@ export interface ClaimedJob {
  * the rest are returned in `claims` order.
  * - PostgreSQL: one UPDATE ... FROM unnest(...) whose (materialized) CTE locks the wanted rows in id order
  *   with `FOR UPDATE SKIP LOCKED` (another replica's claim, or any writer holding the row,
- *   makes it skip that job this pass instead of waiting: no deadlock between batches), then one
- *   INSERT of the events whose seq is read in that later statement, after the rows are locked
- *   (READ COMMITTED: a fresh snapshot sees every event committed by an earlier lock holder;
- *   later appenders wait for this commit in lockJob). 4 round trips for the whole batch.
+ *   makes it skip that job this pass instead of waiting: no deadlock between batches), and the
+ *   INSERT of the events, in one statement (one round trip; see claimPg for the rare case it is
+ *   redone as a transaction whose INSERT reads seq after the rows are locked: READ COMMITTED, a
+ *   fresh snapshot sees every event committed by an earlier lock holder; later appenders wait
+ *   for this commit in lockJob).
  * - SQLite (one writer): per claim, the conditional UPDATE of claimJobById and an INSERT ...
  *   SELECT max(seq) + 1, inside one transaction.
  * @throws Error when a job id appears twice, or a number is not an integer.
@@ -57,7 +60,59 @@ export async function claimJobsById(c: StoreCtx, claims: readonly ClaimRequest[]
   return out.sort((a, b) => order.get(a.job.id)! - order.get(b.job.id)!);
 }
 
+/** PostgreSQL's unique_violation. */
+const UNIQUE_VIOLATION = '23505';
+
+/**
+ * PostgreSQL: first the whole batch in ONE statement (one round trip instead of four; prepared
+ * once per connection, pg-prepared.ts): the claims and their events by data-modifying CTEs, the
+ * events' seq read in the same statement.
+ * That read is of the statement's snapshot: an event appended to one of these queued jobs by a
+ * writer that committed after the snapshot (and so released the row lock SKIP LOCKED would
+ * have skipped) is not in it, and the event insert then hits the (job_id, seq) primary key
+ * instead of storing a duplicate; the statement rolls back whole and the batch is claimed by
+ * {@link claimPgLocked}, which reads seq after the rows are locked.
+ */
 async function claimPg(c: StoreCtx, claims: readonly ClaimRequest[], now: number, at: string): Promise<ClaimedJob[]> {
+  try {
+    return await claimPgOneStatement(c, claims, now, at);
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== UNIQUE_VIOLATION) throw err;
+    return claimPgLocked(c, claims, now, at);
+  }
+}
+
+async function claimPgOneStatement(c: StoreCtx, claims: readonly ClaimRequest[], now: number, at: string): Promise<ClaimedJob[]> {
+  const r = await sql<Record<string, unknown>>`${sql.raw(PREPARE)}
+    with want as materialized (
+      select * from unnest(${claims.map((q) => q.jobId)}::int[], ${claims.map((q) => q.runner.id)}::int[], ${claims.map((q) => c.codec.json(q.runner.labels))}::jsonb[],
+          ${claims.map((q) => q.tokenHash)}::text[], ${claims.map((q) => q.holds)}::text[], ${claims.map((q) => q.event.type)}::text[], ${claims.map((q) => c.codec.json(q.event.data))}::jsonb[])
+        as w(job_id, runner_id, labels, token_hash, holds, ev_type, ev_data)
+    ), locked as materialized (
+      select j.id from jobs j join want w on w.job_id = j.id
+      where j.status = 'queued' and j.selector <@ w.labels and (j.pinned_runner_id is null or j.pinned_runner_id = w.runner_id)
+      order by j.id
+      for update of j skip locked
+    ), upd as (
+      update jobs set status = 'assigned', runner_id = w.runner_id, assigned_at = ${now}, token_hash = w.token_hash, holds = w.holds, attempt = jobs.attempt + 1
+      from locked l, want w
+      where jobs.id = l.id and w.job_id = jobs.id and jobs.status = 'queued'
+      returning ${sql.join(JOB_ROW_COLUMNS.map((k) => sql.ref(`jobs.${k}`)))}
+    ), ev as (
+      insert into job_events (job_id, seq, attempt, rseq, type, data, at)
+      select u.id, coalesce((select max(x.seq) from job_events x where x.job_id = u.id), 0) + 1, u.attempt, null, w.ev_type, w.ev_data, ${at}
+      from upd u join want w on w.job_id = u.id
+      returning job_id, seq, type, data, at
+    )
+    select u.*, e.seq as ev_seq, e.type as ev_type, e.data as ev_data, e.at as ev_at from upd u join ev e on e.job_id = u.id`.execute(c.db);
+  return r.rows.map((row) => ({
+    job: toJobRow(c.codec, row as never),
+    event: toJobEvent(c.codec, { job_id: row.id as number, seq: row.ev_seq as number, type: row.ev_type as string, data: row.ev_data, at: row.ev_at as string }),
+  }));
+}
+
+/** The batch in one transaction of 4 round trips: lock and claim, then the events with seq read after the lock. */
+async function claimPgLocked(c: StoreCtx, claims: readonly ClaimRequest[], now: number, at: string): Promise<ClaimedJob[]> {
   const ids = claims.map((q) => q.jobId);
   const runners = claims.map((q) => q.runner.id);
   const labels = claims.map((q) => c.codec.json(q.runner.labels));

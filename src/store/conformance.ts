@@ -25,6 +25,7 @@ import { agentVersionTests } from './conformance/agent-versions.js';
 import { effortTierTests } from './conformance/effort-tiers.js';
 import { dashboardTests } from './conformance/dashboard.js';
 import { dispatchBatchTests } from './conformance/dispatch-batch.js';
+import { runnerFrameTests } from './conformance/runner-frame.js';
 
 /** Options of {@link runStoreConformance}. */
 export interface ConformanceOptions {
@@ -90,5 +91,6 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Store
     effortTierTests(h);
     dashboardTests(h);
     dispatchBatchTests(h);
+    runnerFrameTests(h);
   });
 }

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Labels } from '../protocol/index.js';
 import { num, numOrNull } from './codec.js';
 import { assertInt, type StoreCtx } from './ctx.js';
+import { PREPARE } from './pg-prepared.js';
 import { listHeldRunnerIds, listQueuedForDispatch } from './runners.js';
 import type { QueuedJobRef } from './types.js';
 
@@ -17,7 +18,8 @@ export interface DispatchHead {
  * The first page of the queue (dispatch order, at most `limit`, 1–5000) and the runners on
  * hold at `now`, read so that a hold committed before a job was created is always seen with
  * that job (the dispatcher's rule: a held runner never gets a queued job). PostgreSQL: one
- * statement, so both come from one snapshot (one round trip instead of two). SQLite (one
+ * statement, so both come from one snapshot (one round trip instead of two; prepared once per
+ * connection, pg-prepared.ts). SQLite (one
  * writer): the queue, then the holds, as two statements (holds read later are fresher), the holds
  * only when the queue is not empty. An empty queue comes with `heldRunnerIds` [] on both.
  * @throws when limit is not 1–5000 or now is not an integer >= 0.
@@ -32,7 +34,7 @@ export async function listDispatchHead(c: StoreCtx, limit: number, now: number):
   }
   // Rows of both kinds in one result: kind 'q' (a queued job) in dispatch order, then kind 'h'
   // (a held runner id, ascending; its priority is null).
-  const r = await sql<{ kind: string; id: number; priority: number | null; selector: unknown; pinned_runner_id: number | null; agent: string | null; agent_version: string | null; workspace_job_id: number | null }>`
+  const r = await sql<{ kind: string; id: number; priority: number | null; selector: unknown; pinned_runner_id: number | null; agent: string | null; agent_version: string | null; workspace_job_id: number | null }>`${sql.raw(PREPARE)}
     (select 'q' as kind, id, priority, selector, pinned_runner_id, agent, agent_version, workspace_job_id from jobs
       where status = 'queued' order by priority desc, id asc limit ${limit})
     union all

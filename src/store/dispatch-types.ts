@@ -1,9 +1,11 @@
 import type { EventBody, JobEvent } from '../protocol/index.js';
 import type { ClaimedJob, ClaimRequest } from './claim-batch.js';
 import type { DispatchHead } from './dispatch-head.js';
+import type { FrameOutcome, RunnerFrame } from './runner-frame.js';
 import type { JobRow, NewJob } from './types.js';
 
-export type { ClaimedJob, ClaimRequest, DispatchHead };
+export type { ClaimedJob, ClaimRequest, DispatchHead, FrameOutcome, RunnerFrame };
+export type { FrameEvent, FrameMove, RefusedFrameJob } from './runner-frame.js';
 
 /** The dispatch hot path's part of the Store (issue 5 benchmark): fewer statements and round trips per job. */
 export interface DispatchStore {
@@ -14,10 +16,18 @@ export interface DispatchStore {
   createRootJobWithEvent(j: NewJob, event: EventBody): Promise<{ job: JobRow; event: JobEvent }>;
   /**
    * Claims several queued jobs for their planned runners, each with its event, in one
-   * transaction (PostgreSQL: `FOR UPDATE SKIP LOCKED`, 4 round trips per batch); claims that no
+   * transaction (PostgreSQL: `FOR UPDATE SKIP LOCKED`, one statement per batch); claims that no
    * longer hold are left out. See store/claim-batch.ts.
    */
   claimJobsById(claims: readonly ClaimRequest[], now: number): Promise<ClaimedJob[]>;
   /** The queue's first `limit` jobs and the runners held at `now`, from one snapshot on PostgreSQL: see store/dispatch-head.ts. */
   listDispatchHead(limit: number, now: number): Promise<DispatchHead>;
+  /**
+   * A runner's `job.events` frame in one store call: its events appended (fenced by runner and
+   * attempt, deduplicated by rseq) and the status change they carry applied, in one
+   * transaction (PostgreSQL: one statement when the job has no children to collect). `now`
+   * epoch ms (finished_at). See store/runner-frame.ts.
+   * @throws Error when a number is not an integer or the move is invalid.
+   */
+  applyRunnerFrame(frame: RunnerFrame, now: number): Promise<FrameOutcome>;
 }

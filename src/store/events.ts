@@ -21,9 +21,9 @@ async function maxSeq(trx: Transaction<Database>, jobId: number): Promise<number
  * What an append needs to know, read in one statement inside the transaction that holds the job
  * lock: the job's highest seq (0: none), the highest rseq stored for (job, attempt) (0: none),
  * and which of `rseqs` are already stored for (job, attempt). Over CHUNK rseqs, the rest are
- * looked up in further statements of CHUNK each.
+ * looked up in further statements of CHUNK each. (Also used by runner-frame.ts.)
  */
-async function appendState(trx: Transaction<Database>, jobId: number, attempt: number, rseqs: readonly number[]): Promise<{ maxSeq: number; topRseq: number; seen: number[] }> {
+export async function appendState(trx: Transaction<Database>, jobId: number, attempt: number, rseqs: readonly number[]): Promise<{ maxSeq: number; topRseq: number; seen: number[] }> {
   const [first = [], ...rest] = chunks(rseqs, CHUNK);
   const seenPart = first.length
     ? sql`union all select 1, rseq, null from job_events where job_id = ${jobId} and attempt = ${attempt} and rseq in (${sql.join(first)})`

@@ -2,6 +2,8 @@ import { sql } from 'kysely';
 import type { EventBody, JobEvent } from '../protocol/index.js';
 import { toJobEvent, toJobRow } from './codec.js';
 import { assertInt, type StoreCtx } from './ctx.js';
+import { JOB_ROW_COLUMNS } from './job-columns.js';
+import { PREPARE } from './pg-prepared.js';
 import { newJobValues } from './jobs.js';
 import type { JobRow, NewJob } from './types.js';
 
@@ -11,7 +13,7 @@ import type { JobRow, NewJob } from './types.js';
  * waiting for a runner" — atomically, so the job is never seen without that event. Nobody can
  * append to a job before it is committed, so seq 1 needs no lock.
  * - PostgreSQL: one statement (the id from the `jobs` sequence, job and event inserted by CTEs):
- *   one round trip instead of two transactions.
+ *   one round trip instead of two transactions; prepared once per connection (pg-prepared.ts).
  * - SQLite: one transaction (insert, root id, event).
  * @throws Error when `parentId` is not null (children go through createJob: tree limits, the
  *   parent's root) or a number field is not an integer.
@@ -27,12 +29,12 @@ export async function createRootJobWithEvent(c: StoreCtx, j: NewJob, event: Even
   const values = newJobValues(c, j, 0) as Record<string, unknown>;
   if (c.dialect === 'postgres') {
     const cols = Object.keys(values).filter((k) => k !== 'root_id');
-    const r = await sql<Record<string, unknown>>`
+    const r = await sql<Record<string, unknown>>`${sql.raw(PREPARE)}
       with n as (select nextval(pg_get_serial_sequence('jobs', 'id'))::int as id),
       j as (
         insert into jobs (id, root_id, ${sql.join(cols.map((k) => sql.ref(k)))})
         values ((select id from n), (select id from n), ${sql.join(cols.map((k) => sql`${values[k]}`))})
-        returning *
+        returning ${sql.join(JOB_ROW_COLUMNS.map((k) => sql.ref(k)))}
       ),
       e as (
         insert into job_events (job_id, seq, attempt, rseq, type, data, at)

@@ -3,7 +3,7 @@ import type { JobResult, JobStatus } from '../protocol/index.js';
 import { JobStatus as JobStatusSchema } from '../protocol/index.js';
 import { ACTIVE_STATUSES, HELD_STATUSES, canTransition, isTerminal } from '../core/job-state.js';
 import { childRefusal } from '../core/job-tree.js';
-import { num, storable, toJobRow } from './codec.js';
+import { num, storable, toJobRow, type Codec } from './codec.js';
 import { assertInt, type StoreCtx } from './ctx.js';
 import type { JobsTable } from './schema.js';
 import type { JobListQuery, JobRow, NewJob } from './types.js';
@@ -124,8 +124,31 @@ export async function transitionJob(
   from: readonly JobStatus[],
   to: JobStatus,
   now: number,
-  fields: { endReason?: string | null; error?: string | null; sessionId?: string | null; result?: JobResult | null; startedAt?: number } = {},
+  fields: TransitionFields = {},
 ): Promise<JobRow | null> {
+  const { allowed, set } = transitionPlan(c.codec, from, to, now, fields);
+  let upd = c.db.updateTable('jobs').set(set).where('id', '=', jobId).where('status', 'in', allowed);
+  if (attempt !== null) upd = upd.where('attempt', '=', attempt);
+  const row = await upd.returningAll().executeTakeFirst();
+  return row ? toJobRow(c.codec, row) : null;
+}
+
+/** The fields {@link transitionJob} may set besides the status (times epoch ms). */
+export interface TransitionFields {
+  endReason?: string | null;
+  error?: string | null;
+  sessionId?: string | null;
+  result?: JobResult | null;
+  startedAt?: number;
+}
+
+/**
+ * What a transition to `to` writes, as {@link transitionJob} applies it: `allowed` = the
+ * statuses of `from` that core/job-state.ts lets move to `to`; `set` = the columns (terminal
+ * `to`: finished_at = now, token cleared; `to` = queued: runner, assigned_at and token cleared).
+ * @throws Error when `to` is not a status, no status in `from` may move to `to`, or a time is not an integer.
+ */
+export function transitionPlan(codec: Codec, from: readonly JobStatus[], to: JobStatus, now: number, fields: TransitionFields): { allowed: JobStatus[]; set: Updateable<JobsTable> } {
   if (!JobStatusSchema.safeParse(to).success) throw new Error(`store: transitionJob: to is not a job status: ${JSON.stringify(to)}`);
   const allowed = from.filter((s) => canTransition(s, to));
   if (allowed.length === 0) throw new Error(`store: transitionJob: no status in from [${from.join(', ')}] may move to ${to}`);
@@ -135,7 +158,7 @@ export async function transitionJob(
   if (fields.endReason !== undefined) set.end_reason = fields.endReason;
   if (fields.error !== undefined) set.error = fields.error === null ? null : storable(fields.error);
   if (fields.sessionId !== undefined) set.session_id = fields.sessionId;
-  if (fields.result !== undefined) set.result = fields.result === null ? null : c.codec.json(fields.result);
+  if (fields.result !== undefined) set.result = fields.result === null ? null : codec.json(fields.result);
   if (fields.startedAt !== undefined) set.started_at = fields.startedAt;
   if (isTerminal(to)) {
     set.finished_at = now;
@@ -146,10 +169,7 @@ export async function transitionJob(
     set.assigned_at = null;
     set.token_hash = null;
   }
-  let upd = c.db.updateTable('jobs').set(set).where('id', '=', jobId).where('status', 'in', allowed);
-  if (attempt !== null) upd = upd.where('attempt', '=', attempt);
-  const row = await upd.returningAll().executeTakeFirst();
-  return row ? toJobRow(c.codec, row) : null;
+  return { allowed, set };
 }
 
 /** An assigned job the runner refused goes back to queued (fenced by attempt). True when it did. */

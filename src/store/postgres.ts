@@ -5,6 +5,7 @@ import type { Database } from './schema.js';
 import type { Store } from './types.js';
 import { kyselyStore } from './kysely-store.js';
 import { migrateToLatest } from './migrations/index.js';
+import { PreparingClient } from './pg-prepared.js';
 
 /** Options for {@link openPostgresStore}. */
 export interface PostgresStoreOptions {
@@ -32,6 +33,8 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
     connectionString: url,
     max: opts.maxConnections ?? 10,
     connectionTimeoutMillis: 10_000,
+    // The hot paths' statements marked PREPARE are prepared once per connection (pg-prepared.ts).
+    Client: PreparingClient,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
   // An idle client erroring (server restart) must not crash the process; the pool replaces it.

@@ -37,6 +37,26 @@ describe('SQLite fast paths (sqlite-fast.ts)', () => {
     await b.s.close();
   });
 
+  it('a cached job token is refused the moment a runner frame ends its job; frames of one turn are stored in order, each with its own seqs', async () => {
+    const a = await running();
+    const runnerId = (await a.s.getJob(a.jobId))!.runnerId!;
+    const other = await a.s.createJob({ parentId: null, agent: 'a', agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros: 1, now: T });
+    expect((await a.s.findJobByTokenHash(a.hash))?.id).toBe(a.jobId); // cached now
+    const msg = (text: string, rseq: number) => ({ type: 'message' as const, data: { role: 'assistant' as const, text }, rseq, at: new Date(T).toISOString() });
+    // Same turn: one group commit. The unknown job's frame is refused alone; the other two apply.
+    const [one, unknown, two] = await Promise.all([
+      a.s.applyRunnerFrame({ jobId: a.jobId, attempt: 1, runnerId, events: [msg('a', 1), msg('b', 2)] }, T + 1),
+      a.s.applyRunnerFrame({ jobId: other.id + 1, attempt: 1, runnerId, events: [msg('x', 1)] }, T + 1),
+      a.s.applyRunnerFrame({ jobId: a.jobId, attempt: 1, runnerId, events: [msg('c', 3), { type: 'job.finished', data: { status: 'failed' }, rseq: 4, at: new Date(T).toISOString() }], move: { from: ['running'], to: 'failed', endReason: 'error', error: 'boom' } }, T + 2),
+    ]);
+    expect(one).toMatchObject({ accepted: true, upTo: 2, moved: null });
+    expect(unknown).toEqual({ accepted: false, job: null });
+    expect(two).toMatchObject({ accepted: true, upTo: 4, moved: { status: 'failed', error: 'boom', finishedAt: T + 2 } });
+    expect((await a.s.listEvents(a.jobId, 0, 10)).map((e) => `${e.seq}:${e.type === 'message' ? e.data.text : e.type}`)).toEqual(['1:a', '2:b', '3:c', '4:job.finished']);
+    expect(await a.s.findJobByTokenHash(a.hash)).toBeNull();
+    await a.s.close();
+  });
+
   it('reserve and settle (with the ledger row) give the same figures as the Kysely path; refusals and first use fall back to it', async () => {
     const { s, jobId } = await running();
     // first use of the tree: its row is created by the fallback

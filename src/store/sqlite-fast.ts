@@ -5,6 +5,9 @@ import { DEFAULT_RESERVATION_TTL_MS } from './budgets.js';
 import { modelCallValues } from './model-calls.js';
 import { parseJobIds } from './job-budgets.js';
 import { createGroupCommit } from './sqlite-group-commit.js';
+import { codecFor } from './codec.js';
+import { frameSql } from './runner-frame.js';
+import { sqliteFrameApplier } from './sqlite-frame.js';
 import type { Database } from './schema.js';
 import type { BudgetReservationResult, JobRow, NewModelCall, Store } from './types.js';
 
@@ -28,6 +31,9 @@ const KEEPS_TOKENS = /^(get|list|find|count)|^(jobUsage|jobUsageMany|costRollup|
  *   fall back to budgets.ts.
  * - `noteModelCall` (when the store has it): the same upsert as model-activity.ts, prepared,
  *   group-committed the same way (so a call's end note shares its settle's commit).
+ * - `applyRunnerFrame` (a runner's events and the status change they carry): the statements of
+ *   runner-frame.ts prepared once (sqlite-frame.ts), group-committed like the settles; a job
+ *   whose children's results are collected goes to the Kysely implementation.
  * - `findJobByTokenHash`: a hit is reused for {@link TOKEN_CACHE_TTL_MS}. A SQLite data folder
  *   has one writer process (open.ts lock), so every write that could end a job or kill a token
  *   goes through this object: any call of a method not in KEEPS_TOKENS clears the cache before
@@ -65,7 +71,22 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
     return held !== undefined;
   });
 
+  // A runner's job.events frame (store/runner-frame.ts), group-committed (sqlite-frame.ts).
+  const codec = codecFor('sqlite');
+  const frame = sqliteFrameApplier(sqlite, codec);
+
   const fast: Partial<Store> = {
+    async applyRunnerFrame(f, now) {
+      const q = frameSql(codec, f, now); // validation errors come from here, before any write
+      // It may end the job: its token dies (cleared before and after, as for every such method).
+      clear();
+      try {
+        const out = await group.run(() => frame(q));
+        return out === 'kysely' ? await store.applyRunnerFrame(f, now) : out;
+      } finally {
+        clear();
+      }
+    },
     async reserveBudget(rootId, worstMicros, now, ttlMs = DEFAULT_RESERVATION_TTL_MS, jobId?: number) {
       // issue 6: a child job's call may have sub-limits on its path: budgets.ts/job-budgets.ts
       if (jobId !== undefined) return store.reserveBudget(rootId, worstMicros, now, ttlMs, jobId);

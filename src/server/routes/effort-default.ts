@@ -25,6 +25,7 @@ export function mountEffortDefault(app: Hono<AppEnv>, ctx: ServerContext): void 
       if (!(tier in known)) return apiError(c, 404, 'unknown_tier', `no effort tier ${JSON.stringify(tier)} (known: ${Object.keys(known).sort().join(', ')})`, 'tier');
     }
     await ctx.store.setSetting(DEFAULT_TIER_SETTING, tier, ctx.now());
+    ctx.effort.invalidate(); // this server's next job sees it at once (other replicas within EFFORT_TTL_MS)
     ctx.log.info('default effort tier set', { tier, by: c.var.principal.name });
     return c.json(await effortTierList(ctx));
   });

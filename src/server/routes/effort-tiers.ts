@@ -46,6 +46,7 @@ export function mountEffortTiers(app: Hono<AppEnv>, ctx: ServerContext): void {
     const body = await readBody(c, SetEffortTierRequest);
     if (!body.ok) return body.response;
     const row = await ctx.store.setEffortTier(name.data, body.value.model, body.value.level, ctx.now());
+    ctx.effort.invalidate(); // this server's next job sees it at once (other replicas within EFFORT_TTL_MS)
     ctx.log.info('effort tier set', { name: row.name, model: row.model, level: row.level, by: c.var.principal.name });
     const view: EffortTierView = { name: row.name, model: row.model, level: row.level, source: 'account', updatedAt: iso(row.updatedAt) };
     return c.json(view);
@@ -58,7 +59,9 @@ export function mountEffortTiers(app: Hono<AppEnv>, ctx: ServerContext): void {
     if (d.defaultSource === 'account' && d.defaultTier === name && !(name in BUILTIN_EFFORT_TIERS) && !(name in accountEffort().tiers)) {
       return apiError(c, 409, 'tier_in_use', `tier ${JSON.stringify(name)} is the default tier: set another default first`, 'name');
     }
-    if (!(await ctx.store.deleteEffortTier(name))) return apiError(c, 404, 'not_found', `no account tier ${JSON.stringify(name)} (built-in and configured tiers cannot be deleted)`, 'name');
+    const deleted = await ctx.store.deleteEffortTier(name);
+    ctx.effort.invalidate();
+    if (!deleted) return apiError(c, 404, 'not_found', `no account tier ${JSON.stringify(name)} (built-in and configured tiers cannot be deleted)`, 'name');
     ctx.log.info('effort tier deleted', { name, by: c.var.principal.name });
     return c.body(null, 204);
   });

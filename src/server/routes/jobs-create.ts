@@ -7,7 +7,6 @@ import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
 import { apiError, readBody } from '../http-util.js';
 import { jobEffort } from '../effort.js';
-import { storedAccountEffort } from '../effort-stored.js';
 import { jobView } from '../views.js';
 import { createChildJob } from '../child-jobs.js';
 
@@ -31,7 +30,7 @@ export function mountCreateJob(app: Hono<AppEnv>, ctx: ServerContext): void {
     const agent = ctx.agents.get(req.agent) ?? (await ctx.agents.refresh().then(() => ctx.agents.get(req.agent)));
     if (!agent) return apiError(c, 404, 'unknown_agent', `unknown agent ${JSON.stringify(req.agent)}`, 'agent');
     try {
-      jobEffort(req.effort, agent, await storedAccountEffort(ctx.store));
+      jobEffort(req.effort, agent, await ctx.effort.get());
     } catch (err) {
       return apiError(c, 422, 'invalid_request', (err as Error).message, 'effort');
     }

@@ -1,0 +1,40 @@
+import type { UploadedEvent } from '../protocol/index.js';
+import type { FrameMove } from '../store/dispatch-types.js';
+import { withChildResults } from './tree-result.js';
+
+/**
+ * The status change a runner's `job.events` frame carries, for store.applyRunnerFrame (`now`
+ * epoch ms, the server's clock):
+ * - a `job.finished` (the first one counts) ends the job from assigned, running or cancelling
+ *   at its status, with its reason (default: none for succeeded, `cancelled`, else `error`),
+ *   error, session id (else the frame's `harness.started` one) and result plus its children's
+ *   results (issue 6); a `harness.started` in the same frame sets started_at unless set — one
+ *   write for a job that starts and ends in one frame;
+ * - else a `harness.started` moves it from assigned to running, started_at = now, with its
+ *   session id;
+ * - else undefined (events only).
+ */
+export function frameMove(events: readonly UploadedEvent[], now: number): FrameMove | undefined {
+  let started: Extract<UploadedEvent, { type: 'harness.started' }> | undefined;
+  let finished: Extract<UploadedEvent, { type: 'job.finished' }> | undefined;
+  for (const e of events) {
+    if (e.type === 'harness.started') started ??= e;
+    else if (e.type === 'job.finished') finished ??= e;
+  }
+  if (finished) {
+    const d = finished.data;
+    const sessionId = d.sessionId ?? started?.data.sessionId;
+    return {
+      from: ['assigned', 'running', 'cancelling'],
+      to: d.status,
+      endReason: d.reason ?? (d.status === 'succeeded' ? null : d.status === 'cancelled' ? 'cancelled' : 'error'),
+      error: d.error ?? null,
+      result: d.result ?? null,
+      withChildren: withChildResults,
+      ...(sessionId ? { sessionId } : {}),
+      ...(started ? { startedAtIfUnset: now } : {}),
+    };
+  }
+  if (started) return { from: ['assigned'], to: 'running', startedAt: now, ...(started.data.sessionId ? { sessionId: started.data.sessionId } : {}) };
+  return undefined;
+}

@@ -1,0 +1,121 @@
+import { expect, it } from 'vitest';
+import type { EventBody, JobResult } from '../../protocol/index.js';
+import type { FrameEvent, FrameMove } from '../dispatch-types.js';
+import type { JobRow, Store } from '../types.js';
+import { T, fakeHash, newJob, newRunner, type Harness } from './harness.js';
+
+const at = (ms: number) => new Date(ms).toISOString();
+const msg = (text: string): EventBody => ({ type: 'message', data: { role: 'assistant', text } });
+const started = (rseq: number, sessionId?: string): FrameEvent => ({ type: 'harness.started', data: { harness: 'command', pid: 42, ...(sessionId ? { sessionId } : {}) }, rseq, at: at(T + rseq) });
+const finished = (rseq: number, result: JobResult): FrameEvent => ({ type: 'job.finished', data: { status: 'succeeded', result }, rseq, at: at(T + rseq) });
+const succeed = (result: JobResult, extra: Partial<FrameMove> = {}): FrameMove => ({ from: ['assigned', 'running', 'cancelling'], to: 'succeeded', endReason: null, error: null, result, ...extra });
+
+/** A queued job claimed by a new runner: attempt 1, token hash `token`. */
+async function claimed(s: Store, token = fakeHash('t')): Promise<{ job: JobRow; runnerId: number; token: string }> {
+  const r = await newRunner(s);
+  const j = await newJob(s);
+  const job = (await s.claimJobById(j.id, { id: r.id, labels: {} }, token, T))!;
+  return { job, runnerId: r.id, token };
+}
+
+/** store.applyRunnerFrame (store/runner-frame.ts): a runner's events and the status change they carry, in one store call. */
+export function runnerFrameTests(h: Harness): void {
+  it('applyRunnerFrame: a frame that starts and ends the job stores its events and ends it in one call; a resend adds nothing', async () => {
+    const s = await h.open();
+    const { job, runnerId, token } = await claimed(s);
+    await s.appendServerEvent(job.id, { type: 'status', data: { status: 'assigned' } }, T);
+    const frame = { jobId: job.id, attempt: 1, runnerId, events: [finished(3, { summary: 'done' }), started(1, 'sess-1'), { ...msg('hi'), rseq: 2, at: at(T + 2) }] };
+    const out = await s.applyRunnerFrame({ ...frame, move: succeed({ summary: 'done' }, { sessionId: 'sess-1', startedAtIfUnset: T + 50 }) }, T + 60);
+    // Stored in rseq order after the server's seq 1: started 2, message 3, finished 4.
+    expect(out).toMatchObject({ accepted: true, upTo: 3 });
+    if (!out.accepted) throw new Error('refused');
+    expect(out.stored.map((e) => [e.seq, e.type])).toEqual([[2, 'harness.started'], [3, 'message'], [4, 'job.finished']]);
+    expect(out.stored[1]).toEqual({ seq: 3, jobId: job.id, at: at(T + 2), ...msg('hi') });
+    expect(await s.listEvents(job.id, 0, 10)).toEqual([expect.objectContaining({ seq: 1, type: 'status' }), ...out.stored]);
+    expect(out.moved).toMatchObject({ id: job.id, status: 'succeeded', endReason: null, error: null, result: { summary: 'done' }, sessionId: 'sess-1', startedAt: T + 50, finishedAt: T + 60, attempt: 1 });
+    expect(await s.getJob(job.id)).toEqual(out.moved);
+    // The job's token died with it.
+    expect(await s.findJobByTokenHash(token)).toBeNull();
+    // A resend (the ack was lost): nothing stored, the move no longer applies, same upTo.
+    expect(await s.applyRunnerFrame({ ...frame, move: succeed({ summary: 'again' }) }, T + 70)).toEqual({ accepted: true, stored: [], upTo: 3, moved: null });
+    expect((await s.getJob(job.id))?.result).toEqual({ summary: 'done' });
+    expect((await s.listEvents(job.id, 0, 10)).length).toBe(4);
+  });
+
+  it('applyRunnerFrame: harness.started moves assigned → running; a later end keeps started_at (startedAtIfUnset)', async () => {
+    const s = await h.open();
+    const { job, runnerId } = await claimed(s);
+    const one = await s.applyRunnerFrame({ jobId: job.id, attempt: 1, runnerId, events: [started(1, 'sess-a')], move: { from: ['assigned'], to: 'running', startedAt: T + 5, sessionId: 'sess-a' } }, T + 5);
+    expect(one).toMatchObject({ accepted: true, upTo: 1, moved: { status: 'running', startedAt: T + 5, sessionId: 'sess-a', finishedAt: null } });
+    // Events only: no move.
+    expect(await s.applyRunnerFrame({ jobId: job.id, attempt: 1, runnerId, events: [{ ...msg('working'), rseq: 2, at: at(T + 6) }] }, T + 6)).toMatchObject({ accepted: true, upTo: 2, moved: null });
+    const end = await s.applyRunnerFrame({ jobId: job.id, attempt: 1, runnerId, events: [finished(3, {})], move: succeed({}, { startedAtIfUnset: T + 99 }) }, T + 100);
+    expect(end).toMatchObject({ accepted: true, upTo: 3, moved: { status: 'succeeded', startedAt: T + 5, finishedAt: T + 100, sessionId: 'sess-a' } });
+    expect((await s.listEvents(job.id, 0, 10)).map((e) => e.seq)).toEqual([1, 2, 3]);
+  });
+
+  it('applyRunnerFrame: refused with nothing stored for an unknown job, another runner, a stale attempt, a lost or queued job', async () => {
+    const s = await h.open();
+    const { job, runnerId } = await claimed(s);
+    const other = await newRunner(s, {}, 'other');
+    const ev = [{ ...msg('x'), rseq: 1, at: at(T) }];
+    expect(await s.applyRunnerFrame({ jobId: job.id + 100, attempt: 1, runnerId, events: ev }, T)).toEqual({ accepted: false, job: null });
+    expect(await s.applyRunnerFrame({ jobId: job.id, attempt: 1, runnerId: other.id, events: ev, move: succeed({}) }, T)).toEqual({ accepted: false, job: { runnerId, status: 'assigned', attempt: 1 } });
+    expect(await s.applyRunnerFrame({ jobId: job.id, attempt: 2, runnerId, events: ev }, T)).toEqual({ accepted: false, job: { runnerId, status: 'assigned', attempt: 1 } });
+    expect(await s.getJob(job.id)).toMatchObject({ status: 'assigned' });
+    await s.transitionJob(job.id, 1, ['assigned'], 'lost', T + 1, { endReason: 'runner_lost' });
+    expect(await s.applyRunnerFrame({ jobId: job.id, attempt: 1, runnerId, events: ev }, T)).toEqual({ accepted: false, job: { runnerId, status: 'lost', attempt: 1 } });
+    const { job: j2, runnerId: r2 } = await claimed(s);
+    expect(await s.requeueJob(j2.id, 1, T + 2)).toBe(true);
+    // Requeued: its runner is cleared, so it is no longer this runner's.
+    expect(await s.applyRunnerFrame({ jobId: j2.id, attempt: 1, runnerId: r2, events: ev }, T)).toEqual({ accepted: false, job: { runnerId: null, status: 'queued', attempt: 1 } });
+    expect(await s.listEvents(job.id, 0, 10)).toEqual([]);
+    expect(await s.listEvents(j2.id, 0, 10)).toEqual([]);
+    await expect(s.applyRunnerFrame({ jobId: job.id, attempt: 1, runnerId, events: [{ ...msg('x'), rseq: 1.5, at: at(T) }] }, T)).rejects.toThrow(/rseq must be an integer/);
+    await expect(s.applyRunnerFrame({ jobId: job.id, attempt: 1, runnerId, events: ev, move: { from: ['queued'], to: 'succeeded' } }, T)).rejects.toThrow(/no status in from \[queued\] may move to succeeded/);
+  });
+
+  it('applyRunnerFrame: a finishing parent gets withChildren(result, its children by id, their usage); a job without children does not call it', async () => {
+    const s = await h.open();
+    const { job: parent, runnerId } = await claimed(s);
+    const kid1 = await newJob(s, { parentId: parent.id, input: { name: 'one' } });
+    const kid2 = await newJob(s, { parentId: parent.id });
+    await newJob(s, { parentId: kid1.id }); // a grandchild: not a direct child
+    await s.recordModelCall({ jobId: kid2.id, attempt: 1, provider: 'scripted', model: 'm', api: 'anthropic-messages', streamed: false, httpStatus: 200, inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0, usageKnown: true, costMicros: 1234, startedAt: T, durationMs: 1 });
+    const seen: string[] = [];
+    const withChildren: FrameMove['withChildren'] = (result, kids, usage) => {
+      seen.push(kids.map((k) => `${k.id}:${usage.get(k.id)?.costMicros ?? 'none'}`).join(','));
+      return { ...(result ?? {}), summary: `${result?.summary} + ${kids.length} children` };
+    };
+    const out = await s.applyRunnerFrame({ jobId: parent.id, attempt: 1, runnerId, events: [finished(1, { summary: 'top' })], move: succeed({ summary: 'top' }, { withChildren }) }, T + 9);
+    expect(seen).toEqual([`${kid1.id}:0,${kid2.id}:1234`]);
+    expect(out).toMatchObject({ accepted: true, upTo: 1, moved: { status: 'succeeded', result: { summary: 'top + 2 children' } } });
+    expect((await s.getJob(parent.id))?.result).toEqual({ summary: 'top + 2 children' });
+    expect((await s.listEvents(parent.id, 0, 10)).map((e) => e.type)).toEqual(['job.finished']);
+
+    const { job: lone, runnerId: r2 } = await claimed(s);
+    const never: FrameMove['withChildren'] = () => {
+      throw new Error('called for a job without children');
+    };
+    const plain = await s.applyRunnerFrame({ jobId: lone.id, attempt: 1, runnerId: r2, events: [finished(1, { summary: 'alone' })], move: succeed({ summary: 'alone' }, { withChildren: never }) }, T + 9);
+    expect(plain).toMatchObject({ accepted: true, moved: { status: 'succeeded', result: { summary: 'alone' } } });
+  });
+
+  it('applyRunnerFrame: racing server events and frames on one job (two instances) give seq 1..n, each rseq once', async () => {
+    const s = await h.open();
+    const s2 = await h.another(s);
+    const { job, runnerId } = await claimed(s);
+    const writes: Promise<unknown>[] = [];
+    for (let k = 0; k < 12; k++) {
+      const frame = { jobId: job.id, attempt: 1, runnerId, events: [1, 2].map((i) => ({ ...msg(`r${k * 2 + i}`), rseq: k * 2 + i, at: at(T + k) })) };
+      writes.push((k % 2 === 0 ? s : s2).applyRunnerFrame(frame, T + k));
+      writes.push((k % 2 === 0 ? s2 : s).appendServerEvent(job.id, msg(`s${k}`), T + k));
+      if (k % 4 === 0) writes.push(s2.applyRunnerFrame(frame, T + k)); // a resend racing the first send
+    }
+    await Promise.all(writes);
+    const all = await s.listEvents(job.id, 0, 1000);
+    expect(all.map((e) => e.seq)).toEqual(Array.from({ length: 36 }, (_, i) => i + 1));
+    const texts = all.map((e) => (e.type === 'message' ? e.data.text : '?')).sort();
+    expect(texts).toEqual([...Array.from({ length: 24 }, (_, i) => `r${i + 1}`), ...Array.from({ length: 12 }, (_, k) => `s${k}`)].sort());
+  });
+}
