@@ -51,6 +51,20 @@ describe('openStore (SQLite data folder)', () => {
     await again.close();
   });
 
+  it('the database and its WAL files are owner-only (0600), also in a folder made 0755 beforehand and for a file made 0644', async () => {
+    const dir = path.join(tmp, 'pre-made');
+    fs.mkdirSync(dir, { mode: 0o755 });
+    fs.chmodSync(dir, 0o755);
+    const s = await openStore({ dataDir: dir });
+    await s.createJob(job); // writes, so -wal and -shm exist
+    for (const f of ['flotilla.db', 'flotilla.db-wal', 'flotilla.db-shm']) expect([f, fs.statSync(path.join(dir, f)).mode & 0o777]).toEqual([f, 0o600]);
+    await s.close();
+    fs.chmodSync(path.join(dir, 'flotilla.db'), 0o644); // an older install's file
+    const again = await openStore({ dataDir: dir });
+    expect(fs.statSync(path.join(dir, 'flotilla.db')).mode & 0o777).toBe(0o600);
+    await again.close();
+  });
+
   it('refuses a second open of the same folder in this process until the first closes', async () => {
     const dir = path.join(tmp, 'b');
     const s = await openStore({ dataDir: dir });

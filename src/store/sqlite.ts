@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import type { Database } from './schema.js';
@@ -11,13 +12,20 @@ import { withStatementCache } from './sqlite-statement-cache.js';
 const BUSY_TIMEOUT_MS = 5_000;
 
 /**
- * Opens (creating if needed) the SQLite database at `file` (`:memory:` works too), sets
+ * Opens (creating if needed, mode 0600) the SQLite database at `file` (`:memory:` works too), sets
  * WAL, synchronous=NORMAL, busy_timeout, foreign keys on, and applies the migrations.
  * Does NOT take the data-folder lock: use openStore (open.ts) for a data folder.
  * `afterClose` runs after the database is closed.
  * @throws Error when the file cannot be opened or a migration fails.
  */
 export async function openSqliteStore(file: string, afterClose?: () => void | Promise<void>): Promise<Store> {
+  // The database holds receiver secrets and token hashes: owner-only, whatever the umask or the
+  // folder's mode (a folder made beforehand may be 0755). SQLite gives the -wal and -shm files
+  // the database file's mode.
+  if (file !== ':memory:') {
+    fs.closeSync(fs.openSync(file, 'a', 0o600));
+    fs.chmodSync(file, 0o600);
+  }
   const sqlite = new BetterSqlite3(file);
   try {
     sqlite.pragma('journal_mode = WAL');
