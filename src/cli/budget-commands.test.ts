@@ -63,6 +63,8 @@ describe('flotilla budget and flotilla costs', () => {
     const bad = await run('budget', String(job.id), '--add', '-1');
     expect(bad.code).not.toBe(0);
     expect(bad.err).toMatch(/budget must be a positive number/);
+    const tiny = await run('budget', String(job.id), '--add', '0.0000001');
+    expect([tiny.code, tiny.err]).toEqual([2, expect.stringMatching(/budget must be at least 0\.000001 dollars \(one micro-dollar\)/)]);
     const missing = await run('budget', '99999');
     expect(missing.code).toBe(1);
     expect(missing.err).toMatch(/no job 99999/);

@@ -18,9 +18,31 @@ export interface CliIO {
   signals: Pick<EventEmitter, 'on' | 'off'>;
 }
 
-/** The process's own stdout, stderr and signals. */
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+
+/**
+ * `text` with every control character but newline and tab shown as `\uXXXX`: what the CLI
+ * prints comes partly from outside (issue titles and comments from a forge, agent messages,
+ * tool output), and an escape sequence in it would otherwise drive the reader's terminal
+ * (clear the screen, set the title, fake lines). JSON output is already escaped.
+ */
+export function terminalSafe(text: string): string {
+  return text.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/**
+ * The process's own stdout, stderr and signals. Stdout goes through {@link terminalSafe};
+ * stderr carries the CLI's own spinner (`\r`, `ESC[K`) and messages.
+ */
 export function processIO(): CliIO {
-  return { stdout: process.stdout, stderr: process.stderr, signals: process };
+  const stdout: OutStream = {
+    write: (text: string) => process.stdout.write(terminalSafe(text)),
+    get isTTY() {
+      return process.stdout.isTTY;
+    },
+  };
+  return { stdout, stderr: process.stderr, signals: process };
 }
 
 /**

@@ -45,10 +45,11 @@ export async function checkFolderOption(flag: string, path: string): Promise<voi
 
 // --- argument parsers (commander argParser: throw InvalidArgumentError naming the problem) ---
 
-/** `--budget`: a positive number of US dollars (e.g. `1`, `0.5`), at most 100,000. */
+/** `--budget` / `--add`: US dollars (e.g. `1`, `0.5`), from 0.000001 (one micro-dollar) to 100,000. */
 export function parseBudget(text: string): number {
   const n = Number(text);
   if (text.trim() === '' || !Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('budget must be a positive number of US dollars, e.g. 1 or 0.5');
+  if (n < 0.000001) throw new InvalidArgumentError('budget must be at least 0.000001 dollars (one micro-dollar)');
   if (n > 100_000) throw new InvalidArgumentError('budget must be at most 100000 dollars');
   return n;
 }

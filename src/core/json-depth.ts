@@ -40,3 +40,29 @@ export function parseJsonBounded(text: string, limit: number = MAX_JSON_DEPTH): 
   if (jsonDepth(text, limit) > limit) throw new RangeError(`JSON nested deeper than ${limit} levels`);
   return JSON.parse(text);
 }
+
+/**
+ * The dotted path of the first string (value or key) in `value` holding NUL (U+0000), or null.
+ * PostgreSQL text cannot hold NUL (`invalid byte sequence for encoding "UTF8": 0x00`), so such
+ * input must be refused (the API) or replaced (webhooks) before it reaches the store. Recurses:
+ * call it on values parsed by {@link parseJsonBounded}.
+ */
+export function findNul(value: unknown, path = ''): string | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path || '(body)' : null;
+  if (value === null || typeof value !== 'object') return null;
+  for (const [k, v] of Object.entries(value)) {
+    const at = path ? `${path}.${k}` : k;
+    if (k.includes('\u0000')) return at;
+    const hit = findNul(v, at);
+    if (hit) return hit;
+  }
+  return null;
+}
+
+/** `value` with NUL (U+0000) in every string and key replaced by U+FFFD (webhook payloads: kept, but storable). */
+export function replaceNul(value: unknown): unknown {
+  if (typeof value === 'string') return value.replaceAll('\u0000', '\uFFFD');
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map(replaceNul);
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k.replaceAll('\u0000', '\uFFFD'), replaceNul(v)]));
+}

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Labels } from './labels.js';
+import { UsdAmount } from './usd.js';
 
 /** The programs that can drive a model for a job. */
 export const HarnessName = z.enum(['claude-code', 'codex', 'command']);
@@ -17,7 +18,7 @@ export const AgentLimits = z
     /** Wall-clock limit for the whole job, seconds. */
     timeoutSeconds: z.number().int().positive().max(7 * 24 * 3600).default(1800),
     /** Budget for the job tree when the run does not give one, USD. */
-    defaultBudgetUsd: z.number().positive().max(100_000).default(5),
+    defaultBudgetUsd: UsdAmount.default(5),
     /**
      * Idle limit, seconds: no harness output and no model call for this long ends the job
      * `failed`, reason `blocked_on_input` (e.g. a process waiting on an interactive prompt).

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { UsdAmount } from './usd.js';
 
 /**
  * Budgets and cost rollups (issue 3). Money in integer micro-dollars (µ$, 1e-6 USD) except
@@ -18,8 +19,8 @@ export const TreeBudget = z.object({
 });
 export type TreeBudget = z.infer<typeof TreeBudget>;
 
-/** `POST /api/jobs/:id/budget` body: add `addUsd` dollars to the job's tree (0 < addUsd ≤ 100,000). */
-export const TopUpRequest = z.object({ addUsd: z.number().positive().max(100_000) }).strict();
+/** `POST /api/jobs/:id/budget` body: add `addUsd` dollars to the job's tree ($0.000001 ≤ addUsd ≤ $100,000). */
+export const TopUpRequest = z.object({ addUsd: UsdAmount }).strict();
 export type TopUpRequest = z.infer<typeof TopUpRequest>;
 
 /** `GET/POST /api/jobs/:id/budget` response: the tree's budget and (POST) the jobs the top-up resumed. */

@@ -1,4 +1,5 @@
 export * from './labels.js';
+export * from './usd.js';
 export * from './agent.js';
 export * from './agent-install.js';
 export * from './errors.js';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Labels } from './labels.js';
+import { UsdAmount } from './usd.js';
 
 /**
  * Job lifecycle. `queued` → `assigned` (a runner holds the lease) → `running` (harness started)
@@ -50,7 +51,7 @@ export const CreateJobRequest = z
     agent: z.string().min(1).max(100),
     input: z.record(z.string(), z.unknown()).default({}),
     /** Dollar budget for the job tree, USD (stored as micro-dollars). Defaults to the agent's. */
-    budgetUsd: z.number().positive().max(100_000).optional(),
+    budgetUsd: UsdAmount.optional(),
     /** Extra labels a runner must have, on top of the agent's. */
     labels: Labels.optional(),
     /** Runner role this run asks for (label `role=<role>`), over the agent's `role`. */

@@ -55,6 +55,8 @@ export function createApp(ctx: ServerContext): Hono<AppEnv> {
       onError: (c) => apiError(c, 413, 'payload_too_large', `request body is larger than ${MAX_API_BODY_BYTES} bytes`),
     }),
   );
+  // A NUL in a path or query value would reach PostgreSQL text, which cannot hold it (a 500).
+  app.use('/api/*', async (c, next) => (/%00/.test(c.req.url) ? apiError(c, 400, 'invalid_request', 'the URL must not contain NUL (%00)') : next()));
   app.use('/api/*', jobTokenAuth(ctx));
   // Failed sign-ins, counted in this process (each replica its own). Unknown API tokens are not
   // throttled per address: runners, harnesses and the CLI share 127.0.0.1, and a few stale job

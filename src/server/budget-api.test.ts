@@ -66,6 +66,11 @@ describe('budgets through the API and the gateway', () => {
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: { field: string } }).error.field).toBe('addUsd');
     expect((await t.api('/api/jobs/999999/budget', { json: { addUsd: 1 } })).status).toBe(404);
+    // below one micro-dollar (it rounded to 0 µ$ and the store refused it: a 500)
+    for (const addUsd of [0.0000004, 1e-300]) {
+      const tiny = await t.api(`/api/jobs/${job.id}/budget`, { json: { addUsd } });
+      expect([tiny.status, await tiny.json()]).toEqual([400, { error: { code: 'invalid_request', message: 'addUsd: must be at least 0.000001 (one micro-dollar)', field: 'addUsd' } }]);
+    }
 
     const top = await t.api(`/api/jobs/${job.id}/budget`, { json: { addUsd: 2 } });
     expect(top.status).toBe(200);

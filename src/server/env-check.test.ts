@@ -38,6 +38,9 @@ describe('checkServerEnv (real SQLite store)', () => {
     try {
       const w = await checkServerEnv(store, {});
       expect(w).toEqual(['the stored default effort tier "gone" names no tier (known: high, max, medium); jobs without a tier are refused until an admin sets another (flotilla tiers default NAME)']);
+      // a bad FLOTILLA_DEFAULT_EFFORT is refused even while a stored default hides it
+      await store.setSetting(DEFAULT_TIER_SETTING, 'high', Date.now());
+      await expect(checkServerEnv(store, { FLOTILLA_DEFAULT_EFFORT: 'nosuch' })).rejects.toThrow('FLOTILLA_DEFAULT_EFFORT: unknown tier "nosuch"; known tiers: high, max, medium');
     } finally {
       await store.setSetting(DEFAULT_TIER_SETTING, null, Date.now());
     }

@@ -18,10 +18,13 @@ import { storedAccountEffort } from './effort-stored.js';
 export async function checkServerEnv(store: Pick<Store, 'listEffortTiers' | 'getSetting'>, env: NodeJS.ProcessEnv, skipTreeLimits = false): Promise<string[]> {
   const warnings: string[] = [];
   const effort = await storedAccountEffort(store, env);
+  const known = [...new Set([...Object.keys(BUILTIN_EFFORT_TIERS), ...Object.keys(effort.tiers)])].sort().join(', ');
+  const isTier = (name: string) => name in BUILTIN_EFFORT_TIERS || name in effort.tiers;
+  // Checked even while a stored default hides it: clearing the stored one brings it back.
+  const fromEnv = env.FLOTILLA_DEFAULT_EFFORT?.trim();
+  if (fromEnv && !isTier(fromEnv)) throw new Error(`FLOTILLA_DEFAULT_EFFORT: unknown tier ${JSON.stringify(fromEnv)}; known tiers: ${known}`);
   const d = effort.defaultTier;
-  if (d !== null && !(d in BUILTIN_EFFORT_TIERS) && !(d in effort.tiers)) {
-    const known = [...new Set([...Object.keys(BUILTIN_EFFORT_TIERS), ...Object.keys(effort.tiers)])].sort().join(', ');
-    if (effort.defaultSource !== 'account') throw new Error(`FLOTILLA_DEFAULT_EFFORT: unknown tier ${JSON.stringify(d)}; known tiers: ${known}`);
+  if (d !== null && !isTier(d)) {
     warnings.push(`the stored default effort tier ${JSON.stringify(d)} names no tier (known: ${known}); jobs without a tier are refused until an admin sets another (flotilla tiers default NAME)`);
   }
   if (!skipTreeLimits) treeLimitsFromEnv(env);

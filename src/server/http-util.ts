@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z } from 'zod';
-import { parseJsonBounded } from '../core/json-depth.js';
+import { findNul, parseJsonBounded } from '../core/json-depth.js';
 import { describeIssues, type ApiErrorBody } from '../protocol/index.js';
 
 /**
@@ -19,17 +19,23 @@ export type BodyResult<T> = { ok: true; value: T } | { ok: false; response: Resp
 
 /**
  * Reads the request body as JSON and validates it with `schema`.
- * Non-JSON (or empty, or nested deeper than core/json-depth.ts MAX_JSON_DEPTH) → 400 `invalid_json`; schema failure → 400 `invalid_request` whose
+ * Non-JSON (or empty, or nested deeper than core/json-depth.ts MAX_JSON_DEPTH) → 400 `invalid_json`;
+ * a string or key holding NUL (U+0000, which PostgreSQL text cannot store) → 400 `invalid_request` naming it; schema failure → 400 `invalid_request` whose
  * message names every failing field (`labels.os: ...`) and whose `field` is the first one.
  */
 export async function readBody<S extends z.ZodType>(c: Context, schema: S): Promise<BodyResult<z.output<S>>> {
   let raw: unknown;
+  let text: string;
   try {
-    raw = parseJsonBounded(await c.req.text());
+    text = await c.req.text();
+    raw = parseJsonBounded(text);
   } catch (err) {
     const deep = err instanceof RangeError ? ` (${err.message})` : '';
     return { ok: false, response: apiError(c, 400, 'invalid_json', `request body must be a JSON document${deep}`) };
   }
+  // JSON can carry NUL only as the escape \u0000: look for it only then.
+  const nulAt = text.includes('\\u0000') ? findNul(raw) : null;
+  if (nulAt) return { ok: false, response: apiError(c, 400, 'invalid_request', `${nulAt}: text must not contain NUL (U+0000)`, nulAt) };
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
     const first = parsed.error.issues[0];

@@ -1,3 +1,4 @@
+import { replaceNul } from '../core/json-depth.js';
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, WebSocket, type RawData } from 'ws';
@@ -248,6 +249,8 @@ export class RunnerHub {
     try {
       if (text === null) throw new Error('binary');
       raw = JSON.parse(text);
+      // Tool output may hold NUL (a command printing binary); PostgreSQL text cannot: U+FFFD.
+      if (text.includes('\\u0000')) raw = replaceNul(raw);
     } catch {
       return this.refuse(conn, 'bad frame: not a JSON text message');
     }

@@ -78,6 +78,19 @@ describe.each(engines)('webhook transport and repeats ($name)', ({ url }) => {
     expect([api.status, ((await api.json()) as { error: { message: string } }).error.message]).toEqual([400, 'request body must be a JSON document (JSON nested deeper than 128 levels)']);
   });
 
+  it('NUL (U+0000), which PostgreSQL text cannot hold: API bodies and URLs → 400 naming where; a forge payload is kept with U+FFFD', async () => {
+    const api = await t.api('/api/tasks', { json: { agent: 'gpu-job', keys: ['k\u0000z'] } });
+    expect([api.status, await api.json()]).toEqual([400, { error: { code: 'invalid_request', message: 'keys.0: text must not contain NUL (U+0000)', field: 'keys.0' } }]);
+    const signIn = await fetch(`${t.url}/api/session`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-flotilla-csrf': '1' }, body: JSON.stringify({ name: 'a\u0000b', password: 'whatever-password' }) });
+    expect(signIn.status).toBe(400);
+    const query = await t.api('/api/jobs?agent=a%00b');
+    expect([query.status, ((await query.json()) as { error: { message: string } }).error.message]).toEqual([400, 'the URL must not contain NUL (%00)']);
+    const owner = await newTask(77);
+    const res = await post(comment(77, 'binary\u0000tail'), 'nul-1');
+    expect([res.outcome, res.taskId]).toEqual(['woke', owner]);
+    expect((await eventsOf(owner))[0]!.summary).toContain('binary\uFFFDtail');
+  });
+
   it('a body over the limit → 413 (declared or streamed), nothing stored; other paths are not hooks', async () => {
     const before = (await eventsOf(null)).length;
     const big = comment(998, 'x'.repeat(MAX_HOOK_BODY_BYTES));

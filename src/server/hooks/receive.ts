@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { parseJsonBounded } from '../../core/json-depth.js';
+import { parseJsonBounded, replaceNul } from '../../core/json-depth.js';
 import { DEFAULT_COALESCE_SECONDS, type ApiErrorBody, type HookResult } from '../../protocol/index.js';
 import type { NewDelivery, ReceiverRow, TaskRow } from '../../store/types.js';
 import type { ServerContext } from '../context.js';
@@ -69,7 +69,10 @@ export async function receiveDelivery(ctx: ServerContext, req: HookRequest): Pro
   }
   let payload: unknown;
   try {
-    payload = parseJsonBounded(utf8.decode(raw));
+    const text = utf8.decode(raw);
+    payload = parseJsonBounded(text);
+    // PostgreSQL text cannot hold NUL; a forge's payload is kept with U+FFFD in its place.
+    if (text.includes('\\u0000')) payload = replaceNul(payload);
   } catch (err) {
     return fail(400, 'invalid_json', `webhook body must be a JSON document${err instanceof RangeError ? ` (${err.message})` : ''}`);
   }
@@ -85,6 +88,8 @@ export async function receiveDelivery(ctx: ServerContext, req: HookRequest): Pro
   let routed: RoutedEvent;
   if (provider === 'generic') {
     const key = receiver.keyExpr ? evalCelString(receiver.keyExpr, { payload, headers }) : { value: null, error: 'no keyExpr' };
+    // The event goes on unmatched (fallback task); the reason (e.g. the CEL time budget ran out) is for the operator.
+    if (key.error) ctx.log.warn('webhook keyExpr gave no resource key', { receiver: name, reason: key.error });
     const summary = receiver.summaryExpr ? evalCelString(receiver.summaryExpr, { payload, headers }).value : null;
     const p = payload as Record<string, unknown>;
     routed = {

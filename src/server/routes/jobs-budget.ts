@@ -54,7 +54,7 @@ export function mountJobBudget(app: Hono<AppEnv>, ctx: ServerContext): void {
     if (!budget) return apiError(c, 404, 'not_found', `job ${id}'s tree has no root job ${job.rootId}`);
     const resumed = await ctx.store.resumeBudgetPausedJobs(job.rootId, now);
     for (const r of resumed) {
-      await recordStatus(ctx.store, ctx.bus, r.id, 'queued', `budget topped up by $${body.value.addUsd}; resuming${r.resumeSessionId ? ` session ${r.resumeSessionId}` : ''}`, now);
+      await recordStatus(ctx.store, ctx.bus, r.id, 'queued', `budget topped up by ${formatMicros(usdToMicros(body.value.addUsd))}; resuming${r.resumeSessionId ? ` session ${r.resumeSessionId}` : ''}`, now);
     }
     if (resumed.length) ctx.dispatcher.kick();
     ctx.log.info('budget topped up', { rootId: job.rootId, addMicros: usdToMicros(body.value.addUsd), resumed: resumed.map((r) => r.id).join(',') });
