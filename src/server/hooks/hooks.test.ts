@@ -195,4 +195,28 @@ describe.each(engines)('webhooks and tasks ($name)', ({ url }) => {
     expect([forge.status, await forge.json()]).toEqual([422, { error: { code: 'invalid_request', message: 'keyExpr: only generic receivers take a CEL expression; github events are routed by their issue or pull request', field: 'keyExpr' } }]);
     expect((await t.api('/api/receivers')).ok && ((await (await t.api('/api/receivers')).json()) as { receivers: Array<{ name: string }> }).receivers.some((r) => r.name === 'gh-expr')).toBe(false);
   });
+
+  it('generic: a costly CEL expression is refused at creation (nested comprehension) or cut at its time budget (unmatched), never stalling the server', async () => {
+    const quad = 'string(size(payload.a.map(x, payload.a.map(y, x + y))))';
+    const refused = await t.api('/api/receivers', { json: { name: 'quad', provider: 'generic', auth: 'hmac', keyExpr: quad } });
+    expect([refused.status, await refused.json()]).toEqual([
+      422,
+      { error: { code: 'invalid_request', message: `keyExpr: CEL expression ${JSON.stringify(quad)} nests comprehension macros (map inside map); that costs O(n²) or more in the body size, so only one level of map/filter/all/exists/exists_one is allowed`, field: 'keyExpr' } },
+    ]);
+    // One level, but quadratic through its body (a 69 KB join per element; 2.2 s unbounded): accepted, then bounded per delivery.
+    const created = await t.api('/api/receivers', { json: { name: 'quad1', provider: 'generic', auth: 'hmac', keyExpr: 'string(size(payload.a.filter(x, payload.a.join(",").contains(x + "!"))))' } });
+    expect(created.status).toBe(201);
+    const rec = (await created.json()) as CreatedReceiver;
+    const body = JSON.stringify({ a: Array.from({ length: 10_000 }, (_, i) => String(i)) }); // 69 KB
+    const started = performance.now();
+    const delivery = fetch(hook('quad1', 'generic'), { method: 'POST', headers: { 'x-signature-256': `sha256=${giteaSignature(rec.secret, body)}`, 'x-delivery-id': `quad-${url ? 'pg' : 'lite'}` }, body });
+    const health = fetch(`${t.url}/healthz`).then((r) => [r.status, performance.now() - started] as const);
+    const res = await delivery;
+    expect([res.status, await res.json()]).toEqual([200, { outcome: 'unmatched', taskId: null, key: null }]);
+    const [healthStatus, healthMs] = await health;
+    expect(healthStatus).toBe(200);
+    // Unbounded, /healthz would wait for the whole evaluation (≥ 2.2 s); now ≤ 50 ms of CEL plus request handling.
+    expect(healthMs).toBeLessThan(1_000);
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
 });
