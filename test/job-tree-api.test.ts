@@ -121,8 +121,9 @@ describe.each([['sqlite', null], ...(pg ? [['postgres', pg.url]] : [])] as Array
     expect(cancel.reason).toBe(`its parent job ${p.id} ended (succeeded) without waiting for it`);
     // the orphans are cancelled one after the other in the same sweep
     await expect.poll(async () => Object.fromEntries((await t.store.listTreeJobs(p.id)).map((j) => [j.id, j.status])), { timeout: 5_000 }).toEqual({ [p.id]: 'succeeded', [c1.id]: 'cancelling', [c2.id]: 'cancelled' });
-    const ev = (await t.store.listEvents(c2.id, 0, 100)).filter((e) => e.type === 'status').at(-1);
-    expect(ev?.data).toMatchObject({ status: 'cancelled', message: `its parent job ${p.id} ended (succeeded) without waiting for it` });
+    // the status event follows the transition (cancel-tree.ts): poll for it too
+    const statusEvents = async () => (await t.store.listEvents(c2.id, 0, 100)).filter((e) => e.type === 'status').map((e) => e.data);
+    await expect.poll(statusEvents, { timeout: 5_000 }).toContainEqual(expect.objectContaining({ status: 'cancelled', message: `its parent job ${p.id} ended (succeeded) without waiting for it` }));
   });
 
   it('cancelling a job cancels its whole subtree: running children get job.cancel, queued ones end at once', async () => {

@@ -344,16 +344,24 @@ export class Dispatcher {
         const reason = keptSlotReason(this.o.agents.get(job.agent)?.holds ?? 'workspace', workspaceKey({ id: job.id, workspaceJobId: job.workspaceJobId }), views, slots);
         if (reason) {
           this.noted.add(job.id);
-          await recordStatus(store, this.o.bus, job.id, 'queued', reason, now());
+          if (await stillQueued(store, job.id)) await recordStatus(store, this.o.bus, job.id, 'queued', reason, now());
         }
         continue;
       }
       this.noted.add(job.id);
       const want = formatLabels(job.selector);
       const message = runners.length === 0 ? 'no runner registered yet, waiting' : `no runner matches ${want || 'this job'}, waiting`;
-      await recordStatus(store, this.o.bus, job.id, 'queued', message, now());
+      if (await stillQueued(store, job.id)) await recordStatus(store, this.o.bus, job.id, 'queued', message, now());
     }
   }
+}
+
+/**
+ * Whether job `id` is still queued: the pass read it from an earlier snapshot, and an advisory
+ * "waiting" note must not follow a cancel that happened since (it read as the job's last status).
+ */
+async function stillQueued(store: Pick<Store, 'getJob'>, id: number): Promise<boolean> {
+  return (await store.getJob(id))?.status === 'queued';
 }
 
 /** Active assignments grouped by runner, as capacity slots. */
