@@ -3,7 +3,7 @@ import { num } from './codec.js';
 import { assertInt, type StoreCtx } from './ctx.js';
 import { toJobRow } from './codec.js';
 import { modelCallValues } from './model-calls.js';
-import { parseJobIds, reserveWithSubLimits, settleJobRows } from './job-budgets.js';
+import { chargeSubLimitsLate, parseJobIds, reserveWithSubLimits, settleJobRows } from './job-budgets.js';
 import type { BudgetReservationResult, JobRow, NewModelCall, TreeBudget } from './types.js';
 
 /**
@@ -182,6 +182,8 @@ async function settlePg(c: StoreCtx, rootId: number, reservationId: number, cost
  * reservation row; if this call deleted it, reserved -= its micros (else the sweeper already
  * gave them back); spent += costMicros (0 releases a failed call); and, with `call`, appends
  * the call's ledger row (model-calls.ts). Spent may exceed the limit by the estimate's error.
+ * A settle that finds its reservation already released still charges the sub-limits on the
+ * call's job path (job-budgets.ts chargeSubLimitsLate), after the transaction.
  * @returns whether the reservation was still held.
  * @throws Error on non-integer or negative amounts, or a bad `call` field (nothing written).
  */
@@ -190,7 +192,13 @@ export async function settleBudget(c: StoreCtx, rootId: number, reservationId: n
   assertInt('reservationId', reservationId, 1);
   assertInt('costMicros', costMicros, 0);
   const values = call ? modelCallValues(call) : null;
-  if (c.dialect === 'postgres') return settlePg(c, rootId, reservationId, costMicros, now, values as Record<string, unknown> | null);
+  const held = c.dialect === 'postgres' ? await settlePg(c, rootId, reservationId, costMicros, now, values as Record<string, unknown> | null) : await settleSqlite(c, rootId, reservationId, costMicros, now, values);
+  if (!held && call) await chargeSubLimitsLate(c.db, call.jobId, costMicros, now);
+  return held;
+}
+
+/** SQLite: the settle of {@link settleBudget} in one transaction. @returns whether the reservation was still held. */
+async function settleSqlite(c: StoreCtx, rootId: number, reservationId: number, costMicros: number, now: number, values: ReturnType<typeof modelCallValues> | null): Promise<boolean> {
   return c.db.transaction().execute(async (trx) => {
     const held = await trx.deleteFrom('budget_reservations').where('id', '=', reservationId).where('root_id', '=', rootId).returning(['micros', 'job_ids']).executeTakeFirst();
     const micros = held ? num(held.micros) : 0;

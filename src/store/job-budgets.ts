@@ -139,6 +139,18 @@ export async function settleJobRows(db: Db, ids: number[], micros: number, cost:
 }
 
 /**
+ * A settle whose reservation was already given back by the sweeper (it held nothing, so it
+ * does not know which job rows the reservation named): the tree was charged by the settle;
+ * this charges `cost` µ$ to the sub-limits on job `jobId`'s path too, so a late call still
+ * counts against its child's sub-limit. Nothing when the path has none or cost is 0.
+ */
+export async function chargeSubLimitsLate(db: Db, jobId: number, cost: number, now: number): Promise<void> {
+  if (cost <= 0) return;
+  const chain = await subLimitChain(db, jobId);
+  if (chain.length) await settleJobRows(db, chain.map((j) => j.id), 0, cost, now);
+}
+
+/**
  * Raises child `jobId`'s sub-limit by `addMicros` (and its `budget_micros`), one transaction,
  * but never past what is left above it: the new remaining must stay <= the tree's remaining
  * and each sub-limited ancestor's remaining. Null when the job has no sub-limit.

@@ -3,7 +3,7 @@ import type { Kysely } from 'kysely';
 import { assertInt } from './ctx.js';
 import { DEFAULT_RESERVATION_TTL_MS } from './budgets.js';
 import { modelCallValues } from './model-calls.js';
-import { parseJobIds } from './job-budgets.js';
+import { chargeSubLimitsLate, parseJobIds } from './job-budgets.js';
 import { createGroupCommit } from './sqlite-group-commit.js';
 import { codecFor } from './codec.js';
 import { frameSql } from './runner-frame.js';
@@ -102,7 +102,9 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
       assertInt('reservationId', reservationId, 1);
       assertInt('costMicros', costMicros, 0);
       const values = call ? (modelCallValues(call) as Record<string, unknown>) : null;
-      return group.run(() => settleTx(rootId, reservationId, costMicros, now, values));
+      const held = await group.run(() => settleTx(rootId, reservationId, costMicros, now, values));
+      if (!held && call) await chargeSubLimitsLate(db, call.jobId, costMicros, now);
+      return held;
     },
     async close() {
       await group.drain(); // queued settles and notes are written before the database closes

@@ -51,4 +51,22 @@ export function jobBudgetTests(h: Harness): void {
     expect(await s.topUpJobBudget(sibling.id, 1, T)).toBeNull();
     await expect(s.topUpJobBudget(child.id, 0, T)).rejects.toThrow(/addMicros/);
   });
+
+  it('job budgets: a settle after the sweeper gave its reservation back still charges the sub-limits on its job path (and the tree)', async () => {
+    const s = await h.open();
+    const root = await newJob(s, { budgetMicros: 10_000_000 });
+    const child = await newJob(s, { parentId: root.id, budgetMicros: 100_000 });
+    const grandchild = await newJob(s, { parentId: child.id, budgetMicros: 0 });
+    const r = await s.reserveBudget(root.id, 30_000, T, 1_000, grandchild.id);
+    if (!r?.ok) throw new Error('the reservation must fit');
+    await s.releaseExpiredReservations(T + 2_000);
+    expect(await s.getJobBudget(child.id, T)).toMatchObject({ spentMicros: 0, reservedMicros: 0 });
+    const late = {
+      jobId: grandchild.id, attempt: 1, provider: 'scripted', model: 'claude-sonnet-4-5', api: 'anthropic-messages', streamed: false, httpStatus: 200,
+      inputTokens: 10, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0, usageKnown: true, costMicros: 25_000, startedAt: T, durationMs: 5,
+    };
+    expect(await s.settleBudget(root.id, r.reservationId, 25_000, T + 3_000, late)).toBe(false);
+    expect(await s.getJobBudget(child.id, T)).toEqual({ rootId: root.id, jobId: child.id, limitMicros: 100_000, spentMicros: 25_000, reservedMicros: 0, remainingMicros: 75_000 });
+    expect(await s.getTreeBudget(root.id, T)).toMatchObject({ spentMicros: 25_000, reservedMicros: 0 });
+  });
 }
