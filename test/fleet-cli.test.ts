@@ -4,8 +4,7 @@
  * `resume`, `jobs start` (refused without --force past capacity, placed with it), `runners revoke`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { main } from '../src/cli/main.js';
-import { recordingIO } from '../src/cli/test-io.js';
+import { runCli } from '../src/cli/test-io.js';
 import { FakeRunner, startTestServer, type TestServer } from '../src/server/test-helpers.js';
 import type { Job, Runner } from '../src/protocol/index.js';
 
@@ -13,11 +12,7 @@ let t: TestServer;
 const fakes: FakeRunner[] = [];
 const savedEnv = { ...process.env };
 
-async function run(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const io = recordingIO();
-  const code = await main(['node', 'flotilla', ...args, '--server', t.url, '--token', t.admin], io);
-  return { code, out: io.out(), err: io.err() };
-}
+const run = (...args: string[]) => runCli([...args, '--server', t.url, '--token', t.admin]);
 
 beforeAll(async () => {
   for (const k of Object.keys(process.env)) if (k.startsWith('FLOTILLA_')) delete process.env[k];

@@ -1,18 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../src/server/test-helpers.js';
-import { main } from '../src/cli/main.js';
-import { recordingIO } from '../src/cli/test-io.js';
+import { runCli } from '../src/cli/test-io.js';
 
 // Fresh-user faults (FX2) through the CLI against a real server (SQLite, HTTP): refused input
 // exits non-zero with a message saying what is wrong; `tasks send` says when a task cannot run.
 
 let t: TestServer;
 const saved = { ...process.env };
-async function run(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const io = recordingIO();
-  const code = await main(['node', 'flotilla', ...args, '--server', t.url, '--token', t.admin], io);
-  return { code, out: io.out(), err: io.err() };
-}
+const run = (...args: string[]) => runCli([...args, '--server', t.url, '--token', t.admin]);
 
 beforeAll(async () => {
   for (const k of Object.keys(process.env)) if (k.startsWith('FLOTILLA_')) delete process.env[k];

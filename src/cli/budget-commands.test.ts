@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FlotillaClient } from '../client/index.js';
 import { main } from './main.js';
-import { recordingIO, waitFor, type RecordingIO } from './test-io.js';
+import { recordingIO, waitFor, type RecordingIO, runCli } from './test-io.js';
 
 // `flotilla budget` and `flotilla costs` against a real `flotilla up --no-runner` (SQLite, HTTP).
 
@@ -15,11 +15,7 @@ let upDone: Promise<number>;
 let url: string;
 const savedEnv = { ...process.env };
 
-async function run(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const io = recordingIO();
-  const code = await main(cli(...args, '--server', url), io);
-  return { code, out: io.out(), err: io.err() };
-}
+const run = (...args: string[]) => runCli([...args, '--server', url]);
 
 beforeAll(async () => {
   data = await mkdtemp(join(tmpdir(), 'flotilla-budget-cli-'));

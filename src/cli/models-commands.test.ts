@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FlotillaClient } from '../client/index.js';
 import { main } from './main.js';
-import { recordingIO, waitFor, type RecordingIO } from './test-io.js';
+import { recordingIO, waitFor, type RecordingIO, runCli } from './test-io.js';
 
 // `flotilla models ...` against a real `flotilla up --no-runner` (SQLite, HTTP) configured by a
 // flotilla.yaml (FLOTILLA_CONFIG) and holding an upstream key that must never show.
@@ -17,11 +17,7 @@ let upDone: Promise<number>;
 let url: string;
 const savedEnv = { ...process.env };
 
-async function run(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  const io = recordingIO();
-  const code = await main(cli(...args, '--server', url), io);
-  return { code, out: io.out(), err: io.err() };
-}
+const run = (...args: string[]) => runCli([...args, '--server', url]);
 
 beforeAll(async () => {
   data = await mkdtemp(join(tmpdir(), 'flotilla-models-cli-'));

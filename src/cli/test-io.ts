@@ -29,3 +29,19 @@ export async function waitFor(check: () => boolean, what: string, ms = 15_000): 
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+/** What {@link runCli} returns: the exit code and what the command wrote. */
+export interface CliRun {
+  code: number;
+  out: string;
+  err: string;
+  io: RecordingIO;
+}
+
+/** Runs `flotilla ARGS...` through main() in this process with a fresh {@link RecordingIO} (tests only). */
+export async function runCli(args: string[]): Promise<CliRun> {
+  const { main } = await import('./main.js');
+  const io = recordingIO();
+  const code = await main(['node', 'flotilla', ...args], io);
+  return { code, out: io.out(), err: io.err(), io };
+}

@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from './main.js';
-import { recordingIO, waitFor, type RecordingIO } from './test-io.js';
+import { recordingIO, waitFor, type RecordingIO, runCli } from './test-io.js';
 
 // `flotilla up --no-runner` on a real SQLite store and a real HTTP server, driven through
 // main() like a user would, with the other commands talking to it through the client.
@@ -15,11 +15,7 @@ let upDone: Promise<number>;
 let url: string;
 const savedEnv = { ...process.env };
 
-async function run(...args: string[]): Promise<{ code: number; out: string; err: string; io: RecordingIO }> {
-  const io = recordingIO();
-  const code = await main(cli(...args, '--server', url), io);
-  return { code, out: io.out(), err: io.err(), io };
-}
+const run = (...args: string[]) => runCli([...args, '--server', url]);
 
 beforeAll(async () => {
   data = await mkdtemp(join(tmpdir(), 'flotilla-up-'));
