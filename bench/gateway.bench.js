@@ -1,6 +1,8 @@
 // The model gateway's overhead (issue 3). A fake Anthropic upstream, the Flotilla gateway
 // (metering and budgets on, SQLite) and — when installed — the Portkey AI gateway each run in
-// their own process; this process is the load generator (keep-alive HTTP/1.1).
+// their own process; this process is the load generator (keep-alive HTTP/1.1: non-streamed
+// calls over raw sockets with pre-encoded requests, gateway/raw-load.js, so that requests/s is
+// the proxy's limit and not node:http's client cost; streams through node:http).
 // Non-streamed: 1, 16, 64, 256 concurrent clients for BENCH_SECONDS (default 3) each: req/s,
 // p50/p99 latency, added over calling the upstream directly. Streams (20 events 5 ms apart):
 // 1 and 64 concurrent: time to first byte and to first event, added over direct, and the
@@ -13,6 +15,7 @@ import http from 'node:http';
 import { Buffer } from 'node:buffer';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { rawLoad } from './gateway/raw-load.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -72,6 +75,8 @@ function request(target, body, agent, onEvent) {
 }
 
 async function load(target, clients, stream) {
+  // Non-streamed: raw keep-alive sockets (gateway/raw-load.js), so the proxy under test is the limit.
+  if (!stream) return rawLoad({ port: target.port, path: target.path, headers: target.headers, body: JSON.stringify({ model: 'claude-haiku-4-5', max_tokens: 64, stream: false, messages: [{ role: 'user', content: 'hello' }] }), clients, seconds: SECONDS });
   const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
   const body = JSON.stringify({ model: 'claude-haiku-4-5', max_tokens: 64, stream, messages: [{ role: 'user', content: 'hello' }] });
   const lat = [];

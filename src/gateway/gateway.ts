@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Hono } from 'hono';
 import { silentLogger, type Logger } from '../core/log.js';
-import { hashToken } from '../core/tokens.js';
+import { jobTokenHash } from './token-hash.js';
 import type { JobRow, Store } from '../store/types.js';
 import type { GatewayConfig } from './config.js';
 import { anthropicError } from './errors.js';
@@ -98,7 +98,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
   const authenticate = async (req: GatewayRequest): Promise<JobRow | Reply> => {
     const token = tokenOf(req);
     if (!token) return anthropicError(401, 'authentication_error', 'missing job token: send it as x-api-key or Authorization: Bearer', { retry: false });
-    const job = await store.findJobByTokenHash(hashToken(token));
+    const job = await store.findJobByTokenHash(jobTokenHash(token));
     if (!job) {
       log.warn('gateway: rejected an unknown or expired job token', { path: req.path });
       return anthropicError(401, 'authentication_error', 'invalid job token: unknown, or its job is no longer running', { retry: false });

@@ -1,4 +1,4 @@
-import { hashToken } from '../core/tokens.js';
+import { jobTokenHash } from './token-hash.js';
 import type { Logger } from '../core/log.js';
 import type { JobRow } from '../store/types.js';
 import { reserve, worstCaseMicros } from './budget.js';
@@ -52,7 +52,7 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
     const startedAt = Date.now();
     const token = tokenOf(request);
     if (!token) return openaiError(401, 'invalid_request_error', 'missing job token: send it as Authorization: Bearer', 'invalid_api_key');
-    const job = await d.store.findJobByTokenHash(hashToken(token));
+    const job = await d.store.findJobByTokenHash(jobTokenHash(token));
     if (!job) return openaiError(401, 'invalid_request_error', 'invalid job token: unknown, or its job is no longer running', 'invalid_api_key');
     let raw: Uint8Array = request.body;
     const upstream = d.config.openai;

@@ -26,6 +26,9 @@ export function parseMessagesRequest(raw: string): { request: MessagesRequest } 
   } catch {
     return { error: 'request body is not valid JSON' };
   }
+  // Every model call comes through here: the common, valid body is checked by hand (the same
+  // rules as the schema, no copy); zod runs when that check fails, for its error message.
+  if (isMessagesRequest(json)) return { request: json };
   const r = MessagesRequest.safeParse(json);
   if (!r.success) {
     const issue = r.error.issues[0];
@@ -33,6 +36,17 @@ export function parseMessagesRequest(raw: string): { request: MessagesRequest } 
   }
   return { request: r.data };
 }
+
+/** True when `j` passes {@link MessagesRequest} (same rules, checked without zod's copy). */
+function isMessagesRequest(j: unknown): j is MessagesRequest {
+  if (!isObject(j) || typeof j.model !== 'string' || j.model.length === 0 || !Array.isArray(j.messages)) return false;
+  if (j.stream !== undefined && typeof j.stream !== 'boolean') return false;
+  if (j.max_tokens !== undefined && typeof j.max_tokens !== 'number') return false;
+  for (const m of j.messages as unknown[]) if (!isObject(m) || typeof m.role !== 'string' || !('content' in m)) return false;
+  return true;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Concatenated text of a `system` value (string or array of text blocks). */
 function textOf(v: unknown): string {

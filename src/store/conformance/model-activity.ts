@@ -37,6 +37,21 @@ export function modelActivityTests(h: Harness): void {
     expect(await s.modelCallActivity([{ jobId: a.id, attempt: 1 }])).toEqual([{ jobId: a.id, attempt: 1, inFlight: 5, lastAt: T + 114 }]);
   });
 
+  it('model activity: starts and ends made in the same turn add up as if made one by one', async () => {
+    const s = await h.open();
+    const a = await newJob(s);
+    await Promise.all([1, 2, 3].map((i) => s.noteModelCall(a.id, 1, 'start', T + i)));
+    // 3 in flight; now, in one turn: 3 of them end, 4 new ones start (one with an older time).
+    const phases = ['end', 'end', 'start', 'start', 'start', 'start', 'end'] as const;
+    await Promise.all(phases.map((p, i) => s.noteModelCall(a.id, 1, p, i === 4 ? T : T + 10 + i)));
+    expect(await s.modelCallActivity([{ jobId: a.id, attempt: 1 }])).toEqual([{ jobId: a.id, attempt: 1, inFlight: 4, lastAt: T + 16 }]);
+    // An end with no start before it (never below 0), then a start, in one turn: 1 in flight.
+    // (SQLite applies a turn's writes in the order they were made; PostgreSQL's pool does not.)
+    if (s.dialect !== 'sqlite') return;
+    await Promise.all([s.noteModelCall(a.id, 2, 'end', T + 1), s.noteModelCall(a.id, 2, 'start', T + 2)]);
+    expect(await s.modelCallActivity([{ jobId: a.id, attempt: 2 }])).toEqual([{ jobId: a.id, attempt: 2, inFlight: 1, lastAt: T + 2 }]);
+  });
+
   it('model activity: bad input names the field and stores nothing', async () => {
     const s = await h.open();
     const a = await newJob(s);

@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { MessagesRequest, parseMessagesRequest } from './request.js';
+
+describe('parseMessagesRequest', () => {
+  // Each body with whether the Messages schema accepts it (worked out from the schema's rules:
+  // model a non-empty string, messages an array of objects with a string role and a content key, stream boolean,
+  // max_tokens a number; anything else passes through).
+  const cases: Array<[string, boolean]> = [
+    ['{"model":"m","messages":[]}', true],
+    ['{"model":"m","max_tokens":5,"stream":true,"messages":[{"role":"user","content":"hi","x":1}],"extra":{"a":[1]}}', true],
+    ['{"model":"m","messages":[{"role":"user"}]}', false],
+    ['{"model":"m","messages":[{"role":"user","content":null}]}', true],
+    ['{"model":"","messages":[]}', false],
+    ['{"model":3,"messages":[]}', false],
+    ['{"messages":[]}', false],
+    ['{"model":"m"}', false],
+    ['{"model":"m","messages":{}}', false],
+    ['{"model":"m","messages":[null]}', false],
+    ['{"model":"m","messages":[[]]}', false],
+    ['{"model":"m","messages":[{"content":"x"}]}', false],
+    ['{"model":"m","messages":[{"role":1}]}', false],
+    ['{"model":"m","messages":[],"stream":"yes"}', false],
+    ['{"model":"m","messages":[],"stream":null}', false],
+    ['{"model":"m","messages":[],"max_tokens":"5"}', false],
+    ['[]', false],
+    ['null', false],
+    ['"x"', false],
+  ];
+  it.each(cases)('%s → accepted: %s (the same verdict as the zod schema)', (body, ok) => {
+    const got = parseMessagesRequest(body);
+    expect('request' in got).toBe(ok);
+    expect(MessagesRequest.safeParse(JSON.parse(body)).success).toBe(ok);
+    if ('request' in got) expect(got.request).toEqual(JSON.parse(body));
+  });
+
+  it('names the bad field, and says when the body is not JSON', () => {
+    expect(parseMessagesRequest('{"model":"m","messages":[{"role":1}]}')).toEqual({ error: expect.stringMatching(/^messages\.0\.role: /) });
+    expect(parseMessagesRequest('{"model":"m","messages":[],"stream":"yes"}')).toEqual({ error: expect.stringMatching(/^stream: /) });
+    expect(parseMessagesRequest('{nope')).toEqual({ error: 'request body is not valid JSON' });
+  });
+});
