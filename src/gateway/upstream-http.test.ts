@@ -1,0 +1,106 @@
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { upstreamRequest } from './upstream-http.js';
+
+// A real HTTP server standing in for a provider; each path is one behaviour.
+let server: Server;
+let base = '';
+const closed: string[] = [];
+const seen: Array<{ path: string; headers: Record<string, unknown>; body: string }> = [];
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      seen.push({ path: req.url ?? '', headers: req.headers, body });
+      route((req.url ?? '').split('?')[0]!, res);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+function route(path: string, res: ServerResponse): void {
+  if (path === '/json-gzip') {
+    const body = gzipSync(Buffer.from('{"ok":true,"text":"é"}'));
+    res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': body.length, 'set-cookie': ['a=1', 'b=2'], 'x-multi': ['one', 'two'] });
+    return void res.end(body);
+  }
+  if (path === '/sse-gzip') {
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'content-encoding': 'gzip' });
+    return void res.end(gzipSync(Buffer.from('event: ping\ndata: {}\n\n')));
+  }
+  if (path === '/no-content') return void res.writeHead(204).end();
+  if (path === '/slow-headers') return void setTimeout(() => res.writeHead(200).end('late'), 2_000);
+  if (path === '/endless-sse') {
+    // One event every 5 ms until the client goes away; records that it did.
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    const t = setInterval(() => res.write('event: ping\ndata: {}\n\n'), 5);
+    res.on('close', () => {
+      clearInterval(t);
+      closed.push(path);
+    });
+    return;
+  }
+  res.writeHead(404).end();
+}
+
+async function readAll(s: AsyncIterable<Uint8Array>): Promise<string> {
+  let out = '';
+  for await (const c of s) out += Buffer.from(c).toString();
+  return out;
+}
+
+describe('upstreamRequest (undici pool)', () => {
+  it('sends the body and headers, and decodes a gzip body; set-cookie is dropped and repeated headers joined', async () => {
+    const r = await upstreamRequest(`${base}/json-gzip?x=1`, { method: 'POST', headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' }, body: Buffer.from('{"a":1}') });
+    expect(r.status).toBe(200);
+    expect(r.body?.toString()).toBe('{"ok":true,"text":"é"}');
+    expect(r.headers['content-encoding']).toBeUndefined();
+    expect(r.headers['content-length']).toBeUndefined();
+    expect(r.headers['set-cookie']).toBeUndefined();
+    expect(r.headers['x-multi']).toBe('one, two');
+    const got = seen.find((s) => s.path === '/json-gzip?x=1')!;
+    expect(got.body).toBe('{"a":1}');
+    expect(got.headers['anthropic-version']).toBe('2023-06-01');
+    expect(got.headers['content-length']).toBe('7');
+  });
+
+  it('decodes a gzip event stream, handed over as a live stream', async () => {
+    const r = await upstreamRequest(`${base}/sse-gzip`, { method: 'POST', headers: {}, body: Buffer.from('{}') });
+    expect(r.body).toBeNull();
+    expect(await readAll(r.stream!)).toBe('event: ping\ndata: {}\n\n');
+  });
+
+  it('a 204 has no body', async () => {
+    expect(await upstreamRequest(`${base}/no-content`, { method: 'POST', headers: {}, body: Buffer.from('{}') })).toEqual({ status: 204, headers: expect.any(Object), body: null });
+  });
+
+  it('a reader that stops early ends the upstream call', async () => {
+    const r = await upstreamRequest(`${base}/endless-sse`, { method: 'POST', headers: {}, body: Buffer.from('{}') });
+    let n = 0;
+    for await (const _ of r.stream!) if (++n === 3) break;
+    await expect.poll(() => closed.includes('/endless-sse'), { timeout: 2_000 }).toBe(true);
+  });
+
+  it('an abort before the reply rejects with AbortError at once', async () => {
+    const ac = new AbortController();
+    const p = upstreamRequest(`${base}/slow-headers`, { method: 'POST', headers: {}, body: Buffer.from('{}'), signal: ac.signal });
+    setTimeout(() => ac.abort(), 50);
+    const t0 = Date.now();
+    await expect(p).rejects.toMatchObject({ name: 'AbortError' });
+    expect(Date.now() - t0).toBeLessThan(1_000);
+  });
+
+  it('an unreachable upstream rejects', async () => {
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise<void>((r) => probe.close(() => r()));
+    await expect(upstreamRequest(`http://127.0.0.1:${port}/v1/messages`, { method: 'POST', headers: {}, body: Buffer.from('{}') })).rejects.toThrow();
+  });
+});
