@@ -43,7 +43,10 @@ describe('flotilla up, then the client commands', () => {
     const out = upIO.out();
     expect(out).toContain('flotilla: offline scripted model (no ANTHROPIC_API_KEY set)');
     expect(out).toContain(`flotilla: admin token in ${join(data, 'admin-token')}`);
-    expect(out).toMatch(new RegExp(`flotilla runner --server ${url} --token flr_[A-Za-z0-9_-]{20,}`));
+    // Not a terminal (a pipe, journald): no live registration token in the output, only how to make one.
+    expect(out).toContain(`flotilla runner --server ${url} --token <token>`);
+    expect(out).toContain('flotilla runners token create');
+    expect(out).not.toMatch(/flr_/);
     expect((await readFile(join(data, 'admin-token'), 'utf8')).trim()).toMatch(/^fla_/);
   });
 
@@ -148,5 +151,24 @@ describe('flotilla up, then the client commands', () => {
     expect(last.job).toMatchObject({ id: own, status: 'cancelled' });
     expect(all.slice(0, -1).every((e) => e.jobId === own && typeof e.seq === 'number')).toBe(true);
     await run('jobs', 'cancel', String(id));
+  });
+});
+
+describe('flotilla up on a terminal', () => {
+  it('prints a live registration token (single use) that a runner can register with', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'flotilla-up-tty-'));
+    const io = recordingIO(true);
+    const done = main(cli('up', '--port', '0', '--no-runner', '--data', dir), io);
+    try {
+      await waitFor(() => /press Ctrl-C/.test(io.out()) || io.err() !== '', 'flotilla up to start');
+      const m = /flotilla runner --server (http:\/\/127\.0\.0\.1:\d+) --token (flr_[A-Za-z0-9_-]{20,})$/m.exec(io.out());
+      expect(m, io.out()).not.toBeNull();
+      const reg = await fetch(`${m![1]}/api/runners/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: m![2], name: 'tty-runner', capacity: 1 }) });
+      expect(reg.status).toBe(201);
+    } finally {
+      io.signals.emit('SIGINT');
+      expect(await done).toBe(0);
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

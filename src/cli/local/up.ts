@@ -93,12 +93,19 @@ export function registerUp(program: Command, ctx: CliContext): void {
           const lbl = Object.keys(labels).length ? `, labels ${Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(',')}` : '';
           say(`flotilla: local runner ${stack.runner.runnerId} working in ${resolve(opts.data, 'runner')} (capacity ${opts.capacity}${lbl})`);
         }
-        const regToken = await createRegistrationToken(stack.store, {}, 3600_000, Date.now());
         const publicUrl = LOOPBACK.has(opts.host)
           ? stack.server.url
           : stack.server.url.replace(/^(https?:\/\/)(0\.0\.0\.0|\[::\]|::)(?=:)/, `$1${hostname()}`);
-        say('flotilla: to add a runner on another machine (token: single use, valid 1 h; more with `flotilla runners token create`):');
-        say(`  flotilla runner --server ${publicUrl} --token ${regToken}`);
+        if (io.stdout.isTTY) {
+          // A live secret goes to a terminal only: under systemd or a pipe, stdout ends up in
+          // logs (journald), so there the user is told how to make one instead.
+          const regToken = await createRegistrationToken(stack.store, {}, 3600_000, Date.now());
+          say('flotilla: to add a runner on another machine (token: single use, valid 1 h; more with `flotilla runners token create`):');
+          say(`  flotilla runner --server ${publicUrl} --token ${regToken}`);
+        } else {
+          say('flotilla: to add a runner on another machine, make a registration token with `flotilla runners token create`, then:');
+          say(`  flotilla runner --server ${publicUrl} --token <token>`);
+        }
         if (LOOPBACK.has(opts.host)) say('  (this server listens on 127.0.0.1 only: start it with --host 0.0.0.0 to accept other machines)');
         say('flotilla: press Ctrl-C to stop');
         const sig = await untilInterrupted(io);
