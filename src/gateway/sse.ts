@@ -18,24 +18,42 @@ export class SseParser {
   /** True when the last chunk ended in `\r`, so a leading `\n` in the next one is the same line end. */
   private pendingCr = false;
 
-  /** Feeds a chunk; returns the events it completed (possibly none). */
+  /**
+   * Feeds a chunk; returns the events it completed (possibly none). Lines are found with
+   * indexOf from a moving start (no regex, no re-slicing of the buffer per line): every event of
+   * every streamed call passes through here.
+   */
   push(chunk: Uint8Array | string): SseEvent[] {
     let text = typeof chunk === 'string' ? chunk : this.decoder.decode(chunk, { stream: true });
-    if (this.pendingCr && text.startsWith('\n')) text = text.slice(1);
+    if (this.pendingCr && text.charCodeAt(0) === 10) text = text.slice(1);
     this.pendingCr = false;
-    this.buffer += text;
+    const buf = this.buffer ? this.buffer + text : text;
     const out: SseEvent[] = [];
+    let start = 0;
+    let cr = buf.indexOf('\r');
     for (;;) {
-      const m = /\r\n|\n|\r/.exec(this.buffer);
-      if (!m) break;
-      // A `\r` at the very end may be the first half of `\r\n`: treat it as the line end and
-      // swallow a `\n` that starts the next chunk.
-      if (m[0] === '\r' && m.index === this.buffer.length - 1) this.pendingCr = true;
-      const line = this.buffer.slice(0, m.index);
-      this.buffer = this.buffer.slice(m.index + m[0].length);
-      const ev = this.line(line);
+      if (cr !== -1 && cr < start) cr = buf.indexOf('\r', start);
+      const lf = buf.indexOf('\n', start);
+      let end: number;
+      let next: number;
+      if (cr !== -1 && (lf === -1 || cr < lf)) {
+        end = cr;
+        if (cr + 1 < buf.length) next = buf.charCodeAt(cr + 1) === 10 ? cr + 2 : cr + 1;
+        else {
+          // A `\r` at the very end may be the first half of `\r\n`: treat it as the line end and
+          // swallow a `\n` that starts the next chunk.
+          next = cr + 1;
+          this.pendingCr = true;
+        }
+      } else if (lf !== -1) {
+        end = lf;
+        next = lf + 1;
+      } else break;
+      const ev = this.line(buf.slice(start, end));
       if (ev) out.push(ev);
+      start = next;
     }
+    this.buffer = start === 0 ? buf : buf.slice(start);
     return out;
   }
 
