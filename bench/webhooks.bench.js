@@ -16,7 +16,7 @@
 //   on an otherwise idle 2-core machine (2 s of CPU per second / the sum);
 // - as baselines of the same run: GET /healthz (one store read, no auth) at the same
 //   concurrency, and one delivery repeated (the dedup path);
-// - on PostgreSQL: SQL round trips (pg queries incl. BEGIN/COMMIT) and transactions per
+// - on PostgreSQL: SQL round trips, statements (incl. BEGIN/COMMIT) and transactions per
 //   delivery, counted in the driver (they include the server's background loops).
 // Environment: BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres),
 // BENCH_DELIVERIES (default 4000), BENCH_CONCURRENCY (default 32), BENCH_ENGINES (default
@@ -28,6 +28,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import pg from 'pg';
 import { openStore } from '../dist/store/open.js';
+import { PreparingClient } from '../dist/store/pg-prepared.js';
 import { startServer } from '../dist/server/server.js';
 
 const PG_BASE = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -41,15 +42,30 @@ const CORES = 2;
 const ISSUES = 100;
 const GATEWAY = { provider: 'scripted', anthropicBaseUrl: 'http://127.0.0.1:9', prices: { version: 'b', models: {}, default: { input: 3, output: 15, cacheWrite5m: 3.75, cacheWrite1h: 6, cacheRead: 0.3 } } };
 
-// Every query the pg driver sends is one round trip (node-postgres does not pipeline): count
-// them, and the COMMITs among them (transactions).
+// SQL round trips: a query waits for its answer before the connection's next one goes out,
+// except on a pipeline-mode client (the webhook intake's, store/ingest-pg-pipeline.ts), where a
+// query sent while another is in flight costs no round trip of its own. Counted: statements,
+// round trips, and COMMITs (transactions). Counted on the store's client class (PreparingClient,
+// store/pg-prepared.ts), which has its own `query`: it took pg.Client's when its module loaded,
+// before this file ran, so wrapping pg.Client's counted nothing (the bench printed 0.00). The
+// bench's own pg.Client connections (setup, CPU readings) are not counted.
 let pgQueries = 0;
+let pgTrips = 0;
 let pgCommits = 0;
-const pgQuery = pg.Client.prototype.query;
-pg.Client.prototype.query = function (...args) {
+const inFlight = new WeakMap();
+const pgQuery = PreparingClient.prototype.query;
+PreparingClient.prototype.query = function (...args) {
   pgQueries++;
+  const n = inFlight.get(this) ?? 0;
+  if (n === 0 || !this.pipeline) pgTrips++;
   if (typeof args[0] === 'string' && /^commit$/i.test(args[0])) pgCommits++;
-  return pgQuery.apply(this, args);
+  const r = pgQuery.apply(this, args);
+  if (r && typeof r.then === 'function') {
+    inFlight.set(this, n + 1);
+    const done = () => inFlight.set(this, inFlight.get(this) - 1);
+    r.then(done, done);
+  }
+  return r;
 };
 
 /** CPU time (utime + stime) of Linux thread or process `id` under /proc/<path>, µs; null when unreadable. Ticks of 10 ms (USER_HZ 100). */
@@ -163,9 +179,10 @@ async function bench(engine) {
     await load.run('warm-up', Array.from({ length: 200 }, (_, i) => delivery(N + i)));
     const base = await load.run('healthz', healthz);
     const requests = Array.from({ length: N }, (_, i) => delivery(i));
-    const [q0, t0] = [pgQueries, pgCommits];
+    const [q0, r0, t0] = [pgQueries, pgTrips, pgCommits];
     const max = await load.run('deliveries', requests);
-    const trips = ((pgQueries - q0) / N).toFixed(2);
+    const statements = ((pgQueries - q0) / N).toFixed(2);
+    const trips = ((pgTrips - r0) / N).toFixed(2);
     const txs = ((pgCommits - t0) / N).toFixed(2);
     const paced = await load.run('paced', Array.from({ length: N }, (_, i) => delivery(2 * N + i)), GOAL_RATE);
     const same = delivery(0);
@@ -183,7 +200,7 @@ async function bench(engine) {
           : `${pad}CPU µs/delivery: server thread ${sv}, load generator ${cl}, GC/other threads ${other}${pgCpu === null ? '' : `, PostgreSQL backends ${pgCpu}`}; ` +
             `total ${total} → ${((CORES * 1e6) / total).toFixed(0)}/s on an idle ${CORES}-core machine (${((CORES * 1e6) / total / GOAL_RATE).toFixed(2)}× the goal rate)`,
         `${pad}baseline GET /healthz: ${base.rate.toFixed(0)}/s p99 ${ms(base.p99)} ms, server thread ${base.cpu.server ?? 'n/a'} µs/request | repeated delivery: ${dup.rate.toFixed(0)}/s p99 ${ms(dup.p99)} ms` +
-          (databaseUrl ? ` | PG round trips/delivery ${trips}, transactions/delivery ${txs}` : ''),
+          (databaseUrl ? ` | PG round trips/delivery ${trips} (statements incl. BEGIN/COMMIT ${statements}), transactions/delivery ${txs}` : ''),
       ].join('\n'),
     );
     return { max, paced };

@@ -1,11 +1,9 @@
-import type { Transaction } from 'kysely';
 import { num, numOrNull } from './codec.js';
 import type { StoreCtx } from './ctx.js';
 import { noteOnTask, type EventEffect } from './ingest-window.js';
-import { pairKey, type DeliveryValues, type EventValues, type IngestTask, type TaskWindowValues } from './ingest-sql.js';
+import { pairKey, type DeliveryValues, type EventValues, type IngestTask, type TaskWindowValues, type Trx } from './ingest-sql.js';
 import { pgIngest } from './ingest-sql-pg.js';
 import { sqliteIngest } from './ingest-sql-sqlite.js';
-import type { Database } from './schema.js';
 import { taskRowOf } from './tasks.js';
 import { eventValues } from './tasks-turns.js';
 import type { IngestResult, NewDelivery, TaskEventRow, TaskRow, WindowDecision } from './tasks-types.js';
@@ -27,9 +25,12 @@ import type { IngestResult, NewDelivery, TaskEventRow, TaskRow, WindowDecision }
  *    coalescing window); then one statement writes the touched tasks and inserts the events.
  * A repeat changes nothing. Deliveries are assumed checked (receivers.ts checkDelivery).
  * Results in the order given; `task` is the task as it stands right after that delivery.
+ * `lastSent`, when given, is called once the batch's last statement has been sent and before
+ * its answer is awaited (the pipelined PostgreSQL path sends COMMIT right behind it:
+ * ingest-pg-pipeline.ts); never called when an earlier statement failed.
  * @throws the driver's error (the caller's transaction then stores nothing).
  */
-export async function ingestBatchIn(c: StoreCtx, trx: Transaction<Database>, ds: readonly NewDelivery[]): Promise<IngestResult[]> {
+export async function ingestBatchIn(c: StoreCtx, trx: Trx, ds: readonly NewDelivery[], lastSent?: () => void): Promise<IngestResult[]> {
   const sql = c.dialect === 'postgres' ? pgIngest : sqliteIngest;
   const keys = new Map<string, boolean>(); // key → also its completed owners (a reopen)
   for (const d of ds) if (d.event.key !== null) keys.set(d.event.key, (keys.get(d.event.key) ?? false) || d.includeCompleted === true);
@@ -83,7 +84,9 @@ export async function ingestBatchIn(c: StoreCtx, trx: Transaction<Database>, ds:
     events.push(eventValues(taskId, d.event, d.now));
     fresh.push({ i, task, stale: effect?.stale ?? false, ...(d.coalesce ? { window: effect?.window ?? null } : {}) });
   });
-  const ids = events.length ? await sql.write(trx, [...touched].map((id) => windowValues(tasks.get(id)!)), events) : [];
+  const written = events.length ? sql.write(trx, [...touched].map((id) => windowValues(tasks.get(id)!)), events) : Promise.resolve([]);
+  lastSent?.();
+  const ids = await written;
   fresh.forEach(({ i, ...f }, n) => {
     const e = events[n]!;
     const event: TaskEventRow = { id: ids[n]!, taskId: e.task_id, receiverId: e.receiver_id, key: e.key, kind: e.kind, actor: e.actor, summary: e.summary, occurredAt: e.occurred_at, receivedAt: e.received_at, turn: null };

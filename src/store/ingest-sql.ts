@@ -1,6 +1,5 @@
-import { CompiledQuery, type Transaction } from 'kysely';
+import { CompiledQuery, type QueryResult } from 'kysely';
 import { num } from './codec.js';
-import type { Database } from './schema.js';
 import type { TaskSelect } from './tasks.js';
 
 /**
@@ -40,8 +39,14 @@ export interface TaskCounts {
   pendingEvents: number;
 }
 
-/** The transaction every statement runs in. */
-export type Trx = Transaction<Database>;
+/**
+ * The transaction every statement runs in: a Kysely transaction, or on PostgreSQL the pipelined
+ * one of ingest-pg-pipeline.ts (which sends BEGIN with the first statement). Only
+ * `executeQuery` is used.
+ */
+export interface Trx {
+  executeQuery<R>(query: CompiledQuery<R>): Promise<QueryResult<R>>;
+}
 
 /**
  * A task as read for a batch: its row (tasks columns; `queued_prompts`, `pending_events` filled

@@ -6,12 +6,13 @@ import type { Store } from './types.js';
 import { kyselyStore } from './kysely-store.js';
 import { migrateToLatest } from './migrations/index.js';
 import { PreparingClient } from './pg-prepared.js';
+import { INGEST_POOL_SIZE, withPipelinedIngest } from './ingest-pg-pipeline.js';
 
 /** Options for {@link openPostgresStore}. */
 export interface PostgresStoreOptions {
   /** Put Flotilla's tables in this schema (created if missing) instead of `public`. `[a-z_][a-z0-9_]*`, ≤ 63 chars. */
   schema?: string;
-  /** Pool size (connections). Default 10. */
+  /** Pool size (connections). Default 10; the webhook intake has its own 2 besides (ingest-pg-pipeline.ts). */
   maxConnections?: number;
   /** Where idle-connection errors (server restarts) are reported. */
   log?: Logger;
@@ -29,14 +30,14 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
   if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
     throw new Error(`store: schema must match [a-z_][a-z0-9_]* (max 63 chars), got ${JSON.stringify(schema)}`);
   }
-  const pool = new pg.Pool({
+  const config: pg.PoolConfig = {
     connectionString: url,
-    max: opts.maxConnections ?? 10,
     connectionTimeoutMillis: 10_000,
     // The hot paths' statements marked PREPARE are prepared once per connection (pg-prepared.ts).
     Client: PreparingClient,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
-  });
+  };
+  const pool = new pg.Pool({ ...config, max: opts.maxConnections ?? 10 });
   // An idle client erroring (server restart) must not crash the process; the pool replaces it.
   pool.on('error', (e) => opts.log?.warn('postgres idle connection error', { error: e.message }));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
@@ -53,7 +54,11 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
     const msg = e instanceof Error ? e.message : String(e);
     throw new Error(`store: cannot open PostgreSQL at ${safeUrl(url)}: ${msg}`, { cause: e });
   }
-  return kyselyStore(db, 'postgres');
+  // Webhook batches with BEGIN and COMMIT pipelined, on connections of their own (ingest-pg-pipeline.ts),
+  // kept open while idle (webhooks come in bursts: the first of one should not pay a new
+  // connection and its statements' planning) without keeping the process alive.
+  const ingestPool = new pg.Pool({ ...config, max: INGEST_POOL_SIZE, pipeline: true, idleTimeoutMillis: 0, allowExitOnIdle: true });
+  return withPipelinedIngest(kyselyStore(db, 'postgres'), db, ingestPool, opts.log);
 }
 
 /** The URL without its password (for error messages and logs). */

@@ -106,8 +106,7 @@ export async function ingestDelivery(c: StoreCtx, d: NewDelivery): Promise<Inges
  * @throws Error naming the field of the first malformed delivery (nothing stored).
  */
 export async function ingestDeliveries(c: StoreCtx, ds: readonly NewDelivery[]): Promise<IngestResult[]> {
-  if (!Array.isArray(ds) || ds.length > 500) throw new Error('store: deliveries must be an array of at most 500');
-  for (const d of ds) checkDelivery(d);
+  checkDeliveries(ds);
   if (ds.length === 0) return [];
   return c.db.transaction().execute(async (trx) => {
     const out: IngestResult[] = [];
@@ -125,8 +124,14 @@ export async function ingestDeliveries(c: StoreCtx, ds: readonly NewDelivery[]):
   });
 }
 
+/** The checks of {@link ingestDeliveries}. @throws Error naming the field of the first malformed delivery, or when `ds` is not an array of at most 500. */
+export function checkDeliveries(ds: readonly NewDelivery[]): void {
+  if (!Array.isArray(ds) || ds.length > 500) throw new Error('store: deliveries must be an array of at most 500');
+  for (const d of ds) checkDelivery(d);
+}
+
 /** @throws Error naming the field when a delivery is malformed. */
-function checkDelivery(d: NewDelivery): void {
+export function checkDelivery(d: NewDelivery): void {
   assertInt('receiverId', d.receiverId, 1);
   assertInt('now', d.now, 0);
   if (typeof d.deliveryId !== 'string' || d.deliveryId.length === 0 || d.deliveryId.length > 200) throw new Error('store: deliveryId must be a string of 1 to 200 characters');

@@ -7,6 +7,7 @@ import { kyselyStore } from './kysely-store.js';
 import { withSqliteFastPaths } from './sqlite-fast.js';
 import { migrateToLatest } from './migrations/index.js';
 import { withStatementCache } from './sqlite-statement-cache.js';
+import { startCheckpointer, type Checkpointer } from './sqlite-checkpoint.js';
 
 /** How long a statement waits for a lock held by another connection before SQLITE_BUSY, ms. */
 const BUSY_TIMEOUT_MS = 5_000;
@@ -43,6 +44,20 @@ export async function openSqliteStore(file: string, afterClose?: () => void | Pr
     await db.destroy();
     throw e;
   }
+  // WAL checkpoints on a worker thread, not inside a commit on the event loop (sqlite-checkpoint.ts).
+  let checkpointer: Checkpointer | null = null;
+  if (file !== ':memory:') {
+    try {
+      checkpointer = startCheckpointer(sqlite, file);
+    } catch {
+      // No thread: SQLite's own automatic checkpoint stays in charge, as before.
+    }
+  }
+  // The thread's connection closes after the store's (as the last one, it removes the WAL).
+  const closeAll = async () => {
+    await checkpointer?.stop();
+    await afterClose?.();
+  };
   // The gateway's per-call statements without Kysely's overhead, and a token cache (sqlite-fast.ts).
-  return withSqliteFastPaths(kyselyStore(db, 'sqlite', afterClose), db, sqlite);
+  return withSqliteFastPaths(kyselyStore(db, 'sqlite', closeAll), db, sqlite);
 }
