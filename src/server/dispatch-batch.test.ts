@@ -81,7 +81,7 @@ it('one pass gives the 3 oldest of 5 queued jobs to 3 free runners in one batch 
     d.kick();
     d.kick(); // same turn: the same pass
     await d.idle();
-    expect(calls.get('listActiveAssignments')?.length).toBe(1); // one pass for both kicks
+    expect(calls.get('listDispatchState')?.length).toBe(1); // one pass for both kicks
     expect(calls.get('claimJobsById')?.length).toBe(1);
     expect((calls.get('claimJobsById')![0]![0] as unknown[]).length).toBe(3);
     expect(calls.has('claimJobById')).toBe(false);
@@ -101,7 +101,7 @@ it('one pass gives the 3 oldest of 5 queued jobs to 3 free runners in one batch 
     d.kick();
     d.kick();
     await d.idle();
-    expect(calls.get('listActiveAssignments')?.length).toBe(2);
+    expect(calls.get('listDispatchState')?.length).toBe(2);
     expect(calls.get('claimJobsById')?.length).toBe(2);
     expect((calls.get('claimJobsById')![1]![0] as unknown[]).length).toBe(2);
     expect(conns.slice(0, 2).map((c) => c.got[1]?.jobId).sort((a, b) => a! - b!)).toEqual(ids.slice(3));
@@ -116,7 +116,7 @@ it('a claim that does not take (job cancelled after the queue was read) leaves i
   let cancelled = 0;
   const { base, conns, ids, d } = await setup('lost-claim', 1, 2, async (method, store) => {
     // Right after the first read of the queue, the head job is cancelled elsewhere.
-    if (method !== 'listDispatchHead' || cancelled) return;
+    if (method !== 'listDispatchState' || cancelled) return;
     cancelled = ids[0]!;
     await store.transitionJob(ids[0]!, null, ['queued'], 'cancelled', Date.now(), { endReason: 'cancelled' });
   });

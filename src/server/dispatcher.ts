@@ -16,6 +16,11 @@ import { keptSlotReason } from './tasks/slot-wait.js';
 
 /** Most queued jobs read per dispatch pass (a full read with runners still free schedules another pass). */
 const DISPATCH_BATCH = 1000;
+/**
+ * Queued jobs in the first page of a pass, read before the free slots are known (beside them);
+ * a full page with runners still free reads the next one.
+ */
+const FIRST_PAGE = 32;
 /** Most queued jobs one pass looks at (in pages of up to DISPATCH_BATCH). */
 const MAX_SCAN = 20_000;
 /** The unmatched-job note runs at most this often, ms. */
@@ -120,21 +125,29 @@ export class Dispatcher {
     const conns = hub.connections();
     // Job-centric: read the queue in pages, match in memory, then claim a page's matches in one
     // batch (store.claimJobsById: the claims and their `assigned` events in one transaction).
-    // Round trips per pass: live assignments ∥ kept task slots, then 1 for the first page with
+    // Round trips per pass: 1 for the live assignments, kept task slots and the first page with
     // the holds (one snapshot), then 1 claim per page that assigns something (one statement on
-    // PostgreSQL; the effort settings are cached, effort-cache.ts) — none after the first when no
-    // runner here has room.
+    // PostgreSQL; the effort settings are cached, effort-cache.ts), and 1 read per further page
+    // while runners here have room.
     if (conns.length > 0) {
-      // Slots are read first (conservative: a job ending meanwhile frees its slot for the next
-      // pass), so a pass with every runner full reads no queue at all.
-      const [activeNow, slotsNow] = await Promise.all([store.listActiveAssignments(), store.listTaskSlots(now())]);
-      const byRunner = groupByRunner(activeNow);
-      const kept = groupTaskSlots(slotsNow); // idle tasks' runner slots (issue 7)
+      // The runners' slots and the head of the queue (with the holds) are read at once (one
+      // statement on PostgreSQL, store/dispatch-state.ts): two round trips less before a new
+      // job's claim (issue 5, POST → job.assign). Reading the slots before the queue bought
+      // nothing: only this server's passes (never overlapping) and placeNow assign to its
+      // runners, and every claim is conditional on the job being queued. The free slots are not
+      // known yet, so the first page is a small fixed one; a full page with runners still free
+      // reads on (below).
+      const t = now();
+      const firstHead = await store.listDispatchState(FIRST_PAGE, t);
+      const byRunner = groupByRunner(firstHead.active);
+      const kept = groupTaskSlots(firstHead.taskSlots); // idle tasks' runner slots (issue 7)
       const candidates = conns.map((c) => openRunner(c, byRunner.get(c.runnerId) ?? [])).filter((x) => !x.active.some((a) => a.holds === 'runner'));
       const free = candidates.reduce((n, x) => n + Math.max(0, x.free), 0);
-      // Jobs holding nothing fit full runners too: look at the queue then as well.
-      const noneJobs = free === 0 && candidates.length > 0 && this.o.agents.list().some((a) => a.holds === 'none');
-      // Read only as much of the queue as the free slots can plausibly take (labels may not
+      // Jobs holding nothing fit full runners too: full runners stay in `open` only then
+      // (any other job needs a free parallel-job slot: core/capacity.ts whyNotFits).
+      const anyNone = candidates.length > 0 && this.o.agents.list().some((a) => a.holds === 'none');
+      const noneJobs = free === 0 && anyNone;
+      // Later pages: as much of the queue as the free slots can plausibly take (labels may not
       // match the first ones): 8 per free slot, 32 to DISPATCH_BATCH.
       const limit = Math.min(DISPATCH_BATCH, Math.max(32, free * 8));
       // Page through the queue (keyset, never the same page twice) while runners are free:
@@ -147,17 +160,19 @@ export class Dispatcher {
       // runner, but only within pages read anyway).
       for (let scanned = 0; (open === null || open.some((x) => x.free > 0)) && scanned < MAX_SCAN && !this.stopped; ) {
         let queue: QueuedJobRef[];
+        let pageLimit: number;
         if (open === null) {
           // Holds are read with the first page (one snapshot on PostgreSQL, after it on SQLite):
           // a hold set before a job was created is then always seen when that job is matched (a
           // pass that started before the hold cannot hand the new job to the held runner).
-          const head = await store.listDispatchHead(limit, now());
-          queue = head.queue;
-          const heldSet = new Set(head.heldRunnerIds);
+          queue = firstHead.queue;
+          pageLimit = FIRST_PAGE;
+          const heldSet = new Set(firstHead.heldRunnerIds);
           const t0 = now();
-          open = candidates.filter((x) => x.c.holdUntil <= t0 && !heldSet.has(x.c.runnerId));
+          open = candidates.filter((x) => x.c.holdUntil <= t0 && !heldSet.has(x.c.runnerId) && (x.free > 0 || anyNone));
         } else {
           queue = await store.listQueuedForDispatch(limit, after);
+          pageLimit = limit;
         }
         scanned += queue.length;
         const plan: Planned[] = [];
@@ -192,12 +207,14 @@ export class Dispatcher {
           pick.active.push(slot);
           pick.free = pick.c.capacity - slotsUsed(pick.active, limitsOf(pick.c));
           open.splice(best, 1);
-          // Back of the line, so equal runners take turns (a whole-runner job takes it out).
-          if (holds !== 'runner') open.push(pick);
+          // Back of the line, so equal runners take turns (a whole-runner job takes it out; so
+          // does the last free slot, unless jobs holding nothing may still fit: every other job
+          // would only be checked against it in vain, for the rest of the page).
+          if (holds !== 'runner' && (pick.free > 0 || anyNone)) open.push(pick);
           plan.push({ q, pick, agent, holds, slot, keptTaken, token: newToken('flj') });
         }
         if (plan.length) await assignPlanned(this.o, plan, open, kept, pass, this.noted);
-        if (queue.length < limit) break;
+        if (queue.length < pageLimit) break;
         const last = queue[queue.length - 1]!;
         after = { priority: last.priority, id: last.id };
       }

@@ -45,6 +45,19 @@ export interface ClaimedJob {
  * @throws Error when a job id appears twice, or a number is not an integer.
  */
 export async function claimJobsById(c: StoreCtx, claims: readonly ClaimRequest[], now: number): Promise<ClaimedJob[]> {
+  checkClaims(claims, now);
+  if (claims.length === 0) return [];
+  const at = new Date(now).toISOString();
+  const out = c.dialect === 'postgres' ? await claimPg(c, claims, now, at) : await claimSqlite(c, claims, now, at);
+  const order = new Map(claims.map((q, i) => [q.jobId, i]));
+  return out.sort((a, b) => order.get(a.job.id)! - order.get(b.job.id)!);
+}
+
+/**
+ * The checks of {@link claimJobsById} (also run by the SQLite fast path, sqlite-fast.ts).
+ * @throws Error when a job id appears twice, or a number is not an integer.
+ */
+export function checkClaims(claims: readonly ClaimRequest[], now: number): void {
   assertInt('now', now, 0);
   const seen = new Set<number>();
   for (const q of claims) {
@@ -53,11 +66,6 @@ export async function claimJobsById(c: StoreCtx, claims: readonly ClaimRequest[]
     if (seen.has(q.jobId)) throw new Error(`store: claimJobsById: job ${q.jobId} appears twice in one batch`);
     seen.add(q.jobId);
   }
-  if (claims.length === 0) return [];
-  const at = new Date(now).toISOString();
-  const out = c.dialect === 'postgres' ? await claimPg(c, claims, now, at) : await claimSqlite(c, claims, now, at);
-  const order = new Map(claims.map((q, i) => [q.jobId, i]));
-  return out.sort((a, b) => order.get(a.job.id)! - order.get(b.job.id)!);
 }
 
 /** PostgreSQL's unique_violation. */

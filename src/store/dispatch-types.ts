@@ -1,10 +1,11 @@
 import type { EventBody, JobEvent } from '../protocol/index.js';
 import type { ClaimedJob, ClaimRequest } from './claim-batch.js';
 import type { DispatchHead } from './dispatch-head.js';
+import type { DispatchState } from './dispatch-state.js';
 import type { FrameOutcome, RunnerFrame } from './runner-frame.js';
 import type { JobRow, NewJob } from './types.js';
 
-export type { ClaimedJob, ClaimRequest, DispatchHead, FrameOutcome, RunnerFrame };
+export type { ClaimedJob, ClaimRequest, DispatchHead, DispatchState, FrameOutcome, RunnerFrame };
 export type { FrameEvent, FrameMove, RefusedFrameJob } from './runner-frame.js';
 
 /** The dispatch hot path's part of the Store (issue 5 benchmark): fewer statements and round trips per job. */
@@ -22,6 +23,11 @@ export interface DispatchStore {
   claimJobsById(claims: readonly ClaimRequest[], now: number): Promise<ClaimedJob[]>;
   /** The queue's first `limit` jobs and the runners held at `now`, from one snapshot on PostgreSQL: see store/dispatch-head.ts. */
   listDispatchHead(limit: number, now: number): Promise<DispatchHead>;
+  /**
+   * listDispatchHead + listActiveAssignments + listTaskSlots(now) in one call (PostgreSQL: one
+   * statement, one snapshot): what a dispatch pass reads first. See store/dispatch-state.ts.
+   */
+  listDispatchState(limit: number, now: number): Promise<DispatchState>;
   /**
    * A runner's `job.events` frame in one store call: its events appended (fenced by runner and
    * attempt, deduplicated by rseq) and the status change they carry applied, in one

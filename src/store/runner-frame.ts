@@ -75,7 +75,9 @@ export type FrameOutcome = { accepted: false; job: RefusedFrameJob } | { accepte
  * rseq is already stored for (job, attempt) are skipped (a resend after a lost ack); the move
  * is applied to the accepted frame even when every event was a repeat (a crash between the
  * store and the ack), and only from a status in `move.from`.
- * - PostgreSQL: one statement (data-modifying CTEs: lock, append, move; one round trip) when
+ * - PostgreSQL: one statement (data-modifying CTEs: lock, append, move; one round trip; `pgFast`,
+ *   default runner-frame-pg.ts; the store passes runner-frame-pg-batch.ts, which applies the
+ *   frames of one event-loop turn in one statement with the same outcome per frame) when
  *   the job has no children to collect; its seqs are read in the statement's snapshot, so an
  *   append committed by another writer while this one waited for the row lock makes the
  *   insert hit the (job_id, seq) or (job_id, attempt, rseq) unique key: the statement is then
@@ -86,10 +88,10 @@ export type FrameOutcome = { accepted: false; job: RefusedFrameJob } | { accepte
  *   their usage when `move.withChildren` asks, update.
  * @throws Error when a number is not an integer, or `move` is invalid (see transitionPlan).
  */
-export async function applyRunnerFrame(c: StoreCtx, f: RunnerFrame, now: number): Promise<FrameOutcome> {
+export async function applyRunnerFrame(c: StoreCtx, f: RunnerFrame, now: number, pgFast: (c: StoreCtx, q: FrameSql) => Promise<FrameOutcome | 'retry'> = applyFramePg): Promise<FrameOutcome> {
   const q = frameSql(c.codec, f, now);
   if (c.dialect === 'postgres') {
-    const fast = await applyFramePg(c, q);
+    const fast = await pgFast(c, q);
     if (fast !== 'retry') return fast;
   }
   return c.db.transaction().execute((trx) => applyInTransaction(c, trx, q, f.move));

@@ -8,6 +8,10 @@ import { createGroupCommit } from './sqlite-group-commit.js';
 import { codecFor } from './codec.js';
 import { frameSql } from './runner-frame.js';
 import { sqliteFrameApplier } from './sqlite-frame.js';
+import { sqliteClaimApplier } from './sqlite-claim.js';
+import { sqliteDispatchStateReader } from './sqlite-dispatch-state.js';
+import type { DispatchState } from './dispatch-state.js';
+import { checkClaims } from './claim-batch.js';
 import type { Database } from './schema.js';
 import type { BudgetReservationResult, JobRow, NewModelCall, Store } from './types.js';
 
@@ -29,11 +33,16 @@ const KEEPS_TOKENS = /^(get|list|find|count)|^(jobUsage|jobUsageMany|costRollup|
  *   event-loop turn (sqlite-group-commit.ts: one transaction per batch, never inside a Kysely
  *   transaction). The rare paths (the call does not fit, the tree's row does not exist yet)
  *   fall back to budgets.ts.
- * - `noteModelCall` (when the store has it): the same upsert as model-activity.ts, prepared,
- *   group-committed the same way (so a call's end note shares its settle's commit).
+ * - `noteModelCall` (when the store has it): the upsert of model-activity.ts, prepared,
+ *   group-committed the same way (so a call's end note shares its settle's commit), one per
+ *   (job, attempt) per batch however many calls started or ended in it.
  * - `applyRunnerFrame` (a runner's events and the status change they carry): the statements of
  *   runner-frame.ts prepared once (sqlite-frame.ts), group-committed like the settles; a job
  *   whose children's results are collected goes to the Kysely implementation.
+ * - `claimJobsById` (a dispatch pass's claims with their `assigned` events): the statements of
+ *   claim-batch.ts prepared once (sqlite-claim.ts), group-committed the same way.
+ * - `listDispatchState` (a dispatch pass's first reads): prepared (sqlite-dispatch-state.ts),
+ *   read outside any open transaction.
  * - `findJobByTokenHash`: a hit is reused for {@link TOKEN_CACHE_TTL_MS}. A SQLite data folder
  *   has one writer process (open.ts lock), so every write that could end a job or kill a token
  *   goes through this object: any call of a method not in KEEPS_TOKENS clears the cache before
@@ -74,6 +83,10 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
   // A runner's job.events frame (store/runner-frame.ts), group-committed (sqlite-frame.ts).
   const codec = codecFor('sqlite');
   const frame = sqliteFrameApplier(sqlite, codec);
+  // A dispatch pass's claims (store/claim-batch.ts), group-committed the same way (sqlite-claim.ts).
+  const claim = sqliteClaimApplier(sqlite, codec);
+  // A dispatch pass's first reads (store/dispatch-state.ts), prepared (sqlite-dispatch-state.ts).
+  const dispatchState = sqliteDispatchStateReader(sqlite, codec);
 
   const fast: Partial<Store> = {
     async applyRunnerFrame(f, now) {
@@ -83,6 +96,29 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
       try {
         const out = await group.run(() => frame(q));
         return out === 'kysely' ? await store.applyRunnerFrame(f, now) : out;
+      } finally {
+        clear();
+      }
+    },
+    async listDispatchState(limit, now) {
+      dispatchState.check(limit, now);
+      // Never inside another caller's open (Kysely) transaction: its uncommitted writes would
+      // be read. Kysely holds the connection for a transaction's length: wait for it then.
+      if (!sqlite.inTransaction) return dispatchState.read(limit, now);
+      let out: DispatchState | undefined;
+      await db.connection().execute(async () => {
+        out = dispatchState.read(limit, now);
+      });
+      return out!;
+    },
+    async claimJobsById(claims, now) {
+      checkClaims(claims, now); // validation errors come from here, before any write
+      if (claims.length === 0) return [];
+      const at = new Date(now).toISOString();
+      // New job tokens: cleared before and after, as for every method that may change one.
+      clear();
+      try {
+        return await group.run(() => claim(claims, now, at));
       } finally {
         clear();
       }
@@ -122,20 +158,23 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
   };
 
   // Model-call activity (store/model-activity.ts, issue 4): noted at each call's start and end
-  // by the gateway, so on the per-call path too. Same upsert, prepared once; when the table
-  // or method is not there, the store's own method runs.
+  // by the gateway, so on the per-call path too. The notes of one (job, attempt) made in the
+  // same event-loop turn are merged into ONE upsert in that turn's group commit: ends first
+  // (each belongs to a start written in an earlier batch, since the gateway issues a call's end
+  // only after its start is written), then starts — the result of applying them one by one.
+  // When the table or method is not there, the store's own method runs.
   const base = store as unknown as Record<string, unknown>;
   if (typeof base.noteModelCall === 'function') {
     const kyselyNote = (base.noteModelCall as (j: number, a: number, p: string, n: number) => Promise<void>).bind(store);
-    let upsert: { start: BetterSqlite3.Statement; end: BetterSqlite3.Statement } | null | undefined;
+    let upsert: BetterSqlite3.Statement | null | undefined;
+    const pending = new Map<string, { jobId: number; attempt: number; starts: number; ends: number; now: number; done: Promise<void> }>();
     (fast as Record<string, unknown>).noteModelCall = async (jobId: number, attempt: number, phase: 'start' | 'end', now: number): Promise<void> => {
       if (upsert === undefined) {
         try {
-          const sqlFor = (next: string) =>
-            sqlite.prepare(
-              `insert into model_call_activity (job_id, attempt, in_flight, last_at) values (@jobId, @attempt, @first, @now) on conflict (job_id, attempt) do update set in_flight = ${next}, last_at = case when model_call_activity.last_at > @now then model_call_activity.last_at else @now end`,
-            );
-          upsert = { start: sqlFor('model_call_activity.in_flight + 1'), end: sqlFor('case when model_call_activity.in_flight > 0 then model_call_activity.in_flight - 1 else 0 end') };
+          upsert = sqlite.prepare(
+            'insert into model_call_activity (job_id, attempt, in_flight, last_at) values (@jobId, @attempt, @starts, @now) on conflict (job_id, attempt) do update set ' +
+              'in_flight = max(model_call_activity.in_flight - @ends, 0) + @starts, last_at = max(model_call_activity.last_at, @now)',
+          );
         } catch {
           upsert = null;
         }
@@ -143,8 +182,24 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
       if (!upsert || (phase !== 'start' && phase !== 'end') || !Number.isSafeInteger(jobId) || !Number.isSafeInteger(attempt) || !Number.isSafeInteger(now) || jobId < 1 || attempt < 0 || now < 0) {
         return kyselyNote(jobId, attempt, phase, now); // validation errors come from there
       }
-      const stmt = upsert[phase];
-      await group.run(() => void stmt.run({ jobId, attempt, first: phase === 'start' ? 1 : 0, now }));
+      const key = `${jobId}:${attempt}`;
+      let p = pending.get(key);
+      if (!p) {
+        const stmt = upsert;
+        const entry = { jobId, attempt, starts: 0, ends: 0, now, done: Promise.resolve() };
+        // Leaves `pending` when its batch runs: a note made after that gets a new upsert.
+        entry.done = group.run(() => {
+          pending.delete(key);
+          const { starts, ends, now: at } = entry;
+          stmt.run({ jobId, attempt, starts, ends, now: at });
+        });
+        pending.set(key, entry);
+        p = entry;
+      }
+      if (phase === 'start') p.starts++;
+      else p.ends++;
+      if (now > p.now) p.now = now;
+      await p.done;
     };
   }
 

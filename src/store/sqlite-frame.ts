@@ -25,9 +25,12 @@ export function sqliteFrameApplier(sqlite: BetterSqlite3.Database, codec: Codec)
     if (refuses(job, q)) return { accepted: false, job };
     if (q.needKids && flag(row.has_kids)) return 'kysely';
 
-    const seen = new Set(q.events.length ? (s.seen.all(q.jobId, q.attempt, JSON.stringify(q.events.map((e) => e.rseq))) as Array<{ rseq: number }>).map((r) => num(r.rseq)) : []);
     let seq = num(row.max_seq);
     let upTo = num(row.top_rseq);
+    // Repeats of stored rseqs (a resend) are looked up only when one can be: events come
+    // rseq ascending, so a first rseq above the attempt's highest stored one means none is.
+    const maybeRepeats = q.events.length > 0 && q.events[0]!.rseq <= upTo;
+    const seen = new Set(maybeRepeats ? (s.seen.all(q.jobId, q.attempt, JSON.stringify(q.events.map((e) => e.rseq))) as Array<{ rseq: number }>).map((r) => num(r.rseq)) : []);
     const stored: JobEvent[] = [];
     for (const e of q.events) {
       if (seen.has(e.rseq)) continue;

@@ -145,4 +145,38 @@ export function dispatchBatchTests(h: Harness): void {
     expect((await s.listDispatchHead(10, T)).queue.map((q) => q.id)).toEqual([b.id, a.id, c.id]);
     await expect(s.listDispatchHead(0, T)).rejects.toThrow(/limit/);
   });
+  it('listDispatchState: the head of the queue with the holds, the live assignments and the kept task slots, as the three reads give them', async () => {
+    const s = await h.open();
+    const r1 = await newRunner(s, {}, 'r1');
+    const r2 = await newRunner(s, {}, 'r2');
+    expect(await s.listDispatchState(10, T)).toEqual({ queue: [], heldRunnerIds: [], active: [], taskSlots: [] });
+    await s.setRunnerHold(r2.id, { until: T + 100, reason: 'setup', kind: 'manual' });
+    const a = await newJob(s, { priority: 0 });
+    const b = await newJob(s, { priority: 3, selector: { os: 'linux' } });
+    const c = await newJob(s, { priority: 0, workspaceJobId: a.id });
+    const d = await newJob(s, { priority: 0 });
+    // d is assigned to r1 (holds browser), then running; c stays queued behind a.
+    await s.claimJobById(d.id, { id: r1.id, labels: {} }, fakeHash('d'), T, 'browser');
+    await s.transitionJob(d.id, 1, ['assigned'], 'running', T + 1, { startedAt: T + 1 });
+    // A task keeping r1's slot for workspace 77 until T + 500; another whose slot has ended.
+    const t1 = await s.createTask({ agent: 'fixer', title: 'kept', input: {}, keys: [], coalesceMs: 0, now: T });
+    const t2 = await s.createTask({ agent: 'fixer', title: 'ended', input: {}, keys: [], coalesceMs: 0, now: T });
+    await s.updateTask(t1.id, null, { status: 'idle', runnerId: r1.id, workspaceJobId: 77, slotUntil: T + 500 }, T);
+    await s.updateTask(t2.id, null, { status: 'idle', runnerId: r1.id, workspaceJobId: 78, slotUntil: T }, T);
+    const st = await s.listDispatchState(2, T);
+    expect(st.queue.map((q) => [q.id, q.priority])).toEqual([
+      [b.id, 3],
+      [a.id, 0],
+    ]);
+    expect(st.queue[0]).toEqual({ id: b.id, priority: 3, selector: { os: 'linux' }, pinnedRunnerId: null, agent: 'test-fixer', agentVersion: '1', workspaceJobId: null });
+    expect(st.heldRunnerIds).toEqual([r2.id]);
+    expect(st.active).toEqual([{ jobId: d.id, runnerId: r1.id, attempt: 1, status: 'running', holds: 'browser', workspace: d.id }]);
+    expect(st.taskSlots).toEqual([{ taskId: t1.id, runnerId: r1.id, workspace: 77, until: T + 500 }]);
+    // The same as the separate reads.
+    expect(st).toEqual({ ...(await s.listDispatchHead(2, T)), active: await s.listActiveAssignments(), taskSlots: await s.listTaskSlots(T) });
+    expect((await s.listDispatchState(10, T)).queue.map((q) => q.id)).toEqual([b.id, a.id, c.id]);
+    // Past the hold and the slot.
+    expect(await s.listDispatchState(10, T + 500)).toMatchObject({ heldRunnerIds: [], taskSlots: [] });
+    await expect(s.listDispatchState(0, T)).rejects.toThrow(/limit/);
+  });
 }

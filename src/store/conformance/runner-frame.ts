@@ -101,6 +101,44 @@ export function runnerFrameTests(h: Harness): void {
     expect(plain).toMatchObject({ accepted: true, moved: { status: 'succeeded', result: { summary: 'alone' } } });
   });
 
+  it('applyRunnerFrame: frames of several jobs handed over at once (one statement on PostgreSQL) each get the outcome they get alone', async () => {
+    const s = await h.open();
+    const a = await claimed(s);
+    const b = await claimed(s);
+    const stale = await claimed(s);
+    const elsewhere = await claimed(s);
+    const plain = await claimed(s);
+    const resent = await claimed(s);
+    await s.appendServerEvent(a.job.id, { type: 'status', data: { status: 'assigned' } }, T); // seq 1
+    expect(await s.applyRunnerFrame({ jobId: resent.job.id, attempt: 1, runnerId: resent.runnerId, events: [started(1)] }, T)).toMatchObject({ accepted: true, upTo: 1 });
+    const end = (x: { job: JobRow; runnerId: number }, events: FrameEvent[], attempt = 1, runnerId = x.runnerId) =>
+      s.applyRunnerFrame({ jobId: x.job.id, attempt, runnerId, events, move: succeed({ summary: `s${x.job.id}` }, { startedAtIfUnset: T + 40 }) }, T + 50);
+    const [oa, ob, oStale, oElsewhere, oPlain, oResent] = await Promise.all([
+      end(a, [started(1), finished(2, { summary: `s${a.job.id}` })]),
+      end(b, [finished(2, { summary: `s${b.job.id}` }), started(1)]),
+      end(stale, [started(1)], 2),
+      end(elsewhere, [started(1)], 1, a.runnerId),
+      s.applyRunnerFrame({ jobId: plain.job.id, attempt: 1, runnerId: plain.runnerId, events: [{ ...msg('hi'), rseq: 1, at: at(T + 1) }] }, T + 50),
+      end(resent, [started(1), finished(2, { summary: `s${resent.job.id}` })]),
+    ]);
+    // a: after the server's seq 1; b: from seq 1, in rseq order.
+    if (!oa.accepted || !ob.accepted || !oPlain.accepted || !oResent.accepted) throw new Error('refused');
+    expect([oa.upTo, oa.stored.map((e) => [e.seq, e.type])]).toEqual([2, [[2, 'harness.started'], [3, 'job.finished']]]);
+    expect(oa.moved).toMatchObject({ id: a.job.id, status: 'succeeded', startedAt: T + 40, finishedAt: T + 50, result: { summary: `s${a.job.id}` }, attempt: 1 });
+    expect([ob.upTo, ob.stored.map((e) => [e.seq, e.type])]).toEqual([2, [[1, 'harness.started'], [2, 'job.finished']]]);
+    expect(ob.moved).toMatchObject({ id: b.job.id, status: 'succeeded', result: { summary: `s${b.job.id}` } });
+    expect(oStale).toEqual({ accepted: false, job: { runnerId: stale.runnerId, status: 'assigned', attempt: 1 } });
+    expect(oElsewhere).toEqual({ accepted: false, job: { runnerId: elsewhere.runnerId, status: 'assigned', attempt: 1 } });
+    expect(oPlain).toEqual({ accepted: true, stored: [{ seq: 1, jobId: plain.job.id, at: at(T + 1), ...msg('hi') }], upTo: 1, moved: null });
+    // rseq 1 was stored before: only the finish is new (seq 2); the move still applies.
+    expect([oResent.upTo, oResent.stored.map((e) => [e.seq, e.type])]).toEqual([2, [[2, 'job.finished']]]);
+    expect(oResent.moved).toMatchObject({ status: 'succeeded', startedAt: T + 40 });
+    for (const x of [a, b, resent]) expect(await s.getJob(x.job.id)).toMatchObject({ status: 'succeeded', finishedAt: T + 50 });
+    for (const x of [stale, elsewhere, plain]) expect(await s.getJob(x.job.id)).toMatchObject({ status: 'assigned' });
+    expect((await s.listEvents(stale.job.id, 0, 10)).length + (await s.listEvents(elsewhere.job.id, 0, 10)).length).toBe(0);
+    expect((await s.listEvents(a.job.id, 0, 10)).map((e) => e.seq)).toEqual([1, 2, 3]);
+  });
+
   it('applyRunnerFrame: racing server events and frames on one job (two instances) give seq 1..n, each rseq once', async () => {
     const s = await h.open();
     const s2 = await h.another(s);
