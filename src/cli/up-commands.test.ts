@@ -45,7 +45,8 @@ describe('flotilla up, then the client commands', () => {
     expect(out).toContain(`flotilla: admin token in ${join(data, 'admin-token')}`);
     // Not a terminal (a pipe, journald): no live registration token in the output, only how to make one.
     expect(out).toContain(`flotilla runner --server ${url} --token <token>`);
-    expect(out).toContain('flotilla runners token create');
+    // ...with a command that works as printed: this server's URL and its data folder (not the default here).
+    expect(out).toContain(`\`flotilla runners token create --server ${url} --data ${data}\``);
     expect(out).not.toMatch(/flr_/);
     expect((await readFile(join(data, 'admin-token'), 'utf8')).trim()).toMatch(/^fla_/);
   });

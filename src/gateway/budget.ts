@@ -19,7 +19,7 @@ export const DEFAULT_MAX_OUTPUT_TOKENS = 32_000;
  *   highest input-side rate (input, 5-minute or 1-hour cache write), since the client may
  *   have marked any of it for caching;
  * - output: `maxTokens` (or {@link DEFAULT_MAX_OUTPUT_TOKENS}) at the output price.
- * A price of P USD/MTok is P µ$ per token.
+ * A price of P USD/MTok is P µ$ per token. The result is at most Number.MAX_SAFE_INTEGER.
  */
 export function worstCaseMicros(requestBytes: number, maxTokens: number | undefined, price: ModelPrice): number {
   const inTokens = Math.ceil(Math.max(0, requestBytes) / 3);
@@ -28,7 +28,9 @@ export function worstCaseMicros(requestBytes: number, maxTokens: number | undefi
   // exact in units of 10⁻⁶ µ$, then rounded up to whole µ$
   const scaled = (p: number) => BigInt(Math.round(p * 1_000_000));
   const total = BigInt(inTokens) * scaled(inRate) + BigInt(outTokens) * scaled(price.output);
-  return Number((total + 999_999n) / 1_000_000n);
+  // Past 2^53 µ$ ($9 billion) no budget can hold it: the largest safe integer refuses it just as well.
+  const micros = (total + 999_999n) / 1_000_000n;
+  return micros > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(micros);
 }
 
 /** The message every wire format's budget refusal carries: names the tree, its figures and what is left. */

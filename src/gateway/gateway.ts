@@ -145,7 +145,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
         });
       } catch (err) {
         log.warn('gateway: upstream unreachable', { job: job.id, error: (err as Error).message });
-        return anthropicError(502, 'api_error', 'the model provider could not be reached');
+        return anthropicError(502, 'api_error', 'the model provider could not be reached', { retry: false });
       }
     }
     return jsonReply(200, { input_tokens: Math.ceil(raw.byteLength / 4) });
@@ -179,6 +179,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
       requestModel: request.model,
       streamed: request.stream === true,
       requestBytes: raw.byteLength,
+      ...(request.max_tokens !== undefined ? { maxOutputTokens: request.max_tokens } : {}),
       startedAt,
     };
     log.debug('gateway: model request', { job: job.id, model: request.model, stream: ctx.streamed, messages: request.messages.length });
@@ -244,7 +245,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
       } catch (err) {
         log.warn('gateway: upstream unreachable', { job: job.id, error: (err as Error).message });
         await recordUnreachable(ctx);
-        return anthropicError(502, 'api_error', 'the model provider could not be reached');
+        return anthropicError(502, 'api_error', 'the model provider could not be reached', { retry: false });
       }
     }
     return meteredReply(res, ctx, req.signal);

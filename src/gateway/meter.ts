@@ -1,6 +1,6 @@
 import type { Logger } from '../core/log.js';
 import { callCost } from '../core/pricing.js';
-import type { Reservation } from './budget.js';
+import { DEFAULT_MAX_OUTPUT_TOKENS, type Reservation } from './budget.js';
 import type { StreamReader } from './openai-usage.js';
 import { isEventStream, type Reply } from './reply.js';
 import type { JobRow, NewModelCall, Store } from '../store/types.js';
@@ -20,6 +20,8 @@ export interface CallContext {
   streamed: boolean;
   /** Size of the request body in bytes (the basis of estimates). */
   requestBytes: number;
+  /** The request's output limit in tokens (max_tokens or the OpenAI equivalents; else the default): estimates stop there. */
+  maxOutputTokens?: number;
   /** Epoch ms when the gateway received the request. */
   startedAt: number;
   /** The wire format the client spoke (`anthropic-messages`, `openai-chat`, `openai-responses`). Default anthropic-messages. */
@@ -38,7 +40,8 @@ function recorder(ctx: CallContext) {
   return async (r: { httpStatus: number; model: string | null; usage: CallUsage; usageKnown: boolean; refused?: string }): Promise<void> => {
     if (done) return;
     done = true;
-    const model = r.model ?? ctx.requestModel;
+    // Text from outside (the reply's or the request's model name): PostgreSQL cannot store NUL.
+    const model = (r.model ?? ctx.requestModel).replaceAll('\0', '\uFFFD');
     const { cacheWrite1hTokens: _h, ...tokens } = r.usage;
     const cost = callCost(r.usage, priceFor(ctx.prices, model));
     const row: NewModelCall = {
@@ -147,7 +150,7 @@ export async function meteredReply(res: Reply, ctx: CallContext, signal?: AbortS
     await record({
       httpStatus: res.status,
       model,
-      usage: usage ?? estimateUsage(null, ctx.requestBytes, buf.byteLength),
+      usage: usage ?? estimateUsage(null, ctx.requestBytes, buf.byteLength, ctx.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS),
       usageKnown: usage !== null,
     });
     return res;
@@ -159,7 +162,7 @@ export async function meteredReply(res: Reply, ctx: CallContext, signal?: AbortS
     await record({
       httpStatus: res.status,
       model: st.model,
-      usage: known ? st.usage : estimateUsage(st.sawStart ? st.usage : null, ctx.requestBytes, st.textBytes),
+      usage: known ? st.usage : estimateUsage(st.sawStart ? st.usage : null, ctx.requestBytes, st.textBytes, ctx.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS),
       usageKnown: known,
     });
   };

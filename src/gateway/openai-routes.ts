@@ -98,7 +98,9 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
       return openaiError(500, 'server_error', `model ${JSON.stringify(req.model)} maps to provider ${provider}, which is not configured on this server`);
     }
     ctx.provider = provider;
-    const worst = worstCaseMicros(raw.byteLength, maxOutputOf(api, req), priceFor(ctx.prices, req.model));
+    const maxOut = maxOutputOf(api, req);
+    if (maxOut !== undefined) ctx.maxOutputTokens = maxOut;
+    const worst = worstCaseMicros(raw.byteLength, maxOut, priceFor(ctx.prices, req.model));
     const held = await reserve(d.store, job, worst, startedAt, d.config.reservationTtlMs);
     if ('refused' in held) {
       await recordRefused(ctx, 429, 'budget');
@@ -144,7 +146,10 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
       } catch (err) {
         d.log.warn('gateway: upstream unreachable', { job: job.id, error: (err as Error).message });
         await recordUnreachable(ctx);
-        return openaiError(502, 'server_error', 'the model provider could not be reached');
+        // The gateway's retries are used up: the harness must not add its own (retry.ts).
+        const bad = openaiError(502, 'server_error', 'the model provider could not be reached');
+        bad.headers['x-should-retry'] = 'false';
+        return bad;
       }
       const metered = await meteredReply(res, ctx, request.signal);
       return addUsage ? stripUsageChunks(metered) : metered;

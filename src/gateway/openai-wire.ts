@@ -23,7 +23,7 @@ export function openaiBudgetError(message: string): Reply {
 
 export const ChatRequest = z
   .object({
-    model: z.string().min(1),
+    model: z.string().min(1).refine((m) => !m.includes('\0'), 'must not contain NUL'),
     messages: z.array(z.object({ role: z.string() }).passthrough()).min(1),
     stream: z.boolean().optional(),
     max_tokens: z.number().int().positive().optional(),
@@ -35,7 +35,7 @@ export type ChatRequest = z.infer<typeof ChatRequest>;
 
 export const ResponsesRequest = z
   .object({
-    model: z.string().min(1),
+    model: z.string().min(1).refine((m) => !m.includes('\0'), 'must not contain NUL'),
     input: z.union([z.string(), z.array(z.object({}).passthrough())]),
     instructions: z.string().nullable().optional(),
     stream: z.boolean().optional(),

@@ -3,7 +3,7 @@ import { MessagesRequest, parseMessagesRequest } from './request.js';
 
 describe('parseMessagesRequest', () => {
   // Each body with whether the Messages schema accepts it (worked out from the schema's rules:
-  // model a non-empty string, messages an array of objects with a string role and a content key, stream boolean,
+  // model a non-empty string without NUL, max_tokens an integer ≥ 1 (safe), messages an array of objects with a string role and a content key, stream boolean,
   // max_tokens a number; anything else passes through).
   const cases: Array<[string, boolean]> = [
     ['{"model":"m","messages":[]}', true],
@@ -22,6 +22,13 @@ describe('parseMessagesRequest', () => {
     ['{"model":"m","messages":[],"stream":"yes"}', false],
     ['{"model":"m","messages":[],"stream":null}', false],
     ['{"model":"m","messages":[],"max_tokens":"5"}', false],
+    ['{"model":"m","messages":[],"max_tokens":1}', true],
+    ['{"model":"m","messages":[],"max_tokens":0}', false],
+    ['{"model":"m","messages":[],"max_tokens":-1000000000000}', false],
+    ['{"model":"m","messages":[],"max_tokens":2.5}', false],
+    ['{"model":"m","messages":[],"max_tokens":1e300}', false],
+    ['{"model":"m","messages":[],"max_tokens":9007199254740993}', false],
+    ['{"model":"m\\u0000","messages":[]}', false],
     ['[]', false],
     ['null', false],
     ['"x"', false],
@@ -37,5 +44,7 @@ describe('parseMessagesRequest', () => {
     expect(parseMessagesRequest('{"model":"m","messages":[{"role":1}]}')).toEqual({ error: expect.stringMatching(/^messages\.0\.role: /) });
     expect(parseMessagesRequest('{"model":"m","messages":[],"stream":"yes"}')).toEqual({ error: expect.stringMatching(/^stream: /) });
     expect(parseMessagesRequest('{nope')).toEqual({ error: 'request body is not valid JSON' });
+    expect(parseMessagesRequest('{"model":"m","messages":[],"max_tokens":1e300}')).toEqual({ error: expect.stringMatching(/^max_tokens: /) });
+    expect(parseMessagesRequest('{"model":"m\\u0000","messages":[]}')).toEqual({ error: 'model: must not contain NUL' });
   });
 });

@@ -6,10 +6,12 @@ import { z } from 'zod';
  */
 export const MessagesRequest = z
   .object({
-    model: z.string().min(1),
+    // NUL: no provider names a model so, and PostgreSQL cannot store it in the ledger.
+    model: z.string().min(1).refine((m) => !m.includes('\0'), 'must not contain NUL'),
     messages: z.array(z.object({ role: z.string(), content: z.unknown() }).passthrough()),
     stream: z.boolean().optional(),
-    max_tokens: z.number().optional(),
+    // The Messages API's rule: an integer, at least 1 (a safe integer, for the budget's arithmetic).
+    max_tokens: z.number().int().min(1).optional(),
     system: z.unknown().optional(),
   })
   .passthrough();
@@ -39,9 +41,9 @@ export function parseMessagesRequest(raw: string): { request: MessagesRequest } 
 
 /** True when `j` passes {@link MessagesRequest} (same rules, checked without zod's copy). */
 function isMessagesRequest(j: unknown): j is MessagesRequest {
-  if (!isObject(j) || typeof j.model !== 'string' || j.model.length === 0 || !Array.isArray(j.messages)) return false;
+  if (!isObject(j) || typeof j.model !== 'string' || j.model.length === 0 || j.model.includes('\0') || !Array.isArray(j.messages)) return false;
   if (j.stream !== undefined && typeof j.stream !== 'boolean') return false;
-  if (j.max_tokens !== undefined && typeof j.max_tokens !== 'number') return false;
+  if (j.max_tokens !== undefined && !(Number.isSafeInteger(j.max_tokens) && (j.max_tokens as number) >= 1)) return false;
   for (const m of j.messages as unknown[]) if (!isObject(m) || typeof m.role !== 'string' || !('content' in m)) return false;
   return true;
 }

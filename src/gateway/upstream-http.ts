@@ -25,11 +25,22 @@ function poolFor(origin: string): Pool {
   return p;
 }
 
+/**
+ * Most bytes of a whole (not streamed) reply body, raw or decoded: 64 MiB. A model's reply is a
+ * few MB at most (128k output tokens ≈ 0.5 MB of text); a bigger one, or a small gzip body that
+ * unpacks to hundreds of MB, is refused as an upstream failure rather than held in memory.
+ */
+export const MAX_REPLY_BYTES = 64 * 1024 * 1024;
+
+const zopts = { maxOutputLength: MAX_REPLY_BYTES };
+const gunzipAsync = promisify(gunzip);
+const inflateAsync = promisify(inflate);
+const brotliAsync = promisify(brotliDecompress);
 const decoders: Record<string, (b: Buffer) => Promise<Buffer>> = {
-  gzip: promisify(gunzip),
-  'x-gzip': promisify(gunzip),
-  deflate: promisify(inflate),
-  br: promisify(brotliDecompress),
+  gzip: (b) => gunzipAsync(b, zopts),
+  'x-gzip': (b) => gunzipAsync(b, zopts),
+  deflate: (b) => inflateAsync(b, zopts),
+  br: (b) => brotliAsync(b, zopts),
 };
 const streamDecoders: Record<string, () => NodeJS.ReadWriteStream> = { gzip: createGunzip, 'x-gzip': createGunzip, deflate: createInflate, br: createBrotliDecompress };
 
@@ -62,7 +73,8 @@ function headerRecord(raw: Buffer[] | string[] | null): Record<string, string> {
  *   `body` read whole unless the reply is `text/event-stream`, then `stream` (node Readable;
  *   destroying it aborts the upstream request).
  * @throws when the upstream cannot be reached, resets before the reply is read whole, sends a
- *   body its content-encoding cannot decode, or `signal` aborted (an `AbortError`).
+ *   body its content-encoding cannot decode, a whole body over {@link MAX_REPLY_BYTES} (raw or
+ *   decoded), or `signal` aborted (an `AbortError`).
  */
 export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply> {
   const u = new URL(url);
@@ -78,6 +90,7 @@ export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply>
     let out: Record<string, string> = {};
     let encoding = '';
     const chunks: Buffer[] = [];
+    let size = 0;
     /** For SSE: what the caller reads; null for a whole body. */
     let live: Readable | null = null;
     let resume: (() => void) | null = null;
@@ -125,6 +138,11 @@ export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply>
       },
       onData(chunk) {
         if (live) return live.push(chunk); // false: undici pauses until read() resumes it
+        size += chunk.byteLength;
+        if (size > MAX_REPLY_BYTES) {
+          abort?.(new Error(`the upstream's reply is over ${MAX_REPLY_BYTES} bytes`));
+          return false;
+        }
         chunks.push(chunk);
         return true;
       },

@@ -76,4 +76,10 @@ describe('estimateUsage', () => {
     const partial = { inputTokens: 10, outputTokens: 3, cacheReadTokens: 5000, cacheWriteTokens: 0, cacheWrite1hTokens: 0 };
     expect(estimateUsage(partial, 400, 80)).toEqual({ inputTokens: 10, outputTokens: 20, cacheReadTokens: 5000, cacheWriteTokens: 0, cacheWrite1hTokens: 0 });
   });
+  it('caps the output estimate at the request\'s max_tokens (a 200 MB reply body is not 52 million tokens), never below a reported figure', () => {
+    expect(estimateUsage(null, 400, 200 * 1024 * 1024, 20).outputTokens).toBe(20);
+    const partial = { inputTokens: 10, outputTokens: 30, cacheReadTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0 };
+    expect(estimateUsage(partial, 400, 1_000_000, 20).outputTokens).toBe(30);
+    expect(estimateUsage(null, 400, 0, 20).outputTokens).toBe(1);
+  });
 });

@@ -142,18 +142,19 @@ export class StreamUsageReader {
 }
 
 /**
- * A stand-in usage when the real one could not be read (client gone, upstream broke): never
- * zero. Input = the larger of what message_start reported (input + cache figures kept as
- * reported) and ⌈requestBytes / 4⌉; output = the larger of the last reported output and
- * ⌈textBytes / 4⌉, at least 1.
+ * A stand-in usage when the real one could not be read (client gone, upstream broke, a reply
+ * without usage): never zero. Input = the larger of what message_start reported (input + cache
+ * figures kept as reported) and ⌈requestBytes / 4⌉; output = the larger of the last reported
+ * output and ⌈textBytes / 4⌉ capped at `maxOutputTokens` (the request's max_tokens: a model
+ * stops there, so a huge reply body does not make a huge bill), at least 1.
  */
-export function estimateUsage(partial: CallUsage | null, requestBytes: number, textBytes: number): CallUsage {
+export function estimateUsage(partial: CallUsage | null, requestBytes: number, textBytes: number, maxOutputTokens = Number.MAX_SAFE_INTEGER): CallUsage {
   const p = partial ?? { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0 };
   const reportedIn = p.inputTokens + p.cacheReadTokens + p.cacheWriteTokens;
   const byBytes = Math.ceil(requestBytes / 4);
   return {
     inputTokens: reportedIn >= byBytes ? p.inputTokens : byBytes - p.cacheReadTokens - p.cacheWriteTokens,
-    outputTokens: Math.max(p.outputTokens, Math.ceil(textBytes / 4), 1),
+    outputTokens: Math.max(p.outputTokens, Math.min(Math.ceil(textBytes / 4), Math.max(1, maxOutputTokens)), 1),
     cacheReadTokens: p.cacheReadTokens,
     cacheWriteTokens: p.cacheWriteTokens,
     cacheWrite1hTokens: p.cacheWrite1hTokens,

@@ -103,7 +103,9 @@ export function registerUp(program: Command, ctx: CliContext): void {
           say('flotilla: to add a runner on another machine (token: single use, valid 1 h; more with `flotilla runners token create`):');
           say(`  flotilla runner --server ${publicUrl} --token ${regToken}`);
         } else {
-          say('flotilla: to add a runner on another machine, make a registration token with `flotilla runners token create`, then:');
+          // The exact command for this server: its URL, and its data folder unless it is the default.
+          const dataArg = resolve(opts.data) === resolve(defaultDataDir()) ? '' : ` --data ${opts.data}`;
+          say(`flotilla: to add a runner on another machine, make a registration token with \`flotilla runners token create --server ${stack.server.url}${dataArg}\`, then:`);
           say(`  flotilla runner --server ${publicUrl} --token <token>`);
         }
         if (LOOPBACK.has(opts.host)) say('  (this server listens on 127.0.0.1 only: start it with --host 0.0.0.0 to accept other machines)');
