@@ -180,5 +180,7 @@ export const HookResult = z.object({
   outcome: z.enum(['woke', 'coalesced', 'queued', 'created', 'completed', 'unmatched', 'ignored', 'duplicate', 'recorded']),
   taskId: z.number().int().positive().nullable(),
   key: z.string().nullable(),
+  /** With `ignored` for a delivery not acted on, why (e.g. a GitHub event name GitHub does not document); absent otherwise. */
+  reason: z.string().optional(),
 });
 export type HookResult = z.infer<typeof HookResult>;

@@ -5,12 +5,14 @@ import { MAX_HOOK_BODY_BYTES, receiveDelivery, type HookReply } from './receive.
 
 /** `/hooks/<provider>/<receiver>` with an optional query string; the two parts captured. */
 const HOOK_PATH = /^\/hooks\/([^/?]+)\/([^/?]+)(?:\?.*)?$/;
+/** A percent-encoded NUL anywhere in the URL (path or query), as the API's check in app.ts. */
+const NUL = /%00/;
 
 /**
  * The webhook endpoints on plain node:http, past Hono's Request objects and web streams (issue
  * 7 throughput, as the gateway's /v1/* calls: server.ts). Serves `POST
- * /hooks/<provider>/<receiver>` (another method there: 405 with `Allow: POST`) and returns
- * true; returns false at once for any other path (the Hono app serves it).
+ * /hooks/<provider>/<receiver>` (another method there: 405 with `Allow: POST`; a URL holding
+ * `%00`: 400 `invalid_request`, as the API answers) and returns true; returns false at once for any other path (the Hono app serves it).
  * The body is read into memory up to {@link MAX_HOOK_BODY_BYTES}: a larger declared
  * Content-Length, or more bytes than that, gets 413 `payload_too_large` at once, and the rest
  * is read and dropped, never kept (as Hono's bodyLimit did; closing instead could reset the
@@ -26,6 +28,13 @@ export function serveHook(ctx: ServerContext, req: IncomingMessage, res: ServerR
     const body = JSON.stringify(error('method_not_allowed', `${req.method ?? 'this method'} is not served here: webhook endpoints take POST deliveries`));
     res.writeHead(405, { allow: 'POST', 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
     res.end(body);
+    return true;
+  }
+  if (NUL.test(req.url ?? '')) {
+    // As the API answers (app.ts): a NUL would reach PostgreSQL text, which cannot hold it (a
+    // 500 there, a 404 on SQLite); refused before any store query, the body read and dropped.
+    req.resume();
+    send(res, { status: 400, body: error('invalid_request', 'the URL must not contain NUL (%00)') });
     return true;
   }
   read(ctx, req, res, m[1]!, m[2]!);

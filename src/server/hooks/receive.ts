@@ -1,12 +1,14 @@
+import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { parseJsonBounded, replaceNul } from '../../core/json-depth.js';
-import { DEFAULT_COALESCE_SECONDS, type ApiErrorBody, type HookResult } from '../../protocol/index.js';
+import { CreateReceiverRequest, DEFAULT_COALESCE_SECONDS, type ApiErrorBody, type HookResult } from '../../protocol/index.js';
 import type { NewDelivery, ReceiverRow, TaskRow } from '../../store/types.js';
 import type { ServerContext } from '../context.js';
 import { evalCelString } from './cel-route.js';
 import { cachedReceiver } from './receiver-cache.js';
 import { ingestBatcher } from './ingest-batcher.js';
 import { routeForgeEvent, type RoutedEvent } from './forge-route.js';
+import { GITHUB_EVENTS } from './github-events.js';
 import { checkBearer, checkGenericHmac, checkGiteaSignature, checkGithubSignature } from './verify.js';
 
 /** Longest resource key a delivery may route to, in characters (the same cap as a task's keys: ResourceKey in protocol/task.ts). */
@@ -16,8 +18,10 @@ export const MAX_RESOURCE_KEY_CHARS = 1000;
 export const MAX_HOOK_BODY_BYTES = 5 * 1024 * 1024;
 
 const PROVIDERS = new Set(['github', 'gitea', 'generic']);
-/** Body text for JSON.parse (not fatal: GitHub's check already refused bodies that are not UTF-8). */
+/** Body text for JSON.parse (not fatal: a GitHub body that is not UTF-8 was refused before; Gitea and generic ones keep U+FFFD). */
 const utf8 = new TextDecoder();
+/** The rule receivers' names are created under (CreateReceiverRequest in protocol/task.ts): a name outside it names no receiver. */
+const RECEIVER_NAME = CreateReceiverRequest.shape.name;
 
 /** One webhook request as the transport read it: path parts, lower-case headers, the RAW body bytes. */
 export interface HookRequest {
@@ -43,12 +47,17 @@ const ok = (body: HookResult): HookReply => ({ status: 200, body });
 /**
  * `POST /hooks/{github|gitea|generic}/:receiver` (issue 7), outside the /api token check (each
  * delivery carries its own auth), served on plain node:http (hooks-node.ts). In order, and
- * nothing is stored until all pass: body ≤ {@link MAX_HOOK_BODY_BYTES} (413
- * `payload_too_large`, by the transport); the receiver exists with this provider (404
+ * nothing is stored until all pass: no `%00` in the URL (400 `invalid_request`, by the
+ * transport); body ≤ {@link MAX_HOOK_BODY_BYTES} (413 `payload_too_large`, by the transport);
+ * a known provider (404 `not_found`); a name receivers may have (400 `invalid_request`, the
+ * rule of CreateReceiverRequest; no store query); the receiver exists with this provider (404
  * `not_found`: the provider comes from its configuration, never from headers); the signature
- * or token over the RAW bytes (401 `bad_signature`); a JSON object body (400 `invalid_json`); a
- * delivery id (`X-GitHub-Delivery`, `X-Gitea-Delivery`, `X-Delivery-Id`, else the body's
- * SHA-256); a routed key ≤ {@link MAX_RESOURCE_KEY_CHARS} chars (422 `invalid_request`). Then
+ * or token over the RAW bytes (401 `bad_signature`); for GitHub a UTF-8 body (400
+ * `invalid_json`); a JSON object body (400 `invalid_json`); a delivery id (`X-GitHub-Delivery`,
+ * `X-Gitea-Delivery`, `X-Delivery-Id`, else the body's SHA-256; no NUL); for forges an event
+ * header (`ping` → 200 `ignored`; for GitHub a name not in {@link GITHUB_EVENTS} → 200
+ * `ignored` with `reason`, nothing stored); a routed key ≤ {@link MAX_RESOURCE_KEY_CHARS}
+ * chars (422 `invalid_request`). Then
  * one transaction stores the delivery (a repeat → 200 `duplicate` with the task the first one
  * went to) and its event, and notes it on the task's coalescing window (concurrent deliveries
  * share a transaction: ingest-batcher.ts; the receiver row is cached 2 s: receiver-cache.ts),
@@ -59,6 +68,10 @@ const ok = (body: HookResult): HookReply => ({ status: 200, body });
 export async function receiveDelivery(ctx: ServerContext, req: HookRequest): Promise<HookReply> {
   const { provider, receiver: name, headers, raw } = req;
   if (!PROVIDERS.has(provider)) return fail(404, 'not_found', `no hook provider ${JSON.stringify(provider)} (github, gitea, generic)`);
+  // Before the store lookup: a name no receiver can have (NUL would even fail the PostgreSQL
+  // query: a 500) is answered the same on both engines, with the rule the API creates under.
+  const shape = RECEIVER_NAME.safeParse(name);
+  if (!shape.success) return fail(400, 'invalid_request', name.includes('\0') ? 'the URL must not contain NUL (%00)' : (shape.error.issues[0]?.message ?? 'not a receiver name'));
   const found = await cachedReceiver(ctx.store, name, ctx.now());
   if (!found || found.receiver.provider !== provider) return fail(404, 'not_found', `no ${provider} receiver ${JSON.stringify(name)}`);
   const { receiver, secret, tokenHash } = found;
@@ -67,6 +80,9 @@ export async function receiveDelivery(ctx: ServerContext, req: HookRequest): Pro
     ctx.log.warn('webhook refused', { receiver: name, reason: bad });
     return fail(401, 'bad_signature', `delivery refused: ${bad}`);
   }
+  // After the signature verdict (a sender with the right secret must not be told it is wrong):
+  // GitHub sends JSON as UTF-8 (RFC 8259 §8.1), so other bytes are a broken body, not a forgery.
+  if (provider === 'github' && !isUtf8(raw)) return fail(400, 'invalid_json', 'webhook body is not valid UTF-8 (JSON text must be UTF-8: RFC 8259 §8.1)');
   let payload: unknown;
   try {
     const text = utf8.decode(raw);
@@ -84,13 +100,16 @@ export async function receiveDelivery(ctx: ServerContext, req: HookRequest): Pro
   const now = ctx.now();
   const deliveryId = headers['x-github-delivery'] ?? headers['x-gitea-delivery'] ?? headers['x-forgejo-delivery'] ?? headers['x-delivery-id'] ?? createHash('sha256').update(raw).digest('hex');
   if (deliveryId.length === 0 || deliveryId.length > 200) return fail(400, 'invalid_request', 'delivery id header must be 1 to 200 characters');
+  // node:http already refuses NUL in a header (400 before we run); kept for any other caller, as
+  // PostgreSQL text cannot hold it. The event header is checked below.
+  if (deliveryId.includes('\0')) return fail(400, 'invalid_request', 'delivery id header must not contain NUL');
 
   let routed: RoutedEvent;
   if (provider === 'generic') {
-    const key = receiver.keyExpr ? evalCelString(receiver.keyExpr, { payload, headers }) : { value: null, error: 'no keyExpr' };
+    const key = receiver.keyExpr ? celText(evalCelString(receiver.keyExpr, { payload, headers })) : { value: null, error: 'no keyExpr' };
     // The event goes on unmatched (fallback task); the reason (e.g. the CEL time budget ran out) is for the operator.
     if (key.error) ctx.log.warn('webhook keyExpr gave no resource key', { receiver: name, reason: key.error });
-    const summary = receiver.summaryExpr ? evalCelString(receiver.summaryExpr, { payload, headers }).value : null;
+    const summary = receiver.summaryExpr ? celText(evalCelString(receiver.summaryExpr, { payload, headers })).value : null;
     const p = payload as Record<string, unknown>;
     routed = {
       key: key.value,
@@ -106,6 +125,10 @@ export async function receiveDelivery(ctx: ServerContext, req: HookRequest): Pro
     const event = headers['x-github-event'] ?? headers['x-gitea-event'] ?? headers['x-forgejo-event'];
     if (!event) return fail(400, 'invalid_request', `missing event header (${provider === 'github' ? 'X-GitHub-Event' : 'X-Gitea-Event'})`);
     if (event === 'ping') return ok({ outcome: 'ignored', taskId: null, key: null });
+    // 2xx so GitHub does not retry; nothing stored, so the delivery id is not taken either.
+    if (provider === 'github' && !GITHUB_EVENTS.has(event))
+      return ok({ outcome: 'ignored', taskId: null, key: null, reason: `X-GitHub-Event ${JSON.stringify(event.length > 100 ? `${event.slice(0, 100)}…` : event)} is not a GitHub webhook event (docs.github.com, "Webhook events and payloads"); nothing was stored` });
+    if (event.includes('\0')) return fail(400, 'invalid_request', 'event header must not contain NUL');
     routed = routeForgeEvent(event, payload as Record<string, unknown>, now);
   }
 
@@ -161,6 +184,15 @@ export async function receiveDelivery(ctx: ServerContext, req: HookRequest): Pro
   if (routed.action === 'reopened' && pol.wakeOnReopen && task.status === 'completed') status = (await ctx.store.reopenTask(task.id, now).catch(() => null))?.status ?? status;
   const outcome = await ctx.tasks.onEvent(task.id, { status });
   return reply(res.created ? 'created' : outcome, task);
+}
+
+/**
+ * A CEL result with any NUL (an expression's string escape such as `"\x00"`: the payload's own
+ * NULs are already U+FFFD) as U+FFFD, as the payload is: PostgreSQL text cannot hold NUL (a 500
+ * on every delivery there; SQLite stored it).
+ */
+function celText<T extends { value: string | null }>(r: T): T {
+  return r.value !== null && r.value.includes('\0') ? { ...r, value: r.value.replaceAll('\0', '\uFFFD') } : r;
 }
 
 function checkAuth(headers: Record<string, string>, r: ReceiverRow, secret: string | null, tokenHash: string | null, raw: Uint8Array): string | null {

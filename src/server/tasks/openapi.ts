@@ -27,8 +27,8 @@ export function tasksOpenApi(): { schemas: Json; paths: Json } {
       parameters: [{ name: 'receiver', in: 'path', required: true, schema: { type: 'string' } }],
       requestBody: { required: true, content: { 'application/json': { schema: { type: 'object' } } } },
       responses: {
-        200: ok('accepted (also a repeated delivery: outcome `duplicate`)', ref('HookResult')),
-        400: error('`invalid_json` or `invalid_request` (missing event header)'),
+        200: ok('accepted (also a repeated delivery: outcome `duplicate`; a GitHub event GitHub does not document: outcome `ignored` with `reason`, nothing stored)', ref('HookResult')),
+        400: error('`invalid_json` (also a GitHub body that is not UTF-8) or `invalid_request` (missing event header; `%00` in the URL or a name no receiver can have: no store query)'),
         401: error('`bad_signature`: nothing was stored'),
         404: error('`not_found`: no receiver of this provider with that name'),
         413: error('`payload_too_large` (over 5 MiB)'),
