@@ -4,7 +4,7 @@
 // then a Content-Length or chunked body) before sending the next. A node:http client costs the
 // load generator ~30-60 µs of CPU per request here, on the same 2 cores as the proxies it
 // measures; with this one, requests/s is limited by the proxy under test, not by the client.
-import net from 'node:net';
+import { connection } from '../lib/raw-http.js';
 
 const pct = (xs, p) => (xs.length ? xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : NaN);
 
@@ -15,69 +15,6 @@ function encode(host, port, path, headers, body) {
   for (const [k, v] of Object.entries(headers)) if (k.toLowerCase() !== 'content-length') head.push(`${k}: ${v}`);
   head.push(`content-length: ${b.length}`);
   return Buffer.concat([Buffer.from(`${head.join('\r\n')}\r\n\r\n`, 'latin1'), b]);
-}
-
-/**
- * Where the response that starts at `buf[0]` ends: its total length in bytes, or -1 when more
- * bytes are needed. Handles Content-Length and chunked bodies (Portkey's Hono server sends
- * chunked). @throws on a response with neither.
- */
-function responseEnd(buf) {
-  const end = buf.indexOf('\r\n\r\n');
-  if (end < 0) return -1;
-  const head = buf.toString('latin1', 0, end);
-  const len = /\r\ncontent-length:\s*(\d+)/i.exec(head);
-  if (len) {
-    const total = end + 4 + Number(len[1]);
-    return buf.length >= total ? total : -1;
-  }
-  if (!/\r\ntransfer-encoding:\s*chunked/i.test(head)) throw new Error(`response without a length: ${head.split('\r\n')[0]}`);
-  let at = end + 4;
-  for (;;) {
-    const nl = buf.indexOf('\r\n', at);
-    if (nl < 0) return -1;
-    const size = parseInt(buf.toString('latin1', at, nl), 16);
-    at = nl + 2 + size + 2;
-    if (buf.length < at) return -1;
-    if (size === 0) return at;
-  }
-}
-
-/** One keep-alive connection: `send(bytes)` resolves with the status code once the whole response is in. */
-function connection(host, port) {
-  const socket = net.connect(port, host);
-  socket.setNoDelay(true);
-  let buf = Buffer.alloc(0);
-  let done = null;
-  let fail = null;
-  socket.on('data', (chunk) => {
-    buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
-    if (!done) return;
-    let total;
-    try {
-      total = responseEnd(buf);
-    } catch (e) {
-      return fail(e);
-    }
-    if (total < 0) return;
-    const status = Number(buf.toString('latin1', 9, 12));
-    buf = buf.subarray(total);
-    const d = done;
-    done = fail = null;
-    d(status);
-  });
-  const closed = (e) => fail?.(e ?? new Error('connection closed'));
-  socket.on('error', closed);
-  socket.on('close', () => closed());
-  return {
-    send: (bytes) =>
-      new Promise((resolve, reject) => {
-        done = resolve;
-        fail = reject;
-        socket.write(bytes);
-      }),
-    close: () => socket.destroy(),
-  };
 }
 
 /**

@@ -10,7 +10,7 @@
 // `rate` (requests/s): open loop, request i is due at start + i/rate and its latency counts from
 // that due time (so time spent waiting for a free connection counts too: no coordinated
 // omission), over max(conc, 64) connections.
-import net from 'node:net';
+import { connection } from '../lib/raw-http.js';
 import { parentPort, workerData } from 'node:worker_threads';
 
 const { url, conc } = workerData;
@@ -27,49 +27,10 @@ function encode(r) {
   return body ? Buffer.concat([h, body]) : h;
 }
 
-/**
- * One keep-alive connection: `send(bytes)` resolves with the response's status code once its
- * body (Content-Length bytes) has arrived. @throws on a chunked response (not expected from
- * this server) or a closed connection.
- */
-function connection() {
-  const socket = net.connect(Number(base.port), base.hostname);
-  socket.setNoDelay(true);
-  let buf = Buffer.alloc(0);
-  let done = null;
-  let fail = null;
-  socket.on('data', (chunk) => {
-    buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
-    const end = buf.indexOf('\r\n\r\n');
-    if (end < 0 || !done) return;
-    const head = buf.toString('latin1', 0, end);
-    const len = /\r\ncontent-length:\s*(\d+)/i.exec(head);
-    if (!len) return fail(new Error(`response without Content-Length: ${head.split('\r\n')[0]}`));
-    const total = end + 4 + Number(len[1]);
-    if (buf.length < total) return;
-    buf = buf.subarray(total);
-    const d = done;
-    done = fail = null;
-    d(Number(head.slice(9, 12)));
-  });
-  const closed = (e) => fail?.(e ?? new Error('connection closed'));
-  socket.on('error', closed);
-  socket.on('close', () => closed());
-  return {
-    send: (bytes) =>
-      new Promise((resolve, reject) => {
-        done = resolve;
-        fail = reject;
-        socket.write(bytes);
-      }),
-    close: () => socket.destroy(),
-  };
-}
-
 /** Sends `requests` (closed loop, or paced at `rate`/s when given); latencies in ms. */
 async function run(requests, rate) {
   const bytes = requests.map(encode);
-  const conns = Array.from({ length: Math.min(rate ? Math.max(conc, 64) : conc, bytes.length) }, connection);
+  const conns = Array.from({ length: Math.min(rate ? Math.max(conc, 64) : conc, bytes.length) }, () => connection(base.hostname, Number(base.port)));
   const lat = new Array(bytes.length);
   let next = 0;
   let bad = 0;

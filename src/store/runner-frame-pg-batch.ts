@@ -1,12 +1,10 @@
 import { CompiledQuery } from 'kysely';
-import type { JobStatus } from '../protocol/index.js';
-import { flag, num, numOrNull, toJobEvent, toJobRow } from './codec.js';
 import type { StoreCtx } from './ctx.js';
 import { JOB_ROW_COLUMNS } from './job-columns.js';
 import { PREPARE } from './pg-prepared.js';
-import { refuses, type FrameSql } from './frame-sql.js';
+import type { FrameSql } from './frame-sql.js';
 import type { FrameOutcome } from './runner-frame.js';
-import { applyFramePg } from './runner-frame-pg.js';
+import { applyFramePg, frameOutcomeOfRow } from './runner-frame-pg.js';
 
 /**
  * PostgreSQL types of the `jobs` columns a frame's move may write (jobs.ts transitionPlan), for
@@ -114,7 +112,7 @@ export function pgFrameBatcher(c: StoreCtx): (q: FrameSql) => Promise<FrameOutco
       try {
         const row = rows[i];
         if (!row) throw new Error(`store: frame batch: ${rows.length} rows for ${g.length} frames`);
-        it.resolve(outcome(c, it.q, datas[i]!, row));
+        it.resolve(frameOutcomeOfRow(c, it.q, datas[i]!, row));
       } catch (err) {
         it.reject(err);
       }
@@ -214,22 +212,3 @@ async function runBatch(c: StoreCtx, texts: Map<string, string>, key: string, qs
   return r.rows;
 }
 
-/** One frame's outcome from its row of the batch statement (as runner-frame-pg.ts reads its own). */
-function outcome(c: StoreCtx, q: FrameSql, datas: readonly string[], row: Record<string, unknown>): FrameOutcome | 'retry' {
-  if (row.f_attempt === null) return { accepted: false, job: null };
-  if (flag(row.f_has_kids)) return 'retry';
-  const job = { runnerId: numOrNull(row.f_runner_id), status: row.f_status as JobStatus, attempt: num(row.f_attempt) };
-  if (refuses(job, q)) return { accepted: false, job };
-  const inserted = new Set(((row.f_inserted as unknown[] | null) ?? []).map(num));
-  let seq = num(row.f_max_seq);
-  let upTo = num(row.f_top_rseq);
-  const stored = [];
-  for (let i = 0; i < q.events.length; i++) {
-    const e = q.events[i]!;
-    if (!inserted.has(e.rseq)) continue;
-    stored.push(toJobEvent(c.codec, { job_id: q.jobId, seq: ++seq, type: e.type, data: JSON.parse(datas[i]!) as unknown, at: e.at }));
-    upTo = Math.max(upTo, e.rseq);
-  }
-  const moved = q.plan && row.id !== null && row.id !== undefined ? toJobRow(c.codec, row as never) : null;
-  return { accepted: true, stored, upTo, moved };
-}

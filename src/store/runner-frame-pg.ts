@@ -72,14 +72,23 @@ export async function applyFramePg(c: StoreCtx, q: FrameSql): Promise<FrameOutco
     if ((err as { code?: unknown }).code === UNIQUE_VIOLATION) return 'retry';
     throw err;
   }
-  const row = r.rows[0]!;
+  return frameOutcomeOfRow(c, q, datas, r.rows[0]!);
+}
+
+/**
+ * A frame's outcome from its row of the frame statement (this file's, or one row of
+ * runner-frame-pg-batch.ts's): `f_attempt`/`f_runner_id`/`f_status`/`f_has_kids` of the locked
+ * job, `f_max_seq`/`f_top_rseq` before the insert, `f_inserted` the rseqs inserted, and the moved
+ * job's columns when the frame had a move. `datas` are the events' data as the JSON text written.
+ * Inserted events got max_seq + their rank among the new ones (rseq ascending), as in the
+ * statement; what was stored (after codec sanitising) is parsed from that text.
+ */
+export function frameOutcomeOfRow(c: StoreCtx, q: FrameSql, datas: readonly string[], row: Record<string, unknown>): FrameOutcome | 'retry' {
   if (row.f_attempt === null) return { accepted: false, job: null };
   if (flag(row.f_has_kids)) return 'retry';
   const job = { runnerId: numOrNull(row.f_runner_id), status: row.f_status as JobStatus, attempt: num(row.f_attempt) };
   if (refuses(job, q)) return { accepted: false, job };
-  // Inserted events got max_seq + their rank among the new ones (rseq ascending), as in the statement.
   const inserted = new Set(((row.f_inserted as unknown[] | null) ?? []).map(num));
-  // What was stored (after codec sanitising), parsed from the JSON text written.
   let seq = num(row.f_max_seq);
   let upTo = num(row.f_top_rseq);
   const stored = [];
@@ -89,6 +98,6 @@ export async function applyFramePg(c: StoreCtx, q: FrameSql): Promise<FrameOutco
     stored.push(toJobEvent(c.codec, { job_id: q.jobId, seq: ++seq, type: e.type, data: JSON.parse(datas[i]!) as unknown, at: e.at }));
     upTo = Math.max(upTo, e.rseq);
   }
-  const moved = plan && row.id !== null && row.id !== undefined ? toJobRow(c.codec, row as never) : null;
+  const moved = q.plan && row.id !== null && row.id !== undefined ? toJobRow(c.codec, row as never) : null;
   return { accepted: true, stored, upTo, moved };
 }
