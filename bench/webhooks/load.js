@@ -9,7 +9,8 @@
 // Without `rate`: closed loop, `conc` requests in flight, latency from send to response. With
 // `rate` (requests/s): open loop, request i is due at start + i/rate and its latency counts from
 // that due time (so time spent waiting for a free connection counts too: no coordinated
-// omission), over max(conc, 64) connections.
+// omission), over max(conc, 64) connections. BENCH_TRACE=1: the open-loop phase also prints its
+// 60 slowest deliveries as `due ms:latency ms` on stderr (one stall shows as a run of them).
 import { connection } from '../lib/raw-http.js';
 import { parentPort, workerData } from 'node:worker_threads';
 
@@ -51,6 +52,10 @@ async function run(requests, rate) {
   );
   const secs = (performance.now() - t0) / 1000;
   for (const c of conns) c.close();
+  if (process.env.BENCH_TRACE && rate) {
+    const worst = lat.map((l, i) => [i, l]).sort((a, b) => b[1] - a[1]).slice(0, 60);
+    console.error('worst (due ms, latency ms):', worst.sort((a, b) => a[0] - b[0]).map(([i, l]) => `${((i * 1000) / rate).toFixed(0)}:${l.toFixed(0)}`).join(' '));
+  }
   lat.sort((a, b) => a - b);
   return { rate: bytes.length / secs, p50: pct(lat, 50), p99: pct(lat, 99), bad };
 }
