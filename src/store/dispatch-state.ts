@@ -2,11 +2,11 @@ import { sql } from 'kysely';
 import type { Labels } from '../protocol/index.js';
 import { ACTIVE_STATUSES } from '../core/job-state.js';
 import { parseHolds } from '../core/capacity.js';
-import { num, numOrNull } from './codec.js';
+import { num, numOrNull, type Codec } from './codec.js';
 import { assertInt, type StoreCtx } from './ctx.js';
-import { listDispatchHead, type DispatchHead } from './dispatch-head.js';
+import type { DispatchHead } from './dispatch-head.js';
 import { PREPARE } from './pg-prepared.js';
-import { listActiveAssignments } from './runners.js';
+import { listActiveAssignments, listHeldRunnerIds, listQueuedForDispatch } from './runners.js';
 import { listTaskSlots } from './tasks.js';
 import type { TaskSlot } from './tasks-types.js';
 import type { ActiveAssignment, QueuedJobRef } from './types.js';
@@ -20,8 +20,9 @@ export interface DispatchState extends DispatchHead {
 }
 
 /**
- * listDispatchHead(limit, now) + listActiveAssignments() + listTaskSlots(now) — the reads a
- * dispatch pass starts with (server/dispatcher.ts) — with the same results.
+ * The reads a dispatch pass starts with (server/dispatcher.ts): the first page of the queue
+ * (dispatch order, at most `limit`) with the runners held at `now` (a hold committed before a job
+ * was created is always seen with that job), + listActiveAssignments() + listTaskSlots(now).
  * - PostgreSQL: ONE statement (one round trip and one socket write instead of three, issue 5:
  *   the writes to the database were most of the server thread's time per job, --cpu-prof), so
  *   all four come from one snapshot; prepared once per connection (pg-prepared.ts).
@@ -29,12 +30,12 @@ export interface DispatchState extends DispatchHead {
  * @throws when limit is not 1–5000 or now is not an integer >= 0.
  */
 export async function listDispatchState(c: StoreCtx, limit: number, now: number): Promise<DispatchState> {
-  assertInt('limit', limit, 1);
-  if (limit > 5000) throw new Error(`store: limit must be at most 5000, got ${limit}`);
-  assertInt('now', now, 0);
+  checkDispatchStateArgs(limit, now);
   if (c.dialect !== 'postgres') {
-    const head = await listDispatchHead(c, limit, now);
-    return { ...head, active: await listActiveAssignments(c), taskSlots: await listTaskSlots(c, now) };
+    // One writer: the queue, then the holds (read later, so fresher), only when the queue is not empty.
+    const queue = await listQueuedForDispatch(c, limit);
+    const heldRunnerIds = queue.length ? await listHeldRunnerIds(c, now) : [];
+    return { queue, heldRunnerIds, active: await listActiveAssignments(c), taskSlots: await listTaskSlots(c, now) };
   }
   // Rows of four kinds in one result, each kind in its own order: 't' (a kept task slot, by
   // task id), 'q' (a queued job, dispatch order), 'h' (a held runner id, ascending), 'a' (a live
@@ -52,11 +53,11 @@ export async function listDispatchState(c: StoreCtx, limit: number, now: number)
     attempt: number | null;
     status: string | null;
     holds: string | null;
-    until: number | null;
+    slot_until: number | null;
   };
   const r = await sql<Row>`${sql.raw(PREPARE)}
     (select 'q' as kind, id, priority, selector, pinned_runner_id, agent, agent_version, workspace_job_id,
-        null::int as runner_id, null::int as attempt, null::text as status, null::text as holds, null::bigint as until
+        null::int as runner_id, null::int as attempt, null::text as status, null::text as holds, null::bigint as slot_until
       from jobs where status = 'queued' order by priority desc, id asc limit ${limit})
     union all
     (select 'h', id, null, null, null, null, null, null, null, null, null, null, null from runners where hold_until > ${now})
@@ -72,25 +73,49 @@ export async function listDispatchState(c: StoreCtx, limit: number, now: number)
   const active: ActiveAssignment[] = [];
   const taskSlots: TaskSlot[] = [];
   for (const x of r.rows) {
-    if (x.kind === 'q') {
-      queue.push({
-        id: num(x.id),
-        priority: num(x.priority),
-        selector: c.codec.parse(x.selector) as Labels,
-        pinnedRunnerId: numOrNull(x.pinned_runner_id),
-        agent: x.agent!,
-        agentVersion: x.agent_version!,
-        workspaceJobId: numOrNull(x.workspace_job_id),
-      });
-    } else if (x.kind === 'h') {
-      heldRunnerIds.push(num(x.id));
-    } else if (x.kind === 'a') {
-      const id = num(x.id);
-      active.push({ jobId: id, runnerId: num(x.runner_id), attempt: num(x.attempt), status: x.status as ActiveAssignment['status'], holds: parseHolds(x.holds), workspace: numOrNull(x.workspace_job_id) ?? id });
-    } else {
-      taskSlots.push({ taskId: num(x.id), runnerId: num(x.runner_id), workspace: num(x.workspace_job_id), until: num(x.until) });
-    }
+    if (x.kind === 'q') queue.push(toQueuedRef(c.codec, x as QueueRow));
+    else if (x.kind === 'h') heldRunnerIds.push(num(x.id));
+    else if (x.kind === 'a') active.push(toActiveAssignment(x as ActiveRow));
+    else taskSlots.push(toTaskSlot(x as SlotRow));
   }
-  // As listDispatchHead: an empty queue comes with no holds.
+  // An empty queue comes with no holds (as on SQLite).
   return { queue, heldRunnerIds: queue.length ? heldRunnerIds : [], active, taskSlots };
+}
+
+/** @throws when limit is not 1–5000 or now is not an integer >= 0 (both engines' listDispatchState). */
+export function checkDispatchStateArgs(limit: number, now: number): void {
+  assertInt('limit', limit, 1);
+  if (limit > 5000) throw new Error(`store: limit must be at most 5000, got ${limit}`);
+  assertInt('now', now, 0);
+}
+
+/** A `jobs` row of the queue read. */
+export type QueueRow = { id: number; priority: number | null; selector: unknown; pinned_runner_id: number | null; agent: string | null; agent_version: string | null; workspace_job_id: number | null };
+/** A `jobs` row of the live-assignments read. */
+export type ActiveRow = { id: number; runner_id: number | null; attempt: number | null; status: string | null; holds: string | null; workspace_job_id: number | null };
+/** A `tasks` row of the kept-slots read. */
+export type SlotRow = { id: number; runner_id: number; workspace_job_id: number; slot_until: number };
+
+/** A queued job as the dispatcher matches it. */
+export function toQueuedRef(codec: Codec, x: QueueRow): QueuedJobRef {
+  return {
+    id: num(x.id),
+    priority: num(x.priority),
+    selector: codec.parse(x.selector) as Labels,
+    pinnedRunnerId: numOrNull(x.pinned_runner_id),
+    agent: x.agent!,
+    agentVersion: x.agent_version!,
+    workspaceJobId: numOrNull(x.workspace_job_id),
+  };
+}
+
+/** A live assignment; its workspace is its own job's unless it shares another's. */
+export function toActiveAssignment(r: ActiveRow): ActiveAssignment {
+  const id = num(r.id);
+  return { jobId: id, runnerId: num(r.runner_id), attempt: num(r.attempt), status: r.status as ActiveAssignment['status'], holds: parseHolds(r.holds), workspace: numOrNull(r.workspace_job_id) ?? id };
+}
+
+/** A runner slot kept by an idle task. */
+export function toTaskSlot(r: SlotRow): TaskSlot {
+  return { taskId: num(r.id), runnerId: num(r.runner_id), workspace: num(r.workspace_job_id), until: num(r.slot_until) };
 }

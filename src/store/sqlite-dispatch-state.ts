@@ -1,10 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import type { Labels } from '../protocol/index.js';
 import { ACTIVE_STATUSES } from '../core/job-state.js';
-import { parseHolds } from '../core/capacity.js';
-import { num, numOrNull, type Codec } from './codec.js';
-import { assertInt } from './ctx.js';
-import type { DispatchState } from './dispatch-state.js';
+import { num, type Codec } from './codec.js';
+import { checkDispatchStateArgs, toActiveAssignment, toQueuedRef, toTaskSlot, type ActiveRow, type DispatchState, type QueueRow, type SlotRow } from './dispatch-state.js';
 
 /**
  * store.listDispatchState on SQLite without Kysely (four queries per dispatch pass; their
@@ -18,40 +15,17 @@ import type { DispatchState } from './dispatch-state.js';
 export function sqliteDispatchStateReader(sqlite: BetterSqlite3.Database, codec: Codec): { check(limit: number, now: number): void; read(limit: number, now: number): DispatchState } {
   let s: ReturnType<typeof prepare> | null = null;
   return {
-    check(limit, now) {
-      assertInt('limit', limit, 1);
-      if (limit > 5000) throw new Error(`store: limit must be at most 5000, got ${limit}`);
-      assertInt('now', now, 0);
-    },
+    check: checkDispatchStateArgs,
     read(limit, now) {
       s ??= prepare(sqlite);
-      const queue = (s.queue.all(limit) as QueueRow[]).map((x) => ({
-        id: num(x.id),
-        priority: num(x.priority),
-        selector: codec.parse(x.selector) as Labels,
-        pinnedRunnerId: numOrNull(x.pinned_runner_id),
-        agent: x.agent,
-        agentVersion: x.agent_version,
-        workspaceJobId: numOrNull(x.workspace_job_id),
-      }));
+      const queue = (s.queue.all(limit) as QueueRow[]).map((x) => toQueuedRef(codec, x));
       const heldRunnerIds = queue.length ? (s.held.all(now) as Array<{ id: number }>).map((x) => num(x.id)) : [];
-      const active = (s.active.all(...ACTIVE_STATUSES) as ActiveRow[]).map((r) => ({
-        jobId: num(r.id),
-        runnerId: num(r.runner_id),
-        attempt: num(r.attempt),
-        status: r.status as DispatchState['active'][number]['status'],
-        holds: parseHolds(r.holds),
-        workspace: numOrNull(r.workspace_job_id) ?? num(r.id),
-      }));
-      const taskSlots = (s.slots.all(now) as SlotRow[]).map((r) => ({ taskId: num(r.id), runnerId: num(r.runner_id), workspace: num(r.workspace_job_id), until: num(r.slot_until) }));
+      const active = (s.active.all(...ACTIVE_STATUSES) as ActiveRow[]).map(toActiveAssignment);
+      const taskSlots = (s.slots.all(now) as SlotRow[]).map(toTaskSlot);
       return { queue, heldRunnerIds, active, taskSlots };
     },
   };
 }
-
-type QueueRow = { id: number; priority: number; selector: unknown; pinned_runner_id: number | null; agent: string; agent_version: string; workspace_job_id: number | null };
-type ActiveRow = { id: number; runner_id: number; attempt: number; status: string; holds: string | null; workspace_job_id: number | null };
-type SlotRow = { id: number; runner_id: number; workspace_job_id: number; slot_until: number };
 
 /** The statements of runners.ts listQueuedForDispatch / listHeldRunnerIds / listActiveAssignments and tasks.ts listTaskSlots. */
 function prepare(sqlite: BetterSqlite3.Database) {
