@@ -167,7 +167,7 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
   if (typeof base.noteModelCall === 'function') {
     const kyselyNote = (base.noteModelCall as (j: number, a: number, p: string, n: number) => Promise<void>).bind(store);
     let upsert: BetterSqlite3.Statement | null | undefined;
-    const pending = new Map<string, { jobId: number; attempt: number; starts: number; ends: number; now: number; done: Promise<void> }>();
+    const pending = new Map<string, { counts: { jobId: number; attempt: number; starts: number; ends: number; now: number }; done: Promise<void> }>();
     (fast as Record<string, unknown>).noteModelCall = async (jobId: number, attempt: number, phase: 'start' | 'end', now: number): Promise<void> => {
       if (upsert === undefined) {
         try {
@@ -186,19 +186,17 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
       let p = pending.get(key);
       if (!p) {
         const stmt = upsert;
-        const entry = { jobId, attempt, starts: 0, ends: 0, now, done: Promise.resolve() };
+        const counts = { jobId, attempt, starts: 0, ends: 0, now };
         // Leaves `pending` when its batch runs: a note made after that gets a new upsert.
-        entry.done = group.run(() => {
+        const done = group.run(() => {
           pending.delete(key);
-          const { starts, ends, now: at } = entry;
-          stmt.run({ jobId, attempt, starts, ends, now: at });
+          stmt.run(counts);
         });
-        pending.set(key, entry);
-        p = entry;
+        pending.set(key, (p = { counts, done }));
       }
-      if (phase === 'start') p.starts++;
-      else p.ends++;
-      if (now > p.now) p.now = now;
+      if (phase === 'start') p.counts.starts++;
+      else p.counts.ends++;
+      if (now > p.counts.now) p.counts.now = now;
       await p.done;
     };
   }
