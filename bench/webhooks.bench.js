@@ -20,7 +20,7 @@
 //   delivery, counted in the driver (they include the server's background loops).
 // Environment: BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres),
 // BENCH_DELIVERIES (default 4000), BENCH_CONCURRENCY (default 32), BENCH_ENGINES (default
-// sqlite,postgres). Needs dist/ (npm run build).
+// sqlite,postgres), BENCH_PROFILE=DIR (a CPU profile of the server thread over the delivery phases, bench/lib/profile.js). Needs dist/ (npm run build).
 import { mkdtempSync, rmSync, mkdirSync, writeFileSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,6 +30,7 @@ import pg from 'pg';
 import { openStore } from '../dist/store/open.js';
 import { PreparingClient } from '../dist/store/pg-prepared.js';
 import { startServer } from '../dist/server/server.js';
+import { startProfile } from './lib/profile.js';
 
 const PG_BASE = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const N = Number(process.env.BENCH_DELIVERIES ?? 4000);
@@ -180,11 +181,13 @@ async function bench(engine) {
     const base = await load.run('healthz', healthz);
     const requests = Array.from({ length: N }, (_, i) => delivery(i));
     const [q0, r0, t0] = [pgQueries, pgTrips, pgCommits];
+    const profiler = await startProfile();
     const max = await load.run('deliveries', requests);
     const statements = ((pgQueries - q0) / N).toFixed(2);
     const trips = ((pgTrips - r0) / N).toFixed(2);
     const txs = ((pgCommits - t0) / N).toFixed(2);
     const paced = await load.run('paced', Array.from({ length: N }, (_, i) => delivery(2 * N + i)), GOAL_RATE);
+    await profiler?.stop(`webhooks-${engine}`);
     const same = delivery(0);
     const dup = await load.run('duplicates', Array.from({ length: Math.min(N, 1000) }, () => same));
     const { server: sv, client: cl, other, pg: pgCpu } = max.cpu;
