@@ -19,7 +19,8 @@
 // - on PostgreSQL: SQL round trips, statements (incl. BEGIN/COMMIT) and transactions per
 //   delivery, counted in the driver (they include the server's background loops).
 // Environment: BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres),
-// BENCH_DELIVERIES (default 4000), BENCH_CONCURRENCY (default 32), BENCH_ENGINES (default
+// BENCH_DELIVERIES (default 4000), BENCH_WARMUP (untimed deliveries first, to other tasks; default
+// 4000), BENCH_CONCURRENCY (default 32), BENCH_ENGINES (default
 // sqlite,postgres), BENCH_PROFILE=DIR (a CPU profile of the server thread over the delivery phases, bench/lib/profile.js). Needs dist/ (npm run build).
 import { mkdtempSync, rmSync, mkdirSync, writeFileSync, readFileSync, readdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -35,6 +36,7 @@ import { startProfile } from './lib/profile.js';
 const PG_BASE = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const N = Number(process.env.BENCH_DELIVERIES ?? 4000);
 const CONC = Number(process.env.BENCH_CONCURRENCY ?? 32);
+const WARMUP = Number(process.env.BENCH_WARMUP ?? 4000);
 const ENGINES = (process.env.BENCH_ENGINES ?? 'sqlite,postgres').split(',');
 const GOAL_RATE = 2000;
 const GOAL_P99_MS = 20;
@@ -168,16 +170,22 @@ async function bench(engine) {
   try {
     const api = (path, body) => fetch(server.url + path, { method: 'POST', headers: { authorization: `Bearer ${server.adminToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     const rec = await (await api('/api/receivers', { name: 'bench', provider: 'github' })).json();
-    for (let i = 0; i < ISSUES; i++) await api('/api/tasks', { agent: 'noop', keys: [`github.com/acme/api/issues/${i}`], coalesceSeconds: 180 });
+    // Tasks 0..ISSUES-1 take the measured deliveries; ISSUES..2·ISSUES-1 the warm-up's, so the
+    // measured tasks start with no backlog of pending events.
+    for (let i = 0; i < 2 * ISSUES; i++) await api('/api/tasks', { agent: 'noop', keys: [`github.com/acme/api/issues/${i}`], coalesceSeconds: 180 });
     const path = '/hooks/github/bench';
-    const delivery = (i) => {
-      const body = JSON.stringify({ action: 'created', issue: { number: i % ISSUES, title: 't', html_url: `https://github.com/acme/api/issues/${i % ISSUES}` }, comment: { body: `comment ${i} é \u001b`, created_at: new Date(Date.now() + i).toISOString() }, sender: { login: 'octocat' } });
+    const delivery = (i, firstIssue = 0) => {
+      const issue = firstIssue + (i % ISSUES);
+      const body = JSON.stringify({ action: 'created', issue: { number: issue, title: 't', html_url: `https://github.com/acme/api/issues/${issue}` }, comment: { body: `comment ${i} é \u001b`, created_at: new Date(Date.now() + i).toISOString() }, sender: { login: 'octocat' } });
       const sig = `sha256=${createHmac('sha256', rec.secret).update(body).digest('hex')}`;
       return { path, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-github-event': 'issue_comment', 'x-github-delivery': randomUUID(), 'x-hub-signature-256': sig }, body };
     };
     const healthz = Array.from({ length: N }, () => ({ path: '/healthz', headers: {} }));
     await load.run('warm-up', healthz.slice(0, 200));
-    await load.run('warm-up', Array.from({ length: 200 }, (_, i) => delivery(N + i)));
+    // A long-running server is warm: with 200 warm-up deliveries V8 was still optimising during
+    // the measured phases (TurboFan on the helper threads, ~100 µs CPU/delivery, and the main
+    // thread in baseline code); after WARMUP deliveries that share is ~40 µs.
+    await load.run('warm-up', Array.from({ length: WARMUP }, (_, i) => delivery(3 * N + i, ISSUES)));
     const base = await load.run('healthz', healthz);
     const requests = Array.from({ length: N }, (_, i) => delivery(i));
     const [q0, r0, t0] = [pgQueries, pgTrips, pgCommits];
