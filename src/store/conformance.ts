@@ -19,6 +19,7 @@ import { roundTripTests } from './conformance/round-trip.js';
 import { userTests } from './conformance/users.js';
 import { taskTests } from './conformance/tasks.js';
 import { taskIngestTests } from './conformance/task-ingest.js';
+import { taskPendingTests } from './conformance/task-pending.js';
 import { jobTreeTests } from './conformance/job-tree.js';
 import { modelActivityTests } from './conformance/model-activity.js';
 import { agentVersionTests } from './conformance/agent-versions.js';
@@ -85,6 +86,7 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Store
     userTests(h);
     taskTests(h);
     taskIngestTests(h);
+    taskPendingTests(h);
     jobTreeTests(h);
     modelActivityTests(h);
     agentVersionTests(h);

@@ -20,9 +20,11 @@ import type { IngestResult, NewDelivery, TaskEventRow, TaskRow, WindowDecision }
  *    NOTHING` under the unique constraint: a row not inserted is a repeat (of an earlier
  *    transaction, or of an earlier delivery in this batch) and answers the task the first one
  *    went to (one more statement, only when there are repeats); the same statement reads the
- *    tasks' pending counts;
+ *    tasks' pending prompt counts (their pending events are the stored counter of the locked
+ *    row, 0017);
  * 3. in order, each new delivery's event moves its task (`noteOnTask`: stale check,
- *    coalescing window); then one statement writes the touched tasks and inserts the events.
+ *    coalescing window); then one statement writes the tasks that got events (window columns,
+ *    pending-event counter) and inserts the events.
  * A repeat changes nothing. Deliveries are assumed checked (receivers.ts checkDelivery).
  * Results in the order given; `task` is the task as it stands right after that delivery.
  * `lastSent`, when given, is called once the batch's last statement has been sent and before
@@ -55,13 +57,13 @@ export async function ingestBatchIn(c: StoreCtx, trx: Trx, ds: readonly NewDeliv
   const { inserted, counts } = await sql.insertDeliveries(trx, rows, unique(target.filter((id): id is number => id !== null)));
   for (const [id, n] of counts) {
     const t = tasks.get(id)!;
-    t.row = { ...t.row, queued_prompts: n.queuedPrompts, pending_events: n.pendingEvents };
+    t.row = { ...t.row, queued_prompts: n.queuedPrompts };
   }
   const repeats = rows.filter((r) => !inserted.has(pairKey(r.receiverId, r.deliveryId)));
   const stored = repeats.length ? await sql.storedTaskIds(trx, repeats) : new Map<string, number | null>();
 
   const events: EventValues[] = [];
-  const touched = new Set<number>();
+  const added = new Map<number, number>(); // task id → events this batch adds to it
   const out: IngestResult[] = [];
   const fresh: { i: number; task: TaskRow | null; stale: boolean; window?: WindowDecision }[] = [];
   ds.forEach((d, i) => {
@@ -77,14 +79,14 @@ export async function ingestBatchIn(c: StoreCtx, trx: Trx, ds: readonly NewDeliv
     if (taskId !== null) {
       const t = tasks.get(taskId)!;
       effect = noteOnTask(t.row, d);
-      if (Object.keys(effect.set).length) touched.add(taskId);
+      added.set(taskId, (added.get(taskId) ?? 0) + 1);
       t.row = { ...t.row, ...effect.set, pending_events: num(t.row.pending_events ?? 0) + 1 };
       task = taskRowOf(c, t.row, t.keys);
     }
     events.push(eventValues(taskId, d.event, d.now));
     fresh.push({ i, task, stale: effect?.stale ?? false, ...(d.coalesce ? { window: effect?.window ?? null } : {}) });
   });
-  const written = events.length ? sql.write(trx, [...touched].map((id) => windowValues(tasks.get(id)!)), events) : Promise.resolve([]);
+  const written = events.length ? sql.write(trx, [...added].map(([id, n]) => windowValues(tasks.get(id)!, n)), events) : Promise.resolve([]);
   lastSent?.();
   const ids = await written;
   fresh.forEach(({ i, ...f }, n) => {
@@ -106,9 +108,10 @@ function ownersOf(tasks: Map<number, IngestTask>): { active: Map<string, number>
   return { active, past };
 }
 
-function windowValues(t: IngestTask): TaskWindowValues {
+/** The final coalescing columns of `t` and the `addEvents` events this batch gives it. */
+function windowValues(t: IngestTask, addEvents: number): TaskWindowValues {
   const r = t.row;
-  return { id: num(r.id), lastEventAt: numOrNull(r.last_event_at), windowUntil: numOrNull(r.window_until), trailingDueAt: numOrNull(r.trailing_due_at), updatedAt: num(r.updated_at) };
+  return { id: num(r.id), lastEventAt: numOrNull(r.last_event_at), windowUntil: numOrNull(r.window_until), trailingDueAt: numOrNull(r.trailing_due_at), updatedAt: num(r.updated_at), addEvents };
 }
 
 function unique<T>(xs: T[]): T[] {

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import pg from 'pg';
 import { CompiledQuery } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -71,6 +72,39 @@ describe.skipIf(db === null)('pipelined webhook ingest (PostgreSQL, ingest-pg-pi
     } finally {
       await s.close();
       await s.close(); // twice is fine (both pools ended once)
+    }
+  });
+
+  it('BEGIN leaves with the first statement and COMMIT with the last, one socket write each: 3 writes for 3 statements (5 messages)', async () => {
+    const pool = new pg.Pool({ connectionString: db!.url, max: 1, pipeline: true, Client: PreparingClient });
+    // Socket writes as the stream hands them to the socket: one `_write` or `_writev` per flush.
+    const proto = net.Socket.prototype as unknown as Record<'_write' | '_writev', (...a: unknown[]) => unknown>;
+    const orig = { _write: proto._write, _writev: proto._writev };
+    let flushes = 0;
+    try {
+      await pool.query('select 1'); // connected before counting
+      for (const k of ['_write', '_writev'] as const)
+        proto[k] = function (this: unknown, ...a: unknown[]) {
+          flushes++;
+          return orig[k].apply(this, a);
+        };
+      const seen: number[] = [];
+      const got = await pipelinedTransaction(pool, async (trx, lastSent) => {
+        await trx.executeQuery(raw('select $1::int as x', [1]));
+        seen.push(flushes);
+        await trx.executeQuery(raw('select $1::int as x', [2]));
+        seen.push(flushes);
+        const last = trx.executeQuery(raw('select $1::int as x', [3]));
+        lastSent();
+        return (await last).rows;
+      });
+      seen.push(flushes);
+      expect(got).toEqual([{ x: 3 }]);
+      // BEGIN + the first statement, the second alone, the third + COMMIT (without the cork: 2, 3, 5).
+      expect(seen).toEqual([1, 2, 3]);
+    } finally {
+      Object.assign(proto, orig);
+      await pool.end();
     }
   });
 

@@ -20,7 +20,8 @@ export const INGEST_POOL_SIZE = 2;
  * contention each wake-up waits for a core. Deliveries arriving meanwhile wait for the whole
  * batch, so the batch's length is their latency floor. Here BEGIN goes out with the first
  * statement and COMMIT right behind the last (node-postgres pipeline mode: each message still
- * has its own Sync and answer, in order): 3 round trips. Nothing else changes: the same
+ * has its own Sync and answer, in order): 3 round trips, and 3 socket writes (each pair leaves
+ * corked in one write, so the backend wakes once for it: {@link corker}). Nothing else changes: the same
  * statements, the same locks held for the same span, and the caller learns of success only
  * from COMMIT's own answer, so a delivery is answered 2xx only once durably stored.
  * The batches run on a small pool of their own ({@link INGEST_POOL_SIZE}, pipeline mode), so a
@@ -58,6 +59,27 @@ export function withPipelinedIngest(store: Store, db: Kysely<Database>, pool: pg
 }
 
 /**
+ * A function that corks `client`'s socket until the end of the current tick (once per tick):
+ * the messages sent in one synchronous run (BEGIN and the first statement; the last statement
+ * and COMMIT) leave in ONE write, so the PostgreSQL backend wakes once for them instead of once
+ * per message (node-postgres corks each query's own Parse/Bind/Execute/Sync, not a run of
+ * queries). Nothing waits: the socket is uncorked on the next tick, before any I/O.
+ */
+function corker(client: pg.PoolClient): () => void {
+  const stream = (client as unknown as { connection?: { stream?: { cork?: () => void; uncork?: () => void } } }).connection?.stream;
+  let corked = false;
+  return () => {
+    if (corked || !stream?.cork || !stream.uncork) return;
+    corked = true;
+    stream.cork();
+    process.nextTick(() => {
+      corked = false;
+      stream.uncork!();
+    });
+  };
+}
+
+/**
  * Runs `body` in one transaction on a connection of `pool` (pipeline mode): BEGIN is sent with
  * the first statement, and COMMIT when `body` calls `lastSent` (right after sending its last
  * statement), else after `body` returns. `body`'s result is returned only after COMMIT answered
@@ -69,7 +91,9 @@ export function withPipelinedIngest(store: Store, db: Kysely<Database>, pool: pg
 export async function pipelinedTransaction<T>(pool: pg.Pool, body: (trx: Trx, lastSent: () => void) => Promise<T>): Promise<T> {
   const client = await pool.connect();
   const sent: Promise<unknown>[] = [];
+  const cork = corker(client);
   const send = (text: string, values?: readonly unknown[]) => {
+    cork();
     const p = client.query(text, values ? [...values] : undefined);
     sent.push(p.catch(() => {})); // settled before ROLLBACK; the caller sees the error itself
     return p;

@@ -27,6 +27,7 @@ const TASK_COLUMNS = [
   'error',
   'created_at',
   'updated_at',
+  'pending_events',
 ] as const satisfies readonly (keyof TasksTable)[];
 const listsEveryColumn: [Exclude<keyof TasksTable, (typeof TASK_COLUMNS)[number]>] extends [never] ? true : never = true;
 void listsEveryColumn;
@@ -59,7 +60,7 @@ export const pgIngest: IngestSql = {
     return groupOwners(rows, [], (r) => r.active_keys as string[]);
   },
   async insertDeliveries(trx, rows, countIds) {
-    const { rows: got } = await run<{ kind: string; id: number; delivery_id: string | null; queued_prompts: unknown; pending_events: unknown }>(
+    const { rows: got } = await run<{ kind: string; id: number; delivery_id: string | null; queued_prompts: unknown }>(
       trx,
       // One round trip for two answers: the rows inserted ('i'), then the counts ('c'). The
       // insert is sorted, so two replicas inserting the same ids wait on each other in one
@@ -68,11 +69,9 @@ export const pgIngest: IngestSql = {
         INSERT INTO deliveries (receiver_id, delivery_id, received_at, task_id)
         SELECT r, d, at, t FROM unnest($1::int[], $2::text[], $3::int8[], $4::int[]) AS u(r, d, at, t) ORDER BY r, d
         ON CONFLICT (receiver_id, delivery_id) DO NOTHING RETURNING receiver_id, delivery_id)
-      SELECT 'i' AS kind, receiver_id AS id, delivery_id, NULL::int8 AS queued_prompts, NULL::int8 AS pending_events FROM ins
+      SELECT 'i' AS kind, receiver_id AS id, delivery_id, NULL::int8 AS queued_prompts FROM ins
       UNION ALL
-      SELECT 'c', t.id, NULL,
-        (SELECT count(*) FROM task_prompts p WHERE p.task_id = t.id AND p.turn IS NULL),
-        (SELECT count(*) FROM task_events e WHERE e.task_id = t.id AND e.turn IS NULL)
+      SELECT 'c', t.id, NULL, (SELECT count(*) FROM task_prompts p WHERE p.task_id = t.id AND p.turn IS NULL)
       FROM unnest($5::int[]) AS t(id)`,
       [rows.map((r) => r.receiverId), rows.map((r) => r.deliveryId), rows.map((r) => r.receivedAt), rows.map((r) => r.taskId), countIds],
     );
@@ -97,8 +96,8 @@ export const pgIngest: IngestSql = {
       // order, so their serial ids rise in the order given (then sorted: RETURNING's order is
       // not promised).
       `${PREPARE} WITH upd AS (
-        UPDATE tasks t SET last_event_at = u.last, window_until = u.win, trailing_due_at = u.due, updated_at = u.upd
-        FROM unnest($1::int[], $2::int8[], $3::int8[], $4::int8[], $5::int8[]) AS u(id, last, win, due, upd) WHERE t.id = u.id)
+        UPDATE tasks t SET last_event_at = u.last, window_until = u.win, trailing_due_at = u.due, updated_at = u.upd, pending_events = t.pending_events + u.n
+        FROM unnest($1::int[], $2::int8[], $3::int8[], $4::int8[], $5::int8[], $14::int[]) AS u(id, last, win, due, upd, n) WHERE t.id = u.id)
       INSERT INTO task_events (task_id, receiver_id, key, kind, actor, summary, occurred_at, received_at, turn)
       SELECT task_id, receiver_id, key, kind, actor, summary, occurred_at, received_at, NULL
       FROM unnest($6::int[], $7::int[], $8::text[], $9::text[], $10::text[], $11::text[], $12::int8[], $13::int8[])
@@ -118,6 +117,7 @@ export const pgIngest: IngestSql = {
         col('summary'),
         col('occurred_at'),
         col('received_at'),
+        tasks.map((r) => r.addEvents),
       ],
     );
     return got.map((r) => num(r.id)).sort((a, b) => a - b);

@@ -38,8 +38,7 @@ export const sqliteIngest: IngestSql = {
       ? await run<CountRow>(
           trx,
           `SELECT t.value AS id,
-            (SELECT count(*) FROM task_prompts p WHERE p.task_id = t.value AND p.turn IS NULL) AS queued_prompts,
-            (SELECT count(*) FROM task_events e WHERE e.task_id = t.value AND e.turn IS NULL) AS pending_events
+            (SELECT count(*) FROM task_prompts p WHERE p.task_id = t.value AND p.turn IS NULL) AS queued_prompts
           FROM json_each(?) AS t`,
           [JSON.stringify(countIds)],
         )
@@ -56,7 +55,14 @@ export const sqliteIngest: IngestSql = {
   },
   async write(trx, tasks, events) {
     for (const r of tasks) {
-      await run(trx, `UPDATE tasks SET last_event_at = ?, window_until = ?, trailing_due_at = ?, updated_at = ? WHERE id = ?`, [r.lastEventAt, r.windowUntil, r.trailingDueAt, r.updatedAt, r.id]);
+      await run(trx, `UPDATE tasks SET last_event_at = ?, window_until = ?, trailing_due_at = ?, updated_at = ?, pending_events = pending_events + ? WHERE id = ?`, [
+        r.lastEventAt,
+        r.windowUntil,
+        r.trailingDueAt,
+        r.updatedAt,
+        r.addEvents,
+        r.id,
+      ]);
     }
     const ids: number[] = [];
     for (const r of events) {

@@ -22,21 +22,26 @@ export interface IngestSql {
   lockTasks(trx: Trx, ids: number[]): Promise<IngestTask[]>;
   /**
    * Inserts the deliveries, skipping those already stored (unique receiver + delivery id);
-   * returns the {@link pairKey}s inserted, and the pending-prompt and pending-event counts of
-   * tasks `countIds` (read in this later statement, so they include what transactions that
-   * held the task locks before us committed).
+   * returns the {@link pairKey}s inserted, and the pending-prompt counts of tasks `countIds`
+   * (read in this later statement, so they include what transactions that held the task locks
+   * before us committed; prompts are not locked by the task row). Pending events need no count:
+   * the locked row carries them (`pending_events`, 0017).
    */
   insertDeliveries(trx: Trx, rows: DeliveryValues[], countIds: number[]): Promise<{ inserted: Set<string>; counts: Map<number, TaskCounts> }>;
   /** The stored task id of each delivery (by {@link pairKey}; null: none recorded). */
   storedTaskIds(trx: Trx, pairs: { receiverId: number; deliveryId: string }[]): Promise<Map<string, number | null>>;
-  /** Writes the coalescing columns of each task (final values of the batch) and inserts the events in the order given; returns their ids in that order. */
+  /**
+   * Writes the coalescing columns of each task (final values of the batch), adds its
+   * `addEvents` to its stored `pending_events`, and inserts the events in the order given;
+   * returns their ids in that order. `tasks` holds every task that gets an event or whose
+   * columns change.
+   */
   write(trx: Trx, tasks: TaskWindowValues[], events: EventValues[]): Promise<number[]>;
 }
 
-/** Pending prompts and events of a task (not yet taken by a turn). */
+/** Pending prompts of a task (not yet taken by a turn). */
 export interface TaskCounts {
   queuedPrompts: number;
-  pendingEvents: number;
 }
 
 /**
@@ -49,8 +54,8 @@ export interface Trx {
 }
 
 /**
- * A task as read for a batch: its row (tasks columns; `queued_prompts`, `pending_events` filled
- * in later) and its active keys as stored (sorted). `owns` / `owned` are the caller's own key
+ * A task as read for a batch: its row (tasks columns, `pending_events` the stored counter as
+ * read under the task's lock; `queued_prompts` filled in later) and its active keys as stored (sorted). `owns` / `owned` are the caller's own key
  * strings (matched by the database, reported back by position, not by the stored text): a key
  * the driver re-encodes (a lone UTF-16 surrogate) still maps to its task.
  */
@@ -89,13 +94,15 @@ export interface DeliveryValues {
   taskId: number | null;
 }
 
-/** The coalescing columns of one task, epoch ms. */
+/** The coalescing columns of one task, epoch ms, and how many pending events the batch adds to it. */
 export interface TaskWindowValues {
   id: number;
   lastEventAt: number | null;
   windowUntil: number | null;
   trailingDueAt: number | null;
   updatedAt: number;
+  /** Events of this batch that go to the task (added to `pending_events`); 0 when only its columns change. */
+  addEvents: number;
 }
 
 /** One `task_events` row (turn null: pending), as eventValues() of tasks-turns.ts makes it. */
@@ -122,10 +129,10 @@ export function run<R>(trx: Trx, text: string, params: readonly unknown[]): Prom
 
 /** A row of lockOwners / lockTasks: the task's columns, its active keys (an array on PostgreSQL, JSON text on SQLite), and the given key it matched (`pos`, `active`; null for lockTasks). */
 export type OwnerRow = TaskSelect & { active_keys: unknown; pos?: unknown; active?: unknown };
-/** A task's pending counts as the driver returned them. */
-export type CountRow = { id: unknown; queued_prompts: unknown; pending_events: unknown };
+/** A task's pending prompt count as the driver returned it. */
+export type CountRow = { id: unknown; queued_prompts: unknown };
 
 /** Count rows → task id → counts. */
 export function countsOf(rows: CountRow[]): Map<number, TaskCounts> {
-  return new Map(rows.map((r) => [num(r.id), { queuedPrompts: num(r.queued_prompts), pendingEvents: num(r.pending_events) }]));
+  return new Map(rows.map((r) => [num(r.id), { queuedPrompts: num(r.queued_prompts) }]));
 }

@@ -12,9 +12,17 @@ import pg from 'pg';
  */
 export const PREPARE = '/* prepared */';
 
+/** Names already worked out, by text: the texts are a few fixed ones, and hashing one cost a few µs on every call (issue 7 webhook batches). Bounded. */
+const names = new Map<string, string>();
+
 /** The statement name for `text`: a hash, so one text always gets one name (pg refuses one name for two texts). */
 function nameOf(text: string): string {
-  return `flotilla_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`;
+  let name = names.get(text);
+  if (name === undefined) {
+    if (names.size >= 1000) names.clear();
+    names.set(text, (name = `flotilla_${createHash('sha1').update(text).digest('hex').slice(0, 24)}`));
+  }
+  return name;
 }
 
 /**

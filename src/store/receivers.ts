@@ -1,4 +1,4 @@
-import type { Selectable, Transaction } from 'kysely';
+import { sql, type Selectable, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
 import { ReceiverPolicies, ReceiverProvider } from '../protocol/index.js';
 import { num, numOrNull } from './codec.js';
@@ -180,7 +180,12 @@ async function ingestCreating(c: StoreCtx, trx: Transaction<Database>, d: NewDel
     const e = noteOnTask(row, d);
     stale = e.stale;
     window = e.window;
-    if (Object.keys(e.set).length) await trx.updateTable('tasks').set(e.set).where('id', '=', row.id).execute();
+    // The event below is pending on the task: its counter (0017) moves in the same statement as the window.
+    await trx
+      .updateTable('tasks')
+      .set({ ...e.set, pending_events: sql<number>`pending_events + 1` })
+      .where('id', '=', row.id)
+      .execute();
     row = { ...row, ...e.set, pending_events: num(row.pending_events ?? 0) + 1 } as TaskSelect;
   }
   const taskId = row ? num(row.id) : null;

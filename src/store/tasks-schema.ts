@@ -22,6 +22,8 @@ export interface TasksTable {
   error: string | null;
   created_at: Int8;
   updated_at: Int8;
+  /** 0017: events of the task no turn has taken yet (task_events with turn null), kept by every statement that adds, takes or puts back one. */
+  pending_events: ColumnType<number, number | undefined, number>;
 }
 
 export interface TaskKeysTable {

@@ -1,4 +1,5 @@
 import { sql, type Selectable } from 'kysely';
+import type { JobStatus } from '../protocol/index.js';
 import { num, numOrNull, storable } from './codec.js';
 import { assertInt, type StoreCtx } from './ctx.js';
 import type { TaskEventsTable } from './tasks-schema.js';
@@ -60,8 +61,17 @@ export async function enqueueTaskPrompt(c: StoreCtx, taskId: number, text: strin
 export async function addTaskEvent(c: StoreCtx, taskId: number | null, e: NewTaskEvent, now: number): Promise<TaskEventRow> {
   checkEvent(e);
   assertInt('now', now, 0);
-  const row = await c.db.insertInto('task_events').values(eventValues(taskId, e, now)).returningAll().executeTakeFirstOrThrow();
-  return toTaskEventRow(row);
+  if (taskId === null) return toTaskEventRow(await c.db.insertInto('task_events').values(eventValues(null, e, now)).returningAll().executeTakeFirstOrThrow());
+  // The event and its task's pending counter (0017) in one transaction.
+  return c.db.transaction().execute(async (trx) => {
+    const row = await trx.insertInto('task_events').values(eventValues(taskId, e, now)).returningAll().executeTakeFirstOrThrow();
+    await trx
+      .updateTable('tasks')
+      .set({ pending_events: sql<number>`pending_events + 1` })
+      .where('id', '=', taskId)
+      .execute();
+    return toTaskEventRow(row);
+  });
 }
 
 export async function listTaskEvents(c: StoreCtx, taskId: number | null, limit: number): Promise<TaskEventRow[]> {
@@ -84,7 +94,8 @@ export async function claimTaskTurn(c: StoreCtx, taskId: number, now: number): P
     const turn = num(t.turn) + 1;
     const r = await trx
       .updateTable('tasks')
-      .set({ status: 'running', turn, trailing_due_at: null, error: null, updated_at: now })
+      // The events taken leave the pending counter (0017); read under the task's lock, so none was counted twice.
+      .set({ status: 'running', turn, trailing_due_at: null, error: null, updated_at: now, pending_events: sql<number>`pending_events - ${events.length}` })
       .where('id', '=', taskId)
       .where('status', '=', 'idle')
       .where('turn', '=', turn - 1)
@@ -122,7 +133,15 @@ export async function attachTurnJob(c: StoreCtx, taskId: number, turn: number, j
 export async function abandonTaskTurn(c: StoreCtx, taskId: number, turn: number, now: number): Promise<void> {
   await c.db.transaction().execute(async (trx) => {
     await trx.updateTable('task_prompts').set({ turn: null }).where('task_id', '=', taskId).where('turn', '=', turn).execute();
-    await trx.updateTable('task_events').set({ turn: null }).where('task_id', '=', taskId).where('turn', '=', turn).execute();
+    const back = await trx.updateTable('task_events').set({ turn: null }).where('task_id', '=', taskId).where('turn', '=', turn).executeTakeFirst();
+    // Pending again: back on the counter (0017), whatever the status update below finds.
+    const n = num(back.numUpdatedRows);
+    if (n > 0)
+      await trx
+        .updateTable('tasks')
+        .set({ pending_events: sql<number>`pending_events + ${n}` })
+        .where('id', '=', taskId)
+        .execute();
     await trx
       .updateTable('tasks')
       .set({ status: 'idle', current_job_id: null, turn: turn - 1, updated_at: now })
@@ -133,9 +152,15 @@ export async function abandonTaskTurn(c: StoreCtx, taskId: number, turn: number,
   });
 }
 
-export async function listTaskTurnJobs(c: StoreCtx): Promise<{ taskId: number; jobId: number }[]> {
-  const rows = await c.db.selectFrom('tasks').select(['id', 'current_job_id']).where('current_job_id', 'is not', null).orderBy('id').execute();
-  return rows.map((r) => ({ taskId: num(r.id), jobId: num(r.current_job_id) }));
+export async function listTaskTurnJobs(c: StoreCtx): Promise<{ taskId: number; jobId: number; jobStatus: JobStatus | null }[]> {
+  const rows = await c.db
+    .selectFrom('tasks')
+    .leftJoin('jobs', 'jobs.id', 'tasks.current_job_id')
+    .select(['tasks.id', 'tasks.current_job_id', 'jobs.status'])
+    .where('tasks.current_job_id', 'is not', null)
+    .orderBy('tasks.id')
+    .execute();
+  return rows.map((r) => ({ taskId: num(r.id), jobId: num(r.current_job_id), jobStatus: (r.status ?? null) as JobStatus | null }));
 }
 
 export async function noteTaskEvent(c: StoreCtx, taskId: number, now: number): Promise<{ decision: 'wake' } | { decision: 'coalesced'; trailingDueAt: number } | null> {

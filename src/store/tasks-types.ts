@@ -1,4 +1,4 @@
-import type { ReceiverPolicies, ReceiverProvider, TaskStatus } from '../protocol/index.js';
+import type { JobStatus, ReceiverPolicies, ReceiverProvider, TaskStatus } from '../protocol/index.js';
 
 /**
  * Store rows and methods of issue 7 (tasks, receivers, deliveries, task events; migration
@@ -196,8 +196,12 @@ export interface TaskStore {
   attachTurnJob(taskId: number, turn: number, jobId: number, now: number): Promise<boolean>;
   /** Undoes a claimed turn whose job could not be created: events and prompts pending again, status `idle`. */
   abandonTaskTurn(taskId: number, turn: number, now: number): Promise<void>;
-  /** Tasks whose current job is set (`running`): (taskId, jobId). */
-  listTaskTurnJobs(): Promise<{ taskId: number; jobId: number }[]>;
+  /**
+   * Tasks whose current job is set (`running`): (taskId, jobId), with the job's status (null:
+   * no such job), read in the same query so that a poll over many running tasks need not read
+   * each job (the task engine reads only the ended ones).
+   */
+  listTaskTurnJobs(): Promise<{ taskId: number; jobId: number; jobStatus: JobStatus | null }[]>;
   /**
    * Coalescing, decided atomically: when no window is open (`windowUntil` null or ≤ now) opens
    * one until now + coalesceMs and returns `wake`; otherwise sets the trailing wake at the

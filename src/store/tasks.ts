@@ -11,12 +11,16 @@ type Db = StoreCtx['db'] | Transaction<Database>;
 /** Longest coalescing window, ms (one day, issue 7). */
 export const MAX_COALESCE_MS = 86_400_000;
 
-/** `tasks` rows with their pending prompt and event counts (correlated subqueries: one query). */
+/**
+ * `tasks` rows with their pending prompt count (a correlated subquery: one query) and pending
+ * event count (the stored counter `pending_events`, 0017: a count of those rows grew with the
+ * coalescing backlog).
+ */
 export function selectTasks(db: Db) {
-  return db.selectFrom('tasks').selectAll('tasks').select((eb) => [
-    eb.selectFrom('task_prompts').select((e) => e.fn.countAll().as('n')).whereRef('task_prompts.task_id', '=', 'tasks.id').where('task_prompts.turn', 'is', null).as('queued_prompts'),
-    eb.selectFrom('task_events').select((e) => e.fn.countAll().as('n')).whereRef('task_events.task_id', '=', 'tasks.id').where('task_events.turn', 'is', null).as('pending_events'),
-  ]);
+  return db
+    .selectFrom('tasks')
+    .selectAll('tasks')
+    .select((eb) => [eb.selectFrom('task_prompts').select((e) => e.fn.countAll().as('n')).whereRef('task_prompts.task_id', '=', 'tasks.id').where('task_prompts.turn', 'is', null).as('queued_prompts')]);
 }
 
 /** A row of {@link selectTasks}. */

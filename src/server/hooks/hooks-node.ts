@@ -68,7 +68,11 @@ function read(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, pro
   req.on('end', () => {
     if (refused) return;
     const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+    const given = req.headers;
+    for (const k in given) {
+      const v = given[k];
+      if (v !== undefined) headers[k] = typeof v === 'string' ? v : v.join(', ');
+    }
     const raw = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
     receiveDelivery(ctx, { provider, receiver, headers, raw }).then(
       (reply) => send(res, reply),

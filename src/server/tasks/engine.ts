@@ -170,7 +170,9 @@ export class TaskEngine {
 
   private async endFinishedTurns(): Promise<void> {
     const { store, log } = this.deps;
-    for (const { taskId, jobId } of await store.listTaskTurnJobs()) {
+    for (const { taskId, jobId, jobStatus } of await store.listTaskTurnJobs()) {
+      // Most turns are still running: known from the list's own join, without reading each job every poll.
+      if (jobStatus !== null && !isTerminal(jobStatus)) continue;
       const job = await store.getJob(jobId);
       if (job && !isTerminal(job.status)) continue;
       const lost = job?.status === 'failed' && job.endReason === 'resume_failed';

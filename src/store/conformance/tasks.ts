@@ -74,7 +74,7 @@ export function taskTests(h: Harness): void {
     const job = await newJob(s, { agent: 'fixer' });
     expect(await s.attachTurnJob(t.id, 2, job.id, T + 12)).toBe(false);
     expect(await s.attachTurnJob(t.id, 1, job.id, T + 12)).toBe(true);
-    expect(await s.listTaskTurnJobs()).toEqual([{ taskId: t.id, jobId: job.id }]);
+    expect(await s.listTaskTurnJobs()).toEqual([{ taskId: t.id, jobId: job.id, jobStatus: 'queued' }]);
     const ended = await s.updateTask(t.id, ['running'], { status: 'idle', currentJobId: null, sessionId: 'sess-1', runnerId: null, workspaceJobId: job.id }, T + 20);
     expect([ended?.status, ended?.currentJobId, ended?.workspaceJobId, ended?.sessionId]).toEqual(['idle', null, job.id, 'sess-1']);
     expect(await s.updateTask(t.id, ['running'], { status: 'idle' }, T + 21)).toBeNull();

@@ -15,6 +15,7 @@ import { jobBudgets } from './0013_job_budgets.js';
 import { effortTiers } from './0014_effort_tiers.js';
 import { deliveryTask } from './0015_delivery_task.js';
 import { dashboard } from './0016_dashboard.js';
+import { taskPendingEvents } from './0017_task_pending_events.js';
 
 /**
  * Every migration, by name, in order. A static list (not a folder glob) so it works the same
@@ -37,6 +38,7 @@ function allMigrations(dialect: SqlDialect): Record<string, Migration> {
     '0014_effort_tiers': effortTiers(),
     '0015_delivery_task': deliveryTask(),
     '0016_dashboard': dashboard(dialect),
+    '0017_task_pending_events': taskPendingEvents(),
   };
 }
 
