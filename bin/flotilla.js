@@ -3,6 +3,16 @@
 // (the `prepare` script) and by `npm run build`.
 import { main } from '../dist/cli/main.js';
 
+// A reader that stops early (`flotilla runners show r1 | head -1`) closes the pipe, and the
+// next write fails with EPIPE, an 'error' event nobody handled: a stack trace and exit 1. End
+// quietly instead, with the status of a Unix tool killed by SIGPIPE (128 + 13).
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err) => {
+    if (err.code === 'EPIPE') process.exit(141);
+    throw err;
+  });
+}
+
 main(process.argv).then(
   (code) => { process.exitCode = code; },
   (err) => {
