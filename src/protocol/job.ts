@@ -95,6 +95,12 @@ export const Job = z.object({
   startedAt: z.string().nullable(),
   finishedAt: z.string().nullable(),
   usage: JobUsage.optional(),
+  /**
+   * Only on `GET /api/jobs/:id` of a queued job: why it still waits, from its latest `status`
+   * event (e.g. `no runner matches gpu=true, waiting`, `runner r1: slot kept by task 3 until
+   * ...`), or `waiting for a runner` when nothing more is known.
+   */
+  waiting: z.string().optional(),
 });
 export type Job = z.infer<typeof Job>;
 

@@ -350,7 +350,9 @@ export class Dispatcher {
     for (const id of [...this.noted]) if (!ids.has(id)) this.noted.delete(id);
     const todo = queued.filter((j) => !this.noted.has(j.id));
     if (todo.length === 0) return;
-    const runners = await store.listRunners();
+    // A revoked runner can never connect again: its labels match nothing (a job only it matched
+    // said "still waiting" for good).
+    const runners = (await store.listRunners()).filter((r) => r.revokedAt === null);
     const slots = await store.listTaskSlots(now()); // idle tasks' kept slots: say so when they are why a job waits (FX2)
     const conns = slots.length ? this.o.hub.connections() : [];
     const byRunner = conns.length ? groupByRunner(await store.listActiveAssignments()) : new Map<number, HeldSlot[]>();

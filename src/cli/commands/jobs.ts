@@ -78,6 +78,7 @@ export function describeJob(j: Job, budget?: BudgetView): string {
   kv('job', j.id);
   kv('agent', `${j.agent} (version ${j.agentVersion})`);
   kv('status', j.status);
+  kv('waiting', j.waiting);
   kv('reason', j.endReason);
   kv('error', j.error);
   kv('input', JSON.stringify(j.input));

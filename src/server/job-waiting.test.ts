@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Job } from '../protocol/index.js';
+import { createTestDatabase } from '../store/test-pg.js';
+import { FakeRunner, startTestServer, type TestServer } from './test-helpers.js';
+
+// A fresh user's `jobs show 6` (run with `--labels nosuch=label`) said only `queued`; issue 5:
+// "a job no runner could ever match says so in its status". And a job only a REVOKED runner's
+// labels matched said "still waiting" for good: that runner can never connect again.
+
+async function getJob(t: TestServer, id: number): Promise<Job> {
+  const res = await t.api(`/api/jobs/${id}`);
+  expect(res.status).toBe(200);
+  return (await res.json()) as Job;
+}
+
+/** Polls job `id` until `waiting` is not the generic text (the dispatcher's note is throttled to once a second). */
+async function waitingNote(t: TestServer, id: number): Promise<string | undefined> {
+  for (let i = 0; i < 60; i++) {
+    const job = await getJob(t, id);
+    if (job.waiting !== 'waiting for a runner') return job.waiting;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return (await getJob(t, id)).waiting;
+}
+
+const pg = await createTestDatabase();
+afterAll(async () => {
+  await pg?.drop();
+});
+
+describe.each([['sqlite', null], ...(pg ? [['postgres', pg.url]] : [])] as Array<[string, string | null]>)('GET /api/jobs/:id says why a queued job waits (%s)', (_dialect, databaseUrl) => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer({ dispatchIntervalMs: 200, ...(databaseUrl ? { databaseUrl } : {}) });
+  });
+  afterAll(() => t.close());
+
+  it('no runner matches its labels: `waiting` names them; once assigned, no `waiting`', async () => {
+    const plain = await FakeRunner.start(t, { name: 'plain' });
+    try {
+      await plain.hello({ name: 'plain' });
+      const res = await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'examples/calc' }, labels: { nosuch: 'label' } } });
+      expect(res.status).toBe(201);
+      const job = (await res.json()) as Job;
+      expect(job.waiting).toBeUndefined(); // the create answer carries no reason yet
+      expect(await waitingNote(t, job.id)).toBe('no runner matches nosuch=label, waiting');
+      expect((await getJob(t, job.id)).status).toBe('queued');
+
+      const gpu = await FakeRunner.start(t, { name: 'gpu', labels: { nosuch: 'label' } });
+      try {
+        await gpu.hello({ name: 'gpu', labels: { nosuch: 'label' } });
+        const { assignment } = await gpu.next('job.assign');
+        expect(assignment.jobId).toBe(job.id);
+        const assigned = await getJob(t, job.id);
+        expect(assigned.status).toBe('assigned');
+        expect(assigned.waiting).toBeUndefined();
+      } finally {
+        await gpu.close();
+      }
+    } finally {
+      await plain.close();
+    }
+  });
+
+  it('the only runner with its labels was revoked: no runner matches', async () => {
+    const gone = await FakeRunner.start(t, { name: 'gone', labels: { gpu: 'a100' } });
+    try {
+      await gone.hello({ name: 'gone', labels: { gpu: 'a100' } });
+      expect((await t.api(`/api/runners/${gone.runnerId}/revoke`, { json: {} })).status).toBe(200);
+      // the server ends its connection (4403): then nothing is left to hand the job to
+      for (let i = 0; i < 100 && !gone.closed; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(gone.closeCode).toBe(4403);
+      const res = await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'examples/calc' }, labels: { gpu: 'a100' } } });
+      const job = (await res.json()) as Job;
+      expect(await waitingNote(t, job.id)).toBe('no runner matches gpu=a100, waiting');
+    } finally {
+      await gone.close();
+    }
+  });
+});
