@@ -8,16 +8,23 @@
 //    graphile-worker, concurrency 50, draining the same number of no-op jobs. The 50 simulated
 //    runners run in a worker thread (bench/dispatch/runners.js): real runners are other
 //    processes on other machines, so the server's thread should not pay for the simulation.
-//    They are registered before the clock starts and connect inside the measured window. CPU
-//    µs per job: of the server's (main) thread alone (/proc/self/task/<pid>/stat, Linux: less
-//    sensitive to other load on the machine than wall-clock rates), and of the whole process
-//    (process.cpuUsage: server + runners' thread + GC threads); PostgreSQL's own CPU is in
-//    neither, for either side. graphile-worker's figure is its whole process (its task
-//    handlers run in it, as they would in production).
+//    They are registered before the clock starts; the clock (jobs/s, CPU) starts once every
+//    runner is connected (WebSocket handshakes and hellos are not in the window, as
+//    graphile-worker's clock starts at its first job): jobs done after that / time after that.
+//    CPU µs per job: of the server's (main) thread alone (/proc/self/task/<pid>/stat, Linux:
+//    less sensitive to other load on the machine than wall-clock rates), of the whole process
+//    (process.cpuUsage: server + runners' thread + GC threads), and of the PostgreSQL backends
+//    of the bench's database (/proc/<pid>/stat of the pg_stat_activity pids; a backend that
+//    appears during the window counts from 0, one that exits loses its CPU). graphile-worker's
+//    figure is its whole process (its task handlers run in it, as they would in production)
+//    plus its database's backends, from its first job. "Total" = server thread (ours) or
+//    process (graphile-worker) + PostgreSQL backends: the CPU the 2 cores spend per job.
 // 3. server RSS with 1,000 and 10,000 idle connected runners (server in a child process).
 // Environment: BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres),
 // BENCH_JOBS (throughput jobs, default 2000), BENCH_LATENCY (samples, default 200),
-// BENCH_IDLE (comma list of idle fleet sizes, default 1000,10000).
+// BENCH_IDLE (comma list of idle fleet sizes, default 1000,10000), BENCH_PROFILE=DIR (a CPU
+// profile of the server thread over the throughput loop once every runner is connected,
+// bench/lib/profile.js).
 import { fork } from 'node:child_process';
 import { setInterval, clearInterval } from 'node:timers';
 import { mkdtempSync, rmSync, mkdirSync, writeFileSync, readFileSync } from 'node:fs';
@@ -33,6 +40,7 @@ import { openStore } from '../dist/store/open.js';
 import { PreparingClient } from '../dist/store/pg-prepared.js';
 import { startServer } from '../dist/server/server.js';
 import { createRegistrationToken } from '../dist/server/auth.js';
+import { startProfile } from './lib/profile.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const PG_BASE = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -71,6 +79,7 @@ const pct = (xs, p) => {
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
 };
 const f1 = (x) => x.toFixed(1);
+const us = (x) => (x === null ? 'n/a' : x.toFixed(0));
 const at = () => new Date().toISOString();
 
 function agentsDir() {
@@ -110,6 +119,7 @@ async function plane(engine, tag, extra = {}) {
   return {
     store,
     server,
+    databaseUrl,
     async close() {
       await server.close();
       await store.close();
@@ -196,14 +206,42 @@ async function latency(engine) {
   return { p50: pct(xs, 50), p99: pct(xs, 99) };
 }
 
-/** CPU µs a /proc stat file says its task spent (user + system), or null (not Linux). */
-function procCpuUs(which) {
+/** CPU µs a /proc stat file says its task spent (user + system; `part` 'system': system only), or null (not Linux). */
+function procCpuUs(which, part) {
   try {
     const f = readFileSync(`/proc/${which}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(f[11]) + Number(f[12])) * (1_000_000 / 100); // fields 14 and 15, clock ticks (100/s)
+    const ticks = part === 'system' ? Number(f[12]) : Number(f[11]) + Number(f[12]);
+    return ticks * (1_000_000 / 100); // fields 14 and 15, clock ticks (100/s)
   } catch {
     return null;
   }
+}
+
+/**
+ * CPU µs so far of each PostgreSQL backend of `client`'s database (pid → µs), except
+ * `client`'s own, with whatever else `extra` (SQL returning one row) selects in the same round
+ * trip (its row is returned as `row`). Null pids map when /proc is not readable.
+ */
+async function pgCpuNow(client, extra = 'select 1 as one') {
+  const { rows } = await client.query(
+    `select array(select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()) as pids, x.* from (${extra}) as x`,
+  );
+  const { pids, ...row } = rows[0];
+  const us = new Map();
+  for (const pid of pids) {
+    const t = procCpuUs(String(pid));
+    if (t === null) return { us: null, row };
+    us.set(pid, t);
+  }
+  return { us, row };
+}
+
+/** PostgreSQL backends' CPU µs between two {@link pgCpuNow} readings (a backend new in `b` counts from 0), or null. */
+function pgCpuSince(a, b) {
+  if (!a.us || !b.us) return null;
+  let sum = 0;
+  for (const [pid, us] of b.us) sum += us - (a.us.get(pid) ?? 0);
+  return sum;
 }
 
 async function throughput(engine) {
@@ -218,7 +256,6 @@ async function throughput(engine) {
     const { credential } = await registerRunner(p.server.url, p.store, `t${i}`);
     runners.push({ credential, name: `t${i}` });
   }
-  let done = 0;
   let finish;
   const all = new Promise((r) => (finish = r));
   const worker = new Worker(new URL('./dispatch/runners.js', import.meta.url), { workerData: { url: p.server.url, runners } });
@@ -227,35 +264,56 @@ async function throughput(engine) {
     process.exit(1);
   });
   await new Promise((r) => worker.once('online', r));
-  const c0 = process.cpuUsage();
-  const m0 = procCpuUs(`self/task/${process.pid}`);
-  const s0 = stmts.n;
-  const t0 = performance.now();
+  // PostgreSQL: the bench's own connection reads the backends' pids (and the jobs left) in one
+  // round trip; its backend is not counted.
+  const mon = p.databaseUrl ? new pg.Client({ connectionString: p.databaseUrl }) : null;
+  await mon?.connect();
+  const LEFT = `select count(*)::int as left from jobs where status in ('queued', 'assigned', 'running', 'cancelling')`;
+  const snap = async () => {
+    const pgNow = mon ? await pgCpuNow(mon, LEFT) : null;
+    const left = pgNow ? pgNow.row.left : (await p.store.countQueuedJobs()) + (await p.store.listActiveAssignments()).length;
+    return { pg: pgNow, done: JOBS - left, t: performance.now(), cpu: process.cpuUsage(), main: procCpuUs(`self/task/${process.pid}`), mainSys: procCpuUs(`self/task/${process.pid}`, 'system'), stmts: stmts.n };
+  };
   // The runners connect at once; every completion frees a slot for the next claim.
   const connected = new Promise((r) => worker.once('message', r));
+  const tGo = performance.now();
   worker.postMessage('go');
+  // Progress: on PostgreSQL through the bench's own connection (one statement, its backend not
+  // counted: the poll is the bench's work, not the server's), on SQLite through the store.
   const poll = setInterval(async () => {
-    const left = (await p.store.countQueuedJobs()) + (await p.store.listActiveAssignments()).length;
-    done = JOBS - left;
+    const left = mon ? (await mon.query(LEFT)).rows[0].left : (await p.store.countQueuedJobs()) + (await p.store.listActiveAssignments()).length;
     if (left === 0) finish();
   }, 50);
   await connected;
+  const connectMs = performance.now() - tGo;
+  // The clock starts here: every runner is connected (jobs already done count out).
+  const a = await snap();
+  const profiler = await startProfile();
   await all;
   clearInterval(poll);
-  const secs = (performance.now() - t0) / 1000;
-  const cpu = process.cpuUsage(c0);
-  const m1 = procCpuUs(`self/task/${process.pid}`);
-  const statements = stmts.n - s0;
+  const b = await snap(); // before the profile is written: that is no part of the loop
+  await profiler?.stop(`dispatch-${engine}`);
+  await mon?.end();
+  const n = b.done - a.done;
+  const secs = (b.t - a.t) / 1000;
+  const pgUs = a.pg && b.pg ? pgCpuSince(a.pg, b.pg) : null;
   worker.postMessage('stop');
   await new Promise((r) => worker.once('message', r));
   await worker.terminate();
   await p.close();
-  // Statements include the bench's 50 ms progress polls (2 each).
+  // Statements include the bench's 50 ms progress polls (1 each on PostgreSQL, 2 on SQLite).
+  const serverUsPerJob = a.main === null || b.main === null ? null : (b.main - a.main) / n;
+  const pgUsPerJob = pgUs === null ? null : pgUs / n;
   return {
-    jobsPerSec: done / secs,
-    cpuUsPerJob: (cpu.user + cpu.system) / done,
-    serverUsPerJob: m0 === null || m1 === null ? null : (m1 - m0) / done,
-    stmtsPerJob: statements / done,
+    jobsPerSec: n / secs,
+    jobs: n,
+    connectMs,
+    cpuUsPerJob: (b.cpu.user + b.cpu.system - a.cpu.user - a.cpu.system) / n,
+    serverUsPerJob,
+    serverSystemUsPerJob: a.mainSys === null || b.mainSys === null ? null : (b.mainSys - a.mainSys) / n,
+    pgUsPerJob,
+    totalUsPerJob: serverUsPerJob === null || pgUsPerJob === null ? null : serverUsPerJob + pgUsPerJob,
+    stmtsPerJob: (b.stmts - a.stmts) / n,
   };
 }
 
@@ -272,9 +330,25 @@ async function graphile() {
   let drained;
   let first = 0;
   let c0 = null;
+  // PostgreSQL backends' CPU from the first job: read when the first job starts (one round
+  // trip later; the jobs done by then count out of the per-job figure).
+  let pg0 = null;
+  const mon = new pg.Client({ connectionString });
+  await mon.connect();
   const finished = new Promise((r) => (drained = r));
+  // graphile-worker's own pools end without being awaited and drop their error handlers first: a
+  // connection still open when the database is dropped (WITH (FORCE)) crashed the bench with an
+  // unhandled 'error'. Pools of its default size (10) owned here, ended before the drop.
+  const pools = [];
+  const pgPool = () => {
+    const pool = new pg.Pool({ connectionString, max: 10 });
+    pool.on('error', () => undefined);
+    pool.on('connect', (c) => c.on('error', () => undefined));
+    pools.push(pool);
+    return pool;
+  };
   const runner = await graphileRun({
-    connectionString,
+    pgPool: pgPool(),
     concurrency: 50,
     noHandleSignals: true,
     pollInterval: 1000,
@@ -284,6 +358,7 @@ async function graphile() {
         if (done === 0) {
           first = performance.now();
           c0 = process.cpuUsage();
+          pg0 = pgCpuNow(mon).then((x) => ({ ...x, done }));
         }
         if (++done === JOBS) drained();
       },
@@ -292,11 +367,15 @@ async function graphile() {
   await finished;
   const secs = (performance.now() - first) / 1000;
   const cpu = process.cpuUsage(c0);
+  const pgA = await pg0;
+  const pgB = await pgCpuNow(mon);
+  const pgUs = pgCpuSince(pgA, pgB);
+  await mon.end();
   await runner.stop();
   // Latency: addJob → handler start, one at a time.
   const starts = new Map();
   const lat = await graphileRun({
-    connectionString,
+    pgPool: pgPool(),
     concurrency: 10,
     noHandleSignals: true,
     pollInterval: 1000,
@@ -315,9 +394,17 @@ async function graphile() {
   }
   await lat.stop();
   await client.end();
+  await Promise.all(pools.map((pool) => pool.end()));
+  graphileTeardown = true; // its connections still open are ended by the drop: not errors worth printing
   await dropPg(dbName);
-  return { jobsPerSec: JOBS / secs, cpuUsPerJob: (cpu.user + cpu.system) / JOBS, p50: pct(xs, 50), p99: pct(xs, 99) };
+  graphileTeardown = false;
+  const cpuUsPerJob = (cpu.user + cpu.system) / JOBS;
+  const pgUsPerJob = pgUs === null ? null : pgUs / (JOBS - pgA.done);
+  return { jobsPerSec: JOBS / secs, cpuUsPerJob, pgUsPerJob, totalUsPerJob: pgUsPerJob === null ? null : cpuUsPerJob + pgUsPerJob, p50: pct(xs, 50), p99: pct(xs, 99) };
 }
+
+/** Set while the graphile-worker database is dropped. */
+let graphileTeardown = false;
 
 function quietLogger() {
   // graphile-worker's Logger wants a factory; keep errors only.
@@ -326,7 +413,7 @@ function quietLogger() {
     debug() {},
     info() {},
     warn() {},
-    error: (m) => console.error('graphile-worker:', m),
+    error: (m) => graphileTeardown || console.error('graphile-worker:', m),
   };
 }
 
@@ -380,13 +467,15 @@ async function idleRss(n) {
 async function main() {
   const mb = (b) => `${(b / 1024 / 1024).toFixed(0)} MiB`;
   const g = await graphile();
-  console.log(`graphile-worker 0.17 (same PostgreSQL): ${f1(g.jobsPerSec)} jobs/s, ${g.cpuUsPerJob.toFixed(0)} µs CPU/job in its process (concurrency 50, ${JOBS} no-op jobs); addJob→start p50 ${f1(g.p50)} ms, p99 ${f1(g.p99)} ms`);
+  console.log(
+    `graphile-worker 0.17 (same PostgreSQL): ${f1(g.jobsPerSec)} jobs/s, ${g.cpuUsPerJob.toFixed(0)} µs CPU/job in its process + ${us(g.pgUsPerJob)} µs in PostgreSQL backends = ${us(g.totalUsPerJob)} µs total (concurrency 50, ${JOBS} no-op jobs); addJob→start p50 ${f1(g.p50)} ms, p99 ${f1(g.p99)} ms`,
+  );
   for (const engine of ['sqlite', 'postgres']) {
     const l = await latency(engine);
     console.log(`${engine}: POST /api/jobs → runner has job.assign, 100 idle runners: p50 ${f1(l.p50)} ms, p99 ${f1(l.p99)} ms (goal 5 / 25); vs graphile-worker p50 ×${(l.p50 / g.p50).toFixed(2)}, p99 ×${(l.p99 / g.p99).toFixed(2)}`);
     const t = await throughput(engine);
     console.log(
-      `${engine}: claim-run-complete, 50 runners, ${JOBS} no-op jobs: ${f1(t.jobsPerSec)} jobs/s, server thread ${t.serverUsPerJob === null ? 'n/a' : t.serverUsPerJob.toFixed(0)} µs CPU/job (${t.cpuUsPerJob.toFixed(0)} µs with the runners' worker thread and GC threads), ${t.stmtsPerJob.toFixed(1)} SQL statements/job; vs graphile-worker ×${(t.jobsPerSec / g.jobsPerSec).toFixed(2)}, CPU/job ×${((t.serverUsPerJob ?? t.cpuUsPerJob) / g.cpuUsPerJob).toFixed(2)} (server thread vs its process)`,
+      `${engine}: claim-run-complete, 50 runners, ${t.jobs} of ${JOBS} no-op jobs after all connected (${t.connectMs.toFixed(0)} ms): ${f1(t.jobsPerSec)} jobs/s, server thread ${us(t.serverUsPerJob)} µs CPU/job (${us(t.serverSystemUsPerJob)} of it in the kernel; ${t.cpuUsPerJob.toFixed(0)} µs with the runners' worker thread and GC threads)${t.pgUsPerJob === null ? '' : ` + ${us(t.pgUsPerJob)} µs in PostgreSQL backends = ${us(t.totalUsPerJob)} µs total`}, ${t.stmtsPerJob.toFixed(1)} SQL statements/job; vs graphile-worker ×${(t.jobsPerSec / g.jobsPerSec).toFixed(2)}, CPU/job ×${((t.serverUsPerJob ?? t.cpuUsPerJob) / g.cpuUsPerJob).toFixed(2)} (server thread vs its process)${t.totalUsPerJob === null || g.totalUsPerJob === null ? '' : `, total CPU/job ×${(t.totalUsPerJob / g.totalUsPerJob).toFixed(2)} (+ PostgreSQL, each side)`}`,
     );
   }
   for (const n of IDLE) {
@@ -397,6 +486,7 @@ async function main() {
 
 if (isChild) await idleServerChild();
 else if (process.env.BENCH_ONLY === 'tput') console.log(await throughput(process.env.BENCH_ENGINE ?? 'sqlite'));
+else if (process.env.BENCH_ONLY === 'graphile') console.log(await graphile());
 else if (process.env.BENCH_ONLY === 'latency') console.log(await latency(process.env.BENCH_ENGINE ?? 'sqlite'));
 else await main();
 void ROOT;

@@ -8,9 +8,20 @@ import { createHash, randomBytes } from 'node:crypto';
  */
 export type TokenKind = 'fla' | 'flr' | 'flc' | 'flj';
 
-/** A new random token: `<kind>_<43 chars of base64url>` (256 bits). */
+/** Random bytes drawn from the CSPRNG 32 tokens at a time (one randomBytes call per token was ~18 µs of a dispatched job, bench/dispatch). */
+const POOL_TOKENS = 32;
+let pool = Buffer.alloc(0);
+let poolAt = 0;
+
+/** A new random token: `<kind>_<43 chars of base64url>` (256 bits from the CSPRNG; each pool byte is used once). */
 export function newToken(kind: TokenKind): string {
-  return `${kind}_${randomBytes(32).toString('base64url')}`;
+  if (poolAt + 32 > pool.length) {
+    pool = randomBytes(32 * POOL_TOKENS);
+    poolAt = 0;
+  }
+  const bytes = pool.subarray(poolAt, poolAt + 32);
+  poolAt += 32;
+  return `${kind}_${bytes.toString('base64url')}`;
 }
 
 /** SHA-256 of the token, lowercase hex (64 chars): what the store keeps and looks up. */

@@ -147,9 +147,11 @@ export class Dispatcher {
       // (any other job needs a free parallel-job slot: core/capacity.ts whyNotFits).
       const anyNone = candidates.length > 0 && this.o.agents.list().some((a) => a.holds === 'none');
       const noneJobs = free === 0 && anyNone;
-      // Later pages: as much of the queue as the free slots can plausibly take (labels may not
-      // match the first ones): 8 per free slot, 32 to DISPATCH_BATCH.
-      const limit = Math.min(DISPATCH_BATCH, Math.max(32, free * 8));
+      // Later pages: as much of the queue as the slots still free can plausibly take (labels
+      // may not match the first ones): 8 per free slot, 32 to DISPATCH_BATCH. Counted when the
+      // page is read, not at the start of the pass: with 50 free runners the first page took 32
+      // jobs and the second read 400 rows for the other 18 (bench/dispatch).
+      const laterPageLimit = (runners: readonly OpenRunner[]) => Math.min(DISPATCH_BATCH, Math.max(32, runners.reduce((n, x) => n + Math.max(0, x.free), 0) * 8));
       // Page through the queue (keyset, never the same page twice) while runners are free:
       // jobs no free runner matches must not hide the ones behind them. At most
       // MAX_SCAN jobs per pass; the periodic pass goes on from the head later.
@@ -171,8 +173,8 @@ export class Dispatcher {
           const t0 = now();
           open = candidates.filter((x) => x.c.holdUntil <= t0 && !heldSet.has(x.c.runnerId) && (x.free > 0 || anyNone));
         } else {
-          queue = await store.listQueuedForDispatch(limit, after);
-          pageLimit = limit;
+          pageLimit = laterPageLimit(open);
+          queue = await store.listQueuedForDispatch(pageLimit, after);
         }
         scanned += queue.length;
         const plan: Planned[] = [];

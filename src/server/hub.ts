@@ -14,10 +14,11 @@ import type { Store } from '../store/types.js';
 import type { FrameMove } from '../store/dispatch-types.js';
 import type { Logger } from '../core/log.js';
 import { hashToken } from '../core/tokens.js';
-import { isTerminal } from '../core/job-state.js';
+import { pausedHoldsRunner, isTerminal } from '../core/job-state.js';
 import type { EventBus } from './event-bus.js';
 import { bearerToken } from './auth.js';
 import { frameMove } from './frame-move.js';
+import { fastRunnerFrame } from './frame-fast.js';
 import { recordStatus } from './status-events.js';
 import { noteRunner } from './runner-history.js';
 import { activityFrame } from './model-activity.js';
@@ -254,9 +255,13 @@ export class RunnerHub {
     } catch {
       return this.refuse(conn, 'bad frame: not a JSON text message');
     }
-    const parsed = RunnerToServer.safeParse(raw);
-    if (!parsed.success) return this.refuse(conn, `bad frame: ${describeIssues(parsed.error.issues)}`);
-    const msg = parsed.data;
+    // The common frames are checked by hand (frame-fast.ts, same output); zod does the rest and every error message.
+    let msg = fastRunnerFrame(raw);
+    if (!msg) {
+      const parsed = RunnerToServer.safeParse(raw);
+      if (!parsed.success) return this.refuse(conn, `bad frame: ${describeIssues(parsed.error.issues)}`);
+      msg = parsed.data;
+    }
     if (msg.type !== 'hello' && !conn.ready) return this.refuse(conn, `out of order: send hello before ${msg.type}`);
     if (msg.type === 'hello' && conn.ready) return this.refuse(conn, 'out of order: hello sent twice on one connection');
     switch (msg.type) {
@@ -360,8 +365,8 @@ export class RunnerHub {
     else if (job.attempt !== attempt || job.runnerId !== conn.runnerId) reason = 'stale attempt: the job was reassigned';
     else if (isTerminal(job.status)) reason = `job is ${job.status}`;
     else if (job.status === 'queued') reason = 'job went back to the queue';
-    else if (job.status === 'cancelling') {
-      // Still live until the runner reports the tree gone; repeat the cancel in case it was missed.
+    else if (job.status === 'cancelling' || pausedHoldsRunner(job)) {
+      // Still live until the runner reports the tree gone; repeat the cancel (or a budget pause's stop) in case it was missed.
       await conn.send({ type: 'job.cancel', jobId, attempt, reason: 'cancelled by request' });
       return true;
     }

@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import type { EventBody, JobEvent, JobHolds, Labels } from '../protocol/index.js';
 import { toJobEvent, toJobRow } from './codec.js';
 import { assertInt, type StoreCtx } from './ctx.js';
@@ -90,37 +90,67 @@ async function claimPg(c: StoreCtx, claims: readonly ClaimRequest[], now: number
   }
 }
 
-async function claimPgOneStatement(c: StoreCtx, claims: readonly ClaimRequest[], now: number, at: string): Promise<ClaimedJob[]> {
-  const r = await sql<Record<string, unknown>>`${sql.raw(PREPARE)}
+/**
+ * The claims' rows locked (ids of the still claimable ones), from CTE `want` (job_id ascending):
+ * one index lookup per wanted job (a LATERAL subquery with FOR UPDATE is never flattened into a
+ * join), in job id order, `SKIP LOCKED`. A join of `jobs` with `want` let the planner scan every
+ * queued job per claim whenever it thought few were queued (a table not yet analyzed, as
+ * bench/dispatch's, or stale statistics before a burst): O(queue) per batch. The UPDATE that
+ * follows finds its rows by id alone (the same planner choice otherwise): each was `queued` in
+ * its newest version when it was locked here, and stays so under the lock until this statement
+ * writes it.
+ */
+const LOCK_WANTED = `
+      select l.id from want w cross join lateral (
+        select j.id from jobs j
+        where j.id = w.job_id and j.status = 'queued' and j.selector <@ w.labels and (j.pinned_runner_id is null or j.pinned_runner_id = w.runner_id)
+        for update of j skip locked
+      ) l`;
+
+/**
+ * The text of {@link claimPgOneStatement}, fixed (parameters as arrays): built once, not by
+ * Kysely per batch (its query building and compiling were a few % of the server thread per
+ * job, bench/dispatch). $1–$7 the claims' columns, $8 now (epoch ms), $9 the events' `at`.
+ */
+const CLAIM_ONE_STATEMENT = `${PREPARE}
     with want as materialized (
-      select * from unnest(${claims.map((q) => q.jobId)}::int[], ${claims.map((q) => q.runner.id)}::int[], ${claims.map((q) => c.codec.json(q.runner.labels))}::jsonb[],
-          ${claims.map((q) => q.tokenHash)}::text[], ${claims.map((q) => q.holds)}::text[], ${claims.map((q) => q.event.type)}::text[], ${claims.map((q) => c.codec.json(q.event.data))}::jsonb[])
+      select * from unnest($1::int[], $2::int[], $3::jsonb[], $4::text[], $5::text[], $6::text[], $7::jsonb[])
         as w(job_id, runner_id, labels, token_hash, holds, ev_type, ev_data)
-    ), locked as materialized (
-      select j.id from jobs j join want w on w.job_id = j.id
-      where j.status = 'queued' and j.selector <@ w.labels and (j.pinned_runner_id is null or j.pinned_runner_id = w.runner_id)
-      order by j.id
-      for update of j skip locked
-    ), upd as (
-      update jobs set status = 'assigned', runner_id = w.runner_id, assigned_at = ${now}, token_hash = w.token_hash, holds = w.holds, attempt = jobs.attempt + 1
+      order by job_id
+    ), locked as materialized (${LOCK_WANTED}), upd as (
+      update jobs set status = 'assigned', runner_id = w.runner_id, assigned_at = $8, token_hash = w.token_hash, holds = w.holds, attempt = jobs.attempt + 1
       from locked l, want w
-      where jobs.id = l.id and w.job_id = jobs.id and jobs.status = 'queued'
-      returning ${sql.join(JOB_ROW_COLUMNS.map((k) => sql.ref(`jobs.${k}`)))}
+      where jobs.id = l.id and w.job_id = l.id
+      returning ${JOB_ROW_COLUMNS.map((k) => `jobs.${k}`).join(', ')}
     ), ev as (
       insert into job_events (job_id, seq, attempt, rseq, type, data, at)
-      select u.id, coalesce((select max(x.seq) from job_events x where x.job_id = u.id), 0) + 1, u.attempt, null, w.ev_type, w.ev_data, ${at}
+      select u.id, coalesce((select max(x.seq) from job_events x where x.job_id = u.id), 0) + 1, u.attempt, null, w.ev_type, w.ev_data, $9
       from upd u join want w on w.job_id = u.id
       returning job_id, seq, type, data, at
     )
-    select u.*, e.seq as ev_seq, e.type as ev_type, e.data as ev_data, e.at as ev_at from upd u join ev e on e.job_id = u.id`.execute(c.db);
+    select u.*, e.seq as ev_seq, e.type as ev_type, e.data as ev_data, e.at as ev_at from upd u join ev e on e.job_id = u.id`;
+
+async function claimPgOneStatement(c: StoreCtx, claims: readonly ClaimRequest[], now: number, at: string): Promise<ClaimedJob[]> {
+  const params = [
+    claims.map((q) => q.jobId),
+    claims.map((q) => q.runner.id),
+    claims.map((q) => c.codec.json(q.runner.labels)),
+    claims.map((q) => q.tokenHash),
+    claims.map((q) => q.holds),
+    claims.map((q) => q.event.type),
+    claims.map((q) => c.codec.json(q.event.data)),
+    now,
+    at,
+  ];
+  const r = await c.db.executeQuery<Record<string, unknown>>(CompiledQuery.raw(CLAIM_ONE_STATEMENT, params));
   return r.rows.map((row) => ({
     job: toJobRow(c.codec, row as never),
     event: toJobEvent(c.codec, { job_id: row.id as number, seq: row.ev_seq as number, type: row.ev_type as string, data: row.ev_data, at: row.ev_at as string }),
   }));
 }
 
-/** The batch in one transaction of 4 round trips: lock and claim, then the events with seq read after the lock. */
-async function claimPgLocked(c: StoreCtx, claims: readonly ClaimRequest[], now: number, at: string): Promise<ClaimedJob[]> {
+/** The batch in one transaction of 4 round trips: lock and claim, then the events with seq read after the lock. Exported for its test (claim-batch-pg.test.ts): it runs only after a rare unique-key collision. */
+export async function claimPgLocked(c: StoreCtx, claims: readonly ClaimRequest[], now: number, at: string): Promise<ClaimedJob[]> {
   const ids = claims.map((q) => q.jobId);
   const runners = claims.map((q) => q.runner.id);
   const labels = claims.map((q) => c.codec.json(q.runner.labels));
@@ -128,18 +158,14 @@ async function claimPgLocked(c: StoreCtx, claims: readonly ClaimRequest[], now: 
   const holds = claims.map((q) => q.holds);
   return c.db.transaction().execute(async (trx) => {
     const rows = await sql<Record<string, unknown>>`
-      with want as (
+      with want as materialized (
         select * from unnest(${ids}::int[], ${runners}::int[], ${labels}::jsonb[], ${hashes}::text[], ${holds}::text[])
           as w(job_id, runner_id, labels, token_hash, holds)
-      ), locked as materialized (
-        select j.id from jobs j join want w on w.job_id = j.id
-        where j.status = 'queued' and j.selector <@ w.labels and (j.pinned_runner_id is null or j.pinned_runner_id = w.runner_id)
-        order by j.id
-        for update of j skip locked
-      )
+        order by job_id
+      ), locked as materialized (${sql.raw(LOCK_WANTED)})
       update jobs set status = 'assigned', runner_id = w.runner_id, assigned_at = ${now}, token_hash = w.token_hash, holds = w.holds, attempt = jobs.attempt + 1
       from locked l, want w
-      where jobs.id = l.id and w.job_id = jobs.id and jobs.status = 'queued'
+      where jobs.id = l.id and w.job_id = l.id
       returning jobs.*`.execute(trx);
     if (rows.rows.length === 0) return [];
     const jobs = rows.rows.map((r) => toJobRow(c.codec, r as never));

@@ -32,11 +32,25 @@ export function storable(text: string): string {
   return text.replace(UNSTORABLE, '\uFFFD');
 }
 
+/** The escapes JSON.stringify writes for a NUL (`\u0000`) and a lone surrogate (`\udXXX`); a `\\u...` in the text also matches (harmless: the slow path then runs). */
+const UNSTORABLE_ESCAPE = /\\u0000|\\ud[89a-f]/i;
+
+/**
+ * `JSON.stringify(v)` with every string value made {@link storable}. A replacer function made
+ * every stringify several times slower (bench/dispatch, --cpu-prof); text without the escapes
+ * of a NUL or a lone surrogate has no string to change, so it is the answer as is.
+ */
+function storableJson(v: unknown): string {
+  const plain = JSON.stringify(v);
+  if (plain === undefined || !UNSTORABLE_ESCAPE.test(plain)) return plain;
+  return JSON.stringify(v, (_k, x: unknown) => (typeof x === 'string' ? storable(x) : x));
+}
+
 /** The codec for one engine. */
 export function codecFor(dialect: SqlDialect): Codec {
   return {
     dialect,
-    json: (v) => JSON.stringify(v, (_k, x: unknown) => (typeof x === 'string' ? storable(x) : x)),
+    json: storableJson,
     parse:
       dialect === 'sqlite'
         ? (v) => (typeof v === 'string' ? JSON.parse(v) : v)

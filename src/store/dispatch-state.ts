@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { CompiledQuery } from 'kysely';
 import type { Labels } from '../protocol/index.js';
 import { ACTIVE_STATUSES } from '../core/job-state.js';
 import { parseHolds } from '../core/capacity.js';
@@ -55,19 +55,7 @@ export async function listDispatchState(c: StoreCtx, limit: number, now: number)
     holds: string | null;
     slot_until: number | null;
   };
-  const r = await sql<Row>`${sql.raw(PREPARE)}
-    (select 'q' as kind, id, priority, selector, pinned_runner_id, agent, agent_version, workspace_job_id,
-        null::int as runner_id, null::int as attempt, null::text as status, null::text as holds, null::bigint as slot_until
-      from jobs where status = 'queued' order by priority desc, id asc limit ${limit})
-    union all
-    (select 'h', id, null, null, null, null, null, null, null, null, null, null, null from runners where hold_until > ${now})
-    union all
-    (select 'a', id, null, null, null, null, null, workspace_job_id, runner_id, attempt, status, holds, null
-      from jobs where status = any(${[...ACTIVE_STATUSES]}::text[]) and runner_id is not null)
-    union all
-    (select 't', id, null, null, null, null, null, workspace_job_id, runner_id, null, null, null, slot_until
-      from tasks where slot_until > ${now} and status in ('idle', 'running') and runner_id is not null and workspace_job_id is not null)
-    order by kind desc, priority desc, id asc`.execute(c.db);
+  const r = await c.db.executeQuery<Row>(CompiledQuery.raw(DISPATCH_STATE, [limit, now, ACTIVE]));
   const queue: QueuedJobRef[] = [];
   const heldRunnerIds: number[] = [];
   const active: ActiveAssignment[] = [];
@@ -81,6 +69,27 @@ export async function listDispatchState(c: StoreCtx, limit: number, now: number)
   // An empty queue comes with no holds (as on SQLite).
   return { queue, heldRunnerIds: queue.length ? heldRunnerIds : [], active, taskSlots };
 }
+
+/** The live statuses, as the statement's array parameter. */
+const ACTIVE = [...ACTIVE_STATUSES];
+
+/**
+ * The PostgreSQL statement of {@link listDispatchState}, fixed: built once, not by Kysely per
+ * pass (bench/dispatch). $1 the queue page's limit, $2 now (epoch ms), $3 the live statuses.
+ */
+const DISPATCH_STATE = `${PREPARE}
+    (select 'q' as kind, id, priority, selector, pinned_runner_id, agent, agent_version, workspace_job_id,
+        null::int as runner_id, null::int as attempt, null::text as status, null::text as holds, null::bigint as slot_until
+      from jobs where status = 'queued' order by priority desc, id asc limit $1)
+    union all
+    (select 'h', id, null, null, null, null, null, null, null, null, null, null, null from runners where hold_until > $2)
+    union all
+    (select 'a', id, null, null, null, null, null, workspace_job_id, runner_id, attempt, status, holds, null
+      from jobs where status = any($3::text[]) and runner_id is not null)
+    union all
+    (select 't', id, null, null, null, null, null, workspace_job_id, runner_id, null, null, null, slot_until
+      from tasks where slot_until > $2 and status in ('idle', 'running') and runner_id is not null and workspace_job_id is not null)
+    order by kind desc, priority desc, id asc`;
 
 /** @throws when limit is not 1–5000 or now is not an integer >= 0 (both engines' listDispatchState). */
 export function checkDispatchStateArgs(limit: number, now: number): void {
