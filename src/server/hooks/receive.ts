@@ -25,6 +25,20 @@ const RECEIVER_NAME = CreateReceiverRequest.shape.name;
 /** Names that passed {@link RECEIVER_NAME} (a few receivers get every delivery: zod's parse was a few µs of each). Bounded. */
 const goodNames = new Set<string>();
 
+/**
+ * Without a delivery id header (a generic sender such as Alertmanager has none), how long the
+ * same body counts as the same delivery, ms (10 min): a sender's retries of one request are
+ * stored once, while the same body sent again later (an alert firing again, a `deploy done`
+ * hook that never varies) is a new event. The id was the body's SHA-256 alone, which ignored
+ * every later identical event for good.
+ */
+export const BODY_DEDUP_WINDOW_MS = 10 * 60_000;
+
+/** `sha256:<hex of the body>:<window number>`: one id per body per {@link BODY_DEDUP_WINDOW_MS} slot of the clock (now: epoch ms). */
+export function bodyDeliveryId(raw: Uint8Array, now: number): string {
+  return `sha256:${createHash('sha256').update(raw).digest('hex')}:${Math.floor(now / BODY_DEDUP_WINDOW_MS)}`;
+}
+
 /** One webhook request as the transport read it: path parts, lower-case headers, the RAW body bytes. */
 export interface HookRequest {
   /** `github`, `gitea` or `generic` (anything else → 404). */
@@ -56,7 +70,8 @@ const ok = (body: HookResult): HookReply => ({ status: 200, body });
  * `not_found`: the provider comes from its configuration, never from headers); the signature
  * or token over the RAW bytes (401 `bad_signature`); for GitHub a UTF-8 body (400
  * `invalid_json`); a JSON object body (400 `invalid_json`); a delivery id (`X-GitHub-Delivery`,
- * `X-Gitea-Delivery`, `X-Delivery-Id`, else the body's SHA-256; no NUL); for forges an event
+ * `X-Gitea-Delivery`, `X-Delivery-Id`, else the body's SHA-256 within a 10-minute slot,
+ * {@link bodyDeliveryId}; no NUL); for forges an event
  * header (`ping` → 200 `ignored`; for GitHub a name not in {@link GITHUB_EVENTS} → 200
  * `ignored` with `reason`, nothing stored); a routed key ≤ {@link MAX_RESOURCE_KEY_CHARS}
  * chars (422 `invalid_request`). Then
@@ -104,7 +119,7 @@ export async function receiveDelivery(ctx: ServerContext, req: HookRequest): Pro
   if (provider === 'github' && !headers['x-github-delivery']) return fail(400, 'invalid_request', 'missing X-GitHub-Delivery header (GitHub sends one with every delivery)');
   if (provider === 'gitea' && !headers['x-gitea-delivery'] && !headers['x-forgejo-delivery']) return fail(400, 'invalid_request', 'missing X-Gitea-Delivery (or X-Forgejo-Delivery) header');
   const now = ctx.now();
-  const deliveryId = headers['x-github-delivery'] ?? headers['x-gitea-delivery'] ?? headers['x-forgejo-delivery'] ?? headers['x-delivery-id'] ?? createHash('sha256').update(raw).digest('hex');
+  const deliveryId = headers['x-github-delivery'] ?? headers['x-gitea-delivery'] ?? headers['x-forgejo-delivery'] ?? headers['x-delivery-id'] ?? bodyDeliveryId(raw, now);
   if (deliveryId.length === 0 || deliveryId.length > 200) return fail(400, 'invalid_request', 'delivery id header must be 1 to 200 characters');
   // node:http already refuses NUL in a header (400 before we run); kept for any other caller, as
   // PostgreSQL text cannot hold it. The event header is checked below.
