@@ -21,12 +21,18 @@ describe('readAgentRepository', () => {
     try {
       await expect(readAgentRepository(dir, null)).rejects.toThrow(/no agent found/);
       mkdirSync(join(dir, 'solo'));
-      writeFileSync(join(dir, 'solo', 'agent.yaml'), 'name: solo\nharness: command\ncommand: ["./run.sh"]\nprompt: p.md\n');
+      writeFileSync(join(dir, 'solo', 'agent.yaml'), 'name: solo\nharness: command\ncommand: ["run-solo", "--fast"]\nprompt: p.md\n');
       writeFileSync(join(dir, 'solo', 'p.md'), 'hi');
       const r = await readAgentRepository(join(dir, 'solo'), null);
       expect(r.from).toMatchObject({ source: join(dir, 'solo'), ref: null });
-      // `./run.sh` stays relative: the temp folder it was read from is not where it runs.
-      expect(r.agents.map((a) => [a.name, a.definition.command, a.definition.promptText, a.script])).toEqual([['solo', ['./run.sh'], 'hi', null]]);
+      expect(r.agents.map((a) => [a.name, a.definition.command, a.definition.promptText, a.script])).toEqual([['solo', ['run-solo', '--fast'], 'hi', null]]);
+      // A file of the agent's folder (`./run.sh`) is not installed with it: refused, naming the argument.
+      for (const [arg, at] of [['["./run.sh"]', 0], ['[sh, ../tools/run.sh]', 1]] as const) {
+        writeFileSync(join(dir, 'solo', 'agent.yaml'), `name: solo\nharness: command\ncommand: ${arg}\nprompt: p.md\n`);
+        const err = (await readAgentRepository(join(dir, 'solo'), null).catch((e: unknown) => e)) as Error;
+        expect(err).toBeInstanceOf(AgentInstallError);
+        expect(err.message).toMatch(new RegExp(`^agent\\.yaml: command\\[${at}\\]: \\.{1,2}/(tools/)?run\\.sh is a file of the agent's folder`));
+      }
       await expect(readAgentRepository(dir, '--upload-pack=x')).rejects.toThrow(/^ref: "--upload-pack=x" is not a valid git ref/);
       await expect(readAgentRepository('-oops', 'main')).rejects.toThrow(/source/);
     } finally {

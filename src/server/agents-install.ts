@@ -109,6 +109,15 @@ async function readAgents(root: string): Promise<AgentRepository['agents']> {
     }
     const name = loaded.definition.name;
     const where = relative(root, file) || 'agent.yaml';
+    // `./x` in a command is a file of the agent's folder (docs/command-harness.md), but only
+    // agent.yaml, the prompt and script.yaml are installed: such an agent installed fine and
+    // every job of it failed (`sh: cannot open ./run.sh`).
+    const local = (loaded.definition.command ?? []).findIndex((a) => a.startsWith('./') || a.startsWith('../'));
+    if (local >= 0) {
+      throw new AgentInstallError(
+        `${where}: command[${local}]: ${loaded.definition.command![local]} is a file of the agent's folder, which agents install does not carry to the runners (it installs agent.yaml, the prompt and script.yaml): use a program on the runners' PATH or an absolute path that exists there`,
+      );
+    }
     if (seen.has(name)) throw new AgentInstallError(`${where}: name: ${name} is already defined by ${seen.get(name)}`);
     seen.set(name, where);
     let script: string | null = null;
