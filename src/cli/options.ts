@@ -96,18 +96,19 @@ export function intIn(min: number, max: number, what: string): (text: string) =>
 export const parseJobId = intIn(1, Number.MAX_SAFE_INTEGER, 'job id');
 
 /**
- * INPUT_JSON: a JSON object, e.g. `'{"repo":"examples/calc"}'`.
- * @throws CliError (exit 2) naming INPUT_JSON and what is wrong.
+ * A job input given as JSON text: a JSON object, e.g. `'{"repo":"examples/calc"}'`. `what`
+ * names where it came from in errors (default `INPUT_JSON`, the `run` argument; `--input`).
+ * @throws CliError (exit 2) naming `what` and what is wrong.
  */
-export function parseInputJson(text: string | undefined): Record<string, unknown> {
+export function parseInputJson(text: string | undefined, what = 'INPUT_JSON'): Record<string, unknown> {
   if (text === undefined || text.trim() === '') return {};
   let v: unknown;
   try {
     v = JSON.parse(text);
   } catch (err) {
-    throw new CliError(`INPUT_JSON is not valid JSON (${err instanceof Error ? err.message : String(err)}): ${text.slice(0, 100)}`, 2);
+    throw new CliError(`${what} is not valid JSON (${err instanceof Error ? err.message : String(err)}): ${text.slice(0, 100)}`, 2);
   }
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new CliError('INPUT_JSON must be a JSON object, e.g. \'{"repo":"examples/calc"}\'', 2);
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new CliError(`${what} must be a JSON object, e.g. '{"repo":"examples/calc"}'`, 2);
   return v as Record<string, unknown>;
 }
 
@@ -217,6 +218,8 @@ export async function resolveToken(opts: { token?: string; data: string }, serve
 /** A client for `--server` (else FLOTILLA_SERVER, else http://127.0.0.1:8787) with the resolved token. */
 export async function clientFrom(opts: ClientOptions): Promise<FlotillaClient> {
   const url = opts.server && opts.server.trim() !== '' ? opts.server.trim() : DEFAULT_SERVER;
+  // Before the token: `FLOTILLA_SERVER=notaurl` was told "no API token for notaurl".
+  if (!/^https?:\/\//i.test(url) || !URL.canParse(url)) throw new CliError(`--server: url "${url}" must start with http:// or https:// (from --server or FLOTILLA_SERVER)`, 2);
   const token = await resolveToken(opts, url);
   try {
     return new FlotillaClient({ url, token });

@@ -70,7 +70,7 @@ export function registerTasks(program: Command, ctx: CliContext): void {
         keys,
         ...(opts.title ? { title: opts.title } : {}),
         ...(opts.prompt !== undefined ? { prompt: opts.prompt } : {}),
-        ...(opts.input ? { input: parseInputJson(opts.input) } : {}),
+        ...(opts.input ? { input: parseInputJson(opts.input, '--input') } : {}),
         ...(opts.coalesce !== undefined ? { coalesceSeconds: opts.coalesce } : {}),
       });
       if (wantsJson(self, opts)) return void out(JSON.stringify({ task: t }));
