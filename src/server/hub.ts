@@ -138,6 +138,10 @@ export class RunnerHub {
   disconnect(runnerId: number, code: number, reason: string): boolean {
     const c = this.conns.get(runnerId);
     if (!c) return false;
+    // Out of dispatch at once, not when the close handshake ends: a job created right after a
+    // revoke went to the closing connection and back to the queue ("could not reach runner").
+    c.dead = true;
+    c.ready = false;
     c.ws.close(code, reason.slice(0, 120));
     return true;
   }
