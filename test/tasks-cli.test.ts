@@ -30,7 +30,8 @@ describe('flotilla tasks / receivers', () => {
     expect(shown.out).toContain('keys:       github.com/acme/api/issues/5');
     expect(shown.out).toContain('pending:    2 prompt(s), 0 event(s)');
     // Stop interrupts the turn; the next turn takes the queue in order.
-    expect((await run('tasks', 'stop', String(task.id))).code).toBe(0);
+    const stopped = await run('tasks', 'stop', String(task.id));
+    expect([stopped.code, stopped.out]).toEqual([0, `task ${task.id}: stopping its turn (job ${task.currentJobId} is being cancelled)\n`]);
     let next = 0;
     for (let i = 0; i < 100 && !next; i++) {
       const d = await t.store.getTask(task.id);
@@ -47,6 +48,9 @@ describe('flotilla tasks / receivers', () => {
     const again = await run('tasks', 'complete', String(task.id));
     expect(again.code).toBe(1);
     expect(again.err).toMatch(/already completed/);
+    // Nothing to stop: an error, as suspending a completed task is (it printed the task and exited 0).
+    const noTurn = await run('tasks', 'stop', String(task.id));
+    expect([noTurn.code, noTurn.err]).toEqual([1, `flotilla: task ${task.id} is completed: no turn is running to stop\n`]);
     const dup = await run('tasks', 'create', 'nope-agent');
     expect([dup.code, /unknown agent "nope-agent"/.test(dup.err)]).toEqual([1, true]);
     expect((await run('tasks', 'show', 'abc')).code).toBe(2);

@@ -110,6 +110,8 @@ export function registerTasks(program: Command, ctx: CliContext): void {
     addClientOptions(cmd).action(async (id: number, opts: ClientOptions, self: Command) => {
       const t = await (await clientFrom(opts))[method](id);
       if (wantsJson(self, opts)) return void out(JSON.stringify({ task: t }));
+      // After stop the task still reads running until the runner reports its job ended.
+      if (name === 'stop' && t.currentJobId) return void out(`task ${t.id}: stopping its turn (job ${t.currentJobId} is being cancelled)`);
       out(`task ${t.id}: ${t.status}${t.currentJobId ? ` (job ${t.currentJobId})` : ''}`);
     });
   }

@@ -1,6 +1,7 @@
 import type { Context, Hono } from 'hono';
 import { CreateTaskRequest, DEFAULT_COALESCE_SECONDS, SendTaskPromptRequest, TaskStatus, type TaskDetail } from '../../protocol/index.js';
 import type { TaskRow } from '../../store/types.js';
+import { isTerminal } from '../../core/job-state.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
 import { apiError, parsePositiveInt, readBody, unknownQueryParam } from '../http-util.js';
@@ -31,7 +32,8 @@ async function findTask(c: Context<AppEnv>, ctx: ServerContext): Promise<Found> 
  *   events and prompts keep queueing; the runner slot kept for its idle time is released at once); completed → 409 `invalid_state`;
  * - `POST /api/tasks/:id/resume` → Task: suspended → idle; workspace_lost → idle with a fresh
  *   workspace and session; then wakes when something is pending;
- * - `POST /api/tasks/:id/stop` → Task: cancels the current turn's job only;
+ * - `POST /api/tasks/:id/stop` → Task: cancels the current turn's job only (the task reads
+ *   `running` until its runner reports the job ended); no turn running → 409 `invalid_state`;
  * - `POST /api/tasks/:id/complete` → Task: completed, keys released, its job cancelled.
  */
 export function mountTasks(app: Hono<AppEnv>, ctx: ServerContext): void {
@@ -121,6 +123,9 @@ export function mountTasks(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.post('/api/tasks/:id/stop', async (c) => {
     const f = await findTask(c, ctx);
     if (!f.ok) return f.response;
+    // Nothing to interrupt is an error, as suspending a completed task is (it answered 200 with the task as it was).
+    const turn = f.task.currentJobId ? await ctx.store.getJob(f.task.currentJobId) : null;
+    if (!turn || isTerminal(turn.status)) return apiError(c, 409, 'invalid_state', `task ${f.task.id} is ${f.task.status}: no turn is running to stop`);
     await f.engine.stopTurn(f.task.id);
     return c.json(taskView((await ctx.store.getTask(f.task.id))!));
   });
