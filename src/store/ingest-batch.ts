@@ -43,7 +43,10 @@ export async function ingestBatchIn(c: StoreCtx, trx: Trx, ds: readonly NewDeliv
   const owner = (d: NewDelivery) => (d.event.key === null ? undefined : (owners.active.get(d.event.key) ?? (d.includeCompleted ? owners.past.get(d.event.key) : undefined)));
   const fallbacks = unique(ds.filter((d) => owner(d) === undefined && d.fallbackTaskId !== null && !tasks.has(d.fallbackTaskId)).map((d) => d.fallbackTaskId!));
   if (fallbacks.length) add(await sql.lockTasks(trx, fallbacks));
-  const target = ds.map((d) => owner(d) ?? (d.fallbackTaskId !== null && tasks.has(d.fallbackTaskId) ? d.fallbackTaskId : null));
+  // A completed fallback task takes no more events: they are unmatched (they were answered
+  // `queued` and piled up on it).
+  const openFallback = (id: number | null) => id !== null && tasks.has(id) && tasks.get(id)!.row.status !== 'completed';
+  const target = ds.map((d) => owner(d) ?? (openFallback(d.fallbackTaskId) ? d.fallbackTaskId : null));
 
   // Dedup: the first of each (receiver, delivery id) in the batch is inserted; the store says whether it was new.
   const first = new Map<string, number>();

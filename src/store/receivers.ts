@@ -171,7 +171,8 @@ async function ingestCreating(c: StoreCtx, trx: Transaction<Database>, d: NewDel
     }
   }
   if (!row && d.fallbackTaskId !== null) {
-    const q = selectTasks(trx).where('tasks.id', '=', d.fallbackTaskId);
+    // A completed fallback task takes no more events (ingest-batch.ts likewise).
+    const q = selectTasks(trx).where('tasks.id', '=', d.fallbackTaskId).where('tasks.status', '!=', 'completed');
     row = await (pg ? q.forUpdate(['tasks']) : q).executeTakeFirst();
   }
   let stale = false;

@@ -157,4 +157,20 @@ export function taskIngestTests(h: Harness): void {
     const [one] = await s.ingestDeliveries([{ receiverId: r.id, deliveryId: 'o1', event: { ...ev(T + 1), key: odd }, fallbackTaskId: null, now: T + 1 }]);
     expect(one?.duplicate === false && one.task?.id).toBe(t.id);
   });
+
+  it('a completed fallback task takes no more events: unmatched, alone and in a batch (fresh-user finding: they were queued on it)', async () => {
+    const s: Store = await h.open();
+    const fb = await s.createTask({ agent: 'fixer', title: 'fallback', input: {}, keys: [], coalesceMs: 0, now: T });
+    const r = await s.createReceiver({ name: 'am', provider: 'generic', auth: 'hmac', keyExpr: 'payload.k', summaryExpr: null, fallbackTaskId: fb.id, policies: { completeOnClose: false, wakeOnReopen: false }, secret: 'x', tokenHash: null, now: T });
+    const d = (id: string, now: number): NewDelivery => ({ receiverId: r.id, deliveryId: id, event: { ...ev(now), key: 'nobody-owns-this' }, fallbackTaskId: fb.id, now });
+    expect(live(await s.ingestDelivery(d('open-1', T + 1))).task?.id).toBe(fb.id);
+    expect(await s.completeTask(fb.id, T + 2)).not.toBeNull();
+    expect(live(await s.ingestDelivery(d('done-1', T + 3))).task).toBeNull();
+    const batch = await s.ingestDeliveries([d('done-2', T + 4), d('done-3', T + 4)]);
+    expect(batch.map((x) => [x.duplicate, x.duplicate ? 'dup' : (x.task?.id ?? null)])).toEqual([
+      [false, null],
+      [false, null],
+    ]);
+    expect((await s.getTask(fb.id))?.pendingEvents).toBe(1);
+  });
 }
