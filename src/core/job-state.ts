@@ -6,7 +6,8 @@ import { TERMINAL_STATUSES } from '../protocol/index.js';
  * - queued → assigned (dispatch) | cancelled
  * - assigned → running (harness started) | queued (runner refused) | failed | cancelled | lost
  * - running → succeeded | failed | cancelled | lost | paused (tree out of budget)
- * - paused → queued (top-up, re-dispatch) | failed | cancelled
+ * - paused → queued (top-up, re-dispatch) | failed | cancelled | succeeded (its process, stopped
+ *   by the pause, ended on its own with success before the stop landed: server/paused-exit.ts)
  * - assigned | running → cancelling (cancel requested) → cancelled once the runner reports the
  *   process tree gone (or succeeded/failed if it finished first; lost if the runner is lost)
  * Terminal states (succeeded, failed, cancelled, lost) never change.
@@ -16,7 +17,7 @@ export const JOB_TRANSITIONS: Readonly<Record<JobStatus, readonly JobStatus[]>> 
   assigned: ['running', 'queued', 'failed', 'cancelled', 'lost', 'succeeded', 'paused', 'cancelling'],
   running: ['succeeded', 'failed', 'cancelled', 'lost', 'paused', 'cancelling'],
   cancelling: ['cancelled', 'succeeded', 'failed', 'lost'],
-  paused: ['queued', 'failed', 'cancelled'],
+  paused: ['queued', 'failed', 'cancelled', 'succeeded'],
   succeeded: [],
   failed: [],
   cancelled: [],
@@ -47,3 +48,14 @@ export const ACTIVE_STATUSES: readonly JobStatus[] = ['assigned', 'running'];
  * runner and ends `lost` with it.
  */
 export const HELD_STATUSES: readonly JobStatus[] = ['assigned', 'running', 'cancelling'];
+
+/**
+ * True while a `paused` job's attempt still holds its runner: the pause (tree out of budget)
+ * told the runner to stop the process (grace, then SIGKILL of its group) and the runner has not
+ * yet reported the attempt ended. Its `finishedAt` stays null until that report (then it is the
+ * time the process ended); such a job keeps its capacity slot and is not resumed before it, so
+ * one job never has two processes at once (server/paused-exit.ts).
+ */
+export function pausedHoldsRunner(job: { status: JobStatus; finishedAt: number | null; runnerId: number | null }): boolean {
+  return job.status === 'paused' && job.finishedAt === null && job.runnerId !== null;
+}

@@ -22,3 +22,22 @@ export type AnthropicErrorType =
 export function anthropicError(status: number, type: AnthropicErrorType, message: string, opts: { retry?: boolean } = {}): Reply {
   return jsonReply(status, { type: 'error', error: { type, message } }, opts.retry === false ? { 'x-should-retry': 'false' } : {});
 }
+
+/** The environment setting that gives each upstream provider its key (or URL). */
+const PROVIDER_SETTING: Record<string, string> = {
+  anthropic: 'ANTHROPIC_API_KEY (several keys: comma-separated)',
+  openai: 'OPENAI_API_KEY (several keys: comma-separated; OPENAI_BASE_URL for another endpoint)',
+  'openai-compatible': 'FLOTILLA_OPENAI_COMPATIBLE_URL (and FLOTILLA_OPENAI_COMPATIBLE_KEY if it needs a key)',
+};
+
+/**
+ * The message of the refusal for a model whose provider has no key (or URL) on this server:
+ * names the model, the provider and the setting to add. Every wire format answers it without
+ * calling the upstream, in a form harnesses do not retry (a retry cannot fix configuration).
+ */
+export function providerNotConfiguredMessage(model: string, provider: string): string {
+  return (
+    `model ${JSON.stringify(model)} maps to provider ${provider}, which is not configured on this server: ` +
+    `set ${PROVIDER_SETTING[provider] ?? 'its key'} in the server's environment and restart it, or route the model to another provider (flotilla models)`
+  );
+}

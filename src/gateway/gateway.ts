@@ -1,10 +1,11 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Hono } from 'hono';
 import { silentLogger, type Logger } from '../core/log.js';
-import { jobTokenHash } from './token-hash.js';
+import { authenticateJob, pausedJobMessage } from './job-auth.js';
+import { KeyMask, splitKeys } from './key-mask.js';
 import type { JobRow, Store } from '../store/types.js';
 import type { GatewayConfig } from './config.js';
-import { anthropicError } from './errors.js';
+import { anthropicError, providerNotConfiguredMessage } from './errors.js';
 import { reserve, worstCaseMicros } from './budget.js';
 import { meteredReply, recordRefused, recordUnreachable, type CallContext } from './meter.js';
 import { priceFor } from './prices.js';
@@ -21,7 +22,8 @@ import { parseMessagesRequest, type MessagesRequest } from './request.js';
 import type { ModelScript } from './script.js';
 
 /** The Store methods the gateway uses (a full `Store` fits). */
-export type GatewayStore = Pick<Store, 'findJobByTokenHash' | 'recordModelCall' | 'reserveBudget' | 'settleBudget' | 'listModelRoutes' | 'listModelPrices'>;
+export type GatewayStore = Pick<Store, 'findJobByTokenHash' | 'recordModelCall' | 'reserveBudget' | 'settleBudget' | 'listModelRoutes' | 'listModelPrices'> &
+  Partial<Pick<Store, 'findPausedJobByTokenHash'>>;
 
 /** Options of {@link createGateway}. */
 export interface GatewayOptions {
@@ -71,11 +73,16 @@ export type Gateway = Hono & {
  * - `POST /v1/messages` (any query, e.g. `?beta=true`): Anthropic Messages, streamed (SSE) or
  *   not. Authenticated by a live job token (`x-api-key` or `Authorization: Bearer`), looked up
  *   by its SHA-256 hash; unknown or dead → 401 `authentication_error` with
- *   `x-should-retry: false`. Served by the configured provider (`anthropic`: forwarded
+ *   `x-should-retry: false`; a job paused for budget → the 402 budget refusal (job-auth.ts). Served by the configured provider (`anthropic`: forwarded
  *   upstream with the server's key; `scripted`: replayed from `scriptFor(job)`), and metered:
  *   one `recordModelCall` row per call (see meter.ts). Body not JSON / no model or messages →
  *   400 `invalid_request_error` naming the field. Upstream unreachable → 502 `api_error`.
- * - `POST /v1/messages/count_tokens`: forwarded (anthropic) or estimated as bytes/4 (scripted); not metered.
+ * - `POST /v1/messages/count_tokens`: checked as `/v1/messages` is (same refusals, recorded
+ *   as refused with api `anthropic-count-tokens`), then forwarded (anthropic, one key of the
+ *   rotation) or estimated as bytes/4 (scripted); not metered.
+ * - A model routed to `anthropic` with no ANTHROPIC_API_KEY → 500 `api_error`, not retried,
+ *   naming the setting; the upstream sees nothing.
+ * - Every reply has the server's upstream keys masked (key-mask.ts).
  * - `POST /v1/chat/completions`, `POST /v1/responses`: the OpenAI wire formats (openai-routes.ts).
  * Every model call first reserves its worst case against the job tree's budget (budget.ts);
  * a call that does not fit gets 402 `billing_error` (Anthropic) / 429 `insufficient_quota`
@@ -90,21 +97,27 @@ export function createGateway(opts: GatewayOptions): Gateway {
   const { store, config } = opts;
   const log = opts.log ?? silentLogger;
   const limit = config.maxRequestBytes ?? MAX_REQUEST_BYTES;
-  // Several upstream keys (comma-separated) rotate per upstream call; see retry.ts.
-  const anthropicKeys = new KeyRing((config.anthropicApiKey ?? '').split(',').map((k) => k.trim()).filter(Boolean));
+  // Several upstream keys (comma-separated) rotate per upstream call; see retry.ts. Every
+  // upstream call takes exactly one key from a ring (never the configured text itself).
+  const anthropicKeys = new KeyRing(splitKeys(config.anthropicApiKey));
+  // Every configured key of every provider is masked in what reaches a job (key-mask.ts).
+  const mask = new KeyMask([...splitKeys(config.anthropicApiKey), ...(config.openai?.apiKeys ?? []).flatMap((k) => splitKeys(k))]);
   const retryPolicy: RetryPolicy = { ...DEFAULT_RETRY, ...config.retry };
   const directory = opts.directory ?? new ModelDirectory(store, config.modelProviders, config.prices);
 
-  const authenticate = async (req: GatewayRequest): Promise<JobRow | Reply> => {
-    const token = tokenOf(req);
-    if (!token) return anthropicError(401, 'authentication_error', 'missing job token: send it as x-api-key or Authorization: Bearer', { retry: false });
-    const job = await store.findJobByTokenHash(jobTokenHash(token));
-    if (!job) {
-      log.warn('gateway: rejected an unknown or expired job token', { path: req.path });
-      return anthropicError(401, 'authentication_error', 'invalid job token: unknown, or its job is no longer running', { retry: false });
-    }
-    return job;
-  };
+  /** A context for a call refused before a model was known (request model `unknown`). */
+  const earlyContext = (job: JobRow, req: GatewayRequest, startedAt: number, api: string): CallContext => ({
+    store,
+    prices: config.prices,
+    log,
+    job,
+    provider: config.provider,
+    requestModel: 'unknown',
+    streamed: false,
+    requestBytes: req.bodyBytes,
+    startedAt,
+    api,
+  });
 
   /** Records the refusal, tells the control plane, and answers 402 billing_error (no retry). */
   const refuseForBudget = async (ctx: CallContext, message: string): Promise<Reply> => {
@@ -118,72 +131,48 @@ export function createGateway(opts: GatewayOptions): Gateway {
     return anthropicError(402, 'billing_error', message, { retry: false });
   };
 
-  const countTokens = async (req: GatewayRequest): Promise<Reply> => {
-    const startedAt = Date.now();
-    const job = await authenticate(req);
-    if (!('id' in job)) return job;
-    const raw = req.body;
-    if (req.bodyBytes > limit) return anthropicError(413, 'request_too_large', `request body is ${req.bodyBytes} bytes; the limit is ${limit}`, { retry: false });
-    // Not billed, but a spent tree gets the budget error here too (1 µ$ must still fit).
-    const held = await reserve(store, job, 1, startedAt);
-    if ('refused' in held) {
-      const model = /"model"\s*:\s*"([^"]{1,200})"/.exec(raw.subarray(0, 4096).toString('utf8'))?.[1] ?? 'unknown';
-      const ctx: CallContext = { store, prices: config.prices, log, job, provider: config.provider, requestModel: model, streamed: false, requestBytes: raw.byteLength, startedAt, api: 'anthropic-count-tokens' };
-      return refuseForBudget(ctx, held.refused);
+  /**
+   * What `/v1/messages` and `/v1/messages/count_tokens` check before any budget or upstream
+   * work, in this order, each refusal in Anthropic's shape and (past authentication) recorded
+   * as refused under `api`: the job token (401; a job paused for budget gets the 402 budget
+   * refusal instead), the body size (413), the body (400 naming the field), the model's route
+   * (404 unknown model; 400 for a model of an OpenAI-format provider) and the provider's key
+   * (500 `api_error`, not retried, naming ANTHROPIC_API_KEY).
+   */
+  const admit = async (req: GatewayRequest, startedAt: number, api: string): Promise<Reply | { ctx: CallContext; request: MessagesRequest }> => {
+    const auth = await authenticateJob(store, tokenOf(req));
+    if ('missing' in auth) return anthropicError(401, 'authentication_error', 'missing job token: send it as x-api-key or Authorization: Bearer', { retry: false });
+    if ('unknown' in auth) {
+      log.warn('gateway: rejected an unknown or expired job token', { path: req.path });
+      return anthropicError(401, 'authentication_error', 'invalid job token: unknown, or its job is no longer running', { retry: false });
     }
-    await held.settle(0);
-    if (config.provider === 'anthropic') {
-      try {
-        return await forwardAnthropic({
-          baseUrl: config.anthropicBaseUrl,
-          apiKey: config.anthropicApiKey ?? '',
-          pathAndQuery: req.pathAndQuery,
-          method: 'POST',
-          headers: req.headers,
-          body: raw,
-          signal: req.signal,
-        });
-      } catch (err) {
-        log.warn('gateway: upstream unreachable', { job: job.id, error: (err as Error).message });
-        return anthropicError(502, 'api_error', 'the model provider could not be reached', { retry: false });
-      }
+    if ('pausedForBudget' in auth) {
+      const message = await pausedJobMessage(store, auth.pausedForBudget, startedAt);
+      await recordRefused(earlyContext(auth.pausedForBudget, req, startedAt, api), 402, 'budget');
+      log.info('gateway: refused a call of a job paused for budget', { job: auth.pausedForBudget.id, root: auth.pausedForBudget.rootId });
+      return anthropicError(402, 'billing_error', message, { retry: false });
     }
-    return jsonReply(200, { input_tokens: Math.ceil(raw.byteLength / 4) });
-  };
-
-  const messages = async (req: GatewayRequest): Promise<Reply> => {
-    const startedAt = Date.now();
-    const job = await authenticate(req);
-    if (!('id' in job)) return job;
-    const raw = req.body;
+    const job = auth.job;
     if (req.bodyBytes > limit) {
-      const big: CallContext = { store, prices: config.prices, log, job, provider: config.provider, requestModel: 'unknown', streamed: false, requestBytes: req.bodyBytes, startedAt };
-      await recordRefused(big, 413, 'too_large');
+      await recordRefused(earlyContext(job, req, startedAt, api), 413, 'too_large');
       return anthropicError(413, 'request_too_large', `request body is ${req.bodyBytes} bytes; the limit is ${limit}`, { retry: false });
     }
-    const parsed = parseMessagesRequest(raw.toString('utf8'));
+    const parsed = parseMessagesRequest(req.body.toString('utf8'));
     if ('error' in parsed) {
-      const bad: CallContext = { store, prices: config.prices, log, job, provider: config.provider, requestModel: 'unknown', streamed: false, requestBytes: raw.byteLength, startedAt };
-      await recordRefused(bad, 400, 'invalid_request');
+      await recordRefused(earlyContext(job, req, startedAt, api), 400, 'invalid_request');
       return anthropicError(400, 'invalid_request_error', parsed.error, { retry: false });
     }
     const request = parsed.request;
     const provider = await directory.providerFor(request.model, config.provider);
-    const prices = await directory.prices();
     const ctx: CallContext = {
-      store,
-      prices,
-      log,
-      job,
+      ...earlyContext(job, req, startedAt, api),
+      prices: await directory.prices(),
       provider: provider ?? config.provider,
       requestModel: request.model,
       streamed: request.stream === true,
-      requestBytes: raw.byteLength,
+      requestBytes: req.body.byteLength,
       ...(request.max_tokens !== undefined ? { maxOutputTokens: request.max_tokens } : {}),
-      startedAt,
     };
-    log.debug('gateway: model request', { job: job.id, model: request.model, stream: ctx.streamed, messages: request.messages.length });
-
     if (provider === null) {
       await recordRefused(ctx, 404, 'unknown_model');
       return anthropicError(404, 'not_found_error', `unknown model ${JSON.stringify(request.model)}: no model route matches it (see flotilla models list)`, { retry: false });
@@ -192,8 +181,50 @@ export function createGateway(opts: GatewayOptions): Gateway {
       await recordRefused(ctx, 400, 'wrong_format');
       return anthropicError(400, 'invalid_request_error', `model ${JSON.stringify(request.model)} is served by provider ${provider}, which speaks the OpenAI formats: call /v1/chat/completions or /v1/responses`, { retry: false });
     }
+    if (provider === 'anthropic' && anthropicKeys.size === 0) {
+      // Nothing is sent upstream without a key. Anthropic has no "not configured" error type:
+      // api_error (500) with x-should-retry: false, which Claude Code does not retry.
+      await recordRefused(ctx, 500, 'provider_not_configured');
+      return anthropicError(500, 'api_error', providerNotConfiguredMessage(request.model, 'anthropic'), { retry: false });
+    }
+    return { ctx, request };
+  };
+
+  const countTokens = async (req: GatewayRequest): Promise<Reply> => {
+    const startedAt = Date.now();
+    const admitted = await admit(req, startedAt, 'anthropic-count-tokens');
+    if (!('ctx' in admitted)) return admitted;
+    const { ctx } = admitted;
+    // Not billed, but a spent tree gets the budget error here too (1 µ$ must still fit).
+    const held = await reserve(store, ctx.job, 1, startedAt);
+    if ('refused' in held) return refuseForBudget(ctx, held.refused);
+    await held.settle(0);
+    if (ctx.provider === 'anthropic') {
+      try {
+        const out = await withRetries(
+          (apiKey) => forwardAnthropic({ baseUrl: config.anthropicBaseUrl, apiKey, pathAndQuery: req.pathAndQuery, method: 'POST', headers: req.headers, body: req.body, signal: req.signal }),
+          anthropicKeys,
+          retryPolicy,
+          { signal: req.signal, ops: REPLY_OPS },
+        );
+        return out.response;
+      } catch (err) {
+        log.warn('gateway: upstream unreachable', { job: ctx.job.id, error: (err as Error).message });
+        return anthropicError(502, 'api_error', 'the model provider could not be reached', { retry: false });
+      }
+    }
+    return jsonReply(200, { input_tokens: Math.ceil(req.body.byteLength / 4) });
+  };
+
+  const messages = async (req: GatewayRequest): Promise<Reply> => {
+    const startedAt = Date.now();
+    const admitted = await admit(req, startedAt, 'anthropic-messages');
+    if (!('ctx' in admitted)) return admitted;
+    const { ctx, request } = admitted;
+    const job = ctx.job;
+    log.debug('gateway: model request', { job: job.id, model: request.model, stream: ctx.streamed, messages: request.messages.length });
     // Reserve the worst case against the tree budget before anything reaches the provider.
-    const worst = worstCaseMicros(raw.byteLength, request.max_tokens, priceFor(prices, request.model));
+    const worst = worstCaseMicros(req.body.byteLength, request.max_tokens, priceFor(ctx.prices, request.model));
     const held = await reserve(store, job, worst, startedAt, config.reservationTtlMs);
     if ('refused' in held) return refuseForBudget(ctx, held.refused);
     ctx.reservation = held;
@@ -262,7 +293,8 @@ export function createGateway(opts: GatewayOptions): Gateway {
   const handle = async (req: GatewayRequest): Promise<Reply> => {
     const route = req.method === 'POST' ? routes[req.path] : undefined;
     if (!route) return anthropicError(404, 'not_found_error', `no such endpoint: ${req.method} ${req.path}`);
-    return route(req);
+    // Upstream keys never reach a job, whatever route or provider echoed them (key-mask.ts).
+    return mask.reply(await route(req));
   };
   const viaFetch = async (r: Request): Promise<Response> => {
     const { request, abort } = await fromRequest(r, limit);

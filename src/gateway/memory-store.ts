@@ -46,8 +46,21 @@ export class MemoryGatewayStore implements GatewayStore {
     this.byHash.delete(hashToken(token));
   }
 
+  /** Pauses the token's job for budget, as the control plane does after a refusal (the token then only finds it as paused). */
+  pauseForBudget(token: string, reason = 'tree out of budget'): void {
+    const job = this.byHash.get(hashToken(token));
+    if (job) Object.assign(job, { status: 'paused', endReason: 'budget', error: reason });
+  }
+
+  /** The live (assigned or running) job of the token, as the store's. */
   async findJobByTokenHash(tokenHash: string): Promise<JobRow | null> {
-    return this.byHash.get(tokenHash) ?? null;
+    const job = this.byHash.get(tokenHash);
+    return job && (job.status === 'running' || job.status === 'assigned') ? job : null;
+  }
+
+  async findPausedJobByTokenHash(tokenHash: string): Promise<JobRow | null> {
+    const job = this.byHash.get(tokenHash);
+    return job && job.status === 'paused' && job.endReason === 'budget' ? job : null;
   }
 
   async recordModelCall(c: NewModelCall): Promise<void> {

@@ -76,7 +76,7 @@ describe('model routes and price overrides set through the API reach the gateway
     const config = { provider: 'scripted' as const, anthropicBaseUrl: 'http://unused', prices: loadPriceTable(), modelProviders: [{ pattern: 'claude-*', provider: 'scripted' as const }] };
     const directory = new ModelDirectory(store, config.modelProviders, config.prices, 2000, () => t);
     const app = createGateway({ store, config, directory, scriptFor: async () => script });
-    const call = (model: string) => app.request('/v1/messages', { method: 'POST', headers: { 'x-api-key': TOKEN }, body: JSON.stringify({ model, max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] }) });
+    const call = (model: string) => app.request('/v1/messages', { method: 'POST', headers: { 'x-api-key': TOKEN }, body: JSON.stringify({ model, max_tokens: 4000, messages: [{ role: 'user', content: 'hi' }] }) });
 
     const unknown = await call('my-model');
     expect(unknown.status).toBe(404);

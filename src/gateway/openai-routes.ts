@@ -1,4 +1,5 @@
-import { jobTokenHash } from './token-hash.js';
+import { authenticateJob, pausedJobMessage } from './job-auth.js';
+import { providerNotConfiguredMessage } from './errors.js';
 import type { Logger } from '../core/log.js';
 import type { JobRow } from '../store/types.js';
 import { reserve, worstCaseMicros } from './budget.js';
@@ -35,12 +36,14 @@ function tokenOf(req: GatewayRequest): string | null {
 /**
  * `POST /v1/chat/completions` and `POST /v1/responses` (OpenAI wire formats, streamed or not),
  * with the same rules as `/v1/messages`: a live job token (`Authorization: Bearer`, or
- * x-api-key) else 401 `invalid_api_key`; a malformed body → 400 `invalid_request_error` naming
+ * x-api-key) else 401 `invalid_api_key` (a job paused for budget: the budget refusal); a malformed body → 400 `invalid_request_error` naming
  * the field, recorded as refused; the worst case reserved against the tree budget first, a call
  * that does not fit → 429 `insufficient_quota` (what Codex does not retry) naming the budget,
  * recorded as refused, and the job paused; then served by the configured upstream
  * (`openai`/`openai-compatible`) or the scripted model, metered (usage from the JSON body,
  * the final usage chunk, or `response.completed`), and settled.
+ * A model whose provider has no key/URL here → 400 `provider_not_configured` naming the
+ * setting, not retried, the upstream untouched.
  * Upstream failures are retried as in retry.ts (keys rotate), except 429s.
  * Chat streams the client did not ask usage for get `stream_options.include_usage` added
  * upstream and the usage chunk removed from what the client sees.
@@ -48,12 +51,21 @@ function tokenOf(req: GatewayRequest): string | null {
 export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) => Promise<Reply>; responses: (req: GatewayRequest) => Promise<Reply> } {
   const keys = new KeyRing(d.config.openai?.apiKeys ?? []);
   const retryPolicy: RetryPolicy = { ...DEFAULT_RETRY, ...d.config.retry };
+  /** A call of a job paused for budget: the budget refusal (429 insufficient_quota), recorded as refused. */
+  const refusePaused = async (job: JobRow, request: GatewayRequest, api: OpenAiApi, startedAt: number): Promise<Reply> => {
+    const message = await pausedJobMessage(d.store, job, startedAt);
+    const ctx: CallContext = { store: d.store, prices: d.config.prices, log: d.log, job, provider: d.config.openai?.provider ?? 'scripted', requestModel: 'unknown', streamed: false, requestBytes: request.bodyBytes, startedAt, api };
+    await recordRefused(ctx, 429, 'budget');
+    d.log.info('gateway: refused a call of a job paused for budget', { job: job.id, root: job.rootId });
+    return openaiBudgetError(message);
+  };
   const route = (api: OpenAiApi, path: string) => async (request: GatewayRequest): Promise<Reply> => {
     const startedAt = Date.now();
-    const token = tokenOf(request);
-    if (!token) return openaiError(401, 'invalid_request_error', 'missing job token: send it as Authorization: Bearer', 'invalid_api_key');
-    const job = await d.store.findJobByTokenHash(jobTokenHash(token));
-    if (!job) return openaiError(401, 'invalid_request_error', 'invalid job token: unknown, or its job is no longer running', 'invalid_api_key');
+    const auth = await authenticateJob(d.store, tokenOf(request));
+    if ('missing' in auth) return openaiError(401, 'invalid_request_error', 'missing job token: send it as Authorization: Bearer', 'invalid_api_key');
+    if ('unknown' in auth) return openaiError(401, 'invalid_request_error', 'invalid job token: unknown, or its job is no longer running', 'invalid_api_key');
+    if ('pausedForBudget' in auth) return refusePaused(auth.pausedForBudget, request, api, startedAt);
+    const job = auth.job;
     let raw: Uint8Array = request.body;
     const upstream = d.config.openai;
     const ctx: CallContext = {
@@ -93,9 +105,14 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
       await recordRefused(ctx, 400, 'wrong_format');
       return openaiError(400, 'invalid_request_error', `model ${JSON.stringify(req.model)} is served by provider anthropic, which speaks the Messages format: call /v1/messages`, null, 'model');
     }
-    if (provider !== 'scripted' && upstream?.provider !== provider) {
-      await recordRefused(ctx, 500, 'provider_not_configured');
-      return openaiError(500, 'server_error', `model ${JSON.stringify(req.model)} maps to provider ${provider}, which is not configured on this server`);
+    if (provider !== 'scripted' && (upstream?.provider !== provider || (provider === 'openai' && keys.size === 0))) {
+      // Nothing reaches an upstream without its key or URL. Not a 5xx: Codex retries those up
+      // to 30 times whatever the headers say (harness-facts.md), and a retry cannot fix
+      // configuration; 400 (+ x-should-retry: false for the SDKs) is one request.
+      await recordRefused(ctx, 400, 'provider_not_configured');
+      const res = openaiError(400, 'invalid_request_error', providerNotConfiguredMessage(req.model, provider), 'provider_not_configured', 'model');
+      res.headers['x-should-retry'] = 'false';
+      return res;
     }
     ctx.provider = provider;
     const maxOut = maxOutputOf(api, req);

@@ -126,5 +126,12 @@ export function asScriptRequest(api: OpenAiApi, req: ChatRequest | ResponsesRequ
       if (it.role === 'system' || it.role === 'developer') system.push(textOf(it.content));
     }
   }
-  return { model: req.model, messages: Array.from({ length: turns }, () => ({ role: 'assistant', content: '' })), system: system.join('\n') };
+  const maxTokens = maxOutputOf(api, req);
+  return {
+    model: req.model,
+    messages: Array.from({ length: turns }, () => ({ role: 'assistant', content: '' })),
+    system: system.join('\n'),
+    // the output limit (max_completion_tokens / max_tokens / max_output_tokens): scripted usage stops there
+    ...(maxTokens !== undefined ? { max_tokens: maxTokens } : {}),
+  };
 }

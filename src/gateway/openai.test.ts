@@ -189,14 +189,14 @@ describe('model → provider mapping through the routes', () => {
     expect(((await c.json()) as { error: { message: string } }).error.message).toMatch(/call \/v1\/chat\/completions or \/v1\/responses/);
     // gpt-* maps to openai-compatible, which this server does not have configured
     const d = await post('/v1/chat/completions', { model: 'gpt-5', messages: [{ role: 'user', content: 'hi' }] });
-    expect(d.status).toBe(500);
+    expect(d.status).toBe(400);
     // claude-* → scripted answers on both formats
     expect((await post('/v1/chat/completions', chat())).status).toBe(200);
     expect(store.calls.map((x) => [x.httpStatus, x.refused ?? null])).toEqual([
       [404, 'unknown_model'],
       [404, 'unknown_model'],
       [400, 'wrong_format'],
-      [500, 'provider_not_configured'],
+      [400, 'provider_not_configured'],
       [200, null],
     ]);
   });

@@ -27,7 +27,18 @@ const RETRYABLE = new Set([408, 409, 429, 500, 502, 503, 504, 529]);
 /** Round-robin over the provider's keys, shared by every call of one gateway. */
 export class KeyRing {
   private next = 0;
-  constructor(private readonly keys: readonly string[]) {}
+  private readonly keys: readonly string[];
+  /**
+   * `keys`: the provider's keys. An entry holding a comma-separated list (a setting passed on
+   * unsplit) is split, so an upstream call never gets more than one key.
+   */
+  constructor(keys: readonly string[]) {
+    this.keys = keys.flatMap((k) => k.split(',')).map((k) => k.trim()).filter(Boolean);
+  }
+  /** How many keys rotate (0: the provider has none). */
+  get size(): number {
+    return this.keys.length;
+  }
   /** The next key ('' when there are none). */
   take(): string {
     if (this.keys.length === 0) return '';

@@ -93,6 +93,7 @@ export const Job = z.object({
   createdAt: z.string(),
   assignedAt: z.string().nullable(),
   startedAt: z.string().nullable(),
+  /** When the job ended; for a `paused` job, when its stopped attempt's process ended (null: still stopping, it holds its runner slot). */
   finishedAt: z.string().nullable(),
   usage: JobUsage.optional(),
   /**

@@ -106,6 +106,14 @@ export const ServerToRunner = z.discriminatedUnion('type', [
     attempt: z.number().int().positive(),
     reason: z.string(),
     discard: z.boolean().optional(),
+    /**
+     * A budget pause (issue 3): the job stays `paused` for a top-up that resumes it in the same
+     * session and workspace. The runner first lets the harness exit on its own for a short
+     * settle time (it was just refused a model call), then stops it as for any cancel; either
+     * way it reports `job.finished`, and the server holds the runner slot until then. An older
+     * runner ignores the field and stops it at once.
+     */
+    pause: z.boolean().optional(),
   }),
   /**
    * Model-call activity of the attempts the runner reported, the reply to every `heartbeat`

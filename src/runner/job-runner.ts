@@ -24,6 +24,8 @@ export interface JobRunDeps {
   serverUrl: string;
   /** SIGTERM → SIGKILL grace, ms. */
   graceMs: number;
+  /** How long a budget pause lets the harness exit on its own before stopping it (JobRun.pause), ms; default 2000. */
+  pauseSettleMs?: number;
   /** Harness adapters by name (`claude-code`, ...). */
   harnesses: Readonly<Record<string, Harness>>;
   /** Executable override per harness name (e.g. `claude-code` → a test script). */
@@ -72,6 +74,7 @@ export class JobRun {
   private stopped: JobFinished | null = null;
   private readonly abort = new AbortController();
   private finished = false;
+  private pauseTimer: NodeJS.Timeout | null = null;
   private readonly log: Logger;
   /** Environment marker of this attempt's processes (`FLOTILLA_RUN` value). */
   private readonly marker: string;
@@ -110,6 +113,20 @@ export class JobRun {
    */
   cancel(reason: string): void {
     this.stop({ status: 'cancelled', reason: 'cancelled', error: reason });
+  }
+
+  /**
+   * Stops the attempt for a budget pause (server `job.cancel` with `pause`): the gateway has just
+   * refused the harness a model call, which well-behaved harnesses answer by exiting on their
+   * own, so they get `pauseSettleMs` to do so (their own outcome, e.g. failed `budget`, is then
+   * reported); a harness still running after it is stopped as by {@link cancel} (SIGTERM, grace,
+   * SIGKILL of the process group) and finishes `cancelled` with `reason`. The workspace and HOME
+   * (the session) are kept, as after any attempt. Repeats are no-ops.
+   */
+  pause(reason: string): void {
+    if (this.finished || this.stopped || this.pauseTimer) return;
+    this.log.info('budget pause: stopping the attempt unless the harness exits first', { settleMs: this.deps.pauseSettleMs ?? 2000 });
+    this.pauseTimer = setTimeout(() => this.cancel(reason), this.deps.pauseSettleMs ?? 2000);
   }
 
   /** Runs the attempt to its end. Never throws: every failure becomes `job.finished` failed. */
@@ -304,6 +321,7 @@ export class JobRun {
   private finish(outcome: HarnessOutcome | null, result: JobResult | undefined): void {
     if (this.finished) return;
     this.finished = true;
+    if (this.pauseTimer) clearTimeout(this.pauseTimer);
     let data: JobFinished;
     if (this.stopped) {
       data = { ...this.stopped };

@@ -34,6 +34,8 @@ export interface RunnerOptions {
   browserSlots?: number;
   /** SIGTERM → SIGKILL grace for a job's process group; default 10000. */
   graceMs?: number;
+  /** After a budget pause, how long the harness may take to exit on its own before it is stopped (grace then applies), ms; default 2000. */
+  pauseSettleMs?: number;
   /** Where relative `input.repo` paths resolve, and where every local repo must be (after realpath); default process.cwd(). */
   repoBaseDir?: string;
   /** The claude binary; default the one of the installed @anthropic-ai/claude-code package. */
@@ -211,6 +213,7 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
       ...(cannotHide ? {} : { secretDir: hidden }),
       serverUrl,
       graceMs,
+      ...(opts.pauseSettleMs !== undefined ? { pauseSettleMs: opts.pauseSettleMs } : {}),
       harnesses,
       executables,
       log,
@@ -235,7 +238,10 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
         const k = key(msg.jobId, msg.attempt);
         const s = slots.get(k);
         if (!s) return;
-        if (s.run.active) s.run.cancel(msg.reason);
+        if (s.run.active) {
+          if (msg.pause) s.run.pause(msg.reason);
+          else s.run.cancel(msg.reason);
+        }
         // Finished: drop undelivered events only when the server refuses them (stale attempt);
         // a repeated cancel of a `cancelling` job still wants its final events.
         else if (msg.discard) slots.delete(k);

@@ -53,8 +53,11 @@ describe('budgets through the API and the gateway', () => {
 
     let row = (await (await t.api(`/api/jobs/${job.id}`)).json()) as Job;
     expect(row).toMatchObject({ status: 'paused', endReason: 'budget' });
-    // The token died with the pause.
-    expect((await callModel(token)).status).toBe(401);
+    // The token no longer authenticates a live job, but the paused job's harness keeps getting
+    // the budget refusal (not a 401, which reads as a bad key), and nothing is served.
+    const whilePaused = await callModel(token);
+    expect([whilePaused.status, whilePaused.headers.get('x-should-retry')]).toEqual([402, 'false']);
+    expect(((await whilePaused.json()) as { error: { type: string } }).error.type).toBe('billing_error');
     // The harness exits on the 402 and the runner reports failed/budget: the job stays paused.
     r.send({ type: 'job.events', jobId: job.id, attempt: 1, events: [{ rseq: 2, at: at(), type: 'job.finished', data: { status: 'failed', reason: 'budget', error: 'API Error: 402', sessionId: 'sess-A' } }] });
     await r.next('ack');
@@ -85,10 +88,10 @@ describe('budgets through the API and the gateway', () => {
     expect(next.status).toBe(200);
     await next.json();
 
-    // Rollups: 3 calls for the agent (one refused at $0); turn 1 = 6×3 + 71×15 + 14,512×0.30 + 436×3.75 = 18 + 1,065 + 4,353.6 + 1,635 = 7,071.6 → 7,072 µ$.
+    // Rollups: 4 calls for the agent (two refused at $0: the pausing one, the one while paused); turn 1 = 6×3 + 71×15 + 14,512×0.30 + 436×3.75 = 18 + 1,065 + 4,353.6 + 1,635 = 7,071.6 → 7,072 µ$.
     const costs = (await (await t.api('/api/costs?by=agent&since=1d')).json()) as CostRollup;
     expect(costs.rows).toEqual([
-      { key: 'test-fixer', calls: 3, refusedCalls: 1, estimatedCalls: 0, inputTokens: 10, outputTokens: 133, cacheReadTokens: 14_512, cacheWriteTokens: 14_948, costMicros: 55_362 + 7_072, costNanos: 55_362_000 + 7_071_600 },
+      { key: 'test-fixer', calls: 4, refusedCalls: 2, estimatedCalls: 0, inputTokens: 10, outputTokens: 133, cacheReadTokens: 14_512, cacheWriteTokens: 14_948, costMicros: 55_362 + 7_072, costNanos: 55_362_000 + 7_071_600 },
     ]);
     const byRunner = (await (await t.api('/api/costs?by=runner')).json()) as CostRollup;
     expect(byRunner.rows.map((x) => [x.key, x.costMicros])).toEqual([[String(r.runnerId), 62_434]]);

@@ -1,4 +1,5 @@
 import type { Logger } from '../core/log.js';
+import type { ServerToRunner } from '../protocol/index.js';
 import type { JobRow, Store } from '../store/types.js';
 import type { AgentRegistry } from './agents.js';
 import type { EventBus } from './event-bus.js';
@@ -7,13 +8,26 @@ import { recordStatus } from './status-events.js';
 /**
  * The gateway's `onBudgetExhausted` hook (issue 3): a call of `job` was refused because its
  * tree is out of budget. Unless the job's agent says `onBudgetExhausted: fail`, the attempt
- * becomes `paused` (endReason `budget`, its token dies) with a `status` event, BEFORE the
- * refusal reaches the harness — so when the harness exits on the refusal and the runner
- * reports `failed`/`budget`, that report finds the job paused and changes nothing (the hub's
- * transition is conditional on assigned/running). With `fail`, the runner's report ends it
- * `failed` (reason `budget`).
+ * becomes `paused` (endReason `budget`; its token no longer authenticates, the gateway answers
+ * it with the budget refusal) with a `status` event, BEFORE the
+ * refusal reaches the harness, and its runner is told to stop the attempt's process (`stop`:
+ * the `job.cancel` of a cancel with `pause`, without `discard`: after a short settle time in
+ * which the harness may exit on the refusal by itself, SIGTERM, grace, SIGKILL of the process
+ * group; the workspace and the harness session stay for the resume). A paused job must not keep
+ * running behind the fleet's back: until the runner reports the attempt ended, it keeps its
+ * runner slot and is not resumed (server/paused-exit.ts settles that report; the hub repeats
+ * the stop on heartbeats if it was missed). With `fail`, the runner's report ends it `failed`
+ * (reason `budget`).
  */
-export function budgetPauser(o: { store: Store; agents: AgentRegistry; bus: EventBus; log: Logger; now: () => number }) {
+export function budgetPauser(o: {
+  store: Store;
+  agents: AgentRegistry;
+  bus: EventBus;
+  log: Logger;
+  now: () => number;
+  /** Sends a frame to a runner (hub.send); absent: nothing is sent (unit tests). */
+  stop?: (runnerId: number, msg: ServerToRunner) => Promise<boolean>;
+}) {
   return async (job: JobRow, message: string): Promise<void> => {
     const policy = o.agents.get(job.agent)?.onBudgetExhausted ?? 'pause';
     if (policy === 'fail') return;
@@ -21,6 +35,15 @@ export function budgetPauser(o: { store: Store; agents: AgentRegistry; bus: Even
     const paused = await o.store.pauseJobForBudget(job.id, job.attempt, message, now);
     if (!paused) return;
     o.log.info('job paused: tree out of budget', { jobId: job.id, rootId: job.rootId });
-    await recordStatus(o.store, o.bus, job.id, 'paused', `${message}`, now, job.runnerId ?? undefined);
+    const runnerId = paused.runnerId ?? job.runnerId;
+    await recordStatus(o.store, o.bus, job.id, 'paused', `${message}`, now, runnerId ?? undefined);
+    if (runnerId !== null && o.stop) {
+      await o.stop(runnerId, pauseStop(job.id, paused.attempt));
+    }
   };
+}
+
+/** The stop a budget-paused attempt's runner gets (and gets again on heartbeats while the attempt holds it: hub.ts). */
+export function pauseStop(jobId: number, attempt: number): Extract<ServerToRunner, { type: 'job.cancel' }> {
+  return { type: 'job.cancel', jobId, attempt, reason: 'paused: job tree out of budget', pause: true };
 }

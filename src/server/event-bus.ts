@@ -13,6 +13,15 @@ export type JobBusListener = (events: readonly JobEvent[]) => void;
  */
 export class EventBus {
   private readonly listeners = new Map<number, Set<JobBusListener>>();
+  private readonly taps: Array<(jobId: number, events: readonly JobEvent[]) => void> = [];
+
+  /**
+   * Registers `fn` for every job's non-empty publishes (server-side reactions to stored events,
+   * e.g. server/paused-exit.ts; not for followers). Errors are contained as for listeners.
+   */
+  tap(fn: (jobId: number, events: readonly JobEvent[]) => void): void {
+    this.taps.push(fn);
+  }
 
   /** Registers `fn` for `jobId`; returns the unsubscribe function. */
   subscribe(jobId: number, fn: JobBusListener): () => void {
@@ -32,6 +41,15 @@ export class EventBus {
 
   /** Delivers `events` (possibly empty: "job changed") to every listener of `jobId`. */
   publish(jobId: number, events: readonly JobEvent[] = []): void {
+    if (events.length) {
+      for (const fn of this.taps) {
+        try {
+          fn(jobId, events);
+        } catch {
+          // a broken tap must not break the publisher
+        }
+      }
+    }
     const set = this.listeners.get(jobId);
     if (!set) return;
     for (const fn of [...set]) {

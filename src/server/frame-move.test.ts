@@ -19,17 +19,18 @@ describe('frameMove', () => {
     expect(frameMove([started(1)], 100)).toEqual({ from: ['assigned'], to: 'running', startedAt: 100 });
   });
 
-  it('job.finished: its status from assigned, running or cancelling; reason defaults by status; children collected', () => {
+  it('job.finished: its status from assigned, running or cancelling (a success also from paused); reason defaults by status; children collected', () => {
     expect(frameMove([finished(3, { status: 'succeeded', result: { summary: 'ok' } })], 100)).toEqual({
-      from: ['assigned', 'running', 'cancelling'],
+      from: ['assigned', 'running', 'cancelling', 'paused'],
       to: 'succeeded',
       endReason: null,
       error: null,
       result: { summary: 'ok' },
       withChildren: withChildResults,
     });
-    expect(frameMove([finished(3, { status: 'failed', error: 'boom' })], 100)).toMatchObject({ to: 'failed', endReason: 'error', error: 'boom', result: null });
-    expect(frameMove([finished(3, { status: 'cancelled' })], 100)).toMatchObject({ to: 'cancelled', endReason: 'cancelled' });
+    // Any other ending leaves a budget-paused job paused, for its top-up (server/paused-exit.ts).
+    expect(frameMove([finished(3, { status: 'failed', error: 'boom' })], 100)).toMatchObject({ from: ['assigned', 'running', 'cancelling'], to: 'failed', endReason: 'error', error: 'boom', result: null });
+    expect(frameMove([finished(3, { status: 'cancelled' })], 100)).toMatchObject({ from: ['assigned', 'running', 'cancelling'], to: 'cancelled', endReason: 'cancelled' });
     expect(frameMove([finished(3, { status: 'failed', reason: 'turn_limit' })], 100)).toMatchObject({ endReason: 'turn_limit' });
   });
 

@@ -6,7 +6,7 @@ import { withChildResults } from './tree-result.js';
  * The status change a runner's `job.events` frame carries, for store.applyRunnerFrame (`now`
  * epoch ms, the server's clock):
  * - a `job.finished` (the first one counts) ends the job from assigned, running or cancelling
- *   at its status, with its reason (default: none for succeeded, `cancelled`, else `error`),
+ *   (a `succeeded` one also from paused) at its status, with its reason (default: none for succeeded, `cancelled`, else `error`),
  *   error, session id (else the frame's `harness.started` one) and result plus its children's
  *   results (issue 6); a `harness.started` in the same frame sets started_at unless set — one
  *   write for a job that starts and ends in one frame;
@@ -25,7 +25,9 @@ export function frameMove(events: readonly UploadedEvent[], now: number): FrameM
     const d = finished.data;
     const sessionId = d.sessionId ?? started?.data.sessionId;
     return {
-      from: ['assigned', 'running', 'cancelling'],
+      // A success also ends a budget-paused job (its process finished the work before the pause's
+      // stop landed; server/paused-exit.ts); any other ending leaves it paused for the top-up.
+      from: d.status === 'succeeded' ? ['assigned', 'running', 'cancelling', 'paused'] : ['assigned', 'running', 'cancelling'],
       to: d.status,
       endReason: d.reason ?? (d.status === 'succeeded' ? null : d.status === 'cancelled' ? 'cancelled' : 'error'),
       error: d.error ?? null,

@@ -20,6 +20,7 @@ import { bearerToken } from './auth.js';
 import { frameMove } from './frame-move.js';
 import { fastRunnerFrame } from './frame-fast.js';
 import { recordStatus } from './status-events.js';
+import { pauseStop } from './budget-pause.js';
 import { noteRunner } from './runner-history.js';
 import { activityFrame } from './model-activity.js';
 import { bindLabels } from '../core/runner-labels.js';
@@ -53,6 +54,8 @@ export interface HubOptions {
   heartbeatTimeoutMs: number;
   /** Called when dispatch may have work (runner ready, job ended, job requeued). */
   onWork: () => void;
+  /** A budget-paused attempt still holding this runner that the runner stopped reporting for heartbeatTimeoutMs: its process is gone (server/paused-exit.ts). */
+  onPausedGone?: (jobId: number, attempt: number, why: string) => Promise<void>;
   /** Largest frame a runner may send, bytes; a bigger one closes its connection (1009). Default 16 MiB. */
   maxFrameBytes?: number;
   /**
@@ -335,7 +338,8 @@ export class RunnerHub {
       if (t - m.since < this.o.heartbeatTimeoutMs) continue;
       conn.missing.delete(job.id);
       const secs = Math.round((t - m.since) / 1000);
-      if (job.status === 'assigned') {
+      if (job.status === 'paused') await this.o.onPausedGone?.(job.id, job.attempt, `runner ${conn.name} no longer runs it (${secs}s)`);
+      else if (job.status === 'assigned') {
         if (await store.requeueJob(job.id, job.attempt, t)) {
           await recordStatus(store, this.o.bus, job.id, 'queued', `runner ${conn.name} never started it (${secs}s); back in the queue`, t, conn.runnerId);
           this.o.onWork();
@@ -371,7 +375,7 @@ export class RunnerHub {
     else if (job.status === 'queued') reason = 'job went back to the queue';
     else if (job.status === 'cancelling' || pausedHoldsRunner(job)) {
       // Still live until the runner reports the tree gone; repeat the cancel (or a budget pause's stop) in case it was missed.
-      await conn.send({ type: 'job.cancel', jobId, attempt, reason: 'cancelled by request' });
+      await conn.send(job.status === 'paused' ? pauseStop(jobId, attempt) : { type: 'job.cancel', jobId, attempt, reason: 'cancelled by request' });
       return true;
     }
     if (reason === null) return true;

@@ -20,6 +20,7 @@ import { EventBus } from './event-bus.js';
 import { RunnerHub } from './hub.js';
 import { Sweeper } from './sweeper.js';
 import { budgetPauser } from './budget-pause.js';
+import { pausedAttemptEnded, pausedExitTap, type PausedExitDeps } from './paused-exit.js';
 import { TaskEngine } from './tasks/engine.js';
 import { serveHook } from './hooks/hooks-node.js';
 
@@ -101,9 +102,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const bus = new EventBus();
   // The hub and the dispatcher refer to each other; `kick` is bound once both exist.
   let kick = () => {};
+  const pausedExit: PausedExitDeps = { store, bus, log: log.child({ part: 'hub' }), now, onWork: () => kick() };
   const hub = new RunnerHub({ store, bus, log: log.child({ part: 'hub' }), now, heartbeatIntervalMs,
     heartbeatTimeoutMs,
     onWork: () => kick(),
+    onPausedGone: (jobId, attempt, why) => pausedAttemptEnded(pausedExit, jobId, attempt, why),
     ...(opts.maxRunnerFrameBytes !== undefined ? { maxFrameBytes: opts.maxRunnerFrameBytes } : {}),
     ...(opts.maxPendingRunnerConnects !== undefined ? { maxPendingConnects: opts.maxPendingRunnerConnects } : {}),
   });
@@ -111,6 +114,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const effort = new EffortSettings(store);
   const dispatcher = new Dispatcher({ store, hub, agents, bus, effort, log: log.child({ part: 'dispatch' }), now, intervalMs: opts.dispatchIntervalMs ?? 1000 });
   kick = () => dispatcher.kick();
+  // A paused job's stopped attempt ended on its runner: free its slot, or resume it (issue 3).
+  bus.tap(pausedExitTap(pausedExit));
   const sweeper = new Sweeper({
     store,
     bus,
@@ -157,7 +162,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     scriptFor: async (job) => {
       return agents.scriptFor(job.agent, job.agentVersion);
     },
-    onBudgetExhausted: budgetPauser({ store, agents, bus, log: log.child({ part: 'gateway' }), now }),
+    onBudgetExhausted: budgetPauser({ store, agents, bus, log: log.child({ part: 'gateway' }), now, stop: (runnerId, msg) => hub.send(runnerId, msg) }),
   });
   // The gateway's /v1/* calls (issue 3 speed goals) and the webhook deliveries (issue 7) go to
   // plain node:http handlers, past Hono and web streams; everything else to the Hono app.

@@ -275,7 +275,8 @@ export async function topUpBudget(c: StoreCtx, rootId: number, addMicros: number
 
 /**
  * A running (or assigned) attempt whose tree ran out of budget → `paused` with endReason
- * `budget`; its token dies (the resumed attempt gets a new one). Fenced by attempt. Returns
+ * `budget`; its token stops authenticating (the resumed attempt gets a new one) but is kept
+ * so the gateway can still answer it with the budget refusal. Fenced by attempt. Returns
  * the updated row, or null when the job was not in that attempt/status.
  */
 export async function pauseJobForBudget(c: StoreCtx, jobId: number, attempt: number, reason: string, now: number): Promise<JobRow | null> {
@@ -284,7 +285,9 @@ export async function pauseJobForBudget(c: StoreCtx, jobId: number, attempt: num
   assertInt('now', now, 0);
   const row = await c.db
     .updateTable('jobs')
-    .set({ status: 'paused', end_reason: 'budget', error: reason.slice(0, 2000), token_hash: null })
+    // The token's hash stays: it no longer authenticates (not a live status), but the gateway
+    // finds the paused job by it to answer the budget refusal, not a 401 (jobs.ts findPausedJobByTokenHash).
+    .set({ status: 'paused', end_reason: 'budget', error: reason.slice(0, 2000) })
     .where('id', '=', jobId)
     .where('attempt', '=', attempt)
     .where('status', 'in', ['assigned', 'running'])
@@ -314,6 +317,8 @@ export async function resumeBudgetPausedJobs(c: StoreCtx, rootId: number, now: n
       error: null,
       assigned_at: null,
       token_hash: null,
+      // the paused attempt's end (endPausedAttempt); the new attempt has not ended
+      finished_at: null,
     }))
     .where('root_id', '=', rootId)
     .where('status', '=', 'paused')
@@ -321,4 +326,80 @@ export async function resumeBudgetPausedJobs(c: StoreCtx, rootId: number, now: n
     .returningAll()
     .execute();
   return rows.map((r) => toJobRow(c.codec, r)).sort((a, b) => a.id - b.id);
+}
+
+/**
+ * endReason of a budget-paused job whose tree was topped up while its stopped attempt's
+ * process had not exited yet (server/paused-exit.ts): it resumes when the runner reports that
+ * exit ({@link endPausedAttempt}), never before, so one job never runs two processes at once.
+ */
+export const BUDGET_RESUME_PENDING = 'budget_resume';
+
+/**
+ * The first half of a top-up's resume: every job of the tree paused for budget whose attempt
+ * still holds its runner (finished_at null, runner set: the pause told the runner to stop it
+ * and it has not reported the process gone) gets endReason {@link BUDGET_RESUME_PENDING}, so
+ * {@link resumeBudgetPausedJobs} (which takes endReason `budget` only) leaves it paused and
+ * {@link endPausedAttempt} requeues it once its process has exited. Returns them, id ascending.
+ */
+export async function deferHeldBudgetResumes(c: StoreCtx, rootId: number): Promise<JobRow[]> {
+  assertInt('rootId', rootId, 1);
+  const rows = await c.db
+    .updateTable('jobs')
+    .set({ end_reason: BUDGET_RESUME_PENDING })
+    .where('root_id', '=', rootId)
+    .where('status', '=', 'paused')
+    .where('end_reason', '=', 'budget')
+    .where('finished_at', 'is', null)
+    .where('runner_id', 'is not', null)
+    .returningAll()
+    .execute();
+  return rows.map((r) => toJobRow(c.codec, r)).sort((a, b) => a.id - b.id);
+}
+
+/**
+ * The runner reported that attempt `attempt` of paused job `jobId` ended (its process is
+ * gone): finished_at = now, which frees the runner slot the attempt held (the capacity reads
+ * count a paused job with finished_at null). When a top-up came while it was held
+ * (endReason {@link BUDGET_RESUME_PENDING}) the job goes back to `queued` at once, exactly as
+ * {@link resumeBudgetPausedJobs} would have done (same session, pinned to this runner).
+ * `sessionId` (the attempt's `job.finished` one, if any) becomes the job's session id, the one
+ * the resume continues. Fenced by attempt; one transaction. Returns the row after it, or null
+ * when the job is not paused at that attempt with its process held (already ended, resumed,
+ * cancelled, ...).
+ */
+export async function endPausedAttempt(c: StoreCtx, jobId: number, attempt: number, now: number, sessionId?: string): Promise<JobRow | null> {
+  assertInt('jobId', jobId, 1);
+  assertInt('attempt', attempt, 1);
+  assertInt('now', now, 0);
+  return c.db.transaction().execute(async (trx) => {
+    const row = await trx
+      .updateTable('jobs')
+      // A harness may name its session only in its final report (the command harness): keep it for the resume.
+      .set(sessionId ? { finished_at: now, session_id: sessionId } : { finished_at: now })
+      .where('id', '=', jobId)
+      .where('attempt', '=', attempt)
+      .where('status', '=', 'paused')
+      .where('finished_at', 'is', null)
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) return null;
+    if (row.end_reason !== BUDGET_RESUME_PENDING) return toJobRow(c.codec, row);
+    const resumed = await trx
+      .updateTable('jobs')
+      .set((eb) => ({
+        status: 'queued',
+        resume_session_id: eb.fn.coalesce('session_id', 'resume_session_id'),
+        pinned_runner_id: eb.fn.coalesce('runner_id', 'pinned_runner_id'),
+        end_reason: null,
+        error: null,
+        assigned_at: null,
+        token_hash: null,
+        finished_at: null,
+      }))
+      .where('id', '=', jobId)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return toJobRow(c.codec, resumed);
+  });
 }

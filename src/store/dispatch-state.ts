@@ -85,7 +85,7 @@ const DISPATCH_STATE = `${PREPARE}
     (select 'h', id, null, null, null, null, null, null, null, null, null, null, null from runners where hold_until > $2)
     union all
     (select 'a', id, null, null, null, null, null, workspace_job_id, runner_id, attempt, status, holds, null
-      from jobs where status = any($3::text[]) and runner_id is not null)
+      from jobs where (status = any($3::text[]) or (status = 'paused' and finished_at is null)) and runner_id is not null)
     union all
     (select 't', id, null, null, null, null, null, workspace_job_id, runner_id, null, null, null, slot_until
       from tasks where slot_until > $2 and status in ('idle', 'running') and runner_id is not null and workspace_job_id is not null)

@@ -188,13 +188,29 @@ export async function findJobByTokenHash(c: StoreCtx, tokenHash: string): Promis
   return row ? toJobRow(c.codec, row) : null;
 }
 
-/** Jobs in assigned, running or cancelling on this runner, by id ascending. */
+/**
+ * The job paused for budget (`status: paused`, `end_reason: budget`) whose token has this hash,
+ * or null. A budget pause keeps the token's hash (budgets.ts pauseJobForBudget) so the gateway
+ * can answer that job's harness with the budget refusal instead of a 401 (issue 3); the
+ * token authenticates nothing else (findJobByTokenHash wants a live status), and resume or any
+ * end clears it.
+ */
+export async function findPausedJobByTokenHash(c: StoreCtx, tokenHash: string): Promise<JobRow | null> {
+  const row = await c.db.selectFrom('jobs').selectAll().where('token_hash', '=', tokenHash).where('status', '=', 'paused').where('end_reason', '=', 'budget').executeTakeFirst();
+  return row ? toJobRow(c.codec, row) : null;
+}
+
+/**
+ * Jobs in assigned, running or cancelling on this runner, and budget-paused ones whose stopped
+ * attempt the runner has not reported gone (finished_at null; core/job-state.ts
+ * pausedHoldsRunner), by id ascending.
+ */
 export async function listActiveJobsForRunner(c: StoreCtx, runnerId: number): Promise<JobRow[]> {
   const rows = await c.db
     .selectFrom('jobs')
     .selectAll()
     .where('runner_id', '=', runnerId)
-    .where('status', 'in', [...HELD_STATUSES])
+    .where((eb) => eb.or([eb('status', 'in', [...HELD_STATUSES]), eb.and([eb('status', '=', 'paused'), eb('finished_at', 'is', null)])]))
     .orderBy('id', 'asc')
     .execute();
   return rows.map((r) => toJobRow(c.codec, r));

@@ -122,6 +122,10 @@ export async function sweepStaleRunners(c: StoreCtx, cutoff: number, now: number
  * left − 1; runnerId stays the runner it was lost on until the next claim; never a `cancelling`
  * one); every other one (`cancelling` included) becomes `lost` with `reason`, finishedAt = now, token
  * cleared. Both are conditional UPDATEs. Returns the changed jobs by id ascending.
+ * A budget-paused job whose stopped attempt still held one of these runners stays `paused` (a
+ * top-up resumes it) but no longer holds it: finishedAt = now (its process went with the
+ * runner), and a pending resume (`budget_resume`) goes back to `budget`, to be resumed by the
+ * next top-up (it is pinned to that runner anyway). Not among the returned jobs.
  */
 async function endJobsOf(
   c: StoreCtx,
@@ -151,6 +155,14 @@ async function endJobsOf(
     .where('status', 'in', [...HELD_STATUSES])
     .where('runner_id', 'in', runnerIds)
     .returningAll()
+    .execute();
+  await trx
+    .updateTable('jobs')
+    .set({ finished_at: now, end_reason: 'budget' })
+    .where('status', '=', 'paused')
+    .where('finished_at', 'is', null)
+    .where('end_reason', 'in', ['budget', 'budget_resume'])
+    .where('runner_id', 'in', runnerIds)
     .execute();
   return [...retried, ...lost].map((r) => toJobRow(c.codec, r)).sort((a, b) => a.id - b.id);
 }
@@ -197,12 +209,17 @@ export async function revokeRunner(c: StoreCtx, id: number, now: number): Promis
   });
 }
 
-/** Every assigned/running job with its runner, one query (uses jobs_runner_status). */
+/**
+ * Every assigned/running job with its runner, plus every budget-paused job whose stopped
+ * attempt still holds its runner (finished_at null: the runner has not reported its process
+ * gone), one query (uses jobs_runner_status): what takes a runner's capacity.
+ */
 export async function listActiveAssignments(c: StoreCtx): Promise<ActiveAssignment[]> {
   const rows = await c.db
     .selectFrom('jobs')
     .select(['id', 'runner_id', 'attempt', 'status', 'holds', 'workspace_job_id'])
-    .where('status', 'in', [...ACTIVE_STATUSES])
+    // + a budget-paused attempt whose process the runner has not reported gone (core/job-state.ts pausedHoldsRunner)
+    .where((eb) => eb.or([eb('status', 'in', [...ACTIVE_STATUSES]), eb.and([eb('status', '=', 'paused'), eb('finished_at', 'is', null)])]))
     .where('runner_id', 'is not', null)
     .orderBy('id')
     .execute();

@@ -35,7 +35,7 @@ function prepare(sqlite: BetterSqlite3.Database) {
     ),
     held: sqlite.prepare('select id from runners where hold_until > ? order by id'),
     active: sqlite.prepare(
-      `select id, runner_id, attempt, status, holds, workspace_job_id from jobs where status in (${ACTIVE_STATUSES.map(() => '?').join(', ')}) and runner_id is not null order by id`,
+      `select id, runner_id, attempt, status, holds, workspace_job_id from jobs where (status in (${ACTIVE_STATUSES.map(() => '?').join(', ')}) or (status = 'paused' and finished_at is null)) and runner_id is not null order by id`,
     ),
     slots: sqlite.prepare(
       `select id, runner_id, workspace_job_id, slot_until from tasks where slot_until > ? and status in ('idle', 'running') and runner_id is not null and workspace_job_id is not null order by id`,

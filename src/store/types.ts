@@ -128,7 +128,12 @@ export interface Store extends TaskStore, AgentVersionStore, EffortTierStore, Da
   requeueJob(jobId: number, attempt: number, now: number): Promise<boolean>;
   /** The job whose live token has this hash (status assigned or running), or null. */
   findJobByTokenHash(tokenHash: string): Promise<JobRow | null>;
-  /** Jobs in `assigned`, `running` or `cancelling` on this runner (they take its capacity). */
+  /**
+   * The job paused for budget (`paused`, end reason `budget`) whose token has this hash, or null:
+   * its harness gets the gateway's budget refusal rather than a 401. Resume or any end kills it.
+   */
+  findPausedJobByTokenHash(tokenHash: string): Promise<JobRow | null>;
+  /** Jobs in `assigned`, `running` or `cancelling` on this runner, and `paused` ones whose stopped attempt it has not reported gone (they take its capacity). */
   listActiveJobsForRunner(runnerId: number): Promise<JobRow[]>;
 
   // --- events ----------------------------------------------------------------------------
@@ -211,6 +216,18 @@ export interface Store extends TaskStore, AgentVersionStore, EffortTierStore, Da
   pauseJobForBudget(jobId: number, attempt: number, reason: string, now: number): Promise<JobRow | null>;
   /** Every budget-paused job of the tree → `queued` with resumeSessionId = its sessionId. Returns them. */
   resumeBudgetPausedJobs(rootId: number, now: number): Promise<JobRow[]>;
+  /**
+   * Budget-paused jobs of the tree whose stopped attempt still holds its runner (process not
+   * reported gone) → endReason `budget_resume`: they resume when it is (endPausedAttempt).
+   * Call before resumeBudgetPausedJobs. Returns them. See budgets.ts.
+   */
+  deferHeldBudgetResumes(rootId: number): Promise<JobRow[]>;
+  /**
+   * A paused job's attempt ended on its runner: finishedAt = now (its slot is free); requeued
+   * at once when endReason is `budget_resume`; `sessionId` (the attempt's final report's) kept
+   * as the job's session. Fenced by attempt; null when not paused-and-held.
+   */
+  endPausedAttempt(jobId: number, attempt: number, now: number, sessionId?: string): Promise<JobRow | null>;
   /** Sums per job for many jobs at once (every id present; zeros without calls). One grouped query per 500 ids. */
   jobUsageMany(jobIds: readonly number[]): Promise<Map<number, JobUsage>>;
 
@@ -298,7 +315,8 @@ export interface ActiveAssignment {
   jobId: number;
   runnerId: number;
   attempt: number;
-  status: 'assigned' | 'running';
+  /** `paused`: a budget-paused attempt whose process the runner has not reported gone yet (it keeps its slot). */
+  status: 'assigned' | 'running' | 'paused';
   /** 0009: what it holds on its runner, and its workspace key (workspaceJobId ?? jobId). */
   holds: JobHolds;
   workspace: number;

@@ -75,7 +75,7 @@ export function proxiedReply(upstream: Reply): Reply {
 export interface ForwardRequest {
   /** Upstream origin, e.g. https://api.anthropic.com (no trailing slash). */
   baseUrl: string;
-  /** The server's upstream API key (sent as x-api-key). */
+  /** ONE of the server's upstream keys (a KeyRing's `take()`, never the comma-separated setting), sent as x-api-key. */
   apiKey: string;
   /** Path and query of the incoming request, e.g. `/v1/messages?beta=true`. */
   pathAndQuery: string;

@@ -11,7 +11,7 @@ import { DROP_REQUEST, filtered, proxiedReply } from './anthropic.js';
  */
 export interface OpenAiForward {
   baseUrl: string;
-  /** Upstream key; empty = send none (local servers). */
+  /** ONE upstream key (a KeyRing's `take()`); empty = send none (local servers). */
   apiKey: string;
   /** `/chat/completions` or `/responses`. */
   path: string;

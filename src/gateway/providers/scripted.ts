@@ -34,7 +34,8 @@ const ZERO_USAGE: Required<ScriptUsage> = { input_tokens: 0, output_tokens: 0, c
 /**
  * Picks and fills the reply for `request`: turn index = the number of `assistant` messages in
  * it, so a retried request gets the same turn. Past the last turn → {@link SCRIPT_FINISHED_TEXT};
- * no script → a text saying so. Both of those report zero usage. tool_use ids are
+ * no script → a text saying so. Both of those report zero usage. Output tokens are capped at
+ * the request's `max_tokens` (the content is played whole). tool_use ids are
  * `toolu_<job>_<turn>_<n>`.
  */
 export function scriptedReply(script: ModelScript | null, job: JobRow, request: MessagesRequest): ScriptedReply {
@@ -53,7 +54,11 @@ export function scriptedReply(script: ModelScript | null, job: JobRow, request: 
     n += 1;
     return { type: 'tool_use', id: `toolu_${job.id}_${turn}_${n}`, name: b.tool_use.name, input: fillPlaceholders(b.tool_use.input, ctx) };
   });
-  return { turn, model, content, stopReason: n > 0 ? 'tool_use' : 'end_turn', usage: { ...ZERO_USAGE, ...t.usage } };
+  const usage = { ...ZERO_USAGE, ...t.usage };
+  // A real model stops at max_tokens: the reported (and charged) output never exceeds it, so
+  // spend stays within the budget reservation, which counts max_tokens of output (budget.ts).
+  if (request.max_tokens !== undefined && usage.output_tokens > request.max_tokens) usage.output_tokens = request.max_tokens;
+  return { turn, model, content, stopReason: n > 0 ? 'tool_use' : 'end_turn', usage };
 }
 
 function messageId(job: JobRow, reply: ScriptedReply): string {

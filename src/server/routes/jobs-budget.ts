@@ -12,7 +12,9 @@ import { recordStatus } from '../status-events.js';
  * - `POST /api/jobs/:id/budget` body {@link TopUpRequest} `{ "addUsd": 2 }` (admin) → adds the
  *   amount to the tree's limit, then every job of the tree paused for budget goes back to the
  *   queue to resume in its session (`resumeSessionId` = its session id; the runner side reuses
- *   the workspace), each with a `status` event; → BudgetView with their ids in `resumed`.
+ *   the workspace), each with a `status` event; → BudgetView with their ids in `resumed`. A
+ *   paused job whose stopped attempt's process has not exited yet is in `resumed` too but
+ *   queues only once the runner reports that exit (server/paused-exit.ts).
  * Issue 6: for a child job with a sub-limit (its budgetMicros > 0), GET returns that sub-limit
  * (`budget.jobId` set) and POST raises it — never past what the tree (and each sub-limited
  * ancestor) has left: 422 `budget_exceeded` naming `addUsd` and the most that can be added.
@@ -52,8 +54,15 @@ export function mountJobBudget(app: Hono<AppEnv>, ctx: ServerContext): void {
     }
     budget ??= await ctx.store.topUpBudget(job.rootId, usdToMicros(body.value.addUsd), now);
     if (!budget) return apiError(c, 404, 'not_found', `job ${id}'s tree has no root job ${job.rootId}`);
-    const resumed = await ctx.store.resumeBudgetPausedJobs(job.rootId, now);
+    // A paused job whose stopped process has not exited yet resumes when it has (paused-exit.ts):
+    // never two processes of one job at once.
+    const deferred = await ctx.store.deferHeldBudgetResumes(job.rootId);
+    for (const r of deferred) {
+      await recordStatus(ctx.store, ctx.bus, r.id, 'paused', `budget topped up by ${formatMicros(usdToMicros(body.value.addUsd))}; resumes once the process of its attempt ${r.attempt} has stopped`, now);
+    }
+    const resumed = [...(await ctx.store.resumeBudgetPausedJobs(job.rootId, now)), ...deferred].sort((a, b) => a.id - b.id);
     for (const r of resumed) {
+      if (r.status !== 'queued') continue;
       await recordStatus(ctx.store, ctx.bus, r.id, 'queued', `budget topped up by ${formatMicros(usdToMicros(body.value.addUsd))}; resuming${r.resumeSessionId ? ` session ${r.resumeSessionId}` : ''}`, now);
     }
     if (resumed.length) ctx.dispatcher.kick();

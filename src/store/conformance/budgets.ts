@@ -95,12 +95,16 @@ export function budgetTests(h: Harness): void {
     const paused = await s.pauseJobForBudget(root.id, 1, 'tree out of budget', T + 1);
     expect(paused).toMatchObject({ status: 'paused', endReason: 'budget', error: 'tree out of budget', sessionId: 'sess-1' });
     expect(await s.findJobByTokenHash(tok)).toBeNull();
+    // ...but the gateway still finds it as paused for budget (it answers the budget refusal)
+    expect(await s.findPausedJobByTokenHash(tok)).toMatchObject({ id: root.id, status: 'paused', endReason: 'budget' });
+    expect(await s.findPausedJobByTokenHash(fakeHash('other'))).toBeNull();
     const resumed = await s.resumeBudgetPausedJobs(root.id, T + 2);
     expect(resumed.map((j) => [j.id, j.status, j.resumeSessionId, j.endReason, j.error, j.pinnedRunnerId])).toEqual([[root.id, 'queued', 'sess-1', null, null, runner.id]]);
     // pinned: another runner does not get it
     const other = await newRunner(s, {}, 'other');
     expect(await s.claimJob({ id: other.id, labels: {} }, fakeHash('t'), T + 3)).toBeNull();
     expect(await s.resumeBudgetPausedJobs(root.id, T + 3)).toEqual([]);
+    expect(await s.findPausedJobByTokenHash(tok)).toBeNull(); // resumed: the old token is dead for good
     const again = await s.claimJob({ id: runner.id, labels: {} }, fakeHash('t'), T + 4);
     expect(again).toMatchObject({ id: root.id, attempt: 2, resumeSessionId: 'sess-1', status: 'assigned' });
   });

@@ -16,6 +16,7 @@ import { effortTiers } from './0014_effort_tiers.js';
 import { deliveryTask } from './0015_delivery_task.js';
 import { dashboard } from './0016_dashboard.js';
 import { taskPendingEvents } from './0017_task_pending_events.js';
+import { pausedReleased } from './0018_paused_released.js';
 
 /**
  * Every migration, by name, in order. A static list (not a folder glob) so it works the same
@@ -39,6 +40,7 @@ function allMigrations(dialect: SqlDialect): Record<string, Migration> {
     '0015_delivery_task': deliveryTask(),
     '0016_dashboard': dashboard(dialect),
     '0017_task_pending_events': taskPendingEvents(),
+    '0018_paused_released': pausedReleased(),
   };
 }
 

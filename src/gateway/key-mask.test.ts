@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { KeyMask, maskedKey, splitKeys } from './key-mask.js';
+
+const A = 'sk-ant-api03-secret-AAAA';
+const B = 'sk-proj-secret-BBBB';
+
+async function collect(mask: KeyMask, chunks: string[]): Promise<{ text: string; pieces: string[] }> {
+  async function* src() {
+    for (const c of chunks) yield Buffer.from(c);
+  }
+  const pieces: string[] = [];
+  for await (const c of mask.stream(src())) pieces.push(Buffer.from(c).toString('utf8'));
+  return { text: pieces.join(''), pieces };
+}
+
+describe('KeyMask', () => {
+  it('masks every occurrence of every key in text, bytes and headers; leaves other replies as they are', () => {
+    const m = new KeyMask([A, B]);
+    expect(maskedKey(A)).toBe('[redacted key ...AAAA]');
+    expect(m.text(`x ${A} y ${B} z ${A}`)).toBe('x [redacted key ...AAAA] y [redacted key ...BBBB] z [redacted key ...AAAA]');
+    expect(m.bytes(Buffer.from(`é${A}é`)).toString('utf8')).toBe('é[redacted key ...AAAA]é');
+    const clean = { status: 200, headers: { a: 'b' }, body: Buffer.from('{"ok":true}') };
+    expect(m.reply(clean)).toBe(clean);
+    const dirty = m.reply({ status: 401, headers: { 'x-echo': `Bearer ${B}` }, body: Buffer.from(`{"m":"${A}"}`) });
+    expect(dirty.headers['x-echo']).toBe('Bearer [redacted key ...BBBB]');
+    expect(dirty.body!.toString()).toBe('{"m":"[redacted key ...AAAA]"}');
+  });
+
+  it('a key containing another is masked whole; keys under 8 characters are not masked (no secret, and would garble text)', () => {
+    const m = new KeyMask(['secret-1234', 'secret-1234-longer-9999', 'ollama']);
+    expect(m.text('secret-1234-longer-9999 secret-1234 ollama')).toBe('[redacted key ...9999] [redacted key ...1234] ollama');
+    expect(new KeyMask(['ollama', '']).active).toBe(false);
+    expect(splitKeys(' a, b ,,c ')).toEqual(['a', 'b', 'c']);
+  });
+
+  it('streams: a key split across chunks (even byte by byte) is masked; chunks with no key start pass at once', async () => {
+    const m = new KeyMask([A, B]);
+    const text = `data: {"error":"bad key ${A}"}\n\n`;
+    for (const cut of [5, text.indexOf(A) + 1, text.indexOf(A) + 10, text.indexOf(A) + A.length - 1]) {
+      expect((await collect(m, [text.slice(0, cut), text.slice(cut)])).text).toBe(text.replace(A, '[redacted key ...AAAA]'));
+    }
+    expect((await collect(m, [...text])).text).toBe(text.replace(A, '[redacted key ...AAAA]'));
+    // ordinary SSE events end in a blank line: nothing is held back
+    const events = ['event: a\ndata: {}\n\n', 'event: b\ndata: {"s":"sk"}\n\n'];
+    expect((await collect(m, events)).pieces).toEqual(events);
+    // a tail that only looks like a key's start is released with the next chunk, or at the end
+    expect((await collect(m, ['data: sk-pro', 'bably not\n\n'])).pieces).toEqual(['data: ', 'sk-probably not\n\n']);
+    expect((await collect(m, ['data: sk-'])).pieces).toEqual(['data: ', 'sk-']);
+  });
+});

@@ -1,0 +1,130 @@
+import type { Reply } from './reply.js';
+
+/**
+ * Masks the server's upstream API keys in what the gateway passes on to a job (issue 3: an
+ * upstream key must never reach a client). Upstreams echo the key they received in error
+ * bodies (Anthropic `invalid x-api-key: sk-ant-…`, OpenAI `Incorrect API key provided:
+ * sk-proj-…`), and a proxy in between may echo it in a header; a job must not learn it.
+ *
+ * Every configured key of every provider is masked (a key that failed on one provider may be
+ * echoed by another, e.g. a company gateway fronting both) as `[redacted key ...<last 4>]`
+ * (ASCII: it may land in a header), so an operator can still tell which key an error was about.
+ *
+ * Keys shorter than {@link MIN_MASKED_KEY_LENGTH} are not masked: such a value is no secret
+ * (Ollama's customary key is `ollama`) and masking it would garble ordinary text in replies.
+ *
+ * Cost on the hot path: nothing without keys; else per reply one `includes` per header value
+ * and key, one native `Buffer.indexOf` per key over a whole body, and per streamed chunk the
+ * same plus a look at its last bytes (a key split across two chunks is caught: the tail that
+ * could start a key is held back until the next chunk, which in SSE — events end in a blank
+ * line — is practically never).
+ */
+export const MIN_MASKED_KEY_LENGTH = 8;
+
+/** The text that replaces `key`. */
+export function maskedKey(key: string): string {
+  return `[redacted key ...${key.slice(-4)}]`;
+}
+
+/** The keys of a comma-separated setting (ANTHROPIC_API_KEY=a,b), trimmed, empty ones dropped. */
+export function splitKeys(text: string | undefined): string[] {
+  return (text ?? '')
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean);
+}
+
+/** See the module comment. */
+export class KeyMask {
+  private readonly keys: Array<{ text: string; bytes: Buffer; mask: Buffer }>;
+
+  /** `keys`: every configured upstream key (duplicates and short ones are fine). */
+  constructor(keys: readonly string[]) {
+    const uniq = [...new Set(keys.filter((k) => k.length >= MIN_MASKED_KEY_LENGTH))];
+    // Longest first: a key that contains another is masked whole.
+    uniq.sort((a, b) => b.length - a.length);
+    this.keys = uniq.map((k) => ({ text: k, bytes: Buffer.from(k), mask: Buffer.from(maskedKey(k)) }));
+  }
+
+  /** True when there is anything to mask. */
+  get active(): boolean {
+    return this.keys.length > 0;
+  }
+
+  /** `s` with every key masked. */
+  text(s: string): string {
+    let out = s;
+    for (const k of this.keys) if (out.includes(k.text)) out = out.split(k.text).join(maskedKey(k.text));
+    return out;
+  }
+
+  /** `buf` with every key masked (the same buffer when it holds none). */
+  bytes(buf: Buffer): Buffer {
+    let out = buf;
+    for (const k of this.keys) {
+      let at = out.indexOf(k.bytes);
+      if (at < 0) continue;
+      const parts: Buffer[] = [];
+      let from = 0;
+      while (at >= 0) {
+        parts.push(out.subarray(from, at), k.mask);
+        from = at + k.bytes.length;
+        at = out.indexOf(k.bytes, from);
+      }
+      parts.push(out.subarray(from));
+      out = Buffer.concat(parts);
+    }
+    return out;
+  }
+
+  /** Length of the longest end of `buf` that is the start (not the whole) of some key; 0 mostly. */
+  private heldTail(buf: Buffer): number {
+    let hold = 0;
+    for (const k of this.keys) {
+      const first = k.bytes[0]!;
+      // only the last (key length − 1) bytes can start an unfinished key
+      for (let i = buf.indexOf(first, Math.max(0, buf.length - k.bytes.length + 1)); i >= 0 && i < buf.length; i = buf.indexOf(first, i + 1)) {
+        const n = buf.length - i;
+        if (n <= hold) break;
+        if (buf.compare(k.bytes, 0, n, i) === 0) {
+          hold = n;
+          break;
+        }
+      }
+    }
+    return hold;
+  }
+
+  /** Masks a stream chunk by chunk (see the module comment for keys split across chunks). */
+  async *stream(source: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+    let carry: Buffer | null = null;
+    for await (const chunk of source) {
+      const c = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      const buf = this.bytes(carry ? Buffer.concat([carry, c]) : c);
+      const hold = this.heldTail(buf);
+      carry = hold > 0 ? Buffer.from(buf.subarray(buf.length - hold)) : null;
+      const out = hold > 0 ? buf.subarray(0, buf.length - hold) : buf;
+      if (out.length > 0) yield out;
+    }
+    if (carry) yield carry;
+  }
+
+  /** The reply with every key masked in its header values, body and stream. */
+  reply(r: Reply): Reply {
+    if (this.keys.length === 0) return r;
+    let headers = r.headers;
+    for (const name in r.headers) {
+      const v = r.headers[name]!;
+      const m = this.text(v);
+      if (m !== v) {
+        if (headers === r.headers) headers = { ...r.headers };
+        headers[name] = m;
+      }
+    }
+    const body = r.body ? this.bytes(r.body) : r.body;
+    if (headers === r.headers && body === r.body && !r.stream) return r;
+    const out: Reply = { status: r.status, headers, body };
+    if (r.stream) out.stream = this.stream(r.stream);
+    return out;
+  }
+}
