@@ -1,10 +1,11 @@
-import { sql } from 'kysely';
+import { sql, type ExpressionBuilder } from 'kysely';
 import { num } from './codec.js';
 import { assertInt, type StoreCtx } from './ctx.js';
 import { toJobRow } from './codec.js';
 import { modelCallValues } from './model-calls.js';
 import { chargeSubLimitsLate, parseJobIds, reserveWithSubLimits, settleJobRows } from './job-budgets.js';
 import type { BudgetReservationResult, JobRow, NewModelCall, TreeBudget } from './types.js';
+import type { Database } from './schema.js';
 
 /**
  * Budgets per job tree (issue 3). One `tree_budgets` row per root job, created lazily from the
@@ -297,6 +298,25 @@ export async function pauseJobForBudget(c: StoreCtx, jobId: number, attempt: num
 }
 
 /**
+ * The columns of a budget-paused job going back to `queued` to resume where it stopped (a
+ * top-up, resumeBudgetPausedJobs and endPausedAttempt): its session resumed, pinned to the
+ * runner that ran it (0004: the session's workspace lives there: claim only there), reason,
+ * error, assignment and token cleared, and the paused attempt's end (finished_at) cleared: the
+ * new attempt has not ended.
+ */
+const resumeColumns = (eb: ExpressionBuilder<Database, 'jobs'>) =>
+  ({
+    status: 'queued',
+    resume_session_id: eb.fn.coalesce('session_id', 'resume_session_id'),
+    pinned_runner_id: eb.fn.coalesce('runner_id', 'pinned_runner_id'),
+    end_reason: null,
+    error: null,
+    assigned_at: null,
+    token_hash: null,
+    finished_at: null,
+  }) as const;
+
+/**
  * Every job of the tree that is `paused` for budget goes back to `queued`, to resume where it
  * stopped: resume_session_id = its session id (the harness continues the conversation),
  * pinned to the runner that ran it (its workspace is there; claim honours the pin), error
@@ -308,18 +328,7 @@ export async function resumeBudgetPausedJobs(c: StoreCtx, rootId: number, now: n
   assertInt('now', now, 0);
   const rows = await c.db
     .updateTable('jobs')
-    .set((eb) => ({
-      status: 'queued',
-      resume_session_id: eb.fn.coalesce('session_id', 'resume_session_id'),
-      // 0004: the session's workspace lives on the runner that ran it: claim only there.
-      pinned_runner_id: eb.fn.coalesce('runner_id', 'pinned_runner_id'),
-      end_reason: null,
-      error: null,
-      assigned_at: null,
-      token_hash: null,
-      // the paused attempt's end (endPausedAttempt); the new attempt has not ended
-      finished_at: null,
-    }))
+    .set(resumeColumns)
     .where('root_id', '=', rootId)
     .where('status', '=', 'paused')
     .where('end_reason', '=', 'budget')
@@ -387,16 +396,7 @@ export async function endPausedAttempt(c: StoreCtx, jobId: number, attempt: numb
     if (row.end_reason !== BUDGET_RESUME_PENDING) return toJobRow(c.codec, row);
     const resumed = await trx
       .updateTable('jobs')
-      .set((eb) => ({
-        status: 'queued',
-        resume_session_id: eb.fn.coalesce('session_id', 'resume_session_id'),
-        pinned_runner_id: eb.fn.coalesce('runner_id', 'pinned_runner_id'),
-        end_reason: null,
-        error: null,
-        assigned_at: null,
-        token_hash: null,
-        finished_at: null,
-      }))
+      .set(resumeColumns)
       .where('id', '=', jobId)
       .returningAll()
       .executeTakeFirstOrThrow();
