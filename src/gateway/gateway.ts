@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Hono } from 'hono';
 import { silentLogger, type Logger } from '../core/log.js';
-import { authenticateJob, pausedJobMessage } from './job-auth.js';
-import { KeyMask, splitKeys } from './key-mask.js';
+import { authenticateJob, refusePausedCall } from './job-auth.js';
+import { KeyMask } from './key-mask.js';
 import type { JobRow, Store } from '../store/types.js';
 import type { GatewayConfig } from './config.js';
 import { anthropicError, providerNotConfiguredMessage } from './errors.js';
@@ -99,9 +99,9 @@ export function createGateway(opts: GatewayOptions): Gateway {
   const limit = config.maxRequestBytes ?? MAX_REQUEST_BYTES;
   // Several upstream keys (comma-separated) rotate per upstream call; see retry.ts. Every
   // upstream call takes exactly one key from a ring (never the configured text itself).
-  const anthropicKeys = new KeyRing(splitKeys(config.anthropicApiKey));
+  const anthropicKeys = new KeyRing([config.anthropicApiKey ?? '']);
   // Every configured key of every provider is masked in what reaches a job (key-mask.ts).
-  const mask = new KeyMask([...splitKeys(config.anthropicApiKey), ...(config.openai?.apiKeys ?? []).flatMap((k) => splitKeys(k))]);
+  const mask = new KeyMask([config.anthropicApiKey ?? '', ...(config.openai?.apiKeys ?? [])]);
   const retryPolicy: RetryPolicy = { ...DEFAULT_RETRY, ...config.retry };
   const directory = opts.directory ?? new ModelDirectory(store, config.modelProviders, config.prices);
 
@@ -147,9 +147,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
       return anthropicError(401, 'authentication_error', 'invalid job token: unknown, or its job is no longer running', { retry: false });
     }
     if ('pausedForBudget' in auth) {
-      const message = await pausedJobMessage(store, auth.pausedForBudget, startedAt);
-      await recordRefused(earlyContext(auth.pausedForBudget, req, startedAt, api), 402, 'budget');
-      log.info('gateway: refused a call of a job paused for budget', { job: auth.pausedForBudget.id, root: auth.pausedForBudget.rootId });
+      const message = await refusePausedCall(store, earlyContext(auth.pausedForBudget, req, startedAt, api), 402);
       return anthropicError(402, 'billing_error', message, { retry: false });
     }
     const job = auth.job;

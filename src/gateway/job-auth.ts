@@ -1,5 +1,6 @@
 import type { JobRow, Store } from '../store/types.js';
 import { reserve, type BudgetStore } from './budget.js';
+import { recordRefused, type CallContext } from './meter.js';
 import { jobTokenHash } from './token-hash.js';
 
 /** The Store methods job authentication uses (`findPausedJobByTokenHash` optional: without it a paused job's token is just unknown). */
@@ -37,4 +38,16 @@ export async function pausedJobMessage(store: BudgetStore, job: JobRow, now: num
   if ('refused' in held) return held.refused;
   await held.settle(0);
   return `budget exhausted: job ${job.id} is paused for budget (${job.error ?? 'its tree ran out'}); its tree has been topped up since, and the job resumes as a new attempt with a new token`;
+}
+
+/**
+ * Refuses a call of a job paused for budget, the same on every route: records it as refused
+ * (`httpStatus`: the wire format's budget status, reason `budget`; `ctx` made before the body
+ * was read) and logs it. Returns the message for the wire format's budget error ({@link pausedJobMessage}).
+ */
+export async function refusePausedCall(store: BudgetStore, ctx: CallContext, httpStatus: number): Promise<string> {
+  const message = await pausedJobMessage(store, ctx.job, ctx.startedAt);
+  await recordRefused(ctx, httpStatus, 'budget');
+  ctx.log.info('gateway: refused a call of a job paused for budget', { job: ctx.job.id, root: ctx.job.rootId });
+  return message;
 }

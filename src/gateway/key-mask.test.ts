@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { KeyMask, maskedKey, splitKeys } from './key-mask.js';
+import { KeyMask, maskedKey } from './key-mask.js';
+import { splitKeys } from './retry.js';
 
 const A = 'sk-ant-api03-secret-AAAA';
 const B = 'sk-proj-secret-BBBB';

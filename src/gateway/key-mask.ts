@@ -1,4 +1,5 @@
 import type { Reply } from './reply.js';
+import { splitKeys } from './retry.js';
 
 /**
  * Masks the server's upstream API keys in what the gateway passes on to a job (issue 3: an
@@ -26,21 +27,13 @@ export function maskedKey(key: string): string {
   return `[redacted key ...${key.slice(-4)}]`;
 }
 
-/** The keys of a comma-separated setting (ANTHROPIC_API_KEY=a,b), trimmed, empty ones dropped. */
-export function splitKeys(text: string | undefined): string[] {
-  return (text ?? '')
-    .split(',')
-    .map((k) => k.trim())
-    .filter(Boolean);
-}
-
 /** See the module comment. */
 export class KeyMask {
   private readonly keys: Array<{ text: string; bytes: Buffer; mask: Buffer }>;
 
-  /** `keys`: every configured upstream key (duplicates and short ones are fine). */
+  /** `keys`: every configured upstream key (duplicates, short ones and comma-separated settings are fine). */
   constructor(keys: readonly string[]) {
-    const uniq = [...new Set(keys.filter((k) => k.length >= MIN_MASKED_KEY_LENGTH))];
+    const uniq = [...new Set(keys.flatMap(splitKeys).filter((k) => k.length >= MIN_MASKED_KEY_LENGTH))];
     // Longest first: a key that contains another is masked whole.
     uniq.sort((a, b) => b.length - a.length);
     this.keys = uniq.map((k) => ({ text: k, bytes: Buffer.from(k), mask: Buffer.from(maskedKey(k)) }));

@@ -1,4 +1,4 @@
-import { authenticateJob, pausedJobMessage } from './job-auth.js';
+import { authenticateJob, refusePausedCall } from './job-auth.js';
 import { providerNotConfiguredMessage } from './errors.js';
 import type { Logger } from '../core/log.js';
 import type { JobRow } from '../store/types.js';
@@ -53,11 +53,8 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
   const retryPolicy: RetryPolicy = { ...DEFAULT_RETRY, ...d.config.retry };
   /** A call of a job paused for budget: the budget refusal (429 insufficient_quota), recorded as refused. */
   const refusePaused = async (job: JobRow, request: GatewayRequest, api: OpenAiApi, startedAt: number): Promise<Reply> => {
-    const message = await pausedJobMessage(d.store, job, startedAt);
     const ctx: CallContext = { store: d.store, prices: d.config.prices, log: d.log, job, provider: d.config.openai?.provider ?? 'scripted', requestModel: 'unknown', streamed: false, requestBytes: request.bodyBytes, startedAt, api };
-    await recordRefused(ctx, 429, 'budget');
-    d.log.info('gateway: refused a call of a job paused for budget', { job: job.id, root: job.rootId });
-    return openaiBudgetError(message);
+    return openaiBudgetError(await refusePausedCall(d.store, ctx, 429));
   };
   const route = (api: OpenAiApi, path: string) => async (request: GatewayRequest): Promise<Reply> => {
     const startedAt = Date.now();

@@ -24,6 +24,14 @@ export const DEFAULT_RETRY: RetryPolicy = { retries: 2, baseMs: 250, maxDelayMs:
 
 const RETRYABLE = new Set([408, 409, 429, 500, 502, 503, 504, 529]);
 
+/** The keys of a comma-separated setting (ANTHROPIC_API_KEY=a,b), trimmed, empty ones dropped. */
+export function splitKeys(text: string | undefined): string[] {
+  return (text ?? '')
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean);
+}
+
 /** Round-robin over the provider's keys, shared by every call of one gateway. */
 export class KeyRing {
   private next = 0;
@@ -33,7 +41,7 @@ export class KeyRing {
    * unsplit) is split, so an upstream call never gets more than one key.
    */
   constructor(keys: readonly string[]) {
-    this.keys = keys.flatMap((k) => k.split(',')).map((k) => k.trim()).filter(Boolean);
+    this.keys = keys.flatMap(splitKeys);
   }
   /** How many keys rotate (0: the provider has none). */
   get size(): number {

@@ -10,6 +10,7 @@ import { listActiveAssignments, listHeldRunnerIds, listQueuedForDispatch } from 
 import { listTaskSlots } from './tasks.js';
 import type { TaskSlot } from './tasks-types.js';
 import type { ActiveAssignment, QueuedJobRef } from './types.js';
+import { PAUSED_HOLDING_SQL } from './paused-hold.js';
 
 /** What a dispatch pass reads first: the head of the queue with the holds, every live assignment, the idle tasks' kept slots. */
 export interface DispatchState extends DispatchHead {
@@ -85,7 +86,7 @@ const DISPATCH_STATE = `${PREPARE}
     (select 'h', id, null, null, null, null, null, null, null, null, null, null, null from runners where hold_until > $2)
     union all
     (select 'a', id, null, null, null, null, null, workspace_job_id, runner_id, attempt, status, holds, null
-      from jobs where (status = any($3::text[]) or (status = 'paused' and finished_at is null)) and runner_id is not null)
+      from jobs where (status = any($3::text[]) or ${PAUSED_HOLDING_SQL}) and runner_id is not null)
     union all
     (select 't', id, null, null, null, null, null, workspace_job_id, runner_id, null, null, null, slot_until
       from tasks where slot_until > $2 and status in ('idle', 'running') and runner_id is not null and workspace_job_id is not null)

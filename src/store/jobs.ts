@@ -7,6 +7,7 @@ import { num, storable, toJobRow, type Codec } from './codec.js';
 import { assertInt, type StoreCtx } from './ctx.js';
 import type { JobsTable } from './schema.js';
 import type { JobListQuery, JobRow, NewJob } from './types.js';
+import { pausedHolding } from './paused-hold.js';
 
 /** A child that would break its tree's depth or job-count limit (NewJob.treeLimits); the message names the limit and the figures. Nothing was stored. */
 export class TreeLimitError extends Error {
@@ -210,7 +211,7 @@ export async function listActiveJobsForRunner(c: StoreCtx, runnerId: number): Pr
     .selectFrom('jobs')
     .selectAll()
     .where('runner_id', '=', runnerId)
-    .where((eb) => eb.or([eb('status', 'in', [...HELD_STATUSES]), eb.and([eb('status', '=', 'paused'), eb('finished_at', 'is', null)])]))
+    .where((eb) => eb.or([eb('status', 'in', [...HELD_STATUSES]), pausedHolding(eb)]))
     .orderBy('id', 'asc')
     .execute();
   return rows.map((r) => toJobRow(c.codec, r));

@@ -6,6 +6,7 @@ import { num, numOrNull, toJobRow, toRunnerRow } from './codec.js';
 import { assertInt, type StoreCtx } from './ctx.js';
 import type { Database } from './schema.js';
 import type { ActiveAssignment, JobRow, QueuedJobRef, RunnerHold, RunnerRow } from './types.js';
+import { pausedHolding } from './paused-hold.js';
 
 /** Registers a runner (not yet connected, no heartbeat). @throws on a duplicate credential hash or bad capacity. */
 export async function createRunner(
@@ -219,7 +220,7 @@ export async function listActiveAssignments(c: StoreCtx): Promise<ActiveAssignme
     .selectFrom('jobs')
     .select(['id', 'runner_id', 'attempt', 'status', 'holds', 'workspace_job_id'])
     // + a budget-paused attempt whose process the runner has not reported gone (core/job-state.ts pausedHoldsRunner)
-    .where((eb) => eb.or([eb('status', 'in', [...ACTIVE_STATUSES]), eb.and([eb('status', '=', 'paused'), eb('finished_at', 'is', null)])]))
+    .where((eb) => eb.or([eb('status', 'in', [...ACTIVE_STATUSES]), pausedHolding(eb)]))
     .where('runner_id', 'is not', null)
     .orderBy('id')
     .execute();

@@ -2,6 +2,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { ACTIVE_STATUSES } from '../core/job-state.js';
 import { num, type Codec } from './codec.js';
 import { checkDispatchStateArgs, toActiveAssignment, toQueuedRef, toTaskSlot, type ActiveRow, type DispatchState, type QueueRow, type SlotRow } from './dispatch-state.js';
+import { PAUSED_HOLDING_SQL } from './paused-hold.js';
 
 /**
  * store.listDispatchState on SQLite without Kysely (four queries per dispatch pass; their
@@ -35,7 +36,7 @@ function prepare(sqlite: BetterSqlite3.Database) {
     ),
     held: sqlite.prepare('select id from runners where hold_until > ? order by id'),
     active: sqlite.prepare(
-      `select id, runner_id, attempt, status, holds, workspace_job_id from jobs where (status in (${ACTIVE_STATUSES.map(() => '?').join(', ')}) or (status = 'paused' and finished_at is null)) and runner_id is not null order by id`,
+      `select id, runner_id, attempt, status, holds, workspace_job_id from jobs where (status in (${ACTIVE_STATUSES.map(() => '?').join(', ')}) or ${PAUSED_HOLDING_SQL}) and runner_id is not null order by id`,
     ),
     slots: sqlite.prepare(
       `select id, runner_id, workspace_job_id, slot_until from tasks where slot_until > ? and status in ('idle', 'running') and runner_id is not null and workspace_job_id is not null order by id`,
