@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { requireApiToken, type AppEnv } from './auth.js';
+import { ApiTokenCache } from './api-token-cache.js';
 import type { ServerContext } from './context.js';
 import { apiError } from './http-util.js';
 import { mountCreateJob } from './routes/jobs-create.js';
@@ -62,7 +63,9 @@ export function createApp(ctx: ServerContext): Hono<AppEnv> {
   // throttled per address: runners, harnesses and the CLI share 127.0.0.1, and a few stale job
   // tokens would lock them all out; tokens are 256-bit random values, not guessable.
   const throttle = new SignInThrottle();
-  app.use('/api/*', requireApiToken(ctx.store, ctx.now));
+  // API tokens found by hash, kept 1 s (api-token-cache.ts); revoking one here forgets them at once.
+  const apiTokens = new ApiTokenCache(ctx.store, ctx.now);
+  app.use('/api/*', requireApiToken(ctx.store, ctx.now, apiTokens));
   mountHealth(app, ctx);
   mountOpenApi(app);
   mountCreateJob(app, ctx);
@@ -89,7 +92,7 @@ export function createApp(ctx: ServerContext): Hono<AppEnv> {
   mountEffortDefault(app, ctx);
   mountSession(app, ctx, throttle);
   mountUsers(app, ctx);
-  mountApiTokens(app, ctx);
+  mountApiTokens(app, ctx, apiTokens);
   mountTasks(app, ctx);
   mountTaskConversation(app, ctx);
   mountReceivers(app, ctx);

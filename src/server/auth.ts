@@ -6,6 +6,7 @@ import type { ApiTokenRow, JobRow, Store } from '../store/types.js';
 import { hashToken, newToken } from '../core/tokens.js';
 import { apiError } from './http-util.js';
 import { CSRF_HEADER, sessionFromCookieHeader } from './sessions.js';
+import type { ApiTokenCache } from './api-token-cache.js';
 
 /**
  * Hono environment of the API app: who is calling is in `c.var.principal` (an API token or a
@@ -85,8 +86,10 @@ export function bearerToken(header: string | undefined | null): string | null {
  * Middleware for /api/*: every route except registration and the runner socket needs a valid
  * API token as `Authorization: Bearer`; otherwise 401 `unauthorized`. Sets `c.var.apiToken`.
  * A request already authenticated by a job token (`c.var.jobCaller`, server/job-auth.ts) passes.
+ * `tokens` finds API tokens by hash (default: the store each time; the app passes its
+ * {@link ApiTokenCache}, api-token-cache.ts).
  */
-export function requireApiToken(store: Store, now: () => number = Date.now): MiddlewareHandler<AppEnv> {
+export function requireApiToken(store: Store, now: () => number = Date.now, tokens: Pick<ApiTokenCache, 'find'> = { find: (h) => store.findApiTokenByHash(h) }): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     // A running job authenticated by its job token (job-auth.ts, issue 6).
     if (c.get('jobCaller')) return next();
@@ -99,7 +102,7 @@ export function requireApiToken(store: Store, now: () => number = Date.now): Mid
     }
     const token = bearerToken(c.req.header('authorization'));
     if (token) {
-      const row = await store.findApiTokenByHash(hashToken(token));
+      const row = await tokens.find(hashToken(token));
       if (!row) return apiError(c, 401, 'unauthorized', 'unknown API token');
       c.set('apiToken', row);
       c.set('principal', { kind: 'token', id: row.id, name: row.name, role: row.role });

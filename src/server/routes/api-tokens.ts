@@ -6,6 +6,7 @@ import { apiError, parsePositiveInt, readBody } from '../http-util.js';
 import type { ApiTokenRow } from '../../store/types.js';
 import { hashToken } from '../../core/tokens.js';
 import { iso } from '../views.js';
+import type { ApiTokenCache } from '../api-token-cache.js';
 
 function tokenView(t: ApiTokenRow): ApiTokenInfo {
   return { id: t.id, name: t.name, role: t.role, createdAt: iso(t.createdAt) };
@@ -17,9 +18,11 @@ function tokenView(t: ApiTokenRow): ApiTokenInfo {
  * - `POST /api/tokens` {@link CreateApiTokenRequest} → 201 {@link CreatedApiToken} (the
  *   `fla_...` token, shown once);
  * - `DELETE /api/tokens/:id` → 204 (revoked), 404 unknown, 409 `conflict` when it is the
- *   token of this very request (so an admin cannot lock themselves out by accident).
+ *   token of this very request (so an admin cannot lock themselves out by accident). The
+ *   token stops working at once here (`tokens`, the app's api-token-cache.ts) and within 1 s
+ *   on other replicas.
  */
-export function mountApiTokens(app: Hono<AppEnv>, ctx: ServerContext): void {
+export function mountApiTokens(app: Hono<AppEnv>, ctx: ServerContext, tokens: Pick<ApiTokenCache, 'invalidate'>): void {
   app.get('/api/tokens', requireAdmin(), async (c) => {
     return c.json({ tokens: (await ctx.store.listApiTokens()).map(tokenView) });
   });
@@ -41,7 +44,9 @@ export function mountApiTokens(app: Hono<AppEnv>, ctx: ServerContext): void {
     if (c.var.principal.kind === 'token' && c.var.principal.id === id) {
       return apiError(c, 409, 'conflict', 'id: this is the token of this request; revoke it with another admin credential', 'id');
     }
-    if (!(await ctx.store.deleteApiToken(id))) return apiError(c, 404, 'not_found', `no API token ${id}`);
+    const deleted = await ctx.store.deleteApiToken(id);
+    tokens.invalidate(); // after the delete: a request checked meanwhile read the store again
+    if (!deleted) return apiError(c, 404, 'not_found', `no API token ${id}`);
     ctx.log.info('api token revoked', { id, by: c.var.principal.name });
     return c.body(null, 204);
   });
