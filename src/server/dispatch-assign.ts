@@ -39,11 +39,12 @@ export function openRunner(c: RunnerConnection, active: HeldSlot[]): OpenRunner 
   return { c, active: [...active], free: c.capacity - slotsUsed(active, limitsOf(c)) };
 }
 
-/** What one pass keeps across its pages: agents re-read yet, the effort settings (got once, when a job is assigned), claims lost. */
+/** What one pass keeps across its pages: agents re-read yet, the effort settings (got once, when a job is assigned), claims lost, jobs sent to their runners. */
 export interface PassState {
   refreshed: boolean;
   account: Promise<AccountEffort | Error> | null;
   lost: number;
+  sent: number;
 }
 
 /** A queued job matched to a runner in this pass, its slot already counted, not yet claimed. */
@@ -126,6 +127,7 @@ export async function assignPlanned(
       };
       if (await p.pick.c.send({ type: 'job.assign', assignment })) {
         log.info('job assigned', { jobId: job.id, attempt: job.attempt, runnerId: p.pick.c.runnerId, force: false });
+        pass.sent++;
         return;
       }
       const t = now();

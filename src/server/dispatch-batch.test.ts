@@ -5,9 +5,9 @@ import { afterAll, expect, it } from 'vitest';
 import type { AgentDefinition, JobAssignment, ServerToRunner } from '../protocol/index.js';
 import { silentLogger } from '../core/log.js';
 import { openSqliteStore } from '../store/open.js';
-import type { Store } from '../store/types.js';
+import type { QueuedJobRef, Store } from '../store/types.js';
 import type { AgentRegistry } from './agents.js';
-import { Dispatcher } from './dispatcher.js';
+import { Dispatcher, newJobInPage, queuedRef } from './dispatcher.js';
 import { EffortSettings } from './effort-cache.js';
 import { EventBus } from './event-bus.js';
 import type { RunnerConnection, RunnerHub } from './hub.js';
@@ -131,4 +131,100 @@ it('a claim that does not take (job cancelled after the queue was read) leaves i
     await d.stop();
     await base.close();
   }
+});
+
+it('a `capacity` kick after a pass that claimed the whole queue reads nothing; a `work` kick, or one after a pass that left jobs queued, passes', async () => {
+  const { base, conns, ids, calls, d } = await setup('kick-reasons', 2, 3);
+  const passes = () => calls.get('listDispatchState')?.length ?? 0;
+  try {
+    d.kick();
+    await d.idle();
+    expect(passes()).toBe(1);
+    expect(conns.map((c) => c.got.length)).toEqual([1, 1]); // job 3 left queued: not drained
+    // A runner's job ends: `capacity`, and the queue was not drained, so a pass gives it job 3.
+    const first = conns[0]!.got[0]!;
+    await base.transitionJob(first.jobId, first.attempt, ['assigned'], 'succeeded', Date.now());
+    d.kick('capacity');
+    await d.idle();
+    expect(passes()).toBe(2);
+    expect(conns[0]!.got.map((a) => a.jobId)).toEqual([ids[0], ids[2]]);
+    // That pass claimed every queued job it read: the next `capacity` kick is no pass at all.
+    const second = conns[1]!.got[0]!;
+    await base.transitionJob(second.jobId, second.attempt, ['assigned'], 'succeeded', Date.now());
+    d.kick('capacity');
+    await d.idle();
+    expect(passes()).toBe(2);
+    // A job queued here kicks with `work` (the default): a pass, and the free runner gets it.
+    const job = await base.createJob({ parentId: null, agent: 'noop', agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros: 1, now: Date.now() });
+    d.kick();
+    await d.idle();
+    expect(passes()).toBe(3);
+    expect(conns[1]!.got.map((a) => a.jobId)).toEqual([ids[1], job.id]);
+  } finally {
+    await d.stop();
+    await base.close();
+  }
+});
+
+it('a `work` kick during a pass that drains the queue still gets its own pass (the job may have been queued after the read)', async () => {
+  const ref: { d?: Dispatcher } = {};
+  let late = 0;
+  const made = await setup('kick-during-pass', 2, 1, async (method, store) => {
+    // Right after the pass read the queue, a job is created here and kicks.
+    if (method !== 'listDispatchState' || late) return;
+    late = (await store.createJob({ parentId: null, agent: 'noop', agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros: 1, now: Date.now() })).id;
+    ref.d!.kick();
+    ref.d!.kick('capacity');
+  });
+  const d = (ref.d = made.d);
+  try {
+    d.kick();
+    await d.idle();
+    expect(made.calls.get('listDispatchState')?.length).toBe(2);
+    expect(made.conns.flatMap((c) => c.got.map((a) => a.jobId)).sort((a, b) => a - b)).toEqual([made.ids[0], late]);
+  } finally {
+    await d.stop();
+    await made.base.close();
+  }
+});
+
+it('kickNew: the pass reads before the job is committed, adds it, claims it in one batch, and never for a held runner', async () => {
+  const { base, conns, calls, d } = await setup('kick-new', 2, 0);
+  try {
+    await base.setRunnerHold(conns[0]!.runnerId, { until: Date.now() + 60_000, reason: 'maintenance', kind: 'manual' });
+    let commit!: (j: QueuedJobRef) => void;
+    d.kickNew(new Promise((r) => (commit = r)));
+    // The pass's first read is under way before the job exists (queue empty, the hold in it).
+    expect(calls.get('listDispatchState')?.length).toBe(1);
+    const job = await base.createJob({ parentId: null, agent: 'noop', agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros: 1, now: Date.now() });
+    commit(queuedRef(job));
+    await d.idle();
+    expect(calls.get('listDispatchState')?.length).toBe(1); // no second read
+    expect(calls.get('claimJobsById')?.length).toBe(1);
+    expect(conns[0]!.got).toEqual([]);
+    expect(conns[1]!.got.map((a) => a.jobId)).toEqual([job.id]);
+    // A creation that fails: the pass reads for itself (nothing queued, nothing claimed).
+    d.kickNew(Promise.reject(new Error('insert failed')));
+    await d.idle();
+    expect(calls.get('listDispatchState')?.length).toBe(3);
+    expect(calls.get('claimJobsById')?.length).toBe(1);
+  } finally {
+    await d.stop();
+    await base.close();
+  }
+});
+
+it('newJobInPage: the new job in dispatch order, once; past a full page it is left for the next page', () => {
+  const ref = (id: number, priority = 0) => ({ id, priority, selector: {}, pinnedRunnerId: null, agent: 'noop', agentVersion: '1', workspaceJobId: null });
+  const st = (ids: Array<[number, number]>) => ({ queue: ids.map(([id, p]) => ref(id, p)), heldRunnerIds: [7], active: [], taskSlots: [] });
+  expect(newJobInPage(st([]), ref(9), 3).queue.map((q) => q.id)).toEqual([9]);
+  expect(newJobInPage(st([]), ref(9), 3).heldRunnerIds).toEqual([7]);
+  // Already read (the read came after the commit): unchanged.
+  expect(newJobInPage(st([[4, 0], [9, 0]]), ref(9), 3).queue.map((q) => q.id)).toEqual([4, 9]);
+  // Priority first, then id.
+  expect(newJobInPage(st([[4, 0], [5, 0]]), ref(9, 2), 3).queue.map((q) => q.id)).toEqual([9, 4, 5]);
+  // A full page: the new job pushes the last one out (read again after the new last)...
+  expect(newJobInPage(st([[4, 1], [5, 0], [6, 0]]), ref(9, 1), 3).queue.map((q) => q.id)).toEqual([4, 9, 5]);
+  // ...or, sorting after all of it, is not added.
+  expect(newJobInPage(st([[4, 0], [5, 0], [6, 0]]), ref(9, 0), 3).queue.map((q) => q.id)).toEqual([4, 5, 6]);
 });

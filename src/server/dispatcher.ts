@@ -1,5 +1,6 @@
 import type { AgentDefinition, JobAssignment } from '../protocol/index.js';
 import type { ActiveAssignment, JobRow, QueuedJobRef, Store } from '../store/types.js';
+import type { DispatchState } from '../store/dispatch-types.js';
 import { slotsUsed, whyNotFits, workspaceKey, type HeldSlot } from '../core/capacity.js';
 import type { Logger } from '../core/log.js';
 import { hashToken, newToken } from '../core/tokens.js';
@@ -25,6 +26,18 @@ const FIRST_PAGE = 32;
 const MAX_SCAN = 20_000;
 /** The unmatched-job note runs at most this often, ms. */
 const NOTE_EVERY_MS = 1000;
+
+/**
+ * Why a dispatch pass is asked for ({@link Dispatcher.kick}):
+ * - `work`: jobs may have become queued (created, requeued, resumed, created through another
+ *   replica: the periodic pass), so a pass always runs;
+ * - `capacity`: only runner slots may have freed up (a job ended, a runner connected or got more
+ *   slots). When the last pass left the queue empty — it claimed every queued job it read, and no
+ *   `work` kick came since it began reading — such a pass would read an empty queue: it is
+ *   skipped (issue 5: a finishing job's pass took a round trip and the CPU beside the next job's
+ *   `POST /api/jobs`). Jobs created through another replica meanwhile are found by the periodic pass.
+ */
+export type KickReason = 'work' | 'capacity';
 
 /** Outcome of {@link Dispatcher.placeNow}. */
 export type PlaceResult =
@@ -57,7 +70,8 @@ export interface DispatcherOptions {
  */
 export class Dispatcher {
   private running: Promise<void> | null = null;
-  private again = false;
+  /** A kick came during the running pass (the strongest reason): one more pass follows, unless only `capacity` and the pass drained the queue. */
+  private again: KickReason | null = null;
   /** A pass is scheduled for the next turn of the event loop and has not started: kicks now need nothing more. */
   private starting = false;
   /** Passes in a row that ended with claims not taking (a re-pass follows at most 3 times). */
@@ -68,6 +82,10 @@ export class Dispatcher {
   private readonly noted = new Set<number>();
   /** When noteUnmatched last ran (epoch ms). */
   private notedAt = 0;
+  /** `work` kicks so far: a pass that began reading at another count cannot vouch for an empty queue. */
+  private workKicks = 0;
+  /** The last pass claimed every queued job it read and no `work` kick came since: `capacity` kicks need no pass. */
+  private queueDrained = false;
 
   constructor(private readonly o: DispatcherOptions) {}
 
@@ -82,26 +100,67 @@ export class Dispatcher {
    * Requests a pass now (coalesced with one in progress). The pass starts on the next turn of
    * the event loop (setImmediate): kicks from the same turn — several runners' completions read
    * from their sockets at once — are served by one pass, which claims for all of them in one batch.
+   * A `capacity` kick while the queue is known drained does nothing ({@link KickReason}).
    */
-  kick(): void {
+  kick(reason: KickReason = 'work'): void {
     if (this.stopped) return;
+    if (reason === 'work') {
+      this.workKicks++;
+      this.queueDrained = false;
+    } else if (this.queueDrained) return;
     if (this.running) {
-      if (!this.starting) this.again = true;
+      if (!this.starting && this.again !== 'work') this.again = reason;
       return;
     }
     this.starting = true;
+    this.run(
+      new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+        this.starting = false;
+        return undefined;
+      }),
+    );
+  }
+
+  /**
+   * A `work` kick for a job being created here (`POST /api/jobs`, `created` resolves with it once
+   * committed) whose pass starts its first read (listDispatchState) now, beside the creation's
+   * round trip instead of after it (issue 5: one round trip less between the POST and the runner's
+   * `job.assign` on PostgreSQL). A read from before the commit lacks the new job: the pass adds it
+   * to the page it read (newJobInPage). Holds committed before the POST are seen, as before. When
+   * a pass is running or scheduled, or no runner is connected here, it is a plain `work` kick once
+   * the job is created (none when the creation fails).
+   */
+  kickNew(created: Promise<QueuedJobRef>): void {
+    if (this.stopped) return;
+    if (this.running || this.o.hub.connections().length === 0) {
+      created.then(
+        () => this.kick('work'),
+        () => undefined,
+      );
+      return;
+    }
+    this.workKicks++;
+    this.queueDrained = false;
+    const state = this.o.store.listDispatchState(FIRST_PAGE, this.o.now());
+    // Either failing: a pass that reads for itself (the creation's error is the route's to report).
+    this.run(Promise.all([state, created]).then(([st, job]) => newJobInPage(st, job, FIRST_PAGE), () => undefined));
+  }
+
+  /** Runs passes (the first on `first` when it gives a state) until no kick asks for more; `running` meanwhile. */
+  private run(first: Promise<DispatchState | undefined>): void {
     this.running = (async () => {
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      this.starting = false;
+      let pre = await first;
       if (this.stopped) return;
       do {
-        this.again = false;
+        this.again = null;
         try {
-          await this.pass();
+          await this.pass(pre);
         } catch (err) {
           this.o.log.error('dispatch pass failed', { err: String(err) });
         }
-      } while (this.again && !this.stopped);
+        pre = undefined;
+        // A `capacity` kick during the pass needs no other pass once it drained the queue.
+      } while (this.again !== null && !(this.again === 'capacity' && this.queueDrained) && !this.stopped);
     })().finally(() => {
       this.running = null;
       this.starting = false;
@@ -120,7 +179,8 @@ export class Dispatcher {
     await this.idle();
   }
 
-  private async pass(): Promise<void> {
+  /** One pass; `pre`: its first read, done already (kickNew). */
+  private async pass(pre?: DispatchState): Promise<void> {
     const { store, hub, now } = this.o;
     const conns = hub.connections();
     // Job-centric: read the queue in pages, match in memory, then claim a page's matches in one
@@ -129,6 +189,7 @@ export class Dispatcher {
     // the holds (one snapshot), then 1 claim per page that assigns something (one statement on
     // PostgreSQL; the effort settings are cached, effort-cache.ts), and 1 read per further page
     // while runners here have room.
+    const workKicksAtStart = this.workKicks;
     if (conns.length > 0) {
       // The runners' slots and the head of the queue (with the holds) are read at once (one
       // statement on PostgreSQL, store/dispatch-state.ts): two round trips less before a new
@@ -137,8 +198,7 @@ export class Dispatcher {
       // runners, and every claim is conditional on the job being queued. The free slots are not
       // known yet, so the first page is a small fixed one; a full page with runners still free
       // reads on (below).
-      const t = now();
-      const firstHead = await store.listDispatchState(FIRST_PAGE, t);
+      const firstHead = pre ?? (await store.listDispatchState(FIRST_PAGE, now()));
       const byRunner = groupByRunner(firstHead.active);
       const kept = groupTaskSlots(firstHead.taskSlots); // idle tasks' runner slots (issue 7)
       const candidates = conns.map((c) => openRunner(c, byRunner.get(c.runnerId) ?? [])).filter((x) => !x.active.some((a) => a.holds === 'runner'));
@@ -157,10 +217,13 @@ export class Dispatcher {
       // MAX_SCAN jobs per pass; the periodic pass goes on from the head later.
       let after: { priority: number; id: number } | undefined;
       let open: OpenRunner[] | null = free > 0 || noneJobs ? null : [];
-      const pass: PassState = { refreshed: false, account: null, lost: 0 };
+      const pass: PassState = { refreshed: false, account: null, lost: 0, sent: 0 };
+      /** The last page read was not full: every queued job was read (`scanned` of them). */
+      let readAll = false;
+      let scanned = 0;
       // Paging goes on while some runner has a free slot (jobs holding nothing also fit a full
       // runner, but only within pages read anyway).
-      for (let scanned = 0; (open === null || open.some((x) => x.free > 0)) && scanned < MAX_SCAN && !this.stopped; ) {
+      for (; (open === null || open.some((x) => x.free > 0)) && scanned < MAX_SCAN && !this.stopped; ) {
         let queue: QueuedJobRef[];
         let pageLimit: number;
         if (open === null) {
@@ -216,14 +279,20 @@ export class Dispatcher {
           plan.push({ q, pick, agent, holds, slot, keptTaken, token: newToken('flj') });
         }
         if (plan.length) await assignPlanned(this.o, plan, open, kept, pass, this.noted);
-        if (queue.length < pageLimit) break;
+        if (queue.length < pageLimit) {
+          readAll = true;
+          break;
+        }
         const last = queue[queue.length - 1]!;
         after = { priority: last.priority, id: last.id };
       }
       // Claims that did not take (another replica, a cancel, a row locked at that instant) left
       // their runners free: one more pass, a few times in a row at most (a locked row is skipped).
-      if (pass.lost > 0 && this.lostPasses++ < 3) this.again = true;
+      if (pass.lost > 0 && this.lostPasses++ < 3) this.again = 'work';
       else if (pass.lost === 0) this.lostPasses = 0;
+      // Every queued job read was claimed and sent, and none can have been queued here since
+      // the read began: the queue is empty as far as this server knows (KickReason).
+      if (readAll && pass.sent === scanned && pass.lost === 0 && this.workKicks === workKicksAtStart) this.queueDrained = true;
     }
     // The "no runner matches" note is advisory: at most once per NOTE_EVERY_MS.
     if (now() - this.notedAt >= NOTE_EVERY_MS) {
@@ -375,6 +444,24 @@ export class Dispatcher {
       if (await stillQueued(store, job.id)) await recordStatus(store, this.o.bus, job.id, 'queued', message, now());
     }
   }
+}
+
+/** Job `j` as a dispatch pass matches it (the fields of a queue read). */
+export function queuedRef(j: JobRow): QueuedJobRef {
+  return { id: j.id, priority: j.priority, selector: j.selector, pinnedRunnerId: j.pinnedRunnerId ?? null, agent: j.agent, agentVersion: j.agentVersion, workspaceJobId: j.workspaceJobId ?? null };
+}
+
+/**
+ * `st` (a first page of at most `limit` read beside `job`'s creation, kickNew) with `job` in it
+ * when it belongs there: a read from before the commit lacks it. Dispatch order (priority
+ * descending, then id); when it sorts past a full page it is left for the next page read (keyset
+ * after the page's last job, so nothing is skipped), and a job it pushes out of a full page is too.
+ */
+export function newJobInPage(st: DispatchState, job: QueuedJobRef, limit: number): DispatchState {
+  if (st.queue.some((q) => q.id === job.id)) return st;
+  const queue = [...st.queue, job].sort((a, b) => b.priority - a.priority || a.id - b.id);
+  if (queue.length > limit) queue.length = limit;
+  return queue.includes(job) ? { ...st, queue } : st;
 }
 
 /**

@@ -52,8 +52,8 @@ export interface HubOptions {
   heartbeatIntervalMs: number;
   /** An active job the runner stops reporting for this long is requeued (assigned) or lost (running). */
   heartbeatTimeoutMs: number;
-  /** Called when dispatch may have work (runner ready, job ended, job requeued). */
-  onWork: () => void;
+  /** Called when dispatch may have work: `work` a job was requeued; `capacity` a runner is ready, has more slots, or a job of it ended (dispatcher.ts KickReason). */
+  onWork: (reason: 'work' | 'capacity') => void;
   /** A budget-paused attempt still holding this runner that the runner stopped reporting for heartbeatTimeoutMs: its process is gone (server/paused-exit.ts). */
   onPausedGone?: (jobId: number, attempt: number, why: string) => Promise<void>;
   /** Largest frame a runner may send, bytes; a bigger one closes its connection (1009). Default 16 MiB. */
@@ -155,7 +155,7 @@ export class RunnerHub {
     if (!c) return;
     c.capacity = limits.capacity;
     c.browserSlots = Math.min(limits.browserSlots, limits.capacity);
-    this.o.onWork();
+    this.o.onWork('capacity');
   }
 
   /** Ready connections (hello received) on this server. */
@@ -308,7 +308,7 @@ export class RunnerHub {
     await conn.send({ type: 'welcome', runnerId: conn.runnerId, heartbeatIntervalMs: this.o.heartbeatIntervalMs, serverTime: new Date(this.o.now()).toISOString() });
     await this.reconcile(conn, msg.running);
     conn.ready = true;
-    this.o.onWork();
+    this.o.onWork('capacity');
   }
 
   /**
@@ -342,14 +342,14 @@ export class RunnerHub {
       else if (job.status === 'assigned') {
         if (await store.requeueJob(job.id, job.attempt, t)) {
           await recordStatus(store, this.o.bus, job.id, 'queued', `runner ${conn.name} never started it (${secs}s); back in the queue`, t, conn.runnerId);
-          this.o.onWork();
+          this.o.onWork('work');
         }
       } else {
         if (job.status === 'cancelling') {
           // The runner no longer runs it: its tree is gone with the attempt.
           if (await store.transitionJob(job.id, job.attempt, ['cancelling'], 'cancelled', t, { endReason: 'cancelled' })) {
             await recordStatus(store, this.o.bus, job.id, 'cancelled', `runner ${conn.name} no longer runs it`, t, conn.runnerId);
-            this.o.onWork();
+            this.o.onWork('capacity');
           }
           continue;
         }
@@ -359,7 +359,7 @@ export class RunnerHub {
         });
         if (moved) {
           await recordStatus(store, this.o.bus, job.id, 'lost', `runner ${conn.name} no longer runs it (${secs}s)`, t, conn.runnerId);
-          this.o.onWork();
+          this.o.onWork('capacity');
         }
       }
     }
@@ -390,7 +390,7 @@ export class RunnerHub {
     if (await this.o.store.requeueJob(jobId, attempt, t)) {
       conn.holdUntil = t + 1000;
       await recordStatus(this.o.store, this.o.bus, jobId, 'queued', `runner ${conn.name} refused it (${reason}); back in the queue`, t, conn.runnerId);
-      this.o.onWork();
+      this.o.onWork('work');
     }
   }
 
@@ -418,7 +418,7 @@ export class RunnerHub {
     if (res.stored.length) bus.publish(jobId, res.stored);
     if (res.moved) {
       bus.publish(jobId);
-      if (isTerminal(res.moved.status)) this.o.onWork();
+      if (isTerminal(res.moved.status)) this.o.onWork('capacity');
     }
     await conn.send({ type: 'ack', jobId, attempt, upTo: res.upTo });
   }

@@ -14,7 +14,7 @@ import { AgentRegistry } from './agents.js';
 import { ensureAdminToken } from './auth.js';
 import { createApp } from './app.js';
 import type { ServerContext } from './context.js';
-import { Dispatcher } from './dispatcher.js';
+import { Dispatcher, type KickReason } from './dispatcher.js';
 import { EffortSettings } from './effort-cache.js';
 import { EventBus } from './event-bus.js';
 import { RunnerHub } from './hub.js';
@@ -101,11 +101,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const adminToken = await ensureAdminToken(store, opts.dataDir, now());
   const bus = new EventBus();
   // The hub and the dispatcher refer to each other; `kick` is bound once both exist.
-  let kick = () => {};
+  let kick = (_reason?: KickReason) => {};
   const pausedExit: PausedExitDeps = { store, bus, log: log.child({ part: 'hub' }), now, onWork: () => kick() };
   const hub = new RunnerHub({ store, bus, log: log.child({ part: 'hub' }), now, heartbeatIntervalMs,
     heartbeatTimeoutMs,
-    onWork: () => kick(),
+    onWork: (reason) => kick(reason),
     onPausedGone: (jobId, attempt, why) => pausedAttemptEnded(pausedExit, jobId, attempt, why),
     ...(opts.maxRunnerFrameBytes !== undefined ? { maxFrameBytes: opts.maxRunnerFrameBytes } : {}),
     ...(opts.maxPendingRunnerConnects !== undefined ? { maxPendingConnects: opts.maxPendingRunnerConnects } : {}),
@@ -113,7 +113,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // Effort settings for POST /api/jobs and dispatch, read from the store at most every 2 s (effort-cache.ts).
   const effort = new EffortSettings(store);
   const dispatcher = new Dispatcher({ store, hub, agents, bus, effort, log: log.child({ part: 'dispatch' }), now, intervalMs: opts.dispatchIntervalMs ?? 1000 });
-  kick = () => dispatcher.kick();
+  kick = (reason) => dispatcher.kick(reason);
   // A paused job's stopped attempt ended on its runner: free its slot, or resume it (issue 3).
   bus.tap(pausedExitTap(pausedExit));
   const sweeper = new Sweeper({

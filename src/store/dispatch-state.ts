@@ -33,9 +33,9 @@ export interface DispatchState extends DispatchHead {
 export async function listDispatchState(c: StoreCtx, limit: number, now: number): Promise<DispatchState> {
   checkDispatchStateArgs(limit, now);
   if (c.dialect !== 'postgres') {
-    // One writer: the queue, then the holds (read later, so fresher), only when the queue is not empty.
+    // One writer: the queue, then the holds (read later, so fresher).
     const queue = await listQueuedForDispatch(c, limit);
-    const heldRunnerIds = queue.length ? await listHeldRunnerIds(c, now) : [];
+    const heldRunnerIds = await listHeldRunnerIds(c, now);
     return { queue, heldRunnerIds, active: await listActiveAssignments(c), taskSlots: await listTaskSlots(c, now) };
   }
   // Rows of four kinds in one result, each kind in its own order: 't' (a kept task slot, by
@@ -67,8 +67,7 @@ export async function listDispatchState(c: StoreCtx, limit: number, now: number)
     else if (x.kind === 'a') active.push(toActiveAssignment(x as ActiveRow));
     else taskSlots.push(toTaskSlot(x as SlotRow));
   }
-  // An empty queue comes with no holds (as on SQLite).
-  return { queue, heldRunnerIds: queue.length ? heldRunnerIds : [], active, taskSlots };
+  return { queue, heldRunnerIds, active, taskSlots };
 }
 
 /** The live statuses, as the statement's array parameter. */

@@ -7,7 +7,7 @@ import { PAUSED_HOLDING_SQL } from './paused-hold.js';
 /**
  * store.listDispatchState on SQLite without Kysely (four queries per dispatch pass; their
  * building was most of a pass's CPU in bench/dispatch, --cpu-prof): the same four reads as
- * dispatch-state.ts (queue head, holds — only when the queue is not empty —, live assignments,
+ * dispatch-state.ts (queue head, holds, live assignments,
  * kept task slots), prepared once and run synchronously, so from one state of the database.
  * `read` must be called while no transaction is open on the connection (sqlite-fast.ts makes
  * sure: it would otherwise see another caller's uncommitted writes).
@@ -20,7 +20,7 @@ export function sqliteDispatchStateReader(sqlite: BetterSqlite3.Database, codec:
     read(limit, now) {
       s ??= prepare(sqlite);
       const queue = (s.queue.all(limit) as QueueRow[]).map((x) => toQueuedRef(codec, x));
-      const heldRunnerIds = queue.length ? (s.held.all(now) as Array<{ id: number }>).map((x) => num(x.id)) : [];
+      const heldRunnerIds = (s.held.all(now) as Array<{ id: number }>).map((x) => num(x.id));
       const active = (s.active.all(...ACTIVE_STATUSES) as ActiveRow[]).map(toActiveAssignment);
       const taskSlots = (s.slots.all(now) as SlotRow[]).map(toTaskSlot);
       return { queue, heldRunnerIds, active, taskSlots };

@@ -9,6 +9,7 @@ import { apiError, readBody } from '../http-util.js';
 import { jobEffort } from '../effort.js';
 import { jobView } from '../views.js';
 import { createChildJob } from '../child-jobs.js';
+import { queuedRef } from '../dispatcher.js';
 
 /**
  * `POST /api/jobs` (body {@link CreateJobRequest}) → 201 Job. Everything is checked before
@@ -56,9 +57,10 @@ export function mountCreateJob(app: Hono<AppEnv>, ctx: ServerContext): void {
     if (caller) return createChildJob(c, ctx, caller, req, agent);
     const now = ctx.now();
     const waiting = resume ? `resuming session ${resume.sessionId} of job ${req.resumeJobId}; waiting for runner ${resume.runnerId}` : 'waiting for a runner';
-    // The job and its `queued` status event in one write (one round trip on PostgreSQL), then a
-    // dispatch pass at once: no waiting for the periodic pass.
-    const { job, event } = await ctx.store.createRootJobWithEvent(
+    // The job and its `queued` status event in one write (one round trip on PostgreSQL), and a
+    // dispatch pass whose first read runs beside it (dispatcher.ts kickNew): no waiting for the
+    // periodic pass, nor for the write before reading.
+    const creating = ctx.store.createRootJobWithEvent(
       {
         parentId: null,
         agent: agent.name,
@@ -74,9 +76,10 @@ export function mountCreateJob(app: Hono<AppEnv>, ctx: ServerContext): void {
       },
       { type: 'status', data: { status: 'queued', message: waiting } },
     );
+    ctx.dispatcher.kickNew(creating.then(({ job }) => queuedRef(job)));
+    const { job, event } = await creating;
     ctx.bus.publish(job.id, [event]);
     ctx.log.info('job created', { jobId: job.id, agent: job.agent });
-    ctx.dispatcher.kick();
     return c.json(jobView(job), 201);
   });
 }
