@@ -180,13 +180,24 @@ async function latency(engine) {
   // The API client and the runners in a worker thread (bench/dispatch/latency.js): in this
   // thread their fetch() and WebSocket parsing sat on the measured path and took the server's CPU.
   const worker = new Worker(new URL('./dispatch/latency.js', import.meta.url), { workerData: { url: p.server.url, admin: p.server.adminToken, runners, samples: SAMPLES, warmup: LATENCY_WARMUP } });
+  // Robust to a busy machine, unlike the latencies: SQL statements and server-thread CPU per job
+  // over the timed samples (from the worker's `warm` message).
+  let before = null;
+  let prof = null;
   const r = await new Promise((resolve, reject) => {
-    worker.once('message', resolve);
+    worker.on('message', (m) => {
+      if (!m.warm) return resolve(m);
+      before = { stmts: stmts.n, main: procCpuUs(`self/task/${process.pid}`) };
+      void startProfile().then((x) => (prof = x));
+    });
     worker.once('error', reject);
   });
+  await prof?.stop(`latency-${engine}`);
+  const jobs = SAMPLES;
+  const main = procCpuUs(`self/task/${process.pid}`);
   await worker.terminate();
   await p.close();
-  return r;
+  return { ...r, stmtsPerJob: (stmts.n - before.stmts) / jobs, serverUsPerJob: main === null || before.main === null ? null : (main - before.main) / jobs };
 }
 
 /** CPU µs a /proc stat file says its task spent (user + system; `part` 'system': system only), or null (not Linux). */
@@ -455,7 +466,7 @@ async function main() {
   );
   for (const engine of ['sqlite', 'postgres']) {
     const l = await latency(engine);
-    console.log(`${engine}: POST /api/jobs → runner has job.assign, 100 idle runners: p50 ${f1(l.p50)} ms, p99 ${f1(l.p99)} ms (goal 5 / 25); vs graphile-worker p50 ×${(l.p50 / g.p50).toFixed(2)}, p99 ×${(l.p99 / g.p99).toFixed(2)}`);
+    console.log(`${engine}: POST /api/jobs → runner has job.assign, 100 idle runners: p50 ${f1(l.p50)} ms, p99 ${f1(l.p99)} ms (goal 5 / 25); vs graphile-worker p50 ×${(l.p50 / g.p50).toFixed(2)}, p99 ×${(l.p99 / g.p99).toFixed(2)}; per job ${l.stmtsPerJob.toFixed(1)} SQL statements, server thread ${us(l.serverUsPerJob)} µs CPU (POST, dispatch, the runner's finish)`);
     const t = await throughput(engine);
     console.log(
       `${engine}: claim-run-complete, 50 runners, ${t.jobs} of ${JOBS} no-op jobs after all connected (${t.connectMs.toFixed(0)} ms): ${f1(t.jobsPerSec)} jobs/s, server thread ${us(t.serverUsPerJob)} µs CPU/job (${us(t.serverSystemUsPerJob)} of it in the kernel; ${t.cpuUsPerJob.toFixed(0)} µs with the runners' worker thread and GC threads)${t.pgUsPerJob === null ? '' : ` + ${us(t.pgUsPerJob)} µs in PostgreSQL backends = ${us(t.totalUsPerJob)} µs total`}, ${t.stmtsPerJob.toFixed(1)} SQL statements/job; vs graphile-worker ×${(t.jobsPerSec / g.jobsPerSec).toFixed(2)}, CPU/job ×${((t.serverUsPerJob ?? t.cpuUsPerJob) / g.cpuUsPerJob).toFixed(2)} (server thread vs its process)${t.totalUsPerJob === null || g.totalUsPerJob === null ? '' : `, total CPU/job ×${(t.totalUsPerJob / g.totalUsPerJob).toFixed(2)} (+ PostgreSQL, each side)`}`,

@@ -6,7 +6,8 @@
 // `POST /api/jobs` on a raw keep-alive connection (pre-encoded, bench/lib/raw-http.js) and
 // waits for both its 201 and some runner's `job.assign`; the latency is from the write to the
 // assignment's arrival. The runner answers at once with one `job.events` frame (job.finished)
-// so it is free for the next job. Posts { p50, p99 } (ms) over `samples` after `warmup`.
+// so it is free for the next job. Posts { warm: true } once the warm-up is done, then { p50,
+// p99 } (ms) over `samples` after `warmup`.
 import { parentPort, workerData } from 'node:worker_threads';
 import WebSocket from 'ws';
 import { connection } from '../lib/raw-http.js';
@@ -54,6 +55,7 @@ for (let i = 0; i < warmup + samples; i++) {
   const t1 = await assigned;
   onAssign = null;
   if (i >= warmup) xs.push(t1 - t0);
+  if (i === warmup - 1) parentPort.postMessage({ warm: true });
 }
 api.close();
 for (const s of sockets) s.terminate();
