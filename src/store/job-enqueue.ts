@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { CompiledQuery } from 'kysely';
 import type { EventBody, JobEvent } from '../protocol/index.js';
 import { toJobEvent, toJobRow } from './codec.js';
 import { assertInt, type StoreCtx } from './ctx.js';
@@ -26,22 +26,27 @@ export async function createRootJobWithEvent(c: StoreCtx, j: NewJob, event: Even
   if (j.retries !== undefined) assertInt('retries', j.retries, 0);
   const at = new Date(j.now).toISOString();
   const data = c.codec.json(event.data);
-  const values = newJobValues(c, j, 0) as Record<string, unknown>;
+  const values = newJobValues(c, j, 0);
   if (c.dialect === 'postgres') {
-    const cols = Object.keys(values).filter((k) => k !== 'root_id');
-    const r = await sql<Record<string, unknown>>`${sql.raw(PREPARE)}
-      with n as (select nextval(pg_get_serial_sequence('jobs', 'id'))::int as id),
-      j as (
-        insert into jobs (id, root_id, ${sql.join(cols.map((k) => sql.ref(k)))})
-        values ((select id from n), (select id from n), ${sql.join(cols.map((k) => sql`${values[k]}`))})
-        returning ${sql.join(JOB_ROW_COLUMNS.map((k) => sql.ref(k)))}
-      ),
-      e as (
-        insert into job_events (job_id, seq, attempt, rseq, type, data, at)
-        select j.id, 1, 0, null, ${event.type}, ${data}::jsonb, ${at} from j
-        returning job_id, seq, type, data, at
-      )
-      select j.*, e.seq as ev_seq, e.type as ev_type, e.data as ev_data, e.at as ev_at from j, e`.execute(c.db);
+    const r = await c.db.executeQuery<Record<string, unknown>>(
+      CompiledQuery.raw(CREATE_ROOT_JOB, [
+        j.agent,
+        j.agentVersion,
+        values.input,
+        j.priority,
+        values.selector,
+        j.budgetMicros,
+        values.resume_session_id,
+        values.retries_left,
+        values.pinned_runner_id,
+        values.workspace_job_id,
+        values.effort_tier,
+        j.now,
+        event.type,
+        data,
+        at,
+      ]),
+    );
     const row = r.rows[0]!;
     return {
       job: toJobRow(c.codec, row as never),
@@ -56,3 +61,28 @@ export async function createRootJobWithEvent(c: StoreCtx, j: NewJob, event: Even
     return { job: toJobRow(c.codec, row), event: toJobEvent(c.codec, ev) };
   });
 }
+
+/**
+ * The PostgreSQL statement of {@link createRootJobWithEvent}, fixed (built once, not by Kysely
+ * per job: its building was ~80 µs of the server thread per `POST /api/jobs`, bench/dispatch):
+ * the id from the `jobs` sequence, the job (root_id = id) and its event inserted by CTEs. The
+ * columns not listed take the values newJobValues gives a new job (null, 0) from their defaults
+ * (0001 and later migrations). $1 agent, $2 agent_version, $3 input, $4 priority, $5 selector,
+ * $6 budget_micros, $7 resume_session_id, $8 retries_left, $9 pinned_runner_id,
+ * $10 workspace_job_id, $11 effort_tier, $12 created_at (epoch ms); the event's $13 type,
+ * $14 data, $15 at (ISO-8601).
+ */
+const CREATE_ROOT_JOB = `${PREPARE}
+      with n as (select nextval(pg_get_serial_sequence('jobs', 'id'))::int as id),
+      j as (
+        insert into jobs (id, root_id, parent_id, agent, agent_version, input, status, priority, selector, attempt, budget_micros,
+          resume_session_id, retries_left, pinned_runner_id, workspace_job_id, effort_tier, created_at)
+        values ((select id from n), (select id from n), null, $1, $2, $3, 'queued', $4, $5, 0, $6, $7, $8, $9, $10, $11, $12)
+        returning ${JOB_ROW_COLUMNS.join(', ')}
+      ),
+      e as (
+        insert into job_events (job_id, seq, attempt, rseq, type, data, at)
+        select j.id, 1, 0, null, $13, $14::jsonb, $15 from j
+        returning job_id, seq, type, data, at
+      )
+      select j.*, e.seq as ev_seq, e.type as ev_type, e.data as ev_data, e.at as ev_at from j, e`;

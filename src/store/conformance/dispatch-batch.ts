@@ -30,6 +30,11 @@ export function dispatchBatchTests(h: Harness): void {
     expect(first.event).toEqual({ jobId: first.job.id, seq: 1, type: 'status', data: { status: 'queued', message: 'waiting for a runner' }, at: '2027-01-15T08:00:00.000Z' });
     expect(await s.getJob(first.job.id)).toEqual(first.job);
     expect(await s.listEvents(first.job.id, 0, 10)).toEqual([first.event]);
+    // Every optional field lands in its own column (a resumed run, pinned to its runner, with an effort tier).
+    const r = await newRunner(s, {}, 'pin');
+    const third = await s.createRootJobWithEvent(root({ resumeSessionId: 'sess-1', pinnedRunnerId: r.id, workspaceJobId: first.job.id, effortTier: 'high', input: { repo: 'x', n: 3 } }), { type: 'status', data: { status: 'queued', message: 'third' } });
+    expect(third.job).toMatchObject({ resumeSessionId: 'sess-1', pinnedRunnerId: r.id, workspaceJobId: first.job.id, effortTier: 'high', input: { repo: 'x', n: 3 }, retriesLeft: 0, runnerId: null, sessionId: null, result: null, startedAt: null });
+    expect(await s.getJob(third.job.id)).toEqual(third.job);
     // The next event of that job follows at seq 2.
     expect((await s.appendServerEvent(first.job.id, { type: 'status', data: { status: 'queued', message: 'x' } }, T + 1)).seq).toBe(2);
     await expect(s.createRootJobWithEvent(root({ parentId: first.job.id }), { type: 'status', data: { status: 'queued', message: 'x' } })).rejects.toThrow(/parentId must be null/);
