@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -12,7 +12,7 @@ import { FakeControlPlane } from './testdata/fake-control-plane.js';
  * outcome; one that keeps running is stopped as for a cancel (SIGTERM, grace, SIGKILL) and
  * reported `cancelled` with the server's reason. A plain cancel stops at once.
  */
-const SETTLE_MS = 600;
+const SETTLE_MS = 1500;
 let tmp: string;
 let cp: FakeControlPlane;
 let runner: RunningRunner | null;
@@ -49,18 +49,22 @@ const sh = (jobId: number, script: string): JobAssignment => ({
   resumeSessionId: null,
 });
 
-async function pausedRun(a: JobAssignment, pause: boolean) {
+async function pausedRun(a: JobAssignment, pause: boolean, afterCancel?: () => void) {
   cp.send({ type: 'job.assign', assignment: a });
   await cp.waitFor(() => cp.events(a.jobId).some((e) => e.type === 'harness.started'), 10_000, 'the harness to start');
   const t0 = Date.now();
   cp.send({ type: 'job.cancel', jobId: a.jobId, attempt: 1, reason: 'paused: job tree out of budget', ...(pause ? { pause: true } : {}) });
+  afterCancel?.();
   await cp.waitFor(() => cp.finished(a.jobId) !== undefined, 10_000, 'the attempt to finish');
   return { ms: Date.now() - t0, finished: cp.finished(a.jobId)!.data };
 }
 
 describe('budget pause on the runner', () => {
   it('a harness that exits on its own within the settle time reports its own outcome', async () => {
-    const { ms, finished } = await pausedRun(sh(1, 'sleep 0.2; echo "402 budget" >&2; exit 3'), true);
+    // It exits once the stop was sent (as a refused harness does), not after a fixed sleep: a
+    // loaded machine must not make it miss the settle time.
+    const go = join(tmp, 'refused');
+    const { ms, finished } = await pausedRun(sh(1, `while [ ! -e ${go} ]; do sleep 0.01; done; echo "402 budget" >&2; exit 3`), true, () => writeFileSync(go, ''));
     expect(finished).toMatchObject({ status: 'failed', reason: 'error' });
     expect(finished.error).toMatch(/402 budget/);
     expect(ms).toBeLessThan(SETTLE_MS);
