@@ -14,8 +14,8 @@ export interface DispatchHead {
  * The first page of the queue (dispatch order, at most `limit`, 1–5000) and the runners on
  * hold at `now`: the part of {@link listDispatchState} (which the dispatcher reads) about the
  * queue, with the same snapshot rule — a hold committed before a job was created is always seen
- * with that job. The holds come with an empty queue too (a pass that reads before a new job's
- * commit adds that job to the page, server/dispatcher.ts kickNew, and must not hand it to a held runner).
+ * with that job. The holds come with an empty queue too: a new job is placed from a read made
+ * before its creation (server/dispatch-new-job.ts) and must not go to a held runner.
  * @throws when limit is not 1–5000 or now is not an integer >= 0.
  */
 export async function listDispatchHead(c: StoreCtx, limit: number, now: number): Promise<DispatchHead> {

@@ -12,7 +12,7 @@ export function dispatchMethods(c: StoreCtx): DispatchStore {
   // PostgreSQL: the runners' frames of one event-loop turn share one statement and commit.
   const frames = c.dialect === 'postgres' ? pgFrameBatcher(c) : null;
   return {
-    createRootJobWithEvent: (j, ev) => createRootJobWithEvent(c, j, ev),
+    createRootJobWithEvent: (j, ev, assign) => createRootJobWithEvent(c, j, ev, assign),
     claimJobsById: (claims, now) => claimJobsById(c, claims, now),
     listDispatchHead: (limit, now) => listDispatchHead(c, limit, now),
     listDispatchState: (limit, now) => listDispatchState(c, limit, now),

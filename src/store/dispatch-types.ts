@@ -1,20 +1,22 @@
 import type { EventBody, JobEvent } from '../protocol/index.js';
 import type { ClaimedJob, ClaimRequest } from './claim-batch.js';
 import type { DispatchHead } from './dispatch-head.js';
+import type { NewJobAssignment } from './job-enqueue.js';
 import type { DispatchState } from './dispatch-state.js';
 import type { FrameOutcome, RunnerFrame } from './runner-frame.js';
 import type { JobRow, NewJob } from './types.js';
 
-export type { ClaimedJob, ClaimRequest, DispatchHead, DispatchState, FrameOutcome, RunnerFrame };
+export type { ClaimedJob, ClaimRequest, DispatchHead, DispatchState, FrameOutcome, NewJobAssignment, RunnerFrame };
 export type { FrameEvent, FrameMove, RefusedFrameJob } from './runner-frame.js';
 
 /** The dispatch hot path's part of the Store (issue 5 benchmark): fewer statements and round trips per job. */
 export interface DispatchStore {
   /**
-   * Enqueues a root job with its first event (seq 1) atomically: see store/job-enqueue.ts.
+   * Enqueues a root job with its first event (seq 1) atomically; with `assign`, assigned in the
+   * same write with its `assigned` event (seq 2): see store/job-enqueue.ts.
    * @throws Error when `parentId` is not null.
    */
-  createRootJobWithEvent(j: NewJob, event: EventBody): Promise<{ job: JobRow; event: JobEvent }>;
+  createRootJobWithEvent(j: NewJob, event: EventBody, assign?: NewJobAssignment): Promise<{ job: JobRow; event: JobEvent; assigned?: JobEvent }>;
   /**
    * Claims several queued jobs for their planned runners, each with its event, in one
    * transaction (PostgreSQL: `FOR UPDATE SKIP LOCKED`, one statement per batch); claims that no

@@ -40,6 +40,28 @@ export function dispatchBatchTests(h: Harness): void {
     await expect(s.createRootJobWithEvent(root({ parentId: first.job.id }), { type: 'status', data: { status: 'queued', message: 'x' } })).rejects.toThrow(/parentId must be null/);
   });
 
+  it('createRootJobWithEvent with an assignment: stored assigned (attempt 1, runner, token, holds) with both events, in one write', async () => {
+    const s = await h.open();
+    const r = await newRunner(s, { os: 'linux' }, 'fast');
+    const assigned = { type: 'status', data: { status: 'assigned', message: 'assigned to runner fast', runnerId: r.id } } as const;
+    const tokenHash = fakeHash('new');
+    const made = await s.createRootJobWithEvent(root(), { type: 'status', data: { status: 'queued', message: 'waiting for a runner' } }, { runnerId: r.id, tokenHash, holds: 'browser', event: assigned });
+    expect(made.job).toMatchObject({ rootId: made.job.id, status: 'assigned', attempt: 1, runnerId: r.id, assignedAt: T, createdAt: T, startedAt: null });
+    expect(await s.getJob(made.job.id)).toEqual(made.job);
+    expect(made.event).toEqual({ jobId: made.job.id, seq: 1, type: 'status', data: { status: 'queued', message: 'waiting for a runner' }, at: '2027-01-15T08:00:00.000Z' });
+    expect(made.assigned).toEqual({ jobId: made.job.id, seq: 2, ...assigned, at: '2027-01-15T08:00:00.000Z' });
+    expect(await s.listEvents(made.job.id, 0, 10)).toEqual([made.event, made.assigned]);
+    // It holds its runner like a claimed job, its token is live, and it runs as attempt 1.
+    expect(await s.listActiveAssignments()).toEqual([{ jobId: made.job.id, runnerId: r.id, attempt: 1, status: 'assigned', holds: 'browser', workspace: made.job.id }]);
+    expect((await s.findJobByTokenHash(tokenHash))?.id).toBe(made.job.id);
+    expect(await s.transitionJob(made.job.id, 1, ['assigned'], 'running', T + 1, { startedAt: T + 1 })).toBeTruthy();
+    expect((await s.appendServerEvent(made.job.id, { type: 'status', data: { status: 'running', message: 'x' } }, T + 1)).seq).toBe(3);
+    // Without one, nothing of it: queued, attempt 0, no second event.
+    const plain = await s.createRootJobWithEvent(root(), { type: 'status', data: { status: 'queued', message: 'w' } });
+    expect(plain.assigned).toBeUndefined();
+    expect(plain.job).toMatchObject({ status: 'queued', attempt: 0, runnerId: null, assignedAt: null });
+  });
+
   it('claimJobsById: claims what still fits, with its event at the next seq, in claims order', async () => {
     const s = await h.open();
     const linux = await newRunner(s, { os: 'linux' }, 'lin');
@@ -156,7 +178,7 @@ export function dispatchBatchTests(h: Harness): void {
     const r2 = await newRunner(s, {}, 'r2');
     expect(await s.listDispatchState(10, T)).toEqual({ queue: [], heldRunnerIds: [], active: [], taskSlots: [] });
     await s.setRunnerHold(r2.id, { until: T + 100, reason: 'setup', kind: 'manual' });
-    // The holds come with an empty queue too (a pass adds a job created beside its read: server/dispatcher.ts kickNew).
+    // The holds come with an empty queue too (a new job is placed from a read made before it: server/dispatch-new-job.ts).
     expect(await s.listDispatchState(10, T)).toEqual({ queue: [], heldRunnerIds: [r2.id], active: [], taskSlots: [] });
     const a = await newJob(s, { priority: 0 });
     const b = await newJob(s, { priority: 3, selector: { os: 'linux' } });
