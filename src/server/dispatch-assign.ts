@@ -1,5 +1,5 @@
 import type { AgentDefinition, JobAssignment, JobHolds } from '../protocol/index.js';
-import type { QueuedJobRef, Store } from '../store/types.js';
+import type { JobRow, QueuedJobRef, Store } from '../store/types.js';
 import { slotsUsed, type HeldSlot, type RunnerLimits } from '../core/capacity.js';
 import type { Logger } from '../core/log.js';
 import { hashToken } from '../core/tokens.js';
@@ -85,7 +85,7 @@ export async function assignPlanned(
   pass: PassState,
   noted: Set<number>,
 ): Promise<void> {
-  const { store, bus, now, log } = o;
+  const { store, bus, now } = o;
   // The effort settings (cached, effort-cache.ts; a read, when due, runs beside the claim), once per pass.
   const account = (pass.account ??= o.effort.get().catch((err: Error) => err));
   const claimed = await store.claimJobsById(
@@ -112,32 +112,44 @@ export async function assignPlanned(
       const { job, event } = got.get(p.q.id)!;
       noted.delete(job.id);
       bus.publish(job.id, [event]);
-      const effort = effortFrom(job.effortTier, p.agent, await account, log);
-      const assignment: JobAssignment = {
-        jobId: job.id,
-        rootId: job.rootId,
-        attempt: job.attempt,
-        agent: p.agent,
-        input: job.input,
-        token: p.token,
-        resumeSessionId: job.resumeSessionId,
-        workspaceJobId: job.workspaceJobId ?? null,
-        ...effort,
-        capacity: p.pick.c.capacity,
-      };
-      if (await p.pick.c.send({ type: 'job.assign', assignment })) {
-        log.info('job assigned', { jobId: job.id, attempt: job.attempt, runnerId: p.pick.c.runnerId, force: false });
+      if (await sendAssignment(o, p.pick.c, p.agent, job, p.token, await account)) {
         pass.sent++;
         return;
-      }
-      const t = now();
-      if (await store.requeueJob(job.id, job.attempt, t)) {
-        await recordStatus(store, bus, job.id, 'queued', `could not reach runner ${p.pick.c.name}; back in the queue`, t, p.pick.c.runnerId);
       }
       const i = open.indexOf(p.pick);
       if (i >= 0) open.splice(i, 1);
     });
   await Promise.all(sends);
+}
+
+/**
+ * Sends claimed (assigned) `job` to its runner `conn` as `job.assign` with its token (effort
+ * from `account`, the settings read once per pass). A send that fails puts the job back in the
+ * queue (fenced by its attempt) with a `queued` status event. @returns whether it was sent.
+ */
+export async function sendAssignment(o: AssignDeps, conn: RunnerConnection, agent: AgentDefinition, job: JobRow, token: string, account: AccountEffort | Error): Promise<boolean> {
+  const { store, bus, now, log } = o;
+  const assignment: JobAssignment = {
+    jobId: job.id,
+    rootId: job.rootId,
+    attempt: job.attempt,
+    agent,
+    input: job.input,
+    token,
+    resumeSessionId: job.resumeSessionId,
+    workspaceJobId: job.workspaceJobId ?? null,
+    ...effortFrom(job.effortTier, agent, account, log),
+    capacity: conn.capacity,
+  };
+  if (await conn.send({ type: 'job.assign', assignment })) {
+    log.info('job assigned', { jobId: job.id, attempt: job.attempt, runnerId: conn.runnerId, force: false });
+    return true;
+  }
+  const t = now();
+  if (await store.requeueJob(job.id, job.attempt, t)) {
+    await recordStatus(store, bus, job.id, 'queued', `could not reach runner ${conn.name}; back in the queue`, t, conn.runnerId);
+  }
+  return false;
 }
 
 /** The assignment's `effort` (run tier > agent tier > account default) from the account settings read once per pass (`account` is the read's error when it failed: logged, ignored). */

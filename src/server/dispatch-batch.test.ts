@@ -5,9 +5,10 @@ import { afterAll, expect, it } from 'vitest';
 import type { AgentDefinition, JobAssignment, ServerToRunner } from '../protocol/index.js';
 import { silentLogger } from '../core/log.js';
 import { openSqliteStore } from '../store/open.js';
-import type { QueuedJobRef, Store } from '../store/types.js';
+import type { Store } from '../store/types.js';
 import type { AgentRegistry } from './agents.js';
-import { Dispatcher, newJobInPage, queuedRef } from './dispatcher.js';
+import { Dispatcher } from './dispatcher.js';
+import { newJobInPage } from './dispatch-new-job.js';
 import { EffortSettings } from './effort-cache.js';
 import { EventBus } from './event-bus.js';
 import type { RunnerConnection, RunnerHub } from './hub.js';
@@ -188,29 +189,76 @@ it('a `work` kick during a pass that drains the queue still gets its own pass (t
   }
 });
 
-it('kickNew: the pass reads before the job is committed, adds it, claims it in one batch, and never for a held runner', async () => {
-  const { base, conns, calls, d } = await setup('kick-new', 2, 0);
+const NEW_JOB = { parentId: null, agent: 'noop', agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros: 1 } as const;
+const QUEUED = { type: 'status', data: { status: 'queued', message: 'waiting for a runner' } } as const;
+
+it('createJob on an idle dispatcher: stored already assigned to a free, not held runner, in one write, with both events published', async () => {
+  const { base, conns, calls, d } = await setup('create-fast', 2, 0);
+  const bus = (d as unknown as { o: { bus: EventBus } }).o.bus;
+  const seen: string[] = [];
+  bus.tap((_, evs) => seen.push(...evs.map((e) => `${e.seq}:${(e.data as { status: string }).status}`)));
   try {
     await base.setRunnerHold(conns[0]!.runnerId, { until: Date.now() + 60_000, reason: 'maintenance', kind: 'manual' });
-    let commit!: (j: QueuedJobRef) => void;
-    d.kickNew(new Promise((r) => (commit = r)));
-    // The pass's first read is under way before the job exists (queue empty, the hold in it).
+    const made = await d.createJob({ ...NEW_JOB, now: Date.now() }, QUEUED, AGENT);
+    await d.idle();
+    expect(made.job).toMatchObject({ status: 'assigned', attempt: 1, runnerId: conns[1]!.runnerId });
     expect(calls.get('listDispatchState')?.length).toBe(1);
-    const job = await base.createJob({ parentId: null, agent: 'noop', agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros: 1, now: Date.now() });
-    commit(queuedRef(job));
-    await d.idle();
-    expect(calls.get('listDispatchState')?.length).toBe(1); // no second read
-    expect(calls.get('claimJobsById')?.length).toBe(1);
+    expect(calls.get('createRootJobWithEvent')?.length).toBe(1);
+    expect(calls.has('claimJobsById')).toBe(false);
     expect(conns[0]!.got).toEqual([]);
-    expect(conns[1]!.got.map((a) => a.jobId)).toEqual([job.id]);
-    // A creation that fails: the pass reads for itself (nothing queued, nothing claimed).
-    d.kickNew(Promise.reject(new Error('insert failed')));
+    expect(conns[1]!.got).toMatchObject([{ jobId: made.job.id, attempt: 1 }]);
+    expect(seen).toEqual(['1:queued', '2:assigned']);
+    expect((await base.listEvents(made.job.id, 0, 10)).map((e) => (e.data as { message: string }).message)).toEqual(['waiting for a runner', 'assigned to runner r1']);
+    // The job was the only one queued and it was sent: a runner's `capacity` kick reads nothing.
+    d.kick('capacity');
     await d.idle();
-    expect(calls.get('listDispatchState')?.length).toBe(3);
-    expect(calls.get('claimJobsById')?.length).toBe(1);
+    expect(calls.get('listDispatchState')?.length).toBe(1);
   } finally {
     await d.stop();
     await base.close();
+  }
+});
+
+it('createJob behind an older queued job: stored queued, and the pass over the same read gives the runner the older one first', async () => {
+  const { base, conns, ids, calls, d } = await setup('create-behind', 1, 1);
+  try {
+    const made = await d.createJob({ ...NEW_JOB, now: Date.now() }, QUEUED, AGENT);
+    await d.idle();
+    expect(made.job).toMatchObject({ status: 'queued', attempt: 0 });
+    expect(calls.get('listDispatchState')?.length).toBe(1); // the pass used the read made before the job
+    expect(conns[0]!.got.map((a) => a.jobId)).toEqual([ids[0]]);
+    expect((await base.getJob(made.job.id))?.status).toBe('queued');
+    // The runner is free again: the new job goes next (not drained, so the capacity kick passes).
+    const a = conns[0]!.got[0]!;
+    await base.transitionJob(a.jobId, a.attempt, ['assigned'], 'succeeded', Date.now());
+    d.kick('capacity');
+    await d.idle();
+    expect(conns[0]!.got.map((x) => x.jobId)).toEqual([ids[0], made.job.id]);
+  } finally {
+    await d.stop();
+    await base.close();
+  }
+});
+
+it('createJob with no runner that fits (labels), and while a pass runs: stored queued; the running pass is followed by one that assigns it', async () => {
+  const during: { made?: Promise<{ job: { id: number } }>; d?: Dispatcher } = {};
+  const made = await setup('create-busy', 1, 0, async (method) => {
+    // While the pass below reads, a job is created: the dispatcher is busy, so it is stored queued and kicks.
+    if (method === 'listDispatchState' && !during.made) during.made = during.d!.createJob({ ...NEW_JOB, now: Date.now() }, QUEUED, AGENT);
+  });
+  const d = (during.d = made.d);
+  try {
+    const gpu = await d.createJob({ ...NEW_JOB, selector: { gpu: 'true' }, now: Date.now() }, QUEUED, AGENT);
+    await d.idle();
+    expect(gpu.job).toMatchObject({ status: 'queued', attempt: 0, runnerId: null });
+    const busy = await during.made!;
+    await d.idle();
+    expect(made.conns[0]!.got.map((a) => a.jobId)).toEqual([busy.job.id]);
+    expect((await made.base.getJob(gpu.job.id))?.status).toBe('queued');
+    expect(made.calls.has('claimJobsById')).toBe(true); // the busy one went through a pass's claim
+  } finally {
+    await d.stop();
+    await made.base.close();
   }
 });
 

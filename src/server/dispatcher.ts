@@ -1,5 +1,5 @@
-import type { AgentDefinition, JobAssignment } from '../protocol/index.js';
-import type { ActiveAssignment, JobRow, QueuedJobRef, Store } from '../store/types.js';
+import type { AgentDefinition, EventBody, JobAssignment } from '../protocol/index.js';
+import type { JobRow, NewJob, QueuedJobRef, Store } from '../store/types.js';
 import type { DispatchState } from '../store/dispatch-types.js';
 import { slotsUsed, whyNotFits, workspaceKey, type HeldSlot } from '../core/capacity.js';
 import type { Logger } from '../core/log.js';
@@ -12,16 +12,13 @@ import { recordStatus } from './status-events.js';
 import { formatLabels } from './views.js';
 import type { EffortSettings } from './effort-cache.js';
 import { assignPlanned, effortFrom, limitsOf, openRunner, type OpenRunner, type PassState, type Planned } from './dispatch-assign.js';
-import { groupTaskSlots, takeTaskSlot, withTaskSlots } from './tasks/slot-holds.js';
+import { takeTaskSlot } from './tasks/slot-holds.js';
+import { bestRunner, FIRST_PAGE, groupByRunner, openRunners, runnerSlots } from './dispatch-match.js';
+import { placeNewJob, type CreatedJob } from './dispatch-new-job.js';
 import { keptSlotReason } from './tasks/slot-wait.js';
 
 /** Most queued jobs read per dispatch pass (a full read with runners still free schedules another pass). */
 const DISPATCH_BATCH = 1000;
-/**
- * Queued jobs in the first page of a pass, read before the free slots are known (beside them);
- * a full page with runners still free reads the next one.
- */
-const FIRST_PAGE = 32;
 /** Most queued jobs one pass looks at (in pages of up to DISPATCH_BATCH). */
 const MAX_SCAN = 20_000;
 /** The unmatched-job note runs at most this often, ms. */
@@ -122,49 +119,70 @@ export class Dispatcher {
   }
 
   /**
-   * A `work` kick for a job being created here (`POST /api/jobs`, `created` resolves with it once
-   * committed) whose pass starts its first read (listDispatchState) now, beside the creation's
-   * round trip instead of after it (issue 5: one round trip less between the POST and the runner's
-   * `job.assign` on PostgreSQL). A read from before the commit lacks the new job: the pass adds it
-   * to the page it read (newJobInPage). Holds committed before the POST are seen, as before. When
-   * a pass is running or scheduled, or no runner is connected here, it is a plain `work` kick once
-   * the job is created (none when the creation fails).
+   * Creates root job `j` (`POST /api/jobs`: `queued` its first event, `agent` its loaded
+   * definition) and dispatches it at once; its events are published on the bus.
+   * - Idle here, with runners connected: placeNewJob (dispatch-new-job.ts) reads the dispatch
+   *   state first; when no older job is queued and a runner here fits, the job is stored already
+   *   assigned to it and sent (one store write and commit less between the POST and the runner's
+   *   `job.assign`, issue 5); otherwise it is stored queued and a pass over that read follows.
+   * - Otherwise (a pass is running, or no runner is here): stored queued, then a `work` kick.
+   * @returns the stored job and its events. @throws Error from the store (nothing stored).
    */
-  kickNew(created: Promise<QueuedJobRef>): void {
-    if (this.stopped) return;
-    if (this.running || this.o.hub.connections().length === 0) {
-      created.then(
-        () => this.kick('work'),
-        () => undefined,
+  createJob(j: NewJob, queued: EventBody, agent: AgentDefinition): Promise<CreatedJob> {
+    const conns = this.o.hub.connections();
+    if (!this.stopped && !this.running && conns.length > 0) {
+      this.workKicks++;
+      this.queueDrained = false;
+      const kicks = this.workKicks;
+      const deps = { ...this.o, anyNoneAgent: () => this.o.agents.list().some((a) => a.holds === 'none') };
+      const { created, after } = placeNewJob(deps, conns, j, queued, agent);
+      this.run(
+        after.then(
+          (next) => {
+            // Sent, and it was the only job queued: nothing is queued here unless a `work` kick came since.
+            if (next === 'drained' && this.workKicks === kicks) this.queueDrained = true;
+            return next === 'drained' ? null : next === 'pass' ? undefined : next;
+          },
+          () => undefined,
+        ),
       );
-      return;
+      return created;
     }
-    this.workKicks++;
-    this.queueDrained = false;
-    const state = this.o.store.listDispatchState(FIRST_PAGE, this.o.now());
-    // Either failing: a pass that reads for itself (the creation's error is the route's to report).
-    this.run(Promise.all([state, created]).then(([st, job]) => newJobInPage(st, job, FIRST_PAGE), () => undefined));
+    const creating = this.o.store.createRootJobWithEvent(j, queued).then((c) => {
+      this.o.bus.publish(c.job.id, [c.event]);
+      this.kick('work');
+      return c;
+    });
+    return creating;
   }
 
-  /** Runs passes (the first on `first` when it gives a state) until no kick asks for more; `running` meanwhile. */
-  private run(first: Promise<DispatchState | undefined>): void {
+  /**
+   * Runs passes while `running`: the first on what `first` gives — a state (its first read, done
+   * already), undefined (it reads for itself), or null (no first pass: only those kicks ask for
+   * meanwhile) — then one more while a kick asks for it.
+   */
+  private run(first: Promise<DispatchState | null | undefined>): void {
     this.running = (async () => {
       let pre = await first;
-      if (this.stopped) return;
+      if (this.stopped || (pre === null && !this.wantsAnother())) return;
       do {
         this.again = null;
         try {
-          await this.pass(pre);
+          await this.pass(pre ?? undefined);
         } catch (err) {
           this.o.log.error('dispatch pass failed', { err: String(err) });
         }
         pre = undefined;
-        // A `capacity` kick during the pass needs no other pass once it drained the queue.
-      } while (this.again !== null && !(this.again === 'capacity' && this.queueDrained) && !this.stopped);
+      } while (this.wantsAnother());
     })().finally(() => {
       this.running = null;
       this.starting = false;
     });
+  }
+
+  /** A kick came during the pass; a `capacity` one needs no other pass once the queue was drained. */
+  private wantsAnother(): boolean {
+    return this.again !== null && !(this.again === 'capacity' && this.queueDrained) && !this.stopped;
   }
 
   /** Resolves when no pass is running (tests; shutdown). */
@@ -179,7 +197,7 @@ export class Dispatcher {
     await this.idle();
   }
 
-  /** One pass; `pre`: its first read, done already (kickNew). */
+  /** One pass; `pre`: its first read, done already (a new job's, dispatch-new-job.ts). */
   private async pass(pre?: DispatchState): Promise<void> {
     const { store, hub, now } = this.o;
     const conns = hub.connections();
@@ -199,14 +217,9 @@ export class Dispatcher {
       // known yet, so the first page is a small fixed one; a full page with runners still free
       // reads on (below).
       const firstHead = pre ?? (await store.listDispatchState(FIRST_PAGE, now()));
-      const byRunner = groupByRunner(firstHead.active);
-      const kept = groupTaskSlots(firstHead.taskSlots); // idle tasks' runner slots (issue 7)
-      const candidates = conns.map((c) => openRunner(c, byRunner.get(c.runnerId) ?? [])).filter((x) => !x.active.some((a) => a.holds === 'runner'));
-      const free = candidates.reduce((n, x) => n + Math.max(0, x.free), 0);
-      // Jobs holding nothing fit full runners too: full runners stay in `open` only then
-      // (any other job needs a free parallel-job slot: core/capacity.ts whyNotFits).
-      const anyNone = candidates.length > 0 && this.o.agents.list().some((a) => a.holds === 'none');
-      const noneJobs = free === 0 && anyNone;
+      const slots = runnerSlots(conns, firstHead, this.o.agents.list().some((a) => a.holds === 'none'));
+      const { kept, anyNone } = slots;
+      const noneJobs = slots.free === 0 && anyNone;
       // Later pages: as much of the queue as the slots still free can plausibly take (labels
       // may not match the first ones): 8 per free slot, 32 to DISPATCH_BATCH. Counted when the
       // page is read, not at the start of the pass: with 50 free runners the first page took 32
@@ -216,7 +229,7 @@ export class Dispatcher {
       // jobs no free runner matches must not hide the ones behind them. At most
       // MAX_SCAN jobs per pass; the periodic pass goes on from the head later.
       let after: { priority: number; id: number } | undefined;
-      let open: OpenRunner[] | null = free > 0 || noneJobs ? null : [];
+      let open: OpenRunner[] | null = slots.free > 0 || noneJobs ? null : [];
       const pass: PassState = { refreshed: false, account: null, lost: 0, sent: 0 };
       /** The last page read was not full: every queued job was read (`scanned` of them). */
       let readAll = false;
@@ -232,9 +245,7 @@ export class Dispatcher {
           // pass that started before the hold cannot hand the new job to the held runner).
           queue = firstHead.queue;
           pageLimit = FIRST_PAGE;
-          const heldSet = new Set(firstHead.heldRunnerIds);
-          const t0 = now();
-          open = candidates.filter((x) => x.c.holdUntil <= t0 && !heldSet.has(x.c.runnerId) && (x.free > 0 || anyNone));
+          open = openRunners(slots, firstHead.heldRunnerIds, now());
         } else {
           pageLimit = laterPageLimit(open);
           queue = await store.listQueuedForDispatch(pageLimit, after);
@@ -245,15 +256,7 @@ export class Dispatcher {
           if (this.stopped || open.length === 0) break;
           const holds = this.o.agents.get(q.agent)?.holds ?? 'workspace';
           const workspace = workspaceKey({ id: q.id, workspaceJobId: q.workspaceJobId });
-          // The matching runner where it fits with the most free slots; ties: the one that waited longest in `open`.
-          let best = -1;
-          for (let i = 0; i < open.length; i++) {
-            const x = open[i]!;
-            if (q.pinnedRunnerId !== null && q.pinnedRunnerId !== x.c.runnerId) continue;
-            if (!selectorMatches(q.selector, x.c.labels)) continue;
-            if (whyNotFits(holds, workspace, withTaskSlots(x.active, kept.get(x.c.runnerId), workspace), limitsOf(x.c)) !== null) continue;
-            if (best < 0 || x.free > open[best]!.free) best = i;
-          }
+          const best = bestRunner(q, holds, workspace, open, kept);
           if (best < 0) continue;
           const pick = open[best]!;
           const agent = await this.agentFor(q, pass);
@@ -446,39 +449,10 @@ export class Dispatcher {
   }
 }
 
-/** Job `j` as a dispatch pass matches it (the fields of a queue read). */
-export function queuedRef(j: JobRow): QueuedJobRef {
-  return { id: j.id, priority: j.priority, selector: j.selector, pinnedRunnerId: j.pinnedRunnerId ?? null, agent: j.agent, agentVersion: j.agentVersion, workspaceJobId: j.workspaceJobId ?? null };
-}
-
-/**
- * `st` (a first page of at most `limit` read beside `job`'s creation, kickNew) with `job` in it
- * when it belongs there: a read from before the commit lacks it. Dispatch order (priority
- * descending, then id); when it sorts past a full page it is left for the next page read (keyset
- * after the page's last job, so nothing is skipped), and a job it pushes out of a full page is too.
- */
-export function newJobInPage(st: DispatchState, job: QueuedJobRef, limit: number): DispatchState {
-  if (st.queue.some((q) => q.id === job.id)) return st;
-  const queue = [...st.queue, job].sort((a, b) => b.priority - a.priority || a.id - b.id);
-  if (queue.length > limit) queue.length = limit;
-  return queue.includes(job) ? { ...st, queue } : st;
-}
-
 /**
  * Whether job `id` is still queued: the pass read it from an earlier snapshot, and an advisory
  * "waiting" note must not follow a cancel that happened since (it read as the job's last status).
  */
 async function stillQueued(store: Pick<Store, 'getJob'>, id: number): Promise<boolean> {
   return (await store.getJob(id))?.status === 'queued';
-}
-
-/** Active assignments grouped by runner, as capacity slots. */
-function groupByRunner(active: readonly ActiveAssignment[]): Map<number, HeldSlot[]> {
-  const m = new Map<number, HeldSlot[]>();
-  for (const a of active) {
-    const list = m.get(a.runnerId) ?? [];
-    list.push({ holds: a.holds, workspace: a.workspace });
-    m.set(a.runnerId, list);
-  }
-  return m;
 }

@@ -9,7 +9,6 @@ import { apiError, readBody } from '../http-util.js';
 import { jobEffort } from '../effort.js';
 import { jobView } from '../views.js';
 import { createChildJob } from '../child-jobs.js';
-import { queuedRef } from '../dispatcher.js';
 
 /**
  * `POST /api/jobs` (body {@link CreateJobRequest}) → 201 Job. Everything is checked before
@@ -57,10 +56,10 @@ export function mountCreateJob(app: Hono<AppEnv>, ctx: ServerContext): void {
     if (caller) return createChildJob(c, ctx, caller, req, agent);
     const now = ctx.now();
     const waiting = resume ? `resuming session ${resume.sessionId} of job ${req.resumeJobId}; waiting for runner ${resume.runnerId}` : 'waiting for a runner';
-    // The job and its `queued` status event in one write (one round trip on PostgreSQL), and a
-    // dispatch pass whose first read runs beside it (dispatcher.ts kickNew): no waiting for the
-    // periodic pass, nor for the write before reading.
-    const creating = ctx.store.createRootJobWithEvent(
+    // The job and its `queued` status event in one write (one round trip on PostgreSQL), placed
+    // on a runner at once (dispatcher.ts createJob: stored already assigned when a runner here
+    // is free and no older job waits; else a pass whose first read runs beside the write).
+    const { job } = await ctx.dispatcher.createJob(
       {
         parentId: null,
         agent: agent.name,
@@ -75,10 +74,8 @@ export function mountCreateJob(app: Hono<AppEnv>, ctx: ServerContext): void {
         now,
       },
       { type: 'status', data: { status: 'queued', message: waiting } },
+      agent,
     );
-    ctx.dispatcher.kickNew(creating.then(({ job }) => queuedRef(job)));
-    const { job, event } = await creating;
-    ctx.bus.publish(job.id, [event]);
     ctx.log.info('job created', { jobId: job.id, agent: job.agent });
     return c.json(jobView(job), 201);
   });
