@@ -71,7 +71,7 @@ async function setup(name: string, runners: number, jobs: number, after?: (metho
   const ids: number[] = [];
   for (let i = 0; i < jobs; i++) ids.push((await base.createJob({ parentId: null, agent: 'noop', agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros: 1, now })).id);
   const { store, calls } = counted(base, after && ((m) => after(m, base)));
-  const hub = { connections: () => conns } as unknown as RunnerHub;
+  const hub = { connections: () => conns, applyOwnerLimits: () => undefined } as unknown as RunnerHub;
   const d = new Dispatcher({ store, hub, agents, bus: new EventBus(), effort: new EffortSettings(store), log: silentLogger, now: Date.now });
   return { base, conns, ids, calls, d };
 }
@@ -264,7 +264,7 @@ it('createJob with no runner that fits (labels), and while a pass runs: stored q
 
 it('newJobInPage: the new job in dispatch order, once; past a full page it is left for the next page', () => {
   const ref = (id: number, priority = 0) => ({ id, priority, selector: {}, pinnedRunnerId: null, agent: 'noop', agentVersion: '1', workspaceJobId: null });
-  const st = (ids: Array<[number, number]>) => ({ queue: ids.map(([id, p]) => ref(id, p)), heldRunnerIds: [7], active: [], taskSlots: [] });
+  const st = (ids: Array<[number, number]>) => ({ queue: ids.map(([id, p]) => ref(id, p)), heldRunnerIds: [7], active: [], taskSlots: [], ownerLimits: [] });
   expect(newJobInPage(st([]), ref(9), 3).queue.map((q) => q.id)).toEqual([9]);
   expect(newJobInPage(st([]), ref(9), 3).heldRunnerIds).toEqual([7]);
   // Already read (the read came after the commit): unchanged.

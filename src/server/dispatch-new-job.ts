@@ -1,6 +1,6 @@
 import type { AgentDefinition, EventBody, JobEvent } from '../protocol/index.js';
 import type { JobRow, NewJob, QueuedJobRef } from '../store/types.js';
-import type { DispatchState } from '../store/dispatch-types.js';
+import type { DispatchState, OwnerLimits } from '../store/dispatch-types.js';
 import { hashToken, newToken } from '../core/tokens.js';
 import { sendAssignment, type AssignDeps } from './dispatch-assign.js';
 import { bestRunner, FIRST_PAGE, openRunners, runnerSlots } from './dispatch-match.js';
@@ -19,9 +19,10 @@ export interface CreatedJob {
   assigned?: JobEvent;
 }
 
-/** What {@link placeNewJob} needs: the dispatch deps and whether some loaded agent's jobs hold nothing. */
+/** What {@link placeNewJob} needs: the dispatch deps, whether some loaded agent's jobs hold nothing, and the hub's applyOwnerLimits. */
 export interface NewJobDeps extends AssignDeps {
   anyNoneAgent: () => boolean;
+  applyOwnerLimits: (limits: readonly OwnerLimits[]) => void;
 }
 
 /**
@@ -73,6 +74,7 @@ export function placeNewJob(o: NewJobDeps, conns: readonly RunnerConnection[], j
       const c = await store();
       return c ? newJobInPage(st, queuedRef(c.job), FIRST_PAGE) : null;
     }
+    o.applyOwnerLimits(st.ownerLimits); // capacity set through another replica
     const slots = runnerSlots(conns, st, o.anyNoneAgent());
     const open = openRunners(slots, st.heldRunnerIds, o.now());
     const best = bestRunner({ pinnedRunnerId: j.pinnedRunnerId ?? null, selector: j.selector }, agent.holds, j.workspaceJobId ?? OWN_WORKSPACE, open, slots.kept);

@@ -1,6 +1,6 @@
 import type { AgentDefinition, EventBody, JobAssignment } from '../protocol/index.js';
 import type { JobRow, NewJob, QueuedJobRef, Store } from '../store/types.js';
-import type { DispatchState } from '../store/dispatch-types.js';
+import type { DispatchState, OwnerLimits } from '../store/dispatch-types.js';
 import { slotsUsed, whyNotFits, workspaceKey, type HeldSlot } from '../core/capacity.js';
 import type { Logger } from '../core/log.js';
 import { hashToken, newToken } from '../core/tokens.js';
@@ -134,7 +134,7 @@ export class Dispatcher {
       this.workKicks++;
       this.queueDrained = false;
       const kicks = this.workKicks;
-      const deps = { ...this.o, anyNoneAgent: () => this.o.agents.list().some((a) => a.holds === 'none') };
+      const deps = { ...this.o, anyNoneAgent: () => this.o.agents.list().some((a) => a.holds === 'none'), applyOwnerLimits: (l: readonly OwnerLimits[]) => this.o.hub.applyOwnerLimits(l) };
       const { created, after } = placeNewJob(deps, conns, j, queued, agent);
       this.run(
         after.then(
@@ -217,6 +217,7 @@ export class Dispatcher {
       // known yet, so the first page is a small fixed one; a full page with runners still free
       // reads on (below).
       const firstHead = pre ?? (await store.listDispatchState(FIRST_PAGE, now()));
+      hub.applyOwnerLimits(firstHead.ownerLimits); // capacity set through another replica
       const slots = runnerSlots(conns, firstHead, this.o.agents.list().some((a) => a.holds === 'none'));
       const { kept, anyNone } = slots;
       const noneJobs = slots.free === 0 && anyNone;
@@ -378,6 +379,16 @@ export class Dispatcher {
     const job = await store.getJob(jobId);
     if (!job) return { ok: false, code: 'not_found', message: `no job ${jobId}` };
     if (job.status !== 'queued') return { ok: false, code: 'not_queued', message: `job ${jobId} is ${job.status}, not queued` };
+    if (o.runnerId !== undefined && !hub.connections().some((c) => c.runnerId === o.runnerId)) {
+      // Only the replica a runner is connected to can hand it a job (the runner's socket is there).
+      const r = await store.getRunner(o.runnerId);
+      const message = !r
+        ? `no runner ${o.runnerId}`
+        : r.connected && !r.offline
+          ? `runner ${r.name} (${r.id}) is connected to another server replica: run jobs start against the server it is connected to`
+          : `runner ${r.name} (${r.id}) is not connected`;
+      return { ok: false, code: 'no_runner', message };
+    }
     const conns = hub.connections().filter((c) => (o.runnerId === undefined || c.runnerId === o.runnerId) && selectorMatches(job.selector, c.labels));
     const where = o.runnerId !== undefined ? `runner ${o.runnerId}` : 'any connected runner';
     if (conns.length === 0) {

@@ -11,7 +11,7 @@ import {
   type UploadedEvent,
 } from '../protocol/index.js';
 import type { Store } from '../store/types.js';
-import type { FrameMove } from '../store/dispatch-types.js';
+import type { FrameMove, OwnerLimits } from '../store/dispatch-types.js';
 import type { Logger } from '../core/log.js';
 import { hashToken } from '../core/tokens.js';
 import { pausedHoldsRunner, isTerminal } from '../core/job-state.js';
@@ -82,6 +82,8 @@ class Connection implements RunnerConnection {
   labels: Labels = {};
   capacity = 1;
   browserSlots = 1;
+  /** What the runner offered in its `hello` (`--capacity`, `--browser-slots`): in effect when no owner setting is. */
+  offer = { capacity: 1, browserSlots: 1 };
   ready = false;
   holdUntil = 0;
   /** Set once the connection is being closed for bad input: later frames are ignored. */
@@ -147,6 +149,21 @@ export class RunnerHub {
     c.ready = false;
     c.ws.close(code, reason.slice(0, 120));
     return true;
+  }
+
+  /**
+   * Brings every connection here up to date with the owners' capacity settings as a dispatch pass
+   * read them (store listDispatchState `ownerLimits`: every runner with a setting): a setting made
+   * through another replica takes effect here before the pass assigns anything, and a runner
+   * without one (any more) goes back to what it offered. No kick: the pass is running.
+   */
+  applyOwnerLimits(limits: readonly OwnerLimits[]): void {
+    const by = new Map(limits.map((l) => [l.runnerId, l]));
+    for (const c of this.conns.values()) {
+      const o = by.get(c.runnerId);
+      c.capacity = o?.capacity ?? c.offer.capacity;
+      c.browserSlots = Math.min(o?.browserSlots ?? c.offer.browserSlots, c.capacity);
+    }
   }
 
   /** Applies an owner capacity setting to runner `runnerId`'s live connection here (no-op when not connected here). */
@@ -302,6 +319,7 @@ export class RunnerHub {
     const browserSlots = msg.browserSlots ?? 1;
     if (!(await store.touchRunner(conn.runnerId, this.o.now(), { labels, capacity: msg.capacity, browserSlots, version: msg.version, name: msg.name }))) return this.revoked(conn);
     conn.labels = labels;
+    conn.offer = { capacity: msg.capacity, browserSlots };
     conn.capacity = row?.ownerCapacity ?? msg.capacity;
     conn.browserSlots = Math.min(row?.ownerBrowserSlots ?? browserSlots, conn.capacity);
     conn.name = msg.name;

@@ -50,4 +50,34 @@ describe.skipIf(pg === null)('two server replicas on one PostgreSQL database', (
     expect(msgs.at(-1)).toEqual({ event: 'end', data: '{"status":"cancelled"}' });
     await r.close();
   });
+
+  it('jobs start naming a runner connected to A, sent to B: 409 that says it is connected to another replica', async () => {
+    const r = await FakeRunner.start(a, { name: 'start-on-a', labels: { only: 'a' } });
+    await r.hello({ name: 'start-on-a', labels: { only: 'a' } });
+    const job = (await (await b.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'x' }, labels: { only: 'nobody' } } })).json()) as Job;
+    const res = await b.api(`/api/jobs/${job.id}/start`, { method: 'POST', json: { runnerId: r.runnerId, force: true } });
+    expect(res.status).toBe(409);
+    const body = (await res.json()) as { error: { code: string; message: string } };
+    expect(body.error).toMatchObject({ code: 'no_runner', message: `runner start-on-a (${r.runnerId}) is connected to another server replica: run jobs start against the server it is connected to` });
+    expect((await b.api(`/api/jobs/${job.id}/cancel`, { method: 'POST' })).status).toBe(200);
+    await r.close();
+  });
+
+  it('a capacity set through B holds on A\'s runner before A assigns anything more, and a raise is used', async () => {
+    const r = await FakeRunner.start(a, { name: 'cap-on-a', labels: { cap: 'x' }, capacity: 2 });
+    await r.hello({ name: 'cap-on-a', labels: { cap: 'x' }, capacity: 2 });
+    expect((await b.api(`/api/runners/${r.runnerId}`, { method: 'PATCH', json: { capacity: 1 } })).status).toBe(200);
+    const make = async () => ((await (await b.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'x' }, labels: { cap: 'x' } } })).json()) as Job).id;
+    const first = await make();
+    const second = await make();
+    expect((await r.next('job.assign', () => true, 3000)).assignment.jobId).toBe(first);
+    // A's passes (every 200 ms) see capacity 1: the second waits.
+    await new Promise((res) => setTimeout(res, 800));
+    expect(((await (await a.api(`/api/jobs/${second}`)).json()) as Job).status).toBe('queued');
+    // Raised through B: A's next pass gives the runner the second job beside the first.
+    expect((await b.api(`/api/runners/${r.runnerId}`, { method: 'PATCH', json: { capacity: 2 } })).status).toBe(200);
+    const asg = (await r.next('job.assign', () => true, 3000)).assignment;
+    expect(asg).toMatchObject({ jobId: second, capacity: 2 });
+    await r.close();
+  });
 });

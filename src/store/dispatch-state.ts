@@ -12,18 +12,31 @@ import type { TaskSlot } from './tasks-types.js';
 import type { ActiveAssignment, QueuedJobRef } from './types.js';
 import { PAUSED_HOLDING_SQL } from './paused-hold.js';
 
-/** What a dispatch pass reads first: the head of the queue with the holds, every live assignment, the idle tasks' kept slots. */
+/** A runner's owner setting (0009 `owner_capacity`, `owner_browser_slots`; null: the runner's own offer). */
+export interface OwnerLimits {
+  runnerId: number;
+  capacity: number | null;
+  browserSlots: number | null;
+}
+
+/** What a dispatch pass reads first: the head of the queue with the holds, every live assignment, the idle tasks' kept slots, the owners' capacity settings. */
 export interface DispatchState extends DispatchHead {
   /** As listActiveAssignments: every assigned/running job with its runner, by job id. */
   active: ActiveAssignment[];
   /** As listTaskSlots(now): runner slots kept by idle tasks, by task id. */
   taskSlots: TaskSlot[];
+  /**
+   * Every runner with an owner capacity setting, by runner id: a setting made through another
+   * replica reaches the runner's connection here with the next pass (server/hub.ts applyOwnerLimits).
+   */
+  ownerLimits: OwnerLimits[];
 }
 
 /**
  * The reads a dispatch pass starts with (server/dispatcher.ts): the first page of the queue
  * (dispatch order, at most `limit`) with the runners held at `now` (a hold committed before a job
- * was created is always seen with that job), + listActiveAssignments() + listTaskSlots(now).
+ * was created is always seen with that job), + listActiveAssignments() + listTaskSlots(now) + the
+ * owners' capacity settings.
  * - PostgreSQL: ONE statement (one round trip and one socket write instead of three, issue 5:
  *   the writes to the database were most of the server thread's time per job, --cpu-prof), so
  *   all four come from one snapshot; prepared once per connection (pg-prepared.ts).
@@ -36,11 +49,13 @@ export async function listDispatchState(c: StoreCtx, limit: number, now: number)
     // One writer: the queue, then the holds (read later, so fresher).
     const queue = await listQueuedForDispatch(c, limit);
     const heldRunnerIds = await listHeldRunnerIds(c, now);
-    return { queue, heldRunnerIds, active: await listActiveAssignments(c), taskSlots: await listTaskSlots(c, now) };
+    const owners = await c.db.selectFrom('runners').select(['id', 'owner_capacity', 'owner_browser_slots']).where((eb) => eb.or([eb('owner_capacity', 'is not', null), eb('owner_browser_slots', 'is not', null)])).orderBy('id').execute();
+    return { queue, heldRunnerIds, active: await listActiveAssignments(c), taskSlots: await listTaskSlots(c, now), ownerLimits: owners.map(toOwnerLimits) };
   }
-  // Rows of four kinds in one result, each kind in its own order: 't' (a kept task slot, by
-  // task id), 'q' (a queued job, dispatch order), 'h' (a held runner id, ascending), 'a' (a live
-  // assignment, by job id). Priority is null except for 'q'.
+  // Rows of five kinds in one result, each kind in its own order: 't' (a kept task slot, by
+  // task id), 'q' (a queued job, dispatch order), 'o' (a runner's owner limits, by runner id:
+  // owner_capacity in runner_id, owner_browser_slots in attempt), 'h' (a held runner id,
+  // ascending), 'a' (a live assignment, by job id). Priority is null except for 'q'.
   type Row = {
     kind: string;
     id: number;
@@ -61,13 +76,15 @@ export async function listDispatchState(c: StoreCtx, limit: number, now: number)
   const heldRunnerIds: number[] = [];
   const active: ActiveAssignment[] = [];
   const taskSlots: TaskSlot[] = [];
+  const ownerLimits: OwnerLimits[] = [];
   for (const x of r.rows) {
     if (x.kind === 'q') queue.push(toQueuedRef(c.codec, x as QueueRow));
     else if (x.kind === 'h') heldRunnerIds.push(num(x.id));
     else if (x.kind === 'a') active.push(toActiveAssignment(x as ActiveRow));
+    else if (x.kind === 'o') ownerLimits.push(toOwnerLimits({ id: x.id, owner_capacity: x.runner_id, owner_browser_slots: x.attempt }));
     else taskSlots.push(toTaskSlot(x as SlotRow));
   }
-  return { queue, heldRunnerIds, active, taskSlots };
+  return { queue, heldRunnerIds, active, taskSlots, ownerLimits };
 }
 
 /** The live statuses, as the statement's array parameter. */
@@ -86,6 +103,9 @@ const DISPATCH_STATE = `${PREPARE}
     union all
     (select 'a', id, null, null, null, null, null, workspace_job_id, runner_id, attempt, status, holds, null
       from jobs where (status = any($3::text[]) or ${PAUSED_HOLDING_SQL}) and runner_id is not null)
+    union all
+    (select 'o', id, null, null, null, null, null, null, owner_capacity, owner_browser_slots, null, null, null
+      from runners where owner_capacity is not null or owner_browser_slots is not null)
     union all
     (select 't', id, null, null, null, null, null, workspace_job_id, runner_id, null, null, null, slot_until
       from tasks where slot_until > $2 and status in ('idle', 'running') and runner_id is not null and workspace_job_id is not null)
@@ -122,6 +142,14 @@ export function toQueuedRef(codec: Codec, x: QueueRow): QueuedJobRef {
 export function toActiveAssignment(r: ActiveRow): ActiveAssignment {
   const id = num(r.id);
   return { jobId: id, runnerId: num(r.runner_id), attempt: num(r.attempt), status: r.status as ActiveAssignment['status'], holds: parseHolds(r.holds), workspace: numOrNull(r.workspace_job_id) ?? id };
+}
+
+/** A `runners` row of the owner-limits read. */
+export type OwnerRow = { id: number; owner_capacity: number | null; owner_browser_slots: number | null };
+
+/** A runner's owner limits. */
+export function toOwnerLimits(r: OwnerRow): OwnerLimits {
+  return { runnerId: num(r.id), capacity: numOrNull(r.owner_capacity), browserSlots: numOrNull(r.owner_browser_slots) };
 }
 
 /** A runner slot kept by an idle task. */

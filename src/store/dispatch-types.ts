@@ -2,11 +2,11 @@ import type { EventBody, JobEvent } from '../protocol/index.js';
 import type { ClaimedJob, ClaimRequest } from './claim-batch.js';
 import type { DispatchHead } from './dispatch-head.js';
 import type { NewJobAssignment } from './job-enqueue.js';
-import type { DispatchState } from './dispatch-state.js';
+import type { DispatchState, OwnerLimits } from './dispatch-state.js';
 import type { FrameOutcome, RunnerFrame } from './runner-frame.js';
 import type { JobRow, NewJob } from './types.js';
 
-export type { ClaimedJob, ClaimRequest, DispatchHead, DispatchState, FrameOutcome, NewJobAssignment, RunnerFrame };
+export type { ClaimedJob, ClaimRequest, DispatchHead, DispatchState, FrameOutcome, NewJobAssignment, OwnerLimits, RunnerFrame };
 export type { FrameEvent, FrameMove, RefusedFrameJob } from './runner-frame.js';
 
 /** The dispatch hot path's part of the Store (issue 5 benchmark): fewer statements and round trips per job. */

@@ -176,10 +176,10 @@ export function dispatchBatchTests(h: Harness): void {
     const s = await h.open();
     const r1 = await newRunner(s, {}, 'r1');
     const r2 = await newRunner(s, {}, 'r2');
-    expect(await s.listDispatchState(10, T)).toEqual({ queue: [], heldRunnerIds: [], active: [], taskSlots: [] });
+    expect(await s.listDispatchState(10, T)).toEqual({ queue: [], heldRunnerIds: [], active: [], taskSlots: [], ownerLimits: [] });
     await s.setRunnerHold(r2.id, { until: T + 100, reason: 'setup', kind: 'manual' });
     // The holds come with an empty queue too (a new job is placed from a read made before it: server/dispatch-new-job.ts).
-    expect(await s.listDispatchState(10, T)).toEqual({ queue: [], heldRunnerIds: [r2.id], active: [], taskSlots: [] });
+    expect(await s.listDispatchState(10, T)).toEqual({ queue: [], heldRunnerIds: [r2.id], active: [], taskSlots: [], ownerLimits: [] });
     const a = await newJob(s, { priority: 0 });
     const b = await newJob(s, { priority: 3, selector: { os: 'linux' } });
     const c = await newJob(s, { priority: 0, workspaceJobId: a.id });
@@ -202,7 +202,17 @@ export function dispatchBatchTests(h: Harness): void {
     expect(st.active).toEqual([{ jobId: d.id, runnerId: r1.id, attempt: 1, status: 'running', holds: 'browser', workspace: d.id }]);
     expect(st.taskSlots).toEqual([{ taskId: t1.id, runnerId: r1.id, workspace: 77, until: T + 500 }]);
     // The same as the separate reads.
-    expect(st).toEqual({ ...(await s.listDispatchHead(2, T)), active: await s.listActiveAssignments(), taskSlots: await s.listTaskSlots(T) });
+    expect(st).toEqual({ ...(await s.listDispatchHead(2, T)), active: await s.listActiveAssignments(), taskSlots: await s.listTaskSlots(T), ownerLimits: [] });
+    // Owners' capacity settings (set through any replica), by runner id; a cleared one is gone.
+    const r3 = await newRunner(s, {}, 'r3');
+    await s.setRunnerCapacity(r3.id, { capacity: 3 });
+    await s.setRunnerCapacity(r2.id, { capacity: 2, browserSlots: 1 });
+    expect((await s.listDispatchState(2, T)).ownerLimits).toEqual([
+      { runnerId: r2.id, capacity: 2, browserSlots: 1 },
+      { runnerId: r3.id, capacity: 3, browserSlots: null },
+    ]);
+    await s.setRunnerCapacity(r3.id, { capacity: null });
+    expect((await s.listDispatchState(2, T)).ownerLimits).toEqual([{ runnerId: r2.id, capacity: 2, browserSlots: 1 }]);
     expect((await s.listDispatchState(10, T)).queue.map((q) => q.id)).toEqual([b.id, a.id, c.id]);
     // Past the hold and the slot.
     expect(await s.listDispatchState(10, T + 500)).toMatchObject({ heldRunnerIds: [], taskSlots: [] });
