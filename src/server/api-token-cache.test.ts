@@ -82,4 +82,22 @@ describe('API token revoked through the API', () => {
     // The admin's own token is unaffected.
     expect((await t.api('/api/jobs')).status).toBe(200);
   });
+
+  it('a token revoked through another replica (straight in the store) cannot create credentials here in its cached second, though it still reads', async () => {
+    const created = await t.api('/api/tokens', { method: 'POST', json: { name: 'elsewhere', role: 'admin' } });
+    const { id, token } = (await created.json()) as { id: number; token: string };
+    expect((await t.api('/api/jobs', { token })).status).toBe(200); // found, and kept 1 s
+    expect(await t.store.deleteApiToken(id)).toBe(true); // as another replica revokes it
+    for (const [method, path, json] of [
+      ['POST', '/api/tokens', { name: 'persist', role: 'admin' }],
+      ['POST', '/api/users', { name: 'mallory', role: 'admin', password: 'long enough pw' }],
+      ['POST', '/api/runner-tokens', { labels: {} }],
+    ] as const) {
+      const res = await t.api(path, { method, json, token });
+      expect(res.status, `${method} ${path}`).toBe(401);
+    }
+    expect((await t.api('/api/tokens')).status).toBe(200);
+    const names = ((await (await t.api('/api/tokens')).json()) as { tokens: Array<{ name: string }> }).tokens.map((x) => x.name);
+    expect(names).not.toContain('persist');
+  });
 });

@@ -23,6 +23,14 @@ const MEMBER_WRITE_PATHS = new Set(['/api/session/logout']);
 /** Methods that change nothing. */
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/**
+ * Routes that create or change credentials and secrets (API tokens, users and passwords, runner
+ * registration tokens, webhook receivers' secrets): a change there asks the store for the
+ * caller's token every time, never the 1-s cache (api-token-cache.ts), so a token revoked through
+ * another replica cannot mint a lasting credential in that second.
+ */
+const CREDENTIAL_PATHS = /^\/api\/(tokens|users|runner-tokens|receivers)(\/|$)/;
+
 /** Name of the file in the data folder that holds the first admin token (mode 0600). */
 export const ADMIN_TOKEN_FILE = 'admin-token';
 
@@ -102,7 +110,9 @@ export function requireApiToken(store: Store, now: () => number = Date.now, toke
     }
     const token = bearerToken(c.req.header('authorization'));
     if (token) {
-      const row = await tokens.find(hashToken(token));
+      const hash = hashToken(token);
+      const fresh = !SAFE_METHODS.has(c.req.method) && CREDENTIAL_PATHS.test(c.req.path);
+      const row = fresh ? await store.findApiTokenByHash(hash) : await tokens.find(hash);
       if (!row) return apiError(c, 401, 'unauthorized', 'unknown API token');
       c.set('apiToken', row);
       c.set('principal', { kind: 'token', id: row.id, name: row.name, role: row.role });
