@@ -1,3 +1,4 @@
+import { ChunkStream, type ChunkTransform } from './chunk-stream.js';
 import type { Reply } from './reply.js';
 import { splitKeys } from './retry.js';
 
@@ -21,6 +22,8 @@ import { splitKeys } from './retry.js';
  * line — is practically never).
  */
 export const MIN_MASKED_KEY_LENGTH = 8;
+
+const EMPTY = Buffer.alloc(0);
 
 /** The text that replaces `key`. */
 export function maskedKey(key: string): string {
@@ -88,18 +91,31 @@ export class KeyMask {
     return hold;
   }
 
-  /** Masks a stream chunk by chunk (see the module comment for keys split across chunks). */
-  async *stream(source: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  /**
+   * A per-stream masking step (chunk-stream.ts): each chunk with every key masked, less the tail
+   * that could start a key split across chunks, which is held back and passed on with the next
+   * chunk (or at the end). One per stream: it keeps that tail.
+   */
+  transform(): ChunkTransform {
     let carry: Buffer | null = null;
-    for await (const chunk of source) {
-      const c = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-      const buf = this.bytes(carry ? Buffer.concat([carry, c]) : c);
-      const hold = this.heldTail(buf);
-      carry = hold > 0 ? Buffer.from(buf.subarray(buf.length - hold)) : null;
-      const out = hold > 0 ? buf.subarray(0, buf.length - hold) : buf;
-      if (out.length > 0) yield out;
-    }
-    if (carry) yield carry;
+    return {
+      push: (c) => {
+        const buf = this.bytes(carry ? Buffer.concat([carry, c]) : c);
+        const hold = this.heldTail(buf);
+        carry = hold > 0 ? Buffer.from(buf.subarray(buf.length - hold)) : null;
+        return hold > 0 ? buf.subarray(0, buf.length - hold) : buf;
+      },
+      end: () => {
+        const rest = carry ?? EMPTY;
+        carry = null;
+        return rest;
+      },
+    };
+  }
+
+  /** Masks a stream chunk by chunk (see {@link KeyMask.transform}). */
+  stream(source: AsyncIterable<Uint8Array>): AsyncIterable<Uint8Array> {
+    return ChunkStream.from(source).through(this.transform());
   }
 
   /** The reply with every key masked in its header values, body and stream. */
@@ -117,7 +133,7 @@ export class KeyMask {
     const body = r.body ? this.bytes(r.body) : r.body;
     if (headers === r.headers && body === r.body && !r.stream) return r;
     const out: Reply = { status: r.status, headers, body };
-    if (r.stream) out.stream = this.stream(r.stream);
+    if (r.stream) out.stream = ChunkStream.from(r.stream).through(this.transform());
     return out;
   }
 }

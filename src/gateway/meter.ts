@@ -2,6 +2,7 @@ import type { Logger } from '../core/log.js';
 import { callCost } from '../core/pricing.js';
 import { DEFAULT_MAX_OUTPUT_TOKENS, type Reservation } from './budget.js';
 import type { StreamReader } from './openai-usage.js';
+import { ChunkStream } from './chunk-stream.js';
 import { isEventStream, type Reply } from './reply.js';
 import type { JobRow, NewModelCall, Store } from '../store/types.js';
 import { priceFor, type PriceTable } from './prices.js';
@@ -172,24 +173,19 @@ export async function meteredReply(res: Reply, ctx: CallContext, signal?: AbortS
     await finish('ended');
     return res;
   }
-  const source = res.stream;
-  async function* metered(): AsyncGenerator<Uint8Array> {
-    let settled = false;
-    try {
-      for await (const chunk of source) {
+  // Usage is read from each raw chunk as it passes (a synchronous step, chunk-stream.ts); the
+  // row is written in the stream's one finish hook, before the reader sees its end.
+  const stream = ChunkStream.from(res.stream)
+    .through({
+      push: (chunk) => {
         reader.push(chunk);
-        yield chunk;
-      }
-      settled = true;
-      await finish('ended');
-    } catch (err) {
-      settled = true;
-      if (!signal?.aborted) ctx.log.warn('gateway: upstream stream broke', { job: ctx.job.id, error: (err as Error).message });
-      await finish(signal?.aborted ? 'cancelled' : 'broken');
-      throw err;
-    } finally {
-      if (!settled) await finish('cancelled');
-    }
-  }
-  return { ...res, stream: metered() };
+        return chunk;
+      },
+    })
+    .onFinish(async (how, err) => {
+      const aborted = signal?.aborted === true;
+      if (how === 'broken' && !aborted) ctx.log.warn('gateway: upstream stream broke', { job: ctx.job.id, error: err?.message ?? 'unknown' });
+      await finish(how === 'broken' && aborted ? 'cancelled' : how);
+    });
+  return { ...res, stream };
 }

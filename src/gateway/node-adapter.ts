@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../core/log.js';
+import { ChunkStream } from './chunk-stream.js';
 import type { GatewayRequest, Reply } from './reply.js';
 
 /**
@@ -40,7 +41,7 @@ export function nodeHandler(handle: (req: GatewayRequest) => Promise<Reply>, lim
         signal: ac.signal,
       };
       handle(request).then(
-        (reply) => writeReply(res, reply, ac.signal),
+        (reply) => writeReply(res, reply),
         (err: unknown) => {
           log.error('gateway: request failed', { path: request.path, error: (err as Error).message });
           if (res.headersSent) return void res.destroy();
@@ -52,8 +53,16 @@ export function nodeHandler(handle: (req: GatewayRequest) => Promise<Reply>, lim
   };
 }
 
-/** Writes a reply: whole body with its content-length, or the stream chunk by chunk. */
-function writeReply(res: ServerResponse, reply: Reply, signal: AbortSignal): void {
+/**
+ * Writes a reply: whole body with its content-length, or the stream pushed chunk by chunk
+ * (chunk-stream.ts: each upstream chunk goes from the source's 'data' event through the
+ * metering and masking steps into `res.write` in the same tick; the source pauses while `res`
+ * is full and resumes on 'drain'). The headers go out with the first chunk (one write) when
+ * one is already waiting, else at once (a model may think before its first event). A client
+ * that goes away destroys the source, which aborts the upstream; the call is still recorded
+ * (meter.ts, the stream's finish hook). A broken upstream cuts the response unfinished.
+ */
+function writeReply(res: ServerResponse, reply: Reply): void {
   if (!reply.stream) {
     const headers = { ...reply.headers, 'content-length': String(reply.body?.byteLength ?? 0) };
     res.writeHead(reply.status, headers);
@@ -63,25 +72,17 @@ function writeReply(res: ServerResponse, reply: Reply, signal: AbortSignal): voi
   const headers = { ...reply.headers };
   delete headers['content-length'];
   res.writeHead(reply.status, headers);
-  res.flushHeaders();
-  const it = reply.stream[Symbol.asyncIterator]();
-  const closed = new Promise<void>((r) => res.once('close', r));
-  void (async () => {
-    try {
-      for (;;) {
-        const n = await it.next();
-        if (n.done) break;
-        if (res.destroyed) break;
-        if (!res.write(n.value)) await Promise.race([new Promise<void>((r) => res.once('drain', r)), closed]);
-      }
-    } catch {
-      // upstream broke (already metered): cut the response so the client sees it unfinished
-      return void res.destroy();
-    }
-    if (res.destroyed || signal.aborted) {
-      await it.return?.(undefined).catch(() => undefined);
-      return;
-    }
-    res.end();
-  })();
+  const stream = ChunkStream.from(reply.stream);
+  if (!stream.buffered) res.flushHeaders();
+  const control = stream.pushTo({
+    write: (chunk) => res.destroyed || res.write(chunk),
+    end: () => {
+      if (!res.destroyed) res.end();
+    },
+    fail: () => {
+      res.destroy();
+    },
+  });
+  res.on('drain', control.resume);
+  res.once('close', control.cancel);
 }

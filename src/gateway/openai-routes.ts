@@ -9,7 +9,8 @@ import { meteredReply, recordRefused, recordUnreachable, type CallContext } from
 import { OpenAiStreamReader, usageFromOpenAiBody } from './openai-usage.js';
 import { asScriptRequest, maxOutputOf, openaiBudgetError, openaiError, parseOpenAiRequest, withStreamUsage, type ChatRequest, type OpenAiApi } from './openai-wire.js';
 import { priceFor } from './prices.js';
-import { forwardOpenAi, stripUsageChunks } from './providers/openai.js';
+import { forwardOpenAi } from './providers/openai.js';
+import { stripUsageChunks } from './openai-strip.js';
 import { scriptedOpenAiReply } from './providers/scripted-openai.js';
 import { noScriptMessage } from './providers/scripted.js';
 import { headerOf, REPLY_OPS, type GatewayRequest, type Reply } from './reply.js';

@@ -48,12 +48,6 @@ export function jsonReply(status: number, value: unknown, extra: Record<string, 
   return { status, headers: { 'content-type': 'application/json', ...extra }, body: Buffer.from(JSON.stringify(value)) };
 }
 
-/** The chunks of a reply: its stream, or its body as one chunk (nothing when empty). */
-export async function* chunksOf(r: Reply): AsyncGenerator<Uint8Array> {
-  if (r.stream) yield* r.stream;
-  else if (r.body && r.body.byteLength > 0) yield r.body;
-}
-
 /** Drops a reply without reading it (a live upstream stream is closed). */
 export async function discardReply(r: Reply): Promise<void> {
   if (!r.stream) return;

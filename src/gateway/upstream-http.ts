@@ -130,6 +130,9 @@ export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply>
               cb(err);
             },
           });
+          // An abort before the caller attached its reader must not be an unhandled 'error'
+          // (the reader still finds it: `destroyed`, `errored`, chunk-stream.ts).
+          raw.on('error', () => undefined);
           live = raw; // chunks go in here; the caller reads it, or its decoded side
           settled = true;
           resolve({ status, headers: out, body: null, stream: decoded ? decode(raw, encoding) : raw });
@@ -177,6 +180,7 @@ export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply>
 function decode(raw: Readable, encoding: string): Readable {
   const d = streamDecoders[encoding]!() as unknown as Readable;
   raw.on('error', (e) => d.destroy(e));
+  d.on('error', () => undefined); // as for raw: the reader finds the error when it comes
   d.on('close', () => raw.destroy());
   raw.pipe(d as unknown as NodeJS.WritableStream);
   return d;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { estimateUsage, StreamUsageReader, usageFromMessage } from './usage.js';
+import { deltaTextBytes, estimateUsage, StreamUsageReader, usageFromMessage } from './usage.js';
 
 const ev = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
 
@@ -81,5 +81,67 @@ describe('estimateUsage', () => {
     const partial = { inputTokens: 10, outputTokens: 30, cacheReadTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0 };
     expect(estimateUsage(partial, 400, 1_000_000, 20).outputTokens).toBe(30);
     expect(estimateUsage(null, 400, 0, 20).outputTokens).toBe(1);
+  });
+});
+
+describe('deltaTextBytes (content_block_delta text read without JSON.parse)', () => {
+  // Each text's UTF-8 size, worked out by hand: escapes count as the character they stand for.
+  const cases: Array<[string, object, number]> = [
+    ['ascii', { type: 'text_delta', text: 'tok1 ' }, 5],
+    ['2-byte', { type: 'text_delta', text: 'w\u00f6rld' }, 6],
+    ['newline and quote (escaped in JSON)', { type: 'text_delta', text: 'a\n"b"' }, 5],
+    ['backslash at the end', { type: 'text_delta', text: 'a\\' }, 2],
+    ['astral (a surrogate pair)', { type: 'text_delta', text: '\u{1F600}!' }, 5],
+    ['tool input', { type: 'input_json_delta', partial_json: '{"path": "a.ts"}' }, 16],
+    ['thinking', { type: 'thinking_delta', thinking: 'hmm \u20ac' }, 7],
+    ['empty', { type: 'text_delta', text: '' }, 0],
+  ];
+  it.each(cases)('%s: the bytes of the text', (_name, delta, bytes) => {
+    const data = JSON.stringify({ type: 'content_block_delta', index: 3, delta });
+    expect(deltaTextBytes(data)).toBe(bytes);
+    const r = new StreamUsageReader();
+    r.push(`event: content_block_delta\ndata: ${data}\n\n`);
+    expect(r.end().textBytes).toBe(bytes);
+  });
+  it('\\u escapes (ö, an escaped surrogate pair, a lone surrogate: U+FFFD) count as the UTF-8 they decode to', () => {
+    // ö 2 + 😀 4 + U+FFFD 3 + x 1
+    expect(deltaTextBytes('{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"\\u00f6\\ud83d\\ude00\\ud800x"}}')).toBe(10);
+  });
+  it('a stream of deltas split anywhere (the fast path and the parser take turns): the same text bytes, the same usage', () => {
+    const texts = ['tok1 ', 'w\u00f6rld', 'a\n"b"', '\u{1F600}', 'x'.repeat(300)];
+    const deltas = texts.map((t) => ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text: t } })).join('') + ev('content_block_delta', { index: 1, delta: { type: 'input_json_delta', partial_json: '{"a":1}' } });
+    // 5 + 6 + 5 + 4 + 300 + 7
+    const want = 327;
+    const all = Buffer.from(STREAM.replace(ev('content_block_stop', { index: 0 }), deltas + ev('content_block_stop', { index: 0 })));
+    for (let cut = 0; cut <= all.length; cut += 3) {
+      const r = new StreamUsageReader();
+      r.push(all.subarray(0, cut));
+      r.push(all.subarray(cut, cut + 40));
+      r.push(all.subarray(cut + 40));
+      const st = r.end();
+      expect(st.textBytes, `cut ${cut}`).toBe(13 + want);
+      expect(st.usage.outputTokens).toBe(15);
+      expect(st.complete).toBe(true);
+    }
+    // chunks cut at event boundaries, as upstreams send them: one event each, then all deltas in one chunk
+    const [head, tail] = STREAM.split(ev('content_block_stop', { index: 0 }));
+    const events = deltas.split(/(?<=\n\n)/);
+    expect(events).toHaveLength(6);
+    for (const parts of [[head!, ...events, tail!], [head!, deltas, tail!]]) {
+      const r = new StreamUsageReader();
+      for (const part of parts) r.push(Buffer.from(part));
+      expect(r.end().textBytes).toBe(13 + want);
+    }
+    const crlf = new StreamUsageReader();
+    crlf.push(Buffer.from(all.toString().replaceAll('\n', '\r\n')));
+    expect(crlf.end().textBytes).toBe(13 + want);
+  });
+  it('another shape (extra fields, a signature, other key order) is left to JSON.parse: -1', () => {
+    expect(deltaTextBytes('{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a","x":"b"}}')).toBe(-1);
+    expect(deltaTextBytes('{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"abc"}}')).toBe(-1);
+    expect(deltaTextBytes('{"index":0,"type":"content_block_delta","delta":{"type":"text_delta","text":"a"}}')).toBe(-1);
+    const r = new StreamUsageReader();
+    r.push('event: content_block_delta\ndata: {"index":0,"type":"content_block_delta","delta":{"text":"abc","type":"text_delta"}}\n\n');
+    expect(r.end().textBytes).toBe(3);
   });
 });

@@ -83,6 +83,84 @@ export interface StreamUsageState {
   model: string | null;
 }
 
+const DELTA_PREFIX = '{"type":"content_block_delta","index":';
+const DELTA_TYPE = ',"delta":{"type":"';
+const FIELD_TEXT = Buffer.from(',"text":"');
+
+/**
+ * UTF-8 bytes of a `content_block_delta`'s text (`text`, `partial_json` or `thinking`) read
+ * straight from its data when it has Anthropic's exact shape
+ * (`{"type":"content_block_delta","index":N,"delta":{"type":"…","text":"…"}}`), else -1 (the
+ * caller parses it). Every token of a streamed reply is one such event, and JSON.parse of it
+ * was most of the gateway's own CPU per streamed event (issue 3); only a string literal with
+ * escapes is parsed here, as a string.
+ */
+export function deltaTextBytes(data: string): number {
+  if (!data.startsWith(DELTA_PREFIX) || !data.endsWith('"}}')) return -1;
+  const d = data.indexOf(DELTA_TYPE, DELTA_PREFIX.length);
+  if (d < 0) return -1;
+  const typeEnd = data.indexOf('"', d + DELTA_TYPE.length);
+  if (typeEnd < 0) return -1;
+  // the field after the delta's type: ,"text":" / ,"partial_json":" / ,"thinking":"
+  const f = typeEnd + 1;
+  const at = data.startsWith(',"text":"', f) ? f + 9 : data.startsWith(',"partial_json":"', f) ? f + 17 : data.startsWith(',"thinking":"', f) ? f + 13 : -1;
+  if (at < 0) return -1;
+  const raw = data.slice(at, data.length - 3);
+  if (raw.indexOf('\\') < 0) return raw.indexOf('"') < 0 ? Buffer.byteLength(raw, 'utf8') : -1;
+  try {
+    // a quote left unescaped (more fields after the text) makes this throw: parse the whole
+    return Buffer.byteLength(JSON.parse(`"${raw}"`) as string, 'utf8');
+  } catch {
+    return -1;
+  }
+}
+
+const DELTA_EVENT = Buffer.from('event: content_block_delta\ndata: ');
+const DELTA_DATA = Buffer.from(DELTA_PREFIX);
+const DELTA_TYPE_BYTES = Buffer.from(DELTA_TYPE);
+
+/** True when `b` holds `prefix` at `at` (a JS loop: short prefixes cost less than Buffer#compare's call into C++). */
+function bytesAt(b: Buffer, at: number, prefix: Buffer): boolean {
+  if (at + prefix.length > b.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (b[at + i] !== prefix[i]) return false;
+  return true;
+}
+
+/** Where the next `\r` and `\\` of a chunk are (-1: none to its end; -2: not looked for yet): each chunk is searched once for them, however many events it holds. */
+interface Marks {
+  cr: number;
+  bs: number;
+}
+
+/**
+ * The text bytes ({@link deltaTextBytes}) of the whole `content_block_delta` event at `at` in
+ * `b` (`event: content_block_delta`, one `data:` line, a blank line, `\n` line ends) and where
+ * the next event starts; null when `b` holds no such whole event there.
+ */
+function rawDeltaTextBytes(b: Buffer, at: number, marks: Marks): { bytes: number; next: number } | null {
+  const p = at + DELTA_EVENT.length;
+  if (!bytesAt(b, at, DELTA_EVENT) || !bytesAt(b, p, DELTA_DATA)) return null;
+  const end = b.indexOf(10, p);
+  if (end < 0 || b[end + 1] !== 10) return null;
+  if (marks.cr !== -1 && marks.cr < p) marks.cr = b.indexOf(13, p);
+  if (marks.cr !== -1 && marks.cr < end) return null;
+  // no quote or backslash inside the text: its bytes as they are (the usual token)
+  const typeAt = b.indexOf(DELTA_TYPE_BYTES, p + DELTA_DATA.length);
+  const typeEnd = typeAt < 0 || typeAt > end ? -1 : b.indexOf(34, typeAt + DELTA_TYPE.length);
+  if (typeEnd > 0 && typeEnd < end - 3 && b[end - 3] === 34 && b[end - 2] === 125 && b[end - 1] === 125) {
+    const f = typeEnd + 1;
+    const textAt = bytesAt(b, f, FIELD_TEXT) ? f + FIELD_TEXT.length : -1;
+    if (textAt > 0 && textAt <= end - 3) {
+      const q = b.indexOf(34, textAt);
+      if (marks.bs !== -1 && marks.bs < textAt) marks.bs = b.indexOf(92, textAt);
+      if (q === end - 3 && (marks.bs === -1 || marks.bs > end)) return { bytes: end - 3 - textAt, next: end + 2 };
+    }
+  }
+  // other fields, escapes: the string reading
+  const n = deltaTextBytes(b.toString('utf8', p, end));
+  return n < 0 ? null : { bytes: n, next: end + 2 };
+}
+
 /**
  * Reads usage out of a Messages SSE stream incrementally: feed it the raw bytes as they pass
  * (chunks may split events, lines and characters anywhere), then call `end()`.
@@ -95,9 +173,32 @@ export class StreamUsageReader {
   private errored = false;
   private textBytes = 0;
   private model: string | null = null;
+  /** The parser holds nothing: the last chunk it got ended in a blank line (`\n\n`). */
+  private clean = true;
 
+  /**
+   * Feeds the next chunk. Fast path: while the chunk starts with whole `content_block_delta`
+   * events of Anthropic's exact shape (every token of a reply is one) and the parser holds
+   * nothing, their text bytes are counted from the raw bytes, without decoding or parsing;
+   * the rest of the chunk goes to the SSE parser.
+   */
   push(chunk: Uint8Array | string): void {
+    if (typeof chunk !== 'string' && this.clean) {
+      const b = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+      let at = 0;
+      const marks: Marks = { cr: -2, bs: -2 };
+      for (;;) {
+        const n = rawDeltaTextBytes(b, at, marks);
+        if (n === null) break;
+        this.textBytes += n.bytes;
+        at = n.next;
+      }
+      if (at === b.length) return;
+      chunk = at > 0 ? b.subarray(at) : b;
+    }
     for (const ev of this.parser.push(chunk)) this.onEvent(ev.event, ev.data);
+    const n = chunk.length;
+    this.clean = typeof chunk !== 'string' && n >= 2 && chunk[n - 1] === 10 && chunk[n - 2] === 10;
   }
 
   end(): StreamUsageState {
@@ -117,6 +218,13 @@ export class StreamUsageReader {
   }
 
   private onEvent(event: string, data: string): void {
+    if (event === 'content_block_delta') {
+      const n = deltaTextBytes(data);
+      if (n >= 0) {
+        this.textBytes += n;
+        return;
+      }
+    }
     let msg: { type?: string; message?: { usage?: unknown; model?: unknown }; usage?: unknown; delta?: { text?: string; partial_json?: string; thinking?: string } };
     try {
       msg = JSON.parse(data) as typeof msg;

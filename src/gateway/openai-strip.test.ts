@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest';
+import { stripUsageChunks, usageChunkStripper } from './openai-strip.js';
+
+const chunk = (o: object) => `data: ${JSON.stringify(o)}\n\n`;
+const A = chunk({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: 'héllo' } }], usage: null });
+const B = chunk({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }], usage: null });
+const USAGE = chunk({ id: 'c', object: 'chat.completion.chunk', choices: [], usage: { prompt_tokens: 9, completion_tokens: 2 } });
+const SPACED_USAGE = 'data: {"choices": [ ], "usage": {"prompt_tokens": 9, "completion_tokens": 2}}\r\n\r\n';
+const DONE = 'data: [DONE]\n\n';
+
+/** Runs `parts` through one stripper; the concatenated output. */
+function run(parts: Buffer[]): string {
+  const t = usageChunkStripper();
+  return Buffer.concat([...parts.map((p) => t.push(p)), t.end!()]).toString('utf8');
+}
+
+describe('usageChunkStripper', () => {
+  it('drops only the usage-only event (choices: [] with usage), wherever the chunks are cut', () => {
+    const all = Buffer.from(A + B + USAGE + DONE);
+    const want = A + B + DONE;
+    for (let cut = 0; cut <= all.length; cut++) expect(run([all.subarray(0, cut), all.subarray(cut)]), `cut ${cut}`).toBe(want);
+    // every byte its own chunk (the é split in two)
+    expect(run([...all].map((b) => Buffer.from([b])))).toBe(want);
+  });
+
+  it('other spacing and CRLF line ends; a stream without an end blank line; chunks with usage: null are kept', () => {
+    expect(run([Buffer.from(A + SPACED_USAGE + DONE)])).toBe(A + DONE);
+    expect(run([Buffer.from(A + 'data: [DONE]')])).toBe(A + 'data: [DONE]');
+    expect(run([Buffer.from(A + USAGE.trimEnd())])).toBe(A);
+  });
+
+  it('a whole body (scripted model) stays a body, without the usage event and without content-length', () => {
+    const r = stripUsageChunks({ status: 200, headers: { 'content-type': 'text/event-stream', 'content-length': '5' }, body: Buffer.from(A + USAGE + DONE) });
+    expect(r.stream).toBeUndefined();
+    expect(r.headers).toEqual({ 'content-type': 'text/event-stream' });
+    expect(r.body!.toString('utf8')).toBe(A + DONE);
+  });
+});
