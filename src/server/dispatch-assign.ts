@@ -83,7 +83,7 @@ export async function assignPlanned(
   open: OpenRunner[],
   kept: Map<number, HeldSlot[]>,
   pass: PassState,
-  noted: Set<number>,
+  noted: { delete(jobId: number): unknown },
 ): Promise<void> {
   const { store, bus, now } = o;
   // The effort settings (cached, effort-cache.ts; a read, when due, runs beside the claim), once per pass.

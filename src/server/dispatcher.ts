@@ -15,7 +15,7 @@ import { assignPlanned, effortFrom, limitsOf, openRunner, type OpenRunner, type 
 import { takeTaskSlot } from './tasks/slot-holds.js';
 import { bestRunner, FIRST_PAGE, groupByRunner, openRunners, runnerSlots } from './dispatch-match.js';
 import { placeNewJob, type CreatedJob } from './dispatch-new-job.js';
-import { keptSlotReason } from './tasks/slot-wait.js';
+import { WaitNotes } from './dispatch-notes.js';
 
 /** Most queued jobs read per dispatch pass (a full read with runners still free schedules another pass). */
 const DISPATCH_BATCH = 1000;
@@ -75,16 +75,18 @@ export class Dispatcher {
   private lostPasses = 0;
   private timer: NodeJS.Timeout | null = null;
   private stopped = false;
-  /** Queued jobs already told that no runner matches (so the note is left once). */
-  private readonly noted = new Set<number>();
-  /** When noteUnmatched last ran (epoch ms). */
+  /** Why queued jobs wait, noted in their status (dispatch-notes.ts). */
+  private readonly noted: WaitNotes;
+  /** When the notes last ran (epoch ms). */
   private notedAt = 0;
   /** `work` kicks so far: a pass that began reading at another count cannot vouch for an empty queue. */
   private workKicks = 0;
   /** The last pass claimed every queued job it read and no `work` kick came since: `capacity` kicks need no pass. */
   private queueDrained = false;
 
-  constructor(private readonly o: DispatcherOptions) {}
+  constructor(private readonly o: DispatcherOptions) {
+    this.noted = new WaitNotes(o);
+  }
 
   /** Starts the periodic pass. */
   start(): void {
@@ -298,10 +300,10 @@ export class Dispatcher {
       // the read began: the queue is empty as far as this server knows (KickReason).
       if (readAll && pass.sent === scanned && pass.lost === 0 && this.workKicks === workKicksAtStart) this.queueDrained = true;
     }
-    // The "no runner matches" note is advisory: at most once per NOTE_EVERY_MS.
+    // The notes on why queued jobs wait are advisory: at most once per NOTE_EVERY_MS.
     if (now() - this.notedAt >= NOTE_EVERY_MS) {
       this.notedAt = now();
-      await this.noteUnmatched();
+      await this.noted.run();
     }
   }
 
@@ -427,43 +429,4 @@ export class Dispatcher {
     if (sent !== 'sent') return { ok: false, code: 'no_runner', message: `could not hand job ${jobId} to runner ${pick.c.name}` };
     return { ok: true, job: claimed, runnerId: pick.c.runnerId, runnerName: pick.c.name };
   }
-
-  private async noteUnmatched(): Promise<void> {
-    const { store, now } = this.o;
-    const queued = await store.listJobs({ status: 'queued', limit: 200 });
-    const ids = new Set(queued.map((j) => j.id));
-    for (const id of [...this.noted]) if (!ids.has(id)) this.noted.delete(id);
-    const todo = queued.filter((j) => !this.noted.has(j.id));
-    if (todo.length === 0) return;
-    // A revoked runner can never connect again: its labels match nothing (a job only it matched
-    // said "still waiting" for good).
-    const runners = (await store.listRunners()).filter((r) => r.revokedAt === null);
-    const slots = await store.listTaskSlots(now()); // idle tasks' kept slots: say so when they are why a job waits (FX2)
-    const conns = slots.length ? this.o.hub.connections() : [];
-    const byRunner = conns.length ? groupByRunner(await store.listActiveAssignments()) : new Map<number, HeldSlot[]>();
-    for (const job of todo) {
-      if (runners.some((r) => selectorMatches(job.selector, r.labels))) {
-        const matching = conns.filter((c) => (job.pinnedRunnerId === null || job.pinnedRunnerId === c.runnerId) && selectorMatches(job.selector, c.labels));
-        const views = matching.map((c) => ({ runnerId: c.runnerId, name: c.name, limits: limitsOf(c), active: byRunner.get(c.runnerId) ?? [] }));
-        const reason = keptSlotReason(this.o.agents.get(job.agent)?.holds ?? 'workspace', workspaceKey({ id: job.id, workspaceJobId: job.workspaceJobId }), views, slots);
-        if (reason) {
-          this.noted.add(job.id);
-          if (await stillQueued(store, job.id)) await recordStatus(store, this.o.bus, job.id, 'queued', reason, now());
-        }
-        continue;
-      }
-      this.noted.add(job.id);
-      const want = formatLabels(job.selector);
-      const message = runners.length === 0 ? 'no runner registered yet, waiting' : `no runner matches ${want || 'this job'}, waiting`;
-      if (await stillQueued(store, job.id)) await recordStatus(store, this.o.bus, job.id, 'queued', message, now());
-    }
-  }
-}
-
-/**
- * Whether job `id` is still queued: the pass read it from an earlier snapshot, and an advisory
- * "waiting" note must not follow a cancel that happened since (it read as the job's last status).
- */
-async function stillQueued(store: Pick<Store, 'getJob'>, id: number): Promise<boolean> {
-  return (await store.getJob(id))?.status === 'queued';
 }

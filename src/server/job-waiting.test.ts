@@ -23,6 +23,16 @@ async function waitingNote(t: TestServer, id: number): Promise<string | undefine
   return (await getJob(t, id)).waiting;
 }
 
+/** Polls job `id` until `waiting` is neither the generic text nor `previous`. */
+async function noteOtherThan(t: TestServer, id: number, previous: string): Promise<string | undefined> {
+  for (let i = 0; i < 60; i++) {
+    const w = (await getJob(t, id)).waiting;
+    if (w !== 'waiting for a runner' && w !== previous) return w;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return (await getJob(t, id)).waiting;
+}
+
 const pg = await createTestDatabase();
 afterAll(async () => {
   await pg?.drop();
@@ -76,6 +86,32 @@ describe.each([['sqlite', null], ...(pg ? [['postgres', pg.url]] : [])] as Array
       expect(gone.closeCode).toBe(4403);
     } finally {
       await gone.close();
+    }
+  });
+
+  it('the note follows the fleet: no match, then a match that is not connected, then connected but on hold; resumed, it runs', async () => {
+    const res = await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'examples/calc' }, labels: { zone: 'mars' } } });
+    const job = (await res.json()) as Job;
+    expect(await waitingNote(t, job.id)).toBe('no runner matches zone=mars, waiting');
+    // Registered (a credential), not connected.
+    const reg = await t.api('/api/runners/register', { token: null, json: { token: await t.regToken({}), name: 'r-mars', labels: { zone: 'mars' }, capacity: 1 } });
+    const { runnerId, credential } = (await reg.json()) as { runnerId: number; credential: string };
+    const notConnected = 'no runner that matches zone=mars is connected (r-mars), waiting';
+    expect(await noteOtherThan(t, job.id, 'no runner matches zone=mars, waiting')).toBe(notConnected);
+    // On hold, then connected: still not given to it, and the note says why, with the hold's end.
+    const held = await t.api(`/api/runners/${runnerId}/hold`, { json: { for: '15m', reason: 'disk full' } });
+    expect(held.status).toBe(200);
+    const until = ((await held.json()) as { hold: { until: string } }).hold.until;
+    const r = await FakeRunner.connect(t.url, runnerId, credential);
+    try {
+      await r.hello({ name: 'r-mars', labels: { zone: 'mars' } });
+      expect(await noteOtherThan(t, job.id, notConnected)).toBe(`every connected runner that matches zone=mars is on hold (r-mars until ${until}), waiting`);
+      expect(r.frames.filter((f) => f.type === 'job.assign')).toEqual([]);
+      expect((await t.api(`/api/runners/${runnerId}/resume`, { method: 'POST' })).status).toBe(200);
+      expect((await r.next('job.assign')).assignment.jobId).toBe(job.id);
+      expect((await getJob(t, job.id)).waiting).toBeUndefined();
+    } finally {
+      await r.close();
     }
   });
 });

@@ -1,0 +1,117 @@
+import type { HeldSlot } from '../core/capacity.js';
+import { workspaceKey } from '../core/capacity.js';
+import { selectorMatches } from '../core/labels.js';
+import type { Logger } from '../core/log.js';
+import type { Store } from '../store/types.js';
+import type { AgentRegistry } from './agents.js';
+import { limitsOf } from './dispatch-assign.js';
+import { groupByRunner } from './dispatch-match.js';
+import type { EventBus } from './event-bus.js';
+import type { RunnerHub } from './hub.js';
+import { recordStatus } from './status-events.js';
+import { keptSlotReason } from './tasks/slot-wait.js';
+import { formatLabels } from './views.js';
+
+/** Most queued jobs (oldest first) one round of notes looks at. */
+const NOTE_BATCH = 200;
+
+/** Why a queued job waits, as last told in its status (the kinds a new note replaces). */
+type NoteKind = 'unmatched' | 'offline' | 'held' | 'kept' | 'busy';
+
+/** Runner names for a note: at most 5, then how many more. */
+function names(rs: ReadonlyArray<{ name: string }>): string {
+  return rs.length <= 5 ? rs.map((r) => r.name).join(', ') : `${rs.slice(0, 5).map((r) => r.name).join(', ')} and ${rs.length - 5} more`;
+}
+
+/** What {@link WaitNotes} needs. */
+export interface WaitNotesDeps {
+  store: Store;
+  hub: RunnerHub;
+  agents: AgentRegistry;
+  bus: EventBus;
+  log: Logger;
+  now: () => number;
+}
+
+/**
+ * The dispatcher's advisory notes on queued jobs (issue 5: "a job no runner could ever match says
+ * so in its status, instead of waiting forever"): a `status` event `queued` with why the job waits,
+ * which `GET /api/jobs/:id` shows as `waiting`. One note per reason: a job is told again only when
+ * its reason changes, so the last note is never stale —
+ * - `unmatched`: no registered runner (revoked ones excluded) has its labels (and pin);
+ * - `offline`: runners match, none of them is connected;
+ * - `held`: every connected runner that matches is on hold (named, with the hold's end);
+ * - `kept`: it would fit but for slots kept by idle tasks (tasks/slot-wait.ts);
+ * - `busy`: runners match and none of the above, after an earlier note said otherwise (a runner
+ *   with the labels registered, a hold ended): waiting for one of them to be free.
+ */
+export class WaitNotes {
+  /** Queued jobs told why they wait, with that reason. */
+  private readonly told = new Map<number, NoteKind>();
+
+  constructor(private readonly o: WaitNotesDeps) {}
+
+  /** Job `id` left the queue (assigned): forget its note. */
+  delete(id: number): void {
+    this.told.delete(id);
+  }
+
+  /** Looks at the oldest queued jobs and notes those whose reason to wait changed. */
+  async run(): Promise<void> {
+    const { store, now } = this.o;
+    const queued = await store.listJobs({ status: 'queued', limit: NOTE_BATCH });
+    const ids = new Set(queued.map((j) => j.id));
+    for (const id of [...this.told.keys()]) if (!ids.has(id)) this.told.delete(id);
+    if (queued.length === 0) return;
+    const t = now();
+    // A revoked runner can never connect again: its labels match nothing.
+    const runners = (await store.listRunners()).filter((r) => r.revokedAt === null);
+    const slots = await store.listTaskSlots(t); // idle tasks' kept slots: say so when they are why a job waits (FX2)
+    const conns = slots.length ? this.o.hub.connections() : [];
+    const byRunner = conns.length ? groupByRunner(await store.listActiveAssignments()) : new Map<number, HeldSlot[]>();
+    for (const job of queued) {
+      const want = formatLabels(job.selector) || 'this job';
+      const matching = runners.filter((r) => selectorMatches(job.selector, r.labels) && (job.pinnedRunnerId === null || job.pinnedRunnerId === r.id));
+      let kind: NoteKind;
+      let message: string;
+      if (matching.length === 0) {
+        kind = 'unmatched';
+        message = runners.length === 0 ? 'no runner registered yet, waiting' : `no runner matches ${want}, waiting`;
+      } else if (!matching.some((r) => r.connected && !r.offline)) {
+        kind = 'offline';
+        message = `no runner that matches ${want} is connected (${names(matching)}), waiting`;
+      } else if (matching.every((r) => !(r.connected && !r.offline) || (r.hold !== null && r.hold.until > t))) {
+        kind = 'held';
+        const held = matching.filter((r) => r.hold !== null && r.hold.until > t);
+        message = `every connected runner that matches ${want} is on hold (${names(held.map((r) => ({ name: `${r.name} until ${new Date(r.hold!.until).toISOString()}` })))}), waiting`;
+      } else {
+        const views = conns
+          .filter((c) => matching.some((r) => r.id === c.runnerId))
+          .map((c) => ({ runnerId: c.runnerId, name: c.name, limits: limitsOf(c), active: byRunner.get(c.runnerId) ?? [] }));
+        const kept = keptSlotReason(this.o.agents.get(job.agent)?.holds ?? 'workspace', workspaceKey({ id: job.id, workspaceJobId: job.workspaceJobId }), views, slots);
+        if (kept) {
+          kind = 'kept';
+          message = kept;
+        } else {
+          // Nothing was said, or it still holds: the creation's "waiting for a runner" is right.
+          const before = this.told.get(job.id);
+          if (before === undefined || before === 'busy') continue;
+          kind = 'busy';
+          message = `waiting for a runner that matches ${want} to be free (${names(matching.filter((r) => r.connected && !r.offline))})`;
+        }
+      }
+      if (this.told.get(job.id) === kind) continue;
+      this.told.set(job.id, kind);
+      if (await stillQueued(store, job.id)) await recordStatus(store, this.o.bus, job.id, 'queued', message, now());
+    }
+  }
+}
+
+/**
+ * Whether job `id` is still queued: the notes read it from an earlier snapshot, and an advisory
+ * "waiting" note must not follow a cancel or an assignment that happened since (it would read as
+ * the job's last status).
+ */
+async function stillQueued(store: Pick<Store, 'getJob'>, id: number): Promise<boolean> {
+  return (await store.getJob(id))?.status === 'queued';
+}
