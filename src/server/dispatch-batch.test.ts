@@ -276,3 +276,35 @@ it('newJobInPage: the new job in dispatch order, once; past a full page it is le
   // ...or, sorting after all of it, is not added.
   expect(newJobInPage(st([[4, 0], [5, 0], [6, 0]]), ref(9, 0), 3).queue.map((q) => q.id)).toEqual([4, 5, 6]);
 });
+
+it('a whole-runner job keeps the runner closest to empty from younger jobs, and gets it once it drains', async () => {
+  const base = await openSqliteStore(join(dir, 'whole-runner'));
+  const WHOLE = { name: 'whole', version: '1', harness: 'command', holds: 'runner' } as unknown as AgentDefinition;
+  const byName = (n: string) => (n === 'whole' ? WHOLE : AGENT);
+  const twoAgents = { get: byName, list: () => [AGENT, WHOLE], forJob: byName, refresh: async () => undefined } as unknown as AgentRegistry;
+  const now = Date.now();
+  const r = await base.createRunner({ name: 'big', labels: {}, capacity: 2, credentialHash: 'w'.repeat(64), now });
+  const conn = { ...fakeConn(r.id, r.name), capacity: 2 };
+  const job = (agent: string) => base.createJob({ parentId: null, agent, agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros: 1, now });
+  const first = await job('noop'); // running on the runner already
+  const whole = await job('whole');
+  const small = await job('noop'); // younger than the whole-runner job
+  const hub = { connections: () => [conn], applyOwnerLimits: () => undefined } as unknown as RunnerHub;
+  const d = new Dispatcher({ store: base, hub, agents: twoAgents, bus: new EventBus(), effort: new EffortSettings(base), log: silentLogger, now: Date.now });
+  try {
+    await base.claimJobById(first.id, { id: r.id, labels: {} }, 'f'.repeat(64), now, 'workspace');
+    d.kick();
+    await d.idle();
+    // One slot is free, but the small job must not take it: the whole-runner job waits for the runner to drain.
+    expect(conn.got).toEqual([]);
+    expect((await base.getJob(small.id))?.status).toBe('queued');
+    await base.transitionJob(first.id, 1, ['assigned'], 'succeeded', Date.now());
+    d.kick('capacity');
+    await d.idle();
+    expect(conn.got.map((a) => a.jobId)).toEqual([whole.id]);
+    expect((await base.getJob(small.id))?.status).toBe('queued'); // the runner is held whole now
+  } finally {
+    await d.stop();
+    await base.close();
+  }
+});

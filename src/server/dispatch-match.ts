@@ -65,6 +65,23 @@ export function bestRunner(q: Pick<QueuedJobRef, 'pinnedRunnerId' | 'selector'>,
   return best;
 }
 
+/**
+ * Index in `open` of the runner a whole-runner job `q` waits for (no runner is empty for it now):
+ * of those its labels (and pin) match, the one with the fewest active jobs, then the lowest id.
+ * -1 when none matches.
+ */
+export function reserveFor(q: Pick<QueuedJobRef, 'pinnedRunnerId' | 'selector'>, open: readonly OpenRunner[]): number {
+  let best = -1;
+  for (let i = 0; i < open.length; i++) {
+    const x = open[i]!;
+    if (q.pinnedRunnerId !== null && q.pinnedRunnerId !== x.c.runnerId) continue;
+    if (!selectorMatches(q.selector, x.c.labels)) continue;
+    const b = best < 0 ? null : open[best]!;
+    if (!b || x.active.length < b.active.length || (x.active.length === b.active.length && x.c.runnerId < b.c.runnerId)) best = i;
+  }
+  return best;
+}
+
 /** Active assignments grouped by runner, as capacity slots. */
 export function groupByRunner(active: readonly ActiveAssignment[]): Map<number, HeldSlot[]> {
   const m = new Map<number, HeldSlot[]>();

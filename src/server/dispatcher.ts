@@ -13,7 +13,7 @@ import { formatLabels } from './views.js';
 import type { EffortSettings } from './effort-cache.js';
 import { assignPlanned, effortFrom, limitsOf, openRunner, type OpenRunner, type PassState, type Planned } from './dispatch-assign.js';
 import { takeTaskSlot } from './tasks/slot-holds.js';
-import { bestRunner, FIRST_PAGE, groupByRunner, openRunners, runnerSlots } from './dispatch-match.js';
+import { bestRunner, FIRST_PAGE, groupByRunner, openRunners, reserveFor, runnerSlots } from './dispatch-match.js';
 import { placeNewJob, type CreatedJob } from './dispatch-new-job.js';
 import { WaitNotes } from './dispatch-notes.js';
 
@@ -260,7 +260,16 @@ export class Dispatcher {
           const holds = this.o.agents.get(q.agent)?.holds ?? 'workspace';
           const workspace = workspaceKey({ id: q.id, workspaceJobId: q.workspaceJobId });
           const best = bestRunner(q, holds, workspace, open, kept);
-          if (best < 0) continue;
+          if (best < 0) {
+            // A whole-runner job waits for a runner with nothing on it: keep the matching one
+            // closest to empty from younger jobs (this pass; every pass chooses the same), so it
+            // drains instead of being refilled for ever by small jobs (a fresh user's job 15).
+            if (holds === 'runner') {
+              const r = reserveFor(q, open);
+              if (r >= 0) open.splice(r, 1);
+            }
+            continue;
+          }
           const pick = open[best]!;
           const agent = await this.agentFor(q, pass);
           if (!agent) {
