@@ -29,7 +29,7 @@ describe('flotilla --help', () => {
   it('top level lists every command, exit 0', async () => {
     const io = recordingIO();
     expect(await main(cli('--help'), io)).toBe(0);
-    for (const c of ['run', 'jobs', 'runners', 'agents', 'up', 'runner']) expect(io.out()).toMatch(new RegExp(`^  ${c} `, 'm'));
+    for (const c of ['run', 'jobs', 'runners', 'tokens', 'agents', 'up', 'runner']) expect(io.out()).toMatch(new RegExp(`^  ${c} `, 'm'));
   });
 
   const commands: Array<[string[], string[]]> = [

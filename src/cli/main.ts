@@ -6,6 +6,7 @@ import { registerBudget } from './commands/budget.js';
 import { registerCosts } from './commands/costs.js';
 import { registerModels } from './commands/models.js';
 import { registerTiers } from './commands/tiers.js';
+import { registerTokens } from './commands/tokens.js';
 import { registerJobs } from './commands/jobs.js';
 import { registerRun } from './commands/run.js';
 import { registerRunners } from './commands/runners.js';
@@ -53,6 +54,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerCosts(program, ctx);
   registerModels(program, ctx);
   registerTiers(program, ctx);
+  registerTokens(program, ctx);
   registerUp(program, ctx);
   registerRunner(program, ctx);
   registerMcp(program, ctx);

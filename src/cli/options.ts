@@ -2,7 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { RoleName, RunnerName, parseLabelList, type Labels } from '../protocol/index.js';
+import { MAX_ID, RoleName, RunnerName, parseLabelList, type Labels } from '../protocol/index.js';
 import { FlotillaClient } from '../client/index.js';
 
 /** Default control-plane URL when neither `--server` nor `FLOTILLA_SERVER` is given. */
@@ -69,6 +69,17 @@ export function parseLabels(text: string): Labels {
   return labels;
 }
 
+/**
+ * `--role R` given with a `role=` label of another value in `--labels`/`--label` (`flag`):
+ * which one was meant cannot be told, so neither wins silently.
+ * @throws CliError (exit 2) naming both: `--role build conflicts with --labels role=gpu: give the role once`.
+ */
+export function checkRoleLabels(role: string | undefined, labels: Labels | undefined, flag = '--labels'): void {
+  if (role !== undefined && labels?.role !== undefined && labels.role !== role) {
+    throw new CliError(`--role ${role} conflicts with ${flag} role=${labels.role}: give the role once`, 2);
+  }
+}
+
 /** `--name` of a runner: a protocol RunnerName (1–63 of `[A-Za-z0-9._-]`, first a letter or digit). */
 export function parseRunnerName(text: string): string {
   const r = RunnerName.safeParse(text);
@@ -92,8 +103,16 @@ export function intIn(min: number, max: number, what: string): (text: string) =>
   };
 }
 
-/** A positive job id. */
-export const parseJobId = intIn(1, Number.MAX_SAFE_INTEGER, 'job id');
+/**
+ * An id argument/option (`what`: `job id`, `task id`, ...): a whole number 1..MAX_ID
+ * (2,147,483,647, the largest id the store holds: protocol/ids.ts), checked before any request.
+ */
+export function parseIdArg(what: string): (text: string) => number {
+  return intIn(1, MAX_ID, what);
+}
+
+/** A job id (1..2147483647). */
+export const parseJobId = parseIdArg('job id');
 
 /**
  * A job input given as JSON text: a JSON object, e.g. `'{"repo":"examples/calc"}'`. `what`

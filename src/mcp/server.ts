@@ -2,6 +2,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { z } from 'zod';
 import { ApiError, type FlotillaClient } from '../client/index.js';
+import { Id } from '../protocol/index.js';
 import { cancelJob, jobStatus, startJob, waitJobs } from './tools.js';
 
 /** What {@link createMcpServer} needs: a client holding the job's token, and the job's id. */
@@ -70,7 +71,7 @@ export function createMcpServer(o: McpServerOptions): McpServer {
         'Wait until the given jobs (default: every child this job started) have ended, or timeout_seconds passes. ' +
         'Returns each job\'s status, summary, changed files, branch, commit, needs_human and cost, and the totals.',
       inputSchema: {
-        ids: z.array(z.number().int().positive()).optional().describe('job ids; default all children of this job'),
+        ids: z.array(Id).optional().describe('job ids; default all children of this job'),
         timeout_seconds: z.number().positive().max(3600).optional().describe('default 600'),
       },
     },
@@ -92,7 +93,7 @@ export function createMcpServer(o: McpServerOptions): McpServer {
   );
   server.registerTool(
     'job_status',
-    { description: 'Status, result and cost of one job of this tree.', inputSchema: { id: z.number().int().positive() } },
+    { description: 'Status, result and cost of one job of this tree.', inputSchema: { id: Id } },
     async (args) => {
       try {
         return reply(await jobStatus(o.client, args.id));
@@ -103,7 +104,7 @@ export function createMcpServer(o: McpServerOptions): McpServer {
   );
   server.registerTool(
     'cancel_job',
-    { description: 'Cancel a job this job started (or one of its descendants), with its whole subtree.', inputSchema: { id: z.number().int().positive() } },
+    { description: 'Cancel a job this job started (or one of its descendants), with its whole subtree.', inputSchema: { id: Id } },
     async (args) => {
       try {
         return reply(await cancelJob(o.client, args.id));

@@ -1,3 +1,4 @@
+export * from './ids.js';
 export * from './labels.js';
 export * from './usd.js';
 export * from './agent.js';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { Labels } from './labels.js';
+import { Id } from './ids.js';
+import { Labels, roleLabelConflict } from './labels.js';
 import { UsdAmount } from './usd.js';
 
 /**
@@ -54,7 +55,7 @@ export const CreateJobRequest = z
     budgetUsd: UsdAmount.optional(),
     /** Extra labels a runner must have, on top of the agent's. */
     labels: Labels.optional(),
-    /** Runner role this run asks for (label `role=<role>`), over the agent's `role`. */
+    /** Runner role this run asks for (label `role=<role>`), over the agent's `role`; a different `labels.role` → 400 naming `role`. */
     role: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, 'role must be lowercase letters, digits, dot, dash or underscore').optional(),
     /** Higher runs first; ties go to the oldest job. */
     priority: z.number().int().min(-100).max(100).default(0),
@@ -63,11 +64,16 @@ export const CreateJobRequest = z
      * workspace (uncommitted changes included), resuming the harness session it recorded. An
      * empty `input` takes that job's input.
      */
-    resumeJobId: z.number().int().positive().optional(),
+    resumeJobId: Id.optional(),
     /** Effort tier for this run (`max`, `high`, `medium` or an account tier); overrides the agent's. */
     effort: z.string().min(1).max(64).optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((v, ctx) => {
+    // `role` is the label role=<role>: a different `labels.role` beside it is refused, not overridden.
+    const conflict = roleLabelConflict(v.role, v.labels);
+    if (conflict) ctx.addIssue({ code: 'custom', path: ['role'], message: conflict });
+  });
 export type CreateJobRequest = z.infer<typeof CreateJobRequest>;
 
 /** A job as the API returns it. Times are ISO-8601 strings (server clock); money in micro-dollars. */

@@ -15,7 +15,8 @@ export type Labels = z.infer<typeof Labels>;
 
 /**
  * Parses `k=v,k2=v2` (the CLI and `FLOTILLA_LABELS` form) into {@link Labels}.
- * @throws Error naming the malformed pair.
+ * @throws Error naming the malformed pair, or a key given twice (`zone=mars,zone=venus`:
+ *   which one was meant cannot be told, so neither is kept silently).
  */
 export function parseLabelList(text: string): Labels {
   const out: Labels = {};
@@ -30,7 +31,20 @@ export function parseLabelList(text: string): Labels {
     if (!k.success) throw new Error(`label key "${key}": ${k.error.issues[0]?.message}`);
     const v = LabelValue.safeParse(value);
     if (!v.success) throw new Error(`label value for "${key}": ${v.error.issues[0]?.message}`);
+    if (Object.hasOwn(out, key)) throw new Error(`label key "${key}" is given twice (${key}=${out[key]}, ${key}=${value}): give each key once`);
     out[key] = value;
   }
   return out;
+}
+
+/**
+ * The conflict between a role given on its own (`--role`, a request's `role`) and a `role`
+ * label among `labels` with another value, in words naming both (`role "build" conflicts with
+ * label role=gpu`); null when there is none (no role, no role label, or the same value).
+ * The role cannot win silently over the label (nor the label over it): refuse both.
+ */
+export function roleLabelConflict(role: string | undefined, labels: Labels | undefined): string | null {
+  const labelled = labels?.role;
+  if (role === undefined || labelled === undefined || labelled === role) return null;
+  return `role "${role}" conflicts with label role=${labelled}: give the role once`;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Id } from './ids.js';
 import { Labels } from './labels.js';
 import { AgentDefinition } from './agent.js';
 import { EventBody } from './events.js';
@@ -18,13 +19,13 @@ import { EventBody } from './events.js';
  */
 
 /** An event as the runner uploads it. */
-export const UploadedEvent = z.intersection(z.object({ rseq: z.number().int().positive(), at: z.string() }), EventBody);
+export const UploadedEvent = z.intersection(z.object({ rseq: Id, at: z.string() }), EventBody);
 export type UploadedEvent = z.infer<typeof UploadedEvent>;
 
 /** What the runner is running, reported on (re)connect. */
 export const RunningJobReport = z.object({
-  jobId: z.number().int().positive(),
-  attempt: z.number().int().positive(),
+  jobId: Id,
+  attempt: Id,
 });
 export type RunningJobReport = z.infer<typeof RunningJobReport>;
 
@@ -42,14 +43,14 @@ export const RunnerToServer = z.discriminatedUnion('type', [
   }),
   z.object({ type: z.literal('heartbeat'), running: z.array(RunningJobReport) }),
   /** The runner took the assignment and is preparing the workspace. */
-  z.object({ type: z.literal('job.accepted'), jobId: z.number().int().positive(), attempt: z.number().int().positive() }),
+  z.object({ type: z.literal('job.accepted'), jobId: Id, attempt: Id }),
   /** The runner cannot take the assignment (e.g. at capacity); the job goes back to the queue. */
-  z.object({ type: z.literal('job.rejected'), jobId: z.number().int().positive(), attempt: z.number().int().positive(), reason: z.string() }),
+  z.object({ type: z.literal('job.rejected'), jobId: Id, attempt: Id, reason: z.string() }),
   /** Events, in rseq order. A `job.finished` event ends the attempt. */
   z.object({
     type: z.literal('job.events'),
-    jobId: z.number().int().positive(),
-    attempt: z.number().int().positive(),
+    jobId: Id,
+    attempt: Id,
     events: z.array(UploadedEvent).min(1).max(1000),
   }),
 ]);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Id } from './ids.js';
 import { Labels } from './labels.js';
 
 /** What a runner name and a role value may be: a letter or digit, then up to 62 of letters, digits, `.`, `_`, `-`. */
@@ -96,7 +97,7 @@ export type RunnerDetail = z.infer<typeof RunnerDetail>;
 
 /** `POST /api/jobs/{id}/start` body: place a queued job now (on `runnerId` if given); `force` goes past capacity and holds. */
 export const StartJobRequest = z
-  .object({ runnerId: z.number().int().positive().optional(), force: z.boolean().default(false) })
+  .object({ runnerId: Id.optional(), force: z.boolean().default(false) })
   .strict();
 export type StartJobRequest = z.infer<typeof StartJobRequest>;
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Id } from './ids.js';
 
 /**
  * Tasks, receivers and their events (issue 7). Times in the API are ISO-8601 strings;
@@ -144,7 +145,7 @@ export const CreateReceiverRequest = z
     keyExpr: z.string().min(1).max(2000).optional(),
     /** CEL over `payload` giving the text the agent sees for a generic event (default: the JSON). */
     summaryExpr: z.string().min(1).max(2000).optional(),
-    fallbackTaskId: z.number().int().positive().optional(),
+    fallbackTaskId: Id.optional(),
     policies: ReceiverPolicies.default({ completeOnClose: true, wakeOnReopen: true }),
   })
   .strict();

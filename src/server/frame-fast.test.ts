@@ -41,6 +41,8 @@ const VALID: unknown[] = [
   },
   { type: 'heartbeat', running: [] },
   { running: [{ attempt: 2, jobId: 5 }, { jobId: 6, attempt: 1 }], type: 'heartbeat' },
+  // the largest id PostgreSQL integer holds
+  { type: 'heartbeat', running: [{ jobId: 2 ** 31 - 1, attempt: 2 ** 31 - 1 }] },
 ];
 
 /** Frames zod refuses (each must go to zod for its message). */
@@ -51,6 +53,11 @@ const INVALID: unknown[] = [
   { type: 'job.events', jobId: 0, attempt: 1, events: [{ rseq: 1, at, type: 'log', data: { stream: 'stdout', line: 'x' } }] },
   { type: 'job.events', jobId: 1.5, attempt: 1, events: [{ rseq: 1, at, type: 'log', data: { stream: 'stdout', line: 'x' } }] },
   { type: 'job.events', jobId: 2 ** 53, attempt: 1, events: [{ rseq: 1, at, type: 'log', data: { stream: 'stdout', line: 'x' } }] },
+  // Ids above 2^31 - 1 (PostgreSQL integer): refused before the store sees them.
+  { type: 'job.events', jobId: 2 ** 31, attempt: 1, events: [{ rseq: 1, at, type: 'log', data: { stream: 'stdout', line: 'x' } }] },
+  { type: 'job.events', jobId: 1, attempt: 2 ** 31, events: [{ rseq: 1, at, type: 'log', data: { stream: 'stdout', line: 'x' } }] },
+  { type: 'job.events', jobId: 1, attempt: 1, events: [{ rseq: 2 ** 31, at, type: 'log', data: { stream: 'stdout', line: 'x' } }] },
+  { type: 'heartbeat', running: [{ jobId: 2 ** 31, attempt: 1 }] },
   { type: 'job.events', jobId: 1, attempt: '1', events: [{ rseq: 1, at, type: 'log', data: { stream: 'stdout', line: 'x' } }] },
   { type: 'job.events', jobId: 1, attempt: 1, events: [] },
   { type: 'job.events', jobId: 1, attempt: 1, events: Array.from({ length: 1001 }, (_, i) => ({ rseq: i + 1, at, type: 'log', data: { stream: 'stdout', line: 'x' } })) },
@@ -118,7 +125,7 @@ describe('fastRunnerFrame', () => {
 
   it('agrees with zod on mutated frames (accepted → zod accepts with the same output)', () => {
     // Each valid frame with one value somewhere replaced or one key removed or added.
-    const weird: unknown[] = [undefined, null, 0, -1, 1.5, 2 ** 53, '', 'x', true, [], {}, { a: 1 }, 'succeeded', 'stdout', 'assistant'];
+    const weird: unknown[] = [undefined, null, 0, -1, 1.5, 2 ** 31 - 1, 2 ** 31, 2 ** 53, '', 'x', true, [], {}, { a: 1 }, 'succeeded', 'stdout', 'assistant'];
     let accepted = 0;
     let checked = 0;
     const visit = (root: unknown, node: unknown): void => {

@@ -1,4 +1,4 @@
-import type { RunnerToServer } from '../protocol/index.js';
+import { MAX_ID, type RunnerToServer } from '../protocol/index.js';
 
 // A hand-written check of the runner frames that make up nearly all of a busy hub's traffic
 // (`job.events` with the common event kinds, `heartbeat`), tried before zod: zod's
@@ -13,8 +13,8 @@ import type { RunnerToServer } from '../protocol/index.js';
 type Obj = Record<string, unknown>;
 
 const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
-/** zod `z.number().int().positive()` (int = safe integer). */
-const isPosInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v > 0;
+/** protocol `Id` (ids.ts): an integer 1..MAX_ID (jobId, attempt, rseq are PostgreSQL `integer`). */
+const isPosInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v) && v > 0 && v <= MAX_ID;
 const isStr = (v: unknown): v is string => typeof v === 'string';
 
 /** True when every own key of `o` is in `allowed` (zod would strip any other: leave those to zod). */

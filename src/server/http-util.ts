@@ -2,7 +2,7 @@ import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z } from 'zod';
 import { findNul, parseJsonBounded } from '../core/json-depth.js';
-import { describeIssues, type ApiErrorBody } from '../protocol/index.js';
+import { describeIssues, ID_RANGE, MAX_ID, type ApiErrorBody } from '../protocol/index.js';
 
 /**
  * Sends the API error body `{ error: { code, message, field? } }` with the given HTTP status.
@@ -68,9 +68,34 @@ export function unknownQueryParam(c: Context, allowed: readonly string[]): Respo
   return null;
 }
 
-/** Parses a positive integer path/query parameter; null when absent or malformed. */
+/**
+ * Parses a positive integer path/query parameter that is not an id (a page `limit`: the caller
+ * checks its own maximum); null when absent or malformed. Ids go through {@link parseId}.
+ */
 export function parsePositiveInt(text: string | undefined): number | null {
   if (text === undefined || !/^[0-9]{1,15}$/.test(text)) return null;
   const n = Number(text);
   return n > 0 ? n : null;
+}
+
+/**
+ * Parses an id path/query parameter (a job, runner, task, receiver or API token id; an event
+ * seq; a task turn): decimal digits, 1 to protocol MAX_ID (2,147,483,647, the PostgreSQL
+ * `integer` the store keeps them in). null when absent, malformed or out of range: answer
+ * with {@link idError}, so both engines refuse the same ids the same way (PostgreSQL would
+ * otherwise fail the query with "value out of range for type integer", a 500).
+ */
+export function parseId(text: string | undefined): number | null {
+  if (text === undefined || !/^[0-9]{1,15}$/.test(text)) return null;
+  const n = Number(text);
+  return n > 0 && n <= MAX_ID ? n : null;
+}
+
+/**
+ * 400 `invalid_request` for an id parameter {@link parseId} refused: message
+ * `<field>: must be an integer from 1 to 2147483647 (<what>)`, field `<field>`.
+ * `what` says what the id names (`a job id`, `an event seq`), or is left out.
+ */
+export function idError(c: Context, field: string, what?: string): Response {
+  return apiError(c, 400, 'invalid_request', `${field}: ${ID_RANGE}${what ? ` (${what})` : ''}`, field);
 }

@@ -2,9 +2,9 @@ import { Command, Option } from 'commander';
 import { ReceiverProvider, type CreatedReceiver, type Receiver } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
 import { formatTable } from '../format.js';
-import { CliError, addClientOptions, clientFrom, intIn, wantsJson, type ClientOptions } from '../options.js';
+import { CliError, addClientOptions, clientFrom, intIn, parseIdArg, wantsJson, type ClientOptions } from '../options.js';
 
-const parseId = intIn(1, Number.MAX_SAFE_INTEGER, 'receiver id');
+const parseId = parseIdArg('receiver id');
 
 /** What to paste into the forge's webhook form for this receiver (secret shown only when given). */
 export function receiverSetup(r: Receiver, serverUrl: string, secret?: string): string {
@@ -59,7 +59,7 @@ export function registerReceivers(program: Command, ctx: CliContext): void {
     .addOption(new Option('--auth <kind>', 'generic only: bearer token or HMAC signature').choices(['hmac', 'bearer']).env('FLOTILLA_RECEIVER_AUTH'))
     .addOption(new Option('--key-expr <cel>', 'generic only: CEL expression over payload giving the resource key, e.g. payload.groupKey').env('FLOTILLA_RECEIVER_KEY_EXPR'))
     .addOption(new Option('--summary-expr <cel>', 'generic only: CEL expression giving the text the agent sees').env('FLOTILLA_RECEIVER_SUMMARY_EXPR'))
-    .addOption(new Option('--fallback-task <id>', 'task that gets events nobody owns').argParser(intIn(1, Number.MAX_SAFE_INTEGER, 'fallback task id')).env('FLOTILLA_RECEIVER_FALLBACK_TASK'))
+    .addOption(new Option('--fallback-task <id>', 'task that gets events nobody owns').argParser(parseIdArg('fallback task id')).env('FLOTILLA_RECEIVER_FALLBACK_TASK'))
     .addOption(new Option('--assign-login <login>', 'issues/PRs assigned to this account start a task (needs --assign-agent)').env('FLOTILLA_RECEIVER_ASSIGN_LOGIN'))
     .addOption(new Option('--assign-agent <agent>', 'the agent of tasks started by an assignment').env('FLOTILLA_RECEIVER_ASSIGN_AGENT'))
     .addOption(new Option('--coalesce <seconds>', 'coalescing window of tasks it starts (default 180)').argParser(intIn(0, 86_400, 'coalesce')).env('FLOTILLA_RECEIVER_COALESCE'))

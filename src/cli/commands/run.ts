@@ -3,7 +3,7 @@ import type { Labels } from '../../protocol/index.js';
 import { ApiError } from '../../client/index.js';
 import type { CliContext } from '../context.js';
 import { runJob } from '../run-job.js';
-import { CliError, addClientOptions, checkFolderOption, clientFrom, intIn, parseBudget, parseInputJson, parseLabels, parseRole, wantsJson, type ClientOptions } from '../options.js';
+import { CliError, addClientOptions, checkFolderOption, checkRoleLabels, clientFrom, intIn, parseBudget, parseIdArg, parseInputJson, parseLabels, parseRole, wantsJson, type ClientOptions } from '../options.js';
 
 interface RunOptions extends ClientOptions {
   budget?: number;
@@ -43,7 +43,7 @@ export function registerRun(program: Command, ctx: CliContext): void {
     .addOption(
       new Option('--resume <job>', 'continue the session of this ended job: same runner, same workspace (input defaults to that job\'s)')
         .env('FLOTILLA_RESUME')
-        .argParser(intIn(1, Number.MAX_SAFE_INTEGER, 'resume')),
+        .argParser(parseIdArg('resume')),
     )
     .addOption(
       new Option('--parent-token <flj_token>', 'from inside a job: start the run as a child of that job (its job token; the server defaults to FLOTILLA_URL)').env(
@@ -55,6 +55,7 @@ export function registerRun(program: Command, ctx: CliContext): void {
   addClientOptions(cmd);
   cmd.action(async (agent: string, inputJson: string | undefined, opts: RunOptions, self: Command) => {
     const json = wantsJson(self, opts);
+    checkRoleLabels(opts.role, opts.labels);
     const request = {
       agent,
       input: parseInputJson(inputJson),

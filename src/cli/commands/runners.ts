@@ -4,7 +4,7 @@ import { ApiError } from '../../client/index.js';
 import { holdText, resolveRunner, slotsText } from './fleet-util.js';
 import type { CliContext } from '../context.js';
 import { formatTable } from '../format.js';
-import { addClientOptions, CliError, clientFrom, intIn, parseLabels, parseRole, wantsJson, type ClientOptions } from '../options.js';
+import { addClientOptions, checkRoleLabels, CliError, clientFrom, intIn, parseLabels, parseRole, wantsJson, type ClientOptions } from '../options.js';
 
 /** Formats labels as `k=v,k2=v2` (the form `--labels` takes). */
 export function labelText(labels: Labels): string {
@@ -28,6 +28,7 @@ export function registerRunners(program: Command, ctx: CliContext): void {
     .addOption(new Option('--status <status>', 'only runners in this status').choices(RunnerStatus.options).env('FLOTILLA_RUNNER_STATUS'))
     .addOption(new Option('--role <role>', 'only runners with label role=ROLE').env('FLOTILLA_RUNNER_ROLE').argParser(parseRole));
   addClientOptions(list).action(async (opts: ClientOptions & { label?: Labels; status?: RunnerStatus; role?: string }, self: Command) => {
+    checkRoleLabels(opts.role, opts.label, '--label');
     const client = await clientFrom(opts);
     const fleet = await client.listFleet({ ...(opts.label ? { labels: opts.label } : {}), ...(opts.status ? { status: opts.status } : {}), ...(opts.role ? { role: opts.role } : {}) });
     if (wantsJson(self, opts)) return void out(JSON.stringify(fleet));

@@ -2,9 +2,9 @@ import { Command, Option } from 'commander';
 import { MAX_COALESCE_SECONDS, TaskStatus, type Task, type TaskDetail } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
 import { cut, formatTable } from '../format.js';
-import { CliError, addClientOptions, clientFrom, intIn, parseInputJson, wantsJson, type ClientOptions } from '../options.js';
+import { CliError, addClientOptions, clientFrom, intIn, parseIdArg, parseInputJson, wantsJson, type ClientOptions } from '../options.js';
 
-const parseTaskId = intIn(1, Number.MAX_SAFE_INTEGER, 'task id');
+const parseTaskId = parseIdArg('task id');
 
 function taskLine(t: Task): string[] {
   const pending = t.queuedPrompts + t.pendingEvents;

@@ -4,7 +4,7 @@ import { Command, Option } from 'commander';
 import type { Labels } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
 import { untilInterrupted } from '../io.js';
-import { CliError, DEFAULT_SERVER, checkFolderOption, defaultDataDir, intIn, parseLabels, parseRole, parseRunnerName } from '../options.js';
+import { CliError, DEFAULT_SERVER, checkFolderOption, checkRoleLabels, defaultDataDir, intIn, parseLabels, parseRole, parseRunnerName } from '../options.js';
 
 interface RunnerCliOptions {
   server: string;
@@ -39,6 +39,7 @@ export function registerRunner(program: Command, ctx: CliContext): void {
     .action(async (opts: RunnerCliOptions) => {
       const { io } = ctx;
       if (!/^https?:\/\/[^/\s]+/i.test(opts.server.trim())) throw new CliError('--server (FLOTILLA_SERVER) must be an http:// or https:// URL, e.g. http://build-1:8787', 2);
+      checkRoleLabels(opts.role, opts.labels);
       await checkFolderOption('--work-dir', opts.workDir);
       if (opts.repoBase) {
         const st = await stat(resolve(opts.repoBase)).catch(() => null);

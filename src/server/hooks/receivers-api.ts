@@ -4,7 +4,7 @@ import type { Hono } from 'hono';
 import { CreateReceiverRequest, type CreatedReceiver } from '../../protocol/index.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
-import { apiError, parsePositiveInt, readBody } from '../http-util.js';
+import { apiError, idError, parseId, readBody } from '../http-util.js';
 import { taskInputProblem } from '../tasks/task-input.js';
 import { receiverView } from '../tasks/views.js';
 import { compileCel } from './cel-route.js';
@@ -70,15 +70,15 @@ export function mountReceivers(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.get('/api/receivers', async (c) => c.json({ receivers: (await ctx.store.listReceivers()).map(receiverView) }));
 
   app.get('/api/receivers/:id', async (c) => {
-    const id = parsePositiveInt(c.req.param('id'));
-    if (id === null) return apiError(c, 400, 'invalid_request', 'id: must be a positive integer', 'id');
+    const id = parseId(c.req.param('id'));
+    if (id === null) return idError(c, 'id', 'a receiver id');
     const r = await ctx.store.getReceiver(id);
     return r ? c.json(receiverView(r)) : apiError(c, 404, 'not_found', `no receiver ${id}`);
   });
 
   app.delete('/api/receivers/:id', async (c) => {
-    const id = parsePositiveInt(c.req.param('id'));
-    if (id === null) return apiError(c, 400, 'invalid_request', 'id: must be a positive integer', 'id');
+    const id = parseId(c.req.param('id'));
+    if (id === null) return idError(c, 'id', 'a receiver id');
     const deleted = await ctx.store.deleteReceiver(id);
     forgetReceivers(ctx.store);
     if (!deleted) return apiError(c, 404, 'not_found', `no receiver ${id}`);

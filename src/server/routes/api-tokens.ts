@@ -2,7 +2,7 @@ import type { Hono } from 'hono';
 import { CreateApiTokenRequest, type ApiTokenInfo, type CreatedApiToken } from '../../protocol/index.js';
 import { createApiToken, requireAdmin, type AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
-import { apiError, parsePositiveInt, readBody } from '../http-util.js';
+import { apiError, idError, parseId, readBody } from '../http-util.js';
 import type { ApiTokenRow } from '../../store/types.js';
 import { hashToken } from '../../core/tokens.js';
 import { iso } from '../views.js';
@@ -39,8 +39,8 @@ export function mountApiTokens(app: Hono<AppEnv>, ctx: ServerContext, tokens: Pi
   });
 
   app.delete('/api/tokens/:id', requireAdmin(), async (c) => {
-    const id = parsePositiveInt(c.req.param('id'));
-    if (id === null) return apiError(c, 400, 'invalid_request', 'id: must be a positive integer', 'id');
+    const id = parseId(c.req.param('id'));
+    if (id === null) return idError(c, 'id', 'an API token id');
     if (c.var.principal.kind === 'token' && c.var.principal.id === id) {
       return apiError(c, 409, 'conflict', 'id: this is the token of this request; revoke it with another admin credential', 'id');
     }

@@ -2,7 +2,7 @@ import type { Hono } from 'hono';
 import { CostGroup, parseSince, type CostRollup } from '../../protocol/index.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
-import { apiError } from '../http-util.js';
+import { apiError, idError, parseId } from '../http-util.js';
 
 /**
  * `GET /api/costs?by=job|tree|agent|runner|day[&since=7d|<ISO date>][&root=ID]` →
@@ -19,8 +19,8 @@ export function mountCosts(app: Hono<AppEnv>, ctx: ServerContext): void {
     const since = parseSince(sinceText, now);
     if (since === null) return apiError(c, 400, 'invalid_request', 'since: must be like 7d, 12h, 30m, 2w or an ISO-8601 date', 'since');
     const rootText = c.req.query('root');
-    const rootId = rootText === undefined ? undefined : /^[1-9]\d{0,14}$/.test(rootText) ? Number(rootText) : null;
-    if (rootId === null) return apiError(c, 400, 'invalid_request', 'root: must be a positive integer job id', 'root');
+    const rootId = rootText === undefined ? undefined : parseId(rootText);
+    if (rootId === null) return idError(c, 'root', 'a job id');
     const rows = await ctx.store.costRollup({ by: by.data, since: Math.max(0, since), ...(rootId !== undefined ? { rootId } : {}) });
     const total = { calls: 0, refusedCalls: 0, estimatedCalls: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costMicros: 0, costNanos: 0 };
     for (const r of rows) for (const k of Object.keys(total) as (keyof typeof total)[]) total[k] += r[k];

@@ -3,7 +3,7 @@ import { formatMicros, usdToMicros } from '../../core/money.js';
 import { TopUpRequest, type BudgetView } from '../../protocol/index.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
-import { apiError, parsePositiveInt, readBody } from '../http-util.js';
+import { apiError, idError, parseId, readBody } from '../http-util.js';
 import { recordStatus } from '../status-events.js';
 
 /**
@@ -24,8 +24,8 @@ import { recordStatus } from '../status-events.js';
  */
 export function mountJobBudget(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.get('/api/jobs/:id/budget', async (c) => {
-    const id = parsePositiveInt(c.req.param('id'));
-    if (id === null) return apiError(c, 400, 'invalid_request', 'id: must be a positive integer', 'id');
+    const id = parseId(c.req.param('id'));
+    if (id === null) return idError(c, 'id', 'a job id');
     const job = await ctx.store.getJob(id);
     if (!job) return apiError(c, 404, 'not_found', `no job ${id}`);
     const own = job.parentId !== null ? await ctx.store.getJobBudget(job.id, ctx.now()) : null;
@@ -37,8 +37,8 @@ export function mountJobBudget(app: Hono<AppEnv>, ctx: ServerContext): void {
   });
 
   app.post('/api/jobs/:id/budget', async (c) => {
-    const id = parsePositiveInt(c.req.param('id'));
-    if (id === null) return apiError(c, 400, 'invalid_request', 'id: must be a positive integer', 'id');
+    const id = parseId(c.req.param('id'));
+    if (id === null) return idError(c, 'id', 'a job id');
     const body = await readBody(c, TopUpRequest);
     if (!body.ok) return body.response;
     const job = await ctx.store.getJob(id);

@@ -2,7 +2,7 @@ import type { Hono } from 'hono';
 import { isTerminal } from '../../core/job-state.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
-import { apiError, parsePositiveInt } from '../http-util.js';
+import { apiError, idError, parseId } from '../http-util.js';
 import { recordStatus } from '../status-events.js';
 import { jobView } from '../views.js';
 import { cancelDescendants } from '../cancel-tree.js';
@@ -18,8 +18,8 @@ import { cancelDescendants } from '../cancel-tree.js';
  */
 export function mountCancelJob(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.post('/api/jobs/:id/cancel', async (c) => {
-    const id = parsePositiveInt(c.req.param('id'));
-    if (id === null) return apiError(c, 400, 'invalid_request', 'id: must be a positive integer', 'id');
+    const id = parseId(c.req.param('id'));
+    if (id === null) return idError(c, 'id', 'a job id');
     // A few tries: the job may move (e.g. get assigned) between reading and the fenced update.
     for (let i = 0; i < 5; i++) {
       const job = await ctx.store.getJob(id);

@@ -12,7 +12,8 @@ import { createChildJob } from '../child-jobs.js';
 
 /**
  * `POST /api/jobs` (body {@link CreateJobRequest}) → 201 Job. Everything is checked before
- * anything is stored: non-JSON 400 `invalid_json`, bad body 400 `invalid_request`, unknown
+ * anything is stored: non-JSON 400 `invalid_json`, bad body 400 `invalid_request` (also `role`
+ * with a different `labels.role`, field `role`; ids above 2147483647), unknown
  * agent 404 `unknown_agent`, input failing the agent's inputSchema 422 `invalid_input`
  * (`input.repo: must be string`). Budget defaults to the agent's limits.defaultBudgetUsd.
  * `resumeJobId` (issue 4, sessions): the new job resumes that ended job's harness session on

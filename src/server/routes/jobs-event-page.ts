@@ -2,7 +2,7 @@ import type { Hono } from 'hono';
 import type { JobEventPage } from '../../protocol/index.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
-import { apiError, parsePositiveInt, unknownQueryParam } from '../http-util.js';
+import { apiError, idError, parseId, parsePositiveInt, unknownQueryParam } from '../http-util.js';
 
 /**
  * `GET /api/jobs/{id}/events/page?before=&limit=` → {@link JobEventPage}: up to `limit` (1–2,000,
@@ -16,11 +16,11 @@ export function mountJobEventPage(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.get('/api/jobs/:id/events/page', async (c) => {
     const unknown = unknownQueryParam(c, ['before', 'limit']);
     if (unknown) return unknown;
-    const id = parsePositiveInt(c.req.param('id'));
-    if (id === null) return apiError(c, 400, 'invalid_request', 'id: must be a positive integer', 'id');
+    const id = parseId(c.req.param('id'));
+    if (id === null) return idError(c, 'id', 'a job id');
     const beforeText = c.req.query('before');
-    const before = beforeText === undefined ? null : parsePositiveInt(beforeText);
-    if (before === null && beforeText !== undefined) return apiError(c, 400, 'invalid_request', 'before: must be a positive integer (an event seq)', 'before');
+    const before = beforeText === undefined ? null : parseId(beforeText);
+    if (before === null && beforeText !== undefined) return idError(c, 'before', 'an event seq');
     const limitText = c.req.query('limit');
     const limit = limitText === undefined ? 300 : parsePositiveInt(limitText);
     if (limit === null || limit > 2_000) return apiError(c, 400, 'invalid_request', 'limit: must be an integer from 1 to 2000', 'limit');

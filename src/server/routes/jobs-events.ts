@@ -1,9 +1,9 @@
 import type { Hono } from 'hono';
-import type { JobEvent } from '../../protocol/index.js';
+import { MAX_ID, type JobEvent } from '../../protocol/index.js';
 import { isTerminal } from '../../core/job-state.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
-import { apiError } from '../http-util.js';
+import { apiError, idError, parseId } from '../http-util.js';
 
 const PAGE = 500;
 
@@ -18,18 +18,18 @@ export function sseJobEvent(ev: JobEvent): string {
  * poll every `ctx.sse.pollMs` (events stored by other replicas). When the job is terminal
  * and every event is sent: `event: end` / `data: {"status": "<status>"}`, then the stream
  * closes. A `: ping` comment every `ctx.sse.heartbeatMs` keeps idle streams open.
- * Bad id/cursor → 400 `invalid_request`; unknown job → 404 `not_found`.
+ * Bad id/cursor (outside 1..2147483647 / 0..2147483647) → 400 `invalid_request`; unknown job → 404 `not_found`.
  */
 export function mountJobEvents(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.get('/api/jobs/:id/events', async (c) => {
-    const idText = c.req.param('id');
-    if (!/^[0-9]{1,15}$/.test(idText) || Number(idText) <= 0) return apiError(c, 400, 'invalid_request', 'id: must be a positive integer', 'id');
-    const id = Number(idText);
+    const id = parseId(c.req.param('id'));
+    if (id === null) return idError(c, 'id', 'a job id');
     const cursorText = c.req.header('last-event-id') ?? c.req.query('after');
     let after = 0;
     if (cursorText !== undefined && cursorText !== '') {
-      if (!/^[0-9]{1,15}$/.test(cursorText.trim())) {
-        return apiError(c, 400, 'invalid_request', 'Last-Event-ID / after: must be a non-negative integer (an event seq)', 'after');
+      // 0 (from the start) too; at most MAX_ID, the largest seq the store can hold (protocol/ids.ts).
+      if (!/^[0-9]{1,15}$/.test(cursorText.trim()) || Number(cursorText.trim()) > MAX_ID) {
+        return apiError(c, 400, 'invalid_request', `Last-Event-ID / after: must be an integer from 0 to ${MAX_ID} (an event seq)`, 'after');
       }
       after = Number(cursorText.trim());
     }

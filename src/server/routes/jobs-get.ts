@@ -1,7 +1,7 @@
 import type { Hono } from 'hono';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
-import { apiError, parsePositiveInt } from '../http-util.js';
+import { apiError, idError, parseId } from '../http-util.js';
 import { jobView } from '../views.js';
 
 /** Newest events read to find a queued job's latest `status` note (a queued job has few others). */
@@ -14,8 +14,8 @@ const WAIT_EVENTS = 20;
  */
 export function mountGetJob(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.get('/api/jobs/:id', async (c) => {
-    const id = parsePositiveInt(c.req.param('id'));
-    if (id === null) return apiError(c, 400, 'invalid_request', 'id: must be a positive integer', 'id');
+    const id = parseId(c.req.param('id'));
+    if (id === null) return idError(c, 'id', 'a job id');
     const row = await ctx.store.getJob(id);
     if (!row) return apiError(c, 404, 'not_found', `no job ${id}`);
     const view = jobView(row, await ctx.store.jobUsage(id));

@@ -2,7 +2,7 @@ import type { Hono } from 'hono';
 import { JobStatus, type JobList } from '../../protocol/index.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
-import { apiError, parsePositiveInt, unknownQueryParam } from '../http-util.js';
+import { apiError, idError, parseId, parsePositiveInt, unknownQueryParam } from '../http-util.js';
 import { jobView } from '../views.js';
 
 /** Largest page `GET /api/jobs` returns. */
@@ -35,14 +35,14 @@ export function mountListJobs(app: Hono<AppEnv>, ctx: ServerContext): void {
     }
     let before: number | undefined;
     if (q.before !== undefined) {
-      const n = parsePositiveInt(q.before);
-      if (n === null) return apiError(c, 400, 'invalid_request', 'before: must be a positive integer (a job id)', 'before');
+      const n = parseId(q.before);
+      if (n === null) return idError(c, 'before', 'a job id');
       before = n;
     }
     let runnerId: number | undefined;
     if (q.runner !== undefined) {
-      const n = parsePositiveInt(q.runner);
-      if (n === null) return apiError(c, 400, 'invalid_request', 'runner: must be a positive integer (a runner id)', 'runner');
+      const n = parseId(q.runner);
+      if (n === null) return idError(c, 'runner', 'a runner id');
       runnerId = n;
     }
     const range: { createdFrom?: number; createdTo?: number } = {};

@@ -3,7 +3,7 @@ import type { JobTree, JobTreeNode, JobUsage } from '../../protocol/index.js';
 import type { JobRow } from '../../store/types.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
-import { apiError, parsePositiveInt } from '../http-util.js';
+import { apiError, idError, parseId } from '../http-util.js';
 import { iso, isoOrNull } from '../views.js';
 import { ZERO_USAGE as ZERO, addUsage } from '../../core/usage.js';
 
@@ -57,8 +57,8 @@ export function buildTree(rows: readonly JobRow[], id: number, usage: Map<number
  */
 export function mountJobTree(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.get('/api/jobs/:id/tree', async (c) => {
-    const id = parsePositiveInt(c.req.param('id'));
-    if (id === null) return apiError(c, 400, 'invalid_request', 'id: must be a positive integer', 'id');
+    const id = parseId(c.req.param('id'));
+    if (id === null) return idError(c, 'id', 'a job id');
     const job = await ctx.store.getJob(id);
     if (!job) return apiError(c, 404, 'not_found', `no job ${id}`);
     const rows = await ctx.store.listTreeJobs(job.rootId);

@@ -1,5 +1,5 @@
 import { error, json, ref, schemaOf, type Json } from '../openapi-kit.js';
-import { JobEventPage, RunnerActivity, SetDefaultTierRequest } from '../../protocol/index.js';
+import { JobEventPage, MAX_ID, RunnerActivity, SetDefaultTierRequest } from '../../protocol/index.js';
 
 /**
  * The OpenAPI schemas and paths of the dashboard's history reads and the default tier (issue 8:
@@ -10,7 +10,7 @@ export function dashboardOpenApi(): { schemas: Json; paths: Json } {
   const ok = (description: string, schema: Json) => ({ description, content: json(schema) });
   const unauthorized = error('missing or unknown API token (`unauthorized`)');
   const forbidden = error('`forbidden`: needs an admin (members read, admins change)');
-  const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'integer', minimum: 1 } };
+  const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'integer', minimum: 1, maximum: MAX_ID } };
   return {
     schemas: {
       JobEventPage: schemaOf(JobEventPage, 'output'),
@@ -23,7 +23,7 @@ export function dashboardOpenApi(): { schemas: Json; paths: Json } {
           summary: "A page of a job's events, read from the end (the tail first, older pages with `before`)",
           parameters: [
             idParam,
-            { name: 'before', in: 'query', description: 'only events with a smaller seq (default: the newest)', schema: { type: 'integer', minimum: 1 } },
+            { name: 'before', in: 'query', description: 'only events with a smaller seq (default: the newest)', schema: { type: 'integer', minimum: 1, maximum: MAX_ID } },
             { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 2000, default: 300 } },
           ],
           responses: { 200: ok('events ascending, and how many older ones remain', ref('JobEventPage')), 400: error('`invalid_request` (names `id`, `before` or `limit`)'), 401: unauthorized, 404: error('`not_found`') },

@@ -27,6 +27,7 @@ import {
   BudgetView,
   CostRollup,
   JobTree,
+  MAX_ID,
 } from '../../protocol/index.js';
 import type { AppEnv } from '../auth.js';
 import { gatewayRoutesOpenApi } from './openapi-gateway.js';
@@ -37,7 +38,7 @@ import { tasksOpenApi } from '../tasks/openapi.js';
 
 const body = (name: string) => ({ required: true, content: json(ref(name)) });
 const ok = (description: string, schema: Json) => ({ description, content: json(schema) });
-const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'integer', minimum: 1 } };
+const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'integer', minimum: 1, maximum: MAX_ID } };
 const unauthorized = error('missing or unknown API token (`unauthorized`)');
 const arrayOf = (key: string, name: string): Json => ({
   type: 'object',
@@ -104,8 +105,8 @@ export function buildOpenApi(): Json {
           { name: 'status', in: 'query', schema: schemaOf(Job.shape.status, 'output') },
           { name: 'agent', in: 'query', schema: { type: 'string' } },
           { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 200, default: 50 } },
-          { name: 'before', in: 'query', description: 'nextCursor of the previous page', schema: { type: 'integer', minimum: 1 } },
-          { name: 'runner', in: 'query', description: 'runner id', schema: { type: 'integer', minimum: 1 } },
+          { name: 'before', in: 'query', description: 'nextCursor of the previous page', schema: { type: 'integer', minimum: 1, maximum: MAX_ID } },
+          { name: 'runner', in: 'query', description: 'runner id', schema: { type: 'integer', minimum: 1, maximum: MAX_ID } },
           { name: 'from', in: 'query', description: 'createdAt >= (ISO-8601)', schema: { type: 'string', format: 'date-time' } },
           { name: 'to', in: 'query', description: 'createdAt < (ISO-8601)', schema: { type: 'string', format: 'date-time' } },
         ],
@@ -134,8 +135,8 @@ export function buildOpenApi(): Json {
           'When the job has ended and every event was sent: `event: end`, `data: {"status": ...}`, then the stream closes.',
         parameters: [
           idParam,
-          { name: 'Last-Event-ID', in: 'header', schema: { type: 'integer', minimum: 0 } },
-          { name: 'after', in: 'query', schema: { type: 'integer', minimum: 0 } },
+          { name: 'Last-Event-ID', in: 'header', schema: { type: 'integer', minimum: 0, maximum: MAX_ID } },
+          { name: 'after', in: 'query', schema: { type: 'integer', minimum: 0, maximum: MAX_ID } },
         ],
         responses: {
           200: { description: 'event stream', content: { 'text/event-stream': { schema: ref('JobEvent') } } },
@@ -310,7 +311,7 @@ export function buildOpenApi(): Json {
         parameters: [
           { name: 'by', in: 'query', schema: { type: 'string', enum: ['job', 'tree', 'agent', 'runner', 'day'], default: 'agent' } },
           { name: 'since', in: 'query', description: '`30m`, `12h`, `7d`, `2w` or an ISO-8601 date (default 30d)', schema: { type: 'string' } },
-          { name: 'root', in: 'query', description: 'only this job tree', schema: { type: 'integer', minimum: 1 } },
+          { name: 'root', in: 'query', description: 'only this job tree', schema: { type: 'integer', minimum: 1, maximum: MAX_ID } },
         ],
         responses: { 200: ok('calls, tokens and cost per group, biggest first, and the total', ref('CostRollup')), 400: error('`invalid_request` (names `by`, `since` or `root`)'), 401: unauthorized },
       },

@@ -2,14 +2,15 @@ import type { Hono } from 'hono';
 import type { RunnerActivity } from '../../protocol/index.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
-import { apiError, parsePositiveInt, unknownQueryParam } from '../http-util.js';
+import { apiError, idError, parseId, parsePositiveInt, unknownQueryParam } from '../http-util.js';
 import { runnerActivityOf } from '../runner-activity.js';
 
 /**
  * `GET /api/runners/{id}/activity?limit=` → {@link RunnerActivity}: the runner's history,
  * newest first, at most `limit` lines (1–200, default 50): status and hold changes recorded as
  * they happened, and its recent jobs' starts and ends with their result (server/runner-activity.ts).
- * Unknown or malformed id → 404 `not_found`; bad limit → 400 `invalid_request` (field `limit`).
+ * Unknown id → 404 `not_found`; an id outside 1..2147483647 or a bad limit → 400
+ * `invalid_request` naming it.
  */
 export function mountRunnerActivity(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.get('/api/runners/:id{[0-9]+}/activity', async (c) => {
@@ -18,8 +19,9 @@ export function mountRunnerActivity(app: Hono<AppEnv>, ctx: ServerContext): void
     const limitText = c.req.query('limit');
     const limit = limitText === undefined ? 50 : parsePositiveInt(limitText);
     if (limit === null || limit > 200) return apiError(c, 400, 'invalid_request', 'limit: must be an integer from 1 to 200', 'limit');
-    const id = parsePositiveInt(c.req.param('id'));
-    const runner = id === null ? null : await ctx.store.getRunner(id);
+    const id = parseId(c.req.param('id'));
+    if (id === null) return idError(c, 'id', 'a runner id');
+    const runner = await ctx.store.getRunner(id);
     if (!runner) return apiError(c, 404, 'not_found', `no runner ${c.req.param('id')}`, 'id');
     // Each job gives up to two lines: half the limit in jobs (the store caps it at 100).
     const [events, jobs] = await Promise.all([ctx.store.listRunnerEvents(runner.id, limit), ctx.store.listRecentJobsForRunner(runner.id, Math.min(100, Math.ceil(limit / 2)))]);

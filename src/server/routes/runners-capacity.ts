@@ -3,7 +3,7 @@ import { SetRunnerCapacityRequest } from '../../protocol/index.js';
 import { CapacityError } from '../../store/runner-capacity.js';
 import { requireAdmin, type AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
-import { apiError, parsePositiveInt, readBody } from '../http-util.js';
+import { apiError, idError, parseId, readBody } from '../http-util.js';
 import { runnerView } from '../views.js';
 import { heldSlotsOf } from '../runner-held.js';
 import { noteRunner } from '../runner-history.js';
@@ -17,14 +17,15 @@ import { noteRunner } from '../runner-history.js';
  * its parallel jobs". Only `capacity` given: the owner's browser slots above the new capacity
  * are lowered to it (store/runner-capacity.ts). Bad body → 400 `invalid_request` naming the
  * field (browser slots given over capacity: field `browserSlots`, message `browserSlots (3) must
- * not exceed capacity (2)`); unknown runner → 404 `not_found`. Nothing changes on an error.
+ * not exceed capacity (2)`); unknown runner → 404 `not_found`; an id outside 1..2147483647 →
+ * 400 `invalid_request` (field `id`). Nothing changes on an error.
  */
 export function mountRunnerCapacity(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.patch('/api/runners/:id{[0-9]+}', requireAdmin(), async (c) => {
+    const id = parseId(c.req.param('id'));
+    if (id === null) return idError(c, 'id', 'a runner id');
     const body = await readBody(c, SetRunnerCapacityRequest);
     if (!body.ok) return body.response;
-    const id = parsePositiveInt(c.req.param('id'));
-    if (id === null) return apiError(c, 404, 'not_found', `no runner ${c.req.param('id')}`, 'id');
     let row;
     try {
       row = await ctx.store.setRunnerCapacity(id, body.value);

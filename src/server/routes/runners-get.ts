@@ -2,18 +2,20 @@ import type { Hono } from 'hono';
 import type { RunnerDetail } from '../../protocol/index.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
-import { apiError, parsePositiveInt } from '../http-util.js';
+import { apiError, idError, parseId } from '../http-util.js';
 import { iso, isoOrNull, runnerView } from '../views.js';
 import { heldSlotsOf } from '../runner-held.js';
 
 /**
  * `GET /api/runners/{id}` → {@link RunnerDetail}: the runner (as in the list) and its 20 most
- * recent jobs, newest first. Unknown or malformed id → 404 `not_found`.
+ * recent jobs, newest first. Unknown id → 404 `not_found`; an id outside 1..2147483647 → 400
+ * `invalid_request` (field `id`).
  */
 export function mountGetRunner(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.get('/api/runners/:id{[0-9]+}', async (c) => {
-    const id = parsePositiveInt(c.req.param('id'));
-    const row = id === null ? null : await ctx.store.getRunner(id);
+    const id = parseId(c.req.param('id'));
+    if (id === null) return idError(c, 'id', 'a runner id');
+    const row = await ctx.store.getRunner(id);
     if (!row) return apiError(c, 404, 'not_found', `no runner ${c.req.param('id')}`, 'id');
     const [recent, active] = await Promise.all([ctx.store.listRecentJobsForRunner(row.id, 20), ctx.store.listActiveJobsForRunner(row.id)]);
     const running = active.map((j) => j.id);

@@ -2,7 +2,7 @@ import type { Hono } from 'hono';
 import { HOLD_DURATIONS_MS, HoldRunnerRequest } from '../../protocol/index.js';
 import { requireAdmin, type AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
-import { apiError, parsePositiveInt, readBody } from '../http-util.js';
+import { apiError, idError, parseId, readBody } from '../http-util.js';
 import { runnerView } from '../views.js';
 import { heldSlotsOf } from '../runner-held.js';
 import { noteRunner } from '../runner-history.js';
@@ -15,14 +15,15 @@ import { noteRunner } from '../runner-history.js';
  * unless `reason` is given (a new hold without `reason` → 400 `invalid_request`, field `reason`).
  * `POST /api/runners/{id}/resume` (admin) → 200 Runner: ends the hold now (no error when none;
  * the runner's `hold` was null before then, which the CLI reports as "was not on hold").
- * Unknown runner → 404 `not_found`.
+ * Unknown runner → 404 `not_found`; an id outside 1..2147483647 → 400 `invalid_request` (field `id`).
  */
 export function mountRunnerHolds(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.post('/api/runners/:id{[0-9]+}/hold', requireAdmin(), async (c) => {
+    const id = parseId(c.req.param('id'));
+    if (id === null) return idError(c, 'id', 'a runner id');
     const body = await readBody(c, HoldRunnerRequest);
     if (!body.ok) return body.response;
-    const id = parsePositiveInt(c.req.param('id'));
-    const row = id === null ? null : await ctx.store.getRunner(id);
+    const row = await ctx.store.getRunner(id);
     if (!row) return apiError(c, 404, 'not_found', `no runner ${c.req.param('id')}`, 'id');
     const now = ctx.now();
     const len = HOLD_DURATIONS_MS[body.value.for];
@@ -40,9 +41,10 @@ export function mountRunnerHolds(app: Hono<AppEnv>, ctx: ServerContext): void {
   });
 
   app.post('/api/runners/:id{[0-9]+}/resume', requireAdmin(), async (c) => {
-    const id = parsePositiveInt(c.req.param('id'));
-    const before = id === null ? null : await ctx.store.getRunner(id);
-    const updated = id === null ? null : await ctx.store.setRunnerHold(id, null);
+    const id = parseId(c.req.param('id'));
+    if (id === null) return idError(c, 'id', 'a runner id');
+    const before = await ctx.store.getRunner(id);
+    const updated = await ctx.store.setRunnerHold(id, null);
     if (!updated) return apiError(c, 404, 'not_found', `no runner ${c.req.param('id')}`, 'id');
     ctx.log.info('runner resumed', { runnerId: updated.id });
     // History only when a hold was really ended (resuming a runner that is not held changes nothing).

@@ -1,5 +1,5 @@
 import type { Hono } from 'hono';
-import { parseLabelList, RunnerStatus, type Runner, type RunnerList } from '../../protocol/index.js';
+import { parseLabelList, roleLabelConflict, RunnerStatus, type Runner, type RunnerList } from '../../protocol/index.js';
 import { selectorMatches } from '../../core/labels.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
@@ -13,7 +13,8 @@ import type { ActiveAssignment } from '../../store/types.js';
  * the slots those jobs hold, core/capacity.ts) and the number of queued jobs. Filters: `label` keeps
  * runners having all those labels, `role` is short for `label=role=R`, `status` one status.
  * Three queries whatever the fleet size (runners, active assignments, queued count).
- * Bad filter → 400 `invalid_request` naming the parameter.
+ * Bad filter → 400 `invalid_request` naming the parameter (a key given twice in `label`; a
+ * `role` other than the `label`'s role=: field `role`).
  */
 export function mountListRunners(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.get('/api/runners', async (c) => {
@@ -25,6 +26,8 @@ export function mountListRunners(app: Hono<AppEnv>, ctx: ServerContext): void {
       return apiError(c, 400, 'invalid_request', `label: ${(err as Error).message}`, 'label');
     }
     const role = c.req.query('role');
+    const conflict = roleLabelConflict(role, want);
+    if (conflict) return apiError(c, 400, 'invalid_request', `role: ${conflict}`, 'role');
     if (role !== undefined) want = { ...want, role };
     const statusText = c.req.query('status');
     const status = statusText === undefined ? undefined : RunnerStatus.safeParse(statusText);

@@ -2,7 +2,7 @@ import type { Hono } from 'hono';
 import { requireAdmin, type AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
 import { CLOSE_CODES } from '../hub.js';
-import { apiError, parsePositiveInt } from '../http-util.js';
+import { apiError, idError, parseId } from '../http-util.js';
 import { reportEndedJobs } from '../status-events.js';
 import { runnerView } from '../views.js';
 import { noteRunner } from '../runner-history.js';
@@ -12,13 +12,15 @@ import { noteRunner } from '../runner-history.js';
  * Its credential is refused from now on (the upgrade gets 401), its socket on this server is
  * closed (code 4403), and its assigned/running jobs end at once: their job tokens die (the
  * gateway and API refuse them), and each is `lost` (reason `runner_revoked`) or, with retries
- * left, back in the queue. Repeating it changes nothing. Unknown runner → 404 `not_found`.
+ * left, back in the queue. Repeating it changes nothing. Unknown runner → 404 `not_found`; an id
+ * outside 1..2147483647 → 400 `invalid_request` (field `id`).
  */
 export function mountRevokeRunner(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.post('/api/runners/:id{[0-9]+}/revoke', requireAdmin(), async (c) => {
-    const id = parsePositiveInt(c.req.param('id'));
+    const id = parseId(c.req.param('id'));
+    if (id === null) return idError(c, 'id', 'a runner id');
     const now = ctx.now();
-    const res = id === null ? null : await ctx.store.revokeRunner(id, now);
+    const res = await ctx.store.revokeRunner(id, now);
     if (!res) return apiError(c, 404, 'not_found', `no runner ${c.req.param('id')}`, 'id');
     ctx.hub.disconnect(res.runner.id, CLOSE_CODES.revoked, 'runner revoked');
     ctx.log.warn('runner revoked', { runnerId: res.runner.id, jobs: res.jobs.length });

@@ -3,7 +3,7 @@ import type { ConversationInput, ConversationReply, ConversationTurn, JobEvent, 
 import type { TaskEventRow, TaskPromptRow } from '../../store/types.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
-import { apiError, parsePositiveInt, unknownQueryParam } from '../http-util.js';
+import { apiError, idError, parseId, parsePositiveInt, unknownQueryParam } from '../http-util.js';
 import { iso } from '../views.js';
 import { taskView } from './views.js';
 
@@ -38,14 +38,14 @@ export function mountTaskConversation(app: Hono<AppEnv>, ctx: ServerContext): vo
   app.get('/api/tasks/:id/conversation', async (c) => {
     const unknown = unknownQueryParam(c, ['limit', 'before']);
     if (unknown) return unknown;
-    const id = parsePositiveInt(c.req.param('id'));
-    if (id === null) return apiError(c, 400, 'invalid_request', 'id: must be a positive integer', 'id');
+    const id = parseId(c.req.param('id'));
+    if (id === null) return idError(c, 'id', 'a task id');
     const limitText = c.req.query('limit');
     const limit = limitText === undefined ? 20 : parsePositiveInt(limitText);
     if (limit === null || limit > 50) return apiError(c, 400, 'invalid_request', 'limit: must be an integer from 1 to 50', 'limit');
     const beforeText = c.req.query('before');
-    const before = beforeText === undefined ? undefined : parsePositiveInt(beforeText);
-    if (before === null) return apiError(c, 400, 'invalid_request', 'before: must be a positive integer (a turn)', 'before');
+    const before = beforeText === undefined ? undefined : parseId(beforeText);
+    if (before === null) return idError(c, 'before', 'a turn');
     const task = await ctx.store.getTask(id);
     if (!task) return apiError(c, 404, 'not_found', `no task ${id}`);
 

@@ -1,5 +1,5 @@
 import { error, json, ref, schemaOf, type Json } from '../openapi-kit.js';
-import { CreatedReceiver, CreateReceiverRequest, CreateTaskRequest, HookResult, Receiver, ReceiverList, SendTaskPromptRequest, Task, TaskConversation, TaskDetail, TaskList, TaskStatus } from '../../protocol/index.js';
+import { CreatedReceiver, CreateReceiverRequest, CreateTaskRequest, HookResult, MAX_ID, Receiver, ReceiverList, SendTaskPromptRequest, Task, TaskConversation, TaskDetail, TaskList, TaskStatus } from '../../protocol/index.js';
 
 
 /**
@@ -12,7 +12,7 @@ export function tasksOpenApi(): { schemas: Json; paths: Json } {
   const body = (name: string) => ({ required: true, content: json(ref(name)) });
   const unauthorized = error('missing or unknown API token (`unauthorized`)');
   const forbidden = error('`forbidden`: needs an admin (members read, admins change)');
-  const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'integer', minimum: 1 } };
+  const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'integer', minimum: 1, maximum: MAX_ID } };
   const action = (summary: string, extra: Json = {}) => ({
     post: {
       summary,
@@ -57,7 +57,7 @@ export function tasksOpenApi(): { schemas: Json; paths: Json } {
           parameters: [
             { name: 'status', in: 'query', schema: schemaOf(TaskStatus, 'output') },
             { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, maximum: 200, default: 50 } },
-            { name: 'before', in: 'query', description: 'task id cursor', schema: { type: 'integer', minimum: 1 } },
+            { name: 'before', in: 'query', description: 'task id cursor', schema: { type: 'integer', minimum: 1, maximum: MAX_ID } },
           ],
           responses: { 200: ok('tasks', ref('TaskList')), 400: error('`invalid_request`'), 401: unauthorized },
         },
@@ -74,7 +74,7 @@ export function tasksOpenApi(): { schemas: Json; paths: Json } {
           parameters: [
             idParam,
             { name: 'limit', in: 'query', description: 'turns per page', schema: { type: 'integer', minimum: 1, maximum: 50, default: 20 } },
-            { name: 'before', in: 'query', description: 'turn cursor: only turns below it (from `olderBefore`)', schema: { type: 'integer', minimum: 1 } },
+            { name: 'before', in: 'query', description: 'turn cursor: only turns below it (from `olderBefore`)', schema: { type: 'integer', minimum: 1, maximum: MAX_ID } },
           ],
           responses: { 200: ok('the conversation, oldest turn first', ref('TaskConversation')), 400: error('`invalid_request` (names `id`, `limit` or `before`)'), 401: unauthorized, 404: error('`not_found`') },
         },

@@ -4,7 +4,7 @@ import type { TaskRow } from '../../store/types.js';
 import { isTerminal } from '../../core/job-state.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
-import { apiError, parsePositiveInt, readBody, unknownQueryParam } from '../http-util.js';
+import { apiError, idError, parseId, parsePositiveInt, readBody, unknownQueryParam } from '../http-util.js';
 import type { TaskEngine } from './engine.js';
 import { taskInputProblem } from './task-input.js';
 import { taskEventView, taskView } from './views.js';
@@ -12,8 +12,8 @@ import { taskEventView, taskView } from './views.js';
 type Found = { ok: true; task: TaskRow; engine: TaskEngine } | { ok: false; response: Response };
 
 async function findTask(c: Context<AppEnv>, ctx: ServerContext): Promise<Found> {
-  const id = parsePositiveInt(c.req.param('id'));
-  if (id === null) return { ok: false, response: apiError(c, 400, 'invalid_request', 'id: must be a positive integer', 'id') };
+  const id = parseId(c.req.param('id'));
+  if (id === null) return { ok: false, response: idError(c, 'id', 'a task id') };
   if (!ctx.tasks) return { ok: false, response: apiError(c, 503, 'unavailable', 'tasks are not running on this server') };
   const task = await ctx.store.getTask(id);
   if (!task) return { ok: false, response: apiError(c, 404, 'not_found', `no task ${id}`) };
@@ -46,8 +46,8 @@ export function mountTasks(app: Hono<AppEnv>, ctx: ServerContext): void {
     const limit = limitText === undefined ? 50 : parsePositiveInt(limitText);
     if (limit === null || limit > 200) return apiError(c, 400, 'invalid_request', 'limit: must be an integer from 1 to 200', 'limit');
     const beforeText = c.req.query('before');
-    const before = beforeText === undefined ? undefined : parsePositiveInt(beforeText);
-    if (before === null) return apiError(c, 400, 'invalid_request', 'before: must be a positive integer', 'before');
+    const before = beforeText === undefined ? undefined : parseId(beforeText);
+    if (before === null) return idError(c, 'before', 'a task id');
     const rows = await ctx.store.listTasks({ limit, ...(status ? { status: status as TaskStatus } : {}), ...(before ? { before } : {}) });
     return c.json({ tasks: rows.map(taskView) });
   });
