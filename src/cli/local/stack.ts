@@ -133,6 +133,9 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       await mkdir(data, { recursive: true, mode: 0o700 });
       await writeFile(adminTokenFile, adminToken + '\n', { mode: 0o600 });
       await chmod(adminTokenFile, 0o600);
+      // Say so: this replaces a token someone may have revoked on purpose (whoever runs `up` owns
+      // the store, so it may), and on a shared database every such start adds an admin token.
+      opts.log.warn('no valid admin token in the data folder (missing, revoked, or of another database): created API token "flotilla-local" (admin) and wrote it there; revoke old ones with flotilla tokens revoke', { file: adminTokenFile });
     }
     if (opts.runner !== false) {
       const labels = opts.runnerLabels ?? {};
