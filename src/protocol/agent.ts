@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Labels } from './labels.js';
+import { Labels, RoleName } from './labels.js';
 import { UsdAmount } from './usd.js';
 
 /** The programs that can drive a model for a job. */
@@ -69,7 +69,7 @@ export const AgentFile = z
      */
     holds: JobHolds.default('workspace'),
     /** The runner role this agent asks for (`build`, `reviewer`): the job needs the runner label `role=<role>`. */
-    role: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, 'role must be lowercase letters, digits, dot, dash or underscore').optional(),
+    role: RoleName.optional(),
     /** How many times a job whose runner is lost (or revoked) goes back to the queue for another runner, with a new attempt (0–10). */
     retries: z.number().int().min(0).max(10).default(0),
     /** Tasks of this agent (issue 7): coalescing window, seconds (0 to 86,400); a receiver policy or the task itself may override it. Default 180. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Id } from './ids.js';
-import { Labels, roleLabelConflict } from './labels.js';
+import { Labels, RoleName, roleLabelConflict } from './labels.js';
 import { UsdAmount } from './usd.js';
 
 /**
@@ -56,7 +56,7 @@ export const CreateJobRequest = z
     /** Extra labels a runner must have, on top of the agent's. */
     labels: Labels.optional(),
     /** Runner role this run asks for (label `role=<role>`), over the agent's `role`; a different `labels.role` → 400 naming `role`. */
-    role: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, 'role must be lowercase letters, digits, dot, dash or underscore').optional(),
+    role: RoleName.optional(),
     /** Higher runs first; ties go to the oldest job. */
     priority: z.number().int().min(-100).max(100).default(0),
     /**

@@ -48,3 +48,11 @@ export function roleLabelConflict(role: string | undefined, labels: Labels | und
   if (role === undefined || labelled === undefined || labelled === role) return null;
   return `role "${role}" conflicts with label role=${labelled}: give the role once`;
 }
+
+/**
+ * A role (`runner --role`, the label `role=`, `run --role`, an agent's `role:`): 1–63 chars of
+ * `[A-Za-z0-9._-]`, first a letter or digit — the form of a runner name. One rule for runners,
+ * runs and agents: a runner with role `Build` is reachable with `--role Build` (label values
+ * match case-sensitively).
+ */
+export const RoleName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, 'a role must be 1-63 characters of A-Z, a-z, 0-9, ".", "_", "-", starting with a letter or digit');

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { Id } from './ids.js';
-import { Labels } from './labels.js';
+import { Labels, RoleName } from './labels.js';
+
+export { RoleName };
 
 /** What a runner name and a role value may be: a letter or digit, then up to 62 of letters, digits, `.`, `_`, `-`. */
 const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
@@ -8,8 +10,6 @@ const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/;
 /** A runner name (`runner --name`, registration): 1–63 chars of `[A-Za-z0-9._-]`, first a letter or digit. */
 export const RunnerName = z.string().regex(NAME_PATTERN, 'a runner name must be 1-63 characters of A-Z, a-z, 0-9, ".", "_", "-", starting with a letter or digit');
 
-/** A role (`runner --role`, the label `role=`, `run --role`): the same form as a runner name. */
-export const RoleName = z.string().regex(NAME_PATTERN, 'a role must be 1-63 characters of A-Z, a-z, 0-9, ".", "_", "-", starting with a letter or digit');
 
 /**
  * A valid runner name made from a host name (the default name): characters outside

@@ -72,6 +72,22 @@ describe('POST /api/runners/register checks the name and the role', () => {
   });
 });
 
+describe('one rule for roles on runners, runs and agents', () => {
+  it('a run asks for role Build (a runner may register with it): accepted and stored as the runner would have it; a bad one named', async () => {
+    const res = await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'x' }, role: 'Build.x_1', labels: { nosuch: 'label' } } });
+    expect(res.status).toBe(201);
+    const job = (await res.json()) as { id: number; selector: Record<string, string> };
+    expect(job.selector).toMatchObject({ role: 'Build.x_1' });
+    expect((await t.api(`/api/jobs/${job.id}/cancel`, { method: 'POST' })).status).toBe(200);
+    expect(await refused(await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'x' }, role: 'a b' } }))).toEqual([
+      400,
+      'invalid_request',
+      'role: a role must be 1-63 characters of A-Z, a-z, 0-9, ".", "_", "-", starting with a letter or digit',
+      'role',
+    ]);
+  });
+});
+
 describe('POST /api/runners/:id/hold without a reason', () => {
   it('a new hold needs a reason (400, field reason); extend keeps the current one unless given a new one', async () => {
     const r = await FakeRunner.start(t, { name: 'held-box' });
