@@ -8,6 +8,12 @@
 // Prints µs of CPU per call and the ratio to passthrough. Usage (after `npx tsc -p tsconfig.build.json`):
 //   BENCH_CALLS=3000 node bench/gateway-cpu.bench.js [modes, default passthrough,node,hono]
 // BENCH_ROOT=<dir> takes the gateway from another build (its bench/gateway/gateway.js + dist/).
+// BENCH_PROFILE=DIR: a CPU profile of each gateway over its measured cases (bench/gateway/gateway.js).
+// A mode `node@DIR` is the gateway of another build (DIR's bench/gateway/gateway.js + dist/), e.g.
+// `passthrough,node@/tmp/before,node` to compare two builds in one run. BENCH_ROUNDS=R runs the
+// cases R times, the modes interleaved, and keeps each one's least CPU per call (noise only adds).
+// BENCH_CLIENTS=1,16,64: the non-streamed cases' client counts (default 1,16).
+// BENCH_STREAM=0 skips the streamed case (the non-streamed ones alone, quicker).
 import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { Buffer } from 'node:buffer';
@@ -18,6 +24,7 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const GW_ROOT = process.env.BENCH_ROOT ?? ROOT;
 const N = Number(process.env.BENCH_CALLS ?? 3000);
 const MODES = (process.argv[2] ?? 'passthrough,node,hono').split(',');
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
 const children = [];
 process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));
 
@@ -72,27 +79,45 @@ async function run(port, headers, clients, stream, n) {
 const up = await start([join(ROOT, 'bench/gateway/upstream.js')]);
 const upUrl = `http://127.0.0.1:${up.line}`;
 const cases = [
-  { name: 'json, 1 client', clients: 1, stream: false, n: N },
-  { name: 'json, 16 clients', clients: 16, stream: false, n: N },
+  ...(process.env.BENCH_CLIENTS ?? '1,16').split(',').map((k) => ({ name: `json, ${k} client${k === '1' ? '' : 's'}`, clients: Number(k), stream: false, n: N })),
   { name: 'stream, 1 client', clients: 1, stream: true, n: Math.max(50, Math.round(N / 20)) },
-];
+].filter((c) => !c.stream || process.env.BENCH_STREAM !== '0');
 const results = {};
+const procs = {};
 for (const mode of MODES) {
+  // `node@DIR`: the gateway (node mode) of another build, to compare two builds in one run.
+  const [m, dir] = mode.split('@');
   const proc =
     mode === 'passthrough'
       ? await start([join(ROOT, 'bench/gateway/passthrough.js'), upUrl])
-      : await start([join(GW_ROOT, 'bench/gateway/gateway.js'), upUrl, mode]);
+      : await start([join(dir ?? GW_ROOT, 'bench/gateway/gateway.js'), upUrl, m]);
   const [port, token] = proc.line.split(' ');
   const headers = { 'x-api-key': token, 'anthropic-version': '2023-06-01' };
   await run(Number(port), headers, 4, false, 500); // warm-up (JIT, prepared statements)
+  procs[mode] = { proc, port: Number(port), headers };
   results[mode] = {};
+}
+// Rounds, modes interleaved within each case; each figure is its round's least (the noise of a
+// shared machine only adds CPU).
+for (let round = 0; round < ROUNDS; round++) {
   for (const c of cases) {
-    const before = await proc.cpu();
-    await run(Number(port), headers, c.clients, c.stream, c.n);
-    const after = await proc.cpu();
-    results[mode][c.name] = (after - before) / c.n;
+    for (const mode of MODES) {
+      const { proc, port, headers } = procs[mode];
+      const before = await proc.cpu();
+      await run(port, headers, c.clients, c.stream, c.n);
+      const after = await proc.cpu();
+      results[mode][c.name] = Math.min(results[mode][c.name] ?? Infinity, (after - before) / c.n);
+    }
   }
-  proc.p.kill('SIGKILL');
+}
+for (const mode of MODES) {
+  const { proc } = procs[mode];
+  if (process.env.BENCH_PROFILE && mode !== 'passthrough') {
+    proc.p.removeAllListeners('exit');
+    const exited = new Promise((r) => proc.p.once('exit', r));
+    proc.p.kill('SIGTERM');
+    await exited;
+  } else proc.p.kill('SIGKILL');
 }
 console.log(`CPU µs per call in the proxy process (N=${N} json calls per case${GW_ROOT !== ROOT ? `, gateway from ${GW_ROOT}` : ''})`);
 console.log(['case'.padEnd(18), ...MODES.map((m) => m.padStart(12)), ...(MODES.includes('passthrough') ? MODES.filter((m) => m !== 'passthrough').map((m) => `${m}/pass`.padStart(12)) : [])].join(' '));

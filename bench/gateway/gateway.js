@@ -5,6 +5,8 @@
 // node:http handler); `hono`: through its Hono app and @hono/node-server (web Request/Response).
 // BENCH_GATEWAY_STORE=memory swaps SQLite for the in-memory test store (to see the store's share).
 // On SIGUSR2 it prints its CPU time so far (process.cpuUsage, µs): `cpu <user+system>`.
+// BENCH_PROFILE=DIR: a CPU profile of the gateway from the first SIGUSR2 (after the warm-up in
+// bench/gateway-cpu.bench.js) to SIGINT/SIGTERM, written to DIR/gateway-<mode>.cpuprofile.
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +16,7 @@ import { openStore } from '../../dist/store/open.js';
 import { createGateway } from '../../dist/gateway/gateway.js';
 import { loadPriceTable } from '../../dist/gateway/prices.js';
 import { hashToken } from '../../dist/core/tokens.js';
+import { startProfile } from '../lib/profile.js';
 
 const upstream = process.argv[2];
 const mode = process.argv[3] ?? 'node';
@@ -47,8 +50,15 @@ if (mode === 'hono') {
   server.listen(0, '127.0.0.1', () => console.log(`${server.address().port} ${token}`));
 }
 server.keepAliveTimeout = 60_000;
+let profile = null;
 process.on('SIGUSR2', () => {
   const u = process.cpuUsage();
   console.log(`cpu ${u.user + u.system}`);
+  if (process.env.BENCH_PROFILE && !profile) profile = startProfile();
 });
-process.on('SIGINT', () => process.exit(0));
+const stop = async () => {
+  if (profile) await (await profile).stop(`gateway-${mode}`);
+  process.exit(0);
+};
+process.on('SIGINT', stop);
+process.on('SIGTERM', stop);

@@ -26,6 +26,17 @@ export function worstCaseMicros(requestBytes: number, maxTokens: number | undefi
   const outTokens = Math.max(0, Math.ceil(maxTokens ?? DEFAULT_MAX_OUTPUT_TOKENS));
   const inRate = Math.max(price.input, price.cacheWrite5m, price.cacheWrite1h);
   // exact in units of 10⁻⁶ µ$, then rounded up to whole µ$
+  const inScaled = Math.round(inRate * 1_000_000);
+  const outScaled = Math.round(price.output * 1_000_000);
+  const small = inTokens * inScaled + outTokens * outScaled + 999_999;
+  if (small <= Number.MAX_SAFE_INTEGER) {
+    // Every call's case, in plain numbers (BigInt cost ~1 µs a call): each product and the sum
+    // are integers below 2^53, so exact; the quotient is corrected to the exact floor.
+    let q = Math.floor(small / 1_000_000);
+    if (q * 1_000_000 > small) q -= 1;
+    else if ((q + 1) * 1_000_000 <= small) q += 1;
+    return q;
+  }
   const scaled = (p: number) => BigInt(Math.round(p * 1_000_000));
   const total = BigInt(inTokens) * scaled(inRate) + BigInt(outTokens) * scaled(price.output);
   // Past 2^53 µ$ ($9 billion) no budget can hold it: the largest safe integer refuses it just as well.

@@ -162,15 +162,20 @@ export function createGateway(opts: GatewayOptions): Gateway {
     }
     const request = parsed.request;
     const provider = await directory.providerFor(request.model, config.provider);
+    // earlyContext's fields, set here in one literal (no spread copies on every call)
     const ctx: CallContext = {
-      ...earlyContext(job, req, startedAt, api),
+      store,
       prices: await directory.prices(),
+      log,
+      job,
       provider: provider ?? config.provider,
       requestModel: request.model,
       streamed: request.stream === true,
       requestBytes: req.body.byteLength,
-      ...(request.max_tokens !== undefined ? { maxOutputTokens: request.max_tokens } : {}),
+      startedAt,
+      api,
     };
+    if (request.max_tokens !== undefined) ctx.maxOutputTokens = request.max_tokens;
     if (provider === null) {
       await recordRefused(ctx, 404, 'unknown_model');
       return anthropicError(404, 'not_found_error', `unknown model ${JSON.stringify(request.model)}: no model route matches it (see flotilla models list)`, { retry: false });

@@ -121,6 +121,8 @@ export async function withRetries<R = Response>(
       if (opts.signal?.aborted) throw err;
       error = err;
     }
+    // The common case (a success, or an error no one retries): no backoff or retry-after to work out.
+    if (res !== null && !RETRYABLE.has(ops.status(res))) return { response: res, calls };
     const retryable = res !== null ? RETRYABLE.has(ops.status(res)) && ops.header(res, 'x-should-retry') !== 'false' && (opts.retryable?.(res) ?? true) : true;
     let wait = policy.baseMs * 2 ** i * (0.5 + Math.random());
     const got = res;

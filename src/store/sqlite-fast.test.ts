@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from './open.js';
 import type { Store } from './types.js';
@@ -72,6 +73,66 @@ describe('SQLite fast paths (sqlite-fast.ts)', () => {
     expect(await s.jobUsage(jobId)).toMatchObject({ modelCalls: 1, inputTokens: 7, outputTokens: 9, costMicros: 12_345 });
     await expect(s.settleBudget(jobId, r2.reservationId, 1, T, { ...call, outputTokens: 1.5 })).rejects.toThrow(/outputTokens/);
     expect((await s.getTreeBudget(jobId, T))?.reservedMicros).toBe(300_000); // nothing half-written
+    await s.close();
+  });
+
+  it('a settle whose ledger row is refused writes nothing and fails alone; the other settles of its batch commit', async () => {
+    const { s, jobId } = await running();
+    const r1 = await s.reserveBudget(jobId, 100_000, T);
+    const r2 = await s.reserveBudget(jobId, 200_000, T);
+    if (!r1?.ok || !r2?.ok) throw new Error('must fit');
+    const call = { jobId, attempt: 1, provider: 'scripted', model: 'm', api: 'anthropic-messages', streamed: false, httpStatus: 200, inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0, usageKnown: true, costMicros: 7, runnerId: null, startedAt: T, durationMs: 1 };
+    // Same turn, one group transaction: job 999999 does not exist, so its row breaks the foreign key.
+    const [bad, good] = await Promise.allSettled([s.settleBudget(jobId, r1.reservationId, 7, T, { ...call, jobId: 999_999 }), s.settleBudget(jobId, r2.reservationId, 5, T, { ...call, costMicros: 5 })]);
+    expect(bad.status === 'rejected' && String(bad.reason)).toMatch(/FOREIGN KEY/);
+    expect(good).toEqual({ status: 'fulfilled', value: true });
+    // r1 is still held whole (100,000 reserved, nothing charged for it); r2 is settled at 5 µ$.
+    expect(await s.getTreeBudget(jobId, T)).toEqual({ rootId: jobId, limitMicros: 1_000_000, spentMicros: 5, reservedMicros: 100_000, remainingMicros: 899_995 });
+    expect(await s.jobUsage(jobId)).toMatchObject({ modelCalls: 1, costMicros: 5 });
+    expect(await s.settleBudget(jobId, r1.reservationId, 0, T)).toBe(true);
+    await s.close();
+  });
+
+  it('the ledger row a settle writes is, column by column, the one recordModelCall (Kysely) writes', async () => {
+    const { s, jobId } = await running();
+    const r = await s.reserveBudget(jobId, 100_000, T);
+    if (!r?.ok) throw new Error('must fit');
+    const runnerId = (await s.getJob(jobId))!.runnerId!;
+    const call = { jobId, attempt: 1, provider: 'anthropic', model: 'claude-x', api: 'openai-chat', streamed: true, httpStatus: 529, inputTokens: 11, outputTokens: 22, cacheReadTokens: 33, cacheWriteTokens: 44, usageKnown: false, costMicros: 55, costNanos: 55_066, runnerId, refused: 'budget', startedAt: T + 77, durationMs: 88 };
+    await s.settleBudget(jobId, r.reservationId, 55, T, call);
+    await s.recordModelCall(call);
+    const raw = new Database(path.join(dirs.at(-1)!, 'data', 'flotilla.db'), { readonly: true });
+    const rows = raw.prepare('select * from model_calls order by id').all() as Record<string, unknown>[];
+    raw.close();
+    expect(rows).toHaveLength(2);
+    const { id: _a, ...fast } = rows[0]!;
+    const { id: _b, ...kysely } = rows[1]!;
+    expect(fast).toEqual(kysely);
+    expect(fast).toMatchObject({ job_id: jobId, attempt: 1, provider: 'anthropic', model: 'claude-x', api: 'openai-chat', streamed: 1, http_status: 529, input_tokens: 11, output_tokens: 22, cache_read_tokens: 33, cache_write_tokens: 44, usage_known: 0, cost_micros: 55, cost_nanos: 55_066, runner_id: runnerId, refused: 'budget', started_at: T + 77, duration_ms: 88 });
+    await s.close();
+  });
+
+  it('a settle failing after its first write takes its whole batch back: no unit of it is half-written or kept', async () => {
+    const { s, jobId } = await running();
+    const r1 = await s.reserveBudget(jobId, 100_000, T);
+    const r2 = await s.reserveBudget(jobId, 200_000, T);
+    if (!r1?.ok || !r2?.ok) throw new Error('must fit');
+    // A trigger makes the tree's UPDATE fail when r1's settle charges 7 µ$: after its ledger
+    // INSERT and reservation DELETE ran (a statement error, as disk full would be).
+    const raw = new Database(path.join(dirs.at(-1)!, 'data', 'flotilla.db'));
+    raw.exec(`create trigger boom before update on tree_budgets when new.spent_micros - old.spent_micros = 7 begin select raise(abort, 'boom'); end`);
+    const call = { jobId, attempt: 1, provider: 'scripted', model: 'm', api: 'anthropic-messages', streamed: false, httpStatus: 200, inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0, usageKnown: true, costMicros: 5, runnerId: null, startedAt: T, durationMs: 1 };
+    const out = await Promise.allSettled([s.settleBudget(jobId, r2.reservationId, 5, T, call), s.settleBudget(jobId, r1.reservationId, 7, T, { ...call, costMicros: 7 })]);
+    expect(out.map((o) => o.status === 'rejected' && String(o.reason))).toEqual([expect.stringMatching(/boom/), expect.stringMatching(/boom/)]);
+    // Nothing of the batch was kept: both reservations held, nothing spent, no ledger row.
+    expect(await s.getTreeBudget(jobId, T)).toEqual({ rootId: jobId, limitMicros: 1_000_000, spentMicros: 0, reservedMicros: 300_000, remainingMicros: 700_000 });
+    expect(await s.jobUsage(jobId)).toMatchObject({ modelCalls: 0 });
+    raw.exec('drop trigger boom');
+    raw.close();
+    // Both settle once, as if the failed batch never ran.
+    expect(await Promise.all([s.settleBudget(jobId, r2.reservationId, 5, T, call), s.settleBudget(jobId, r1.reservationId, 7, T, { ...call, costMicros: 7 })])).toEqual([true, true]);
+    expect(await s.getTreeBudget(jobId, T)).toEqual({ rootId: jobId, limitMicros: 1_000_000, spentMicros: 12, reservedMicros: 0, remainingMicros: 999_988 });
+    expect(await s.jobUsage(jobId)).toMatchObject({ modelCalls: 2, costMicros: 12 });
     await s.close();
   });
 

@@ -50,13 +50,14 @@ export const DROP_RESPONSE = new Set([
  */
 export function filtered(h: IncomingHttpHeaders | Record<string, string>, drop: Set<string>): Record<string, string> {
   const conn = h['connection'];
-  const listed = new Set((Array.isArray(conn) ? conn.join(',') : (conn ?? '')).split(',').map((s) => s.trim().toLowerCase()).filter(Boolean));
+  // Usually nothing or `keep-alive` (dropped anyway): no set to build for it on every call.
+  const listed = conn === undefined || (conn === 'keep-alive' && drop.has('keep-alive')) ? null : new Set((Array.isArray(conn) ? conn.join(',') : conn).split(',').map((s) => s.trim().toLowerCase()).filter(Boolean));
   const out: Record<string, string> = {};
   for (const name in h) {
     const v = h[name];
     if (v === undefined) continue;
     const n = name.toLowerCase();
-    if (!drop.has(n) && !listed.has(n)) out[n] = Array.isArray(v) ? v.join(', ') : v;
+    if (!drop.has(n) && !listed?.has(n)) out[n] = Array.isArray(v) ? v.join(', ') : v;
   }
   return out;
 }
