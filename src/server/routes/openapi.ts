@@ -91,7 +91,7 @@ export function buildOpenApi(): Json {
         summary: 'Create a job',
         requestBody: body('CreateJobRequest'),
         responses: {
-          201: ok('the queued job', ref('Job')),
+          201: ok('the job: queued, or already assigned when a runner here was free', ref('Job')),
           400: error('`invalid_json` or `invalid_request` (names the field)'),
           401: unauthorized,
           403: error('`forbidden`: members may only read'),
