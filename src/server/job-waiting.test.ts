@@ -89,14 +89,14 @@ describe.each([['sqlite', null], ...(pg ? [['postgres', pg.url]] : [])] as Array
     }
   });
 
-  it('the note follows the fleet: no match, then a match that is not connected, then connected but on hold; resumed, it runs', async () => {
+  it('the note follows the fleet: no match, then a match (not connected), then connected but on hold; resumed, it runs', async () => {
     const res = await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'examples/calc' }, labels: { zone: 'mars' } } });
     const job = (await res.json()) as Job;
     expect(await waitingNote(t, job.id)).toBe('no runner matches zone=mars, waiting');
     // Registered (a credential), not connected.
     const reg = await t.api('/api/runners/register', { token: null, json: { token: await t.regToken({}), name: 'r-mars', labels: { zone: 'mars' }, capacity: 1 } });
     const { runnerId, credential } = (await reg.json()) as { runnerId: number; credential: string };
-    const notConnected = 'no runner that matches zone=mars is connected (r-mars), waiting';
+    const notConnected = 'waiting for a runner that matches zone=mars (r-mars)';
     expect(await noteOtherThan(t, job.id, 'no runner matches zone=mars, waiting')).toBe(notConnected);
     // On hold, then connected: still not given to it, and the note says why, with the hold's end.
     const held = await t.api(`/api/runners/${runnerId}/hold`, { json: { for: '15m', reason: 'disk full' } });
