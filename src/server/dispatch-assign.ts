@@ -124,10 +124,11 @@ export async function assignPlanned(
 
 /**
  * Sends claimed (assigned) `job` to its runner `conn` as `job.assign` with its token (effort
- * from `account`, the settings read once per pass). A send that fails puts the job back in the
- * queue (fenced by its attempt) with a `queued` status event. @returns whether it was sent.
+ * from `account`, the settings read once per pass; `force`: placed by `jobs start --force`, the
+ * runner runs it past its capacity). A send that fails puts the job back in the queue (fenced by
+ * its attempt) with a `queued` status event. @returns whether it was sent.
  */
-export async function sendAssignment(o: AssignDeps, conn: RunnerConnection, agent: AgentDefinition, job: JobRow, token: string, account: AccountEffort | Error): Promise<boolean> {
+export async function sendAssignment(o: AssignDeps, conn: RunnerConnection, agent: AgentDefinition, job: JobRow, token: string, account: AccountEffort | Error, force = false): Promise<boolean> {
   const { store, bus, now, log } = o;
   const assignment: JobAssignment = {
     jobId: job.id,
@@ -139,10 +140,11 @@ export async function sendAssignment(o: AssignDeps, conn: RunnerConnection, agen
     resumeSessionId: job.resumeSessionId,
     workspaceJobId: job.workspaceJobId ?? null,
     ...effortFrom(job.effortTier, agent, account, log),
+    ...(force ? { force: true } : {}),
     capacity: conn.capacity,
   };
   if (await conn.send({ type: 'job.assign', assignment })) {
-    log.info('job assigned', { jobId: job.id, attempt: job.attempt, runnerId: conn.runnerId, force: false });
+    log.info('job assigned', { jobId: job.id, attempt: job.attempt, runnerId: conn.runnerId, force });
     return true;
   }
   const t = now();

@@ -1,4 +1,4 @@
-import type { AgentDefinition, EventBody, JobAssignment } from '../protocol/index.js';
+import type { AgentDefinition, EventBody } from '../protocol/index.js';
 import type { JobRow, NewJob, QueuedJobRef, Store } from '../store/types.js';
 import type { DispatchState, OwnerLimits } from '../store/dispatch-types.js';
 import { slotsUsed, whyNotFits, workspaceKey, type HeldSlot } from '../core/capacity.js';
@@ -11,7 +11,7 @@ import type { RunnerConnection, RunnerHub } from './hub.js';
 import { recordStatus } from './status-events.js';
 import { formatLabels } from './views.js';
 import type { EffortSettings } from './effort-cache.js';
-import { assignPlanned, effortFrom, limitsOf, openRunner, type OpenRunner, type PassState, type Planned } from './dispatch-assign.js';
+import { assignPlanned, limitsOf, openRunner, sendAssignment, type OpenRunner, type PassState, type Planned } from './dispatch-assign.js';
 import { takeTaskSlot } from './tasks/slot-holds.js';
 import { bestRunner, FIRST_PAGE, groupByRunner, openRunners, reserveFor, runnerSlots } from './dispatch-match.js';
 import { placeNewJob, type CreatedJob } from './dispatch-new-job.js';
@@ -354,28 +354,8 @@ export class Dispatcher {
     }
     const how = force ? ' (placed by jobs start --force)' : '';
     await recordStatus(store, this.o.bus, job.id, 'assigned', `assigned to runner ${conn.name}${how}`, now(), conn.runnerId);
-    const assignment: JobAssignment = {
-      jobId: job.id,
-      rootId: job.rootId,
-      attempt: job.attempt,
-      agent,
-      input: job.input,
-      token,
-      resumeSessionId: job.resumeSessionId,
-      workspaceJobId: job.workspaceJobId ?? null,
-      ...effortFrom(job.effortTier, agent, await this.o.effort.get().catch((err: Error) => err), this.o.log),
-      ...(force ? { force: true } : {}),
-      capacity: conn.capacity,
-    };
-    if (!(await conn.send({ type: 'job.assign', assignment }))) {
-      const t = now();
-      if (await store.requeueJob(job.id, job.attempt, t)) {
-        await recordStatus(store, this.o.bus, job.id, 'queued', `could not reach runner ${conn.name}; back in the queue`, t, conn.runnerId);
-      }
-      return 'unreachable';
-    }
-    this.o.log.info('job assigned', { jobId: job.id, attempt: job.attempt, runnerId: conn.runnerId, force });
-    return 'sent';
+    const account = await this.o.effort.get().catch((err: Error) => err);
+    return (await sendAssignment(this.o, conn, agent, job, token, account, force)) ? 'sent' : 'unreachable';
   }
 
   /**
