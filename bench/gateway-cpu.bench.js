@@ -14,44 +14,19 @@
 // cases R times, the modes interleaved, and keeps each one's least CPU per call (noise only adds).
 // BENCH_CLIENTS=1,16,64: the non-streamed cases' client counts (default 1,16).
 // BENCH_STREAM=0 skips the streamed case (the non-streamed ones alone, quicker).
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { Buffer } from 'node:buffer';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startChild } from './lib/child.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const GW_ROOT = process.env.BENCH_ROOT ?? ROOT;
 const N = Number(process.env.BENCH_CALLS ?? 3000);
 const MODES = (process.argv[2] ?? 'passthrough,node,hono').split(',');
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 1);
-const children = [];
-process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));
 
-/** Spawns a node script; resolves with the process, its first stdout line, and a cpu() reader. */
-function start(args) {
-  return new Promise((res, rej) => {
-    const p = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
-    children.push(p);
-    let out = '';
-    const waiting = [];
-    let first = null;
-    p.stdout.on('data', (d) => {
-      out += d;
-      let i;
-      while ((i = out.indexOf('\n')) !== -1) {
-        const line = out.slice(0, i).trim();
-        out = out.slice(i + 1);
-        if (!line) continue;
-        if (first === null) {
-          first = line;
-          res({ p, line, cpu: () => new Promise((r) => (waiting.push(r), p.kill('SIGUSR2'))) });
-        } else if (line.startsWith('cpu ')) waiting.shift()?.(Number(line.slice(4)));
-      }
-    });
-    p.on('exit', (code) => rej(new Error(`${args.join(' ')} exited ${code}`)));
-  });
-}
+const start = startChild;
 
 function call(port, headers, body, agent) {
   return new Promise((res, rej) => {

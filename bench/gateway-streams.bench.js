@@ -12,11 +12,11 @@
 //   BENCH_ROOTS=/tmp/base,/work/main BENCH_STREAMS=200 node bench/gateway-streams.bench.js
 // BENCH_ROOTS: build roots (each with bench/gateway/gateway.js and dist/), default this one.
 // BENCH_LEVELS=64: only that concurrency (default 1,64). BENCH_PROFILE=<dir>: the proxies write CPU profiles in <dir>/gw<i>/ and <dir>/bare/ (node --cpu-prof) when done.
-import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { Buffer } from 'node:buffer';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startChild } from './lib/child.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const ROOTS = (process.env.BENCH_ROOTS ?? ROOT).split(',');
@@ -24,33 +24,8 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const N = Number(process.env.BENCH_STREAMS ?? 200);
 const PROFILE = process.env.BENCH_PROFILE;
 const LEVELS = (process.env.BENCH_LEVELS ?? '1,64').split(',').map(Number);
-const children = [];
-process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));
 
-/** Spawns a node script; resolves with the process, its first stdout line, and a cpu() reader (µs). */
-function start(args, nodeArgs = []) {
-  return new Promise((res, rej) => {
-    const p = spawn(process.execPath, [...nodeArgs, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
-    children.push(p);
-    let out = '';
-    const waiting = [];
-    let first = null;
-    p.stdout.on('data', (d) => {
-      out += d;
-      let i;
-      while ((i = out.indexOf('\n')) !== -1) {
-        const line = out.slice(0, i).trim();
-        out = out.slice(i + 1);
-        if (!line) continue;
-        if (first === null) {
-          first = line;
-          res({ p, line, cpu: () => new Promise((r) => (waiting.push(r), p.kill('SIGUSR2'))) });
-        } else if (line.startsWith('cpu ')) waiting.shift()?.(Number(line.slice(4)));
-      }
-    });
-    p.on('exit', (code) => first === null && rej(new Error(`${args.join(' ')} exited ${code}`)));
-  });
-}
+const start = startChild;
 
 const pct = (xs, p) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : NaN);
 const f2 = (x) => (Number.isFinite(x) ? x.toFixed(2) : '—');
