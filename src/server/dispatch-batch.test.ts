@@ -308,3 +308,22 @@ it('a whole-runner job keeps the runner closest to empty from younger jobs, and 
     await base.close();
   }
 });
+
+it('a job created while another one is being placed from an earlier read (older jobs queued) still gets a pass of its own', async () => {
+  const during: { d?: Dispatcher; made?: Promise<{ job: { id: number } }> } = {};
+  const made = await setup('create-race', 3, 1, async (method) => {
+    // Right after the read createJob(A) placed A from, job B is created: the dispatcher is busy, B is stored queued and kicks.
+    if (method === 'listDispatchState' && !during.made) during.made = during.d!.createJob({ ...NEW_JOB, now: Date.now() }, QUEUED, AGENT);
+  });
+  const d = (during.d = made.d);
+  try {
+    const a = await d.createJob({ ...NEW_JOB, now: Date.now() }, QUEUED, AGENT);
+    const b = await during.made!;
+    await d.idle();
+    const given = made.conns.flatMap((c) => c.got.map((x) => x.jobId)).sort((x, y) => x - y);
+    expect(given).toEqual([made.ids[0]!, a.job.id, b.job.id].sort((x, y) => x - y));
+  } finally {
+    await d.stop();
+    await made.base.close();
+  }
+});

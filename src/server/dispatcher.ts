@@ -135,6 +135,7 @@ export class Dispatcher {
     if (!this.stopped && !this.running && conns.length > 0) {
       this.workKicks++;
       this.queueDrained = false;
+      this.again = null; // from here on, a kick may be news to the read placeNewJob makes now
       const kicks = this.workKicks;
       const deps = { ...this.o, anyNoneAgent: () => this.o.agents.list().some((a) => a.holds === 'none'), applyOwnerLimits: (l: readonly OwnerLimits[]) => this.o.hub.applyOwnerLimits(l) };
       const { created, after } = placeNewJob(deps, conns, j, queued, agent);
@@ -168,7 +169,9 @@ export class Dispatcher {
       let pre = await first;
       if (this.stopped || (pre === null && !this.wantsAnother())) return;
       do {
-        this.again = null;
+        // A pass that reads now serves every kick so far; one on a state read earlier does not
+        // (a job queued after that read asked for another pass: it must get one).
+        if (pre === undefined || pre === null) this.again = null;
         try {
           await this.pass(pre ?? undefined);
         } catch (err) {
