@@ -1,47 +1,36 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FlotillaClient } from '../client/index.js';
-import { main } from './main.js';
-import { recordingIO, waitFor, type RecordingIO, runCli } from './test-io.js';
+import { type RecordingIO, runCli } from './test-io.js';
+import { startLocalUp, type LocalUp } from './test-up.js';
 
 // `flotilla models ...` against a real `flotilla up --no-runner` (SQLite, HTTP) configured by a
 // flotilla.yaml (FLOTILLA_CONFIG) and holding an upstream key that must never show.
 
 const SECRET = 'sk-ant-models-test-SECRET-0123456789';
-const cli = (...args: string[]) => ['node', 'flotilla', ...args];
+let up: LocalUp;
 let data: string;
 let upIO: RecordingIO;
-let upDone: Promise<number>;
 let url: string;
-const savedEnv = { ...process.env };
 
 const run = (...args: string[]) => runCli([...args, '--server', url]);
 
 beforeAll(async () => {
-  data = await mkdtemp(join(tmpdir(), 'flotilla-models-cli-'));
-  for (const k of Object.keys(process.env)) if (k.startsWith('FLOTILLA_') || k === 'DATABASE_URL' || k === 'ANTHROPIC_API_KEY' || k.startsWith('OPENAI_')) delete process.env[k];
-  await writeFile(join(data, 'flotilla.yaml'), 'gateway:\n  models:\n    qwen*: openai-compatible\n    "*": scripted\n  prices:\n    qwen3-coder: { input: 0.5, output: 1, cacheWrite5m: 0.5, cacheWrite1h: 0.5, cacheRead: 0.05 }\n');
-  process.env.FLOTILLA_CONFIG = join(data, 'flotilla.yaml');
-  process.env.FLOTILLA_DATA = data;
-  process.env.FLOTILLA_LOG_LEVEL = 'warn';
-  process.env.ANTHROPIC_API_KEY = SECRET;
-  upIO = recordingIO();
-  upDone = main(cli('up', '--port', '0', '--no-runner'), upIO);
-  await waitFor(() => /press Ctrl-C/.test(upIO.out()) || upIO.err() !== '', 'flotilla up to start');
-  const m = /server on (http:\/\/127\.0\.0\.1:\d+) \(SQLite in /.exec(upIO.out());
-  if (!m) throw new Error(`up did not start: ${upIO.out()} ${upIO.err()}`);
-  url = m[1]!;
+  up = await startLocalUp('flotilla-models-cli-', {
+    alsoClear: (k) => k.startsWith('OPENAI_'),
+    before: async (dir) => {
+      await writeFile(join(dir, 'flotilla.yaml'), 'gateway:\n  models:\n    qwen*: openai-compatible\n    "*": scripted\n  prices:\n    qwen3-coder: { input: 0.5, output: 1, cacheWrite5m: 0.5, cacheWrite1h: 0.5, cacheRead: 0.05 }\n');
+      process.env.FLOTILLA_CONFIG = join(dir, 'flotilla.yaml');
+      process.env.ANTHROPIC_API_KEY = SECRET;
+    },
+  });
+  ({ data, url, io: upIO } = up);
   delete process.env.ANTHROPIC_API_KEY;
 });
 
 afterAll(async () => {
-  upIO?.signals.emit('SIGINT');
-  const code = await upDone;
-  process.env = { ...savedEnv };
-  await rm(data, { recursive: true, force: true });
-  expect(code).toBe(0);
+  expect(await up.stop()).toBe(0);
   expect(upIO.out() + upIO.err()).not.toContain(SECRET);
 });
 

@@ -1,45 +1,29 @@
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ApiError, FlotillaClient } from '../client/index.js';
 import type { ApiTokenInfo, CreatedApiToken, Job } from '../protocol/index.js';
-import { main } from './main.js';
-import { recordingIO, waitFor, type RecordingIO, runCli } from './test-io.js';
+import { runCli } from './test-io.js';
+import { startLocalUp, type LocalUp } from './test-up.js';
 
 // `flotilla tokens list|create|revoke`, conflicting labels on `run`/`runners`/`runner`, and ids
 // past 2147483647, against a real `flotilla up --no-runner` (SQLite, HTTP).
 
-const cli = (...args: string[]) => ['node', 'flotilla', ...args];
+let up: LocalUp;
 let data: string;
-let upIO: RecordingIO;
-let upDone: Promise<number>;
 let url: string;
 let admin: FlotillaClient;
-const savedEnv = { ...process.env };
 
 const run = (...args: string[]) => runCli([...args, '--server', url]);
 
 beforeAll(async () => {
-  data = await mkdtemp(join(tmpdir(), 'flotilla-tokens-cli-'));
-  for (const k of Object.keys(process.env)) if (k.startsWith('FLOTILLA_') || k === 'DATABASE_URL' || k === 'ANTHROPIC_API_KEY') delete process.env[k];
-  process.env.FLOTILLA_DATA = data;
-  process.env.FLOTILLA_LOG_LEVEL = 'warn';
-  upIO = recordingIO();
-  upDone = main(cli('up', '--port', '0', '--no-runner'), upIO);
-  await waitFor(() => /press Ctrl-C/.test(upIO.out()) || upIO.err() !== '', 'flotilla up to start');
-  const m = /server on (http:\/\/127\.0\.0\.1:\d+) \(SQLite in /.exec(upIO.out());
-  if (!m) throw new Error(`up did not start: ${upIO.out()} ${upIO.err()}`);
-  url = m[1]!;
+  up = await startLocalUp('flotilla-tokens-cli-');
+  ({ data, url } = up);
   admin = new FlotillaClient({ url, token: (await readFile(join(data, 'admin-token'), 'utf8')).trim() });
 });
 
 afterAll(async () => {
-  upIO?.signals.emit('SIGINT');
-  const code = await upDone;
-  process.env = { ...savedEnv };
-  await rm(data, { recursive: true, force: true });
-  expect(code).toBe(0);
+  expect(await up.stop()).toBe(0);
 });
 
 describe('flotilla tokens', () => {

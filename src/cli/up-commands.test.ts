@@ -4,38 +4,26 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from './main.js';
 import { recordingIO, waitFor, type RecordingIO, runCli } from './test-io.js';
+import { startLocalUp, type LocalUp } from './test-up.js';
 
 // `flotilla up --no-runner` on a real SQLite store and a real HTTP server, driven through
 // main() like a user would, with the other commands talking to it through the client.
 
 const cli = (...args: string[]) => ['node', 'flotilla', ...args];
+let up: LocalUp;
 let data: string;
 let upIO: RecordingIO;
-let upDone: Promise<number>;
 let url: string;
-const savedEnv = { ...process.env };
 
 const run = (...args: string[]) => runCli([...args, '--server', url]);
 
 beforeAll(async () => {
-  data = await mkdtemp(join(tmpdir(), 'flotilla-up-'));
-  for (const k of Object.keys(process.env)) if (k.startsWith('FLOTILLA_') || k === 'DATABASE_URL' || k === 'ANTHROPIC_API_KEY') delete process.env[k];
-  process.env.FLOTILLA_DATA = data;
-  process.env.FLOTILLA_LOG_LEVEL = 'warn';
-  upIO = recordingIO();
-  upDone = main(cli('up', '--port', '0', '--no-runner'), upIO);
-  await waitFor(() => /press Ctrl-C/.test(upIO.out()) || upIO.err() !== '', 'flotilla up to start');
-  const m = /server on (http:\/\/127\.0\.0\.1:\d+) \(SQLite in /.exec(upIO.out());
-  if (!m) throw new Error(`up did not start: ${upIO.out()} ${upIO.err()}`);
-  url = m[1]!;
+  up = await startLocalUp('flotilla-up-');
+  ({ data, url, io: upIO } = up);
 });
 
 afterAll(async () => {
-  upIO?.signals.emit('SIGINT');
-  const code = await upDone;
-  process.env = { ...savedEnv };
-  await rm(data, { recursive: true, force: true });
-  expect(code).toBe(0);
+  expect(await up.stop()).toBe(0);
 });
 
 describe('flotilla up, then the client commands', () => {
