@@ -7,16 +7,12 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { hashToken } from '../core/tokens.js';
-import { openPostgresStore, openSqliteStore } from '../store/open.js';
-import { createTestDatabase } from '../store/test-pg.js';
 import type { Store } from '../store/types.js';
 import { createGateway } from './gateway.js';
 import type { PriceTable } from './prices.js';
+import { onSqlite, onTwoPostgres } from './test-stores.js';
 import { listen } from './test-server.js';
 
 const PRICE = { input: 3, output: 15, cacheWrite5m: 3.75, cacheWrite1h: 6, cacheRead: 0.3 };
@@ -68,8 +64,6 @@ async function spentTree(store: Store): Promise<number> {
 }
 
 describe('budgets under concurrency', () => {
-  const dirs: string[] = [];
-  afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
   async function run(stores: Store[]) {
     const up = await heldUpstream();
@@ -112,28 +106,7 @@ describe('budgets under concurrency', () => {
     }
   }
 
-  it('one gateway over SQLite: 2 of 10 reach the upstream, spend stays ≤ $1.00', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'flotilla-budget-'));
-    dirs.push(dir);
-    const store = await openSqliteStore(join(dir, 'flotilla.db'));
-    try {
-      await run([store]);
-    } finally {
-      await store.close();
-    }
-  });
+  it('one gateway over SQLite: 2 of 10 reach the upstream, spend stays ≤ $1.00', () => onSqlite(run));
 
-  it('two gateways (two store instances) over one PostgreSQL: 2 of 10 reach the upstream', async (ctx) => {
-    const db = await createTestDatabase();
-    if (!db) return ctx.skip();
-    const a = await openPostgresStore(db.url, { maxConnections: 4 });
-    const b = await openPostgresStore(db.url, { maxConnections: 4 });
-    try {
-      await run([a, b]);
-    } finally {
-      await a.close();
-      await b.close();
-      await db.drop();
-    }
-  });
+  it('two gateways (two store instances) over one PostgreSQL: 2 of 10 reach the upstream', (ctx) => onTwoPostgres(run, () => ctx.skip()));
 });

@@ -9,16 +9,12 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { hashToken } from '../core/tokens.js';
-import { openPostgresStore, openSqliteStore } from '../store/open.js';
-import { createTestDatabase } from '../store/test-pg.js';
 import type { Store } from '../store/types.js';
 import { createGateway } from './gateway.js';
 import type { PriceTable } from './prices.js';
+import { onSqlite, onTwoPostgres } from './test-stores.js';
 import { listen, type TestServer } from './test-server.js';
 
 const PRICE = { input: 3, output: 15, cacheWrite5m: 3.75, cacheWrite1h: 6, cacheRead: 0.3 };
@@ -73,8 +69,6 @@ async function spentJob(store: Store, token: string, name: string): Promise<numb
 }
 
 describe('a job paused for budget', () => {
-  const dirs: string[] = [];
-  afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
 
   /** `stores[0]` serves the first (pausing) call; every later call goes to the last store's gateway. */
   async function run(stores: Store[]) {
@@ -142,28 +136,7 @@ describe('a job paused for budget', () => {
     }
   }
 
-  it('SQLite: every route and credential form gets the budget refusal in its format, not 401; the upstream sees nothing', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'flotilla-paused-'));
-    dirs.push(dir);
-    const store = await openSqliteStore(join(dir, 'flotilla.db'));
-    try {
-      await run([store]);
-    } finally {
-      await store.close();
-    }
-  });
+  it('SQLite: every route and credential form gets the budget refusal in its format, not 401; the upstream sees nothing', () => onSqlite(run));
 
-  it('PostgreSQL, paused through one gateway, refused by another (two store instances)', async (ctx) => {
-    const db = await createTestDatabase();
-    if (!db) return ctx.skip();
-    const a = await openPostgresStore(db.url, { maxConnections: 4 });
-    const b = await openPostgresStore(db.url, { maxConnections: 4 });
-    try {
-      await run([a, b]);
-    } finally {
-      await a.close();
-      await b.close();
-      await db.drop();
-    }
-  });
+  it('PostgreSQL, paused through one gateway, refused by another (two store instances)', (ctx) => onTwoPostgres(run, () => ctx.skip()));
 });
