@@ -73,6 +73,9 @@ export const CreateJobRequest = z
     // `role` is the label role=<role>: a different `labels.role` beside it is refused, not overridden.
     const conflict = roleLabelConflict(v.role, v.labels);
     if (conflict) ctx.addIssue({ code: 'custom', path: ['role'], message: conflict });
+    // A role label no runner could ever register with would leave the job waiting forever.
+    const labelled = v.labels?.role;
+    if (labelled !== undefined && !RoleName.safeParse(labelled).success) ctx.addIssue({ code: 'custom', path: ['labels', 'role'], message: RoleName.safeParse(labelled).error?.issues[0]?.message ?? 'invalid role' });
   });
 export type CreateJobRequest = z.infer<typeof CreateJobRequest>;
 

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Id } from './ids.js';
-import { Labels } from './labels.js';
+import { Labels, RoleName } from './labels.js';
+import { RunnerName } from './runner.js';
 import { AgentDefinition } from './agent.js';
 import { EventBody } from './events.js';
 
@@ -18,6 +19,13 @@ import { EventBody } from './events.js';
  * from an attempt that is no longer the job's current one, and tells the runner to kill it.
  */
 
+/**
+ * The window a runner spreads its reconnects over, and their longest backoff, ms (runner.ts
+ * default reconnect policy). The server's liveness sweep waits for it after a restart
+ * (server/sweeper.ts), so a fleet coming back is not declared lost meanwhile.
+ */
+export const RECONNECT_WINDOW_MS = 10_000;
+
 /** An event as the runner uploads it. */
 export const UploadedEvent = z.intersection(z.object({ rseq: Id, at: z.string() }), EventBody);
 export type UploadedEvent = z.infer<typeof UploadedEvent>;
@@ -33,12 +41,19 @@ export const RunnerToServer = z.discriminatedUnion('type', [
   /** First frame after connecting. */
   z.object({
     type: z.literal('hello'),
-    name: z.string().min(1).max(100),
-    labels: Labels,
+    /** The same rule as `runner --name` and registration. */
+    name: RunnerName,
+    /** A `role` label must be a role (the rule of `--role` and registration). */
+    labels: Labels.superRefine((l, ctx) => {
+      if (l.role === undefined) return;
+      const r = RoleName.safeParse(l.role);
+      if (!r.success) ctx.addIssue({ code: 'custom', path: ['role'], message: r.error.issues[0]?.message ?? 'invalid role' });
+    }),
     capacity: z.number().int().min(1).max(4),
     /** Browser slots the runner offers (1–4, counted as at most `capacity`); absent = 1. */
     browserSlots: z.number().int().min(1).max(4).optional(),
-    version: z.string(),
+    /** The runner's version: one line of printable text (it is shown in listings). */
+    version: z.string().max(100).regex(/^[^\u0000-\u001f\u007f]*$/, 'version must be printable text without control characters'),
     running: z.array(RunningJobReport),
   }),
   z.object({ type: z.literal('heartbeat'), running: z.array(RunningJobReport) }),

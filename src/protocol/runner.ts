@@ -41,8 +41,11 @@ export const Runner = z.object({
   /** Parallel jobs this runner takes (1–4). */
   capacity: z.number().int().min(1).max(4),
   runningJobs: z.array(z.number().int()),
-  /** Parallel-job slots its jobs hold (0..capacity): jobs holding `none` take none, a `runner` job all (issue 5). */
-  slotsUsed: z.number().int().min(0).max(4).optional(),
+  /**
+   * Parallel-job slots its jobs hold: jobs holding `none` take none, a `runner` job all (issue 5).
+   * Usually 0..capacity, but more when `jobs start --force` placed a job past capacity.
+   */
+  slotsUsed: z.number().int().min(0).optional(),
   version: z.string().nullable(),
   lastHeartbeatAt: z.string().nullable(),
   createdAt: z.string(),
@@ -82,7 +85,7 @@ export type HoldDuration = z.infer<typeof HoldDuration>;
  * and keeps its reason unless a new `reason` is given; a new hold needs a `reason`.
  */
 export const HoldRunnerRequest = z
-  .object({ for: HoldDuration, reason: z.string().trim().min(1).max(500).optional(), extend: z.boolean().default(false) })
+  .object({ for: HoldDuration, reason: z.string().trim().min(1).max(500).regex(/^[^\n\r]*$/, 'must be one line (it is shown in the runner listing)').optional(), extend: z.boolean().default(false) })
   .strict()
   .refine((v) => v.extend || v.reason !== undefined, { message: 'required for a new hold (only extend: true may leave it out, keeping the current reason)', path: ['reason'] });
 export type HoldRunnerRequest = z.infer<typeof HoldRunnerRequest>;

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
-import { runnerNameFrom, type EventBody, type JobAssignment, type Labels, type RunnerToServer, type RunningJobReport, type ServerToRunner } from '../protocol/index.js';
+import { RECONNECT_WINDOW_MS, runnerNameFrom, type EventBody, type JobAssignment, type Labels, type RunnerToServer, type RunningJobReport, type ServerToRunner } from '../protocol/index.js';
 import { silentLogger, type Logger } from '../core/log.js';
 import { credentialPath, ensureSecretDir, loadCredential, normalizeServerUrl, register, saveCredential } from './credential.js';
 import { probeHiding } from './secret-mask.js';
@@ -40,7 +40,7 @@ export interface RunnerOptions {
   repoBaseDir?: string;
   /** The claude binary; default the one of the installed @anthropic-ai/claude-code package. */
   claudePath?: string;
-  /** Jittered exponential backoff between reconnects; default 250..10000, spread over at least 10000 (full jitter: a fleet that lost its server together does not come back together). */
+  /** Jittered exponential backoff between reconnects; default 250..RECONNECT_WINDOW_MS (10000), spread over at least that window (full jitter: a fleet that lost its server together does not come back together). */
   reconnect?: ReconnectPolicy;
   /** How long startRunner waits for the first welcome before failing; default 15000. */
   connectTimeoutMs?: number;
@@ -278,7 +278,7 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
         // Revoked: the job tokens are dead already; stop every job (whole process groups).
         for (const s of slots.values()) if (s.run.active) s.run.cancel(reason);
       },
-      reconnect: opts.reconnect ?? { minMs: 250, maxMs: 10_000, spreadMs: 10_000 },
+      reconnect: opts.reconnect ?? { minMs: 250, maxMs: RECONNECT_WINDOW_MS, spreadMs: RECONNECT_WINDOW_MS },
       log,
     });
   const connectTimeoutMs = opts.connectTimeoutMs ?? 15_000;

@@ -85,6 +85,13 @@ describe('one rule for roles on runners, runs and agents', () => {
       'role: a role must be 1-63 characters of A-Z, a-z, 0-9, ".", "_", "-", starting with a letter or digit',
       'role',
     ]);
+    // The same rule for a role given as a label.
+    expect(await refused(await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'x' }, labels: { role: 'bad role' } } }))).toEqual([
+      400,
+      'invalid_request',
+      'labels.role: a role must be 1-63 characters of A-Z, a-z, 0-9, ".", "_", "-", starting with a letter or digit',
+      'labels.role',
+    ]);
   });
 });
 
@@ -101,5 +108,19 @@ describe('POST /api/runners/:id/hold without a reason', () => {
     expect(Date.parse(extended.hold!.until) - Date.parse(first.hold!.until)).toBe(15 * 60_000);
     const renamed = (await (await hold({ for: '15m', extend: true, reason: 'still full' })).json()) as Runner;
     expect(renamed.hold?.reason).toBe('still full');
+    // One line: a newline would break the runner listing's rows.
+    expect(await refused(await hold({ for: '1h', reason: 'line1\nline2' }))).toEqual([400, 'invalid_request', 'reason: must be one line (it is shown in the runner listing)', 'reason']);
+    // At most 7 days ahead: the hold ends in 1 h 30 min now; six 1 d extensions fit, the seventh does not.
+    for (let i = 0; i < 6; i++) expect((await hold({ for: '1d', extend: true })).status).toBe(200);
+    const tooLong = await refused(await hold({ for: '1d', extend: true }));
+    expect(tooLong.slice(0, 2)).toEqual([409, 'hold_too_long']);
+    expect(tooLong[2]).toMatch(/^runner held-box's hold would end \S+, more than 7 days from now/);
+  });
+
+  it('a revoked runner cannot be held (409 revoked)', async () => {
+    const r = await FakeRunner.start(t, { name: 'gone-box' });
+    fakes.push(r);
+    expect((await t.api(`/api/runners/${r.runnerId}/revoke`, { method: 'POST' })).status).toBe(200);
+    expect(await refused(await t.api(`/api/runners/${r.runnerId}/hold`, { json: { for: '1h', reason: 'x' } }))).toEqual([409, 'revoked', 'runner gone-box was revoked: it can never take a job, so there is nothing to hold', 'id']);
   });
 });

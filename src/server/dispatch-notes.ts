@@ -73,7 +73,8 @@ export class WaitNotes {
     if (queued.length === 0) return;
     const t = now();
     // A revoked runner can never connect again: its labels match nothing.
-    const runners = (await store.listRunners()).filter((r) => r.revokedAt === null);
+    const all = await store.listRunners();
+    const runners = all.filter((r) => r.revokedAt === null);
     const slots = await store.listTaskSlots(t); // idle tasks' kept slots: say so when they are why a job waits (FX2)
     const conns = slots.length ? this.o.hub.connections() : [];
     const byRunner = conns.length ? groupByRunner(await store.listActiveAssignments()) : new Map<number, HeldSlot[]>();
@@ -85,7 +86,16 @@ export class WaitNotes {
       let message: string;
       if (matching.length === 0) {
         kind = 'unmatched';
-        message = runners.length === 0 ? 'no runner registered yet, waiting' : `no runner matches ${want}, waiting`;
+        const pin = job.pinnedRunnerId ?? null;
+        const pinned = pin !== null ? all.find((r) => r.id === pin) : undefined;
+        message =
+          pin !== null && (!pinned || pinned.revokedAt !== null)
+            ? `it resumes a session kept on runner ${pinned ? `${pinned.name} (${pinned.id})` : pin}, which was revoked: it can never run; cancel it and start a new run`
+            : pin !== null
+              ? `it resumes a session kept on runner ${pinned!.name} (${pinned!.id}), whose labels do not match ${want}, waiting`
+              : runners.length === 0
+                ? 'no runner registered yet, waiting'
+                : `no runner matches ${want}, waiting`;
       } else if (matching.some((r) => r.connected && !r.offline) && matching.every((r) => !(r.connected && !r.offline) || (r.hold !== null && r.hold.until > t))) {
         kind = 'held';
         const held = matching.filter((r) => r.connected && !r.offline);

@@ -373,6 +373,18 @@ export class Dispatcher {
     const job = await store.getJob(jobId);
     if (!job) return { ok: false, code: 'not_found', message: `no job ${jobId}` };
     if (job.status !== 'queued') return { ok: false, code: 'not_queued', message: `job ${jobId} is ${job.status}, not queued` };
+    const pinnedId = job.pinnedRunnerId ?? null;
+    if (pinnedId !== null) {
+      // It resumes a session kept on one runner (run --resume): only there.
+      if (o.runnerId !== undefined && o.runnerId !== pinnedId) {
+        return { ok: false, code: 'no_runner', message: `job ${jobId} resumes a session kept on runner ${pinnedId}: it can only run there` };
+      }
+      const pinned = await store.getRunner(pinnedId);
+      if (!pinned || pinned.revokedAt !== null) {
+        return { ok: false, code: 'no_runner', message: `job ${jobId} resumes a session kept on runner ${pinned ? `${pinned.name} (${pinned.id})` : pinnedId}, which was revoked: it can never run` };
+      }
+      o = { ...o, runnerId: pinnedId };
+    }
     if (o.runnerId !== undefined && !hub.connections().some((c) => c.runnerId === o.runnerId)) {
       // Only the replica a runner is connected to can hand it a job (the runner's socket is there).
       const r = await store.getRunner(o.runnerId);

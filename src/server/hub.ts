@@ -19,7 +19,8 @@ import type { EventBus } from './event-bus.js';
 import { bearerToken } from './auth.js';
 import { frameMove } from './frame-move.js';
 import { fastRunnerFrame } from './frame-fast.js';
-import { recordStatus } from './status-events.js';
+import { uploadedEventsProblem } from './frame-checks.js';
+import { recordStatus, reportEndedJobs } from './status-events.js';
 import { pauseStop } from './budget-pause.js';
 import { noteRunner } from './runner-history.js';
 import { activityFrame } from './model-activity.js';
@@ -74,6 +75,8 @@ export const CLOSE_CODES = {
   badInput: 4400,
   /** The runner was revoked: do not reconnect. */
   revoked: 4403,
+  /** The runner sent nothing for the heartbeat timeout: it may reconnect (and is told then what to stop). */
+  silent: 4408,
 } as const;
 
 const CLOSE_REPLACED = CLOSE_CODES.replaced;
@@ -88,6 +91,8 @@ class Connection implements RunnerConnection {
   holdUntil = 0;
   /** Set once the connection is being closed for bad input: later frames are ignored. */
   dead = false;
+  /** When this server last received a frame on it (epoch ms, the hub's clock). */
+  lastSeen: number;
   name: string;
   /** Active jobs the runner did not report, since when (for lost-assignment detection). */
   readonly missing = new Map<number, { attempt: number; since: number }>();
@@ -97,8 +102,10 @@ class Connection implements RunnerConnection {
     readonly runnerId: number,
     name: string,
     readonly ws: WebSocket,
+    now: number,
   ) {
     this.name = name;
+    this.lastSeen = now;
   }
 
   send(msg: ServerToRunner): Promise<boolean> {
@@ -149,6 +156,24 @@ export class RunnerHub {
     c.ready = false;
     c.ws.close(code, reason.slice(0, 120));
     return true;
+  }
+
+  /**
+   * Closes (code 4408) every connection here that has sent nothing since `cutoff` (epoch ms):
+   * a runner that froze (SIGSTOP, a hung host) keeps its socket open, and the dispatcher would
+   * hand the jobs the sweep requeues straight back to it. Out of dispatch at once; when it wakes
+   * it reconnects, and its `hello` gets each stale attempt cancelled.
+   * @returns the runner ids closed.
+   */
+  closeSilent(cutoff: number): number[] {
+    const closed: number[] = [];
+    for (const c of this.conns.values()) {
+      if (c.lastSeen >= cutoff || c.dead) continue;
+      this.o.log.warn('closing a silent runner connection', { runnerId: c.runnerId, silentMs: this.o.now() - c.lastSeen });
+      this.disconnect(c.runnerId, CLOSE_CODES.silent, 'no heartbeat within the timeout');
+      closed.push(c.runnerId);
+    }
+    return closed;
   }
 
   /**
@@ -222,7 +247,7 @@ export class RunnerHub {
   }
 
   private attach(runnerId: number, name: string, ws: WebSocket): void {
-    const conn = new Connection(runnerId, name, ws);
+    const conn = new Connection(runnerId, name, ws, this.o.now());
     const old = this.conns.get(runnerId);
     this.conns.set(runnerId, conn);
     if (old) old.ws.close(CLOSE_REPLACED, 'replaced by a newer connection');
@@ -230,6 +255,7 @@ export class RunnerHub {
     log.info('runner connected', { name });
     void noteRunner(this.o, runnerId, 'connected', `connected as ${name}`);
     ws.on('message', (data: RawData, isBinary: boolean) => {
+      conn.lastSeen = this.o.now();
       conn.queue = conn.queue
         .then(() => this.onFrame(conn, isBinary ? null : data.toString()))
         .catch((err: unknown) => {
@@ -305,8 +331,11 @@ export class RunnerHub {
         return;
       case 'job.rejected':
         return this.onRejected(conn, msg.jobId, msg.attempt, msg.reason);
-      case 'job.events':
+      case 'job.events': {
+        const problem = uploadedEventsProblem(msg.events);
+        if (problem) return this.refuse(conn, problem);
         return this.onEvents(conn, msg.jobId, msg.attempt, msg.events);
+      }
     }
   }
 
@@ -324,7 +353,7 @@ export class RunnerHub {
     conn.browserSlots = Math.min(row?.ownerBrowserSlots ?? browserSlots, conn.capacity);
     conn.name = msg.name;
     await conn.send({ type: 'welcome', runnerId: conn.runnerId, heartbeatIntervalMs: this.o.heartbeatIntervalMs, serverTime: new Date(this.o.now()).toISOString() });
-    await this.reconcile(conn, msg.running);
+    await this.reconcile(conn, msg.running, true);
     conn.ready = true;
     this.o.onWork('capacity');
   }
@@ -333,9 +362,12 @@ export class RunnerHub {
    * Compares what the runner says it runs with the store: a reported attempt that is not the
    * job's current one on this runner (or whose job ended or went back to the queue) gets
    * `job.cancel`; an active job the runner stops reporting for heartbeatTimeoutMs is requeued
-   * (still `assigned`: the assignment never arrived) or marked lost (`running`).
+   * (still `assigned`: the assignment never arrived) or ends as a lost runner's does (`running`:
+   * retried when its agent has retries left, else `lost`). After a `hello` (`fresh`: the runner
+   * came back, its list is what it runs now) a job it does not report gets one heartbeat
+   * interval instead of the timeout: a runner restarted after a crash runs nothing.
    */
-  private async reconcile(conn: Connection, running: readonly RunningJobReport[]): Promise<void> {
+  private async reconcile(conn: Connection, running: readonly RunningJobReport[], fresh = false): Promise<void> {
     const { store, now } = this.o;
     for (const r of running) await this.checkCurrent(conn, r.jobId, r.attempt);
     const reported = new Set(running.map((r) => `${r.jobId}:${r.attempt}`));
@@ -350,7 +382,8 @@ export class RunnerHub {
       }
       const m = conn.missing.get(job.id);
       if (!m || m.attempt !== job.attempt) {
-        conn.missing.set(job.id, { attempt: job.attempt, since: t });
+        const grace = fresh ? this.o.heartbeatIntervalMs : this.o.heartbeatTimeoutMs;
+        conn.missing.set(job.id, { attempt: job.attempt, since: t - (this.o.heartbeatTimeoutMs - grace) });
         continue;
       }
       if (t - m.since < this.o.heartbeatTimeoutMs) continue;
@@ -371,12 +404,19 @@ export class RunnerHub {
           }
           continue;
         }
+        const cause = `runner ${conn.name} no longer runs it (${secs}s)`;
+        const retried = await store.retryLostJob(job.id, job.attempt, t);
+        if (retried) {
+          await reportEndedJobs(store, this.o.bus, [retried], () => cause, t);
+          this.o.onWork('work');
+          continue;
+        }
         const moved = await store.transitionJob(job.id, job.attempt, ['running'], 'lost', t, {
           endReason: 'runner_lost',
           error: `runner ${conn.name} stopped reporting the job for ${secs}s`,
         });
         if (moved) {
-          await recordStatus(store, this.o.bus, job.id, 'lost', `runner ${conn.name} no longer runs it (${secs}s)`, t, conn.runnerId);
+          await recordStatus(store, this.o.bus, job.id, 'lost', cause, t, conn.runnerId);
           this.o.onWork('capacity');
         }
       }

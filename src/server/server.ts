@@ -1,7 +1,7 @@
 import { checkServerEnv } from './env-check.js';
 import { cancelOneJob } from './cancel-tree.js';
 import type { AddressInfo } from 'node:net';
-import type { TreeLimits } from '../protocol/index.js';
+import { RECONNECT_WINDOW_MS, type TreeLimits } from '../protocol/index.js';
 import { createServer } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import type { Store } from '../store/types.js';
@@ -78,6 +78,20 @@ export interface RunningServer {
  *   when it cannot listen (e.g. in use); Error when the heartbeat timeout is shorter than two
  *   heartbeat intervals.
  */
+/**
+ * How long the liveness sweep waits after this server starts, ms: one heartbeat timeout, or
+ * after a restart (a runner not revoked heartbeated within the last timeout + that window) at
+ * least twice the runners' reconnect window (RECONNECT_WINDOW_MS: their spread-out backoff,
+ * then possibly one "busy, retry after" of up to 8 s). A short timeout would otherwise lose the
+ * running jobs of runners that were only waiting to reconnect. `now` epoch ms.
+ */
+async function restartGraceMs(store: Store, heartbeatTimeoutMs: number, now: number): Promise<number> {
+  const grace = Math.max(heartbeatTimeoutMs, 2 * RECONNECT_WINDOW_MS);
+  const since = now - heartbeatTimeoutMs - grace;
+  const restarted = (await store.listRunners()).some((r) => r.revokedAt === null && r.lastHeartbeatAt !== null && r.lastHeartbeatAt > since);
+  return restarted ? grace : heartbeatTimeoutMs;
+}
+
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const log = opts.log ?? silentLogger;
   const now = opts.now ?? Date.now;
@@ -124,6 +138,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     timeoutMs: heartbeatTimeoutMs,
     intervalMs: opts.sweepIntervalMs ?? 2000,
     startedAt: now(),
+    startupGraceMs: await restartGraceMs(store, heartbeatTimeoutMs, now()),
+    closeSilent: (cutoff) => hub.closeSilent(cutoff),
     onLost: () => dispatcher.kick(),
     // A parent that ended leaves nobody to collect its children's results (issue 6): cancel them.
     onOrphans: async (orphans) => {

@@ -54,12 +54,15 @@ describe('liveness sweeper', () => {
     }
     const list = (await (await t.api('/api/runners')).json()) as { runners: Runner[] };
     expect(list.runners.find((x) => x.id === r.runnerId)?.status).toBe('offline');
-    // A heartbeat brings it back online; the lost job stays lost and the runner is told to drop it.
-    r.send({ type: 'heartbeat', running: [{ jobId: job.id, attempt: a.attempt }] });
-    expect((await r.next('job.cancel')).reason).toMatch(/lost/);
+    // Its silent socket was closed (4408: it may reconnect). Coming back brings it online; the
+    // lost job stays lost and the runner is told to drop it.
+    expect(r.closeCode).toBe(4408);
+    const back = await FakeRunner.connect(t.url, r.runnerId, r.credential!);
+    await back.hello({ name: 'quiet', running: [{ jobId: job.id, attempt: a.attempt }] });
+    expect((await back.next('job.cancel')).reason).toMatch(/lost/);
     const list2 = (await (await t.api('/api/runners')).json()) as { runners: Runner[] };
     expect(list2.runners.find((x) => x.id === r.runnerId)?.status).toBe('online');
-    await r.close();
+    await back.close();
   });
 });
 

@@ -16,8 +16,20 @@ export interface SweeperOptions {
   timeoutMs: number;
   /** How often to sweep. */
   intervalMs: number;
-  /** When this server started (epoch ms); no sweep until `startedAt + timeoutMs`. */
+  /** When this server started (epoch ms); no runner is swept until `startedAt + startupGraceMs`. */
   startedAt: number;
+  /**
+   * How long after `startedAt` no runner is declared offline, ms; default `timeoutMs`. After a
+   * restart with runners connected, the server gives them their reconnect window as well
+   * (server.ts restartGraceMs): a runner's backoff may be longer than a short timeout.
+   */
+  startupGraceMs?: number;
+  /**
+   * Closes this server's runner sockets that have sent nothing since `cutoff` (epoch ms; hub
+   * closeSilent), called by each sweep before the store sweep: a frozen runner's socket stays
+   * open, and without this its requeued jobs went straight back to it.
+   */
+  closeSilent?: (cutoff: number) => void;
   /** Called after jobs were marked lost. */
   onLost?: (jobs: JobRow[]) => void;
   /**
@@ -32,8 +44,10 @@ export interface SweeperOptions {
  * Liveness: every `intervalMs`, runners whose last heartbeat is older than `timeoutMs` go
  * offline and their assigned/running jobs become `lost` (store.sweepStaleRunners), each with
  * a `status` event "runner X silent for Ns" — or, with retries left (agent `retries`), go back
- * to the queue with "...; retrying on another runner (N retries left)". The first sweep waits until the server has been
- * up for one timeout, so runners get time to reconnect after a restart. Each sweep also gives
+ * to the queue with "...; retrying on another runner (N retries left)". A silent runner's
+ * socket on this server is closed first, so it gets no job until it speaks again. The first
+ * sweep waits until the server has been up for `startupGraceMs`, so runners get time to
+ * reconnect after a restart. Each sweep also gives
  * back expired budget reservations and hands jobs whose parent ended to `onOrphans`.
  */
 export class Sweeper {
@@ -74,7 +88,8 @@ export class Sweeper {
       const orphans = await store.listOrphanedJobs(100);
       if (orphans.length) await this.o.onOrphans(orphans);
     }
-    if (t - this.o.startedAt < timeoutMs) return [];
+    if (t - this.o.startedAt < (this.o.startupGraceMs ?? timeoutMs)) return [];
+    this.o.closeSilent?.(t - timeoutMs);
     const lost = await store.sweepStaleRunners(t - timeoutMs, t);
     const names = new Map<number, { name: string; last: number | null }>();
     for (const job of lost) {

@@ -106,6 +106,8 @@ export class FakeRunner {
   /** Close code and reason from the server (or 1006 for a dropped connection), once closed. */
   closeCode: number | null = null;
   closeReason = '';
+  /** The runner credential, when {@link FakeRunner.start} registered it (to reconnect as the same runner). */
+  credential: string | null = null;
 
   private constructor(
     readonly ws: WebSocket,
@@ -131,7 +133,9 @@ export class FakeRunner {
     });
     if (reg.status !== 201) throw new Error(`register failed: ${reg.status} ${await reg.text()}`);
     const { runnerId, credential } = (await reg.json()) as { runnerId: number; credential: string };
-    return FakeRunner.connect(t.url, runnerId, credential);
+    const r = await FakeRunner.connect(t.url, runnerId, credential);
+    r.credential = credential;
+    return r;
   }
 
   static connect(url: string, runnerId: number, credential: string): Promise<FakeRunner> {

@@ -55,6 +55,7 @@ export function kyselyStore(db: Kysely<Database>, dialect: SqlDialect, afterClos
     setRunnerCapacity: (id, set) => runnerCapacity.setRunnerCapacity(c, id, set),
     setRunnerDisconnected: (id, now) => runners.setRunnerDisconnected(c, id, now),
     sweepStaleRunners: (cutoff, now) => runners.sweepStaleRunners(c, cutoff, now),
+    retryLostJob: (id, attempt, now) => runners.retryLostJob(c, id, attempt, now),
     setRunnerHold: (id, hold) => runners.setRunnerHold(c, id, hold),
     listHeldRunnerIds: (now) => runners.listHeldRunnerIds(c, now),
     revokeRunner: (id, now) => runners.revokeRunner(c, id, now),

@@ -168,6 +168,29 @@ async function endJobsOf(
   return [...retried, ...lost].map((r) => toJobRow(c.codec, r)).sort((a, b) => a.id - b.id);
 }
 
+/**
+ * A lost attempt of job `id` goes back to the queue for a retry when the job has retries left:
+ * one conditional UPDATE (status `assigned`/`running`, this `attempt`, retries left > 0) to
+ * `queued`, with assignment, start and token cleared and retries left − 1, as
+ * {@link endJobsOf} does for a lost runner's jobs. The runner stays recorded until the next claim.
+ * @returns the requeued job, or null when it has no retry left or is no longer that attempt.
+ */
+export async function retryLostJob(c: StoreCtx, id: number, attempt: number, now: number): Promise<JobRow | null> {
+  assertInt('id', id, 1);
+  assertInt('attempt', attempt, 1);
+  assertInt('now', now, 0);
+  const row = await c.db
+    .updateTable('jobs')
+    .set((eb) => ({ status: 'queued', assigned_at: null, started_at: null, token_hash: null, retries_left: eb('retries_left', '-', 1) }))
+    .where('id', '=', id)
+    .where('attempt', '=', attempt)
+    .where('status', 'in', ['assigned', 'running'])
+    .where('retries_left', '>', 0)
+    .returningAll()
+    .executeTakeFirst();
+  return row ? toJobRow(c.codec, row) : null;
+}
+
 /** Sets or (null) clears the dispatch hold. @returns the updated runner, or null when unknown. */
 export async function setRunnerHold(c: StoreCtx, id: number, hold: RunnerHold | null): Promise<RunnerRow | null> {
   if (hold) {

@@ -68,6 +68,13 @@ export interface Store extends TaskStore, AgentVersionStore, EffortTierStore, Da
    */
   sweepStaleRunners(cutoff: number, now: number): Promise<JobRow[]>;
   /**
+   * A lost attempt (its runner reconnected without it): when job `id`, still `assigned` or
+   * `running` at `attempt`, has retries left, it goes back to `queued` as in sweepStaleRunners
+   * (token and assignment cleared, retries left − 1). Returns the requeued job, or null (no
+   * retry left, or no longer that attempt): the caller then marks it lost.
+   */
+  retryLostJob(id: number, attempt: number, now: number): Promise<JobRow | null>;
+  /**
    * Sets (or with null clears) the runner's dispatch hold: until `until` (epoch ms) the
    * dispatcher gives it no queued job. `kind` `provisioning` = held while it finishes setup.
    * Returns the updated runner, or null when it does not exist.

@@ -40,6 +40,7 @@ export function registerRunner(program: Command, ctx: CliContext): void {
       const { io } = ctx;
       if (!/^https?:\/\/[^/\s]+/i.test(opts.server.trim())) throw new CliError('--server (FLOTILLA_SERVER) must be an http:// or https:// URL, e.g. http://build-1:8787', 2);
       checkRoleLabels(opts.role, opts.labels);
+      if (opts.browserSlots > opts.capacity) throw new CliError(`--browser-slots (FLOTILLA_BROWSER_SLOTS) is ${opts.browserSlots}, more than --capacity (FLOTILLA_CAPACITY) ${opts.capacity}: a runner has at most one browser slot per parallel job`, 2);
       await checkFolderOption('--work-dir', opts.workDir);
       if (opts.repoBase) {
         const st = await stat(resolve(opts.repoBase)).catch(() => null);

@@ -5,7 +5,7 @@ import { parseDurationMs } from '../../core/duration.js';
 import type { Labels } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
 import { untilInterrupted } from '../io.js';
-import { checkFolderOption, dataOption, defaultDataDir, intIn, parseLabels } from '../options.js';
+import { CliError, checkFolderOption, dataOption, defaultDataDir, intIn, parseLabels } from '../options.js';
 
 interface UpOptions {
   host: string;
@@ -64,6 +64,12 @@ export function registerUp(program: Command, ctx: CliContext): void {
     .action(async (opts: UpOptions) => {
       const { io } = ctx;
       await checkFolderOption('--data', opts.data);
+      const interval = opts.heartbeatInterval ?? 5000;
+      const timeout = opts.heartbeatTimeout ?? 20000;
+      if (timeout < 2 * interval) {
+        // The server's own rule (server.ts): one late beat must not lose a healthy runner's jobs.
+        throw new CliError(`--heartbeat-timeout (FLOTILLA_HEARTBEAT_TIMEOUT_MS) ${timeout} ms must be at least twice --heartbeat-interval (FLOTILLA_HEARTBEAT_INTERVAL_MS) ${interval} ms`, 2);
+      }
       const { cliLogger, modelLine, startLocalStack } = await import('./stack.js');
       const { createRegistrationToken } = await import('../../server/auth.js');
       const log = cliLogger(process.env, 'info', (line) => void io.stderr.write(line));

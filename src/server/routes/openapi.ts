@@ -171,7 +171,7 @@ export function buildOpenApi(): Json {
         summary: 'Hold a runner: no queued job goes to it until the hold ends (admin)',
         parameters: [idParam],
         requestBody: body('HoldRunnerRequest'),
-        responses: { 200: ok('the runner, on_hold', ref('Runner')), 400: error('`invalid_request`'), 401: unauthorized, 403: forbidden, 404: error('`not_found`'), 409: error('`not_held`: nothing to extend') },
+        responses: { 200: ok('the runner, on_hold', ref('Runner')), 400: error('`invalid_request`'), 401: unauthorized, 403: forbidden, 404: error('`not_found`'), 409: error('`not_held`: nothing to extend; `hold_too_long`: it would end more than 7 days from now; `revoked`: the runner was revoked') },
       },
     },
     '/api/runners/{id}/resume': {
