@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiTokenRow } from '../store/types.js';
 import { API_TOKEN_TTL_MS, ApiTokenCache } from './api-token-cache.js';
-import { startTestServer, type TestServer } from './test-helpers.js';
+import { readSse, startTestServer, type TestServer } from './test-helpers.js';
 
 const row = (id: number): ApiTokenRow => ({ id, name: `t${id}`, role: 'admin', createdAt: 0 });
 
@@ -99,5 +99,19 @@ describe('API token revoked through the API', () => {
     expect((await t.api('/api/tokens')).status).toBe(200);
     const names = ((await (await t.api('/api/tokens')).json()) as { tokens: Array<{ name: string }> }).tokens.map((x) => x.name);
     expect(names).not.toContain('persist');
+  });
+
+  it('an open event stream of a token revoked through another replica ends with an unauthorized error within the re-check (2 s) + a poll', async () => {
+    const created = await t.api('/api/tokens', { method: 'POST', json: { name: 'watcher', role: 'member' } });
+    const { id, token } = (await created.json()) as { id: number; token: string };
+    const job = (await (await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'x' } } })).json()) as { id: number };
+    const res = await t.api(`/api/jobs/${job.id}/events`, { token });
+    expect(res.status).toBe(200);
+    expect(await t.store.deleteApiToken(id)).toBe(true); // as another replica revokes it
+    const t0 = Date.now();
+    const msgs = await readSse(res, { timeoutMs: 8000 });
+    expect(Date.now() - t0).toBeLessThan(5000);
+    expect(msgs.at(-1)).toEqual({ event: 'error', data: JSON.stringify({ code: 'unauthorized', message: 'the API token was revoked' }) });
+    expect((await t.api(`/api/jobs/${job.id}/cancel`, { method: 'POST' })).status).toBe(200);
   });
 });

@@ -4,6 +4,7 @@ import { isTerminal } from '../../core/job-state.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
 import { apiError, idError, parseId } from '../http-util.js';
+import { credentialCheck } from '../stream-auth.js';
 
 const PAGE = 500;
 
@@ -17,7 +18,9 @@ export function sseJobEvent(ev: JobEvent): string {
  * or `?after=` (a seq), then follows new ones, woken by the in-process bus and by a store
  * poll every `ctx.sse.pollMs` (events stored by other replicas). When the job is terminal
  * and every event is sent: `event: end` / `data: {"status": "<status>"}`, then the stream
- * closes. A `: ping` comment every `ctx.sse.heartbeatMs` keeps idle streams open.
+ * closes. A `: ping` comment every `ctx.sse.heartbeatMs` keeps idle streams open. When the
+ * caller's API token is revoked or its session ends (checked again every 2 s, stream-auth.ts):
+ * `event: error` / `data: {"code":"unauthorized","message":...}`, then the stream closes.
  * Bad id/cursor (outside 1..2147483647 / 0..2147483647) → 400 `invalid_request`; unknown job → 404 `not_found`.
  */
 export function mountJobEvents(app: Hono<AppEnv>, ctx: ServerContext): void {
@@ -87,10 +90,18 @@ export function mountJobEvents(app: Hono<AppEnv>, ctx: ServerContext): void {
       }
     };
 
+    const revoked = credentialCheck(c, ctx.store, ctx.now);
     const loop = async () => {
       write(': stream of job events\n\n');
       while (!closed) {
         dirty = false;
+        const why = await revoked();
+        if (why) {
+          // The caller may no longer read: no event after the revoke (issue 5 fresh-user finding).
+          write(`event: error\ndata: ${JSON.stringify({ code: 'unauthorized', message: why })}\n\n`);
+          finish();
+          return;
+        }
         await sendNew();
         const job = await ctx.store.getJob(id);
         if (job && isTerminal(job.status)) {
