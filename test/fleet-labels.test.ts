@@ -29,8 +29,13 @@ describe.each([['sqlite', null], ...(pg ? [['postgres', pg.url]] : [])] as Array
       expect(row?.boundLabels).toEqual({ pool: 'gpu', os: 'linux' });
 
       // At hello it tries again: overrides pool and os, drops them, adds `cpu`.
-      await r.hello({ name: 'bound', labels: { pool: 'cpu', os: 'windows', cpu: 'arm' } });
+      const welcome = await r.hello({ name: 'bound', labels: { pool: 'cpu', os: 'windows', cpu: 'arm' } });
       expect((await runnerView(r.runnerId)).labels).toEqual({ pool: 'gpu', os: 'linux', cpu: 'arm' });
+      // The welcome says which of its labels were not taken, so the runner can tell its user.
+      expect(welcome.ignoredLabels).toEqual([
+        { key: 'pool', asked: 'cpu', bound: 'gpu' },
+        { key: 'os', asked: 'windows', bound: 'linux' },
+      ]);
 
       // Routing follows the bound labels: a job for os=windows never goes there; pool=gpu does.
       const win = (await (await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'x' }, labels: { os: 'windows' } } })).json()) as Job;
@@ -48,7 +53,7 @@ describe.each([['sqlite', null], ...(pg ? [['postgres', pg.url]] : [])] as Array
   it('a hello with no labels keeps the token labels (they cannot be dropped)', async () => {
     const r = await FakeRunner.start(t, { name: 'empty', tokenLabels: { zone: 'eu' } });
     try {
-      await r.hello({ name: 'empty', labels: {} });
+      expect((await r.hello({ name: 'empty', labels: {} })).ignoredLabels).toBeUndefined();
       expect((await runnerView(r.runnerId)).labels).toEqual({ zone: 'eu' });
     } finally {
       await r.close();

@@ -107,6 +107,12 @@ export const ServerToRunner = z.discriminatedUnion('type', [
     /** How often to heartbeat, milliseconds. */
     heartbeatIntervalMs: z.number().int().positive(),
     serverTime: z.string(),
+    /**
+     * Labels of the runner's `hello` that were not taken because its registration token binds
+     * another value for the key (`key=value` as the runner asked, the bound value in effect).
+     * Absent when none; the runner tells its user.
+     */
+    ignoredLabels: z.array(z.object({ key: z.string(), asked: z.string(), bound: z.string() })).optional(),
   }),
   z.object({ type: z.literal('job.assign'), assignment: JobAssignment }),
   /**

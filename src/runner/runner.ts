@@ -269,7 +269,9 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
       credential,
       hello: () => ({ type: 'hello', name, labels, capacity, browserSlots, version: RUNNER_VERSION, running: running() }),
       running,
-      onWelcome: () => {
+      onWelcome: (w) => {
+        // Bound by the registration token: say so where the user looks (the server only logs it).
+        for (const l of w.ignoredLabels ?? []) log.warn(`label ${l.key}=${l.asked} ignored: this runner's registration token binds ${l.key}=${l.bound}`);
         for (const s of slots.values()) s.outbox.rewind();
         flush();
       },

@@ -352,7 +352,14 @@ export class RunnerHub {
     conn.capacity = row?.ownerCapacity ?? msg.capacity;
     conn.browserSlots = Math.min(row?.ownerBrowserSlots ?? browserSlots, conn.capacity);
     conn.name = msg.name;
-    await conn.send({ type: 'welcome', runnerId: conn.runnerId, heartbeatIntervalMs: this.o.heartbeatIntervalMs, serverTime: new Date(this.o.now()).toISOString() });
+    const ignoredLabels = refused.map((key) => ({ key, asked: msg.labels[key] ?? '', bound: labels[key] ?? '' }));
+    await conn.send({
+      type: 'welcome',
+      runnerId: conn.runnerId,
+      heartbeatIntervalMs: this.o.heartbeatIntervalMs,
+      serverTime: new Date(this.o.now()).toISOString(),
+      ...(ignoredLabels.length ? { ignoredLabels } : {}),
+    });
     await this.reconcile(conn, msg.running, true);
     conn.ready = true;
     this.o.onWork('capacity');
