@@ -33,7 +33,7 @@ describe('flotilla --help', () => {
   });
 
   const commands: Array<[string[], string[]]> = [
-    [['run'], ['--budget', '--labels', '--priority', '--json', '--detach', '--local', 'FLOTILLA_SERVER', 'FLOTILLA_TOKEN', 'FLOTILLA_DATA', 'FLOTILLA_LABELS', 'FLOTILLA_JSON']],
+    [['run'], ['--budget', '--labels', '--priority', '--json', '--detach', '--local', 'FLOTILLA_SERVER', 'FLOTILLA_TOKEN', 'FLOTILLA_DATA', 'FLOTILLA_LABELS', 'FLOTILLA_JSON', 'FLOTILLA_DETACH', 'FLOTILLA_LOCAL']],
     [['jobs'], ['list', 'show', 'cancel']],
     [['jobs', 'list'], ['--status', '--limit', 'FLOTILLA_SERVER']],
     [['jobs', 'show'], ['<id>', 'FLOTILLA_TOKEN']],
@@ -120,6 +120,8 @@ describe('bad arguments: non-zero exit, the message names the problem', () => {
     ['FLOTILLA_HOLD_EXTEND', ['hold', 'r', '--for', '1h', '--reason', 'x']],
     ['FLOTILLA_AGENTS_REPLACE', ['agents', 'install', 'x']],
     ['FLOTILLA_NO_RUNNER', ['up']],
+    ['FLOTILLA_DETACH', ['run', 'test-fixer']],
+    ['FLOTILLA_LOCAL', ['run', 'test-fixer']],
   ] as const) {
     it(`${name}=maybe: exit 2 naming the variable (booleans are 1/0/true/false/yes/no)`, async () => {
       process.env[name] = 'maybe';
