@@ -75,7 +75,7 @@ describe('fleet CLI', () => {
     expect(refused.err).toMatch(/not started: every matching runner is on hold \(box-b 0\/1 on hold\)/);
     const forced = await run('jobs', 'start', String(macJob.id), '--force');
     expect(forced.code).toBe(0);
-    expect(forced.out).toBe(`job ${macJob.id} assigned on runner ${b.runnerId} (attempt 1)\n`);
+    expect(forced.out).toBe(`job ${macJob.id} assigned on runner box-b (${b.runnerId}) (attempt 1)\n`);
     expect((await b.next('job.assign')).assignment).toMatchObject({ jobId: macJob.id, force: true });
 
     const resumed = await run('resume', 'box-b');

@@ -48,6 +48,9 @@ export function registerJobsStart(program: Command, ctx: CliContext): void {
       job = await client.startJob(id, { ...req, force: true });
     }
     if (wantsJson(self, opts)) return void out(JSON.stringify({ job }));
-    out(`job ${job.id} ${job.status} on runner ${job.runnerId ?? '?'} (attempt ${job.attempt})`);
+    // The runner by name, as the user knows it (the id alone if it cannot be read now).
+    const runner = job.runnerId !== null ? await client.getRunner(job.runnerId).then((d) => d.runner, () => null) : null;
+    const where = runner ? `${runner.name} (${runner.id})` : `${job.runnerId ?? '?'}`;
+    out(`job ${job.id} ${job.status} on runner ${where} (attempt ${job.attempt})`);
   });
 }
