@@ -23,6 +23,8 @@ import {
   Runner,
   RunnerList,
   RunnerDetail,
+  RunnerTokenInfo,
+  RunnerTokenList,
   CreateJobRequest,
   describeIssues,
   SessionInfo,
@@ -88,8 +90,11 @@ export interface ListJobsQuery {
   to?: string;
 }
 
-/** `POST /api/runner-tokens` response: a single-use registration token and its expiry (ISO-8601 or epoch ms). */
-export const RunnerTokenResponse = z.object({ token: z.string().min(1), expiresAt: z.union([z.string(), z.number()]) });
+/**
+ * `POST /api/runner-tokens` response: a single-use registration token and its expiry (ISO-8601
+ * or epoch ms); `id` (servers since migration 0019) names it for `listRunnerTokens`/`revokeRunnerToken`.
+ */
+export const RunnerTokenResponse = z.object({ id: z.number().int().positive().optional(), token: z.string().min(1), expiresAt: z.union([z.string(), z.number()]) });
 export type RunnerTokenResponse = z.infer<typeof RunnerTokenResponse>;
 
 const RunnerListBody = z.object({ runners: z.array(Runner) });
@@ -285,6 +290,22 @@ export class FlotillaClient {
   /** `POST /api/runner-tokens` (admin) → a single-use runner registration token (`flr_...`). */
   async createRunnerToken(req: { labels?: Labels; expiresInSeconds?: number } = {}): Promise<RunnerTokenResponse> {
     return this.request('POST', '/api/runner-tokens', RunnerTokenResponse, req);
+  }
+
+  /**
+   * `GET /api/runner-tokens[?all=true]` (admin) → the registration tokens that can still register
+   * a runner (with `all`: every one, used, expired and revoked too), oldest first; never a token.
+   */
+  async listRunnerTokens(opts: { all?: boolean } = {}): Promise<RunnerTokenInfo[]> {
+    return (await this.request('GET', `/api/runner-tokens${opts.all ? '?all=true' : ''}`, RunnerTokenList)).tokens;
+  }
+
+  /**
+   * `POST /api/runner-tokens/:id/revoke` (admin) → the token, `revoked` (or `used` when it was
+   * already used: then revoke its runner). Repeating it is fine. ApiError 404 for an unknown id.
+   */
+  async revokeRunnerToken(id: number): Promise<RunnerTokenInfo> {
+    return this.request('POST', `/api/runner-tokens/${idPath(id, 'id')}/revoke`, RunnerTokenInfo);
   }
 
   /** `POST /api/session`: signs in with a user name and password (the server sets the session cookie). 401 `bad_credentials` when wrong. */

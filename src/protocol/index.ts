@@ -10,6 +10,7 @@ export * from './model-routes.js';
 export * from './effort-tiers.js';
 export * from './events.js';
 export * from './runner.js';
+export * from './runner-tokens.js';
 export * from './runner-messages.js';
 export * from './users.js';
 export * from './task.js';

@@ -17,7 +17,7 @@ import { mountRunnerHolds } from './routes/runners-hold.js';
 import { mountRunnerCapacity } from './routes/runners-capacity.js';
 import { mountRevokeRunner } from './routes/runners-revoke.js';
 import { mountStartJob } from './routes/jobs-start.js';
-import { mountCreateRunnerToken } from './routes/runner-tokens.js';
+import { mountCreateRunnerToken, mountRunnerTokens } from './routes/runner-tokens.js';
 import { mountRegisterRunner } from './routes/runners-register.js';
 import { mountListAgents } from './routes/agents-list.js';
 import { mountAgentsInstall } from './routes/agents-install.js';
@@ -85,6 +85,7 @@ export function createApp(ctx: ServerContext): Hono<AppEnv> {
   mountRevokeRunner(app, ctx);
   mountStartJob(app, ctx);
   mountCreateRunnerToken(app, ctx);
+  mountRunnerTokens(app, ctx);
   mountRegisterRunner(app, ctx);
   mountListAgents(app, ctx);
   mountAgentsInstall(app, ctx);

@@ -60,6 +60,8 @@ describe('GET /openapi.json', () => {
         'POST /api/runners/{id}/revoke',
         'POST /api/jobs/{id}/start',
         'POST /api/runner-tokens',
+        'GET /api/runner-tokens',
+        'POST /api/runner-tokens/{id}/revoke',
         'POST /api/runners/register',
         'GET /api/runners/connect',
         'GET /api/agents',

@@ -2,6 +2,7 @@ import { afterAll, afterEach, describe } from 'vitest';
 import type { Store } from './types.js';
 import type { Harness } from './conformance/harness.js';
 import { tokenTests } from './conformance/tokens.js';
+import { registrationTokenTests } from './conformance/registration-tokens.js';
 import { runnerTests } from './conformance/runners.js';
 import { jobTests } from './conformance/jobs.js';
 import { claimTests } from './conformance/claim.js';
@@ -69,6 +70,7 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Store
       await opts.cleanup?.();
     });
     tokenTests(h);
+    registrationTokenTests(h);
     runnerTests(h);
     jobTests(h);
     claimTests(h);

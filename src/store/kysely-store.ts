@@ -47,6 +47,8 @@ export function kyselyStore(db: Kysely<Database>, dialect: SqlDialect, afterClos
     countApiTokens: () => tokens.countApiTokens(c),
     createRegistrationToken: (t) => tokens.createRegistrationToken(c, t),
     consumeRegistrationToken: (h, now) => tokens.consumeRegistrationToken(c, h, now),
+    listRegistrationTokens: (q) => tokens.listRegistrationTokens(c, q),
+    revokeRegistrationToken: (id, now) => tokens.revokeRegistrationToken(c, id, now),
     createRunner: (r) => runners.createRunner(c, r),
     findRunnerByCredentialHash: (h) => runners.findRunnerByCredentialHash(c, h),
     getRunner: (id) => runners.getRunner(c, id),

@@ -27,10 +27,14 @@ export interface ApiTokensTable {
 }
 
 export interface RegistrationTokensTable {
+  /** 0019. */
+  id: Generated<number>;
   token_hash: string;
   labels: Json;
   expires_at: Int8;
   used_at: Int8 | null;
+  /** 0019: epoch ms; a revoked token is never consumed. */
+  revoked_at: Int8 | null;
   created_at: Int8;
 }
 

@@ -33,12 +33,23 @@ export interface Store extends TaskStore, AgentVersionStore, EffortTierStore, Da
   countApiTokens(): Promise<number>;
 
   // --- runner registration ---------------------------------------------------------------
-  createRegistrationToken(t: { tokenHash: string; labels: Labels; expiresAt: number; now: number }): Promise<void>;
+  createRegistrationToken(t: { tokenHash: string; labels: Labels; expiresAt: number; now: number }): Promise<RegistrationTokenRow>;
   /**
    * Uses a registration token: returns its labels and marks it used, in one step, only if it
-   * exists, is unused and `expiresAt > now`. A second call with the same hash returns null.
+   * exists, is unused, not revoked and `expiresAt > now`. A second call with the same hash returns null.
    */
   consumeRegistrationToken(tokenHash: string, now: number): Promise<{ labels: Labels } | null>;
+  /**
+   * Registration tokens by id, oldest first (never a token or its hash). With `liveAt` (epoch
+   * ms): only the ones still usable then (unused, not revoked, `expiresAt > liveAt`).
+   */
+  listRegistrationTokens(q?: { liveAt?: number }): Promise<RegistrationTokenRow[]>;
+  /**
+   * Revokes registration token `id`: it is never consumed afterwards. Changes only an unused,
+   * unrevoked token (revoking twice keeps the first `revokedAt`; a used one stays as it was).
+   * Returns the token as it now is, or null when no token has that id.
+   */
+  revokeRegistrationToken(id: number, now: number): Promise<RegistrationTokenRow | null>;
   /** `boundLabels`: the registration token's labels (0009, binding; default {}). `browserSlots` 1–4, default 1. */
   createRunner(r: { name: string; labels: Labels; capacity: number; credentialHash: string; now: number; hold?: RunnerHold; boundLabels?: Labels; browserSlots?: number }): Promise<RunnerRow>;
   findRunnerByCredentialHash(credentialHash: string): Promise<RunnerRow | null>;
@@ -261,6 +272,16 @@ export interface Store extends TaskStore, AgentVersionStore, EffortTierStore, Da
   listApiTokens(): Promise<ApiTokenRow[]>;
   /** Revokes (deletes) an API token; true when it existed. */
   deleteApiToken(id: number): Promise<boolean>;
+}
+
+/** A runner registration token as stored (0019), without its hash. Times are epoch ms. */
+export interface RegistrationTokenRow {
+  id: number;
+  labels: Labels;
+  createdAt: number;
+  expiresAt: number;
+  usedAt: number | null;
+  revokedAt: number | null;
 }
 
 export interface ApiTokenRow {

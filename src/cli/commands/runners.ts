@@ -4,7 +4,7 @@ import { ApiError } from '../../client/index.js';
 import { holdText, resolveRunner, slotsText } from './fleet-util.js';
 import type { CliContext } from '../context.js';
 import { formatTable } from '../format.js';
-import { addClientOptions, checkRoleLabels, CliError, clientFrom, intIn, parseLabels, parseRole, wantsJson, type ClientOptions } from '../options.js';
+import { addClientOptions, checkRoleLabels, CliError, clientFrom, intIn, parseIdArg, parseLabels, parseRole, wantsJson, type ClientOptions } from '../options.js';
 
 /** Formats labels as `k=v,k2=v2` (the form `--labels` takes). */
 export function labelText(labels: Labels): string {
@@ -15,7 +15,16 @@ export function labelText(labels: Labels): string {
 
 /**
  * `flotilla runners [list] [--label k=v] [--status S] [--role R]`, `runners show RUNNER`,
- * `runners revoke RUNNER`, and `flotilla runners token create [--labels k=v,...] [--ttl SECONDS]`.
+ * `runners revoke RUNNER`, and registration tokens (admin):
+ * - `runners token create [--labels k=v,...] [--ttl SECONDS]` (env FLOTILLA_LABELS,
+ *   FLOTILLA_RUNNER_TOKEN_TTL): prints the token once, and its id;
+ * - `runners token list [--all]` (default): id, status, labels, created, expires, used, revoked;
+ *   only the live ones unless `--all` (env FLOTILLA_RUNNER_TOKENS_ALL); `--json` → the API's
+ *   RunnerTokenList; never a token or its hash;
+ * - `runners token revoke ID`: registration refuses the token from now on; again is fine; a
+ *   used token stays used (revoke its runner); `--json` → `{ token: RunnerTokenInfo }`.
+ * Exit 0 on success; 1 on an API error (not an admin, unknown id: the message names it); 2 on
+ * a bad argument.
  */
 export function registerRunners(program: Command, ctx: CliContext): void {
   const runners = program.command('runners').description('list runners and create runner registration tokens');
@@ -101,12 +110,12 @@ export function registerRunners(program: Command, ctx: CliContext): void {
     out(`runner ${r.name} (${r.id}): capacity ${r.capacity}, browser slots ${r.browserSlots ?? 1}${lowered}`);
   });
 
-  const token = runners.command('token').description('runner registration tokens');
+  const token = runners.command('token').description('runner registration tokens (admin): create, list, revoke');
   const create = token
     .command('create')
     .description('create a single-use token a new runner registers with (admin)')
     .addOption(new Option('--labels <k=v,...>', 'labels the runner gets (binding: the runner cannot change them, only add others)').env('FLOTILLA_LABELS').argParser(parseLabels))
-    .addOption(new Option('--ttl <seconds>', 'how long the token stays valid').argParser(intIn(1, 30 * 24 * 3600, 'ttl')).default(3600));
+    .addOption(new Option('--ttl <seconds>', 'how long the token stays valid, 1 to 2592000 (30 days)').env('FLOTILLA_RUNNER_TOKEN_TTL').argParser(intIn(1, 30 * 24 * 3600, 'ttl')).default(3600));
   addClientOptions(create).action(async (opts: ClientOptions & { labels?: Labels; ttl: number }, self: Command) => {
     const client = await clientFrom(opts);
     const t = await client.createRunnerToken({ labels: opts.labels ?? {}, expiresInSeconds: opts.ttl });
@@ -115,8 +124,31 @@ export function registerRunners(program: Command, ctx: CliContext): void {
     out(t.token);
     ctx.io.stderr.write(
       `single use, valid until ${typeof t.expiresAt === 'number' ? new Date(t.expiresAt).toISOString() : t.expiresAt}; on the new machine run:\n` +
-        `  flotilla runner --server ${client.url} --token ${t.token}${labels}\n`,
+        `  flotilla runner --server ${client.url} --token ${t.token}${labels}\n` +
+        (t.id !== undefined ? `revoke it unused: flotilla runners token revoke ${t.id}\n` : ''),
     );
+  });
+
+  const tokenList = token
+    .command('list', { isDefault: true })
+    .description('list runner registration tokens (admin): id, status, labels, times; never a token itself. Only live ones (unused, not revoked, not expired) unless --all')
+    .addOption(new Option('--all', 'also used, expired and revoked tokens').env('FLOTILLA_RUNNER_TOKENS_ALL'));
+  addClientOptions(tokenList).action(async (opts: ClientOptions & { all?: boolean }, self: Command) => {
+    const rows = await (await clientFrom(opts)).listRunnerTokens({ all: opts.all === true });
+    if (wantsJson(self, opts)) return void out(JSON.stringify({ tokens: rows }));
+    if (rows.length === 0) return void out(opts.all ? 'no runner registration tokens' : 'no live runner registration tokens (--all also lists used, expired and revoked ones)');
+    out(formatTable(['id', 'status', 'labels', 'created', 'expires', 'used', 'revoked'], rows.map((t) => [String(t.id), t.status, labelText(t.labels), t.createdAt, t.expiresAt, t.usedAt ?? '', t.revokedAt ?? ''])));
+  });
+
+  const tokenRevoke = token
+    .command('revoke')
+    .description('revoke a runner registration token (admin): no runner can register with it any more')
+    .argument('<id>', 'token id (see flotilla runners token list; runners token create prints it)', parseIdArg('token id'));
+  addClientOptions(tokenRevoke).action(async (id: number, opts: ClientOptions, self: Command) => {
+    const t = await (await clientFrom(opts)).revokeRunnerToken(id);
+    if (wantsJson(self, opts)) return void out(JSON.stringify({ token: t }));
+    if (t.status === 'used') out(`runner registration token ${t.id} was already used at ${t.usedAt ?? '?'}: it registers no other runner; to cut off the runner it registered: flotilla runners revoke RUNNER`);
+    else out(`runner registration token ${t.id} revoked at ${t.revokedAt ?? '?'}`);
   });
 }
 

@@ -5,6 +5,8 @@ import {
   ApiErrorBody,
   CreateJobRequest,
   CreateRunnerTokenRequest,
+  RunnerTokenInfo,
+  RunnerTokenList,
   Job,
   JobEvent,
   JobList,
@@ -67,9 +69,15 @@ export function buildOpenApi(): Json {
     CreateRunnerTokenRequest: schemaOf(CreateRunnerTokenRequest, 'input'),
     RunnerTokenResponse: {
       type: 'object',
-      required: ['token', 'expiresAt'],
-      properties: { token: { type: 'string', description: 'flr_... (shown once)' }, expiresAt: { type: 'string', format: 'date-time' } },
+      required: ['id', 'token', 'expiresAt'],
+      properties: {
+        id: { type: 'integer', minimum: 1, maximum: MAX_ID, description: 'names the token in GET /api/runner-tokens and for revoking it' },
+        token: { type: 'string', description: 'flr_... (shown once)' },
+        expiresAt: { type: 'string', format: 'date-time' },
+      },
     },
+    RunnerTokenInfo: schemaOf(RunnerTokenInfo, 'output'),
+    RunnerTokenList: schemaOf(RunnerTokenList, 'output'),
     RegisterRunnerRequest: schemaOf(RegisterRunnerRequest, 'input'),
     RegisterRunnerResponse: schemaOf(RegisterRunnerResponse, 'output'),
     AgentDefinition: schemaOf(AgentDefinition, 'output'),
@@ -199,6 +207,11 @@ export function buildOpenApi(): Json {
       },
     },
     '/api/runner-tokens': {
+      get: {
+        summary: 'List runner registration tokens (admin; never a token or its hash): the live ones (unused, not revoked, not expired), or every one with all=true',
+        parameters: [{ name: 'all', in: 'query', schema: { type: 'string', enum: ['true', 'false'] }, description: 'true: also used, expired and revoked tokens' }],
+        responses: { 200: ok('tokens, oldest first', ref('RunnerTokenList')), 400: error('`invalid_request` naming the parameter'), 401: unauthorized, 403: forbidden },
+      },
       post: {
         summary: 'Create a runner registration token (admin)',
         requestBody: body('CreateRunnerTokenRequest'),
@@ -210,6 +223,13 @@ export function buildOpenApi(): Json {
         },
       },
     },
+    '/api/runner-tokens/{id}/revoke': {
+      post: {
+        summary: 'Revoke a runner registration token (admin): registration refuses it from now on, like a used or expired one; repeating it changes nothing; a used token stays used',
+        parameters: [idParam],
+        responses: { 200: ok('the token', ref('RunnerTokenInfo')), 400: error('`invalid_request`: id outside 1..2147483647'), 401: unauthorized, 403: forbidden, 404: error('`not_found`: no token with that id') },
+      },
+    },
     '/api/runners/register': {
       post: {
         summary: 'Trade a registration token for a runner credential',
@@ -218,7 +238,7 @@ export function buildOpenApi(): Json {
         responses: {
           201: ok('the new runner and its credential (shown once)', ref('RegisterRunnerResponse')),
           400: error('`invalid_json` or `invalid_request`'),
-          401: error('`unauthorized`: registration token unknown, used or expired'),
+          401: error('`unauthorized`: registration token unknown, used, expired or revoked'),
         },
       },
     },

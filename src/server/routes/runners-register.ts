@@ -12,7 +12,8 @@ import { apiError, readBody } from '../http-util.js';
  * runner's labels = its own plus the token's, the token's binding (its own may only add keys
  * the token did not set; stored as `boundLabels` and re-applied at every hello). With the server's
  * `newRunnerHoldMs` set, the new runner starts held (status `provisioning`) that long.
- * Unknown, used or expired token → 401 `unauthorized`.
+ * Unknown, used, expired or revoked token → 401 `unauthorized`, one message for all four (it
+ * never shows the token).
  */
 export function mountRegisterRunner(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.post('/api/runners/register', async (c) => {
@@ -21,7 +22,7 @@ export function mountRegisterRunner(app: Hono<AppEnv>, ctx: ServerContext): void
     const req = body.value;
     const now = ctx.now();
     const reg = await ctx.store.consumeRegistrationToken(hashToken(req.token), now);
-    if (!reg) return apiError(c, 401, 'unauthorized', 'registration token is unknown, already used or expired', 'token');
+    if (!reg) return apiError(c, 401, 'unauthorized', 'registration token is unknown, already used, expired or revoked', 'token');
     const credential = newToken('flc');
     const runner = await ctx.store.createRunner({
       name: req.name,

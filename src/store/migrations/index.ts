@@ -17,6 +17,7 @@ import { deliveryTask } from './0015_delivery_task.js';
 import { dashboard } from './0016_dashboard.js';
 import { taskPendingEvents } from './0017_task_pending_events.js';
 import { pausedReleased } from './0018_paused_released.js';
+import { registrationTokenIds } from './0019_registration_token_ids.js';
 
 /**
  * Every migration, by name, in order. A static list (not a folder glob) so it works the same
@@ -41,6 +42,7 @@ function allMigrations(dialect: SqlDialect): Record<string, Migration> {
     '0016_dashboard': dashboard(dialect),
     '0017_task_pending_events': taskPendingEvents(),
     '0018_paused_released': pausedReleased(),
+    '0019_registration_token_ids': registrationTokenIds(dialect),
   };
 }
 
