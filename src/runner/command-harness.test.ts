@@ -1,30 +1,25 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentDefinition, type JobAssignment } from '../protocol/index.js';
-import { startRunner, type RunningRunner } from './runner.js';
-import { FakeControlPlane } from './testdata/fake-control-plane.js';
+import { startFakeFleet, type FakeFleet } from './testdata/fake-fleet.js';
+import type { FakeControlPlane, FakeControlPlaneOptions } from './testdata/fake-control-plane.js';
 
 const FAKE = fileURLToPath(new URL('./testdata/fake-command.py', import.meta.url));
 /** The system Python (a pyenv shim on PATH costs ~1.5 s per start here). */
 const PYTHON = existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
 
+let fleet: FakeFleet;
 let tmp: string;
 let cp: FakeControlPlane;
-let runner: RunningRunner | null;
 /** Requests the fake model endpoint received (for the documented ten-line example). */
 let modelRequests: Array<{ headers: Record<string, unknown>; body: unknown }>;
 
 beforeEach(async () => {
-  tmp = mkdtempSync(join(tmpdir(), 'flotilla-cmd-'));
-  mkdirSync(join(tmp, 'repos', 'proj'), { recursive: true });
-  writeFileSync(join(tmp, 'repos', 'proj', 'README'), 'hi\n');
   modelRequests = [];
-  cp = await new FakeControlPlane({
-    heartbeatIntervalMs: 100,
+  const cpOpts: FakeControlPlaneOptions = {
     onHttp: (req, res) => {
       if (req.method !== 'POST' || req.url !== '/v1/messages') return false;
       let body = '';
@@ -36,24 +31,14 @@ beforeEach(async () => {
       });
       return true;
     },
-  }).listen();
-  runner = await startRunner({
-    serverUrl: cp.url,
-    registrationToken: 'flr_testregistrationtoken',
-    workDir: join(tmp, 'work'),
-    name: 'cmd-runner',
-    repoBaseDir: join(tmp, 'repos'),
-    graceMs: 1000,
-    capacity: 2,
-    reconnect: { minMs: 20, maxMs: 100 },
-  });
+  };
+  fleet = await startFakeFleet('flotilla-cmd-', { name: 'cmd-runner', graceMs: 1000, capacity: 2 }, cpOpts);
+  ({ tmp, cp } = fleet);
+  mkdirSync(join(tmp, 'repos', 'proj'), { recursive: true });
+  writeFileSync(join(tmp, 'repos', 'proj', 'README'), 'hi\n');
 });
 
-afterEach(async () => {
-  await runner?.stop();
-  await cp.close();
-  rmSync(tmp, { recursive: true, force: true });
-});
+afterEach(() => fleet.close());
 
 function cmdAssignment(jobId: number, input: Record<string, unknown>, agent: Record<string, unknown> = {}, over: Partial<JobAssignment> = {}): JobAssignment {
   return {

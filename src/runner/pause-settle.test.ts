@@ -1,10 +1,9 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentDefinition, type JobAssignment } from '../protocol/index.js';
-import { startRunner, type RunningRunner } from './runner.js';
-import { FakeControlPlane } from './testdata/fake-control-plane.js';
+import { startFakeFleet, type FakeFleet } from './testdata/fake-fleet.js';
+import type { FakeControlPlane } from './testdata/fake-control-plane.js';
 
 /**
  * `job.cancel` with `pause` (a budget pause, issue 3): the harness was just refused a model call
@@ -13,31 +12,15 @@ import { FakeControlPlane } from './testdata/fake-control-plane.js';
  * reported `cancelled` with the server's reason. A plain cancel stops at once.
  */
 const SETTLE_MS = 1500;
+let fleet: FakeFleet;
 let tmp: string;
 let cp: FakeControlPlane;
-let runner: RunningRunner | null;
 
 beforeEach(async () => {
-  tmp = mkdtempSync(join(tmpdir(), 'flotilla-pause-settle-'));
-  mkdirSync(join(tmp, 'repos'), { recursive: true });
-  cp = await new FakeControlPlane({ heartbeatIntervalMs: 100 }).listen();
-  runner = await startRunner({
-    serverUrl: cp.url,
-    registrationToken: 'flr_testregistrationtoken',
-    workDir: join(tmp, 'work'),
-    name: 'settle-runner',
-    repoBaseDir: join(tmp, 'repos'),
-    graceMs: 300,
-    pauseSettleMs: SETTLE_MS,
-    capacity: 2,
-    reconnect: { minMs: 20, maxMs: 100 },
-  });
+  fleet = await startFakeFleet('flotilla-pause-settle-', { name: 'settle-runner', graceMs: 300, pauseSettleMs: SETTLE_MS, capacity: 2 });
+  ({ tmp, cp } = fleet);
 });
-afterEach(async () => {
-  await runner?.stop();
-  await cp.close();
-  rmSync(tmp, { recursive: true, force: true });
-});
+afterEach(() => fleet.close());
 
 const sh = (jobId: number, script: string): JobAssignment => ({
   jobId,

@@ -1,38 +1,23 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentDefinition, type JobAssignment } from '../protocol/index.js';
 import { credentialPath } from './credential.js';
-import { startRunner, type RunningRunner } from './runner.js';
-import { FakeControlPlane } from './testdata/fake-control-plane.js';
+import { startFakeFleet, type FakeFleet } from './testdata/fake-fleet.js';
+import type { FakeControlPlane } from './testdata/fake-control-plane.js';
 
 // Security finding 1c (issue 5): a job's processes (same user as the runner: root here) must
 // not reach the runner's credential — neither the file, nor through the runner's /proc entries.
+let fleet: FakeFleet;
 let tmp: string;
 let cp: FakeControlPlane;
-let runner: RunningRunner | null;
 
 beforeEach(async () => {
-  tmp = mkdtempSync(join(tmpdir(), 'flotilla-secret-'));
-  mkdirSync(join(tmp, 'repos'), { recursive: true });
-  cp = await new FakeControlPlane({ heartbeatIntervalMs: 100 }).listen();
-  runner = await startRunner({
-    serverUrl: cp.url,
-    registrationToken: 'flr_testregistrationtoken',
-    workDir: join(tmp, 'work'),
-    name: 'secret-runner',
-    repoBaseDir: join(tmp, 'repos'),
-    graceMs: 1000,
-    reconnect: { minMs: 20, maxMs: 100 },
-  });
+  fleet = await startFakeFleet('flotilla-secret-', { name: 'secret-runner', graceMs: 1000 });
+  ({ tmp, cp } = fleet);
 });
 
-afterEach(async () => {
-  await runner?.stop();
-  await cp.close();
-  rmSync(tmp, { recursive: true, force: true });
-});
+afterEach(() => fleet.close());
 
 /** A command-harness job that tries every way to the credential and writes what it got to $HOME/probe.txt. */
 function probeJob(jobId: number, readOnly: boolean): JobAssignment {
