@@ -161,11 +161,13 @@ export function createGateway(opts: GatewayOptions): Gateway {
       return anthropicError(400, 'invalid_request_error', parsed.error, { retry: false });
     }
     const request = parsed.request;
-    const provider = await directory.providerFor(request.model, config.provider);
+    // at once while the directory's copy is fresh (no await on the per-call path)
+    const found = directory.lookup(request.model, config.provider);
+    const { provider, prices } = found instanceof Promise ? await found : found;
     // earlyContext's fields, set here in one literal (no spread copies on every call)
     const ctx: CallContext = {
       store,
-      prices: await directory.prices(),
+      prices,
       log,
       job,
       provider: provider ?? config.provider,

@@ -3,7 +3,7 @@ import { callCost } from '../core/pricing.js';
 import { DEFAULT_MAX_OUTPUT_TOKENS, type Reservation } from './budget.js';
 import type { StreamReader } from './openai-usage.js';
 import { ChunkStream } from './chunk-stream.js';
-import { isEventStream, type Reply } from './reply.js';
+import { isEventStream, type CallSignal, type Reply } from './reply.js';
 import type { JobRow, NewModelCall, Store } from '../store/types.js';
 import { priceFor, type PriceTable } from './prices.js';
 import { estimateUsage, StreamUsageReader, usageFromMessage, type CallUsage } from './usage.js';
@@ -61,10 +61,11 @@ function recorder(ctx: CallContext) {
       costMicros: cost.micros,
       costNanos: cost.nanos,
       runnerId: ctx.job.runnerId,
-      ...(r.refused ? { refused: r.refused } : {}),
       startedAt: ctx.startedAt,
       durationMs: Math.max(0, Date.now() - ctx.startedAt),
     };
+    // set after, not spread into the literal (a spread there copies the whole row on every call)
+    if (r.refused) row.refused = r.refused;
     // Charge the tree and write the ledger row in one store transaction (budgets.ts
     // settleBudget); without a reservation (refusals) the row alone.
     let written = false;
@@ -135,7 +136,7 @@ export async function recordUnreachable(ctx: CallContext): Promise<void> {
  * - JSON: `usage` taken from the whole body (estimate if missing).
  * @returns the reply to send to the client (same status and headers).
  */
-export async function meteredReply(res: Reply, ctx: CallContext, signal?: AbortSignal): Promise<Reply> {
+export async function meteredReply(res: Reply, ctx: CallContext, signal?: CallSignal): Promise<Reply> {
   const record = recorder(ctx);
   if (res.status < 200 || res.status >= 300 || (!res.body && !res.stream)) {
     await record({ httpStatus: res.status, model: null, usage: NO_USAGE, usageKnown: true });

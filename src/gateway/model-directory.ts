@@ -120,4 +120,22 @@ export class ModelDirectory {
   async prices(): Promise<PriceTable> {
     return (await this.current()).prices;
   }
+
+  /**
+   * {@link providerFor} and {@link prices} from one copy of the routes and prices: at once (no
+   * promise, no await on the gateway's per-call path) while the stored copy is fresh or there
+   * is no store, else once it has been read.
+   */
+  lookup(model: string, fallback: ProviderName): ModelLookup | Promise<ModelLookup> {
+    const c = this.cached;
+    if (c && this.clock() - c.at < this.ttlMs) return { provider: resolveProvider(c.routes, this.configRoutes, model, fallback), prices: c.prices };
+    if (!this.store) return { provider: resolveProvider([], this.configRoutes, model, fallback), prices: this.configPrices };
+    return this.current().then((cur) => ({ provider: resolveProvider(cur.routes, this.configRoutes, model, fallback), prices: cur.prices }));
+  }
+}
+
+/** What {@link ModelDirectory.lookup} finds for a model: its provider (null = unknown model) and the price table. */
+export interface ModelLookup {
+  provider: ProviderName | null;
+  prices: PriceTable;
 }

@@ -1,7 +1,47 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../core/log.js';
 import { ChunkStream } from './chunk-stream.js';
-import type { GatewayRequest, Reply } from './reply.js';
+import type { CallSignal, GatewayRequest, Reply } from './reply.js';
+
+/**
+ * The request's {@link CallSignal}: aborted by {@link ClientSignal.abort} when the client goes
+ * away. Listeners run once, in the order added, as an AbortSignal's do (one that throws does
+ * not stop the others; its error is thrown on the next tick, as EventTarget reports it).
+ */
+class ClientSignal implements CallSignal {
+  aborted = false;
+  private listeners: Array<() => void> | null = null;
+
+  addEventListener(_type: 'abort', listener: () => void): void {
+    if (this.aborted) return;
+    const l = (this.listeners ??= []);
+    if (!l.includes(listener)) l.push(listener);
+  }
+
+  removeEventListener(_type: 'abort', listener: () => void): void {
+    const l = this.listeners;
+    if (!l) return;
+    const i = l.indexOf(listener);
+    if (i >= 0) l.splice(i, 1);
+  }
+
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    const l = this.listeners;
+    this.listeners = null;
+    if (!l) return;
+    for (const fn of l) {
+      try {
+        fn();
+      } catch (err) {
+        process.nextTick(() => {
+          throw err;
+        });
+      }
+    }
+  }
+}
 
 /**
  * Serves the gateway on plain node:http (no Request/Response objects, no web streams): the
@@ -13,7 +53,7 @@ import type { GatewayRequest, Reply } from './reply.js';
  */
 export function nodeHandler(handle: (req: GatewayRequest) => Promise<Reply>, limit: number, log: Logger): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
-    const ac = new AbortController();
+    const ac = new ClientSignal();
     res.on('close', () => {
       if (!res.writableFinished) ac.abort();
     });
@@ -38,7 +78,7 @@ export function nodeHandler(handle: (req: GatewayRequest) => Promise<Reply>, lim
         headers: req.headers,
         body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks),
         bodyBytes: total,
-        signal: ac.signal,
+        signal: ac,
       };
       handle(request).then(
         (reply) => writeReply(res, reply),

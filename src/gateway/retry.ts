@@ -106,7 +106,7 @@ export async function withRetries<R = Response>(
   attempt: (key: string) => Promise<R>,
   keys: KeyRing,
   policy: RetryPolicy = DEFAULT_RETRY,
-  opts: { signal?: AbortSignal; retryable?: (res: R) => boolean; sleep?: (ms: number) => Promise<void>; ops?: ReplyOps<R> } = {},
+  opts: { signal?: { readonly aborted: boolean }; retryable?: (res: R) => boolean; sleep?: (ms: number) => Promise<void>; ops?: ReplyOps<R> } = {},
 ): Promise<{ response: R; calls: number }> {
   const ops = opts.ops ?? (RESPONSE_OPS as unknown as ReplyOps<R>);
   const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { upstreamRequest } from '../upstream-http.js';
+import { upstreamRequest, type UpstreamInit } from '../upstream-http.js';
 import { toResponse } from '../web-adapter.js';
-import type { Reply } from '../reply.js';
+import type { CallSignal, Reply } from '../reply.js';
 /**
  * The `anthropic` provider: forwards a Messages request to the Anthropic API (or any
  * ANTHROPIC_BASE_URL) with the server's key, body bytes untouched, and hands back the
@@ -69,7 +69,9 @@ export function proxiedReply(upstream: Reply): Reply {
     out['cache-control'] = 'no-cache';
     out['x-accel-buffering'] = 'no';
   }
-  return { ...upstream, headers: out };
+  const reply: Reply = { status: upstream.status, headers: out, body: upstream.body };
+  if (upstream.stream) reply.stream = upstream.stream;
+  return reply;
 }
 
 /** What {@link forwardAnthropic} needs. */
@@ -86,7 +88,7 @@ export interface ForwardRequest {
   /** The incoming body, byte for byte. */
   body: Uint8Array;
   /** Aborts the upstream request (e.g. the client went away). */
-  signal?: AbortSignal;
+  signal?: CallSignal;
 }
 
 /**
@@ -98,13 +100,11 @@ export async function forwardAnthropic(req: ForwardRequest): Promise<Reply> {
   const incoming = req.headers instanceof Headers ? Object.fromEntries(req.headers) : req.headers;
   const headers = filtered(incoming, DROP_REQUEST);
   headers['x-api-key'] = req.apiKey;
-  const upstream = await upstreamRequest(req.baseUrl + req.pathAndQuery, {
-    method: req.method,
-    headers,
-    ...(req.method === 'GET' || req.method === 'HEAD' ? {} : { body: req.body }),
-    ...(req.signal ? { signal: req.signal } : {}),
-  });
-  return proxiedReply(upstream);
+  // fields set one by one, not spread in (each spread is a copy on every call)
+  const init: UpstreamInit = { method: req.method, headers };
+  if (req.method !== 'GET' && req.method !== 'HEAD') init.body = req.body;
+  if (req.signal) init.signal = req.signal;
+  return proxiedReply(await upstreamRequest(req.baseUrl + req.pathAndQuery, init));
 }
 
 /** {@link forwardAnthropic} as a web `Response` (for callers outside the gateway's node path). */

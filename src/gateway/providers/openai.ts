@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { upstreamRequest } from '../upstream-http.js';
-import type { Reply } from '../reply.js';
+import type { CallSignal, Reply } from '../reply.js';
 import { DROP_REQUEST, filtered, proxiedReply } from './anthropic.js';
 
 /**
@@ -17,7 +17,7 @@ export interface OpenAiForward {
   path: string;
   headers: IncomingHttpHeaders | Headers;
   body: Uint8Array;
-  signal?: AbortSignal;
+  signal?: CallSignal;
 }
 
 /** @throws the connection error when the upstream cannot be reached. */
