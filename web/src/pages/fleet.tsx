@@ -5,6 +5,7 @@ import { Link, useRoute } from '../router.js';
 import { ADMIN_ONLY, useSession } from '../session.js';
 import { holdLeft } from './runner.js';
 import { STATUS_CLASS } from '../components/status.js';
+import { RegistrationTokens } from '../components/registration-tokens.js';
 
 function RunnerCard({ r, queued }: { r: Runner; queued: number }) {
   return (
@@ -69,7 +70,7 @@ function RunnerCard({ r, queued }: { r: Runner; queued: number }) {
   );
 }
 
-/** The fleet: a card per runner, counts by status, filters (label, status, role) and search; Run job. */
+/** The fleet: a card per runner, counts by status, filters (label, status, role) and search; Run job; registration tokens (list, create, revoke). */
 export function FleetPage() {
   const { isAdmin } = useSession();
   const { go } = useRoute();
@@ -134,6 +135,7 @@ export function FleetPage() {
           <RunnerCard key={r.id} r={r} queued={queuedJobs.filter((j) => Object.entries(j.selector).every(([k, v]) => r.labels[k] === v)).length} />
         ))}
       </div>
+      <RegistrationTokens isAdmin={isAdmin} />
     </section>
   );
 }
