@@ -14,6 +14,10 @@
 //    They are registered before the clock starts; the clock (jobs/s, CPU) starts once every
 //    runner is connected (WebSocket handshakes and hellos are not in the window, as
 //    graphile-worker's clock starts at its first job): jobs done after that / time after that.
+//    The ratio to graphile-worker counts both sides alike: graphile-worker's count ends at its
+//    last handler's start (before that job is completed in the database), so ours ends at the
+//    last job's start too (its job.assign reaching the runner); the rate to the last completion
+//    in the store (seen by a 50 ms poll) is printed beside it.
 //    CPU µs per job: of the server's (main) thread alone (/proc/self/task/<pid>/stat, Linux:
 //    less sensitive to other load on the machine than wall-clock rates), of the whole process
 //    (process.cpuUsage: server + runners' thread + GC threads), and of the PostgreSQL backends
@@ -252,7 +256,7 @@ async function throughput(engine) {
   }
   let finish;
   const all = new Promise((r) => (finish = r));
-  const worker = new Worker(new URL('./dispatch/runners.js', import.meta.url), { workerData: { url: p.server.url, runners } });
+  const worker = new Worker(new URL('./dispatch/runners.js', import.meta.url), { workerData: { url: p.server.url, runners, jobs: JOBS } });
   worker.on('error', (e) => {
     console.error(e);
     process.exit(1);
@@ -270,6 +274,8 @@ async function throughput(engine) {
   };
   // The runners connect at once; every completion frees a slot for the next claim.
   const connected = new Promise((r) => worker.once('message', r));
+  // The last job's start (its job.assign reached its runner), as graphile-worker's side counts.
+  const allStarted = new Promise((r) => worker.on('message', (m) => m?.type === 'allAssigned' && r(performance.now())));
   const tGo = performance.now();
   worker.postMessage('go');
   // Progress: on PostgreSQL through the bench's own connection (one statement, its backend not
@@ -278,11 +284,13 @@ async function throughput(engine) {
     const left = mon ? (await mon.query(LEFT)).rows[0].left : (await p.store.countQueuedJobs()) + (await p.store.listActiveAssignments()).length;
     if (left === 0) finish();
   }, 50);
-  await connected;
-  const connectMs = performance.now() - tGo;
+  const { assigned: startedBefore } = await connected;
+  const tConnected = performance.now();
+  const connectMs = tConnected - tGo;
   // The clock starts here: every runner is connected (jobs already done count out).
   const a = await snap();
   const profiler = await startProfile();
+  const tLastStart = await allStarted;
   await all;
   clearInterval(poll);
   const b = await snap(); // before the profile is written: that is no part of the loop
@@ -300,6 +308,9 @@ async function throughput(engine) {
   const pgUsPerJob = pgUs === null ? null : pgUs / n;
   return {
     jobsPerSec: n / secs,
+    // Counted as graphile-worker's side is (its handler's start, not the job's completion in the
+    // store): from every runner connected to the last job's start, jobs started meanwhile.
+    startedPerSec: (JOBS - startedBefore) / ((tLastStart - tConnected) / 1000),
     jobs: n,
     connectMs,
     cpuUsPerJob: (b.cpu.user + b.cpu.system - a.cpu.user - a.cpu.system) / n,
@@ -469,7 +480,7 @@ async function main() {
     console.log(`${engine}: POST /api/jobs → runner has job.assign, 100 idle runners: p50 ${f1(l.p50)} ms, p99 ${f1(l.p99)} ms (goal 5 / 25); vs graphile-worker p50 ×${(l.p50 / g.p50).toFixed(2)}, p99 ×${(l.p99 / g.p99).toFixed(2)}; per job ${l.stmtsPerJob.toFixed(1)} SQL statements, server thread ${us(l.serverUsPerJob)} µs CPU (POST, dispatch, the runner's finish)`);
     const t = await throughput(engine);
     console.log(
-      `${engine}: claim-run-complete, 50 runners, ${t.jobs} of ${JOBS} no-op jobs after all connected (${t.connectMs.toFixed(0)} ms): ${f1(t.jobsPerSec)} jobs/s, server thread ${us(t.serverUsPerJob)} µs CPU/job (${us(t.serverSystemUsPerJob)} of it in the kernel; ${t.cpuUsPerJob.toFixed(0)} µs with the runners' worker thread and GC threads)${t.pgUsPerJob === null ? '' : ` + ${us(t.pgUsPerJob)} µs in PostgreSQL backends = ${us(t.totalUsPerJob)} µs total`}, ${t.stmtsPerJob.toFixed(1)} SQL statements/job; vs graphile-worker ×${(t.jobsPerSec / g.jobsPerSec).toFixed(2)}, CPU/job ×${((t.serverUsPerJob ?? t.cpuUsPerJob) / g.cpuUsPerJob).toFixed(2)} (server thread vs its process)${t.totalUsPerJob === null || g.totalUsPerJob === null ? '' : `, total CPU/job ×${(t.totalUsPerJob / g.totalUsPerJob).toFixed(2)} (+ PostgreSQL, each side)`}`,
+      `${engine}: claim-run-complete, 50 runners, ${t.jobs} of ${JOBS} no-op jobs after all connected (${t.connectMs.toFixed(0)} ms): ${f1(t.startedPerSec)} jobs started/s (counted as graphile-worker's: to the last job's start; ${f1(t.jobsPerSec)}/s to the last one's completion in the store, seen by a 50 ms poll), server thread ${us(t.serverUsPerJob)} µs CPU/job (${us(t.serverSystemUsPerJob)} of it in the kernel; ${t.cpuUsPerJob.toFixed(0)} µs with the runners' worker thread and GC threads)${t.pgUsPerJob === null ? '' : ` + ${us(t.pgUsPerJob)} µs in PostgreSQL backends = ${us(t.totalUsPerJob)} µs total`}, ${t.stmtsPerJob.toFixed(1)} SQL statements/job; vs graphile-worker ×${(t.startedPerSec / g.jobsPerSec).toFixed(2)} (×${(t.jobsPerSec / g.jobsPerSec).toFixed(2)} to completion), CPU/job ×${((t.serverUsPerJob ?? t.cpuUsPerJob) / g.cpuUsPerJob).toFixed(2)} (server thread vs its process)${t.totalUsPerJob === null || g.totalUsPerJob === null ? '' : `, total CPU/job ×${(t.totalUsPerJob / g.totalUsPerJob).toFixed(2)} (+ PostgreSQL, each side)`}`,
     );
   }
   for (const n of IDLE) {

@@ -1,9 +1,13 @@
 // Worker thread of bench/dispatch.bench.js: the throughput loop's simulated runners, out of the
 // server's thread (real runners are other processes on other machines; here they would otherwise
-// take the server's event loop and CPU). workerData: { url, runners: [{ credential, name }] }.
+// take the server's event loop and CPU). workerData: { url, runners: [{ credential, name }], jobs }.
 // On 'go', connects every runner (hello) and posts 'connected'; then answers each `job.assign`
 // at once with one `job.events` frame (harness.started + job.finished), as the in-process
-// runners did. On 'stop', closes the sockets and posts 'stopped'.
+// runners did. On 'stop', closes the sockets and posts 'stopped'. It counts the assignments it
+// got: `connected` carries the count so far, and once it reaches workerData.jobs it posts
+// `{ type: 'allAssigned' }` (the moment the last job started: what graphile-worker's side counts,
+// its handler's start).
+let assigned = 0;
 import { parentPort, workerData } from 'node:worker_threads';
 import WebSocket from 'ws';
 
@@ -38,7 +42,9 @@ function connect(url, credential, name) {
           const a = JSON.parse(text).assignment;
           if (String(a.jobId) !== jobId || String(a.attempt) !== attempt) throw new Error('bench/dispatch/runners.js: the regexes misread an assignment');
         }
-        return ws.send(finished(jobId, attempt));
+        ws.send(finished(jobId, attempt));
+        if (++assigned === workerData.jobs) parentPort.postMessage({ type: 'allAssigned' });
+        return;
       }
       const f = JSON.parse(text);
       if (f.type === 'welcome') return resolve(ws);
@@ -51,7 +57,7 @@ let sockets = [];
 parentPort.on('message', async (m) => {
   if (m === 'go') {
     sockets = await Promise.all(workerData.runners.map((r) => connect(workerData.url, r.credential, r.name)));
-    parentPort.postMessage('connected');
+    parentPort.postMessage({ type: 'connected', assigned });
   } else if (m === 'stop') {
     for (const s of sockets) s.terminate();
     parentPort.postMessage('stopped');
