@@ -53,7 +53,10 @@ export const RunnerToServer = z.discriminatedUnion('type', [
     /** Browser slots the runner offers (1–4, counted as at most `capacity`); absent = 1. */
     browserSlots: z.number().int().min(1).max(4).optional(),
     /** The runner's version: one line of printable text (it is shown in listings). */
-    version: z.string().max(100).regex(/^[^\u0000-\u001f\u007f]*$/, 'version must be printable text without control characters'),
+    version: z
+      .string()
+      .max(100)
+      .refine((v) => ![...v].some((ch) => ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f), 'version must be printable text without control characters'),
     running: z.array(RunningJobReport),
   }),
   z.object({ type: z.literal('heartbeat'), running: z.array(RunningJobReport) }),
