@@ -56,6 +56,7 @@ describe('liveness sweeper', () => {
     expect(list.runners.find((x) => x.id === r.runnerId)?.status).toBe('offline');
     // Its silent socket was closed (4408: it may reconnect). Coming back brings it online; the
     // lost job stays lost and the runner is told to drop it.
+    for (let i = 0; i < 100 && r.closeCode === null; i++) await new Promise((res) => setTimeout(res, 20)); // the close frame follows the sweep
     expect(r.closeCode).toBe(4408);
     const back = await FakeRunner.connect(t.url, r.runnerId, r.credential!);
     await back.hello({ name: 'quiet', running: [{ jobId: job.id, attempt: a.attempt }] });

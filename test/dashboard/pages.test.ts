@@ -479,7 +479,8 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
       await admin.locator('[data-testid=receiver-secret]').waitFor({ timeout: 10_000 });
       const made = (await up.admin.listReceivers()).find((r) => r.name === 'gh-main');
       expect(made).toMatchObject({ provider: 'github', auth: 'hmac' });
-      expect(await admin.locator('[data-testid=receivers] table').textContent()).toContain(made!.path);
+      // the list reloads after the secret is shown: wait for it, as for the routes above
+      await expect.poll(() => admin.locator('[data-testid=receivers] table').textContent(), { timeout: 10_000 }).toContain(made!.path);
     }
     await screenshot(admin, 'settings');
     await admin.setViewportSize({ width: 390, height: 844 });
