@@ -2,12 +2,12 @@ import { authenticateJob, refusePausedCall } from './job-auth.js';
 import { providerNotConfiguredMessage } from './errors.js';
 import type { Logger } from '../core/log.js';
 import type { JobRow } from '../store/types.js';
-import { reserve, worstCaseMicros } from './budget.js';
+import { DEFAULT_MAX_OUTPUT_TOKENS, reserve, worstCaseMicros } from './budget.js';
 import { MAX_REQUEST_BYTES, type GatewayConfig } from './config.js';
 import type { ModelDirectory } from './model-directory.js';
 import { meteredReply, recordRefused, recordUnreachable, type CallContext } from './meter.js';
 import { OpenAiStreamReader, usageFromOpenAiBody } from './openai-usage.js';
-import { asScriptRequest, maxOutputOf, openaiBudgetError, openaiError, parseOpenAiRequest, withStreamUsage, type ChatRequest, type OpenAiApi } from './openai-wire.js';
+import { asScriptRequest, choicesOf, maxOutputOf, openaiBudgetError, openaiError, outputLimitField, parseOpenAiRequest, withOutputLimit, withStreamUsage, type ChatRequest, type OpenAiApi } from './openai-wire.js';
 import { priceFor } from './prices.js';
 import { forwardOpenAi } from './providers/openai.js';
 import { stripUsageChunks } from './openai-strip.js';
@@ -113,8 +113,11 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
       return res;
     }
     ctx.provider = provider;
-    const maxOut = maxOutputOf(api, req);
-    if (maxOut !== undefined) ctx.maxOutputTokens = maxOut;
+    // The output bound reserved for: the request's limit, or the one the gateway sets (below)
+    // when it has none; times `n` choices (each may use all of it).
+    const outLimit = maxOutputOf(api, req);
+    const maxOut = (outLimit ?? DEFAULT_MAX_OUTPUT_TOKENS) * choicesOf(api, req);
+    ctx.maxOutputTokens = maxOut;
     const worst = worstCaseMicros(raw.byteLength, maxOut, priceFor(ctx.prices, req.model));
     const held = await reserve(d.store, job, worst, startedAt, d.config.reservationTtlMs);
     if ('refused' in held) {
@@ -147,6 +150,8 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
         const res = await meteredReply(scriptedOpenAiReply(api, script, job, asScriptRequest(api, req), ctx.streamed, true), ctx, request.signal);
         return addUsage ? stripUsageChunks(res) : res;
       }
+      // No output limit: the upstream gets the one reserved for, or it could write past it.
+      if (outLimit === undefined) raw = withOutputLimit(raw, req, outputLimitField(api, provider), DEFAULT_MAX_OUTPUT_TOKENS);
       if (addUsage) raw = withStreamUsage(raw, chat);
       let res: Reply;
       try {

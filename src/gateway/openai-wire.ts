@@ -28,6 +28,8 @@ export const ChatRequest = z
     stream: z.boolean().optional(),
     max_tokens: z.number().int().positive().optional(),
     max_completion_tokens: z.number().int().positive().optional(),
+    /** Choices to generate (OpenAI: 1–128): each may use the whole output limit. */
+    n: z.number().int().min(1).max(128).optional(),
     stream_options: z.object({ include_usage: z.boolean().optional() }).passthrough().nullable().optional(),
   })
   .passthrough();
@@ -90,6 +92,40 @@ export function maxOutputOf(api: OpenAiApi, req: ChatRequest | ResponsesRequest)
     return c.max_completion_tokens ?? c.max_tokens;
   }
   return (req as ResponsesRequest).max_output_tokens ?? undefined;
+}
+
+/** Choices a request asks for (Chat Completions `n`, default 1; Responses: 1). Each may use the whole output limit. */
+export function choicesOf(api: OpenAiApi, req: ChatRequest | ResponsesRequest): number {
+  return api === 'openai-chat' ? ((req as ChatRequest).n ?? 1) : 1;
+}
+
+/**
+ * The output-limit field the gateway sets when a request has none, so that the tokens it
+ * reserved for are a bound the upstream keeps (issue 3: no tree spends past its budget):
+ * Responses `max_output_tokens`; Chat Completions `max_completion_tokens` for OpenAI itself
+ * (its o-series models refuse `max_tokens`), `max_tokens` for other OpenAI-compatible servers
+ * (llama.cpp, Ollama and most gateways know only that one).
+ */
+export function outputLimitField(api: OpenAiApi, provider: string): 'max_output_tokens' | 'max_completion_tokens' | 'max_tokens' {
+  if (api !== 'openai-chat') return 'max_output_tokens';
+  return provider === 'openai' ? 'max_completion_tokens' : 'max_tokens';
+}
+
+/**
+ * The body `raw` with `field: tokens` added (a request that set no output limit), and `req`
+ * (its parsed copy) given the same field, so a later re-serialisation keeps it. Spliced after
+ * the opening `{` with every other byte as sent when the body has no such key; re-serialised
+ * from `req` when it has one (`max_output_tokens: null`).
+ */
+export function withOutputLimit(raw: Uint8Array, req: ChatRequest | ResponsesRequest, field: string, tokens: number): Buffer {
+  const had = Object.hasOwn(req, field);
+  (req as Record<string, unknown>)[field] = tokens;
+  if (!had) {
+    let i = 0;
+    while (isJsonSpace(raw[i])) i++;
+    if (raw[i] === 0x7b) return Buffer.concat([raw.subarray(0, i + 1), Buffer.from(`${JSON.stringify(field)}:${tokens},`), raw.subarray(i + 1)]);
+  }
+  return Buffer.from(JSON.stringify(req));
 }
 
 function textOf(content: unknown): string {

@@ -171,6 +171,61 @@ describe('OpenAI wire formats, openai-compatible upstream', () => {
   });
 });
 
+describe('OpenAI formats: the output bound reserved for is the one the upstream keeps', () => {
+  /** An upstream answering every call with a small JSON reply; `seen` has each body it got, as text. */
+  async function upstream() {
+    const seen: string[] = [];
+    const up: Server = createServer((req: IncomingMessage, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        seen.push(body);
+        res.writeHead(200, { 'content-type': 'application/json' });
+        const reply = req.url?.endsWith('/responses')
+          ? { id: 'r1', object: 'response', status: 'completed', model: 'qwen-local', output: [], usage: { input_tokens: 10, output_tokens: 5, input_tokens_details: { cached_tokens: 0 } } }
+          : { id: 'c1', object: 'chat.completion', created: 1, model: 'qwen-local', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' }, finish_reason: 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 5 } };
+        res.end(JSON.stringify(reply));
+      });
+    });
+    await new Promise<void>((r) => up.listen(0, '127.0.0.1', r));
+    cleanups.push(() => new Promise((r) => up.close(() => r())));
+    return { seen, baseUrl: `http://127.0.0.1:${(up.address() as AddressInfo).port}/v1` };
+  }
+  // 1 µ$ per input token (and cache write), 2 µ$ per output token
+  const prices = { version: 't', models: {}, default: { input: 1, output: 2, cacheWrite5m: 1, cacheWrite1h: 1, cacheRead: 0.5 } };
+  const msg = [{ role: 'user', content: 'hi' }];
+
+  it('a request without an output limit gets the one reserved for (32,000 tokens), in the field its server knows; one with a limit goes through as sent', async () => {
+    for (const provider of ['openai', 'openai-compatible'] as const) {
+      const { seen, baseUrl } = await upstream();
+      const { post } = await gateway({ prices, openai: { provider, baseUrl, apiKeys: ['sk-x'] } });
+      expect((await post('/v1/chat/completions', { model: 'qwen-local', messages: msg, custom: 1 })).status).toBe(200);
+      expect((await post('/v1/responses', { model: 'qwen-local', input: 'hi' })).status).toBe(200);
+      expect((await post('/v1/responses', { model: 'qwen-local', input: 'hi', max_output_tokens: null })).status).toBe(200);
+      const sent = { model: 'qwen-local', messages: msg, max_tokens: 100 };
+      expect((await post('/v1/chat/completions', sent)).status).toBe(200);
+      const field = provider === 'openai' ? 'max_completion_tokens' : 'max_tokens';
+      expect(seen[0]).toBe(`{"${field}":32000,${JSON.stringify({ model: 'qwen-local', messages: msg, custom: 1 }).slice(1)}`);
+      expect(JSON.parse(seen[1]!)).toEqual({ model: 'qwen-local', input: 'hi', max_output_tokens: 32000 });
+      expect(JSON.parse(seen[2]!)).toEqual({ model: 'qwen-local', input: 'hi', max_output_tokens: 32000 });
+      expect(seen[3]).toBe(JSON.stringify(sent));
+    }
+  });
+
+  it('n choices reserve n times the output limit: what would not fit is refused and never reaches the upstream', async () => {
+    const { seen, baseUrl } = await upstream();
+    // 5,000 µ$: n=2 × 1,000 tokens × 2 µ$ = 4,000 µ$ + the input estimate fits; n=3 (6,000 µ$) does not
+    const { post, paused } = await gateway({ prices, openai: { provider: 'openai-compatible', baseUrl, apiKeys: ['sk-x'] } }, 5_000);
+    const three = await post('/v1/chat/completions', { model: 'qwen-local', messages: msg, max_tokens: 1000, n: 3 });
+    expect(three.status).toBe(429);
+    expect(((await three.json()) as { error: { code: string } }).error.code).toBe('insufficient_quota');
+    expect(seen).toEqual([]);
+    expect(paused).toEqual([4]);
+    const bad = await post('/v1/chat/completions', { model: 'qwen-local', messages: msg, max_tokens: 1000, n: 0 });
+    expect(bad.status).toBe(400);
+  });
+});
+
 describe('model → provider mapping through the routes', () => {
   it('unknown models get each format\'s not-found error, a model of the other format is pointed to its route; all recorded as refused', async () => {
     const routes = [
