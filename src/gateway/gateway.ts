@@ -279,8 +279,10 @@ export function createGateway(opts: GatewayOptions): Gateway {
         res = out.response;
         if (out.calls > 1) log.info('gateway: upstream retried', { job: job.id, calls: out.calls, status: res.status });
       } catch (err) {
-        log.warn('gateway: upstream unreachable', { job: job.id, error: (err as Error).message });
-        await recordUnreachable(ctx);
+        const gone = req.signal.aborted;
+        if (gone) log.info('gateway: the client went away before the reply', { job: job.id });
+        else log.warn('gateway: upstream unreachable', { job: job.id, error: (err as Error).message });
+        await recordUnreachable(ctx, gone);
         return anthropicError(502, 'api_error', 'the model provider could not be reached', { retry: false });
       }
     }

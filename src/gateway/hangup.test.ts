@@ -66,3 +66,38 @@ it('reads 5 events, hangs up: recorded with its input tokens, output > 0, charge
   expect(store.budgets.get(2)).toEqual({ limit: 5_000_000, spent: c.costMicros, reserved: 0 });
   await expect.poll(() => upstreamClosed, { timeout: 5000 }).toBe(true);
 });
+
+it('a client that hangs up before a non-streamed reply (node path): the upstream call is aborted, the call recorded as an estimate (input by size, output 1), charged', async () => {
+  let upstreamGone = false;
+  let upstreamGot = false;
+  const slow = createServer((req, res) => {
+    upstreamGot = true;
+    req.resume();
+    res.on('close', () => (upstreamGone = true)); // never answers
+  });
+  await new Promise<void>((r) => slow.listen(0, '127.0.0.1', r));
+  const mine = new MemoryGatewayStore();
+  mine.addJob(TOKEN, { id: 3, budgetMicros: 5_000_000 });
+  const app = createGateway({ store: mine, config: { provider: 'anthropic', anthropicApiKey: 'k', anthropicBaseUrl: `http://127.0.0.1:${(slow.address() as AddressInfo).port}`, prices: loadPriceTable() }, scriptFor: async () => null });
+  const server = createServer((req, res) => app.node(req, res));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  try {
+    const body = JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'x'.repeat(400) }] });
+    const ac = new AbortController();
+    const sent = fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/messages`, { method: 'POST', signal: ac.signal, headers: { 'content-type': 'application/json', 'x-api-key': TOKEN }, body });
+    await expect.poll(() => upstreamGot, { timeout: 5000 }).toBe(true); // the call is upstream now
+    ac.abort();
+    await sent.catch(() => undefined);
+    await expect.poll(() => mine.calls.length, { timeout: 5000 }).toBe(1);
+    expect(upstreamGone).toBe(true);
+    // input ⌈bytes / 4⌉, output 1, at sonnet-4-5's $3 / $15 per million: µ$ = 3 × input + 15
+    const input = Math.ceil(Buffer.byteLength(body) / 4);
+    expect(mine.calls[0]).toMatchObject({ httpStatus: 0, usageKnown: false, inputTokens: input, outputTokens: 1, costMicros: 3 * input + 15 });
+    expect(mine.budgets.get(3)).toEqual({ limit: 5_000_000, spent: 3 * input + 15, reserved: 0 });
+  } finally {
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+    slow.closeAllConnections();
+    await new Promise<void>((r) => slow.close(() => r()));
+  }
+});

@@ -118,11 +118,16 @@ export async function recordRefused(ctx: CallContext, httpStatus: number, reason
 }
 
 /**
- * Records the call whose request never got a reply (upstream unreachable): httpStatus 0,
- * no tokens, usage known (nothing was served, so nothing is owed).
+ * Records the call whose request never got a reply: httpStatus 0. When the upstream could not
+ * be reached, no tokens and usage known (nothing was served, so nothing is owed). When the
+ * client went away first (`clientGone`: the upstream call was aborted after it was sent, and
+ * the provider may bill what it read and began to write), an estimate marked as one: input
+ * from the request's size, output 1 ({@link estimateUsage}; issue 3: never $0 for a call
+ * that may cost).
  */
-export async function recordUnreachable(ctx: CallContext): Promise<void> {
-  await recorder(ctx)({ httpStatus: 0, model: null, usage: NO_USAGE, usageKnown: true });
+export async function recordUnreachable(ctx: CallContext, clientGone = false): Promise<void> {
+  if (!clientGone) return recorder(ctx)({ httpStatus: 0, model: null, usage: NO_USAGE, usageKnown: true });
+  await recorder(ctx)({ httpStatus: 0, model: null, usage: estimateUsage(null, ctx.requestBytes, 0, ctx.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS), usageKnown: false });
 }
 
 /**

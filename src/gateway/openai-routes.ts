@@ -164,8 +164,10 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
         });
         res = out.response;
       } catch (err) {
-        d.log.warn('gateway: upstream unreachable', { job: job.id, error: (err as Error).message });
-        await recordUnreachable(ctx);
+        const gone = request.signal.aborted;
+        if (gone) d.log.info('gateway: the client went away before the reply', { job: job.id });
+        else d.log.warn('gateway: upstream unreachable', { job: job.id, error: (err as Error).message });
+        await recordUnreachable(ctx, gone);
         // The gateway's retries are used up: the harness must not add its own (retry.ts).
         const bad = openaiError(502, 'server_error', 'the model provider could not be reached');
         bad.headers['x-should-retry'] = 'false';
