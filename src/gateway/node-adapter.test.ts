@@ -76,6 +76,15 @@ const post = (path: string, body: string, init: RequestInit = {}) =>
   fetch(gwUrl + path, { method: 'POST', ...init, headers: { 'content-type': 'application/json', 'x-api-key': TOKEN, 'anthropic-version': '2023-06-01', ...(init.headers as Record<string, string>) }, body });
 
 describe('gateway over plain node:http', () => {
+  it('the job token goes upstream in no header, whatever header the client also put it in (as Bearer too)', async () => {
+    const body = JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'x' }] });
+    const res = await fetch(gwUrl + '/v1/messages', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}`, 'x-echo': TOKEN, 'x-trace': `job=${TOKEN};a=1`, 'x-other': 'kept' }, body });
+    expect(res.status).toBe(200);
+    expect(JSON.stringify(seen[0]!.headers)).not.toContain(TOKEN);
+    expect(seen[0]!.headers).toMatchObject({ 'x-other': 'kept', 'x-api-key': 'sk-server' });
+    expect(seen[0]!.headers).not.toHaveProperty('x-echo');
+  });
+
   it('non-streamed: the upstream reply byte for byte, the server key upstream (not the job token), one row priced from its usage', async () => {
     const res = await post('/v1/messages?beta=true', JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'x' }] }));
     expect(res.status).toBe(200);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { MessagesRequest } from './request.js';
+import { MAX_MODEL_NAME, type MessagesRequest } from './request.js';
 import { jsonReply, type Reply } from './reply.js';
 
 /**
@@ -23,7 +23,7 @@ export function openaiBudgetError(message: string): Reply {
 
 export const ChatRequest = z
   .object({
-    model: z.string().min(1).refine((m) => !m.includes('\0'), 'must not contain NUL'),
+    model: z.string().min(1).max(MAX_MODEL_NAME).refine((m) => !m.includes('\0'), 'must not contain NUL'),
     messages: z.array(z.object({ role: z.string() }).passthrough()).min(1),
     stream: z.boolean().optional(),
     max_tokens: z.number().int().positive().optional(),
@@ -37,7 +37,7 @@ export type ChatRequest = z.infer<typeof ChatRequest>;
 
 export const ResponsesRequest = z
   .object({
-    model: z.string().min(1).refine((m) => !m.includes('\0'), 'must not contain NUL'),
+    model: z.string().min(1).max(MAX_MODEL_NAME).refine((m) => !m.includes('\0'), 'must not contain NUL'),
     input: z.union([z.string(), z.array(z.object({}).passthrough())]),
     instructions: z.string().nullable().optional(),
     stream: z.boolean().optional(),

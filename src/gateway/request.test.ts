@@ -46,5 +46,8 @@ describe('parseMessagesRequest', () => {
     expect(parseMessagesRequest('{nope')).toEqual({ error: 'request body is not valid JSON' });
     expect(parseMessagesRequest('{"model":"m","messages":[],"max_tokens":1e300}')).toEqual({ error: expect.stringMatching(/^max_tokens: /) });
     expect(parseMessagesRequest('{"model":"m\\u0000","messages":[]}')).toEqual({ error: 'model: must not contain NUL' });
+    // a model name over 256 characters is refused (stored in every ledger row, written in logs); 256 is fine
+    expect(parseMessagesRequest(JSON.stringify({ model: 'c'.repeat(257), messages: [] }))).toEqual({ error: 'model: Too big: expected string to have <=256 characters' });
+    expect(parseMessagesRequest(JSON.stringify({ model: 'c'.repeat(256), messages: [] }))).toMatchObject({ request: { model: 'c'.repeat(256) } });
   });
 });

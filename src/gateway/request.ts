@@ -4,10 +4,14 @@ import { z } from 'zod';
  * The part of an Anthropic Messages request body the gateway reads; everything else passes
  * through untouched (the anthropic provider forwards the original bytes).
  */
+/** Longest model name a request may give, characters (providers' ids are under 100). */
+export const MAX_MODEL_NAME = 256;
+
 export const MessagesRequest = z
   .object({
-    // NUL: no provider names a model so, and PostgreSQL cannot store it in the ledger.
-    model: z.string().min(1).refine((m) => !m.includes('\0'), 'must not contain NUL'),
+    // NUL: no provider names a model so, and PostgreSQL cannot store it in the ledger. At most
+    // MAX_MODEL_NAME characters: it is stored in every ledger row and written in logs.
+    model: z.string().min(1).max(MAX_MODEL_NAME).refine((m) => !m.includes('\0'), 'must not contain NUL'),
     messages: z.array(z.object({ role: z.string(), content: z.unknown() }).passthrough()),
     stream: z.boolean().optional(),
     // The Messages API's rule: an integer, at least 1 (a safe integer, for the budget's arithmetic).
@@ -41,7 +45,7 @@ export function parseMessagesRequest(raw: string): { request: MessagesRequest } 
 
 /** True when `j` passes {@link MessagesRequest} (same rules, checked without zod's copy). */
 function isMessagesRequest(j: unknown): j is MessagesRequest {
-  if (!isObject(j) || typeof j.model !== 'string' || j.model.length === 0 || j.model.includes('\0') || !Array.isArray(j.messages)) return false;
+  if (!isObject(j) || typeof j.model !== 'string' || j.model.length === 0 || j.model.length > MAX_MODEL_NAME || j.model.includes('\0') || !Array.isArray(j.messages)) return false;
   if (j.stream !== undefined && typeof j.stream !== 'boolean') return false;
   if (j.max_tokens !== undefined && !(Number.isSafeInteger(j.max_tokens) && (j.max_tokens as number) >= 1)) return false;
   for (const m of j.messages as unknown[]) if (!isObject(m) || typeof m.role !== 'string' || !('content' in m)) return false;

@@ -49,6 +49,9 @@ export const DROP_RESPONSE = new Set([
  * any the Connection header lists; repeated values are joined by `, `.
  */
 export function filtered(h: IncomingHttpHeaders | Record<string, string>, drop: Set<string>): Record<string, string> {
+  // Request side: the job token (x-api-key or Bearer) never goes upstream, in whatever other
+  // header a client also put it (issue 3; a fresh user's `x-echo: <token>` reached the provider).
+  const token = drop.has('x-api-key') ? jobTokenIn(h) : null;
   const conn = h['connection'];
   // Usually nothing or `keep-alive` (dropped anyway): no set to build for it on every call.
   const listed = conn === undefined || (conn === 'keep-alive' && drop.has('keep-alive')) ? null : new Set((Array.isArray(conn) ? conn.join(',') : conn).split(',').map((s) => s.trim().toLowerCase()).filter(Boolean));
@@ -57,9 +60,20 @@ export function filtered(h: IncomingHttpHeaders | Record<string, string>, drop: 
     const v = h[name];
     if (v === undefined) continue;
     const n = name.toLowerCase();
-    if (!drop.has(n) && !listed?.has(n)) out[n] = Array.isArray(v) ? v.join(', ') : v;
+    if (drop.has(n) || listed?.has(n)) continue;
+    const text = Array.isArray(v) ? v.join(', ') : v;
+    if (token !== null && text.includes(token)) continue;
+    out[n] = text;
   }
   return out;
+}
+
+/** The job token a request carries (x-api-key, else `Authorization: Bearer`), or null; short values (under 16 characters) are not treated as one. */
+function jobTokenIn(h: IncomingHttpHeaders | Record<string, string>): string | null {
+  const key = h['x-api-key'];
+  const auth = h['authorization'];
+  const t = typeof key === 'string' && key.trim() ? key.trim() : typeof auth === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(auth)?.[1] : undefined;
+  return t !== undefined && t.length >= 16 ? t : null;
 }
 
 /** The upstream reply without hop-by-hop headers; SSE gets `cache-control: no-cache` and `x-accel-buffering: no`. */
