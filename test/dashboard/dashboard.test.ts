@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import type { Browser } from 'playwright-core';
 import { ROOT, waitFor } from '../helpers.js';
-import { dashboardReady, launchBrowser, screenshot, signIn, startUp, type Up } from './harness.js';
+import { addUsers, dashboardReady, launchBrowser, screenshot, signIn, startUp, type Up } from './harness.js';
 
 const ready = dashboardReady();
 if (!ready.ok && process.env.CI) throw new Error(`dashboard tests cannot run: ${ready.why}`);
@@ -43,8 +43,7 @@ describe.skipIf(!ready.ok)('dashboard in Chromium', () => {
       }
       fillerIds = fillerIds.reverse();
     });
-    await up.admin.createUser({ name: 'ada', role: 'admin', password: 'admin-password-1' });
-    await up.admin.createUser({ name: 'mia', role: 'member', password: 'member-password-1' });
+    await addUsers(up);
     browser = await launchBrowser();
     await waitFor('the runner online', async () => (await up.admin.listRunners()).some((r) => r.status === 'online'), 30_000);
   }, 120_000);

@@ -10,7 +10,7 @@ import type { Browser } from 'playwright-core';
 import { FlotillaClient } from '../../src/client/client.js';
 import { main } from '../../src/cli/main.js';
 import { recordingIO } from '../../src/cli/test-io.js';
-import { dashboardReady, launchBrowser, screenshot, signIn, startUp, type Up } from './harness.js';
+import { addUsers, dashboardReady, launchBrowser, screenshot, signIn, startUp, type Up } from './harness.js';
 
 const ready = dashboardReady();
 if (!ready.ok && process.env.CI) throw new Error(`dashboard tests cannot run: ${ready.why}`);
@@ -20,8 +20,7 @@ describe.skipIf(!ready.ok)('effort tiers in Settings (Chromium)', () => {
   let browser: Browser;
   beforeAll(async () => {
     up = await startUp();
-    await up.admin.createUser({ name: 'ada', role: 'admin', password: 'admin-password-1' });
-    await up.admin.createUser({ name: 'mia', role: 'member', password: 'member-password-1' });
+    await addUsers(up);
     browser = await launchBrowser();
   }, 180_000);
   afterAll(async () => {

@@ -90,6 +90,12 @@ export async function startUp(extraAgents: Record<string, string> = {}, seed?: (
 }
 
 /** Launches headless Chromium (a fresh profile per launch). */
+/** Adds the users the dashboard suites sign in as: `ada` (admin, `admin-password-1`) and `mia` (member, `member-password-1`). */
+export async function addUsers(up: Up): Promise<void> {
+  await up.admin.createUser({ name: 'ada', role: 'admin', password: 'admin-password-1' });
+  await up.admin.createUser({ name: 'mia', role: 'member', password: 'member-password-1' });
+}
+
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS, headless: true });
 }

@@ -12,7 +12,7 @@ import { waitFor } from '../helpers.js';
 import { FlotillaClient } from '../../src/client/client.js';
 import type { EventBody } from '../../src/protocol/index.js';
 import type { Store } from '../../src/store/types.js';
-import { dashboardReady, launchBrowser, screenshot, signIn, startUp, type Up } from './harness.js';
+import { addUsers, dashboardReady, launchBrowser, screenshot, signIn, startUp, type Up } from './harness.js';
 
 const ready = dashboardReady();
 if (!ready.ok && process.env.CI) throw new Error(`dashboard tests cannot run: ${ready.why}`);
@@ -112,8 +112,7 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
   const id = (k: keyof Seeded) => ids[k]!;
   beforeAll(async () => {
     up = await startUp({ alpha: parked('alpha'), beta: parked('beta') }, (store) => seed(store, ids));
-    await up.admin.createUser({ name: 'ada', role: 'admin', password: 'admin-password-1' });
-    await up.admin.createUser({ name: 'mia', role: 'member', password: 'member-password-1' });
+    await addUsers(up);
     browser = await launchBrowser();
     await waitFor('the runner online', async () => (await up.admin.listRunners()).some((r) => r.status === 'online'), 30_000);
   }, 180_000);

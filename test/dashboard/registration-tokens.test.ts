@@ -9,7 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { FlotillaClient } from '../../src/client/client.js';
-import { dashboardReady, launchBrowser, screenshot, signIn, startUp, type Up } from './harness.js';
+import { addUsers, dashboardReady, launchBrowser, screenshot, signIn, startUp, type Up } from './harness.js';
 
 const ready = dashboardReady();
 if (!ready.ok && process.env.CI) throw new Error(`dashboard tests cannot run: ${ready.why}`);
@@ -35,8 +35,7 @@ describe.skipIf(!ready.ok)('registration tokens on the fleet page (Chromium)', (
   let browser: Browser;
   beforeAll(async () => {
     up = await startUp();
-    await up.admin.createUser({ name: 'ada', role: 'admin', password: 'admin-password-1' });
-    await up.admin.createUser({ name: 'mia', role: 'member', password: 'member-password-1' });
+    await addUsers(up);
     browser = await launchBrowser();
   }, 180_000);
   afterAll(async () => {
