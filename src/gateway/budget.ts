@@ -1,10 +1,11 @@
 import type { ModelPrice } from '../core/pricing.js';
 import { formatMicros } from '../core/money.js';
+import { DEFAULT_RESERVATION_TTL_MS } from '../store/budgets.js';
 import { noteCallStart, type ActivityStore } from './activity.js';
 import type { JobRow, NewModelCall, Store, TreeBudget } from '../store/types.js';
 
 /** The Store methods the gateway's budget checks use. */
-export type BudgetStore = Pick<Store, 'reserveBudget' | 'settleBudget'> & ActivityStore;
+export type BudgetStore = Pick<Store, 'reserveBudget' | 'settleBudget'> & Partial<Pick<Store, 'extendBudgetReservation'>> & ActivityStore;
 
 /** max_tokens assumed when a request does not say (OpenAI formats make it optional). */
 export const DEFAULT_MAX_OUTPUT_TOKENS = 32_000;
@@ -101,12 +102,24 @@ export async function reserve(store: BudgetStore, job: JobRow, worst: number, no
   }
   let settled = false;
   const id = r.reservationId;
+  // While the call runs its reservation stays: a stream may outlast the TTL, and the sweeper
+  // would give its micros back mid-call (a fresh user's 10 s TTL did, letting the tree
+  // overspend). Every third of the TTL its expiry moves to a full TTL from then; a process
+  // that dies stops doing so, and the sweeper releases it within one TTL.
+  const ttl = ttlMs ?? DEFAULT_RESERVATION_TTL_MS;
+  const keepAlive = store.extendBudgetReservation
+    ? setInterval(() => {
+        store.extendBudgetReservation!(id, Date.now() + ttl).catch(() => undefined); // a failed touch: the next one, or the sweeper
+      }, Math.max(1000, Math.floor(ttl / 3)))
+    : null;
+  keepAlive?.unref();
   return {
     micros: worst,
     id,
     async settle(costMicros: number, call?: NewModelCall) {
       if (settled) return false;
       settled = true;
+      if (keepAlive) clearInterval(keepAlive);
       const done = store.settleBudget(job.rootId, id, costMicros, Date.now(), call);
       activity.end(); // issued in the same turn: on SQLite one commit with the settle
       await done;

@@ -98,6 +98,12 @@ export class MemoryGatewayStore implements GatewayStore {
     return { ok: true, budget: this.view(rootId), reservationId: id };
   }
 
+  async extendBudgetReservation(reservationId: number, expiresAt: number): Promise<boolean> {
+    const r = this.reservations.get(reservationId);
+    if (r) r.expiresAt = expiresAt;
+    return r !== undefined;
+  }
+
   async settleBudget(rootId: number, reservationId: number, costMicros: number, _now = 0, call?: NewModelCall): Promise<boolean> {
     const b = this.budgetOf(rootId);
     const held = this.reservations.get(reservationId);

@@ -219,6 +219,18 @@ async function settleSqlite(c: StoreCtx, rootId: number, reservationId: number, 
 }
 
 /**
+ * Moves reservation `reservationId`'s expiry to `expiresAt` (epoch ms): its call is still
+ * running (a stream may outlast the TTL), so the sweeper must not give its micros back. One
+ * UPDATE. @returns false when the reservation is gone (settled, or released already).
+ */
+export async function extendBudgetReservation(c: StoreCtx, reservationId: number, expiresAt: number): Promise<boolean> {
+  assertInt('reservationId', reservationId, 1);
+  assertInt('expiresAt', expiresAt, 0);
+  const r = await c.db.updateTable('budget_reservations').set({ expires_at: expiresAt }).where('id', '=', reservationId).executeTakeFirst();
+  return Number(r.numUpdatedRows) > 0;
+}
+
+/**
  * The sweeper's part: every reservation whose `expires_at <= now` (its gateway process died
  * or hung past the TTL) is deleted and its micros given back to its tree, one transaction of
  * at most 500 rows per call (the sweeper calls again next round). Trees are updated in

@@ -94,6 +94,7 @@ export function kyselyStore(db: Kysely<Database>, dialect: SqlDialect, afterClos
     topUpJobBudget: (id, add, now) => jobBudgets.topUpJobBudget(c, id, add, now),
     settleBudget: (id, r, cost, now, call) => budgets.settleBudget(c, id, r, cost, now, call),
     releaseExpiredReservations: (now) => budgets.releaseExpiredReservations(c, now),
+    extendBudgetReservation: (id, expiresAt) => budgets.extendBudgetReservation(c, id, expiresAt),
     listModelRoutes: () => modelRoutes.listModelRoutes(c),
     setModelRoute: (p, prov, now) => modelRoutes.setModelRoute(c, p, prov, now),
     deleteModelRoute: (p) => modelRoutes.deleteModelRoute(c, p),

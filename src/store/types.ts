@@ -214,6 +214,8 @@ export interface Store extends TaskStore, AgentVersionStore, EffortTierStore, Da
   settleBudget(rootId: number, reservationId: number, costMicros: number, now: number, call?: NewModelCall): Promise<boolean>;
   /** Releases every reservation whose expiry is <= now (its gateway died mid-call): returns how many µ$ per tree. */
   releaseExpiredReservations(now: number): Promise<{ rootId: number; releasedMicros: number; count: number }[]>;
+  /** Moves a reservation's expiry to `expiresAt` (epoch ms) while its call runs; false when it is gone (settled or released). */
+  extendBudgetReservation(reservationId: number, expiresAt: number): Promise<boolean>;
 
   // --- model routes and price overrides (issue 3; store/model-routes.ts) -----------------
   /** Every model route set through the API, pattern ascending. */

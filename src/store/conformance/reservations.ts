@@ -52,6 +52,19 @@ export function reservationTests(h: Harness): void {
     expect((await s.reserveBudget(root.id, 950_000, T + 4))?.ok).toBe(true);
   });
 
+  it('reservations: a live call moves its expiry on; the sweep then keeps it until the new expiry; a settled one cannot be extended', async () => {
+    const s = await h.open();
+    const root = await newJob(s, { budgetMicros: 1_000_000 });
+    const r = await s.reserveBudget(root.id, 400_000, T, MIN);
+    if (!r?.ok) throw new Error('must fit');
+    expect(await s.extendBudgetReservation(r.reservationId, T + 3 * MIN)).toBe(true);
+    expect(await s.releaseExpiredReservations(T + MIN)).toEqual([]); // its first expiry: kept
+    expect(await s.getTreeBudget(root.id, T)).toMatchObject({ reservedMicros: 400_000 });
+    expect(await s.releaseExpiredReservations(T + 3 * MIN)).toEqual([{ rootId: root.id, releasedMicros: 400_000, count: 1 }]);
+    expect(await s.extendBudgetReservation(r.reservationId, T + 9 * MIN)).toBe(false); // gone
+    expect(await s.extendBudgetReservation(2_000_000_000, T)).toBe(false);
+  });
+
   it('reservations: a late settle of an already released reservation charges its cost once and releases nothing twice', async () => {
     const s = await h.open();
     const root = await newJob(s, { budgetMicros: 1_000_000 });
