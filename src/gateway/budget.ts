@@ -102,28 +102,50 @@ export async function reserve(store: BudgetStore, job: JobRow, worst: number, no
   }
   let settled = false;
   const id = r.reservationId;
-  // While the call runs its reservation stays: a stream may outlast the TTL, and the sweeper
-  // would give its micros back mid-call (a fresh user's 10 s TTL did, letting the tree
-  // overspend). Every third of the TTL its expiry moves to a full TTL from then; a process
-  // that dies stops doing so, and the sweeper releases it within one TTL.
-  const ttl = ttlMs ?? DEFAULT_RESERVATION_TTL_MS;
-  const keepAlive = store.extendBudgetReservation
-    ? setInterval(() => {
-        store.extendBudgetReservation!(id, Date.now() + ttl).catch(() => undefined); // a failed touch: the next one, or the sweeper
-      }, Math.max(1000, Math.floor(ttl / 3)))
-    : null;
-  keepAlive?.unref();
+  // While the call runs its reservation stays (see keepAlive): a stream may outlast the TTL.
+  const kept = keepAlive(store, id, ttlMs ?? DEFAULT_RESERVATION_TTL_MS);
   return {
     micros: worst,
     id,
     async settle(costMicros: number, call?: NewModelCall) {
       if (settled) return false;
       settled = true;
-      if (keepAlive) clearInterval(keepAlive);
+      kept?.release();
       const done = store.settleBudget(job.rootId, id, costMicros, Date.now(), call);
       activity.end(); // issued in the same turn: on SQLite one commit with the settle
       await done;
       return true;
     },
   };
+}
+
+/** Live reservations by TTL (ms), each TTL with one timer (unref'd) for all of them. */
+const live = new Map<number, Set<{ store: BudgetStore; id: number }>>();
+
+/**
+ * Keeps reservation `id` alive while its call runs: the sweeper would otherwise give its micros
+ * back once its TTL passed mid-call (a fresh user's stream outlasting a 10 s TTL did, and the
+ * tree could spend them twice). Every third of the TTL (at least 1 s) one shared timer moves the
+ * expiry of every live reservation of that TTL to a full TTL from then; no timer per call (this
+ * runs on every model call). A process that dies stops it, and the sweeper releases the
+ * reservation within one TTL as before. Null when the store cannot extend reservations.
+ * @returns `release()`, to call at settle.
+ */
+function keepAlive(store: BudgetStore, id: number, ttlMs: number): { release(): void } | null {
+  if (!store.extendBudgetReservation) return null;
+  let set = live.get(ttlMs);
+  if (!set) {
+    const entries = new Set<{ store: BudgetStore; id: number }>();
+    set = entries;
+    live.set(ttlMs, entries);
+    setInterval(() => {
+      const until = Date.now() + ttlMs;
+      // a failed touch: the next tick tries again, or the sweeper releases it (as for a dead process)
+      for (const e of entries) e.store.extendBudgetReservation!(e.id, until).catch(() => undefined);
+    }, Math.max(1000, Math.floor(ttlMs / 3))).unref();
+  }
+  const entry = { store, id };
+  set.add(entry);
+  const owner = set;
+  return { release: () => void owner.delete(entry) };
 }
