@@ -74,8 +74,8 @@ export const CreateJobRequest = z
     const conflict = roleLabelConflict(v.role, v.labels);
     if (conflict) ctx.addIssue({ code: 'custom', path: ['role'], message: conflict });
     // A role label no runner could ever register with would leave the job waiting forever.
-    const labelled = v.labels?.role;
-    if (labelled !== undefined && !RoleName.safeParse(labelled).success) ctx.addIssue({ code: 'custom', path: ['labels', 'role'], message: RoleName.safeParse(labelled).error?.issues[0]?.message ?? 'invalid role' });
+    const labelled = v.labels?.role === undefined ? null : RoleName.safeParse(v.labels.role);
+    if (labelled && !labelled.success) ctx.addIssue({ code: 'custom', path: ['labels', 'role'], message: labelled.error.issues[0]?.message ?? 'invalid role' });
   });
 export type CreateJobRequest = z.infer<typeof CreateJobRequest>;
 
