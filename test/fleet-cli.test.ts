@@ -89,7 +89,7 @@ describe('fleet CLI', () => {
     while (!b.closed) await new Promise((res) => setTimeout(res, 20));
     expect(b.closeCode).toBe(4403);
     expect((await t.store.getJob(macJob.id))?.status).toBe('lost');
-    expect((await run('runners', 'show', 'box-b')).out).toMatch(/^status:\s+offline$/m);
+    expect((await run('runners', 'show', 'box-b')).out).toMatch(/^status:\s+revoked$/m);
     expect((await run('hold', 'nobody', '--for', '1h', '--reason', 'x')).err).toMatch(/no runner named "nobody"/);
   });
   it('runners set: the owner sets capacity and browser slots (auto clears); bad values exit 2, refused ones 1', async () => {

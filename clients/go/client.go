@@ -137,6 +137,41 @@ func (c *Client) ListRunners(ctx context.Context) ([]Runner, error) {
 	return body.Runners, nil
 }
 
+// ListRunnerTokens is GET /api/runner-tokens[?all=true] (admin) → the runner registration
+// tokens, oldest first: only the live ones (unused, not revoked, not expired) unless all is
+// true. Errors: ErrForbidden for a member.
+func (c *Client) ListRunnerTokens(ctx context.Context, all bool) ([]RunnerToken, error) {
+	path := "/api/runner-tokens"
+	if all {
+		path += "?all=true"
+	}
+	var body struct {
+		Tokens []RunnerToken `json:"tokens"`
+	}
+	if err := c.do(ctx, "GET", path, nil, &body); err != nil {
+		return nil, err
+	}
+	if body.Tokens == nil {
+		return nil, badResponse(200, "GET %s: the reply has no tokens list", path)
+	}
+	return body.Tokens, nil
+}
+
+// RevokeRunnerToken is POST /api/runner-tokens/{id}/revoke (admin) → the token, revoked: no
+// runner can register with it any more. Repeating it is fine; a token already used stays used
+// (revoke its runner instead). Errors: ErrNotFound for an unknown id, ErrForbidden for a member;
+// ErrBadRequest before sending when id is not positive.
+func (c *Client) RevokeRunnerToken(ctx context.Context, id int64) (*RunnerToken, error) {
+	if err := checkID(id, "token id"); err != nil {
+		return nil, err
+	}
+	var tok RunnerToken
+	if err := c.do(ctx, "POST", fmt.Sprintf("/api/runner-tokens/%d/revoke", id), map[string]any{}, &tok); err != nil {
+		return nil, err
+	}
+	return &tok, nil
+}
+
 // CostsQuery selects a cost rollup: By is job, tree, agent, runner or day (default agent);
 // Since is 30m, 12h, 7d, 2w or an ISO-8601 date (server default 30d); Root limits to one job tree.
 type CostsQuery struct {

@@ -170,6 +170,69 @@ func TestAgainstARealServer(t *testing.T) {
 		}
 	})
 
+	t.Run("list and revoke runner registration tokens", func(t *testing.T) {
+		create := func(pool string) int64 {
+			var tok struct {
+				ID int64 `json:"id"`
+			}
+			if err := c.do(ctx, "POST", "/api/runner-tokens", map[string]any{"labels": map[string]string{"pool": pool}}, &tok); err != nil {
+				t.Fatal(err)
+			}
+			return tok.ID
+		}
+		byID := func(all bool) map[int64]RunnerToken {
+			list, err := c.ListRunnerTokens(ctx, all)
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := map[int64]RunnerToken{}
+			for _, tok := range list {
+				m[tok.ID] = tok
+			}
+			return m
+		}
+		a, b := create("go-a"), create("go-b")
+		live := byID(false)
+		if got := live[a]; got.Status != "live" || got.Labels["pool"] != "go-a" || got.RevokedAt != nil || got.UsedAt != nil || got.ExpiresAt == "" {
+			t.Fatalf("token %d before revoking: %+v", a, got)
+		}
+		if live[b].Status != "live" {
+			t.Fatalf("token %d: %+v", b, live[b])
+		}
+		revoked, err := c.RevokeRunnerToken(ctx, a)
+		if err != nil || revoked.ID != a || revoked.Status != "revoked" || revoked.RevokedAt == nil {
+			t.Fatalf("revoke %d: %+v, %v", a, revoked, err)
+		}
+		again, err := c.RevokeRunnerToken(ctx, a)
+		if err != nil || again.RevokedAt == nil || *again.RevokedAt != *revoked.RevokedAt {
+			t.Fatalf("revoking again changed it: %+v, %v", again, err)
+		}
+		live = byID(false)
+		if _, ok := live[a]; ok {
+			t.Fatalf("revoked token %d still listed as live", a)
+		}
+		if _, ok := live[b]; !ok {
+			t.Fatalf("live token %d not listed", b)
+		}
+		every := byID(true)
+		if every[a].Status != "revoked" || every[b].Status != "live" {
+			t.Fatalf("all=true: %+v %+v", every[a], every[b])
+		}
+		_, err = c.RevokeRunnerToken(ctx, 2000000000)
+		expectErr(t, err, ErrNotFound, 404, "not_found", "id")
+		_, err = c.RevokeRunnerToken(ctx, 0)
+		expectErr(t, err, ErrBadRequest, 0, "invalid_request", "token id")
+		var member struct{ Token string }
+		if err := c.do(ctx, "POST", "/api/tokens", map[string]string{"name": "go-member", "role": "member"}, &member); err != nil {
+			t.Fatal(err)
+		}
+		mc := mustClient(t, srv.URL, member.Token)
+		_, err = mc.ListRunnerTokens(ctx, false)
+		expectErr(t, err, ErrForbidden, 403, "forbidden", "")
+		_, err = mc.RevokeRunnerToken(ctx, b)
+		expectErr(t, err, ErrForbidden, 403, "forbidden", "")
+	})
+
 	t.Run("every path and method used is in openapi.json", func(t *testing.T) {
 		res, err := http.Get(srv.URL + "/openapi.json")
 		if err != nil {
@@ -194,7 +257,7 @@ func TestAgainstARealServer(t *testing.T) {
 			used = append(used, k)
 		}
 		sort.Strings(used)
-		want := []string{"GET /api/costs", "GET /api/jobs", "GET /api/jobs/{id}", "GET /api/jobs/{id}/events", "GET /api/jobs/{id}/tree", "GET /api/runners", "POST /api/jobs", "POST /api/jobs/{id}/cancel"}
+		want := []string{"GET /api/costs", "GET /api/jobs", "GET /api/jobs/{id}", "GET /api/jobs/{id}/events", "GET /api/jobs/{id}/tree", "GET /api/runner-tokens", "GET /api/runners", "POST /api/jobs", "POST /api/jobs/{id}/cancel", "POST /api/runner-tokens/{id}/revoke"}
 		matched := map[string]bool{}
 		for _, call := range used {
 			method, uri, _ := strings.Cut(call, " ")

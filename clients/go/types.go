@@ -106,6 +106,19 @@ type Runner struct {
 	CreatedAt       string            `json:"createdAt"`
 }
 
+// RunnerToken is a runner registration token as ListRunnerTokens and RevokeRunnerToken return
+// it (RunnerTokenInfo in the spec); never the token itself. Status is live, used, expired or
+// revoked (server clock); times are ISO-8601, nil when it did not happen.
+type RunnerToken struct {
+	ID        int64             `json:"id"`
+	Labels    map[string]string `json:"labels"`
+	Status    string            `json:"status"`
+	CreatedAt string            `json:"createdAt"`
+	ExpiresAt string            `json:"expiresAt"`
+	UsedAt    *string           `json:"usedAt"`
+	RevokedAt *string           `json:"revokedAt"`
+}
+
 // CostRow is one group of a CostRollup (Key: job id, agent, runner, day, ...).
 type CostRow struct {
 	Key              string `json:"key"`

@@ -64,7 +64,11 @@ export const RunnerToServer = z.discriminatedUnion('type', [
   z.object({ type: z.literal('job.accepted'), jobId: Id, attempt: Id }),
   /** The runner cannot take the assignment (e.g. at capacity); the job goes back to the queue. */
   z.object({ type: z.literal('job.rejected'), jobId: Id, attempt: Id, reason: z.string() }),
-  /** Events, in rseq order. A `job.finished` event ends the attempt. */
+  /**
+   * Events, rseq consecutive from the last one acked (a gap closes the connection, 4400: the
+   * runner resends from its last ack after reconnecting). A `job.finished` event ends the
+   * attempt: events after it are not stored (the runner is told `job.cancel` with `discard`).
+   */
   z.object({
     type: z.literal('job.events'),
     jobId: Id,

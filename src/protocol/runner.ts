@@ -28,8 +28,8 @@ function checkRoleLabel(labels: Labels, ctx: z.RefinementCtx): void {
   if (!r.success) ctx.addIssue({ code: 'custom', path: ['labels', 'role'], message: r.error.issues[0]?.message ?? 'invalid role' });
 }
 
-/** Runner status, judged on the server's clock from heartbeats. */
-export const RunnerStatus = z.enum(['online', 'busy', 'on_hold', 'provisioning', 'updating', 'offline']);
+/** Runner status, judged on the server's clock from heartbeats; `revoked` once an admin revoked it (it can never connect again). */
+export const RunnerStatus = z.enum(['online', 'busy', 'on_hold', 'provisioning', 'updating', 'offline', 'revoked']);
 export type RunnerStatus = z.infer<typeof RunnerStatus>;
 
 /** A runner as the API returns it. Times are ISO-8601 (server clock). */

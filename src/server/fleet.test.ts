@@ -181,7 +181,7 @@ describe.each([['sqlite', null], ...(pg ? [['postgres', pg.url]] : [])] as Array
 
     const res = await t.api(`/api/runners/${runnerId}/revoke`, { json: {} });
     expect(res.status).toBe(200);
-    expect((await res.json()) as Runner).toMatchObject({ status: 'offline', revokedAt: expect.any(String) });
+    expect((await res.json()) as Runner).toMatchObject({ status: 'revoked', revokedAt: expect.any(String) });
     await waitFor(async () => r.closed, (c) => c);
     expect([r.closeCode, r.closeReason]).toEqual([4403, 'runner revoked']);
     expect(await t.store.getJob(job.id)).toMatchObject({ status: 'lost', endReason: 'runner_revoked' });

@@ -19,7 +19,7 @@ import type { EventBus } from './event-bus.js';
 import { bearerToken } from './auth.js';
 import { frameMove } from './frame-move.js';
 import { fastRunnerFrame } from './frame-fast.js';
-import { uploadedEventsProblem } from './frame-checks.js';
+import { gapText, uploadedEventsProblem } from './frame-checks.js';
 import { recordStatus, reportEndedJobs } from './status-events.js';
 import { pauseStop } from './budget-pause.js';
 import { noteRunner } from './runner-history.js';
@@ -126,10 +126,12 @@ class Connection implements RunnerConnection {
  * {@link RunnerToServer}, and turns frames into store changes: `hello`/`heartbeat` touch the
  * runner and reconcile its running jobs (a heartbeat is answered with `job.activity`, the
  * jobs' model calls for the idle limit: model-activity.ts), `job.events` are stored (fenced by attempt) and
- * acknowledged, `harness.started` / `job.finished` move the job, `job.rejected` requeues it.
+ * acknowledged (events after their attempt's `job.finished` are not stored: the runner gets
+ * `job.cancel` with `discard`, as for a stale attempt), `harness.started` / `job.finished` move
+ * the job, `job.rejected` requeues it.
  * Frames of one connection are handled strictly in order. Bad input (a frame that is not
  * JSON or fails the schema, a frame before `hello` or a second `hello`, events for a job that
- * does not exist, a frame over `maxFrameBytes`) closes that connection with a reason (code
+ * does not exist, events that skip an rseq, a frame over `maxFrameBytes`) closes that connection with a reason (code
  * 4400, or 1009 for the size) and touches nothing else. A revoked runner's upgrade gets 401;
  * too many upgrades in flight get 503 with `Retry-After`.
  */
@@ -470,6 +472,8 @@ export class RunnerHub {
     if (!res.accepted) {
       const job = res.job;
       if (!job) return this.refuse(conn, `unknown job ${jobId}`);
+      // Storing it would leave rseqs missing: a fault; the runner's reconnect resends from its ack.
+      if (res.gap) return this.refuse(conn, `gap: job ${jobId} attempt ${attempt} events start at rseq ${res.gap.first}, rseq ${gapText(res.gap.upTo, res.gap.first)} never arrived`);
       // A stale attempt: the job was lost, went back to the queue, or moved to another runner.
       const reason =
         job.runnerId !== conn.runnerId
@@ -486,6 +490,13 @@ export class RunnerHub {
       if (isTerminal(res.moved.status)) this.o.onWork('capacity');
     }
     await conn.send({ type: 'ack', jobId, attempt, upTo: res.upTo });
+    if (res.afterFinish) {
+      // Events after the attempt's job.finished were not stored: the attempt is over, as for a
+      // stale one (its process must go, its undelivered events are dropped).
+      const { finishedRseq, refused } = res.afterFinish;
+      this.o.log.warn('runner events after job.finished refused', { runnerId: conn.runnerId, jobId, attempt, finishedRseq, refused });
+      await conn.send({ type: 'job.cancel', jobId, attempt, reason: `attempt ${attempt} ended with job.finished (rseq ${finishedRseq}): ${refused} later event${refused === 1 ? '' : 's'} refused`, discard: true });
+    }
   }
 
   /** Closes every runner socket (1001) and waits for in-flight frame handling to finish. */

@@ -27,6 +27,9 @@ describe('views', () => {
     expect(runnerStatus({ ...runner, offline: true }, 0, T, 20_000)).toBe('offline');
     expect(runnerStatus({ ...runner, connected: false }, 0, T, 20_000)).toBe('offline');
     expect(runnerStatus({ ...runner, lastHeartbeatAt: null }, 0, T, 20_000)).toBe('offline');
+    // Revoked is its own status, whatever else holds (connected or not, held, jobs).
+    expect(runnerStatus({ ...runner, revokedAt: T }, 1, T, 20_000)).toBe('revoked');
+    expect(runnerStatus({ ...runner, revokedAt: T, connected: false, hold: { until: T + 1, reason: 'x', kind: 'manual' } }, 0, T, 20_000)).toBe('revoked');
     const v = runnerView(runner, [3], T, 20_000);
     expect(Runner.parse(v)).toEqual(v);
     expect(v).toMatchObject({ status: 'busy', runningJobs: [3], slotsUsed: 1, lastHeartbeatAt: '2027-01-15T08:00:00.000Z' });

@@ -40,14 +40,16 @@ export function jobView(row: JobRow, usage?: JobUsage): Job {
 }
 
 /**
- * A runner's status on the server's clock: `offline` when it is revoked, the sweep flagged
+ * A runner's status on the server's clock: `revoked` when it is revoked (for good: its
+ * credential is refused); else `offline` when the sweep flagged
  * it, it is not connected, it never sent a heartbeat, or its last one is older than
  * `timeoutMs`; else `provisioning` / `on_hold` while a hold of that kind runs past `now`;
  * else `busy` while its jobs hold slots, `online` without. `activeJobs`: the parallel-job
  * slots in use (jobs that hold `none` take none, core/capacity.ts), not the job count.
  */
 export function runnerStatus(row: RunnerRow, activeJobs: number, now: number, timeoutMs: number): RunnerStatus {
-  if (row.revokedAt !== null || row.offline || !row.connected || row.lastHeartbeatAt === null || now - row.lastHeartbeatAt > timeoutMs) return 'offline';
+  if (row.revokedAt !== null) return 'revoked';
+  if (row.offline || !row.connected || row.lastHeartbeatAt === null || now - row.lastHeartbeatAt > timeoutMs) return 'offline';
   if (row.hold && row.hold.until > now) return row.hold.kind === 'provisioning' ? 'provisioning' : 'on_hold';
   return activeJobs > 0 ? 'busy' : 'online';
 }

@@ -42,7 +42,8 @@ type Pending = { q: FrameSql; resolve: (v: FrameOutcome | 'retry') => void; reje
  * a row locked by another writer fails the statement at once), each frame is checked against its own row,
  * its events get the job's next seqs in rseq order (repeats of a stored rseq skipped), and its
  * move is applied conditionally. A frame of a job with children whose move collects their
- * results is left out ('retry', as applyFramePg). If the statement fails (a locked row, a
+ * results, of an ended job, or that would leave an rseq missing is left out: nothing of it is
+ * written, it gets 'retry' (as applyFramePg). If the statement fails (a locked row, a
  * unique key hit by a concurrent append, anything), nothing of it was written: each frame of the
  * group is applied alone by applyFramePg, whose own outcomes (or errors) are returned.
  */
@@ -146,7 +147,7 @@ function statementText(first: FrameSql): string {
     ? `, upd as (
         update jobs set ${[...cols.map((k, i) => `${k} = fr.v${i}`), ...(ifUnset ? ['started_at = coalesce(jobs.started_at, fr.v_unset)'] : [])].join(', ')}
         from fr
-        where jobs.id = fr.job_id and jobs.attempt = fr.attempt and jobs.status = any($10::text[]) and exists (select 1 from ok where ok.job_id = fr.job_id)
+        where jobs.id = fr.job_id and jobs.attempt = fr.attempt and jobs.status = any($10::text[]) and exists (select 1 from g where g.job_id = fr.job_id)
         returning ${JOB_ROW_COLUMNS.map((k) => `jobs.${k}`).join(', ')}
       )`
     : '';
@@ -160,18 +161,22 @@ function statementText(first: FrameSql): string {
       for update nowait
     ), ok as materialized (
       select fr.job_id, fr.attempt from fr join j on j.id = fr.job_id
-      where j.attempt = fr.attempt and j.runner_id = fr.runner_id and j.status not in ('lost', 'queued') and not j.has_kids
+      where j.attempt = fr.attempt and j.runner_id = fr.runner_id and j.status not in ('lost', 'queued', 'succeeded', 'failed', 'cancelled') and not j.has_kids
         and $10::text[] is not null
     ), s as materialized (
       select ok.job_id,
         coalesce((select max(x.seq) from job_events x where x.job_id = ok.job_id), 0) as max_seq,
         coalesce((select max(x.rseq) from job_events x where x.job_id = ok.job_id and x.attempt = ok.attempt), 0) as top_rseq
       from ok
+    ), g as materialized (
+      select s.job_id from s
+      where (select min(e.rseq) from unnest($5::int[], $6::int[]) as e(job_id, rseq) where e.job_id = s.job_id) <= s.top_rseq + 1
     ), ev as materialized (
       select e.job_id, ok.attempt, e.rseq, e.type, e.data, e.at, row_number() over (partition by e.job_id order by e.rseq) as n
       from unnest($5::int[], $6::int[], $7::text[], $8::jsonb[], $9::text[]) as e(job_id, rseq, type, data, at)
       join ok on ok.job_id = e.job_id
-      where not exists (select 1 from job_events x where x.job_id = e.job_id and x.attempt = ok.attempt and x.rseq = e.rseq)
+      where exists (select 1 from g where g.job_id = e.job_id)
+        and not exists (select 1 from job_events x where x.job_id = e.job_id and x.attempt = ok.attempt and x.rseq = e.rseq)
     ), ins as (
       insert into job_events (job_id, seq, attempt, rseq, type, data, at)
       select ev.job_id, s.max_seq + ev.n, ev.attempt, ev.rseq, ev.type, ev.data, ev.at from ev join s on s.job_id = ev.job_id

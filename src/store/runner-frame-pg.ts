@@ -4,7 +4,7 @@ import { flag, num, numOrNull, toJobEvent, toJobRow } from './codec.js';
 import type { StoreCtx } from './ctx.js';
 import { JOB_ROW_COLUMNS } from './job-columns.js';
 import { PREPARE } from './pg-prepared.js';
-import { refuses, type FrameSql } from './frame-sql.js';
+import { endedForFrame, leavesGap, refuses, type FrameSql } from './frame-sql.js';
 import type { FrameOutcome } from './runner-frame.js';
 
 /** PostgreSQL's unique_violation. */
@@ -14,7 +14,11 @@ const UNIQUE_VIOLATION = '23505';
  * The PostgreSQL fast path of applyRunnerFrame (runner-frame.ts): lock the job row, check it,
  * append the events and apply the move in ONE statement (data-modifying CTEs, autocommit: one
  * round trip; prepared once per connection, pg-prepared.ts: a few texts, by the move's columns). 'retry' when the transaction path must do it instead: the job has children and
- * the move collects their results, or the statement hit a unique key. The latter happens only
+ * the move collects their results; the job has ended (its attempt's stored job.finished is
+ * looked up there); the frame would leave an rseq missing after the highest stored one (this
+ * statement's snapshot may predate a concurrent writer's commit, so the transaction path, which
+ * reads after taking the lock, decides whether it is a gap); or the statement hit a unique key.
+ * In the first three cases the statement wrote nothing. A unique key is hit only
  * when another writer committed events of this job after this statement's snapshot (it waited
  * for the row lock): its seq and rseq reads are of that snapshot, so the insert then collides
  * with the (job_id, seq) primary key or the (job_id, attempt, rseq) unique index instead of
@@ -38,7 +42,7 @@ export async function applyFramePg(c: StoreCtx, q: FrameSql): Promise<FrameOutco
   const upd = plan
     ? sql`, upd as (
         update jobs set ${sql.join(sets)}
-        where id = ${q.jobId} and attempt = ${q.attempt} and status = any(${plan.allowed}::text[]) and exists (select 1 from ok)
+        where id = ${q.jobId} and attempt = ${q.attempt} and status = any(${plan.allowed}::text[]) and exists (select 1 from g)
         returning ${sql.join(JOB_ROW_COLUMNS.map((k) => sql.ref(`jobs.${k}`)))}
       )`
     : sql``;
@@ -50,14 +54,16 @@ export async function applyFramePg(c: StoreCtx, q: FrameSql): Promise<FrameOutco
         from jobs where id = ${q.jobId}
         for update
       ), ok as materialized (
-        select 1 from j where attempt = ${q.attempt} and runner_id = ${q.runnerId} and status not in ('lost', 'queued') and not has_kids
+        select 1 from j where attempt = ${q.attempt} and runner_id = ${q.runnerId} and status not in ('lost', 'queued', 'succeeded', 'failed', 'cancelled') and not has_kids
       ), s as materialized (
         select coalesce(max(seq), 0) as max_seq, coalesce(max(case when attempt = ${q.attempt} then rseq end), 0) as top_rseq
         from job_events where job_id = ${q.jobId} and exists (select 1 from ok)
+      ), g as materialized (
+        select 1 from s where exists (select 1 from ok) and ${q.events[0]?.rseq ?? 0}::int <= s.top_rseq + 1
       ), f as materialized (
         select e.rseq, e.type, e.data, e.at, row_number() over (order by e.rseq) as n
         from unnest(${rseqs}::int[], ${types}::text[], ${datas}::jsonb[], ${ats}::text[]) as e(rseq, type, data, at)
-        where exists (select 1 from ok)
+        where exists (select 1 from g)
           and not exists (select 1 from job_events x where x.job_id = ${q.jobId} and x.attempt = ${q.attempt} and x.rseq = e.rseq)
       ), ins as (
         insert into job_events (job_id, seq, attempt, rseq, type, data, at)
@@ -79,7 +85,8 @@ export async function applyFramePg(c: StoreCtx, q: FrameSql): Promise<FrameOutco
  * A frame's outcome from its row of the frame statement (this file's, or one row of
  * runner-frame-pg-batch.ts's): `f_attempt`/`f_runner_id`/`f_status`/`f_has_kids` of the locked
  * job, `f_max_seq`/`f_top_rseq` before the insert, `f_inserted` the rseqs inserted, and the moved
- * job's columns when the frame had a move. `datas` are the events' data as the JSON text written.
+ * job's columns when the frame had a move. 'retry' (the statement wrote nothing for the frame)
+ * for a job with children to collect, an ended job, or a frame that would leave a gap. `datas` are the events' data as the JSON text written.
  * Inserted events got max_seq + their rank among the new ones (rseq ascending), as in the
  * statement; what was stored (after codec sanitising) is parsed from that text.
  */
@@ -88,6 +95,8 @@ export function frameOutcomeOfRow(c: StoreCtx, q: FrameSql, datas: readonly stri
   if (flag(row.f_has_kids)) return 'retry';
   const job = { runnerId: numOrNull(row.f_runner_id), status: row.f_status as JobStatus, attempt: num(row.f_attempt) };
   if (refuses(job, q)) return { accepted: false, job };
+  // Nothing was written for these (the statement's ok/g): the transaction path decides.
+  if (endedForFrame(job.status) || leavesGap(q, num(row.f_top_rseq))) return 'retry';
   const inserted = new Set(((row.f_inserted as unknown[] | null) ?? []).map(num));
   let seq = num(row.f_max_seq);
   let upTo = num(row.f_top_rseq);
@@ -99,5 +108,5 @@ export function frameOutcomeOfRow(c: StoreCtx, q: FrameSql, datas: readonly stri
     upTo = Math.max(upTo, e.rseq);
   }
   const moved = q.plan && row.id !== null && row.id !== undefined ? toJobRow(c.codec, row as never) : null;
-  return { accepted: true, stored, upTo, moved };
+  return { accepted: true, stored, upTo, moved, ...(q.afterFinish ? { afterFinish: q.afterFinish } : {}) };
 }

@@ -4,7 +4,7 @@ import { flag, num, numOrNull, toJobEvent, toJobRow, type Codec } from './codec.
 import { assertInt, chunks, type StoreCtx } from './ctx.js';
 import { appendState } from './events.js';
 import { transitionPlan } from './jobs.js';
-import { refuses, type FrameSql } from './frame-sql.js';
+import { endedForFrame, leavesGap, refuses, type AfterFinish, type FrameSql } from './frame-sql.js';
 import { applyFramePg } from './runner-frame-pg.js';
 import type { Database, JobEventsTable } from './schema.js';
 import type { JobRow } from './types.js';
@@ -57,18 +57,36 @@ export interface RunnerFrame {
 export type RefusedFrameJob = { runnerId: number | null; status: JobStatus; attempt: number } | null;
 
 /**
- * What {@link applyRunnerFrame} did. `accepted: false`: nothing was stored (the job does not
- * exist, is on another runner, is lost or queued, or is at another attempt), `job` says which.
- * `accepted: true`: `stored` = the events newly stored (seq ascending), `upTo` = the highest
- * rseq stored for (job, attempt) afterwards (0: none; what the runner's ack carries), `moved` =
- * the job row after the frame's move, or null when the move did not apply (or none was asked).
+ * A frame refused because it would leave rseqs missing: the attempt's events are stored up to
+ * `upTo` (0: none) and the frame starts at `first` > upTo + 1.
  */
-export type FrameOutcome = { accepted: false; job: RefusedFrameJob } | { accepted: true; stored: JobEvent[]; upTo: number; moved: JobRow | null };
+export interface FrameGap {
+  upTo: number;
+  first: number;
+}
+
+/**
+ * What {@link applyRunnerFrame} did. `accepted: false`: nothing was stored (the job does not
+ * exist, is on another runner, is lost or queued, or is at another attempt), `job` says which;
+ * with `gap` the job is fine but the frame starts past the next rseq (nothing stored, no move).
+ * `accepted: true`: `stored` = the events newly stored (seq ascending), `upTo` = the highest
+ * rseq stored for (job, attempt) afterwards (0: none; what the runner's ack carries; rseqs
+ * 1..upTo are all stored, as a gap is refused), `moved` = the job row after the frame's move, or
+ * null when the move did not apply (or none was asked); `afterFinish` (only when some) = events
+ * not stored because they follow the attempt's `job.finished` (in this frame, or stored before
+ * for a job that has ended).
+ */
+export type FrameOutcome =
+  | { accepted: false; job: RefusedFrameJob; gap?: FrameGap }
+  | { accepted: true; stored: JobEvent[]; upTo: number; moved: JobRow | null; afterFinish?: AfterFinish };
 
 /**
  * Stores a runner's events for one attempt and applies the status change they carry, in one
  * transaction — what the hub does with a `job.events` frame (issue 5: one store call per
- * completion instead of a read, an append transaction, a tree read and a transition). The job
+ * completion instead of a read, an append transaction, a tree read and a transition). Events
+ * after the attempt's `job.finished` are not stored (`afterFinish`: in the frame, or stored
+ * before for a job that has ended), and a frame that starts past the attempt's highest stored
+ * rseq + 1 is refused whole (`gap`), so rseqs 1..upTo are all stored when `upTo` is acked. The job
  * row is locked first (PostgreSQL `FOR UPDATE`; SQLite has one writer), so concurrent appends
  * to one job get seq 1..n with no gap or duplicate. Refused when the job does not exist, is not
  * on `runnerId`, is `lost` or `queued`, or `attempt` is not its current attempt. Events whose
@@ -111,8 +129,12 @@ export function frameSql(codec: Codec, f: RunnerFrame, now: number): FrameSql {
   const plan = f.move ? transitionPlan(codec, f.move.from, f.move.to, now, f.move) : null;
   const byRseq = new Map<number, FrameEvent>();
   for (const e of f.events) if (!byRseq.has(e.rseq)) byRseq.set(e.rseq, e);
-  const events = [...byRseq.values()].sort((a, b) => a.rseq - b.rseq);
-  return { jobId: f.jobId, attempt: f.attempt, runnerId: f.runnerId, events, plan, startedAtIfUnset: f.move?.startedAtIfUnset, needKids: f.move?.withChildren !== undefined };
+  let events = [...byRseq.values()].sort((a, b) => a.rseq - b.rseq);
+  // The attempt ends at its job.finished: what the frame has after it is refused.
+  const fin = events.findIndex((e) => e.type === 'job.finished');
+  const afterFinish = fin >= 0 && fin < events.length - 1 ? { finishedRseq: events[fin]!.rseq, refused: events.length - fin - 1 } : null;
+  if (afterFinish) events = events.slice(0, fin + 1);
+  return { jobId: f.jobId, attempt: f.attempt, runnerId: f.runnerId, events, afterFinish, plan, startedAtIfUnset: f.move?.startedAtIfUnset, needKids: f.move?.withChildren !== undefined };
 }
 
 async function applyInTransaction(c: StoreCtx, trx: Transaction<Database>, q: FrameSql, move: FrameMove | undefined): Promise<FrameOutcome> {
@@ -126,16 +148,37 @@ async function applyInTransaction(c: StoreCtx, trx: Transaction<Database>, q: Fr
   const job = { runnerId: numOrNull(row.runner_id), status: row.status as JobStatus, attempt: num(row.attempt) };
   if (refuses(job, q)) return { accepted: false, job };
 
-  const state = await appendState(trx, q.jobId, q.attempt, q.events.map((e) => e.rseq));
+  // An ended job (the fast paths send it here): nothing after its attempt's job.finished is stored.
+  let events = q.events;
+  let afterFinish = q.afterFinish;
+  if (endedForFrame(job.status)) {
+    const fin = await trx
+      .selectFrom('job_events')
+      .select('rseq')
+      .where('job_id', '=', q.jobId)
+      .where('attempt', '=', q.attempt)
+      .where('type', '=', 'job.finished')
+      .where('rseq', 'is not', null)
+      .orderBy('rseq', 'asc')
+      .limit(1)
+      .executeTakeFirst();
+    const finishedRseq = fin?.rseq === null || fin?.rseq === undefined ? null : num(fin.rseq);
+    const kept = finishedRseq === null ? events : events.filter((e) => e.rseq <= finishedRseq);
+    if (finishedRseq !== null && kept.length < events.length) afterFinish = { finishedRseq, refused: events.length - kept.length + (afterFinish?.refused ?? 0) };
+    events = kept;
+  }
+  const state = await appendState(trx, q.jobId, q.attempt, events.map((e) => e.rseq));
+  if (leavesGap({ events }, state.topRseq)) return { accepted: false, job, gap: { upTo: state.topRseq, first: events[0]!.rseq } };
   const seen = new Set(state.seen);
   let seq = state.maxSeq;
-  const rows: Insertable<JobEventsTable>[] = q.events
+  const rows: Insertable<JobEventsTable>[] = events
     .filter((e) => !seen.has(e.rseq))
     .map((e) => ({ job_id: q.jobId, seq: ++seq, attempt: q.attempt, rseq: e.rseq, type: e.type, data: c.codec.json(e.data), at: e.at }));
   for (const part of chunks(rows, CHUNK)) await trx.insertInto('job_events').values(part).execute();
   const upTo = rows.reduce((m, r) => Math.max(m, r.rseq!), state.topRseq);
   const stored = rows.map((r) => toJobEvent(c.codec, { ...r, data: JSON.parse(r.data) as unknown, seq: r.seq }));
-  if (!q.plan || !move) return { accepted: true, stored, upTo, moved: null };
+  const refused = afterFinish ? { afterFinish } : {};
+  if (!q.plan || !move) return { accepted: true, stored, upTo, moved: null, ...refused };
 
   const set = { ...q.plan.set };
   if (move.withChildren && flag(row.has_kids)) {
@@ -152,5 +195,5 @@ async function applyInTransaction(c: StoreCtx, trx: Transaction<Database>, q: Fr
     .where('status', 'in', q.plan.allowed)
     .returningAll()
     .executeTakeFirst();
-  return { accepted: true, stored, upTo, moved: moved ? toJobRow(c.codec, moved) : null };
+  return { accepted: true, stored, upTo, moved: moved ? toJobRow(c.codec, moved) : null, ...refused };
 }

@@ -1,7 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import type { JobEvent, JobStatus } from '../protocol/index.js';
 import { flag, num, numOrNull, toJobEvent, toJobRow, type Codec } from './codec.js';
-import { refuses, type FrameSql } from './frame-sql.js';
+import { endedForFrame, leavesGap, refuses, type FrameSql } from './frame-sql.js';
 import type { FrameOutcome } from './runner-frame.js';
 
 /**
@@ -10,7 +10,9 @@ import type { FrameOutcome } from './runner-frame.js';
  * transaction, as statements prepared once, run synchronously inside `sqlite.transaction` —
  * so a unit of sqlite-group-commit.ts (a SAVEPOINT inside the group's transaction: the frames
  * of one event-loop turn share one commit). Returns 'kysely' (having written nothing) when the
- * move collects children's results and the job has children: runner-frame.ts does that one.
+ * move collects children's results and the job has children, or the job has ended (its
+ * attempt's stored job.finished is looked up there): runner-frame.ts does those. A frame that
+ * would leave an rseq missing is refused (`gap`), nothing written.
  * One writer per data folder (open.ts lock): reading and writing in one transaction is enough
  * for seq 1..n with no gap or duplicate.
  */
@@ -23,10 +25,12 @@ export function sqliteFrameApplier(sqlite: BetterSqlite3.Database, codec: Codec)
     if (!row) return { accepted: false, job: null };
     const job = { runnerId: numOrNull(row.runner_id), status: row.status as JobStatus, attempt: num(row.attempt) };
     if (refuses(job, q)) return { accepted: false, job };
-    if (q.needKids && flag(row.has_kids)) return 'kysely';
+    if ((q.needKids && flag(row.has_kids)) || endedForFrame(job.status)) return 'kysely';
 
     let seq = num(row.max_seq);
     let upTo = num(row.top_rseq);
+    if (leavesGap(q, upTo)) return { accepted: false, job, gap: { upTo, first: q.events[0]!.rseq } };
+    const refused = q.afterFinish ? { afterFinish: q.afterFinish } : {};
     // Repeats of stored rseqs (a resend) are looked up only when one can be: events come
     // rseq ascending, so a first rseq above the attempt's highest stored one means none is.
     const maybeRepeats = q.events.length > 0 && q.events[0]!.rseq <= upTo;
@@ -39,7 +43,7 @@ export function sqliteFrameApplier(sqlite: BetterSqlite3.Database, codec: Codec)
       stored.push(toJobEvent(codec, { job_id: q.jobId, seq, type: e.type, data, at: e.at }));
       upTo = Math.max(upTo, e.rseq);
     }
-    if (!q.plan) return { accepted: true, stored, upTo, moved: null };
+    if (!q.plan) return { accepted: true, stored, upTo, moved: null, ...refused };
 
     // The move: columns from jobs.ts transitionPlan (fixed names), values bound.
     const cols = Object.keys(q.plan.set);
@@ -49,7 +53,7 @@ export function sqliteFrameApplier(sqlite: BetterSqlite3.Database, codec: Codec)
     const values = cols.map((k) => (q.plan!.set as Record<string, unknown>)[k]);
     if (q.startedAtIfUnset !== undefined) values.push(q.startedAtIfUnset);
     const moved = upd.get(...values, q.jobId, q.attempt, ...q.plan.allowed) as Parameters<typeof toJobRow>[1] | undefined;
-    return { accepted: true, stored, upTo, moved: moved ? toJobRow(codec, moved) : null };
+    return { accepted: true, stored, upTo, moved: moved ? toJobRow(codec, moved) : null, ...refused };
   });
 }
 

@@ -117,6 +117,27 @@ class Client:
             raise BadResponse(200, "bad_response", "GET /api/runners: the reply has no runners list")
         return reply["runners"]
 
+    def list_runner_tokens(self, all_tokens=False):
+        """``GET /api/runner-tokens[?all=true]`` (admin) → the runner registration tokens, oldest
+        first (dicts: id, labels, status ``live``/``used``/``expired``/``revoked``, createdAt,
+        expiresAt, usedAt, revokedAt; never a token itself): only the live ones (unused, not
+        revoked, not expired) unless ``all_tokens`` is true.
+        """
+        if not isinstance(all_tokens, bool):
+            raise ValueError("all_tokens must be True or False, got %r" % (all_tokens,))
+        reply = self._request("GET", "/api/runner-tokens" + ("?all=true" if all_tokens else ""))
+        if not isinstance(reply, dict) or not isinstance(reply.get("tokens"), list):
+            raise BadResponse(200, "bad_response", "GET /api/runner-tokens: the reply has no tokens list")
+        return reply["tokens"]
+
+    def revoke_runner_token(self, token_id):
+        """``POST /api/runner-tokens/{id}/revoke`` (admin) → the token (dict as in
+        :meth:`list_runner_tokens`), ``revoked``: no runner can register with it any more.
+        Repeating it is fine; a token already used stays ``used`` (revoke its runner instead).
+        Raises NotFound for an unknown id, ValueError for an id that is not a positive integer.
+        """
+        return self._request("POST", "/api/runner-tokens/%s/revoke" % _job_id(token_id, "token id"), {})
+
     def costs(self, by="agent", since=None, root=None):
         """``GET /api/costs`` → ``{by, since, rows, total}``: calls, tokens and ``costMicros`` per group.
 

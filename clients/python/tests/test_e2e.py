@@ -95,6 +95,51 @@ class JobToTheEnd(unittest.TestCase):
         self.assertEqual((ctx.exception.status, ctx.exception.code), (409, "not_cancellable"))
 
 
+def _create_runner_token(token, labels):
+    """POST /api/runner-tokens (not a client method): a live registration token's id."""
+    req = urllib.request.Request(SERVER.url + "/api/runner-tokens", json.dumps({"labels": labels}).encode(),
+                                 {"authorization": "Bearer " + token, "content-type": "application/json"}, method="POST")
+    with urllib.request.urlopen(req) as r:
+        return json.load(r)["id"]
+
+
+class RunnerTokens(unittest.TestCase):
+    def test_list_and_revoke_runner_registration_tokens(self):
+        c = Client(SERVER.url, SERVER.token)
+        a = _create_runner_token(SERVER.token, {"pool": "py-a"})
+        b = _create_runner_token(SERVER.token, {"pool": "py-b"})
+        live = {t["id"]: t for t in c.list_runner_tokens()}
+        self.assertEqual((live[a]["status"], live[a]["labels"], live[a]["revokedAt"], live[a]["usedAt"]), ("live", {"pool": "py-a"}, None, None))
+        self.assertEqual(live[b]["status"], "live")
+        self.assertTrue(all("token" not in t for t in live.values()))
+
+        revoked = c.revoke_runner_token(a)
+        self.assertEqual((revoked["id"], revoked["status"]), (a, "revoked"))
+        self.assertIsInstance(revoked["revokedAt"], str)
+        self.assertEqual(c.revoke_runner_token(a)["revokedAt"], revoked["revokedAt"])  # again: unchanged
+        self.assertNotIn(a, [t["id"] for t in c.list_runner_tokens()])
+        self.assertIn(b, [t["id"] for t in c.list_runner_tokens()])
+        every = {t["id"]: t["status"] for t in c.list_runner_tokens(all_tokens=True)}
+        self.assertEqual((every[a], every[b]), ("revoked", "live"))
+
+        with self.assertRaises(NotFound) as ctx:
+            c.revoke_runner_token(2_000_000_000)
+        self.assertEqual((ctx.exception.status, ctx.exception.code), (404, "not_found"))
+        for bad in (0, -1, "7", 1.5, True):
+            with self.assertRaises(ValueError):
+                c.revoke_runner_token(bad)
+        with self.assertRaises(ValueError):
+            c.list_runner_tokens(all_tokens="yes")
+        req = urllib.request.Request(SERVER.url + "/api/tokens", json.dumps({"name": "py-member", "role": "member"}).encode(),
+                                     {"authorization": "Bearer " + SERVER.token, "content-type": "application/json"}, method="POST")
+        with urllib.request.urlopen(req) as r:
+            member = Client(SERVER.url, json.load(r)["token"])
+        with self.assertRaises(Forbidden):
+            member.list_runner_tokens()
+        with self.assertRaises(Forbidden):
+            member.revoke_runner_token(b)
+
+
 class TypedErrors(unittest.TestCase):
     def test_each_status_has_its_error(self):
         c = Client(SERVER.url, SERVER.token)
@@ -149,6 +194,9 @@ class MatchesTheSpec(unittest.TestCase):
         c.job_tree(job["id"])
         c.costs(by="agent", since="7d", root=job["id"])
         c.list_runners()
+        c.list_runner_tokens()
+        c.list_runner_tokens(all_tokens=True)
+        c.revoke_runner_token(_create_runner_token(SERVER.token, {}))
         c.cancel_job(job["id"])
         list(c.follow_events(job["id"], after=1))
         with urllib.request.urlopen(SERVER.url + "/openapi.json") as r:

@@ -14,7 +14,10 @@ export function labelText(labels: Labels): string {
 }
 
 /**
- * `flotilla runners [list] [--label k=v] [--status S] [--role R]`, `runners show RUNNER`,
+ * `flotilla runners [list] [--label k=v] [--status S] [--role R]` (S may be `revoked`),
+ * `runners show RUNNER [--activity N]` (the runner, its recent jobs, and its N latest activity
+ * lines, default 20; `--json` → the API's RunnerDetail plus `activity`: the entries of
+ * `GET /api/runners/{id}/activity`, newest first),
  * `runners revoke RUNNER`, and registration tokens (admin):
  * - `runners token create [--labels k=v,...] [--ttl SECONDS]` (env FLOTILLA_LABELS,
  *   FLOTILLA_RUNNER_TOKEN_TTL): prints the token once, and its id;
@@ -48,11 +51,16 @@ export function registerRunners(program: Command, ctx: CliContext): void {
     if (fleet.queued !== undefined) out(`queue: ${fleet.queued} job${fleet.queued === 1 ? '' : 's'} waiting`);
   });
 
-  const show = runners.command('show').description('one runner: status, labels, slots, hold, recent jobs').argument('<runner>', 'runner id or name');
-  addClientOptions(show).action(async (runner: string, opts: ClientOptions, self: Command) => {
+  const show = runners
+    .command('show')
+    .description('one runner: status, labels, slots, hold, recent jobs and recent activity (connects, holds, job starts and ends)')
+    .argument('<runner>', 'runner id or name')
+    .addOption(new Option('--activity <n>', 'activity lines to show, newest first, 1 to 200').env('FLOTILLA_RUNNER_ACTIVITY').argParser(intIn(1, 200, 'activity')).default(SHOW_ACTIVITY));
+  addClientOptions(show).action(async (runner: string, opts: ClientOptions & { activity: number }, self: Command) => {
     const client = await clientFrom(opts);
-    const d = await client.getRunner(await resolveRunner(client, runner));
-    if (wantsJson(self, opts)) return void out(JSON.stringify(d));
+    const id = await resolveRunner(client, runner);
+    const [d, activity] = await Promise.all([client.getRunner(id), client.getRunnerActivity(id, { limit: opts.activity })]);
+    if (wantsJson(self, opts)) return void out(JSON.stringify({ ...d, activity: activity.entries }));
     const r = d.runner;
     const lines = [
       `runner:    ${r.name} (${r.id})`,
@@ -69,6 +77,11 @@ export function registerRunners(program: Command, ctx: CliContext): void {
     if (d.recentJobs.length) {
       out('');
       out(formatTable(['job', 'agent', 'status', 'attempt', 'created', 'finished'], d.recentJobs.map((j) => [String(j.id), j.agent, j.status, String(j.attempt), j.createdAt, j.finishedAt ?? ''])));
+    }
+    if (activity.entries.length) {
+      out('');
+      out('activity (newest first):');
+      out(formatTable(['at', 'kind', 'what'], activity.entries.map((e) => [e.at, e.kind, oneLine(e.text)])));
     }
   });
 
@@ -173,6 +186,15 @@ function cliWordsForCapacity(err: unknown): unknown {
   const m = /browserSlots \((\d+)\) must not exceed capacity \((\d+)\)/.exec(err.message);
   if (!m) return err;
   return new CliError(`runners set: --browser-slots ${m[1]} is more than the capacity (${m[2]} parallel job${m[2] === '1' ? '' : 's'}): pass --browser-slots ${m[2]} or less, or a larger --capacity`);
+}
+
+/** Activity lines `runners show` prints by default (the API's default is 50). */
+export const SHOW_ACTIVITY = 20;
+
+/** `text` on one line: runs of whitespace (a job error's newlines) become one space, control characters go. */
+function oneLine(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\s+/g, ' ').replace(/[\u0000-\u001f\u007f]/g, '').trim();
 }
 
 function runnerRow(r: Runner): string[] {

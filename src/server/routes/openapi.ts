@@ -15,6 +15,7 @@ import {
   Runner,
   RunnerList,
   RunnerDetail,
+  RunnerStatus,
   HoldRunnerRequest,
   SetRunnerCapacityRequest,
   StartJobRequest,
@@ -39,6 +40,8 @@ import { error, json, ref, schemaOf, type Json } from '../openapi-kit.js';
 import { tasksOpenApi } from '../tasks/openapi.js';
 
 const body = (name: string) => ({ required: true, content: json(ref(name)) });
+/** An action that takes no fields: no body, or `{}` (routes/empty-body.ts). */
+const noFields = { required: false, content: json({ type: 'object', additionalProperties: false, maxProperties: 0 }) };
 const ok = (description: string, schema: Json) => ({ description, content: json(schema) });
 const idParam = { name: 'id', in: 'path', required: true, schema: { type: 'integer', minimum: 1, maximum: MAX_ID } };
 const unauthorized = error('missing or unknown API token (`unauthorized`)');
@@ -159,7 +162,7 @@ export function buildOpenApi(): Json {
         summary: 'List runners (status, slots = runningJobs of capacity, hold) and the queued count',
         parameters: [
           { name: 'label', in: 'query', schema: { type: 'string' }, description: 'k=v,k2=v2: runners with all these labels' },
-          { name: 'status', in: 'query', schema: { type: 'string' } },
+          { name: 'status', in: 'query', schema: schemaOf(RunnerStatus, 'output'), description: 'one status' },
           { name: 'role', in: 'query', schema: { type: 'string' }, description: 'short for label=role=R' },
         ],
         responses: { 200: ok('runners', ref('RunnerList')), 400: error('`invalid_request` naming the parameter'), 401: unauthorized },
@@ -183,13 +186,19 @@ export function buildOpenApi(): Json {
       },
     },
     '/api/runners/{id}/resume': {
-      post: { summary: 'End a runner\'s hold (admin)', parameters: [idParam], responses: { 200: ok('the runner', ref('Runner')), 401: unauthorized, 403: forbidden, 404: error('`not_found`') } },
+      post: {
+        summary: 'End a runner\'s hold (admin)',
+        parameters: [idParam],
+        requestBody: noFields,
+        responses: { 200: ok('the runner', ref('Runner')), 400: error('`invalid_json` / `invalid_request`: a body other than none or {}'), 401: unauthorized, 403: forbidden, 404: error('`not_found`') },
+      },
     },
     '/api/runners/{id}/revoke': {
       post: {
         summary: 'Revoke a runner: its connection and job tokens end; its credential is refused (admin)',
         parameters: [idParam],
-        responses: { 200: ok('the revoked runner', ref('Runner')), 401: unauthorized, 403: forbidden, 404: error('`not_found`') },
+        requestBody: noFields,
+        responses: { 200: ok('the revoked runner, status revoked', ref('Runner')), 400: error('`invalid_json` / `invalid_request`: a body other than none or {}'), 401: unauthorized, 403: forbidden, 404: error('`not_found`') },
       },
     },
     '/api/jobs/{id}/start': {

@@ -6,6 +6,7 @@ import { apiError, idError, parseId, readBody } from '../http-util.js';
 import { runnerView } from '../views.js';
 import { heldSlotsOf } from '../runner-held.js';
 import { noteRunner } from '../runner-history.js';
+import { readEmptyBody } from './empty-body.js';
 
 /**
  * `POST /api/runners/{id}/hold` (admin; body {@link HoldRunnerRequest}) → 200 Runner with
@@ -15,8 +16,9 @@ import { noteRunner } from '../runner-history.js';
  * unless `reason` is given (a new hold without `reason` → 400 `invalid_request`, field `reason`;
  * a reason is one line). A hold ending more than {@link MAX_HOLD_MS} from now → 409
  * `hold_too_long`; a revoked runner → 409 `revoked`.
- * `POST /api/runners/{id}/resume` (admin) → 200 Runner: ends the hold now (no error when none;
- * the runner's `hold` was null before then, which the CLI reports as "was not on hold").
+ * `POST /api/runners/{id}/resume` (admin; no body, or `{}`: anything else → 400, empty-body.ts)
+ * → 200 Runner: ends the hold now (no error when none; the runner's `hold` was null before
+ * then, which the CLI reports as "was not on hold").
  * Unknown runner → 404 `not_found`; an id outside 1..2147483647 → 400 `invalid_request` (field `id`).
  */
 /** The latest a hold may end, from now, ms (7 days): `--extend` cannot pile holds up without end. */
@@ -52,6 +54,8 @@ export function mountRunnerHolds(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.post('/api/runners/:id{[0-9]+}/resume', requireAdmin(), async (c) => {
     const id = parseId(c.req.param('id'));
     if (id === null) return idError(c, 'id', 'a runner id');
+    const body = await readEmptyBody(c);
+    if (!body.ok) return body.response;
     const before = await ctx.store.getRunner(id);
     const updated = await ctx.store.setRunnerHold(id, null);
     if (!updated) return apiError(c, 404, 'not_found', `no runner ${c.req.param('id')}`, 'id');

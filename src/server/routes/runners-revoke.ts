@@ -6,9 +6,11 @@ import { apiError, idError, parseId } from '../http-util.js';
 import { reportEndedJobs } from '../status-events.js';
 import { runnerView } from '../views.js';
 import { noteRunner } from '../runner-history.js';
+import { readEmptyBody } from './empty-body.js';
 
 /**
- * `POST /api/runners/{id}/revoke` (admin) → 200 Runner (status `offline`, `revokedAt` set).
+ * `POST /api/runners/{id}/revoke` (admin; no body, or `{}`: anything else → 400 before anything
+ * changes, empty-body.ts) → 200 Runner (status `revoked`, `revokedAt` set).
  * Its credential is refused from now on (the upgrade gets 401), its socket on this server is
  * closed (code 4403), and its assigned/running jobs end at once: their job tokens die (the
  * gateway and API refuse them), and each is `lost` (reason `runner_revoked`) or, with retries
@@ -19,6 +21,8 @@ export function mountRevokeRunner(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.post('/api/runners/:id{[0-9]+}/revoke', requireAdmin(), async (c) => {
     const id = parseId(c.req.param('id'));
     if (id === null) return idError(c, 'id', 'a runner id');
+    const body = await readEmptyBody(c);
+    if (!body.ok) return body.response;
     const now = ctx.now();
     const res = await ctx.store.revokeRunner(id, now);
     if (!res) return apiError(c, 404, 'not_found', `no runner ${c.req.param('id')}`, 'id');

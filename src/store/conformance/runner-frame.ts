@@ -145,7 +145,9 @@ export function runnerFrameTests(h: Harness): void {
     const { job, runnerId } = await claimed(s);
     const writes: Promise<unknown>[] = [];
     for (let k = 0; k < 12; k++) {
-      const frame = { jobId: job.id, attempt: 1, runnerId, events: [1, 2].map((i) => ({ ...msg(`r${k * 2 + i}`), rseq: k * 2 + i, at: at(T + k) })) };
+      // Each frame resends everything before its two new events (a frame may not leave an rseq
+      // missing, so frames racing in any order must each start at rseq 1).
+      const frame = { jobId: job.id, attempt: 1, runnerId, events: Array.from({ length: k * 2 + 2 }, (_, i) => ({ ...msg(`r${i + 1}`), rseq: i + 1, at: at(T + Math.floor(i / 2)) })) };
       writes.push((k % 2 === 0 ? s : s2).applyRunnerFrame(frame, T + k));
       writes.push((k % 2 === 0 ? s2 : s).appendServerEvent(job.id, msg(`s${k}`), T + k));
       if (k % 4 === 0) writes.push(s2.applyRunnerFrame(frame, T + k)); // a resend racing the first send

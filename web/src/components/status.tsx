@@ -6,6 +6,8 @@ export const STATUS_CLASS: Record<string, string> = {
   provisioning: 'warn',
   updating: 'warn',
   offline: 'bad',
+  // Revoked on purpose and for good: shown, but not as an alarm.
+  revoked: 'muted',
 };
 
 /** Job status colours: the word is always shown. */

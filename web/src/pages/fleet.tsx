@@ -7,6 +7,9 @@ import { holdLeft } from './runner.js';
 import { STATUS_CLASS } from '../components/status.js';
 import { RegistrationTokens } from '../components/registration-tokens.js';
 
+/** The status filter's choices: every runner status the API gives (protocol RunnerStatus), `revoked` too. */
+const RUNNER_STATUSES: readonly Runner['status'][] = ['online', 'busy', 'on_hold', 'provisioning', 'updating', 'offline', 'revoked'];
+
 function RunnerCard({ r, queued }: { r: Runner; queued: number }) {
   return (
     <article className="card runner" data-testid={`runner-${r.id}`}>
@@ -113,7 +116,7 @@ export function FleetPage() {
         <input placeholder="Search name, label or #job" value={search} onChange={(e) => setSearch(e.target.value)} aria-label="search" />
         <select value={status} onChange={(e) => setStatus(e.target.value)} aria-label="status">
           <option value="">any status</option>
-          {['online', 'busy', 'on_hold', 'provisioning', 'updating', 'offline'].map((s) => (
+          {RUNNER_STATUSES.map((s) => (
             <option key={s} value={s}>
               {s.replace('_', ' ')}
             </option>
