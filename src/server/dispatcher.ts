@@ -1,21 +1,20 @@
 import type { AgentDefinition, EventBody } from '../protocol/index.js';
 import type { JobRow, NewJob, QueuedJobRef, Store } from '../store/types.js';
 import type { DispatchState, OwnerLimits } from '../store/dispatch-types.js';
-import { slotsUsed, whyNotFits, workspaceKey, type HeldSlot } from '../core/capacity.js';
+import { slotsUsed, workspaceKey, type HeldSlot } from '../core/capacity.js';
 import type { Logger } from '../core/log.js';
 import { hashToken, newToken } from '../core/tokens.js';
-import { selectorMatches } from '../core/labels.js';
 import type { AgentRegistry } from './agents.js';
 import type { EventBus } from './event-bus.js';
 import type { RunnerConnection, RunnerHub } from './hub.js';
 import { recordStatus } from './status-events.js';
-import { formatLabels } from './views.js';
 import type { EffortSettings } from './effort-cache.js';
-import { assignPlanned, limitsOf, openRunner, sendAssignment, type OpenRunner, type PassState, type Planned } from './dispatch-assign.js';
+import { assignPlanned, limitsOf, sendAssignment, type OpenRunner, type PassState, type Planned } from './dispatch-assign.js';
 import { takeTaskSlot } from './tasks/slot-holds.js';
-import { bestRunner, FIRST_PAGE, groupByRunner, openRunners, reserveFor, runnerSlots } from './dispatch-match.js';
+import { bestRunner, FIRST_PAGE, openRunners, reserveFor, runnerSlots } from './dispatch-match.js';
 import { placeNewJob, type CreatedJob } from './dispatch-new-job.js';
 import { WaitNotes } from './dispatch-notes.js';
+import { placeNow } from './dispatch-place-now.js';
 
 /** Most queued jobs read per dispatch pass (a full read with runners still free schedules another pass). */
 const DISPATCH_BATCH = 1000;
@@ -361,76 +360,8 @@ export class Dispatcher {
     return (await sendAssignment(this.o, conn, agent, job, token, account, force)) ? 'sent' : 'unreachable';
   }
 
-  /**
-   * `jobs start`: places queued job `jobId` now on a runner connected to this server whose
-   * labels match (only `runnerId` when given). Without `force`: held runners are skipped and
-   * the runner needs a free slot, else `over_capacity` (naming the matching runners and their
-   * slots) or `on_hold`. With `force`: held runners count too and capacity is ignored (the
-   * runner is told to run it anyway). Picks the runner with the most free slots, then lowest id.
-   */
-  async placeNow(jobId: number, o: { runnerId?: number; force: boolean }): Promise<PlaceResult> {
-    const { store, hub, now } = this.o;
-    const job = await store.getJob(jobId);
-    if (!job) return { ok: false, code: 'not_found', message: `no job ${jobId}` };
-    if (job.status !== 'queued') return { ok: false, code: 'not_queued', message: `job ${jobId} is ${job.status}, not queued` };
-    const pinnedId = job.pinnedRunnerId ?? null;
-    if (pinnedId !== null) {
-      // It resumes a session kept on one runner (run --resume): only there.
-      if (o.runnerId !== undefined && o.runnerId !== pinnedId) {
-        return { ok: false, code: 'no_runner', message: `job ${jobId} resumes a session kept on runner ${pinnedId}: it can only run there` };
-      }
-      const pinned = await store.getRunner(pinnedId);
-      if (!pinned || pinned.revokedAt !== null) {
-        return { ok: false, code: 'no_runner', message: `job ${jobId} resumes a session kept on runner ${pinned ? `${pinned.name} (${pinned.id})` : pinnedId}, which was revoked: it can never run` };
-      }
-      o = { ...o, runnerId: pinnedId };
-    }
-    if (o.runnerId !== undefined && !hub.connections().some((c) => c.runnerId === o.runnerId)) {
-      // Only the replica a runner is connected to can hand it a job (the runner's socket is there).
-      const r = await store.getRunner(o.runnerId);
-      const message = !r
-        ? `no runner ${o.runnerId}`
-        : r.connected && !r.offline
-          ? `runner ${r.name} (${r.id}) is connected to another server replica: run jobs start against the server it is connected to`
-          : `runner ${r.name} (${r.id}) is not connected`;
-      return { ok: false, code: 'no_runner', message };
-    }
-    const conns = hub.connections().filter((c) => (o.runnerId === undefined || c.runnerId === o.runnerId) && selectorMatches(job.selector, c.labels));
-    const where = o.runnerId !== undefined ? `runner ${o.runnerId}` : 'any connected runner';
-    if (conns.length === 0) {
-      const want = formatLabels(job.selector);
-      return { ok: false, code: 'no_runner', message: `no match for ${want || 'this job'} on ${where} (connected to this server)` };
-    }
-    const [held, active] = await Promise.all([store.listHeldRunnerIds(now()), store.listActiveAssignments()]);
-    const heldSet = new Set(held);
-    const byRunner = groupByRunner(active);
-    const holds = this.o.agents.get(job.agent)?.holds ?? 'workspace';
-    const workspace = workspaceKey(job);
-    const candidates = conns
-      .filter((c) => o.force || !heldSet.has(c.runnerId))
-      .map((c) => ({ ...openRunner(c, byRunner.get(c.runnerId) ?? []), c }))
-      .map((x) => ({ ...x, why: whyNotFits(holds, workspace, x.active, limitsOf(x.c)) }))
-      .filter((x) => o.force || x.why === null)
-      .sort((a, b) => b.free - a.free || a.c.runnerId - b.c.runnerId);
-    const pick = candidates[0];
-    if (!pick) {
-      const slots = conns
-        .map((c) => {
-          const mine = byRunner.get(c.runnerId) ?? [];
-          const why = whyNotFits(holds, workspace, mine, limitsOf(c));
-          return `${c.name} ${slotsUsed(mine, limitsOf(c))}/${c.capacity}${heldSet.has(c.runnerId) ? ' on hold' : ''}${why ? `: ${why}` : ''}`;
-        })
-        .join(', ');
-      const allHeld = conns.every((c) => heldSet.has(c.runnerId));
-      return allHeld
-        ? { ok: false, code: 'on_hold', message: `every matching runner is on hold (${slots}); use --force to place it anyway` }
-        : { ok: false, code: 'over_capacity', message: `placing it now would go past capacity (${slots}); use --force to place it anyway` };
-    }
-    const token = newToken('flj');
-    const claimed = await store.claimJobById(jobId, { id: pick.c.runnerId, labels: pick.c.labels }, hashToken(token), now(), holds);
-    if (!claimed) return { ok: false, code: 'not_queued', message: `job ${jobId} was taken meanwhile` };
-    const sent = await this.deliver(pick.c, claimed, token, o.force && (pick.why !== null || heldSet.has(pick.c.runnerId)));
-    if (sent !== 'sent') return { ok: false, code: 'no_runner', message: `could not hand job ${jobId} to runner ${pick.c.name}` };
-    return { ok: true, job: claimed, runnerId: pick.c.runnerId, runnerName: pick.c.name };
+  /** `jobs start`: places queued job `jobId` now (dispatch-place-now.ts placeNow). */
+  placeNow(jobId: number, o: { runnerId?: number; force: boolean }): Promise<PlaceResult> {
+    return placeNow({ ...this.o, deliver: (c, job, token, force) => this.deliver(c, job, token, force) }, jobId, o);
   }
 }
