@@ -2,6 +2,8 @@ import type { ModelPrice } from '../core/pricing.js';
 import { formatMicros } from '../core/money.js';
 import { DEFAULT_RESERVATION_TTL_MS } from '../store/budgets.js';
 import { noteCallStart, type ActivityStore } from './activity.js';
+import { trackCall, untrackCall } from './live-calls.js';
+import type { CallSignal } from './reply.js';
 import type { JobRow, NewModelCall, Store, TreeBudget } from '../store/types.js';
 
 /** The Store methods the gateway's budget checks use. */
@@ -80,10 +82,12 @@ export interface Reservation {
 
 /**
  * Reserves `worst` µ$ for a call of `job`'s tree, held in the store until settled or, if this
- * process dies first, until `ttlMs` after `now` (the sweeper releases it then).
+ * process dies first, until `ttlMs` after `now` (the sweeper releases it then). With the call's
+ * `signal`, the call is tracked as live until settled (live-calls.ts: a cancelled job's calls
+ * are aborted).
  * @returns the reservation, or `{ refused: message }` when the call does not fit.
  */
-export async function reserve(store: BudgetStore, job: JobRow, worst: number, now: number, ttlMs?: number): Promise<Reservation | { refused: string; budget: TreeBudget | null }> {
+export async function reserve(store: BudgetStore, job: JobRow, worst: number, now: number, ttlMs?: number, signal?: CallSignal): Promise<Reservation | { refused: string; budget: TreeBudget | null }> {
   // Calls in flight count as activity for the runner's idle limit (activity.ts). Noted in the
   // same turn as the reservation (on SQLite: one group commit, sqlite-group-commit.ts) and not
   // awaited; a call that is refused (or fails) ends its note at once.
@@ -104,6 +108,7 @@ export async function reserve(store: BudgetStore, job: JobRow, worst: number, no
   const id = r.reservationId;
   // While the call runs its reservation stays (see keepAlive): a stream may outlast the TTL.
   const kept = keepAlive(store, id, ttlMs ?? DEFAULT_RESERVATION_TTL_MS);
+  const tracked = trackCall(store, job.id, signal);
   return {
     micros: worst,
     id,
@@ -111,11 +116,49 @@ export async function reserve(store: BudgetStore, job: JobRow, worst: number, no
       if (settled) return false;
       settled = true;
       kept?.release();
+      if (tracked !== null) untrackCall(job.id, tracked);
       const done = store.settleBudget(job.rootId, id, costMicros, Date.now(), call);
       activity.end(); // issued in the same turn: on SQLite one commit with the settle
       await done;
+      if (settleWatchers.size !== 0) notifySettled(store, job.rootId);
       return true;
     },
+  };
+}
+
+/** Per store: what runs after each settle of one of its trees ({@link watchSettles}). */
+const settleWatchers = new Map<object, Array<(rootId: number) => void>>();
+
+function notifySettled(store: object, rootId: number): void {
+  const fns = settleWatchers.get(store);
+  if (fns === undefined) return;
+  for (const fn of fns) {
+    try {
+      fn(rootId);
+    } catch {
+      // a watcher's error must not fail the call's settle
+    }
+  }
+}
+
+/**
+ * Calls `fn(rootId)` after every settle (in this process) of a reservation made in `store`
+ * (budget-waiters.ts: jobs paused by calls in flight resume once those settle). Synchronous;
+ * errors are swallowed. @returns a function that stops it.
+ */
+export function watchSettles(store: object, fn: (rootId: number) => void): () => void {
+  let fns = settleWatchers.get(store);
+  if (fns === undefined) {
+    fns = [];
+    settleWatchers.set(store, fns);
+  }
+  fns.push(fn);
+  return () => {
+    const list = settleWatchers.get(store);
+    if (!list) return;
+    const i = list.indexOf(fn);
+    if (i >= 0) list.splice(i, 1);
+    if (list.length === 0) settleWatchers.delete(store);
   };
 }
 

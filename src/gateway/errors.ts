@@ -1,3 +1,4 @@
+import { openaiError } from './openai-wire.js';
 import { jsonReply, type Reply } from './reply.js';
 
 /**
@@ -40,4 +41,16 @@ export function providerNotConfiguredMessage(model: string, provider: string): s
     `model ${JSON.stringify(model)} maps to provider ${provider}, which is not configured on this server: ` +
     `set ${PROVIDER_SETTING[provider] ?? 'its key'} in the server's environment and restart it, or route the model to another provider (flotilla models)`
   );
+}
+
+/**
+ * A refusal the gateway answers for a request to `path` before its route runs (node-adapter.ts:
+ * a body it cannot decode), in that route's wire format: Anthropic's shape (`type` =
+ * `anthropicType`) for `/v1/messages*`, else OpenAI's (`type` `invalid_request_error`, `code` =
+ * `openaiCode`). Both with `x-should-retry: false` (`status` is a 4xx): the same request gets the same answer.
+ */
+export function wireError(path: string, status: number, anthropicType: AnthropicErrorType, openaiCode: string | null, message: string): Reply {
+  if (path.startsWith('/v1/messages')) return anthropicError(status, anthropicType, message, { retry: false });
+  // a 4xx: openaiError adds x-should-retry: false
+  return openaiError(status, 'invalid_request_error', message, openaiCode);
 }

@@ -1,12 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Hono } from 'hono';
 import { silentLogger, type Logger } from '../core/log.js';
-import { authenticateJob, refusePausedCall } from './job-auth.js';
+import { refusePausedCall } from './job-auth.js';
+import { CallAuth, messagesTokenOf } from './call-auth.js';
 import { KeyMask } from './key-mask.js';
-import type { JobRow, Store } from '../store/types.js';
+import type { JobRow, Store, TreeBudget } from '../store/types.js';
 import type { GatewayConfig } from './config.js';
 import { anthropicError, providerNotConfiguredMessage } from './errors.js';
-import { reserve, worstCaseMicros } from './budget.js';
+import { reserve, watchSettles, worstCaseMicros } from './budget.js';
+import { BudgetWaiters } from './budget-waiters.js';
 import { meteredReply, recordRefused, recordUnreachable, type CallContext } from './meter.js';
 import { priceFor } from './prices.js';
 import { openAiRoutes } from './openai-routes.js';
@@ -15,15 +17,18 @@ import { MAX_REQUEST_BYTES } from './config.js';
 import { ModelDirectory } from './model-directory.js';
 import { forwardAnthropic } from './providers/anthropic.js';
 import { noScriptMessage, scriptedMessagesReply } from './providers/scripted.js';
-import { headerOf, jsonReply, REPLY_OPS, type GatewayRequest, type Reply } from './reply.js';
+import { jsonReply, REPLY_OPS, type GatewayRequest, type Reply } from './reply.js';
 import { nodeHandler } from './node-adapter.js';
+import { abortJobCalls } from './live-calls.js';
+import { ReplyTooLargeError } from './upstream-http.js';
+import { recordTooLarge, tooLargeMessage } from './upstream-too-large.js';
 import { fromRequest, toResponse } from './web-adapter.js';
 import { parseMessagesRequest, type MessagesRequest } from './request.js';
 import type { ModelScript } from './script.js';
 
 /** The Store methods the gateway uses (a full `Store` fits). */
 export type GatewayStore = Pick<Store, 'findJobByTokenHash' | 'recordModelCall' | 'reserveBudget' | 'settleBudget' | 'listModelRoutes' | 'listModelPrices'> &
-  Partial<Pick<Store, 'findPausedJobByTokenHash'>>;
+  Partial<Pick<Store, 'findPausedJobByTokenHash' | 'getTreeBudget' | 'getJobBudget'>>;
 
 /** Options of {@link createGateway}. */
 export interface GatewayOptions {
@@ -38,19 +43,19 @@ export interface GatewayOptions {
    */
   onBudgetExhausted?: (job: JobRow, message: string) => Promise<void>;
   /**
+   * Called when a tree whose job was paused by a refusal that only calls in flight caused (spent
+   * + the call's worst case fit the limit; the other calls' reservations did not) has room for
+   * that call again: the control plane resumes the tree's budget-paused jobs there as a top-up
+   * does (server/budget-pause.ts budgetResumer). `why` says so, for the status events. Needs
+   * the store's `getTreeBudget`; see budget-waiters.ts. Errors are logged.
+   */
+  onBudgetRoom?: (rootId: number, why: string) => Promise<void>;
+  /**
    * Model routes and price overrides (configuration overlaid with the API's, model-directory.ts);
    * default: one over `store` and `config`. Pass the one the API invalidates after a change.
    */
   directory?: ModelDirectory;
   log?: Logger;
-}
-
-/** The job token from `x-api-key` or `Authorization: Bearer <token>`, or null. */
-function tokenOf(req: GatewayRequest): string | null {
-  const key = headerOf(req.headers, 'x-api-key')?.trim();
-  if (key) return key;
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(headerOf(req.headers, 'authorization') ?? '');
-  return m?.[1] ?? null;
 }
 
 /**
@@ -63,6 +68,13 @@ export type Gateway = Hono & {
   handle(req: GatewayRequest): Promise<Reply>;
   /** The plain node:http handler the control plane routes `/v1/*` to (node-adapter.ts). */
   node(req: IncomingMessage, res: ServerResponse): void;
+  /**
+   * Aborts every model call of job `jobId` this gateway is serving (the job was cancelled, or
+   * its attempt lost or fenced: the control plane calls this, server/live-call-aborts.ts): the
+   * upstream request is aborted, a streamed reply ends for the client, and each call is settled
+   * with the usage seen so far or the estimate, marked as one (live-calls.ts). @returns how many.
+   */
+  abortJob(jobId: number): number;
 };
 
 /**
@@ -76,7 +88,9 @@ export type Gateway = Hono & {
  *   `x-should-retry: false`; a job paused for budget → the 402 budget refusal (job-auth.ts). Served by the configured provider (`anthropic`: forwarded
  *   upstream with the server's key; `scripted`: replayed from `scriptFor(job)`), and metered:
  *   one `recordModelCall` row per call (see meter.ts). Body not JSON / no model or messages →
- *   400 `invalid_request_error` naming the field. Upstream unreachable → 502 `api_error`.
+ *   400 `invalid_request_error` naming the field. Upstream unreachable → 502 `api_error`. A
+ *   2xx reply over the whole-reply size limit (upstream-http.ts) → 502 `api_error` naming the
+ *   limit, not retried, the call charged at its worst-case estimate (upstream-too-large.ts).
  * - `POST /v1/messages/count_tokens`: checked as `/v1/messages` is (same refusals, recorded
  *   as refused with api `anthropic-count-tokens`), then forwarded (anthropic, one key of the
  *   rotation) or estimated as bytes/4 (scripted); not metered.
@@ -104,6 +118,8 @@ export function createGateway(opts: GatewayOptions): Gateway {
   const mask = new KeyMask([config.anthropicApiKey ?? '', ...(config.openai?.apiKeys ?? [])]);
   const retryPolicy: RetryPolicy = { ...DEFAULT_RETRY, ...config.retry };
   const directory = opts.directory ?? new ModelDirectory(store, config.modelProviders, config.prices);
+  // Job tokens: looked up once per call (before the body on the node path), rejections logged throttled.
+  const callAuth = new CallAuth(store);
 
   /** A context for a call refused before a model was known (request model `unknown`). */
   const earlyContext = (job: JobRow, req: GatewayRequest, startedAt: number, api: string): CallContext => ({
@@ -119,14 +135,37 @@ export function createGateway(opts: GatewayOptions): Gateway {
     api,
   });
 
-  /** Records the refusal, tells the control plane, and answers 402 billing_error (no retry). */
-  const refuseForBudget = async (ctx: CallContext, message: string): Promise<Reply> => {
-    await recordRefused(ctx, 402, 'budget');
+  // Jobs paused only by calls in flight resume once those settle (budget-waiters.ts).
+  const getTreeBudget = store.getTreeBudget?.bind(store);
+  const onRoom = opts.onBudgetRoom;
+  const waiters =
+    onRoom && getTreeBudget
+      ? new BudgetWaiters(
+          { getTreeBudget, ...(store.getJobBudget ? { getJobBudget: store.getJobBudget.bind(store) } : {}) },
+          (rootId, why) => onRoom(rootId, why).catch((err: unknown) => log.error('gateway: budget-room handler failed', { root: rootId, error: (err as Error).message })),
+          log,
+        )
+      : null;
+  if (waiters) watchSettles(store, (rootId) => waiters.settled(rootId));
+  /**
+   * The control plane's `onBudgetExhausted` (errors logged), then, for a refusal of a call
+   * costing up to `worst` µ$ with the budget figures that refused it, the watch for room.
+   */
+  const budgetExhausted = async (job: JobRow, message: string, refusal?: { worst: number; budget: TreeBudget | null }): Promise<void> => {
     try {
-      await opts.onBudgetExhausted?.(ctx.job, message);
+      await opts.onBudgetExhausted?.(job, message);
     } catch (err) {
-      log.error('gateway: budget-exhausted handler failed', { job: ctx.job.id, error: (err as Error).message });
+      log.error('gateway: budget-exhausted handler failed', { job: job.id, error: (err as Error).message });
     }
+    if (waiters && refusal && waiters.refused(job.id, job.rootId, refusal.worst, refusal.budget)) {
+      log.info('gateway: the refusal came from calls in flight: the job resumes when they leave room', { job: job.id, root: job.rootId });
+    }
+  };
+
+  /** Records the refusal, tells the control plane, and answers 402 billing_error (no retry). */
+  const refuseForBudget = async (ctx: CallContext, message: string, worst: number, budget: TreeBudget | null): Promise<Reply> => {
+    await recordRefused(ctx, 402, 'budget');
+    await budgetExhausted(ctx.job, message, { worst, budget });
     log.info('gateway: refused a call: tree out of budget', { job: ctx.job.id, root: ctx.job.rootId });
     return anthropicError(402, 'billing_error', message, { retry: false });
   };
@@ -140,10 +179,15 @@ export function createGateway(opts: GatewayOptions): Gateway {
    * (500 `api_error`, not retried, naming ANTHROPIC_API_KEY).
    */
   const admit = async (req: GatewayRequest, startedAt: number, api: string): Promise<Reply | { ctx: CallContext; request: MessagesRequest }> => {
-    const auth = await authenticateJob(store, tokenOf(req));
-    if ('missing' in auth) return anthropicError(401, 'authentication_error', 'missing job token: send it as x-api-key or Authorization: Bearer', { retry: false });
+    // found before the body was read (node adapter): no second lookup, no await
+    const preAuth = callAuth.of(req, messagesTokenOf);
+    const auth = preAuth instanceof Promise ? await preAuth : preAuth;
+    if ('missing' in auth) {
+      callAuth.logRejected(log, auth, req.path);
+      return anthropicError(401, 'authentication_error', 'missing job token: send it as x-api-key or Authorization: Bearer', { retry: false });
+    }
     if ('unknown' in auth) {
-      log.warn('gateway: rejected an unknown or expired job token', { path: req.path });
+      callAuth.logRejected(log, auth, req.path);
       return anthropicError(401, 'authentication_error', 'invalid job token: unknown, or its job is no longer running', { retry: false });
     }
     if ('pausedForBudget' in auth) {
@@ -202,7 +246,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
     const { ctx } = admitted;
     // Not billed, but a spent tree gets the budget error here too (1 µ$ must still fit).
     const held = await reserve(store, ctx.job, 1, startedAt);
-    if ('refused' in held) return refuseForBudget(ctx, held.refused);
+    if ('refused' in held) return refuseForBudget(ctx, held.refused, 1, held.budget);
     await held.settle(0);
     if (ctx.provider === 'anthropic') {
       try {
@@ -230,8 +274,8 @@ export function createGateway(opts: GatewayOptions): Gateway {
     log.debug('gateway: model request', { job: job.id, model: request.model, stream: ctx.streamed, messages: request.messages.length });
     // Reserve the worst case against the tree budget before anything reaches the provider.
     const worst = worstCaseMicros(req.body.byteLength, request.max_tokens, priceFor(ctx.prices, request.model));
-    const held = await reserve(store, job, worst, startedAt, config.reservationTtlMs);
-    if ('refused' in held) return refuseForBudget(ctx, held.refused);
+    const held = await reserve(store, job, worst, startedAt, config.reservationTtlMs, req.signal);
+    if ('refused' in held) return refuseForBudget(ctx, held.refused, worst, held.budget);
     ctx.reservation = held;
     try {
       return await serveMessages(req, ctx, request);
@@ -279,6 +323,11 @@ export function createGateway(opts: GatewayOptions): Gateway {
         res = out.response;
         if (out.calls > 1) log.info('gateway: upstream retried', { job: job.id, calls: out.calls, status: res.status });
       } catch (err) {
+        if (err instanceof ReplyTooLargeError) {
+          // A 2xx was billed: not retried, charged at the worst case (upstream-too-large.ts).
+          await recordTooLarge(ctx, err);
+          return anthropicError(502, 'api_error', tooLargeMessage(err), { retry: false });
+        }
         const gone = req.signal.aborted;
         if (gone) log.info('gateway: the client went away before the reply', { job: job.id });
         else log.warn('gateway: upstream unreachable', { job: job.id, error: (err as Error).message });
@@ -289,7 +338,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
     return meteredReply(res, ctx, req.signal);
   };
 
-  const openai = openAiRoutes({ store, config, log, directory, scriptFor: opts.scriptFor, ...(opts.onBudgetExhausted ? { onBudgetExhausted: opts.onBudgetExhausted } : {}) });
+  const openai = openAiRoutes({ store, config, log, directory, callAuth, scriptFor: opts.scriptFor, onBudgetExhausted: budgetExhausted });
   const routes: Record<string, (req: GatewayRequest) => Promise<Reply>> = {
     '/v1/messages': messages,
     '/v1/messages/count_tokens': countTokens,
@@ -305,6 +354,8 @@ export function createGateway(opts: GatewayOptions): Gateway {
   };
   const viaFetch = async (r: Request): Promise<Response> => {
     const { request, abort } = await fromRequest(r, limit);
+    // what a cancelled job's live calls are aborted by (live-calls.ts), as the node adapter's has
+    (request.signal as { abort?: () => void }).abort = abort;
     let reply: Reply;
     try {
       reply = await handle(request);
@@ -316,5 +367,10 @@ export function createGateway(opts: GatewayOptions): Gateway {
   };
   const app = new Hono();
   app.all('/v1/*', (c) => viaFetch(c.req.raw));
-  return Object.assign(app, { handle, node: nodeHandler(handle, limit, log) });
+  const abortJob = (jobId: number): number => {
+    const n = abortJobCalls(store, jobId);
+    if (n > 0) log.info('gateway: aborted the live calls of an ended job', { job: jobId, calls: n });
+    return n;
+  };
+  return Object.assign(app, { handle, abortJob, node: nodeHandler(handle, limit, log, callAuth) });
 }

@@ -85,6 +85,11 @@ export class MemoryGatewayStore implements GatewayStore {
     return { rootId, limitMicros: b.limit, spentMicros: b.spent, reservedMicros: b.reserved, remainingMicros: Math.max(0, b.limit - b.spent - b.reserved) };
   }
 
+  /** The tree's budget figures (as the store's getTreeBudget; made on first use as in reserveBudget). */
+  async getTreeBudget(rootId: number, _now = 0): Promise<TreeBudget | null> {
+    return this.view(rootId);
+  }
+
   /** Reservations in flight by id (the store's budget_reservations rows). */
   readonly reservations = new Map<number, { rootId: number; micros: number; expiresAt: number }>();
   private nextReservation = 1;

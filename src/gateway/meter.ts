@@ -131,14 +131,24 @@ export async function recordUnreachable(ctx: CallContext, clientGone = false): P
 }
 
 /**
+ * Records a call the provider served (and may bill) whose reply did not reach the client as
+ * sent, e.g. a 2xx over the size limit (upstream-too-large.ts): `httpStatus` is what the client
+ * was answered, `usage` an estimate, recorded as one (usageKnown false; never $0).
+ */
+export async function recordEstimated(ctx: CallContext, httpStatus: number, usage: CallUsage): Promise<void> {
+  await recorder(ctx)({ httpStatus, model: null, usage, usageKnown: false });
+}
+
+/**
  * Meters a provider's reply so that exactly one model-call row is recorded for it:
  * - non-2xx: recorded with no tokens (errors are not billed);
  * - SSE (`text/event-stream`): chunks pass through as they arrive while usage is read from
  *   them; the row is written when the stream ends (before the client sees the end), fails, or
  *   the client goes away (`signal` aborted, or the consumer stops early). Usage is known only
- *   when the stream completed (message_stop); otherwise it is an estimate ({@link estimateUsage})
- *   marked usageKnown=false;
- * - JSON: `usage` taken from the whole body (estimate if missing).
+ *   when the stream completed (message_stop) and every figure it reported is a possible count
+ *   (an integer from 0 to MAX_REPORTED_TOKENS, usage.ts); otherwise it is an estimate
+ *   ({@link estimateUsage}) marked usageKnown=false;
+ * - JSON: `usage` taken from the whole body (estimate if missing or impossible).
  * @returns the reply to send to the client (same status and headers).
  */
 export async function meteredReply(res: Reply, ctx: CallContext, signal?: CallSignal): Promise<Reply> {
@@ -168,7 +178,8 @@ export async function meteredReply(res: Reply, ctx: CallContext, signal?: CallSi
   const reader: StreamReader = ctx.streamReader ? ctx.streamReader() : new StreamUsageReader();
   const finish = async (how: 'ended' | 'broken' | 'cancelled') => {
     const st = how === 'ended' ? reader.end() : reader.state();
-    const known = how === 'ended' && st.complete && !st.errored;
+    // a figure that cannot be real (usage.ts reportedCount) makes the whole usage unknown
+    const known = how === 'ended' && st.complete && !st.errored && !st.invalidUsage;
     await record({
       httpStatus: res.status,
       model: st.model,

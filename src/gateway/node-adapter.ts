@@ -1,5 +1,9 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../core/log.js';
+import { decodeBody, encodingsOf, type DecodedBody } from './body-encoding.js';
+import type { CallAuth, PreAuthedRequest } from './call-auth.js';
+import { wireError } from './errors.js';
+import type { JobAuth } from './job-auth.js';
 import { ChunkStream } from './chunk-stream.js';
 import type { CallSignal, GatewayRequest, Reply } from './reply.js';
 
@@ -43,54 +47,122 @@ class ClientSignal implements CallSignal {
   }
 }
 
+const EMPTY = Buffer.alloc(0);
+
 /**
- * Serves the gateway on plain node:http (no Request/Response objects, no web streams): the
- * body is read into a Buffer (bytes past `limit` are counted, not kept: the handler answers
- * 413), the handler's reply is written with one `writeHead` + `end`, or for a stream chunk by
- * chunk as they arrive (honouring backpressure). When the client goes away before the reply
- * is done, the request's signal aborts (the upstream call with it) and the stream is closed.
- * A handler that throws gets a 500 `api_error` (message logged, not sent).
+ * Serves the gateway on plain node:http (no Request/Response objects, no web streams). Before
+ * any of the body is read, `auth` ({@link CallAuth.preflight}) looks the call's job token up
+ * (once: the handler gets it as `auth` on the request, {@link PreAuthedRequest}); the body is not
+ * read at all — the handler answers from the headers, with `connection: close` so the unread
+ * body dies with the connection — when the request is not a model call (404), its token is
+ * missing or unknown (401), or its `content-length` is over `limit` (413). Otherwise the body is
+ * read into a Buffer (bytes past `limit` are counted, not kept: the handler answers 413) and,
+ * when sent with a `content-encoding`, decoded ({@link decodeBody}: gzip, deflate, br; decoded
+ * size bounded by `limit`, past it 413; an unknown encoding 415, naming it; undecodable 400 —
+ * each in the route's wire format, {@link wireError}). The handler's reply is written with one
+ * `writeHead` + `end`, or for a stream chunk by chunk as they arrive (honouring backpressure).
+ * When the client goes away before the reply is done, the request's signal aborts (the upstream
+ * call with it) and the stream is closed. A handler that throws gets a 500 `api_error` (message
+ * logged, not sent). Without `auth`, every body is read first (as before preflight existed).
  */
-export function nodeHandler(handle: (req: GatewayRequest) => Promise<Reply>, limit: number, log: Logger): (req: IncomingMessage, res: ServerResponse) => void {
+export function nodeHandler(handle: (req: GatewayRequest) => Promise<Reply>, limit: number, log: Logger, auth?: CallAuth): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     const ac = new ClientSignal();
     res.on('close', () => {
       if (!res.writableFinished) ac.abort();
     });
-    const chunks: Buffer[] = [];
-    let kept = 0;
-    let total = 0;
-    req.on('data', (c: Buffer) => {
-      total += c.byteLength;
-      if (kept >= limit) return;
-      const part = kept + c.byteLength > limit ? c.subarray(0, limit - kept) : c;
-      chunks.push(part);
-      kept += part.byteLength;
-    });
     req.on('error', () => ac.abort());
-    req.on('end', () => {
-      const url = req.url ?? '/';
-      const q = url.indexOf('?');
-      const request: GatewayRequest = {
-        method: req.method ?? 'GET',
-        path: q === -1 ? url : url.slice(0, q),
-        pathAndQuery: url,
-        headers: req.headers,
-        body: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks),
-        bodyBytes: total,
-        signal: ac,
-      };
-      handle(request).then(
-        (reply) => writeReply(res, reply),
-        (err: unknown) => {
-          log.error('gateway: request failed', { path: request.path, error: (err as Error).message });
-          if (res.headersSent) return void res.destroy();
-          const body = JSON.stringify({ type: 'error', error: { type: 'api_error', message: 'internal error in the gateway' } });
-          res.writeHead(500, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
-        },
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const call: Call = { req, res, ac, path: q === -1 ? url : url.slice(0, q), url, handle, limit, log };
+    const pre = auth ? auth.preflight(req.method, call.path, req.headers) : undefined;
+    if (pre instanceof Promise) {
+      pre.then(
+        (found) => admit(call, found, true),
+        (err: unknown) => fail(res, log, call.path, err),
       );
-    });
+    } else admit(call, pre ?? undefined, pre !== undefined);
   };
+}
+
+/** One request being served by {@link nodeHandler}. */
+interface Call {
+  req: IncomingMessage;
+  res: ServerResponse;
+  ac: ClientSignal;
+  path: string;
+  url: string;
+  handle: (req: GatewayRequest) => Promise<Reply>;
+  limit: number;
+  log: Logger;
+}
+
+/**
+ * Serves `c` once its job auth is known (`checked`: the preflight ran; `found` undefined then
+ * means not a model call): the body is read only for a model call of a known job that declared
+ * no size over the limit (or when no preflight ran).
+ */
+function admit(c: Call, found: JobAuth | undefined, checked: boolean): void {
+  const { req, limit } = c;
+  const declared = Number(req.headers['content-length'] ?? 0);
+  if (checked && (found === undefined || declared > limit || !('job' in found || 'pausedForBudget' in found))) {
+    const unread = declared > 0 || req.headers['transfer-encoding'] !== undefined;
+    return serve(c, EMPTY, declared || 0, req.headers, found, unread);
+  }
+  const chunks: Buffer[] = [];
+  let kept = 0;
+  let total = 0;
+  req.on('data', (b: Buffer) => {
+    total += b.byteLength;
+    if (kept >= limit) return;
+    const part = kept + b.byteLength > limit ? b.subarray(0, limit - kept) : b;
+    chunks.push(part);
+    kept += part.byteLength;
+  });
+  req.on('end', () => {
+    const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+    const enc = req.headers['content-encoding'];
+    if (enc === undefined || total > limit) return serve(c, body, total, req.headers, found, false);
+    const encodings = encodingsOf(enc);
+    if (encodings.length === 0) return serve(c, body, total, req.headers, found, false);
+    decodeBody(encodings, body, limit).then(
+      (d) => decoded(c, d, enc, found),
+      (err: unknown) => fail(c.res, c.log, c.path, err),
+    );
+  });
+}
+
+/** Serves a body sent with `content-encoding` `enc` once {@link decodeBody} is done, or answers why it cannot be. */
+function decoded(c: Call, d: DecodedBody, enc: string | string[], found: JobAuth | undefined): void {
+  const { path, limit, res } = c;
+  if ('body' in d) {
+    // the body is plain JSON now: its encoding no longer describes it (nor goes upstream)
+    const headers = { ...c.req.headers };
+    delete headers['content-encoding'];
+    delete headers['content-length'];
+    return serve(c, d.body, d.body.byteLength, headers, found, false);
+  }
+  const name = JSON.stringify(Array.isArray(enc) ? enc.join(', ') : enc);
+  if ('tooLarge' in d) return writeReply(res, wireError(path, 413, 'request_too_large', 'request_too_large', `request body (content-encoding ${name}) decodes to more than ${limit} bytes; the limit is ${limit}`), false);
+  if ('unsupported' in d) return writeReply(res, wireError(path, 415, 'invalid_request_error', 'unsupported_content_encoding', `content-encoding ${JSON.stringify(d.unsupported)} is not supported: send the body uncompressed, or encoded as gzip, deflate or br`), false);
+  writeReply(res, wireError(path, 400, 'invalid_request_error', 'invalid_content_encoding', `request body is not valid ${JSON.stringify(d.corrupt)} data (content-encoding ${name})`), false);
+}
+
+/** Hands the request to the gateway and writes its reply (`close`: the body was left unread). */
+function serve(c: Call, body: Buffer, bodyBytes: number, headers: IncomingHttpHeaders, found: JobAuth | undefined, close: boolean): void {
+  const request: PreAuthedRequest = { method: c.req.method ?? 'GET', path: c.path, pathAndQuery: c.url, headers, body, bodyBytes, signal: c.ac, auth: found };
+  c.handle(request).then(
+    (reply) => writeReply(c.res, reply, close),
+    (err: unknown) => fail(c.res, c.log, c.path, err),
+  );
+}
+
+/** A failed handler (or token lookup): 500 `api_error`, its message logged, not sent. */
+function fail(res: ServerResponse, log: Logger, path: string, err: unknown): void {
+  log.error('gateway: request failed', { path, error: (err as Error).message });
+  if (res.headersSent) return void res.destroy();
+  const body = JSON.stringify({ type: 'error', error: { type: 'api_error', message: 'internal error in the gateway' } });
+  res.writeHead(500, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
 }
 
 /**
@@ -101,16 +173,20 @@ export function nodeHandler(handle: (req: GatewayRequest) => Promise<Reply>, lim
  * one is already waiting, else at once (a model may think before its first event). A client
  * that goes away destroys the source, which aborts the upstream; the call is still recorded
  * (meter.ts, the stream's finish hook). A broken upstream cuts the response unfinished.
+ * `close`: the request's body was left unread, so the connection closes after the reply.
  */
-function writeReply(res: ServerResponse, reply: Reply): void {
+function writeReply(res: ServerResponse, reply: Reply, close: boolean): void {
   if (!reply.stream) {
-    const headers = { ...reply.headers, 'content-length': String(reply.body?.byteLength ?? 0) };
+    const headers: Record<string, string> = { ...reply.headers, 'content-length': String(reply.body?.byteLength ?? 0) };
+    // an unread body: node discards what arrives until the reply is out, then closes the socket
+    if (close) headers['connection'] = 'close';
     res.writeHead(reply.status, headers);
     res.end(reply.body ?? undefined);
     return;
   }
   const headers = { ...reply.headers };
   delete headers['content-length'];
+  if (close) headers['connection'] = 'close';
   res.writeHead(reply.status, headers);
   const stream = ChunkStream.from(reply.stream);
   if (!stream.buffered) res.flushHeaders();

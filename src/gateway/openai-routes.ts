@@ -1,7 +1,8 @@
-import { authenticateJob, refusePausedCall } from './job-auth.js';
+import { refusePausedCall } from './job-auth.js';
+import { CallAuth, openaiTokenOf } from './call-auth.js';
 import { providerNotConfiguredMessage } from './errors.js';
 import type { Logger } from '../core/log.js';
-import type { JobRow } from '../store/types.js';
+import type { JobRow, TreeBudget } from '../store/types.js';
 import { DEFAULT_MAX_OUTPUT_TOKENS, reserve, worstCaseMicros } from './budget.js';
 import { MAX_REQUEST_BYTES, type GatewayConfig } from './config.js';
 import type { ModelDirectory } from './model-directory.js';
@@ -13,10 +14,12 @@ import { forwardOpenAi } from './providers/openai.js';
 import { stripUsageChunks } from './openai-strip.js';
 import { scriptedOpenAiReply } from './providers/scripted-openai.js';
 import { noScriptMessage } from './providers/scripted.js';
-import { headerOf, REPLY_OPS, type GatewayRequest, type Reply } from './reply.js';
+import { REPLY_OPS, type GatewayRequest, type Reply } from './reply.js';
 import type { ModelScript } from './script.js';
 import type { GatewayStore } from './gateway.js';
 import { DEFAULT_RETRY, KeyRing, withRetries, type RetryPolicy } from './retry.js';
+import { ReplyTooLargeError } from './upstream-http.js';
+import { recordTooLarge, tooLargeMessage } from './upstream-too-large.js';
 
 /** What the OpenAI routes share with the rest of the gateway. */
 export interface OpenAiRouteDeps {
@@ -26,12 +29,10 @@ export interface OpenAiRouteDeps {
   scriptFor: (job: JobRow) => Promise<ModelScript | null>;
   /** Model routes and prices (configuration overlaid with the API's). */
   directory: ModelDirectory;
-  onBudgetExhausted?: (job: JobRow, message: string) => Promise<void>;
-}
-
-function tokenOf(req: GatewayRequest): string | null {
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(headerOf(req.headers, 'authorization') ?? '');
-  return m?.[1] ?? headerOf(req.headers, 'x-api-key')?.trim() ?? null;
+  /** The refusal's job and message, and the call's worst case (µ$) with the budget figures that refused it (gateway.ts). */
+  onBudgetExhausted?: (job: JobRow, message: string, refusal?: { worst: number; budget: TreeBudget | null }) => Promise<void>;
+  /** Job-token lookup and throttled rejection logs, shared with the node adapter (default: its own). */
+  callAuth?: CallAuth;
 }
 
 /**
@@ -51,6 +52,7 @@ function tokenOf(req: GatewayRequest): string | null {
  */
 export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) => Promise<Reply>; responses: (req: GatewayRequest) => Promise<Reply> } {
   const keys = new KeyRing(d.config.openai?.apiKeys ?? []);
+  const callAuth = d.callAuth ?? new CallAuth(d.store);
   const retryPolicy: RetryPolicy = { ...DEFAULT_RETRY, ...d.config.retry };
   /** A call of a job paused for budget: the budget refusal (429 insufficient_quota), recorded as refused. */
   const refusePaused = async (job: JobRow, request: GatewayRequest, api: OpenAiApi, startedAt: number): Promise<Reply> => {
@@ -59,7 +61,10 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
   };
   const route = (api: OpenAiApi, path: string) => async (request: GatewayRequest): Promise<Reply> => {
     const startedAt = Date.now();
-    const auth = await authenticateJob(d.store, tokenOf(request));
+    // found before the body was read (node adapter): no second lookup, no await
+    const preAuth = callAuth.of(request, openaiTokenOf);
+    const auth = preAuth instanceof Promise ? await preAuth : preAuth;
+    if ('missing' in auth || 'unknown' in auth) callAuth.logRejected(d.log, auth, request.path);
     if ('missing' in auth) return openaiError(401, 'invalid_request_error', 'missing job token: send it as Authorization: Bearer', 'invalid_api_key');
     if ('unknown' in auth) return openaiError(401, 'invalid_request_error', 'invalid job token: unknown, or its job is no longer running', 'invalid_api_key');
     if ('pausedForBudget' in auth) return refusePaused(auth.pausedForBudget, request, api, startedAt);
@@ -119,11 +124,11 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
     const maxOut = (outLimit ?? DEFAULT_MAX_OUTPUT_TOKENS) * choicesOf(api, req);
     ctx.maxOutputTokens = maxOut;
     const worst = worstCaseMicros(raw.byteLength, maxOut, priceFor(ctx.prices, req.model));
-    const held = await reserve(d.store, job, worst, startedAt, d.config.reservationTtlMs);
+    const held = await reserve(d.store, job, worst, startedAt, d.config.reservationTtlMs, request.signal);
     if ('refused' in held) {
       await recordRefused(ctx, 429, 'budget');
       try {
-        await d.onBudgetExhausted?.(job, held.refused);
+        await d.onBudgetExhausted?.(job, held.refused, { worst, budget: held.budget });
       } catch (err) {
         d.log.error('gateway: budget-exhausted handler failed', { job: job.id, error: (err as Error).message });
       }
@@ -164,6 +169,13 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
         });
         res = out.response;
       } catch (err) {
+        if (err instanceof ReplyTooLargeError) {
+          // A 2xx was billed: not retried, charged at the worst case (upstream-too-large.ts).
+          await recordTooLarge(ctx, err);
+          const big = openaiError(502, 'server_error', tooLargeMessage(err));
+          big.headers['x-should-retry'] = 'false';
+          return big;
+        }
         const gone = request.signal.aborted;
         if (gone) d.log.info('gateway: the client went away before the reply', { job: job.id });
         else d.log.warn('gateway: upstream unreachable', { job: job.id, error: (err as Error).message });

@@ -1,5 +1,5 @@
 import { SseParser } from './sse.js';
-import type { CallUsage, StreamUsageState } from './usage.js';
+import { INVALID_COUNT, reportedCount, type CallUsage, type StreamUsageState } from './usage.js';
 
 /**
  * Usage extraction for the OpenAI wire formats. OpenAI counts cached prompt tokens INSIDE the
@@ -8,20 +8,32 @@ import type { CallUsage, StreamUsageState } from './usage.js';
  * priced once). There are no cache-write figures. Reasoning tokens are inside the output figure.
  */
 
-function n(v: unknown): number | null {
-  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.round(v) : null;
-}
-
-/** An OpenAI `usage` object (Chat Completions or Responses shape) → CallUsage, or null without input and output figures. */
+/**
+ * An OpenAI `usage` object (Chat Completions or Responses shape) → CallUsage; null (unknown: the
+ * call is charged an estimate) without input and output figures, or when a figure it gives is
+ * not a possible count (usage.ts reportedCount: negative, fractional, not a number, over
+ * MAX_REPORTED_TOKENS).
+ */
 export function usageFromOpenAi(u: unknown): CallUsage | null {
   if (u === null || typeof u !== 'object') return null;
   const w = u as Record<string, unknown>;
-  const input = n(w.prompt_tokens) ?? n(w.input_tokens);
-  const output = n(w.completion_tokens) ?? n(w.output_tokens);
-  if (input === null || output === null) return null;
+  const input = reportedCount(w.prompt_tokens) ?? reportedCount(w.input_tokens);
+  const output = reportedCount(w.completion_tokens) ?? reportedCount(w.output_tokens);
+  if (input === null || output === null || input === INVALID_COUNT || output === INVALID_COUNT) return null;
   const details = (w.prompt_tokens_details ?? w.input_tokens_details) as Record<string, unknown> | null | undefined;
-  const cached = Math.min(input, n(details?.cached_tokens) ?? 0);
+  const c = reportedCount(details?.cached_tokens);
+  if (c === INVALID_COUNT) return null;
+  const cached = Math.min(input, c ?? 0);
   return { inputTokens: input - cached, outputTokens: output, cacheReadTokens: cached, cacheWriteTokens: 0, cacheWrite1hTokens: 0 };
+}
+
+/** True when `u` is a usage object that gives some figure {@link usageFromOpenAi} cannot take as real. */
+function invalidOpenAiUsage(u: unknown): boolean {
+  if (u === null || typeof u !== 'object') return false;
+  const w = u as Record<string, unknown>;
+  const details = (w.prompt_tokens_details ?? w.input_tokens_details) as Record<string, unknown> | null | undefined;
+  for (const v of [w.prompt_tokens, w.input_tokens, w.completion_tokens, w.output_tokens, details?.cached_tokens]) if (reportedCount(v) === INVALID_COUNT) return true;
+  return false;
 }
 
 /** Usage of a non-streamed Chat Completions or Responses body, or null. */
@@ -50,6 +62,7 @@ export class OpenAiStreamReader implements StreamReader {
   private sawStart = false;
   private complete = false;
   private errored = false;
+  private invalidUsage = false;
   private textBytes = 0;
   private model: string | null = null;
 
@@ -67,10 +80,18 @@ export class OpenAiStreamReader implements StreamReader {
       sawStart: this.sawStart,
       complete: this.complete && this.usage !== null,
       errored: this.errored,
+      invalidUsage: this.invalidUsage,
       usage: this.usage ?? { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0 },
       textBytes: this.textBytes,
       model: this.model,
     };
+  }
+
+  /** Keeps a usage object's figures, or notes that it gave impossible ones (the call's usage is then unknown). */
+  private takeUsage(u: unknown): void {
+    const usage = usageFromOpenAi(u);
+    if (usage) this.usage = usage;
+    else if (invalidOpenAiUsage(u)) this.invalidUsage = true;
   }
 
   private onEvent(event: string, data: string): void {
@@ -92,8 +113,7 @@ export class OpenAiStreamReader implements StreamReader {
     if (typeof msg.object === 'string' && msg.object === 'chat.completion.chunk') {
       this.sawStart = true;
       if (typeof msg.model === 'string') this.model = msg.model;
-      const u = usageFromOpenAi(msg.usage);
-      if (u) this.usage = u;
+      this.takeUsage(msg.usage);
       for (const ch of (Array.isArray(msg.choices) ? msg.choices : []) as Array<{ delta?: { content?: unknown; tool_calls?: Array<{ function?: { arguments?: unknown } }> } }>) {
         if (typeof ch.delta?.content === 'string') this.textBytes += Buffer.byteLength(ch.delta.content, 'utf8');
         for (const tc of ch.delta?.tool_calls ?? []) if (typeof tc.function?.arguments === 'string') this.textBytes += Buffer.byteLength(tc.function.arguments, 'utf8');
@@ -109,8 +129,7 @@ export class OpenAiStreamReader implements StreamReader {
     } else if (type === 'response.completed' || type === 'response.incomplete') {
       const r = msg.response as { usage?: unknown; model?: unknown } | undefined;
       if (typeof r?.model === 'string') this.model = r.model;
-      const u = usageFromOpenAi(r?.usage);
-      if (u) this.usage = u;
+      this.takeUsage(r?.usage);
       this.sawStart = true;
       this.complete = true;
     }

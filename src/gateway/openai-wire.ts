@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_MODEL_NAME, type MessagesRequest } from './request.js';
+import { MAX_MODEL_NAME, outputLimit, type MessagesRequest } from './request.js';
 import { jsonReply, type Reply } from './reply.js';
 
 /**
@@ -9,9 +9,15 @@ import { jsonReply, type Reply } from './reply.js';
  */
 export type OpenAiApi = 'openai-chat' | 'openai-responses';
 
-/** OpenAI-shaped error reply: `{"error":{"message","type","param","code"}}`. */
+/**
+ * OpenAI-shaped error reply: `{"error":{"message","type","param","code"}}`. A 4xx other than
+ * 408, 409 and 429 (the ones OpenAI's SDKs retry) gets `x-should-retry: false`, as the
+ * Anthropic-shaped ones do (errors.ts): a bad token, an unknown model or a bad body is answered
+ * the same way however often it is sent.
+ */
 export function openaiError(status: number, type: string, message: string, code: string | null = null, param: string | null = null): Reply {
-  return jsonReply(status, { error: { message, type, param, code } });
+  const final = status >= 400 && status < 500 && status !== 408 && status !== 409 && status !== 429;
+  return jsonReply(status, { error: { message, type, param, code } }, final ? { 'x-should-retry': 'false' } : {});
 }
 
 /** The budget refusal harnesses do not retry (Codex: 429 `insufficient_quota` → one request; harness-facts.md). */
@@ -26,8 +32,9 @@ export const ChatRequest = z
     model: z.string().min(1).max(MAX_MODEL_NAME).refine((m) => !m.includes('\0'), 'must not contain NUL'),
     messages: z.array(z.object({ role: z.string() }).passthrough()).min(1),
     stream: z.boolean().optional(),
-    max_tokens: z.number().int().positive().optional(),
-    max_completion_tokens: z.number().int().positive().optional(),
+    // at most the gateway's ceiling (request.ts MAX_OUTPUT_TOKENS_CEILING): past it a 400, not a budget refusal
+    max_tokens: outputLimit().optional(),
+    max_completion_tokens: outputLimit().optional(),
     /** Choices to generate (OpenAI: 1–128): each may use the whole output limit. */
     n: z.number().int().min(1).max(128).optional(),
     stream_options: z.object({ include_usage: z.boolean().optional() }).passthrough().nullable().optional(),
@@ -41,7 +48,7 @@ export const ResponsesRequest = z
     input: z.union([z.string(), z.array(z.object({}).passthrough())]),
     instructions: z.string().nullable().optional(),
     stream: z.boolean().optional(),
-    max_output_tokens: z.number().int().positive().nullable().optional(),
+    max_output_tokens: outputLimit().nullable().optional(),
   })
   .passthrough();
 export type ResponsesRequest = z.infer<typeof ResponsesRequest>;

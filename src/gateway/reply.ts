@@ -41,6 +41,12 @@ export interface CallSignal {
   readonly aborted: boolean;
   addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
   removeEventListener(type: 'abort', listener: () => void): void;
+  /**
+   * Aborts the call from the gateway's side, as the client going away would (a cancelled job's
+   * live calls: live-calls.ts). The node adapter's signal has it; gateway.ts gives the web
+   * adapter's one. Absent: the call cannot be aborted that way.
+   */
+  abort?(): void;
 }
 
 /**

@@ -7,6 +7,23 @@ import { z } from 'zod';
 /** Longest model name a request may give, characters (providers' ids are under 100). */
 export const MAX_MODEL_NAME = 256;
 
+/**
+ * Largest output limit (`max_tokens`, and OpenAI's `max_completion_tokens` /
+ * `max_output_tokens`) a request may set, tokens. The price table (data/prices.json) has no
+ * per-model output maximum, so this is a fixed ceiling well above any model's: the largest
+ * documented today are 128,000 (Claude with the output-128k beta, GPT-5). A larger value is a
+ * mistake (1e12 was seen): the budget reserves the request's limit at the output price, so
+ * without this check it got the budget refusal and paused the job; past the ceiling it gets
+ * 400 `invalid_request_error` naming the field and this figure, and nothing is reserved.
+ */
+export const MAX_OUTPUT_TOKENS_CEILING = 1_000_000;
+
+/** The refusal's text for an output limit over {@link MAX_OUTPUT_TOKENS_CEILING}. */
+export const OUTPUT_CEILING_MESSAGE = `must be at most ${MAX_OUTPUT_TOKENS_CEILING} (the gateway's ceiling on output tokens per call)`;
+
+/** An output-limit field: an integer from 1 to {@link MAX_OUTPUT_TOKENS_CEILING}. */
+export const outputLimit = () => z.number().int().min(1).max(MAX_OUTPUT_TOKENS_CEILING, OUTPUT_CEILING_MESSAGE);
+
 export const MessagesRequest = z
   .object({
     // NUL: no provider names a model so, and PostgreSQL cannot store it in the ledger. At most
@@ -14,8 +31,8 @@ export const MessagesRequest = z
     model: z.string().min(1).max(MAX_MODEL_NAME).refine((m) => !m.includes('\0'), 'must not contain NUL'),
     messages: z.array(z.object({ role: z.string(), content: z.unknown() }).passthrough()),
     stream: z.boolean().optional(),
-    // The Messages API's rule: an integer, at least 1 (a safe integer, for the budget's arithmetic).
-    max_tokens: z.number().int().min(1).optional(),
+    // The Messages API's rule: an integer, at least 1; at most the gateway's ceiling.
+    max_tokens: outputLimit().optional(),
     system: z.unknown().optional(),
   })
   .passthrough();
@@ -47,7 +64,7 @@ export function parseMessagesRequest(raw: string): { request: MessagesRequest } 
 function isMessagesRequest(j: unknown): j is MessagesRequest {
   if (!isObject(j) || typeof j.model !== 'string' || j.model.length === 0 || j.model.length > MAX_MODEL_NAME || j.model.includes('\0') || !Array.isArray(j.messages)) return false;
   if (j.stream !== undefined && typeof j.stream !== 'boolean') return false;
-  if (j.max_tokens !== undefined && !(Number.isSafeInteger(j.max_tokens) && (j.max_tokens as number) >= 1)) return false;
+  if (j.max_tokens !== undefined && !(Number.isSafeInteger(j.max_tokens) && (j.max_tokens as number) >= 1 && (j.max_tokens as number) <= MAX_OUTPUT_TOKENS_CEILING)) return false;
   for (const m of j.messages as unknown[]) if (!isObject(m) || typeof m.role !== 'string' || !('content' in m)) return false;
   return true;
 }

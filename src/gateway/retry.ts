@@ -100,7 +100,9 @@ const RESPONSE_OPS: ReplyOps<Response> = {
  * Replies are web Responses unless `opts.ops` says how to read another type.
  * @returns the last reply (with `x-should-retry: false` added when retries ran out on a
  *   retryable status) and how many upstream calls were made.
- * @throws the last connection error when every attempt failed to connect.
+ * @throws the last connection error when every attempt failed to connect; at once, an error
+ *   with `noRetry: true` (e.g. a 2xx reply over the size limit, upstream-http.ts), or any error
+ *   once `opts.signal` is aborted.
  */
 export async function withRetries<R = Response>(
   attempt: (key: string) => Promise<R>,
@@ -118,7 +120,9 @@ export async function withRetries<R = Response>(
     try {
       res = await attempt(keys.take());
     } catch (err) {
-      if (opts.signal?.aborted) throw err;
+      // An error marked `noRetry` (upstream-http.ts ReplyTooLargeError of a 2xx: the provider
+      // did the work and billed it; another call would bill it again) ends the retries at once.
+      if (opts.signal?.aborted || (err as { noRetry?: unknown } | null)?.noRetry === true) throw err;
       error = err;
     }
     // The common case (a success, or an error no one retries): no backoff or retry-after to work out.

@@ -79,13 +79,18 @@ describe('gateway: upstream faults', () => {
     expect(c).toMatchObject({ usageKnown: false, inputTokens, outputTokens: 20, costMicros: inputTokens * 3 + 20 * 15 });
   });
 
-  it('a gzip body that unpacks past the limit is a 502 the harness does not retry, recorded with no tokens', async () => {
+  it('a 200 gzip body that unpacks past the limit is a 502 naming the limit, not retried by anyone, charged at the worst case (the provider billed it)', async () => {
     const before = store.calls.length;
-    const res = await call('/v1/messages', messages('bomb'));
+    const body = messages('bomb');
+    const res = await call('/v1/messages', body);
     expect(res.status).toBe(502);
     expect(res.headers.get('x-should-retry')).toBe('false');
-    expect(await res.json()).toEqual({ type: 'error', error: { type: 'api_error', message: 'the model provider could not be reached' } });
-    expect(store.calls.slice(before)).toEqual([expect.objectContaining({ httpStatus: 0, costMicros: 0 })]);
+    const err = (await res.json()) as { type: string; error: { type: string; message: string } };
+    expect(err).toMatchObject({ type: 'error', error: { type: 'api_error' } });
+    expect(err.error.message).toContain(`${MAX_REPLY_BYTES}-byte limit`);
+    // input ⌈bytes/4⌉ at 3 µ$, output at max_tokens (20) at 15 µ$
+    const input = Math.ceil(Buffer.byteLength(body) / 4);
+    expect(store.calls.slice(before)).toEqual([expect.objectContaining({ httpStatus: 502, usageKnown: false, inputTokens: input, outputTokens: 20, costMicros: input * 3 + 20 * 15 })]);
   });
 
   it("a NUL in the reply's model name is replaced before the ledger (PostgreSQL cannot store NUL)", async () => {

@@ -58,15 +58,52 @@ function targetOf(url: string): Target {
  */
 export const MAX_REPLY_BYTES = 64 * 1024 * 1024;
 
-const zopts = { maxOutputLength: MAX_REPLY_BYTES };
+/** The limit in force ({@link MAX_REPLY_BYTES} unless {@link setMaxReplyBytes} changed it). */
+let replyLimit = MAX_REPLY_BYTES;
+
+/**
+ * Sets the whole-reply size limit in bytes for this process (tests lower it to exercise the
+ * refusal without sending 64 MiB); no argument restores {@link MAX_REPLY_BYTES}.
+ * @throws RangeError for a limit that is not a positive integer.
+ */
+export function setMaxReplyBytes(bytes: number = MAX_REPLY_BYTES): void {
+  if (!Number.isSafeInteger(bytes) || bytes < 1) throw new RangeError(`maxReplyBytes: must be a positive integer, got ${bytes}`);
+  replyLimit = bytes;
+}
+
+/**
+ * A whole reply over the size limit (raw bytes, or decoded: `bytes` is how many were seen
+ * before the gateway stopped reading). For a 2xx reply the provider did the work and billed it,
+ * so it is not retried (`noRetry`: retry.ts) and the gateway charges the call at its worst-case
+ * estimate (upstream-too-large.ts); a too-big error reply (not billed) may be retried.
+ */
+export class ReplyTooLargeError extends Error {
+  /** True for a 2xx reply: another call would bill the same work again. */
+  readonly noRetry: boolean;
+  constructor(
+    /** The upstream's HTTP status. */
+    readonly status: number,
+    /** The limit in bytes. */
+    readonly limit: number,
+    /** Bytes seen (raw or decoded) when reading stopped: more than `limit`. */
+    readonly bytes: number,
+  ) {
+    super(`the upstream's reply (HTTP ${status}) is over the ${limit}-byte size limit`);
+    this.name = 'ReplyTooLargeError';
+    this.noRetry = status >= 200 && status < 300;
+  }
+}
+
 const gunzipAsync = promisify(gunzip);
 const inflateAsync = promisify(inflate);
 const brotliAsync = promisify(brotliDecompress);
+// the options read the limit at each (rare: encoded whole bodies only) decode
+const zopts = () => ({ maxOutputLength: replyLimit });
 const decoders: Record<string, (b: Buffer) => Promise<Buffer>> = {
-  gzip: (b) => gunzipAsync(b, zopts),
-  'x-gzip': (b) => gunzipAsync(b, zopts),
-  deflate: (b) => inflateAsync(b, zopts),
-  br: (b) => brotliAsync(b, zopts),
+  gzip: (b) => gunzipAsync(b, zopts()),
+  'x-gzip': (b) => gunzipAsync(b, zopts()),
+  deflate: (b) => inflateAsync(b, zopts()),
+  br: (b) => brotliAsync(b, zopts()),
 };
 const streamDecoders: Record<string, () => NodeJS.ReadWriteStream> = { gzip: createGunzip, 'x-gzip': createGunzip, deflate: createInflate, br: createBrotliDecompress };
 
@@ -101,8 +138,9 @@ function headerRecord(raw: Buffer[] | string[] | null): Record<string, string> {
  *   `body` read whole unless the reply is `text/event-stream`, then `stream` (node Readable;
  *   destroying it aborts the upstream request).
  * @throws when the upstream cannot be reached, resets before the reply is read whole, sends a
- *   body its content-encoding cannot decode, a whole body over {@link MAX_REPLY_BYTES} (raw or
- *   decoded), or `signal` aborted (an `AbortError`).
+ *   body its content-encoding cannot decode, a whole body over the size limit (raw or decoded:
+ *   {@link ReplyTooLargeError}, {@link MAX_REPLY_BYTES} unless {@link setMaxReplyBytes} set
+ *   another), or `signal` aborted (an `AbortError`).
  */
 export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply> {
   const target = targetOf(url);
@@ -170,8 +208,8 @@ export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply>
       onData(chunk) {
         if (live) return live.push(chunk); // false: undici pauses until read() resumes it
         size += chunk.byteLength;
-        if (size > MAX_REPLY_BYTES) {
-          abort?.(new Error(`the upstream's reply is over ${MAX_REPLY_BYTES} bytes`));
+        if (size > replyLimit) {
+          abort?.(new ReplyTooLargeError(status, replyLimit, size));
           return false;
         }
         chunks.push(chunk);
@@ -187,9 +225,11 @@ export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply>
         const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
         const dec = decoders[encoding];
         if (!dec) return resolve({ status, headers: out, body });
+        const limit = replyLimit;
         dec(body).then(
           (b) => resolve({ status, headers: out, body: b }),
-          (e: Error) => reject(e),
+          // zlib's maxOutputLength: the decoded body is over the limit
+          (e: Error & { code?: string }) => reject(e.code === 'ERR_BUFFER_TOO_LARGE' ? new ReplyTooLargeError(status, limit, limit + 1) : e),
         );
       },
     };

@@ -18,8 +18,26 @@ interface WireUsage {
   cache_creation?: { ephemeral_1h_input_tokens?: number | null } | null;
 }
 
-function count(v: unknown): number | null {
-  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.round(v) : null;
+/**
+ * Most tokens one call can report in one category (input, output, cache read, cache write).
+ * No model reads or writes anywhere near this in one call (the largest context windows are
+ * ~1-2 million tokens); a larger figure is a broken or hostile upstream, and charging it as
+ * given would bill a tree thousands of dollars for one call.
+ */
+export const MAX_REPORTED_TOKENS = 100_000_000;
+
+/** Marks a reported figure that cannot be real (see {@link reportedCount}). */
+export const INVALID_COUNT = -1;
+
+/**
+ * A token figure as an upstream reported it: null when absent (`undefined`/`null`), the count
+ * when it is an integer from 0 to {@link MAX_REPORTED_TOKENS}, else {@link INVALID_COUNT}
+ * (negative, fractional, NaN, a string, 1e15, ...): the call's usage is then unknown and it is
+ * charged an estimate, marked as one (DESIGN: unknown usage is never recorded as given).
+ */
+export function reportedCount(v: unknown): number | null {
+  if (v === undefined || v === null) return null;
+  return typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= MAX_REPORTED_TOKENS ? v : INVALID_COUNT;
 }
 
 /** Mutable accumulator: each figure is the latest non-null value seen (they are cumulative). */
@@ -29,15 +47,25 @@ class Figures {
   cacheRead: number | null = null;
   cacheWrite: number | null = null;
   cacheWrite1h: number | null = null;
+  /** Some reported figure was not a possible count ({@link reportedCount}). */
+  invalid = false;
 
   apply(u: unknown): void {
     if (u === null || typeof u !== 'object') return;
     const w = u as WireUsage;
-    this.input = count(w.input_tokens) ?? this.input;
-    this.output = count(w.output_tokens) ?? this.output;
-    this.cacheRead = count(w.cache_read_input_tokens) ?? this.cacheRead;
-    this.cacheWrite = count(w.cache_creation_input_tokens) ?? this.cacheWrite;
-    this.cacheWrite1h = count(w.cache_creation?.ephemeral_1h_input_tokens) ?? this.cacheWrite1h;
+    this.input = this.take(w.input_tokens) ?? this.input;
+    this.output = this.take(w.output_tokens) ?? this.output;
+    this.cacheRead = this.take(w.cache_read_input_tokens) ?? this.cacheRead;
+    this.cacheWrite = this.take(w.cache_creation_input_tokens) ?? this.cacheWrite;
+    this.cacheWrite1h = this.take(w.cache_creation?.ephemeral_1h_input_tokens) ?? this.cacheWrite1h;
+  }
+
+  /** The figure, or null (absent, or invalid: then {@link invalid} is set and the figure is ignored). */
+  private take(v: unknown): number | null {
+    const n = reportedCount(v);
+    if (n !== INVALID_COUNT) return n;
+    this.invalid = true;
+    return null;
   }
 
   toUsage(): CallUsage {
@@ -52,17 +80,17 @@ class Figures {
 }
 
 /**
- * Usage of a non-streamed Messages reply (`{..., "usage": {...}}`), or null when the body has
- * no readable `usage` with at least input and output figures.
+ * Usage of a non-streamed Messages reply (`{..., "usage": {...}}`), or null (unknown: the call
+ * is charged an estimate) when the body has no readable `usage` with at least input and output
+ * figures, or any figure in it is not a possible count ({@link reportedCount}).
  */
 export function usageFromMessage(body: unknown): CallUsage | null {
   if (body === null || typeof body !== 'object') return null;
   const u = (body as { usage?: unknown }).usage;
   if (u === null || typeof u !== 'object') return null;
-  const w = u as WireUsage;
-  if (count(w.input_tokens) === null || count(w.output_tokens) === null) return null;
   const f = new Figures();
   f.apply(u);
+  if (f.invalid || f.input === null || f.output === null) return null;
   return f.toUsage();
 }
 
@@ -77,6 +105,11 @@ export interface StreamUsageState {
   complete: boolean;
   /** An `error` event arrived in the stream (e.g. overloaded mid-stream). */
   errored: boolean;
+  /**
+   * A usage figure the stream reported was not a possible count (usage.ts reportedCount): the
+   * usage is unknown (estimated) even when the stream completed; `usage` holds the valid ones.
+   */
+  invalidUsage: boolean;
   usage: CallUsage;
   textBytes: number;
   /** `message.model` of message_start, when seen. */
@@ -211,6 +244,7 @@ export class StreamUsageReader {
       sawStart: this.sawStart,
       complete: this.complete,
       errored: this.errored,
+      invalidUsage: this.figures.invalid,
       usage: this.figures.toUsage(),
       textBytes: this.textBytes,
       model: this.model,

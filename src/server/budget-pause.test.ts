@@ -1,11 +1,18 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, expect, it } from 'vitest';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../core/log.js';
+import { hashToken } from '../core/tokens.js';
+import { createGateway } from '../gateway/gateway.js';
+import type { PriceTable } from '../gateway/prices.js';
+import { onSqlite } from '../gateway/test-stores.js';
 import { openSqliteStore } from '../store/open.js';
+import type { Store } from '../store/types.js';
 import type { AgentRegistry } from './agents.js';
-import { budgetPauser } from './budget-pause.js';
+import { budgetPauser, budgetResumer } from './budget-pause.js';
 import { EventBus } from './event-bus.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'flotilla-pause-'));
@@ -34,4 +41,130 @@ it('pauses a running job unless its agent says onBudgetExhausted: fail; leaves a
   } finally {
     await store.close();
   }
+});
+
+// --- a refusal caused only by calls in flight (gateway/budget-waiters.ts) ------------------
+// Real gateway over HTTP and a real SQLite store, with the control plane's pause and resume
+// hooks. Budget $1.00, $0.90 spent; each call's worst case ~$0.04 (two fit in the $0.10 left,
+// three do not). Prices: input 3, output 15, cache writes 3.75/6 USD per MTok.
+
+const PRICE = { input: 3, output: 15, cacheWrite5m: 3.75, cacheWrite1h: 6, cacheRead: 0.3 };
+const PRICES: PriceTable = { version: 'test', models: { 'test-model': PRICE }, default: PRICE };
+const TOKEN = 'flj_inflight_0123456789abcdefghij';
+const MAX_TOKENS = 2600;
+const BODY = JSON.stringify({ model: 'test-model', max_tokens: MAX_TOKENS, messages: [{ role: 'user', content: 'hello' }] });
+// ⌈bytes/3⌉ input tokens at the highest input-side rate (6 µ$) + 2,600 output tokens at 15 µ$
+const WORST = Math.ceil(Buffer.byteLength(BODY) / 3) * 6 + MAX_TOKENS * 15;
+
+/** A fake Anthropic upstream holding every call until release(); replies with `outputTokens` used (10 input). */
+async function heldUpstream(outputTokens: number) {
+  let seen = 0;
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  const server: Server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      seen += 1;
+      void released.then(() => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ id: 'm', type: 'message', role: 'assistant', model: 'test-model', content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', usage: { input_tokens: 10, output_tokens: outputTokens } }));
+      });
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen: () => seen, release, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+/** A running root job (TOKEN) with `limit` µ$ of budget and `spent` µ$ spent, and the gateway over HTTP with the server's hooks. */
+async function setUp(store: Store, upstreamUrl: string, limit: number, spent: number) {
+  const now = Date.now();
+  const runner = await store.createRunner({ name: 'r', labels: {}, capacity: 1, credentialHash: 'c'.repeat(64), now });
+  const job = await store.createJob({ parentId: null, agent: 'a', agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros: limit, now });
+  await store.claimJob({ id: runner.id, labels: {} }, hashToken(TOKEN), now);
+  await store.transitionJob(job.id, 1, ['assigned'], 'running', now, { startedAt: now, sessionId: 'sess-1' });
+  const held = await store.reserveBudget(job.id, spent, now);
+  if (!held?.ok) throw new Error('the first reservation must fit');
+  await store.settleBudget(job.id, held.reservationId, spent, now);
+  const bus = new EventBus();
+  const agents = { get: () => ({ onBudgetExhausted: 'pause' }) } as unknown as AgentRegistry;
+  const app = createGateway({
+    store,
+    config: { provider: 'anthropic', anthropicApiKey: 'sk-up', anthropicBaseUrl: upstreamUrl, prices: PRICES },
+    scriptFor: async () => null,
+    onBudgetExhausted: budgetPauser({ store, agents, bus, log: silentLogger, now: Date.now }),
+    onBudgetRoom: async (rootId, why) => void (await budgetResumer({ store, bus, now: Date.now })(rootId, why)),
+  });
+  const gw = createServer(app.node);
+  await new Promise<void>((r) => gw.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(gw.address() as AddressInfo).port}/v1/messages`;
+  const call = () => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TOKEN }, body: BODY }).then(async (r) => ({ status: r.status, body: await r.text() }));
+  return { jobId: job.id, call, close: () => new Promise<void>((r) => gw.close(() => r())) };
+}
+
+describe('a job paused by a refusal that only calls in flight caused', () => {
+  it('resumes by itself once those calls settle with room left (as a top-up resumes it), no top-up needed', () =>
+    onSqlite(async ([store]) => {
+      expect(2 * WORST).toBeLessThanOrEqual(100_000);
+      expect(3 * WORST).toBeGreaterThan(100_000);
+      const up = await heldUpstream(100); // 10 × 3 + 100 × 15 = 1,530 µ$ a call
+      const gw = await setUp(store!, up.url, 1_000_000, 900_000);
+      try {
+        const inFlight = [gw.call(), gw.call()];
+        await expect.poll(() => up.seen(), { timeout: 10_000 }).toBe(2);
+        const third = await gw.call();
+        expect(third.status).toBe(402);
+        expect(third.body).toMatch(/budget exhausted/);
+        expect(await store!.getJob(gw.jobId)).toMatchObject({ status: 'paused', endReason: 'budget' });
+        up.release();
+        expect((await Promise.all(inFlight)).map((x) => x.status)).toEqual([200, 200]);
+        expect(await store!.getTreeBudget(gw.jobId, Date.now())).toMatchObject({ spentMicros: 900_000 + 2 * 1_530, reservedMicros: 0 });
+        // What a top-up gives a paused job whose stopped process has not exited yet: it stays
+        // paused (budget_resume) and queues once its runner reports the exit.
+        await expect.poll(async () => (await store!.getJob(gw.jobId))?.endReason, { timeout: 5_000 }).toBe('budget_resume');
+        const evs = await store!.listEvents(gw.jobId, 0, 50);
+        expect(evs.at(-1)).toMatchObject({ type: 'status', data: { status: 'paused', message: expect.stringMatching(/calls in flight in job tree \d+ settled: \$0\.096940 of its budget left; resumes once the process of its attempt 1 has stopped/) } });
+        const queued = await store!.endPausedAttempt(gw.jobId, 1, Date.now());
+        expect(queued).toMatchObject({ status: 'queued', resumeSessionId: 'sess-1' });
+      } finally {
+        up.release();
+        await gw.close();
+        await up.close();
+      }
+    }));
+
+  it('stays paused when the calls in flight settle leaving less than its worst case (a top-up is needed)', () =>
+    onSqlite(async ([store]) => {
+      const up = await heldUpstream(2_100); // 30 + 31,500 = 31,530 µ$ a call: 100,000 − 63,060 = 36,940 < WORST
+      expect(100_000 - 2 * 31_530).toBeLessThan(WORST);
+      const gw = await setUp(store!, up.url, 1_000_000, 900_000);
+      try {
+        const inFlight = [gw.call(), gw.call()];
+        await expect.poll(() => up.seen(), { timeout: 10_000 }).toBe(2);
+        expect((await gw.call()).status).toBe(402);
+        up.release();
+        await Promise.all(inFlight);
+        expect(await store!.getTreeBudget(gw.jobId, Date.now())).toMatchObject({ spentMicros: 900_000 + 2 * 31_530, reservedMicros: 0 });
+        await new Promise((r) => setTimeout(r, 500));
+        expect(await store!.getJob(gw.jobId)).toMatchObject({ status: 'paused', endReason: 'budget' });
+      } finally {
+        up.release();
+        await gw.close();
+        await up.close();
+      }
+    }));
+
+  it('stays paused when the tree is really out of money (spent + worst case over the limit, nothing in flight)', () =>
+    onSqlite(async ([store]) => {
+      const up = await heldUpstream(1);
+      const gw = await setUp(store!, up.url, 1_000_000, 990_000);
+      try {
+        expect((await gw.call()).status).toBe(402);
+        await new Promise((r) => setTimeout(r, 500));
+        expect(await store!.getJob(gw.jobId)).toMatchObject({ status: 'paused', endReason: 'budget' });
+        expect(up.seen()).toBe(0);
+      } finally {
+        await gw.close();
+        await up.close();
+      }
+    }));
 });

@@ -43,6 +43,33 @@ export function budgetPauser(o: {
   };
 }
 
+/**
+ * Tree `rootId` has room again — a top-up (routes/jobs-budget.ts), or the gateway's
+ * `onBudgetRoom` hook (gateway/budget-waiters.ts: a call refused only because of other calls in
+ * flight, now settled) — so its budget-paused jobs resume: one whose stopped
+ * attempt's process has not exited yet stays `paused` (endReason `budget_resume`) and queues when
+ * the runner reports that exit (server/paused-exit.ts); the others go back to `queued` to resume
+ * their session, each with a `status` event saying `why`; the dispatcher is kicked.
+ * @returns the ids of the jobs resumed (or to resume on their exit), ascending.
+ */
+export function budgetResumer(o: { store: Store; bus: EventBus; now: () => number; kick?: () => void }) {
+  return async (rootId: number, why: string): Promise<number[]> => {
+    const now = o.now();
+    // never two processes of one job at once: a held attempt resumes after its exit
+    const deferred = await o.store.deferHeldBudgetResumes(rootId);
+    for (const r of deferred) {
+      await recordStatus(o.store, o.bus, r.id, 'paused', `${why}; resumes once the process of its attempt ${r.attempt} has stopped`, now);
+    }
+    const resumed = [...(await o.store.resumeBudgetPausedJobs(rootId, now)), ...deferred].sort((a, b) => a.id - b.id);
+    for (const r of resumed) {
+      if (r.status !== 'queued') continue;
+      await recordStatus(o.store, o.bus, r.id, 'queued', `${why}; resuming${r.resumeSessionId ? ` session ${r.resumeSessionId}` : ''}`, now);
+    }
+    if (resumed.length) o.kick?.();
+    return resumed.map((r) => r.id);
+  };
+}
+
 /** The stop a budget-paused attempt's runner gets (and gets again on heartbeats while the attempt holds it: hub.ts). */
 export function pauseStop(jobId: number, attempt: number): Extract<ServerToRunner, { type: 'job.cancel' }> {
   return { type: 'job.cancel', jobId, attempt, reason: 'paused: job tree out of budget', pause: true };

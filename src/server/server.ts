@@ -19,7 +19,8 @@ import { EffortSettings } from './effort-cache.js';
 import { EventBus } from './event-bus.js';
 import { RunnerHub } from './hub.js';
 import { Sweeper } from './sweeper.js';
-import { budgetPauser } from './budget-pause.js';
+import { budgetPauser, budgetResumer } from './budget-pause.js';
+import { abortCallsOnJobEnd } from './live-call-aborts.js';
 import { pausedAttemptEnded, pausedExitTap, type PausedExitDeps } from './paused-exit.js';
 import { TaskEngine } from './tasks/engine.js';
 import { serveHook } from './hooks/hooks-node.js';
@@ -179,7 +180,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       return agents.scriptFor(job.agent, job.agentVersion);
     },
     onBudgetExhausted: budgetPauser({ store, agents, bus, log: log.child({ part: 'gateway' }), now, stop: (runnerId, msg) => hub.send(runnerId, msg) }),
+    // a job paused only by calls in flight resumes once they settle with room left (budget-waiters.ts)
+    onBudgetRoom: async (rootId, why) => {
+      const resumed = await budgetResumer({ store, bus, now, kick: () => dispatcher.kick() })(rootId, why);
+      if (resumed.length) log.info('budget-paused jobs resume: calls in flight left room', { rootId, resumed: resumed.join(',') });
+    },
   });
+  // a cancelled, lost or fenced attempt's live model calls stop at once (gateway/live-calls.ts)
+  abortCallsOnJobEnd(bus, (jobId) => gateway.abortJob(jobId), log.child({ part: 'gateway' }));
   // The gateway's /v1/* calls (issue 3 speed goals) and the webhook deliveries (issue 7) go to
   // plain node:http handlers, past Hono and web streams; everything else to the Hono app.
   const honoListener = getRequestListener(app.fetch);

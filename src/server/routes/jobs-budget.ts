@@ -4,7 +4,7 @@ import { TopUpRequest, type BudgetView } from '../../protocol/index.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
 import { apiError, idError, parseId, readBody } from '../http-util.js';
-import { recordStatus } from '../status-events.js';
+import { budgetResumer } from '../budget-pause.js';
 
 /**
  * Budgets of job trees (issue 3):
@@ -54,20 +54,11 @@ export function mountJobBudget(app: Hono<AppEnv>, ctx: ServerContext): void {
     }
     budget ??= await ctx.store.topUpBudget(job.rootId, usdToMicros(body.value.addUsd), now);
     if (!budget) return apiError(c, 404, 'not_found', `job ${id}'s tree has no root job ${job.rootId}`);
-    // A paused job whose stopped process has not exited yet resumes when it has (paused-exit.ts):
-    // never two processes of one job at once.
-    const deferred = await ctx.store.deferHeldBudgetResumes(job.rootId);
-    for (const r of deferred) {
-      await recordStatus(ctx.store, ctx.bus, r.id, 'paused', `budget topped up by ${formatMicros(usdToMicros(body.value.addUsd))}; resumes once the process of its attempt ${r.attempt} has stopped`, now);
-    }
-    const resumed = [...(await ctx.store.resumeBudgetPausedJobs(job.rootId, now)), ...deferred].sort((a, b) => a.id - b.id);
-    for (const r of resumed) {
-      if (r.status !== 'queued') continue;
-      await recordStatus(ctx.store, ctx.bus, r.id, 'queued', `budget topped up by ${formatMicros(usdToMicros(body.value.addUsd))}; resuming${r.resumeSessionId ? ` session ${r.resumeSessionId}` : ''}`, now);
-    }
-    if (resumed.length) ctx.dispatcher.kick();
-    ctx.log.info('budget topped up', { rootId: job.rootId, addMicros: usdToMicros(body.value.addUsd), resumed: resumed.map((r) => r.id).join(',') });
-    const view: BudgetView = { jobId: id, budget, resumed: resumed.map((r) => r.id) };
+    // Resumed as after any new room (budget-pause.ts): a paused job whose stopped process has not
+    // exited yet resumes when it has (never two processes of one job at once).
+    const resumed = await budgetResumer({ store: ctx.store, bus: ctx.bus, now: ctx.now, kick: () => ctx.dispatcher.kick() })(job.rootId, `budget topped up by ${formatMicros(usdToMicros(body.value.addUsd))}`);
+    ctx.log.info('budget topped up', { rootId: job.rootId, addMicros: usdToMicros(body.value.addUsd), resumed: resumed.join(',') });
+    const view: BudgetView = { jobId: id, budget, resumed };
     return c.json(view);
   });
 }

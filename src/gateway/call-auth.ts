@@ -1,0 +1,81 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Logger } from '../core/log.js';
+import { authenticateJob, type JobAuth, type JobAuthStore } from './job-auth.js';
+import { LogThrottle } from './log-throttle.js';
+import { headerOf, type GatewayRequest } from './reply.js';
+
+/**
+ * A {@link GatewayRequest} whose job token was already looked up before its body was read
+ * (node-adapter.ts, {@link CallAuth.preflight}): the route handlers use `auth` instead of
+ * looking the token up a second time. Absent (or undefined) on other paths (web-adapter.ts).
+ */
+export interface PreAuthedRequest extends GatewayRequest {
+  auth?: JobAuth | undefined;
+}
+
+/** The job token of an Anthropic-format call: `x-api-key`, else `Authorization: Bearer <token>`; null when neither. */
+export function messagesTokenOf(h: IncomingHttpHeaders): string | null {
+  const key = headerOf(h, 'x-api-key')?.trim();
+  if (key) return key;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(headerOf(h, 'authorization') ?? '');
+  return m?.[1] ?? null;
+}
+
+/** The job token of an OpenAI-format call: `Authorization: Bearer <token>`, else `x-api-key`; null when neither. */
+export function openaiTokenOf(h: IncomingHttpHeaders): string | null {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(headerOf(h, 'authorization') ?? '');
+  return m?.[1] ?? (headerOf(h, 'x-api-key')?.trim() || null);
+}
+
+/** The model routes (POST only) and the token rule of each; every other request needs no body. */
+const ROUTE_TOKEN: Record<string, (h: IncomingHttpHeaders) => string | null> = {
+  '/v1/messages': messagesTokenOf,
+  '/v1/messages/count_tokens': messagesTokenOf,
+  '/v1/chat/completions': openaiTokenOf,
+  '/v1/responses': openaiTokenOf,
+};
+
+const MISSING: JobAuth = Object.freeze({ missing: true as const });
+
+/**
+ * Job-token authentication shared by the node adapter and the route handlers, so the token of a
+ * call is looked up once, before its body is read (issue: unauthenticated 31 MB bodies were
+ * buffered before the 401), and rejections are logged at most once per 10 s per kind.
+ */
+export class CallAuth {
+  private readonly throttle: LogThrottle;
+
+  constructor(
+    private readonly store: JobAuthStore,
+    throttle?: LogThrottle,
+  ) {
+    this.throttle = throttle ?? new LogThrottle();
+  }
+
+  /**
+   * Before the body of a request is read: the job auth of a model call (`POST` to one of the
+   * four model routes), looked up by the route's token rule (a request without a token answers
+   * at once, without the store), or null for any other request (the gateway answers it 404
+   * without reading its body).
+   */
+  preflight(method: string | undefined, path: string, headers: IncomingHttpHeaders): JobAuth | Promise<JobAuth> | null {
+    const tokenOf = method === 'POST' ? ROUTE_TOKEN[path] : undefined;
+    if (!tokenOf) return null;
+    const token = tokenOf(headers);
+    return token ? authenticateJob(this.store, token) : MISSING;
+  }
+
+  /** The job auth of `req`: the one {@link preflight} found (node adapter), else looked up now by `tokenOf`. */
+  of(req: GatewayRequest, tokenOf: (h: IncomingHttpHeaders) => string | null): JobAuth | Promise<JobAuth> {
+    return (req as PreAuthedRequest).auth ?? authenticateJob(this.store, tokenOf(req.headers));
+  }
+
+  /**
+   * Logs a rejected job token (`auth`: missing or unknown) — at most one line per 10 s per kind,
+   * with how many were suppressed since the last one. Never the token itself.
+   */
+  logRejected(log: Logger, auth: JobAuth, path: string): void {
+    if ('missing' in auth) this.throttle.warn(log, 'missing', 'gateway: rejected a call without a job token', { path });
+    else if ('unknown' in auth) this.throttle.warn(log, 'unknown', 'gateway: rejected an unknown or expired job token', { path });
+  }
+}

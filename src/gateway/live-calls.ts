@@ -1,0 +1,72 @@
+import type { CallSignal } from './reply.js';
+
+/**
+ * The model calls this process is serving, by job, so that a job that is cancelled (or whose
+ * attempt is lost or fenced) stops spending at once: its token is dead from the cancel on, but a
+ * call already admitted would otherwise run (and bill) until its upstream ended.
+ *
+ * A call is tracked from its budget reservation to its settle (budget.ts): a Map set and delete
+ * per call (~50 ns of CPU), no timer and no AbortController on the success path (bench/gateway-cpu.bench.js).
+ * Aborting a call aborts its request's {@link CallSignal} as the client going away does
+ * (node-adapter.ts's own signal, or the web adapter's, given an `abort` by gateway.ts): the
+ * upstream request is aborted (upstream-http.ts), a live stream stops being read and the client's
+ * stream ends, and the call is settled by meter.ts with the usage seen so far, or the estimate,
+ * marked as one (never $0).
+ */
+
+/** One tracked call: the store it reserved in (a job id means a job of that store) and its signal. */
+export interface LiveCall {
+  readonly store: object;
+  readonly signal: CallSignal & { abort(): void };
+}
+
+// A job's one call kept as is (the common case: no Set made and dropped on every call), more in a Set.
+const byJob = new Map<number, LiveCall | Set<LiveCall>>();
+
+/**
+ * Tracks a call of job `jobId` (reserved in `store`) until {@link untrackCall}. Null (nothing
+ * tracked) when its signal cannot be aborted from here (a plain AbortSignal).
+ */
+export function trackCall(store: object, jobId: number, signal: CallSignal | undefined): LiveCall | null {
+  if (signal === undefined || typeof signal.abort !== 'function') return null;
+  const call: LiveCall = { store, signal: signal as LiveCall['signal'] };
+  const had = byJob.get(jobId);
+  if (had === undefined) byJob.set(jobId, call);
+  else if (had instanceof Set) had.add(call);
+  else byJob.set(jobId, new Set([had, call]));
+  return call;
+}
+
+/** Stops tracking `call` (its call settled). */
+export function untrackCall(jobId: number, call: LiveCall): void {
+  const had = byJob.get(jobId);
+  if (had === call) byJob.delete(jobId);
+  else if (had instanceof Set) {
+    had.delete(call);
+    if (had.size === 0) byJob.delete(jobId);
+  }
+}
+
+/**
+ * Aborts every live call of job `jobId` in `store` (see the module comment); each settles on its
+ * own as its reply ends (meter.ts). @returns how many were aborted.
+ */
+export function abortJobCalls(store: object, jobId: number): number {
+  const had = byJob.get(jobId);
+  if (had === undefined) return 0;
+  let n = 0;
+  for (const call of had instanceof Set ? [...had] : [had]) {
+    if (call.store !== store) continue;
+    untrackCall(jobId, call);
+    if (call.signal.aborted) continue;
+    n += 1;
+    call.signal.abort();
+  }
+  return n;
+}
+
+/** How many calls of job `jobId` are tracked (tests, diagnostics). */
+export function liveCallCount(jobId: number): number {
+  const had = byJob.get(jobId);
+  return had === undefined ? 0 : had instanceof Set ? had.size : 1;
+}

@@ -1,0 +1,166 @@
+/**
+ * The node adapter checks the job token and the declared body size BEFORE reading a body
+ * (node-adapter.ts with call-auth.ts): an unauthenticated caller that declares tens of MB gets
+ * its 401 at once, in the route's wire format, without the gateway waiting for (or keeping) the
+ * rest; an oversize `content-length` with a good token gets 413 at once, recorded as refused.
+ * Also: OpenAI-format 401/404 replies carry `x-should-retry: false`; bad-token log lines are
+ * throttled and never hold the token. Real HTTP in front (raw sockets), a real fake upstream behind.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Logger } from '../core/log.js';
+import { createGateway } from './gateway.js';
+import { MemoryGatewayStore } from './memory-store.js';
+import { loadPriceTable } from './prices.js';
+import { listenNode, type TestServer } from './test-server.js';
+import { fakeUpstream, rawPost } from './test-upstream.js';
+
+const TOKEN = 'flj_preflight_0123456789abcdefghij';
+const BAD = 'flj_preflight_not_a_live_token_xyz';
+const LIMIT = 64 * 1024;
+const store = new MemoryGatewayStore();
+const lines: Array<{ level: string; msg: string; fields: Record<string, unknown> }> = [];
+const log: Logger = {
+  debug: () => undefined,
+  info: () => undefined,
+  warn: (msg, fields = {}) => void lines.push({ level: 'warn', msg, fields }),
+  error: (msg, fields = {}) => void lines.push({ level: 'error', msg, fields }),
+  child: () => log,
+};
+let up: Awaited<ReturnType<typeof fakeUpstream>>;
+let gw: TestServer;
+
+/** A gateway (Anthropic and an OpenAI-compatible upstream, both the fake one) over plain node:http, logging to `logger`. */
+function gatewayServer(logger: Logger): Promise<TestServer> {
+  const gateway = createGateway({
+    store,
+    config: {
+      provider: 'anthropic',
+      anthropicApiKey: 'sk-server',
+      anthropicBaseUrl: up.url,
+      openai: { provider: 'openai-compatible', baseUrl: up.url, apiKeys: [] },
+      modelProviders: [
+        { pattern: 'claude-*', provider: 'anthropic' },
+        { pattern: 'gpt-*', provider: 'openai-compatible' },
+      ],
+      prices: loadPriceTable(),
+      maxRequestBytes: LIMIT,
+      retry: { retries: 0 },
+    },
+    scriptFor: async () => null,
+    log: logger,
+  });
+  return listenNode((req, res) => gateway.node(req, res));
+}
+
+beforeAll(async () => {
+  up = await fakeUpstream(() => ({ body: '{"id":"x","object":"chat.completion","model":"gpt-4o","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1}}' }));
+  store.addJob(TOKEN, { id: 5, budgetMicros: 5_000_000 });
+  gw = await gatewayServer(log);
+});
+afterAll(async () => {
+  await gw.close();
+  await up.close();
+});
+beforeEach(() => {
+  store.calls.length = 0;
+  up.seen.length = 0;
+  lines.length = 0;
+});
+
+const json = { 'content-type': 'application/json' };
+const HUGE = String(31_000_000);
+const part = 'x'.repeat(16 * 1024);
+
+describe('before the body is read', () => {
+  it('an unknown token declaring 31 MB and sending 16 KB: 401 authentication_error at once (no wait for the rest), connection closed, nothing recorded', async () => {
+    const t0 = Date.now();
+    const r = await rawPost(gw.url, '/v1/messages', { ...json, 'x-api-key': BAD, 'content-length': HUGE }, part);
+    expect(Date.now() - t0).toBeLessThan(2000);
+    expect(r.status).toBe(401);
+    expect(r.headers['x-should-retry']).toBe('false');
+    expect(r.headers['connection']).toBe('close');
+    expect(JSON.parse(r.body)).toEqual({ type: 'error', error: { type: 'authentication_error', message: 'invalid job token: unknown, or its job is no longer running' } });
+    expect(store.calls).toHaveLength(0);
+    expect(up.seen).toHaveLength(0);
+  });
+
+  it('no token at all, 31 MB declared: 401 at once', async () => {
+    const r = await rawPost(gw.url, '/v1/messages', { ...json, 'content-length': HUGE }, part);
+    expect(r.status).toBe(401);
+    expect(JSON.parse(r.body).error.message).toBe('missing job token: send it as x-api-key or Authorization: Bearer');
+  });
+
+  it('OpenAI routes: the 401 in OpenAI shape (invalid_api_key) with x-should-retry: false, at once', async () => {
+    for (const path of ['/v1/chat/completions', '/v1/responses']) {
+      const r = await rawPost(gw.url, path, { ...json, authorization: `Bearer ${BAD}`, 'content-length': HUGE }, part);
+      expect(r.status).toBe(401);
+      expect(r.headers['x-should-retry']).toBe('false');
+      expect(JSON.parse(r.body)).toEqual({ error: { message: 'invalid job token: unknown, or its job is no longer running', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } });
+    }
+    expect(up.seen).toHaveLength(0);
+  });
+
+  it('a good token with a content-length over the limit: 413 at once, naming the size and the limit, recorded as refused, upstream untouched', async () => {
+    const r = await rawPost(gw.url, '/v1/messages', { ...json, 'x-api-key': TOKEN, 'content-length': HUGE }, part);
+    expect(r.status).toBe(413);
+    expect(r.headers['x-should-retry']).toBe('false');
+    expect(JSON.parse(r.body).error).toEqual({ type: 'request_too_large', message: `request body is 31000000 bytes; the limit is ${LIMIT}` });
+    expect(store.calls.map((c) => [c.jobId, c.httpStatus, c.refused])).toEqual([[5, 413, 'too_large']]);
+    const o = await rawPost(gw.url, '/v1/chat/completions', { ...json, authorization: `Bearer ${TOKEN}`, 'content-length': HUGE }, part);
+    expect(o.status).toBe(413);
+    expect(JSON.parse(o.body).error.code).toBe('request_too_large');
+    expect(up.seen).toHaveLength(0);
+  });
+
+  it('a POST to no model route declaring 31 MB: 404 at once', async () => {
+    const r = await rawPost(gw.url, '/v1/complete', { ...json, 'x-api-key': TOKEN, 'content-length': HUGE }, part);
+    expect(r.status).toBe(404);
+    expect(JSON.parse(r.body).error.message).toBe('no such endpoint: POST /v1/complete');
+  });
+
+  it('a good token and a body within the limit still goes through, the body whole upstream', async () => {
+    const body = JSON.stringify({ model: 'gpt-4o', max_tokens: 10, messages: [{ role: 'user', content: 'y'.repeat(20_000) }] });
+    const res = await fetch(gw.url + '/v1/chat/completions', { method: 'POST', headers: { ...json, authorization: `Bearer ${TOKEN}` }, body });
+    expect(res.status).toBe(200);
+    expect(up.seen).toHaveLength(1);
+    expect(JSON.parse(up.seen[0]!.body)).toEqual(JSON.parse(body));
+  });
+});
+
+describe('OpenAI-format refusals are final', () => {
+  it('401 (bad token) and 404 (unknown model) carry x-should-retry: false', async () => {
+    const bad = await fetch(gw.url + '/v1/chat/completions', { method: 'POST', headers: { ...json, authorization: `Bearer ${BAD}` }, body: '{}' });
+    expect(bad.status).toBe(401);
+    expect(bad.headers.get('x-should-retry')).toBe('false');
+    const missing = await fetch(gw.url + '/v1/responses', { method: 'POST', headers: json, body: '{}' });
+    expect(missing.status).toBe(401);
+    expect(missing.headers.get('x-should-retry')).toBe('false');
+    const unknown = await fetch(gw.url + '/v1/chat/completions', { method: 'POST', headers: { ...json, authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ model: 'mystery-1', messages: [{ role: 'user', content: 'x' }] }) });
+    expect(unknown.status).toBe(404);
+    expect(unknown.headers.get('x-should-retry')).toBe('false');
+    expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe('model_not_found');
+    expect(up.seen).toHaveLength(0);
+  });
+});
+
+describe('bad-token log lines', () => {
+  it('forty bad-token calls (two routes, unknown and missing tokens) write one line per kind, never the token', async () => {
+    // a fresh gateway: its throttle has seen nothing yet
+    const own = await gatewayServer(log);
+    try {
+      for (let i = 0; i < 10; i++) {
+        await fetch(own.url + '/v1/messages', { method: 'POST', headers: { ...json, 'x-api-key': BAD }, body: '{}' });
+        await fetch(own.url + '/v1/chat/completions', { method: 'POST', headers: { ...json, authorization: `Bearer ${BAD}` }, body: '{}' });
+        await fetch(own.url + '/v1/messages', { method: 'POST', headers: json, body: '{}' });
+        expect((await fetch(own.url + '/v1/responses', { method: 'POST', headers: json, body: '{}' })).status).toBe(401);
+      }
+    } finally {
+      await own.close();
+    }
+    expect(lines.map((l) => [l.msg, l.fields])).toEqual([
+      ['gateway: rejected an unknown or expired job token', { path: '/v1/messages' }],
+      ['gateway: rejected a call without a job token', { path: '/v1/messages' }],
+    ]);
+    expect(JSON.stringify(lines)).not.toContain(BAD);
+  });
+});

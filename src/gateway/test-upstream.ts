@@ -1,0 +1,103 @@
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { connect } from 'node:net';
+
+/** One request a {@link fakeUpstream} received. */
+export interface SeenRequest {
+  url: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/** What a {@link fakeUpstream} answers: status (default 200), headers, and the body whole or as chunks (SSE). */
+export interface FakeReply {
+  status?: number;
+  headers?: Record<string, string>;
+  body: string | string[];
+}
+
+/**
+ * A fake model provider for tests on 127.0.0.1: records every request (`seen`, bodies as text)
+ * and answers with `reply(request)`. `close()` stops it.
+ */
+export async function fakeUpstream(reply: (req: SeenRequest) => FakeReply): Promise<{ url: string; seen: SeenRequest[]; close(): Promise<void> }> {
+  const seen: SeenRequest[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const r: SeenRequest = { url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
+      seen.push(r);
+      const out = reply(r);
+      res.writeHead(out.status ?? 200, out.headers ?? { 'content-type': 'application/json' });
+      if (typeof out.body === 'string') return void res.end(out.body);
+      for (const c of out.body) res.write(c);
+      res.end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    seen,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** A raw HTTP reply as read off the socket: status, lower-case headers, body text. */
+export interface RawReply {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * Sends `POST path` over a raw TCP socket with `headers` (a `content-length` among them may
+ * declare more than is sent) and only `bodyPart`, then waits for a whole reply (by its
+ * content-length) WITHOUT sending the rest. Rejects when none came within `timeoutMs`.
+ */
+export function rawPost(baseUrl: string, path: string, headers: Record<string, string>, bodyPart: string | Buffer, timeoutMs = 3000): Promise<RawReply> {
+  const { hostname, port } = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const sock = connect(Number(port), hostname);
+    let got = Buffer.alloc(0);
+    const timer = setTimeout(() => {
+      sock.destroy();
+      reject(new Error(`no reply within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const tryParse = (): boolean => {
+      const end = got.indexOf('\r\n\r\n');
+      if (end < 0) return false;
+      const [statusLine, ...lines] = got.subarray(0, end).toString('latin1').split('\r\n');
+      const h: Record<string, string> = {};
+      for (const l of lines) {
+        const i = l.indexOf(':');
+        h[l.slice(0, i).trim().toLowerCase()] = l.slice(i + 1).trim();
+      }
+      const len = Number(h['content-length'] ?? 0);
+      if (got.length < end + 4 + len) return false;
+      clearTimeout(timer);
+      sock.destroy();
+      resolve({ status: Number(statusLine!.split(' ')[1]), headers: h, body: got.subarray(end + 4, end + 4 + len).toString('utf8') });
+      return true;
+    };
+    sock.on('data', (c: Buffer) => {
+      got = Buffer.concat([got, c]);
+      tryParse();
+    });
+    // a reset after the reply (the server closed with body bytes unread) is fine
+    sock.on('error', () => undefined);
+    sock.on('close', () => {
+      if (!tryParse()) {
+        clearTimeout(timer);
+        reject(new Error(`connection closed without a whole reply: ${JSON.stringify(got.toString('latin1').slice(0, 200))}`));
+      }
+    });
+    const head = `POST ${path} HTTP/1.1\r\nhost: ${hostname}:${port}\r\n` + Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('') + '\r\n';
+    sock.write(head);
+    sock.write(bodyPart);
+  });
+}
