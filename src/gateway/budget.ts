@@ -3,6 +3,7 @@ import { formatMicros } from '../core/money.js';
 import { DEFAULT_RESERVATION_TTL_MS } from '../store/budgets.js';
 import { noteCallStart, type ActivityStore } from './activity.js';
 import { trackCall, untrackCall } from './live-calls.js';
+import { IMAGE_TOKENS_BOUND, type InlineImages } from './input-images.js';
 import type { CallSignal } from './reply.js';
 import type { JobRow, NewModelCall, Store, TreeBudget } from '../store/types.js';
 
@@ -16,16 +17,17 @@ export const DEFAULT_MAX_OUTPUT_TOKENS = 32_000;
  * Worst-case cost of a call before it is made, in integer micro-dollars (rounded up), the
  * amount reserved against the tree budget (issue 3: "input estimate + max_tokens at the
  * output price"):
- * - input estimate: ⌈requestBytes / 3⌉ tokens — a token is on average ~4 bytes of English
- *   or code, and fewer bytes only for unusual text, so bytes/3 is a safe bound for JSON
- *   request bodies (an image's base64 over-estimates: safe, never under) — priced at the
- *   highest input-side rate (input, 5-minute or 1-hour cache write), since the client may
- *   have marked any of it for caching;
+ * - input estimate: ⌈(requestBytes − the inline images' base64 bytes) / 3⌉ tokens — a token is
+ *   on average ~4 bytes of English or code, and fewer bytes only for unusual text, so bytes/3
+ *   is a safe bound for JSON request bodies — plus {@link IMAGE_TOKENS_BOUND} per inline image
+ *   (`images`, input-images.ts: a provider prices an image by its pixels, not its bytes),
+ *   priced at the highest input-side rate (input, 5-minute or 1-hour cache write), since the
+ *   client may have marked any of it for caching;
  * - output: `maxTokens` (or {@link DEFAULT_MAX_OUTPUT_TOKENS}) at the output price.
  * A price of P USD/MTok is P µ$ per token. The result is at most Number.MAX_SAFE_INTEGER.
  */
-export function worstCaseMicros(requestBytes: number, maxTokens: number | undefined, price: ModelPrice): number {
-  const inTokens = Math.ceil(Math.max(0, requestBytes) / 3);
+export function worstCaseMicros(requestBytes: number, maxTokens: number | undefined, price: ModelPrice, images?: InlineImages): number {
+  const inTokens = images === undefined || images.images === 0 ? Math.ceil(Math.max(0, requestBytes) / 3) : Math.ceil(Math.max(0, requestBytes - images.bytes) / 3) + images.images * IMAGE_TOKENS_BOUND;
   const outTokens = Math.max(0, Math.ceil(maxTokens ?? DEFAULT_MAX_OUTPUT_TOKENS));
   const inRate = Math.max(price.input, price.cacheWrite5m, price.cacheWrite1h);
   // exact in units of 10⁻⁶ µ$, then rounded up to whole µ$

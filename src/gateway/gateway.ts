@@ -8,6 +8,7 @@ import type { JobRow, Store, TreeBudget } from '../store/types.js';
 import type { GatewayConfig } from './config.js';
 import { anthropicError, providerNotConfiguredMessage } from './errors.js';
 import { reserve, watchSettles, worstCaseMicros } from './budget.js';
+import { estimateBytes, inlineImages } from './input-images.js';
 import { BudgetWaiters } from './budget-waiters.js';
 import { meteredReply, recordRefused, recordUnreachable, type CallContext } from './meter.js';
 import { priceFor } from './prices.js';
@@ -273,7 +274,10 @@ export function createGateway(opts: GatewayOptions): Gateway {
     const job = ctx.job;
     log.debug('gateway: model request', { job: job.id, model: request.model, stream: ctx.streamed, messages: request.messages.length });
     // Reserve the worst case against the tree budget before anything reaches the provider.
-    const worst = worstCaseMicros(req.body.byteLength, request.max_tokens, priceFor(ctx.prices, request.model));
+    // Inline images count by a bound per image, not by their base64 (input-images.ts).
+    const images = inlineImages(request, req.body.byteLength);
+    if (images.images > 0) ctx.requestBytes = estimateBytes(req.body.byteLength, images);
+    const worst = worstCaseMicros(req.body.byteLength, request.max_tokens, priceFor(ctx.prices, request.model), images);
     const held = await reserve(store, job, worst, startedAt, config.reservationTtlMs, req.signal);
     if ('refused' in held) return refuseForBudget(ctx, held.refused, worst, held.budget);
     ctx.reservation = held;

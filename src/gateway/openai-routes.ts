@@ -4,6 +4,7 @@ import { providerNotConfiguredMessage } from './errors.js';
 import type { Logger } from '../core/log.js';
 import type { JobRow, TreeBudget } from '../store/types.js';
 import { DEFAULT_MAX_OUTPUT_TOKENS, reserve, worstCaseMicros } from './budget.js';
+import { estimateBytes, inlineImages } from './input-images.js';
 import { MAX_REQUEST_BYTES, type GatewayConfig } from './config.js';
 import type { ModelDirectory } from './model-directory.js';
 import { meteredReply, recordRefused, recordUnreachable, type CallContext } from './meter.js';
@@ -123,7 +124,10 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
     const outLimit = maxOutputOf(api, req);
     const maxOut = (outLimit ?? DEFAULT_MAX_OUTPUT_TOKENS) * choicesOf(api, req);
     ctx.maxOutputTokens = maxOut;
-    const worst = worstCaseMicros(raw.byteLength, maxOut, priceFor(ctx.prices, req.model));
+    // Inline images count by a bound per image, not by their base64 (input-images.ts).
+    const images = inlineImages(req, raw.byteLength);
+    if (images.images > 0) ctx.requestBytes = estimateBytes(raw.byteLength, images);
+    const worst = worstCaseMicros(raw.byteLength, maxOut, priceFor(ctx.prices, req.model), images);
     const held = await reserve(d.store, job, worst, startedAt, d.config.reservationTtlMs, request.signal);
     if ('refused' in held) {
       await recordRefused(ctx, 429, 'budget');
