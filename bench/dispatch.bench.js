@@ -13,7 +13,10 @@
 //    processes on other machines, so the server's thread should not pay for the simulation.
 //    They are registered before the clock starts; the clock (jobs/s, CPU) starts once every
 //    runner is connected (WebSocket handshakes and hellos are not in the window, as
-//    graphile-worker's clock starts at its first job): jobs done after that / time after that.
+//    graphile-worker's clock starts at its first job) and BENCH_TPUT_WARMUP jobs have gone
+//    through the loop untimed (both sides: a long-running server's code is warm; cold, V8's
+//    compiler threads cost ~120 µs of CPU per job over the first 2,000): jobs done after that /
+//    time after that.
 //    The ratio to graphile-worker counts both sides alike: graphile-worker's count ends at its
 //    last handler's start (before that job is completed in the database), so ours ends at the
 //    last job's start too (its job.assign reaching the runner); the rate to the last completion
@@ -28,7 +31,8 @@
 //    process (graphile-worker) + PostgreSQL backends: the CPU the 2 cores spend per job.
 // 3. server RSS with 1,000 and 10,000 idle connected runners (server in a child process).
 // Environment: BENCH_PG_URL (default postgres://postgres@127.0.0.1:5432/postgres),
-// BENCH_JOBS (throughput jobs, default 2000), BENCH_LATENCY (samples, default 200),
+// BENCH_JOBS (throughput jobs, default 2000), BENCH_TPUT_WARMUP (untimed jobs through the same
+// loop before them, each side: JIT warm-up, default 1000), BENCH_LATENCY (samples, default 200),
 // BENCH_IDLE (comma list of idle fleet sizes, default 1000,10000), BENCH_PROFILE=DIR (a CPU
 // profile of the server thread over the throughput loop once every runner is connected,
 // bench/lib/profile.js).
@@ -52,6 +56,12 @@ import { startProfile } from './lib/profile.js';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const PG_BASE = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const JOBS = Number(process.env.BENCH_JOBS ?? 2000);
+/**
+ * Untimed jobs through each side's throughput loop before its JOBS timed ones: a long-running
+ * server is warm (cold, V8's compiler threads took ~120 µs of CPU per job beside the loop over
+ * the first 2,000 jobs, on both sides).
+ */
+const TPUT_WARMUP = Number(process.env.BENCH_TPUT_WARMUP ?? 1000);
 const SAMPLES = Number(process.env.BENCH_LATENCY ?? 200);
 /** Untimed jobs before the latency samples, on both sides (JIT warm-up: a long-running server is warm). */
 const LATENCY_WARMUP = 200;
@@ -244,7 +254,7 @@ function pgCpuSince(a, b) {
 
 async function throughput(engine) {
   const p = await plane(engine, `tput_${engine}`);
-  for (let i = 0; i < JOBS; i++) {
+  for (let i = 0; i < TPUT_WARMUP + JOBS; i++) {
     await p.store.createJob({ parentId: null, agent: 'noop', agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros: 1_000_000, now: Date.now() });
   }
   // Registration (an admin's one-time step per runner) is done before the clock starts; the
@@ -256,7 +266,7 @@ async function throughput(engine) {
   }
   let finish;
   const all = new Promise((r) => (finish = r));
-  const worker = new Worker(new URL('./dispatch/runners.js', import.meta.url), { workerData: { url: p.server.url, runners, jobs: JOBS } });
+  const worker = new Worker(new URL('./dispatch/runners.js', import.meta.url), { workerData: { url: p.server.url, runners, jobs: TPUT_WARMUP + JOBS, warm: Math.max(1, TPUT_WARMUP) } });
   worker.on('error', (e) => {
     console.error(e);
     process.exit(1);
@@ -270,10 +280,12 @@ async function throughput(engine) {
   const snap = async () => {
     const pgNow = mon ? await pgCpuNow(mon, LEFT) : null;
     const left = pgNow ? pgNow.row.left : (await p.store.countQueuedJobs()) + (await p.store.listActiveAssignments()).length;
-    return { pg: pgNow, done: JOBS - left, t: performance.now(), cpu: process.cpuUsage(), main: procCpuUs(`self/task/${process.pid}`), mainSys: procCpuUs(`self/task/${process.pid}`, 'system'), stmts: stmts.n };
+    return { pg: pgNow, done: TPUT_WARMUP + JOBS - left, t: performance.now(), cpu: process.cpuUsage(), main: procCpuUs(`self/task/${process.pid}`), mainSys: procCpuUs(`self/task/${process.pid}`, 'system'), stmts: stmts.n };
   };
   // The runners connect at once; every completion frees a slot for the next claim.
   const connected = new Promise((r) => worker.once('message', r));
+  // The measured window starts once the warm-up jobs have started (TPUT_WARMUP).
+  const warm = new Promise((r) => worker.on('message', (m) => m?.type === 'warm' && r(m)));
   // The last job's start (its job.assign reached its runner), as graphile-worker's side counts.
   const allStarted = new Promise((r) => worker.on('message', (m) => m?.type === 'allAssigned' && r(performance.now())));
   const tGo = performance.now();
@@ -284,10 +296,11 @@ async function throughput(engine) {
     const left = mon ? (await mon.query(LEFT)).rows[0].left : (await p.store.countQueuedJobs()) + (await p.store.listActiveAssignments()).length;
     if (left === 0) finish();
   }, 50);
-  const { assigned: startedBefore } = await connected;
+  await connected;
+  const connectMs = performance.now() - tGo;
+  const { assigned: startedBefore } = await warm;
   const tConnected = performance.now();
-  const connectMs = tConnected - tGo;
-  // The clock starts here: every runner is connected (jobs already done count out).
+  // The clock starts here: every runner is connected and the warm-up jobs have started (jobs done by now count out).
   const a = await snap();
   const profiler = await startProfile();
   const tLastStart = await allStarted;
@@ -310,7 +323,7 @@ async function throughput(engine) {
     jobsPerSec: n / secs,
     // Counted as graphile-worker's side is (its handler's start, not the job's completion in the
     // store): from every runner connected to the last job's start, jobs started meanwhile.
-    startedPerSec: (JOBS - startedBefore) / ((tLastStart - tConnected) / 1000),
+    startedPerSec: (TPUT_WARMUP + JOBS - startedBefore) / ((tLastStart - tConnected) / 1000),
     jobs: n,
     connectMs,
     cpuUsPerJob: (b.cpu.user + b.cpu.system - a.cpu.user - a.cpu.system) / n,
@@ -330,7 +343,7 @@ async function graphile() {
   await client.connect();
   const { runMigrations } = await import('graphile-worker');
   await runMigrations({ connectionString, logger: quietLogger() });
-  await client.query(`select graphile_worker.add_jobs(array(select json_populate_record(null::graphile_worker.job_spec, json_build_object('identifier','noop','payload','{}'::json)) from generate_series(1, ${JOBS})))`);
+  await client.query(`select graphile_worker.add_jobs(array(select json_populate_record(null::graphile_worker.job_spec, json_build_object('identifier','noop','payload','{}'::json)) from generate_series(1, ${TPUT_WARMUP + JOBS})))`);
   let done = 0;
   let drained;
   let first = 0;
@@ -360,12 +373,13 @@ async function graphile() {
     logger: quietLogger(),
     taskList: {
       noop: async () => {
-        if (done === 0) {
+        // the clock starts at the first job after the warm-up ones
+        if (done === TPUT_WARMUP) {
           first = performance.now();
           c0 = process.cpuUsage();
           pg0 = pgCpuNow(mon).then((x) => ({ ...x, done }));
         }
-        if (++done === JOBS) drained();
+        if (++done === TPUT_WARMUP + JOBS) drained();
       },
     },
   });
@@ -404,7 +418,7 @@ async function graphile() {
   await dropPg(dbName);
   graphileTeardown = false;
   const cpuUsPerJob = (cpu.user + cpu.system) / JOBS;
-  const pgUsPerJob = pgUs === null ? null : pgUs / (JOBS - pgA.done);
+  const pgUsPerJob = pgUs === null ? null : pgUs / (TPUT_WARMUP + JOBS - pgA.done);
   return { jobsPerSec: JOBS / secs, cpuUsPerJob, pgUsPerJob, totalUsPerJob: pgUsPerJob === null ? null : cpuUsPerJob + pgUsPerJob, p50: pct(xs, 50), p99: pct(xs, 99) };
 }
 
@@ -473,14 +487,14 @@ async function main() {
   const mb = (b) => `${(b / 1024 / 1024).toFixed(0)} MiB`;
   const g = await graphile();
   console.log(
-    `graphile-worker 0.17 (same PostgreSQL): ${f1(g.jobsPerSec)} jobs/s, ${g.cpuUsPerJob.toFixed(0)} µs CPU/job in its process + ${us(g.pgUsPerJob)} µs in PostgreSQL backends = ${us(g.totalUsPerJob)} µs total (concurrency 50, ${JOBS} no-op jobs); addJob→start p50 ${f1(g.p50)} ms, p99 ${f1(g.p99)} ms`,
+    `graphile-worker 0.17 (same PostgreSQL): ${f1(g.jobsPerSec)} jobs/s, ${g.cpuUsPerJob.toFixed(0)} µs CPU/job in its process + ${us(g.pgUsPerJob)} µs in PostgreSQL backends = ${us(g.totalUsPerJob)} µs total (concurrency 50, ${JOBS} no-op jobs after ${TPUT_WARMUP} untimed ones); addJob→start p50 ${f1(g.p50)} ms, p99 ${f1(g.p99)} ms`,
   );
   for (const engine of ['sqlite', 'postgres']) {
     const l = await latency(engine);
     console.log(`${engine}: POST /api/jobs → runner has job.assign, 100 idle runners: p50 ${f1(l.p50)} ms, p99 ${f1(l.p99)} ms (goal 5 / 25); vs graphile-worker p50 ×${(l.p50 / g.p50).toFixed(2)}, p99 ×${(l.p99 / g.p99).toFixed(2)}; per job ${l.stmtsPerJob.toFixed(1)} SQL statements, server thread ${us(l.serverUsPerJob)} µs CPU (POST, dispatch, the runner's finish)`);
     const t = await throughput(engine);
     console.log(
-      `${engine}: claim-run-complete, 50 runners, ${t.jobs} of ${JOBS} no-op jobs after all connected (${t.connectMs.toFixed(0)} ms): ${f1(t.startedPerSec)} jobs started/s (counted as graphile-worker's: to the last job's start; ${f1(t.jobsPerSec)}/s to the last one's completion in the store, seen by a 50 ms poll), server thread ${us(t.serverUsPerJob)} µs CPU/job (${us(t.serverSystemUsPerJob)} of it in the kernel; ${t.cpuUsPerJob.toFixed(0)} µs with the runners' worker thread and GC threads)${t.pgUsPerJob === null ? '' : ` + ${us(t.pgUsPerJob)} µs in PostgreSQL backends = ${us(t.totalUsPerJob)} µs total`}, ${t.stmtsPerJob.toFixed(1)} SQL statements/job; vs graphile-worker ×${(t.startedPerSec / g.jobsPerSec).toFixed(2)} (×${(t.jobsPerSec / g.jobsPerSec).toFixed(2)} to completion), CPU/job ×${((t.serverUsPerJob ?? t.cpuUsPerJob) / g.cpuUsPerJob).toFixed(2)} (server thread vs its process)${t.totalUsPerJob === null || g.totalUsPerJob === null ? '' : `, total CPU/job ×${(t.totalUsPerJob / g.totalUsPerJob).toFixed(2)} (+ PostgreSQL, each side)`}`,
+      `${engine}: claim-run-complete, 50 runners, ${t.jobs} of ${JOBS} no-op jobs after all connected (${t.connectMs.toFixed(0)} ms) and ${TPUT_WARMUP} untimed ones: ${f1(t.startedPerSec)} jobs started/s (counted as graphile-worker's: to the last job's start; ${f1(t.jobsPerSec)}/s to the last one's completion in the store, seen by a 50 ms poll), server thread ${us(t.serverUsPerJob)} µs CPU/job (${us(t.serverSystemUsPerJob)} of it in the kernel; ${t.cpuUsPerJob.toFixed(0)} µs with the runners' worker thread and GC threads)${t.pgUsPerJob === null ? '' : ` + ${us(t.pgUsPerJob)} µs in PostgreSQL backends = ${us(t.totalUsPerJob)} µs total`}, ${t.stmtsPerJob.toFixed(1)} SQL statements/job; vs graphile-worker ×${(t.startedPerSec / g.jobsPerSec).toFixed(2)} (×${(t.jobsPerSec / g.jobsPerSec).toFixed(2)} to completion), CPU/job ×${((t.serverUsPerJob ?? t.cpuUsPerJob) / g.cpuUsPerJob).toFixed(2)} (server thread vs its process)${t.totalUsPerJob === null || g.totalUsPerJob === null ? '' : `, total CPU/job ×${(t.totalUsPerJob / g.totalUsPerJob).toFixed(2)} (+ PostgreSQL, each side)`}`,
     );
   }
   for (const n of IDLE) {

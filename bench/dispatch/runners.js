@@ -4,8 +4,10 @@
 // On 'go', connects every runner (hello) and posts 'connected'; then answers each `job.assign`
 // at once with one `job.events` frame (harness.started + job.finished), as the in-process
 // runners did. On 'stop', closes the sockets and posts 'stopped'. It counts the assignments it
-// got: `connected` carries the count so far, and once it reaches workerData.jobs it posts
-// `{ type: 'allAssigned' }` (the moment the last job started: what graphile-worker's side counts,
+// got: `connected` carries the count so far; once it reaches workerData.warm it posts
+// `{ type: 'warm' }` (the measured window starts: the server's code is warm, as a long-running
+// server's is), and once it reaches workerData.jobs `{ type: 'allAssigned' }` (the moment the
+// last job started: what graphile-worker's side counts,
 // its handler's start).
 let assigned = 0;
 import { parentPort, workerData } from 'node:worker_threads';
@@ -43,7 +45,9 @@ function connect(url, credential, name) {
           if (String(a.jobId) !== jobId || String(a.attempt) !== attempt) throw new Error('bench/dispatch/runners.js: the regexes misread an assignment');
         }
         ws.send(finished(jobId, attempt));
-        if (++assigned === workerData.jobs) parentPort.postMessage({ type: 'allAssigned' });
+        ++assigned;
+        if (assigned === workerData.warm) parentPort.postMessage({ type: 'warm', assigned });
+        if (assigned === workerData.jobs) parentPort.postMessage({ type: 'allAssigned' });
         return;
       }
       const f = JSON.parse(text);
