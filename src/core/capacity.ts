@@ -32,14 +32,23 @@ export function effectiveBrowserSlots(limits: RunnerLimits): number {
  * Pure: no I/O.
  */
 export function whyNotFits(holds: JobHolds, workspace: number, active: readonly HeldSlot[], limits: RunnerLimits): string | null {
-  if (active.some((a) => a.holds === 'runner')) return 'a whole-runner job is running';
+  // One loop, no arrays or closures: the dispatcher asks this for every open runner of every
+  // queued job it matches (bench/dispatch).
+  let used = 0;
+  let browsers = 0;
+  let sameWorkspace = false;
+  for (let i = 0; i < active.length; i++) {
+    const a = active[i]!;
+    if (a.holds === 'runner') return 'a whole-runner job is running';
+    if (a.workspace === workspace) sameWorkspace = true;
+    if (a.holds !== 'none') used++;
+    if (a.holds === 'browser') browsers++;
+  }
   if (holds === 'runner') return active.length > 0 ? `a whole-runner job needs the runner idle (${active.length} running)` : null;
-  if (active.some((a) => a.workspace === workspace)) return `workspace of job ${workspace} is in use`;
+  if (sameWorkspace) return `workspace of job ${workspace} is in use`;
   if (holds === 'none') return null;
-  const used = active.filter((a) => a.holds !== 'none').length;
   if (used >= limits.capacity) return `parallel jobs full (${used}/${limits.capacity})`;
   if (holds === 'browser') {
-    const browsers = active.filter((a) => a.holds === 'browser').length;
     const slots = effectiveBrowserSlots(limits);
     if (browsers >= slots) return `browser slots full (${browsers}/${slots})`;
   }
@@ -48,8 +57,13 @@ export function whyNotFits(holds: JobHolds, workspace: number, active: readonly 
 
 /** Parallel-job slots in use (`none` jobs take none; a `runner` job takes them all). */
 export function slotsUsed(active: readonly HeldSlot[], limits: RunnerLimits): number {
-  if (active.some((a) => a.holds === 'runner')) return limits.capacity;
-  return active.filter((a) => a.holds !== 'none').length;
+  let used = 0;
+  for (let i = 0; i < active.length; i++) {
+    const h = active[i]!.holds;
+    if (h === 'runner') return limits.capacity;
+    if (h !== 'none') used++;
+  }
+  return used;
 }
 
 /** Parses a stored `holds` value; unknown or null → `workspace` (the default). */

@@ -5,8 +5,9 @@ import type { Labels } from '../protocol/index.js';
  * runner). An empty selector matches every runner.
  */
 export function selectorMatches(selector: Labels, labels: Labels): boolean {
-  for (const [k, v] of Object.entries(selector)) {
-    if (labels[k] !== v) return false;
+  // No entries array per call: the dispatcher asks this for every open runner of every queued job.
+  for (const k in selector) {
+    if (Object.hasOwn(selector, k) && labels[k] !== selector[k]) return false;
   }
   return true;
 }

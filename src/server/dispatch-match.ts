@@ -3,7 +3,7 @@ import type { ActiveAssignment, QueuedJobRef } from '../store/types.js';
 import type { DispatchState } from '../store/dispatch-types.js';
 import { whyNotFits, type HeldSlot } from '../core/capacity.js';
 import { selectorMatches } from '../core/labels.js';
-import { limitsOf, openRunner, type OpenRunner } from './dispatch-assign.js';
+import { openRunner, type OpenRunner } from './dispatch-assign.js';
 import type { RunnerConnection } from './hub.js';
 import { groupTaskSlots, withTaskSlots } from './tasks/slot-holds.js';
 
@@ -59,7 +59,8 @@ export function bestRunner(q: Pick<QueuedJobRef, 'pinnedRunnerId' | 'selector'>,
     const x = open[i]!;
     if (q.pinnedRunnerId !== null && q.pinnedRunnerId !== x.c.runnerId) continue;
     if (!selectorMatches(q.selector, x.c.labels)) continue;
-    if (whyNotFits(holds, workspace, withTaskSlots(x.active, kept.get(x.c.runnerId), workspace), limitsOf(x.c)) !== null) continue;
+    // the connection is its own RunnerLimits (capacity, browserSlots): no object per runner
+    if (whyNotFits(holds, workspace, withTaskSlots(x.active, kept.get(x.c.runnerId), workspace), x.c) !== null) continue;
     if (best < 0 || x.free > open[best]!.free) best = i;
   }
   return best;
