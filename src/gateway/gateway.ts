@@ -352,7 +352,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
 
   const handle = async (req: GatewayRequest): Promise<Reply> => {
     const route = req.method === 'POST' ? routes[req.path] : undefined;
-    if (!route) return anthropicError(404, 'not_found_error', `no such endpoint: ${req.method} ${req.path}`);
+    if (!route) return anthropicError(404, 'not_found_error', `no such endpoint: ${req.method} ${req.path}`, { retry: false });
     // Upstream keys never reach a job, whatever route or provider echoed them (key-mask.ts).
     return mask.reply(await route(req));
   };

@@ -148,6 +148,7 @@ describe('gateway over plain node:http', () => {
     expect(((await a.json()) as { error: { type: string } }).error.type).toBe('authentication_error');
     const b = await post('/v1/complete', '{}');
     expect(b.status).toBe(404);
+    expect(b.headers.get('x-should-retry')).toBe('false'); // retrying cannot make the endpoint exist
     expect(((await b.json()) as { error: { message: string } }).error.message).toBe('no such endpoint: POST /v1/complete');
     const c = await fetch(gwUrl + '/v1/messages', { headers: { 'x-api-key': TOKEN } });
     expect(c.status).toBe(404);
