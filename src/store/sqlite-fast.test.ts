@@ -136,6 +136,31 @@ describe('SQLite fast paths (sqlite-fast.ts)', () => {
     await s.close();
   });
 
+  it('reservations of one turn each get the figures right after their own UPDATE; a settle after the sweep released it charges once and gives nothing back twice', async () => {
+    const { s, jobId } = await running();
+    await s.reserveBudget(jobId, 0, T); // creates the tree's row (the fallback path)
+    // One group commit, in order: each result shows the tree as its own UPDATE left it.
+    const [a, b, c] = await Promise.all([s.reserveBudget(jobId, 100_000, T, 60_000), s.reserveBudget(jobId, 200_000, T, 300_000), s.reserveBudget(jobId, 300_000, T, 300_000)]);
+    if (!a?.ok || !b?.ok || !c?.ok) throw new Error('must fit');
+    expect([a.budget, b.budget, c.budget].map((x) => [x.reservedMicros, x.remainingMicros])).toEqual([
+      [100_000, 900_000],
+      [300_000, 700_000],
+      [600_000, 400_000],
+    ]);
+    expect(new Set([a.reservationId, b.reservationId, c.reservationId]).size).toBe(3);
+    // a expires first: the sweep gives its 100,000 back; its late settle then charges 20,000 only.
+    expect(await s.releaseExpiredReservations(T + 60_000)).toEqual([{ rootId: jobId, releasedMicros: 100_000, count: 1 }]);
+    expect(await s.settleBudget(jobId, a.reservationId, 20_000, T + 60_001)).toBe(false);
+    expect(await s.getTreeBudget(jobId, T)).toEqual({ rootId: jobId, limitMicros: 1_000_000, spentMicros: 20_000, reservedMicros: 500_000, remainingMicros: 480_000 });
+    // b and c settle in one turn, each giving back exactly its own µ$ and charging its own cost.
+    expect(await Promise.all([s.settleBudget(jobId, b.reservationId, 7, T + 2), s.settleBudget(jobId, c.reservationId, 11, T + 2)])).toEqual([true, true]);
+    expect(await s.getTreeBudget(jobId, T)).toEqual({ rootId: jobId, limitMicros: 1_000_000, spentMicros: 20_018, reservedMicros: 0, remainingMicros: 979_982 });
+    // Settled once: a second settle charges its cost but gives nothing back.
+    expect(await s.settleBudget(jobId, b.reservationId, 0, T + 3)).toBe(false);
+    expect((await s.getTreeBudget(jobId, T))?.reservedMicros).toBe(0);
+    await s.close();
+  });
+
   it('50 reservations at once (one group commit) never over-reserve: 33 × 30,000 µ$ fit in 1,000,000; settles and notes queued at close are written', async () => {
     const { s, jobId } = await running();
     await s.reserveBudget(jobId, 0, T); // creates the tree's row (the fallback path)
