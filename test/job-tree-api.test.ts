@@ -21,7 +21,13 @@ afterAll(async () => {
 describe.each([['sqlite', null], ...(pg ? [['postgres', pg.url]] : [])] as Array<[string, string | null]>)('job trees over the API (%s)', (_dialect, databaseUrl) => {
   let t: TestServer;
   let r: FakeRunner;
-  let rseq = 0;
+  /** The fake runner's next rseq per job (each attempt's events are numbered 1, 2, 3, ...: protocol). */
+  const rseqs = new Map<number, number>();
+  const nextRseq = (jobId: number): number => {
+    const n = (rseqs.get(jobId) ?? 0) + 1;
+    rseqs.set(jobId, n);
+    return n;
+  };
   beforeAll(async () => {
     t = await startTestServer({ dispatchIntervalMs: 100, treeLimits: { maxDepth: 2, maxJobs: 5 }, ...(databaseUrl ? { databaseUrl } : {}) });
     r = await FakeRunner.start(t, { name: 'tree-runner', capacity: 4 });
@@ -42,7 +48,7 @@ describe.each([['sqlite', null], ...(pg ? [['postgres', pg.url]] : [])] as Array
   async function run(jobId: number): Promise<string> {
     const a = await r.next('job.assign', (f) => f.assignment.jobId === jobId, 10_000);
     r.send({ type: 'job.accepted', jobId, attempt: a.assignment.attempt });
-    r.send({ type: 'job.events', jobId, attempt: a.assignment.attempt, events: [{ rseq: ++rseq, at: new Date().toISOString(), type: 'harness.started', data: { harness: 'claude-code', pid: 1 } }] });
+    r.send({ type: 'job.events', jobId, attempt: a.assignment.attempt, events: [{ rseq: nextRseq(jobId), at: new Date().toISOString(), type: 'harness.started', data: { harness: 'claude-code', pid: 1 } }] });
     await r.next('ack', () => true, 10_000);
     return a.assignment.token;
   }
@@ -116,7 +122,7 @@ describe.each([['sqlite', null], ...(pg ? [['postgres', pg.url]] : [])] as Array
     r.send({ type: 'job.accepted', jobId: c1.id, attempt: a1.assignment.attempt });
     const c2 = (await (await child(token, { labels: { gpu: 'none' } })).json()) as Job; // stays queued
     const pa = (await t.store.getJob(p.id))!.attempt;
-    r.send({ type: 'job.events', jobId: p.id, attempt: pa, events: [{ rseq: ++rseq, at: new Date().toISOString(), type: 'job.finished', data: { status: 'succeeded' } }] });
+    r.send({ type: 'job.events', jobId: p.id, attempt: pa, events: [{ rseq: nextRseq(p.id), at: new Date().toISOString(), type: 'job.finished', data: { status: 'succeeded' } }] });
     const cancel = await r.next('job.cancel', (f) => f.jobId === c1.id, 10_000);
     expect(cancel.reason).toBe(`its parent job ${p.id} ended (succeeded) without waiting for it`);
     // the orphans are cancelled one after the other in the same sweep

@@ -34,9 +34,14 @@ describe('flotilla run / jobs show --tree over a job tree', () => {
     const exit = new Promise<number>((res) => child.on('close', (code) => res(code ?? -1)));
     return { out: () => out, err: () => err, exit };
   };
-  let rseq = 0;
+  /** The fake runner's next rseq per job (each attempt's events are numbered 1, 2, 3, ...: protocol). */
+  const rseqs = new Map<number, number>();
   const send = (jobId: number, events: Record<string, unknown>[]) =>
-    r.send({ type: 'job.events', jobId, attempt: 1, events: events.map((e) => ({ rseq: ++rseq, at: new Date().toISOString(), ...e })) });
+    r.send({ type: 'job.events', jobId, attempt: 1, events: events.map((e) => {
+      const rseq = (rseqs.get(jobId) ?? 0) + 1;
+      rseqs.set(jobId, rseq);
+      return { rseq, at: new Date().toISOString(), ...e };
+    }) });
   const call = (jobId: number) =>
     t.store.recordModelCall({ jobId, attempt: 1, provider: 'scripted', model: 'claude-sonnet-4-5', api: 'anthropic-messages', streamed: false, httpStatus: 200, inputTokens: 1000, outputTokens: 100, cacheReadTokens: 0, cacheWriteTokens: 0, usageKnown: true, costMicros: 4500, startedAt: Date.now(), durationMs: 2 });
 
