@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Runner, RunnerActivity, RunnerDetail, RunnerList, RunnerTokenInfo, RunnerTokenList, type HoldDuration, type Labels, type RunnerStatus } from '../protocol/index.js';
+import { Runner, RunnerActivity, RunnerDetail, RunnerList, RunnerTokenInfo, RunnerTokenList, UpdateRunnerResponse, type HoldDuration, type Labels, type RunnerStatus } from '../protocol/index.js';
 import { JobsApi } from './jobs-api.js';
 import { idPath, jobIdPath } from './util.js';
 
@@ -65,6 +65,16 @@ export abstract class FleetApi extends JobsApi {
   /** `POST /api/runners/:id/revoke` (admin) → the revoked runner; its connection and job tokens end. */
   async revokeRunner(id: number): Promise<Runner> {
     return this.request('POST', `/api/runners/${jobIdPath(id)}/revoke`, Runner, {});
+  }
+
+  /**
+   * `POST /api/runners/:id/update` (admin) → the runner, `updating`: it drains its jobs, runs its
+   * update command for `version` (absent: the server's own) and re-executes itself.
+   * @throws ApiError `invalid_request` (400, field `version`), `not_found` (404), or 409
+   *   `revoked` / `offline` / `not_connected`.
+   */
+  async updateRunner(id: number, req: { version?: string } = {}): Promise<UpdateRunnerResponse> {
+    return this.request('POST', `/api/runners/${jobIdPath(id)}/update`, UpdateRunnerResponse, req);
   }
 
   /** `POST /api/runner-tokens` (admin) → a single-use runner registration token (`flr_...`). */

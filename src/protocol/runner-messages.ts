@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Id } from './ids.js';
 import { Labels, RoleName } from './labels.js';
-import { RunnerName } from './runner.js';
+import { RunnerName, UpdateVersion } from './runner.js';
 import { AgentDefinition } from './agent.js';
 import { EventBody } from './events.js';
 
@@ -58,8 +58,29 @@ export const RunnerToServer = z.discriminatedUnion('type', [
       .max(100)
       .refine((v) => ![...v].some((ch) => ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f), 'version must be printable text without control characters'),
     running: z.array(RunningJobReport),
+    /**
+     * The version the runner is updating itself to, when it reconnects in the middle of a
+     * self-update (`runner.update`: draining or running its update command): the server keeps
+     * it `updating`, out of dispatch. Absent once the re-executed runner comes back.
+     */
+    updating: UpdateVersion.optional(),
   }),
   z.object({ type: z.literal('heartbeat'), running: z.array(RunningJobReport) }),
+  /**
+   * Progress of a self-update the server asked for (`runner.update`): `draining` it takes no
+   * new job and waits for its running ones; `installing` its update command runs; `restarting`
+   * the command succeeded and it re-executes itself (it reconnects on the new code); `failed`
+   * the command failed (`exitCode`, null when it was killed or could not start) or the update
+   * could not start: `detail` says why (the command's last stderr lines, secrets masked, ≤ 2000
+   * characters); the runner is back to taking jobs.
+   */
+  z.object({
+    type: z.literal('runner.update'),
+    phase: z.enum(['draining', 'installing', 'restarting', 'failed']),
+    version: UpdateVersion,
+    exitCode: z.number().int().nullable().optional(),
+    detail: z.string().max(2000).optional(),
+  }),
   /** The runner took the assignment and is preparing the workspace. */
   z.object({ type: z.literal('job.accepted'), jobId: Id, attempt: Id }),
   /** The runner cannot take the assignment (e.g. at capacity); the job goes back to the queue. */
@@ -157,6 +178,14 @@ export const ServerToRunner = z.discriminatedUnion('type', [
       .array(z.object({ jobId: z.number().int().positive(), attempt: z.number().int().positive(), inFlight: z.number().int().nonnegative(), idleMs: z.number().int().nonnegative() }))
       .max(1000),
   }),
+  /**
+   * Update yourself to `version` (an npm version or dist-tag): take no new job (reject
+   * assignments), let the running jobs finish, run the update command, then re-execute on the
+   * new code; report each step with a `runner.update` frame. A runner already updating ignores
+   * a repeat. An older runner refuses the frame (it fails its schema); the server's `updating`
+   * mark then lapses (server/runner-updates.ts).
+   */
+  z.object({ type: z.literal('runner.update'), version: UpdateVersion }),
   /** Events up to and including `upTo` (rseq) for this attempt are stored. */
   z.object({ type: z.literal('ack'), jobId: z.number().int().positive(), attempt: z.number().int().positive(), upTo: z.number().int().nonnegative() }),
   z.object({ type: z.literal('error'), message: z.string() }),

@@ -32,6 +32,21 @@ function checkRoleLabel(labels: Labels, ctx: z.RefinementCtx): void {
 export const RunnerStatus = z.enum(['online', 'busy', 'on_hold', 'provisioning', 'updating', 'offline', 'revoked']);
 export type RunnerStatus = z.infer<typeof RunnerStatus>;
 
+/**
+ * A version a runner is told to update to (`runner.update`, `POST /api/runners/{id}/update`):
+ * an npm version or dist-tag (`0.2.0`, `1.0.0-rc.1`, `latest`), 1–100 characters of
+ * `[A-Za-z0-9.+_-]`, first a letter or digit. Narrow on purpose: it reaches the runner's update
+ * command (env `FLOTILLA_UPDATE_VERSION`), so no shell metacharacters, spaces or ranges.
+ */
+export const UpdateVersion = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9.+_-]{0,99}$/, 'a version must be 1-100 characters of A-Z, a-z, 0-9, ".", "+", "_", "-", starting with a letter or digit (e.g. 0.2.0 or latest)');
+
+/**
+ * `POST /api/runners/{id}/update` body (admin): `version` to install (absent: the server's own
+ * version). No body, or `{}`, is the same as no version.
+ */
+export const UpdateRunnerRequest = z.object({ version: UpdateVersion.optional() }).strict();
+export type UpdateRunnerRequest = z.infer<typeof UpdateRunnerRequest>;
+
 /** A runner as the API returns it. Times are ISO-8601 (server clock). */
 export const Runner = z.object({
   id: z.number().int().positive(),
@@ -59,6 +74,13 @@ export const Runner = z.object({
   boundLabels: Labels.optional(),
 });
 export type Runner = z.infer<typeof Runner>;
+
+/**
+ * `POST /api/runners/{id}/update` response: the runner (status `updating`), the version it was
+ * told to install, and `started`: false when it was updating already (nothing was sent again).
+ */
+export const UpdateRunnerResponse = z.object({ runner: Runner, version: UpdateVersion, started: z.boolean() });
+export type UpdateRunnerResponse = z.infer<typeof UpdateRunnerResponse>;
 
 /**
  * `PATCH /api/runners/{id}` body (admin): the owner's capacity setting. `capacity` parallel

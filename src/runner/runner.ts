@@ -15,6 +15,7 @@ import { lockWorkDir } from './work-lock.js';
 import { killOrphans } from './orphans.js';
 import { Outbox } from './outbox.js';
 import { AuthError, Session, type ReconnectPolicy } from './session.js';
+import { SelfUpdater, type UpdateSettings } from './self-update.js';
 
 /** Options of {@link startRunner}. Times in milliseconds. */
 export interface RunnerOptions {
@@ -44,6 +45,8 @@ export interface RunnerOptions {
   reconnect?: ReconnectPolicy;
   /** How long startRunner waits for the first welcome before failing; default 15000. */
   connectTimeoutMs?: number;
+  /** Self-update on the server's `runner.update` (self-update.ts); default: the default command, and no restart (the update fails before its command runs). */
+  update?: UpdateSettings;
   log?: Logger;
 }
 
@@ -192,8 +195,8 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
       send({ type: 'job.accepted', jobId: a.jobId, attempt: a.attempt }); // a repeat after a reconnect
       return;
     }
-    if (stopping) {
-      send({ type: 'job.rejected', jobId: a.jobId, attempt: a.attempt, reason: 'runner is stopping' });
+    if (stopping || updater.updating !== null) {
+      send({ type: 'job.rejected', jobId: a.jobId, attempt: a.attempt, reason: stopping ? 'runner is stopping' : `runner is updating itself to ${updater.updating}` });
       return;
     }
     for (const s of slots.values()) {
@@ -258,6 +261,9 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
         for (const w of [...activityWaiters]) w();
         return;
       }
+      case 'runner.update':
+        updater.start(msg.version);
+        return;
       case 'error':
         return; // logged by the session
     }
@@ -267,7 +273,7 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
     new Session({
       serverUrl,
       credential,
-      hello: () => ({ type: 'hello', name, labels, capacity, browserSlots, version: RUNNER_VERSION, running: running() }),
+      hello: () => ({ type: 'hello', name, labels, capacity, browserSlots, version: RUNNER_VERSION, running: running(), ...(updater.updating !== null ? { updating: updater.updating } : {}) }),
       running,
       onWelcome: (w) => {
         // Bound by the registration token: say so where the user looks (the server only logs it).
@@ -283,6 +289,17 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
       reconnect: opts.reconnect ?? { minMs: 250, maxMs: RECONNECT_WINDOW_MS, spreadMs: RECONNECT_WINDOW_MS },
       log,
     });
+  // Self-update (server `runner.update`): no new job, the running ones finish, then the command.
+  const updater = new SelfUpdater({
+    settings: opts.update ?? {},
+    send,
+    idle: async () => {
+      while ([...slots.values()].some((s) => s.run.active)) await Promise.all([...slots.values()].map((s) => s.done));
+    },
+    secrets: () => [cred.credential, ...(opts.registrationToken ? [opts.registrationToken] : [])],
+    cwd: workDir,
+    log,
+  });
   const connectTimeoutMs = opts.connectTimeoutMs ?? 15_000;
   let session = makeSession(cred.credential);
   let welcome;

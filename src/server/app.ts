@@ -16,6 +16,7 @@ import { mountGetRunner } from './routes/runners-get.js';
 import { mountRunnerHolds } from './routes/runners-hold.js';
 import { mountRunnerCapacity } from './routes/runners-capacity.js';
 import { mountRevokeRunner } from './routes/runners-revoke.js';
+import { mountUpdateRunner } from './routes/runners-update.js';
 import { mountStartJob } from './routes/jobs-start.js';
 import { mountCreateRunnerToken, mountRunnerTokens } from './routes/runner-tokens.js';
 import { mountRegisterRunner } from './routes/runners-register.js';
@@ -83,6 +84,7 @@ export function createApp(ctx: ServerContext): Hono<AppEnv> {
   mountRunnerHolds(app, ctx);
   mountRunnerCapacity(app, ctx);
   mountRevokeRunner(app, ctx);
+  mountUpdateRunner(app, ctx);
   mountStartJob(app, ctx);
   mountCreateRunnerToken(app, ctx);
   mountRunnerTokens(app, ctx);

@@ -25,6 +25,7 @@ import { pauseStop } from './budget-pause.js';
 import { noteRunner } from './runner-history.js';
 import { activityFrame } from './model-activity.js';
 import { bindLabels } from '../core/runner-labels.js';
+import { RunnerUpdates } from './runner-updates.js';
 
 /** One runner's live WebSocket on this server, as the dispatcher sees it. */
 export interface RunnerConnection {
@@ -140,9 +141,31 @@ export class RunnerHub {
   private readonly conns = new Map<number, Connection>();
   private closing = false;
   private pending = 0;
+  /** Self-updates in progress (runner-updates.ts): an updating runner gets no new job here. */
+  private readonly updates: RunnerUpdates;
 
   constructor(private readonly o: HubOptions) {
     this.wss = new WebSocketServer({ noServer: true, maxPayload: o.maxFrameBytes ?? 16 * 1024 * 1024 });
+    this.updates = new RunnerUpdates(o);
+  }
+
+  /** True while runner `runnerId` is updating itself as far as this server knows (status `updating`). */
+  isUpdating(runnerId: number): boolean {
+    return this.updates.has(runnerId);
+  }
+
+  /**
+   * Tells runner `runnerId`, connected here, to update itself to `version` (`runner.update`),
+   * marking it updating first so no job goes to it meanwhile. `already`: it is updating (nothing
+   * sent); `not_connected`: it has no ready connection here (nothing changes).
+   */
+  async requestUpdate(runnerId: number, version: string, from: string | null, by: string): Promise<'sent' | 'already' | 'not_connected'> {
+    const c = this.conns.get(runnerId);
+    if (!c || !c.ready || c.dead) return 'not_connected';
+    if (!this.updates.begin(runnerId, version, from, by)) return 'already';
+    if (await c.send({ type: 'runner.update', version })) return 'sent';
+    this.updates.cancel(runnerId);
+    return 'not_connected';
   }
 
   /**
@@ -202,9 +225,9 @@ export class RunnerHub {
     this.o.onWork('capacity');
   }
 
-  /** Ready connections (hello received) on this server. */
+  /** Ready connections (hello received) on this server, except runners updating themselves (they take no job). */
   connections(): RunnerConnection[] {
-    return [...this.conns.values()].filter((c) => c.ready);
+    return [...this.conns.values()].filter((c) => c.ready && !this.updates.has(c.runnerId));
   }
 
   /** Sends a frame to a runner connected to this server; false when it is not connected here. */
@@ -269,6 +292,7 @@ export class RunnerHub {
     ws.on('close', () => {
       if (this.conns.get(runnerId) !== conn) return;
       this.conns.delete(runnerId);
+      this.updates.disconnected(runnerId);
       log.info('runner disconnected');
       conn.queue = conn.queue
         .then(() => this.o.store.setRunnerDisconnected(runnerId, this.o.now()))
@@ -333,6 +357,9 @@ export class RunnerHub {
         return;
       case 'job.rejected':
         return this.onRejected(conn, msg.jobId, msg.attempt, msg.reason);
+      case 'runner.update':
+        if (this.updates.report(conn.runnerId, msg)) this.o.onWork('capacity');
+        return;
       case 'job.events': {
         const problem = uploadedEventsProblem(msg.events);
         if (problem) return this.refuse(conn, problem);
@@ -363,6 +390,7 @@ export class RunnerHub {
       ...(ignoredLabels.length ? { ignoredLabels } : {}),
     });
     await this.reconcile(conn, msg.running, true);
+    this.updates.hello(conn.runnerId, msg.updating, msg.version);
     conn.ready = true;
     this.o.onWork('capacity');
   }

@@ -58,6 +58,7 @@ describe('GET /openapi.json', () => {
         'POST /api/runners/{id}/hold',
         'POST /api/runners/{id}/resume',
         'POST /api/runners/{id}/revoke',
+        'POST /api/runners/{id}/update',
         'POST /api/jobs/{id}/start',
         'POST /api/runner-tokens',
         'GET /api/runner-tokens',

@@ -46,9 +46,13 @@ export function jobView(row: JobRow, usage?: JobUsage): Job {
  * `timeoutMs`; else `provisioning` / `on_hold` while a hold of that kind runs past `now`;
  * else `busy` while its jobs hold slots, `online` without. `activeJobs`: the parallel-job
  * slots in use (jobs that hold `none` take none, core/capacity.ts), not the job count.
+ * `updating` (the hub's mark, runner-updates.ts: it is updating itself): `updating` unless
+ * revoked or offline by the sweep or the heartbeat rule; it wins over `connected` being false,
+ * since the runner disconnects to re-execute itself on the new code, and over holds and jobs.
  */
-export function runnerStatus(row: RunnerRow, activeJobs: number, now: number, timeoutMs: number): RunnerStatus {
+export function runnerStatus(row: RunnerRow, activeJobs: number, now: number, timeoutMs: number, updating = false): RunnerStatus {
   if (row.revokedAt !== null) return 'revoked';
+  if (updating && !row.offline && row.lastHeartbeatAt !== null && now - row.lastHeartbeatAt <= timeoutMs) return 'updating';
   if (row.offline || !row.connected || row.lastHeartbeatAt === null || now - row.lastHeartbeatAt > timeoutMs) return 'offline';
   if (row.hold && row.hold.until > now) return row.hold.kind === 'provisioning' ? 'provisioning' : 'on_hold';
   return activeJobs > 0 ? 'busy' : 'online';
@@ -58,15 +62,16 @@ export function runnerStatus(row: RunnerRow, activeJobs: number, now: number, ti
  * A store runner row + its active job ids → the API's {@link Runner}. `now`/`timeoutMs` in ms.
  * `held`: what those jobs hold (store `ActiveAssignment`s of this runner); `slotsUsed` counts
  * only held slots (issue 5 capacity rule, core/capacity.ts `slotsUsed`: `none` jobs take none,
- * a `runner` job takes all). Without `held` every running job counts as one slot.
+ * a `runner` job takes all). Without `held` every running job counts as one slot. `updating`:
+ * the hub says it is updating itself (see {@link runnerStatus}).
  */
-export function runnerView(row: RunnerRow, runningJobs: number[], now: number, timeoutMs: number, held?: readonly HeldSlot[]): Runner {
+export function runnerView(row: RunnerRow, runningJobs: number[], now: number, timeoutMs: number, held?: readonly HeldSlot[], updating = false): Runner {
   const used = held ? slotsUsed(held, { capacity: row.capacity, browserSlots: row.browserSlots }) : runningJobs.length;
   return {
     id: row.id,
     name: row.name,
     labels: row.labels,
-    status: runnerStatus(row, used, now, timeoutMs),
+    status: runnerStatus(row, used, now, timeoutMs, updating),
     capacity: row.capacity,
     runningJobs,
     slotsUsed: used,

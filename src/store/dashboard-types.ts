@@ -7,7 +7,7 @@ import type { TaskEventRow, TaskPromptRow } from './tasks-types.js';
  */
 
 /** What happened to a runner (recorded by the server where it happens). */
-export const RUNNER_EVENT_KINDS = ['connected', 'disconnected', 'offline', 'held', 'extended', 'resumed', 'capacity', 'revoked'] as const;
+export const RUNNER_EVENT_KINDS = ['connected', 'disconnected', 'offline', 'held', 'extended', 'resumed', 'capacity', 'revoked', 'update', 'update_failed'] as const;
 export type RunnerEventKind = (typeof RUNNER_EVENT_KINDS)[number];
 
 /** One line of a runner's history. `jobId`: the job it concerns, or null. */

@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { RunnerStatus, type Labels, type Runner } from '../../protocol/index.js';
+import { RunnerStatus, UpdateVersion, type Labels, type Runner, type UpdateRunnerResponse } from '../../protocol/index.js';
 import { ApiError } from '../../client/index.js';
 import { holdText, resolveRunner, slotsText } from './fleet-util.js';
 import type { CliContext } from '../context.js';
@@ -18,7 +18,12 @@ export function labelText(labels: Labels): string {
  * `runners show RUNNER [--activity N]` (the runner, its recent jobs, and its N latest activity
  * lines, default 20; `--json` → the API's RunnerDetail plus `activity`: the entries of
  * `GET /api/runners/{id}/activity`, newest first),
- * `runners revoke RUNNER`, and registration tokens (admin):
+ * `runners revoke RUNNER`, `runners update RUNNER|--all [--to VERSION]` (admin: the runner takes
+ * no new job, finishes its running ones, runs its update command and restarts on the new code;
+ * `--json` → the API's UpdateRunnerResponse, with `--all` `{ results: [...] }`, one per runner
+ * that is connected: the response, or `{ runnerId, name, error: { code, message } }`), and
+ * registration tokens (admin). (`--to`, not `--version`: the root command's `--version` is
+ * recognised after subcommands too.) Registration tokens:
  * - `runners token create [--labels k=v,...] [--ttl SECONDS]` (env FLOTILLA_LABELS,
  *   FLOTILLA_RUNNER_TOKEN_TTL): prints the token once, and its id;
  * - `runners token list [--all]` (default): id, status, labels, created, expires, used, revoked;
@@ -96,6 +101,42 @@ export function registerRunners(program: Command, ctx: CliContext): void {
     out(`runner ${r.name} (${r.id}) revoked at ${r.revokedAt ?? '?'}`);
   });
 
+  const update = runners
+    .command('update')
+    .description("update a runner (admin): it takes no new job, lets its running jobs finish, runs its update command (--update-command of `flotilla runner`) and restarts on the new code; status updating meanwhile")
+    .argument('[runner]', 'runner id or name')
+    .addOption(new Option('--to <version>', "version to install, e.g. 0.2.0 or latest (default: the server's own)").env('FLOTILLA_RUNNER_UPDATE_VERSION').argParser(parseUpdateVersion))
+    .addOption(new Option('--all', 'every connected runner (online, busy or held)'));
+  addClientOptions(update).action(async (runner: string | undefined, opts: ClientOptions & { to?: string; all?: boolean }, self: Command) => {
+    if ((runner === undefined) === (opts.all !== true)) throw new CliError('runners update: give one RUNNER (id or name) or --all', 2);
+    const client = await clientFrom(opts);
+    const req = opts.to !== undefined ? { version: opts.to } : {};
+    const say = (r: UpdateRunnerResponse) =>
+      r.started
+        ? `runner ${r.runner.name} (${r.runner.id}) updating to ${r.version}: no new jobs; ${r.runner.runningJobs.length ? `after its ${r.runner.runningJobs.length} running job${r.runner.runningJobs.length === 1 ? '' : 's'} finish, ` : ''}it runs its update command and restarts`
+        : `runner ${r.runner.name} (${r.runner.id}) is already updating (asked again for ${r.version}: nothing sent)`;
+    if (runner !== undefined) {
+      const r = await client.updateRunner(await resolveRunner(client, runner), req);
+      if (wantsJson(self, opts)) return void out(JSON.stringify(r));
+      return void out(say(r));
+    }
+    const connected = (await client.listRunners()).filter((r) => r.status !== 'offline' && r.status !== 'revoked');
+    const results: Array<UpdateRunnerResponse | { runnerId: number; name: string; error: { code: string; message: string } }> = [];
+    for (const r of connected) {
+      try {
+        results.push(await client.updateRunner(r.id, req));
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        results.push({ runnerId: r.id, name: r.name, error: { code: err.code, message: err.message } });
+      }
+    }
+    const failed = results.filter((r) => 'error' in r).length;
+    if (failed) ctx.setExit(1);
+    if (wantsJson(self, opts)) return void out(JSON.stringify({ results }));
+    if (results.length === 0) return void out('no connected runners to update');
+    for (const r of results) out('error' in r ? `runner ${r.name} (${r.runnerId}): not updated: ${r.error.message}` : say(r));
+  });
+
   const set = runners
     .command('set')
     .description("set a runner's capacity (admin): parallel jobs and browser slots; they win over the runner's own --capacity/--browser-slots")
@@ -163,6 +204,13 @@ export function registerRunners(program: Command, ctx: CliContext): void {
     if (t.status === 'used') out(`runner registration token ${t.id} was already used at ${t.usedAt ?? '?'}: it registers no other runner; to cut off the runner it registered: flotilla runners revoke RUNNER`);
     else out(`runner registration token ${t.id} revoked at ${t.revokedAt ?? '?'}`);
   });
+}
+
+/** `--to` of `runners update`: a protocol {@link UpdateVersion} (npm version or dist-tag). */
+function parseUpdateVersion(v: string): string {
+  const r = UpdateVersion.safeParse(v);
+  if (!r.success) throw new InvalidArgumentError(r.error.issues[0]?.message ?? 'not a version');
+  return v;
 }
 
 /**

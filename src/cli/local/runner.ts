@@ -3,7 +3,8 @@ import { join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import type { Labels } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
-import { untilInterrupted } from '../io.js';
+import { onInterrupt } from '../io.js';
+import { DEFAULT_UPDATE_COMMAND } from '../../runner/self-update.js';
 import { CliError, DEFAULT_SERVER, checkFolderOption, checkRoleLabels, defaultDataDir, intIn, parseLabels, parseRole, parseRunnerName } from '../options.js';
 
 interface RunnerCliOptions {
@@ -16,12 +17,17 @@ interface RunnerCliOptions {
   role?: string;
   workDir: string;
   repoBase?: string;
+  updateCommand: string;
 }
 
 /**
  * `flotilla runner --server URL --token T [--labels k=v,...] [--name] [--capacity] [--work-dir
  * DIR]`: registers (first time; the credential is kept in the work folder), connects out to
  * the control plane and runs jobs until SIGINT/SIGTERM (running jobs are then cancelled).
+ * `--update-command CMD` (env FLOTILLA_UPDATE_COMMAND; default `npm install -g
+ * "flotilla@$FLOTILLA_UPDATE_VERSION"`) is what `flotilla runners update` makes it run once its
+ * jobs are done; on success it stops and runs its own command line again (runner/reexec.ts),
+ * reconnecting on the new code with the same work folder and credential.
  */
 export function registerRunner(program: Command, ctx: CliContext): void {
   program
@@ -35,6 +41,7 @@ export function registerRunner(program: Command, ctx: CliContext): void {
     .addOption(new Option('--browser-slots <n>', 'browser slots (1-4, at most --capacity)').env('FLOTILLA_BROWSER_SLOTS').argParser(intIn(1, 4, 'browser-slots')).default(1))
     .addOption(new Option('--role <role>', 'role of this runner (label role=ROLE; agents asking for a role go only to runners with it)').env('FLOTILLA_ROLE').argParser(parseRole))
     .addOption(new Option('--work-dir <dir>', 'work folder: credential, workspaces, homes').env('FLOTILLA_WORK_DIR').default(join(defaultDataDir(), 'runner'), '~/.flotilla/runner'))
+    .addOption(new Option('--update-command <cmd>', 'shell command `flotilla runners update` runs (env FLOTILLA_UPDATE_VERSION = the version); then the runner restarts itself').env('FLOTILLA_UPDATE_COMMAND').default(DEFAULT_UPDATE_COMMAND))
     .addOption(new Option('--repo-base <dir>', 'where relative repo paths of job inputs resolve; local repos must be inside it (default: current folder)').env('FLOTILLA_REPO_BASE'))
     .action(async (opts: RunnerCliOptions) => {
       const { io } = ctx;
@@ -49,6 +56,8 @@ export function registerRunner(program: Command, ctx: CliContext): void {
       const { cliLogger } = await import('./stack.js');
       const { startRunner } = await import('../../runner/runner.js');
       const log = cliLogger(process.env, 'info', (line) => void io.stderr.write(line));
+      let restart = () => {};
+      const restarting = new Promise<'restart'>((resolve) => (restart = () => resolve('restart')));
       const runner = await startRunner({
         serverUrl: opts.server,
         registrationToken: opts.token,
@@ -58,11 +67,24 @@ export function registerRunner(program: Command, ctx: CliContext): void {
         capacity: opts.capacity,
         browserSlots: opts.browserSlots,
         repoBaseDir: opts.repoBase ? resolve(opts.repoBase) : undefined,
+        update: { command: opts.updateCommand, restart: () => restart() },
         log,
       });
       io.stdout.write(`flotilla: runner ${runner.runnerId} connected to ${opts.server}; press Ctrl-C to stop\n`);
-      const sig = await untilInterrupted(io);
-      io.stdout.write(`flotilla: ${sig}: stopping (running jobs are cancelled)\n`);
+      let offInterrupt = () => {};
+      const interrupted = new Promise<'SIGINT' | 'SIGTERM'>((resolve) => (offInterrupt = onInterrupt(io, resolve)));
+      const why = await Promise.race([interrupted, restarting]);
+      if (why === 'restart') {
+        // Updated (self-update.ts): no job runs; stop (the work folder is released), then run again.
+        offInterrupt();
+        io.stdout.write('flotilla: update installed: restarting the runner\n');
+        await runner.stop({ cancelJobs: false });
+        const { RESTART_EXIT_CODE, SUPERVISED_ENV, superviseRestarts } = await import('../../runner/reexec.js');
+        // A runner its supervisor started asks it to start the new code; the first one becomes the supervisor.
+        ctx.setExit(process.env[SUPERVISED_ENV] === '1' ? RESTART_EXIT_CODE : await superviseRestarts({ signals: io.signals, log }));
+        return;
+      }
+      io.stdout.write(`flotilla: ${why}: stopping (running jobs are cancelled)\n`);
       await runner.stop({ cancelJobs: true });
       ctx.setExit(0);
     });

@@ -18,6 +18,8 @@ import {
   RunnerStatus,
   HoldRunnerRequest,
   SetRunnerCapacityRequest,
+  UpdateRunnerRequest,
+  UpdateRunnerResponse,
   StartJobRequest,
   SignInRequest,
   SessionInfo,
@@ -68,6 +70,8 @@ export function buildOpenApi(): Json {
     RunnerDetail: schemaOf(RunnerDetail, 'output'),
     HoldRunnerRequest: schemaOf(HoldRunnerRequest, 'input'),
     SetRunnerCapacityRequest: schemaOf(SetRunnerCapacityRequest, 'input'),
+    UpdateRunnerRequest: schemaOf(UpdateRunnerRequest, 'input'),
+    UpdateRunnerResponse: schemaOf(UpdateRunnerResponse, 'output'),
     StartJobRequest: schemaOf(StartJobRequest, 'input'),
     CreateRunnerTokenRequest: schemaOf(CreateRunnerTokenRequest, 'input'),
     RunnerTokenResponse: {
@@ -199,6 +203,21 @@ export function buildOpenApi(): Json {
         parameters: [idParam],
         requestBody: noFields,
         responses: { 200: ok('the revoked runner, status revoked', ref('Runner')), 400: error('`invalid_json` / `invalid_request`: a body other than none or {}'), 401: unauthorized, 403: forbidden, 404: error('`not_found`') },
+      },
+    },
+    '/api/runners/{id}/update': {
+      post: {
+        summary: 'Tell a runner to update itself (admin): status updating, no new job; it drains its jobs, runs its update command and re-executes on the new code',
+        parameters: [idParam],
+        requestBody: { required: false, content: json(ref('UpdateRunnerRequest')) },
+        responses: {
+          200: ok('the runner (status updating), the version asked for (absent in the body: the server\'s own), and started: false when it was updating already', ref('UpdateRunnerResponse')),
+          400: error('`invalid_json` / `invalid_request` naming the field'),
+          401: unauthorized,
+          403: forbidden,
+          404: error('`not_found`'),
+          409: error('`revoked`, `offline`, or `not_connected`: it is connected to another server replica'),
+        },
       },
     },
     '/api/jobs/{id}/start': {

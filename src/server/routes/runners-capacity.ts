@@ -41,6 +41,6 @@ export function mountRunnerCapacity(app: Hono<AppEnv>, ctx: ServerContext): void
     ctx.log.info('runner capacity set', { runnerId: row.id, capacity: row.capacity, browserSlots: row.browserSlots });
     await noteRunner(ctx, row.id, 'capacity', `capacity set by ${c.var.principal.name}: ${row.capacity} parallel job${row.capacity === 1 ? '' : 's'}, ${row.browserSlots} browser slot${row.browserSlots === 1 ? '' : 's'}`);
     const jobs = await ctx.store.listActiveJobsForRunner(row.id);
-    return c.json(runnerView(row, jobs.map((j) => j.id), ctx.now(), ctx.heartbeatTimeoutMs, await heldSlotsOf(ctx.store, row.id)));
+    return c.json(runnerView(row, jobs.map((j) => j.id), ctx.now(), ctx.heartbeatTimeoutMs, await heldSlotsOf(ctx.store, row.id), ctx.hub.isUpdating(row.id)));
   });
 }

@@ -20,7 +20,7 @@ export function mountGetRunner(app: Hono<AppEnv>, ctx: ServerContext): void {
     const [recent, active] = await Promise.all([ctx.store.listRecentJobsForRunner(row.id, 20), ctx.store.listActiveJobsForRunner(row.id)]);
     const running = active.map((j) => j.id);
     const body: RunnerDetail = {
-      runner: runnerView(row, running, ctx.now(), ctx.heartbeatTimeoutMs, await heldSlotsOf(ctx.store, row.id)),
+      runner: runnerView(row, running, ctx.now(), ctx.heartbeatTimeoutMs, await heldSlotsOf(ctx.store, row.id), ctx.hub.isUpdating(row.id)),
       recentJobs: recent.map((j) => ({ id: j.id, agent: j.agent, status: j.status, attempt: j.attempt, createdAt: iso(j.createdAt), finishedAt: isoOrNull(j.finishedAt) })),
     };
     return c.json(body);

@@ -48,7 +48,7 @@ export function mountRunnerHolds(app: Hono<AppEnv>, ctx: ServerContext): void {
     ctx.log.info('runner held', { runnerId: row.id, until, extend: body.value.extend });
     await noteRunner(ctx, row.id, body.value.extend ? 'extended' : 'held', `${body.value.extend ? 'hold extended' : 'held'} by ${c.var.principal.name} for ${body.value.for}, until ${new Date(until).toISOString()}: ${reason}`);
     const jobs = await ctx.store.listActiveJobsForRunner(row.id);
-    return c.json(runnerView(updated, jobs.map((j) => j.id), now, ctx.heartbeatTimeoutMs, await heldSlotsOf(ctx.store, updated.id)));
+    return c.json(runnerView(updated, jobs.map((j) => j.id), now, ctx.heartbeatTimeoutMs, await heldSlotsOf(ctx.store, updated.id), ctx.hub.isUpdating(updated.id)));
   });
 
   app.post('/api/runners/:id{[0-9]+}/resume', requireAdmin(), async (c) => {
@@ -64,6 +64,6 @@ export function mountRunnerHolds(app: Hono<AppEnv>, ctx: ServerContext): void {
     if (before?.hold && before.hold.until > ctx.now()) await noteRunner(ctx, updated.id, 'resumed', `resumed by ${c.var.principal.name} (hold was until ${new Date(before.hold.until).toISOString()})`);
     ctx.dispatcher.kick();
     const jobs = await ctx.store.listActiveJobsForRunner(updated.id);
-    return c.json(runnerView(updated, jobs.map((j) => j.id), ctx.now(), ctx.heartbeatTimeoutMs, await heldSlotsOf(ctx.store, updated.id)));
+    return c.json(runnerView(updated, jobs.map((j) => j.id), ctx.now(), ctx.heartbeatTimeoutMs, await heldSlotsOf(ctx.store, updated.id), ctx.hub.isUpdating(updated.id)));
   });
 }

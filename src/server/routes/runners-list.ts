@@ -46,7 +46,7 @@ export function mountListRunners(app: Hono<AppEnv>, ctx: ServerContext): void {
     for (const r of rows) {
       if (!selectorMatches(want, r.labels)) continue;
       const mine = byRunner.get(r.id) ?? [];
-      const v = runnerView(r, mine.map((a) => a.jobId), now, ctx.heartbeatTimeoutMs, mine);
+      const v = runnerView(r, mine.map((a) => a.jobId), now, ctx.heartbeatTimeoutMs, mine, ctx.hub.isUpdating(r.id));
       if (status?.success && v.status !== status.data) continue;
       runners.push(v);
     }

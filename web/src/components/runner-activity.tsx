@@ -3,12 +3,12 @@ import { ago, when } from '../format.js';
 import { Link } from '../router.js';
 
 /** CSS class of an activity line by kind: what needs a person's eye stands out. */
-const KIND_CLASS: Record<string, string> = { offline: 'warn', revoked: 'warn', held: 'warn', extended: 'warn', disconnected: 'muted' };
+const KIND_CLASS: Record<string, string> = { offline: 'warn', revoked: 'warn', held: 'warn', extended: 'warn', update_failed: 'warn', disconnected: 'muted' };
 
 /**
  * A runner's activity (issue 8, runner page), newest first, from `GET /api/runners/:id/activity`:
  * status and hold changes as the server recorded them (connected, disconnected, went offline,
- * held, extended, resumed, capacity set, revoked) and its jobs' starts and ends with their
+ * held, extended, resumed, capacity set, revoked, self-update steps) and its jobs' starts and ends with their
  * result, each job linked. Refreshed every `everyMs`.
  */
 export function RunnerActivity({ runnerId, everyMs = 3000 }: { runnerId: number; everyMs?: number }) {

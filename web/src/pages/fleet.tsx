@@ -6,11 +6,12 @@ import { ADMIN_ONLY, useSession } from '../session.js';
 import { holdLeft } from './runner.js';
 import { STATUS_CLASS } from '../components/status.js';
 import { RegistrationTokens } from '../components/registration-tokens.js';
+import { UpdateRunnerButton } from '../components/runner-update.js';
 
 /** The status filter's choices: every runner status the API gives (protocol RunnerStatus), `revoked` too. */
 const RUNNER_STATUSES: readonly Runner['status'][] = ['online', 'busy', 'on_hold', 'provisioning', 'updating', 'offline', 'revoked'];
 
-function RunnerCard({ r, queued }: { r: Runner; queued: number }) {
+function RunnerCard({ r, queued, isAdmin, reload }: { r: Runner; queued: number; isAdmin: boolean; reload: () => void }) {
   return (
     <article className="card runner" data-testid={`runner-${r.id}`}>
       <header>
@@ -69,11 +70,12 @@ function RunnerCard({ r, queued }: { r: Runner; queued: number }) {
           </>
         )}
       </dl>
+      {r.status !== 'revoked' && <UpdateRunnerButton runner={r} isAdmin={isAdmin} onSent={reload} />}
     </article>
   );
 }
 
-/** The fleet: a card per runner, counts by status, filters (label, status, role) and search; Run job; registration tokens (list, create, revoke). */
+/** The fleet: a card per runner (admins: Update), counts by status, filters (label, status, role) and search; Run job; registration tokens (list, create, revoke). */
 export function FleetPage() {
   const { isAdmin } = useSession();
   const { go } = useRoute();
@@ -135,7 +137,7 @@ export function FleetPage() {
       {runners.data && all.length === 0 && <p className="empty">No runners yet. Start one with `flotilla runner --server … --token …`.</p>}
       <div className="grid">
         {shown.map((r) => (
-          <RunnerCard key={r.id} r={r} queued={queuedJobs.filter((j) => Object.entries(j.selector).every(([k, v]) => r.labels[k] === v)).length} />
+          <RunnerCard key={r.id} r={r} isAdmin={isAdmin} reload={runners.reload} queued={queuedJobs.filter((j) => Object.entries(j.selector).every(([k, v]) => r.labels[k] === v)).length} />
         ))}
       </div>
       <RegistrationTokens isAdmin={isAdmin} />
