@@ -42,9 +42,11 @@ export async function placeNow(d: PlaceNowDeps, jobId: number, o: { runnerId?: n
     const r = await store.getRunner(o.runnerId);
     const message = !r
       ? `no runner ${o.runnerId}`
-      : r.connected && !r.offline
-        ? `runner ${r.name} (${r.id}) is connected to another server replica: run jobs start against the server it is connected to`
-        : `runner ${r.name} (${r.id}) is not connected`;
+      : hub.isUpdating(r.id)
+        ? `runner ${r.name} (${r.id}) is updating itself: it takes no job until it is back on the new version`
+        : r.connected && !r.offline
+          ? `runner ${r.name} (${r.id}) is connected to another server replica: run jobs start against the server it is connected to`
+          : `runner ${r.name} (${r.id}) is not connected`;
     return { ok: false, code: 'no_runner', message };
   }
   const conns = hub.connections().filter((c) => (o.runnerId === undefined || c.runnerId === o.runnerId) && selectorMatches(job.selector, c.labels));

@@ -88,6 +88,10 @@ describe('POST /api/runners/{id}/update', () => {
     const job = (await (await t.api('/api/jobs', { json: { agent: 'gpu-job', input: {}, labels: { pool: 'upd' } } })).json()) as Job;
     expect(await r.none('job.assign', 800)).toBe(true);
     expect(((await (await t.api(`/api/jobs/${job.id}`)).json()) as Job).status).toBe('queued');
+    // jobs start on it says why it cannot (not "not connected")
+    const start = await t.api(`/api/jobs/${job.id}/start`, { json: { runnerId: r.runnerId, force: true } });
+    expect(start.status).toBe(409);
+    expect(((await start.json()) as { error: { message: string } }).error.message).toBe(`runner upd-live (${r.runnerId}) is updating itself: it takes no job until it is back on the new version`);
 
     r.send({ type: 'runner.update', phase: 'failed', version: PACKAGE_VERSION, exitCode: 3, detail: 'npm ERR! 404' });
     const { assignment } = await r.next('job.assign');
