@@ -6,7 +6,6 @@ import {
   RunnerToServer,
   describeIssues,
   type Labels,
-  type RunningJobReport,
   type ServerToRunner,
   type UploadedEvent,
 } from '../protocol/index.js';
@@ -14,18 +13,19 @@ import type { Store } from '../store/types.js';
 import type { FrameMove, OwnerLimits } from '../store/dispatch-types.js';
 import type { Logger } from '../core/log.js';
 import { hashToken } from '../core/tokens.js';
-import { pausedHoldsRunner, isTerminal } from '../core/job-state.js';
+import { isTerminal } from '../core/job-state.js';
 import type { EventBus } from './event-bus.js';
 import { bearerToken } from './auth.js';
 import { frameMove } from './frame-move.js';
 import { fastRunnerFrame } from './frame-fast.js';
 import { gapText, uploadedEventsProblem } from './frame-checks.js';
-import { recordStatus, reportEndedJobs } from './status-events.js';
-import { pauseStop } from './budget-pause.js';
+import { recordStatus } from './status-events.js';
 import { noteRunner } from './runner-history.js';
 import { activityFrame } from './model-activity.js';
 import { bindLabels } from '../core/runner-labels.js';
 import { RunnerUpdates } from './runner-updates.js';
+import { Connection } from './hub-connection.js';
+import { checkCurrent, reconcile } from './hub-reconcile.js';
 
 /** One runner's live WebSocket on this server, as the dispatcher sees it. */
 export interface RunnerConnection {
@@ -81,45 +81,6 @@ export const CLOSE_CODES = {
 } as const;
 
 const CLOSE_REPLACED = CLOSE_CODES.replaced;
-
-class Connection implements RunnerConnection {
-  labels: Labels = {};
-  capacity = 1;
-  browserSlots = 1;
-  /** What the runner offered in its `hello` (`--capacity`, `--browser-slots`): in effect when no owner setting is. */
-  offer = { capacity: 1, browserSlots: 1 };
-  ready = false;
-  holdUntil = 0;
-  /** Set once the connection is being closed for bad input: later frames are ignored. */
-  dead = false;
-  /** When this server last received a frame on it (epoch ms, the hub's clock). */
-  lastSeen: number;
-  name: string;
-  /** Active jobs the runner did not report, since when (for lost-assignment detection). */
-  readonly missing = new Map<number, { attempt: number; since: number }>();
-  queue: Promise<void> = Promise.resolve();
-
-  constructor(
-    readonly runnerId: number,
-    name: string,
-    readonly ws: WebSocket,
-    now: number,
-  ) {
-    this.name = name;
-    this.lastSeen = now;
-  }
-
-  send(msg: ServerToRunner): Promise<boolean> {
-    if (this.ws.readyState !== WebSocket.OPEN) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      try {
-        this.ws.send(JSON.stringify(msg), (err) => resolve(!err));
-      } catch {
-        resolve(false);
-      }
-    });
-  }
-}
 
 /**
  * The runner hub: accepts runner WebSockets at `/api/runners/connect` (runner credential as
@@ -345,7 +306,7 @@ export class RunnerHub {
         return this.onHello(conn, msg);
       case 'heartbeat':
         if (!(await this.o.store.touchRunner(conn.runnerId, this.o.now()))) return this.revoked(conn);
-        await this.reconcile(conn, msg.running);
+        await reconcile(this.o, conn, msg.running);
         {
           // The idle limit counts model calls: tell the runner about its jobs' calls (issue 4).
           const frame = await activityFrame(this.o.store, msg.running, this.o.now());
@@ -353,7 +314,7 @@ export class RunnerHub {
         }
         return;
       case 'job.accepted':
-        await this.checkCurrent(conn, msg.jobId, msg.attempt);
+        await checkCurrent(this.o, conn, msg.jobId, msg.attempt);
         return;
       case 'job.rejected':
         return this.onRejected(conn, msg.jobId, msg.attempt, msg.reason);
@@ -389,93 +350,10 @@ export class RunnerHub {
       serverTime: new Date(this.o.now()).toISOString(),
       ...(ignoredLabels.length ? { ignoredLabels } : {}),
     });
-    await this.reconcile(conn, msg.running, true);
+    await reconcile(this.o, conn, msg.running, true);
     this.updates.hello(conn.runnerId, msg.updating, msg.version);
     conn.ready = true;
     this.o.onWork('capacity');
-  }
-
-  /**
-   * Compares what the runner says it runs with the store: a reported attempt that is not the
-   * job's current one on this runner (or whose job ended or went back to the queue) gets
-   * `job.cancel`; an active job the runner stops reporting for heartbeatTimeoutMs is requeued
-   * (still `assigned`: the assignment never arrived) or ends as a lost runner's does (`running`:
-   * retried when its agent has retries left, else `lost`). After a `hello` (`fresh`: the runner
-   * came back, its list is what it runs now) a job it does not report gets one heartbeat
-   * interval instead of the timeout: a runner restarted after a crash runs nothing.
-   */
-  private async reconcile(conn: Connection, running: readonly RunningJobReport[], fresh = false): Promise<void> {
-    const { store, now } = this.o;
-    for (const r of running) await this.checkCurrent(conn, r.jobId, r.attempt);
-    const reported = new Set(running.map((r) => `${r.jobId}:${r.attempt}`));
-    const active = await store.listActiveJobsForRunner(conn.runnerId);
-    const activeIds = new Set(active.map((j) => j.id));
-    for (const id of [...conn.missing.keys()]) if (!activeIds.has(id)) conn.missing.delete(id);
-    const t = now();
-    for (const job of active) {
-      if (reported.has(`${job.id}:${job.attempt}`)) {
-        conn.missing.delete(job.id);
-        continue;
-      }
-      const m = conn.missing.get(job.id);
-      if (!m || m.attempt !== job.attempt) {
-        const grace = fresh ? this.o.heartbeatIntervalMs : this.o.heartbeatTimeoutMs;
-        conn.missing.set(job.id, { attempt: job.attempt, since: t - (this.o.heartbeatTimeoutMs - grace) });
-        continue;
-      }
-      if (t - m.since < this.o.heartbeatTimeoutMs) continue;
-      conn.missing.delete(job.id);
-      const secs = Math.round((t - m.since) / 1000);
-      if (job.status === 'paused') await this.o.onPausedGone?.(job.id, job.attempt, `runner ${conn.name} no longer runs it (${secs}s)`);
-      else if (job.status === 'assigned') {
-        if (await store.requeueJob(job.id, job.attempt, t)) {
-          await recordStatus(store, this.o.bus, job.id, 'queued', `runner ${conn.name} never started it (${secs}s); back in the queue`, t, conn.runnerId);
-          this.o.onWork('work');
-        }
-      } else {
-        if (job.status === 'cancelling') {
-          // The runner no longer runs it: its tree is gone with the attempt.
-          if (await store.transitionJob(job.id, job.attempt, ['cancelling'], 'cancelled', t, { endReason: 'cancelled' })) {
-            await recordStatus(store, this.o.bus, job.id, 'cancelled', `runner ${conn.name} no longer runs it`, t, conn.runnerId);
-            this.o.onWork('capacity');
-          }
-          continue;
-        }
-        const cause = `runner ${conn.name} no longer runs it (${secs}s)`;
-        const retried = await store.retryLostJob(job.id, job.attempt, t);
-        if (retried) {
-          await reportEndedJobs(store, this.o.bus, [retried], () => cause, t);
-          this.o.onWork('work');
-          continue;
-        }
-        const moved = await store.transitionJob(job.id, job.attempt, ['running'], 'lost', t, {
-          endReason: 'runner_lost',
-          error: `runner ${conn.name} stopped reporting the job for ${secs}s`,
-        });
-        if (moved) {
-          await recordStatus(store, this.o.bus, job.id, 'lost', cause, t, conn.runnerId);
-          this.o.onWork('capacity');
-        }
-      }
-    }
-  }
-
-  /** Sends `job.cancel` when (jobId, attempt) is not a live attempt of this runner. Returns true when it is live. */
-  private async checkCurrent(conn: Connection, jobId: number, attempt: number): Promise<boolean> {
-    const job = await this.o.store.getJob(jobId);
-    let reason: string | null = null;
-    if (!job) reason = 'unknown job';
-    else if (job.attempt !== attempt || job.runnerId !== conn.runnerId) reason = 'stale attempt: the job was reassigned';
-    else if (isTerminal(job.status)) reason = `job is ${job.status}`;
-    else if (job.status === 'queued') reason = 'job went back to the queue';
-    else if (job.status === 'cancelling' || pausedHoldsRunner(job)) {
-      // Still live until the runner reports the tree gone; repeat the cancel (or a budget pause's stop) in case it was missed.
-      await conn.send(job.status === 'paused' ? pauseStop(jobId, attempt) : { type: 'job.cancel', jobId, attempt, reason: 'cancelled by request' });
-      return true;
-    }
-    if (reason === null) return true;
-    await conn.send({ type: 'job.cancel', jobId, attempt, reason, discard: true });
-    return false;
   }
 
   private async onRejected(conn: Connection, jobId: number, attempt: number, reason: string): Promise<void> {

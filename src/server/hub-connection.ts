@@ -1,0 +1,43 @@
+import { WebSocket } from 'ws';
+import type { Labels, ServerToRunner } from '../protocol/index.js';
+import type { RunnerConnection } from './hub.js';
+
+/** A runner's live WebSocket on this server (hub.ts): what the dispatcher sees, and the hub's own state of it. */
+export class Connection implements RunnerConnection {
+  labels: Labels = {};
+  capacity = 1;
+  browserSlots = 1;
+  /** What the runner offered in its `hello` (`--capacity`, `--browser-slots`): in effect when no owner setting is. */
+  offer = { capacity: 1, browserSlots: 1 };
+  ready = false;
+  holdUntil = 0;
+  /** Set once the connection is being closed for bad input: later frames are ignored. */
+  dead = false;
+  /** When this server last received a frame on it (epoch ms, the hub's clock). */
+  lastSeen: number;
+  name: string;
+  /** Active jobs the runner did not report, since when (for lost-assignment detection). */
+  readonly missing = new Map<number, { attempt: number; since: number }>();
+  queue: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly runnerId: number,
+    name: string,
+    readonly ws: WebSocket,
+    now: number,
+  ) {
+    this.name = name;
+    this.lastSeen = now;
+  }
+
+  send(msg: ServerToRunner): Promise<boolean> {
+    if (this.ws.readyState !== WebSocket.OPEN) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      try {
+        this.ws.send(JSON.stringify(msg), (err) => resolve(!err));
+      } catch {
+        resolve(false);
+      }
+    });
+  }
+}

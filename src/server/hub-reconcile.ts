@@ -1,0 +1,91 @@
+import type { RunningJobReport } from '../protocol/index.js';
+import { isTerminal, pausedHoldsRunner } from '../core/job-state.js';
+import { pauseStop } from './budget-pause.js';
+import type { Connection } from './hub-connection.js';
+import type { HubOptions } from './hub.js';
+import { recordStatus, reportEndedJobs } from './status-events.js';
+
+// What a runner says it runs (hello, heartbeat, job.accepted) against the store (hub.ts).
+
+/**
+ * Compares what the runner says it runs with the store: a reported attempt that is not the
+ * job's current one on this runner (or whose job ended or went back to the queue) gets
+ * `job.cancel`; an active job the runner stops reporting for heartbeatTimeoutMs is requeued
+ * (still `assigned`: the assignment never arrived) or ends as a lost runner's does (`running`:
+ * retried when its agent has retries left, else `lost`). After a `hello` (`fresh`: the runner
+ * came back, its list is what it runs now) a job it does not report gets one heartbeat
+ * interval instead of the timeout: a runner restarted after a crash runs nothing.
+ */
+export async function reconcile(o: HubOptions, conn: Connection, running: readonly RunningJobReport[], fresh = false): Promise<void> {
+  const { store, now } = o;
+  for (const r of running) await checkCurrent(o, conn, r.jobId, r.attempt);
+  const reported = new Set(running.map((r) => `${r.jobId}:${r.attempt}`));
+  const active = await store.listActiveJobsForRunner(conn.runnerId);
+  const activeIds = new Set(active.map((j) => j.id));
+  for (const id of [...conn.missing.keys()]) if (!activeIds.has(id)) conn.missing.delete(id);
+  const t = now();
+  for (const job of active) {
+    if (reported.has(`${job.id}:${job.attempt}`)) {
+      conn.missing.delete(job.id);
+      continue;
+    }
+    const m = conn.missing.get(job.id);
+    if (!m || m.attempt !== job.attempt) {
+      const grace = fresh ? o.heartbeatIntervalMs : o.heartbeatTimeoutMs;
+      conn.missing.set(job.id, { attempt: job.attempt, since: t - (o.heartbeatTimeoutMs - grace) });
+      continue;
+    }
+    if (t - m.since < o.heartbeatTimeoutMs) continue;
+    conn.missing.delete(job.id);
+    const secs = Math.round((t - m.since) / 1000);
+    if (job.status === 'paused') await o.onPausedGone?.(job.id, job.attempt, `runner ${conn.name} no longer runs it (${secs}s)`);
+    else if (job.status === 'assigned') {
+      if (await store.requeueJob(job.id, job.attempt, t)) {
+        await recordStatus(store, o.bus, job.id, 'queued', `runner ${conn.name} never started it (${secs}s); back in the queue`, t, conn.runnerId);
+        o.onWork('work');
+      }
+    } else {
+      if (job.status === 'cancelling') {
+        // The runner no longer runs it: its tree is gone with the attempt.
+        if (await store.transitionJob(job.id, job.attempt, ['cancelling'], 'cancelled', t, { endReason: 'cancelled' })) {
+          await recordStatus(store, o.bus, job.id, 'cancelled', `runner ${conn.name} no longer runs it`, t, conn.runnerId);
+          o.onWork('capacity');
+        }
+        continue;
+      }
+      const cause = `runner ${conn.name} no longer runs it (${secs}s)`;
+      const retried = await store.retryLostJob(job.id, job.attempt, t);
+      if (retried) {
+        await reportEndedJobs(store, o.bus, [retried], () => cause, t);
+        o.onWork('work');
+        continue;
+      }
+      const moved = await store.transitionJob(job.id, job.attempt, ['running'], 'lost', t, {
+        endReason: 'runner_lost',
+        error: `runner ${conn.name} stopped reporting the job for ${secs}s`,
+      });
+      if (moved) {
+        await recordStatus(store, o.bus, job.id, 'lost', cause, t, conn.runnerId);
+        o.onWork('capacity');
+      }
+    }
+  }
+}
+
+/** Sends `job.cancel` when (jobId, attempt) is not a live attempt of this runner. Returns true when it is live. */
+export async function checkCurrent(o: Pick<HubOptions, 'store'>, conn: Connection, jobId: number, attempt: number): Promise<boolean> {
+  const job = await o.store.getJob(jobId);
+  let reason: string | null = null;
+  if (!job) reason = 'unknown job';
+  else if (job.attempt !== attempt || job.runnerId !== conn.runnerId) reason = 'stale attempt: the job was reassigned';
+  else if (isTerminal(job.status)) reason = `job is ${job.status}`;
+  else if (job.status === 'queued') reason = 'job went back to the queue';
+  else if (job.status === 'cancelling' || pausedHoldsRunner(job)) {
+    // Still live until the runner reports the tree gone; repeat the cancel (or a budget pause's stop) in case it was missed.
+    await conn.send(job.status === 'paused' ? pauseStop(jobId, attempt) : { type: 'job.cancel', jobId, attempt, reason: 'cancelled by request' });
+    return true;
+  }
+  if (reason === null) return true;
+  await conn.send({ type: 'job.cancel', jobId, attempt, reason, discard: true });
+  return false;
+}
