@@ -37,6 +37,17 @@ describe('price table', () => {
     expect(priceFor(small, model).input).toBe(input);
   });
 
+  it('a premium variant is not priced as its base model; listed ones at their own list price', () => {
+    expect(priceFor(small, 'm-a-pro')).toEqual(small.default);
+    expect(priceFor(small, 'm-a-b-max-2')).toEqual(small.default);
+    expect(priceFor(small, 'm-a-mini')).toEqual(small.models['m-a']); // not a premium word: the base's price
+    // OpenAI list prices (USD per million tokens): gpt-5-pro $15 / $120, o3-pro $20 / $80
+    expect([priceFor(table, 'gpt-5-pro').input, priceFor(table, 'gpt-5-pro').output]).toEqual([15, 120]);
+    expect([priceFor(table, 'gpt-5-pro-2025-10-06').input, priceFor(table, 'gpt-5-pro-2025-10-06').output]).toEqual([15, 120]);
+    expect([priceFor(table, 'o3-pro').input, priceFor(table, 'o3-pro').output]).toEqual([20, 80]);
+    expect(priceFor(table, 'gpt-5-codex-pro')).toEqual(table.default);
+  });
+
   it('finds dated real model names', () => {
     expect(priceFor(table, 'claude-sonnet-4-5-20250929').output).toBe(15);
     expect(priceFor(table, 'claude-opus-4-1-20250805').output).toBe(75);

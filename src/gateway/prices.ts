@@ -59,7 +59,9 @@ function stripDate(model: string): string {
 
 /**
  * The price of `model`: exact name, then the name without a date (or `-latest`) suffix, then
- * the longest listed name that is a prefix of it (at a `-` boundary), else `table.default`.
+ * the longest listed name that is a prefix of it (at a `-` boundary), else `table.default`. A
+ * premium variant of a listed model (`-pro`, `-max`, `-ultra` after its name) gets the default:
+ * an unknown model must not look cheap.
  */
 export function priceFor(table: PriceTable, model: string): ModelPrice {
   const exact = table.models[model];
@@ -71,5 +73,11 @@ export function priceFor(table: PriceTable, model: string): ModelPrice {
   for (const name of Object.keys(table.models)) {
     if ((base === name || base.startsWith(name + '-')) && (best === null || name.length > best.length)) best = name;
   }
+  // A premium variant of a listed model (`gpt-5-pro`, `o3-pro`: 8–12× the base's price) is not
+  // the base model: it gets the default price unless it is listed itself.
+  if (best !== null && base !== best && base.slice(best.length + 1).split('-').some((w) => PREMIUM_VARIANTS.has(w))) return table.default;
   return best !== null ? table.models[best]! : table.default;
 }
+
+/** Name parts after a listed model's name that mark a pricier variant of it (OpenAI's `-pro` models; `-max`, `-ultra` by the same pattern). */
+const PREMIUM_VARIANTS: ReadonlySet<string> = new Set(['pro', 'max', 'ultra']);
