@@ -111,7 +111,8 @@ describe('a job paused for budget', () => {
       expect(up.calls()).toBe(0);
       // each refusal is in the ledger as refused for budget, unbilled; the tree is untouched
       const usage = await stores[0]!.jobUsage(id);
-      expect(usage).toMatchObject({ modelCalls: 1 + FORMS.length, costMicros: 0 });
+      expect(usage).toMatchObject({ modelCalls: 0, costMicros: 0 }); // none reached a provider
+      expect((await stores[0]!.costRollup({ by: 'job', since: 0 })).find((r) => r.key === String(id))).toMatchObject({ calls: 1 + FORMS.length, refusedCalls: 1 + FORMS.length, costMicros: 0 });
       expect(await stores[0]!.getTreeBudget(id, Date.now())).toMatchObject({ spentMicros: 1_000_000, reservedMicros: 0 });
       expect((await stores[0]!.getJob(id))?.status).toBe('paused');
 

@@ -17,6 +17,9 @@ export const ZERO_USAGE: JobUsage = {
 /**
  * Sums of the model calls of many jobs in one grouped query per 500 ids (the ledger page:
  * tokens and µ$ per row). Every id asked for is in the map; jobs without calls get zeros.
+ * `modelCalls` and `estimatedCalls` count the calls the gateway made, not the ones it refused
+ * (budget, bad input, a paused job's token: they cost nothing and reached no provider; the cost
+ * rollups count them apart, `refusedCalls`).
  */
 export async function jobUsageMany(c: StoreCtx, jobIds: readonly number[]): Promise<Map<number, JobUsage>> {
   const out = new Map<number, JobUsage>();
@@ -27,13 +30,13 @@ export async function jobUsageMany(c: StoreCtx, jobIds: readonly number[]): Prom
       .selectFrom('model_calls')
       .select((eb) => [
         'job_id',
-        eb.fn.countAll().as('calls'),
+        sql<number>`sum(case when refused is null then 1 else 0 end)`.as('calls'),
         eb.fn.sum('input_tokens').as('input'),
         eb.fn.sum('output_tokens').as('output'),
         eb.fn.sum('cache_read_tokens').as('cacheRead'),
         eb.fn.sum('cache_write_tokens').as('cacheWrite'),
         eb.fn.sum('cost_micros').as('cost'),
-        sql<number>`sum(case when usage_known = 0 then 1 else 0 end)`.as('estimated'),
+        sql<number>`sum(case when usage_known = 0 and refused is null then 1 else 0 end)`.as('estimated'),
       ])
       .where('job_id', 'in', part)
       .groupBy('job_id')

@@ -33,6 +33,8 @@ export function usageTests(h: Harness): void {
     await s.recordModelCall(call(j.id, { inputTokens: 2000, outputTokens: 300, cacheWriteTokens: 50, costMicros: 5678, streamed: false }));
     await s.recordModelCall(call(j.id, { inputTokens: 7, costMicros: 10, usageKnown: false, httpStatus: 0 }));
     await s.recordModelCall(call(other.id, { inputTokens: 999, costMicros: 999 }));
+    // refused (a budget refusal, bad input): no model call was made; not counted, not estimated
+    await s.recordModelCall(call(j.id, { costMicros: 0, usageKnown: false, httpStatus: 402, refused: 'budget' }));
     // 100+2000+7 = 2107; 20+300 = 320; 5; 1+50 = 51; 1234+5678+10 = 6922
     expect(await s.jobUsage(j.id)).toEqual({ modelCalls: 3, inputTokens: 2107, outputTokens: 320, cacheReadTokens: 5, cacheWriteTokens: 51, costMicros: 6922, estimatedCalls: 1 });
     expect(await s.jobUsage(other.id)).toEqual({ modelCalls: 1, inputTokens: 999, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costMicros: 999, estimatedCalls: 0 });
