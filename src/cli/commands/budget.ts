@@ -37,6 +37,9 @@ export function describeBudget(v: BudgetView, added?: number): string {
     `reserved:  ${formatMicros(b.reservedMicros)}`,
     `left:      ${formatMicros(b.remainingMicros)}`,
   ];
+  // Spent past the limit (an estimate charged at settle, or a limit lowered): say by how much, so a top-up can cover it.
+  const over = b.spentMicros + b.reservedMicros - b.limitMicros;
+  if (over > 0) lines.push(`over by:   ${formatMicros(over)} (a top-up smaller than this leaves nothing to spend)`);
   if (v.resumed.length) lines.push(`resumed:   ${v.resumed.map((id) => `job ${id}`).join(', ')}`);
   return lines.join('\n');
 }

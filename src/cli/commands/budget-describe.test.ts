@@ -1,0 +1,13 @@
+import { describe, expect, it } from 'vitest';
+import { describeBudget } from './budget.js';
+
+describe('describeBudget', () => {
+  const view = (limit: number, spent: number, reserved = 0) => ({ jobId: 7, resumed: [], budget: { rootId: 7, limitMicros: limit, spentMicros: spent, reservedMicros: reserved, remainingMicros: Math.max(0, limit - spent - reserved) } });
+  it('a tree spent past its limit says by how much', () => {
+    // $2.00 limit, $50.10 spent → over by $48.10
+    expect(describeBudget(view(2_000_000, 50_100_000))).toMatch(/^over by:\s+\$48\.100000 /m);
+  });
+  it('within its limit: no over line', () => {
+    expect(describeBudget(view(2_000_000, 1_000_000, 1_000_000))).not.toMatch(/over by/);
+  });
+});
