@@ -1,0 +1,175 @@
+import type { JobUsage } from '../protocol/index.js';
+import type { JobRow } from './types.js';
+
+/**
+ * The gateway's part of the Store (issue 3): the ledger of model calls, the budgets per job tree
+ * (and per child job, issue 6) with their reservations, and the model routes and price
+ * overrides set through the API. Conventions as the Store's (store/types.ts): epoch ms, integer
+ * micro-dollars, one transaction per method that changes more than one row.
+ */
+export interface LedgerStore {
+  // --- model calls (the gateway's ledger) ------------------------------------------------
+  recordModelCall(c: NewModelCall): Promise<void>;
+  /**
+   * Notes a model call of (jobId, attempt) starting or ending at `now` (epoch ms): the calls
+   * in flight and the last activity time the idle limit reads (store/model-activity.ts).
+   */
+  noteModelCall(jobId: number, attempt: number, phase: 'start' | 'end', now: number): Promise<void>;
+  /** Model-call activity of these attempts (those with no call are left out); ≤ 1000 pairs. */
+  modelCallActivity(attempts: readonly { jobId: number; attempt: number }[]): Promise<ModelCallActivity[]>;
+  /** Sums over the job's model calls. */
+  jobUsage(jobId: number): Promise<JobUsage>;
+  /** Ledger sums grouped per job, tree, agent, runner or UTC day, for calls started in [since, until) (store/costs.ts). */
+  costRollup(q: { by: CostGroup; since: number; until?: number; rootId?: number }): Promise<CostRollupRow[]>;
+
+  // --- budgets per job tree (issue 3; store/budgets.ts) ----------------------------------
+  /** The tree's budget (row created from the root job's budgetMicros if missing); null when not a root job. */
+  getTreeBudget(rootId: number, now: number): Promise<TreeBudget | null>;
+  /**
+   * Atomically reserves `worstMicros` when `spent + reserved + worst <= limit` (one conditional
+   * UPDATE plus the reservation row, one transaction; holds across processes), held until
+   * `now + ttlMs` (default 30 min) at the latest. `ok: false` leaves it unchanged. Null when
+   * not a root job.
+   */
+  reserveBudget(rootId: number, worstMicros: number, now: number, ttlMs?: number, jobId?: number): Promise<BudgetReservationResult | null>;
+  /**
+   * Issue 6: job `jobId`'s own sub-limit budget (`jobId` set), created from its budgetMicros
+   * if missing; null when the job has no sub-limit (a root, or a child sharing the tree's).
+   * store/job-budgets.ts.
+   */
+  getJobBudget(jobId: number, now: number): Promise<TreeBudget | null>;
+  /**
+   * Issue 6: raises child `jobId`'s sub-limit by `addMicros`, never past what its tree (and
+   * each sub-limited ancestor) has left: `{ ok: false, maxAddMicros }` then, nothing changed.
+   * Null when the job has no sub-limit.
+   */
+  topUpJobBudget(jobId: number, addMicros: number, now: number): Promise<{ ok: true; budget: TreeBudget } | { ok: false; maxAddMicros: number } | null>;
+  /**
+   * Settles reservation `reservationId` of tree `rootId`: releases it (unless the sweeper
+   * already did) and charges `costMicros` (0 for a failed call); with `call`, appends that
+   * ledger row in the same transaction. False when the reservation was already gone (the cost
+   * is charged all the same).
+   */
+  settleBudget(rootId: number, reservationId: number, costMicros: number, now: number, call?: NewModelCall): Promise<boolean>;
+  /** Releases every reservation whose expiry is <= now (its gateway died mid-call): returns how many µ$ per tree. */
+  releaseExpiredReservations(now: number): Promise<{ rootId: number; releasedMicros: number; count: number }[]>;
+  /** Moves a reservation's expiry to `expiresAt` (epoch ms) while its call runs; false when it is gone (settled or released). */
+  extendBudgetReservation(reservationId: number, expiresAt: number): Promise<boolean>;
+
+  // --- model routes and price overrides (issue 3; store/model-routes.ts) -----------------
+  /** Every model route set through the API, pattern ascending. */
+  listModelRoutes(): Promise<ModelRouteRow[]>;
+  /** Creates or replaces the route of `pattern`. @throws Error naming a bad pattern or provider. */
+  setModelRoute(pattern: string, provider: string, now: number): Promise<ModelRouteRow>;
+  /** Deletes the route of `pattern`; false when there was none. */
+  deleteModelRoute(pattern: string): Promise<boolean>;
+  /** Every price override, model ascending. */
+  listModelPrices(): Promise<ModelPriceRow[]>;
+  /** Creates or replaces the price override of `model`. @throws Error naming a bad field. */
+  setModelPrice(model: string, price: ModelPriceRow['price'], now: number): Promise<ModelPriceRow>;
+  /** Deletes the price override of `model`; false when there was none. */
+  deleteModelPrice(model: string): Promise<boolean>;
+  /** Raises the tree's limit by `addMicros` (and the root job's budgetMicros). Null when not a root job. */
+  topUpBudget(rootId: number, addMicros: number, now: number): Promise<TreeBudget | null>;
+  /** assigned/running attempt → `paused` (endReason `budget`, `error` = reason, token cleared), fenced by attempt. */
+  pauseJobForBudget(jobId: number, attempt: number, reason: string, now: number): Promise<JobRow | null>;
+  /** Every budget-paused job of the tree → `queued` with resumeSessionId = its sessionId. Returns them. */
+  resumeBudgetPausedJobs(rootId: number, now: number): Promise<JobRow[]>;
+  /**
+   * Budget-paused jobs of the tree whose stopped attempt still holds its runner (process not
+   * reported gone) → endReason `budget_resume`: they resume when it is (endPausedAttempt).
+   * Call before resumeBudgetPausedJobs. Returns them. See budgets.ts.
+   */
+  deferHeldBudgetResumes(rootId: number): Promise<JobRow[]>;
+  /**
+   * A paused job's attempt ended on its runner: finishedAt = now (its slot is free); requeued
+   * at once when endReason is `budget_resume`; `sessionId` (the attempt's final report's) kept
+   * as the job's session. Fenced by attempt; null when not paused-and-held.
+   */
+  endPausedAttempt(jobId: number, attempt: number, now: number, sessionId?: string): Promise<JobRow | null>;
+  /** Sums per job for many jobs at once (every id present; zeros without calls). One grouped query per 500 ids. */
+  jobUsageMany(jobIds: readonly number[]): Promise<Map<number, JobUsage>>;
+}
+
+/** Model calls of one job attempt, as the gateway noted them (migration 0010). */
+export interface ModelCallActivity {
+  jobId: number;
+  attempt: number;
+  /** Calls in flight now. */
+  inFlight: number;
+  /** Epoch ms (server clock) a call last started or ended. */
+  lastAt: number;
+}
+
+export interface NewModelCall {
+  jobId: number;
+  attempt: number;
+  /** `anthropic`, `scripted`, ... */
+  provider: string;
+  model: string;
+  /** `anthropic-messages` for now. */
+  api: string;
+  streamed: boolean;
+  /** Upstream HTTP status (0 when the upstream could not be reached). */
+  httpStatus: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  /** False when the usage could not be read and the tokens/cost are an estimate. */
+  usageKnown: boolean;
+  costMicros: number;
+  startedAt: number;
+  durationMs: number;
+  /** Exact cost in nano-dollars (default costMicros × 1000). */
+  costNanos?: number;
+  /** The runner running the job at call time (rollups per runner). */
+  runnerId?: number | null;
+  /** Why the gateway refused the call without asking the upstream (`budget`, `invalid_request`, ...); absent = forwarded. */
+  refused?: string | null;
+}
+
+/** What {@link Store.reserveBudget} returns: the budget after (ok) or as it stands (refused), and the reservation's id when ok. */
+export type BudgetReservationResult = { ok: true; budget: TreeBudget; reservationId: number } | { ok: false; budget: TreeBudget };
+
+/** A model route: model name `pattern` (exact, or a glob with `*`; `*` alone = the default) → provider. updatedAt epoch ms. */
+export interface ModelRouteRow {
+  pattern: string;
+  provider: string;
+  updatedAt: number;
+}
+
+/** A price override for `model`: USD per million tokens per token category. updatedAt epoch ms. */
+export interface ModelPriceRow {
+  model: string;
+  price: { input: number; output: number; cacheWrite5m: number; cacheWrite1h: number; cacheRead: number };
+  updatedAt: number;
+}
+
+/** A job tree's budget, micro-dollars. remaining = max(0, limit − spent − reserved). */
+export interface TreeBudget {
+  rootId: number;
+  /** Issue 6: set when these are the figures of this child job's sub-limit, not the tree's. */
+  jobId?: number;
+  limitMicros: number;
+  spentMicros: number;
+  reservedMicros: number;
+  remainingMicros: number;
+}
+
+/** How {@link Store.costRollup} groups. */
+export type CostGroup = 'job' | 'tree' | 'agent' | 'runner' | 'day';
+
+/** One group of the cost rollup. Tokens in tokens, money in µ$ (costMicros: sum of rounded per-call costs) and nano-dollars (exact). */
+export interface CostRollupRow {
+  key: string;
+  calls: number;
+  refusedCalls: number;
+  estimatedCalls: number;
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  costMicros: number;
+  costNanos: number;
+}
