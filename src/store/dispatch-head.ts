@@ -6,7 +6,7 @@ import type { QueuedJobRef } from './types.js';
 export interface DispatchHead {
   /** Up to `limit` queued jobs in dispatch order (see listQueuedForDispatch). */
   queue: QueuedJobRef[];
-  /** Runners held past `now` (epoch ms), ascending. */
+  /** Runners a pass gives no queued job, ascending: held past `now` (epoch ms), or revoked. */
   heldRunnerIds: number[];
 }
 

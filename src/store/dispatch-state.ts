@@ -6,7 +6,7 @@ import { num, numOrNull, type Codec } from './codec.js';
 import { assertInt, type StoreCtx } from './ctx.js';
 import type { DispatchHead } from './dispatch-head.js';
 import { PREPARE } from './pg-prepared.js';
-import { listActiveAssignments, listHeldRunnerIds, listQueuedForDispatch } from './runners.js';
+import { listActiveAssignments, listQueuedForDispatch } from './runners.js';
 import { listTaskSlots } from './tasks.js';
 import type { TaskSlot } from './tasks-types.js';
 import type { ActiveAssignment, QueuedJobRef } from './types.js';
@@ -48,7 +48,7 @@ export async function listDispatchState(c: StoreCtx, limit: number, now: number)
   if (c.dialect !== 'postgres') {
     // One writer: the queue, then the holds (read later, so fresher).
     const queue = await listQueuedForDispatch(c, limit);
-    const heldRunnerIds = await listHeldRunnerIds(c, now);
+    const heldRunnerIds = await listTakingNothing(c, now);
     const owners = await c.db.selectFrom('runners').select(['id', 'owner_capacity', 'owner_browser_slots']).where((eb) => eb.or([eb('owner_capacity', 'is not', null), eb('owner_browser_slots', 'is not', null)])).orderBy('id').execute();
     return { queue, heldRunnerIds, active: await listActiveAssignments(c), taskSlots: await listTaskSlots(c, now), ownerLimits: owners.map(toOwnerLimits) };
   }
@@ -87,6 +87,17 @@ export async function listDispatchState(c: StoreCtx, limit: number, now: number)
   return { queue, heldRunnerIds, active, taskSlots, ownerLimits };
 }
 
+/**
+ * Ids of the runners a dispatch pass gives no queued job (ascending): held past `now`, or
+ * revoked. A revoked runner's socket on another replica lives on until that replica notices
+ * (server/sweeper.ts); meanwhile its requeued job must not go back to it (a fresh user's
+ * two-replica revoke: the job ran again on the revoked runner).
+ */
+async function listTakingNothing(c: StoreCtx, now: number): Promise<number[]> {
+  const rows = await c.db.selectFrom('runners').select('id').where((eb) => eb.or([eb('hold_until', '>', now), eb('revoked_at', 'is not', null)])).orderBy('id').execute();
+  return rows.map((r) => num(r.id));
+}
+
 /** The live statuses, as the statement's array parameter. */
 const ACTIVE = [...ACTIVE_STATUSES];
 
@@ -99,7 +110,7 @@ const DISPATCH_STATE = `${PREPARE}
         null::int as runner_id, null::int as attempt, null::text as status, null::text as holds, null::bigint as slot_until
       from jobs where status = 'queued' order by priority desc, id asc limit $1)
     union all
-    (select 'h', id, null, null, null, null, null, null, null, null, null, null, null from runners where hold_until > $2)
+    (select 'h', id, null, null, null, null, null, null, null, null, null, null, null from runners where hold_until > $2 or revoked_at is not null)
     union all
     (select 'a', id, null, null, null, null, null, workspace_job_id, runner_id, attempt, status, holds, null
       from jobs where (status = any($3::text[]) or ${PAUSED_HOLDING_SQL}) and runner_id is not null)

@@ -35,7 +35,8 @@ function prepare(sqlite: BetterSqlite3.Database) {
     queue: sqlite.prepare(
       `select id, priority, selector, pinned_runner_id, agent, agent_version, workspace_job_id from jobs where status = 'queued' order by priority desc, id asc limit ?`,
     ),
-    held: sqlite.prepare('select id from runners where hold_until > ? order by id'),
+    // held, or revoked (dispatch-state.ts listTakingNothing)
+    held: sqlite.prepare('select id from runners where hold_until > ? or revoked_at is not null order by id'),
     active: sqlite.prepare(
       `select id, runner_id, attempt, status, holds, workspace_job_id from jobs where (status in (${ACTIVE_STATUSES.map(() => '?').join(', ')}) or ${PAUSED_HOLDING_SQL}) and runner_id is not null order by id`,
     ),

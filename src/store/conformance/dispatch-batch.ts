@@ -169,6 +169,10 @@ export function dispatchBatchTests(h: Harness): void {
     // r2's hold ends at T (not after it); r1 and r3 are held, ascending.
     expect(head.heldRunnerIds).toEqual([r1.id, r3.id]);
     expect((await s.listDispatchHead(10, T + 60)).heldRunnerIds).toEqual([r3.id]);
+    // A revoked runner takes nothing either (its socket may live on at another replica for a moment).
+    await s.revokeRunner(r2.id, T + 60);
+    expect((await s.listDispatchHead(10, T + 60)).heldRunnerIds).toEqual([r2.id, r3.id]);
+    expect((await s.listDispatchState(10, T + 60)).heldRunnerIds).toEqual([r2.id, r3.id]);
     expect((await s.listDispatchHead(10, T)).queue.map((q) => q.id)).toEqual([b.id, a.id, c.id]);
     await expect(s.listDispatchHead(0, T)).rejects.toThrow(/limit/);
   });
