@@ -121,8 +121,9 @@ export async function sweepStaleRunners(c: StoreCtx, cutoff: number, now: number
  * Ends the assigned/running jobs on the runners `runnerIds` selects (inside `trx`): a job
  * with retries left goes back to `queued` (assignment, start and token cleared, retries
  * left − 1; runnerId stays the runner it was lost on until the next claim; never a `cancelling`
- * one); every other one (`cancelling` included) becomes `lost` with `reason`, finishedAt = now, token
- * cleared. Both are conditional UPDATEs. Returns the changed jobs by id ascending.
+ * one); a `cancelling` one becomes `cancelled` (endReason `cancelled`: what was asked for);
+ * every other one becomes `lost` with `reason`; finishedAt = now, token cleared. All are
+ * conditional UPDATEs. Returns the changed jobs by id ascending.
  * A budget-paused job whose stopped attempt still held one of these runners stays `paused` (a
  * top-up resumes it) but no longer holds it: finishedAt = now (its process went with the
  * runner), and a pending resume (`budget_resume`) goes back to `budget`, to be resumed by the
@@ -150,6 +151,16 @@ async function endJobsOf(
     .where('retries_left', '>', 0)
     .returningAll()
     .execute();
+  // A job being cancelled is cancelled: its process went with the runner (or is killed when the
+  // runner starts again), which is what the cancel asked for (a fresh user's `jobs cancel` read
+  // `lost` and exited 1 when the runner died meanwhile).
+  const cancelled = await trx
+    .updateTable('jobs')
+    .set({ status: 'cancelled', end_reason: 'cancelled', finished_at: now, token_hash: null })
+    .where('status', '=', 'cancelling')
+    .where('runner_id', 'in', runnerIds)
+    .returningAll()
+    .execute();
   const lost = await trx
     .updateTable('jobs')
     .set({ status: 'lost', end_reason: reason, finished_at: now, token_hash: null })
@@ -165,7 +176,7 @@ async function endJobsOf(
     .where('end_reason', 'in', ['budget', 'budget_resume'])
     .where('runner_id', 'in', runnerIds)
     .execute();
-  return [...retried, ...lost].map((r) => toJobRow(c.codec, r)).sort((a, b) => a.id - b.id);
+  return [...retried, ...cancelled, ...lost].map((r) => toJobRow(c.codec, r)).sort((a, b) => a.id - b.id);
 }
 
 /**

@@ -32,9 +32,12 @@ export function fleetTests(h: Harness): void {
     const j1 = await newJob(s); // no retries → lost
     const j2 = await newJob(s, { retries: 2 }); // retried
     const j3 = await newJob(s); // on the other runner: untouched
+    const j4 = await newJob(s, { retries: 2 }); // being cancelled: cancelled (never retried, never lost)
     await s.claimJobById(j1.id, { id: r.id, labels: {} }, tok1, T + 1);
     await s.claimJobById(j2.id, { id: r.id, labels: {} }, tok2, T + 1);
     await s.transitionJob(j2.id, 1, ['assigned'], 'running', T + 2, { startedAt: T + 2 });
+    await s.claimJobById(j4.id, { id: r.id, labels: {} }, fakeHash('t'), T + 1);
+    await s.transitionJob(j4.id, 1, ['assigned'], 'cancelling', T + 3);
     await s.claimJobById(j3.id, { id: other.id, labels: {} }, fakeHash('t'), T + 1);
     expect((await s.listActiveAssignments()).map((a) => [a.jobId, a.runnerId, a.attempt, a.status])).toEqual([
       [j1.id, r.id, 1, 'assigned'],
@@ -47,6 +50,7 @@ export function fleetTests(h: Harness): void {
     expect(res?.jobs.map((j) => [j.id, j.status, j.endReason, j.retriesLeft])).toEqual([
       [j1.id, 'lost', 'runner_revoked', 0],
       [j2.id, 'queued', null, 1],
+      [j4.id, 'cancelled', 'cancelled', 2],
     ]);
     expect(res?.jobs[1]).toMatchObject({ runnerId: r.id, attempt: 1, assignedAt: null, startedAt: null, finishedAt: null });
     expect(await s.findJobByTokenHash(tok1)).toBeNull();
