@@ -73,7 +73,7 @@ describe('fleet faults', () => {
       expect(a.closeCode).toBe(4408);
       expect(a.frames.filter((f) => f.type === 'job.assign')).toEqual([]);
       expect((await t.store.getJob(job.id))?.retriesLeft).toBe(1);
-      expect(await statusMessages(job.id)).toContainEqual(expect.stringMatching(/^queued: runner frozen silent for \ds; retrying on another runner \(1 retry left\)$/));
+      expect(await statusMessages(job.id)).toContainEqual(expect.stringMatching(/^queued: runner frozen silent for \ds; back in the queue for a retry on any matching runner \(1 retry left\)$/));
     } finally {
       stop();
       await b.close();
@@ -102,7 +102,7 @@ describe('fleet faults', () => {
       // One heartbeat interval (300 ms) and the next heartbeat, well before the 1,200 ms timeout.
       expect(Date.now() - t0).toBeLessThan(1100);
       expect(next.assignment).toMatchObject({ jobId: job.id, attempt: 2 });
-      expect(await statusMessages(job.id)).toContainEqual(expect.stringMatching(/^queued: runner crashy no longer runs it \(\ds\); retrying on another runner \(1 retry left\)$/));
+      expect(await statusMessages(job.id)).toContainEqual(expect.stringMatching(/^queued: runner crashy no longer runs it \(\ds\); back in the queue for a retry on any matching runner \(1 retry left\)$/));
     } finally {
       stop();
       await again.close();

@@ -222,7 +222,7 @@ describe.each([['sqlite', null], ...(pg ? [['postgres', pg.url]] : [])] as Array
       expect(requeuedAt - lastBeat).toBeGreaterThanOrEqual(TIMEOUT);
       expect(requeuedAt - lastBeat).toBeLessThan(TIMEOUT + SWEEP + 1500);
       const statuses = (await t.store.listEvents(job.id, 0, 100)).filter((e) => e.type === 'status').map((e) => (e as JobEvent & { data: { message: string } }).data.message);
-      expect(statuses.some((m) => /runner first silent for \ds; retrying on another runner \(0 retries left\)/.test(m))).toBe(true);
+      expect(statuses.some((m) => /runner first silent for \ds; back in the queue for a retry on any matching runner \(0 retries left\)/.test(m))).toBe(true);
       // The old attempt's token is dead at the gateway; the new one works.
       expect((await gateway(first.token)).status).toBe(401);
       expect((await gateway(second.token)).status).toBe(200);

@@ -23,14 +23,14 @@ export async function recordStatus(
 /**
  * Leaves the status event for each job a lost or revoked runner left behind (see
  * store.sweepStaleRunners / revokeRunner): `lost` "<cause>", or for a job that went back to
- * the queue `queued` "<cause>; retrying on another runner (N retries left)". `now` epoch ms.
+ * the queue `queued` "<cause>; back in the queue for a retry on any matching runner (N retries left)". `now` epoch ms.
  */
 export async function reportEndedJobs(store: Store, bus: EventBus, jobs: readonly JobRow[], cause: (job: JobRow) => string, now: number): Promise<void> {
   for (const job of jobs) {
     const runnerId = job.runnerId ?? undefined;
     if (job.status === 'queued') {
       const left = job.retriesLeft ?? 0;
-      await recordStatus(store, bus, job.id, 'queued', `${cause(job)}; retrying on another runner (${left} ${left === 1 ? 'retry' : 'retries'} left)`, now, runnerId);
+      await recordStatus(store, bus, job.id, 'queued', `${cause(job)}; back in the queue for a retry on any matching runner (${left} ${left === 1 ? 'retry' : 'retries'} left)`, now, runnerId);
     } else {
       await recordStatus(store, bus, job.id, job.status, cause(job), now, runnerId);
     }

@@ -44,7 +44,7 @@ export interface SweeperOptions {
  * Liveness: every `intervalMs`, runners whose last heartbeat is older than `timeoutMs` go
  * offline and their assigned/running jobs become `lost` (store.sweepStaleRunners), each with
  * a `status` event "runner X silent for Ns" — or, with retries left (agent `retries`), go back
- * to the queue with "...; retrying on another runner (N retries left)". A silent runner's
+ * to the queue with "...; back in the queue for a retry on any matching runner (N retries left)". A silent runner's
  * socket on this server is closed first, so it gets no job until it speaks again. The first
  * sweep waits until the server has been up for `startupGraceMs`, so runners get time to
  * reconnect after a restart. Each sweep also gives
