@@ -11,6 +11,7 @@ import { reserve, watchSettles, worstCaseMicros } from './budget.js';
 import { estimateBytes, inlineImages } from './input-images.js';
 import { BudgetWaiters } from './budget-waiters.js';
 import { meteredReply, recordRefused, recordUnreachable, type CallContext } from './meter.js';
+import { inputTokensBound } from './usage.js';
 import { priceFor } from './prices.js';
 import { openAiRoutes } from './openai-routes.js';
 import { DEFAULT_RETRY, KeyRing, withRetries, type RetryPolicy } from './retry.js';
@@ -21,8 +22,9 @@ import { noScriptMessage, scriptedMessagesReply } from './providers/scripted.js'
 import { jsonReply, REPLY_OPS, type GatewayRequest, type Reply } from './reply.js';
 import { nodeHandler } from './node-adapter.js';
 import { abortJobCalls } from './live-calls.js';
-import { ReplyTooLargeError } from './upstream-http.js';
+import { ReplyTooLargeError, UpstreamTimeoutError } from './upstream-http.js';
 import { recordTooLarge, tooLargeMessage } from './upstream-too-large.js';
+import { recordTimedOut, TIMEOUT_STATUS, timeoutMessage } from './upstream-timeout.js';
 import { fromRequest, toResponse } from './web-adapter.js';
 import { parseMessagesRequest, type MessagesRequest } from './request.js';
 import type { ModelScript } from './script.js';
@@ -277,6 +279,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
     // Inline images count by a bound per image, not by their base64 (input-images.ts).
     const images = inlineImages(request, req.body.byteLength);
     if (images.images > 0) ctx.requestBytes = estimateBytes(req.body.byteLength, images);
+    ctx.maxInputTokens = inputTokensBound(req.body.byteLength, images.images);
     const worst = worstCaseMicros(req.body.byteLength, request.max_tokens, priceFor(ctx.prices, request.model), images);
     const held = await reserve(store, job, worst, startedAt, config.reservationTtlMs, req.signal);
     if ('refused' in held) return refuseForBudget(ctx, held.refused, worst, held.budget);
@@ -331,6 +334,11 @@ export function createGateway(opts: GatewayOptions): Gateway {
           // A 2xx was billed: not retried, charged at the worst case (upstream-too-large.ts).
           await recordTooLarge(ctx, err);
           return anthropicError(502, 'api_error', tooLargeMessage(err), { retry: false });
+        }
+        if (err instanceof UpstreamTimeoutError && !req.signal.aborted) {
+          // The upstream may have worked on it: not retried, charged an estimate (upstream-timeout.ts).
+          await recordTimedOut(ctx, err);
+          return anthropicError(TIMEOUT_STATUS, 'api_error', timeoutMessage(err), { retry: false });
         }
         const gone = req.signal.aborted;
         if (gone) log.info('gateway: the client went away before the reply', { job: job.id });

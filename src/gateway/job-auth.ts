@@ -1,5 +1,7 @@
 import type { JobRow, Store } from '../store/types.js';
-import { reserve, type BudgetStore } from './budget.js';
+import { formatMicros } from '../core/money.js';
+import { DEFAULT_MAX_OUTPUT_TOKENS, reserve, worstCaseMicros, type BudgetStore } from './budget.js';
+import { priceFor } from './prices.js';
 import { recordRefused, type CallContext } from './meter.js';
 import { jobTokenHash } from './token-hash.js';
 
@@ -27,17 +29,33 @@ export async function authenticateJob(store: JobAuthStore, token: string | null)
 }
 
 /**
- * The budget refusal's message for a call of a job paused for budget, with the tree's figures
- * as they are now (budget.ts budgetMessage: the budget, spent, reserved, what is left): found
- * by asking for 1 µ$ (what count_tokens asks too). When even that fits — the tree was topped
- * up and the job waits to be resumed with a new token — it is released at once and the message
- * says so.
+ * The budget refusal's message for a call of a job paused for budget. Always says that the job
+ * is paused for budget (its pause reason: the refusal that paused it, with the figures then) and
+ * that it resumes as a new attempt with a new token, this token staying refused. Whether the
+ * tree has room now is found by reserving `roomFor` µ$ (the worst case of a call like this one,
+ * {@link roomForCall}), released at once:
+ * - no room: what is left now, and that the job resumes after a top-up;
+ * - room: says so, without claiming it covers the call that paused the job (it
+ *   resumes once its tree covers that one: after a top-up, or once calls in flight settle).
  */
-export async function pausedJobMessage(store: BudgetStore, job: JobRow, now: number): Promise<string> {
-  const held = await reserve(store, job, 1, now);
-  if ('refused' in held) return held.refused;
+export async function pausedJobMessage(store: BudgetStore, job: JobRow, now: number, roomFor: number): Promise<string> {
+  const held = await reserve(store, job, Math.max(1, Math.ceil(roomFor)), now);
+  const paused = `budget exhausted: job ${job.id} is paused for budget (${job.error ?? 'its tree ran out'})`;
+  if ('refused' in held) {
+    const left = held.budget ? `; its budget has ${formatMicros(held.budget.remainingMicros)} left now` : '';
+    return `${paused}${left}; the job resumes after a top-up, as a new attempt with a new token`;
+  }
   await held.settle(0);
-  return `budget exhausted: job ${job.id} is paused for budget (${job.error ?? 'its tree ran out'}); its tree has been topped up since, and the job resumes as a new attempt with a new token`;
+  return `${paused}; its tree has room for a call again, but this token stays refused: the job resumes as a new attempt with a new token once its tree covers the call that paused it (after a top-up, or once calls in flight settle)`;
+}
+
+/**
+ * The worst case (µ$) of a call like the one refused, as known before its body was parsed: its
+ * size in bytes, the default output limit ({@link DEFAULT_MAX_OUTPUT_TOKENS}) and the price of
+ * `ctx.requestModel` (the table's default for `unknown`).
+ */
+export function roomForCall(ctx: CallContext): number {
+  return worstCaseMicros(ctx.requestBytes, ctx.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS, priceFor(ctx.prices, ctx.requestModel));
 }
 
 /**
@@ -46,7 +64,7 @@ export async function pausedJobMessage(store: BudgetStore, job: JobRow, now: num
  * was read) and logs it. Returns the message for the wire format's budget error ({@link pausedJobMessage}).
  */
 export async function refusePausedCall(store: BudgetStore, ctx: CallContext, httpStatus: number): Promise<string> {
-  const message = await pausedJobMessage(store, ctx.job, ctx.startedAt);
+  const message = await pausedJobMessage(store, ctx.job, ctx.startedAt, roomForCall(ctx));
   await recordRefused(ctx, httpStatus, 'budget');
   ctx.log.info('gateway: refused a call of a job paused for budget', { job: ctx.job.id, root: ctx.job.rootId });
   return message;

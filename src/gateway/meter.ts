@@ -6,7 +6,8 @@ import { ChunkStream } from './chunk-stream.js';
 import { isEventStream, type CallSignal, type Reply } from './reply.js';
 import type { JobRow, NewModelCall, Store } from '../store/types.js';
 import { priceFor, type PriceTable } from './prices.js';
-import { estimateUsage, StreamUsageReader, usageFromMessage, type CallUsage } from './usage.js';
+import { MAX_MODEL_NAME } from './request.js';
+import { boundedUsage, estimateUsage, PROMPT_SLACK_TOKENS, StreamUsageReader, usageFromMessage, type CallUsage } from './usage.js';
 
 /** Everything known about a call before its reply: who, what, when. */
 export interface CallContext {
@@ -16,13 +17,28 @@ export interface CallContext {
   job: JobRow;
   /** `anthropic`, `scripted`. */
   provider: string;
-  /** The model the request asked for (used when the reply does not name one). */
+  /**
+   * The model the request asked for: the call is priced by it and the ledger row names it,
+   * whatever model the reply names (H2: the route and the reservation used this one; an
+   * upstream naming a dearer model in its reply must not be charged at that model's rate).
+   */
   requestModel: string;
   streamed: boolean;
   /** Size of the request body in bytes (the basis of estimates). */
   requestBytes: number;
-  /** The request's output limit in tokens (max_tokens or the OpenAI equivalents; else the default): estimates stop there. */
+  /**
+   * The output bound reserved for, in tokens (max_tokens or the OpenAI equivalents, × `n`
+   * choices; absent: DEFAULT_MAX_OUTPUT_TOKENS): estimates stop there, and a reported output
+   * figure past it is charged at it, marked estimated (H1).
+   */
   maxOutputTokens?: number;
+  /**
+   * The most input-side tokens (input + cache read + cache write) a correct provider can report
+   * for this request (usage.ts inputTokensBound: body bytes + slack + a bound per image); a
+   * report past it is charged at it, marked estimated (H1). Absent: requestBytes +
+   * PROMPT_SLACK_TOKENS.
+   */
+  maxInputTokens?: number;
   /** Epoch ms when the gateway received the request. */
   startedAt: number;
   /** The wire format the client spoke (`anthropic-messages`, `openai-chat`, `openai-responses`). Default anthropic-messages. */
@@ -41,9 +57,22 @@ function recorder(ctx: CallContext) {
   return async (r: { httpStatus: number; model: string | null; usage: CallUsage; usageKnown: boolean; refused?: string }): Promise<void> => {
     if (done) return;
     done = true;
-    // Text from outside (the reply's or the request's model name): PostgreSQL cannot store NUL.
-    const model = (r.model ?? ctx.requestModel).replaceAll('\0', '\uFFFD');
-    const cost = callCost(r.usage, priceFor(ctx.prices, model));
+    // Priced and recorded by the requested model, never the reply's (H2); the ledger has one
+    // model column. Text from outside: PostgreSQL cannot store NUL.
+    const model = ctx.requestModel.replaceAll('\0', '\uFFFD');
+    let usage = r.usage;
+    let usageKnown = r.usageKnown;
+    // H1: no correct provider reports past the bounds reserved for; such a figure is charged
+    // at its bound, as an estimate. The scripted model's figures are the gateway's own.
+    if (ctx.provider !== 'scripted') {
+      const bounded = boundedUsage(usage, ctx.maxInputTokens ?? ctx.requestBytes + PROMPT_SLACK_TOKENS, ctx.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS);
+      if (bounded !== null) {
+        if (usageKnown) ctx.log.warn('gateway: the upstream reported more tokens than the request allows: charged the bound, as an estimate', { job: ctx.job.id, model, input: usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens, output: usage.outputTokens });
+        usage = bounded;
+        usageKnown = false;
+      }
+    }
+    const cost = callCost(usage, priceFor(ctx.prices, model));
     const row: NewModelCall = {
       jobId: ctx.job.id,
       attempt: ctx.job.attempt,
@@ -53,11 +82,11 @@ function recorder(ctx: CallContext) {
       streamed: ctx.streamed,
       httpStatus: r.httpStatus,
       // named, not an object rest without cacheWrite1hTokens (a slow runtime copy on every call)
-      inputTokens: r.usage.inputTokens,
-      outputTokens: r.usage.outputTokens,
-      cacheReadTokens: r.usage.cacheReadTokens,
-      cacheWriteTokens: r.usage.cacheWriteTokens,
-      usageKnown: r.usageKnown,
+      inputTokens: usage.inputTokens,
+      outputTokens: usage.outputTokens,
+      cacheReadTokens: usage.cacheReadTokens,
+      cacheWriteTokens: usage.cacheWriteTokens,
+      usageKnown,
       costMicros: cost.micros,
       costNanos: cost.nanos,
       runnerId: ctx.job.runnerId,
@@ -90,7 +119,7 @@ function recorder(ctx: CallContext) {
         ctx.log.error('gateway: could not record model call', { job: ctx.job.id, error: (err as Error).message });
       }
     }
-    ctx.log.info('gateway: model call', {
+    const fields: Record<string, unknown> = {
       job: ctx.job.id,
       provider: ctx.provider,
       model,
@@ -100,10 +129,13 @@ function recorder(ctx: CallContext) {
       output: row.outputTokens,
       cacheRead: row.cacheReadTokens,
       cacheWrite: row.cacheWriteTokens,
-      usageKnown: r.usageKnown,
+      usageKnown,
       costMicros: row.costMicros,
       ms: row.durationMs,
-    });
+    };
+    // the model the reply named, when another (upstream text: cut to a model name's length)
+    if (r.model !== null && r.model !== ctx.requestModel) fields.replyModel = r.model.slice(0, MAX_MODEL_NAME);
+    ctx.log.info('gateway: model call', fields);
   };
 }
 
@@ -145,10 +177,15 @@ export async function recordEstimated(ctx: CallContext, httpStatus: number, usag
  * - SSE (`text/event-stream`): chunks pass through as they arrive while usage is read from
  *   them; the row is written when the stream ends (before the client sees the end), fails, or
  *   the client goes away (`signal` aborted, or the consumer stops early). Usage is known only
- *   when the stream completed (message_stop) and every figure it reported is a possible count
- *   (an integer from 0 to MAX_REPORTED_TOKENS, usage.ts); otherwise it is an estimate
+ *   when the stream completed with its whole usage (Anthropic: message_start's usage and a
+ *   message_delta's output figure, then message_stop; OpenAI: the usage chunk or
+ *   response.completed's usage) and every figure it reported is a possible count (an integer
+ *   from 0 to MAX_REPORTED_TOKENS, usage.ts); otherwise it is an estimate
  *   ({@link estimateUsage}) marked usageKnown=false;
  * - JSON: `usage` taken from the whole body (estimate if missing or impossible).
+ * Every call is priced by the requested model (`ctx.requestModel`), and usage past what the
+ * request allows (`ctx.maxInputTokens`, `ctx.maxOutputTokens`) is charged at those bounds,
+ * marked estimated (usage.ts boundedUsage).
  * @returns the reply to send to the client (same status and headers).
  */
 export async function meteredReply(res: Reply, ctx: CallContext, signal?: CallSignal): Promise<Reply> {

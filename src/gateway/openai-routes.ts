@@ -9,6 +9,7 @@ import { MAX_REQUEST_BYTES, type GatewayConfig } from './config.js';
 import type { ModelDirectory } from './model-directory.js';
 import { meteredReply, recordRefused, recordUnreachable, type CallContext } from './meter.js';
 import { OpenAiStreamReader, usageFromOpenAiBody } from './openai-usage.js';
+import { inputTokensBound } from './usage.js';
 import { asScriptRequest, choicesOf, maxOutputOf, openaiBudgetError, openaiError, outputLimitField, parseOpenAiRequest, withOutputLimit, withStreamUsage, type ChatRequest, type OpenAiApi } from './openai-wire.js';
 import { priceFor } from './prices.js';
 import { forwardOpenAi } from './providers/openai.js';
@@ -19,8 +20,9 @@ import { REPLY_OPS, type GatewayRequest, type Reply } from './reply.js';
 import type { ModelScript } from './script.js';
 import type { GatewayStore } from './gateway.js';
 import { DEFAULT_RETRY, KeyRing, withRetries, type RetryPolicy } from './retry.js';
-import { ReplyTooLargeError } from './upstream-http.js';
+import { ReplyTooLargeError, UpstreamTimeoutError } from './upstream-http.js';
 import { recordTooLarge, tooLargeMessage } from './upstream-too-large.js';
+import { recordTimedOut, TIMEOUT_STATUS, timeoutMessage } from './upstream-timeout.js';
 
 /** What the OpenAI routes share with the rest of the gateway. */
 export interface OpenAiRouteDeps {
@@ -127,6 +129,7 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
     // Inline images count by a bound per image, not by their base64 (input-images.ts).
     const images = inlineImages(req, raw.byteLength);
     if (images.images > 0) ctx.requestBytes = estimateBytes(raw.byteLength, images);
+    ctx.maxInputTokens = inputTokensBound(raw.byteLength, images.images);
     const worst = worstCaseMicros(raw.byteLength, maxOut, priceFor(ctx.prices, req.model), images);
     const held = await reserve(d.store, job, worst, startedAt, d.config.reservationTtlMs, request.signal);
     if ('refused' in held) {
@@ -179,6 +182,13 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
           const big = openaiError(502, 'server_error', tooLargeMessage(err));
           big.headers['x-should-retry'] = 'false';
           return big;
+        }
+        if (err instanceof UpstreamTimeoutError && !request.signal.aborted) {
+          // The upstream may have worked on it: not retried, charged an estimate (upstream-timeout.ts).
+          await recordTimedOut(ctx, err);
+          const late = openaiError(TIMEOUT_STATUS, 'server_error', timeoutMessage(err));
+          late.headers['x-should-retry'] = 'false';
+          return late;
         }
         const gone = request.signal.aborted;
         if (gone) d.log.info('gateway: the client went away before the reply', { job: job.id });

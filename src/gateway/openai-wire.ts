@@ -49,6 +49,8 @@ export const ResponsesRequest = z
     instructions: z.string().nullable().optional(),
     stream: z.boolean().optional(),
     max_output_tokens: outputLimit().nullable().optional(),
+    /** Refused when true ({@link BACKGROUND_REFUSED}). */
+    background: z.boolean().nullable().optional(),
   })
   .passthrough();
 export type ResponsesRequest = z.infer<typeof ResponsesRequest>;
@@ -75,7 +77,20 @@ export function withStreamUsage(raw: Uint8Array, chat: ChatRequest): Buffer {
 }
 const STREAM_USAGE_MEMBER = Buffer.from('"stream_options":{"include_usage":true},');
 
-/** Parses a body of `api`; `{ error }` names the bad field (`messages: ...`) or says it is not JSON. */
+/**
+ * Why a Responses request with `background: true` is refused (400 invalid_request_error, param
+ * `background`, before anything is reserved or sent upstream): the upstream answers such a call
+ * at once with `status: "queued"` and `usage: null`, and bills the real generation later, when
+ * the gateway no longer sees it (it would be charged an estimate, its reservation released,
+ * and the generation itself never metered).
+ */
+export const BACKGROUND_REFUSED =
+  'background responses cannot be metered: the gateway meters a call from its reply, and a background response is billed after the reply (status "queued", no usage); send the request without "background" (stream it for a long generation)';
+
+/**
+ * Parses a body of `api`; `{ error }` names the bad field (`messages: ...`) or says it is not
+ * JSON. A Responses body with `background: true` is an error too ({@link BACKGROUND_REFUSED}).
+ */
 export function parseOpenAiRequest(api: OpenAiApi, raw: string): { request: ChatRequest | ResponsesRequest } | { error: string; param: string | null } {
   let json: unknown;
   try {
@@ -89,6 +104,7 @@ export function parseOpenAiRequest(api: OpenAiApi, raw: string): { request: Chat
     const param = issue?.path.join('.') || null;
     return { error: `${param ?? 'body'}: ${issue?.message ?? 'invalid'}`, param };
   }
+  if (api === 'openai-responses' && (r.data as ResponsesRequest).background === true) return { error: `background: ${BACKGROUND_REFUSED}`, param: 'background' };
   return { request: r.data };
 }
 

@@ -37,6 +37,13 @@ const EXAMPLES: Example[] = [
   { name: 'message_start {input 4, cache read 2,455, output 1} + message_delta output 23 = $0.0010935', start: { input_tokens: 4, cache_read_input_tokens: 2_455, output_tokens: 1 }, finalOutput: 23, micros: 1_094, nanos: 1_093_500 },
 ];
 
+/**
+ * The examples' prompts are up to 52,103 input-side tokens, and a prompt (cached or not) is
+ * sent whole in every request: at least one byte a token. A shorter body makes such a report
+ * impossible, and it would be charged at the body's bound as an estimate (usage.ts boundedUsage).
+ */
+const PROMPT = 'x'.repeat(60_000);
+
 const ev = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
 
 let upstream: Server;
@@ -88,7 +95,7 @@ describe('price examples of issue 3, streamed and not', () => {
         const res = await fetch(gw.url + '/v1/messages', {
           method: 'POST',
           headers: { 'content-type': 'application/json', 'x-api-key': TOKEN, 'anthropic-version': '2023-06-01' },
-          body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 2000, stream, messages: [{ role: 'user', content: 'hi' }] }),
+          body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 2000, stream, messages: [{ role: 'user', content: PROMPT }] }),
         });
         expect(res.status).toBe(200);
         await res.text();

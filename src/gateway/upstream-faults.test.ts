@@ -93,11 +93,11 @@ describe('gateway: upstream faults', () => {
     expect(store.calls.slice(before)).toEqual([expect.objectContaining({ httpStatus: 502, usageKnown: false, inputTokens: input, outputTokens: 20, costMicros: input * 3 + 20 * 15 })]);
   });
 
-  it("a NUL in the reply's model name is replaced before the ledger (PostgreSQL cannot store NUL)", async () => {
+  it("a NUL in the reply's model name never reaches the ledger (PostgreSQL cannot store NUL): the row names the requested model", async () => {
     const res = await call('/v1/messages', messages('nul-model'));
     expect(res.status).toBe(200);
     await res.arrayBuffer();
-    expect(store.calls.at(-1)).toMatchObject({ model: 'claude-sonnet-4-5\uFFFD', inputTokens: 10, outputTokens: 2, usageKnown: true, costMicros: 10 * 3 + 2 * 15 });
+    expect(store.calls.at(-1)).toMatchObject({ model: 'claude-sonnet-4-5', inputTokens: 10, outputTokens: 2, usageKnown: true, costMicros: 10 * 3 + 2 * 15 });
   });
 
   it('a NUL in the request\'s model, or a max_tokens that is not an integer ≥ 1, is a 400 naming the field; the upstream sees nothing', async () => {

@@ -11,15 +11,70 @@ import type { CallSignal, Reply } from './reply.js';
  * ~10× more; the gateway's whole point is to add almost nothing. No web streams: the reply's
  * body is a Buffer, or for `text/event-stream` a live node Readable that honours backpressure
  * (gzip/deflate/br decoded, so `content-encoding` and `content-length` are dropped when decoded).
- * `signal` aborts the request (and the body). Redirects are not followed; no timeouts (a model
- * may think for minutes before its first byte), as with node:http.
+ * `signal` aborts the request (and the body). Redirects are not followed. Timeouts: the reply's
+ * headers within {@link UPSTREAM_HEADERS_TIMEOUT_MS} of the request being sent, then at most
+ * {@link UPSTREAM_BODY_TIMEOUT_MS} between two body chunks ({@link UpstreamTimeoutError}): a hung
+ * upstream must not keep a job stuck.
  */
 const pools = new Map<string, Pool>();
+
+/**
+ * Longest wait for an upstream reply's headers after the request was sent, ms: 10 minutes. A
+ * non-streamed call sends nothing until the model has finished (a reasoning model may think for
+ * many minutes first), so this is generous; past it the upstream is taken as hung.
+ */
+export const UPSTREAM_HEADERS_TIMEOUT_MS = 10 * 60_000;
+
+/**
+ * Longest silence between two chunks of an upstream reply body (whole or streamed), ms: 5
+ * minutes. Streams send events (or pings) far more often; a body silent that long is hung. Time
+ * in which the gateway's own reader holds the body back (backpressure) does not count.
+ */
+export const UPSTREAM_BODY_TIMEOUT_MS = 5 * 60_000;
+
+/** The timeouts in force (the constants unless {@link setUpstreamTimeouts} changed them), ms. */
+let timeouts = { headersMs: UPSTREAM_HEADERS_TIMEOUT_MS, bodyMs: UPSTREAM_BODY_TIMEOUT_MS };
+
+/**
+ * Sets the upstream timeouts for this process, ms (tests lower them to exercise a stalled
+ * upstream without waiting minutes); a field left out gets its constant back.
+ * @throws RangeError for a value that is not a positive integer.
+ */
+export function setUpstreamTimeouts(t: { headersMs?: number; bodyMs?: number } = {}): void {
+  const next = { headersMs: t.headersMs ?? UPSTREAM_HEADERS_TIMEOUT_MS, bodyMs: t.bodyMs ?? UPSTREAM_BODY_TIMEOUT_MS };
+  for (const [k, v] of Object.entries(next)) if (!Number.isSafeInteger(v) || v < 1) throw new RangeError(`${k}: must be a positive integer, got ${v}`);
+  timeouts = next;
+}
+
+/**
+ * The upstream took longer than a timeout: `headers` (no reply within
+ * {@link UPSTREAM_HEADERS_TIMEOUT_MS}) or `body` (a reply body silent for
+ * {@link UPSTREAM_BODY_TIMEOUT_MS}). The upstream had the request and may have worked on it (and
+ * bill it), so it is not retried (`noRetry`: retry.ts; a retry would also wait as long again) and
+ * the call is charged an estimate (upstream-timeout.ts); a stream cut by it is charged as any
+ * broken stream (meter.ts).
+ */
+export class UpstreamTimeoutError extends Error {
+  readonly noRetry = true;
+  constructor(
+    /** Which wait ran out. */
+    readonly phase: 'headers' | 'body',
+    /** The timeout, ms. */
+    readonly ms: number,
+    /** The reply's HTTP status (0: no headers came). */
+    readonly status: number,
+    /** Bytes of a whole reply body received before it stalled (0 for `headers` and for streams). */
+    readonly bytes: number,
+  ) {
+    super(phase === 'headers' ? `the upstream sent no reply within ${ms} ms` : `the upstream's reply (HTTP ${status}) stalled: no data for ${ms} ms`);
+    this.name = 'UpstreamTimeoutError';
+  }
+}
 
 function poolFor(origin: string): Pool {
   let p = pools.get(origin);
   if (!p) {
-    p = new Pool(origin, { connections: 512, pipelining: 1, headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 10_000 });
+    p = new Pool(origin, { connections: 512, pipelining: 1, headersTimeout: UPSTREAM_HEADERS_TIMEOUT_MS, bodyTimeout: UPSTREAM_BODY_TIMEOUT_MS, keepAliveTimeout: 10_000 });
     pools.set(origin, p);
   }
   return p;
@@ -137,7 +192,7 @@ function headerRecord(raw: Buffer[] | string[] | null): Record<string, string> {
  * @returns the reply (headers lower case, repeated ones joined by `, `; `set-cookie` dropped):
  *   `body` read whole unless the reply is `text/event-stream`, then `stream` (node Readable;
  *   destroying it aborts the upstream request).
- * @throws when the upstream cannot be reached, resets before the reply is read whole, sends a
+ * @throws when the upstream cannot be reached, times out ({@link UpstreamTimeoutError}), resets before the reply is read whole, sends a
  *   body its content-encoding cannot decode, a whole body over the size limit (raw or decoded:
  *   {@link ReplyTooLargeError}, {@link MAX_REPLY_BYTES} unless {@link setMaxReplyBytes} set
  *   another), or `signal` aborted (an `AbortError`).
@@ -146,6 +201,7 @@ export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply>
   const target = targetOf(url);
   const headers: Record<string, string> = { ...init.headers, 'accept-encoding': 'gzip, deflate, br' };
   if (init.body) headers['content-length'] = String(init.body.byteLength);
+  const limits = timeouts;
   return new Promise<Reply>((resolve, reject) => {
     const signal = init.signal;
     if (signal?.aborted) return reject(abortError());
@@ -163,7 +219,14 @@ export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply>
     const onAbort = () => abort?.(abortError());
     signal?.addEventListener('abort', onAbort, { once: true });
     const done = () => signal?.removeEventListener('abort', onAbort);
-    const fail = (err: Error) => {
+    const fail = (e: Error) => {
+      const code = (e as { code?: unknown }).code;
+      const err =
+        code === 'UND_ERR_HEADERS_TIMEOUT'
+          ? new UpstreamTimeoutError('headers', limits.headersMs, 0, 0)
+          : code === 'UND_ERR_BODY_TIMEOUT'
+            ? new UpstreamTimeoutError('body', limits.bodyMs, status, size)
+            : e;
       done();
       if (!settled) {
         settled = true;
@@ -235,7 +298,15 @@ export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply>
     };
     try {
       target.pool.dispatch(
-        { origin: target.origin, path: target.path, method: init.method as Dispatcher.HttpMethod, headers, body: init.body ? Buffer.from(init.body.buffer, init.body.byteOffset, init.body.byteLength) : null },
+        {
+          origin: target.origin,
+          path: target.path,
+          method: init.method as Dispatcher.HttpMethod,
+          headers,
+          body: init.body ? Buffer.from(init.body.buffer, init.body.byteOffset, init.body.byteLength) : null,
+          headersTimeout: limits.headersMs,
+          bodyTimeout: limits.bodyMs,
+        },
         handler,
       );
     } catch (e) {

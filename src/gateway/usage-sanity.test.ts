@@ -24,7 +24,7 @@ let gw: TestServer;
 
 beforeAll(async () => {
   up = await fakeUpstream(() => reply);
-  // $10M: the 100,000,000-output-token call below is charged $1,500 and the later calls must still fit
+  // $10M: room for every call below
   store.addJob(TOKEN, { id: 12, budgetMicros: 10_000_000_000_000 });
   const gateway = createGateway({
     store,
@@ -80,10 +80,11 @@ describe('impossible reported usage is treated as unknown (charged the estimate,
     });
   }
 
-  it('the largest possible figures (100,000,000) are still taken as given', async () => {
+  it('the largest possible figure (100,000,000) is a count, not impossible; past max_tokens (100) it is charged at 100, as an estimate (usage-bounds.test.ts)', async () => {
     reply = { body: message({ input_tokens: 0, output_tokens: 100_000_000 }) };
     await post('/v1/messages', anthropicBody());
-    expect(row()).toMatchObject({ usageKnown: true, input: 0, output: 100_000_000 });
+    // not the by-size estimate (⌈reply bytes / 4⌉ ≈ 48): the reported figure, held to its bound
+    expect(row()).toMatchObject({ usageKnown: false, input: 0, output: 100, cost: 100 * 15 });
   });
 
   it('Anthropic, streamed: message_delta reports 1e15 output tokens → estimated from the stream', async () => {

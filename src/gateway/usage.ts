@@ -1,4 +1,5 @@
 import type { TokenUsage } from '../protocol/index.js';
+import { IMAGE_TOKENS_BOUND } from './input-images.js';
 import { SseParser } from './sse.js';
 
 /**
@@ -25,6 +26,52 @@ interface WireUsage {
  * given would bill a tree thousands of dollars for one call.
  */
 export const MAX_REPORTED_TOKENS = 100_000_000;
+
+/**
+ * Input-side tokens (input + cache read + cache write) a correct provider may report beyond
+ * the request body's bytes: text it adds to the prompt itself — the chat template's role and
+ * turn markers, the tool-use system prompt the Anthropic API builds from `tools`, a reasoning
+ * model's hidden instructions. These are a few hundred tokens on today's providers; 4,096
+ * leaves room for any of them without letting a broken or hostile upstream bill much more.
+ */
+export const PROMPT_SLACK_TOKENS = 4_096;
+
+/**
+ * The most input-side tokens (input + cache read + cache write) a correct provider can report
+ * for a request body of `bodyBytes` bytes holding `images` inline images: the bytes (providers
+ * tokenize with byte-level BPE, so every token is at least one byte, even a data: URL's base64
+ * that a text-only model reads as text) + {@link PROMPT_SLACK_TOKENS} + IMAGE_TOKENS_BOUND per
+ * image (input-images.ts: an image is priced by its pixels, not its bytes). A reported figure
+ * past this is charged at the bound, marked estimated (meter.ts).
+ */
+export function inputTokensBound(bodyBytes: number, images: number): number {
+  return bodyBytes + PROMPT_SLACK_TOKENS + images * IMAGE_TOKENS_BOUND;
+}
+
+/**
+ * `u` held to what a correct provider can report (H1: reported usage is not trusted past its
+ * bound): null when it is within both bounds (the common case: four additions, two
+ * comparisons, no allocation), else a copy with output at most `maxOutput` (the output limit
+ * reserved for, × choices) and the input-side figures (input + cache read + cache write) at
+ * most `maxInput` ({@link inputTokensBound}), scaled down in proportion to what was reported
+ * (each category keeps its share; `cacheWrite1hTokens` stays within `cacheWriteTokens`). The
+ * caller charges the copy and records the call's usage as estimated.
+ */
+export function boundedUsage(u: CallUsage, maxInput: number, maxOutput: number): CallUsage | null {
+  const input = u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens;
+  if (input <= maxInput && u.outputTokens <= maxOutput) return null;
+  const out: CallUsage = { ...u, outputTokens: Math.min(u.outputTokens, Math.max(0, maxOutput)) };
+  if (input > maxInput) {
+    const bound = Math.max(0, maxInput);
+    const read = Math.min(u.cacheReadTokens, Math.floor((u.cacheReadTokens / input) * bound));
+    const write = Math.min(u.cacheWriteTokens, bound - read, Math.floor((u.cacheWriteTokens / input) * bound));
+    out.cacheReadTokens = read;
+    out.cacheWriteTokens = write;
+    out.cacheWrite1hTokens = Math.min(write, Math.floor((u.cacheWrite1hTokens / input) * bound));
+    out.inputTokens = bound - read - write;
+  }
+  return out;
+}
 
 /** Marks a reported figure that cannot be real (see {@link reportedCount}). */
 export const INVALID_COUNT = -1;
@@ -95,10 +142,13 @@ export function usageFromMessage(body: unknown): CallUsage | null {
 }
 
 /**
- * What a streamed reply's events said so far. `complete` is true once `message_stop` arrived
- * after a `message_start` (only then is the usage final); `usage` holds the latest figures
- * (message_start's, overridden by each message_delta's non-null cumulative figures).
- * `textBytes` counts the bytes of text/JSON deltas seen, for estimates.
+ * What a streamed reply's events said so far. `complete` is true when the usage is final and
+ * whole (Anthropic: `message_stop` arrived after a `message_start` that carried usage with an
+ * input figure AND a `message_delta` that carried the final output figure — without either,
+ * the usage is an estimate, never $0 or 1 output token for a streamed text; OpenAI: the stream
+ * ended with its usage, openai-usage.ts); `usage` holds the latest figures (message_start's,
+ * overridden by each message_delta's non-null cumulative figures). `textBytes` counts the
+ * bytes of text/JSON deltas seen, for estimates.
  */
 export interface StreamUsageState {
   sawStart: boolean;
@@ -202,7 +252,12 @@ export class StreamUsageReader {
   private readonly parser = new SseParser();
   private readonly figures = new Figures();
   private sawStart = false;
-  private complete = false;
+  /** message_stop arrived after message_start. */
+  private stopped = false;
+  /** message_start's usage gave an input figure. */
+  private startUsage = false;
+  /** A message_delta gave the (cumulative) output figure. */
+  private finalOutput = false;
   private errored = false;
   private textBytes = 0;
   private model: string | null = null;
@@ -242,7 +297,8 @@ export class StreamUsageReader {
   state(): StreamUsageState {
     return {
       sawStart: this.sawStart,
-      complete: this.complete,
+      // usage is final only with message_start's figures and message_delta's output (H3)
+      complete: this.stopped && this.startUsage && this.finalOutput,
       errored: this.errored,
       invalidUsage: this.figures.invalid,
       usage: this.figures.toUsage(),
@@ -270,13 +326,15 @@ export class StreamUsageReader {
       this.sawStart = true;
       if (typeof msg.message?.model === 'string') this.model = msg.message.model;
       this.figures.apply(msg.message?.usage);
+      if (reportedCount((msg.message?.usage as WireUsage | undefined)?.input_tokens) !== null) this.startUsage = true;
     } else if (type === 'message_delta') {
       this.figures.apply(msg.usage);
+      if (reportedCount((msg.usage as WireUsage | undefined)?.output_tokens) !== null) this.finalOutput = true;
     } else if (type === 'content_block_delta') {
       const d = msg.delta;
       this.textBytes += Buffer.byteLength(d?.text ?? d?.partial_json ?? d?.thinking ?? '', 'utf8');
     } else if (type === 'message_stop') {
-      if (this.sawStart) this.complete = true;
+      if (this.sawStart) this.stopped = true;
     } else if (type === 'error') {
       this.errored = true;
     }

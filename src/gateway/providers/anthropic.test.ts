@@ -126,7 +126,8 @@ describe('anthropic provider', () => {
 
     await waitFor(() => store.calls.length === 1);
     // haiku 4.5: 100 × $1 + 2000 × $0.10 + 40 × $5 per MTok = 100 + 200 + 200 = 500 µ$
-    expect(store.calls[0]).toMatchObject({ jobId: 9, provider: 'anthropic', model: 'claude-haiku-4-5-20251001', streamed: true, httpStatus: 200, inputTokens: 100, outputTokens: 40, cacheReadTokens: 2000, cacheWriteTokens: 0, usageKnown: true, costMicros: 500 });
+    // the ledger names the requested model, not the reply's dated one (meter.ts: priced by what was asked for)
+    expect(store.calls[0]).toMatchObject({ jobId: 9, provider: 'anthropic', model: 'claude-haiku-4-5', streamed: true, httpStatus: 200, inputTokens: 100, outputTokens: 40, cacheReadTokens: 2000, cacheWriteTokens: 0, usageKnown: true, costMicros: 500 });
   });
 
   it('records an estimate (usageKnown false, never $0) when the client goes away mid-stream', async () => {
@@ -188,7 +189,7 @@ describe('anthropic provider', () => {
     expect(up.seen[0]!.headers['x-api-key']).toBe(SERVER_KEY);
     expect(up.seen[0]!.headers['authorization']).toBeUndefined();
     // sonnet 4.5: 1000 × $3 + 100 × $15 per MTok = 4500 µ$
-    expect(store.calls[0]).toMatchObject({ streamed: false, usageKnown: true, inputTokens: 1000, outputTokens: 100, costMicros: 4500, model: 'claude-sonnet-4-5-20250929' });
+    expect(store.calls[0]).toMatchObject({ streamed: false, usageKnown: true, inputTokens: 1000, outputTokens: 100, costMicros: 4500, model: 'claude-sonnet-4-5' });
   });
 
   it('passes upstream errors through (status, retry headers) and records them unbilled', async () => {
