@@ -87,7 +87,7 @@ describe('registration and connection', () => {
     await runners.pop()?.stop();
     cp.credentials.clear();
     const t0 = Date.now();
-    await expect(start({ registrationToken: undefined, connectTimeoutMs: 10_000 })).rejects.toThrow(/refused the runner credential \(HTTP 401\)/);
+    await expect(start({ registrationToken: undefined, connectTimeoutMs: 10_000 })).rejects.toThrow(/refused the runner credential \(HTTP 401\): unknown runner credential; register again/);
     expect(Date.now() - t0).toBeLessThan(3000);
     // With a registration token at hand (flotilla up on a fresh database), it registers again.
     cp.registrationTokens.add('flr_secondtokenxxxxxx');

@@ -94,6 +94,8 @@ export class Session {
   private retryAfterSec: number | null = null;
   /** HTTP status of the last refused upgrade. */
   private lastStatus: number | null = null;
+  /** The server's reason for refusing the last upgrade (its error message, one line), if it gave one. */
+  private lastReason: string | null = null;
   private firstWelcome: { resolve: (w: Welcome) => void; reject: (e: Error) => void } | null = null;
   private readonly url: string;
 
@@ -195,10 +197,29 @@ export class Session {
     this.welcomed = false;
     ws.on('unexpected-response', (_req, res) => {
       this.lastStatus = res.statusCode ?? null;
+      this.lastReason = null;
       const ra = Number(res.headers['retry-after']);
       this.retryAfterSec = res.statusCode === 503 && Number.isFinite(ra) && ra > 0 ? Math.min(ra, 300) : null;
-      res.resume();
-      ws.terminate();
+      // The server's reason (e.g. "runner revoked: ..."), read before the socket goes: at most 2 KiB.
+      let body = '';
+      let done = false;
+      const end = () => {
+        if (done) return;
+        done = true;
+        this.lastReason = refusalReason(body);
+        ws.terminate();
+      };
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        body += chunk;
+        if (body.length >= 2048) {
+          res.destroy();
+          end();
+        }
+      });
+      res.on('end', end);
+      res.on('error', end);
+      res.on('close', end);
     });
     ws.on('open', () => {
       this.lastSeen = Date.now();
@@ -216,7 +237,8 @@ export class Session {
       const status = String(this.lastStatus ?? /Unexpected server response: (\d+)/.exec(err.message)?.[1] ?? '');
       this.lastStatus = null;
       if (status === '401' || status === '403') {
-        const e = new AuthError(`server ${this.opts.serverUrl} refused the runner credential (HTTP ${status}): register again with a new registration token`);
+        const why = this.lastReason ? `${this.lastReason}; ` : '';
+        const e = new AuthError(`server ${this.opts.serverUrl} refused the runner credential (HTTP ${status}): ${why}register again with a new registration token`);
         this.lastError = e.message;
         if (this.firstWelcome) {
           this.firstWelcome.reject(e);
@@ -308,4 +330,22 @@ export class Session {
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = null;
   }
+}
+
+/**
+ * The reason in a refused upgrade's body: the `error.message` of a JSON error (the API's
+ * shape), else the text; one line of printable characters, at most 300. Null when empty.
+ */
+export function refusalReason(body: string): string | null {
+  let text = body;
+  try {
+    const j = JSON.parse(body) as { error?: { message?: unknown } | string; message?: unknown };
+    const m = typeof j.error === 'object' && j.error !== null ? j.error.message : typeof j.error === 'string' ? j.error : j.message;
+    if (typeof m === 'string') text = m;
+  } catch {
+    // not JSON: the text itself
+  }
+  // eslint-disable-next-line no-control-regex -- control characters are what is removed
+  const line = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ').trim();
+  return line ? line.slice(0, 300) : null;
 }

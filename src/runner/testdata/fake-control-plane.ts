@@ -78,7 +78,9 @@ export class FakeControlPlane {
       const auth = req.headers.authorization ?? '';
       const cred = auth.startsWith('Bearer ') ? auth.slice(7) : '';
       if (req.url !== '/api/runners/connect' || !this.credentials.has(cred)) {
-        socket.end('HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n');
+        // as the hub answers (server/hub.ts): a JSON error naming why
+        const body = JSON.stringify({ error: { code: 'unauthorized', message: 'unknown runner credential' } });
+        socket.end(`HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
         return;
       }
       this.wss.handleUpgrade(req, socket, head, (ws) => this.onConnection(ws, this.credentials.get(cred) as number));
