@@ -11,6 +11,7 @@ import { commandHarness } from './harness/command.js';
 import { codexHarness } from './harness/codex.js';
 import type { Harness } from './harness/types.js';
 import { JobRun } from './job-runner.js';
+import { SecretMask } from './event-secrets.js';
 import { lockWorkDir } from './work-lock.js';
 import { killOrphans } from './orphans.js';
 import { Outbox } from './outbox.js';
@@ -210,6 +211,8 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
       return;
     }
     const outbox = new Outbox(a.jobId, a.attempt);
+    // The job's events never carry its token or the runner's secrets (an agent may print its environment).
+    const mask = new SecretMask([a.token, cred.credential, opts.registrationToken]);
     const run = new JobRun(a, {
       workDir,
       repoBaseDir,
@@ -222,7 +225,7 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
       log,
       refreshActivity,
       emit: (e: EventBody) => {
-        outbox.push(e);
+        outbox.push(mask.event(e));
         scheduleFlush();
       },
     });
