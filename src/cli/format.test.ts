@@ -179,6 +179,10 @@ describe('cost table', () => {
     const out = formatJobSummary(job({ usage: { modelCalls: 2, inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0, costMicros: 1_500_000, estimatedCalls: 1 } }));
     expect(out.endsWith('$1.500000 (1 estimated)')).toBe(true);
   });
+  it('formatTable shows every cell on one line: control characters and U+2028/U+2029 become one space', () => {
+    expect(formatTable(['name', 'reason'], [['box\u001b[31m', 'a\r\nb\u2028c\u0085d\te']])).toBe('name      reason\nbox [31m  a b c d e');
+  });
+
   it('formatTable pads columns, no trailing spaces', () => {
     expect(formatTable(['a', 'bb'], [['xxx', ''], ['y', 'z']])).toBe('a    bb\nxxx\ny    z');
   });

@@ -1,5 +1,6 @@
 import type { Job, JobEvent } from '../protocol/index.js';
 import { formatMicros } from '../core/money.js';
+import { oneLine } from '../protocol/index.js';
 
 /** Longest tool-input JSON shown on a `→` line, in characters (the `, ...}` marker included). */
 export const MAX_INPUT_CHARS = 80;
@@ -201,8 +202,13 @@ export class EventFormatter {
   }
 }
 
-/** Left-aligned text table: a header row and rows, columns separated by two spaces, no trailing spaces. */
-export function formatTable(headers: string[], rows: string[][]): string {
+/**
+ * Left-aligned text table: a header row and rows, columns separated by two spaces, no trailing
+ * spaces. Cells are shown on one line (protocol/text.ts oneLine: control characters, U+2028 and
+ * U+2029 become spaces), so stored text cannot break a row or send the terminal escapes.
+ */
+export function formatTable(headers: string[], cells: string[][]): string {
+  const rows = cells.map((r) => r.map(oneLine));
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const fmt = (cells: string[]) =>
     cells

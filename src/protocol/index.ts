@@ -16,3 +16,4 @@ export * from './users.js';
 export * from './task.js';
 export * from './job-tree.js';
 export * from './dashboard.js';
+export * from './text.js';

@@ -1,15 +1,20 @@
 import { z } from 'zod';
+import { LINE_BREAKING } from './text.js';
 
 /**
  * Runner labels and job selectors: flat `key=value` string maps, e.g.
  * `{ os: "linux", toolchain: "python" }`. A job's selector matches a runner when every
  * selector pair is present, with the same value, among the runner's labels.
- * Keys: 1–63 chars of `[A-Za-z0-9._/-]`; values: up to 255 chars, no newlines.
+ * Keys: 1–63 chars of `[A-Za-z0-9._/-]`; values: up to 255 chars of one line of printable
+ * text (no control character, U+2028 or U+2029: text.ts LINE_BREAKING; they are shown in listings).
  */
 export const LabelKey = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9._/-]{0,62}$/, 'label key must be 1-63 chars of [A-Za-z0-9._/-]');
-export const LabelValue = z.string().max(255).regex(/^[^\n\r]*$/, 'label value must be one line');
+export const LabelValue = z
+  .string()
+  .max(255)
+  .refine((v) => !LINE_BREAKING.test(v), 'label value must be one line of printable text (no control characters)');
 export const Labels = z.record(LabelKey, LabelValue);
 export type Labels = z.infer<typeof Labels>;
 

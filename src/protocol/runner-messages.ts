@@ -4,6 +4,7 @@ import { Labels, RoleName } from './labels.js';
 import { RunnerName, UpdateVersion } from './runner.js';
 import { AgentDefinition } from './agent.js';
 import { EventBody } from './events.js';
+import { LINE_BREAKING } from './text.js';
 
 /**
  * The runner ⇄ server protocol, over one WebSocket per runner at `GET /api/runners/connect`
@@ -56,7 +57,7 @@ export const RunnerToServer = z.discriminatedUnion('type', [
     version: z
       .string()
       .max(100)
-      .refine((v) => ![...v].some((ch) => ch.charCodeAt(0) < 0x20 || ch.charCodeAt(0) === 0x7f), 'version must be printable text without control characters'),
+      .refine((v) => !LINE_BREAKING.test(v), 'version must be printable text without control characters'),
     running: z.array(RunningJobReport),
     /**
      * The version the runner is updating itself to, when it reconnects in the middle of a

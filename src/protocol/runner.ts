@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Id } from './ids.js';
 import { Labels, RoleName } from './labels.js';
+import { oneLineText } from './text.js';
 
 export { RoleName };
 
@@ -107,7 +108,7 @@ export type HoldDuration = z.infer<typeof HoldDuration>;
  * and keeps its reason unless a new `reason` is given; a new hold needs a `reason`.
  */
 export const HoldRunnerRequest = z
-  .object({ for: HoldDuration, reason: z.string().trim().min(1).max(500).regex(/^[^\n\r]*$/, 'must be one line (it is shown in the runner listing)').optional(), extend: z.boolean().default(false) })
+  .object({ for: HoldDuration, reason: oneLineText(500).optional(), extend: z.boolean().default(false) })
   .strict()
   .refine((v) => v.extend || v.reason !== undefined, { message: 'required for a new hold (only extend: true may leave it out, keeping the current reason)', path: ['reason'] });
 export type HoldRunnerRequest = z.infer<typeof HoldRunnerRequest>;

@@ -1,5 +1,5 @@
 import WebSocket from 'ws';
-import { describeIssues, ServerToRunner, type RunnerToServer, type RunningJobReport } from '../protocol/index.js';
+import { describeIssues, oneLine, ServerToRunner, type RunnerToServer, type RunningJobReport } from '../protocol/index.js';
 import type { Logger } from '../core/log.js';
 
 type Welcome = Extract<ServerToRunner, { type: 'welcome' }>;
@@ -345,7 +345,6 @@ export function refusalReason(body: string): string | null {
   } catch {
     // not JSON: the text itself
   }
-  // eslint-disable-next-line no-control-regex -- control characters are what is removed
-  const line = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g, ' ').trim();
+  const line = oneLine(text).trim();
   return line ? line.slice(0, 300) : null;
 }

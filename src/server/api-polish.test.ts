@@ -109,7 +109,10 @@ describe('POST /api/runners/:id/hold without a reason', () => {
     const renamed = (await (await hold({ for: '15m', extend: true, reason: 'still full' })).json()) as Runner;
     expect(renamed.hold?.reason).toBe('still full');
     // One line: a newline would break the runner listing's rows.
-    expect(await refused(await hold({ for: '1h', reason: 'line1\nline2' }))).toEqual([400, 'invalid_request', 'reason: must be one line (it is shown in the runner listing)', 'reason']);
+    expect(await refused(await hold({ for: '1h', reason: 'line1\nline2' }))).toEqual([400, 'invalid_request', 'reason: must be one line of printable text: found a newline (U+000A) (it is shown in listings)', 'reason']);
+    // Nor a line separator, nor a terminal escape sequence (it would recolour or clear the terminal of whoever lists runners).
+    expect(await refused(await hold({ for: '1h', reason: 'a\u2028b' }))).toEqual([400, 'invalid_request', 'reason: must be one line of printable text: found U+2028 (it is shown in listings)', 'reason']);
+    expect(await refused(await hold({ for: '1h', reason: 'ok \u001b[2J' }))).toEqual([400, 'invalid_request', 'reason: must be one line of printable text: found an escape (ESC) (U+001B) (it is shown in listings)', 'reason']);
     // At most 7 days ahead: the hold ends in 1 h 30 min now; six 1 d extensions fit, the seventh does not.
     for (let i = 0; i < 6; i++) expect((await hold({ for: '1d', extend: true })).status).toBe(200);
     const tooLong = await refused(await hold({ for: '1d', extend: true }));

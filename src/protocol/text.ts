@@ -1,0 +1,44 @@
+import { z } from 'zod';
+
+/**
+ * Characters that break a one-line display of text: the C0 controls (U+0000–U+001F: newline,
+ * carriage return, tab, ESC that starts a terminal escape sequence), DEL and the C1 controls
+ * (U+007F–U+009F, U+009B being a one-byte CSI in some terminals), and the Unicode line and
+ * paragraph separators U+2028/U+2029 (a new line in browsers and many editors).
+ */
+// eslint-disable-next-line no-control-regex -- control characters are what it finds
+export const LINE_BREAKING = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
+// eslint-disable-next-line no-control-regex -- control characters are what it replaces
+const LINE_BREAKING_RUNS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]+/g;
+
+/**
+ * `text` made safe to print on one line of a terminal table or listing: every run of
+ * {@link LINE_BREAKING} characters becomes one space (so stored text from any source cannot
+ * move the cursor, recolour the terminal or break a row). The text itself when it holds none.
+ */
+export function oneLine(text: string): string {
+  return LINE_BREAKING.test(text) ? text.replace(LINE_BREAKING_RUNS, ' ') : text;
+}
+
+/**
+ * A one-line text a person types and others see in listings (a hold's reason, a note):
+ * trimmed, 1 to `max` characters, no {@link LINE_BREAKING} character (the error names it).
+ */
+export function oneLineText(max: number) {
+  return z
+    .string()
+    .trim()
+    .min(1)
+    .max(max)
+    .superRefine((v, ctx) => {
+      if (LINE_BREAKING.test(v)) ctx.addIssue({ code: 'custom', message: `must be one line of printable text: found ${describeChar(v)} (it is shown in listings)` });
+    });
+}
+
+/** The first {@link LINE_BREAKING} character of `v`, named: `U+2028`, `a newline (U+000A)`. */
+export function describeChar(v: string): string {
+  const ch = LINE_BREAKING.exec(v)?.[0] ?? '';
+  const code = `U+${(ch.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
+  const names: Record<string, string> = { '\n': 'a newline', '\r': 'a carriage return', '\t': 'a tab', '\u001b': 'an escape (ESC)' };
+  return names[ch] ? `${names[ch]} (${code})` : code;
+}
