@@ -126,4 +126,13 @@ describe('POST /api/runners/:id/hold without a reason', () => {
     expect((await t.api(`/api/runners/${r.runnerId}/revoke`, { method: 'POST' })).status).toBe(200);
     expect(await refused(await t.api(`/api/runners/${r.runnerId}/hold`, { json: { for: '1h', reason: 'x' } }))).toEqual([409, 'revoked', 'runner gone-box was revoked: it can never take a job, so there is nothing to hold', 'id']);
   });
+
+  it('a revoked runner\'s capacity cannot be set (409 revoked, nothing stored)', async () => {
+    const r = await FakeRunner.start(t, { name: 'gone-too' });
+    fakes.push(r);
+    expect((await t.api(`/api/runners/${r.runnerId}/revoke`, { method: 'POST' })).status).toBe(200);
+    const patch = await t.api(`/api/runners/${r.runnerId}`, { method: 'PATCH', json: { capacity: 3 } });
+    expect(await refused(patch)).toEqual([409, 'revoked', `runner gone-too (${r.runnerId}) was revoked: it can never take a job, so its capacity cannot be set`, 'id']);
+    expect((await t.store.getRunner(r.runnerId))?.ownerCapacity ?? null).toBe(null);
+  });
 });

@@ -178,7 +178,7 @@ export function buildOpenApi(): Json {
         summary: "Set a runner's capacity (parallel jobs 1–4) and browser slots (1–4, ≤ capacity); null clears the owner setting (admin)",
         parameters: [idParam],
         requestBody: body('SetRunnerCapacityRequest'),
-        responses: { 200: ok('the runner', ref('Runner')), 400: error('`invalid_request` naming the field'), 401: unauthorized, 403: forbidden, 404: error('`not_found`') },
+        responses: { 200: ok('the runner', ref('Runner')), 400: error('`invalid_request` naming the field'), 401: unauthorized, 403: forbidden, 404: error('`not_found`'), 409: error('`revoked`: the runner was revoked') },
       },
     },
     '/api/runners/{id}/hold': {

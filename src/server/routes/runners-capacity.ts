@@ -18,7 +18,7 @@ import { noteRunner } from '../runner-history.js';
  * are lowered to it (store/runner-capacity.ts). Bad body → 400 `invalid_request` naming the
  * field (browser slots given over capacity: field `browserSlots`, message `browserSlots (3) must
  * not exceed capacity (2)`); unknown runner → 404 `not_found`; an id outside 1..2147483647 →
- * 400 `invalid_request` (field `id`). Nothing changes on an error.
+ * 400 `invalid_request` (field `id`); a revoked runner → 409 `revoked`. Nothing changes on an error.
  */
 export function mountRunnerCapacity(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.patch('/api/runners/:id{[0-9]+}', requireAdmin(), async (c) => {
@@ -26,6 +26,10 @@ export function mountRunnerCapacity(app: Hono<AppEnv>, ctx: ServerContext): void
     if (id === null) return idError(c, 'id', 'a runner id');
     const body = await readBody(c, SetRunnerCapacityRequest);
     if (!body.ok) return body.response;
+    const before = await ctx.store.getRunner(id);
+    if (!before) return apiError(c, 404, 'not_found', `no runner ${id}`, 'id');
+    // As hold and update: a revoked runner never takes a job again, so a limit for it means nothing.
+    if (before.revokedAt !== null) return apiError(c, 409, 'revoked', `runner ${before.name} (${before.id}) was revoked: it can never take a job, so its capacity cannot be set`, 'id');
     let row;
     try {
       row = await ctx.store.setRunnerCapacity(id, body.value);
