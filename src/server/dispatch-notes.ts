@@ -46,7 +46,7 @@ export interface WaitNotesDeps {
  * its reason changes, so the last note is never stale —
  * - `unmatched`: no registered runner (revoked ones excluded) has its labels (and pin);
  * - `held`: runners that match are connected, and every one of them is on hold (named, with
- *   the hold's end);
+ *   the hold's end; told again when a hold's end moves);
  * - `kept`: it would fit but for slots kept by idle tasks (tasks/slot-wait.ts);
  * - `busy`: runners match and none of the above, after an earlier note said otherwise (a runner
  *   with the labels registered, a hold ended): waiting for one of them (named) to connect or be
@@ -54,8 +54,8 @@ export interface WaitNotesDeps {
  * A note is 5 statements; a queue of jobs that never had one (the usual case) costs the reads only.
  */
 export class WaitNotes {
-  /** Queued jobs told why they wait, with that reason. */
-  private readonly told = new Map<number, NoteKind>();
+  /** Queued jobs told why they wait, with that reason and the message it was told in. */
+  private readonly told = new Map<number, { kind: NoteKind; message: string }>();
 
   constructor(private readonly o: WaitNotesDeps) {}
 
@@ -110,15 +110,18 @@ export class WaitNotes {
           message = kept;
         } else {
           // Nothing was said, or it still holds: the creation's "waiting for a runner" is right.
-          const before = this.told.get(job.id);
+          const before = this.told.get(job.id)?.kind;
           if (before === undefined || before === 'busy' || busy >= BUSY_PER_ROUND) continue;
           busy++;
           kind = 'busy';
           message = `waiting for a runner that matches ${want} (${names(matching)})`;
         }
       }
-      if (this.told.get(job.id) === kind) continue;
-      this.told.set(job.id, kind);
+      // Told again when the reason changes, or when a hold's end moved (extended, or a new hold):
+      // the note names it, and a note with an old end is stale.
+      const last = this.told.get(job.id);
+      if (last?.kind === kind && (kind !== 'held' || last.message === message)) continue;
+      this.told.set(job.id, { kind, message });
       if (await stillQueued(store, job.id)) await recordStatus(store, this.o.bus, job.id, 'queued', message, now());
     }
   }

@@ -105,7 +105,13 @@ describe.each([['sqlite', null], ...(pg ? [['postgres', pg.url]] : [])] as Array
     const r = await FakeRunner.connect(t.url, runnerId, credential);
     try {
       await r.hello({ name: 'r-mars', labels: { zone: 'mars' } });
-      expect(await noteOtherThan(t, job.id, notConnected)).toBe(`every connected runner that matches zone=mars is on hold (r-mars until ${until}), waiting`);
+      const heldNote = `every connected runner that matches zone=mars is on hold (r-mars until ${until}), waiting`;
+      expect(await noteOtherThan(t, job.id, notConnected)).toBe(heldNote);
+      // Extended: the note names the new end (an old end would be stale).
+      const extended = await t.api(`/api/runners/${runnerId}/hold`, { json: { for: '1h', extend: true } });
+      const later = ((await extended.json()) as { hold: { until: string } }).hold.until;
+      expect(Date.parse(later) - Date.parse(until)).toBe(3_600_000);
+      expect(await noteOtherThan(t, job.id, heldNote)).toBe(`every connected runner that matches zone=mars is on hold (r-mars until ${later}), waiting`);
       expect(r.frames.filter((f) => f.type === 'job.assign')).toEqual([]);
       expect((await t.api(`/api/runners/${runnerId}/resume`, { method: 'POST' })).status).toBe(200);
       expect((await r.next('job.assign')).assignment.jobId).toBe(job.id);
