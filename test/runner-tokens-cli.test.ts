@@ -126,7 +126,7 @@ describe('runners token list / revoke', () => {
 
     const helps: Array<[string[], string[]]> = [
       [['runners', 'token'], ['create', 'list', 'revoke']],
-      [['runners', 'token', 'create'], ['--labels', '--ttl', 'FLOTILLA_RUNNER_TOKEN_TTL', 'FLOTILLA_LABELS']],
+      [['runners', 'token', 'create'], ['--labels', '--ttl', 'FLOTILLA_RUNNER_TOKEN_TTL', 'FLOTILLA_RUNNER_TOKEN_LABELS']],
       [['runners', 'token', 'list'], ['--all', 'FLOTILLA_RUNNER_TOKENS_ALL', '--json']],
       [['runners', 'token', 'revoke'], ['<id>', '--json']],
     ];

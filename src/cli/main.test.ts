@@ -33,7 +33,7 @@ describe('flotilla --help', () => {
   });
 
   const commands: Array<[string[], string[]]> = [
-    [['run'], ['--budget', '--labels', '--priority', '--json', '--detach', '--local', 'FLOTILLA_SERVER', 'FLOTILLA_TOKEN', 'FLOTILLA_DATA', 'FLOTILLA_LABELS', 'FLOTILLA_JSON', 'FLOTILLA_DETACH', 'FLOTILLA_LOCAL']],
+    [['run'], ['--budget', '--labels', '--priority', '--json', '--detach', '--local', 'FLOTILLA_SERVER', 'FLOTILLA_TOKEN', 'FLOTILLA_DATA', 'FLOTILLA_RUN_LABELS', 'FLOTILLA_JSON', 'FLOTILLA_DETACH', 'FLOTILLA_LOCAL']],
     [['jobs'], ['list', 'show', 'cancel']],
     [['jobs', 'list'], ['--status', '--limit', 'FLOTILLA_SERVER']],
     [['jobs', 'show'], ['<id>', 'FLOTILLA_TOKEN']],

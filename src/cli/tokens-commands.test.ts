@@ -127,10 +127,10 @@ describe('conflicting labels are refused, naming the key', () => {
     expect([twice.code, twice.err]).toEqual([2, expect.stringContaining('label key "zone" is given twice (zone=mars, zone=venus): give each key once')]);
     const both = await run('run', 'test-fixer', '--detach', '--role', 'build', '--labels', 'role=gpu');
     expect([both.code, both.err]).toEqual([2, 'flotilla: --role build conflicts with --labels role=gpu: give the role once\n']);
-    process.env.FLOTILLA_LABELS = 'os=linux,role=gpu';
+    process.env.FLOTILLA_RUN_LABELS = 'os=linux,role=gpu';
     process.env.FLOTILLA_RUN_ROLE = 'build';
     const viaEnv = await run('run', 'test-fixer', '--detach');
-    delete process.env.FLOTILLA_LABELS;
+    delete process.env.FLOTILLA_RUN_LABELS;
     delete process.env.FLOTILLA_RUN_ROLE;
     expect([viaEnv.code, viaEnv.err]).toEqual([2, 'flotilla: --role build conflicts with --labels role=gpu: give the role once\n']);
     expect((await admin.listJobs()).jobs).toEqual([]);
@@ -143,6 +143,25 @@ describe('conflicting labels are refused, naming the key', () => {
     const agent = (await admin.listAgents()).find((a) => a.name === 'test-fixer')!;
     expect(job.selector).toEqual({ ...agent.runnerLabels, os: 'linux', role: 'build' });
     await admin.cancelJob(job.id);
+  });
+
+  it('FLOTILLA_LABELS is the runner\'s own labels: it neither narrows a run nor binds a new registration token', async () => {
+    process.env.FLOTILLA_LABELS = 'gpu=a100';
+    try {
+      const r = await run('run', 'test-fixer', '{"repo":"examples/calc"}', '--detach', '--json');
+      expect(r.code).toBe(0);
+      const { job } = JSON.parse(r.out) as { job: Job };
+      const agent = (await admin.listAgents()).find((a) => a.name === 'test-fixer')!;
+      expect(job.selector).toEqual(agent.runnerLabels);
+      await admin.cancelJob(job.id);
+      const t = await run('runners', 'token', 'create', '--json');
+      expect(t.code).toBe(0);
+      const { id } = JSON.parse(t.out) as { id: number };
+      const listed = JSON.parse((await run('runners', 'token', 'list', '--json')).out) as { tokens: Array<{ id: number; labels: Record<string, string> }> };
+      expect(listed.tokens.find((x) => x.id === id)?.labels).toEqual({});
+    } finally {
+      delete process.env.FLOTILLA_LABELS;
+    }
   });
 
   it('runners token create, runners list, runner: a key twice / --role against role= → exit 2', async () => {

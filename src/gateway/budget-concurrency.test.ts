@@ -1,8 +1,9 @@
 /**
  * Issue 3's concurrency test: a tree with a $1.00 budget and $0.90 spent; 10 calls at once
  * whose worst case is ~$0.04 each and whose upstream holds them: at most 2 reach the upstream,
- * the others get the budget error while those 2 are still in flight, and the final spend stays
- * ≤ $1.00. Once with one gateway over SQLite, once with two gateways (two store instances,
+ * the others are refused while those 2 are still in flight, and the final spend stays ≤ $1.00.
+ * The tree is not out of money (spent + one worst case fit), so the refusal is the retryable
+ * 429 (M2, budget-wait.ts; here without the wait, budgetWaitMs 0), not the budget error. Once with one gateway over SQLite, once with two gateways (two store instances,
  * two ports: two "processes") over one PostgreSQL database.
  */
 import { createServer, type Server } from 'node:http';
@@ -68,7 +69,7 @@ describe('budgets under concurrency', () => {
   async function run(stores: Store[]) {
     const up = await heldUpstream();
     const gws = await Promise.all(stores.map(async (s) => {
-      const app = createGateway({ store: s, config: { provider: 'anthropic', anthropicApiKey: 'sk-up', anthropicBaseUrl: up.url, prices: PRICES }, scriptFor: async () => null });
+      const app = createGateway({ store: s, config: { provider: 'anthropic', anthropicApiKey: 'sk-up', anthropicBaseUrl: up.url, prices: PRICES, budgetWaitMs: 0 }, scriptFor: async () => null });
       return listen(app.fetch);
     }));
     try {
@@ -85,7 +86,7 @@ describe('budgets under concurrency', () => {
       for (const c of calls) void c.then((x) => settled.push(x));
       await expect.poll(() => settled.length, { timeout: 60_000, interval: 50 }).toBe(8);
       const early = [...settled];
-      expect(early.every((x) => x!.status === 402 && /budget exhausted/.test(x!.body))).toBe(true);
+      expect(early.every((x) => x!.status === 429 && /"rate_limit_error".*budget busy/.test(x!.body))).toBe(true);
       expect(up.seen()).toBe(2);
       const during = await stores[0]!.getTreeBudget(rootId, Date.now());
       expect(during).toMatchObject({ spentMicros: 900_000, reservedMicros: 2 * WORST });

@@ -53,7 +53,8 @@ it('a child with a $0.10 sub-limit in a $10 tree: its calls stop at the sub-limi
   const exhausted: Array<[number, string]> = [];
   const app = createGateway({
     store,
-    config: { provider: 'anthropic', anthropicApiKey: 'sk-up', anthropicBaseUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, prices: PRICES },
+    // M2: a call kept out only by calls in flight is answered at once (no wait) with the retryable 429
+    config: { provider: 'anthropic', anthropicApiKey: 'sk-up', anthropicBaseUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, prices: PRICES, budgetWaitMs: 0 },
     scriptFor: async () => null,
     onBudgetExhausted: async (job: JobRow, message: string) => void exhausted.push([job.id, message]),
   });
@@ -76,14 +77,14 @@ it('a child with a $0.10 sub-limit in a $10 tree: its calls stop at the sub-limi
     const settled: Array<{ status: number; body: string }> = [];
     for (const c of calls) void c.then((x) => settled.push(x));
     await expect.poll(() => settled.length, { timeout: 60_000, interval: 50 }).toBe(4);
-    expect(settled.every((x) => x.status === 402)).toBe(true);
+    // the sub-limit's spent (0) + a call's worst case fit: only the 2 calls in flight keep the
+    // others out, so they get the retryable 429 and the child is not paused (M2)
+    expect(settled.every((x) => x.status === 429)).toBe(true);
     const left = 100_000 - 2 * WORST;
     const msg = (JSON.parse(settled[0]!.body) as { error: { type: string; message: string } }).error;
-    expect(msg.type).toBe('billing_error');
-    expect(msg.message).toContain(`job ${child.id}'s budget (sub-limit in job tree ${root.id}) is $0.100000`);
-    expect(msg.message).toContain(`$${(left / 1e6).toFixed(6)} left`);
-    expect(exhausted.length).toBeGreaterThanOrEqual(1);
-    expect(exhausted.every(([id]) => id === child.id)).toBe(true);
+    expect(msg.type).toBe('rate_limit_error');
+    expect(msg.message).toContain(`job ${child.id}'s budget (sub-limit in job tree ${root.id}) of $0.100000: $0.000000 spent, $${((2 * WORST) / 1e6).toFixed(6)} held by calls in flight`);
+    expect(exhausted).toEqual([]);
     expect(seen).toBe(2);
     expect(await store.getJobBudget(child.id, Date.now())).toMatchObject({ reservedMicros: 2 * WORST, remainingMicros: left });
     // the tree has room for the root's own call while the child's are held

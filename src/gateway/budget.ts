@@ -1,53 +1,15 @@
-import type { ModelPrice } from '../core/pricing.js';
 import { formatMicros } from '../core/money.js';
 import { DEFAULT_RESERVATION_TTL_MS } from '../store/budgets.js';
 import { noteCallStart, type ActivityStore } from './activity.js';
 import { trackCall, untrackCall } from './live-calls.js';
-import { IMAGE_TOKENS_BOUND, type InlineImages } from './input-images.js';
 import type { CallSignal } from './reply.js';
-import type { JobRow, NewModelCall, Store, TreeBudget } from '../store/types.js';
+import type { JobRow, NewModelCall, PendingCall, Store, TreeBudget } from '../store/types.js';
 
 /** The Store methods the gateway's budget checks use. */
 export type BudgetStore = Pick<Store, 'reserveBudget' | 'settleBudget'> & Partial<Pick<Store, 'extendBudgetReservation'>> & ActivityStore;
 
-/** max_tokens assumed when a request does not say (OpenAI formats make it optional). */
-export const DEFAULT_MAX_OUTPUT_TOKENS = 32_000;
-
-/**
- * Worst-case cost of a call before it is made, in integer micro-dollars (rounded up), the
- * amount reserved against the tree budget (issue 3: "input estimate + max_tokens at the
- * output price"):
- * - input estimate: ⌈(requestBytes − the inline images' base64 bytes) / 3⌉ tokens — a token is
- *   on average ~4 bytes of English or code, and fewer bytes only for unusual text, so bytes/3
- *   is a safe bound for JSON request bodies — plus {@link IMAGE_TOKENS_BOUND} per inline image
- *   (`images`, input-images.ts: a provider prices an image by its pixels, not its bytes),
- *   priced at the highest input-side rate (input, 5-minute or 1-hour cache write), since the
- *   client may have marked any of it for caching;
- * - output: `maxTokens` (or {@link DEFAULT_MAX_OUTPUT_TOKENS}) at the output price.
- * A price of P USD/MTok is P µ$ per token. The result is at most Number.MAX_SAFE_INTEGER.
- */
-export function worstCaseMicros(requestBytes: number, maxTokens: number | undefined, price: ModelPrice, images?: InlineImages): number {
-  const inTokens = images === undefined || images.images === 0 ? Math.ceil(Math.max(0, requestBytes) / 3) : Math.ceil(Math.max(0, requestBytes - images.bytes) / 3) + images.images * IMAGE_TOKENS_BOUND;
-  const outTokens = Math.max(0, Math.ceil(maxTokens ?? DEFAULT_MAX_OUTPUT_TOKENS));
-  const inRate = Math.max(price.input, price.cacheWrite5m, price.cacheWrite1h);
-  // exact in units of 10⁻⁶ µ$, then rounded up to whole µ$
-  const inScaled = Math.round(inRate * 1_000_000);
-  const outScaled = Math.round(price.output * 1_000_000);
-  const small = inTokens * inScaled + outTokens * outScaled + 999_999;
-  if (small <= Number.MAX_SAFE_INTEGER) {
-    // Every call's case, in plain numbers (BigInt cost ~1 µs a call): each product and the sum
-    // are integers below 2^53, so exact; the quotient is corrected to the exact floor.
-    let q = Math.floor(small / 1_000_000);
-    if (q * 1_000_000 > small) q -= 1;
-    else if ((q + 1) * 1_000_000 <= small) q += 1;
-    return q;
-  }
-  const scaled = (p: number) => BigInt(Math.round(p * 1_000_000));
-  const total = BigInt(inTokens) * scaled(inRate) + BigInt(outTokens) * scaled(price.output);
-  // Past 2^53 µ$ ($9 billion) no budget can hold it: the largest safe integer refuses it just as well.
-  const micros = (total + 999_999n) / 1_000_000n;
-  return micros > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(micros);
-}
+// The worst case of a call lives in worst-case.ts; re-exported for the modules and tests that take it from here.
+export { DEFAULT_MAX_OUTPUT_TOKENS, worstCaseMicros } from './worst-case.js';
 
 /** The message every wire format's budget refusal carries: names the tree, its figures and what is left. */
 export function budgetMessage(job: JobRow, b: TreeBudget | null, worst: number): string {
@@ -72,7 +34,7 @@ export function budgetMessage(job: JobRow, b: TreeBudget | null, worst: number):
 /** A reservation held for one call: settle it exactly once. */
 export interface Reservation {
   readonly micros: number;
-  /** The store's reservation row id (released by the sweeper after its expiry if never settled). */
+  /** The store's reservation row id (charged by the sweeper after its expiry if never settled, H7). */
   readonly id: number;
   /**
    * Charges `costMicros` and releases the reservation (0 = release only); with `call`, its
@@ -84,12 +46,13 @@ export interface Reservation {
 
 /**
  * Reserves `worst` µ$ for a call of `job`'s tree, held in the store until settled or, if this
- * process dies first, until `ttlMs` after `now` (the sweeper releases it then). With the call's
- * `signal`, the call is tracked as live until settled (live-calls.ts: a cancelled job's calls
- * are aborted).
+ * process dies first, until `ttlMs` after `now` (the sweeper then charges it as the call's
+ * cost, recording `call` as a ledger row of unknown usage: H7, store/expired-reservations.ts).
+ * With the call's `signal`, the call is tracked as live until settled (live-calls.ts: a
+ * cancelled job's calls are aborted).
  * @returns the reservation, or `{ refused: message }` when the call does not fit.
  */
-export async function reserve(store: BudgetStore, job: JobRow, worst: number, now: number, ttlMs?: number, signal?: CallSignal): Promise<Reservation | { refused: string; budget: TreeBudget | null }> {
+export async function reserve(store: BudgetStore, job: JobRow, worst: number, now: number, ttlMs?: number, signal?: CallSignal, call?: PendingCall): Promise<Reservation | { refused: string; budget: TreeBudget | null }> {
   // Calls in flight count as activity for the runner's idle limit (activity.ts). Noted in the
   // same turn as the reservation (on SQLite: one group commit, sqlite-group-commit.ts) and not
   // awaited; a call that is refused (or fails) ends its note at once.
@@ -97,7 +60,7 @@ export async function reserve(store: BudgetStore, job: JobRow, worst: number, no
   let r: Awaited<ReturnType<BudgetStore['reserveBudget']>>;
   try {
     // A child's call also reserves against the sub-limits on its path (issue 6, job-budgets.ts).
-    r = job.parentId !== null && job.parentId !== undefined ? await store.reserveBudget(job.rootId, worst, now, ttlMs, job.id) : await store.reserveBudget(job.rootId, worst, now, ttlMs);
+    r = await store.reserveBudget(job.rootId, worst, now, ttlMs, job.parentId !== null && job.parentId !== undefined ? job.id : undefined, call);
   } catch (err) {
     activity.end();
     throw err;
@@ -134,7 +97,8 @@ const settleWatchers = new Map<object, Array<(rootId: number) => void>>();
 function notifySettled(store: object, rootId: number): void {
   const fns = settleWatchers.get(store);
   if (fns === undefined) return;
-  for (const fn of fns) {
+  // a copy: a watcher may stop itself (budget-wait.ts) while this runs
+  for (const fn of [...fns]) {
     try {
       fn(rootId);
     } catch {
@@ -145,7 +109,7 @@ function notifySettled(store: object, rootId: number): void {
 
 /**
  * Calls `fn(rootId)` after every settle (in this process) of a reservation made in `store`
- * (budget-waiters.ts: jobs paused by calls in flight resume once those settle). Synchronous;
+ * (budget-wait.ts: a call waiting for calls in flight tries again at once). Synchronous;
  * errors are swallowed. @returns a function that stops it.
  */
 export function watchSettles(store: object, fn: (rootId: number) => void): () => void {
@@ -168,12 +132,13 @@ export function watchSettles(store: object, fn: (rootId: number) => void): () =>
 const live = new Map<number, Set<{ store: BudgetStore; id: number }>>();
 
 /**
- * Keeps reservation `id` alive while its call runs: the sweeper would otherwise give its micros
- * back once its TTL passed mid-call (a fresh user's stream outlasting a 10 s TTL did, and the
- * tree could spend them twice). Every third of the TTL (at least 1 s) one shared timer moves the
- * expiry of every live reservation of that TTL to a full TTL from then; no timer per call (this
- * runs on every model call). A process that dies stops it, and the sweeper releases the
- * reservation within one TTL as before. Null when the store cannot extend reservations.
+ * Keeps reservation `id` alive while its call runs: the sweeper would otherwise take it for the
+ * reservation of a dead gateway once its TTL passed mid-call (a fresh user's stream outlasting
+ * a 10 s TTL did) and charge its worst case. Every third of the TTL (at least 1 s) one shared
+ * timer moves the expiry of every live reservation of that TTL to a full TTL from then; no
+ * timer per call (this runs on every model call). A process that dies stops it, and the
+ * sweeper charges the reservation within one TTL (H7; a settle that still comes replaces that
+ * charge). Null when the store cannot extend reservations.
  * @returns `release()`, to call at settle.
  */
 function keepAlive(store: BudgetStore, id: number, ttlMs: number): { release(): void } | null {
@@ -185,7 +150,7 @@ function keepAlive(store: BudgetStore, id: number, ttlMs: number): { release(): 
     live.set(ttlMs, entries);
     setInterval(() => {
       const until = Date.now() + ttlMs;
-      // a failed touch: the next tick tries again, or the sweeper releases it (as for a dead process)
+      // a failed touch: the next tick tries again, or the sweeper charges it (as for a dead process)
       for (const e of entries) e.store.extendBudgetReservation!(e.id, until).catch(() => undefined);
     }, Math.max(1000, Math.floor(ttlMs / 3))).unref();
   }

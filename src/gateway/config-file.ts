@@ -12,6 +12,8 @@ const Price = z.object({
   cacheWrite5m: z.number().nonnegative(),
   cacheWrite1h: z.number().nonnegative(),
   cacheRead: z.number().nonnegative(),
+  /** USD per 1,000 server-side web search requests (absent: data/prices.json's default entry's). */
+  webSearch: z.number().nonnegative().optional(),
 }).strict();
 
 /**
@@ -25,6 +27,8 @@ const Price = z.object({
  *     "*": scripted
  *   prices:              # USD per million tokens, over data/prices.json
  *     my-model: { input: 1, output: 2, cacheWrite5m: 1.25, cacheWrite1h: 2, cacheRead: 0.1 }
+ *     other-model: { input: 1, output: 2, cacheWrite5m: 1, cacheWrite1h: 1, cacheRead: 0.1, webSearch: 10 }
+ *                        # webSearch: USD per 1,000 server-side web searches (optional)
  * ```
  */
 const GatewaySection = z

@@ -35,11 +35,17 @@ export interface GatewayConfig {
   /** Largest request body accepted, bytes (default {@link MAX_REQUEST_BYTES}); bigger → 413, recorded as refused. */
   maxRequestBytes?: number;
   /**
-   * How long a call's budget reservation is held at most, ms (default 30 min,
-   * FLOTILLA_GATEWAY_RESERVATION_TTL_MS): past it the sweeper gives it back, as for a gateway
-   * that died mid-call. Keep it above the longest call (a long stream) the gateway serves.
+   * How long a call's budget reservation is held at most, ms (default 2 min,
+   * FLOTILLA_GATEWAY_RESERVATION_TTL_MS) when its gateway stops keeping it alive: past it the
+   * sweeper charges it as the call's cost (H7), as for a gateway that died mid-call.
    */
   reservationTtlMs?: number;
+  /**
+   * How long a call refused only because of other calls in flight waits for them to settle
+   * before its retryable 429, ms (M2, budget-wait.ts; default 20 s,
+   * FLOTILLA_GATEWAY_BUDGET_WAIT_MS, 0–600000; 0 = answer at once).
+   */
+  budgetWaitMs?: number;
   /** Upstream retry policy (retry.ts); FLOTILLA_GATEWAY_RETRIES sets `retries` (0–10, default 2). */
   retry?: Partial<RetryPolicy>;
 }
@@ -121,7 +127,8 @@ export const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
  * Reads the gateway's configuration from the environment: `ANTHROPIC_API_KEY` set (non-empty)
  * → provider `anthropic`, else `scripted`; `ANTHROPIC_BASE_URL` overrides the upstream;
  * `FLOTILLA_PRICES_FILE` overrides the price table file (default data/prices.json).
- * @throws Error when ANTHROPIC_BASE_URL is not an http(s) URL, or the price table is bad.
+ * @throws Error when ANTHROPIC_BASE_URL is not an http(s) URL, the price table is bad, or a
+ *   FLOTILLA_GATEWAY_* number is out of range.
  */
 export function loadGatewayConfig(env: NodeJS.ProcessEnv): GatewayConfig {
   const key = env.ANTHROPIC_API_KEY?.trim();
@@ -152,10 +159,17 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv): GatewayConfig {
       throw new Error(`FLOTILLA_GATEWAY_RESERVATION_TTL_MS must be milliseconds from 10000 to 86400000, got ${JSON.stringify(ttlText)}`);
     }
   }
+  const waitText = env.FLOTILLA_GATEWAY_BUDGET_WAIT_MS?.trim();
+  let budgetWaitMs: number | undefined;
+  if (waitText) {
+    budgetWaitMs = Number(waitText);
+    if (!/^\d+$/.test(waitText) || budgetWaitMs > 600_000) throw new Error(`FLOTILLA_GATEWAY_BUDGET_WAIT_MS must be milliseconds from 0 to 600000, got ${JSON.stringify(waitText)}`);
+  }
   const routesText = env.FLOTILLA_MODEL_PROVIDERS?.trim();
   const modelProviders = routesText ? parseModelProviders(routesText) : undefined;
   return {
     ...(reservationTtlMs !== undefined ? { reservationTtlMs } : {}),
+    ...(budgetWaitMs !== undefined ? { budgetWaitMs } : {}),
     ...(modelProviders ? { modelProviders } : {}),
     ...(retry ? { retry } : {}),
     ...(openai ? { openai } : {}),

@@ -18,10 +18,14 @@ export type AnthropicErrorType =
 
 /**
  * A JSON error reply. `retry: false` adds `x-should-retry: false`, which makes Claude Code
- * give up at once instead of retrying (harness-facts.md).
+ * give up at once instead of retrying (harness-facts.md); `retry: true` adds
+ * `x-should-retry: true` (the Anthropic SDK then retries whatever the status). `retryAfterS`
+ * adds `retry-after` (seconds: the least delay before Claude Code's next try).
  */
-export function anthropicError(status: number, type: AnthropicErrorType, message: string, opts: { retry?: boolean } = {}): Reply {
-  return jsonReply(status, { type: 'error', error: { type, message } }, opts.retry === false ? { 'x-should-retry': 'false' } : {});
+export function anthropicError(status: number, type: AnthropicErrorType, message: string, opts: { retry?: boolean; retryAfterS?: number } = {}): Reply {
+  const headers: Record<string, string> = opts.retry === undefined ? {} : { 'x-should-retry': String(opts.retry) };
+  if (opts.retryAfterS !== undefined) headers['retry-after'] = String(opts.retryAfterS);
+  return jsonReply(status, { type: 'error', error: { type, message } }, headers);
 }
 
 /** The environment setting that gives each upstream provider its key (or URL). */

@@ -96,7 +96,7 @@ describe('gateway requests', () => {
     const j = await app.request('/v1/messages', { method: 'POST', headers: { 'x-api-key': TOKEN }, body: body() });
     expect(((await j.json()) as { content: { text: string }[] }).content[0]!.text).toBe('hi from flotilla/job-5');
     // sonnet 4.5: 10 × $3 + 20 × $15 + 30 × $3.75 per MTok = 30 + 300 + 112.5 µ$ = 442.5 → 443 µ$
-    const expected = { jobId: 5, attempt: 2, provider: 'scripted', model: 'claude-sonnet-4-5', api: 'anthropic-messages', httpStatus: 200, inputTokens: 10, outputTokens: 20, cacheReadTokens: 0, cacheWriteTokens: 30, usageKnown: true, costMicros: 443, costNanos: 442_500, runnerId: 1 };
+    const expected = { jobId: 5, attempt: 2, provider: 'scripted', model: 'claude-sonnet-4-5', api: 'anthropic-messages', httpStatus: 200, inputTokens: 10, outputTokens: 20, cacheReadTokens: 0, cacheWriteTokens: 30, usageKnown: true, webSearchRequests: 0, costMicros: 443, costNanos: 442_500, runnerId: 1 };
     expect(store.calls).toEqual([
       { ...expected, streamed: true, startedAt: expect.any(Number), durationMs: expect.any(Number) },
       { ...expected, streamed: false, startedAt: expect.any(Number), durationMs: expect.any(Number) },

@@ -4,12 +4,14 @@ import { silentLogger, type Logger } from '../core/log.js';
 import { refusePausedCall } from './job-auth.js';
 import { CallAuth, messagesTokenOf } from './call-auth.js';
 import { KeyMask } from './key-mask.js';
-import type { JobRow, Store, TreeBudget } from '../store/types.js';
+import type { JobRow, Store } from '../store/types.js';
 import type { GatewayConfig } from './config.js';
 import { anthropicError, providerNotConfiguredMessage } from './errors.js';
-import { reserve, watchSettles, worstCaseMicros } from './budget.js';
+import { DEFAULT_MAX_OUTPUT_TOKENS, reserve } from './budget.js';
+import { inFlightMessage, IN_FLIGHT_RETRY_AFTER_S, refusedByCallsInFlight, reserveOrWait, type BudgetRefusal } from './budget-wait.js';
+import { callWorstCase } from './worst-case.js';
+import { webSearchBound } from './server-tools.js';
 import { estimateBytes, inlineImages } from './input-images.js';
-import { BudgetWaiters } from './budget-waiters.js';
 import { meteredReply, recordRefused, recordUnreachable, type CallContext } from './meter.js';
 import { inputTokensBound } from './usage.js';
 import { priceFor } from './prices.js';
@@ -41,18 +43,12 @@ export interface GatewayOptions {
   scriptFor: (job: JobRow) => Promise<ModelScript | null>;
   /**
    * Called (and awaited, before the refusal is sent) when a call of `job` was refused because
-   * its tree is out of budget; the control plane pauses the job there (or leaves it to fail,
-   * per its agent's `onBudgetExhausted`). `message` is the refusal's text. Errors are logged.
+   * its tree is out of budget — it does not fit even with no call in flight; a call kept out
+   * only by calls in flight waits and gets a retryable 429 instead (M2, budget-wait.ts) — the
+   * control plane pauses the job there (or leaves it to fail, per its agent's
+   * `onBudgetExhausted`). `message` is the refusal's text. Errors are logged.
    */
   onBudgetExhausted?: (job: JobRow, message: string) => Promise<void>;
-  /**
-   * Called when a tree whose job was paused by a refusal that only calls in flight caused (spent
-   * + the call's worst case fit the limit; the other calls' reservations did not) has room for
-   * that call again: the control plane resumes the tree's budget-paused jobs there as a top-up
-   * does (server/budget-pause.ts budgetResumer). `why` says so, for the status events. Needs
-   * the store's `getTreeBudget`; see budget-waiters.ts. Errors are logged.
-   */
-  onBudgetRoom?: (rootId: number, why: string) => Promise<void>;
   /**
    * Model routes and price overrides (configuration overlaid with the API's, model-directory.ts);
    * default: one over `store` and `config`. Pass the one the API invalidates after a change.
@@ -101,9 +97,13 @@ export type Gateway = Hono & {
  *   naming the setting; the upstream sees nothing.
  * - Every reply has the server's upstream keys masked (key-mask.ts).
  * - `POST /v1/chat/completions`, `POST /v1/responses`: the OpenAI wire formats (openai-routes.ts).
- * Every model call first reserves its worst case against the job tree's budget (budget.ts);
- * a call that does not fit gets 402 `billing_error` (Anthropic) / 429 `insufficient_quota`
- * (OpenAI) with `x-should-retry: false`, is recorded as refused, and `onBudgetExhausted` runs.
+ * Every model call first reserves its worst case against the job tree's budget (budget.ts;
+ * server-side web searches included, worst-case.ts); a call that does not fit even with no
+ * call in flight gets 402 `billing_error` (Anthropic) / 429 `insufficient_quota` (OpenAI) with
+ * `x-should-retry: false`, is recorded as refused (`budget`), and `onBudgetExhausted` runs. A
+ * call kept out only by calls in flight waits up to `config.budgetWaitMs` for them to settle,
+ * then gets 429 `rate_limit_error` / `rate_limit_exceeded` with `retry-after` (retryable),
+ * recorded as refused (`budget_in_flight`), its job left running (M2, budget-wait.ts).
  * - any other `/v1/*` → 404 `not_found_error`.
  * - a body over `maxRequestBytes` → 413 (`request_too_large`, recorded as refused on model calls).
  * Other paths (e.g. Claude Code's `HEAD /` preconnect) are not routed here; the host app's
@@ -138,39 +138,33 @@ export function createGateway(opts: GatewayOptions): Gateway {
     api,
   });
 
-  // Jobs paused only by calls in flight resume once those settle (budget-waiters.ts).
-  const getTreeBudget = store.getTreeBudget?.bind(store);
-  const onRoom = opts.onBudgetRoom;
-  const waiters =
-    onRoom && getTreeBudget
-      ? new BudgetWaiters(
-          { getTreeBudget, ...(store.getJobBudget ? { getJobBudget: store.getJobBudget.bind(store) } : {}) },
-          (rootId, why) => onRoom(rootId, why).catch((err: unknown) => log.error('gateway: budget-room handler failed', { root: rootId, error: (err as Error).message })),
-          log,
-        )
-      : null;
-  if (waiters) watchSettles(store, (rootId) => waiters.settled(rootId));
-  /**
-   * The control plane's `onBudgetExhausted` (errors logged), then, for a refusal of a call
-   * costing up to `worst` µ$ with the budget figures that refused it, the watch for room.
-   */
-  const budgetExhausted = async (job: JobRow, message: string, refusal?: { worst: number; budget: TreeBudget | null }): Promise<void> => {
+  /** The control plane's `onBudgetExhausted` (errors logged). */
+  const budgetExhausted = async (job: JobRow, message: string): Promise<void> => {
     try {
       await opts.onBudgetExhausted?.(job, message);
     } catch (err) {
       log.error('gateway: budget-exhausted handler failed', { job: job.id, error: (err as Error).message });
     }
-    if (waiters && refusal && waiters.refused(job.id, job.rootId, refusal.worst, refusal.budget)) {
-      log.info('gateway: the refusal came from calls in flight: the job resumes when they leave room', { job: job.id, root: job.rootId });
-    }
   };
 
   /** Records the refusal, tells the control plane, and answers 402 billing_error (no retry). */
-  const refuseForBudget = async (ctx: CallContext, message: string, worst: number, budget: TreeBudget | null): Promise<Reply> => {
+  const refuseForBudget = async (ctx: CallContext, message: string): Promise<Reply> => {
     await recordRefused(ctx, 402, 'budget');
-    await budgetExhausted(ctx.job, message, { worst, budget });
+    await budgetExhausted(ctx.job, message);
     log.info('gateway: refused a call: tree out of budget', { job: ctx.job.id, root: ctx.job.rootId });
     return anthropicError(402, 'billing_error', message, { retry: false });
+  };
+
+  /**
+   * The refusal of a call costing up to `worst` µ$: out of budget → {@link refuseForBudget};
+   * kept out only by calls in flight (after the wait) → recorded as refused (`budget_in_flight`),
+   * the job left running, 429 `rate_limit_error` with retry-after (M2).
+   */
+  const refuse = async (ctx: CallContext, r: BudgetRefusal, worst: number): Promise<Reply> => {
+    if (!r.inFlight) return refuseForBudget(ctx, r.refused);
+    await recordRefused(ctx, 429, 'budget_in_flight');
+    log.info('gateway: refused a call for now: calls in flight hold its budget', { job: ctx.job.id, root: ctx.job.rootId, worst });
+    return anthropicError(429, 'rate_limit_error', inFlightMessage(ctx.job, r.budget, worst), { retry: true, retryAfterS: IN_FLIGHT_RETRY_AFTER_S });
   };
 
   /**
@@ -247,10 +241,12 @@ export function createGateway(opts: GatewayOptions): Gateway {
     const admitted = await admit(req, startedAt, 'anthropic-count-tokens');
     if (!('ctx' in admitted)) return admitted;
     const { ctx } = admitted;
-    // Not billed, but a spent tree gets the budget error here too (1 µ$ must still fit).
+    // Not billed, but a spent tree gets the budget error here too (1 µ$ must still fit); a tree
+    // whose room only calls in flight hold is not spent: counted (M2).
     const held = await reserve(store, ctx.job, 1, startedAt);
-    if ('refused' in held) return refuseForBudget(ctx, held.refused, 1, held.budget);
-    await held.settle(0);
+    if ('refused' in held) {
+      if (!refusedByCallsInFlight(held.budget, 1)) return refuseForBudget(ctx, held.refused);
+    } else await held.settle(0);
     if (ctx.provider === 'anthropic') {
       try {
         const out = await withRetries(
@@ -280,9 +276,10 @@ export function createGateway(opts: GatewayOptions): Gateway {
     const images = inlineImages(request, req.body.byteLength);
     if (images.images > 0) ctx.requestBytes = estimateBytes(req.body.byteLength, images);
     ctx.maxInputTokens = inputTokensBound(req.body.byteLength, images.images);
-    const worst = worstCaseMicros(req.body.byteLength, request.max_tokens, priceFor(ctx.prices, request.model), images);
-    const held = await reserve(store, job, worst, startedAt, config.reservationTtlMs, req.signal);
-    if ('refused' in held) return refuseForBudget(ctx, held.refused, worst, held.budget);
+    // server-side web search (H4): the searches the request allows are reserved for too
+    const worst = callWorstCase(ctx, priceFor(ctx.prices, request.model), req.body.byteLength, request.max_tokens ?? DEFAULT_MAX_OUTPUT_TOKENS, images, webSearchBound(request, 'anthropic-messages'));
+    const held = await reserveOrWait(store, job, worst.micros, { now: startedAt, ttlMs: config.reservationTtlMs, signal: req.signal, call: worst.call, waitMs: config.budgetWaitMs });
+    if ('refused' in held) return refuse(ctx, held, worst.micros);
     ctx.reservation = held;
     try {
       return await serveMessages(req, ctx, request);

@@ -1,5 +1,5 @@
 import { hashToken } from '../core/tokens.js';
-import type { BudgetReservationResult, JobRow, ModelPriceRow, ModelRouteRow, NewModelCall, TreeBudget } from '../store/types.js';
+import type { BudgetReservationResult, JobRow, ModelPriceRow, ModelRouteRow, NewModelCall, PendingCall, TreeBudget } from '../store/types.js';
 import type { GatewayStore } from './gateway.js';
 
 /**
@@ -94,7 +94,8 @@ export class MemoryGatewayStore implements GatewayStore {
   readonly reservations = new Map<number, { rootId: number; micros: number; expiresAt: number }>();
   private nextReservation = 1;
 
-  async reserveBudget(rootId: number, worstMicros: number, now = 0, ttlMs = 30 * 60_000): Promise<BudgetReservationResult> {
+  /** As the store's (`_jobId`, `_call`: sub-limits and the sweep's ledger row are not kept here). */
+  async reserveBudget(rootId: number, worstMicros: number, now = 0, ttlMs = 30 * 60_000, _jobId?: number, _call?: PendingCall): Promise<BudgetReservationResult> {
     const b = this.budgetOf(rootId);
     if (b.spent + b.reserved + worstMicros > b.limit) return { ok: false, budget: this.view(rootId) };
     b.reserved += worstMicros;

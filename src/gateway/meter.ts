@@ -6,6 +6,7 @@ import { ChunkStream } from './chunk-stream.js';
 import { isEventStream, type CallSignal, type Reply } from './reply.js';
 import type { JobRow, NewModelCall, Store } from '../store/types.js';
 import { priceFor, type PriceTable } from './prices.js';
+import { boundedSearches, webSearchCap } from './server-tools.js';
 import { MAX_MODEL_NAME } from './request.js';
 import { boundedUsage, estimateUsage, PROMPT_SLACK_TOKENS, StreamUsageReader, usageFromMessage, type CallUsage } from './usage.js';
 
@@ -39,6 +40,12 @@ export interface CallContext {
    * PROMPT_SLACK_TOKENS.
    */
   maxInputTokens?: number;
+  /**
+   * The most server-side web searches the call may be charged (server-tools.ts webSearchCap:
+   * the request's `max_uses`/`max_tool_calls`, else per output token allowed); a reported count
+   * past it is charged at it, marked estimated (H1). Absent: the output bound's cap.
+   */
+  maxWebSearches?: number;
   /** Epoch ms when the gateway received the request. */
   startedAt: number;
   /** The wire format the client spoke (`anthropic-messages`, `openai-chat`, `openai-responses`). Default anthropic-messages. */
@@ -65,10 +72,17 @@ function recorder(ctx: CallContext) {
     // H1: no correct provider reports past the bounds reserved for; such a figure is charged
     // at its bound, as an estimate. The scripted model's figures are the gateway's own.
     if (ctx.provider !== 'scripted') {
-      const bounded = boundedUsage(usage, ctx.maxInputTokens ?? ctx.requestBytes + PROMPT_SLACK_TOKENS, ctx.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS);
+      const maxOut = ctx.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
+      const bounded = boundedUsage(usage, ctx.maxInputTokens ?? ctx.requestBytes + PROMPT_SLACK_TOKENS, maxOut);
       if (bounded !== null) {
         if (usageKnown) ctx.log.warn('gateway: the upstream reported more tokens than the request allows: charged the bound, as an estimate', { job: ctx.job.id, model, input: usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens, output: usage.outputTokens });
         usage = bounded;
+        usageKnown = false;
+      }
+      const searches = usage.webSearchRequests === undefined ? null : boundedSearches(usage, ctx.maxWebSearches ?? webSearchCap(null, maxOut));
+      if (searches !== null) {
+        if (usageKnown) ctx.log.warn('gateway: the upstream reported more web searches than the request allows: charged the bound, as an estimate', { job: ctx.job.id, model, webSearches: usage.webSearchRequests });
+        usage = searches;
         usageKnown = false;
       }
     }
@@ -87,6 +101,7 @@ function recorder(ctx: CallContext) {
       cacheReadTokens: usage.cacheReadTokens,
       cacheWriteTokens: usage.cacheWriteTokens,
       usageKnown,
+      webSearchRequests: usage.webSearchRequests ?? 0,
       costMicros: cost.micros,
       costNanos: cost.nanos,
       runnerId: ctx.job.runnerId,
@@ -108,7 +123,7 @@ function recorder(ctx: CallContext) {
         try {
           await ctx.store.settleBudget?.(ctx.job.rootId, ctx.reservation.id, cost.micros, Date.now());
         } catch {
-          /* the sweeper releases it after its expiry */
+          /* the sweeper charges it after its expiry (H7) */
         }
       }
     }
@@ -129,6 +144,7 @@ function recorder(ctx: CallContext) {
       output: row.outputTokens,
       cacheRead: row.cacheReadTokens,
       cacheWrite: row.cacheWriteTokens,
+      webSearches: row.webSearchRequests,
       usageKnown,
       costMicros: row.costMicros,
       ms: row.durationMs,
@@ -183,9 +199,10 @@ export async function recordEstimated(ctx: CallContext, httpStatus: number, usag
  *   from 0 to MAX_REPORTED_TOKENS, usage.ts); otherwise it is an estimate
  *   ({@link estimateUsage}) marked usageKnown=false;
  * - JSON: `usage` taken from the whole body (estimate if missing or impossible).
- * Every call is priced by the requested model (`ctx.requestModel`), and usage past what the
- * request allows (`ctx.maxInputTokens`, `ctx.maxOutputTokens`) is charged at those bounds,
- * marked estimated (usage.ts boundedUsage).
+ * Every call is priced by the requested model (`ctx.requestModel`), server-side web searches
+ * included (`price.webSearch` per request, H4), and usage past what the request allows
+ * (`ctx.maxInputTokens`, `ctx.maxOutputTokens`, `ctx.maxWebSearches`) is charged at those
+ * bounds, marked estimated (usage.ts boundedUsage, server-tools.ts boundedSearches).
  * @returns the reply to send to the client (same status and headers).
  */
 export async function meteredReply(res: Reply, ctx: CallContext, signal?: CallSignal): Promise<Reply> {

@@ -2,15 +2,18 @@ import { refusePausedCall } from './job-auth.js';
 import { CallAuth, openaiTokenOf } from './call-auth.js';
 import { providerNotConfiguredMessage } from './errors.js';
 import type { Logger } from '../core/log.js';
-import type { JobRow, TreeBudget } from '../store/types.js';
-import { DEFAULT_MAX_OUTPUT_TOKENS, reserve, worstCaseMicros } from './budget.js';
+import type { JobRow } from '../store/types.js';
+import { DEFAULT_MAX_OUTPUT_TOKENS } from './budget.js';
+import { inFlightMessage, IN_FLIGHT_RETRY_AFTER_S, reserveOrWait } from './budget-wait.js';
+import { callWorstCase } from './worst-case.js';
+import { webSearchBound } from './server-tools.js';
 import { estimateBytes, inlineImages } from './input-images.js';
 import { MAX_REQUEST_BYTES, type GatewayConfig } from './config.js';
 import type { ModelDirectory } from './model-directory.js';
 import { meteredReply, recordRefused, recordUnreachable, type CallContext } from './meter.js';
 import { OpenAiStreamReader, usageFromOpenAiBody } from './openai-usage.js';
 import { inputTokensBound } from './usage.js';
-import { asScriptRequest, choicesOf, maxOutputOf, openaiBudgetError, openaiError, outputLimitField, parseOpenAiRequest, withOutputLimit, withStreamUsage, type ChatRequest, type OpenAiApi } from './openai-wire.js';
+import { asScriptRequest, choicesOf, maxOutputOf, openaiBudgetError, openaiError, openaiRetryLater, outputLimitField, parseOpenAiRequest, withOutputLimit, withStreamUsage, type ChatRequest, type OpenAiApi } from './openai-wire.js';
 import { priceFor } from './prices.js';
 import { forwardOpenAi } from './providers/openai.js';
 import { stripUsageChunks } from './openai-strip.js';
@@ -32,8 +35,8 @@ export interface OpenAiRouteDeps {
   scriptFor: (job: JobRow) => Promise<ModelScript | null>;
   /** Model routes and prices (configuration overlaid with the API's). */
   directory: ModelDirectory;
-  /** The refusal's job and message, and the call's worst case (µ$) with the budget figures that refused it (gateway.ts). */
-  onBudgetExhausted?: (job: JobRow, message: string, refusal?: { worst: number; budget: TreeBudget | null }) => Promise<void>;
+  /** A call of `job` was refused because its tree is out of budget (not only by calls in flight): the refusal's message (gateway.ts). */
+  onBudgetExhausted?: (job: JobRow, message: string) => Promise<void>;
   /** Job-token lookup and throttled rejection logs, shared with the node adapter (default: its own). */
   callAuth?: CallAuth;
 }
@@ -42,9 +45,12 @@ export interface OpenAiRouteDeps {
  * `POST /v1/chat/completions` and `POST /v1/responses` (OpenAI wire formats, streamed or not),
  * with the same rules as `/v1/messages`: a live job token (`Authorization: Bearer`, or
  * x-api-key) else 401 `invalid_api_key` (a job paused for budget: the budget refusal); a malformed body → 400 `invalid_request_error` naming
- * the field, recorded as refused; the worst case reserved against the tree budget first, a call
- * that does not fit → 429 `insufficient_quota` (what Codex does not retry) naming the budget,
- * recorded as refused, and the job paused; then served by the configured upstream
+ * the field, recorded as refused; the worst case reserved against the tree budget first
+ * (server-side web searches included: a Responses `web_search` tool, worst-case.ts), a call
+ * that does not fit even with no call in flight → 429 `insufficient_quota` (what Codex does
+ * not retry) naming the budget, recorded as refused, and the job paused; one kept out only by
+ * calls in flight waits up to `config.budgetWaitMs`, then → 429 `rate_limit_exceeded` with
+ * retry-after (retried; the job keeps running; M2, budget-wait.ts); then served by the configured upstream
  * (`openai`/`openai-compatible`) or the scripted model, metered (usage from the JSON body,
  * the final usage chunk, or `response.completed`), and settled.
  * A model whose provider has no key/URL here → 400 `provider_not_configured` naming the
@@ -130,12 +136,17 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
     const images = inlineImages(req, raw.byteLength);
     if (images.images > 0) ctx.requestBytes = estimateBytes(raw.byteLength, images);
     ctx.maxInputTokens = inputTokensBound(raw.byteLength, images.images);
-    const worst = worstCaseMicros(raw.byteLength, maxOut, priceFor(ctx.prices, req.model), images);
-    const held = await reserve(d.store, job, worst, startedAt, d.config.reservationTtlMs, request.signal);
+    const worst = callWorstCase(ctx, priceFor(ctx.prices, req.model), raw.byteLength, maxOut, images, webSearchBound(req, api));
+    const held = await reserveOrWait(d.store, job, worst.micros, { now: startedAt, ttlMs: d.config.reservationTtlMs, signal: request.signal, call: worst.call, waitMs: d.config.budgetWaitMs });
     if ('refused' in held) {
+      if (held.inFlight) {
+        await recordRefused(ctx, 429, 'budget_in_flight');
+        d.log.info('gateway: refused a call for now: calls in flight hold its budget', { job: job.id, root: job.rootId, worst: worst.micros });
+        return openaiRetryLater(inFlightMessage(job, held.budget, worst.micros), IN_FLIGHT_RETRY_AFTER_S);
+      }
       await recordRefused(ctx, 429, 'budget');
       try {
-        await d.onBudgetExhausted?.(job, held.refused, { worst, budget: held.budget });
+        await d.onBudgetExhausted?.(job, held.refused);
       } catch (err) {
         d.log.error('gateway: budget-exhausted handler failed', { job: job.id, error: (err as Error).message });
       }

@@ -36,10 +36,30 @@ function invalidOpenAiUsage(u: unknown): boolean {
   return false;
 }
 
-/** Usage of a non-streamed Chat Completions or Responses body, or null. */
+/**
+ * Web searches a Responses reply ran (H4): its `web_search_call` output items, each priced per
+ * call whatever its action (search, open_page, find_in_page) or status — the gateway cannot
+ * tell which ones OpenAI bills, so it charges every one (the dearer reading). 0 when `output`
+ * is not an array (Chat Completions replies have none: their search-preview models' calls are
+ * not counted).
+ */
+export function webSearchCalls(output: unknown): number {
+  if (!Array.isArray(output)) return 0;
+  let n = 0;
+  for (const it of output) if (it !== null && typeof it === 'object' && (it as { type?: unknown }).type === 'web_search_call') n++;
+  return n;
+}
+
+/** `u` with `searches` web searches (unchanged when there are none). */
+function withSearches(u: CallUsage | null, searches: number): CallUsage | null {
+  if (u === null || searches === 0) return u;
+  return { ...u, webSearchRequests: searches };
+}
+
+/** Usage of a non-streamed Chat Completions or Responses body (with its web_search_call items, {@link webSearchCalls}), or null. */
 export function usageFromOpenAiBody(body: unknown): CallUsage | null {
   if (body === null || typeof body !== 'object') return null;
-  return usageFromOpenAi((body as { usage?: unknown }).usage);
+  return withSearches(usageFromOpenAi((body as { usage?: unknown }).usage), webSearchCalls((body as { output?: unknown }).output));
 }
 
 /** A reader with the interface meter.ts drives (push bytes as they pass, then end()). */
@@ -54,7 +74,9 @@ export interface StreamReader {
  * the usage in the chunk that carries `usage` (sent last when `stream_options.include_usage`),
  * complete at `data: [DONE]`. Responses: `response.created` starts, `response.completed` (or
  * `response.incomplete`) carries `response.usage` and completes; `response.failed`/`error` mark
- * it errored. Text and argument deltas are counted (bytes) for estimates.
+ * it errored. Text and argument deltas are counted (bytes) for estimates. Web searches (H4):
+ * the `web_search_call` items of response.completed's output, or (more) those seen in
+ * `response.output_item.added`/`done` events.
  */
 export class OpenAiStreamReader implements StreamReader {
   private readonly parser = new SseParser();
@@ -65,6 +87,10 @@ export class OpenAiStreamReader implements StreamReader {
   private invalidUsage = false;
   private textBytes = 0;
   private model: string | null = null;
+  /** Ids of the web_search_call items seen (response.output_item.added/done), for the count (H4). */
+  private readonly searches = new Set<string>();
+  /** The count from response.completed's output list, when it had one (it wins: it is the whole reply). */
+  private finalSearches: number | null = null;
 
   push(chunk: Uint8Array | string): void {
     for (const ev of this.parser.push(chunk)) this.onEvent(ev.event, ev.data);
@@ -76,12 +102,13 @@ export class OpenAiStreamReader implements StreamReader {
   }
 
   state(): StreamUsageState {
+    const usage = this.usage ?? { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0 };
     return {
       sawStart: this.sawStart,
       complete: this.complete && this.usage !== null,
       errored: this.errored,
       invalidUsage: this.invalidUsage,
-      usage: this.usage ?? { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0 },
+      usage: withSearches(usage, this.finalSearches ?? this.searches.size)!,
       textBytes: this.textBytes,
       model: this.model,
     };
@@ -126,9 +153,13 @@ export class OpenAiStreamReader implements StreamReader {
       if (typeof r?.model === 'string') this.model = r.model;
     } else if (type === 'response.output_text.delta' || type === 'response.function_call_arguments.delta' || type === 'response.reasoning_summary_text.delta') {
       if (typeof msg.delta === 'string') this.textBytes += Buffer.byteLength(msg.delta, 'utf8');
+    } else if (type === 'response.output_item.added' || type === 'response.output_item.done') {
+      const item = msg.item as { type?: unknown; id?: unknown } | undefined;
+      if (item?.type === 'web_search_call') this.searches.add(typeof item.id === 'string' ? item.id : `#${String(msg.output_index)}`);
     } else if (type === 'response.completed' || type === 'response.incomplete') {
-      const r = msg.response as { usage?: unknown; model?: unknown } | undefined;
+      const r = msg.response as { usage?: unknown; model?: unknown; output?: unknown } | undefined;
       if (typeof r?.model === 'string') this.model = r.model;
+      if (Array.isArray(r?.output)) this.finalSearches = Math.max(webSearchCalls(r.output), this.searches.size);
       this.takeUsage(r?.usage);
       this.sawStart = true;
       this.complete = true;

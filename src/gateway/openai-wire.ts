@@ -27,6 +27,19 @@ export function openaiBudgetError(message: string): Reply {
   return res;
 }
 
+/**
+ * The retryable refusal of a call that only calls in flight keep out of its budget (M2,
+ * budget-wait.ts): 429 `rate_limit_exceeded` (type `requests`, as OpenAI's own rate limits),
+ * `retry-after` (seconds) and `retry-after-ms`, and the delay in the message too ("Please try
+ * again in Ns.", which Codex reads); never `x-should-retry: false`, never `insufficient_quota`.
+ */
+export function openaiRetryLater(message: string, retryAfterS: number): Reply {
+  const res = openaiError(429, 'requests', `${message} Please try again in ${retryAfterS}s.`, 'rate_limit_exceeded');
+  res.headers['retry-after'] = String(retryAfterS);
+  res.headers['retry-after-ms'] = String(retryAfterS * 1000);
+  return res;
+}
+
 export const ChatRequest = z
   .object({
     model: z.string().min(1).max(MAX_MODEL_NAME).refine((m) => !m.includes('\0'), 'must not contain NUL'),

@@ -8,9 +8,9 @@ describe('price table', () => {
   const table = loadPriceTable();
 
   it('ships current Claude prices (USD per million tokens)', () => {
-    expect(table.models['claude-sonnet-4-5']).toEqual({ input: 3, output: 15, cacheWrite5m: 3.75, cacheWrite1h: 6, cacheRead: 0.3 });
-    expect(table.models['claude-opus-4-1']).toEqual({ input: 15, output: 75, cacheWrite5m: 18.75, cacheWrite1h: 30, cacheRead: 1.5 });
-    expect(table.models['claude-haiku-4-5']).toEqual({ input: 1, output: 5, cacheWrite5m: 1.25, cacheWrite1h: 2, cacheRead: 0.1 });
+    expect(table.models['claude-sonnet-4-5']).toEqual({ input: 3, output: 15, cacheWrite5m: 3.75, cacheWrite1h: 6, cacheRead: 0.3, webSearch: 10 });
+    expect(table.models['claude-opus-4-1']).toEqual({ input: 15, output: 75, cacheWrite5m: 18.75, cacheWrite1h: 30, cacheRead: 1.5, webSearch: 10 });
+    expect(table.models['claude-haiku-4-5']).toEqual({ input: 1, output: 5, cacheWrite5m: 1.25, cacheWrite1h: 2, cacheRead: 0.1, webSearch: 10 });
     expect(table.version).toMatch(/^\d{4}-\d{2}-\d{2}$/);
   });
 

@@ -4,7 +4,9 @@ import { z } from 'zod';
 import type { ModelPrice } from '../core/pricing.js';
 
 /**
- * The gateway's price table: USD per million tokens per model (see data/prices.json).
+ * The gateway's price table: USD per million tokens per model (see data/prices.json), and per
+ * model the per-request price of server-side web search (`webSearch`, USD per 1,000 requests;
+ * a model without one takes the `default` entry's, see {@link priceFor}).
  * `version` names the table's edition (a date); `default` prices any model not listed.
  */
 export interface PriceTable {
@@ -19,6 +21,8 @@ const Price = z.object({
   cacheWrite5m: z.number().nonnegative(),
   cacheWrite1h: z.number().nonnegative(),
   cacheRead: z.number().nonnegative(),
+  /** USD per 1,000 server-side web search requests (H4). */
+  webSearch: z.number().nonnegative().optional(),
 });
 
 const PriceFile = z.object({
@@ -61,9 +65,26 @@ function stripDate(model: string): string {
  * The price of `model`: exact name, then the name without a date (or `-latest`) suffix, then
  * the longest listed name that is a prefix of it (at a `-` boundary), else `table.default`. A
  * premium variant of a listed model (`-pro`, `-max`, `-ultra` after its name) gets the default:
- * an unknown model must not look cheap.
+ * an unknown model must not look cheap. A price without `webSearch` (an override written before
+ * per-request prices, or one that leaves it out) gets the default entry's (H4: a web search
+ * must not look free).
  */
 export function priceFor(table: PriceTable, model: string): ModelPrice {
+  const p = tokenPriceFor(table, model);
+  if (p.webSearch !== undefined || table.default.webSearch === undefined) return p;
+  let filled = withDefaultSearch.get(p);
+  if (filled === undefined || filled.webSearch !== table.default.webSearch) {
+    filled = { ...p, webSearch: table.default.webSearch };
+    withDefaultSearch.set(p, filled);
+  }
+  return filled;
+}
+
+/** Prices without `webSearch`, completed with the default's (one copy per price object, not per call). */
+const withDefaultSearch = new WeakMap<ModelPrice, ModelPrice>();
+
+/** {@link priceFor}'s name matching, the entry as listed. */
+function tokenPriceFor(table: PriceTable, model: string): ModelPrice {
   const exact = table.models[model];
   if (exact) return exact;
   const base = stripDate(model);

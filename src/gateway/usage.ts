@@ -7,8 +7,11 @@ import { SseParser } from './sse.js';
  * (Anthropic's `input_tokens`); `cacheReadTokens` = `cache_read_input_tokens`;
  * `cacheWriteTokens` = `cache_creation_input_tokens`, of which `cacheWrite1hTokens` were
  * written with the 1-hour lifetime (from `cache_creation.ephemeral_1h_input_tokens`).
+ * `webSearchRequests` (H4): server-side web searches the provider ran for the call, priced
+ * per request (Anthropic `server_tool_use.web_search_requests`; OpenAI Responses
+ * `web_search_call` output items); absent = 0.
  */
-export type CallUsage = TokenUsage & { cacheWrite1hTokens: number };
+export type CallUsage = TokenUsage & { cacheWrite1hTokens: number; webSearchRequests?: number };
 
 /** An Anthropic `usage` object as far as we read it; any field may be absent or null. */
 interface WireUsage {
@@ -17,6 +20,24 @@ interface WireUsage {
   cache_read_input_tokens?: number | null;
   cache_creation_input_tokens?: number | null;
   cache_creation?: { ephemeral_1h_input_tokens?: number | null } | null;
+  /** Server tools run by the API (cumulative in a stream's message_delta); web fetch is not charged per request. */
+  server_tool_use?: { web_search_requests?: number | null; web_fetch_requests?: number | null } | null;
+}
+
+/**
+ * Web search calls named by a reply's content blocks (`server_tool_use` blocks named
+ * `web_search`): the count charged when the usage does not say (a search that failed is not
+ * billed, so a reported `server_tool_use.web_search_requests` wins).
+ */
+export function webSearchBlocks(content: unknown): number {
+  if (!Array.isArray(content)) return 0;
+  let n = 0;
+  for (const b of content) if (isWebSearchBlock(b)) n++;
+  return n;
+}
+
+function isWebSearchBlock(b: unknown): boolean {
+  return b !== null && typeof b === 'object' && (b as { type?: unknown }).type === 'server_tool_use' && (b as { name?: unknown }).name === 'web_search';
 }
 
 /**
@@ -94,6 +115,7 @@ class Figures {
   cacheRead: number | null = null;
   cacheWrite: number | null = null;
   cacheWrite1h: number | null = null;
+  webSearch: number | null = null;
   /** Some reported figure was not a possible count ({@link reportedCount}). */
   invalid = false;
 
@@ -105,6 +127,7 @@ class Figures {
     this.cacheRead = this.take(w.cache_read_input_tokens) ?? this.cacheRead;
     this.cacheWrite = this.take(w.cache_creation_input_tokens) ?? this.cacheWrite;
     this.cacheWrite1h = this.take(w.cache_creation?.ephemeral_1h_input_tokens) ?? this.cacheWrite1h;
+    if (w.server_tool_use !== undefined && w.server_tool_use !== null) this.webSearch = this.take(w.server_tool_use.web_search_requests) ?? this.webSearch;
   }
 
   /** The figure, or null (absent, or invalid: then {@link invalid} is set and the figure is ignored). */
@@ -115,21 +138,27 @@ class Figures {
     return null;
   }
 
-  toUsage(): CallUsage {
-    return {
+  /** The figures; web searches as reported, else `searchBlocks` (the searches the reply's blocks named). */
+  toUsage(searchBlocks = 0): CallUsage {
+    const u: CallUsage = {
       inputTokens: this.input ?? 0,
       outputTokens: this.output ?? 0,
       cacheReadTokens: this.cacheRead ?? 0,
       cacheWriteTokens: this.cacheWrite ?? 0,
       cacheWrite1hTokens: this.cacheWrite1h ?? 0,
     };
+    const searches = this.webSearch ?? searchBlocks;
+    if (searches > 0) u.webSearchRequests = searches;
+    return u;
   }
 }
 
 /**
  * Usage of a non-streamed Messages reply (`{..., "usage": {...}}`), or null (unknown: the call
  * is charged an estimate) when the body has no readable `usage` with at least input and output
- * figures, or any figure in it is not a possible count ({@link reportedCount}).
+ * figures, or any figure in it is not a possible count ({@link reportedCount}). Web searches:
+ * `usage.server_tool_use.web_search_requests`, else the `server_tool_use` web_search blocks of
+ * `content` ({@link webSearchBlocks}).
  */
 export function usageFromMessage(body: unknown): CallUsage | null {
   if (body === null || typeof body !== 'object') return null;
@@ -138,7 +167,7 @@ export function usageFromMessage(body: unknown): CallUsage | null {
   const f = new Figures();
   f.apply(u);
   if (f.invalid || f.input === null || f.output === null) return null;
-  return f.toUsage();
+  return f.toUsage(f.webSearch === null ? webSearchBlocks((body as { content?: unknown }).content) : 0);
 }
 
 /**
@@ -260,6 +289,8 @@ export class StreamUsageReader {
   private finalOutput = false;
   private errored = false;
   private textBytes = 0;
+  /** `server_tool_use` web_search blocks started (the searches charged when the usage does not say). */
+  private searchBlocks = 0;
   private model: string | null = null;
   /** The parser holds nothing: the last chunk it got ended in a blank line (`\n\n`). */
   private clean = true;
@@ -301,7 +332,7 @@ export class StreamUsageReader {
       complete: this.stopped && this.startUsage && this.finalOutput,
       errored: this.errored,
       invalidUsage: this.figures.invalid,
-      usage: this.figures.toUsage(),
+      usage: this.figures.toUsage(this.searchBlocks),
       textBytes: this.textBytes,
       model: this.model,
     };
@@ -330,6 +361,8 @@ export class StreamUsageReader {
     } else if (type === 'message_delta') {
       this.figures.apply(msg.usage);
       if (reportedCount((msg.usage as WireUsage | undefined)?.output_tokens) !== null) this.finalOutput = true;
+    } else if (type === 'content_block_start') {
+      if (isWebSearchBlock((msg as { content_block?: unknown }).content_block)) this.searchBlocks++;
     } else if (type === 'content_block_delta') {
       const d = msg.delta;
       this.textBytes += Buffer.byteLength(d?.text ?? d?.partial_json ?? d?.thinking ?? '', 'utf8');
@@ -346,17 +379,21 @@ export class StreamUsageReader {
  * without usage): never zero. Input = the larger of what message_start reported (input + cache
  * figures kept as reported) and ⌈requestBytes / 4⌉; output = the larger of the last reported
  * output and ⌈textBytes / 4⌉ capped at `maxOutputTokens` (the request's max_tokens: a model
- * stops there, so a huge reply body does not make a huge bill), at least 1.
+ * stops there, so a huge reply body does not make a huge bill), at least 1; web searches as
+ * `partial` has them.
  */
 export function estimateUsage(partial: CallUsage | null, requestBytes: number, textBytes: number, maxOutputTokens = Number.MAX_SAFE_INTEGER): CallUsage {
   const p = partial ?? { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0 };
   const reportedIn = p.inputTokens + p.cacheReadTokens + p.cacheWriteTokens;
   const byBytes = Math.ceil(requestBytes / 4);
-  return {
+  const u: CallUsage = {
     inputTokens: reportedIn >= byBytes ? p.inputTokens : byBytes - p.cacheReadTokens - p.cacheWriteTokens,
     outputTokens: Math.max(p.outputTokens, Math.min(Math.ceil(textBytes / 4), Math.max(1, maxOutputTokens)), 1),
     cacheReadTokens: p.cacheReadTokens,
     cacheWriteTokens: p.cacheWriteTokens,
     cacheWrite1hTokens: p.cacheWrite1hTokens,
   };
+  // web searches seen so far (reported, or their blocks) are kept: they were run, so billed (H4)
+  if (p.webSearchRequests) u.webSearchRequests = p.webSearchRequests;
+  return u;
 }

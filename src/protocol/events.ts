@@ -27,8 +27,16 @@ export const EventBody = z.discriminatedUnion('type', [
     type: z.literal('harness.started'),
     data: z.object({ harness: z.string(), pid: z.number().int(), sessionId: z.string().optional(), workspace: z.string().optional(), branch: z.string().optional() }),
   }),
-  /** Server-side status changes (queued, assigned to runner X, cancelled, lost). */
-  z.object({ type: z.literal('status'), data: z.object({ status: JobStatus, message: z.string().optional(), runnerId: z.number().int().optional() }) }),
+  /**
+   * Server-side status changes (queued, assigned to runner X, cancelled, lost). `runnerId`: the
+   * runner the change concerns. `lostAttempt`: on the `queued` of a lost job's retry, the
+   * attempt that was lost on that runner (it went silent, was revoked, or stopped reporting
+   * the job) — a runner's recent jobs show that attempt as `lost`.
+   */
+  z.object({
+    type: z.literal('status'),
+    data: z.object({ status: JobStatus, message: z.string().optional(), runnerId: z.number().int().optional(), lostAttempt: z.number().int().positive().optional() }),
+  }),
   /** A child job joined the tree. `label`: a short name of its work (its input's `name`, or the last part of its `repo`), when it has one. */
   z.object({ type: z.literal('child.started'), data: z.object({ jobId: z.number().int(), agent: z.string(), label: z.string().optional() }) }),
   /** The runner's final word on the job. Ends the stream. */
@@ -45,6 +53,20 @@ export const EventBody = z.discriminatedUnion('type', [
 ]);
 export type EventBody = z.infer<typeof EventBody>;
 export type EventType = EventBody['type'];
+
+/**
+ * The largest `data` one job event keeps, as JSON text in UTF-8 bytes: 256 KiB. The runner cuts
+ * its events to this before upload and the server again before storing (an event from any
+ * runner), with core/event-cap.ts: the event keeps its type and every field, and the longest
+ * strings in it are cut, each ending in a marker `… [truncated 14.1 MiB]` (the size of what
+ * was cut); a cut `tool.result` output also gets `truncated: true`. Why 256 KiB: 4× the
+ * harness parsers' 64 KiB cut of a tool's output, above the longest message a model writes in
+ * one turn at common output limits (32k tokens ≈ 128 KB), a quarter of the runner's 1 MiB
+ * upload batch (so a cut event never needs a frame of its own), and small enough that a page
+ * of events and the dashboard's transcript stay responsive (a runner frame may be 16 MiB: one
+ * 15 MB log line used to be stored and served whole).
+ */
+export const MAX_EVENT_DATA_BYTES = 256 * 1024;
 
 /** A stored job event. `at` is ISO-8601 (when the runner or server produced it). */
 export type JobEvent = EventBody & { seq: number; jobId: number; at: string };

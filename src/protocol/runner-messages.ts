@@ -38,6 +38,18 @@ export const RunningJobReport = z.object({
 });
 export type RunningJobReport = z.infer<typeof RunningJobReport>;
 
+/**
+ * A runner process's instance id (`hello.instance`): random, made once per runner process
+ * (runner.ts: a UUID), the same on every reconnect of that process. 1–64 visible ASCII
+ * characters (no spaces or control characters). The server refuses a second process using the
+ * same runner credential (close 4409) instead of letting the two replace each other.
+ */
+export const RunnerInstance = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[\x21-\x7e]+$/, 'instance must be 1-64 visible ASCII characters (no spaces or control characters)');
+
 export const RunnerToServer = z.discriminatedUnion('type', [
   /** First frame after connecting. */
   z.object({
@@ -65,6 +77,13 @@ export const RunnerToServer = z.discriminatedUnion('type', [
      * it `updating`, out of dispatch. Absent once the re-executed runner comes back.
      */
     updating: UpdateVersion.optional(),
+    /**
+     * This runner process's {@link RunnerInstance}. While a connection of the same runner with
+     * another instance is live (heard within the heartbeat timeout, on any server replica), the
+     * server refuses this one: an `error` frame, then close 4409; the same instance reconnecting
+     * replaces its old socket. Absent (older runners): a new connection replaces the old one.
+     */
+    instance: RunnerInstance.optional(),
   }),
   z.object({ type: z.literal('heartbeat'), running: z.array(RunningJobReport) }),
   /**
@@ -135,6 +154,13 @@ export const ServerToRunner = z.discriminatedUnion('type', [
     runnerId: z.number().int().positive(),
     /** How often to heartbeat, milliseconds. */
     heartbeatIntervalMs: z.number().int().positive(),
+    /**
+     * The server's heartbeat timeout, milliseconds: a runner it has not heard from for this long
+     * is offline and its jobs are `lost` or retried on another runner. The runner stops its own
+     * running jobs before that can happen (runner/lease.ts). Absent (an older server): the
+     * runner assumes twice `heartbeatIntervalMs`, the shortest timeout a server accepts.
+     */
+    heartbeatTimeoutMs: z.number().int().positive().optional(),
     serverTime: z.string(),
     /**
      * Labels of the runner's `hello` that were not taken because its registration token binds
@@ -142,6 +168,12 @@ export const ServerToRunner = z.discriminatedUnion('type', [
      * Absent when none; the runner tells its user.
      */
     ignoredLabels: z.array(z.object({ key: z.string(), asked: z.string(), bound: z.string() })).optional(),
+    /**
+     * The runner's name as the server keeps it, present only when it is not the one the `hello`
+     * asked for: that name belongs to another runner that is not revoked (names are unique
+     * among those; core/runner-names.ts). The runner tells its user.
+     */
+    name: z.string().optional(),
   }),
   z.object({ type: z.literal('job.assign'), assignment: JobAssignment }),
   /**

@@ -117,8 +117,38 @@ export type HoldRunnerRequest = z.infer<typeof HoldRunnerRequest>;
 export const RunnerList = z.object({ runners: z.array(Runner), queued: z.number().int().nonnegative().optional() });
 export type RunnerList = z.infer<typeof RunnerList>;
 
-/** `GET /api/runners/{id}` response: the runner and its most recent jobs (newest first). */
-export const RunnerDetail = z.object({ runner: Runner, recentJobs: z.array(z.object({ id: z.number().int(), agent: z.string(), status: z.string(), attempt: z.number().int(), createdAt: z.string(), finishedAt: z.string().nullable() })) });
+/**
+ * How one attempt of a job went on a runner: the job's status while it is the job's current
+ * attempt on that runner; for an earlier one `lost` (the runner went silent, was revoked or
+ * stopped reporting it, and the job was retried), `requeued` (back in the queue without
+ * running there: refused, never started, unreachable), the status that ended it there
+ * (`paused`, `cancelled`, ...), or `ended` when no record says how.
+ */
+export const AttemptOutcome = z.enum(['assigned', 'running', 'paused', 'cancelling', 'succeeded', 'failed', 'cancelled', 'lost', 'requeued', 'ended']);
+export type AttemptOutcome = z.infer<typeof AttemptOutcome>;
+
+/**
+ * One attempt of a job on the runner (a runner's recent jobs). `status`, `createdAt` and
+ * `finishedAt` are the job's now (it may have moved on: retried elsewhere); `attempt`,
+ * `outcome`, `assignedAt` and `endedAt` (null: not ended there, or unknown) are this attempt's.
+ * `current`: it is the job's current attempt, still on this runner. Times ISO-8601.
+ */
+export const RunnerAttempt = z.object({
+  id: z.number().int(),
+  agent: z.string(),
+  status: z.string(),
+  attempt: z.number().int(),
+  outcome: AttemptOutcome,
+  current: z.boolean(),
+  createdAt: z.string(),
+  assignedAt: z.string().nullable(),
+  endedAt: z.string().nullable(),
+  finishedAt: z.string().nullable(),
+});
+export type RunnerAttempt = z.infer<typeof RunnerAttempt>;
+
+/** `GET /api/runners/{id}` response: the runner and its recent jobs, one per attempt that ran on it (newest first). */
+export const RunnerDetail = z.object({ runner: Runner, recentJobs: z.array(RunnerAttempt) });
 export type RunnerDetail = z.infer<typeof RunnerDetail>;
 
 /** `POST /api/jobs/{id}/start` body: place a queued job now (on `runnerId` if given); `force` goes past capacity and holds. */
@@ -153,6 +183,11 @@ export const RegisterRunnerRequest = z
   .superRefine((v, ctx) => checkRoleLabel(v.labels, ctx));
 export type RegisterRunnerRequest = z.infer<typeof RegisterRunnerRequest>;
 
-/** `POST /api/runners/register` response. `credential` is shown once; the runner keeps it in its work folder. */
-export const RegisterRunnerResponse = z.object({ runnerId: z.number().int(), credential: z.string() });
+/**
+ * `POST /api/runners/register` response. `credential` is shown once; the runner keeps it in its
+ * work folder. `name`: the name it was registered with: the asked one, or `NAME-2`, `NAME-3`,
+ * ... when another runner that is not revoked has it, and then `warning` says so (names are
+ * unique among runners that are not revoked; core/runner-names.ts). Older servers send neither.
+ */
+export const RegisterRunnerResponse = z.object({ runnerId: z.number().int(), credential: z.string(), name: z.string().optional(), warning: z.string().optional() });
 export type RegisterRunnerResponse = z.infer<typeof RegisterRunnerResponse>;

@@ -62,6 +62,10 @@ const PIPE_CLOSE_TIMEOUT_MS = 5000;
  * - read-only (agent.readOnly): the workspace is mounted read-only for the harness, verified by
  *   a write probe first; cannot enforce → failed `read_only_unavailable`;
  * - cancel → `cancelled`.
+ * Given up ({@link lose}: the runner's lease on its jobs ran out, or the runner is stopping):
+ * the processes are killed and the attempt ends WITHOUT `job.finished` — its last event is a
+ * `progress` (phase `lost`) — so the control plane ends it as it ends a lost runner's job
+ * (retried when the agent has retries left, else `lost`).
  * Sessions: with `resumeSessionId` the attempt continues in the workspace and HOME of
  * `workspaceJobId` (default its own job) and the harness must report that same session id;
  * a missing workspace, "no conversation found" or another session id → failed `resume_failed`.
@@ -75,6 +79,12 @@ export class JobRun {
   private readonly abort = new AbortController();
   private finished = false;
   private pauseTimer: NodeJS.Timeout | null = null;
+  /** SIGTERM → SIGKILL grace for this attempt's processes, ms: the runner's, or shorter once given up. */
+  private killGraceMs: number;
+  /** Why the attempt was given up ({@link lose}); null while it was not. */
+  private lostReason: string | null = null;
+  /** The harness exited on its own: its outcome stands even if the attempt is given up later. */
+  private harnessExited = false;
   private readonly log: Logger;
   /** Environment marker of this attempt's processes (`FLOTILLA_RUN` value). */
   private readonly marker: string;
@@ -87,11 +97,17 @@ export class JobRun {
     this.attempt = assignment.attempt;
     this.log = deps.log.child({ jobId: this.jobId, attempt: this.attempt });
     this.marker = `${this.jobId}.${this.attempt}.${randomBytes(6).toString('hex')}`;
+    this.killGraceMs = deps.graceMs;
   }
 
-  /** True until `job.finished` was emitted. */
+  /** True until the attempt ended (`job.finished` emitted, or given up: {@link lose}) and its processes are gone. */
   get active(): boolean {
     return !this.finished;
+  }
+
+  /** True once the attempt was given up ({@link lose}): it ends without `job.finished`. */
+  get lost(): boolean {
+    return this.lostReason !== null;
   }
 
   /**
@@ -127,6 +143,30 @@ export class JobRun {
     if (this.finished || this.stopped || this.pauseTimer) return;
     this.log.info('budget pause: stopping the attempt unless the harness exits first', { settleMs: this.deps.pauseSettleMs ?? 2000 });
     this.pauseTimer = setTimeout(() => this.cancel(reason), this.deps.pauseSettleMs ?? 2000);
+  }
+
+  /**
+   * Gives the attempt up because this runner can no longer hold it (its lease with the control
+   * plane ran out, or it is stopping): aborts the workspace preparation or kills the harness's
+   * process group with a grace of at most `graceMs` (ms; 0: SIGKILL at once; a kill already
+   * under way is shortened to it), and the attempt ends without `job.finished`: its last event
+   * is `progress` (phase `lost`, `reason` as its message), so the control plane ends the job as
+   * for a lost runner (a retry when the agent has retries left, else `lost`). An attempt whose
+   * end was already decided (cancel, timeout, limit, or its harness exited on its own) keeps that
+   * outcome and only gets the shorter grace. Repeats only shorten the grace.
+   */
+  lose(reason: string, graceMs: number): void {
+    if (this.finished) return;
+    this.killGraceMs = Math.min(this.killGraceMs, Math.max(0, graceMs));
+    if (this.pauseTimer) clearTimeout(this.pauseTimer);
+    this.pauseTimer = null;
+    if (this.lostReason === null && !this.stopped && !this.harnessExited) {
+      this.lostReason = reason;
+      this.stopped = { status: 'cancelled', reason: 'lost', error: reason };
+      this.log.info('giving the job attempt up', { reason, killGraceMs: this.killGraceMs });
+    }
+    this.abort.abort();
+    if (this.proc) void this.proc.kill(this.killGraceMs);
   }
 
   /** Runs the attempt to its end. Never throws: every failure becomes `job.finished` failed. */
@@ -227,7 +267,7 @@ export class JobRun {
     this.progress('harness', `starting ${harness.name}`);
     const proc = spawnGroup(cmd.file, cmd.args, { cwd: cmd.cwd, env: cmd.env, ...(cmd.stdin !== undefined ? { stdin: cmd.stdin } : {}) });
     this.proc = proc;
-    if (this.stopped) void proc.kill(this.deps.graceMs);
+    if (this.stopped) void proc.kill(this.killGraceMs);
     this.log.info('harness started', { harness: harness.name, pid: proc.pid });
     const recorded = proc.pid > 0 ? recordGroup(this.deps.workDir, this.jobId, this.attempt, proc.pid).catch(() => undefined) : Promise.resolve();
     const parser = harness.parser(ctx, proc.pid);
@@ -239,7 +279,7 @@ export class JobRun {
           this.stop({ status: 'failed', reason: 'max_turns', error: `more than ${limits.maxTurns} model turns (agent limits.maxTurns)` });
         }
       }
-      if (parser.fatal) void proc.kill(this.deps.graceMs);
+      if (parser.fatal) void proc.kill(this.killGraceMs);
     };
     if (proc.pid > 0 && parser.begin) onEvents(parser.begin());
     const ticker = parser.tick ? setInterval(() => onEvents(parser.tick?.() ?? []), PARSER_TICK_MS) : null;
@@ -270,11 +310,12 @@ export class JobRun {
     const errEnded = new Promise<void>((r) => proc.stderr.once('close', () => r()));
 
     const exit = await proc.exited;
+    if (!this.stopped) this.harnessExited = true;
     idle.stop();
     this.idle = null;
     // Nothing of the job outlives it: stragglers left in the group after the leader's exit die
     // too, then every process that left the group (setsid) but carries the job's marker.
-    await proc.kill(this.deps.graceMs);
+    await proc.kill(this.killGraceMs);
     const left = await killJobProcesses(this.marker, proc.pid > 0 ? proc.pid : undefined);
     if (left.length) this.log.warn('job processes could not be killed', { pids: left });
     await recorded;
@@ -300,7 +341,7 @@ export class JobRun {
     this.stopped = how;
     this.log.info('stopping job attempt', { reason: how.reason });
     this.abort.abort();
-    if (this.proc) void this.proc.kill(this.deps.graceMs);
+    if (this.proc) void this.proc.kill(this.killGraceMs);
   }
 
   /** Result fields from the workspace; a git failure there is logged, not fatal. */
@@ -322,6 +363,12 @@ export class JobRun {
     if (this.finished) return;
     this.finished = true;
     if (this.pauseTimer) clearTimeout(this.pauseTimer);
+    if (this.lostReason !== null) {
+      // No job.finished: the control plane decides (job-runner class comment).
+      this.log.info('job attempt given up', { reason: this.lostReason });
+      this.deps.emit({ type: 'progress', data: { phase: 'lost', message: `runner gave the attempt up, its processes are gone: ${this.lostReason}` } });
+      return;
+    }
     let data: JobFinished;
     if (this.stopped) {
       data = { ...this.stopped };

@@ -1,3 +1,4 @@
+import { capEvent } from '../core/event-cap.js';
 import type { EventBody, RunnerToServer, UploadedEvent } from '../protocol/index.js';
 
 /** Most events in one `job.events` frame (the protocol allows 1000). */
@@ -20,6 +21,8 @@ export class Outbox {
   /** Highest rseq sent on the current connection. */
   private sent = 0;
   private finishedRseq: number | null = null;
+  /** Set by {@link end}: the last rseq of an attempt that ended without `job.finished`. */
+  private endedRseq: number | null = null;
 
   constructor(
     readonly jobId: number,
@@ -27,13 +30,16 @@ export class Outbox {
   ) {}
 
   /**
-   * Adds an event; returns its rseq. `at` defaults to now (ISO-8601).
-   * @throws Error when the attempt already has its `job.finished` event.
+   * Adds an event, its data cut to the per-event size cap (protocol/events.ts
+   * MAX_EVENT_DATA_BYTES, core/event-cap.ts: a 15 MB log line is never uploaded whole); returns
+   * its rseq. `at` defaults to now (ISO-8601).
+   * @throws Error when the attempt already has its `job.finished` event, or was {@link end}ed.
    */
   push(body: EventBody, at: Date = new Date()): number {
     if (this.finishedRseq !== null) throw new Error(`job ${this.jobId} attempt ${this.attempt}: event after job.finished`);
+    if (this.endedRseq !== null) throw new Error(`job ${this.jobId} attempt ${this.attempt}: event after its end`);
     const rseq = this.nextRseq++;
-    this.pending.push({ ...body, rseq, at: at.toISOString() } as UploadedEvent);
+    this.pending.push({ ...capEvent(body), rseq, at: at.toISOString() } as UploadedEvent);
     if (body.type === 'job.finished') this.finishedRseq = rseq;
     return rseq;
   }
@@ -87,8 +93,17 @@ export class Outbox {
     return this.pending.length;
   }
 
-  /** True once `job.finished` was pushed and the server acknowledged it (the outbox can go). */
+  /**
+   * The attempt ended without `job.finished` (given up, job-runner.ts JobRun.lose): no event
+   * follows; {@link done} once every event pushed so far is acknowledged.
+   */
+  end(): void {
+    this.endedRseq ??= this.nextRseq - 1;
+  }
+
+  /** True once `job.finished` was pushed (or the outbox {@link end}ed) and the server acknowledged every event up to it (the outbox can go). */
   get done(): boolean {
-    return this.finishedRseq !== null && this.acked >= this.finishedRseq;
+    const last = this.finishedRseq ?? this.endedRseq;
+    return last !== null && this.acked >= last;
   }
 }

@@ -64,6 +64,22 @@ describe('spawnGroup / kill', () => {
     await gone(p.pid, 5000);
   });
 
+  it('a later kill with a shorter grace shortens the kill under way (0: SIGKILL at once); a longer one does not lengthen it', async () => {
+    const p = spawnGroup('sh', ['-c', "trap '' TERM; sleep 300 & echo $!; while :; do sleep 0.05; done"], { cwd: '/', env });
+    await firstLine(p);
+    const t0 = Date.now();
+    const first = p.kill(10_000);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(groupAlive(p.pid)).toBe(true); // SIGTERM ignored, grace running
+    void p.kill(60_000);
+    const second = p.kill(0);
+    expect(second).toBe(first);
+    await second;
+    expect(Date.now() - t0).toBeLessThan(1000);
+    expect((await p.exited).signal).toBe('SIGKILL');
+    await gone(p.pid, 5000);
+  });
+
   it('after a normal exit, stragglers still holding stdout are killed and the pipes close', async () => {
     const p = spawnGroup('sh', ['-c', 'sleep 300 & echo $!; exit 4'], { cwd: '/', env });
     const straggler = Number(await firstLine(p));

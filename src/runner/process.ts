@@ -23,7 +23,9 @@ export interface GroupProcess {
   /**
    * SIGTERM to the group, wait up to `graceMs` for it to be empty, then SIGKILL the group
    * repeatedly until no live member is left (descendants spawned meanwhile die too).
-   * Resolves when the group is gone. Safe to call more than once and after exit.
+   * Resolves when the group is gone. Safe to call more than once and after exit; a later call
+   * whose grace ends sooner shortens the kill under way (`graceMs` 0: SIGKILL at once), a
+   * longer one never lengthens it.
    */
   kill(graceMs: number): Promise<void>;
 }
@@ -104,6 +106,7 @@ export function spawnGroup(file: string, args: string[], opts: SpawnGroupOptions
     if (child.pid === undefined) spawnFailed?.({ code: null, signal: null, spawnError: err });
   });
   let killing: Promise<void> | null = null;
+  const until: KillDeadline = { at: Infinity };
   return {
     pid,
     stdout: child.stdout as Readable,
@@ -112,7 +115,17 @@ export function spawnGroup(file: string, args: string[], opts: SpawnGroupOptions
     closed: Promise.race([closed, exited.then((e) => (e.spawnError ? undefined : closed))]),
     kill(graceMs: number): Promise<void> {
       if (pid <= 0) return Promise.resolve();
-      killing ??= killGroup(pid, graceMs);
+      const at = Date.now() + Math.max(0, graceMs);
+      if (killing && at < until.at && at <= Date.now()) {
+        // No grace left: SIGKILL now, not at the kill's next poll (an error shows there).
+        try {
+          signalGroup(pid, 'SIGKILL');
+        } catch {
+          // reported by the kill under way
+        }
+      }
+      until.at = Math.min(until.at, at);
+      killing ??= killGroupUntil(pid, until);
       return killing;
     },
   };
@@ -124,12 +137,21 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
  * Kills process group `pgid`: SIGTERM, up to `graceMs` for it to empty, then SIGKILL until no
  * live member remains. A zombie member (dead, waiting for a reaper) counts as gone.
  */
-export async function killGroup(pgid: number, graceMs: number): Promise<void> {
-  if (!signalGroup(pgid, 'SIGTERM')) return;
-  const deadline = Date.now() + Math.max(0, graceMs);
-  while (Date.now() < deadline) {
+export function killGroup(pgid: number, graceMs: number): Promise<void> {
+  return killGroupUntil(pgid, { at: Date.now() + Math.max(0, graceMs) });
+}
+
+/** When a kill's grace ends (epoch ms); a caller may move it earlier while the kill runs. */
+interface KillDeadline {
+  at: number;
+}
+
+/** {@link killGroup} with a grace ending at `until.at`, read again at every poll (≤ 25 ms apart). */
+async function killGroupUntil(pgid: number, until: KillDeadline): Promise<void> {
+  if (!signalGroup(pgid, until.at <= Date.now() ? 'SIGKILL' : 'SIGTERM')) return;
+  while (Date.now() < until.at) {
     if (!groupAlive(pgid)) return;
-    await sleep(Math.min(25, Math.max(1, deadline - Date.now())));
+    await sleep(Math.min(25, Math.max(1, until.at - Date.now())));
   }
   while (groupAlive(pgid)) {
     signalGroup(pgid, 'SIGKILL');

@@ -10,6 +10,13 @@ import type { Logger } from '../core/log.js';
  */
 export const SUPERVISED_ENV = 'FLOTILLA_RUNNER_SUPERVISED';
 
+/**
+ * The runner's instance id (`hello.instance`) handed to the process started again after a
+ * self-update (cli/local/runner.ts): the same runner going on, so the server lets it replace
+ * its old connection at once instead of refusing it as a second process.
+ */
+export const INSTANCE_ENV = 'FLOTILLA_RUNNER_INSTANCE';
+
 /** Exit code of a supervised runner asking to be started again (EX_TEMPFAIL). */
 export const RESTART_EXIT_CODE = 75;
 

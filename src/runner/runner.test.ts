@@ -72,6 +72,17 @@ describe('registration and connection', () => {
     expect(again.runnerId).toBe(7);
     expect(cp.registerCalls).toBe(1);
     expect(cp.hellos).toHaveLength(2);
+    // Each runner process says who it is (hello.instance), another one for the next process.
+    expect(cp.hellos[0]?.instance).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(cp.hellos[1]?.instance).not.toBe(cp.hellos[0]?.instance);
+  });
+
+  it('says hello as the instance it is given (a process started again after a self-update); refuses one that is not printable', async () => {
+    await start({ instance: 'runner-proc-1' });
+    expect(cp.hellos[0]?.instance).toBe('runner-proc-1');
+    await expect(startRunner({ serverUrl: cp.url, workDir: join(tmp, 'work-2'), registrationToken: 'flr_testregistrationtoken', instance: 'has space' })).rejects.toThrow(
+      'instance must be 1-64 visible ASCII characters, got "has space"',
+    );
   });
 
   it('fails clearly without credential or registration token', async () => {
@@ -231,6 +242,8 @@ describe('jobs', () => {
     cp.ack = 'auto';
     await cp.waitFor(() => cp.hellos.length === 2, 5000, 'the reconnect hello');
     expect(cp.hellos[1]?.running).toEqual([{ jobId: 3, attempt: 1 }]);
+    // The same process: the same instance id, so the server lets it replace its old socket.
+    expect(cp.hellos[1]?.instance).toBe(cp.hellos[0]?.instance);
     await cp.waitFor(() => cp.events(3).length >= 200, 20_000, '200 events');
     cp.dropConnection(); // and once more, now with acks flowing
     await cp.waitFor(() => cp.finished(3) !== undefined, 20_000, 'job 3 finished');
@@ -336,14 +349,15 @@ describe('jobs', () => {
     expect(groupAlive(left.pid)).toBe(false);
   });
 
-  it('stop() cancels running jobs and reports them', async () => {
+  it('stop() kills running jobs and gives them up (no job.finished: the server retries them as a crashed runner\'s), delivering their events', async () => {
     const r = await start({ graceMs: 500 });
     cp.send({ type: 'job.assign', assignment: assignment(15, 'SCENARIO=sleep', { repo: 'proj' }) });
     await cp.waitFor(() => types(15).includes('tool.call'), 20_000, 'the harness to run');
     const pids = JSON.parse(readFileSync(join(home(15), 'pids.json'), 'utf8')) as { leader: number };
     await r.stop();
-    expect(cp.finished(15)?.data).toMatchObject({ status: 'cancelled', error: 'runner stopped' });
     expect(groupAlive(pids.leader)).toBe(false);
+    expect(cp.finished(15)).toBeUndefined();
+    expect(cp.events(15).at(-1)).toMatchObject({ type: 'progress', data: { phase: 'lost', message: 'runner gave the attempt up, its processes are gone: runner stopped' } });
   });
 });
 

@@ -1,8 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
-import { RECONNECT_WINDOW_MS, runnerNameFrom, type EventBody, type JobAssignment, type Labels, type RunnerToServer, type RunningJobReport, type ServerToRunner } from '../protocol/index.js';
+import { RECONNECT_WINDOW_MS, RunnerInstance, runnerNameFrom, type EventBody, type JobAssignment, type Labels, type RunnerToServer, type RunningJobReport, type ServerToRunner } from '../protocol/index.js';
 import { silentLogger, type Logger } from '../core/log.js';
 import { credentialPath, ensureSecretDir, loadCredential, normalizeServerUrl, register, saveCredential } from './credential.js';
 import { probeHiding } from './secret-mask.js';
@@ -15,7 +16,8 @@ import { SecretMask } from './event-secrets.js';
 import { lockWorkDir } from './work-lock.js';
 import { killOrphans } from './orphans.js';
 import { Outbox } from './outbox.js';
-import { AuthError, Session, type ReconnectPolicy } from './session.js';
+import { AuthError, Session, type ReconnectPolicy, type SessionEndedError } from './session.js';
+import { Lease } from './lease.js';
 import { SelfUpdater, type UpdateSettings } from './self-update.js';
 
 /** Options of {@link startRunner}. Times in milliseconds. */
@@ -46,6 +48,13 @@ export interface RunnerOptions {
   reconnect?: ReconnectPolicy;
   /** How long startRunner waits for the first welcome before failing; default 15000. */
   connectTimeoutMs?: number;
+  /**
+   * This runner process's id to the server (`hello.instance`, protocol RunnerInstance); default
+   * a random UUID made at start. The CLI hands its own on to the process it starts again after a
+   * self-update (reexec.ts INSTANCE_ENV): the same runner going on, not a second process.
+   * @throws at start when it is not a valid RunnerInstance.
+   */
+  instance?: string;
   /** Self-update on the server's `runner.update` (self-update.ts); default: the default command, and no restart (the update fails before its command runs). */
   update?: UpdateSettings;
   log?: Logger;
@@ -55,9 +64,20 @@ export interface RunnerOptions {
 export interface RunningRunner {
   runnerId: number;
   /**
-   * Stops the runner. `cancelJobs` (default true): kill running jobs (whole process groups)
-   * and report them `cancelled`, waiting briefly for the server to acknowledge; false: take no
-   * new jobs and wait for the running ones to finish and be acknowledged. Then disconnects.
+   * Resolves (never rejects) when the server ended the session for good: this runner was
+   * revoked (close 4403), or another runner process is connected with the same credential
+   * (4409). The error's message names the server's reason. Its jobs were cancelled and it does
+   * not reconnect; call {@link stop} to finish (the CLI then exits non-zero).
+   */
+  ended: Promise<SessionEndedError>;
+  /**
+   * Stops the runner. `cancelJobs` (default true; SIGTERM/SIGINT of `flotilla runner`): kill
+   * running jobs (whole process groups, the runner's grace) and give them up (JobRun.lose: no
+   * `job.finished`), so the control plane ends them as a crashed runner's once it stops hearing
+   * from this one (its heartbeat timeout): retried when the agent has retries left, else `lost`
+   * — a runner stopped for maintenance is no worse than one that crashed. Their events so far
+   * are delivered, waiting briefly for the server to acknowledge. False: take no new jobs and
+   * wait for the running ones to finish and be acknowledged. Then disconnects.
    */
   stop(opts?: { cancelJobs?: boolean }): Promise<void>;
 }
@@ -82,10 +102,15 @@ interface Slot {
  * Starts the runner daemon: reuses `<workDir>/secret/credential.json` when it is for the same server,
  * else registers with `registrationToken`; connects the WebSocket and resolves after the first
  * `welcome`.
- * Holds `<workDir>/runner.lock` from start to stop: one runner per work folder.
+ * Holds `<workDir>/runner.lock` from start to stop: one runner per work folder. Each call is
+ * one runner process to the server: a random instance id (`hello.instance`) kept across its
+ * reconnects, so a second process with the same credential is refused (close 4409) instead of
+ * the two replacing each other.
  * @throws Error when another live runner holds the work folder, when there is no credential
  *   and no registration token, when registration fails, when the server refuses the
- *   credential (401/403), or when no welcome arrives within `connectTimeoutMs`.
+ *   credential (401/403), when no welcome arrives within `connectTimeoutMs`;
+ *   SessionEndedError when the server refuses this process because another runner process is
+ *   connected with the same credential (4409), or the runner was revoked meanwhile (4403).
  */
 export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
   const workDir = resolve(opts.workDir);
@@ -97,6 +122,7 @@ export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
     const r = await startLocked(opts);
     return {
       runnerId: r.runnerId,
+      ended: r.ended,
       async stop(o) {
         try {
           await r.stop(o);
@@ -123,6 +149,7 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
   if (!Number.isInteger(browserSlots) || browserSlots < 1 || browserSlots > capacity) {
     throw new Error(`browser slots must be an integer from 1 to the capacity (${capacity}), got ${browserSlots}`);
   }
+  if (opts.instance !== undefined && !RunnerInstance.safeParse(opts.instance).success) throw new Error(`instance must be 1-64 visible ASCII characters, got ${JSON.stringify(opts.instance)}`);
   const graceMs = opts.graceMs ?? 10_000;
   const workDir = resolve(opts.workDir);
   const repoBaseDir = resolve(opts.repoBaseDir ?? process.cwd());
@@ -137,7 +164,9 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
     const r = await register(serverUrl, { token: opts.registrationToken, name, labels, capacity });
     const c = { serverUrl, runnerId: r.runnerId, credential: r.credential };
     await saveCredential(workDir, c);
-    log.info('runner registered', { runnerId: r.runnerId, name });
+    // Names are unique among live runners: a taken one is registered as NAME-2, ... (server says so).
+    if (r.warning) log.warn(r.warning);
+    log.info('runner registered', { runnerId: r.runnerId, name: r.name ?? name });
     return c;
   };
   const stored = await loadCredential(workDir, serverUrl);
@@ -154,11 +183,25 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
   let stopping = false;
   let flushScheduled = false;
 
+  // What the server is told this runner runs: a given-up attempt only while its processes live
+  // (then the server ends the job as a lost runner's: hub-reconcile.ts), others until acknowledged.
   const running = (): RunningJobReport[] =>
-    [...slots.values()].filter((s) => s.run.active || !s.outbox.done).map((s) => ({ jobId: s.run.jobId, attempt: s.run.attempt }));
+    [...slots.values()].filter((s) => s.run.active || (!s.outbox.done && !s.run.lost)).map((s) => ({ jobId: s.run.jobId, attempt: s.run.attempt }));
+
+  // The lease on the running jobs (lease.ts): once the server may have declared this runner
+  // lost and given its jobs to another runner, none of them may still run here.
+  const lease = new Lease({
+    graceMs,
+    log,
+    onExpire: (grace, silentMs, t) => {
+      const why = `control plane unreachable: no heartbeat confirmed for ${Math.round(silentMs)} ms (its heartbeat timeout is ${t.timeoutMs} ms), so it may give the job to another runner`;
+      for (const s of slots.values()) if (s.run.active) s.run.lose(why, grace);
+    },
+  });
 
   const flush = () => {
     flushScheduled = false;
+    lease.check(); // a runner waking up stops its jobs before it uploads anything
     if (!session.ready) return;
     for (const s of slots.values()) {
       for (let batch = s.outbox.nextBatch(); batch; batch = s.outbox.nextBatch()) session.send(batch);
@@ -196,8 +239,9 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
       send({ type: 'job.accepted', jobId: a.jobId, attempt: a.attempt }); // a repeat after a reconnect
       return;
     }
-    if (stopping || updater.updating !== null) {
-      send({ type: 'job.rejected', jobId: a.jobId, attempt: a.attempt, reason: stopping ? 'runner is stopping' : `runner is updating itself to ${updater.updating}` });
+    if (stopping || updater.updating !== null || lease.expired) {
+      const reason = stopping ? 'runner is stopping' : lease.expired ? 'runner cannot confirm that the control plane hears it (lease expired)' : `runner is updating itself to ${updater.updating}`;
+      send({ type: 'job.rejected', jobId: a.jobId, attempt: a.attempt, reason });
       return;
     }
     for (const s of slots.values()) {
@@ -231,7 +275,10 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
     });
     send({ type: 'job.accepted', jobId: a.jobId, attempt: a.attempt });
     log.info('job assigned', { jobId: a.jobId, attempt: a.attempt, agent: a.agent.name });
-    const done = run.run().finally(() => forgetIfDone(k));
+    const done = run.run().finally(() => {
+      if (run.lost) outbox.end(); // no job.finished follows
+      forgetIfDone(k);
+    });
     slots.set(k, { run, outbox, done });
   };
 
@@ -272,24 +319,32 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
     }
   };
 
+  // This process, to the server: the same on every reconnect, another for any other process.
+  const instance = opts.instance ?? randomUUID();
+  let endedNow: (e: SessionEndedError) => void = () => {};
+  const ended = new Promise<SessionEndedError>((resolve) => (endedNow = resolve));
   const makeSession = (credential: string) =>
     new Session({
       serverUrl,
       credential,
-      hello: () => ({ type: 'hello', name, labels, capacity, browserSlots, version: RUNNER_VERSION, running: running(), ...(updater.updating !== null ? { updating: updater.updating } : {}) }),
+      hello: () => ({ type: 'hello', name, labels, capacity, browserSlots, version: RUNNER_VERSION, running: running(), instance, ...(updater.updating !== null ? { updating: updater.updating } : {}) }),
       running,
       onWelcome: (w) => {
         // Bound by the registration token: say so where the user looks (the server only logs it).
         for (const l of w.ignoredLabels ?? []) log.warn(`label ${l.key}=${l.asked} ignored: this runner's registration token binds ${l.key}=${l.bound}`);
+        if (w.name !== undefined) log.warn(`runner name ${name} belongs to another runner: this runner keeps the name ${w.name} (start it with --name ${w.name}, or revoke the other runner to free the name)`);
         for (const s of slots.values()) s.outbox.rewind();
         flush();
       },
       onMessage,
-      onRevoked: (reason) => {
-        // Revoked: the job tokens are dead already; stop every job (whole process groups).
-        for (const s of slots.values()) if (s.run.active) s.run.cancel(reason);
+      onEnded: (e) => {
+        // Revoked (the job tokens are dead already) or another process holds the credential
+        // (the server gives this runner's jobs to that one's view): stop every job (whole process groups).
+        for (const s of slots.values()) if (s.run.active) s.run.cancel(e.code === 4403 ? 'runner revoked' : 'runner credential in use by another runner process');
+        endedNow(e);
       },
       reconnect: opts.reconnect ?? { minMs: 250, maxMs: RECONNECT_WINDOW_MS, spreadMs: RECONNECT_WINDOW_MS },
+      lease,
       log,
     });
   // Self-update (server `runner.update`): no new job, the running ones finish, then the command.
@@ -320,12 +375,14 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
   let stopped: Promise<void> | null = null;
   return {
     runnerId: welcome.runnerId,
+    ended,
     stop(o?: { cancelJobs?: boolean }): Promise<void> {
       stopped ??= (async () => {
         stopping = true;
         const cancel = o?.cancelJobs ?? true;
         const slotsNow = [...slots.values()];
-        if (cancel) for (const s of slotsNow) s.run.cancel('runner stopped');
+        // Given up, not cancelled: the server retries them as a crashed runner's (stop() docstring).
+        if (cancel) for (const s of slotsNow) s.run.lose('runner stopped', graceMs);
         await Promise.all(slotsNow.map((s) => s.done));
         flush();
         const deadline = Date.now() + (cancel ? STOP_ACK_TIMEOUT_MS : DRAIN_ACK_TIMEOUT_MS);
@@ -334,6 +391,7 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
         }
         await session.drain();
         await session.close();
+        lease.close();
         log.info('runner stopped');
       })();
       return stopped;

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
 import { silentLogger } from '../core/log.js';
-import { backoffDelay, retryAfterDelay, Session, CLOSE_REVOKED } from './session.js';
+import { backoffDelay, retryAfterDelay, Session, SessionEndedError, CLOSE_CREDENTIAL_IN_USE, CLOSE_REVOKED } from './session.js';
 
 describe('reconnect delays', () => {
   it('without spread: min·2^n capped at max, times 0.5–1', () => {
@@ -95,6 +95,58 @@ describe('session against a server', () => {
     await new Promise((r) => setTimeout(r, 400));
     expect(revoked).toBe('runner revoked');
     expect(upgrades).toBe(1);
+    expect(s.ready).toBe(false);
+    await s.close();
+    wss.close();
+  });
+
+  /** A server that refuses every hello as a second process (error frame, close 4409), after a `welcome` when `welcomeFirst`; counts upgrades. */
+  const refusingServer = async (welcomeFirst: boolean) => {
+    const wss = new WebSocketServer({ noServer: true });
+    const seen = { upgrades: 0, hellos: [] as unknown[] };
+    server = createServer();
+    server.on('upgrade', (req, socket, head) => {
+      seen.upgrades++;
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        ws.on('message', (data) => {
+          seen.hellos.push(JSON.parse(data.toString()));
+          if (welcomeFirst) ws.send(JSON.stringify({ type: 'welcome', runnerId: 7, heartbeatIntervalMs: 1000, serverTime: new Date().toISOString() }));
+          setTimeout(() => {
+            ws.send(JSON.stringify({ type: 'error', message: 'another runner process is connected with this runner credential (runner r (id 7)); each runner process needs its own registration' }));
+            ws.close(CLOSE_CREDENTIAL_IN_USE, 'runner credential in use by another runner process');
+          }, welcomeFirst ? 50 : 0);
+        });
+      });
+    });
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', () => r()));
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, wss };
+  };
+
+  it('credential in use (4409) before the welcome: start() fails at once with the server’s reason; no reconnect', async () => {
+    const { url, seen, wss } = await refusingServer(false);
+    const ended: SessionEndedError[] = [];
+    const s = new Session({ serverUrl: url, credential: 'flc_x', hello, running: () => [], onWelcome: () => {}, onMessage: () => {}, onEnded: (e) => ended.push(e), reconnect: { minMs: 10, maxMs: 20 }, log: silentLogger });
+    const t0 = Date.now();
+    const err = (await s.start(5000).catch((e: unknown) => e)) as SessionEndedError;
+    expect(Date.now() - t0).toBeLessThan(2000);
+    expect(err).toBeInstanceOf(SessionEndedError);
+    expect(err.code).toBe(4409);
+    expect(err.message).toBe(`server ${url} refused this runner process (close 4409): another runner process is connected with this runner credential (runner r (id 7)); each runner process needs its own registration`);
+    expect(ended).toEqual([err]);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(seen.upgrades).toBe(1);
+    await s.close();
+    wss.close();
+  });
+
+  it('credential in use (4409) after the welcome: onEnded with the reason, no reconnect', async () => {
+    const { url, seen, wss } = await refusingServer(true);
+    const ended: SessionEndedError[] = [];
+    const s = new Session({ serverUrl: url, credential: 'flc_x', hello, running: () => [], onWelcome: () => {}, onMessage: () => {}, onEnded: (e) => ended.push(e), reconnect: { minMs: 10, maxMs: 20 }, log: silentLogger });
+    await s.start(5000);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(ended.map((e) => [e.code, e.message])).toEqual([[4409, expect.stringMatching(/refused this runner process \(close 4409\): another runner process is connected/)]]);
+    expect(seen.upgrades).toBe(1);
     expect(s.ready).toBe(false);
     await s.close();
     wss.close();

@@ -1,6 +1,7 @@
 import WebSocket from 'ws';
 import { describeIssues, oneLine, ServerToRunner, type RunnerToServer, type RunningJobReport } from '../protocol/index.js';
 import type { Logger } from '../core/log.js';
+import { serverTimeoutMs, type Lease } from './lease.js';
 
 type Welcome = Extract<ServerToRunner, { type: 'welcome' }>;
 type Hello = Extract<RunnerToServer, { type: 'hello' }>;
@@ -32,8 +33,31 @@ export interface SessionOptions {
   onMessage: (msg: Exclude<ServerToRunner, Welcome>) => void;
   /** The server closed the connection because this runner was revoked (close code 4403); the session stops for good. */
   onRevoked?: (reason: string) => void;
+  /**
+   * The server ended the session for good: this runner was revoked (4403, after onRevoked), or
+   * another runner process is connected with the same credential (4409). No reconnect follows;
+   * before the first welcome, {@link Session.start} rejects with the same error instead.
+   */
+  onEnded?: (err: SessionEndedError) => void;
   reconnect: ReconnectPolicy;
+  /**
+   * The runner's lease on its jobs (lease.ts). The session tells it the server's timeout (each
+   * `welcome`) and each moment the server provably heard this runner (the `hello` a `welcome`
+   * answered; the heartbeat before a ping the server ponged), and calls its `check` before
+   * acting on anything (a frame, a pong, a close, a reconnect, a send), so a runner that was
+   * frozen stops its jobs before it uploads or reconnects.
+   */
+  lease?: Lease;
   log: Logger;
+}
+
+/** What one connection knows of its own frames (lease confirmations), times on the lease clock. */
+interface LinkState {
+  /** When its `hello` was sent. */
+  helloSentAt: number;
+  /** Outstanding pings by payload: the send time of the last heartbeat sent before each. */
+  pings: Map<string, number>;
+  pingSeq: number;
 }
 
 /** An authentication failure on the upgrade (401/403): retrying with the same credential cannot help. */
@@ -41,6 +65,21 @@ export class AuthError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'AuthError';
+  }
+}
+
+/**
+ * The server ended the session for good (close `code` 4403 revoked, 4409 credential in use):
+ * reconnecting with the same credential cannot help. The message names the server's reason
+ * (for 4409 the `error` frame it sent first: which process holds the credential, what to do).
+ */
+export class SessionEndedError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'SessionEndedError';
   }
 }
 
@@ -73,13 +112,17 @@ export function retryAfterDelay(seconds: number, random: () => number = Math.ran
 
 /** The close code a server uses for a revoked runner (see server/hub.ts CLOSE_CODES). */
 export const CLOSE_REVOKED = 4403;
+/** The close code a server uses when another runner process holds this credential (server/hub.ts CLOSE_CODES.credentialInUse). */
+export const CLOSE_CREDENTIAL_IN_USE = 4409;
 
 /**
  * The runner's connection to the control plane: one WebSocket, `hello` as the first frame,
  * heartbeats every `welcome.heartbeatIntervalMs` (plus a WebSocket ping; a server silent for
  * three intervals is treated as gone), and reconnects with jittered exponential backoff after
- * any close or error, until {@link close}. Every incoming frame is validated with
- * `ServerToRunner`; a bad one is logged and ignored.
+ * any close or error, until {@link close} — or until the server ends it for good (close 4403
+ * revoked, 4409 another runner process holds the credential: onEnded). Every incoming frame is
+ * validated with `ServerToRunner`; a bad one is logged and ignored. With a `lease` it keeps the
+ * runner's lease on its jobs up to date (SessionOptions.lease).
  */
 export class Session {
   private ws: WebSocket | null = null;
@@ -97,6 +140,8 @@ export class Session {
   /** The server's reason for refusing the last upgrade (its error message, one line), if it gave one. */
   private lastReason: string | null = null;
   private firstWelcome: { resolve: (w: Welcome) => void; reject: (e: Error) => void } | null = null;
+  /** The last `error` frame's message on the current connection (a 4409 close explains itself in one first). */
+  private lastServerError: string | null = null;
   private readonly url: string;
 
   constructor(private readonly opts: SessionOptions) {
@@ -106,6 +151,8 @@ export class Session {
   /**
    * Connects and resolves with the first `welcome`.
    * @throws AuthError at once when the server refuses the credential (401/403);
+   *   SessionEndedError at once when the server ends the session for good before welcoming it
+   *   (4409: another runner process is connected with this credential; 4403: revoked);
    *   Error naming the last failure when no welcome came within `timeoutMs` (connection refused,
    *   server down). Either way the session is closed.
    */
@@ -144,6 +191,7 @@ export class Session {
 
   /** Sends a frame if {@link ready}; returns false (nothing sent) otherwise. */
   send(msg: RunnerToServer): boolean {
+    this.opts.lease?.check();
     if (!this.ready || !this.ws) return false;
     this.ws.send(JSON.stringify(msg));
     return true;
@@ -188,6 +236,9 @@ export class Session {
 
   private connect(): void {
     if (this.closed) return;
+    const lease = this.opts.lease;
+    lease?.check(); // a runner waking up stops its jobs before it reconnects
+    const link: LinkState = { helloSentAt: 0, pings: new Map(), pingSeq: 0 };
     const ws = new WebSocket(this.url, {
       headers: { Authorization: `Bearer ${this.opts.credential}` },
       handshakeTimeout: 10_000,
@@ -195,6 +246,7 @@ export class Session {
     });
     this.ws = ws;
     this.welcomed = false;
+    this.lastServerError = null;
     ws.on('unexpected-response', (_req, res) => {
       this.lastStatus = res.statusCode ?? null;
       this.lastReason = null;
@@ -222,15 +274,28 @@ export class Session {
       res.on('close', end);
     });
     ws.on('open', () => {
+      lease?.check();
       this.lastSeen = Date.now();
+      link.helloSentAt = lease?.now() ?? 0;
       ws.send(JSON.stringify(this.opts.hello()));
     });
     ws.on('message', (data, isBinary) => {
+      lease?.check();
       this.lastSeen = Date.now();
-      this.onFrame(ws, isBinary ? null : data.toString());
+      this.onFrame(ws, isBinary ? null : data.toString(), link);
     });
-    ws.on('pong', () => {
+    ws.on('pong', (data) => {
+      lease?.check();
       this.lastSeen = Date.now();
+      // The server answered this ping: everything sent before it arrived (one TCP stream).
+      const id = data.toString();
+      const sentAt = link.pings.get(id);
+      if (sentAt === undefined) return;
+      for (const k of link.pings.keys()) {
+        link.pings.delete(k);
+        if (k === id) break;
+      }
+      lease?.confirm(sentAt);
     });
     ws.on('error', (err) => {
       this.lastError = err.message;
@@ -250,17 +315,21 @@ export class Session {
       this.opts.log.warn('runner connection error', { error: err.message });
     });
     ws.on('close', (code, reasonBuf) => {
+      lease?.check();
       if (this.ws !== ws) return;
       const wasWelcomed = this.welcomed;
       this.ws = null;
       this.welcomed = false;
       this.stopHeartbeat();
       if (this.closed) return;
-      if (code === CLOSE_REVOKED) {
-        const reason = reasonBuf.toString() || 'runner revoked';
-        this.opts.log.error('the control plane revoked this runner; not reconnecting', { reason });
+      if (code === CLOSE_REVOKED || code === CLOSE_CREDENTIAL_IN_USE) {
+        const reason = reasonBuf.toString() || (code === CLOSE_REVOKED ? 'runner revoked' : 'runner credential in use by another runner process');
+        const e = this.endedError(code, reason);
+        this.opts.log.error(code === CLOSE_REVOKED ? 'the control plane revoked this runner; not reconnecting' : 'the control plane refused this runner process: another one uses its credential; not reconnecting', { reason: e.message });
         this.closed = true;
-        this.opts.onRevoked?.(reason);
+        if (code === CLOSE_REVOKED) this.opts.onRevoked?.(reason);
+        this.opts.onEnded?.(e);
+        this.firstWelcome?.reject(e);
         return;
       }
       if (wasWelcomed) this.opts.log.warn('connection to the control plane lost; reconnecting', { code });
@@ -279,7 +348,7 @@ export class Session {
     });
   }
 
-  private onFrame(ws: WebSocket, text: string | null): void {
+  private onFrame(ws: WebSocket, text: string | null, link: LinkState): void {
     if (text === null) {
       this.opts.log.warn('ignoring a binary frame from the server');
       return;
@@ -300,29 +369,47 @@ export class Session {
     if (msg.type === 'welcome') {
       this.welcomed = true;
       this.failures = 0;
-      this.startHeartbeat(ws, msg.heartbeatIntervalMs);
+      // The server recorded the hello (store touch) before it welcomed it.
+      this.opts.lease?.setTimeoutMs(serverTimeoutMs(msg));
+      this.opts.lease?.confirm(link.helloSentAt);
+      this.startHeartbeat(ws, msg.heartbeatIntervalMs, link);
       this.opts.log.info('connected to the control plane', { runnerId: msg.runnerId });
       this.opts.onWelcome(msg);
       this.firstWelcome?.resolve(msg);
       return;
     }
     if (msg.type === 'error') {
+      this.lastServerError = msg.message;
       this.opts.log.warn('server reported an error', { message: msg.message });
     }
     this.opts.onMessage(msg);
   }
 
-  private startHeartbeat(ws: WebSocket, intervalMs: number): void {
+  /** The error for a close that ends the session: the server's `error` frame when it sent one (4409 does), else the close reason. */
+  private endedError(code: number, reason: string): SessionEndedError {
+    const server = this.opts.serverUrl;
+    if (code === CLOSE_REVOKED) return new SessionEndedError(code, `server ${server} revoked this runner (close ${code}: ${reason}): register it again with a new registration token`);
+    return new SessionEndedError(code, `server ${server} refused this runner process (close ${code}): ${this.lastServerError ?? reason}`);
+  }
+
+  private startHeartbeat(ws: WebSocket, intervalMs: number, link: LinkState): void {
     this.stopHeartbeat();
+    const lease = this.opts.lease;
     this.heartbeat = setInterval(() => {
+      lease?.check();
       if (ws.readyState !== WebSocket.OPEN) return;
       if (Date.now() - this.lastSeen > 3 * intervalMs) {
         this.opts.log.warn('control plane silent for three heartbeat intervals; reconnecting', { intervalMs });
         ws.terminate();
         return;
       }
+      const sentAt = lease?.now() ?? 0;
       ws.send(JSON.stringify({ type: 'heartbeat', running: this.opts.running() } satisfies RunnerToServer));
-      ws.ping();
+      // Its pong proves the heartbeat arrived; the payload says which heartbeat (lease.ts).
+      const id = String(++link.pingSeq);
+      link.pings.set(id, sentAt);
+      if (link.pings.size > 64) link.pings.delete(link.pings.keys().next().value as string);
+      ws.ping(id);
     }, intervalMs);
   }
 

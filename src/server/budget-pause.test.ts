@@ -12,7 +12,7 @@ import { onSqlite } from '../gateway/test-stores.js';
 import { openSqliteStore } from '../store/open.js';
 import type { Store } from '../store/types.js';
 import type { AgentRegistry } from './agents.js';
-import { budgetPauser, budgetResumer } from './budget-pause.js';
+import { budgetPauser } from './budget-pause.js';
 import { EventBus } from './event-bus.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'flotilla-pause-'));
@@ -43,10 +43,10 @@ it('pauses a running job unless its agent says onBudgetExhausted: fail; leaves a
   }
 });
 
-// --- a refusal caused only by calls in flight (gateway/budget-waiters.ts) ------------------
-// Real gateway over HTTP and a real SQLite store, with the control plane's pause and resume
-// hooks. Budget $1.00, $0.90 spent; each call's worst case ~$0.04 (two fit in the $0.10 left,
-// three do not). Prices: input 3, output 15, cache writes 3.75/6 USD per MTok.
+// --- a refusal caused only by calls in flight (M2, gateway/budget-wait.ts) ----------------
+// Real gateway over HTTP and a real SQLite store, with the control plane's pause hook. Budget
+// $1.00, $0.90 spent; each call's worst case ~$0.04 (two fit in the $0.10 left, three do not).
+// Prices: input 3, output 15, cache writes 3.75/6 USD per MTok.
 
 const PRICE = { input: 3, output: 15, cacheWrite5m: 3.75, cacheWrite1h: 6, cacheRead: 0.3 };
 const PRICES: PriceTable = { version: 'test', models: { 'test-model': PRICE }, default: PRICE };
@@ -75,7 +75,7 @@ async function heldUpstream(outputTokens: number) {
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen: () => seen, release, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
-/** A running root job (TOKEN) with `limit` µ$ of budget and `spent` µ$ spent, and the gateway over HTTP with the server's hooks. */
+/** A running root job (TOKEN) with `limit` µ$ of budget and `spent` µ$ spent, and the gateway over HTTP with the server's pause hook (calls in flight waited for 300 ms). */
 async function setUp(store: Store, upstreamUrl: string, limit: number, spent: number) {
   const now = Date.now();
   const runner = await store.createRunner({ name: 'r', labels: {}, capacity: 1, credentialHash: 'c'.repeat(64), now });
@@ -89,20 +89,19 @@ async function setUp(store: Store, upstreamUrl: string, limit: number, spent: nu
   const agents = { get: () => ({ onBudgetExhausted: 'pause' }) } as unknown as AgentRegistry;
   const app = createGateway({
     store,
-    config: { provider: 'anthropic', anthropicApiKey: 'sk-up', anthropicBaseUrl: upstreamUrl, prices: PRICES },
+    config: { provider: 'anthropic', anthropicApiKey: 'sk-up', anthropicBaseUrl: upstreamUrl, prices: PRICES, budgetWaitMs: 300 },
     scriptFor: async () => null,
     onBudgetExhausted: budgetPauser({ store, agents, bus, log: silentLogger, now: Date.now }),
-    onBudgetRoom: async (rootId, why) => void (await budgetResumer({ store, bus, now: Date.now })(rootId, why)),
   });
   const gw = createServer(app.node);
   await new Promise<void>((r) => gw.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(gw.address() as AddressInfo).port}/v1/messages`;
-  const call = () => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TOKEN }, body: BODY }).then(async (r) => ({ status: r.status, body: await r.text() }));
+  const call = () => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TOKEN }, body: BODY }).then(async (r) => ({ status: r.status, retry: r.headers.get('x-should-retry'), body: await r.text() }));
   return { jobId: job.id, call, close: () => new Promise<void>((r) => gw.close(() => r())) };
 }
 
-describe('a job paused by a refusal that only calls in flight caused', () => {
-  it('resumes by itself once those calls settle with room left (as a top-up resumes it), no top-up needed', () =>
+describe('a call refused only because of calls in flight (M2)', () => {
+  it('gets a retryable 429 and its job is not paused; once they settle its retry is served', () =>
     onSqlite(async ([store]) => {
       expect(2 * WORST).toBeLessThanOrEqual(100_000);
       expect(3 * WORST).toBeGreaterThan(100_000);
@@ -112,19 +111,16 @@ describe('a job paused by a refusal that only calls in flight caused', () => {
         const inFlight = [gw.call(), gw.call()];
         await expect.poll(() => up.seen(), { timeout: 10_000 }).toBe(2);
         const third = await gw.call();
-        expect(third.status).toBe(402);
-        expect(third.body).toMatch(/budget exhausted/);
-        expect(await store!.getJob(gw.jobId)).toMatchObject({ status: 'paused', endReason: 'budget' });
+        expect(third.status).toBe(429);
+        expect(third.retry).not.toBe('false');
+        expect(third.body).toMatch(/rate_limit_error.*budget busy/);
+        expect(await store!.getJob(gw.jobId)).toMatchObject({ status: 'running', endReason: null });
         up.release();
         expect((await Promise.all(inFlight)).map((x) => x.status)).toEqual([200, 200]);
         expect(await store!.getTreeBudget(gw.jobId, Date.now())).toMatchObject({ spentMicros: 900_000 + 2 * 1_530, reservedMicros: 0 });
-        // What a top-up gives a paused job whose stopped process has not exited yet: it stays
-        // paused (budget_resume) and queues once its runner reports the exit.
-        await expect.poll(async () => (await store!.getJob(gw.jobId))?.endReason, { timeout: 5_000 }).toBe('budget_resume');
-        const evs = await store!.listEvents(gw.jobId, 0, 50);
-        expect(evs.at(-1)).toMatchObject({ type: 'status', data: { status: 'paused', message: expect.stringMatching(/calls in flight in job tree \d+ settled: \$0\.096940 of its budget left; resumes once the process of its attempt 1 has stopped/) } });
-        const queued = await store!.endPausedAttempt(gw.jobId, 1, Date.now());
-        expect(queued).toMatchObject({ status: 'queued', resumeSessionId: 'sess-1' });
+        expect((await gw.call()).status).toBe(200); // the harness's retry
+        expect(await store!.getJob(gw.jobId)).toMatchObject({ status: 'running' });
+        expect(await store!.listEvents(gw.jobId, 0, 50)).not.toContainEqual(expect.objectContaining({ type: 'status', data: expect.objectContaining({ status: 'paused' }) }));
       } finally {
         up.release();
         await gw.close();
@@ -132,34 +128,14 @@ describe('a job paused by a refusal that only calls in flight caused', () => {
       }
     }));
 
-  it('stays paused when the calls in flight settle leaving less than its worst case (a top-up is needed)', () =>
-    onSqlite(async ([store]) => {
-      const up = await heldUpstream(2_100); // 30 + 31,500 = 31,530 µ$ a call: 100,000 − 63,060 = 36,940 < WORST
-      expect(100_000 - 2 * 31_530).toBeLessThan(WORST);
-      const gw = await setUp(store!, up.url, 1_000_000, 900_000);
-      try {
-        const inFlight = [gw.call(), gw.call()];
-        await expect.poll(() => up.seen(), { timeout: 10_000 }).toBe(2);
-        expect((await gw.call()).status).toBe(402);
-        up.release();
-        await Promise.all(inFlight);
-        expect(await store!.getTreeBudget(gw.jobId, Date.now())).toMatchObject({ spentMicros: 900_000 + 2 * 31_530, reservedMicros: 0 });
-        await new Promise((r) => setTimeout(r, 500));
-        expect(await store!.getJob(gw.jobId)).toMatchObject({ status: 'paused', endReason: 'budget' });
-      } finally {
-        up.release();
-        await gw.close();
-        await up.close();
-      }
-    }));
-
-  it('stays paused when the tree is really out of money (spent + worst case over the limit, nothing in flight)', () =>
+  it('a tree really out of money (spent + worst case over the limit) gets the 402 and its job is paused', () =>
     onSqlite(async ([store]) => {
       const up = await heldUpstream(1);
       const gw = await setUp(store!, up.url, 1_000_000, 990_000);
       try {
-        expect((await gw.call()).status).toBe(402);
-        await new Promise((r) => setTimeout(r, 500));
+        const r = await gw.call();
+        expect(r.status).toBe(402);
+        expect(r.retry).toBe('false');
         expect(await store!.getJob(gw.jobId)).toMatchObject({ status: 'paused', endReason: 'budget' });
         expect(up.seen()).toBe(0);
       } finally {

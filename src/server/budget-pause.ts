@@ -44,11 +44,10 @@ export function budgetPauser(o: {
 }
 
 /**
- * Tree `rootId` has room again — a top-up (routes/jobs-budget.ts), or the gateway's
- * `onBudgetRoom` hook (gateway/budget-waiters.ts: a call refused only because of other calls in
- * flight, now settled) — so its budget-paused jobs resume: one whose stopped
- * attempt's process has not exited yet stays `paused` (endReason `budget_resume`) and queues when
- * the runner reports that exit (server/paused-exit.ts); the others go back to `queued` to resume
+ * Tree `rootId` has room again — a top-up (routes/jobs-budget.ts) — so its budget-paused jobs
+ * resume (a call kept out only by calls in flight never pauses its job: gateway/budget-wait.ts):
+ * one whose stopped attempt's process has not exited yet stays `paused` (endReason
+ * `budget_resume`) and queues when the runner reports that exit (server/paused-exit.ts); the others go back to `queued` to resume
  * their session, each with a `status` event saying `why`; the dispatcher is kicked.
  * @returns the ids of the jobs resumed (or to resume on their exit), ascending.
  */

@@ -115,13 +115,15 @@ describe('fleet faults', () => {
     ['a version with control characters', { version: '\u001b[2Jv' }, /^bad frame: version: version must be printable text/],
   ])('hello with %s closes the connection (4400)', async (_what, over, reason) => {
     const { runnerId, credential } = await register('helloer');
+    // helloer, helloer-2, ...: names are unique among runners that are not revoked.
+    const registered = (await t.store.getRunner(runnerId))?.name;
     const r = await FakeRunner.connect(t.url, runnerId, credential);
-    r.send({ type: 'hello', name: 'helloer', labels: {}, capacity: 1, version: 'test', running: [], ...over });
+    r.send({ type: 'hello', name: registered, labels: {}, capacity: 1, version: 'test', running: [], ...over });
     const err = await r.next('error');
     expect(err.message).toMatch(reason);
     await until(async () => r.closeCode, (c) => c !== null, 3000);
     expect(r.closeCode).toBe(4400);
-    expect((await t.store.getRunner(runnerId))?.name).toBe('helloer');
+    expect((await t.store.getRunner(runnerId))?.name).toBe(registered);
   });
 
   it.each([

@@ -4,9 +4,9 @@
  * - `POST /api/jobs/:id/cancel` mid-stream aborts the job's live call (server/live-call-aborts.ts
  *   → Gateway.abortJob): the client's stream ends within 1 s, the upstream connection closes, and
  *   the call is in the ledger charged what was seen (estimated, never $0);
- * - a job paused by a refusal that only calls in flight caused resumes by itself once they
- *   settle with room left (gateway/budget-waiters.ts → server/budget-pause.ts budgetResumer), as
- *   a top-up would resume it: a new attempt in the same session.
+ * - a call refused only because of calls in flight gets a retryable 429 and its job keeps
+ *   running (no pause, no stop sent to its runner); its retry after they settle is served (M2,
+ *   gateway/budget-wait.ts).
  * Prices (TEST_GATEWAY default): input 3, output 15, cache writes 3.75 / 6 USD per MTok.
  */
 import { createServer, type Server } from 'node:http';
@@ -50,7 +50,7 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((r) => up.listen(0, '127.0.0.1', r));
-  t = await startTestServer({ gateway: { ...TEST_GATEWAY, provider: 'anthropic', anthropicApiKey: 'sk-up', anthropicBaseUrl: `http://127.0.0.1:${(up.address() as AddressInfo).port}` } });
+  t = await startTestServer({ gateway: { ...TEST_GATEWAY, provider: 'anthropic', anthropicApiKey: 'sk-up', anthropicBaseUrl: `http://127.0.0.1:${(up.address() as AddressInfo).port}`, budgetWaitMs: 300 } });
 });
 afterAll(async () => {
   release();
@@ -112,7 +112,7 @@ describe('gateway and control plane in one process', () => {
     await r.close();
   });
 
-  it('a job paused only by calls in flight resumes by itself once they settle with room left', async () => {
+  it('a call refused only because of calls in flight gets a retryable 429; its job keeps running and its retry is served once they settle', async () => {
     const { job, r, token } = await runningJob(1);
     // $0.90 of the $1.00 spent; a call's worst case at max_tokens 3000 is ~$0.045 (45,000 µ$ of
     // output + its input): two fit in the $0.10 left, three do not.
@@ -121,20 +121,20 @@ describe('gateway and control plane in one process', () => {
     const inFlight = [callModel(token, 'held', { maxTokens: 3000 }), callModel(token, 'held', { maxTokens: 3000 })];
     await expect.poll(() => seenHeld, { timeout: 10_000 }).toBe(2);
     const third = await callModel(token, 'held', { maxTokens: 3000 });
-    expect(third.status).toBe(402);
-    await third.arrayBuffer();
+    expect(third.status).toBe(429);
+    expect(third.headers.get('retry-after')).toBe('5');
+    expect(third.headers.get('x-should-retry')).not.toBe('false');
+    expect(((await third.json()) as { error: { type: string } }).error.type).toBe('rate_limit_error');
     expect(seenHeld).toBe(2);
-    expect(await t.store.getJob(job.id)).toMatchObject({ status: 'paused', endReason: 'budget' });
-    await r.next('job.cancel', (f) => f.jobId === job.id && f.pause === true);
+    expect(await t.store.getJob(job.id)).toMatchObject({ status: 'running' });
     release();
     expect((await Promise.all(inFlight)).map((x) => x.status)).toEqual([200, 200]);
-    // no top-up: the settle left 100,000 − 2 × 1,530 = 96,940 µ$, more than the worst case
-    await expect.poll(async () => (await t.store.getJob(job.id))?.endReason, { timeout: 5_000, interval: 50 }).toBe('budget_resume');
-    // the harness exits on the refusal; its runner reports it, and the job resumes in its session
-    r.send({ type: 'job.events', jobId: job.id, attempt: 1, events: [{ rseq: 2, at: at(), type: 'job.finished', data: { status: 'failed', reason: 'budget', error: 'API Error: 402', sessionId: 'sess-L' } }] });
-    const again = await r.next('job.assign', (f) => f.assignment.jobId === job.id);
-    expect(again.assignment).toMatchObject({ attempt: 2, resumeSessionId: 'sess-L' });
-    expect(await t.store.getTreeBudget(job.id, Date.now())).toMatchObject({ limitMicros: 1_000_000, spentMicros: 900_000 + 2 * 1_530, reservedMicros: 0 });
+    // the harness retries: 100,000 − 2 × 1,530 = 96,940 µ$ left, more than the worst case
+    const retry = await callModel(token, 'held', { maxTokens: 3000 });
+    expect(retry.status).toBe(200);
+    await retry.arrayBuffer();
+    expect(await t.store.getJob(job.id)).toMatchObject({ status: 'running' });
+    expect(await t.store.getTreeBudget(job.id, Date.now())).toMatchObject({ limitMicros: 1_000_000, spentMicros: 900_000 + 3 * 1_530, reservedMicros: 0 });
     await r.close();
   });
 });

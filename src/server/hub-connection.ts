@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { WebSocket } from 'ws';
 import type { Labels, ServerToRunner } from '../protocol/index.js';
 import type { RunnerConnection } from './hub.js';
@@ -19,6 +20,10 @@ export class Connection implements RunnerConnection {
   /** Active jobs the runner did not report, since when (for lost-assignment detection). */
   readonly missing = new Map<number, { attempt: number; since: number }>();
   queue: Promise<void> = Promise.resolve();
+  /** Server-side id of this socket (store `instance_conn` while it holds the runner). */
+  readonly key: string = randomUUID();
+  /** The runner process's `hello.instance` (null: an older runner without one, or no hello yet). */
+  instance: string | null = null;
 
   constructor(
     readonly runnerId: number,

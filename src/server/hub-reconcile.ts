@@ -77,9 +77,10 @@ export async function checkCurrent(o: Pick<HubOptions, 'store'>, conn: Connectio
   const job = await o.store.getJob(jobId);
   let reason: string | null = null;
   if (!job) reason = 'unknown job';
+  // A queued job is on no runner (store requeues clear it): say where it went, not "reassigned".
+  else if (job.status === 'queued') reason = 'job went back to the queue';
   else if (job.attempt !== attempt || job.runnerId !== conn.runnerId) reason = 'stale attempt: the job was reassigned';
   else if (isTerminal(job.status)) reason = `job is ${job.status}`;
-  else if (job.status === 'queued') reason = 'job went back to the queue';
   else if (job.status === 'cancelling' || pausedHoldsRunner(job)) {
     // Still live until the runner reports the tree gone; repeat the cancel (or a budget pause's stop) in case it was missed.
     await conn.send(job.status === 'paused' ? pauseStop(jobId, attempt) : { type: 'job.cancel', jobId, attempt, reason: 'cancelled by request' });

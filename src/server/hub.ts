@@ -26,6 +26,8 @@ import { bindLabels } from '../core/runner-labels.js';
 import { RunnerUpdates } from './runner-updates.js';
 import { Connection } from './hub-connection.js';
 import { checkCurrent, reconcile } from './hub-reconcile.js';
+import { CLOSE_CREDENTIAL_IN_USE, refuseSecondProcess } from './hub-instance.js';
+import { helloName } from './hub-names.js';
 
 /** One runner's live WebSocket on this server, as the dispatcher sees it. */
 export interface RunnerConnection {
@@ -52,7 +54,7 @@ export interface HubOptions {
   now: () => number;
   /** Told to runners in `welcome`. */
   heartbeatIntervalMs: number;
-  /** An active job the runner stops reporting for this long is requeued (assigned) or lost (running). */
+  /** Told to runners in `welcome` too (they stop their jobs before it runs out: runner/lease.ts). An active job the runner stops reporting for this long is requeued (assigned) or lost (running); a connection not heard for this long may be taken over by another runner process with the same credential. */
   heartbeatTimeoutMs: number;
   /** Called when dispatch may have work: `work` a job was requeued; `capacity` a runner is ready, has more slots, or a job of it ended (dispatcher.ts KickReason). */
   onWork: (reason: 'work' | 'capacity') => void;
@@ -78,6 +80,12 @@ export const CLOSE_CODES = {
   revoked: 4403,
   /** The runner sent nothing for the heartbeat timeout: it may reconnect (and is told then what to stop). */
   silent: 4408,
+  /**
+   * Another runner process is connected with this runner credential (its `hello.instance`
+   * differs and it was heard within the heartbeat timeout, on any replica): this connection is
+   * refused, the other is untouched. Do not reconnect: the process needs its own registration.
+   */
+  credentialInUse: CLOSE_CREDENTIAL_IN_USE,
 } as const;
 
 const CLOSE_REPLACED = CLOSE_CODES.replaced;
@@ -96,10 +104,21 @@ const CLOSE_REPLACED = CLOSE_CODES.replaced;
  * does not exist, events that skip an rseq, a frame over `maxFrameBytes`) closes that connection with a reason (code
  * 4400, or 1009 for the size) and touches nothing else. A revoked runner's upgrade gets 401;
  * too many upgrades in flight get 503 with `Retry-After`.
+ *
+ * One runner, one connection: a new socket is not used (no job, no frame to it, the runner's
+ * current connection untouched) until its `hello` claims the runner (store
+ * claimRunnerInstance, so replicas agree). The same process (`hello.instance`) reconnecting,
+ * an older runner without an instance, or a claim over a holder silent for the heartbeat
+ * timeout replaces the old socket (4000); a second process while another is live is refused
+ * (`error` frame naming the other process, then 4409) and changes nothing. Heartbeats count
+ * only from the connection holding the runner (another one is closed 4000).
  */
 export class RunnerHub {
   private readonly wss: WebSocketServer;
+  /** The connection holding each runner (its `hello` was accepted), by runner id. */
   private readonly conns = new Map<number, Connection>();
+  /** Sockets whose `hello` has not been accepted yet: never used for dispatch or sends. */
+  private readonly unhelloed = new Set<Connection>();
   private closing = false;
   private pending = 0;
   /** Self-updates in progress (runner-updates.ts): an updating runner gets no new job here. */
@@ -134,14 +153,23 @@ export class RunnerHub {
    * text). False when it is not connected here.
    */
   disconnect(runnerId: number, code: number, reason: string): boolean {
-    const c = this.conns.get(runnerId);
-    if (!c) return false;
+    const all = [this.conns.get(runnerId), ...[...this.unhelloed].filter((c) => c.runnerId === runnerId)];
+    let any = false;
+    for (const c of all) {
+      if (!c) continue;
+      this.closeConn(c, code, reason);
+      any = true;
+    }
+    return any;
+  }
+
+  /** Closes one socket with `code` and `reason` (≤ 120 bytes of text), out of dispatch at once. */
+  private closeConn(c: Connection, code: number, reason: string): void {
     // Out of dispatch at once, not when the close handshake ends: a job created right after a
     // revoke went to the closing connection and back to the queue ("could not reach runner").
     c.dead = true;
     c.ready = false;
     c.ws.close(code, reason.slice(0, 120));
-    return true;
   }
 
   /**
@@ -153,10 +181,10 @@ export class RunnerHub {
    */
   closeSilent(cutoff: number): number[] {
     const closed: number[] = [];
-    for (const c of this.conns.values()) {
+    for (const c of [...this.conns.values(), ...this.unhelloed]) {
       if (c.lastSeen >= cutoff || c.dead) continue;
-      this.o.log.warn('closing a silent runner connection', { runnerId: c.runnerId, silentMs: this.o.now() - c.lastSeen });
-      this.disconnect(c.runnerId, CLOSE_CODES.silent, 'no heartbeat within the timeout');
+      this.o.log.warn('closing a silent runner connection', { runnerId: c.runnerId, silentMs: this.o.now() - c.lastSeen, hello: c.ready });
+      this.closeConn(c, CLOSE_CODES.silent, 'no heartbeat within the timeout');
       closed.push(c.runnerId);
     }
     return closed;
@@ -232,14 +260,11 @@ export class RunnerHub {
     );
   }
 
+  /** A new socket: kept aside (not in `conns`, so not used) until its `hello` claims the runner (onHello). */
   private attach(runnerId: number, name: string, ws: WebSocket): void {
     const conn = new Connection(runnerId, name, ws, this.o.now());
-    const old = this.conns.get(runnerId);
-    this.conns.set(runnerId, conn);
-    if (old) old.ws.close(CLOSE_REPLACED, 'replaced by a newer connection');
+    this.unhelloed.add(conn);
     const log = this.o.log.child({ runnerId });
-    log.info('runner connected', { name });
-    void noteRunner(this.o, runnerId, 'connected', `connected as ${name}`);
     ws.on('message', (data: RawData, isBinary: boolean) => {
       conn.lastSeen = this.o.now();
       conn.queue = conn.queue
@@ -251,12 +276,14 @@ export class RunnerHub {
     });
     ws.on('error', (err) => log.warn('runner socket error', { err: String(err) }));
     ws.on('close', () => {
+      this.unhelloed.delete(conn);
       if (this.conns.get(runnerId) !== conn) return;
       this.conns.delete(runnerId);
       this.updates.disconnected(runnerId);
       log.info('runner disconnected');
       conn.queue = conn.queue
-        .then(() => this.o.store.setRunnerDisconnected(runnerId, this.o.now()))
+        // Only while it still holds the runner: a connection replaced through another replica changes nothing.
+        .then(() => this.o.store.releaseRunnerInstance(runnerId, conn.key))
         .then(() => noteRunner(this.o, runnerId, 'disconnected', 'disconnected (its connection closed)'))
         .catch((err: unknown) => log.warn('marking runner disconnected failed', { err: String(err) }));
     });
@@ -279,6 +306,18 @@ export class RunnerHub {
     conn.ready = false;
     this.o.log.warn('closing a revoked runner', { runnerId: conn.runnerId });
     conn.ws.close(CLOSE_CODES.revoked, 'runner revoked');
+  }
+
+  /**
+   * A touch of the runner failed (store touchRunner false): revoked (4403), or another
+   * connection holds the runner now (a newer one of the same process, or one that took over
+   * from this silent one, possibly through another replica): closed 4000, as replaced.
+   */
+  private async lostHold(conn: Connection): Promise<void> {
+    const row = await this.o.store.getRunner(conn.runnerId);
+    if (!row || row.revokedAt !== null) return this.revoked(conn);
+    this.o.log.warn('closing a runner connection that no longer holds its runner', { runnerId: conn.runnerId });
+    this.closeConn(conn, CLOSE_REPLACED, 'replaced by a newer connection');
   }
 
   private async onFrame(conn: Connection, text: string | null): Promise<void> {
@@ -305,7 +344,7 @@ export class RunnerHub {
       case 'hello':
         return this.onHello(conn, msg);
       case 'heartbeat':
-        if (!(await this.o.store.touchRunner(conn.runnerId, this.o.now()))) return this.revoked(conn);
+        if (!(await this.o.store.touchRunner(conn.runnerId, this.o.now(), { conn: conn.key }))) return this.lostHold(conn);
         await reconcile(this.o, conn, msg.running);
         {
           // The idle limit counts model calls: tell the runner about its jobs' calls (issue 4).
@@ -331,24 +370,48 @@ export class RunnerHub {
 
   private async onHello(conn: Connection, msg: Extract<RunnerToServer, { type: 'hello' }>): Promise<void> {
     const store = this.o.store;
-    const row = await store.getRunner(conn.runnerId);
+    const id = conn.runnerId;
+    const t = this.o.now();
+    conn.instance = msg.instance ?? null;
+    // Claim the runner for this socket before anything uses it (hub docstring, store claimRunnerInstance).
+    const claim = await store.claimRunnerInstance(id, { instance: conn.instance, conn: conn.key, now: t, staleBefore: t - this.o.heartbeatTimeoutMs });
+    if (!claim.ok) {
+      if (claim.reason === 'revoked') return this.revoked(conn);
+      conn.dead = true;
+      return refuseSecondProcess(this.o, conn, claim.holder, t);
+    }
+    if (conn.dead || conn.ws.readyState !== WebSocket.OPEN) {
+      // Closed meanwhile (its close handler ran before it held the runner): let go again.
+      await store.releaseRunnerInstance(id, conn.key);
+      return;
+    }
+    this.unhelloed.delete(conn);
+    const old = this.conns.get(id);
+    this.conns.set(id, conn);
+    if (old && old !== conn) this.closeConn(old, CLOSE_REPLACED, 'replaced by a newer connection');
+    const row = await store.getRunner(id);
     // Labels from the registration token are binding: the runner's own may only add keys.
     const { labels, refused } = bindLabels(row?.boundLabels ?? {}, msg.labels);
-    if (refused.length) this.o.log.warn('runner labels ignored: bound by its registration token', { runnerId: conn.runnerId, keys: refused });
+    if (refused.length) this.o.log.warn('runner labels ignored: bound by its registration token', { runnerId: id, keys: refused });
     const browserSlots = msg.browserSlots ?? 1;
-    if (!(await store.touchRunner(conn.runnerId, this.o.now(), { labels, capacity: msg.capacity, browserSlots, version: msg.version, name: msg.name }))) return this.revoked(conn);
+    if (!(await store.touchRunner(id, t, { labels, capacity: msg.capacity, browserSlots, version: msg.version, conn: conn.key }))) return this.lostHold(conn);
+    conn.name = await helloName(this.o, id, row?.name ?? conn.name, msg.name);
+    this.o.log.info('runner connected', { runnerId: id, name: conn.name, instance: conn.instance });
+    void noteRunner(this.o, id, 'connected', `connected as ${conn.name}`);
     conn.labels = labels;
     conn.offer = { capacity: msg.capacity, browserSlots };
     conn.capacity = row?.ownerCapacity ?? msg.capacity;
     conn.browserSlots = Math.min(row?.ownerBrowserSlots ?? browserSlots, conn.capacity);
-    conn.name = msg.name;
     const ignoredLabels = refused.map((key) => ({ key, asked: msg.labels[key] ?? '', bound: labels[key] ?? '' }));
     await conn.send({
       type: 'welcome',
-      runnerId: conn.runnerId,
+      runnerId: id,
       heartbeatIntervalMs: this.o.heartbeatIntervalMs,
+      // The runner stops its jobs before this server can declare it lost (runner/lease.ts).
+      heartbeatTimeoutMs: this.o.heartbeatTimeoutMs,
       serverTime: new Date(this.o.now()).toISOString(),
       ...(ignoredLabels.length ? { ignoredLabels } : {}),
+      ...(conn.name !== msg.name ? { name: conn.name } : {}),
     });
     await reconcile(this.o, conn, msg.running, true);
     this.updates.hello(conn.runnerId, msg.updating, msg.version);
@@ -381,11 +444,12 @@ export class RunnerHub {
       // Storing it would leave rseqs missing: a fault; the runner's reconnect resends from its ack.
       if (res.gap) return this.refuse(conn, `gap: job ${jobId} attempt ${attempt} events start at rseq ${res.gap.first}, rseq ${gapText(res.gap.upTo, res.gap.first)} never arrived`);
       // A stale attempt: the job was lost, went back to the queue, or moved to another runner.
+      // (A queued job is on no runner: its status says why, before the runner check.)
       const reason =
-        job.runnerId !== conn.runnerId
-          ? 'job belongs to another runner'
-          : job.status === 'lost' || job.status === 'queued'
-            ? `stale attempt: the job is ${job.status}`
+        job.status === 'queued' || (job.status === 'lost' && job.runnerId === conn.runnerId)
+          ? `stale attempt: the job is ${job.status}`
+          : job.runnerId !== conn.runnerId
+            ? 'job belongs to another runner'
             : 'stale attempt: the job was reassigned';
       await conn.send({ type: 'job.cancel', jobId, attempt, reason, discard: true });
       return;
@@ -408,8 +472,10 @@ export class RunnerHub {
   /** Closes every runner socket (1001) and waits for in-flight frame handling to finish. */
   async close(): Promise<void> {
     this.closing = true;
-    const conns = [...this.conns.values()];
+    const held = [...this.conns.values()];
+    const conns = [...held, ...this.unhelloed];
     this.conns.clear();
+    this.unhelloed.clear();
     for (const c of conns) c.ws.close(1001, 'server shutting down');
     const closed = conns.map(
       (c) =>
@@ -427,9 +493,9 @@ export class RunnerHub {
     );
     await Promise.all(closed);
     await Promise.all(conns.map((c) => c.queue));
-    // Runners of this server are disconnected now; the sweep judges their jobs later.
-    const t = this.o.now();
-    await Promise.all(conns.map((c) => this.o.store.setRunnerDisconnected(c.runnerId, t).catch(() => undefined)));
+    // Runners of this server are disconnected now (and free for their next connection, on any
+    // replica); the sweep judges their jobs later.
+    await Promise.all(held.map((c) => this.o.store.releaseRunnerInstance(c.runnerId, c.key).catch(() => undefined)));
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
   }
 }

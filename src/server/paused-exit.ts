@@ -62,7 +62,8 @@ export async function pausedAttemptEnded(o: PausedExitDeps, jobId: number, attem
   const now = o.now();
   const row = await o.store.endPausedAttempt(jobId, attempt, now, sessionId);
   if (!row) return;
-  const runnerId = row.runnerId ?? undefined;
+  // A resumed job is queued, on no runner: its pin names the runner the attempt ran on.
+  const runnerId = row.runnerId ?? row.pinnedRunnerId ?? undefined;
   if (row.status === 'queued') {
     await recordStatus(o.store, o.bus, jobId, 'queued', `${how}; budget topped up meanwhile: resuming${row.resumeSessionId ? ` session ${row.resumeSessionId}` : ''}`, now, runnerId);
   } else {

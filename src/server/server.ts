@@ -19,7 +19,7 @@ import { EffortSettings } from './effort-cache.js';
 import { EventBus } from './event-bus.js';
 import { RunnerHub } from './hub.js';
 import { Sweeper } from './sweeper.js';
-import { budgetPauser, budgetResumer } from './budget-pause.js';
+import { budgetPauser } from './budget-pause.js';
 import { abortCallsOnJobEnd } from './live-call-aborts.js';
 import { pausedAttemptEnded, pausedExitTap, type PausedExitDeps } from './paused-exit.js';
 import { TaskEngine } from './tasks/engine.js';
@@ -179,12 +179,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     scriptFor: async (job) => {
       return agents.scriptFor(job.agent, job.agentVersion);
     },
+    // only a call that does not fit even with no call in flight pauses its job; one kept out by
+    // calls in flight gets a retryable 429 (gateway/budget-wait.ts)
     onBudgetExhausted: budgetPauser({ store, agents, bus, log: log.child({ part: 'gateway' }), now, stop: (runnerId, msg) => hub.send(runnerId, msg) }),
-    // a job paused only by calls in flight resumes once they settle with room left (budget-waiters.ts)
-    onBudgetRoom: async (rootId, why) => {
-      const resumed = await budgetResumer({ store, bus, now, kick: () => dispatcher.kick() })(rootId, why);
-      if (resumed.length) log.info('budget-paused jobs resume: calls in flight left room', { rootId, resumed: resumed.join(',') });
-    },
   });
   // a cancelled, lost or fenced attempt's live model calls stop at once (gateway/live-calls.ts)
   abortCallsOnJobEnd(bus, (jobId) => gateway.abortJob(jobId), log.child({ part: 'gateway' }));

@@ -152,9 +152,9 @@ export class FakeRunner {
     this.ws.send(JSON.stringify(msg));
   }
 
-  /** Sends hello and waits for welcome. */
-  async hello(o: { name?: string; labels?: Labels; capacity?: number; running?: { jobId: number; attempt: number }[] } = {}) {
-    this.send({ type: 'hello', name: o.name ?? 'fake', labels: o.labels ?? {}, capacity: o.capacity ?? 1, version: 'test', running: o.running ?? [] });
+  /** Sends hello (with `instance`: as that runner process; without: as an older runner) and waits for welcome. */
+  async hello(o: { name?: string; labels?: Labels; capacity?: number; running?: { jobId: number; attempt: number }[]; instance?: string } = {}) {
+    this.send({ type: 'hello', name: o.name ?? 'fake', labels: o.labels ?? {}, capacity: o.capacity ?? 1, version: 'test', running: o.running ?? [], ...(o.instance !== undefined ? { instance: o.instance } : {}) });
     return this.next('welcome');
   }
 

@@ -4,7 +4,8 @@ import { assertInt, type StoreCtx } from './ctx.js';
 import { toJobRow } from './codec.js';
 import { modelCallValues } from './model-calls.js';
 import { chargeSubLimitsLate, parseJobIds, reserveWithSubLimits, settleJobRows } from './job-budgets.js';
-import type { BudgetReservationResult, JobRow, NewModelCall, TreeBudget } from './types.js';
+import { encodePendingCall } from './pending-call.js';
+import type { BudgetReservationResult, JobRow, NewModelCall, PendingCall, TreeBudget } from './types.js';
 import type { Database } from './schema.js';
 
 /**
@@ -61,8 +62,15 @@ export async function getTreeBudget(c: StoreCtx, rootId: number, now: number): P
   return toBudget(row);
 }
 
-/** How long a reservation is held at most when the caller does not say: 30 min, longer than any upstream call the gateway waits for. */
-export const DEFAULT_RESERVATION_TTL_MS = 30 * 60_000;
+/**
+ * How long a reservation is held when the caller does not say and its gateway stops keeping it
+ * alive, ms: 2 min. A live call's gateway extends it every third of this (gateway/budget.ts
+ * keepAlive), so it bounds only how long a dead gateway's reservations block its tree (calls
+ * that fit but for them get retryable 429s meanwhile; Claude Code retries for ~4 min) before the
+ * sweep charges them; a reservation swept while its call still lives (its gateway could not
+ * reach the store for 80 s) is corrected by that call's settle.
+ */
+export const DEFAULT_RESERVATION_TTL_MS = 2 * 60_000;
 
 /**
  * Reserves `worstMicros` against the tree, in ONE transaction (on PostgreSQL one statement,
@@ -75,15 +83,17 @@ export const DEFAULT_RESERVATION_TTL_MS = 30 * 60_000;
  *   budget }` (unchanged, the call does not fit); null when `rootId` is not a root job.
  * With `jobId` (issue 6), the sub-limit of that job and of each ancestor that has one are
  * reserved in the same transaction (job-budgets.ts); a refusal by a sub-limit returns its
- * figures (`budget.jobId` set).
+ * figures (`budget.jobId` set). `call` (H7) is stored on the reservation row (JSON,
+ * pending-call.ts): the ledger row the sweep writes if the call is never settled.
  * @throws Error when worstMicros/now/ttlMs are not integers >= 0 (ttlMs >= 1).
  */
-export async function reserveBudget(c: StoreCtx, rootId: number, worstMicros: number, now: number, ttlMs: number = DEFAULT_RESERVATION_TTL_MS, jobId?: number): Promise<BudgetReservationResult | null> {
+export async function reserveBudget(c: StoreCtx, rootId: number, worstMicros: number, now: number, ttlMs: number = DEFAULT_RESERVATION_TTL_MS, jobId?: number, call?: PendingCall): Promise<BudgetReservationResult | null> {
   assertInt('rootId', rootId, 1);
   assertInt('worstMicros', worstMicros, 0);
   assertInt('now', now, 0);
   assertInt('ttlMs', ttlMs, 1);
   if (jobId !== undefined) assertInt('jobId', jobId, 1);
+  const callJson = encodePendingCall(call);
   let subLimited = jobId !== undefined;
   let last: TreeBudget | null = null;
   // A tree UPDATE that matched no row means "no row yet" or "does not fit" — or that the row
@@ -92,11 +102,11 @@ export async function reserveBudget(c: StoreCtx, rootId: number, worstMicros: nu
   for (let attempt = 0; attempt < 8; attempt++) {
     let r: BudgetReservationResult | null = null;
     if (subLimited) {
-      const sub = await reserveWithSubLimits(c, rootId, jobId!, worstMicros, now, ttlMs);
+      const sub = await reserveWithSubLimits(c, rootId, jobId!, worstMicros, now, ttlMs, callJson);
       if (sub === 'no-sub-limit') subLimited = false;
       else r = sub;
     }
-    if (!subLimited) r = c.dialect === 'postgres' ? await reservePg(c, rootId, worstMicros, now, ttlMs) : await reserveSqlite(c, rootId, worstMicros, now, ttlMs);
+    if (!subLimited) r = c.dialect === 'postgres' ? await reservePg(c, rootId, worstMicros, now, ttlMs, callJson) : await reserveSqlite(c, rootId, worstMicros, now, ttlMs, callJson);
     if (r) return r;
     const cur = await c.db.selectFrom('tree_budgets').select(COLS).where('root_id', '=', rootId).executeTakeFirst();
     if (!cur) {
@@ -110,7 +120,7 @@ export async function reserveBudget(c: StoreCtx, rootId: number, worstMicros: nu
 }
 
 /** SQLite: the conditional UPDATE and the reservation row in one transaction (one writer). Null when it does not fit or the tree has no row. */
-async function reserveSqlite(c: StoreCtx, rootId: number, worstMicros: number, now: number, ttlMs: number): Promise<BudgetReservationResult | null> {
+async function reserveSqlite(c: StoreCtx, rootId: number, worstMicros: number, now: number, ttlMs: number, callJson: string | null): Promise<BudgetReservationResult | null> {
   return c.db.transaction().execute(async (trx) => {
     const row = await trx
       .updateTable('tree_budgets')
@@ -122,7 +132,7 @@ async function reserveSqlite(c: StoreCtx, rootId: number, worstMicros: number, n
     if (!row) return null;
     const res = await trx
       .insertInto('budget_reservations')
-      .values({ root_id: rootId, micros: worstMicros, created_at: now, expires_at: now + ttlMs })
+      .values({ root_id: rootId, micros: worstMicros, created_at: now, expires_at: now + ttlMs, call: callJson })
       .returning('id')
       .executeTakeFirstOrThrow();
     return { ok: true as const, budget: toBudget(row), reservationId: num(res.id) };
@@ -134,15 +144,15 @@ async function reserveSqlite(c: StoreCtx, rootId: number, worstMicros: number, n
  * reservation INSERT as data-modifying CTEs; the UPDATE's row lock and re-check hold as for a
  * lone UPDATE. Null when the call does not fit (or the tree has no row yet).
  */
-async function reservePg(c: StoreCtx, rootId: number, worst: number, now: number, ttlMs: number): Promise<BudgetReservationResult | null> {
+async function reservePg(c: StoreCtx, rootId: number, worst: number, now: number, ttlMs: number, callJson: string | null): Promise<BudgetReservationResult | null> {
   const r = await sql<Row & { id: number | string }>`
     with upd as (
       update tree_budgets set reserved_micros = reserved_micros + ${worst}::bigint, updated_at = ${now}::bigint
       where root_id = ${rootId} and spent_micros + reserved_micros + ${worst}::bigint <= limit_micros
       returning root_id, limit_micros, spent_micros, reserved_micros
     ), ins as (
-      insert into budget_reservations (root_id, micros, created_at, expires_at)
-      select root_id, ${worst}::bigint, ${now}::bigint, ${now + ttlMs}::bigint from upd
+      insert into budget_reservations (root_id, micros, created_at, expires_at, call)
+      select root_id, ${worst}::bigint, ${now}::bigint, ${now + ttlMs}::bigint, ${callJson}::text from upd
       returning id
     )
     select upd.root_id, upd.limit_micros, upd.spent_micros, upd.reserved_micros, ins.id from upd cross join ins`.execute(c.db);
@@ -151,31 +161,47 @@ async function reservePg(c: StoreCtx, rootId: number, worst: number, now: number
 }
 
 /**
- * PostgreSQL: the settle (and ledger row) as ONE statement (one round trip), data-modifying
- * CTEs: delete the reservation, give back what it held (if this statement deleted it), charge
- * the cost, append the call. @returns whether the reservation was still held.
+ * How a settle found its reservation: still `held` (released now), `swept` (the sweep had
+ * charged it as unknown usage, H7: that charge and its ledger row are replaced by this settle's)
+ * or `gone` (released without a marker: the sweep's marker expired, or never reserved).
  */
-async function settlePg(c: StoreCtx, rootId: number, reservationId: number, cost: number, now: number, values: Record<string, unknown> | null): Promise<boolean> {
+export type SettleFound = 'held' | 'swept' | 'gone';
+
+/**
+ * PostgreSQL: the settle (and ledger row) as ONE statement (one round trip), data-modifying
+ * CTEs: delete the reservation, give back what it held (if this statement deleted it and the
+ * sweep had not charged it), charge the cost less what the sweep charged, drop the sweep's
+ * ledger row, append the call.
+ */
+async function settlePg(c: StoreCtx, rootId: number, reservationId: number, cost: number, now: number, values: Record<string, unknown> | null): Promise<SettleFound> {
   const ins = values
     ? sql`, ins as (insert into model_calls (${sql.join(Object.keys(values).map((k) => sql.ref(k)))}) values (${sql.join(Object.values(values))}) returning 1)`
     : sql``;
-  const r = await sql<{ held: number | string }>`
+  const r = await sql<{ held: number | string; found: number | string; call_id: number | string | null; dropped: number | string }>`
     with held as (
-      delete from budget_reservations where id = ${reservationId} and root_id = ${rootId} returning micros, job_ids
+      delete from budget_reservations where id = ${reservationId} and root_id = ${rootId} returning micros, job_ids, charged_micros, call_id
     ), upd as (
       update tree_budgets set
-        reserved_micros = greatest(reserved_micros - coalesce((select sum(micros) from held), 0), 0),
-        spent_micros = spent_micros + ${cost}::bigint, updated_at = ${now}::bigint
+        reserved_micros = greatest(reserved_micros - coalesce((select sum(micros) from held where charged_micros is null), 0), 0),
+        spent_micros = greatest(spent_micros + ${cost}::bigint - coalesce((select sum(charged_micros) from held), 0), 0), updated_at = ${now}::bigint
       where root_id = ${rootId} returning 1
     ), jupd as (
       update job_budgets set
-        reserved_micros = greatest(reserved_micros - coalesce((select sum(micros) from held), 0), 0),
-        spent_micros = spent_micros + ${cost}::bigint, updated_at = ${now}::bigint
+        reserved_micros = greatest(reserved_micros - coalesce((select sum(micros) from held where charged_micros is null), 0), 0),
+        spent_micros = greatest(spent_micros + ${cost}::bigint - coalesce((select sum(charged_micros) from held), 0), 0), updated_at = ${now}::bigint
       where job_id = any(string_to_array((select job_ids from held limit 1), ',')::bigint[]) and exists (select 1 from upd)
       returning 1
+    ), dropped as (
+      delete from model_calls where id = (select call_id from held limit 1) returning 1
     )${ins}
-    select count(*) as held from held`.execute(c.db);
-  return Number(r.rows[0]?.held ?? 0) > 0;
+    select count(*) filter (where charged_micros is null) as held, count(*) as found, max(call_id) as call_id, (select count(*) from dropped) as dropped from held`.execute(c.db);
+  const row = r.rows[0];
+  if (!row || Number(row.found) === 0) return 'gone';
+  if (Number(row.held) > 0) return 'held';
+  // The sweep's ledger row may have been committed after this statement's snapshot (it waited
+  // for the sweep's lock): not seen by `dropped`, so deleted now.
+  if (row.call_id !== null && Number(row.dropped) === 0) await c.db.deleteFrom('model_calls').where('id', '=', num(row.call_id)).execute();
+  return 'swept';
 }
 
 /**
@@ -183,9 +209,11 @@ async function settlePg(c: StoreCtx, rootId: number, reservationId: number, cost
  * reservation row; if this call deleted it, reserved -= its micros (else the sweeper already
  * gave them back); spent += costMicros (0 releases a failed call); and, with `call`, appends
  * the call's ledger row (model-calls.ts). Spent may exceed the limit by the estimate's error.
- * A settle that finds its reservation already released still charges the sub-limits on the
- * call's job path (job-budgets.ts chargeSubLimitsLate), after the transaction.
- * @returns whether the reservation was still held.
+ * H7: when the sweep had already charged the reservation as unknown usage (its marker row is
+ * still there), that charge is taken back and its ledger row deleted: the call counts once, at
+ * its real cost. A settle that finds its reservation gone without a marker still charges the
+ * sub-limits on the call's job path (job-budgets.ts chargeSubLimitsLate), after the transaction.
+ * @returns whether the reservation was still held (false when swept or gone).
  * @throws Error on non-integer or negative amounts, or a bad `call` field (nothing written).
  */
 export async function settleBudget(c: StoreCtx, rootId: number, reservationId: number, costMicros: number, now: number, call?: NewModelCall): Promise<boolean> {
@@ -193,76 +221,46 @@ export async function settleBudget(c: StoreCtx, rootId: number, reservationId: n
   assertInt('reservationId', reservationId, 1);
   assertInt('costMicros', costMicros, 0);
   const values = call ? modelCallValues(call) : null;
-  const held = c.dialect === 'postgres' ? await settlePg(c, rootId, reservationId, costMicros, now, values as Record<string, unknown> | null) : await settleSqlite(c, rootId, reservationId, costMicros, now, values);
-  if (!held && call) await chargeSubLimitsLate(c.db, call.jobId, costMicros, now);
-  return held;
+  const found = c.dialect === 'postgres' ? await settlePg(c, rootId, reservationId, costMicros, now, values as Record<string, unknown> | null) : await settleSqlite(c, rootId, reservationId, costMicros, now, values);
+  if (found === 'gone' && call) await chargeSubLimitsLate(c.db, call.jobId, costMicros, now);
+  return found === 'held';
 }
 
-/** SQLite: the settle of {@link settleBudget} in one transaction. @returns whether the reservation was still held. */
-async function settleSqlite(c: StoreCtx, rootId: number, reservationId: number, costMicros: number, now: number, values: ReturnType<typeof modelCallValues> | null): Promise<boolean> {
+/** SQLite: the settle of {@link settleBudget} in one transaction. */
+async function settleSqlite(c: StoreCtx, rootId: number, reservationId: number, costMicros: number, now: number, values: ReturnType<typeof modelCallValues> | null): Promise<SettleFound> {
   return c.db.transaction().execute(async (trx) => {
-    const held = await trx.deleteFrom('budget_reservations').where('id', '=', reservationId).where('root_id', '=', rootId).returning(['micros', 'job_ids']).executeTakeFirst();
-    const micros = held ? num(held.micros) : 0;
+    const held = await trx.deleteFrom('budget_reservations').where('id', '=', reservationId).where('root_id', '=', rootId).returning(['micros', 'job_ids', 'charged_micros', 'call_id']).executeTakeFirst();
+    const swept = held?.charged_micros !== undefined && held.charged_micros !== null ? num(held.charged_micros) : null;
+    // what is given back to `reserved` (nothing when the sweep did it), and the change to `spent`
+    const micros = held && swept === null ? num(held.micros) : 0;
+    const delta = costMicros - (swept ?? 0);
     await trx
       .updateTable('tree_budgets')
       .set({
         reserved_micros: sql<number>`case when reserved_micros >= ${micros} then reserved_micros - ${micros} else 0 end`,
-        spent_micros: sql<number>`spent_micros + ${costMicros}`,
+        spent_micros: sql<number>`max(spent_micros + ${delta}, 0)`,
         updated_at: now,
       })
       .where('root_id', '=', rootId)
       .execute();
-    await settleJobRows(trx, parseJobIds(held?.job_ids), micros, costMicros, now);
+    await settleJobRows(trx, parseJobIds(held?.job_ids), micros, delta, now);
+    if (held?.call_id !== undefined && held.call_id !== null) await trx.deleteFrom('model_calls').where('id', '=', num(held.call_id)).execute();
     if (values) await trx.insertInto('model_calls').values(values).execute();
-    return held !== undefined;
+    return held === undefined ? 'gone' : swept === null ? 'held' : 'swept';
   });
 }
 
 /**
  * Moves reservation `reservationId`'s expiry to `expiresAt` (epoch ms): its call is still
  * running (a stream may outlast the TTL), so the sweeper must not give its micros back. One
- * UPDATE. @returns false when the reservation is gone (settled, or released already).
+ * UPDATE. @returns false when the reservation is gone (settled, or swept already).
  */
 export async function extendBudgetReservation(c: StoreCtx, reservationId: number, expiresAt: number): Promise<boolean> {
   assertInt('reservationId', reservationId, 1);
   assertInt('expiresAt', expiresAt, 0);
-  const r = await c.db.updateTable('budget_reservations').set({ expires_at: expiresAt }).where('id', '=', reservationId).executeTakeFirst();
+  // a reservation the sweep already charged (H7) is not live any more: its marker keeps its own expiry
+  const r = await c.db.updateTable('budget_reservations').set({ expires_at: expiresAt }).where('id', '=', reservationId).where('charged_micros', 'is', null).executeTakeFirst();
   return Number(r.numUpdatedRows) > 0;
-}
-
-/**
- * The sweeper's part: every reservation whose `expires_at <= now` (its gateway process died
- * or hung past the TTL) is deleted and its micros given back to its tree, one transaction of
- * at most 500 rows per call (the sweeper calls again next round). Trees are updated in
- * root_id order (no lock-order cycles between replicas on PostgreSQL).
- * @returns per tree: µ$ released and how many reservations.
- */
-export async function releaseExpiredReservations(c: StoreCtx, now: number): Promise<{ rootId: number; releasedMicros: number; count: number }[]> {
-  assertInt('now', now, 0);
-  return c.db.transaction().execute(async (trx) => {
-    const expired = trx.selectFrom('budget_reservations').select('id').where('expires_at', '<=', now).orderBy('id').limit(500);
-    const gone = await trx.deleteFrom('budget_reservations').where('id', 'in', expired).returning(['root_id', 'micros', 'job_ids']).execute();
-    const per = new Map<number, { rootId: number; releasedMicros: number; count: number }>();
-    const perJob = new Map<number, number>(); // issue 6: job_budgets id → µ$ to give back
-    for (const g of gone) {
-      for (const j of parseJobIds(g.job_ids)) perJob.set(j, (perJob.get(j) ?? 0) + num(g.micros));
-      const id = num(g.root_id);
-      const e = per.get(id) ?? { rootId: id, releasedMicros: 0, count: 0 };
-      e.releasedMicros += num(g.micros);
-      e.count++;
-      per.set(id, e);
-    }
-    const out = [...per.values()].sort((a, b) => a.rootId - b.rootId);
-    for (const e of out) {
-      await trx
-        .updateTable('tree_budgets')
-        .set({ reserved_micros: sql<number>`case when reserved_micros >= ${e.releasedMicros} then reserved_micros - ${e.releasedMicros} else 0 end`, updated_at: now })
-        .where('root_id', '=', e.rootId)
-        .execute();
-    }
-    for (const [jobId, micros] of [...perJob].sort((a, b) => a[0] - b[0])) await settleJobRows(trx, [jobId], micros, 0, now);
-    return out;
-  });
 }
 
 /**
@@ -312,15 +310,17 @@ export async function pauseJobForBudget(c: StoreCtx, jobId: number, attempt: num
 /**
  * The columns of a budget-paused job going back to `queued` to resume where it stopped (a
  * top-up, resumeBudgetPausedJobs and endPausedAttempt): its session resumed, pinned to the
- * runner that ran it (0004: the session's workspace lives there: claim only there), reason,
- * error, assignment and token cleared, and the paused attempt's end (finished_at) cleared: the
- * new attempt has not ended.
+ * runner that ran it (0004: the session's workspace lives there: claim only there), the runner
+ * itself cleared (a queued job is on no runner: jobs.ts transitionPlan; the SET reads the old
+ * value for the pin), reason, error, assignment and token cleared, and the paused attempt's
+ * end (finished_at) cleared: the new attempt has not ended.
  */
 const resumeColumns = (eb: ExpressionBuilder<Database, 'jobs'>) =>
   ({
     status: 'queued',
     resume_session_id: eb.fn.coalesce('session_id', 'resume_session_id'),
     pinned_runner_id: eb.fn.coalesce('runner_id', 'pinned_runner_id'),
+    runner_id: null,
     end_reason: null,
     error: null,
     assigned_at: null,

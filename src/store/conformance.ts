@@ -28,6 +28,8 @@ import { effortTierTests } from './conformance/effort-tiers.js';
 import { dashboardTests } from './conformance/dashboard.js';
 import { dispatchBatchTests } from './conformance/dispatch-batch.js';
 import { runnerFrameTests } from './conformance/runner-frame.js';
+import { runnerAttemptTests } from './conformance/runner-attempts.js';
+import { runnerClaimTests } from './conformance/runner-claims.js';
 
 /** Options of {@link runStoreConformance}. */
 export interface ConformanceOptions {
@@ -96,5 +98,7 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Store
     dashboardTests(h);
     dispatchBatchTests(h);
     runnerFrameTests(h);
+    runnerAttemptTests(h);
+    runnerClaimTests(h);
   });
 }

@@ -1,4 +1,5 @@
 import type { JobEvent } from '../protocol/index.js';
+import type { RunnerAttemptRow } from './runner-attempts.js';
 import type { TaskEventRow, TaskPromptRow } from './tasks-types.js';
 
 /**
@@ -29,7 +30,7 @@ export interface TaskTurnRow {
   createdAt: number;
 }
 
-/** The dashboard's store methods (store/runner-events.ts, task-conversation.ts, event-pages.ts, settings.ts). */
+/** The dashboard's store methods (store/runner-events.ts, runner-attempts.ts, task-conversation.ts, event-pages.ts, settings.ts). */
 export interface DashboardStore {
   /**
    * Appends a line to runner `runnerId`'s history.
@@ -38,6 +39,13 @@ export interface DashboardStore {
   recordRunnerEvent(runnerId: number, e: { kind: RunnerEventKind; text: string; jobId?: number | null }, now: number): Promise<RunnerEventRow>;
   /** The runner's history, newest first (id order), at most `limit` (1..500); `before`: an id cursor. */
   listRunnerEvents(runnerId: number, limit: number, before?: number): Promise<RunnerEventRow[]>;
+  /**
+   * The runner's recent jobs, one per attempt that ran on it (an attempt lost there and
+   * retried elsewhere too), newest first (job id, then attempt, descending), at most `limit`
+   * (1..100), each with its outcome there (store/runner-attempts.ts).
+   * @throws Error when runnerId is not a positive integer or limit is not 1..100.
+   */
+  listRecentAttemptsForRunner(runnerId: number, limit: number): Promise<RunnerAttemptRow[]>;
   /**
    * The turns of a task with the job that ran each, newest first, at most `limit` (1..200);
    * `beforeTurn`: only turns < it. Recorded by {@link TaskStore.attachTurnJob}.

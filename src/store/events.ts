@@ -2,6 +2,7 @@ import { sql, type Insertable, type Transaction } from 'kysely';
 import type { EventBody, JobEvent } from '../protocol/index.js';
 import { num, toJobEvent } from './codec.js';
 import { assertInt, chunks, lockJob, type StoreCtx } from './ctx.js';
+import { capFrameEvent, capServerEvent } from './frame-cap.js';
 import type { Database, JobEventsTable } from './schema.js';
 
 /** Rows per multi-row INSERT / IN list (7 columns each: far under both engines' parameter limits). */
@@ -53,7 +54,7 @@ export async function appendState(trx: Transaction<Database>, jobId: number, att
  * seq 1..n with no gap or duplicate. Refused (`accepted: false`) when the job does not exist
  * or `attempt` is not its current attempt. Events whose rseq is already stored for
  * (job, attempt), or repeated within the batch, are skipped; the rest, in rseq order, get the
- * next seq numbers. `upTo` is the highest rseq stored for (job, attempt) afterwards (0: none).
+ * next seq numbers, each cut to the per-event size cap (frame-cap.ts). `upTo` is the highest rseq stored for (job, attempt) afterwards (0: none).
  * @throws Error when an rseq is not an integer >= 0.
  */
 export async function appendRunnerEvents(
@@ -69,7 +70,7 @@ export async function appendRunnerEvents(
     if (!job || job.attempt !== attempt) return { accepted: false as const };
 
     const byRseq = new Map<number, EventBody & { rseq: number; at: string }>();
-    for (const e of events) if (!byRseq.has(e.rseq)) byRseq.set(e.rseq, e);
+    for (const e of events) if (!byRseq.has(e.rseq)) byRseq.set(e.rseq, capFrameEvent(e));
     const state = await appendState(trx, jobId, attempt, [...byRseq.keys()]);
     for (const r of state.seen) byRseq.delete(r);
     const fresh = [...byRseq.values()].sort((a, b) => a.rseq - b.rseq);
@@ -96,10 +97,13 @@ export async function appendRunnerEvents(
 
 /**
  * Stores one server-made event (rseq null, the job's current attempt) with the next seq,
- * `at` = `now` as ISO-8601. @throws Error when the job does not exist.
+ * `at` = `now` as ISO-8601, cut to the per-event size cap like a runner's (frame-cap.ts: a
+ * status message may quote what a runner sent, e.g. its reason for refusing a job).
+ * @throws Error when the job does not exist.
  */
-export async function appendServerEvent(c: StoreCtx, jobId: number, body: EventBody, now: number): Promise<JobEvent> {
+export async function appendServerEvent(c: StoreCtx, jobId: number, event: EventBody, now: number): Promise<JobEvent> {
   assertInt('now', now, 0);
+  const body = capServerEvent(event);
   return c.db.transaction().execute(async (trx) => {
     const job = await lockJob(trx, c.dialect, jobId);
     if (!job) throw new Error(`store: appendServerEvent: job ${jobId} does not exist`);

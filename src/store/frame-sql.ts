@@ -1,6 +1,6 @@
 import type { Updateable } from 'kysely';
 import { TERMINAL_STATUSES, type JobStatus } from '../protocol/index.js';
-import type { FrameEvent, RefusedFrameJob } from './runner-frame.js';
+import type { FrameEvent, FrameMove, RefusedFrameJob } from './runner-frame.js';
 import type { JobsTable } from './schema.js';
 
 /** A frame as runner-frame.ts frameSql prepared it for the engines' paths. */
@@ -21,6 +21,8 @@ export interface FrameSql {
   startedAtIfUnset: number | undefined;
   /** The move collects children's results: a job with children goes to the transaction path. */
   needKids: boolean;
+  /** The frame's move, cut to the per-event size cap (frame-cap.ts): what the transaction path applies. */
+  move?: FrameMove;
 }
 
 /** True when the job as read refuses the frame: on another runner, lost or queued, or at another attempt. */

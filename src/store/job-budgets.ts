@@ -69,12 +69,12 @@ class NoFit extends Error {
 /**
  * Reserves `worst` µ$ against tree `rootId` and every sub-limit on job `jobId`'s path, one
  * transaction (see the top of this file), plus the `budget_reservations` row naming the
- * job rows held (`job_ids`). Null when the path has no sub-limit (the caller reserves against
+ * job rows held (`job_ids`) and its call (`callJson`, pending-call.ts; H7). Null when the path has no sub-limit (the caller reserves against
  * the tree alone) or the tree has no row yet (the caller creates it and retries).
  * @returns ok with the tree's figures, or `{ ok: false, budget }` with the figures of the
  *   first budget that did not fit (`budget.jobId` set when it is a sub-limit).
  */
-export async function reserveWithSubLimits(c: StoreCtx, rootId: number, jobId: number, worst: number, now: number, ttlMs: number): Promise<BudgetReservationResult | 'no-sub-limit' | null> {
+export async function reserveWithSubLimits(c: StoreCtx, rootId: number, jobId: number, worst: number, now: number, ttlMs: number, callJson: string | null = null): Promise<BudgetReservationResult | 'no-sub-limit' | null> {
   const chain = await subLimitChain(c.db, jobId);
   if (!chain.length) return 'no-sub-limit';
   await ensureRows(c.db, chain, now);
@@ -101,7 +101,7 @@ export async function reserveWithSubLimits(c: StoreCtx, rootId: number, jobId: n
       }
       const res = await trx
         .insertInto('budget_reservations')
-        .values({ root_id: rootId, micros: worst, created_at: now, expires_at: now + ttlMs, job_ids: chain.map((j) => j.id).join(',') })
+        .values({ root_id: rootId, micros: worst, created_at: now, expires_at: now + ttlMs, job_ids: chain.map((j) => j.id).join(','), call: callJson })
         .returning('id')
         .executeTakeFirstOrThrow();
       const limitMicros = num(tree.limit_micros);
@@ -123,14 +123,18 @@ export function parseJobIds(s: string | null | undefined): number[] {
   return s ? s.split(',').map(Number).filter((n) => Number.isSafeInteger(n) && n > 0) : [];
 }
 
-/** Gives back `micros` of reservation to the job rows `ids` and charges `cost` (settle and sweeper). Ascending id order. */
+/**
+ * Gives back `micros` of reservation to the job rows `ids` and charges `cost` (settle and
+ * sweeper). `cost` may be negative (a late settle taking back the sweep's larger charge, H7):
+ * spent never goes below 0. Ascending id order.
+ */
 export async function settleJobRows(db: Db, ids: number[], micros: number, cost: number, now: number): Promise<void> {
   for (const id of [...ids].sort((a, b) => a - b)) {
     await db
       .updateTable('job_budgets')
       .set({
         reserved_micros: sql<number>`case when reserved_micros >= ${micros} then reserved_micros - ${micros} else 0 end`,
-        spent_micros: sql<number>`spent_micros + ${cost}`,
+        spent_micros: sql<number>`case when spent_micros + ${cost} >= 0 then spent_micros + ${cost} else 0 end`,
         updated_at: now,
       })
       .where('job_id', '=', id)

@@ -6,6 +6,8 @@ import type { Store } from './types.js';
 import * as tokens from './tokens.js';
 import * as runners from './runners.js';
 import * as runnerCapacity from './runner-capacity.js';
+import * as runnerInstance from './runner-instance.js';
+import * as runnerNames from './runner-names.js';
 import * as jobs from './jobs.js';
 import * as claim from './claim.js';
 import * as events from './events.js';
@@ -14,6 +16,7 @@ import * as modelActivity from './model-activity.js';
 import * as agentVersions from './agent-versions.js';
 import * as effortTiers from './effort-tiers.js';
 import * as budgets from './budgets.js';
+import * as expiredReservations from './expired-reservations.js';
 import * as jobBudgets from './job-budgets.js';
 import * as modelRoutes from './model-routes.js';
 import * as costs from './costs.js';
@@ -54,6 +57,10 @@ export function kyselyStore(db: Kysely<Database>, dialect: SqlDialect, afterClos
     getRunner: (id) => runners.getRunner(c, id),
     listRunners: () => runners.listRunners(c),
     touchRunner: (id, now, f) => runners.touchRunner(c, id, now, f),
+    registerRunner: (r) => runnerNames.registerRunner(c, r),
+    renameRunner: (id, name) => runnerNames.renameRunner(c, id, name),
+    claimRunnerInstance: (id, r) => runnerInstance.claimRunnerInstance(c, id, r),
+    releaseRunnerInstance: (id, conn) => runnerInstance.releaseRunnerInstance(c, id, conn),
     setRunnerCapacity: (id, set) => runnerCapacity.setRunnerCapacity(c, id, set),
     setRunnerDisconnected: (id, now) => runners.setRunnerDisconnected(c, id, now),
     sweepStaleRunners: (cutoff, now) => runners.sweepStaleRunners(c, cutoff, now),
@@ -89,11 +96,11 @@ export function kyselyStore(db: Kysely<Database>, dialect: SqlDialect, afterClos
     jobUsage: (id) => calls.jobUsage(c, id),
     costRollup: (q) => costs.costRollup(c, q),
     getTreeBudget: (id, now) => budgets.getTreeBudget(c, id, now),
-    reserveBudget: (id, w, now, ttl, jobId) => budgets.reserveBudget(c, id, w, now, ttl, jobId),
+    reserveBudget: (id, w, now, ttl, jobId, call) => budgets.reserveBudget(c, id, w, now, ttl, jobId, call),
     getJobBudget: (id, now) => jobBudgets.getJobBudget(c, id, now),
     topUpJobBudget: (id, add, now) => jobBudgets.topUpJobBudget(c, id, add, now),
     settleBudget: (id, r, cost, now, call) => budgets.settleBudget(c, id, r, cost, now, call),
-    releaseExpiredReservations: (now) => budgets.releaseExpiredReservations(c, now),
+    releaseExpiredReservations: (now) => expiredReservations.releaseExpiredReservations(c, now),
     extendBudgetReservation: (id, expiresAt) => budgets.extendBudgetReservation(c, id, expiresAt),
     listModelRoutes: () => modelRoutes.listModelRoutes(c),
     setModelRoute: (p, prov, now) => modelRoutes.setModelRoute(c, p, prov, now),

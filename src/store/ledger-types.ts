@@ -29,9 +29,10 @@ export interface LedgerStore {
    * Atomically reserves `worstMicros` when `spent + reserved + worst <= limit` (one conditional
    * UPDATE plus the reservation row, one transaction; holds across processes), held until
    * `now + ttlMs` (default 30 min) at the latest. `ok: false` leaves it unchanged. Null when
-   * not a root job.
+   * not a root job. `call` (H7) is kept on the reservation row: the ledger row the sweep writes
+   * if the call is never settled.
    */
-  reserveBudget(rootId: number, worstMicros: number, now: number, ttlMs?: number, jobId?: number): Promise<BudgetReservationResult | null>;
+  reserveBudget(rootId: number, worstMicros: number, now: number, ttlMs?: number, jobId?: number, call?: PendingCall): Promise<BudgetReservationResult | null>;
   /**
    * Issue 6: job `jobId`'s own sub-limit budget (`jobId` set), created from its budgetMicros
    * if missing; null when the job has no sub-limit (a root, or a child sharing the tree's).
@@ -47,12 +48,18 @@ export interface LedgerStore {
   /**
    * Settles reservation `reservationId` of tree `rootId`: releases it (unless the sweeper
    * already did) and charges `costMicros` (0 for a failed call); with `call`, appends that
-   * ledger row in the same transaction. False when the reservation was already gone (the cost
-   * is charged all the same).
+   * ledger row in the same transaction. When the sweeper had charged it (H7), that charge and
+   * its ledger row are replaced by these. False when the reservation was no longer held (the
+   * cost is charged all the same).
    */
   settleBudget(rootId: number, reservationId: number, costMicros: number, now: number, call?: NewModelCall): Promise<boolean>;
-  /** Releases every reservation whose expiry is <= now (its gateway died mid-call): returns how many µ$ per tree. */
-  releaseExpiredReservations(now: number): Promise<{ rootId: number; releasedMicros: number; count: number }[]>;
+  /**
+   * H7: every reservation whose expiry is <= now (its gateway died mid-call, and the upstream
+   * probably billed the call) is released AND charged its micros (the worst case), with a
+   * ledger row marked usage unknown for its call; a settle that still comes later replaces that
+   * charge and row with the real ones (budgets.ts). Returns per tree µ$ released and charged.
+   */
+  releaseExpiredReservations(now: number): Promise<ExpiredReservations[]>;
   /** Moves a reservation's expiry to `expiresAt` (epoch ms) while its call runs; false when it is gone (settled or released). */
   extendBudgetReservation(reservationId: number, expiresAt: number): Promise<boolean>;
 
@@ -118,6 +125,8 @@ export interface NewModelCall {
   cacheWriteTokens: number;
   /** False when the usage could not be read and the tokens/cost are an estimate. */
   usageKnown: boolean;
+  /** Server-side web searches charged in costMicros (H4, migration 0020); default 0. */
+  webSearchRequests?: number;
   costMicros: number;
   startedAt: number;
   durationMs: number;
@@ -127,6 +136,33 @@ export interface NewModelCall {
   runnerId?: number | null;
   /** Why the gateway refused the call without asking the upstream (`budget`, `invalid_request`, ...); absent = forwarded. */
   refused?: string | null;
+}
+
+/**
+ * What a reservation keeps of its call (H7): the ledger row the sweep writes, usage unknown,
+ * when the call is never settled (its gateway died). Tokens are the worst case's: the input
+ * estimate the reservation priced and the output bound; `webSearchRequests` the searches
+ * reserved for. Stored as JSON on the reservation row (migration 0020).
+ */
+export interface PendingCall {
+  jobId: number;
+  attempt: number;
+  provider: string;
+  model: string;
+  api: string;
+  streamed: boolean;
+  runnerId?: number | null;
+  inputTokens: number;
+  outputTokens: number;
+  webSearchRequests?: number;
+}
+
+/** One tree's part of a reservation sweep: µ$ given back to `reserved`, µ$ charged to `spent` (H7: the same), reservations swept. */
+export interface ExpiredReservations {
+  rootId: number;
+  releasedMicros: number;
+  chargedMicros: number;
+  count: number;
 }
 
 /** What {@link Store.reserveBudget} returns: the budget after (ok) or as it stands (refused), and the reservation's id when ok. */

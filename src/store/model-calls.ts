@@ -29,6 +29,7 @@ export function modelCallValues(m: NewModelCall): Insertable<ModelCallsTable> {
   assertInt('startedAt', m.startedAt, 0);
   assertInt('durationMs', m.durationMs, 0);
   if (m.costNanos !== undefined) assertInt('costNanos', m.costNanos, 0);
+  if (m.webSearchRequests !== undefined) assertInt('webSearchRequests', m.webSearchRequests, 0);
   if (m.runnerId !== undefined && m.runnerId !== null) assertInt('runnerId', m.runnerId, 1);
   return {
     job_id: m.jobId,
@@ -49,6 +50,7 @@ export function modelCallValues(m: NewModelCall): Insertable<ModelCallsTable> {
     refused: m.refused ?? null,
     started_at: m.startedAt,
     duration_ms: m.durationMs,
+    web_search_requests: m.webSearchRequests ?? 0,
   };
 }
 

@@ -5,6 +5,7 @@ import { assertInt, chunks, type StoreCtx } from './ctx.js';
 import { appendState } from './events.js';
 import { transitionPlan } from './jobs.js';
 import { endedForFrame, leavesGap, refuses, type AfterFinish, type FrameSql } from './frame-sql.js';
+import { capFrameEvent, capFrameMove } from './frame-cap.js';
 import { applyFramePg } from './runner-frame-pg.js';
 import type { Database, JobEventsTable } from './schema.js';
 import type { JobRow } from './types.js';
@@ -112,12 +113,13 @@ export async function applyRunnerFrame(c: StoreCtx, f: RunnerFrame, now: number,
     const fast = await pgFast(c, q);
     if (fast !== 'retry') return fast;
   }
-  return c.db.transaction().execute((trx) => applyInTransaction(c, trx, q, f.move));
+  return c.db.transaction().execute((trx) => applyInTransaction(c, trx, q, q.move));
 }
 
 /**
  * `f` checked and prepared for the engines' paths: events deduplicated by rseq (the first one
- * counts), rseq ascending; the move's columns (jobs.ts transitionPlan).
+ * counts), rseq ascending, each cut to the per-event size cap (frame-cap.ts); the move's
+ * columns (jobs.ts transitionPlan), from the move cut to the same cap.
  * @throws Error when a number is not an integer or the move is invalid.
  */
 export function frameSql(codec: Codec, f: RunnerFrame, now: number): FrameSql {
@@ -126,15 +128,17 @@ export function frameSql(codec: Codec, f: RunnerFrame, now: number): FrameSql {
   assertInt('runnerId', f.runnerId, 1);
   for (const e of f.events) assertInt('event rseq', e.rseq, 0);
   if (f.move?.startedAtIfUnset !== undefined) assertInt('startedAtIfUnset', f.move.startedAtIfUnset, 0);
-  const plan = f.move ? transitionPlan(codec, f.move.from, f.move.to, now, f.move) : null;
+  // The per-event size cap (frame-cap.ts): what is stored, and what the move writes, is cut here.
+  const move = capFrameMove(f.move);
+  const plan = move ? transitionPlan(codec, move.from, move.to, now, move) : null;
   const byRseq = new Map<number, FrameEvent>();
-  for (const e of f.events) if (!byRseq.has(e.rseq)) byRseq.set(e.rseq, e);
+  for (const e of f.events) if (!byRseq.has(e.rseq)) byRseq.set(e.rseq, capFrameEvent(e));
   let events = [...byRseq.values()].sort((a, b) => a.rseq - b.rseq);
   // The attempt ends at its job.finished: what the frame has after it is refused.
   const fin = events.findIndex((e) => e.type === 'job.finished');
   const afterFinish = fin >= 0 && fin < events.length - 1 ? { finishedRseq: events[fin]!.rseq, refused: events.length - fin - 1 } : null;
   if (afterFinish) events = events.slice(0, fin + 1);
-  return { jobId: f.jobId, attempt: f.attempt, runnerId: f.runnerId, events, afterFinish, plan, startedAtIfUnset: f.move?.startedAtIfUnset, needKids: f.move?.withChildren !== undefined };
+  return { jobId: f.jobId, attempt: f.attempt, runnerId: f.runnerId, events, afterFinish, plan, startedAtIfUnset: move?.startedAtIfUnset, needKids: move?.withChildren !== undefined, move };
 }
 
 async function applyInTransaction(c: StoreCtx, trx: Transaction<Database>, q: FrameSql, move: FrameMove | undefined): Promise<FrameOutcome> {

@@ -56,17 +56,21 @@ export async function listRunners(c: StoreCtx): Promise<RunnerRow[]> {
   return rows.map((r) => toRunnerRow(c.codec, r));
 }
 
-/** Heartbeat / (re)connect: connected, not offline, last heartbeat = now, plus the given fields. False when unknown or revoked. */
+/**
+ * Heartbeat / (re)connect: connected, not offline, last heartbeat = now, plus the given fields.
+ * With `conn`: only while that connection holds the runner (runner-instance.ts). False when
+ * unknown, revoked, or (`conn`) held by another connection.
+ */
 export async function touchRunner(
   c: StoreCtx,
   id: number,
   now: number,
-  fields: { labels?: Labels; capacity?: number; browserSlots?: number; version?: string; name?: string } = {},
+  fields: { labels?: Labels; capacity?: number; browserSlots?: number; version?: string; name?: string; conn?: string } = {},
 ): Promise<boolean> {
   assertInt('now', now, 0);
   if (fields.capacity !== undefined) assertInt('capacity', fields.capacity, 1);
   if (fields.browserSlots !== undefined) assertInt('browserSlots', fields.browserSlots, 1);
-  const res = await c.db
+  let q = c.db
     .updateTable('runners')
     .set({
       connected: 1,
@@ -79,8 +83,9 @@ export async function touchRunner(
       ...(fields.name !== undefined ? { name: fields.name } : {}),
     })
     .where('id', '=', id)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
+    .where('revoked_at', 'is', null);
+  if (fields.conn !== undefined) q = q.where('instance_conn', '=', fields.conn);
+  const res = await q.executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
 }
 
@@ -119,11 +124,12 @@ export async function sweepStaleRunners(c: StoreCtx, cutoff: number, now: number
 
 /**
  * Ends the assigned/running jobs on the runners `runnerIds` selects (inside `trx`): a job
- * with retries left goes back to `queued` (assignment, start and token cleared, retries
- * left − 1; runnerId stays the runner it was lost on until the next claim; never a `cancelling`
- * one); a `cancelling` one becomes `cancelled` (endReason `cancelled`: what was asked for);
- * every other one becomes `lost` with `reason`; finishedAt = now, token cleared. All are
- * conditional UPDATEs. Returns the changed jobs by id ascending.
+ * with retries left goes back to `queued` (runner, assignment, start and token cleared, retries
+ * left − 1: a queued job is on no runner; never a `cancelling` one); a `cancelling` one becomes
+ * `cancelled` (endReason `cancelled`: what was asked for); every other one becomes `lost` with
+ * `reason`; finishedAt = now, token cleared. All are conditional UPDATEs. Returns the changed
+ * jobs by id ascending, each with `runnerId` = the runner its attempt was on (for a requeued
+ * one that is not what is stored: {@link requeuedFromRunner}).
  * A budget-paused job whose stopped attempt still held one of these runners stays `paused` (a
  * top-up resumes it) but no longer holds it: finishedAt = now (its process went with the
  * runner), and a pending resume (`budget_resume`) goes back to `budget`, to be resumed by the
@@ -151,6 +157,7 @@ async function endJobsOf(
     .where('retries_left', '>', 0)
     .returningAll()
     .execute();
+  await requeuedFromRunner(trx, retried.map((r) => num(r.id)));
   // A job being cancelled is cancelled: its process went with the runner (or is killed when the
   // runner starts again), which is what the cancel asked for (a fresh user's `jobs cancel` read
   // `lost` and exited 1 when the runner died meanwhile).
@@ -182,24 +189,42 @@ async function endJobsOf(
 /**
  * A lost attempt of job `id` goes back to the queue for a retry when the job has retries left:
  * one conditional UPDATE (status `assigned`/`running`, this `attempt`, retries left > 0) to
- * `queued`, with assignment, start and token cleared and retries left − 1, as
- * {@link endJobsOf} does for a lost runner's jobs. The runner stays recorded until the next claim.
- * @returns the requeued job, or null when it has no retry left or is no longer that attempt.
+ * `queued`, with assignment, start and token cleared and retries left − 1, then its runner
+ * cleared ({@link requeuedFromRunner}), in one transaction, as {@link endJobsOf} does for a
+ * lost runner's jobs.
+ * @returns the requeued job with `runnerId` = the runner the attempt was lost on (stored: none),
+ *   or null when it has no retry left or is no longer that attempt.
  */
 export async function retryLostJob(c: StoreCtx, id: number, attempt: number, now: number): Promise<JobRow | null> {
   assertInt('id', id, 1);
   assertInt('attempt', attempt, 1);
   assertInt('now', now, 0);
-  const row = await c.db
-    .updateTable('jobs')
-    .set((eb) => ({ status: 'queued', assigned_at: null, started_at: null, token_hash: null, retries_left: eb('retries_left', '-', 1) }))
-    .where('id', '=', id)
-    .where('attempt', '=', attempt)
-    .where('status', 'in', ['assigned', 'running'])
-    .where('retries_left', '>', 0)
-    .returningAll()
-    .executeTakeFirst();
-  return row ? toJobRow(c.codec, row) : null;
+  return c.db.transaction().execute(async (trx) => {
+    const row = await trx
+      .updateTable('jobs')
+      .set((eb) => ({ status: 'queued', assigned_at: null, started_at: null, token_hash: null, retries_left: eb('retries_left', '-', 1) }))
+      .where('id', '=', id)
+      .where('attempt', '=', attempt)
+      .where('status', 'in', ['assigned', 'running'])
+      .where('retries_left', '>', 0)
+      .returningAll()
+      .executeTakeFirst();
+    if (row) await requeuedFromRunner(trx, [id]);
+    return row ? toJobRow(c.codec, row) : null;
+  });
+}
+
+/**
+ * The second half of a lost attempt's requeue (inside its transaction): the jobs `ids`, now
+ * `queued`, are on no runner (runner_id null), as every job back in the queue (jobs.ts
+ * transitionPlan): listings and the API show no runner for them, and `GET /api/jobs?runner=`
+ * no longer lists them. Fencing does not need the old runner: a frame, `job.accepted` or
+ * report for a queued job is refused by its status, and the next claim sets a new runner and
+ * attempt. The runner an attempt ran on stays in the job's `status` events (runner-attempts.ts).
+ */
+async function requeuedFromRunner(trx: Transaction<Database>, ids: readonly number[]): Promise<void> {
+  if (ids.length === 0) return;
+  await trx.updateTable('jobs').set({ runner_id: null }).where('id', 'in', [...ids]).where('status', '=', 'queued').execute();
 }
 
 /** Sets or (null) clears the dispatch hold. @returns the updated runner, or null when unknown. */

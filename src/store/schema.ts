@@ -59,6 +59,10 @@ export interface RunnersTable {
   browser_slots: ColumnType<number, number | undefined, number>;
   owner_capacity: number | null;
   owner_browser_slots: number | null;
+  /** 0021: the runner process holding the connection (`hello.instance`), the connection's server-side id, since when (epoch ms). */
+  instance: string | null;
+  instance_conn: string | null;
+  instance_since: Int8 | null;
 }
 
 export interface JobsTable {
@@ -129,6 +133,8 @@ export interface ModelCallsTable {
   cost_nanos: ColumnType<number | string, number | undefined, number>;
   runner_id: ColumnType<number | null, number | null | undefined, number | null>;
   refused: ColumnType<string | null, string | null | undefined, string | null>;
+  /** 0020: server-side web searches charged (H4). */
+  web_search_requests: ColumnType<number | string, number | undefined, number>;
 }
 
 /** 0002: one budget per job tree (see store/budgets.ts). Money in micro-dollars. */
@@ -170,6 +176,11 @@ export interface BudgetReservationsTable {
   expires_at: Int8;
   /** 0013: comma-separated job_budgets ids also held (null: the tree's row only). */
   job_ids?: string | null;
+  /** 0020: JSON of the call (store/types.ts PendingCall), for the sweep's ledger row (H7). */
+  call?: string | null;
+  /** 0020: set once the sweep charged the expired reservation: µ$ charged, and its ledger row's id. */
+  charged_micros?: ColumnType<number | string | null, number | null | undefined, number | null>;
+  call_id?: ColumnType<number | string | null, number | null | undefined, number | null>;
 }
 
 /** 0013: a child job's budget sub-limit (store/job-budgets.ts), micro-dollars. */

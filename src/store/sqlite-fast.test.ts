@@ -148,8 +148,9 @@ describe('SQLite fast paths (sqlite-fast.ts)', () => {
       [600_000, 400_000],
     ]);
     expect(new Set([a.reservationId, b.reservationId, c.reservationId]).size).toBe(3);
-    // a expires first: the sweep gives its 100,000 back; its late settle then charges 20,000 only.
-    expect(await s.releaseExpiredReservations(T + 60_000)).toEqual([{ rootId: jobId, releasedMicros: 100_000, count: 1 }]);
+    // a expires first: the sweep charges its 100,000 (H7); its late settle then replaces that with 20,000.
+    expect(await s.releaseExpiredReservations(T + 60_000)).toEqual([{ rootId: jobId, releasedMicros: 100_000, chargedMicros: 100_000, count: 1 }]);
+    expect(await s.getTreeBudget(jobId, T)).toMatchObject({ spentMicros: 100_000, reservedMicros: 500_000 });
     expect(await s.settleBudget(jobId, a.reservationId, 20_000, T + 60_001)).toBe(false);
     expect(await s.getTreeBudget(jobId, T)).toEqual({ rootId: jobId, limitMicros: 1_000_000, spentMicros: 20_000, reservedMicros: 500_000, remainingMicros: 480_000 });
     // b and c settle in one turn, each giving back exactly its own µ$ and charging its own cost.

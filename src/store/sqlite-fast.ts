@@ -13,7 +13,9 @@ import { sqliteDispatchStateReader } from './sqlite-dispatch-state.js';
 import type { DispatchState } from './dispatch-state.js';
 import { checkClaims } from './claim-batch.js';
 import type { Database } from './schema.js';
-import type { BudgetReservationResult, JobRow, NewModelCall, Store } from './types.js';
+import type { BudgetReservationResult, JobRow, NewModelCall, PendingCall, Store } from './types.js';
+import type { SettleFound } from './budgets.js';
+import { encodePendingCall } from './pending-call.js';
 
 /** How long a job-token lookup is reused on SQLite, ms (any store write that may change a job clears it at once). */
 export const TOKEN_CACHE_TTL_MS = 1000;
@@ -77,37 +79,41 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
     if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
     throw err;
   };
-  const reserveTx = (rootId: number, worst: number, now: number, ttlMs: number): BudgetReservationResult | null => {
+  const reserveTx = (rootId: number, worst: number, now: number, ttlMs: number, callJson: string | null): BudgetReservationResult | null => {
     const row = s().reserve.get(worst, now, rootId, worst) as BudgetRow | undefined;
     if (!row) return null;
     let res: BetterSqlite3.RunResult;
     try {
-      res = s().insertReservation.run(rootId, worst, now, now + ttlMs);
+      res = s().insertReservation.run(rootId, worst, now, now + ttlMs, callJson);
     } catch (err) {
       return abandonGroup(err);
     }
     return { ok: true, budget: toBudget(row), reservationId: Number(res.lastInsertRowid) };
   };
-  const settleTx = (rootId: number, reservationId: number, cost: number, now: number, values: Record<string, unknown> | null): boolean => {
+  const settleTx = (rootId: number, reservationId: number, cost: number, now: number, values: Record<string, unknown> | null): SettleFound => {
     // The ledger row first: when it is refused (a constraint), nothing of the settle was written
     // and the caller settles without it (meter.ts). Same rows as budgets.ts, another order.
     if (values) s().insertCall(values);
-    let held: { micros: number; job_ids: string | null } | undefined;
+    let held: { micros: number; job_ids: string | null; charged_micros: number | null; call_id: number | null } | undefined;
     try {
       held = s().deleteReservation.get(reservationId, rootId) as typeof held;
     } catch (err) {
       if (!values) throw err; // the unit's first write: nothing to take back
       return abandonGroup(err);
     }
+    // H7: a reservation the sweep charged as unknown usage: its charge and ledger row are replaced
+    const swept = held && held.charged_micros !== null ? Number(held.charged_micros) : null;
     try {
-      const micros = held ? Number(held.micros) : 0;
-      s().settle.run(micros, micros, cost, now, rootId);
+      const micros = held && swept === null ? Number(held.micros) : 0;
+      const delta = cost - (swept ?? 0);
+      s().settle.run(micros, micros, delta, now, rootId);
       // issue 6: the child sub-limits the reservation also held (job-budgets.ts), ascending id
-      for (const j of parseJobIds(held?.job_ids).sort((a, b) => a - b)) s().settleJob.run(micros, micros, cost, now, j);
+      for (const j of parseJobIds(held?.job_ids).sort((a, b) => a - b)) s().settleJob.run(micros, micros, delta, now, j);
+      if (held && held.call_id !== null) s().deleteCall.run(held.call_id);
     } catch (err) {
       return abandonGroup(err);
     }
-    return held !== undefined;
+    return held === undefined ? 'gone' : swept === null ? 'held' : 'swept';
   };
 
   // A runner's job.events frame (store/runner-frame.ts), group-committed (sqlite-frame.ts).
@@ -153,24 +159,25 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
         clear();
       }
     },
-    async reserveBudget(rootId, worstMicros, now, ttlMs = DEFAULT_RESERVATION_TTL_MS, jobId?: number) {
+    async reserveBudget(rootId, worstMicros, now, ttlMs = DEFAULT_RESERVATION_TTL_MS, jobId?: number, call?: PendingCall) {
       // issue 6: a child job's call may have sub-limits on its path: budgets.ts/job-budgets.ts
-      if (jobId !== undefined) return store.reserveBudget(rootId, worstMicros, now, ttlMs, jobId);
+      if (jobId !== undefined) return store.reserveBudget(rootId, worstMicros, now, ttlMs, jobId, call);
       assertInt('rootId', rootId, 1);
       assertInt('worstMicros', worstMicros, 0);
       assertInt('now', now, 0);
       assertInt('ttlMs', ttlMs, 1);
-      const done = await group.run(() => reserveTx(rootId, worstMicros, now, ttlMs));
-      return done ?? store.reserveBudget(rootId, worstMicros, now, ttlMs);
+      const callJson = encodePendingCall(call);
+      const done = await group.run(() => reserveTx(rootId, worstMicros, now, ttlMs, callJson));
+      return done ?? store.reserveBudget(rootId, worstMicros, now, ttlMs, undefined, call);
     },
     async settleBudget(rootId, reservationId, costMicros, now, call?: NewModelCall) {
       assertInt('rootId', rootId, 1);
       assertInt('reservationId', reservationId, 1);
       assertInt('costMicros', costMicros, 0);
       const values = call ? (modelCallValues(call) as Record<string, unknown>) : null;
-      const held = await group.run(() => settleTx(rootId, reservationId, costMicros, now, values));
-      if (!held && call) await chargeSubLimitsLate(db, call.jobId, costMicros, now);
-      return held;
+      const found = await group.run(() => settleTx(rootId, reservationId, costMicros, now, values));
+      if (found === 'gone' && call) await chargeSubLimitsLate(db, call.jobId, costMicros, now);
+      return found === 'held';
     },
     async close() {
       await group.drain(); // queued settles and notes are written before the database closes
@@ -268,7 +275,7 @@ function prepare(sqlite: BetterSqlite3.Database) {
   if (sameCols) {
     const byPos = sqlite.prepare(`insert into model_calls (${CALL_COLS.join(', ')}) values (${CALL_COLS.map(() => '?').join(', ')})`);
     insertCall = (v) =>
-      byPos.run(v.job_id, v.attempt, v.provider, v.model, v.api, v.streamed, v.http_status, v.input_tokens, v.output_tokens, v.cache_read_tokens, v.cache_write_tokens, v.usage_known, v.cost_micros, v.cost_nanos, v.runner_id, v.refused, v.started_at, v.duration_ms);
+      byPos.run(v.job_id, v.attempt, v.provider, v.model, v.api, v.streamed, v.http_status, v.input_tokens, v.output_tokens, v.cache_read_tokens, v.cache_write_tokens, v.usage_known, v.cost_micros, v.cost_nanos, v.runner_id, v.refused, v.started_at, v.duration_ms, v.web_search_requests);
   } else {
     const byName = sqlite.prepare(`insert into model_calls (${callCols.join(', ')}) values (${callCols.map((c) => '@' + c).join(', ')})`);
     insertCall = (v) => byName.run(v);
@@ -277,21 +284,24 @@ function prepare(sqlite: BetterSqlite3.Database) {
     reserve: sqlite.prepare(
       'update tree_budgets set reserved_micros = reserved_micros + ?, updated_at = ? where root_id = ? and spent_micros + reserved_micros + ? <= limit_micros returning root_id, limit_micros, spent_micros, reserved_micros',
     ),
-    insertReservation: sqlite.prepare('insert into budget_reservations (root_id, micros, created_at, expires_at) values (?, ?, ?, ?)'),
-    deleteReservation: sqlite.prepare('delete from budget_reservations where id = ? and root_id = ? returning micros, job_ids'),
+    insertReservation: sqlite.prepare('insert into budget_reservations (root_id, micros, created_at, expires_at, call) values (?, ?, ?, ?, ?)'),
+    deleteReservation: sqlite.prepare('delete from budget_reservations where id = ? and root_id = ? returning micros, job_ids, charged_micros, call_id'),
+    // the change to spent may be negative (a late settle of a swept reservation, H7): never below 0
     settleJob: sqlite.prepare(
-      'update job_budgets set reserved_micros = case when reserved_micros >= ? then reserved_micros - ? else 0 end, spent_micros = spent_micros + ?, updated_at = ? where job_id = ?',
+      'update job_budgets set reserved_micros = case when reserved_micros >= ? then reserved_micros - ? else 0 end, spent_micros = max(spent_micros + ?, 0), updated_at = ? where job_id = ?',
     ),
     settle: sqlite.prepare(
-      'update tree_budgets set reserved_micros = case when reserved_micros >= ? then reserved_micros - ? else 0 end, spent_micros = spent_micros + ?, updated_at = ? where root_id = ?',
+      'update tree_budgets set reserved_micros = case when reserved_micros >= ? then reserved_micros - ? else 0 end, spent_micros = max(spent_micros + ?, 0), updated_at = ? where root_id = ?',
     ),
+    /** Deletes the ledger row the sweep wrote for a reservation settled late after all (H7). */
+    deleteCall: sqlite.prepare('delete from model_calls where id = ?'),
     /** Writes one ledger row (the values of model-calls.ts modelCallValues). */
     insertCall,
   };
 }
 
 /** The ledger's columns in the order of the positional insert's arguments (`insertCall` in prepare). */
-const CALL_COLS = ['job_id', 'attempt', 'provider', 'model', 'api', 'streamed', 'http_status', 'input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'usage_known', 'cost_micros', 'cost_nanos', 'runner_id', 'refused', 'started_at', 'duration_ms'];
+const CALL_COLS = ['job_id', 'attempt', 'provider', 'model', 'api', 'streamed', 'http_status', 'input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'usage_known', 'cost_micros', 'cost_nanos', 'runner_id', 'refused', 'started_at', 'duration_ms', 'web_search_requests'];
 
 /** Only its keys are used: the ledger's columns, as model-calls.ts writes them. */
 const SAMPLE_CALL: NewModelCall = {

@@ -8,6 +8,8 @@ import type { JobStatus, JobResult, Labels, EventBody, JobEvent } from '../proto
 import type { JobHolds } from '../protocol/index.js';
 import type { TreeLimits } from '../protocol/index.js';
 import type { OrphanedJob } from './job-tree.js';
+import type { InstanceClaimRequest, RunnerInstanceClaim } from './runner-instance.js';
+import type { RunnerRename } from './runner-names.js';
 
 /**
  * The storage contract. Two implementations: SQLite (better-sqlite3, embedded default) and
@@ -58,9 +60,38 @@ export interface Store extends TaskStore, AgentVersionStore, EffortTierStore, Da
   listRunners(): Promise<RunnerRow[]>;
   /**
    * Records a (re)connect or heartbeat: sets connected, last heartbeat = now, and any given
-   * fields. Returns false (nothing changed) when the runner does not exist or was revoked.
+   * fields (`name` as is: the hub uses renameRunner). With `conn`: only while that connection
+   * holds the runner (claimRunnerInstance). Returns false (nothing changed) when the runner
+   * does not exist, was revoked, or (`conn`) is held by another connection.
    */
-  touchRunner(id: number, now: number, fields?: { labels?: Labels; capacity?: number; browserSlots?: number; version?: string; name?: string }): Promise<boolean>;
+  touchRunner(id: number, now: number, fields?: { labels?: Labels; capacity?: number; browserSlots?: number; version?: string; name?: string; conn?: string }): Promise<boolean>;
+  /**
+   * Registers a runner under the name rule (core/runner-names.ts): the asked `name` when no
+   * runner that is not revoked has it, else the first free `NAME-2`, `NAME-3`, ...; the
+   * returned row has the name it got. Otherwise as createRunner (same fields and errors).
+   */
+  registerRunner(r: { name: string; labels: Labels; capacity: number; credentialHash: string; now: number; hold?: RunnerHold; boundLabels?: Labels; browserSlots?: number }): Promise<RunnerRow>;
+  /**
+   * Renames runner `id` (a `hello` asking for another name) unless another runner that is not
+   * revoked has that name: then `{ renamed: false, reason: 'taken', takenBy }` (its id) and
+   * nothing changes. `unknown` for a revoked or missing runner.
+   */
+  renameRunner(id: number, name: string): Promise<RunnerRename>;
+  /**
+   * A `hello` claims the runner for connection `conn` (a server-side id, one per socket), one
+   * conditional UPDATE: taken when nobody holds it, the holder is the same process
+   * (`instance`), either side is an older runner without an instance (`instance` null: the
+   * newest connection wins, as before), or the holder has sent nothing since `staleBefore`.
+   * Taking it counts as a heartbeat (connected, last heartbeat = now). Otherwise `in_use` with
+   * the live holder (instance, since, last heartbeat, name, version); `revoked` for a revoked or
+   * unknown runner. Times epoch ms.
+   */
+  claimRunnerInstance(id: number, r: InstanceClaimRequest): Promise<RunnerInstanceClaim>;
+  /**
+   * Connection `conn` of runner `id` closed: when it still holds the runner, the runner is
+   * disconnected and free for any process; else nothing changes. True when it held it.
+   */
+  releaseRunnerInstance(id: number, conn: string): Promise<boolean>;
   /**
    * The owner's capacity setting (0009): `capacity` parallel jobs 1–4 and `browserSlots` 1–4;
    * a given field replaces the stored one (null clears it: the runner's own offer counts
@@ -76,14 +107,17 @@ export interface Store extends TaskStore, AgentVersionStore, EffortTierStore, Da
    * offline becomes offline, and each of its jobs in `assigned`/`running` becomes `lost`
    * (endReason `runner_lost`, finishedAt = now, token cleared) — or, when the job has retries
    * left (agent `retries`), goes back to `queued` (runner and token cleared, retries left − 1;
-   * the next claim gives it a new attempt). Returns the jobs it changed (status `lost` or `queued`).
+   * the next claim gives it a new attempt). Returns the jobs it changed (status `lost` or
+   * `queued`), each with `runnerId` = the runner its attempt was on (a queued one's stored row
+   * has none).
    */
   sweepStaleRunners(cutoff: number, now: number): Promise<JobRow[]>;
   /**
    * A lost attempt (its runner reconnected without it): when job `id`, still `assigned` or
    * `running` at `attempt`, has retries left, it goes back to `queued` as in sweepStaleRunners
-   * (token and assignment cleared, retries left − 1). Returns the requeued job, or null (no
-   * retry left, or no longer that attempt): the caller then marks it lost.
+   * (runner, token and assignment cleared, retries left − 1). Returns the requeued job with
+   * `runnerId` = the runner the attempt was lost on (stored: none), or null (no retry left, or
+   * no longer that attempt): the caller then marks it lost.
    */
   retryLostJob(id: number, attempt: number, now: number): Promise<JobRow | null>;
   /**

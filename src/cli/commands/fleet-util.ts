@@ -3,7 +3,9 @@ import type { Runner } from '../../protocol/index.js';
 import { CliError } from '../options.js';
 
 /**
- * Resolves a RUNNER argument (an id, or an exact runner name) to a runner id.
+ * Resolves a RUNNER argument (an id, or an exact runner name) to a runner id. Names are unique
+ * among runners that are not revoked (core/runner-names.ts): when revoked runners share the
+ * name with one that is not, that one is meant.
  * @throws CliError when no runner has that name, or several do (then give the id).
  */
 export async function resolveRunner(client: FlotillaClient, text: string): Promise<number> {
@@ -12,6 +14,8 @@ export async function resolveRunner(client: FlotillaClient, text: string): Promi
   const all = await client.listRunners();
   const named = all.filter((r) => r.name === t);
   if (named.length === 1) return named[0]!.id;
+  const live = named.filter((r) => r.status !== 'revoked');
+  if (live.length === 1) return live[0]!.id;
   if (named.length === 0) throw new CliError(`RUNNER: no runner named ${JSON.stringify(t)} (give its id or name; see flotilla runners)`);
   throw new CliError(`RUNNER: ${named.length} runners are named ${JSON.stringify(t)} (ids ${named.map((r) => r.id).join(', ')}); give the id`);
 }

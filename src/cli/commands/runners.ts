@@ -24,8 +24,8 @@ export function labelText(labels: Labels): string {
  * that is connected: the response, or `{ runnerId, name, error: { code, message } }`), and
  * registration tokens (admin). (`--to`, not `--version`: the root command's `--version` is
  * recognised after subcommands too.) Registration tokens:
- * - `runners token create [--labels k=v,...] [--ttl SECONDS]` (env FLOTILLA_LABELS,
- *   FLOTILLA_RUNNER_TOKEN_TTL): prints the token once, and its id;
+ * - `runners token create [--labels k=v,...] [--ttl SECONDS]` (env FLOTILLA_RUNNER_TOKEN_LABELS,
+ *   FLOTILLA_RUNNER_TOKEN_TTL: not FLOTILLA_LABELS, which is the runner's own labels): prints the token once, and its id;
  * - `runners token list [--all]` (default): id, status, labels, created, expires, used, revoked;
  *   only the live ones unless `--all` (env FLOTILLA_RUNNER_TOKENS_ALL); `--json` → the API's
  *   RunnerTokenList; never a token or its hash;
@@ -81,7 +81,9 @@ export function registerRunners(program: Command, ctx: CliContext): void {
     out(lines.join('\n'));
     if (d.recentJobs.length) {
       out('');
-      out(formatTable(['job', 'agent', 'status', 'attempt', 'created', 'finished'], d.recentJobs.map((j) => [String(j.id), j.agent, j.status, String(j.attempt), j.createdAt, j.finishedAt ?? ''])));
+      // One row per attempt that ran here: `outcome` is how it went on this runner (`lost`: retried
+      // elsewhere), `job` the job's status now.
+      out(formatTable(['job', 'agent', 'attempt', 'outcome', 'job now', 'assigned', 'ended'], d.recentJobs.map((j) => [String(j.id), j.agent, String(j.attempt), j.outcome, j.status, j.assignedAt ?? '', j.endedAt ?? ''])));
     }
     if (activity.entries.length) {
       out('');
@@ -168,7 +170,7 @@ export function registerRunners(program: Command, ctx: CliContext): void {
   const create = token
     .command('create')
     .description('create a single-use token a new runner registers with (admin)')
-    .addOption(new Option('--labels <k=v,...>', 'labels the runner gets (binding: the runner cannot change them, only add others)').env('FLOTILLA_LABELS').argParser(parseLabels))
+    .addOption(new Option('--labels <k=v,...>', 'labels the runner gets (binding: the runner cannot change them, only add others)').env('FLOTILLA_RUNNER_TOKEN_LABELS').argParser(parseLabels))
     .addOption(new Option('--ttl <seconds>', 'how long the token stays valid, 1 to 2592000 (30 days)').env('FLOTILLA_RUNNER_TOKEN_TTL').argParser(intIn(1, 30 * 24 * 3600, 'ttl')).default(3600));
   addClientOptions(create).action(async (opts: ClientOptions & { labels?: Labels; ttl: number }, self: Command) => {
     const client = await clientFrom(opts);

@@ -1,7 +1,8 @@
 import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
-import type { Labels } from '../../protocol/index.js';
+import { randomUUID } from 'node:crypto';
+import { RunnerInstance, type Labels } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
 import { onInterrupt } from '../io.js';
 import { DEFAULT_UPDATE_COMMAND } from '../../runner/self-update.js';
@@ -23,11 +24,16 @@ interface RunnerCliOptions {
 /**
  * `flotilla runner --server URL --token T [--labels k=v,...] [--name] [--capacity] [--work-dir
  * DIR]`: registers (first time; the credential is kept in the work folder), connects out to
- * the control plane and runs jobs until SIGINT/SIGTERM (running jobs are then cancelled).
+ * the control plane and runs jobs until SIGINT/SIGTERM (its running jobs are stopped and given up as a crashed runner's are: retried elsewhere when their agent allows, else `lost`, once the server's heartbeat timeout passes).
  * `--update-command CMD` (env FLOTILLA_UPDATE_COMMAND; default `npm install -g
  * "flotilla@$FLOTILLA_UPDATE_VERSION"`) is what `flotilla runners update` makes it run once its
  * jobs are done; on success it stops and runs its own command line again (runner/reexec.ts),
- * reconnecting on the new code with the same work folder and credential.
+ * reconnecting on the new code with the same work folder and credential (and the same runner
+ * instance id, passed in env FLOTILLA_RUNNER_INSTANCE: it is the same runner going on, which the
+ * server lets replace its old connection; otherwise each process makes a new random one).
+ * When the server ends the session for good (the runner was revoked, or another runner
+ * process is connected with the same credential: each process needs its own registration) it
+ * stops with the server's reason and exit code 1.
  */
 export function registerRunner(program: Command, ctx: CliContext): void {
   program
@@ -55,6 +61,10 @@ export function registerRunner(program: Command, ctx: CliContext): void {
       }
       const { cliLogger } = await import('./stack.js');
       const { startRunner } = await import('../../runner/runner.js');
+      const { INSTANCE_ENV } = await import('../../runner/reexec.js');
+      // One id per runner process; a process started again after a self-update goes on with its parent's.
+      const handed = RunnerInstance.safeParse(process.env[INSTANCE_ENV]);
+      const instance = handed.success ? handed.data : randomUUID();
       const log = cliLogger(process.env, 'info', (line) => void io.stderr.write(line));
       let restart = () => {};
       const restarting = new Promise<'restart'>((resolve) => (restart = () => resolve('restart')));
@@ -68,12 +78,19 @@ export function registerRunner(program: Command, ctx: CliContext): void {
         browserSlots: opts.browserSlots,
         repoBaseDir: opts.repoBase ? resolve(opts.repoBase) : undefined,
         update: { command: opts.updateCommand, restart: () => restart() },
+        instance,
         log,
       });
       io.stdout.write(`flotilla: runner ${runner.runnerId} connected to ${opts.server}; press Ctrl-C to stop\n`);
       let offInterrupt = () => {};
       const interrupted = new Promise<'SIGINT' | 'SIGTERM'>((resolve) => (offInterrupt = onInterrupt(io, resolve)));
-      const why = await Promise.race([interrupted, restarting]);
+      const why = await Promise.race([interrupted, restarting, runner.ended]);
+      if (typeof why !== 'string') {
+        // Revoked, or another process holds this credential: reconnecting cannot help.
+        offInterrupt();
+        await runner.stop({ cancelJobs: true });
+        throw new CliError(`runner stopped: ${why.message}`, 1);
+      }
       if (why === 'restart') {
         // Updated (self-update.ts): no job runs; stop (the work folder is released), then run again.
         offInterrupt();
@@ -81,10 +98,10 @@ export function registerRunner(program: Command, ctx: CliContext): void {
         await runner.stop({ cancelJobs: false });
         const { RESTART_EXIT_CODE, SUPERVISED_ENV, superviseRestarts } = await import('../../runner/reexec.js');
         // A runner its supervisor started asks it to start the new code; the first one becomes the supervisor.
-        ctx.setExit(process.env[SUPERVISED_ENV] === '1' ? RESTART_EXIT_CODE : await superviseRestarts({ signals: io.signals, log }));
+        ctx.setExit(process.env[SUPERVISED_ENV] === '1' ? RESTART_EXIT_CODE : await superviseRestarts({ signals: io.signals, log, env: { ...process.env, [INSTANCE_ENV]: instance } }));
         return;
       }
-      io.stdout.write(`flotilla: ${why}: stopping (running jobs are cancelled)\n`);
+      io.stdout.write(`flotilla: ${why}: stopping (running jobs are stopped; the server retries them elsewhere when their agent allows)\n`);
       await runner.stop({ cancelJobs: true });
       ctx.setExit(0);
     });

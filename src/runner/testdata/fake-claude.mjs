@@ -67,6 +67,18 @@ async function main() {
       await new Promise(() => {});
       return 0;
     }
+    case 'ticks': {
+      // A message every 20 ms, `arg` of them (default 100), then success; pids.json as for sleep.
+      writeFileSync(join(home, 'pids.json'), JSON.stringify({ leader: process.pid }));
+      init();
+      const n = Number(arg ?? 100);
+      for (let i = 1; i <= n; i++) {
+        text(`msg_${i}`, `tick ${i}`);
+        await sleep(20);
+      }
+      result('success', `ticked ${n}`);
+      return 0;
+    }
     case 'straggler': {
       // Exits normally but leaves a grandchild holding stdout open.
       const child = spawn('sleep', ['300'], { stdio: ['ignore', 'inherit', 'inherit'] });

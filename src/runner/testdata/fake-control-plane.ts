@@ -16,6 +16,8 @@ type Hello = Extract<RunnerToServer, { type: 'hello' }>;
 
 export interface FakeControlPlaneOptions {
   heartbeatIntervalMs?: number;
+  /** `welcome.heartbeatTimeoutMs`, ms; default 10000; null: left out (an older server). */
+  heartbeatTimeoutMs?: number | null;
   runnerId?: number;
   /** `auto`: ack every job.events frame; `none`: never ack (until switched back). */
   ack?: 'auto' | 'none';
@@ -38,9 +40,13 @@ export class FakeControlPlane {
   /** Frames whose rseq would leave a gap after what is stored. */
   readonly gaps: string[] = [];
   ack: 'auto' | 'none';
+  /** Called for each heartbeat received (after it is recorded, before any reply). */
+  onHeartbeat: (() => void) | null = null;
   url = '';
   private readonly http: Server;
   private readonly wss = new WebSocketServer({ noServer: true });
+  /** Set by {@link silence}. */
+  private silent = false;
   private socket: WebSocket | null = null;
   private readonly waiters = new Set<() => void>();
   /** Model-call activity per `${jobId}:${attempt}` (lastAt epoch ms), answered to heartbeats as `job.activity`. */
@@ -115,6 +121,20 @@ export class FakeControlPlane {
     if (this.socket) this.send({ type: 'job.cancel', jobId, attempt, reason });
   }
 
+  /**
+   * `true`: the runner's frames stop reaching "the server", as in a network stall: every socket
+   * (also one opened meanwhile) stops being read, so nothing is recorded or answered (no pong,
+   * ack or welcome) and what the runner sends waits in TCP buffers. `false`: reading resumes and
+   * what waited arrives, in order.
+   */
+  silence(on: boolean): void {
+    this.silent = on;
+    for (const ws of this.connections) {
+      if (on) ws.pause();
+      else ws.resume();
+    }
+  }
+
   /** Cuts the runner's connection abruptly (as a network failure would). */
   dropConnection(): void {
     this.socket?.terminate();
@@ -161,6 +181,7 @@ export class FakeControlPlane {
   private onConnection(ws: WebSocket, runnerId: number): void {
     this.socket = ws;
     this.connections.push(ws);
+    if (this.silent) ws.pause();
     ws.on('message', (data) => {
       const text = data.toString();
       const parsed = RunnerToServer.safeParse(JSON.parse(text));
@@ -172,8 +193,10 @@ export class FakeControlPlane {
       this.frames.push(msg);
       if (msg.type === 'hello') {
         this.hellos.push(msg);
-        ws.send(JSON.stringify({ type: 'welcome', runnerId, heartbeatIntervalMs: this.opts.heartbeatIntervalMs ?? 200, serverTime: new Date().toISOString() }));
+        const timeout = this.opts.heartbeatTimeoutMs === undefined ? 10_000 : this.opts.heartbeatTimeoutMs;
+        ws.send(JSON.stringify({ type: 'welcome', runnerId, heartbeatIntervalMs: this.opts.heartbeatIntervalMs ?? 200, ...(timeout !== null ? { heartbeatTimeoutMs: timeout } : {}), serverTime: new Date().toISOString() }));
       } else if (msg.type === 'heartbeat') {
+        this.onHeartbeat?.();
         if (msg.running.length) {
           // As the hub does: model-call activity of the reported attempts (set by tests in `activity`).
           const jobs = msg.running.flatMap((r) => {

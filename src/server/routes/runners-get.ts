@@ -8,8 +8,9 @@ import { heldSlotsOf } from '../runner-held.js';
 
 /**
  * `GET /api/runners/{id}` → {@link RunnerDetail}: the runner (as in the list) and its 20 most
- * recent jobs, newest first. Unknown id → 404 `not_found`; an id outside 1..2147483647 → 400
- * `invalid_request` (field `id`).
+ * recent jobs, one per attempt that ran on it (store listRecentAttemptsForRunner: a job lost
+ * there and retried elsewhere too, as `lost`), newest first. Unknown id → 404 `not_found`; an
+ * id outside 1..2147483647 → 400 `invalid_request` (field `id`).
  */
 export function mountGetRunner(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.get('/api/runners/:id{[0-9]+}', async (c) => {
@@ -17,11 +18,22 @@ export function mountGetRunner(app: Hono<AppEnv>, ctx: ServerContext): void {
     if (id === null) return idError(c, 'id', 'a runner id');
     const row = await ctx.store.getRunner(id);
     if (!row) return apiError(c, 404, 'not_found', `no runner ${c.req.param('id')}`, 'id');
-    const [recent, active] = await Promise.all([ctx.store.listRecentJobsForRunner(row.id, 20), ctx.store.listActiveJobsForRunner(row.id)]);
+    const [recent, active] = await Promise.all([ctx.store.listRecentAttemptsForRunner(row.id, 20), ctx.store.listActiveJobsForRunner(row.id)]);
     const running = active.map((j) => j.id);
     const body: RunnerDetail = {
       runner: runnerView(row, running, ctx.now(), ctx.heartbeatTimeoutMs, await heldSlotsOf(ctx.store, row.id), ctx.hub.isUpdating(row.id)),
-      recentJobs: recent.map((j) => ({ id: j.id, agent: j.agent, status: j.status, attempt: j.attempt, createdAt: iso(j.createdAt), finishedAt: isoOrNull(j.finishedAt) })),
+      recentJobs: recent.map((a) => ({
+        id: a.job.id,
+        agent: a.job.agent,
+        status: a.job.status,
+        attempt: a.attempt,
+        outcome: a.outcome,
+        current: a.current,
+        createdAt: iso(a.job.createdAt),
+        assignedAt: isoOrNull(a.assignedAt),
+        endedAt: isoOrNull(a.endedAt),
+        finishedAt: isoOrNull(a.job.finishedAt),
+      })),
     };
     return c.json(body);
   });

@@ -99,7 +99,7 @@ export function budgetTests(h: Harness): void {
     expect(await s.findPausedJobByTokenHash(tok)).toMatchObject({ id: root.id, status: 'paused', endReason: 'budget' });
     expect(await s.findPausedJobByTokenHash(fakeHash('other'))).toBeNull();
     const resumed = await s.resumeBudgetPausedJobs(root.id, T + 2);
-    expect(resumed.map((j) => [j.id, j.status, j.resumeSessionId, j.endReason, j.error, j.pinnedRunnerId])).toEqual([[root.id, 'queued', 'sess-1', null, null, runner.id]]);
+    expect(resumed.map((j) => [j.id, j.status, j.resumeSessionId, j.endReason, j.error, j.pinnedRunnerId, j.runnerId])).toEqual([[root.id, 'queued', 'sess-1', null, null, runner.id, null]]);
     // pinned: another runner does not get it
     const other = await newRunner(s, {}, 'other');
     expect(await s.claimJob({ id: other.id, labels: {} }, fakeHash('t'), T + 3)).toBeNull();

@@ -80,6 +80,9 @@ export function fleetTests(h: Harness): void {
     await s.claimJob({ id: r1.id, labels: {} }, fakeHash('t'), T + 1);
     const first = await s.sweepStaleRunners(T + 50, T + 100);
     expect(first.map((j) => [j.id, j.status, j.retriesLeft, j.runnerId])).toEqual([[job.id, 'queued', 0, r1.id]]);
+    // The returned row names the runner it was lost on; the stored one is queued on no runner.
+    expect(await s.getJob(job.id)).toMatchObject({ status: 'queued', runnerId: null, attempt: 1 });
+    expect((await s.listJobs({ limit: 10, runnerId: r1.id })).map((j) => j.id)).toEqual([]);
     await s.touchRunner(r2.id, T + 200);
     const second = await s.claimJob({ id: r2.id, labels: {} }, fakeHash('t'), T + 201);
     expect(second).toMatchObject({ id: job.id, attempt: 2, runnerId: r2.id });

@@ -30,10 +30,10 @@ export function jobBudgetTests(h: Harness): void {
     expect(await s.settleBudget(root.id, first.reservationId, 25_000, T)).toBe(true);
     expect(await s.getJobBudget(child.id, T)).toMatchObject({ spentMicros: 25_000, reservedMicros: 60_000, remainingMicros: 15_000 });
     expect(await s.getTreeBudget(root.id, T)).toMatchObject({ spentMicros: 25_000, reservedMicros: 5_060_000 });
-    // the sweeper gives back the rest on both rows (expired: default TTL 30 min)
+    // the sweeper charges the rest (never settled: H7) on both rows (expired: default TTL 30 min)
     await s.releaseExpiredReservations(T + 31 * 60_000);
-    expect(await s.getJobBudget(child.id, T)).toMatchObject({ spentMicros: 25_000, reservedMicros: 0, remainingMicros: 75_000 });
-    expect(await s.getTreeBudget(root.id, T)).toMatchObject({ spentMicros: 25_000, reservedMicros: 0 });
+    expect(await s.getJobBudget(child.id, T)).toMatchObject({ spentMicros: 25_000 + 60_000, reservedMicros: 0, remainingMicros: 15_000 });
+    expect(await s.getTreeBudget(root.id, T)).toMatchObject({ spentMicros: 25_000 + 60_000 + 5_000_000, reservedMicros: 0 });
   });
 
   it('job budgets: a top-up raises the sub-limit but never past what the tree has left', async () => {
@@ -52,7 +52,7 @@ export function jobBudgetTests(h: Harness): void {
     await expect(s.topUpJobBudget(child.id, 0, T)).rejects.toThrow(/addMicros/);
   });
 
-  it('job budgets: a settle after the sweeper gave its reservation back still charges the sub-limits on its job path (and the tree)', async () => {
+  it('job budgets: a settle after the sweeper charged its reservation replaces that charge on the sub-limits of its job path (and the tree)', async () => {
     const s = await h.open();
     const root = await newJob(s, { budgetMicros: 10_000_000 });
     const child = await newJob(s, { parentId: root.id, budgetMicros: 100_000 });
@@ -60,7 +60,7 @@ export function jobBudgetTests(h: Harness): void {
     const r = await s.reserveBudget(root.id, 30_000, T, 1_000, grandchild.id);
     if (!r?.ok) throw new Error('the reservation must fit');
     await s.releaseExpiredReservations(T + 2_000);
-    expect(await s.getJobBudget(child.id, T)).toMatchObject({ spentMicros: 0, reservedMicros: 0 });
+    expect(await s.getJobBudget(child.id, T)).toMatchObject({ spentMicros: 30_000, reservedMicros: 0 });
     const late = {
       jobId: grandchild.id, attempt: 1, provider: 'scripted', model: 'claude-sonnet-4-5', api: 'anthropic-messages', streamed: false, httpStatus: 200,
       inputTokens: 10, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0, usageKnown: true, costMicros: 25_000, startedAt: T, durationMs: 5,
@@ -68,5 +68,6 @@ export function jobBudgetTests(h: Harness): void {
     expect(await s.settleBudget(root.id, r.reservationId, 25_000, T + 3_000, late)).toBe(false);
     expect(await s.getJobBudget(child.id, T)).toEqual({ rootId: root.id, jobId: child.id, limitMicros: 100_000, spentMicros: 25_000, reservedMicros: 0, remainingMicros: 75_000 });
     expect(await s.getTreeBudget(root.id, T)).toMatchObject({ spentMicros: 25_000, reservedMicros: 0 });
+    expect(await s.jobUsage(grandchild.id)).toMatchObject({ modelCalls: 1, estimatedCalls: 0, costMicros: 25_000 });
   });
 }

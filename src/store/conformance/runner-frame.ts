@@ -158,4 +158,36 @@ export function runnerFrameTests(h: Harness): void {
     const texts = all.map((e) => (e.type === 'message' ? e.data.text : '?')).sort();
     expect(texts).toEqual([...Array.from({ length: 24 }, (_, i) => `r${i + 1}`), ...Array.from({ length: 12 }, (_, k) => `s${k}`)].sort());
   });
+
+  it('the per-event size cap: a 3 MB event is stored cut to 256 KiB with a marker (frames, appends, server events), and so is the error the move writes', async () => {
+    const s = await h.open();
+    const { job, runnerId } = await claimed(s);
+    const big = 'x'.repeat(3 * 1024 * 1024);
+    const cap = 256 * 1024;
+    const size = (v: unknown) => Buffer.byteLength(JSON.stringify(v));
+    const out = await s.applyRunnerFrame(
+      {
+        jobId: job.id,
+        attempt: 1,
+        runnerId,
+        events: [{ ...msg(big), rseq: 1, at: at(T + 1) }, { type: 'job.finished', data: { status: 'failed', error: big }, rseq: 2, at: at(T + 2) }],
+        move: { from: ['assigned', 'running'], to: 'failed', endReason: 'error', error: big },
+      },
+      T + 3,
+    );
+    expect(out).toMatchObject({ accepted: true, upTo: 2 });
+    const stored = await s.listEvents(job.id, 0, 10);
+    for (const e of [...stored, ...(out.accepted ? out.stored : [])]) expect(size(e.data)).toBeLessThanOrEqual(cap);
+    expect(stored.map((e) => e.type)).toEqual(['message', 'job.finished']);
+    expect((stored[0] as Extract<typeof stored[number], { type: 'message' }>).data.text).toMatch(/^x+… \[truncated 2\.[78] MiB\]$/);
+    const row = await s.getJob(job.id);
+    expect(row).toMatchObject({ status: 'failed' });
+    expect(row!.error).toMatch(/^x+… \[truncated 2\.[78] MiB\]$/);
+    const server = await s.appendServerEvent(job.id, { type: 'status', data: { status: 'failed', message: big } }, T + 4);
+    expect(size(server.data)).toBeLessThanOrEqual(cap);
+    const other = await claimed(s);
+    const appended = await s.appendRunnerEvents(other.job.id, 1, [{ ...msg(big), rseq: 1, at: at(T) }]);
+    expect(appended.accepted && size(appended.stored[0]!.data)).toBeLessThanOrEqual(cap);
+    expect(size((await s.listEvents(other.job.id, 0, 10))[0]!.data)).toBeLessThanOrEqual(cap);
+  });
 }

@@ -18,6 +18,9 @@ import { dashboard } from './0016_dashboard.js';
 import { taskPendingEvents } from './0017_task_pending_events.js';
 import { pausedReleased } from './0018_paused_released.js';
 import { registrationTokenIds } from './0019_registration_token_ids.js';
+import { unsettledCalls } from './0020_unsettled_calls.js';
+import { runnerInstance } from './0021_runner_instance.js';
+import { runnerAttempts } from './0022_runner_attempts.js';
 
 /**
  * Every migration, by name, in order. A static list (not a folder glob) so it works the same
@@ -43,6 +46,9 @@ function allMigrations(dialect: SqlDialect): Record<string, Migration> {
     '0017_task_pending_events': taskPendingEvents(),
     '0018_paused_released': pausedReleased(),
     '0019_registration_token_ids': registrationTokenIds(dialect),
+    '0020_unsettled_calls': unsettledCalls(),
+    '0021_runner_instance': runnerInstance(),
+    '0022_runner_attempts': runnerAttempts(dialect),
   };
 }
 

@@ -115,16 +115,19 @@ export function RunnerPage({ id }: { id: number }) {
         <h3>Recent jobs</h3>
         <table data-testid="recent-jobs">
           <tbody>
+            {/* One row per attempt that ran here; an earlier attempt shows how it went here (e.g. lost) and the job's status now. */}
             {d.recentJobs.map((j) => (
-              <tr key={j.id}>
+              <tr key={`${j.id}:${j.attempt}`}>
                 <td>
                   <Link to={`/jobs/${j.id}`}>#{j.id}</Link>
                 </td>
                 <td>{j.agent}</td>
+                <td>attempt {j.attempt}</td>
                 <td>
-                  <JobStatusBadge status={j.status} />
+                  <JobStatusBadge status={j.outcome} testid="attempt-outcome" />
+                  {!j.current && j.status !== j.outcome && <span className="muted"> (job {j.status} now)</span>}
                 </td>
-                <td>{when(j.createdAt)}</td>
+                <td>{when(j.assignedAt ?? j.createdAt)}</td>
               </tr>
             ))}
           </tbody>

@@ -1,0 +1,119 @@
+import { formatMicros } from '../core/money.js';
+import type { JobRow, PendingCall, TreeBudget } from '../store/types.js';
+import { reserve, watchSettles, type BudgetStore, type Reservation } from './budget.js';
+import type { CallSignal } from './reply.js';
+
+/**
+ * M2: a call refused only because of other calls in flight — the refusing budget's spent plus
+ * this call's worst case fit its limit, but not with the others' live reservations on top —
+ * is not out of money: it waits a little for them to settle (at their real, usually much lower
+ * cost) and is reserved then. If the calls in flight still hold the room when the wait ends,
+ * the caller answers a RETRYABLE refusal (Anthropic 429 `rate_limit_error`, OpenAI 429
+ * `rate_limit_exceeded`, both with `retry-after`; harness-facts.md: Claude Code retries 429s 10
+ * times over ~3 minutes, honouring retry-after) and the job is NOT paused. Only a call that does
+ * not fit even with nothing in flight gets the non-retryable budget error and pauses its job
+ * (issue 3's rule, gateway.ts). With issue 3's concurrency case ($1.00 budget, $0.90 spent,
+ * calls of ~$0.04 worst case): two are reserved, the others wait, then go on as the first
+ * settle, or get the retryable 429.
+ *
+ * While waiting, a settle of the same tree in this process wakes the call at once (budget.ts
+ * watchSettles); settles on other replicas and the sweeper's charges are seen by polling every
+ * {@link IN_FLIGHT_POLL_MS}.
+ */
+
+/** How long a call refused only by calls in flight waits for them by default, ms (GatewayConfig.budgetWaitMs). */
+export const DEFAULT_IN_FLIGHT_WAIT_MS = 20_000;
+
+/**
+ * How often a waiting call tries again when no settle in this process wakes it, ms (settles on
+ * other replicas, the sweeper's charges). Each try is a reservation attempt (a conditional
+ * UPDATE and a read) and an activity note: once a second keeps that small.
+ */
+export const IN_FLIGHT_POLL_MS = 1_000;
+
+/**
+ * The `retry-after` of the retryable refusal, seconds. With Claude Code's 10 retries a call
+ * keeps its place for about 10 × (wait + this) ≈ 4 minutes with the defaults.
+ */
+export const IN_FLIGHT_RETRY_AFTER_S = 5;
+
+/** True when the refusal of a call costing up to `worst` µ$ (figures `b`) came only from other calls' reservations. */
+export function refusedByCallsInFlight(b: TreeBudget | null, worst: number): boolean {
+  return b !== null && b.reservedMicros > 0 && b.spentMicros + worst <= b.limitMicros;
+}
+
+/** A refused call: the message, the figures that refused it, and whether only calls in flight did (retryable, M2). */
+export interface BudgetRefusal {
+  refused: string;
+  budget: TreeBudget | null;
+  inFlight: boolean;
+}
+
+/** Options of {@link reserveOrWait}. */
+export interface WaitOptions {
+  /** Epoch ms the call arrived (its first try's time). */
+  now: number;
+  ttlMs?: number;
+  signal?: CallSignal;
+  call?: PendingCall;
+  /** Longest wait, ms (default {@link DEFAULT_IN_FLIGHT_WAIT_MS}; 0: refuse at once). */
+  waitMs?: number;
+  /** Poll interval, ms (default {@link IN_FLIGHT_POLL_MS}). */
+  pollMs?: number;
+}
+
+/**
+ * Reserves `worst` µ$ for a call of `job` (budget.ts reserve), waiting up to `o.waitMs` while
+ * the only obstacle is other calls in flight (see the module comment). Stops waiting when the
+ * client goes away (`o.signal` aborted).
+ * @returns the reservation, or the refusal: `inFlight` true when, at the end of the wait (or
+ *   when the client left), the call still fits the budget but for the calls in flight.
+ */
+export async function reserveOrWait(store: BudgetStore, job: JobRow, worst: number, o: WaitOptions): Promise<Reservation | BudgetRefusal> {
+  const waitMs = Math.max(0, o.waitMs ?? DEFAULT_IN_FLIGHT_WAIT_MS);
+  const deadline = o.now + waitMs;
+  let now = o.now;
+  for (;;) {
+    const held = await reserve(store, job, worst, now, o.ttlMs, o.signal, o.call);
+    if (!('refused' in held)) return held;
+    const inFlight = refusedByCallsInFlight(held.budget, worst);
+    now = Date.now();
+    if (!inFlight || now >= deadline || o.signal?.aborted) return { ...held, inFlight };
+    await settleOrTimeout(store, job.rootId, Math.min(deadline - now, o.pollMs ?? IN_FLIGHT_POLL_MS), o.signal);
+    now = Date.now();
+  }
+}
+
+/** Resolves at the next settle of tree `rootId` in this process, after `ms`, or when `signal` aborts, whichever is first. */
+function settleOrTimeout(store: BudgetStore, rootId: number, ms: number, signal?: CallSignal): Promise<void> {
+  return new Promise((resolve) => {
+    let finished = false;
+    const done = () => {
+      if (finished) return;
+      finished = true;
+      clearTimeout(timer);
+      stop();
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    const stop = watchSettles(store, (root) => {
+      if (root === rootId) done();
+    });
+    if (signal?.aborted) done();
+    else signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+/**
+ * The message of the retryable refusal (M2): names the tree (or the child's sub-limit), its
+ * figures, that calls in flight hold the room this call needs, and when to try again.
+ */
+export function inFlightMessage(job: JobRow, b: TreeBudget | null, worst: number): string {
+  const whose = b?.jobId !== undefined ? `job ${b.jobId}'s budget (sub-limit in job tree ${job.rootId})` : `job tree ${job.rootId}'s budget`;
+  const figures = b ? ` of ${formatMicros(b.limitMicros)}: ${formatMicros(b.spentMicros)} spent, ${formatMicros(b.reservedMicros)} held by calls in flight` : '';
+  return (
+    `budget busy: ${whose}${figures}; this call may cost up to ${formatMicros(worst)}, which fits once those calls settle. ` +
+    `Not out of budget: retry in ${IN_FLIGHT_RETRY_AFTER_S}s (job ${job.id})`
+  );
+}

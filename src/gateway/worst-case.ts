@@ -1,0 +1,87 @@
+import type { ModelPrice } from '../core/pricing.js';
+import type { PendingCall } from '../store/types.js';
+import { IMAGE_TOKENS_BOUND, type InlineImages } from './input-images.js';
+import type { CallContext } from './meter.js';
+import { webSearchCap, webSearchWorstMicros, type WebSearchBound } from './server-tools.js';
+
+/** max_tokens assumed when a request does not say (OpenAI formats make it optional). */
+export const DEFAULT_MAX_OUTPUT_TOKENS = 32_000;
+
+/**
+ * Worst-case cost of a call's tokens before it is made, in integer micro-dollars (rounded up), the
+ * amount reserved against the tree budget (issue 3: "input estimate + max_tokens at the
+ * output price"):
+ * - input estimate: ⌈(requestBytes − the inline images' base64 bytes) / 3⌉ tokens — a token is
+ *   on average ~4 bytes of English or code, and fewer bytes only for unusual text, so bytes/3
+ *   is a safe bound for JSON request bodies — plus {@link IMAGE_TOKENS_BOUND} per inline image
+ *   (`images`, input-images.ts: a provider prices an image by its pixels, not its bytes),
+ *   priced at the highest input-side rate (input, 5-minute or 1-hour cache write), since the
+ *   client may have marked any of it for caching;
+ * - output: `maxTokens` (or {@link DEFAULT_MAX_OUTPUT_TOKENS}) at the output price.
+ * A price of P USD/MTok is P µ$ per token. The result is at most Number.MAX_SAFE_INTEGER.
+ */
+export function worstCaseMicros(requestBytes: number, maxTokens: number | undefined, price: ModelPrice, images?: InlineImages): number {
+  const inTokens = worstInputTokens(requestBytes, images);
+  const outTokens = Math.max(0, Math.ceil(maxTokens ?? DEFAULT_MAX_OUTPUT_TOKENS));
+  const inRate = Math.max(price.input, price.cacheWrite5m, price.cacheWrite1h);
+  // exact in units of 10⁻⁶ µ$, then rounded up to whole µ$
+  const inScaled = Math.round(inRate * 1_000_000);
+  const outScaled = Math.round(price.output * 1_000_000);
+  const small = inTokens * inScaled + outTokens * outScaled + 999_999;
+  if (small <= Number.MAX_SAFE_INTEGER) {
+    // Every call's case, in plain numbers (BigInt cost ~1 µs a call): each product and the sum
+    // are integers below 2^53, so exact; the quotient is corrected to the exact floor.
+    let q = Math.floor(small / 1_000_000);
+    if (q * 1_000_000 > small) q -= 1;
+    else if ((q + 1) * 1_000_000 <= small) q += 1;
+    return q;
+  }
+  const scaled = (p: number) => BigInt(Math.round(p * 1_000_000));
+  const total = BigInt(inTokens) * scaled(inRate) + BigInt(outTokens) * scaled(price.output);
+  // Past 2^53 µ$ ($9 billion) no budget can hold it: the largest safe integer refuses it just as well.
+  const micros = (total + 999_999n) / 1_000_000n;
+  return micros > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(micros);
+}
+
+/**
+ * Input tokens the worst case counts for a request of `requestBytes` bytes (issue 3): ⌈(bytes −
+ * the inline images' base64 bytes) / 3⌉ + {@link IMAGE_TOKENS_BOUND} per inline image.
+ */
+export function worstInputTokens(requestBytes: number, images?: InlineImages): number {
+  return images === undefined || images.images === 0 ? Math.ceil(Math.max(0, requestBytes) / 3) : Math.ceil(Math.max(0, requestBytes - images.bytes) / 3) + images.images * IMAGE_TOKENS_BOUND;
+}
+
+/** What a call reserves: `micros` (µ$) and the call as the reservation keeps it (H7). */
+export interface CallWorstCase {
+  micros: number;
+  call: PendingCall;
+}
+
+/**
+ * The worst case of the call of `ctx` (model `ctx.requestModel` at `price`), the amount its
+ * reservation holds: {@link worstCaseMicros} for its tokens (`bodyBytes`, `maxOutputTokens` —
+ * already × choices —, `images`) plus, when the request enables server-side web search, the
+ * searches it allows (`searches`, server-tools.ts webSearchBound: `max_uses`/`max_tool_calls`,
+ * else DEFAULT_WEB_SEARCH_USES) at the model's per-search price (H4: $10 per 1,000 = 10,000 µ$
+ * each). Also sets `ctx.maxWebSearches`, the most searches the call may then be charged.
+ * The call's PendingCall carries these worst-case tokens and searches: the ledger row the sweep
+ * writes if the call is never settled.
+ */
+export function callWorstCase(ctx: CallContext, price: ModelPrice, bodyBytes: number, maxOutputTokens: number, images: InlineImages | undefined, searches: WebSearchBound | null): CallWorstCase {
+  const tokens = worstCaseMicros(bodyBytes, maxOutputTokens, price, images);
+  const micros = Math.min(Number.MAX_SAFE_INTEGER, tokens + webSearchWorstMicros(price, searches));
+  ctx.maxWebSearches = webSearchCap(searches, maxOutputTokens);
+  const call: PendingCall = {
+    jobId: ctx.job.id,
+    attempt: ctx.job.attempt,
+    provider: ctx.provider,
+    model: ctx.requestModel.replaceAll('\0', '\uFFFD'),
+    api: ctx.api ?? 'anthropic-messages',
+    streamed: ctx.streamed,
+    runnerId: ctx.job.runnerId,
+    inputTokens: worstInputTokens(bodyBytes, images),
+    outputTokens: Math.max(0, Math.ceil(maxOutputTokens)),
+  };
+  if (searches !== null && searches.uses > 0) call.webSearchRequests = searches.uses;
+  return { micros, call };
+}
