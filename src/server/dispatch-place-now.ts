@@ -42,7 +42,9 @@ export async function placeNow(d: PlaceNowDeps, jobId: number, o: { runnerId?: n
     const r = await store.getRunner(o.runnerId);
     const message = !r
       ? `no runner ${o.runnerId}`
-      : hub.isUpdating(r.id)
+      : r.revokedAt !== null
+        ? `runner ${r.name} (${r.id}) was revoked: it can never take a job`
+        : hub.isUpdating(r.id)
         ? `runner ${r.name} (${r.id}) is updating itself: it takes no job until it is back on the new version`
         : r.connected && !r.offline
           ? `runner ${r.name} (${r.id}) is connected to another server replica: run jobs start against the server it is connected to`

@@ -197,6 +197,12 @@ describe.each([['sqlite', null], ...(pg ? [['postgres', pg.url]] : [])] as Array
     await waitFor(async () => other.r.closed, (c) => c);
     expect([other.r.closeCode, other.r.closeReason]).toEqual([4403, 'runner revoked']);
     expect((await t.store.getRunner(other.runnerId))?.connected).toBe(false);
+
+    // jobs start --force to the revoked runner says so (not "not connected", which suggests waiting).
+    const queued = await createJob({ agent: 'plain-job', labels: { pool: 'nowhere' } });
+    const forced = await t.api(`/api/jobs/${queued.id}/start`, { json: { runnerId, force: true } });
+    expect(forced.status).toBe(409);
+    expect(((await forced.json()) as { error: { code: string; message: string } }).error).toEqual(expect.objectContaining({ code: 'no_runner', message: `runner doomed (${runnerId}) was revoked: it can never take a job` }));
   });
 
   it('a lost job is retried on another runner with a new attempt; the old runner is told to stop and refused', async () => {
