@@ -109,6 +109,21 @@ describe('registration and connection', () => {
     expect(cp.credentials.has(cred.credential)).toBe(true);
   });
 
+  it('a revoked runner does not register itself again, even with a registration token at hand (flotilla up)', async () => {
+    await start();
+    await runners.pop()?.stop();
+    const cred = JSON.parse(readFileSync(join(tmp, 'work', 'secret', 'credential.json'), 'utf8')) as { credential: string; runnerId: number };
+    cp.revoked.add(cred.credential);
+    cp.registrationTokens.add('flr_anothertokenxxxxx');
+    const err = (await start({ registrationToken: 'flr_anothertokenxxxxx' }).catch((e: unknown) => e)) as Error;
+    expect(err.message).toBe(
+      `runner ${cred.runnerId} was revoked on ${cp.url}: it cannot connect again; to register this machine as a new runner, delete ${join(tmp, 'work', 'secret', 'credential.json')} and start it with a new registration token (flotilla runners token create)`,
+    );
+    expect(cp.registerCalls).toBe(1);
+    // Without a registration token: the server's reason, said once.
+    await expect(start({ registrationToken: undefined })).rejects.toThrow(/refused the runner credential \(HTTP 401\): runner revoked: register it again with a new registration token$/);
+  });
+
   it('fails after the bounded time when nothing listens', async () => {
     await start();
     await runners.pop()?.stop();

@@ -365,7 +365,12 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
     welcome = await session.start(connectTimeoutMs);
   } catch (err) {
     // A stored credential the server no longer knows (e.g. a new database): register again if we can.
+    // Not one it revoked: an admin took this runner out on purpose (flotilla up's local runner
+    // came back by itself as a new runner); registering it again is a deliberate act.
     if (!(err instanceof AuthError) || !stored || !opts.registrationToken) throw err;
+    if (err.code === 'runner_revoked') {
+      throw new AuthError(`runner ${stored.runnerId} was revoked on ${serverUrl}: it cannot connect again; to register this machine as a new runner, delete ${credentialPath(workDir)} and start it with a new registration token (flotilla runners token create)`, err.code);
+    }
     log.warn('stored runner credential refused; registering again', { workDir });
     cred = await registerNow();
     session = makeSession(cred.credential);

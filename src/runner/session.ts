@@ -62,7 +62,11 @@ interface LinkState {
 
 /** An authentication failure on the upgrade (401/403): retrying with the same credential cannot help. */
 export class AuthError extends Error {
-  constructor(message: string) {
+  constructor(
+    message: string,
+    /** The server's error code from the refusal's JSON body (`runner_revoked`, `unauthorized`), null when it gave none. */
+    readonly code: string | null = null,
+  ) {
     super(message);
     this.name = 'AuthError';
   }
@@ -139,6 +143,8 @@ export class Session {
   private lastStatus: number | null = null;
   /** The server's reason for refusing the last upgrade (its error message, one line), if it gave one. */
   private lastReason: string | null = null;
+  /** The server's error code for refusing the last upgrade (`error.code` of its JSON body), if it gave one. */
+  private lastCode: string | null = null;
   private firstWelcome: { resolve: (w: Welcome) => void; reject: (e: Error) => void } | null = null;
   /** The last `error` frame's message on the current connection (a 4409 close explains itself in one first). */
   private lastServerError: string | null = null;
@@ -250,6 +256,7 @@ export class Session {
     ws.on('unexpected-response', (_req, res) => {
       this.lastStatus = res.statusCode ?? null;
       this.lastReason = null;
+      this.lastCode = null;
       const ra = Number(res.headers['retry-after']);
       this.retryAfterSec = res.statusCode === 503 && Number.isFinite(ra) && ra > 0 ? Math.min(ra, 300) : null;
       // The server's reason (e.g. "runner revoked: ..."), read before the socket goes: at most 2 KiB.
@@ -259,6 +266,7 @@ export class Session {
         if (done) return;
         done = true;
         this.lastReason = refusalReason(body);
+        this.lastCode = refusalCode(body);
         ws.terminate();
       };
       res.setEncoding('utf8');
@@ -302,8 +310,10 @@ export class Session {
       const status = String(this.lastStatus ?? /Unexpected server response: (\d+)/.exec(err.message)?.[1] ?? '');
       this.lastStatus = null;
       if (status === '401' || status === '403') {
-        const why = this.lastReason ? `${this.lastReason}; ` : '';
-        const e = new AuthError(`server ${this.opts.serverUrl} refused the runner credential (HTTP ${status}): ${why}register again with a new registration token`);
+        // The server's reason, with the advice unless it gives it ("runner revoked: register it again ...").
+        const advice = 'register again with a new registration token';
+        const why = !this.lastReason ? advice : /register/i.test(this.lastReason) ? this.lastReason : `${this.lastReason}; ${advice}`;
+        const e = new AuthError(`server ${this.opts.serverUrl} refused the runner credential (HTTP ${status}): ${why}`, this.lastCode);
         this.lastError = e.message;
         if (this.firstWelcome) {
           this.firstWelcome.reject(e);
@@ -416,6 +426,20 @@ export class Session {
   private stopHeartbeat(): void {
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = null;
+  }
+}
+
+/**
+ * The server's error code in a refused upgrade's body (`error.code` of the API's JSON error:
+ * `runner_revoked`, `unauthorized`), or null when it is not such a body.
+ */
+export function refusalCode(body: string): string | null {
+  try {
+    const j = JSON.parse(body) as { error?: { code?: unknown } };
+    const c = typeof j.error === 'object' && j.error !== null ? j.error.code : undefined;
+    return typeof c === 'string' && /^[a-z_]{1,40}$/.test(c) ? c : null;
+  } catch {
+    return null;
   }
 }
 

@@ -228,8 +228,8 @@ export class RunnerHub {
   /** Handles an HTTP upgrade for `/api/runners/connect` (call from the server's 'upgrade' event). */
   handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     socket.on('error', () => undefined);
-    const reject = (status: number, text: string, message: string, retryAfterSec?: number) => {
-      const code = status === 401 ? 'unauthorized' : status === 503 ? 'busy' : 'internal';
+    const reject = (status: number, text: string, message: string, retryAfterSec?: number, errorCode?: string) => {
+      const code = errorCode ?? (status === 401 ? 'unauthorized' : status === 503 ? 'busy' : 'internal');
       const body = JSON.stringify({ error: { code, message } });
       const retry = retryAfterSec !== undefined ? `Retry-After: ${retryAfterSec}\r\n` : '';
       socket.end(
@@ -248,7 +248,8 @@ export class RunnerHub {
       (runner) => {
         this.pending--;
         if (!runner) return reject(401, 'Unauthorized', 'unknown runner credential');
-        if (runner.revokedAt !== null) return reject(401, 'Unauthorized', 'runner revoked: register it again with a new registration token');
+        // Its own code: a runner that holds a registration token must not quietly register anew (runner.ts).
+        if (runner.revokedAt !== null) return reject(401, 'Unauthorized', 'runner revoked: register it again with a new registration token', undefined, 'runner_revoked');
         if (this.closing) return reject(503, 'Service Unavailable', 'server is shutting down', 2);
         this.wss.handleUpgrade(req, socket, head, (ws) => this.attach(runner.id, runner.name, ws));
       },

@@ -28,6 +28,8 @@ export interface FakeControlPlaneOptions {
 export class FakeControlPlane {
   readonly registrationTokens = new Set<string>(['flr_testregistrationtoken']);
   readonly credentials = new Map<string, number>();
+  /** Credentials refused as revoked (401 `runner_revoked`, as the hub answers a revoked runner). */
+  readonly revoked = new Set<string>();
   registerCalls = 0;
   readonly frames: RunnerToServer[] = [];
   readonly badFrames: string[] = [];
@@ -83,9 +85,10 @@ export class FakeControlPlane {
     this.http.on('upgrade', (req, socket, head) => {
       const auth = req.headers.authorization ?? '';
       const cred = auth.startsWith('Bearer ') ? auth.slice(7) : '';
-      if (req.url !== '/api/runners/connect' || !this.credentials.has(cred)) {
+      if (req.url !== '/api/runners/connect' || !this.credentials.has(cred) || this.revoked.has(cred)) {
         // as the hub answers (server/hub.ts): a JSON error naming why
-        const body = JSON.stringify({ error: { code: 'unauthorized', message: 'unknown runner credential' } });
+        const error = this.revoked.has(cred) ? { code: 'runner_revoked', message: 'runner revoked: register it again with a new registration token' } : { code: 'unauthorized', message: 'unknown runner credential' };
+        const body = JSON.stringify({ error });
         socket.end(`HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
         return;
       }
