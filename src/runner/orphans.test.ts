@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -35,6 +35,26 @@ describe('orphan process groups', () => {
     expect(groupAlive(p.pid)).toBe(true);
     expect(existsSync(file)).toBe(false);
     await p.kill(500);
+  });
+
+  it('leaves a group whose runner process is alive (records copied with a work folder): only the record goes', async () => {
+    const job = spawnGroup('sleep', ['300'], { cwd: '/', env });
+    const otherRunner = spawnGroup('sleep', ['300'], { cwd: '/', env });
+    const stat = (pid: number) => {
+      const t = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      return t.slice(t.lastIndexOf(')') + 2).split(' ')[19];
+    };
+    mkdirSync(join(tmp, 'pids'));
+    const file = join(tmp, 'pids', 'job-6-1.json');
+    writeFileSync(file, JSON.stringify({ pgid: job.pid, startTime: stat(job.pid), jobId: 6, attempt: 1, runnerPid: otherRunner.pid, runnerStartTime: stat(otherRunner.pid) }));
+    expect(await killOrphans(tmp, 500, silentLogger)).toEqual([]);
+    expect(groupAlive(job.pid)).toBe(true);
+    expect(existsSync(file)).toBe(false);
+    // Once that runner is gone, the same record names an orphan.
+    await otherRunner.kill(500);
+    writeFileSync(file, JSON.stringify({ pgid: job.pid, startTime: stat(job.pid), jobId: 6, attempt: 1, runnerPid: otherRunner.pid, runnerStartTime: '1' }));
+    expect(await killOrphans(tmp, 500, silentLogger)).toEqual([job.pid]);
+    expect(groupAlive(job.pid)).toBe(false);
   });
 
   it('forgetGroup removes the record; nothing to do without records', async () => {

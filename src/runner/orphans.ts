@@ -16,6 +16,13 @@ interface PidRecord {
   startTime: string | null;
   jobId: number;
   attempt: number;
+  /**
+   * The runner process that started the group, and its start time: a group whose runner is
+   * still alive is no orphan (a work folder copied with its records, started as a second
+   * runner, must not kill the first runner's jobs). Absent in records of older runners.
+   */
+  runnerPid?: number;
+  runnerStartTime?: string | null;
 }
 
 const dirOf = (workDir: string) => join(workDir, 'pids');
@@ -24,7 +31,7 @@ const fileOf = (workDir: string, jobId: number, attempt: number) => join(dirOf(w
 /** Notes that job `jobId` attempt `attempt` runs in process group `pgid`. */
 export async function recordGroup(workDir: string, jobId: number, attempt: number, pgid: number): Promise<void> {
   await mkdir(dirOf(workDir), { recursive: true });
-  const rec: PidRecord = { pgid, startTime: startTimeOf(pgid), jobId, attempt };
+  const rec: PidRecord = { pgid, startTime: startTimeOf(pgid), jobId, attempt, runnerPid: process.pid, runnerStartTime: startTimeOf(process.pid) };
   await writeFile(fileOf(workDir, jobId, attempt), JSON.stringify(rec));
 }
 
@@ -35,8 +42,9 @@ export async function forgetGroup(workDir: string, jobId: number, attempt: numbe
 
 /**
  * Kills every recorded group that still exists (SIGTERM, `graceMs`, SIGKILL) and removes the
- * records. A record whose pid now belongs to another process (different start time) is only
- * removed. Returns the process group ids killed.
+ * records. A record whose pid now belongs to another process (different start time), or whose
+ * runner process is still alive (another live runner's job: the records came with a copied work
+ * folder), is only removed. Returns the process group ids killed.
  */
 export async function killOrphans(workDir: string, graceMs: number, log: Logger): Promise<number[]> {
   let names: string[];
@@ -55,7 +63,9 @@ export async function killOrphans(workDir: string, graceMs: number, log: Logger)
           const rec = JSON.parse(await readFile(file, 'utf8')) as PidRecord;
           const now = startTimeOf(rec.pgid);
           const reused = now !== null && rec.startTime !== null && now !== rec.startTime;
-          if (Number.isInteger(rec.pgid) && rec.pgid > 1 && !reused && groupAlive(rec.pgid)) {
+          const owner = runnerAlive(rec);
+          if (owner) log.warn('a process record of another live runner process (a copied work folder?): its job is left alone', { jobId: rec.jobId, attempt: rec.attempt, runnerPid: rec.runnerPid });
+          if (Number.isInteger(rec.pgid) && rec.pgid > 1 && !reused && !owner && groupAlive(rec.pgid)) {
             log.warn('killing a job process group left by a previous runner process', { jobId: rec.jobId, attempt: rec.attempt, pgid: rec.pgid });
             await killGroup(rec.pgid, graceMs);
             killed.push(rec.pgid);
@@ -67,6 +77,14 @@ export async function killOrphans(workDir: string, graceMs: number, log: Logger)
       }),
   );
   return killed;
+}
+
+/** Whether the record's runner process is alive and not this one (same pid and start time). */
+function runnerAlive(rec: PidRecord): boolean {
+  const pid = rec.runnerPid;
+  if (typeof pid !== 'number' || !Number.isInteger(pid) || pid <= 1 || pid === process.pid) return false;
+  const now = startTimeOf(pid);
+  return now !== null && now === rec.runnerStartTime;
 }
 
 function startTimeOf(pid: number): string | null {
