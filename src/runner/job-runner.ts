@@ -21,6 +21,8 @@ export interface JobRunDeps {
   repoBaseDir: string;
   /** The runner's secret folder, hidden from the harness (secret-mask.ts); absent: not hidden. */
   secretDir?: string;
+  /** More files and folders hidden from the harness with `secretDir` (RunnerOptions.hidePaths). */
+  hidePaths?: readonly string[];
   serverUrl: string;
   /** SIGTERM → SIGKILL grace, ms. */
   graceMs: number;
@@ -253,7 +255,7 @@ export class JobRun {
       throw new FinishError('harness_start', (err as Error).message);
     }
     cmd = { ...cmd, env: { ...cmd.env, [RUN_MARKER_VAR]: this.marker } };
-    if (this.deps.secretDir) cmd = hideSecretsCommand(cmd, this.deps.secretDir);
+    if (this.deps.secretDir) cmd = hideSecretsCommand(cmd, this.deps.secretDir, this.deps.hidePaths);
     if (a.agent.readOnly) {
       this.progress('harness', 'mounting the workspace read-only and verifying it by a test write');
       try {

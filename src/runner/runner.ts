@@ -28,6 +28,12 @@ export interface RunnerOptions {
   registrationToken?: string;
   /** Holds secret/credential.json (folder 0700, file 0600; hidden from jobs), workspaces/, homes/. Created if missing. */
   workDir: string;
+  /**
+   * More absolute paths (files and folders) hidden from jobs as the secret folder is
+   * (secret-mask.ts), e.g. `flotilla up`'s admin token and database; one missing when a job
+   * starts is skipped. Only where hiding works (as the secret folder).
+   */
+  hidePaths?: readonly string[];
   /** Runner name (protocol RunnerName); default os.hostname() made into one (runnerNameFrom). */
   name?: string;
   /** Default {}. */
@@ -260,7 +266,7 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
     const run = new JobRun(a, {
       workDir,
       repoBaseDir,
-      ...(cannotHide ? {} : { secretDir: hidden }),
+      ...(cannotHide ? {} : { secretDir: hidden, ...(opts.hidePaths?.length ? { hidePaths: opts.hidePaths } : {}) }),
       serverUrl,
       graceMs,
       ...(opts.pauseSettleMs !== undefined ? { pauseSettleMs: opts.pauseSettleMs } : {}),

@@ -33,11 +33,17 @@ import type { HarnessCommand } from './harness/types.js';
 const DROPPED = '-sys_admin,-sys_ptrace,-dac_read_search,-sys_rawio,-mknod,-sys_module,-bpf,-perfmon';
 
 /**
- * `sh -c` script: `$0` = folder to hide. Mount an empty read-only tmpfs over it, then exec
- * the rest of the arguments with CAP_SYS_ADMIN and CAP_SYS_PTRACE gone.
+ * `sh -c` script: `$0` = folder to hide, `$1` = how many extra paths follow, then those paths,
+ * then the command. Mount an empty read-only tmpfs over the folder and over each extra folder,
+ * bind /dev/null over each extra file (reads are empty, writes go nowhere; it cannot be
+ * unmounted or renamed away without CAP_SYS_ADMIN), skip an extra path that does not exist,
+ * then exec the command with the capabilities in DROPPED gone.
  */
 const HIDE =
   'mount -t tmpfs -o ro,mode=000,size=4k flotilla-hidden "$0" || { echo "flotilla: cannot hide the runner credential folder" >&2; exit 92; }; ' +
+  'n=$1; shift; while [ "$n" -gt 0 ]; do p=$1; shift; n=$((n - 1)); ' +
+  'if [ -d "$p" ]; then mount -t tmpfs -o ro,mode=000,size=4k flotilla-hidden "$p" || { echo "flotilla: cannot hide $p" >&2; exit 92; }; ' +
+  'elif [ -e "$p" ]; then mount --bind /dev/null "$p" || { echo "flotilla: cannot hide $p" >&2; exit 92; }; fi; done; ' +
   `exec setpriv --bounding-set ${DROPPED} --inh-caps ${DROPPED} -- "$@"`;
 
 /** The `unshare` arguments: as root a plain mount namespace; otherwise also a user namespace mapping the runner's user to root inside. */
@@ -47,14 +53,16 @@ function unsharePrefix(): string[] {
 }
 
 /**
- * Wraps `cmd` so that it (and everything it starts) cannot read `secretDir`: see the module
- * comment. Apply it before {@link readOnlyCommand} (which must wrap the result: it needs its
- * mount capability, which this wrapper drops).
+ * Wraps `cmd` so that it (and everything it starts) cannot read `secretDir`, nor any of
+ * `extraPaths` (absolute; folders covered like `secretDir`, files by /dev/null; one missing
+ * when the harness starts is skipped): see the module comment. Apply it before
+ * {@link readOnlyCommand} (which must wrap the result: it needs its mount capability, which
+ * this wrapper drops).
  */
-export function hideSecretsCommand(cmd: HarnessCommand, secretDir: string): HarnessCommand {
+export function hideSecretsCommand(cmd: HarnessCommand, secretDir: string, extraPaths: readonly string[] = []): HarnessCommand {
   // An executable that is not there starts nothing to hide from; left alone, its spawn error stays ENOENT (reason harness_start).
   if (!findExecutable(cmd.file, cmd.env)) return cmd;
-  return { ...cmd, file: 'unshare', args: [...unsharePrefix(), '--', '/bin/sh', '-c', HIDE, secretDir, cmd.file, ...cmd.args] };
+  return { ...cmd, file: 'unshare', args: [...unsharePrefix(), '--', '/bin/sh', '-c', HIDE, secretDir, String(extraPaths.length), ...extraPaths, cmd.file, ...cmd.args] };
 }
 
 /** True when `file` (a path, or a name looked up on env.PATH) is an executable regular file. */

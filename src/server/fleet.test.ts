@@ -184,11 +184,13 @@ describe.each([['sqlite', null], ...(pg ? [['postgres', pg.url]] : [])] as Array
     expect((await res.json()) as Runner).toMatchObject({ status: 'revoked', revokedAt: expect.any(String) });
     await waitFor(async () => r.closed, (c) => c);
     expect([r.closeCode, r.closeReason]).toEqual([4403, 'runner revoked']);
-    expect(await t.store.getJob(job.id)).toMatchObject({ status: 'lost', endReason: 'runner_revoked' });
+    // The token dies at once; the job ends when the runner's lease has run out (the sweep).
     expect((await gateway(a.token)).status).toBe(401);
     await expect(FakeRunner.connect(t.url, runnerId, credential)).rejects.toThrow(/401/);
+    await waitFor(async () => (await t.store.getJob(job.id))?.status, (s) => s === 'lost');
+    expect(await t.store.getJob(job.id)).toMatchObject({ status: 'lost', endReason: 'runner_lost' });
     const evs = await t.store.listEvents(job.id, 0, 100);
-    expect(evs.at(-1)).toMatchObject({ type: 'status', data: { status: 'lost', message: 'runner doomed was revoked' } });
+    expect(evs.at(-1)).toMatchObject({ type: 'status', data: { status: 'lost', message: expect.stringMatching(/^runner doomed silent for \ds$/) } });
 
     // Revoked through another replica (straight in the store): its next heartbeat here closes it.
     const other = await runnerWithCredential('doomed-too', { pool: 'rv2' });
@@ -203,6 +205,37 @@ describe.each([['sqlite', null], ...(pg ? [['postgres', pg.url]] : [])] as Array
     const forced = await t.api(`/api/jobs/${queued.id}/start`, { json: { runnerId, force: true } });
     expect(forced.status).toBe(409);
     expect(((await forced.json()) as { error: { code: string; message: string } }).error).toEqual(expect.objectContaining({ code: 'no_runner', message: `runner doomed (${runnerId}) was revoked: it can never take a job` }));
+  });
+
+  it('a revoked runner’s running job is retried elsewhere only once its lease has run out (last heartbeat + timeout), never beside it', async () => {
+    const { r: a, runnerId } = await runnerWithCredential('revoked-busy', { pool: 'rvl' });
+    const job = await createJob({ agent: 'retry-job', labels: { pool: 'rvl' } });
+    const first = (await a.next('job.assign')).assignment;
+    started(a, job.id, 1);
+    await a.next('ack');
+    const stopA = heartbeats(a, () => [{ jobId: job.id, attempt: 1 }]);
+    const b = await runner({ name: 'stand-in', labels: { pool: 'rvl' } });
+    const stopB = heartbeats(b, () => []);
+    try {
+      await new Promise((r) => setTimeout(r, 300));
+      const res = await t.api(`/api/runners/${runnerId}/revoke`, { json: {} });
+      expect(res.status).toBe(200);
+      stopA();
+      const lastBeat = (await t.store.getRunner(runnerId))!.lastHeartbeatAt!;
+      expect((await gateway(first.token)).status).toBe(401);
+      // Until its lease has surely run out, no other runner gets the job.
+      const second = (await b.next('job.assign', () => true, 8000)).assignment;
+      const assignedAt = Date.now();
+      expect(second).toMatchObject({ jobId: job.id, attempt: 2 });
+      expect(assignedAt - lastBeat).toBeGreaterThanOrEqual(TIMEOUT);
+      expect(await t.store.getJob(job.id)).toMatchObject({ attempt: 2, runnerId: b.runnerId, retriesLeft: 0 });
+      const statuses = (await t.store.listEvents(job.id, 0, 100)).filter((e) => e.type === 'status').map((e) => (e as JobEvent & { data: { message: string } }).data.message);
+      expect(statuses.some((m) => /runner revoked-busy silent for \ds; back in the queue for a retry on any matching runner \(0 retries left\)/.test(m))).toBe(true);
+      expect((await gateway(second.token)).status).toBe(200);
+    } finally {
+      stopA();
+      stopB();
+    }
   });
 
   it('a lost job is retried on another runner with a new attempt; the old runner is told to stop and refused', async () => {

@@ -16,6 +16,12 @@ export class Connection implements RunnerConnection {
   dead = false;
   /** When this server last received a frame on it (epoch ms, the hub's clock). */
   lastSeen: number;
+  /**
+   * When this connection last counted as a heartbeat in the store (its `hello` or a `heartbeat`
+   * that touched the runner; epoch ms, the hub's clock; the connection's start before that): what
+   * the liveness sweep goes by (store sweepStaleRunners, runners.last_heartbeat_at), not `lastSeen`.
+   */
+  lastHeartbeat: number;
   name: string;
   /** Active jobs the runner did not report, since when (for lost-assignment detection). */
   readonly missing = new Map<number, { attempt: number; since: number }>();
@@ -33,6 +39,7 @@ export class Connection implements RunnerConnection {
   ) {
     this.name = name;
     this.lastSeen = now;
+    this.lastHeartbeat = now;
   }
 
   send(msg: ServerToRunner): Promise<boolean> {

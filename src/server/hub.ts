@@ -173,17 +173,21 @@ export class RunnerHub {
   }
 
   /**
-   * Closes (code 4408) every connection here that has sent nothing since `cutoff` (epoch ms):
-   * a runner that froze (SIGSTOP, a hung host) keeps its socket open, and the dispatcher would
-   * hand the jobs the sweep requeues straight back to it. Out of dispatch at once; when it wakes
-   * it reconnects, and its `hello` gets each stale attempt cancelled.
+   * Closes (code 4408) every connection here with no heartbeat since `cutoff` (epoch ms): a
+   * runner that froze (SIGSTOP, a hung host) keeps its socket open, and the dispatcher would
+   * hand the jobs the sweep requeues straight back to it. Goes by the heartbeat (hello or
+   * `heartbeat`), as the store's sweep does (sweepStaleRunners), not by any frame: a runner
+   * whose job output arrived after its last heartbeat is swept all the same, so it must be
+   * closed too. Out of dispatch at once; when it wakes it reconnects, and its `hello` gets each
+   * stale attempt cancelled.
    * @returns the runner ids closed.
    */
   closeSilent(cutoff: number): number[] {
     const closed: number[] = [];
     for (const c of [...this.conns.values(), ...this.unhelloed]) {
-      if (c.lastSeen >= cutoff || c.dead) continue;
-      this.o.log.warn('closing a silent runner connection', { runnerId: c.runnerId, silentMs: this.o.now() - c.lastSeen, hello: c.ready });
+      if (c.lastHeartbeat >= cutoff || c.dead) continue;
+      const t = this.o.now();
+      this.o.log.warn('closing a silent runner connection', { runnerId: c.runnerId, silentMs: t - c.lastHeartbeat, lastFrameMs: t - c.lastSeen, hello: c.ready });
       this.closeConn(c, CLOSE_CODES.silent, 'no heartbeat within the timeout');
       closed.push(c.runnerId);
     }
@@ -214,9 +218,9 @@ export class RunnerHub {
     this.o.onWork('capacity');
   }
 
-  /** Ready connections (hello received) on this server, except runners updating themselves (they take no job). */
+  /** Ready connections (hello received) on this server, except closing ones and runners updating themselves (they take no job). */
   connections(): RunnerConnection[] {
-    return [...this.conns.values()].filter((c) => c.ready && !this.updates.has(c.runnerId));
+    return [...this.conns.values()].filter((c) => c.ready && !c.dead && !this.updates.has(c.runnerId));
   }
 
   /** Sends a frame to a runner connected to this server; false when it is not connected here. */
@@ -345,7 +349,11 @@ export class RunnerHub {
       case 'hello':
         return this.onHello(conn, msg);
       case 'heartbeat':
-        if (!(await this.o.store.touchRunner(conn.runnerId, this.o.now(), { conn: conn.key }))) return this.lostHold(conn);
+        {
+          const t = this.o.now();
+          if (!(await this.o.store.touchRunner(conn.runnerId, t, { conn: conn.key }))) return this.lostHold(conn);
+          conn.lastHeartbeat = t;
+        }
         await reconcile(this.o, conn, msg.running);
         {
           // The idle limit counts model calls: tell the runner about its jobs' calls (issue 4).
@@ -396,6 +404,7 @@ export class RunnerHub {
     if (refused.length) this.o.log.warn('runner labels ignored: bound by its registration token', { runnerId: id, keys: refused });
     const browserSlots = msg.browserSlots ?? 1;
     if (!(await store.touchRunner(id, t, { labels, capacity: msg.capacity, browserSlots, version: msg.version, conn: conn.key }))) return this.lostHold(conn);
+    conn.lastHeartbeat = t;
     conn.name = await helloName(this.o, id, row?.name ?? conn.name, msg.name);
     this.o.log.info('runner connected', { runnerId: id, name: conn.name, instance: conn.instance });
     void noteRunner(this.o, id, 'connected', `connected as ${conn.name}`);

@@ -17,7 +17,7 @@ import type { ServerContext } from './context.js';
 import { Dispatcher, type KickReason } from './dispatcher.js';
 import { EffortSettings } from './effort-cache.js';
 import { EventBus } from './event-bus.js';
-import { RunnerHub } from './hub.js';
+import { CLOSE_CODES, RunnerHub } from './hub.js';
 import { Sweeper } from './sweeper.js';
 import { budgetPauser } from './budget-pause.js';
 import { abortCallsOnJobEnd } from './live-call-aborts.js';
@@ -141,6 +141,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     startedAt: now(),
     startupGraceMs: await restartGraceMs(store, heartbeatTimeoutMs, now()),
     closeSilent: (cutoff) => hub.closeSilent(cutoff),
+    disconnect: (runnerId, reason) => void hub.disconnect(runnerId, CLOSE_CODES.silent, reason),
     onLost: () => dispatcher.kick(),
     // A parent that ended leaves nobody to collect its children's results (issue 6): cancel them.
     onOrphans: async (orphans) => {

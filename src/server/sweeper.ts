@@ -1,5 +1,5 @@
 import type { OrphanedJob } from '../store/job-tree.js';
-import type { JobRow, Store } from '../store/types.js';
+import type { JobRow, Store, SweptJob } from '../store/types.js';
 import type { Logger } from '../core/log.js';
 import type { EventBus } from './event-bus.js';
 import { reportEndedJobs } from './status-events.js';
@@ -25,11 +25,18 @@ export interface SweeperOptions {
    */
   startupGraceMs?: number;
   /**
-   * Closes this server's runner sockets that have sent nothing since `cutoff` (epoch ms; hub
-   * closeSilent), called by each sweep before the store sweep: a frozen runner's socket stays
-   * open, and without this its requeued jobs went straight back to it.
+   * Closes this server's runner sockets with no heartbeat since `cutoff` (epoch ms; hub
+   * closeSilent, the store sweep's own criterion), called by each sweep before the store sweep:
+   * a frozen runner's socket stays open, and without this its requeued jobs went straight back
+   * to it.
    */
   closeSilent?: (cutoff: number) => void;
+  /**
+   * Closes runner `runnerId`'s socket on this server, if any (hub disconnect, code 4408): called
+   * right after the store sweep for every runner whose jobs it lost or requeued, before anything
+   * is reported or dispatched, so the dispatcher never gives such a job back to that runner.
+   */
+  disconnect?: (runnerId: number, reason: string) => void;
   /** Called after jobs were marked lost. */
   onLost?: (jobs: JobRow[]) => void;
   /**
@@ -42,10 +49,13 @@ export interface SweeperOptions {
 
 /**
  * Liveness: every `intervalMs`, runners whose last heartbeat is older than `timeoutMs` go
- * offline and their assigned/running jobs become `lost` (store.sweepStaleRunners), each with
+ * offline and their running jobs become `lost` (store.sweepStaleRunners), each with
  * a `status` event "runner X silent for Ns" — or, with retries left (agent `retries`), go back
- * to the queue with "...; back in the queue for a retry on any matching runner (N retries left)". A silent runner's
- * socket on this server is closed first, so it gets no job until it speaks again. The first
+ * to the queue with "...; back in the queue for a retry on any matching runner (N retries left)";
+ * their assigned jobs, never started, go back to the queue with no retry used. A silent runner's
+ * socket on this server (no heartbeat within the timeout, whatever else it sent) is closed
+ * first, and every runner the store swept is disconnected before its jobs are reported, so it
+ * gets no job until it connects again. The first
  * sweep waits until the server has been up for `startupGraceMs`, so runners get time to
  * reconnect after a restart. Each sweep also gives
  * back expired budget reservations and hands jobs whose parent ended to `onOrphans`.
@@ -78,8 +88,8 @@ export class Sweeper {
     if (this.current) await this.current;
   }
 
-  /** One sweep now; returns the jobs it marked lost (empty during the start-up grace). */
-  async sweepOnce(): Promise<JobRow[]> {
+  /** One sweep now; returns the jobs it marked lost or requeued (empty during the start-up grace). */
+  async sweepOnce(): Promise<SweptJob[]> {
     const { store, now, timeoutMs } = this.o;
     const t = now();
     // Budget reservations of calls whose gateway died mid-call (issue 3); no start-up grace.
@@ -91,6 +101,9 @@ export class Sweeper {
     if (t - this.o.startedAt < (this.o.startupGraceMs ?? timeoutMs)) return [];
     this.o.closeSilent?.(t - timeoutMs);
     const lost = await store.sweepStaleRunners(t - timeoutMs, t);
+    // Belt and braces after closeSilent: whatever runner the store swept is out of dispatch here
+    // before its requeued jobs are announced (a dispatch pass picks only ready, live connections).
+    for (const runnerId of new Set(lost.map((j) => j.runnerId))) if (runnerId !== null) this.o.disconnect?.(runnerId, 'no heartbeat within the timeout');
     const names = new Map<number, { name: string; last: number | null }>();
     for (const job of lost) {
       if (job.runnerId !== null && !names.has(job.runnerId)) {
@@ -103,7 +116,7 @@ export class Sweeper {
       const silent = info?.last != null ? t - info.last : timeoutMs;
       return `${info ? `runner ${info.name}` : 'its runner'} silent for ${Math.round(silent / 1000)}s`;
     };
-    for (const job of lost) this.o.log.warn(job.status === 'queued' ? 'job lost, retrying' : 'job lost', { jobId: job.id, runnerId: job.runnerId, message: cause(job) });
+    for (const job of lost) this.o.log.warn(job.unstarted ? 'job never started, requeued' : job.status === 'queued' ? 'job lost, retrying' : 'job lost', { jobId: job.id, runnerId: job.runnerId, message: cause(job) });
     await reportEndedJobs(store, this.o.bus, lost, cause, t);
     // The runner's history (its page's activity): one line per runner that left jobs behind.
     for (const runnerId of names.keys()) {

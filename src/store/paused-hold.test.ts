@@ -80,8 +80,10 @@ describe.each(engines)('%s', (_name, open) => {
     opened.push(s);
     const { jobId, runnerId } = await pausedJob(s, 'c');
     await s.deferHeldBudgetResumes(jobId);
-    const res = await s.revokeRunner(runnerId, T + 7);
+    // Revoked: the sweep releases it once the runner's heartbeat is stale (revoke leaves it to the sweep).
+    const res = await s.revokeRunner(runnerId, T + 6);
     expect(res!.jobs.map((j) => j.id)).not.toContain(jobId);
+    expect((await s.sweepStaleRunners(T + 1_000_000, T + 7)).map((j) => j.id)).not.toContain(jobId);
     expect(await s.getJob(jobId)).toMatchObject({ status: 'paused', endReason: 'budget', finishedAt: T + 7 });
     expect(await held(s, jobId)).toEqual([]);
   });

@@ -5,7 +5,7 @@ import { parseHolds } from '../core/capacity.js';
 import { num, numOrNull, toJobRow, toRunnerRow } from './codec.js';
 import { assertInt, type StoreCtx } from './ctx.js';
 import type { Database } from './schema.js';
-import type { ActiveAssignment, JobRow, QueuedJobRef, RunnerHold, RunnerRow } from './types.js';
+import type { ActiveAssignment, JobRow, QueuedJobRef, RunnerHold, RunnerRow, SweptJob } from './types.js';
 import { pausedHolding } from './paused-hold.js';
 
 /** Registers a runner (not yet connected, no heartbeat). @throws on a duplicate credential hash or bad capacity. */
@@ -97,12 +97,13 @@ export async function setRunnerDisconnected(c: StoreCtx, id: number, _now: numbe
 /**
  * Liveness sweep, one transaction: runners whose last heartbeat (or, never having sent one,
  * whose creation) is older than `cutoff` and that are not yet offline become offline and
- * disconnected; then every `assigned`/`running` job on an offline runner becomes `lost`
- * (endReason `runner_lost`, finishedAt = now, token cleared). Both steps are conditional
- * UPDATEs, so two servers sweeping at once never report the same job twice.
- * @returns the jobs marked lost by this call, by id ascending.
+ * disconnected; then every `assigned` job on an offline runner (never started there) goes back
+ * to `queued` with no retry used (`unstarted: true` in the result), and every other active job
+ * ends as in {@link endJobsOf} (endReason `runner_lost`). All steps are conditional UPDATEs, so
+ * two servers sweeping at once never report the same job twice.
+ * @returns the jobs changed by this call, by id ascending, each with `runnerId` = its attempt's runner.
  */
-export async function sweepStaleRunners(c: StoreCtx, cutoff: number, now: number): Promise<JobRow[]> {
+export async function sweepStaleRunners(c: StoreCtx, cutoff: number, now: number): Promise<SweptJob[]> {
   assertInt('cutoff', cutoff);
   assertInt('now', now, 0);
   return c.db.transaction().execute(async (trx) => {
@@ -118,7 +119,18 @@ export async function sweepStaleRunners(c: StoreCtx, cutoff: number, now: number
       )
       .execute();
     const offline = trx.selectFrom('runners').select('id').where('offline', '=', 1);
-    return endJobsOf(c, trx, offline, 'runner_lost', now);
+    // Assigned but never started: the runner never took it up, so it goes back to the queue as a
+    // refusal would (hub-reconcile.ts), not as a lost attempt: no retry is used.
+    const unstarted = await trx
+      .updateTable('jobs')
+      .set({ status: 'queued', assigned_at: null, started_at: null, token_hash: null })
+      .where('status', '=', 'assigned')
+      .where('runner_id', 'in', offline)
+      .returningAll()
+      .execute();
+    await requeuedFromRunner(trx, unstarted.map((r) => num(r.id)));
+    const ended: SweptJob[] = await endJobsOf(c, trx, offline, 'runner_lost', now);
+    return [...unstarted.map((r): SweptJob => ({ ...toJobRow(c.codec, r), unstarted: true })), ...ended].sort((a, b) => a.id - b.id);
   });
 }
 
@@ -251,21 +263,35 @@ export async function listHeldRunnerIds(c: StoreCtx, now: number): Promise<numbe
 
 /**
  * Revokes runner `id` in one transaction: revokedAt = now (kept from the first call),
- * offline, disconnected; its active jobs end as in {@link endJobsOf} with reason
- * `runner_revoked`. Null when the runner does not exist.
+ * disconnected; the job tokens of its assigned/running/cancelling jobs are cleared at once
+ * (findJobByTokenHash no longer finds them: the gateway and API refuse them), but the jobs
+ * themselves are left to the liveness sweep ({@link sweepStaleRunners}), which ends them
+ * (retry, `cancelled` or `lost`) once the runner's last heartbeat is older than the heartbeat
+ * timeout: the runner holds its jobs as a lease and stops them by then (runner/lease.ts), so
+ * a retry never runs beside an attempt the revoked runner is still stopping. `offline` is
+ * left as it is for the same reason (the sweep ends the jobs of every offline runner at once).
+ * @returns the runner and the jobs whose tokens this call cleared (by id ascending; still
+ *   active), or null when the runner does not exist.
  */
 export async function revokeRunner(c: StoreCtx, id: number, now: number): Promise<{ runner: RunnerRow; jobs: JobRow[] } | null> {
   assertInt('now', now, 0);
   return c.db.transaction().execute(async (trx) => {
     const row = await trx
       .updateTable('runners')
-      .set({ revoked_at: sql<number>`coalesce(revoked_at, ${now})`, offline: 1, connected: 0 })
+      .set({ revoked_at: sql<number>`coalesce(revoked_at, ${now})`, connected: 0 })
       .where('id', '=', id)
       .returningAll()
       .executeTakeFirst();
     if (!row) return null;
-    const jobs = await endJobsOf(c, trx, trx.selectFrom('runners').select('id').where('id', '=', id), 'runner_revoked', now);
-    return { runner: toRunnerRow(c.codec, row), jobs };
+    const jobs = await trx
+      .updateTable('jobs')
+      .set({ token_hash: null })
+      .where('runner_id', '=', id)
+      .where('status', 'in', ['assigned', 'running', 'cancelling'])
+      .where('token_hash', 'is not', null)
+      .returningAll()
+      .execute();
+    return { runner: toRunnerRow(c.codec, row), jobs: jobs.map((r) => toJobRow(c.codec, r)).sort((a, b) => a.id - b.id) };
   });
 }
 

@@ -104,14 +104,15 @@ export interface Store extends TaskStore, AgentVersionStore, EffortTierStore, Da
   setRunnerDisconnected(id: number, now: number): Promise<void>;
   /**
    * Liveness sweep: every runner whose last heartbeat is older than `cutoff` and is not yet
-   * offline becomes offline, and each of its jobs in `assigned`/`running` becomes `lost`
-   * (endReason `runner_lost`, finishedAt = now, token cleared) — or, when the job has retries
-   * left (agent `retries`), goes back to `queued` (runner and token cleared, retries left − 1;
-   * the next claim gives it a new attempt). Returns the jobs it changed (status `lost` or
-   * `queued`), each with `runnerId` = the runner its attempt was on (a queued one's stored row
-   * has none).
+   * offline becomes offline; each of its `assigned` jobs (never started) goes back to `queued`
+   * with no retry used (`unstarted: true`; runner, assignment and token cleared), and each
+   * `running` one becomes `lost` (endReason `runner_lost`, finishedAt = now, token cleared) —
+   * or, when the job has retries left (agent `retries`), goes back to `queued` (runner and
+   * token cleared, retries left − 1; the next claim gives it a new attempt). Returns the jobs
+   * it changed (status `lost`, `cancelled` or `queued`), each with `runnerId` = the runner its
+   * attempt was on (a queued one's stored row has none).
    */
-  sweepStaleRunners(cutoff: number, now: number): Promise<JobRow[]>;
+  sweepStaleRunners(cutoff: number, now: number): Promise<SweptJob[]>;
   /**
    * A lost attempt (its runner reconnected without it): when job `id`, still `assigned` or
    * `running` at `attempt`, has retries left, it goes back to `queued` as in sweepStaleRunners
@@ -331,6 +332,9 @@ export interface NewJob {
   treeLimits?: TreeLimits;
   now: number;
 }
+
+/** A job the liveness sweep changed (store sweepStaleRunners); `unstarted`: it was `assigned`, never started, and went back to the queue with no retry used. */
+export type SweptJob = JobRow & { unstarted?: true };
 
 export interface JobRow {
   id: number;

@@ -1,4 +1,5 @@
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { runnerNameFrom, type Labels } from '../../protocol/index.js';
@@ -144,6 +145,8 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
         serverUrl: server.url,
         registrationToken,
         workDir: join(data, 'runner'),
+        // Jobs must not read the admin token nor the database (the runner's own work folder stays visible).
+        hidePaths: [adminTokenFile, ...(env.DATABASE_URL ? [] : ['flotilla.db', 'flotilla.db-wal', 'flotilla.db-shm', 'flotilla.db-journal'].map((f) => join(data, f)))].filter((f) => existsSync(f)),
         name: runnerNameFrom(`${hostname().slice(0, 57)}-local`),
         labels,
         capacity: opts.runnerCapacity ?? 1,

@@ -3,7 +3,6 @@ import { requireAdmin, type AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
 import { CLOSE_CODES } from '../hub.js';
 import { apiError, idError, parseId } from '../http-util.js';
-import { reportEndedJobs } from '../status-events.js';
 import { runnerView } from '../views.js';
 import { noteRunner } from '../runner-history.js';
 import { readEmptyBody } from './empty-body.js';
@@ -12,10 +11,15 @@ import { readEmptyBody } from './empty-body.js';
  * `POST /api/runners/{id}/revoke` (admin; no body, or `{}`: anything else → 400 before anything
  * changes, empty-body.ts) → 200 Runner (status `revoked`, `revokedAt` set).
  * Its credential is refused from now on (the upgrade gets 401), its socket on this server is
- * closed (code 4403), and its assigned/running jobs end at once: their job tokens die (the
- * gateway and API refuse them), and each is `lost` (reason `runner_revoked`) or, with retries
- * left, back in the queue. Repeating it changes nothing. Unknown runner → 404 `not_found`; an id
- * outside 1..2147483647 → 400 `invalid_request` (field `id`).
+ * closed (code 4403), and the job tokens of its assigned/running jobs die at once (the gateway
+ * and API refuse them). The jobs themselves stay on it until its lease has surely run out: the
+ * runner stops them by 0.9 × the heartbeat timeout after its last heartbeat the server got
+ * (runner/lease.ts), and the liveness sweep (sweeper.ts) ends them once that heartbeat is older
+ * than the timeout, as for any silent runner: each goes back to the queue when it has retries
+ * left, else it is `lost` (reason `runner_lost`; one being cancelled is `cancelled`). So a retry
+ * never runs beside the attempt the revoked runner is still stopping. Repeating it changes
+ * nothing. Unknown runner → 404 `not_found`; an id outside 1..2147483647 → 400
+ * `invalid_request` (field `id`).
  */
 export function mountRevokeRunner(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.post('/api/runners/:id{[0-9]+}/revoke', requireAdmin(), async (c) => {
@@ -28,10 +32,11 @@ export function mountRevokeRunner(app: Hono<AppEnv>, ctx: ServerContext): void {
     if (!res) return apiError(c, 404, 'not_found', `no runner ${c.req.param('id')}`, 'id');
     ctx.hub.disconnect(res.runner.id, CLOSE_CODES.revoked, 'runner revoked');
     ctx.log.warn('runner revoked', { runnerId: res.runner.id, jobs: res.jobs.length });
-    if (res.jobs.length || res.runner.revokedAt === now) await noteRunner(ctx, res.runner.id, 'revoked', `revoked by ${c.var.principal.name}; ${res.jobs.length} running job${res.jobs.length === 1 ? '' : 's'} ended`);
-    await reportEndedJobs(ctx.store, ctx.bus, res.jobs, () => `runner ${res.runner.name} was revoked`, now);
-    for (const j of res.jobs) ctx.bus.publish(j.id);
-    if (res.jobs.length) ctx.dispatcher.kick();
+    if (res.jobs.length || res.runner.revokedAt === now) {
+      const n = res.jobs.length;
+      const by = res.runner.lastHeartbeatAt !== null ? `; they end (retried or lost) once its lease runs out, after ${new Date(res.runner.lastHeartbeatAt + ctx.heartbeatTimeoutMs).toISOString()}` : '';
+      await noteRunner(ctx, res.runner.id, 'revoked', `revoked by ${c.var.principal.name}; job tokens of ${n} running job${n === 1 ? '' : 's'} ended${n ? by : ''}`);
+    }
     return c.json(runnerView(res.runner, [], now, ctx.heartbeatTimeoutMs));
   });
 }

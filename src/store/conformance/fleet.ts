@@ -23,7 +23,7 @@ export function fleetTests(h: Harness): void {
     await expect(s.setRunnerHold(a.id, { until: 1.5, reason: 'x', kind: 'manual' })).rejects.toThrow(/hold.until/);
   });
 
-  it('fleet: revoking ends the runner’s active jobs (retried when allowed) and kills their tokens', async () => {
+  it('fleet: revoking kills the tokens of the runner’s active jobs at once; the sweep ends them (retried when allowed) once its heartbeat is stale', async () => {
     const s = await h.open();
     const r = await newRunner(s, {}, 'r');
     const other = await newRunner(s, {}, 'other');
@@ -45,16 +45,30 @@ export function fleetTests(h: Harness): void {
       [j3.id, other.id, 1, 'assigned'],
     ]);
 
+    await s.transitionJob(j1.id, 1, ['assigned'], 'running', T + 2, { startedAt: T + 2 });
+    await s.touchRunner(r.id, T + 5);
+    await s.touchRunner(other.id, T + 100);
+    // Revoking kills the tokens at once but leaves the jobs (and `offline`) to the sweep: the
+    // runner stops them within its lease (last heartbeat + timeout), so no retry runs beside them.
     const res = await s.revokeRunner(r.id, T + 10);
-    expect(res?.runner).toMatchObject({ id: r.id, revokedAt: T + 10, offline: true, connected: false });
-    expect(res?.jobs.map((j) => [j.id, j.status, j.endReason, j.retriesLeft])).toEqual([
-      [j1.id, 'lost', 'runner_revoked', 0],
+    expect(res?.runner).toMatchObject({ id: r.id, revokedAt: T + 10, offline: false, connected: false });
+    expect(res?.jobs.map((j) => [j.id, j.status, j.attempt])).toEqual([
+      [j1.id, 'running', 1],
+      [j2.id, 'running', 1],
+      [j4.id, 'cancelling', 1],
+    ]);
+    expect(await s.findJobByTokenHash(tok1)).toBeNull();
+    expect(await s.findJobByTokenHash(tok2)).toBeNull();
+    expect(await s.claimJob({ id: other.id, labels: {} }, fakeHash('t'), T + 11)).toBeNull();
+    // A sweep whose cutoff is not past the revoked runner's last heartbeat ends nothing.
+    expect(await s.sweepStaleRunners(T + 5, T + 12)).toEqual([]);
+    const swept = await s.sweepStaleRunners(T + 6, T + 15);
+    expect(swept.map((j) => [j.id, j.status, j.endReason, j.retriesLeft])).toEqual([
+      [j1.id, 'lost', 'runner_lost', 0],
       [j2.id, 'queued', null, 1],
       [j4.id, 'cancelled', 'cancelled', 2],
     ]);
-    expect(res?.jobs[1]).toMatchObject({ runnerId: r.id, attempt: 1, assignedAt: null, startedAt: null, finishedAt: null });
-    expect(await s.findJobByTokenHash(tok1)).toBeNull();
-    expect(await s.findJobByTokenHash(tok2)).toBeNull();
+    expect(swept[1]).toMatchObject({ runnerId: r.id, attempt: 1, assignedAt: null, startedAt: null, finishedAt: null });
     expect((await s.getJob(j3.id))?.status).toBe('assigned');
     // The retried job is claimed again with a new attempt, on another runner.
     const again = await s.claimJob({ id: other.id, labels: {} }, fakeHash('t'), T + 20);
@@ -78,6 +92,7 @@ export function fleetTests(h: Harness): void {
     expect(job.retriesLeft).toBe(1);
     await s.touchRunner(r1.id, T);
     await s.claimJob({ id: r1.id, labels: {} }, fakeHash('t'), T + 1);
+    await s.transitionJob(job.id, 1, ['assigned'], 'running', T + 2, { startedAt: T + 2 });
     const first = await s.sweepStaleRunners(T + 50, T + 100);
     expect(first.map((j) => [j.id, j.status, j.retriesLeft, j.runnerId])).toEqual([[job.id, 'queued', 0, r1.id]]);
     // The returned row names the runner it was lost on; the stored one is queued on no runner.
@@ -86,6 +101,7 @@ export function fleetTests(h: Harness): void {
     await s.touchRunner(r2.id, T + 200);
     const second = await s.claimJob({ id: r2.id, labels: {} }, fakeHash('t'), T + 201);
     expect(second).toMatchObject({ id: job.id, attempt: 2, runnerId: r2.id });
+    await s.transitionJob(job.id, 2, ['assigned'], 'running', T + 202, { startedAt: T + 202 });
     const lost = await s.sweepStaleRunners(T + 300, T + 400);
     expect(lost.map((j) => [j.id, j.status, j.endReason, j.attempt])).toEqual([[job.id, 'lost', 'runner_lost', 2]]);
     await expect(newJob(s, { retries: -1 })).rejects.toThrow(/retries/);

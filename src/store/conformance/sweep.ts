@@ -24,11 +24,15 @@ export function sweepTests(h: Harness): void {
     await s.claimJobById(j4.id, { id: r2.id, labels: {} }, fakeHash('t'), T + 1);
     const j4run = await s.transitionJob(j4.id, 1, ['assigned'], 'running', T + 2, { startedAt: T + 2 });
 
-    const lost = await s.sweepStaleRunners(T + 50, T + 200);
-    expect(lost.map((j) => j.id)).toEqual([j1.id, j2.id]);
-    for (const j of lost) expect(j).toMatchObject({ status: 'lost', endReason: 'runner_lost', finishedAt: T + 200, runnerId: r1.id, attempt: 1 });
-    expect(lost[1]?.startedAt).toBe(T + 2);
-    expect(await s.getJob(j1.id)).toEqual(lost[0]);
+    const swept = await s.sweepStaleRunners(T + 50, T + 200);
+    expect(swept.map((j) => j.id)).toEqual([j1.id, j2.id]);
+    // Assigned, never started: back in the queue, no retry used (none left to use here).
+    expect(swept[0]).toMatchObject({ status: 'queued', unstarted: true, runnerId: r1.id, attempt: 1, assignedAt: null, retriesLeft: 0 });
+    expect(await s.getJob(j1.id)).toMatchObject({ status: 'queued', runnerId: null, attempt: 1, finishedAt: null });
+    expect(swept[1]).toMatchObject({ status: 'lost', endReason: 'runner_lost', finishedAt: T + 200, runnerId: r1.id, attempt: 1 });
+    expect(swept[1]?.unstarted).toBeUndefined();
+    expect(swept[1]?.startedAt).toBe(T + 2);
+    expect(await s.getJob(j2.id)).toEqual(swept[1]);
     expect(await s.findJobByTokenHash(tok1)).toBeNull();
     expect(await s.getJob(j3.id)).toEqual(j3done);
     expect(await s.getJob(j4.id)).toEqual(j4run);
