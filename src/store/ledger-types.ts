@@ -144,18 +144,7 @@ export interface NewModelCall {
  * estimate the reservation priced and the output bound; `webSearchRequests` the searches
  * reserved for. Stored as JSON on the reservation row (migration 0020).
  */
-export interface PendingCall {
-  jobId: number;
-  attempt: number;
-  provider: string;
-  model: string;
-  api: string;
-  streamed: boolean;
-  runnerId?: number | null;
-  inputTokens: number;
-  outputTokens: number;
-  webSearchRequests?: number;
-}
+export type PendingCall = Pick<NewModelCall, 'jobId' | 'attempt' | 'provider' | 'model' | 'api' | 'streamed' | 'runnerId' | 'inputTokens' | 'outputTokens' | 'webSearchRequests'>;
 
 /** One tree's part of a reservation sweep: µ$ given back to `reserved`, µ$ charged to `spent` (H7: the same), reservations swept. */
 export interface ExpiredReservations {
