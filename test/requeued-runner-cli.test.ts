@@ -53,6 +53,9 @@ describe('a requeued job in the CLI', () => {
     await a.hello({ name: 'cli-lost', labels: { pool: 'cli' } });
     const job = (await (await t.api('/api/jobs', { json: { agent: 'retry-job', labels: { pool: 'cli' } } })).json()) as Job;
     expect((await a.next('job.assign')).assignment.attempt).toBe(1);
+    // Started (a job never started is requeued without a retry, and reads `requeued`): then killed.
+    a.send({ type: 'job.events', jobId: job.id, attempt: 1, events: [{ rseq: 1, at: new Date().toISOString(), type: 'harness.started', data: { harness: 'command', pid: 1 } }] });
+    await until(() => t.store.getJob(job.id), (j) => j?.status === 'running');
     a.kill();
     await until(() => t.store.getJob(job.id), (j) => j?.status === 'queued');
 

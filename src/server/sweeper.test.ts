@@ -84,6 +84,8 @@ describe('Sweeper.sweepOnce (controlled clock)', () => {
       await store.touchRunner(runner.id, T0);
       const job = await store.createJob({ parentId: null, agent: 'a', agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros: 1, now: T0 });
       await store.claimJob({ id: runner.id, labels: {} }, 'tokhash', T0);
+      // running (an assigned job its runner never started goes back to the queue instead)
+      await store.transitionJob(job.id, 1, ['assigned'], 'running', T0, { startedAt: T0 });
       let now = T0 + 60_000; // the runner has been silent for 60 s
       const bus = new EventBus();
       const published: number[] = [];
@@ -91,7 +93,7 @@ describe('Sweeper.sweepOnce (controlled clock)', () => {
       const sweeper = new Sweeper({ store, bus, log: silentLogger, now: () => now, timeoutMs: 20_000, intervalMs: 1000, startedAt: now });
       now += 19_999; // server up for less than one timeout: no sweep
       expect(await sweeper.sweepOnce()).toEqual([]);
-      expect((await store.getJob(job.id))?.status).toBe('assigned');
+      expect((await store.getJob(job.id))?.status).toBe('running');
       now += 1;
       const lost = await sweeper.sweepOnce();
       expect(lost.map((j) => j.id)).toEqual([job.id]);
