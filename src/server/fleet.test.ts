@@ -189,7 +189,8 @@ describe.each([['sqlite', null], ...(pg ? [['postgres', pg.url]] : [])] as Array
     await expect(FakeRunner.connect(t.url, runnerId, credential)).rejects.toThrow(/401/);
     await waitFor(async () => (await t.store.getJob(job.id))?.status, (s) => s === 'lost');
     expect(await t.store.getJob(job.id)).toMatchObject({ status: 'lost', endReason: 'runner_lost' });
-    const evs = await t.store.listEvents(job.id, 0, 100);
+    // The sweep writes the job row, then its status event: wait for the event too.
+    const evs = await waitFor(async () => t.store.listEvents(job.id, 0, 100), (e) => e.at(-1)?.type === 'status');
     expect(evs.at(-1)).toMatchObject({ type: 'status', data: { status: 'lost', message: expect.stringMatching(/^runner doomed silent for \ds$/) } });
 
     // Revoked through another replica (straight in the store): its next heartbeat here closes it.
