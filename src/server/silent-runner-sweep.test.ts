@@ -10,20 +10,10 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Job } from '../protocol/index.js';
 import { CLOSE_CODES } from './hub.js';
-import { FakeRunner, SHIPPED_AGENTS, startTestServer, type TestServer } from './test-helpers.js';
+import { FakeRunner, SHIPPED_AGENTS, startTestServer, type TestServer, waitFor } from './test-helpers.js';
 
 const at = () => new Date().toISOString();
 const TIMEOUT = 1500;
-
-async function waitFor<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 8000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (true) {
-    const v = await fn();
-    if (ok(v)) return v;
-    if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms: ${JSON.stringify(v)}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 let agentsDir = '';
 beforeAll(async () => {

@@ -247,3 +247,17 @@ export async function readSse(res: Response, o: { stopAfter?: number; timeoutMs?
   }
   return out;
 }
+
+/**
+ * Polls `fn` every 25 ms until `ok` holds for its value, and returns that value.
+ * @throws Error after `timeoutMs` (default 8,000 ms) naming the last value seen.
+ */
+export async function waitFor<T>(fn: () => Promise<T>, ok: (v: T) => boolean, timeoutMs = 8000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (true) {
+    const v = await fn();
+    if (ok(v)) return v;
+    if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms: ${JSON.stringify(v)}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
