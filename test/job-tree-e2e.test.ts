@@ -174,9 +174,16 @@ describe('job trees with the real Claude Code', () => {
     const sleepers = await waitFor('both grandchildren to sleep', async () => {
       const all = await store.listTreeJobs(root.id);
       const rows = all.filter((j) => j.agent === 'sleeper');
-      if (rows.length < 2) return null;
-      for (const s of rows) if (!(await allEvents(store, s.id)).some((e) => e.type === 'tool.call')) return null;
-      return rows;
+      let ready = rows.length === 2;
+      for (const s of rows) if (!(await allEvents(store, s.id)).some((e) => e.type === 'tool.call')) ready = false;
+      if (ready) return rows;
+      // Not yet: say where each job of the tree is, so a timeout shows what it waited on.
+      const where = await Promise.all(all.map(async (j) => {
+        const evs = await allEvents(store, j.id);
+        const last = evs.slice(-3).map((e) => `${e.type}${e.type === 'status' ? `:${e.data.status}${e.data.message ? ` (${e.data.message})` : ''}` : ''}`);
+        return `#${j.id} ${j.agent} ${j.status}${j.endReason ? `/${j.endReason}` : ''} [${last.join(', ')}]`;
+      }));
+      throw new Error(where.join('; '));
     }, 180_000, 200);
     const jobs = await store.listTreeJobs(root.id);
     expect(jobs.map((j) => j.agent).sort()).toEqual(['sleeper', 'sleeper', 'tree-mid', 'tree-mid', 'tree-top']);
