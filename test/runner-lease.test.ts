@@ -4,6 +4,7 @@
  * network partition); B is connected directly. The job (agent `marker`, `retries: 1`) appends
  * the time (epoch ms) to `<dir>/job-<id>-attempt-<n>.log` every 20 ms while it runs, so the
  * files show when each attempt's process was alive.
+ * A third runner is a `flotilla runner` process, frozen with SIGSTOP (its job watchdog must act).
  * Server: heartbeat every 200 ms, timeout 1200 ms, sweep every 100 ms. Runner lease: stop
  * 840 ms after the last heartbeat the server provably heard, grace 240 ms, gone by 1080 ms.
  */
@@ -15,7 +16,7 @@ import type { Job, JobEvent } from '../src/protocol/index.js';
 import { startRunner, type RunningRunner } from '../src/runner/runner.js';
 import { startTestServer, type TestServer } from '../src/server/test-helpers.js';
 import { TcpProxy } from './tcp-proxy.js';
-import { waitFor } from './helpers.js';
+import { spawnFlotilla, waitFor } from './helpers.js';
 
 const TIMEOUT_MS = 1200;
 const MARK = `import { appendFileSync } from 'node:fs';
@@ -150,5 +151,43 @@ describe('a job runs on one runner at a time', () => {
     expect(done).toMatchObject({ status: 'succeeded', attempt: 2, runnerId: b.runnerId });
     expect(marked(j.id, 1).at(-1)!).toBeLessThan(marked(j.id, 2)[0]!);
     expect(await statuses(j.id)).toContainEqual(expect.stringMatching(/^queued: runner stop-a (silent for \ds|no longer runs it \(\ds\)); back in the queue for a retry/));
+  });
+
+  it('the runner process frozen (SIGSTOP): its job watchdog stops the attempt before the server gives the job to another runner', async () => {
+    const a = spawnFlotilla(['runner', '--server', t.url, '--token', await t.regToken(), '--work-dir', join(dir, 'work-frozen-a'), '--name', 'frozen-a']);
+    const thaw = () => {
+      try {
+        process.kill(a.pid!, 'SIGCONT');
+        process.kill(a.pid!, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    };
+    try {
+      const j = await job(5);
+      await waitFor('the job to run on a', async () => (await getJob(j.id)).status === 'running' && marked(j.id, 1).length > 5, 30_000, 50);
+      const aId = (await getJob(j.id)).runnerId!;
+      expect((await t.store.getRunner(aId))?.name).toBe('frozen-a');
+      const b = await runner('frozen-b', false);
+      process.kill(a.pid!, 'SIGSTOP');
+      const done = await waitFor('the job to end', async () => {
+        const now = await getJob(j.id);
+        return ['succeeded', 'failed', 'lost', 'cancelled'].includes(now.status) ? now : null;
+      }, 30_000, 50);
+      const heardA = (await t.store.getRunner(aId))?.lastHeartbeatAt ?? 0;
+      expect(done).toMatchObject({ status: 'succeeded', attempt: 2, runnerId: b.runnerId });
+      const first = marked(j.id, 1);
+      // The frozen runner could not stop its job itself; its watchdog did, before the server could
+      // declare it lost and before b started the retry.
+      expect(first.at(-1)!).toBeLessThan(heardA + TIMEOUT_MS);
+      expect(first.at(-1)!).toBeLessThan(marked(j.id, 2)[0]!);
+      process.kill(a.pid!, 'SIGCONT');
+      await waitFor('a to report again', async () => ((await t.store.getRunner(aId))?.lastHeartbeatAt ?? 0) > heardA + 500, 10_000, 50);
+      expect(await getJob(j.id)).toMatchObject({ status: 'succeeded', attempt: 2, runnerId: b.runnerId });
+      expect(marked(j.id, 1)).toEqual(first);
+      expect(a.output()).toContain('job watchdog stopped a job');
+    } finally {
+      thaw();
+    }
   });
 });

@@ -8,6 +8,7 @@ import { PARSER_TICK_MS, type Harness, type HarnessContext, type HarnessOutcome 
 import { LineSplitter } from './lines.js';
 import { IdleWatch } from './idle.js';
 import { forgetGroup, recordGroup } from './orphans.js';
+import type { JobWatchdog } from './watchdog.js';
 import { spawnGroup, type GroupProcess } from './process.js';
 import { killJobProcesses, RUN_MARKER_VAR } from './proc-tree.js';
 import { readOnlyCommand, verifyReadOnly } from './readonly.js';
@@ -38,6 +39,8 @@ export interface JobRunDeps {
    * Used before an idle job is ended. Absent: output alone decides.
    */
   refreshActivity?: () => Promise<void>;
+  /** Told of the harness's process group while it runs, to stop it if the runner cannot (watchdog.ts). */
+  watchdog?: Pick<JobWatchdog, 'watch' | 'unwatch'>;
   /** Receives the attempt's events in order (the runner numbers and uploads them). */
   emit: (event: EventBody) => void;
   log: Logger;
@@ -272,6 +275,7 @@ export class JobRun {
     if (this.stopped) void proc.kill(this.killGraceMs);
     this.log.info('harness started', { harness: harness.name, pid: proc.pid });
     const recorded = proc.pid > 0 ? recordGroup(this.deps.workDir, this.jobId, this.attempt, proc.pid).catch(() => undefined) : Promise.resolve();
+    if (proc.pid > 0) this.deps.watchdog?.watch(proc.pid, this.marker);
     const parser = harness.parser(ctx, proc.pid);
     let turns = 0;
     const onEvents = (events: EventBody[]) => {
@@ -322,6 +326,7 @@ export class JobRun {
     if (left.length) this.log.warn('job processes could not be killed', { pids: left });
     await recorded;
     await forgetGroup(this.deps.workDir, this.jobId, this.attempt).catch(() => undefined);
+    if (proc.pid > 0) this.deps.watchdog?.unwatch(proc.pid);
     const pipesClosed = Promise.all([outEnded, errEnded, proc.closed]);
     const timedOut = await Promise.race([pipesClosed.then(() => false), delay(PIPE_CLOSE_TIMEOUT_MS).then(() => true)]);
     if (timedOut) {

@@ -86,6 +86,12 @@ export interface LeaseOptions {
    * confirmation. Called once per expiry, synchronously from {@link Lease.check}.
    */
   onExpire: (graceMs: number, silentMs: number, times: LeaseTimes) => void;
+  /**
+   * The lease was renewed (or its timings changed): unless renewed again, it expires in
+   * `stopInMs` (ms from now). The job watchdog (watchdog.ts) is told, so that it can stop the
+   * jobs when this process cannot.
+   */
+  onRenew?: (stopInMs: number, times: LeaseTimes) => void;
   /** Default {@link leaseClock}(). */
   now?: () => number;
   log: Logger;
@@ -116,6 +122,7 @@ export class Lease {
     this.timeoutMs = ms;
     this.times = leaseTimes(ms, this.o.graceMs);
     this.arm();
+    if (!this.expiredFlag) this.renewed();
   }
 
   /** Timings in effect; null before the first welcome. */
@@ -139,6 +146,7 @@ export class Lease {
     if (this.expiredFlag) this.o.log.info('control plane heard this runner again: lease renewed');
     this.expiredFlag = false;
     this.arm();
+    this.renewed();
   }
 
   /**
@@ -177,6 +185,11 @@ export class Lease {
       if (!this.check()) this.arm();
     }, Math.max(0, Math.min(left, POLL_MS)));
     this.timer.unref();
+  }
+
+  private renewed(): void {
+    if (this.closed || this.confirmedAt === null || !this.times || !this.o.onRenew) return;
+    this.o.onRenew(this.confirmedAt + this.times.stopAfterMs - this.now(), this.times);
   }
 
   private clearTimer(): void {

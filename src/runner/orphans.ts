@@ -31,7 +31,7 @@ const fileOf = (workDir: string, jobId: number, attempt: number) => join(dirOf(w
 /** Notes that job `jobId` attempt `attempt` runs in process group `pgid`. */
 export async function recordGroup(workDir: string, jobId: number, attempt: number, pgid: number): Promise<void> {
   await mkdir(dirOf(workDir), { recursive: true });
-  const rec: PidRecord = { pgid, startTime: startTimeOf(pgid), jobId, attempt, runnerPid: process.pid, runnerStartTime: startTimeOf(process.pid) };
+  const rec: PidRecord = { pgid, startTime: processStartTime(pgid), jobId, attempt, runnerPid: process.pid, runnerStartTime: processStartTime(process.pid) };
   await writeFile(fileOf(workDir, jobId, attempt), JSON.stringify(rec));
 }
 
@@ -61,7 +61,7 @@ export async function killOrphans(workDir: string, graceMs: number, log: Logger)
         const file = join(dirOf(workDir), name);
         try {
           const rec = JSON.parse(await readFile(file, 'utf8')) as PidRecord;
-          const now = startTimeOf(rec.pgid);
+          const now = processStartTime(rec.pgid);
           const reused = now !== null && rec.startTime !== null && now !== rec.startTime;
           const owner = runnerAlive(rec);
           if (owner) log.warn('a process record of another live runner process (a copied work folder?): its job is left alone', { jobId: rec.jobId, attempt: rec.attempt, runnerPid: rec.runnerPid });
@@ -83,11 +83,12 @@ export async function killOrphans(workDir: string, graceMs: number, log: Logger)
 function runnerAlive(rec: PidRecord): boolean {
   const pid = rec.runnerPid;
   if (typeof pid !== 'number' || !Number.isInteger(pid) || pid <= 1 || pid === process.pid) return false;
-  const now = startTimeOf(pid);
+  const now = processStartTime(pid);
   return now !== null && now === rec.runnerStartTime;
 }
 
-function startTimeOf(pid: number): string | null {
+/** Linux start time of process `pid` (clock ticks since boot, /proc/<pid>/stat field 22); null when it is gone or /proc is unreadable. */
+export function processStartTime(pid: number): string | null {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;

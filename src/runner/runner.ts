@@ -18,6 +18,7 @@ import { killOrphans } from './orphans.js';
 import { Outbox } from './outbox.js';
 import { AuthError, Session, type ReconnectPolicy, type SessionEndedError } from './session.js';
 import { Lease } from './lease.js';
+import { JobWatchdog } from './watchdog.js';
 import { SelfUpdater, type UpdateSettings } from './self-update.js';
 
 /** Options of {@link startRunner}. Times in milliseconds. */
@@ -196,9 +197,14 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
 
   // The lease on the running jobs (lease.ts): once the server may have declared this runner
   // lost and given its jobs to another runner, none of them may still run here.
+  // Stops the jobs when this process cannot: frozen or killed (watchdog.ts). It acts a little
+  // after the lease would (slack: the runner's own stop comes first when it can act), and
+  // kills at the same moment.
+  const watchdog = new JobWatchdog({ log });
   const lease = new Lease({
     graceMs,
     log,
+    onRenew: (stopInMs, t) => watchdog.renew(stopInMs + Math.min(t.killGraceMs / 2, 2000), stopInMs + t.killGraceMs),
     onExpire: (grace, silentMs, t) => {
       const why = `control plane unreachable: no heartbeat confirmed for ${Math.round(silentMs)} ms (its heartbeat timeout is ${t.timeoutMs} ms), so it may give the job to another runner`;
       for (const s of slots.values()) if (s.run.active) s.run.lose(why, grace);
@@ -274,6 +280,7 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
       executables,
       log,
       refreshActivity,
+      watchdog,
       emit: (e: EventBody) => {
         outbox.push(mask.event(e));
         scheduleFlush();
@@ -403,6 +410,7 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
         await session.drain();
         await session.close();
         lease.close();
+        watchdog.close();
         log.info('runner stopped');
       })();
       return stopped;
