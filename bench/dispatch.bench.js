@@ -71,13 +71,18 @@ const isChild = process.argv[2] === '--idle-server';
 // Statements this process sends to the database (PostgreSQL: Client#query calls, each one
 // round trip, on the store's client class too; SQLite: prepared-statement runs), for
 // statements per job in the throughput loop.
-const stmts = { n: 0 };
+// BENCH_SQL_LOG=1: also count each statement's text, printed after the throughput loop.
+const stmts = { n: 0, texts: process.env.BENCH_SQL_LOG ? new Map() : null };
 {
   for (const proto of [pg.Client.prototype, PreparingClient.prototype]) {
     if (!Object.hasOwn(proto, 'query')) continue;
     const q = proto.query;
     proto.query = function (...a) {
       stmts.n++;
+      if (stmts.texts) {
+        const text = String(typeof a[0] === 'string' ? a[0] : a[0]?.text ?? '?').replace(/\s+/g, ' ').slice(0, 160);
+        stmts.texts.set(text, (stmts.texts.get(text) ?? 0) + 1);
+      }
       return q.apply(this, a);
     };
   }
@@ -307,6 +312,7 @@ async function throughput(engine) {
   await all;
   clearInterval(poll);
   const b = await snap(); // before the profile is written: that is no part of the loop
+  if (stmts.texts) for (const [text, n] of [...stmts.texts].sort((x, y) => y[1] - x[1]).slice(0, 25)) console.error(String(n).padStart(7), text);
   await profiler?.stop(`dispatch-${engine}`);
   await mon?.end();
   const n = b.done - a.done;
