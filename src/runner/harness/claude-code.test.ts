@@ -55,6 +55,7 @@ describe('claude-code command', () => {
       FLOTILLA_JOB_ID: '3',
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
       MCP_TOOL_TIMEOUT: '3700000',
+      MCP_CONNECT_TIMEOUT_MS: '60000',
       ...(process.getuid?.() === 0 ? { IS_SANDBOX: '1' } : {}),
     });
   });

@@ -3,7 +3,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { ClaudeStreamParser } from './claude-stream.js';
 import type { Harness, HarnessCommand, HarnessContext, HarnessParser } from './types.js';
-import { MCP_TOOL_TIMEOUT_SECONDS, claudeMcpConfigPath, wantsFlotillaTools, writeClaudeMcpConfig } from './mcp-config.js';
+import { MCP_CONNECT_TIMEOUT_MS, MCP_TOOL_TIMEOUT_SECONDS, claudeMcpConfigPath, wantsFlotillaTools, writeClaudeMcpConfig } from './mcp-config.js';
 
 /** Variables of the runner's environment a harness may see (none of them is a secret). */
 const PASSED_THROUGH = ['PATH', 'LANG', 'LC_ALL', 'LC_CTYPE', 'TZ', 'TMPDIR', 'USER', 'LOGNAME', 'SHELL'];
@@ -51,6 +51,9 @@ export function harnessEnv(ctx: HarnessContext, base: NodeJS.ProcessEnv = proces
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
     // wait_jobs (flotilla mcp) may wait up to an hour for children (issue 6).
     MCP_TOOL_TIMEOUT: String(MCP_TOOL_TIMEOUT_SECONDS * 1000),
+    // How long Claude Code waits for an alwaysLoad MCP server (flotilla mcp) before its first
+    // turn; its default, 5 s, is not enough for a Node process on a loaded machine.
+    MCP_CONNECT_TIMEOUT_MS: String(MCP_CONNECT_TIMEOUT_MS),
   });
   if (process.getuid?.() === 0) env.IS_SANDBOX = '1';
   return env;

@@ -37,6 +37,12 @@ export const MCP_ENV_VARS = ['FLOTILLA_URL', 'FLOTILLA_JOB_TOKEN', 'FLOTILLA_JOB
  */
 export const MCP_TOOL_TIMEOUT_SECONDS = 3700;
 
+/**
+ * How long a harness waits for `flotilla mcp` to be up before its first turn, ms (Claude Code:
+ * MCP_CONNECT_TIMEOUT_MS, read for `alwaysLoad` servers).
+ */
+export const MCP_CONNECT_TIMEOUT_MS = 60_000;
+
 /** Path of Claude Code's MCP config for the job: `<home>/flotilla-mcp.json`. */
 export function claudeMcpConfigPath(ctx: HarnessContext): string {
   return join(ctx.home, 'flotilla-mcp.json');
@@ -49,7 +55,10 @@ export function claudeMcpConfigPath(ctx: HarnessContext): string {
  */
 export function claudeMcpConfig(): string {
   const { command, args } = flotillaMcpCommand();
-  return JSON.stringify({ mcpServers: { [MCP_SERVER_NAME]: { type: 'stdio', command, args } } }, null, 2) + '\n';
+  // alwaysLoad: Claude Code connects such a server before the first turn; without it, `-p` runs
+  // connect MCP servers in the background and a turn taken before `flotilla mcp` is up (a
+  // loaded machine: 2 s was enough) finds no job-tree tools ("No such tool available").
+  return JSON.stringify({ mcpServers: { [MCP_SERVER_NAME]: { type: 'stdio', command, args, alwaysLoad: true } } }, null, 2) + '\n';
 }
 
 /** Writes {@link claudeMcpConfig} into the job's home (mode 0600). */
@@ -72,7 +81,7 @@ export function codexMcpToml(): string {
     `command = ${JSON.stringify(command)}`,
     `args = ${JSON.stringify(args)}`,
     `env_vars = ${JSON.stringify(MCP_ENV_VARS)}`,
-    'startup_timeout_sec = 20',
+    `startup_timeout_sec = ${MCP_CONNECT_TIMEOUT_MS / 1000}`,
     `tool_timeout_sec = ${MCP_TOOL_TIMEOUT_SECONDS}`,
     '',
   ].join('\n');
