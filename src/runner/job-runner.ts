@@ -162,7 +162,7 @@ export class JobRun {
    */
   lose(reason: string, graceMs: number): void {
     if (this.finished) return;
-    this.killGraceMs = Math.min(this.killGraceMs, Math.max(0, graceMs));
+    this.killGraceMs = Math.min(this.killGraceMs, Math.max(0, Math.round(graceMs)));
     if (this.pauseTimer) clearTimeout(this.pauseTimer);
     this.pauseTimer = null;
     if (this.lostReason === null && !this.stopped && !this.harnessExited) {

@@ -94,6 +94,35 @@ describe('runner activity', () => {
   });
 });
 
+describe('runner activity of attempts that moved on', () => {
+  it('a job refused on one runner and run on another shows on both: on the first as requeued there, with where the job is now', async () => {
+    const a = await FakeRunner.start(t, { name: 'moved-a', capacity: 1 });
+    runners.push(a);
+    await a.hello({ name: 'moved-a', capacity: 1 });
+    const job = (await (await t.api('/api/jobs', { json: { agent: 'plain-job', input: {} } })).json()) as Job;
+    expect((await a.next('job.assign')).assignment).toMatchObject({ jobId: job.id, attempt: 1 });
+    const b = await FakeRunner.start(t, { name: 'moved-b', capacity: 1 });
+    runners.push(b);
+    await b.hello({ name: 'moved-b', capacity: 1 });
+    a.send({ type: 'job.rejected', jobId: job.id, attempt: 1, reason: 'disk full' });
+    expect((await b.next('job.assign')).assignment).toMatchObject({ jobId: job.id, attempt: 2 });
+    await t.store.transitionJob(job.id, 2, ['assigned', 'running'], 'failed', Date.now() + 1, { endReason: 'error', error: 'tests broke' });
+
+    const onA = ((await (await t.api(`/api/runners/${a.runnerId}/activity`)).json()) as RunnerActivity).entries.filter((e) => e.jobId === job.id);
+    expect(onA.map((e) => [e.kind, e.text])).toEqual([
+      ['job.ended', `job #${job.id} plain-job ended requeued on this runner; the job is now failed (attempt 2)`],
+      ['job.started', `job #${job.id} plain-job started`],
+    ]);
+    const onB = ((await (await t.api(`/api/runners/${b.runnerId}/activity`)).json()) as RunnerActivity).entries.filter((e) => e.jobId === job.id);
+    expect(onB.map((e) => [e.kind, e.text])).toEqual([
+      ['job.ended', `job #${job.id} plain-job (attempt 2) ended failed: error — tests broke`],
+      ['job.started', `job #${job.id} plain-job started (attempt 2)`],
+    ]);
+    a.close();
+    b.close();
+  });
+});
+
 describe('task conversation and event pages', () => {
   it('each turn: what woke it, its job and that job’s messages in order; what is queued; older turns by cursor', async () => {
     const store = t.store;

@@ -1,26 +1,34 @@
 import type { RunnerActivityEntry } from '../protocol/index.js';
 import type { RunnerEventRow } from '../store/dashboard-types.js';
-import type { JobRow, RunnerRow } from '../store/types.js';
+import type { RunnerAttemptRow } from '../store/runner-attempts.js';
+import type { RunnerRow } from '../store/types.js';
 import { iso } from './views.js';
 
 /**
  * A runner's activity, newest first, at most `limit` lines (issue 8, runner page): its
  * registration; what the server recorded as it happened (`events`: connected, disconnected,
- * offline, held, extended, resumed, capacity, revoked); and from its job rows, each job's
- * start (`startedAt`, else `assignedAt`) and end (`finishedAt`, with status, reason and the
- * result's summary). Equal times keep the recorded order (a job ends after it starts).
+ * offline, held, extended, resumed, capacity, revoked); and one start and end per attempt that
+ * ran on it (`attempts`, store listRecentAttemptsForRunner: also those lost there and retried on
+ * another runner, which the job rows, naming only the current runner, do not show). The current
+ * attempt's end says the job's status, reason and result summary; an earlier one's says how it
+ * ended there (its outcome) and where the job is now. Equal times keep the recorded order.
  */
-export function runnerActivityOf(runner: RunnerRow, events: readonly RunnerEventRow[], jobs: readonly JobRow[], limit: number): RunnerActivityEntry[] {
+export function runnerActivityOf(runner: RunnerRow, events: readonly RunnerEventRow[], attempts: readonly RunnerAttemptRow[], limit: number): RunnerActivityEntry[] {
   const out: Array<{ at: number; order: number; entry: RunnerActivityEntry }> = [];
   const push = (at: number, order: number, kind: string, text: string, jobId: number | null) => out.push({ at, order, entry: { at: iso(at), kind, text, jobId } });
   push(runner.createdAt, 0, 'registered', `registered as ${runner.name}`, null);
   for (const e of events) push(e.at, 1 + e.id, e.kind, e.text, e.jobId);
-  for (const j of jobs) {
-    const started = j.startedAt ?? j.assignedAt;
-    if (started !== null) push(started, 1, 'job.started', `job #${j.id} ${j.agent} started${j.attempt > 1 ? ` (attempt ${j.attempt})` : ''}`, j.id);
-    if (j.finishedAt !== null) {
+  for (const a of attempts) {
+    const j = a.job;
+    const which = a.attempt > 1 ? ` (attempt ${a.attempt})` : '';
+    const started = a.current ? (j.startedAt ?? j.assignedAt ?? a.assignedAt) : a.assignedAt;
+    if (started !== null) push(started, 1, 'job.started', `job #${j.id} ${j.agent} started${which}`, j.id);
+    if (a.endedAt === null) continue;
+    if (a.current) {
       const why = [j.endReason && j.endReason !== j.status ? j.endReason : null, j.error, j.result?.summary].filter((x): x is string => !!x).join(' — ');
-      push(j.finishedAt, 2, 'job.ended', `job #${j.id} ${j.agent} ended ${j.status}${why ? `: ${why.slice(0, 300)}` : ''}`, j.id);
+      push(a.endedAt, 2, 'job.ended', `job #${j.id} ${j.agent}${which} ended ${j.status}${why ? `: ${why.slice(0, 300)}` : ''}`, j.id);
+    } else {
+      push(a.endedAt, 2, 'job.ended', `job #${j.id} ${j.agent}${which} ended ${a.outcome} on this runner; the job is now ${j.status}${j.attempt !== a.attempt ? ` (attempt ${j.attempt})` : ''}`, j.id);
     }
   }
   return out

@@ -8,7 +8,8 @@ import { runnerActivityOf } from '../runner-activity.js';
 /**
  * `GET /api/runners/{id}/activity?limit=` → {@link RunnerActivity}: the runner's history,
  * newest first, at most `limit` lines (1–200, default 50): status and hold changes recorded as
- * they happened, and its recent jobs' starts and ends with their result (server/runner-activity.ts).
+ * they happened, and the starts and ends of the recent job attempts that ran on it, also those
+ * lost there and retried elsewhere (server/runner-activity.ts).
  * Unknown id → 404 `not_found`; an id outside 1..2147483647 or a bad limit → 400
  * `invalid_request` naming it.
  */
@@ -23,9 +24,9 @@ export function mountRunnerActivity(app: Hono<AppEnv>, ctx: ServerContext): void
     if (id === null) return idError(c, 'id', 'a runner id');
     const runner = await ctx.store.getRunner(id);
     if (!runner) return apiError(c, 404, 'not_found', `no runner ${c.req.param('id')}`, 'id');
-    // Each job gives up to two lines: half the limit in jobs (the store caps it at 100).
-    const [events, jobs] = await Promise.all([ctx.store.listRunnerEvents(runner.id, limit), ctx.store.listRecentJobsForRunner(runner.id, Math.min(100, Math.ceil(limit / 2)))]);
-    const body: RunnerActivity = { entries: runnerActivityOf(runner, events, jobs, limit) };
+    // Each attempt gives up to two lines: half the limit in attempts (the store caps it at 100).
+    const [events, attempts] = await Promise.all([ctx.store.listRunnerEvents(runner.id, limit), ctx.store.listRecentAttemptsForRunner(runner.id, Math.min(100, Math.ceil(limit / 2)))]);
+    const body: RunnerActivity = { entries: runnerActivityOf(runner, events, attempts, limit) };
     return c.json(body);
   });
 }
