@@ -88,7 +88,7 @@ describe('startServer', () => {
     await t.close();
   });
 
-  it('fails clearly when the port is taken and when an agent file is bad', async () => {
+  it('fails clearly when the port is taken, is one fetch blocks, and when an agent file is bad', async () => {
     const t = await startTestServer();
     try {
       await expect(startServer({ store: t.store, dataDir: t.dataDir, port: t.server.port, agentsDirs: [], gateway: (await import('./test-helpers.js')).TEST_GATEWAY })).rejects.toThrow(
@@ -96,6 +96,11 @@ describe('startServer', () => {
       );
       await expect(startServer({ store: t.store, dataDir: t.dataDir, port: 0, agentsDirs: ['/nonexistent'], gateway: (await import('./test-helpers.js')).TEST_GATEWAY })).rejects.toThrow(
         /nonexistent/,
+      );
+      // Node's fetch (undici) and browsers refuse port 6000 (Fetch standard "bad ports"): refused before binding.
+      await expect(fetch('http://127.0.0.1:6000/')).rejects.toThrow();
+      await expect(startServer({ store: t.store, dataDir: t.dataDir, port: 6000, agentsDirs: [], gateway: (await import('./test-helpers.js')).TEST_GATEWAY })).rejects.toThrow(
+        /^port 6000 is one the Fetch standard blocks: .*choose another port/,
       );
     } finally {
       await t.close();

@@ -1,4 +1,5 @@
 import { checkServerEnv } from './env-check.js';
+import { assertReachablePort } from './blocked-ports.js';
 import { cancelOneJob } from './cancel-tree.js';
 import type { AddressInfo } from 'node:net';
 import { RECONNECT_WINDOW_MS, type TreeLimits } from '../protocol/index.js';
@@ -76,8 +77,8 @@ export interface RunningServer {
  * `/api/runners/connect`, the dispatcher, the liveness sweeper, and the model gateway
  * (`/v1/*`) on one HTTP server.
  * @throws Error naming the agent file and field when an agent is bad; Error naming host:port
- *   when it cannot listen (e.g. in use); Error when the heartbeat timeout is shorter than two
- *   heartbeat intervals.
+ *   when it cannot listen (e.g. in use), or when the port is one the Fetch standard blocks
+ *   (blocked-ports.ts); Error when the heartbeat timeout is shorter than two heartbeat intervals.
  */
 /**
  * How long the liveness sweep waits after this server starts, ms: one heartbeat timeout, or
@@ -104,6 +105,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   if (heartbeatTimeoutMs < 2 * heartbeatIntervalMs) {
     throw new Error(`heartbeat timeout (${heartbeatTimeoutMs} ms) must be at least twice the heartbeat interval (${heartbeatIntervalMs} ms)`);
   }
+  assertReachablePort(opts.port ?? 8787);
   const { store } = opts;
 
   for (const w of await checkServerEnv(store, process.env, opts.treeLimits !== undefined)) log.warn(w);
