@@ -3,18 +3,12 @@ import { resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import type { GatewayConfig, ModelRoute, ProviderName } from './config.js';
+import { TablePriceSchema } from './price-schema.js';
 
 const PROVIDERS = ['anthropic', 'scripted', 'openai', 'openai-compatible'] as const;
 const Pattern = z.string().regex(/^[A-Za-z0-9._:@/*+-]{1,200}$/, 'a model name or glob (letters, digits, . _ : @ / + - and *)');
-const Price = z.object({
-  input: z.number().nonnegative(),
-  output: z.number().nonnegative(),
-  cacheWrite5m: z.number().nonnegative(),
-  cacheWrite1h: z.number().nonnegative(),
-  cacheRead: z.number().nonnegative(),
-  /** USD per 1,000 server-side web search requests (absent: data/prices.json's default entry's). */
-  webSearch: z.number().nonnegative().optional(),
-}).strict();
+/** A price entry as data/prices.json writes one (price-schema.ts), unknown keys refused. */
+const Price = TablePriceSchema.strict();
 
 /**
  * The `gateway:` section of flotilla.yaml (other top-level sections belong to other parts and
@@ -27,8 +21,11 @@ const Price = z.object({
  *     "*": scripted
  *   prices:              # USD per million tokens, over data/prices.json
  *     my-model: { input: 1, output: 2, cacheWrite5m: 1.25, cacheWrite1h: 2, cacheRead: 0.1 }
- *     other-model: { input: 1, output: 2, cacheWrite5m: 1, cacheWrite1h: 1, cacheRead: 0.1, webSearch: 10 }
- *                        # webSearch: USD per 1,000 server-side web searches (optional)
+ *     other-model: { input: 1, output: 2, cacheWrite5m: 1, cacheWrite1h: 1, cacheRead: 0.1, webSearch: 10, maxOutput: 32000 }
+ *                        # webSearch: USD per 1,000 server-side web searches (optional);
+ *                        # maxOutput: the model's maximum output, tokens (optional);
+ *                        # longContext: { aboveInputTokens, input, output, cacheWrite5m,
+ *                        #   cacheWrite1h, cacheRead } rates past an input size (optional)
  * ```
  */
 const GatewaySection = z

@@ -62,8 +62,9 @@ const BAD: Array<[name: string, body: string, status: number, type: string, mess
   ['a body that is not JSON', 'bad', 400, 'invalid_request_error', /request body is not valid JSON/, 'invalid_request'],
   ['messages not an array, no model', '{"messages":"x"}', 400, 'invalid_request_error', /^model: /, 'invalid_request'],
   ['messages not an array', '{"model":"claude-haiku-4-5","messages":"x"}', 400, 'invalid_request_error', /^messages: /, 'invalid_request'],
-  ['an unknown model', '{"model":"llama-3","messages":[{"role":"user","content":"hi"}]}', 404, 'not_found_error', /unknown model "llama-3": no model route matches it/, 'unknown_model'],
-  ['a model of the OpenAI formats', '{"model":"gpt-5","messages":[{"role":"user","content":"hi"}]}', 400, 'invalid_request_error', /call \/v1\/chat\/completions or \/v1\/responses/, 'wrong_format'],
+  // max_tokens: /v1/messages refuses a body without it before it looks at the model (count_tokens ignores it)
+  ['an unknown model', '{"model":"llama-3","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}', 404, 'not_found_error', /unknown model "llama-3": no model route matches it/, 'unknown_model'],
+  ['a model of the OpenAI formats', '{"model":"gpt-5","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}', 400, 'invalid_request_error', /call \/v1\/chat\/completions or \/v1\/responses/, 'wrong_format'],
   ['an oversize body', JSON.stringify({ model: 'claude-haiku-4-5', messages: [{ role: 'user', content: 'x'.repeat(3000) }] }), 413, 'request_too_large', /the limit is 2000/, 'too_large'],
 ];
 

@@ -7,7 +7,8 @@ import { KeyMask } from './key-mask.js';
 import type { JobRow, Store } from '../store/types.js';
 import type { GatewayConfig } from './config.js';
 import { anthropicError, providerNotConfiguredMessage } from './errors.js';
-import { DEFAULT_MAX_OUTPUT_TOKENS, reserve } from './budget.js';
+import { reserve } from './budget.js';
+import { outputBound } from './max-output.js';
 import { inFlightMessage, IN_FLIGHT_RETRY_AFTER_S, refusedByCallsInFlight, reserveOrWait, type BudgetRefusal } from './budget-wait.js';
 import { callWorstCase } from './worst-case.js';
 import { webSearchBound } from './server-tools.js';
@@ -24,11 +25,12 @@ import { noScriptMessage, scriptedMessagesReply } from './providers/scripted.js'
 import { jsonReply, REPLY_OPS, type GatewayRequest, type Reply } from './reply.js';
 import { nodeHandler } from './node-adapter.js';
 import { abortJobCalls } from './live-calls.js';
-import { ReplyTooLargeError, UpstreamTimeoutError } from './upstream-http.js';
+import { ReplyBrokenError, ReplyTooLargeError, UpstreamTimeoutError } from './upstream-http.js';
+import { BROKEN_STATUS, brokenMessage, recordBroken } from './upstream-broken.js';
 import { recordTooLarge, tooLargeMessage } from './upstream-too-large.js';
 import { recordTimedOut, TIMEOUT_STATUS, timeoutMessage } from './upstream-timeout.js';
 import { fromRequest, toResponse } from './web-adapter.js';
-import { parseMessagesRequest, type MessagesRequest } from './request.js';
+import { MAX_TOKENS_REQUIRED, parseMessagesRequest, type MessagesRequest } from './request.js';
 import type { ModelScript } from './script.js';
 
 /** The Store methods the gateway uses (a full `Store` fits). */
@@ -86,10 +88,15 @@ export type Gateway = Hono & {
  *   by its SHA-256 hash; unknown or dead → 401 `authentication_error` with
  *   `x-should-retry: false`; a job paused for budget → the 402 budget refusal (job-auth.ts). Served by the configured provider (`anthropic`: forwarded
  *   upstream with the server's key; `scripted`: replayed from `scriptFor(job)`), and metered:
- *   one `recordModelCall` row per call (see meter.ts). Body not JSON / no model or messages →
- *   400 `invalid_request_error` naming the field. Upstream unreachable → 502 `api_error`. A
+ *   one `recordModelCall` row per call (see meter.ts). Body not JSON / no model, messages or
+ *   max_tokens (the Messages API requires it; nothing is reserved or forwarded without it) →
+ *   400 `invalid_request_error` naming the field, recorded as refused. A max_tokens past the
+ *   model's maximum output reserves that maximum (max-output.ts). Upstream unreachable → 502 `api_error`. A
  *   2xx reply over the whole-reply size limit (upstream-http.ts) → 502 `api_error` naming the
  *   limit, not retried, the call charged at its worst-case estimate (upstream-too-large.ts).
+ *   A 2xx whose body breaks or does not decode → 502 `api_error`, not retried, the call charged
+ *   an estimate (upstream-broken.ts); a 2xx body that is not JSON reaches the client as sent,
+ *   the call charged an estimate (meter.ts).
  * - `POST /v1/messages/count_tokens`: checked as `/v1/messages` is (same refusals, recorded
  *   as refused with api `anthropic-count-tokens`), then forwarded (anthropic, one key of the
  *   rotation) or estimated as bytes/4 (scripted); not metered.
@@ -171,7 +178,8 @@ export function createGateway(opts: GatewayOptions): Gateway {
    * What `/v1/messages` and `/v1/messages/count_tokens` check before any budget or upstream
    * work, in this order, each refusal in Anthropic's shape and (past authentication) recorded
    * as refused under `api`: the job token (401; a job paused for budget gets the 402 budget
-   * refusal instead), the body size (413), the body (400 naming the field), the model's route
+   * refusal instead), the body size (413), the body (400 naming the field; on
+   * `anthropic-messages` a body without `max_tokens` too: {@link MAX_TOKENS_REQUIRED}), the model's route
    * (404 unknown model; 400 for a model of an OpenAI-format provider) and the provider's key
    * (500 `api_error`, not retried, naming ANTHROPIC_API_KEY).
    */
@@ -202,6 +210,14 @@ export function createGateway(opts: GatewayOptions): Gateway {
       return anthropicError(400, 'invalid_request_error', parsed.error, { retry: false });
     }
     const request = parsed.request;
+    if (api === 'anthropic-messages' && request.max_tokens === undefined) {
+      // The Messages API requires max_tokens (a 400 invalid_request_error upstream): without it
+      // the call has no output bound to reserve, so it is refused here, not forwarded.
+      const early = earlyContext(job, req, startedAt, api);
+      early.requestModel = request.model;
+      await recordRefused(early, 400, 'invalid_request');
+      return anthropicError(400, 'invalid_request_error', MAX_TOKENS_REQUIRED, { retry: false });
+    }
     // at once while the directory's copy is fresh (no await on the per-call path)
     const found = directory.lookup(request.model, config.provider);
     const { provider, prices } = found instanceof Promise ? await found : found;
@@ -276,8 +292,12 @@ export function createGateway(opts: GatewayOptions): Gateway {
     const images = inlineImages(request, req.body.byteLength);
     if (images.images > 0) ctx.requestBytes = estimateBytes(req.body.byteLength, images);
     ctx.maxInputTokens = inputTokensBound(req.body.byteLength, images.images);
+    // max_tokens, at most the model's maximum output (max-output.ts)
+    const price = priceFor(ctx.prices, request.model);
+    const maxOut = outputBound(request.max_tokens, price);
+    ctx.maxOutputTokens = maxOut;
     // server-side web search (H4): the searches the request allows are reserved for too
-    const worst = callWorstCase(ctx, priceFor(ctx.prices, request.model), req.body.byteLength, request.max_tokens ?? DEFAULT_MAX_OUTPUT_TOKENS, images, webSearchBound(request, 'anthropic-messages'));
+    const worst = callWorstCase(ctx, price, req.body.byteLength, maxOut, images, webSearchBound(request, 'anthropic-messages'));
     const held = await reserveOrWait(store, job, worst.micros, { now: startedAt, ttlMs: config.reservationTtlMs, signal: req.signal, call: worst.call, waitMs: config.budgetWaitMs });
     if ('refused' in held) return refuse(ctx, held, worst.micros);
     ctx.reservation = held;
@@ -336,6 +356,11 @@ export function createGateway(opts: GatewayOptions): Gateway {
           // The upstream may have worked on it: not retried, charged an estimate (upstream-timeout.ts).
           await recordTimedOut(ctx, err);
           return anthropicError(TIMEOUT_STATUS, 'api_error', timeoutMessage(err), { retry: false });
+        }
+        if (err instanceof ReplyBrokenError) {
+          // A 2xx was served and billed: not retried, charged an estimate (upstream-broken.ts).
+          await recordBroken(ctx, err);
+          return anthropicError(BROKEN_STATUS, 'api_error', brokenMessage(err), { retry: false });
         }
         const gone = req.signal.aborted;
         if (gone) log.info('gateway: the client went away before the reply', { job: job.id });

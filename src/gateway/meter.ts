@@ -5,8 +5,9 @@ import type { StreamReader } from './openai-usage.js';
 import { ChunkStream } from './chunk-stream.js';
 import { isEventStream, type CallSignal, type Reply } from './reply.js';
 import type { JobRow, NewModelCall, Store } from '../store/types.js';
+import { ratesFor } from './long-context.js';
 import { priceFor, type PriceTable } from './prices.js';
-import { boundedSearches, webSearchCap } from './server-tools.js';
+import { boundedSearches, webSearchCap, withCallSearches } from './server-tools.js';
 import { MAX_MODEL_NAME } from './request.js';
 import { boundedUsage, estimateUsage, PROMPT_SLACK_TOKENS, StreamUsageReader, usageFromMessage, type CallUsage } from './usage.js';
 
@@ -28,9 +29,10 @@ export interface CallContext {
   /** Size of the request body in bytes (the basis of estimates). */
   requestBytes: number;
   /**
-   * The output bound reserved for, in tokens (max_tokens or the OpenAI equivalents, × `n`
-   * choices; absent: DEFAULT_MAX_OUTPUT_TOKENS): estimates stop there, and a reported output
-   * figure past it is charged at it, marked estimated (H1).
+   * The output bound reserved for, in tokens (max_tokens or the OpenAI equivalents, at most
+   * the model's maximum output, max-output.ts, × `n` choices; absent: DEFAULT_MAX_OUTPUT_TOKENS):
+   * estimates stop there, and a reported output figure past it is charged at it, marked
+   * estimated (H1).
    */
   maxOutputTokens?: number;
   /**
@@ -46,6 +48,12 @@ export interface CallContext {
    * past it is charged at it, marked estimated (H1). Absent: the output bound's cap.
    */
   maxWebSearches?: number;
+  /**
+   * Web searches the provider charges on every call it served, whatever its reply says
+   * (server-tools.ts: OpenAI's Chat Completions search models search once per request): a
+   * served call (2xx) or one charged an estimate is charged at least these. Absent: none.
+   */
+  searchesPerCall?: number;
   /** Epoch ms when the gateway received the request. */
   startedAt: number;
   /** The wire format the client spoke (`anthropic-messages`, `openai-chat`, `openai-responses`). Default anthropic-messages. */
@@ -69,6 +77,8 @@ function recorder(ctx: CallContext) {
     const model = ctx.requestModel.replaceAll('\0', '\uFFFD');
     let usage = r.usage;
     let usageKnown = r.usageKnown;
+    // a search model searched for a call it served (or may have: an estimate), reported or not
+    if (ctx.searchesPerCall && (!usageKnown || (r.httpStatus >= 200 && r.httpStatus < 300))) usage = withCallSearches(usage, ctx.searchesPerCall);
     // H1: no correct provider reports past the bounds reserved for; such a figure is charged
     // at its bound, as an estimate. The scripted model's figures are the gateway's own.
     if (ctx.provider !== 'scripted') {
@@ -86,7 +96,8 @@ function recorder(ctx: CallContext) {
         usageKnown = false;
       }
     }
-    const cost = callCost(usage, priceFor(ctx.prices, model));
+    // long-context rates (long-context.ts) by the input side of the usage charged
+    const cost = callCost(usage, ratesFor(priceFor(ctx.prices, model), usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens));
     const row: NewModelCall = {
       jobId: ctx.job.id,
       attempt: ctx.job.attempt,
@@ -198,9 +209,12 @@ export async function recordEstimated(ctx: CallContext, httpStatus: number, usag
  *   response.completed's usage) and every figure it reported is a possible count (an integer
  *   from 0 to MAX_REPORTED_TOKENS, usage.ts); otherwise it is an estimate
  *   ({@link estimateUsage}) marked usageKnown=false;
- * - JSON: `usage` taken from the whole body (estimate if missing or impossible).
- * Every call is priced by the requested model (`ctx.requestModel`), server-side web searches
- * included (`price.webSearch` per request, H4), and usage past what the request allows
+ * - JSON: `usage` taken from the whole body; a body that is not JSON (or has no usage, or an
+ *   impossible one) is still recorded, charged an estimate marked as one (never $0).
+ * Every call is priced by the requested model (`ctx.requestModel`), at its long-context rates
+ * when its input side is past the model's threshold (long-context.ts), server-side web searches
+ * included (`price.webSearch` per request, H4; at least `ctx.searchesPerCall` for a served
+ * call), and usage past what the request allows
  * (`ctx.maxInputTokens`, `ctx.maxOutputTokens`, `ctx.maxWebSearches`) is charged at those
  * bounds, marked estimated (usage.ts boundedUsage, server-tools.ts boundedSearches).
  * @returns the reply to send to the client (same status and headers).

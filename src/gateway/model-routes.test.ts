@@ -66,6 +66,19 @@ describe('model routes: matching and order', () => {
     writeFileSync(file, 'gateway:\n  prices:\n    m: { input: 1 }\n');
     expect(() => loadGatewayFile(file)).toThrow(/gateway\.prices\.m\.output/);
   });
+
+  it('flotilla.yaml prices take webSearch, maxOutput and longContext as data/prices.json does; a bad one is named', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flotilla-yaml-'));
+    dirs.push(dir);
+    const file = join(dir, 'flotilla.yaml');
+    const long = '{ aboveInputTokens: 100000, input: 2, output: 4, cacheWrite5m: 2.5, cacheWrite1h: 4, cacheRead: 0.2 }';
+    writeFileSync(file, `gateway:\n  prices:\n    m: { input: 1, output: 2, cacheWrite5m: 1.25, cacheWrite1h: 2, cacheRead: 0.1, webSearch: 10, maxOutput: 16000, longContext: ${long} }\n`);
+    expect(loadGatewayFile(file).prices.m).toEqual({ input: 1, output: 2, cacheWrite5m: 1.25, cacheWrite1h: 2, cacheRead: 0.1, webSearch: 10, maxOutput: 16_000, longContext: { aboveInputTokens: 100_000, input: 2, output: 4, cacheWrite5m: 2.5, cacheWrite1h: 4, cacheRead: 0.2 } });
+    writeFileSync(file, 'gateway:\n  prices:\n    m: { input: 1, output: 2, cacheWrite5m: 1, cacheWrite1h: 1, cacheRead: 0.1, longContext: { aboveInputTokens: 1, input: 1 } }\n');
+    expect(() => loadGatewayFile(file)).toThrow(/gateway\.prices\.m\.longContext\.output/);
+    writeFileSync(file, 'gateway:\n  prices:\n    m: { input: 1, output: 2, cacheWrite5m: 1, cacheWrite1h: 1, cacheRead: 0.1, maxOutput: -5 }\n');
+    expect(() => loadGatewayFile(file)).toThrow(/gateway\.prices\.m\.maxOutput/);
+  });
 });
 
 describe('model routes and price overrides set through the API reach the gateway', () => {

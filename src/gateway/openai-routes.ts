@@ -3,9 +3,9 @@ import { CallAuth, openaiTokenOf } from './call-auth.js';
 import { providerNotConfiguredMessage } from './errors.js';
 import type { Logger } from '../core/log.js';
 import type { JobRow } from '../store/types.js';
-import { DEFAULT_MAX_OUTPUT_TOKENS } from './budget.js';
 import { inFlightMessage, IN_FLIGHT_RETRY_AFTER_S, reserveOrWait } from './budget-wait.js';
 import { callWorstCase } from './worst-case.js';
+import { outputBound } from './max-output.js';
 import { webSearchBound } from './server-tools.js';
 import { estimateBytes, inlineImages } from './input-images.js';
 import { MAX_REQUEST_BYTES, type GatewayConfig } from './config.js';
@@ -23,7 +23,8 @@ import { REPLY_OPS, type GatewayRequest, type Reply } from './reply.js';
 import type { ModelScript } from './script.js';
 import type { GatewayStore } from './gateway.js';
 import { DEFAULT_RETRY, KeyRing, withRetries, type RetryPolicy } from './retry.js';
-import { ReplyTooLargeError, UpstreamTimeoutError } from './upstream-http.js';
+import { ReplyBrokenError, ReplyTooLargeError, UpstreamTimeoutError } from './upstream-http.js';
+import { BROKEN_STATUS, brokenMessage, recordBroken } from './upstream-broken.js';
 import { recordTooLarge, tooLargeMessage } from './upstream-too-large.js';
 import { recordTimedOut, TIMEOUT_STATUS, timeoutMessage } from './upstream-timeout.js';
 
@@ -46,7 +47,9 @@ export interface OpenAiRouteDeps {
  * with the same rules as `/v1/messages`: a live job token (`Authorization: Bearer`, or
  * x-api-key) else 401 `invalid_api_key` (a job paused for budget: the budget refusal); a malformed body → 400 `invalid_request_error` naming
  * the field, recorded as refused; the worst case reserved against the tree budget first
- * (server-side web searches included: a Responses `web_search` tool, worst-case.ts), a call
+ * (server-side web searches included: a Responses `web_search` tool, or the one search per
+ * call of a Chat Completions search model, worst-case.ts; the output limit at most the model's
+ * maximum output, and without one the default 32,000 or that maximum when lower, max-output.ts), a call
  * that does not fit even with no call in flight → 429 `insufficient_quota` (what Codex does
  * not retry) naming the budget, recorded as refused, and the job paused; one kept out only by
  * calls in flight waits up to `config.budgetWaitMs`, then → 429 `rate_limit_exceeded` with
@@ -127,16 +130,19 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
       return res;
     }
     ctx.provider = provider;
-    // The output bound reserved for: the request's limit, or the one the gateway sets (below)
-    // when it has none; times `n` choices (each may use all of it).
+    // The output bound reserved for: the request's limit, at most the model's maximum output,
+    // or the one the gateway sets (below) when it has none (max-output.ts); times `n` choices
+    // (each may use all of it).
     const outLimit = maxOutputOf(api, req);
-    const maxOut = (outLimit ?? DEFAULT_MAX_OUTPUT_TOKENS) * choicesOf(api, req);
+    const price = priceFor(ctx.prices, req.model);
+    const perChoice = outputBound(outLimit, price);
+    const maxOut = perChoice * choicesOf(api, req);
     ctx.maxOutputTokens = maxOut;
     // Inline images count by a bound per image, not by their base64 (input-images.ts).
     const images = inlineImages(req, raw.byteLength);
     if (images.images > 0) ctx.requestBytes = estimateBytes(raw.byteLength, images);
     ctx.maxInputTokens = inputTokensBound(raw.byteLength, images.images);
-    const worst = callWorstCase(ctx, priceFor(ctx.prices, req.model), raw.byteLength, maxOut, images, webSearchBound(req, api));
+    const worst = callWorstCase(ctx, price, raw.byteLength, maxOut, images, webSearchBound(req, api));
     const held = await reserveOrWait(d.store, job, worst.micros, { now: startedAt, ttlMs: d.config.reservationTtlMs, signal: request.signal, call: worst.call, waitMs: d.config.budgetWaitMs });
     if ('refused' in held) {
       if (held.inFlight) {
@@ -174,7 +180,7 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
         return addUsage ? stripUsageChunks(res) : res;
       }
       // No output limit: the upstream gets the one reserved for, or it could write past it.
-      if (outLimit === undefined) raw = withOutputLimit(raw, req, outputLimitField(api, provider), DEFAULT_MAX_OUTPUT_TOKENS);
+      if (outLimit === undefined) raw = withOutputLimit(raw, req, outputLimitField(api, provider), perChoice);
       if (addUsage) raw = withStreamUsage(raw, chat);
       let res: Reply;
       try {
@@ -200,6 +206,13 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
           const late = openaiError(TIMEOUT_STATUS, 'server_error', timeoutMessage(err));
           late.headers['x-should-retry'] = 'false';
           return late;
+        }
+        if (err instanceof ReplyBrokenError) {
+          // A 2xx was served and billed: not retried, charged an estimate (upstream-broken.ts).
+          await recordBroken(ctx, err);
+          const broken = openaiError(BROKEN_STATUS, 'server_error', brokenMessage(err));
+          broken.headers['x-should-retry'] = 'false';
+          return broken;
         }
         const gone = request.signal.aborted;
         if (gone) d.log.info('gateway: the client went away before the reply', { job: job.id });

@@ -40,8 +40,8 @@ function invalidOpenAiUsage(u: unknown): boolean {
  * Web searches a Responses reply ran (H4): its `web_search_call` output items, each priced per
  * call whatever its action (search, open_page, find_in_page) or status — the gateway cannot
  * tell which ones OpenAI bills, so it charges every one (the dearer reading). 0 when `output`
- * is not an array (Chat Completions replies have none: their search-preview models' calls are
- * not counted).
+ * is not an array (Chat Completions replies have none: a search model's one search per call
+ * is charged from its request, server-tools.ts webSearchBound).
  */
 export function webSearchCalls(output: unknown): number {
   if (!Array.isArray(output)) return 0;

@@ -8,9 +8,19 @@ describe('price table', () => {
   const table = loadPriceTable();
 
   it('ships current Claude prices (USD per million tokens)', () => {
-    expect(table.models['claude-sonnet-4-5']).toEqual({ input: 3, output: 15, cacheWrite5m: 3.75, cacheWrite1h: 6, cacheRead: 0.3, webSearch: 10 });
-    expect(table.models['claude-opus-4-1']).toEqual({ input: 15, output: 75, cacheWrite5m: 18.75, cacheWrite1h: 30, cacheRead: 1.5, webSearch: 10 });
-    expect(table.models['claude-haiku-4-5']).toEqual({ input: 1, output: 5, cacheWrite5m: 1.25, cacheWrite1h: 2, cacheRead: 0.1, webSearch: 10 });
+    expect(table.models['claude-sonnet-4-5']).toEqual({
+      input: 3,
+      output: 15,
+      cacheWrite5m: 3.75,
+      cacheWrite1h: 6,
+      cacheRead: 0.3,
+      webSearch: 10,
+      maxOutput: 64_000,
+      // Anthropic's long-context rates past 200,000 input tokens
+      longContext: { aboveInputTokens: 200_000, input: 6, output: 22.5, cacheWrite5m: 7.5, cacheWrite1h: 12, cacheRead: 0.6 },
+    });
+    expect(table.models['claude-opus-4-1']).toEqual({ input: 15, output: 75, cacheWrite5m: 18.75, cacheWrite1h: 30, cacheRead: 1.5, webSearch: 10, maxOutput: 32_000 });
+    expect(table.models['claude-haiku-4-5']).toEqual({ input: 1, output: 5, cacheWrite5m: 1.25, cacheWrite1h: 2, cacheRead: 0.1, webSearch: 10, maxOutput: 64_000 });
     expect(table.version).toMatch(/^\d{4}-\d{2}-\d{2}$/);
   });
 
@@ -61,5 +71,20 @@ describe('price table', () => {
     expect(() => loadPriceTable(f)).toThrow(/p\.json: field models\.m\.output/);
     writeFileSync(f, '{nope');
     expect(() => loadPriceTable(f)).toThrow(/p\.json/);
+  });
+
+  it('names a bad maxOutput or longContext field (a whole positive threshold, every rate given)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'prices-'));
+    const f = join(dir, 'p.json');
+    const base = small.default;
+    const long = { aboveInputTokens: 200_000, input: 6, output: 22.5, cacheWrite5m: 7.5, cacheWrite1h: 12, cacheRead: 0.6 };
+    writeFileSync(f, JSON.stringify({ version: 'x', models: { m: { ...base, maxOutput: 0 } }, default: base }));
+    expect(() => loadPriceTable(f)).toThrow(/field models\.m\.maxOutput/);
+    writeFileSync(f, JSON.stringify({ version: 'x', models: { m: { ...base, longContext: { ...long, output: undefined } } }, default: base }));
+    expect(() => loadPriceTable(f)).toThrow(/field models\.m\.longContext\.output/);
+    writeFileSync(f, JSON.stringify({ version: 'x', models: { m: { ...base, longContext: { ...long, aboveInputTokens: 2.5 } } }, default: base }));
+    expect(() => loadPriceTable(f)).toThrow(/field models\.m\.longContext\.aboveInputTokens/);
+    writeFileSync(f, JSON.stringify({ version: 'x', models: { m: { ...base, maxOutput: 8_192, longContext: long } }, default: base }));
+    expect(loadPriceTable(f).models.m).toEqual({ ...base, maxOutput: 8_192, longContext: long });
   });
 });

@@ -1,34 +1,27 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import type { ModelPrice } from '../core/pricing.js';
+import { TablePriceSchema, type TablePrice } from './price-schema.js';
+
+export type { LongContextPrice, TablePrice } from './price-schema.js';
 
 /**
  * The gateway's price table: USD per million tokens per model (see data/prices.json), and per
  * model the per-request price of server-side web search (`webSearch`, USD per 1,000 requests;
- * a model without one takes the `default` entry's, see {@link priceFor}).
+ * a model without one takes the `default` entry's, see {@link priceFor}), its maximum output
+ * (`maxOutput`, tokens) and long-context rates (`longContext`), when known (price-schema.ts).
  * `version` names the table's edition (a date); `default` prices any model not listed.
  */
 export interface PriceTable {
   version: string;
-  models: Record<string, ModelPrice>;
-  default: ModelPrice;
+  models: Record<string, TablePrice>;
+  default: TablePrice;
 }
-
-const Price = z.object({
-  input: z.number().nonnegative(),
-  output: z.number().nonnegative(),
-  cacheWrite5m: z.number().nonnegative(),
-  cacheWrite1h: z.number().nonnegative(),
-  cacheRead: z.number().nonnegative(),
-  /** USD per 1,000 server-side web search requests (H4). */
-  webSearch: z.number().nonnegative().optional(),
-});
 
 const PriceFile = z.object({
   version: z.string().min(1),
-  models: z.record(z.string(), Price),
-  default: Price,
+  models: z.record(z.string(), TablePriceSchema),
+  default: TablePriceSchema,
 });
 
 /**
@@ -69,7 +62,7 @@ function stripDate(model: string): string {
  * per-request prices, or one that leaves it out) gets the default entry's (H4: a web search
  * must not look free).
  */
-export function priceFor(table: PriceTable, model: string): ModelPrice {
+export function priceFor(table: PriceTable, model: string): TablePrice {
   const p = tokenPriceFor(table, model);
   if (p.webSearch !== undefined || table.default.webSearch === undefined) return p;
   let filled = withDefaultSearch.get(p);
@@ -81,10 +74,10 @@ export function priceFor(table: PriceTable, model: string): ModelPrice {
 }
 
 /** Prices without `webSearch`, completed with the default's (one copy per price object, not per call). */
-const withDefaultSearch = new WeakMap<ModelPrice, ModelPrice>();
+const withDefaultSearch = new WeakMap<TablePrice, TablePrice>();
 
 /** {@link priceFor}'s name matching, the entry as listed. */
-function tokenPriceFor(table: PriceTable, model: string): ModelPrice {
+function tokenPriceFor(table: PriceTable, model: string): TablePrice {
   const exact = table.models[model];
   if (exact) return exact;
   const base = stripDate(model);

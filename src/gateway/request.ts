@@ -24,6 +24,13 @@ export const OUTPUT_CEILING_MESSAGE = `must be at most ${MAX_OUTPUT_TOKENS_CEILI
 /** An output-limit field: an integer from 1 to {@link MAX_OUTPUT_TOKENS_CEILING}. */
 export const outputLimit = () => z.number().int().min(1).max(MAX_OUTPUT_TOKENS_CEILING, OUTPUT_CEILING_MESSAGE);
 
+/**
+ * The refusal's text for a `/v1/messages` body without `max_tokens`: Anthropic's own (the
+ * Messages API requires the field and answers 400 `invalid_request_error` "max_tokens: Field
+ * required"). `/v1/messages/count_tokens` takes no max_tokens and is not refused for it.
+ */
+export const MAX_TOKENS_REQUIRED = 'max_tokens: Field required';
+
 export const MessagesRequest = z
   .object({
     // NUL: no provider names a model so, and PostgreSQL cannot store it in the ledger. At most
@@ -31,7 +38,8 @@ export const MessagesRequest = z
     model: z.string().min(1).max(MAX_MODEL_NAME).refine((m) => !m.includes('\0'), 'must not contain NUL'),
     messages: z.array(z.object({ role: z.string(), content: z.unknown() }).passthrough()),
     stream: z.boolean().optional(),
-    // The Messages API's rule: an integer, at least 1; at most the gateway's ceiling.
+    // The Messages API's rule: an integer, at least 1; at most the gateway's ceiling. Optional
+    // here (count_tokens has none); /v1/messages refuses a body without it (gateway.ts admit).
     max_tokens: outputLimit().optional(),
     system: z.unknown().optional(),
   })

@@ -5,10 +5,12 @@ import type { CallUsage } from './usage.js';
  * Server-side web search (H4): a tool the provider runs itself and bills per request on top of
  * the tokens (Anthropic: $10 per 1,000 searches, reported as
  * `usage.server_tool_use.web_search_requests`; OpenAI Responses: per `web_search_call` output
- * item). Its price is the model's `webSearch` (USD per 1,000, data/prices.json). This module
- * reads how many searches a request allows — what the reservation holds for them — and holds a
- * reported count to that bound. Web fetch has no per-request charge (its tokens are in the
- * usage), so it is not counted.
+ * item; OpenAI Chat Completions search models, `gpt-4o-search-preview` and
+ * `gpt-4o-mini-search-preview`: one search on every request, reported nowhere in the reply).
+ * Its price is the model's `webSearch` (USD per 1,000, data/prices.json). This module reads how
+ * many searches a request allows — what the reservation holds for them — and holds a reported
+ * count to that bound. Web fetch has no per-request charge (its tokens are in the usage), so
+ * it is not counted.
  */
 
 /**
@@ -27,11 +29,33 @@ export const DEFAULT_WEB_SEARCH_USES = 10;
  */
 export const WEB_SEARCHES_PER_OUTPUT_TOKEN = 1;
 
-/** The web searches a request allows: `uses` to reserve for, `declared` when the request bounds them itself. */
+/**
+ * The web searches a request allows: `uses` to reserve for, `declared` when the request (or
+ * the model) bounds them itself; `perCall` when the provider charges `uses` searches on every
+ * call it serves whatever the reply says (Chat Completions search models: meter.ts
+ * CallContext.searchesPerCall).
+ */
 export interface WebSearchBound {
   uses: number;
   declared: boolean;
+  perCall?: boolean;
 }
+
+/**
+ * OpenAI's Chat Completions search models (`gpt-4o-search-preview`,
+ * `gpt-4o-mini-search-preview`, dated or not): they search the web before every answer and
+ * OpenAI bills that search per request (the `webSearch` price), though the reply counts it
+ * nowhere (no web_search_call items in Chat Completions).
+ */
+const CHAT_SEARCH_MODEL = /-search-preview(?:-\d{4}-\d{2}-\d{2})?$/;
+
+/** True when `model` is a Chat Completions search model ({@link CHAT_SEARCH_MODEL}). */
+export function isChatSearchModel(model: unknown): boolean {
+  return typeof model === 'string' && CHAT_SEARCH_MODEL.test(model);
+}
+
+/** What a Chat Completions search model's call holds for its search: one, charged on every call. */
+const ONE_SEARCH_PER_CALL: WebSearchBound = Object.freeze({ uses: 1, declared: true, perCall: true });
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isSearchTool = (t: unknown): t is Record<string, unknown> => isObject(t) && typeof t.type === 'string' && t.type.startsWith('web_search');
@@ -43,9 +67,11 @@ const count = (v: unknown): number | null => (typeof v === 'number' && Number.is
  *   later versions) allows its `max_uses`, or {@link DEFAULT_WEB_SEARCH_USES} (then not declared).
  * - `openai-responses`: a `tools` entry of type `web_search*` (`web_search`, `web_search_preview`)
  *   allows `max_tool_calls` (the bound on all built-in tool calls of the response), or the default.
- * - `openai-chat`: null (search-preview models' `web_search_options`: not counted, see openai-usage.ts).
+ * - `openai-chat`: a search model's request ({@link isChatSearchModel}) one search, charged on
+ *   every call (`perCall`); any other model null (Chat Completions has no web search tool).
  */
 export function webSearchBound(body: unknown, api: string): WebSearchBound | null {
+  if (api === 'openai-chat') return isObject(body) && isChatSearchModel(body.model) ? ONE_SEARCH_PER_CALL : null;
   if (!isObject(body) || !Array.isArray(body.tools)) return null;
   if (api === 'anthropic-messages') {
     let uses = 0;
@@ -80,6 +106,11 @@ export function webSearchWorstMicros(price: ModelPrice, bound: WebSearchBound | 
  */
 export function webSearchCap(bound: WebSearchBound | null, maxOutputTokens: number): number {
   return bound?.declared ? bound.uses : Math.max(0, maxOutputTokens) * WEB_SEARCHES_PER_OUTPUT_TOKEN;
+}
+
+/** `u` with at least `n` web searches (no copy when it has them already). */
+export function withCallSearches(u: CallUsage, n: number): CallUsage {
+  return (u.webSearchRequests ?? 0) >= n ? u : { ...u, webSearchRequests: n };
 }
 
 /** `u` with its web searches at most `cap`, or null when they are within it (no copy: the common case). */

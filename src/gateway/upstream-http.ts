@@ -149,6 +149,28 @@ export class ReplyTooLargeError extends Error {
   }
 }
 
+/**
+ * A whole 2xx reply whose body could not be read or decoded after its headers came: the
+ * connection reset mid-body, or a `content-encoding` body that does not decode (a corrupt gzip
+ * stream). The provider served the call and bills it, so it is not retried (`noRetry`: another
+ * call would bill the same work again) and it is charged an estimate, marked as one
+ * (upstream-broken.ts). (A broken stream needs nothing of this: the meter charges it.)
+ */
+export class ReplyBrokenError extends Error {
+  readonly noRetry = true;
+  constructor(
+    /** The upstream's HTTP status (2xx). */
+    readonly status: number,
+    /** Bytes of the body received (raw) before it broke. */
+    readonly bytes: number,
+    /** What broke it (the socket's or the decoder's error message). */
+    readonly reason: string,
+  ) {
+    super(`the upstream's reply (HTTP ${status}) broke after ${bytes} body bytes: ${reason}`);
+    this.name = 'ReplyBrokenError';
+  }
+}
+
 const gunzipAsync = promisify(gunzip);
 const inflateAsync = promisify(inflate);
 const brotliAsync = promisify(brotliDecompress);
@@ -193,7 +215,8 @@ function headerRecord(raw: Buffer[] | string[] | null): Record<string, string> {
  *   `body` read whole unless the reply is `text/event-stream`, then `stream` (node Readable;
  *   destroying it aborts the upstream request).
  * @throws when the upstream cannot be reached, times out ({@link UpstreamTimeoutError}), resets before the reply is read whole, sends a
- *   body its content-encoding cannot decode, a whole body over the size limit (raw or decoded:
+ *   body its content-encoding cannot decode (either of these after a 2xx's headers:
+ *   {@link ReplyBrokenError}, not retried), a whole body over the size limit (raw or decoded:
  *   {@link ReplyTooLargeError}, {@link MAX_REPLY_BYTES} unless {@link setMaxReplyBytes} set
  *   another), or `signal` aborted (an `AbortError`).
  */
@@ -226,7 +249,7 @@ export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply>
           ? new UpstreamTimeoutError('headers', limits.headersMs, 0, 0)
           : code === 'UND_ERR_BODY_TIMEOUT'
             ? new UpstreamTimeoutError('body', limits.bodyMs, status, size)
-            : e;
+            : brokenBody(e);
       done();
       if (!settled) {
         settled = true;
@@ -234,6 +257,9 @@ export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply>
       } else live?.destroy(err);
     };
 
+    /** `e` as a {@link ReplyBrokenError} when it cut a whole 2xx body after its headers (not the caller's abort, not the size limit). */
+    const brokenBody = (e: Error): Error =>
+      status >= 200 && status < 300 && !live && !signal?.aborted && !(e instanceof ReplyTooLargeError) && e.name !== 'AbortError' ? new ReplyBrokenError(status, size, e.message) : e;
     const handler: Dispatcher.DispatchHandlers = {
       onConnect(a) {
         abort = a;
@@ -291,8 +317,8 @@ export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply>
         const limit = replyLimit;
         dec(body).then(
           (b) => resolve({ status, headers: out, body: b }),
-          // zlib's maxOutputLength: the decoded body is over the limit
-          (e: Error & { code?: string }) => reject(e.code === 'ERR_BUFFER_TOO_LARGE' ? new ReplyTooLargeError(status, limit, limit + 1) : e),
+          // zlib's maxOutputLength: the decoded body is over the limit; else it does not decode
+          (e: Error & { code?: string }) => reject(e.code === 'ERR_BUFFER_TOO_LARGE' ? new ReplyTooLargeError(status, limit, limit + 1) : brokenBody(new Error(`its ${encoding} body does not decode: ${e.message}`))),
         );
       },
     };

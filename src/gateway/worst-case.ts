@@ -1,10 +1,14 @@
-import type { ModelPrice } from '../core/pricing.js';
 import type { PendingCall } from '../store/types.js';
 import { IMAGE_TOKENS_BOUND, type InlineImages } from './input-images.js';
+import { ratesFor } from './long-context.js';
 import type { CallContext } from './meter.js';
+import type { TablePrice } from './price-schema.js';
 import { webSearchCap, webSearchWorstMicros, type WebSearchBound } from './server-tools.js';
 
-/** max_tokens assumed when a request does not say (OpenAI formats make it optional). */
+/**
+ * max_tokens assumed when a request does not say (OpenAI formats make it optional), or the
+ * model's maximum output when that is lower (max-output.ts).
+ */
 export const DEFAULT_MAX_OUTPUT_TOKENS = 32_000;
 
 /**
@@ -18,11 +22,14 @@ export const DEFAULT_MAX_OUTPUT_TOKENS = 32_000;
  *   priced at the highest input-side rate (input, 5-minute or 1-hour cache write), since the
  *   client may have marked any of it for caching;
  * - output: `maxTokens` (or {@link DEFAULT_MAX_OUTPUT_TOKENS}) at the output price.
+ * Both at the model's long-context rates when that input estimate is past its threshold
+ * (long-context.ts: Claude Sonnet 4 / 4.5 above 200,000 input tokens).
  * A price of P USD/MTok is P µ$ per token. The result is at most Number.MAX_SAFE_INTEGER.
  */
-export function worstCaseMicros(requestBytes: number, maxTokens: number | undefined, price: ModelPrice, images?: InlineImages): number {
+export function worstCaseMicros(requestBytes: number, maxTokens: number | undefined, table: TablePrice, images?: InlineImages): number {
   const inTokens = worstInputTokens(requestBytes, images);
   const outTokens = Math.max(0, Math.ceil(maxTokens ?? DEFAULT_MAX_OUTPUT_TOKENS));
+  const price = ratesFor(table, inTokens);
   const inRate = Math.max(price.input, price.cacheWrite5m, price.cacheWrite1h);
   // exact in units of 10⁻⁶ µ$, then rounded up to whole µ$
   const inScaled = Math.round(inRate * 1_000_000);
@@ -63,14 +70,16 @@ export interface CallWorstCase {
  * already × choices —, `images`) plus, when the request enables server-side web search, the
  * searches it allows (`searches`, server-tools.ts webSearchBound: `max_uses`/`max_tool_calls`,
  * else DEFAULT_WEB_SEARCH_USES) at the model's per-search price (H4: $10 per 1,000 = 10,000 µ$
- * each). Also sets `ctx.maxWebSearches`, the most searches the call may then be charged.
+ * each). Also sets `ctx.maxWebSearches`, the most searches the call may then be charged, and
+ * for a model that searches on every call (`searches.perCall`) `ctx.searchesPerCall`.
  * The call's PendingCall carries these worst-case tokens and searches: the ledger row the sweep
  * writes if the call is never settled.
  */
-export function callWorstCase(ctx: CallContext, price: ModelPrice, bodyBytes: number, maxOutputTokens: number, images: InlineImages | undefined, searches: WebSearchBound | null): CallWorstCase {
+export function callWorstCase(ctx: CallContext, price: TablePrice, bodyBytes: number, maxOutputTokens: number, images: InlineImages | undefined, searches: WebSearchBound | null): CallWorstCase {
   const tokens = worstCaseMicros(bodyBytes, maxOutputTokens, price, images);
   const micros = Math.min(Number.MAX_SAFE_INTEGER, tokens + webSearchWorstMicros(price, searches));
   ctx.maxWebSearches = webSearchCap(searches, maxOutputTokens);
+  if (searches?.perCall) ctx.searchesPerCall = searches.uses;
   const call: PendingCall = {
     jobId: ctx.job.id,
     attempt: ctx.job.attempt,

@@ -26,7 +26,10 @@ export const ModelRoute = z.object({
 });
 export type ModelRoute = z.infer<typeof ModelRoute>;
 
-/** USD per million tokens per token category. */
+/**
+ * USD per million tokens per token category; `webSearch` (optional): USD per 1,000 server-side
+ * web search requests, as data/prices.json writes it (absent: the price table's default entry's).
+ */
 export const ModelPrice = z
   .object({
     input: z.number().nonnegative().max(1_000_000),
@@ -34,6 +37,7 @@ export const ModelPrice = z
     cacheWrite5m: z.number().nonnegative().max(1_000_000),
     cacheWrite1h: z.number().nonnegative().max(1_000_000),
     cacheRead: z.number().nonnegative().max(1_000_000),
+    webSearch: z.number().nonnegative().max(1_000_000).optional(),
   })
   .strict();
 export type ModelPrice = z.infer<typeof ModelPrice>;

@@ -164,10 +164,10 @@ export interface ModelRouteRow {
   updatedAt: number;
 }
 
-/** A price override for `model`: USD per million tokens per token category. updatedAt epoch ms. */
+/** A price override for `model`: USD per million tokens per token category (`webSearch`: USD per 1,000 web searches, optional). updatedAt epoch ms. */
 export interface ModelPriceRow {
   model: string;
-  price: { input: number; output: number; cacheWrite5m: number; cacheWrite1h: number; cacheRead: number };
+  price: { input: number; output: number; cacheWrite5m: number; cacheWrite1h: number; cacheRead: number; webSearch?: number };
   updatedAt: number;
 }
 

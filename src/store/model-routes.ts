@@ -53,7 +53,7 @@ export async function deleteModelRoute(c: StoreCtx, pattern: string): Promise<bo
 
 const PRICE_FIELDS = ['input', 'output', 'cacheWrite5m', 'cacheWrite1h', 'cacheRead'] as const;
 
-/** @throws Error naming the first price field that is not a finite number >= 0 (USD per million tokens). */
+/** @throws Error naming the first price field that is not a finite number >= 0 (USD per million tokens; webSearch, optional, USD per 1,000 searches). */
 function assertPrice(p: ModelPriceRow['price']): void {
   if (typeof p !== 'object' || p === null) throw new Error('store: price must be an object of USD per million tokens');
   for (const f of PRICE_FIELDS) {
@@ -61,6 +61,10 @@ function assertPrice(p: ModelPriceRow['price']): void {
     if (typeof v !== 'number' || !Number.isFinite(v) || v < 0 || v > 1_000_000) {
       throw new Error(`store: price.${f} must be a number of USD per million tokens from 0 to 1000000, got ${JSON.stringify(v)}`);
     }
+  }
+  const w = p.webSearch;
+  if (w !== undefined && (typeof w !== 'number' || !Number.isFinite(w) || w < 0 || w > 1_000_000)) {
+    throw new Error(`store: price.webSearch must be a number of USD per 1,000 searches from 0 to 1000000, got ${JSON.stringify(w)}`);
   }
 }
 
@@ -70,7 +74,9 @@ export async function listModelPrices(c: StoreCtx): Promise<ModelPriceRow[]> {
   const out: ModelPriceRow[] = [];
   for (const r of rows) {
     const raw = (typeof r.price === 'string' ? JSON.parse(r.price) : r.price) as Record<string, number>;
-    out.push({ model: r.model, price: { input: raw.input!, output: raw.output!, cacheWrite5m: raw.cacheWrite5m!, cacheWrite1h: raw.cacheWrite1h!, cacheRead: raw.cacheRead! }, updatedAt: num(r.updated_at) });
+    const price: ModelPriceRow['price'] = { input: raw.input!, output: raw.output!, cacheWrite5m: raw.cacheWrite5m!, cacheWrite1h: raw.cacheWrite1h!, cacheRead: raw.cacheRead! };
+    if (typeof raw.webSearch === 'number') price.webSearch = raw.webSearch;
+    out.push({ model: r.model, price, updatedAt: num(r.updated_at) });
   }
   return out;
 }
@@ -85,7 +91,8 @@ export async function setModelPrice(c: StoreCtx, model: string, price: ModelPric
   if (model.includes('*')) throw new Error(`store: model of a price override must be a name or name prefix without *, got ${JSON.stringify(model)}`);
   assertPrice(price);
   assertInt('now', now, 0);
-  const clean = { input: price.input, output: price.output, cacheWrite5m: price.cacheWrite5m, cacheWrite1h: price.cacheWrite1h, cacheRead: price.cacheRead };
+  const clean: ModelPriceRow['price'] = { input: price.input, output: price.output, cacheWrite5m: price.cacheWrite5m, cacheWrite1h: price.cacheWrite1h, cacheRead: price.cacheRead };
+  if (price.webSearch !== undefined) clean.webSearch = price.webSearch;
   const text = JSON.stringify(clean);
   await c.db
     .insertInto('model_prices')
