@@ -1,6 +1,7 @@
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { ApiError } from '../client/index.js';
 import { redact } from '../core/log.js';
+import { maskUrlPasswords } from '../protocol/index.js';
 import { registerAgents } from './commands/agents.js';
 import { registerBudget } from './commands/budget.js';
 import { registerCosts } from './commands/costs.js';
@@ -19,7 +20,7 @@ import { registerRunner } from './local/runner.js';
 import { registerUp } from './local/up.js';
 import type { CliContext } from './context.js';
 import { processIO, type CliIO } from './io.js';
-import { CliError, applyBooleanEnv } from './options.js';
+import { CliError, applyBooleanEnv, parseBoolEnv, wantsJson } from './options.js';
 import { packageVersion } from './paths.js';
 
 /** Exit code for bad arguments (unknown command or option, invalid value). */
@@ -27,16 +28,18 @@ export const EXIT_USAGE = 2;
 
 /**
  * Builds the `flotilla` command tree. Every command has `--help`; every option can also come
- * from an environment variable (shown in its help); errors go to `ctx.io.stderr`.
+ * from an environment variable (shown in its help); errors go to `ctx.io.stderr`, except while
+ * `quietErrors()` is true (main() prints them as JSON then: commander writes only usage errors
+ * and the help that follows them to stderr).
  */
-export function buildProgram(ctx: CliContext): Command {
+export function buildProgram(ctx: CliContext, quietErrors: () => boolean = () => false): Command {
   const program = new Command('flotilla')
     .description('Run a fleet of coding agents (Claude Code, Codex, any command) on machines you already own.')
     .version(packageVersion(), '-V, --version')
     .exitOverride()
     .configureOutput({
       writeOut: (s) => void ctx.io.stdout.write(s),
-      writeErr: (s) => void ctx.io.stderr.write(s),
+      writeErr: (s) => void (quietErrors() ? undefined : ctx.io.stderr.write(s)),
     })
     .showHelpAfterError('(add --help for usage)')
     .showSuggestionAfterError(true)
@@ -64,10 +67,15 @@ export function buildProgram(ctx: CliContext): Command {
 /**
  * The `flotilla` command. `argv` is in `process.argv` form: `[node, script, ...args]`.
  * Returns the exit code: 0 only on success; 2 for bad arguments; 130 after Ctrl-C of an
- * attached run; 1 for every other failure (the message is on stderr, secrets redacted).
+ * attached run; 1 for every other failure. The message is on stderr (secrets redacted, a URL's
+ * password shown as `***`): `flotilla: <message>`, or with `--json` (or FLOTILLA_JSON) one line
+ * of JSON, {@link JsonError}, for every command and every failure, usage errors included.
  */
 export async function main(argv: string[], io: CliIO = processIO()): Promise<number> {
   let code = 0;
+  // The command's own --json once it runs (preAction); before that, while commander parses, what argv and FLOTILLA_JSON ask for.
+  let json: boolean | undefined;
+  const jsonErrors = () => json ?? argvWantsJson(argv);
   const ctx: CliContext = {
     io,
     setExit: (c) => {
@@ -75,22 +83,57 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
     },
     runLocal: async (p) => (await import('./local/run-local.js')).runLocal(p),
   };
-  const program = buildProgram(ctx);
+  const program = buildProgram(ctx, jsonErrors);
+  program.hook('preAction', (_self, action) => {
+    json = action.options.some((o) => o.long === '--json') && wantsJson(action, action.opts());
+  });
+  const fail = (exitCode: number, message: string, err?: unknown): number => {
+    const text = redact(maskUrlPasswords(message));
+    if (!jsonErrors()) io.stderr.write(`flotilla: ${text}\n`);
+    else io.stderr.write(JSON.stringify(jsonError(text, exitCode, err)) + '\n');
+    return exitCode;
+  };
   try {
     await program.parseAsync(argv, { from: 'node' });
     return code;
   } catch (err) {
     // Thrown by an action (not while parsing): commander has not printed it.
-    if (err instanceof InvalidArgumentError) {
-      io.stderr.write(`flotilla: ${redact(err.message)}\n`);
-      return EXIT_USAGE;
-    }
+    if (err instanceof InvalidArgumentError) return fail(EXIT_USAGE, err.message);
     if (err instanceof CommanderError) {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return 0;
-      return err.exitCode === 0 ? 0 : EXIT_USAGE; // commander already printed the message
+      if (err.exitCode === 0) return 0;
+      // Commander printed the message itself, unless JSON was asked for (quietErrors).
+      if (jsonErrors()) fail(EXIT_USAGE, err.code === 'commander.help' ? 'a subcommand is required (add --help for usage)' : err.message.replace(/^error: /, ''));
+      return EXIT_USAGE;
     }
-    io.stderr.write(`flotilla: ${redact(describeError(err))}\n`);
-    return err instanceof CliError ? err.exitCode : 1;
+    return fail(err instanceof CliError ? err.exitCode : 1, describeError(err), err);
+  }
+}
+
+/**
+ * A failure as `--json` prints it on stderr: `message` as the text form says it; `code` the
+ * API's error code (`not_found`, `invalid_request`, ..., or the client's own `network`,
+ * `bad_response`, `http_<status>`), else `usage` (exit code 2) or `error`; `status` the HTTP
+ * status of an API error (0: the server was not reached); `field` the input the API named.
+ */
+export interface JsonError {
+  error: { message: string; code: string; status?: number; field?: string };
+}
+
+function jsonError(message: string, exitCode: number, err: unknown): JsonError {
+  if (err instanceof ApiError) return { error: { message, code: err.code, status: err.status, ...(err.field ? { field: err.field } : {}) } };
+  return { error: { message, code: exitCode === EXIT_USAGE ? 'usage' : 'error' } };
+}
+
+/** `--json` among the arguments (before a `--`), or FLOTILLA_JSON set to 1/true/yes. */
+function argvWantsJson(argv: string[]): boolean {
+  const args = argv.slice(2);
+  const end = args.indexOf('--');
+  if ((end === -1 ? args : args.slice(0, end)).includes('--json')) return true;
+  try {
+    return parseBoolEnv('FLOTILLA_JSON', process.env.FLOTILLA_JSON ?? '') === true;
+  } catch {
+    return false; // a bad value: main() says so, as text
   }
 }
 
@@ -100,7 +143,9 @@ export function describeError(err: unknown): string {
     let msg = err.message;
     if (err.field && !msg.includes(err.field)) msg += ` (field: ${err.field})`;
     if (err.status === 401) msg += ' — check --token / FLOTILLA_TOKEN';
-    if (err.code === 'network') msg += ' — is `flotilla up` running? (--server / FLOTILLA_SERVER)';
+    // Not a Flotilla reply (client/errors.ts: "... answered 404 with text/html: is it the Flotilla control plane?"), or no TLS where https was asked for.
+    if (msg.endsWith('is it the Flotilla control plane?') || (err.code === 'network' && msg.includes('TLS handshake failed'))) msg += ' (check --server / FLOTILLA_SERVER)';
+    else if (err.code === 'network') msg += ' — is `flotilla up` running? (--server / FLOTILLA_SERVER)';
     return msg;
   }
   return err instanceof Error ? err.message : String(err);

@@ -21,8 +21,14 @@ export class ApiError extends Error {
   }
 }
 
-/** Builds an {@link ApiError} from a non-2xx response (reads its body). */
-export async function apiErrorFromResponse(res: Response, what: string): Promise<ApiError> {
+/**
+ * Builds an {@link ApiError} from a non-2xx response (reads its body). A reply that is not a
+ * Flotilla error body (the control plane answers every error with one) came from something else
+ * at that URL: the message is one line naming `server` (default: the reply's origin), the status
+ * and the content type, e.g. `GET /api/jobs: http://h:8080 answered 404 with text/html: is it the
+ * Flotilla control plane?`; a short plain-text or JSON body is quoted on that line, never HTML.
+ */
+export async function apiErrorFromResponse(res: Response, what: string, server?: string): Promise<ApiError> {
   let text = '';
   try {
     text = await res.text();
@@ -38,6 +44,25 @@ export async function apiErrorFromResponse(res: Response, what: string): Promise
   } catch {
     // not JSON
   }
-  const snippet = text.trim().slice(0, 200);
-  return new ApiError(res.status, `http_${res.status}`, `${what}: HTTP ${res.status}${snippet ? `: ${snippet}` : ''}`);
+  const type = contentTypeOf(res);
+  const quotable = type === 'no content type' || type === 'text/plain' || type.endsWith('json');
+  const snippet = quotable ? oneLineSnippet(text) : '';
+  return new ApiError(res.status, `http_${res.status}`, `${what}: ${server ?? originOf(res.url)} answered ${res.status} with ${type}${snippet ? ` (${snippet})` : ''}: is it the Flotilla control plane?`);
+}
+
+/** The media type of a reply (`text/html`), or `no content type`. */
+export function contentTypeOf(res: Response): string {
+  return (res.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase() || 'no content type';
+}
+
+/** `http://host:port` of a URL, or `the server` when there is none (a stubbed fetch). */
+function originOf(url: string): string {
+  return URL.canParse(url) ? new URL(url).origin : 'the server';
+}
+
+/** At most 200 characters of `text` on one line: whitespace runs become one space, control characters go. */
+function oneLineSnippet(text: string): string {
+  // eslint-disable-next-line no-control-regex -- control characters are what it removes
+  const line = text.replace(/\s+/g, ' ').replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, '').trim();
+  return line.length > 200 ? `${line.slice(0, 200)}…` : line;
 }

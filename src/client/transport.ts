@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { describeIssues } from '../protocol/index.js';
-import { ApiError, apiErrorFromResponse } from './errors.js';
+import { ApiError, apiErrorFromResponse, contentTypeOf } from './errors.js';
 import { causeOf } from './util.js';
 
 /** Options of {@link FlotillaClient}. */
@@ -82,7 +82,7 @@ export abstract class ApiTransport {
     } catch (err) {
       throw new ApiError(0, 'network', `cannot reach the Flotilla server at ${this.url}: ${causeOf(err)}`);
     }
-    if (!res.ok) throw await apiErrorFromResponse(res, what);
+    if (!res.ok) throw await apiErrorFromResponse(res, what, this.url);
     if (schema === null) {
       await res.body?.cancel().catch(() => undefined);
       return;
@@ -91,7 +91,7 @@ export abstract class ApiTransport {
     try {
       json = await res.json();
     } catch {
-      throw new ApiError(res.status, 'bad_response', `${what}: the reply is not JSON`);
+      throw new ApiError(res.status, 'bad_response', `${what}: ${this.url} answered ${res.status} with ${contentTypeOf(res)}, not JSON: is it the Flotilla control plane?`);
     }
     const parsed = schema.safeParse(json);
     if (!parsed.success) throw new ApiError(res.status, 'bad_response', `${what}: unexpected reply: ${describeIssues(parsed.error.issues)}`);

@@ -15,11 +15,22 @@ export function jobIdPath(id: number): string {
   return String(id);
 }
 
-/** The most telling message of a fetch failure: its `cause` (e.g. ECONNREFUSED) when it has one. */
+/**
+ * The most telling message of a fetch failure: its `cause` (e.g. ECONNREFUSED) when it has one.
+ * A TLS handshake that failed at the record layer (an `https://` URL for a plain-HTTP port:
+ * OpenSSL's multi-line `...:SSL routines:ssl3_get_record:wrong version number:...`) is one line:
+ * `TLS handshake failed (wrong version number): is the server https?`.
+ */
 export function causeOf(err: unknown): string {
   if (err instanceof Error) {
     const cause = (err as Error & { cause?: unknown }).cause;
-    if (cause instanceof Error && cause.message) return cause.message;
+    if (cause instanceof Error && cause.message) {
+      const { code, reason } = cause as Error & { code?: unknown; reason?: unknown };
+      if ((typeof code === 'string' && code.startsWith('ERR_SSL_')) || cause.message.includes('SSL routines')) {
+        return `TLS handshake failed (${typeof reason === 'string' && reason ? reason : typeof code === 'string' ? code : 'SSL error'}): is the server https?`;
+      }
+      return cause.message;
+    }
     return err.message;
   }
   return String(err);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LabelValue } from './labels.js';
-import { oneLine, oneLineText } from './text.js';
+import { maskUrlPasswords, oneLine, oneLineText } from './text.js';
 
 describe('one-line text', () => {
   it('oneLine replaces each run of C0/C1 controls, DEL, U+2028 and U+2029 by one space and keeps the rest', () => {
@@ -21,5 +21,21 @@ describe('one-line text', () => {
     expect(LabelValue.safeParse('x86_64 / ünïcode').success).toBe(true);
     expect(LabelValue.safeParse('a\u001b[2Jb').success).toBe(false);
     expect(LabelValue.safeParse('a\u2028b').success).toBe(false);
+  });
+});
+
+describe('maskUrlPasswords', () => {
+  it('masks the password of URLs anywhere in a text, keeps the user name, host and path', () => {
+    expect(maskUrlPasswords('https://user:secret@git.example.com/team/api.git')).toBe('https://user:***@git.example.com/team/api.git');
+    expect(maskUrlPasswords('repo https://u:p@ss@host:8443/r.git: clone failed; tried https://a:b@c/d too')).toBe('repo https://u:***@host:8443/r.git: clone failed; tried https://a:***@c/d too');
+    expect(maskUrlPasswords('{"repo":"ssh://git:hunter2@host/x.git","ref":"main"}')).toBe('{"repo":"ssh://git:***@host/x.git","ref":"main"}');
+    expect(maskUrlPasswords('HTTPS://U:P@H/')).toBe('HTTPS://U:***@H/');
+    expect(maskUrlPasswords('https://user:@host/r')).toBe('https://user:***@host/r');
+  });
+
+  it('masks a lone user of an http(s) URL (a token passed as the user), not of other schemes; leaves text without userinfo alone', () => {
+    expect(maskUrlPasswords('https://ghp_abc123@github.com/o/r.git')).toBe('https://***@github.com/o/r.git');
+    expect(maskUrlPasswords('ssh://git@host/x.git')).toBe('ssh://git@host/x.git');
+    for (const s of ['git@github.com:o/r.git', 'https://host/a@b', 'mail me: a@b.c', 'examples/calc', 'https://user:***@host/r']) expect(maskUrlPasswords(s)).toBe(s);
   });
 });

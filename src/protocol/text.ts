@@ -42,3 +42,20 @@ export function describeChar(v: string): string {
   const names: Record<string, string> = { '\n': 'a newline', '\r': 'a carriage return', '\t': 'a tab', '\u001b': 'an escape (ESC)' };
   return names[ch] ? `${names[ch]} (${code})` : code;
 }
+
+// `scheme://user:password@` (the password up to the authority's last `@`), and `http(s)://token@`.
+const URL_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/)([^\s/?#@:"'`<>]*):([^\s/?#"'`<>]*)@/gi;
+const HTTP_USER_ONLY = /\b(https?:\/\/)([^\s/?#@:"'`<>]+)@/gi;
+
+/**
+ * `text` with the password of every URL in it masked: `https://user:secret@host/repo.git` →
+ * `https://user:***@host/repo.git` (any scheme; the user name stays). An http(s) URL with a user
+ * name but no password (`https://ghp_token@github.com/...`, a token passed as the user) has its
+ * whole user part masked: `https://***@github.com/...`; other schemes keep a lone user name
+ * (`ssh://git@host/...`). For text shown to people (job inputs, error messages); what runs the
+ * job keeps the real URL. The text itself when it holds no such URL.
+ */
+export function maskUrlPasswords(text: string): string {
+  if (!text.includes('@')) return text;
+  return text.replace(URL_PASSWORD, (_m, scheme: string, user: string) => `${scheme}${user}:***@`).replace(HTTP_USER_ONLY, (m, scheme: string, user: string) => (user === '***' ? m : `${scheme}***@`));
+}

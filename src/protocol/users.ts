@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { oneLineText } from './text.js';
 
 /** Roles of users and API tokens: members read, admins change (issue 8). */
 export const Role = z.enum(['admin', 'member']);
@@ -54,8 +55,8 @@ export type CreateUserRequest = z.infer<typeof CreateUserRequest>;
 export const ApiTokenInfo = z.object({ id: z.number().int().positive(), name: z.string(), role: Role, createdAt: z.string() });
 export type ApiTokenInfo = z.infer<typeof ApiTokenInfo>;
 
-/** `POST /api/tokens` body (admin). */
-export const CreateApiTokenRequest = z.object({ name: z.string().min(1).max(100), role: Role }).strict();
+/** `POST /api/tokens` body (admin). `name`: 1-100 characters of one line (trimmed; no control character, U+2028 or U+2029: it is shown in listings). */
+export const CreateApiTokenRequest = z.object({ name: oneLineText(100), role: Role }).strict();
 export type CreateApiTokenRequest = z.infer<typeof CreateApiTokenRequest>;
 
 /** `POST /api/tokens` response: the token itself, shown once. */

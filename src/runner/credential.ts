@@ -90,7 +90,8 @@ export async function saveCredential(workDir: string, cred: StoredCredential): P
  * Trades a registration token (`flr_...`) for a runner credential:
  * `POST <serverUrl>/api/runners/register` with a {@link RegisterRunnerRequest} body.
  * @throws Error with the server's message (e.g. HTTP 401 for a used/expired token), or naming
- *   the server when it cannot be reached within `timeoutMs`.
+ *   the server when it cannot be reached within `timeoutMs`, does not speak TLS to an https://
+ *   URL, or answers something other than Flotilla's JSON (an HTML page): one line each.
  */
 export async function register(
   serverUrl: string,
@@ -109,7 +110,9 @@ export async function register(
     });
   } catch (err) {
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-    throw new Error(`cannot reach the control plane at ${serverUrl} to register: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
+    // https:// to a plain-HTTP port: OpenSSL's record-layer error, said as what it means.
+    const why = cause?.code?.startsWith('ERR_SSL_') ? `TLS handshake failed (${cause.code}): is the server https?` : (cause?.code ?? cause?.message ?? (err as Error).message);
+    throw new Error(`cannot reach the control plane at ${serverUrl} to register: ${why}`);
   }
   const text = await res.text();
   let json: unknown = null;
@@ -118,11 +121,15 @@ export async function register(
   } catch {
     // handled below
   }
+  // The control plane answers with JSON, errors too: anything else (an HTML page) is another server, named in one line.
+  const type = (res.headers.get('content-type') ?? '').split(';')[0]!.trim() || 'no content type';
+  const notFlotilla = `${serverUrl} answered ${res.status} with ${type}: is --server the Flotilla control plane?`;
   if (!res.ok) {
     const e = ApiErrorBody.safeParse(json);
-    const msg = e.success ? e.data.error.message : text.slice(0, 200) || res.statusText;
-    throw new Error(`runner registration at ${serverUrl} failed (HTTP ${res.status}): ${msg}`);
+    if (!e.success) throw new Error(`runner registration failed: ${notFlotilla}`);
+    throw new Error(`runner registration at ${serverUrl} failed (HTTP ${res.status}): ${e.data.error.message}`);
   }
+  if (json === null) throw new Error(`runner registration failed: ${notFlotilla}`);
   const parsed = RegisterRunnerResponse.safeParse(json);
   if (!parsed.success) throw new Error(`runner registration at ${serverUrl}: unexpected response ${text.slice(0, 200)}`);
   return parsed.data;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LineSplitter, type Line } from './lines.js';
+import { cutLogLine, LineSplitter, type Line } from './lines.js';
 
 function collect(max?: number): { lines: Line[]; s: LineSplitter } {
   const lines: Line[] = [];
@@ -88,5 +88,25 @@ describe('LineSplitter', () => {
     expect(lines[0]?.text.length).toBe(8 * 1024 * 1024);
     expect(lines[0]?.droppedBytes).toBe(1024 * 1024);
     expect(lines[1]?.text).toBe('{}');
+  });
+});
+
+describe('cutLogLine', () => {
+  it('keeps a line up to the limit as it is', () => {
+    expect(cutLogLine('x'.repeat(10), 10)).toBe('x'.repeat(10));
+    expect(cutLogLine('', 10)).toBe('');
+  });
+
+  it('cuts a longer one and says how many UTF-8 bytes it cut, thousands separated', () => {
+    expect(cutLogLine('x'.repeat(20_000), 8192)).toBe(`${'x'.repeat(8192)}… [11,808 bytes cut]`);
+    // 10,000 × é (2 bytes each): 1,808 of them cut = 3,616 bytes.
+    expect(cutLogLine('é'.repeat(10_000), 8192)).toBe(`${'é'.repeat(8192)}… [3,616 bytes cut]`);
+    expect(cutLogLine('abcdef', 4)).toBe('abcd… [2 bytes cut]');
+  });
+
+  it('never keeps half of a surrogate pair', () => {
+    // 'a' then 5,000 rockets (2 UTF-16 units, 4 bytes each): unit 8191 starts a pair, so the cut
+    // comes before it: 'a' + 4,095 rockets kept, 905 rockets (3,620 bytes) cut.
+    expect(cutLogLine('a' + '🚀'.repeat(5000), 8192)).toBe(`a${'🚀'.repeat(4095)}… [3,620 bytes cut]`);
   });
 });

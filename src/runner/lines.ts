@@ -107,3 +107,17 @@ function decode(bytes: Uint8Array): { text: string; invalid: boolean } {
     return { text: lenient.decode(bytes), invalid: true };
   }
 }
+
+/**
+ * `text` cut to its first `maxChars` characters (UTF-16 units; never half a surrogate pair) with
+ * a marker saying how much went: `… [12,345 bytes cut]` (UTF-8 bytes of the cut part, thousands
+ * separated). The text itself when it is not longer than `maxChars`. For the `log` events of
+ * harness output lines (harness/claude-stream.ts LOG_LINE_LIMIT_CHARS).
+ */
+export function cutLogLine(text: string, maxChars: number): string {
+  if (text.length <= maxChars) return text;
+  let end = maxChars;
+  const last = text.charCodeAt(end - 1);
+  if (end > 0 && last >= 0xd800 && last <= 0xdbff) end--; // a high surrogate: keep its pair together
+  return `${text.slice(0, end)}… [${Buffer.byteLength(text.slice(end)).toLocaleString('en-US')} bytes cut]`;
+}

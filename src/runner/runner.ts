@@ -336,6 +336,14 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
   const instance = opts.instance ?? randomUUID();
   let endedNow: (e: SessionEndedError) => void = () => {};
   const ended = new Promise<SessionEndedError>((resolve) => (endedNow = resolve));
+  // What a welcome tells the user (a name or label the server did not take) holds for the whole
+  // process: said once, not again on every reconnect.
+  const said = new Set<string>();
+  const warnOnce = (message: string) => {
+    if (said.has(message)) return;
+    said.add(message);
+    log.warn(message);
+  };
   const makeSession = (credential: string) =>
     new Session({
       serverUrl,
@@ -344,8 +352,8 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
       running,
       onWelcome: (w) => {
         // Bound by the registration token: say so where the user looks (the server only logs it).
-        for (const l of w.ignoredLabels ?? []) log.warn(`label ${l.key}=${l.asked} ignored: this runner's registration token binds ${l.key}=${l.bound}`);
-        if (w.name !== undefined) log.warn(`runner name ${name} belongs to another runner: this runner keeps the name ${w.name} (start it with --name ${w.name}, or revoke the other runner to free the name)`);
+        for (const l of w.ignoredLabels ?? []) warnOnce(`label ${l.key}=${l.asked} ignored: this runner's registration token binds ${l.key}=${l.bound}`);
+        if (w.name !== undefined) warnOnce(`runner name ${name} belongs to another runner: this runner keeps the name ${w.name} (start it with --name ${w.name}, or revoke the other runner to free the name)`);
         for (const s of slots.values()) s.outbox.rewind();
         flush();
       },

@@ -1,6 +1,7 @@
 import { cp, mkdir, realpath, rm, stat } from 'node:fs/promises';
 import { basename, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { maskUrlPasswords } from '../protocol/index.js';
 import { git } from './git.js';
 
 /** A workspace could not be prepared. The job fails with reason `workspace` and this message. */
@@ -47,8 +48,21 @@ export function isGitUrl(repo: string): boolean {
  * out `ref` if given, creates branch `flotilla/job-<id>` and sets the commit identity
  * (Flotilla <flotilla@localhost>) in the workspace's git config.
  * @throws WorkspaceError naming the repo or ref (no such path, clone failure, bad ref).
+ * What it says (progress, errors: the job's transcript and error) shows a repo URL's password as
+ * `***` (protocol/text.ts maskUrlPasswords); git is given the real URL.
  */
 export async function prepareWorkspace(req: WorkspaceRequest): Promise<Workspace> {
+  const say = req.onProgress;
+  try {
+    return await prepare({ ...req, onProgress: say && ((m) => say(maskUrlPasswords(m))) });
+  } catch (err) {
+    if (err instanceof WorkspaceError) throw new WorkspaceError(maskUrlPasswords(err.message));
+    if (err instanceof Error) err.message = maskUrlPasswords(err.message);
+    throw err;
+  }
+}
+
+async function prepare(req: WorkspaceRequest): Promise<Workspace> {
   const dir = join(req.workDir, 'workspaces', `job-${req.jobId}`);
   const branch = `flotilla/job-${req.jobId}`;
   await rm(dir, { recursive: true, force: true });

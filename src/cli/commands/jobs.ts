@@ -1,5 +1,5 @@
 import { Command, Option } from 'commander';
-import { JobStatus, type BudgetView, type Job } from '../../protocol/index.js';
+import { JobStatus, maskUrlPasswords, type BudgetView, type Job } from '../../protocol/index.js';
 import { formatMicros } from '../../core/money.js';
 import type { CliContext } from '../context.js';
 import { formatJobSummary, formatTable } from '../format.js';
@@ -7,7 +7,11 @@ import { CliError, addClientOptions, clientFrom, intIn, parseJobId, wantsJson, t
 import { cancelAndWait } from '../cancel.js';
 import { describeTree } from '../tree-format.js';
 
-/** `flotilla jobs [list]`, `flotilla jobs show ID`, `flotilla jobs cancel ID`. */
+/**
+ * `flotilla jobs [list] [--status S] [--agent A] [--limit N] [--before ID]` (env
+ * FLOTILLA_JOB_STATUS, FLOTILLA_JOB_AGENT, FLOTILLA_JOB_LIMIT, FLOTILLA_JOB_BEFORE),
+ * `flotilla jobs show ID [--tree]`, `flotilla jobs cancel ID`.
+ */
 export function registerJobs(program: Command, ctx: CliContext): void {
   const jobs = program.command('jobs').description('list, show and cancel jobs');
   const out = (s: string) => ctx.io.stdout.write(s + '\n');
@@ -15,10 +19,10 @@ export function registerJobs(program: Command, ctx: CliContext): void {
   const list = jobs
     .command('list', { isDefault: true })
     .description('list jobs, newest first')
-    .addOption(new Option('--status <status>', 'only jobs in this status').choices(JobStatus.options))
-    .option('--agent <name>', 'only jobs of this agent')
-    .addOption(new Option('--limit <n>', 'at most this many (1-200)').argParser(intIn(1, 200, 'limit')).default(20))
-    .addOption(new Option('--before <id>', 'only jobs older than this id (paging)').argParser(parseJobId));
+    .addOption(new Option('--status <status>', 'only jobs in this status').choices(JobStatus.options).env('FLOTILLA_JOB_STATUS'))
+    .addOption(new Option('--agent <name>', 'only jobs of this agent').env('FLOTILLA_JOB_AGENT'))
+    .addOption(new Option('--limit <n>', 'at most this many (1-200)').argParser(intIn(1, 200, 'limit')).default(20).env('FLOTILLA_JOB_LIMIT'))
+    .addOption(new Option('--before <id>', 'only jobs older than this id (paging)').argParser(parseJobId).env('FLOTILLA_JOB_BEFORE'));
   addClientOptions(list).action(async (opts: ClientOptions & { status?: JobStatus; agent?: string; limit: number; before?: number }, self: Command) => {
     const client = await clientFrom(opts);
     const page = await client.listJobs({ status: opts.status, agent: opts.agent, limit: opts.limit, before: opts.before });
@@ -69,6 +73,8 @@ function jobRow(j: Job): string[] {
 /**
  * Multi-line description of a job for `jobs show`: fields, the cost table, and the result.
  * `budget` (a child's `GET /api/jobs/:id/budget`): its sub-limit, or the tree budget it shares.
+ * A URL's password anywhere in it (the input's repo, an error, the summary) shows as `***`
+ * (`https://user:***@host/...`); `--json` prints the job as the API has it.
  */
 export function describeJob(j: Job, budget?: BudgetView): string {
   const lines: string[] = [];
@@ -101,5 +107,5 @@ export function describeJob(j: Job, budget?: BudgetView): string {
   }
   lines.push('', formatJobSummary({ ...j, endReason: null, error: null }));
   if (j.result?.summary) lines.push('', j.result.summary);
-  return lines.join('\n');
+  return maskUrlPasswords(lines.join('\n'));
 }

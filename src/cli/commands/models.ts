@@ -97,7 +97,7 @@ export function registerModels(program: Command, ctx: CliContext): void {
       .addOption(new Option('--cache-write-5m <usd>', 'cache writes, 5-minute (default input × 1.25)').env('FLOTILLA_PRICE_CACHE_WRITE_5M').argParser(usdPerMTok('--cache-write-5m')))
       .addOption(new Option('--cache-write-1h <usd>', 'cache writes, 1-hour (default input × 2)').env('FLOTILLA_PRICE_CACHE_WRITE_1H').argParser(usdPerMTok('--cache-write-1h')))
       .addOption(new Option('--cache-read <usd>', 'cache reads (default input × 0.1)').env('FLOTILLA_PRICE_CACHE_READ').argParser(usdPerMTok('--cache-read')))
-      .addOption(new Option('--delete', 'remove the override instead')),
+      .addOption(new Option('--delete', 'remove the override instead').env('FLOTILLA_PRICE_DELETE')),
   ).action(async (model: string, opts: PriceOpts, self: Command) => {
     const client = await clientFrom(opts);
     if (opts.delete) {

@@ -63,8 +63,8 @@ export function registerReceivers(program: Command, ctx: CliContext): void {
     .addOption(new Option('--assign-login <login>', 'issues/PRs assigned to this account start a task (needs --assign-agent)').env('FLOTILLA_RECEIVER_ASSIGN_LOGIN'))
     .addOption(new Option('--assign-agent <agent>', 'the agent of tasks started by an assignment').env('FLOTILLA_RECEIVER_ASSIGN_AGENT'))
     .addOption(new Option('--coalesce <seconds>', 'coalescing window of tasks it starts (default 180)').argParser(intIn(0, 86_400, 'coalesce')).env('FLOTILLA_RECEIVER_COALESCE'))
-    .addOption(new Option('--no-complete-on-close', 'closing an issue/PR does not complete its task'))
-    .addOption(new Option('--no-wake-on-reopen', 'reopening does not wake its task'));
+    .addOption(new Option('--no-complete-on-close', 'closing an issue/PR does not complete its task').env('FLOTILLA_RECEIVER_NO_COMPLETE_ON_CLOSE'))
+    .addOption(new Option('--no-wake-on-reopen', 'reopening does not wake its task').env('FLOTILLA_RECEIVER_NO_WAKE_ON_REOPEN'));
   addClientOptions(create).action(
     async (
       name: string,

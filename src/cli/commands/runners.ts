@@ -14,7 +14,9 @@ export function labelText(labels: Labels): string {
 }
 
 /**
- * `flotilla runners [list] [--label k=v] [--status S] [--role R]` (S may be `revoked`),
+ * `flotilla runners [list] [--label k=v] [--status S] [--held] [--role R]` (S may be `revoked`;
+ * a runner has one status, and `--status` matches the one shown: an offline runner on hold is
+ * `offline`; `--held` keeps the runners with a hold in force, whatever their status),
  * `runners show RUNNER [--activity N]` (the runner, its recent jobs, and its N latest activity
  * lines, default 20; `--json` → the API's RunnerDetail plus `activity`: the entries of
  * `GET /api/runners/{id}/activity`, newest first),
@@ -42,15 +44,17 @@ export function registerRunners(program: Command, ctx: CliContext): void {
     .command('list', { isDefault: true })
     .description('list registered runners: status, labels, slots used, current jobs, hold; and the queue')
     .addOption(new Option('--label <k=v,...>', 'only runners with all these labels').env('FLOTILLA_RUNNER_LABELS').argParser(parseLabels))
-    .addOption(new Option('--status <status>', 'only runners in this status').choices(RunnerStatus.options).env('FLOTILLA_RUNNER_STATUS'))
+    .addOption(new Option('--status <status>', STATUS_HELP).choices(RunnerStatus.options).env('FLOTILLA_RUNNER_STATUS'))
+    .addOption(new Option('--held', 'only runners with a hold in force (on_hold or provisioning), whatever their status: an offline runner keeps its hold').env('FLOTILLA_RUNNER_HELD'))
     .addOption(new Option('--role <role>', 'only runners with label role=ROLE').env('FLOTILLA_RUNNER_ROLE').argParser(parseRole));
-  addClientOptions(list).action(async (opts: ClientOptions & { label?: Labels; status?: RunnerStatus; role?: string }, self: Command) => {
+  addClientOptions(list).action(async (opts: ClientOptions & { label?: Labels; status?: RunnerStatus; held?: boolean; role?: string }, self: Command) => {
     checkRoleLabels(opts.role, opts.label, '--label');
     const client = await clientFrom(opts);
     const fleet = await client.listFleet({ ...(opts.label ? { labels: opts.label } : {}), ...(opts.status ? { status: opts.status } : {}), ...(opts.role ? { role: opts.role } : {}) });
+    if (opts.held) fleet.runners = fleet.runners.filter((r) => Boolean(r.hold));
     if (wantsJson(self, opts)) return void out(JSON.stringify(fleet));
     const all = fleet.runners;
-    const filtered = opts.label || opts.status || opts.role;
+    const filtered = opts.label || opts.status || opts.held || opts.role;
     if (all.length === 0) out(filtered ? 'no runners match' : 'no runners (start one with: flotilla runner --server URL --token TOKEN)');
     else out(formatTable(['id', 'name', 'status', 'labels', 'slots', 'jobs', 'hold', 'last heartbeat'], all.map(runnerRow)));
     if (fleet.queued !== undefined) out(`queue: ${fleet.queued} job${fleet.queued === 1 ? '' : 's'} waiting`);
@@ -108,7 +112,7 @@ export function registerRunners(program: Command, ctx: CliContext): void {
     .description("update a runner (admin): it takes no new job, lets its running jobs finish, runs its update command (--update-command of `flotilla runner`) and restarts on the new code; status updating meanwhile")
     .argument('[runner]', 'runner id or name')
     .addOption(new Option('--to <version>', "version to install, e.g. 0.2.0 or latest (default: the server's own)").env('FLOTILLA_RUNNER_UPDATE_VERSION').argParser(parseUpdateVersion))
-    .addOption(new Option('--all', 'every connected runner (online, busy or held)'));
+    .addOption(new Option('--all', 'every connected runner (online, busy or held)').env('FLOTILLA_RUNNER_UPDATE_ALL'));
   addClientOptions(update).action(async (runner: string | undefined, opts: ClientOptions & { to?: string; all?: boolean }, self: Command) => {
     if ((runner === undefined) === (opts.all !== true)) throw new CliError('runners update: give one RUNNER (id or name) or --all', 2);
     const client = await clientFrom(opts);
@@ -237,6 +241,13 @@ function cliWordsForCapacity(err: unknown): unknown {
   if (!m) return err;
   return new CliError(`runners set: --browser-slots ${m[1]} is more than the capacity (${m[2]} parallel job${m[2] === '1' ? '' : 's'}): pass --browser-slots ${m[2]} or less, or a larger --capacity`);
 }
+
+/**
+ * `runners --status`: a runner has one status, the one the list shows (server/views.ts
+ * runnerStatus), and the filter matches that.
+ */
+const STATUS_HELP =
+  'only runners whose status (the one shown) is this. A runner has one status, the first that applies: revoked; updating; offline (not connected, or silent past the heartbeat timeout); provisioning or on_hold (a hold in force); busy (jobs hold slots); online. So an offline runner on hold is offline, its hold still in the hold column: --held lists held runners whatever their status';
 
 /** Activity lines `runners show` prints by default (the API's default is 50). */
 export const SHOW_ACTIVITY = 20;

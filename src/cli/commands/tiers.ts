@@ -64,7 +64,7 @@ export function registerTiers(program: Command, ctx: CliContext): void {
       .command('default')
       .description("set the account's default tier (admin); --clear falls back to the server's FLOTILLA_DEFAULT_EFFORT")
       .argument('[name]', 'tier name (a tier in effect: see `tiers list`)', tierName)
-      .option('--clear', 'remove the account default'),
+      .addOption(new Option('--clear', 'remove the account default').env('FLOTILLA_TIER_DEFAULT_CLEAR')),
   ).action(async (name: string | undefined, opts: DefaultOpts, self: Command) => {
     if (opts.clear && name) throw new CliError('tiers default: give a NAME or --clear, not both', 2);
     if (!opts.clear && !name) throw new CliError('tiers default: NAME is required (or --clear)', 2);

@@ -1,5 +1,5 @@
 import type { EventBody } from '../../protocol/index.js';
-import type { Line } from '../lines.js';
+import { cutLogLine, type Line } from '../lines.js';
 import type { HarnessOutcome, HarnessParser } from './types.js';
 
 /** Tool output longer than this (UTF-8 bytes) is cut and marked `truncated: true`. */
@@ -219,7 +219,7 @@ function count(v: unknown): number {
 }
 
 function logEvent(stream: 'stdout' | 'stderr', text: string): EventBody {
-  return { type: 'log', data: { stream, line: text.length > LOG_LINE_LIMIT_CHARS ? `${text.slice(0, LOG_LINE_LIMIT_CHARS)}…` : text } };
+  return { type: 'log', data: { stream, line: cutLogLine(text, LOG_LINE_LIMIT_CHARS) } };
 }
 
 /** A tool_result's content as text: a string, or text blocks joined by newlines. */

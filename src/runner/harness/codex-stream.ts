@@ -1,5 +1,5 @@
 import type { EventBody } from '../../protocol/index.js';
-import type { Line } from '../lines.js';
+import { cutLogLine, type Line } from '../lines.js';
 import { cutBytes, LOG_LINE_LIMIT_CHARS, TOOL_OUTPUT_LIMIT_BYTES } from './claude-stream.js';
 import { CodexRollout, type CodexCallUsage } from './codex-rollout.js';
 import type { HarnessOutcome, HarnessParser } from './types.js';
@@ -277,5 +277,5 @@ function count(v: unknown): number {
 }
 
 function log(stream: 'stdout' | 'stderr', text: string): EventBody {
-  return { type: 'log', data: { stream, line: text.length > LOG_LINE_LIMIT_CHARS ? `${text.slice(0, LOG_LINE_LIMIT_CHARS)}…` : text } };
+  return { type: 'log', data: { stream, line: cutLogLine(text, LOG_LINE_LIMIT_CHARS) } };
 }

@@ -1,5 +1,5 @@
 import { EventBody } from '../../protocol/index.js';
-import type { Line } from '../lines.js';
+import { cutLogLine, type Line } from '../lines.js';
 import { cutBytes, LOG_LINE_LIMIT_CHARS, TOOL_OUTPUT_LIMIT_BYTES } from './claude-stream.js';
 import type { HarnessOutcome, HarnessParser } from './types.js';
 
@@ -124,7 +124,7 @@ function isObject(v: unknown): v is Json {
 }
 
 function logEvent(stream: 'stdout' | 'stderr', text: string): EventBody {
-  return { type: 'log', data: { stream, line: text.length > LOG_LINE_LIMIT_CHARS ? `${text.slice(0, LOG_LINE_LIMIT_CHARS)}…` : text } };
+  return { type: 'log', data: { stream, line: cutLogLine(text, LOG_LINE_LIMIT_CHARS) } };
 }
 
 function malformed(why: string, line: string): EventBody {

@@ -21,6 +21,8 @@ export interface FakeControlPlaneOptions {
   runnerId?: number;
   /** `auto`: ack every job.events frame; `none`: never ack (until switched back). */
   ack?: 'auto' | 'none';
+  /** More fields of every `welcome` (e.g. `name`: the runner's name is another than its hello asked for). */
+  welcomeExtra?: Record<string, unknown>;
   /** Other HTTP requests (e.g. a scripted model at /v1/messages); return false for 404. */
   onHttp?: (req: IncomingMessage, res: ServerResponse) => boolean;
 }
@@ -197,7 +199,7 @@ export class FakeControlPlane {
       if (msg.type === 'hello') {
         this.hellos.push(msg);
         const timeout = this.opts.heartbeatTimeoutMs === undefined ? 10_000 : this.opts.heartbeatTimeoutMs;
-        ws.send(JSON.stringify({ type: 'welcome', runnerId, heartbeatIntervalMs: this.opts.heartbeatIntervalMs ?? 200, ...(timeout !== null ? { heartbeatTimeoutMs: timeout } : {}), serverTime: new Date().toISOString() }));
+        ws.send(JSON.stringify({ type: 'welcome', runnerId, heartbeatIntervalMs: this.opts.heartbeatIntervalMs ?? 200, ...(timeout !== null ? { heartbeatTimeoutMs: timeout } : {}), serverTime: new Date().toISOString(), ...this.opts.welcomeExtra }));
       } else if (msg.type === 'heartbeat') {
         this.onHeartbeat?.();
         if (msg.running.length) {

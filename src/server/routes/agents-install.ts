@@ -1,5 +1,5 @@
 import type { Hono } from 'hono';
-import { InstallAgentsRequest, type AgentVersionInfo } from '../../protocol/index.js';
+import { InstallAgentsRequest, maskUrlPasswords, type AgentVersionInfo } from '../../protocol/index.js';
 import type { AgentVersionRow } from '../../store/types.js';
 import { requireAdmin, type AppEnv } from '../auth.js';
 import { AgentInstallError, readAgentRepository } from '../agents-install.js';
@@ -19,7 +19,7 @@ function info(r: AgentVersionRow, current: boolean): AgentVersionInfo {
  * or script is bad, or a file it reads is absolute or leads (`..`, symlink) out of the
  * repository; 422 `fetch_failed` when the source cannot be fetched; 409 `agent_exists` when an
  * agent would shadow a built-in folder agent of the same name and `replace` is not true.
- * Nothing is stored on any error.
+ * Nothing is stored on any error. An error message shows a source URL's password as `***`.
  *
  * `GET /api/agents/versions[?name=]` → `{ versions: AgentVersionInfo[] }`, every installed
  * version (by name, oldest first).
@@ -34,7 +34,8 @@ export function mountAgentsInstall(app: Hono<AppEnv>, ctx: ServerContext): void 
     } catch (err) {
       if (!(err instanceof AgentInstallError)) throw err;
       const code = /^(git |source: |ref: )/.test(err.message) ? 'fetch_failed' : 'invalid_agent';
-      return apiError(c, 422, code, `agent repository refused as a whole: ${err.message}`, code === 'invalid_agent' ? err.message.split(':')[0] : undefined);
+      // The source URL's password (https://user:token@host/...) never goes back in the message.
+      return apiError(c, 422, code, `agent repository refused as a whole: ${maskUrlPasswords(err.message)}`, code === 'invalid_agent' ? err.message.split(':')[0] : undefined);
     }
     // Shadowing a built-in folder agent must be asked for (`replace: true`), never silent.
     await ctx.agents.refresh();

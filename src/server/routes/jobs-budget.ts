@@ -1,6 +1,7 @@
 import type { Hono } from 'hono';
 import { formatMicros, usdToMicros } from '../../core/money.js';
-import { TopUpRequest, type BudgetView } from '../../protocol/index.js';
+import { MAX_BUDGET_USD, TopUpRequest, type BudgetView } from '../../protocol/index.js';
+import { isTerminal } from '../../core/job-state.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
 import { apiError, idError, parseId, readBody } from '../http-util.js';
@@ -20,7 +21,12 @@ import { budgetResumer } from '../budget-pause.js';
  * ancestor) has left: 422 `budget_exceeded` naming `addUsd` and the most that can be added.
  * A child sharing its tree's budget shows and tops up the tree's.
  * Errors: bad id 400 `invalid_request`; unknown job 404 `not_found`; body 400 `invalid_json` /
- * `invalid_request` naming `addUsd`.
+ * `invalid_request` naming `addUsd`; a tree whose root job has ended (succeeded, failed,
+ * cancelled, lost: nothing of it can spend any more) 409 `job_ended` "job N has ended (status)";
+ * a top-up that would raise the tree's limit past $100,000 ({@link MAX_BUDGET_USD}, the most a
+ * budget may be) 400 `invalid_request` naming `addUsd`, the cap and the most that can be added.
+ * (The cap is checked before the update, not in it: two top-ups racing each other can pass it
+ * together; each is at most $100,000.)
  */
 export function mountJobBudget(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.get('/api/jobs/:id/budget', async (c) => {
@@ -43,21 +49,36 @@ export function mountJobBudget(app: Hono<AppEnv>, ctx: ServerContext): void {
     if (!body.ok) return body.response;
     const job = await ctx.store.getJob(id);
     if (!job) return apiError(c, 404, 'not_found', `no job ${id}`);
+    const root = job.rootId === job.id ? job : await ctx.store.getJob(job.rootId);
+    if (root && isTerminal(root.status)) {
+      const which = root.id === id ? '' : ` (the root of job ${id}'s tree)`;
+      return apiError(c, 409, 'job_ended', `job ${root.id}${which} has ended (${root.status}): its tree spends nothing more, so it takes no top-up`);
+    }
     const now = ctx.now();
+    const addMicros = usdToMicros(body.value.addUsd);
+    const capMicros = usdToMicros(MAX_BUDGET_USD);
     let budget = null;
     if (job.parentId !== null) {
-      const r = await ctx.store.topUpJobBudget(job.id, usdToMicros(body.value.addUsd), now);
+      const r = await ctx.store.topUpJobBudget(job.id, addMicros, now);
       if (r && !r.ok) {
         return apiError(c, 422, 'budget_exceeded', `addUsd: job ${id}'s sub-limit can grow by at most ${formatMicros(r.maxAddMicros)} (what job tree ${job.rootId} has left); top up the tree first: flotilla budget ${job.rootId} --add <USD>`, 'addUsd');
       }
       if (r) budget = r.budget;
     }
-    budget ??= await ctx.store.topUpBudget(job.rootId, usdToMicros(body.value.addUsd), now);
+    if (!budget) {
+      // A sub-limit never grows past what the tree has left, so only the tree's own limit can pass the cap.
+      const tree = await ctx.store.getTreeBudget(job.rootId, now);
+      if (tree && tree.limitMicros + addMicros > capMicros) {
+        const most = formatMicros(Math.max(0, capMicros - tree.limitMicros));
+        return apiError(c, 400, 'invalid_request', `addUsd: job tree ${job.rootId}'s budget would be ${formatMicros(tree.limitMicros + addMicros)}, over the cap of $${MAX_BUDGET_USD.toLocaleString('en-US')} per tree (it is ${formatMicros(tree.limitMicros)}: at most ${most} can be added)`, 'addUsd');
+      }
+      budget = await ctx.store.topUpBudget(job.rootId, addMicros, now);
+    }
     if (!budget) return apiError(c, 404, 'not_found', `job ${id}'s tree has no root job ${job.rootId}`);
     // Resumed as after any new room (budget-pause.ts): a paused job whose stopped process has not
     // exited yet resumes when it has (never two processes of one job at once).
-    const resumed = await budgetResumer({ store: ctx.store, bus: ctx.bus, now: ctx.now, kick: () => ctx.dispatcher.kick() })(job.rootId, `budget topped up by ${formatMicros(usdToMicros(body.value.addUsd))}`);
-    ctx.log.info('budget topped up', { rootId: job.rootId, addMicros: usdToMicros(body.value.addUsd), resumed: resumed.join(',') });
+    const resumed = await budgetResumer({ store: ctx.store, bus: ctx.bus, now: ctx.now, kick: () => ctx.dispatcher.kick() })(job.rootId, `budget topped up by ${formatMicros(addMicros)}`);
+    ctx.log.info('budget topped up', { rootId: job.rootId, addMicros, resumed: resumed.join(',') });
     const view: BudgetView = { jobId: id, budget, resumed };
     return c.json(view);
   });

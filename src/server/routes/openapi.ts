@@ -350,7 +350,15 @@ export function buildOpenApi(): Json {
         summary: "Top up the job's tree; jobs paused for budget resume in their sessions",
         parameters: [idParam],
         requestBody: body('TopUpRequest'),
-        responses: { 200: ok('the new budget and the resumed job ids', ref('BudgetView')), 400: error('`invalid_json` or `invalid_request` (names `addUsd`)'), 401: unauthorized, 403: forbidden, 404: error('`not_found`') },
+        responses: {
+          200: ok('the new budget and the resumed job ids', ref('BudgetView')),
+          400: error('`invalid_json` or `invalid_request` (names `addUsd`; also a top-up that would raise the tree past the $100,000 cap, naming the most that can be added)'),
+          401: unauthorized,
+          403: forbidden,
+          404: error('`not_found`'),
+          409: error("`job_ended`: the tree's root job has ended (succeeded, failed, cancelled, lost)"),
+          422: error('`budget_exceeded`: a child\'s sub-limit may not grow past what its tree has left'),
+        },
       },
     },
     '/api/costs': {
