@@ -1,11 +1,10 @@
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import type { Readable } from 'node:stream';
-import { leaseClock } from './lease.js';
 import { processStartTime } from './orphans.js';
 import { groupAlive, killGroup } from './process.js';
 import { killJobProcesses } from './proc-tree.js';
-import { WatchdogCommand, type WatchdogReport } from './watchdog-protocol.js';
+import { monotonicMs, WatchdogCommand, type WatchdogReport } from './watchdog-protocol.js';
 
 /**
  * The job watchdog: a small process of its own (its own process group and session) that stops
@@ -15,9 +14,11 @@ import { WatchdogCommand, type WatchdogReport } from './watchdog-protocol.js';
  * are separate process groups that run on; without this the server gives the job to another
  * runner after its heartbeat timeout and both copies run at once.
  *
- * It acts on the deadlines of the last `renew` (watchdog-protocol.ts), read on a clock that
- * counts a host's suspend ({@link leaseClock}): SIGTERM to each watched group at `termInMs`,
- * SIGKILL at `killInMs`, then every process still carrying the job's marker. A group whose
+ * It acts on the absolute deadlines of the last `renew` (watchdog-protocol.ts; a deadline has
+ * passed when it has on the monotonic or the wall clock): SIGTERM to each watched group at the
+ * first, SIGKILL at the second, then every process still carrying the job's marker. A deadline
+ * seen passed is acted on only after the input already waiting has been read (a watchdog that
+ * was itself stopped finds the renewals sent meanwhile first, and leaves healthy jobs alone). A group whose
  * leader pid now belongs to another process (start time changed) is left alone. When its
  * stdin ends (the runner died, or closed it after its jobs ended) it stops what is still watched
  * at once, with the last renewal's grace, and exits once nothing is watched.
@@ -25,6 +26,12 @@ import { WatchdogCommand, type WatchdogReport } from './watchdog-protocol.js';
 
 /** How often the deadlines are looked at, ms (timers of a suspended host run late). */
 const POLL_MS = 100;
+
+/** A moment on both clocks, ms. */
+interface Moment {
+  mono: number;
+  wall: number;
+}
 
 interface Watched {
   marker: string;
@@ -36,28 +43,32 @@ export interface WatchdogProcessOptions {
   input: Readable;
   /** One report line each (no newline). */
   report: (line: string) => void;
-  now?: () => number;
+  /** Default: {@link monotonicMs} and Date.now. */
+  clocks?: { mono: () => number; wall: () => number };
   /** Called once, when stdin has ended and nothing is left to watch. */
   onDone: () => void;
 }
 
 /** Runs the watchdog on `input` until it is done (module comment). */
 export function runWatchdog(o: WatchdogProcessOptions): void {
-  const now = o.now ?? leaseClock();
+  const clocks = o.clocks ?? { mono: monotonicMs, wall: Date.now };
   const watched = new Map<number, Watched>();
-  let renewedAt: number | null = null;
-  let termAt: number | null = null;
-  let killAt: number | null = null;
+  /** The last renewal: when it was written, on both clocks, and its deadlines after that, ms. */
+  let renewal: { at: Moment; termInMs: number; killInMs: number } | null = null;
   let ended = false;
   let stopping = false;
+  let confirming = false;
   const send = (r: WatchdogReport) => o.report(JSON.stringify(r));
+  const now = (): Moment => ({ mono: clocks.mono(), wall: clocks.wall() });
+  /** Ms since `at`, the larger of the two clocks' readings. */
+  const since = (at: Moment, t: Moment) => Math.max(t.mono - at.mono, t.wall - at.wall);
 
   const stopAll = async () => {
     stopping = true;
     const t = now();
-    const silentMs = renewedAt === null ? 0 : t - renewedAt;
-    const graceMs = killAt === null ? 0 : Math.max(0, killAt - t);
-    termAt = killAt = null; // a new renewal arms it again
+    const silentMs = renewal === null ? 0 : since(renewal.at, t);
+    const graceMs = renewal === null ? 0 : Math.max(0, renewal.killInMs - silentMs);
+    renewal = null; // a new renewal arms it again
     const groups = [...watched.entries()];
     await Promise.all(
       groups.map(async ([pgid, w]) => {
@@ -72,10 +83,17 @@ export function runWatchdog(o: WatchdogProcessOptions): void {
     stopping = false;
   };
 
+  const due = () => watched.size > 0 && renewal !== null && since(renewal.at, now()) >= renewal.termInMs;
   const tick = () => {
-    if (stopping) return;
-    if (watched.size > 0 && termAt !== null && now() >= termAt) {
-      void stopAll();
+    if (stopping || confirming) return;
+    if (due()) {
+      // Timers run before pending input is read: look again once it has been (setImmediate runs
+      // after the loop's I/O poll), so renewals that waited in the pipe count.
+      confirming = true;
+      setImmediate(() => {
+        confirming = false;
+        if (!stopping && due()) void stopAll();
+      });
       return;
     }
     if (ended && watched.size === 0) {
@@ -96,21 +114,16 @@ export function runWatchdog(o: WatchdogProcessOptions): void {
     }
     if ('watch' in cmd) watched.set(cmd.watch, { marker: cmd.marker, startTime: processStartTime(cmd.watch) });
     else if ('unwatch' in cmd) watched.delete(cmd.unwatch);
-    else {
-      const t = now();
-      renewedAt = t;
-      termAt = t + cmd.renew.termInMs;
-      killAt = t + Math.max(cmd.renew.termInMs, cmd.renew.killInMs);
+    else if (renewal === null || since(renewal.at, cmd.renew.at) >= 0) {
+      renewal = { at: cmd.renew.at, termInMs: cmd.renew.termInMs, killInMs: Math.max(cmd.renew.termInMs, cmd.renew.killInMs) };
     }
   });
   lines.on('close', () => {
     // The runner is gone (killed, or it closed us): no one will report these jobs or renew
     // their lease, so what is still watched stops now, with the last renewal's grace.
     ended = true;
-    const t = now();
-    const graceMs = termAt !== null && killAt !== null ? killAt - termAt : 0;
-    termAt = t;
-    killAt = t + graceMs;
+    const graceMs = renewal === null ? 0 : renewal.killInMs - renewal.termInMs;
+    renewal = { at: now(), termInMs: 0, killInMs: graceMs };
     tick();
   });
 }

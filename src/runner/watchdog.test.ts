@@ -71,6 +71,51 @@ describe('job watchdog', () => {
     expect(lines.some((l) => l.includes('job watchdog stopped a job') && l.includes(`pgid=${pg} `))).toBe(true);
   });
 
+  it('deadlines are absolute: renewals a stopped watchdog reads late do not push them back', async () => {
+    const d = dog();
+    d.renew(600, 900);
+    const pg = group('6.1.ffff');
+    d.watch(pg, '6.1.ffff');
+    await sleep(300);
+    const pid = d.pid!;
+    process.kill(pid, 'SIGSTOP');
+    // Renewed while the watchdog cannot read: the last renewal at t1.
+    for (let i = 0; i < 5; i++) {
+      await sleep(200);
+      d.renew(600, 900);
+    }
+    const t1 = Date.now();
+    await sleep(400);
+    process.kill(pid, 'SIGCONT');
+    // Stopped 600 ms after t1 (SIGTERM ends `sleep`), not 600 ms after the watchdog read the line (t1 + 400).
+    await gone(pg, 3000);
+    const at = Date.now() - t1;
+    expect(at).toBeGreaterThanOrEqual(550);
+    expect(at).toBeLessThan(900);
+  });
+
+  it('a watchdog stopped past its deadline while the runner renewed leaves the job alone when it resumes', async () => {
+    const d = dog();
+    d.renew(600, 900);
+    const pg = group('7.1.gggg');
+    d.watch(pg, '7.1.gggg');
+    await sleep(300);
+    const pid = d.pid!;
+    process.kill(pid, 'SIGSTOP');
+    for (let i = 0; i < 8; i++) {
+      await sleep(200);
+      d.renew(600, 900);
+    }
+    // 1.6 s stopped, past its first deadline; the renewals wait in its pipe.
+    process.kill(pid, 'SIGCONT');
+    for (let i = 0; i < 5; i++) {
+      await sleep(100);
+      d.renew(600, 900);
+    }
+    expect(groupAlive(pg)).toBe(true);
+    expect(lines.filter((l) => l.includes(`pgid=${pg} `))).toEqual([]);
+  });
+
   it('also kills processes that left the group but carry the job marker', async () => {
     const d = dog();
     const pg = group('2.1.bbbb');

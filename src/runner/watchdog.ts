@@ -1,10 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { performance } from 'node:perf_hooks';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../core/log.js';
-import { WatchdogReport, type WatchdogCommand } from './watchdog-protocol.js';
+import { monotonicMs, WatchdogReport, type WatchdogCommand } from './watchdog-protocol.js';
 
 /**
  * The runner's side of its job watchdog (watchdog-process.ts): a process of its own that stops
@@ -29,8 +28,8 @@ export interface JobWatchdogOptions {
 export class JobWatchdog {
   private child: ChildProcess | null = null;
   private readonly watched = new Map<number, string>();
-  /** Last renewal's deadlines, performance.now() ms; resent (as what is left) to a restarted watchdog. */
-  private deadlines: { termAt: number; killAt: number } | null = null;
+  /** The last renewal, resent as it is to a restarted watchdog (its deadlines are absolute). */
+  private lastRenew: WatchdogCommand | null = null;
   private closed = false;
   private missingSaid = false;
 
@@ -57,12 +56,12 @@ export class JobWatchdog {
 
   /**
    * The lease was renewed: unless renewed again, the watchdog sends SIGTERM to the watched jobs
-   * in `termInMs` and SIGKILL in `killInMs` (ms from now).
+   * `termInMs` from now and SIGKILL `killInMs` from now (ms; absolute deadlines: a watchdog
+   * that reads this late does not move them).
    */
   renew(termInMs: number, killInMs: number): void {
-    const t = performance.now();
-    this.deadlines = { termAt: t + Math.max(0, termInMs), killAt: t + Math.max(0, termInMs, killInMs) };
-    this.write({ renew: { termInMs: Math.max(0, termInMs), killInMs: Math.max(0, termInMs, killInMs) } });
+    this.lastRenew = { renew: { at: { mono: monotonicMs(), wall: Date.now() }, termInMs: Math.max(0, termInMs), killInMs: Math.max(0, termInMs, killInMs) } };
+    this.write(this.lastRenew);
   }
 
   /**
@@ -105,10 +104,7 @@ export class JobWatchdog {
     // The runner may exit while the watchdog runs on (it outlives a killed runner on purpose).
     child.unref();
     for (const s of [child.stdin, child.stdout, child.stderr]) (s as unknown as { unref?: () => void } | null)?.unref?.();
-    if (this.deadlines) {
-      const t = performance.now();
-      this.write({ renew: { termInMs: Math.max(0, this.deadlines.termAt - t), killInMs: Math.max(0, this.deadlines.killAt - t) } });
-    }
+    if (this.lastRenew) this.write(this.lastRenew);
     return true;
   }
 
