@@ -170,6 +170,15 @@ export class Lease {
     return true;
   }
 
+  /**
+   * Ms until the lease runs out and the jobs are stopped (0 when due now); null when it is not
+   * armed (no confirmation yet, expired, closed).
+   */
+  msUntilStop(): number | null {
+    if (this.closed || this.expiredFlag || this.confirmedAt === null || !this.times) return null;
+    return Math.max(0, this.confirmedAt + this.times.stopAfterMs - this.now());
+  }
+
   /** Stops the timer for good. */
   close(): void {
     this.closed = true;

@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
 import { silentLogger } from '../core/log.js';
-import { backoffDelay, retryAfterDelay, Session, SessionEndedError, CLOSE_CREDENTIAL_IN_USE, CLOSE_REVOKED } from './session.js';
+import { backoffDelay, beforeLeaseRunsOut, retryAfterDelay, Session, SessionEndedError, CLOSE_CREDENTIAL_IN_USE, CLOSE_REVOKED } from './session.js';
+import { Lease } from './lease.js';
 
 describe('reconnect delays', () => {
   it('without spread: min·2^n capped at max, times 0.5–1', () => {
@@ -30,6 +31,14 @@ describe('reconnect delays', () => {
       worst = Math.max(worst, i - j + 1);
     }
     expect(worst).toBeLessThanOrEqual(50);
+  });
+
+  it('with running jobs: at the latest 1 s before the lease runs out, at least 200 ms; else as drawn', () => {
+    expect(beforeLeaseRunsOut(9000, null)).toBe(9000);
+    expect(beforeLeaseRunsOut(9000, 5000)).toBe(4000);
+    expect(beforeLeaseRunsOut(3000, 5000)).toBe(3000);
+    expect(beforeLeaseRunsOut(9000, 1100)).toBe(200);
+    expect(beforeLeaseRunsOut(9000, 0)).toBe(200);
   });
 
   it('busy, retry after s: waits s to 2s', () => {
@@ -71,6 +80,45 @@ describe('session against a server', () => {
     expect(tries[1]! - tries[0]!).toBeGreaterThanOrEqual(1000);
     expect(tries[1]! - tries[0]!).toBeLessThan(2500);
     await s.close();
+    wss.close();
+  });
+
+  it('a runner with a running job reconnects before its lease runs out, however long its drawn wait (server restart)', async () => {
+    const wss = new WebSocketServer({ noServer: true });
+    const welcomes: number[] = [];
+    let refuseUntil = 0;
+    server = createServer();
+    server.on('upgrade', (req, socket, head) => {
+      if (Date.now() < refuseUntil) return socket.destroy(); // restarting
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        ws.on('message', (data) => {
+          if ((JSON.parse(data.toString()) as { type: string }).type !== 'hello') return;
+          welcomes.push(Date.now());
+          ws.send(JSON.stringify({ type: 'welcome', runnerId: 7, heartbeatIntervalMs: 500, heartbeatTimeoutMs: 3000, serverTime: new Date().toISOString() }));
+          if (welcomes.length === 1) {
+            // The server goes away for 300 ms right after the first welcome.
+            setTimeout(() => {
+              refuseUntil = Date.now() + 300;
+              ws.terminate();
+            }, 50);
+          }
+        });
+      });
+    });
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', () => r()));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    // T = 3 s, grace 0: the lease stops the job 2.7 s after the last confirmation.
+    const lease = new Lease({ graceMs: 0, log: silentLogger, onExpire: () => undefined });
+    // A reconnect drawn from a 10-minute window: without the lease's bound, it waits minutes.
+    const s = new Session({ serverUrl: url, credential: 'flc_x', hello, running: () => [{ jobId: 1, attempt: 1 }], onWelcome: () => {}, onMessage: () => {}, reconnect: { minMs: 10, maxMs: 600_000, spreadMs: 600_000 }, lease, log: silentLogger });
+    await s.start(5000);
+    const t0 = welcomes[0]!;
+    await expect.poll(() => welcomes.length, { timeout: 4000, interval: 20 }).toBe(2);
+    // Back before the lease ran out (2.7 s), about 1 s before it.
+    expect(welcomes[1]! - t0).toBeLessThan(2700);
+    expect(lease.expired).toBe(false);
+    await s.close();
+    lease.close();
     wss.close();
   });
 

@@ -98,6 +98,25 @@ export function connectUrl(serverUrl: string): string {
   return u.toString();
 }
 
+/** How long before its lease runs out a runner with running jobs tries to reconnect at the latest, ms (a hello needs one round trip to count). */
+export const LEASE_RECONNECT_LEAD_MS = 1000;
+/** Shortest wait between reconnects while a lease is about to run out, ms. */
+const LEASE_RECONNECT_MIN_MS = 200;
+
+/**
+ * The reconnect wait `delay` (ms), shortened so that a runner with running jobs tries again
+ * {@link LEASE_RECONNECT_LEAD_MS} before its lease runs out (`leftMs`, lease.ts msUntilStop;
+ * null: no running job or no lease): the spread over the reconnect window keeps a fleet from
+ * reconnecting at once after a server restart, but a runner that waited it out in full could let
+ * its lease run out (and stop its jobs) while the server had been back for seconds (tester: a
+ * 4 s restart lost jobs). Runners' leases end at different times (each counts from its own last
+ * heartbeat), so this keeps their reconnects spread. At least {@link LEASE_RECONNECT_MIN_MS}.
+ */
+export function beforeLeaseRunsOut(delay: number, leftMs: number | null): number {
+  if (leftMs === null) return delay;
+  return Math.min(delay, Math.max(LEASE_RECONNECT_MIN_MS, leftMs - LEASE_RECONNECT_LEAD_MS));
+}
+
 /**
  * Delay before reconnect number `failures` (0-based), ms: w = min·2^n capped at max; without
  * `spreadMs` a random 0.5–1 of w; with it a random 0–1 of max(w, spreadMs) (never above max
@@ -351,6 +370,7 @@ export class Session {
       } else {
         delay = backoffDelay(this.failures++, this.opts.reconnect);
       }
+      delay = beforeLeaseRunsOut(delay, this.opts.running().length > 0 ? (this.opts.lease?.msUntilStop() ?? null) : null);
       this.retryTimer = setTimeout(() => {
         this.retryTimer = null;
         this.connect();
