@@ -8,18 +8,11 @@ import { limitsOf } from './dispatch-assign.js';
 import { groupByRunner } from './dispatch-match.js';
 import type { EventBus } from './event-bus.js';
 import type { RunnerHub } from './hub.js';
-import { recordStatus } from './status-events.js';
 import { keptSlotReason } from './tasks/slot-wait.js';
 import { formatLabels } from './views.js';
 
-/** Most queued jobs (oldest first) one round of notes looks at. */
+/** Most queued jobs one round of notes looks at (the newest: store listJobs order). */
 const NOTE_BATCH = 200;
-/**
- * Most `busy` notes per round (the oldest jobs first): when runners register after a queue was
- * told "no runner registered yet", every job's note changes at once, and 200 notes a second (5
- * statements each) halved the dispatch rate of that queue on PostgreSQL (bench/dispatch).
- */
-const BUSY_PER_ROUND = 20;
 
 /** Why a queued job waits, as last told in its status (the kinds a new note replaces). */
 type NoteKind = 'unmatched' | 'held' | 'kept' | 'busy';
@@ -51,7 +44,14 @@ export interface WaitNotesDeps {
  * - `busy`: runners match and none of the above, after an earlier note said otherwise (a runner
  *   with the labels registered, a hold ended): waiting for one of them (named) to connect or be
  *   free. Without an earlier note nothing is said: the creation's "waiting for a runner" holds.
- * A note is 5 statements; a queue of jobs that never had one (the usual case) costs the reads only.
+ * A round's notes are written in ONE store call (store appendEventsIfQueued: one statement on
+ * PostgreSQL), each only if its job is still queued then: the reads are from an earlier
+ * snapshot, and an advisory "waiting" note must not follow an assignment or a cancel made since
+ * (it would read as the job's last status). A queue of jobs that never had one (the usual case)
+ * costs the reads only. Every `busy` note of a round is written: when runners register after a
+ * queue was told "no runner registered yet", all 200 change at once, which as one-at-a-time
+ * notes (6 round trips each) halved that queue's dispatch rate on PostgreSQL and was capped at
+ * 20 a round; as one statement of 200 rows, off the dispatch pass (dispatcher.ts), it is cheap.
  */
 export class WaitNotes {
   /** Queued jobs told why they wait, with that reason and the message it was told in. */
@@ -64,7 +64,12 @@ export class WaitNotes {
     this.told.delete(id);
   }
 
-  /** Looks at the oldest queued jobs and notes those whose reason to wait changed. */
+  /**
+   * Looks at the newest NOTE_BATCH queued jobs and notes those whose reason to wait changed, in
+   * one store write; the stored notes are published on the bus. A job whose note was not stored
+   * (no longer queued, or its row held by another writer at that instant) is not taken as told:
+   * it is looked at again next round. @throws Error from the store.
+   */
   async run(): Promise<void> {
     const { store, now } = this.o;
     const queued = await store.listJobs({ status: 'queued', limit: NOTE_BATCH });
@@ -78,7 +83,7 @@ export class WaitNotes {
     const slots = await store.listTaskSlots(t); // idle tasks' kept slots: say so when they are why a job waits (FX2)
     const conns = slots.length ? this.o.hub.connections() : [];
     const byRunner = conns.length ? groupByRunner(await store.listActiveAssignments()) : new Map<number, HeldSlot[]>();
-    let busy = 0;
+    const notes: Array<{ jobId: number; kind: NoteKind; message: string }> = [];
     for (const job of queued) {
       const want = formatLabels(job.selector) || 'this job';
       const matching = runners.filter((r) => selectorMatches(job.selector, r.labels) && (job.pinnedRunnerId === null || job.pinnedRunnerId === r.id));
@@ -111,8 +116,7 @@ export class WaitNotes {
         } else {
           // Nothing was said, or it still holds: the creation's "waiting for a runner" is right.
           const before = this.told.get(job.id)?.kind;
-          if (before === undefined || before === 'busy' || busy >= BUSY_PER_ROUND) continue;
-          busy++;
+          if (before === undefined || before === 'busy') continue;
           kind = 'busy';
           message = `waiting for a runner that matches ${want} (${names(matching)})`;
         }
@@ -121,17 +125,18 @@ export class WaitNotes {
       // the note names it, and a note with an old end is stale.
       const last = this.told.get(job.id);
       if (last?.kind === kind && (kind !== 'held' || last.message === message)) continue;
-      this.told.set(job.id, { kind, message });
-      if (await stillQueued(store, job.id)) await recordStatus(store, this.o.bus, job.id, 'queued', message, now());
+      notes.push({ jobId: job.id, kind, message });
+    }
+    if (notes.length === 0) return;
+    const stored = await store.appendEventsIfQueued(
+      notes.map((n) => ({ jobId: n.jobId, event: { type: 'status', data: { status: 'queued', message: n.message } } })),
+      now(),
+    );
+    const by = new Map(notes.map((n) => [n.jobId, n]));
+    for (const ev of stored) {
+      const n = by.get(ev.jobId)!;
+      this.told.set(n.jobId, { kind: n.kind, message: n.message });
+      this.o.bus.publish(ev.jobId, [ev]);
     }
   }
-}
-
-/**
- * Whether job `id` is still queued: the notes read it from an earlier snapshot, and an advisory
- * "waiting" note must not follow a cancel or an assignment that happened since (it would read as
- * the job's last status).
- */
-async function stillQueued(store: Pick<Store, 'getJob'>, id: number): Promise<boolean> {
-  return (await store.getJob(id))?.status === 'queued';
 }

@@ -60,7 +60,8 @@ export interface DispatcherOptions {
  * one batch (`store.claimJobsById`: fresh `flj_` job tokens, only their hashes stored, and the
  * `assigned` status events in the same transaction; dispatch-assign.ts) and send the
  * `job.assign` frames; a failed send puts the job back in the queue. Then, for queued jobs that
- * no registered runner's labels match, leave one `status` event "no runner matches ..., waiting".
+ * no registered runner's labels match, leave one `status` event "no runner matches ..., waiting"
+ * (and the other reasons of dispatch-notes.ts), in a round of notes the pass starts but does not wait for.
  * Passes never overlap: a {@link kick} during a pass schedules exactly one more pass; kicks of one
  * event-loop turn share one pass.
  */
@@ -78,6 +79,8 @@ export class Dispatcher {
   private readonly noted: WaitNotes;
   /** When the notes last ran (epoch ms). */
   private notedAt = 0;
+  /** The round of notes in progress (started by a pass, not awaited by it), or null. */
+  private noting: Promise<void> | null = null;
   /** `work` kicks so far: a pass that began reading at another count cannot vouch for an empty queue. */
   private workKicks = 0;
   /** The last pass claimed every queued job it read and no `work` kick came since: `capacity` kicks need no pass. */
@@ -189,12 +192,12 @@ export class Dispatcher {
     return this.again !== null && !(this.again === 'capacity' && this.queueDrained) && !this.stopped;
   }
 
-  /** Resolves when no pass is running (tests; shutdown). */
+  /** Resolves when no pass and no round of notes is running (tests; shutdown). */
   async idle(): Promise<void> {
-    while (this.running) await this.running;
+    while (this.running || this.noting) await (this.running ?? this.noting);
   }
 
-  /** Stops the timer and waits for the current pass. */
+  /** Stops the timer and waits for the current pass (and round of notes). */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
@@ -311,10 +314,18 @@ export class Dispatcher {
       // the read began: the queue is empty as far as this server knows (KickReason).
       if (readAll && pass.sent === scanned && pass.lost === 0 && this.workKicks === workKicksAtStart) this.queueDrained = true;
     }
-    // The notes on why queued jobs wait are advisory: at most once per NOTE_EVERY_MS.
-    if (now() - this.notedAt >= NOTE_EVERY_MS) {
+    // The notes on why queued jobs wait are advisory: at most once per NOTE_EVERY_MS, one round
+    // at a time, and not awaited: their reads and their one write (conditional on each job
+    // still being queued, so a note never follows an assignment made meanwhile) stay off the
+    // dispatch pass; the next pass may start while they run.
+    if (now() - this.notedAt >= NOTE_EVERY_MS && !this.noting && !this.stopped) {
       this.notedAt = now();
-      await this.noted.run();
+      this.noting = this.noted
+        .run()
+        .catch((err: unknown) => this.o.log.error('dispatch notes failed', { err: String(err) }))
+        .finally(() => {
+          this.noting = null;
+        });
     }
   }
 

@@ -11,7 +11,8 @@ import { recordStatus, reportEndedJobs } from './status-events.js';
  * Compares what the runner says it runs with the store: a reported attempt that is not the
  * job's current one on this runner (or whose job ended or went back to the queue) gets
  * `job.cancel`; an active job the runner stops reporting for heartbeatTimeoutMs is requeued
- * (still `assigned`: the assignment never arrived) or ends as a lost runner's does (`running`:
+ * (still `assigned`: the assignment never arrived; no retry used, but after 3 such requeues it
+ * fails, `runner_never_started`: store/unstarted.ts) or ends as a lost runner's does (`running`:
  * retried when its agent has retries left, else `lost`). After a `hello` (`fresh`: the runner
  * came back, its list is what it runs now) a job it does not report gets one heartbeat
  * interval instead of the timeout: a runner restarted after a crash runs nothing.
@@ -40,9 +41,15 @@ export async function reconcile(o: HubOptions, conn: Connection, running: readon
     const secs = Math.round((t - m.since) / 1000);
     if (job.status === 'paused') await o.onPausedGone?.(job.id, job.attempt, `runner ${conn.name} no longer runs it (${secs}s)`);
     else if (job.status === 'assigned') {
-      if (await store.requeueJob(job.id, job.attempt, t)) {
+      // Back in the queue with no retry used, or failed once it went back that way too often
+      // (store/unstarted.ts: a runner that takes jobs and never starts them must not keep one).
+      const back = await store.requeueUnstartedJob(job.id, job.attempt, t);
+      if (back?.status === 'queued') {
         await recordStatus(store, o.bus, job.id, 'queued', `runner ${conn.name} never started it (${secs}s); back in the queue`, t, conn.runnerId);
         o.onWork('work');
+      } else if (back) {
+        await recordStatus(store, o.bus, job.id, back.status, `runner ${conn.name} never started it (${secs}s); ${back.error ?? 'failed'}`, t, conn.runnerId);
+        o.onWork('capacity');
       }
     } else {
       if (job.status === 'cancelling') {

@@ -22,12 +22,11 @@ import { gapText, uploadedEventsProblem } from './frame-checks.js';
 import { recordStatus } from './status-events.js';
 import { noteRunner } from './runner-history.js';
 import { activityFrame } from './model-activity.js';
-import { bindLabels } from '../core/runner-labels.js';
 import { RunnerUpdates } from './runner-updates.js';
 import { Connection } from './hub-connection.js';
 import { checkCurrent, reconcile } from './hub-reconcile.js';
-import { CLOSE_CREDENTIAL_IN_USE, refuseSecondProcess } from './hub-instance.js';
-import { helloName } from './hub-names.js';
+import { CLOSE_CREDENTIAL_IN_USE } from './hub-instance.js';
+import { CLOSE_REPLACED, onHello, type HelloHub } from './hub-hello.js';
 
 /** One runner's live WebSocket on this server, as the dispatcher sees it. */
 export interface RunnerConnection {
@@ -73,7 +72,7 @@ export interface HubOptions {
 /** Close codes the hub uses (4000–4999 are the application's). */
 export const CLOSE_CODES = {
   /** Another socket of the same runner took over. */
-  replaced: 4000,
+  replaced: CLOSE_REPLACED,
   /** The runner broke the protocol (bad frame, out of order, unknown job); the reason says how. */
   badInput: 4400,
   /** The runner was revoked: do not reconnect. */
@@ -87,8 +86,6 @@ export const CLOSE_CODES = {
    */
   credentialInUse: CLOSE_CREDENTIAL_IN_USE,
 } as const;
-
-const CLOSE_REPLACED = CLOSE_CODES.replaced;
 
 /**
  * The runner hub: accepts runner WebSockets at `/api/runners/connect` (runner credential as
@@ -123,10 +120,21 @@ export class RunnerHub {
   private pending = 0;
   /** Self-updates in progress (runner-updates.ts): an updating runner gets no new job here. */
   private readonly updates: RunnerUpdates;
+  /** What the `hello` handling (hub-hello.ts) uses of this hub. */
+  private readonly hello: HelloHub;
 
   constructor(private readonly o: HubOptions) {
     this.wss = new WebSocketServer({ noServer: true, maxPayload: o.maxFrameBytes ?? 16 * 1024 * 1024 });
     this.updates = new RunnerUpdates(o);
+    this.hello = {
+      o,
+      conns: this.conns,
+      unhelloed: this.unhelloed,
+      updates: this.updates,
+      closeConn: (c, code, reason) => this.closeConn(c, code, reason),
+      revoked: (c) => this.revoked(c),
+      lostHold: (c) => this.lostHold(c),
+    };
   }
 
   /** True while runner `runnerId` is updating itself as far as this server knows (status `updating`). */
@@ -347,7 +355,7 @@ export class RunnerHub {
     if (msg.type === 'hello' && conn.ready) return this.refuse(conn, 'out of order: hello sent twice on one connection');
     switch (msg.type) {
       case 'hello':
-        return this.onHello(conn, msg);
+        return onHello(this.hello, conn, msg);
       case 'heartbeat':
         {
           const t = this.o.now();
@@ -375,58 +383,6 @@ export class RunnerHub {
         return this.onEvents(conn, msg.jobId, msg.attempt, msg.events);
       }
     }
-  }
-
-  private async onHello(conn: Connection, msg: Extract<RunnerToServer, { type: 'hello' }>): Promise<void> {
-    const store = this.o.store;
-    const id = conn.runnerId;
-    const t = this.o.now();
-    conn.instance = msg.instance ?? null;
-    // Claim the runner for this socket before anything uses it (hub docstring, store claimRunnerInstance).
-    const claim = await store.claimRunnerInstance(id, { instance: conn.instance, conn: conn.key, now: t, staleBefore: t - this.o.heartbeatTimeoutMs });
-    if (!claim.ok) {
-      if (claim.reason === 'revoked') return this.revoked(conn);
-      conn.dead = true;
-      return refuseSecondProcess(this.o, conn, claim.holder, t);
-    }
-    if (conn.dead || conn.ws.readyState !== WebSocket.OPEN) {
-      // Closed meanwhile (its close handler ran before it held the runner): let go again.
-      await store.releaseRunnerInstance(id, conn.key);
-      return;
-    }
-    this.unhelloed.delete(conn);
-    const old = this.conns.get(id);
-    this.conns.set(id, conn);
-    if (old && old !== conn) this.closeConn(old, CLOSE_REPLACED, 'replaced by a newer connection');
-    const row = await store.getRunner(id);
-    // Labels from the registration token are binding: the runner's own may only add keys.
-    const { labels, refused } = bindLabels(row?.boundLabels ?? {}, msg.labels);
-    if (refused.length) this.o.log.warn('runner labels ignored: bound by its registration token', { runnerId: id, keys: refused });
-    const browserSlots = msg.browserSlots ?? 1;
-    if (!(await store.touchRunner(id, t, { labels, capacity: msg.capacity, browserSlots, version: msg.version, conn: conn.key }))) return this.lostHold(conn);
-    conn.lastHeartbeat = t;
-    conn.name = await helloName(this.o, id, row?.name ?? conn.name, msg.name);
-    this.o.log.info('runner connected', { runnerId: id, name: conn.name, instance: conn.instance });
-    void noteRunner(this.o, id, 'connected', `connected as ${conn.name}`);
-    conn.labels = labels;
-    conn.offer = { capacity: msg.capacity, browserSlots };
-    conn.capacity = row?.ownerCapacity ?? msg.capacity;
-    conn.browserSlots = Math.min(row?.ownerBrowserSlots ?? browserSlots, conn.capacity);
-    const ignoredLabels = refused.map((key) => ({ key, asked: msg.labels[key] ?? '', bound: labels[key] ?? '' }));
-    await conn.send({
-      type: 'welcome',
-      runnerId: id,
-      heartbeatIntervalMs: this.o.heartbeatIntervalMs,
-      // The runner stops its jobs before this server can declare it lost (runner/lease.ts).
-      heartbeatTimeoutMs: this.o.heartbeatTimeoutMs,
-      serverTime: new Date(this.o.now()).toISOString(),
-      ...(ignoredLabels.length ? { ignoredLabels } : {}),
-      ...(conn.name !== msg.name ? { name: conn.name } : {}),
-    });
-    await reconcile(this.o, conn, msg.running, true);
-    this.updates.hello(conn.runnerId, msg.updating, msg.version);
-    conn.ready = true;
-    this.o.onWork('capacity');
   }
 
   private async onRejected(conn: Connection, jobId: number, attempt: number, reason: string): Promise<void> {

@@ -109,3 +109,50 @@ describe('Sweeper.sweepOnce (controlled clock)', () => {
     }
   });
 });
+
+describe('Sweeper.sweepOnce: a job its runners never start', () => {
+  it('fails it (runner_never_started) once it went back to the queue 3 times, with a status event saying so', async () => {
+    const { mkdtemp, rm } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { openStore } = await import('../store/open.js');
+    const { Sweeper } = await import('./sweeper.js');
+    const { EventBus } = await import('./event-bus.js');
+    const { silentLogger } = await import('../core/log.js');
+    const dir = await mkdtemp(join(tmpdir(), 'flotilla-sweep-'));
+    const store = await openStore({ dataDir: dir });
+    try {
+      const T0 = 1_800_000_000_000;
+      const runner = await store.createRunner({ name: 'r1', labels: {}, capacity: 1, credentialHash: 'h', now: T0 });
+      const job = await store.createJob({ parentId: null, agent: 'a', agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros: 1, now: T0 });
+      // Three times assigned and never started (the hub's reconcile requeued it each time).
+      for (const attempt of [1, 2, 3]) {
+        await store.claimJobById(job.id, { id: runner.id, labels: {} }, `t${attempt}`, T0);
+        expect((await store.requeueUnstartedJob(job.id, attempt, T0))?.status).toBe('queued');
+      }
+      await store.touchRunner(runner.id, T0);
+      await store.claimJobById(job.id, { id: runner.id, labels: {} }, 't4', T0);
+      let now = T0 + 60_000; // the runner has been silent for 60 s
+      const sweeper = new Sweeper({ store, bus: new EventBus(), log: silentLogger, now: () => now, timeoutMs: 20_000, intervalMs: 1000, startedAt: now });
+      now += 20_000;
+      expect((await sweeper.sweepOnce()).map((j) => [j.id, j.status, j.endReason])).toEqual([[job.id, 'failed', 'runner_never_started']]);
+      expect(await store.getJob(job.id)).toMatchObject({ status: 'failed', endReason: 'runner_never_started', attempt: 4, runnerId: runner.id, finishedAt: now });
+      // silent for (60,000 + 20,000) ms = 80 s
+      expect(await store.listEvents(job.id, 0, 10)).toMatchObject([
+        {
+          seq: 1,
+          type: 'status',
+          data: {
+            status: 'failed',
+            message: 'runner r1 silent for 80s; assigned 4 times and never started (back in the queue 3 times without using a retry): failed, so that it does not go round for ever; the runners’ logs say why they did not start it',
+            runnerId: runner.id,
+          },
+        },
+      ]);
+      expect(await sweeper.sweepOnce()).toEqual([]);
+    } finally {
+      await store.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -5,6 +5,7 @@ import type { EventBus } from './event-bus.js';
 import { reportEndedJobs } from './status-events.js';
 import { noteRunner } from './runner-history.js';
 import { releaseExpiredReservations } from '../gateway/reservation-sweep.js';
+import { RUNNER_NEVER_STARTED } from '../store/unstarted.js';
 
 /** What the sweeper needs. Times in ms. */
 export interface SweeperOptions {
@@ -52,7 +53,9 @@ export interface SweeperOptions {
  * offline and their running jobs become `lost` (store.sweepStaleRunners), each with
  * a `status` event "runner X silent for Ns" — or, with retries left (agent `retries`), go back
  * to the queue with "...; back in the queue for a retry on any matching runner (N retries left)";
- * their assigned jobs, never started, go back to the queue with no retry used. A silent runner's
+ * their assigned jobs, never started, go back to the queue with no retry used (a job that went
+ * back that way 3 times already fails instead: "runner X silent for Ns; assigned 4 times and never started ...", endReason
+ * `runner_never_started`, store/unstarted.ts). A silent runner's
  * socket on this server (no heartbeat within the timeout, whatever else it sent) is closed
  * first, and every runner the store swept is disconnected before its jobs are reported, so it
  * gets no job until it connects again. The first
@@ -111,17 +114,21 @@ export class Sweeper {
         names.set(job.runnerId, { name: r?.name ?? `#${job.runnerId}`, last: r?.lastHeartbeatAt ?? null });
       }
     }
-    const cause = (job: JobRow) => {
+    const silentFor = (job: JobRow) => {
       const info = job.runnerId !== null ? names.get(job.runnerId) : undefined;
       const silent = info?.last != null ? t - info.last : timeoutMs;
       return `${info ? `runner ${info.name}` : 'its runner'} silent for ${Math.round(silent / 1000)}s`;
     };
-    for (const job of lost) this.o.log.warn(job.unstarted ? 'job never started, requeued' : job.status === 'queued' ? 'job lost, retrying' : 'job lost', { jobId: job.id, runnerId: job.runnerId, message: cause(job) });
+    // A job that ran out of unstarted requeues (store/unstarted.ts) fails: its status says why.
+    const neverStarted = (job: JobRow) => job.status === 'failed' && job.endReason === RUNNER_NEVER_STARTED;
+    const cause = (job: JobRow) => (neverStarted(job) ? `${silentFor(job)}; ${job.error ?? RUNNER_NEVER_STARTED}` : silentFor(job));
+    const what = (job: SweptJob) => (neverStarted(job) ? 'job never started, failed' : job.unstarted ? 'job never started, requeued' : job.status === 'queued' ? 'job lost, retrying' : 'job lost');
+    for (const job of lost) this.o.log.warn(what(job), { jobId: job.id, runnerId: job.runnerId, message: cause(job) });
     await reportEndedJobs(store, this.o.bus, lost, cause, t);
     // The runner's history (its page's activity): one line per runner that left jobs behind.
     for (const runnerId of names.keys()) {
       const its = lost.filter((j) => j.runnerId === runnerId);
-      await noteRunner(this.o, runnerId, 'offline', `went offline: ${cause(its[0]!)}; ${its.length} job${its.length === 1 ? '' : 's'} lost or requeued`);
+      await noteRunner(this.o, runnerId, 'offline', `went offline: ${silentFor(its[0]!)}; ${its.length} job${its.length === 1 ? '' : 's'} lost or requeued`);
     }
     for (const job of lost) this.o.bus.publish(job.id);
     if (lost.length) this.o.onLost?.(lost);

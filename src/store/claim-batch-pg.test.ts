@@ -1,7 +1,7 @@
 // PostgreSQL claims (claim-batch.ts): both paths — the one statement, and the locked transaction
 // it falls back to after a unique-key collision (rare, so called directly here) — lock each
 // wanted job by its id (LOCK_WANTED), skip a row another writer holds, and claim only what still
-// fits, with its event at the job's next seq.
+// fits (never for a runner the store has offline), with its event at the job's next seq.
 import pg from 'pg';
 import { Kysely, PostgresDialect } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -58,6 +58,9 @@ describe.skipIf(!db)('PostgreSQL batch claims', () => {
       const D = await job(); // taken before
       const E = await job({ selector: { os: 'mac' } }); // labels do not fit
       const F = await job(); // row locked by another writer: skipped, stays queued
+      const G = await job(); // for a runner the store has offline (another replica's sweep): not claimed
+      const off = await store.createRunner({ name: `off-${tag}`, labels: {}, capacity: 1, credentialHash: `f-${tag}`.padEnd(64, '0'), now: T });
+      await raw.query('update runners set offline = 1 where id = $1', [off.id]);
       await store.appendServerEvent(C.id, { type: 'status', data: { status: 'queued', message: 'waiting' } }, T);
       await store.claimJobById(D.id, { id: other.id, labels: {} }, `d-${tag}`.padEnd(64, '0'), T);
       await raw.query('begin');
@@ -65,7 +68,10 @@ describe.skipIf(!db)('PostgreSQL batch claims', () => {
       let got: ClaimedJob[];
       try {
         got = await claim(
-          [F, E, D, C, B, A].map((j) => ({ jobId: j.id, runner: { id: lin.id, labels: { os: 'linux' } }, tokenHash: `${tag}-${j.id}`.padEnd(64, '0'), holds: 'workspace' as const, event: assigned(lin.id) })),
+          [
+            ...[F, E, D, C, B, A].map((j) => ({ jobId: j.id, runner: { id: lin.id, labels: { os: 'linux' } }, tokenHash: `${tag}-${j.id}`.padEnd(64, '0'), holds: 'workspace' as const, event: assigned(lin.id) })),
+            { jobId: G.id, runner: { id: off.id, labels: {} }, tokenHash: `${tag}-g`.padEnd(64, '0'), holds: 'workspace' as const, event: assigned(off.id) },
+          ],
           T + 5,
         );
       } finally {
@@ -77,7 +83,7 @@ describe.skipIf(!db)('PostgreSQL batch claims', () => {
       const byId = new Map(got.map((g) => [g.job.id, g.event]));
       expect(byId.get(C.id)).toMatchObject({ jobId: C.id, seq: 2, type: 'status', data: { status: 'assigned', runnerId: lin.id } });
       expect(byId.get(A.id)?.seq).toBe(1);
-      for (const left of [B, E, F]) expect(await store.getJob(left.id)).toMatchObject({ status: 'queued', attempt: 0, runnerId: null });
+      for (const left of [B, E, F, G]) expect(await store.getJob(left.id)).toMatchObject({ status: 'queued', attempt: 0, runnerId: null });
       expect(await store.getJob(D.id)).toMatchObject({ status: 'assigned', runnerId: other.id, attempt: 1 });
       // F is claimable once the other writer let go.
       const again = await claim([{ jobId: F.id, runner: { id: lin.id, labels: {} }, tokenHash: `${tag}-f2`.padEnd(64, '0'), holds: 'workspace', event: assigned(lin.id) }], T + 6);

@@ -4,11 +4,13 @@ import { toJobEvent, toJobRow } from './codec.js';
 import { assertInt, type StoreCtx } from './ctx.js';
 import { JOB_ROW_COLUMNS } from './job-columns.js';
 import { PREPARE } from './pg-prepared.js';
+import { runnerTakesJobs, runnerTakesJobsSql } from './claim-runner.js';
 import type { JobRow } from './types.js';
 
 /**
  * One planned assignment for {@link claimJobsById}: give queued job `jobId` to `runner`
- * (only if still queued, its selector ⊆ `runner.labels` and it is not pinned elsewhere),
+ * (only if still queued, its selector ⊆ `runner.labels`, it is not pinned elsewhere, and the
+ * store has the runner neither revoked nor offline: claim-runner.ts),
  * with the job token's hash and what the job holds on the runner (0009 `holds`), and store
  * `event` (usually `status` "assigned to runner ...") in the same transaction.
  */
@@ -31,7 +33,7 @@ export interface ClaimedJob {
  * one (status assigned, attempt + 1, runner, assignedAt = `now` epoch ms, token hash, holds),
  * and stores each claimed job's `event` with the job's next seq, all in one transaction —
  * so the `assigned` event exists exactly when the claim does. Claims that do not hold (job
- * taken meanwhile, cancelled, selector or pin no longer fits) are left out of the result;
+ * taken meanwhile, cancelled, selector or pin no longer fits, runner revoked or offline) are left out of the result;
  * the rest are returned in `claims` order.
  * - PostgreSQL: one UPDATE ... FROM unnest(...) whose (materialized) CTE locks the wanted rows in id order
  *   with `FOR UPDATE SKIP LOCKED` (another replica's claim, or any writer holding the row,
@@ -104,6 +106,7 @@ const LOCK_WANTED = `
       select l.id from want w cross join lateral (
         select j.id from jobs j
         where j.id = w.job_id and j.status = 'queued' and j.selector <@ w.labels and (j.pinned_runner_id is null or j.pinned_runner_id = w.runner_id)
+          and ${runnerTakesJobsSql('w.runner_id')}
         for update of j skip locked
       ) l`;
 
@@ -197,6 +200,7 @@ async function claimSqlite(c: StoreCtx, claims: readonly ClaimRequest[], now: nu
         .where('status', '=', 'queued')
         .where((eb) => eb.or([eb('pinned_runner_id', 'is', null), eb('pinned_runner_id', '=', q.runner.id)]))
         .where(sql<boolean>`not exists (select 1 from json_each(jobs.selector) as s where s.value is not json_extract(${labels}, '$.' || json_quote(s.key)))`)
+        .where(runnerTakesJobs(q.runner.id))
         .returningAll()
         .executeTakeFirst();
       if (!row) continue;

@@ -3,6 +3,7 @@ import type { JobHolds, Labels } from '../protocol/index.js';
 import { selectorMatches } from '../core/labels.js';
 import { num, toJobRow } from './codec.js';
 import { assertInt, type StoreCtx } from './ctx.js';
+import { runnerTakesJobs } from './claim-runner.js';
 import type { Database } from './schema.js';
 import type { JobRow } from './types.js';
 
@@ -18,8 +19,9 @@ function assignment(runnerId: number, tokenHash: string, now: number, holds: Job
 /**
  * Dispatch: takes the highest-priority, oldest (lowest id) queued job whose selector is a
  * subset of `runner.labels` and assigns it (status assigned, attempt + 1, runner, assignedAt,
- * token hash). Null when nothing queued matches. A job pinned to another runner
- * (`pinned_runner_id`, 0004: it resumes a session whose workspace is there) is never taken.
+ * token hash). Null when nothing queued matches, or when the store has the runner revoked or
+ * offline (claim-runner.ts). A job pinned to another runner (`pinned_runner_id`, 0004: it
+ * resumes a session whose workspace is there) is never taken.
  * - PostgreSQL: one UPDATE whose subquery picks the row with `selector <@ labels` and
  *   `FOR UPDATE SKIP LOCKED`, so concurrent servers never take the same job (and never wait
  *   on each other). A row locked at that instant by another writer is skipped this round.
@@ -48,11 +50,15 @@ export async function claimJob(c: StoreCtx, runner: { id: number; labels: Labels
           .skipLocked(),
       )
       .where('status', '=', 'queued')
+      .where(runnerTakesJobs(runner.id))
       .returningAll()
       .executeTakeFirst();
     return row ? toJobRow(c.codec, row) : null;
   }
   return c.db.transaction().execute(async (trx) => {
+    // One writer: the runner checked once for the whole transaction (claim-runner.ts).
+    const live = await trx.selectNoFrom(runnerTakesJobs(runner.id).as('ok')).executeTakeFirst();
+    if (!live || !Number(live.ok)) return null;
     let cursor: { priority: number; id: number } | null = null;
     for (let batch = SQLITE_FIRST_BATCH; ; batch = Math.min(batch * 4, SQLITE_MAX_BATCH)) {
       let q = trx
@@ -79,7 +85,8 @@ export async function claimJob(c: StoreCtx, runner: { id: number; labels: Labels
 }
 
 /**
- * Like {@link claimJob} but only for job `jobId` (still only if queued and its selector fits).
+ * Like {@link claimJob} but only for job `jobId` (still only if queued, its selector fits, and
+ * the runner is neither revoked nor offline).
  * `holds` (0009, default `workspace`) is stored on the job: what it takes on the runner while
  * active, so capacity is counted from the store (the dispatcher decided it fits).
  */
@@ -102,6 +109,7 @@ export async function claimJobById(
       .where('status', '=', 'queued')
       .where(sql<boolean>`selector <@ ${labels}::jsonb`)
       .where((eb) => eb.or([eb('pinned_runner_id', 'is', null), eb('pinned_runner_id', '=', runner.id)]))
+      .where(runnerTakesJobs(runner.id))
       .returningAll()
       .executeTakeFirst();
     return row ? toJobRow(c.codec, row) : null;
@@ -116,6 +124,7 @@ export async function claimJobById(
     .where('status', '=', 'queued')
     .where((eb) => eb.or([eb('pinned_runner_id', 'is', null), eb('pinned_runner_id', '=', runner.id)]))
     .where(sql<boolean>`not exists (select 1 from json_each(jobs.selector) as s where s.value is not json_extract(${labels}, '$.' || json_quote(s.key)))`)
+    .where(runnerTakesJobs(runner.id))
     .returningAll()
     .executeTakeFirst();
   return row ? toJobRow(c.codec, row) : null;

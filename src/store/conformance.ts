@@ -30,6 +30,9 @@ import { dispatchBatchTests } from './conformance/dispatch-batch.js';
 import { runnerFrameTests } from './conformance/runner-frame.js';
 import { runnerAttemptTests } from './conformance/runner-attempts.js';
 import { runnerClaimTests } from './conformance/runner-claims.js';
+import { queuedEventTests } from './conformance/queued-events.js';
+import { claimRunnerTests } from './conformance/claim-runner.js';
+import { unstartedTests } from './conformance/unstarted.js';
 
 /** Options of {@link runStoreConformance}. */
 export interface ConformanceOptions {
@@ -100,5 +103,8 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Store
     runnerFrameTests(h);
     runnerAttemptTests(h);
     runnerClaimTests(h);
+    queuedEventTests(h);
+    claimRunnerTests(h);
+    unstartedTests(h);
   });
 }

@@ -6,6 +6,7 @@ import { listDispatchState } from './dispatch-state.js';
 import { createRootJobWithEvent } from './job-enqueue.js';
 import { applyRunnerFrame } from './runner-frame.js';
 import { pgFrameBatcher } from './runner-frame-pg-batch.js';
+import { appendEventsIfQueued } from './queued-events.js';
 
 /** The dispatch hot path's part of the Store, bound to one context; spread into kyselyStore. */
 export function dispatchMethods(c: StoreCtx): DispatchStore {
@@ -17,5 +18,6 @@ export function dispatchMethods(c: StoreCtx): DispatchStore {
     listDispatchHead: (limit, now) => listDispatchHead(c, limit, now),
     listDispatchState: (limit, now) => listDispatchState(c, limit, now),
     applyRunnerFrame: (frame, now) => (frames ? applyRunnerFrame(c, frame, now, (_, q) => frames(q)) : applyRunnerFrame(c, frame, now)),
+    appendEventsIfQueued: (events, now) => appendEventsIfQueued(c, events, now),
   };
 }

@@ -2,11 +2,12 @@ import type { EventBody, JobEvent } from '../protocol/index.js';
 import type { ClaimedJob, ClaimRequest } from './claim-batch.js';
 import type { DispatchHead } from './dispatch-head.js';
 import type { NewJobAssignment } from './job-enqueue.js';
+import type { QueuedJobEvent } from './queued-events.js';
 import type { DispatchState, OwnerLimits } from './dispatch-state.js';
 import type { FrameOutcome, RunnerFrame } from './runner-frame.js';
 import type { JobRow, NewJob } from './types.js';
 
-export type { ClaimedJob, ClaimRequest, DispatchHead, DispatchState, FrameOutcome, NewJobAssignment, OwnerLimits, RunnerFrame };
+export type { ClaimedJob, ClaimRequest, DispatchHead, DispatchState, FrameOutcome, NewJobAssignment, OwnerLimits, QueuedJobEvent, RunnerFrame };
 export type { FrameEvent, FrameMove, RefusedFrameJob } from './runner-frame.js';
 
 /** The dispatch hot path's part of the Store (issue 5 benchmark): fewer statements and round trips per job. */
@@ -38,4 +39,12 @@ export interface DispatchStore {
    * @throws Error when a number is not an integer or the move is invalid.
    */
   applyRunnerFrame(frame: RunnerFrame, now: number): Promise<FrameOutcome>;
+  /**
+   * Server-made events on many jobs in one transaction, each stored (with its job's next seq,
+   * rseq null, `at` = `now`) only if its job is `queued` then; the rest are left out. The
+   * dispatcher's "why it waits" notes (PostgreSQL: one statement, `FOR UPDATE SKIP LOCKED`).
+   * Returns the stored events in `events` order; see store/queued-events.ts.
+   * @throws Error when a job id appears twice or a number is not an integer (nothing stored).
+   */
+  appendEventsIfQueued(events: readonly QueuedJobEvent[], now: number): Promise<JobEvent[]>;
 }

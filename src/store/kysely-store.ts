@@ -10,6 +10,7 @@ import * as runnerInstance from './runner-instance.js';
 import * as runnerNames from './runner-names.js';
 import * as jobs from './jobs.js';
 import * as claim from './claim.js';
+import * as unstarted from './unstarted.js';
 import * as events from './events.js';
 import * as calls from './model-calls.js';
 import * as modelActivity from './model-activity.js';
@@ -79,6 +80,7 @@ export function kyselyStore(db: Kysely<Database>, dialect: SqlDialect, afterClos
     claimJobById: (id, r, h, now, holds) => claim.claimJobById(c, id, r, h, now, holds),
     transitionJob: (id, attempt, from, to, now, f) => jobs.transitionJob(c, id, attempt, from, to, now, f),
     requeueJob: (id, attempt, now) => jobs.requeueJob(c, id, attempt, now),
+    requeueUnstartedJob: (id, attempt, now) => unstarted.requeueUnstartedJob(c, id, attempt, now),
     findJobByTokenHash: (h) => jobs.findJobByTokenHash(c, h),
     findPausedJobByTokenHash: (h) => jobs.findPausedJobByTokenHash(c, h),
     listActiveJobsForRunner: (id) => jobs.listActiveJobsForRunner(c, id),

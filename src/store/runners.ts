@@ -7,6 +7,7 @@ import { assertInt, type StoreCtx } from './ctx.js';
 import type { Database } from './schema.js';
 import type { ActiveAssignment, JobRow, QueuedJobRef, RunnerHold, RunnerRow, SweptJob } from './types.js';
 import { pausedHolding } from './paused-hold.js';
+import { unstartedSet } from './unstarted.js';
 
 /** Registers a runner (not yet connected, no heartbeat). @throws on a duplicate credential hash or bad capacity. */
 export async function createRunner(
@@ -98,7 +99,9 @@ export async function setRunnerDisconnected(c: StoreCtx, id: number, _now: numbe
  * Liveness sweep, one transaction: runners whose last heartbeat (or, never having sent one,
  * whose creation) is older than `cutoff` and that are not yet offline become offline and
  * disconnected; then every `assigned` job on an offline runner (never started there) goes back
- * to `queued` with no retry used (`unstarted: true` in the result), and every other active job
+ * to `queued` with no retry used (`unstarted: true` in the result), or fails (`runner_never_started`,
+ * also `unstarted: true`) when it went back that way MAX_UNSTARTED_REQUEUES times already
+ * (unstarted.ts); every other active job
  * ends as in {@link endJobsOf} (endReason `runner_lost`). All steps are conditional UPDATEs, so
  * two servers sweeping at once never report the same job twice.
  * @returns the jobs changed by this call, by id ascending, each with `runnerId` = its attempt's runner.
@@ -120,15 +123,16 @@ export async function sweepStaleRunners(c: StoreCtx, cutoff: number, now: number
       .execute();
     const offline = trx.selectFrom('runners').select('id').where('offline', '=', 1);
     // Assigned but never started: the runner never took it up, so it goes back to the queue as a
-    // refusal would (hub-reconcile.ts), not as a lost attempt: no retry is used.
+    // refusal would (hub-reconcile.ts), not as a lost attempt: no retry is used — unless it went
+    // back that way MAX_UNSTARTED_REQUEUES times already: then it fails (unstarted.ts).
     const unstarted = await trx
       .updateTable('jobs')
-      .set({ status: 'queued', assigned_at: null, started_at: null, token_hash: null })
+      .set(unstartedSet(now))
       .where('status', '=', 'assigned')
       .where('runner_id', 'in', offline)
       .returningAll()
       .execute();
-    await requeuedFromRunner(trx, unstarted.map((r) => num(r.id)));
+    await requeuedFromRunner(trx, unstarted.filter((r) => r.status === 'queued').map((r) => num(r.id)));
     const ended: SweptJob[] = await endJobsOf(c, trx, offline, 'runner_lost', now);
     return [...unstarted.map((r): SweptJob => ({ ...toJobRow(c.codec, r), unstarted: true })), ...ended].sort((a, b) => a.id - b.id);
   });

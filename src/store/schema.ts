@@ -98,6 +98,8 @@ export interface JobsTable {
   effort_tier: ColumnType<string | null, string | null | undefined, string | null>;
   /** 0009: what the job holds on its runner (`runner`/`workspace`/`browser`/`none`), set at claim; null = workspace. */
   holds: ColumnType<string | null, string | null | undefined, string | null>;
+  /** 0023: times the job went back to the queue because its runner never started it (store/unstarted.ts). */
+  unstarted_requeues: ColumnType<number, number | undefined, number>;
 }
 
 export interface JobEventsTable {

@@ -1,12 +1,14 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { toJobEvent, toJobRow, type Codec } from './codec.js';
 import type { ClaimedJob, ClaimRequest } from './claim-batch.js';
+import { runnerTakesJobsSql } from './claim-runner.js';
 
 /**
  * store.claimJobsById on SQLite without Kysely (its query building and the transaction's
  * async hops were a third of the server's CPU per dispatched job in bench/dispatch,
  * --cpu-prof): the statements of claim-batch.ts's SQLite path — per claim, the conditional
- * UPDATE (still queued, selector ⊆ the runner's labels tested in SQL, not pinned elsewhere)
+ * UPDATE (still queued, selector ⊆ the runner's labels tested in SQL, not pinned elsewhere,
+ * the runner neither revoked nor offline: claim-runner.ts)
  * and the event INSERT with the job's next seq — prepared once and run synchronously inside
  * `sqlite.transaction`, so a unit of sqlite-group-commit.ts (a SAVEPOINT inside the group's
  * transaction). `claims` are checked by the caller (claim-batch.ts checkClaims); `at` is
@@ -36,6 +38,7 @@ function prepare(sqlite: BetterSqlite3.Database) {
       `update jobs set status = 'assigned', runner_id = @runnerId, assigned_at = @now, token_hash = @tokenHash, holds = @holds, attempt = attempt + 1
       where id = @jobId and status = 'queued' and (pinned_runner_id is null or pinned_runner_id = @runnerId)
         and not exists (select 1 from json_each(jobs.selector) as s where s.value is not json_extract(@labels, '$.' || json_quote(s.key)))
+        and ${runnerTakesJobsSql('@runnerId')}
       returning *`,
     ),
     event: sqlite.prepare(

@@ -105,7 +105,9 @@ export interface Store extends TaskStore, AgentVersionStore, EffortTierStore, Da
   /**
    * Liveness sweep: every runner whose last heartbeat is older than `cutoff` and is not yet
    * offline becomes offline; each of its `assigned` jobs (never started) goes back to `queued`
-   * with no retry used (`unstarted: true`; runner, assignment and token cleared), and each
+   * with no retry used (`unstarted: true`; runner, assignment and token cleared) — or, when it went
+   * back that way 3 times already (store/unstarted.ts), fails (`unstarted: true`, endReason
+   * `runner_never_started`, finishedAt = now, token cleared) — and each
    * `running` one becomes `lost` (endReason `runner_lost`, finishedAt = now, token cleared) —
    * or, when the job has retries left (agent `retries`), goes back to `queued` (runner and
    * token cleared, retries left − 1; the next claim gives it a new attempt). Returns the jobs
@@ -180,6 +182,14 @@ export interface Store extends TaskStore, AgentVersionStore, EffortTierStore, Da
   ): Promise<JobRow | null>;
   /** Puts an assigned job whose runner refused it back to `queued` (fenced by attempt). */
   requeueJob(jobId: number, attempt: number, now: number): Promise<boolean>;
+  /**
+   * An assigned job its runner never started (not reported for the heartbeat timeout) goes back
+   * to `queued` (fenced by attempt; runner, assignment and token cleared; no retry used), counted;
+   * when it went back that way 3 times already it fails instead (endReason
+   * `runner_never_started`, finishedAt = now, token cleared): store/unstarted.ts. Returns the
+   * job as it now is (`queued` or `failed`), or null when it is no longer `assigned` at `attempt`.
+   */
+  requeueUnstartedJob(jobId: number, attempt: number, now: number): Promise<JobRow | null>;
   /** The job whose live token has this hash (status assigned or running), or null. */
   findJobByTokenHash(tokenHash: string): Promise<JobRow | null>;
   /**
@@ -333,7 +343,11 @@ export interface NewJob {
   now: number;
 }
 
-/** A job the liveness sweep changed (store sweepStaleRunners); `unstarted`: it was `assigned`, never started, and went back to the queue with no retry used. */
+/**
+ * A job the liveness sweep changed (store sweepStaleRunners); `unstarted`: it was `assigned` and
+ * never started: it went back to the queue with no retry used (`queued`), or failed with endReason
+ * `runner_never_started` (`failed`: it had gone back that way 3 times already, store/unstarted.ts).
+ */
 export type SweptJob = JobRow & { unstarted?: true };
 
 export interface JobRow {

@@ -23,6 +23,8 @@ export function runnerAttemptTests(h: Harness): void {
     expect(retried).toMatchObject({ id: lostJob.id, status: 'queued', runnerId: r1.id });
     // What reportEndedJobs (server/status-events.ts) records for the retry.
     await s.appendServerEvent(lostJob.id, { type: 'status', data: { status: 'queued', message: 'runner r1 silent for 30s; back in the queue', runnerId: r1.id, lostAttempt: 1 } }, T + 100);
+    // The sweep took both (never heartbeated) offline; a claim needs its runner online (claim-runner.ts): both heartbeat again.
+    for (const r of [r1, r2]) expect(await s.touchRunner(r.id, T + 150)).toBe(true);
     await claimOn(s, lostJob.id, r2.id, T + 200);
     await s.transitionJob(lostJob.id, 2, ['assigned'], 'succeeded', T + 300);
 

@@ -21,6 +21,7 @@ import { registrationTokenIds } from './0019_registration_token_ids.js';
 import { unsettledCalls } from './0020_unsettled_calls.js';
 import { runnerInstance } from './0021_runner_instance.js';
 import { runnerAttempts } from './0022_runner_attempts.js';
+import { unstartedRequeues } from './0023_unstarted_requeues.js';
 
 /**
  * Every migration, by name, in order. A static list (not a folder glob) so it works the same
@@ -49,6 +50,7 @@ function allMigrations(dialect: SqlDialect): Record<string, Migration> {
     '0020_unsettled_calls': unsettledCalls(),
     '0021_runner_instance': runnerInstance(),
     '0022_runner_attempts': runnerAttempts(dialect),
+    '0023_unstarted_requeues': unstartedRequeues(),
   };
 }
 
