@@ -3,12 +3,17 @@ import { resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import type { GatewayConfig, ModelRoute, ProviderName } from './config.js';
-import { TablePriceSchema } from './price-schema.js';
+import { droppedLongContext, droppedLongContextMessage, overriddenPrice, type PriceOverride } from './price-override.js';
+import { LongContextPriceSchema, TablePriceSchema } from './price-schema.js';
 
 const PROVIDERS = ['anthropic', 'scripted', 'openai', 'openai-compatible'] as const;
 const Pattern = z.string().regex(/^[A-Za-z0-9._:@/*+-]{1,200}$/, 'a model name or glob (letters, digits, . _ : @ / + - and *)');
-/** A price entry as data/prices.json writes one (price-schema.ts), unknown keys refused. */
-const Price = TablePriceSchema.strict();
+/**
+ * A price entry as data/prices.json writes one (price-schema.ts), unknown keys refused; and
+ * `longContext: null` (price every call at the base rates: a model whose table entry has
+ * long-context rates must say so, price-override.ts).
+ */
+const Price = TablePriceSchema.extend({ longContext: LongContextPriceSchema.nullable().optional() }).strict();
 
 /**
  * The `gateway:` section of flotilla.yaml (other top-level sections belong to other parts and
@@ -25,8 +30,12 @@ const Price = TablePriceSchema.strict();
  *                        # webSearch: USD per 1,000 server-side web searches (optional);
  *                        # maxOutput: the model's maximum output, tokens (optional);
  *                        # longContext: { aboveInputTokens, input, output, cacheWrite5m,
- *                        #   cacheWrite1h, cacheRead } rates past an input size (optional)
+ *                        #   cacheWrite1h, cacheRead } rates past an input size, or null
  * ```
+ * An entry replaces the table's for that name (price-override.ts overriddenPrice): without
+ * `maxOutput` it keeps the table's; a model whose table entry has long-context rates
+ * (claude-sonnet-4, claude-sonnet-4-5) needs `longContext` (rates, or null to price flat), else
+ * {@link withGatewayFile} refuses the file naming `gateway.prices.<model>.longContext`.
  */
 const GatewaySection = z
   .object({
@@ -39,7 +48,10 @@ const GatewaySection = z
 export interface GatewayFileConfig {
   /** In file order. */
   routes: ModelRoute[];
-  prices: Record<string, GatewayConfig['prices']['default']>;
+  /** As written (USD per million tokens; maxOutput tokens); combined with the table by {@link withGatewayFile}. */
+  prices: Record<string, PriceOverride>;
+  /** The file's path, for messages. */
+  file?: string;
 }
 
 /**
@@ -70,26 +82,35 @@ export function loadGatewayFile(file: string): GatewayFileConfig {
     throw new Error(`${file}: ${(err as Error).message}`);
   }
   const section = doc && typeof doc === 'object' ? (doc as Record<string, unknown>).gateway : undefined;
-  if (section === undefined || section === null) return { routes: [], prices: {} };
+  if (section === undefined || section === null) return { routes: [], prices: {}, file };
   const parsed = GatewaySection.safeParse(section);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     throw new Error(`${file}: gateway.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
   }
   const routes = Object.entries(parsed.data.models ?? {}).map(([pattern, provider]) => ({ pattern, provider: provider as ProviderName }));
-  return { routes, prices: parsed.data.prices ?? {} };
+  return { routes, prices: parsed.data.prices ?? {}, file };
 }
 
 /**
  * `config` with the file's routes first (then the environment's FLOTILLA_MODEL_PROVIDERS) and
- * its prices laid over the price table.
+ * its prices laid over the price table, each combined with the entry it replaces
+ * (price-override.ts overriddenPrice: a missing `maxOutput` is the table's).
+ * @throws Error naming the file and `gateway.prices.<model>.longContext` when an entry leaves
+ *   out `longContext` for a model whose table entry has long-context rates (say them, or null).
  */
 export function withGatewayFile(config: GatewayConfig, file: GatewayFileConfig): GatewayConfig {
   const routes = [...file.routes, ...(config.modelProviders ?? [])];
+  const models = { ...config.prices.models };
+  for (const [model, price] of Object.entries(file.prices)) {
+    const dropped = droppedLongContext(config.prices, model, price);
+    if (dropped) throw new Error(`${file.file ?? 'flotilla.yaml'}: gateway.prices.${model}.longContext: ${droppedLongContextMessage(model, dropped)}`);
+    models[model] = overriddenPrice(config.prices, model, price);
+  }
   return {
     ...config,
     ...(routes.length ? { modelProviders: routes } : {}),
-    prices: Object.keys(file.prices).length ? { ...config.prices, models: { ...config.prices.models, ...file.prices } } : config.prices,
+    prices: Object.keys(file.prices).length ? { ...config.prices, models } : config.prices,
   };
 }
 

@@ -1,5 +1,6 @@
 import type { ModelPriceRow, ModelRouteRow, Store } from '../store/types.js';
 import { providerForModel, type ModelRoute, type ProviderName } from './config.js';
+import { overriddenPrice } from './price-override.js';
 import type { PriceTable } from './prices.js';
 
 /** The Store methods the directory reads (a full `Store` fits). */
@@ -56,11 +57,16 @@ export function resolveProvider(api: readonly ModelRouteRow[], config: readonly 
   return null;
 }
 
-/** `table` with the API's price overrides laid over its models (same name matching as priceFor). */
+/**
+ * `table` with the API's price overrides laid over its models (same name matching as priceFor),
+ * each combined with the entry it replaces by price-override.ts overriddenPrice: an override
+ * without `maxOutput` keeps the table's; `longContext: null` prices flat; one that says nothing
+ * of `longContext` (stored before the API took it) keeps the table's.
+ */
 export function withOverrides(table: PriceTable, overrides: readonly ModelPriceRow[]): PriceTable {
   if (overrides.length === 0) return table;
   const models = { ...table.models };
-  for (const o of overrides) models[o.model] = o.price;
+  for (const o of overrides) models[o.model] = overriddenPrice(table, o.model, o.price);
   return { ...table, models };
 }
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ModelPrice } from '../core/pricing.js';
-import { MAX_OUTPUT_TOKENS_CEILING } from './request.js';
+import { LongContextPrice as LongContextPriceShape, MaxOutputTokens } from '../protocol/index.js';
 
 /**
  * The shape of one model's entry in the gateway's price table, as data/prices.json and
@@ -14,16 +14,11 @@ import { MAX_OUTPUT_TOKENS_CEILING } from './request.js';
  * Sonnet 4 / 4.5 past 200,000 input tokens, input $6, output $22.50, cache write $7.50 (5 min)
  * / $12 (1 h), cache read $0.60 per million, instead of 3 / 15 / 3.75 / 6 / 0.30). Every token
  * of such a call, output included, is priced at these rates; web searches keep their price.
+ * `aboveInputTokens` is the threshold, tokens: a call whose input side is MORE than this takes
+ * these rates. The shape is protocol/model-routes.ts LongContextPrice, so the API's price
+ * overrides validate it as this table does.
  */
-export interface LongContextPrice {
-  /** The threshold, tokens: a call whose input side is MORE than this takes these rates. */
-  aboveInputTokens: number;
-  input: number;
-  output: number;
-  cacheWrite5m: number;
-  cacheWrite1h: number;
-  cacheRead: number;
-}
+export type LongContextPrice = LongContextPriceShape;
 
 /**
  * One model's entry: its {@link ModelPrice} (token rates, `webSearch` USD per 1,000 searches),
@@ -40,21 +35,12 @@ export interface TablePrice extends ModelPrice {
 
 const rate = () => z.number().nonnegative();
 
-/** zod schema of {@link LongContextPrice}: a whole, positive threshold and non-negative rates; no other keys. */
-export const LongContextPriceSchema = z
-  .object({
-    aboveInputTokens: z.number().int().positive(),
-    input: rate(),
-    output: rate(),
-    cacheWrite5m: rate(),
-    cacheWrite1h: rate(),
-    cacheRead: rate(),
-  })
-  .strict();
+/** zod schema of {@link LongContextPrice}: a whole, positive threshold and rates from 0 to 1,000,000; no other keys (protocol's LongContextPrice). */
+export const LongContextPriceSchema = LongContextPriceShape;
 
 /**
  * zod schema of {@link TablePrice} (unknown keys dropped; `.strict()` it to refuse them).
- * `maxOutput` is a whole number from 1 to request.ts MAX_OUTPUT_TOKENS_CEILING.
+ * `maxOutput` is a whole number from 1 to MAX_OUTPUT_TOKENS_CEILING (protocol MaxOutputTokens).
  */
 export const TablePriceSchema = z.object({
   input: rate(),
@@ -64,6 +50,6 @@ export const TablePriceSchema = z.object({
   cacheRead: rate(),
   /** USD per 1,000 server-side web search requests (H4). */
   webSearch: rate().optional(),
-  maxOutput: z.number().int().min(1).max(MAX_OUTPUT_TOKENS_CEILING).optional(),
+  maxOutput: MaxOutputTokens.optional(),
   longContext: LongContextPriceSchema.optional(),
 });

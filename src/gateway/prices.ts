@@ -76,8 +76,11 @@ export function priceFor(table: PriceTable, model: string): TablePrice {
 /** Prices without `webSearch`, completed with the default's (one copy per price object, not per call). */
 const withDefaultSearch = new WeakMap<TablePrice, TablePrice>();
 
-/** {@link priceFor}'s name matching, the entry as listed. */
-function tokenPriceFor(table: PriceTable, model: string): TablePrice {
+/**
+ * {@link priceFor}'s name matching, the entry as listed (`webSearch` not completed from the
+ * default): the entry a price override of `model` replaces (price-override.ts).
+ */
+export function tokenPriceFor(table: PriceTable, model: string): TablePrice {
   const exact = table.models[model];
   if (exact) return exact;
   const base = stripDate(model);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_OUTPUT_TOKENS_CEILING as PROTOCOL_OUTPUT_CEILING } from '../protocol/index.js';
 
 /**
  * The part of an Anthropic Messages request body the gateway reads; everything else passes
@@ -9,14 +10,15 @@ export const MAX_MODEL_NAME = 256;
 
 /**
  * Largest output limit (`max_tokens`, and OpenAI's `max_completion_tokens` /
- * `max_output_tokens`) a request may set, tokens. The price table (data/prices.json) has no
- * per-model output maximum, so this is a fixed ceiling well above any model's: the largest
- * documented today are 128,000 (Claude with the output-128k beta, GPT-5). A larger value is a
+ * `max_output_tokens`) a request may set, tokens (protocol/model-routes.ts, where it also bounds
+ * a price entry's `maxOutput`). A fixed ceiling well above any model's maximum output (a
+ * request past the model's own is reserved and charged only up to that: max-output.ts): the
+ * largest documented today are 128,000 (Claude with the output-128k beta, GPT-5). A larger value is a
  * mistake (1e12 was seen): the budget reserves the request's limit at the output price, so
  * without this check it got the budget refusal and paused the job; past the ceiling it gets
  * 400 `invalid_request_error` naming the field and this figure, and nothing is reserved.
  */
-export const MAX_OUTPUT_TOKENS_CEILING = 1_000_000;
+export const MAX_OUTPUT_TOKENS_CEILING = PROTOCOL_OUTPUT_CEILING;
 
 /** The refusal's text for an output limit over {@link MAX_OUTPUT_TOKENS_CEILING}. */
 export const OUTPUT_CEILING_MESSAGE = `must be at most ${MAX_OUTPUT_TOKENS_CEILING} (the gateway's ceiling on output tokens per call)`;

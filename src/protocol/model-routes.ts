@@ -27,8 +27,59 @@ export const ModelRoute = z.object({
 export type ModelRoute = z.infer<typeof ModelRoute>;
 
 /**
- * USD per million tokens per token category; `webSearch` (optional): USD per 1,000 server-side
- * web search requests, as data/prices.json writes it (absent: the price table's default entry's).
+ * The gateway's ceiling on output tokens per call, tokens: the most a model's maximum output
+ * (`maxOutput`) may say, and the largest output limit a model request may set
+ * (gateway/request.ts re-exports it as its MAX_OUTPUT_TOKENS_CEILING).
+ */
+export const MAX_OUTPUT_TOKENS_CEILING = 1_000_000;
+
+/**
+ * A model's maximum output, tokens: the most output tokens one call can produce (the provider's
+ * documented maximum, with any beta that raises it). A whole number from 1 to
+ * {@link MAX_OUTPUT_TOKENS_CEILING}. The gateway reserves, and charges, at most this much output
+ * per call (gateway/max-output.ts).
+ */
+export const MaxOutputTokens = z.number().int().min(1).max(MAX_OUTPUT_TOKENS_CEILING);
+export type MaxOutputTokens = z.infer<typeof MaxOutputTokens>;
+
+/**
+ * Long-context rates (Anthropic's long-context pricing): rates, USD per million tokens, that
+ * replace a model's base rates for EVERY token of a call (output included; web searches keep
+ * their price) whose input side — input + cache write + cache read tokens — is more than
+ * `aboveInputTokens` (tokens, a whole number ≥ 1). data/prices.json: Claude Sonnet 4 / 4.5
+ * above 200,000 at input 6, output 22.50, cache write 7.50 (5 min) / 12 (1 h), cache read 0.60.
+ * The same shape in data/prices.json, flotilla.yaml and the API (gateway/price-schema.ts uses
+ * this schema); rates 0 to 1,000,000 like the base ones; no other keys.
+ */
+export const LongContextPrice = z
+  .object({
+    aboveInputTokens: z.number().int().positive(),
+    input: z.number().nonnegative().max(1_000_000),
+    output: z.number().nonnegative().max(1_000_000),
+    cacheWrite5m: z.number().nonnegative().max(1_000_000),
+    cacheWrite1h: z.number().nonnegative().max(1_000_000),
+    cacheRead: z.number().nonnegative().max(1_000_000),
+  })
+  .strict();
+export type LongContextPrice = z.infer<typeof LongContextPrice>;
+
+/**
+ * A price override: USD per million tokens per token category, and optionally
+ * - `webSearch`: USD per 1,000 server-side web search requests, as data/prices.json writes it
+ *   (absent: the price table's default entry's);
+ * - `maxOutput`: the model's maximum output, tokens ({@link MaxOutputTokens}). It is a fact
+ *   about the model, not a price: absent, the price table's value for the model still applies;
+ * - `longContext`: the model's long-context rates ({@link LongContextPrice}), or `null` to price
+ *   every call at the base rates. Unlike `maxOutput` it is NOT inherited from the table when
+ *   left out: long-context rates are prices, set relative to the base rates, and the table's
+ *   ($6 input above 200,000 tokens for list $3) would be wrong under other base rates (a
+ *   discount would not reach long calls; a markup over $6 would make long calls cheaper than
+ *   short ones). Dropping them silently is worse: such calls are undercharged by half. So an
+ *   override of a model whose table entry has long-context rates must say which: its own, or
+ *   `null`; leaving it out is refused (400 naming `price.longContext`; flotilla.yaml: refused at
+ *   start). An override of a model without long-context rates may leave it out. (An override
+ *   stored before the API took `longContext` says neither: the gateway applies the table's.)
+ * The same validation as data/prices.json (gateway/price-schema.ts); no other keys.
  */
 export const ModelPrice = z
   .object({
@@ -38,6 +89,8 @@ export const ModelPrice = z
     cacheWrite1h: z.number().nonnegative().max(1_000_000),
     cacheRead: z.number().nonnegative().max(1_000_000),
     webSearch: z.number().nonnegative().max(1_000_000).optional(),
+    maxOutput: MaxOutputTokens.optional(),
+    longContext: LongContextPrice.nullable().optional(),
   })
   .strict();
 export type ModelPrice = z.infer<typeof ModelPrice>;
@@ -64,7 +117,11 @@ export type ModelRoutesView = z.infer<typeof ModelRoutesView>;
 export const SetModelRouteRequest = z.object({ pattern: ModelPattern, provider: ProviderName }).strict();
 export type SetModelRouteRequest = z.infer<typeof SetModelRouteRequest>;
 
-/** `PUT /api/gateway/prices` body: create or replace the price override of `model` (no `*`). */
+/**
+ * `PUT /api/gateway/prices` body: create or replace the price override of `model` (no `*`).
+ * 400 naming `price.longContext` when `price` leaves `longContext` out for a model whose
+ * price table entry has long-context rates ({@link ModelPrice}).
+ */
 export const SetModelPriceRequest = z
   .object({ model: z.string().regex(/^[A-Za-z0-9._:@/+-]{1,200}$/, 'must be a model name or name prefix (no *)'), price: ModelPrice })
   .strict();

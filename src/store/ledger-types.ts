@@ -1,4 +1,4 @@
-import type { JobUsage } from '../protocol/index.js';
+import type { JobUsage, LongContextPrice } from '../protocol/index.js';
 import type { JobRow } from './types.js';
 
 /**
@@ -164,10 +164,16 @@ export interface ModelRouteRow {
   updatedAt: number;
 }
 
-/** A price override for `model`: USD per million tokens per token category (`webSearch`: USD per 1,000 web searches, optional). updatedAt epoch ms. */
+/**
+ * A price override for `model`: USD per million tokens per token category; optional
+ * `webSearch` (USD per 1,000 web searches), `maxOutput` (the model's maximum output, tokens) and
+ * `longContext` (long-context rates, or null: priced flat). Stored as given: an absent
+ * `maxOutput` / `longContext` is not the same as one set (protocol/model-routes.ts ModelPrice
+ * says what the gateway makes of each). updatedAt epoch ms.
+ */
 export interface ModelPriceRow {
   model: string;
-  price: { input: number; output: number; cacheWrite5m: number; cacheWrite1h: number; cacheRead: number; webSearch?: number };
+  price: { input: number; output: number; cacheWrite5m: number; cacheWrite1h: number; cacheRead: number; webSearch?: number; maxOutput?: number; longContext?: LongContextPrice | null };
   updatedAt: number;
 }
 

@@ -1,3 +1,4 @@
+import { LongContextPrice, MAX_OUTPUT_TOKENS_CEILING, MaxOutputTokens } from '../protocol/index.js';
 import { num } from './codec.js';
 import { assertInt, type StoreCtx } from './ctx.js';
 import type { ModelPriceRow, ModelRouteRow } from './types.js';
@@ -53,7 +54,12 @@ export async function deleteModelRoute(c: StoreCtx, pattern: string): Promise<bo
 
 const PRICE_FIELDS = ['input', 'output', 'cacheWrite5m', 'cacheWrite1h', 'cacheRead'] as const;
 
-/** @throws Error naming the first price field that is not a finite number >= 0 (USD per million tokens; webSearch, optional, USD per 1,000 searches). */
+/**
+ * @throws Error naming the first price field that is not valid: token rates finite numbers from
+ * 0 to 1,000,000 (USD per million tokens); `webSearch`, optional, the same (USD per 1,000
+ * searches); `maxOutput`, optional, a whole number of tokens (protocol MaxOutputTokens);
+ * `longContext`, optional, null or long-context rates (protocol LongContextPrice).
+ */
 function assertPrice(p: ModelPriceRow['price']): void {
   if (typeof p !== 'object' || p === null) throw new Error('store: price must be an object of USD per million tokens');
   for (const f of PRICE_FIELDS) {
@@ -66,6 +72,29 @@ function assertPrice(p: ModelPriceRow['price']): void {
   if (w !== undefined && (typeof w !== 'number' || !Number.isFinite(w) || w < 0 || w > 1_000_000)) {
     throw new Error(`store: price.webSearch must be a number of USD per 1,000 searches from 0 to 1000000, got ${JSON.stringify(w)}`);
   }
+  if (p.maxOutput !== undefined && !MaxOutputTokens.safeParse(p.maxOutput).success) {
+    throw new Error(`store: price.maxOutput must be a whole number of tokens from 1 to ${MAX_OUTPUT_TOKENS_CEILING}, got ${JSON.stringify(p.maxOutput)}`);
+  }
+  if (p.longContext !== undefined && p.longContext !== null) {
+    const lc = LongContextPrice.safeParse(p.longContext);
+    if (!lc.success) {
+      const issue = lc.error.issues[0];
+      throw new Error(`store: price.longContext${issue?.path.length ? '.' + issue.path.join('.') : ''}: ${issue?.message ?? 'invalid'} (long-context rates, USD per million tokens, above aboveInputTokens tokens; or null)`);
+    }
+  }
+}
+
+/** The fields of a stored or given price, copied (no other keys): what is stored and listed. */
+function cleanPrice(raw: Record<string, unknown>): ModelPriceRow['price'] {
+  const price: ModelPriceRow['price'] = { input: raw.input as number, output: raw.output as number, cacheWrite5m: raw.cacheWrite5m as number, cacheWrite1h: raw.cacheWrite1h as number, cacheRead: raw.cacheRead as number };
+  if (typeof raw.webSearch === 'number') price.webSearch = raw.webSearch;
+  if (typeof raw.maxOutput === 'number') price.maxOutput = raw.maxOutput;
+  const lc = raw.longContext as Record<string, number> | null | undefined;
+  if (lc === null) price.longContext = null;
+  else if (typeof lc === 'object') {
+    price.longContext = { aboveInputTokens: lc.aboveInputTokens!, input: lc.input!, output: lc.output!, cacheWrite5m: lc.cacheWrite5m!, cacheWrite1h: lc.cacheWrite1h!, cacheRead: lc.cacheRead! };
+  }
+  return price;
 }
 
 /** Every price override, model ascending. A row whose JSON is unreadable is skipped (never happens through this module). */
@@ -73,17 +102,16 @@ export async function listModelPrices(c: StoreCtx): Promise<ModelPriceRow[]> {
   const rows = await c.db.selectFrom('model_prices').select(['model', 'price', 'updated_at']).orderBy('model').execute();
   const out: ModelPriceRow[] = [];
   for (const r of rows) {
-    const raw = (typeof r.price === 'string' ? JSON.parse(r.price) : r.price) as Record<string, number>;
-    const price: ModelPriceRow['price'] = { input: raw.input!, output: raw.output!, cacheWrite5m: raw.cacheWrite5m!, cacheWrite1h: raw.cacheWrite1h!, cacheRead: raw.cacheRead! };
-    if (typeof raw.webSearch === 'number') price.webSearch = raw.webSearch;
-    out.push({ model: r.model, price, updatedAt: num(r.updated_at) });
+    const raw = (typeof r.price === 'string' ? JSON.parse(r.price) : r.price) as Record<string, unknown>;
+    out.push({ model: r.model, price: cleanPrice(raw), updatedAt: num(r.updated_at) });
   }
   return out;
 }
 
 /**
  * Creates or replaces the price override of `model` (exact name or a name prefix, as
- * gateway/prices.ts priceFor matches names).
+ * gateway/prices.ts priceFor matches names). `maxOutput` and `longContext` are stored as given:
+ * absent stays absent, `longContext: null` stays null.
  * @throws Error naming a bad model name or price field.
  */
 export async function setModelPrice(c: StoreCtx, model: string, price: ModelPriceRow['price'], now: number): Promise<ModelPriceRow> {
@@ -91,8 +119,7 @@ export async function setModelPrice(c: StoreCtx, model: string, price: ModelPric
   if (model.includes('*')) throw new Error(`store: model of a price override must be a name or name prefix without *, got ${JSON.stringify(model)}`);
   assertPrice(price);
   assertInt('now', now, 0);
-  const clean: ModelPriceRow['price'] = { input: price.input, output: price.output, cacheWrite5m: price.cacheWrite5m, cacheWrite1h: price.cacheWrite1h, cacheRead: price.cacheRead };
-  if (price.webSearch !== undefined) clean.webSearch = price.webSearch;
+  const clean = cleanPrice(price);
   const text = JSON.stringify(clean);
   await c.db
     .insertInto('model_prices')

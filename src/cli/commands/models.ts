@@ -1,8 +1,9 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { ModelPattern, ProviderName, type ModelPrice, type ModelRoutesView } from '../../protocol/index.js';
+import { ApiError } from '../../client/index.js';
+import { MAX_OUTPUT_TOKENS_CEILING, ModelPattern, ProviderName, type LongContextPrice, type ModelPrice, type ModelPriceOverride, type ModelRoutesView } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
 import { formatTable } from '../format.js';
-import { addClientOptions, CliError, clientFrom, wantsJson, type ClientOptions } from '../options.js';
+import { addClientOptions, CliError, clientFrom, intIn, wantsJson, type ClientOptions } from '../options.js';
 
 function pattern(text: string): string {
   const r = ModelPattern.safeParse(text);
@@ -16,12 +17,35 @@ function provider(text: string): ProviderName {
   return r.data;
 }
 
-function usdPerMTok(what: string): (text: string) => number {
+function usdPerMTok(what: string, per = 'per million tokens'): (text: string) => number {
   return (text) => {
     const n = Number(text);
-    if (!/^\d+(\.\d+)?$/.test(text.trim()) || !Number.isFinite(n) || n > 1_000_000) throw new InvalidArgumentError(`${what} must be USD per million tokens (a number from 0 to 1000000)`);
+    if (!/^\d+(\.\d+)?$/.test(text.trim()) || !Number.isFinite(n) || n > 1_000_000) throw new InvalidArgumentError(`${what} must be USD ${per} (a number from 0 to 1000000)`);
     return n;
   };
+}
+
+/** Largest `--long-context-above` the CLI takes, tokens (far above any model's context window). */
+const MAX_LONG_CONTEXT_ABOVE = 100_000_000;
+
+/** `cache write 2.5/4` and the like: a rate set as the CLI and the table list it. */
+function rates(p: { input: number; output: number; cacheWrite5m: number; cacheWrite1h: number; cacheRead: number }): string {
+  return `input ${p.input}, output ${p.output}, cache write ${p.cacheWrite5m}/${p.cacheWrite1h}, cache read ${p.cacheRead}`;
+}
+
+/**
+ * What a price override says beyond its token rates, as phrases: web searches (USD per 1,000),
+ * maximum output (tokens; absent: the table's), long-context rates (USD per million tokens
+ * above a number of input-side tokens; `null`: none, every call at the base rates). Empty when
+ * it says none of them.
+ */
+export function describePriceExtras(p: ModelPrice): string[] {
+  const parts: string[] = [];
+  if (p.webSearch !== undefined) parts.push(`web search ${p.webSearch} USD per 1,000`);
+  if (p.maxOutput !== undefined) parts.push(`max output ${p.maxOutput} tokens`);
+  if (p.longContext === null) parts.push('no long-context rates (every call at the base rates)');
+  else if (p.longContext) parts.push(`long context above ${p.longContext.aboveInputTokens} input-side tokens: ${rates(p.longContext)}`);
+  return parts;
 }
 
 /** Human-readable lines for a {@link ModelRoutesView}. */
@@ -33,6 +57,11 @@ export function describeRoutes(v: ModelRoutesView): string {
   lines.push(`prices: table ${v.priceTableVersion}${v.prices.length ? '; overrides (USD per million tokens):' : ', no overrides'}`);
   if (v.prices.length) {
     lines.push(formatTable(['MODEL', 'INPUT', 'OUTPUT', 'CACHE-WRITE-5M', 'CACHE-WRITE-1H', 'CACHE-READ'], v.prices.map((p) => [p.model, String(p.price.input), String(p.price.output), String(p.price.cacheWrite5m), String(p.price.cacheWrite1h), String(p.price.cacheRead)])));
+    // web search, maximum output and long-context rates, for the overrides that set them
+    for (const p of v.prices) {
+      const extras = describePriceExtras(p.price);
+      if (extras.length) lines.push(`  ${p.model}: ${extras.join('; ')}`);
+    }
   }
   return lines.join('\n');
 }
@@ -45,7 +74,14 @@ export function describeRoutes(v: ModelRoutesView): string {
  * - `models delete PATTERN` (admin): remove an API route;
  * - `models price MODEL --input --output [--cache-write-5m --cache-write-1h --cache-read]`
  *   (admin; USD per million tokens; cache prices default to input × 1.25, × 2, × 0.1, the
- *   Anthropic ratios; env FLOTILLA_PRICE_INPUT, ...); `models price MODEL --delete` removes it.
+ *   Anthropic ratios; env FLOTILLA_PRICE_INPUT, ...), and optionally `--web-search` (USD per
+ *   1,000 searches), `--max-output` (tokens; absent: the price table's for the model), long-context
+ *   rates `--long-context-above TOKENS --long-context-input --long-context-output
+ *   [--long-context-cache-write-5m --long-context-cache-write-1h --long-context-cache-read]`
+ *   (cache rates default by the same ratios) or `--no-long-context` (every call at the base
+ *   rates). A model whose price table entry has long-context rates (claude-sonnet-4-5) needs one
+ *   of the two: the API refuses an override that would drop them unsaid (protocol ModelPrice).
+ *   `models price MODEL --delete` removes the override.
  * Every subcommand takes --server/--token/--data/--json (FLOTILLA_SERVER, ...). Exit 0 on
  * success; 1 on an API error (not an admin, unknown pattern, bad value: the message names it).
  */
@@ -86,7 +122,24 @@ export function registerModels(program: Command, ctx: CliContext): void {
     out(wantsJson(self, opts) ? JSON.stringify({ deleted: pat }) : `route deleted: ${pat}`);
   });
 
-  type PriceOpts = ClientOptions & { input?: number; output?: number; cacheWrite5m?: number; cacheWrite1h?: number; cacheRead?: number; delete?: boolean };
+  type PriceOpts = ClientOptions & {
+    input?: number;
+    output?: number;
+    cacheWrite5m?: number;
+    cacheWrite1h?: number;
+    cacheRead?: number;
+    webSearch?: number;
+    maxOutput?: number;
+    longContextAbove?: number;
+    longContextInput?: number;
+    longContextOutput?: number;
+    longContextCacheWrite5m?: number;
+    longContextCacheWrite1h?: number;
+    longContextCacheRead?: number;
+    /** false: --no-long-context. */
+    longContext: boolean;
+    delete?: boolean;
+  };
   addClientOptions(
     models
       .command('price')
@@ -97,6 +150,15 @@ export function registerModels(program: Command, ctx: CliContext): void {
       .addOption(new Option('--cache-write-5m <usd>', 'cache writes, 5-minute (default input × 1.25)').env('FLOTILLA_PRICE_CACHE_WRITE_5M').argParser(usdPerMTok('--cache-write-5m')))
       .addOption(new Option('--cache-write-1h <usd>', 'cache writes, 1-hour (default input × 2)').env('FLOTILLA_PRICE_CACHE_WRITE_1H').argParser(usdPerMTok('--cache-write-1h')))
       .addOption(new Option('--cache-read <usd>', 'cache reads (default input × 0.1)').env('FLOTILLA_PRICE_CACHE_READ').argParser(usdPerMTok('--cache-read')))
+      .addOption(new Option('--web-search <usd-per-1000>', "server-side web searches, USD per 1,000 (default: the price table's default entry's)").env('FLOTILLA_PRICE_WEB_SEARCH').argParser(usdPerMTok('--web-search', 'per 1,000 searches')))
+      .addOption(new Option('--max-output <tokens>', "the model's maximum output per call, tokens: no call is reserved or charged for more (default: the price table's for the model)").env('FLOTILLA_PRICE_MAX_OUTPUT').argParser(intIn(1, MAX_OUTPUT_TOKENS_CEILING, '--max-output')))
+      .addOption(new Option('--long-context-above <tokens>', 'long-context rates: for every token of a call whose input + cache write + cache read tokens are above this (with --long-context-input and --long-context-output)').env('FLOTILLA_PRICE_LONG_CONTEXT_ABOVE').argParser(intIn(1, MAX_LONG_CONTEXT_ABOVE, '--long-context-above')))
+      .addOption(new Option('--long-context-input <usd>', 'long-context input tokens').env('FLOTILLA_PRICE_LONG_CONTEXT_INPUT').argParser(usdPerMTok('--long-context-input')))
+      .addOption(new Option('--long-context-output <usd>', 'long-context output tokens').env('FLOTILLA_PRICE_LONG_CONTEXT_OUTPUT').argParser(usdPerMTok('--long-context-output')))
+      .addOption(new Option('--long-context-cache-write-5m <usd>', 'long-context cache writes, 5-minute (default long-context input × 1.25)').env('FLOTILLA_PRICE_LONG_CONTEXT_CACHE_WRITE_5M').argParser(usdPerMTok('--long-context-cache-write-5m')))
+      .addOption(new Option('--long-context-cache-write-1h <usd>', 'long-context cache writes, 1-hour (default long-context input × 2)').env('FLOTILLA_PRICE_LONG_CONTEXT_CACHE_WRITE_1H').argParser(usdPerMTok('--long-context-cache-write-1h')))
+      .addOption(new Option('--long-context-cache-read <usd>', 'long-context cache reads (default long-context input × 0.1)').env('FLOTILLA_PRICE_LONG_CONTEXT_CACHE_READ').argParser(usdPerMTok('--long-context-cache-read')))
+      .addOption(new Option('--no-long-context', "no long-context rates: every call at the base rates (needed to drop the price table's, e.g. claude-sonnet-4-5's above 200,000 tokens)").env('FLOTILLA_PRICE_NO_LONG_CONTEXT'))
       .addOption(new Option('--delete', 'remove the override instead').env('FLOTILLA_PRICE_DELETE')),
   ).action(async (model: string, opts: PriceOpts, self: Command) => {
     const client = await clientFrom(opts);
@@ -106,14 +168,46 @@ export function registerModels(program: Command, ctx: CliContext): void {
     }
     if (opts.input === undefined || opts.output === undefined) throw new CliError('models price: --input and --output are required (USD per million tokens), or --delete', 2);
     const round = (x: number) => Math.round(x * 1e6) / 1e6;
+    const longFlags = [opts.longContextAbove, opts.longContextInput, opts.longContextOutput, opts.longContextCacheWrite5m, opts.longContextCacheWrite1h, opts.longContextCacheRead];
+    const anyLong = longFlags.some((v) => v !== undefined);
+    if (anyLong && !opts.longContext) throw new CliError('models price: --no-long-context cannot go with --long-context-* rates: give the rates or no long-context rates', 2);
+    let longContext: LongContextPrice | null | undefined;
+    if (!opts.longContext) longContext = null;
+    else if (anyLong) {
+      if (opts.longContextAbove === undefined || opts.longContextInput === undefined || opts.longContextOutput === undefined) {
+        throw new CliError('models price: long-context rates need --long-context-above (tokens), --long-context-input and --long-context-output (USD per million tokens)', 2);
+      }
+      longContext = {
+        aboveInputTokens: opts.longContextAbove,
+        input: opts.longContextInput,
+        output: opts.longContextOutput,
+        cacheWrite5m: opts.longContextCacheWrite5m ?? round(opts.longContextInput * 1.25),
+        cacheWrite1h: opts.longContextCacheWrite1h ?? round(opts.longContextInput * 2),
+        cacheRead: opts.longContextCacheRead ?? round(opts.longContextInput * 0.1),
+      };
+    }
     const price: ModelPrice = {
       input: opts.input,
       output: opts.output,
       cacheWrite5m: opts.cacheWrite5m ?? round(opts.input * 1.25),
       cacheWrite1h: opts.cacheWrite1h ?? round(opts.input * 2),
       cacheRead: opts.cacheRead ?? round(opts.input * 0.1),
+      ...(opts.webSearch !== undefined ? { webSearch: opts.webSearch } : {}),
+      ...(opts.maxOutput !== undefined ? { maxOutput: opts.maxOutput } : {}),
+      ...(longContext !== undefined ? { longContext } : {}),
     };
-    const row = await client.setModelPrice(model, price);
-    out(wantsJson(self, opts) ? JSON.stringify(row) : `price override set: ${row.model} input ${row.price.input}, output ${row.price.output}, cache write ${row.price.cacheWrite5m}/${row.price.cacheWrite1h}, cache read ${row.price.cacheRead} USD per million tokens`);
+    let row: ModelPriceOverride;
+    try {
+      row = await client.setModelPrice(model, price);
+    } catch (err) {
+      // The table has long-context rates for this model: say which flags decide.
+      if (err instanceof ApiError && err.field === 'price.longContext' && longContext === undefined) {
+        throw new ApiError(err.status, err.code, `${err.message} (flags: --long-context-above TOKENS --long-context-input USD --long-context-output USD, or --no-long-context)`, err.field);
+      }
+      throw err;
+    }
+    const extras = describePriceExtras(row.price);
+    if (row.price.maxOutput === undefined) extras.push('max output as in the price table');
+    out(wantsJson(self, opts) ? JSON.stringify(row) : `price override set: ${row.model} ${rates(row.price)} USD per million tokens${extras.map((e) => '; ' + e).join('')}`);
   });
 }

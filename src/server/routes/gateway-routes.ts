@@ -9,6 +9,7 @@ import {
 } from '../../protocol/index.js';
 import type { GatewayConfig } from '../../gateway/config.js';
 import type { ModelDirectory } from '../../gateway/model-directory.js';
+import { droppedLongContext, droppedLongContextMessage } from '../../gateway/price-override.js';
 import type { ModelPriceRow, ModelRouteRow } from '../../store/types.js';
 import { requireAdmin, type AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
@@ -51,7 +52,11 @@ function priceView(p: ModelPriceRow): ModelPriceOverride {
  * - `PUT /api/gateway/routes` {@link SetModelRouteRequest} (admin) → 200 {@link ModelRoute};
  * - `DELETE /api/gateway/routes?pattern=P` (admin) → 204; 404 `not_found` when P has no API
  *   route (configured routes cannot be deleted here); 400 `invalid_request` without `pattern`;
- * - `PUT /api/gateway/prices` {@link SetModelPriceRequest} (admin) → 200 {@link ModelPriceOverride};
+ * - `PUT /api/gateway/prices` {@link SetModelPriceRequest} (admin) → 200 {@link ModelPriceOverride}
+ *   (the price as stored: `maxOutput` / `longContext` only when given). 400 naming
+ *   `price.longContext` when it leaves `longContext` out for a model whose entry in the price
+ *   table (data/prices.json with flotilla.yaml's prices: `config.prices`) has long-context rates:
+ *   it must give its own or `null` (protocol/model-routes.ts ModelPrice says why);
  * - `DELETE /api/gateway/prices?model=M` (admin) → 204; 404 when M has no override.
  * Bad bodies → 400 `invalid_json` / `invalid_request` naming the field.
  */
@@ -89,6 +94,8 @@ export function mountGatewayRoutes(app: Hono<AppEnv>, ctx: ServerContext, deps: 
   app.put('/api/gateway/prices', requireAdmin(), async (c) => {
     const body = await readBody(c, SetModelPriceRequest);
     if (!body.ok) return body.response;
+    const dropped = droppedLongContext(deps.config.prices, body.value.model, body.value.price);
+    if (dropped) return apiError(c, 400, 'invalid_request', `price.longContext: ${droppedLongContextMessage(body.value.model, dropped)}`, 'price.longContext');
     const row = await ctx.store.setModelPrice(body.value.model, body.value.price, ctx.now());
     deps.directory.invalidate();
     ctx.log.info('model price override set', { model: row.model, by: c.var.principal.name });

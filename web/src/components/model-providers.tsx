@@ -3,7 +3,9 @@ import { client, errorText, useApi, type ModelPrice, type ProviderName } from '.
 import { when } from '../format.js';
 
 const PROVIDERS: ProviderName[] = ['anthropic', 'openai', 'openai-compatible', 'scripted'];
-const PRICE_FIELDS: Array<[keyof ModelPrice, string]> = [
+/** The per-token rates the form sets (USD per million tokens). */
+type TokenRate = 'input' | 'output' | 'cacheWrite5m' | 'cacheWrite1h' | 'cacheRead';
+const PRICE_FIELDS: Array<[TokenRate, string]> = [
   ['input', 'input'],
   ['output', 'output'],
   ['cacheWrite5m', 'cache write 5m'],
@@ -21,7 +23,9 @@ export function ModelProviders() {
   const [pattern, setPattern] = useState('');
   const [provider, setProvider] = useState<ProviderName>('anthropic');
   const [model, setModel] = useState('');
-  const [price, setPrice] = useState<Record<keyof ModelPrice, string>>({ input: '', output: '', cacheWrite5m: '', cacheWrite1h: '', cacheRead: '' });
+  const [price, setPrice] = useState<Record<TokenRate, string>>({ input: '', output: '', cacheWrite5m: '', cacheWrite1h: '', cacheRead: '' });
+  const [webSearch, setWebSearch] = useState('');
+  const [flatLong, setFlatLong] = useState(false);
   const [error, setError] = useState('');
   const act = async (f: () => Promise<unknown>) => {
     setError('');
@@ -45,7 +49,15 @@ export function ModelProviders() {
       setError(`price ${bad[1]}: enter USD per million tokens (0 or more)`);
       return;
     }
-    const p = Object.fromEntries(PRICE_FIELDS.map(([k]) => [k, Number(price[k])])) as ModelPrice;
+    if (webSearch.trim() !== '' && !(Number(webSearch) >= 0)) {
+      setError('price web search: enter USD per 1,000 searches (0 or more), or leave it empty');
+      return;
+    }
+    const p: ModelPrice = { input: Number(price.input), output: Number(price.output), cacheWrite5m: Number(price.cacheWrite5m), cacheWrite1h: Number(price.cacheWrite1h), cacheRead: Number(price.cacheRead) };
+    if (webSearch.trim() !== '') p.webSearch = Number(webSearch);
+    // A model with long-context rates in the price table (Claude Sonnet 4 / 4.5) takes an override
+    // only with its own long-context rates or none at all (the API's 400 names price.longContext).
+    if (flatLong) p.longContext = null;
     if (await act(() => client.setModelPrice(model.trim(), p))) setModel('');
   };
   const v = view.data;
@@ -100,6 +112,10 @@ export function ModelProviders() {
                   </td>
                   <td className="num">
                     in {p.price.input} · out {p.price.output} · cache w {p.price.cacheWrite5m}/{p.price.cacheWrite1h} · cache r {p.price.cacheRead}
+                    {p.price.webSearch !== undefined && ` · web search ${p.price.webSearch}/1k`}
+                    {p.price.maxOutput !== undefined && ` · max output ${p.price.maxOutput}`}
+                    {p.price.longContext === null && ' · long context flat'}
+                    {p.price.longContext && ` · above ${p.price.longContext.aboveInputTokens} input: in ${p.price.longContext.input} · out ${p.price.longContext.output}`}
                   </td>
                   <td>
                     <button className="link" onClick={() => act(() => client.deleteModelPrice(p.model))}>
@@ -116,6 +132,10 @@ export function ModelProviders() {
             {PRICE_FIELDS.map(([k, label]) => (
               <input key={k} type="number" min="0" step="any" placeholder={label} aria-label={`price ${label}`} value={price[k]} onChange={(e) => setPrice({ ...price, [k]: e.target.value })} style={{ width: '7rem' }} />
             ))}
+            <input type="number" min="0" step="any" placeholder="web search /1k" aria-label="price web search" value={webSearch} onChange={(e) => setWebSearch(e.target.value)} style={{ width: '7rem' }} />
+            <label title="Claude Sonnet 4 / 4.5 have higher rates above 200,000 input tokens in the price table: an override replaces them, so say to price long calls at these rates">
+              <input type="checkbox" checked={flatLong} onChange={(e) => setFlatLong(e.target.checked)} aria-label="long calls at these rates" /> long calls at these rates
+            </label>
             <button type="submit" data-testid="add-price">
               Set price
             </button>

@@ -1,0 +1,75 @@
+/**
+ * How a price override combines with the table entry it replaces (price-override.ts), in
+ * flotilla.yaml (config-file.ts withGatewayFile) and for the API's stored overrides
+ * (model-directory.ts withOverrides), against the shipped table: claude-sonnet-4-5 3 / 15 /
+ * 3.75 / 6 / 0.30, maxOutput 64,000, long-context rates 6 / 22.50 / 7.50 / 12 / 0.60 above
+ * 200,000 input-side tokens; claude-opus-4-6 maxOutput 128,000, no long-context rates.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { callCost } from '../core/pricing.js';
+import { loadGatewayFile, withGatewayFile } from './config-file.js';
+import type { GatewayConfig } from './config.js';
+import { ratesFor } from './long-context.js';
+import { withOverrides } from './model-directory.js';
+import { priceFor, loadPriceTable } from './prices.js';
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+const BASE = { input: 2, output: 8, cacheWrite5m: 2.5, cacheWrite1h: 4, cacheRead: 0.2 };
+const base = '{ input: 2, output: 8, cacheWrite5m: 2.5, cacheWrite1h: 4, cacheRead: 0.2 }';
+const config = (): GatewayConfig => ({ provider: 'scripted', anthropicBaseUrl: 'http://unused', prices: loadPriceTable() });
+
+/** A flotilla.yaml with `prices` (YAML lines under `gateway.prices`), read and laid over the shipped table. */
+function withFile(prices: string): { file: string; merged: () => GatewayConfig } {
+  const dir = mkdtempSync(join(tmpdir(), 'flotilla-price-override-'));
+  dirs.push(dir);
+  const file = join(dir, 'flotilla.yaml');
+  writeFileSync(file, `gateway:\n  prices:\n${prices}`);
+  return { file, merged: () => withGatewayFile(config(), loadGatewayFile(file)) };
+}
+
+/** µ$ of 250,000 input tokens and 10 output tokens of `model` under `table`'s prices. */
+function longCall(prices: GatewayConfig['prices'], model: string): number {
+  const u = { inputTokens: 250_000, outputTokens: 10, cacheReadTokens: 0, cacheWriteTokens: 0 };
+  return callCost(u, ratesFor(priceFor(prices, model), 250_000)).micros;
+}
+
+describe('flotilla.yaml price overrides over the table', () => {
+  it('one that leaves out the table\'s long-context rates is refused naming the file and gateway.prices.<model>.longContext', () => {
+    const { file, merged } = withFile(`    claude-sonnet-4-5: ${base}\n`);
+    expect(merged).toThrow(`${file}: gateway.prices.claude-sonnet-4-5.longContext: the price table prices claude-sonnet-4-5 calls above 200000 input-side tokens`);
+    expect(merged).toThrow(/longContext: null/);
+  });
+
+  it('longContext: null prices flat; a missing maxOutput is the table\'s; its own long-context rates and maximum output are its own', () => {
+    const own = '{ input: 2, output: 8, cacheWrite5m: 2.5, cacheWrite1h: 4, cacheRead: 0.2, maxOutput: 2000, longContext: { aboveInputTokens: 100000, input: 4, output: 16, cacheWrite5m: 5, cacheWrite1h: 8, cacheRead: 0.4 } }';
+    const m = withFile(`    claude-sonnet-4-5: { input: 2, output: 8, cacheWrite5m: 2.5, cacheWrite1h: 4, cacheRead: 0.2, longContext: null }\n    claude-opus-4-6: ${base}\n    claude-sonnet-4: ${own}\n`).merged();
+    expect(m.prices.models['claude-sonnet-4-5']).toEqual({ ...BASE, maxOutput: 64_000 });
+    expect(m.prices.models['claude-opus-4-6']).toEqual({ ...BASE, maxOutput: 128_000 });
+    expect(m.prices.models['claude-sonnet-4']).toEqual({ ...BASE, maxOutput: 2000, longContext: { aboveInputTokens: 100_000, input: 4, output: 16, cacheWrite5m: 5, cacheWrite1h: 8, cacheRead: 0.4 } });
+    // 250,000 × $2 + 10 × $8 per million, flat
+    expect(longCall(m.prices, 'claude-sonnet-4-5')).toBe(500_080);
+    // 250,000 × $4 + 10 × $16 per million
+    expect(longCall(m.prices, 'claude-sonnet-4')).toBe(1_000_160);
+  });
+});
+
+describe('the API\'s stored overrides over the table (withOverrides)', () => {
+  it('no longContext key (stored before the API took it): the table\'s rates; null: flat; maxOutput: the table\'s unless given', () => {
+    const table = loadPriceTable();
+    const legacy = withOverrides(table, [{ model: 'claude-sonnet-4-5', price: BASE, updatedAt: 0 }]);
+    expect(priceFor(legacy, 'claude-sonnet-4-5')).toMatchObject({ ...BASE, maxOutput: 64_000, longContext: { aboveInputTokens: 200_000, input: 6, output: 22.5 } });
+    // 250,000 × $6 + 10 × $22.50 per million
+    expect(longCall(legacy, 'claude-sonnet-4-5')).toBe(1_500_225);
+
+    const flat = withOverrides(table, [{ model: 'claude-sonnet-4-5', price: { ...BASE, longContext: null, maxOutput: 1000 }, updatedAt: 0 }]);
+    expect(priceFor(flat, 'claude-sonnet-4-5')).toEqual({ ...BASE, maxOutput: 1000, webSearch: 25 }); // webSearch: the default entry's, as before
+    expect(longCall(flat, 'claude-sonnet-4-5')).toBe(500_080);
+    // a dated name falls back to the override, as to the entry it replaced
+    expect(longCall(flat, 'claude-sonnet-4-5-20250929')).toBe(500_080);
+  });
+});

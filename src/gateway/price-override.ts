@@ -1,0 +1,53 @@
+import type { LongContextPrice, ModelPrice as PriceOverride } from '../protocol/index.js';
+import type { TablePrice } from './price-schema.js';
+import { tokenPriceFor, type PriceTable } from './prices.js';
+
+export type { PriceOverride };
+
+/**
+ * How a price override — flotilla.yaml `gateway.prices` (config-file.ts) or the API's (stored:
+ * protocol/model-routes.ts ModelPrice) — combines with the price table entry it replaces (the
+ * one {@link tokenPriceFor} finds for the override's name: what the gateway priced that name at
+ * without it). Rates are USD per million tokens; `maxOutput` tokens.
+ * - Token rates and `webSearch`: the override's (a missing `webSearch` is the table's default
+ *   entry's, prices.ts priceFor).
+ * - `maxOutput` is a fact about the model, not a price: absent, the table entry's still applies,
+ *   so overriding claude-sonnet-4-5's rates keeps its 64,000-token maximum output.
+ * - `longContext`: the override's rates, or none when it says `null` (every call at the base
+ *   rates). Absent: refused where the override is written when the entry has long-context rates
+ *   ({@link droppedLongContext}: the API's 400, flotilla.yaml at start), since they are prices
+ *   tied to the base rates and only the operator knows which fit theirs. An override that still
+ *   says neither — stored before the API took `longContext`, or before the table gave the model
+ *   long-context rates — takes the table entry's: the gateway never drops them silently (that
+ *   undercharges every call past 200,000 input-side tokens by half).
+ */
+export function overriddenPrice(table: PriceTable, model: string, override: PriceOverride): TablePrice {
+  const replaced = tokenPriceFor(table, model);
+  const price: TablePrice = { input: override.input, output: override.output, cacheWrite5m: override.cacheWrite5m, cacheWrite1h: override.cacheWrite1h, cacheRead: override.cacheRead };
+  if (override.webSearch !== undefined) price.webSearch = override.webSearch;
+  const maxOutput = override.maxOutput ?? replaced.maxOutput;
+  if (maxOutput !== undefined) price.maxOutput = maxOutput;
+  const longContext = override.longContext === undefined ? replaced.longContext : override.longContext;
+  if (longContext) price.longContext = longContext;
+  return price;
+}
+
+/**
+ * The long-context rates an override of `model` would drop by leaving `longContext` out: the
+ * table entry's ({@link tokenPriceFor}) when it has some and the override says neither rates
+ * nor `null`; else null (nothing dropped).
+ */
+export function droppedLongContext(table: PriceTable, model: string, override: PriceOverride): LongContextPrice | null {
+  if (override.longContext !== undefined) return null;
+  return tokenPriceFor(table, model).longContext ?? null;
+}
+
+/** Why an override of `model` that leaves out `longContext` is refused, `lc` being the table's rates it would drop (no field name in front). */
+export function droppedLongContextMessage(model: string, lc: LongContextPrice): string {
+  return (
+    `the price table prices ${model} calls above ${lc.aboveInputTokens} input-side tokens at long-context rates ` +
+    `(input ${lc.input}, output ${lc.output}, cache write ${lc.cacheWrite5m} / ${lc.cacheWrite1h}, cache read ${lc.cacheRead} USD per million tokens); ` +
+    `an override must give its own (longContext: { aboveInputTokens, input, output, cacheWrite5m, cacheWrite1h, cacheRead }) ` +
+    `or longContext: null to price every call at its base rates`
+  );
+}

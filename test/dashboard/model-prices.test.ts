@@ -1,0 +1,52 @@
+/**
+ * Settings → model prices, in real headless Chromium against a real `flotilla up`: an admin
+ * overrides claude-sonnet-4-5's price. The shipped table gives that model long-context rates
+ * (above 200,000 input tokens), so an override without its own is refused and the page shows
+ * the server's reason (price.longContext); with "long calls at these rates" and a web search
+ * price it is stored (the API lists longContext null, webSearch 12, the table's maxOutput kept)
+ * and the row shows it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser } from 'playwright-core';
+import { addUsers, dashboardReady, launchBrowser, screenshot, signIn, startUp, type Up } from './harness.js';
+
+const ready = dashboardReady();
+if (!ready.ok && process.env.CI) throw new Error(`dashboard tests cannot run: ${ready.why}`);
+
+describe.skipIf(!ready.ok)('model price overrides in Settings (Chromium)', () => {
+  let up: Up;
+  let browser: Browser;
+  beforeAll(async () => {
+    up = await startUp();
+    await addUsers(up);
+    browser = await launchBrowser();
+  }, 180_000);
+  afterAll(async () => {
+    await browser?.close();
+    await up?.close();
+  });
+
+  it('a long-context model needs its long calls priced; web search and flat long calls are stored and shown', async () => {
+    const admin = await signIn(browser, up.url, 'ada', 'admin-password-1');
+    await admin.goto(`${up.url}/settings`);
+    await admin.locator('[data-testid=add-price]').waitFor({ timeout: 15_000 });
+    await admin.fill('[aria-label="price model"]', 'claude-sonnet-4-5');
+    for (const [label, v] of [['input', '2'], ['output', '10'], ['cache write 5m', '2.5'], ['cache write 1h', '4'], ['cache read', '0.2']]) {
+      await admin.fill(`[aria-label="price ${label}"]`, v!);
+    }
+    await admin.click('[data-testid=add-price]');
+    await expect.poll(() => admin.locator('[data-testid=model-providers] .error').textContent(), { timeout: 10_000 }).toContain('longContext');
+    expect((await up.admin.listModelRoutes()).prices).toEqual([]);
+
+    await admin.fill('[aria-label="price web search"]', '12');
+    await admin.check('[aria-label="long calls at these rates"]');
+    await admin.click('[data-testid=add-price]');
+    await expect.poll(async () => (await up.admin.listModelRoutes()).prices.map((p) => p.model), { timeout: 10_000 }).toEqual(['claude-sonnet-4-5']);
+    const stored = (await up.admin.listModelRoutes()).prices[0]!.price;
+    expect(stored).toMatchObject({ input: 2, output: 10, cacheWrite5m: 2.5, cacheWrite1h: 4, cacheRead: 0.2, webSearch: 12, longContext: null });
+    const row = admin.locator('[data-testid=prices] tr', { hasText: 'claude-sonnet-4-5' });
+    await expect.poll(() => row.textContent(), { timeout: 10_000 }).toContain('web search 12/1k');
+    expect(await row.textContent()).toContain('long context flat');
+    await screenshot(admin, 'settings-model-prices');
+  });
+});
