@@ -54,8 +54,11 @@ export const RunnerToServer = z.discriminatedUnion('type', [
   /** First frame after connecting. */
   z.object({
     type: z.literal('hello'),
-    /** The same rule as `runner --name` and registration. */
-    name: RunnerName,
+    /**
+     * The name the runner asks for (the rule of `runner --name` and registration); absent: it
+     * keeps the name it has (a runner started again without `--name`).
+     */
+    name: RunnerName.optional(),
     /** A `role` label must be a role (the rule of `--role` and registration). */
     labels: Labels.superRefine((l, ctx) => {
       if (l.role === undefined) return;

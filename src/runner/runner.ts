@@ -35,7 +35,10 @@ export interface RunnerOptions {
    * starts is skipped. Only where hiding works (as the secret folder).
    */
   hidePaths?: readonly string[];
-  /** Runner name (protocol RunnerName); default os.hostname() made into one (runnerNameFrom). */
+  /**
+   * Runner name (protocol RunnerName). At registration the default is os.hostname() made into one
+   * (runnerNameFrom); a registered runner started without one keeps the name it has.
+   */
   name?: string;
   /** Default {}. */
   labels?: Labels;
@@ -348,7 +351,9 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
     new Session({
       serverUrl,
       credential,
-      hello: () => ({ type: 'hello', name, labels, capacity, browserSlots, version: RUNNER_VERSION, running: running(), instance, ...(updater.updating !== null ? { updating: updater.updating } : {}) }),
+      // A name only when one was given: a runner started again without --name keeps the name it
+      // has (an admin may have renamed it, or it got NAME-2), not the host name again.
+      hello: () => ({ type: 'hello', ...(opts.name !== undefined ? { name } : {}), labels, capacity, browserSlots, version: RUNNER_VERSION, running: running(), instance, ...(updater.updating !== null ? { updating: updater.updating } : {}) }),
       running,
       onWelcome: (w) => {
         // Bound by the registration token: say so where the user looks (the server only logs it).

@@ -92,7 +92,7 @@ export async function onHello(hub: HelloHub, conn: Connection, msg: Extract<Runn
     heartbeatTimeoutMs: o.heartbeatTimeoutMs,
     serverTime: new Date(o.now()).toISOString(),
     ...(ignoredLabels.length ? { ignoredLabels } : {}),
-    ...(conn.name !== msg.name ? { name: conn.name } : {}),
+    ...(msg.name !== undefined && conn.name !== msg.name ? { name: conn.name } : {}),
   });
   await reconcile(o, conn, msg.running, true);
   hub.updates.hello(conn.runnerId, msg.updating, msg.version);
