@@ -263,22 +263,43 @@ export async function extendBudgetReservation(c: StoreCtx, reservationId: number
   return Number(r.numUpdatedRows) > 0;
 }
 
+/** A top-up would take a tree's limit past the cap it was given ({@link topUpBudget}). */
+export class BudgetCapError extends Error {
+  constructor(
+    /** The tree's limit when the top-up was refused, micro-dollars. */
+    readonly limitMicros: number,
+    /** The cap, micro-dollars. */
+    readonly capMicros: number,
+  ) {
+    super(`store: a top-up would take the tree's budget past its cap (${limitMicros} + more > ${capMicros} micro-dollars)`);
+    this.name = 'BudgetCapError';
+  }
+}
+
 /**
  * Adds `addMicros` to the tree's limit (and to the root job's `budget_micros`, so job views
- * show the new limit), one transaction. Null when `rootId` is not a root job.
- * @throws Error when addMicros is not an integer >= 1.
+ * show the new limit), one transaction; with `capMicros`, only if the new limit is at most that,
+ * checked in the same statement (two top-ups at once cannot pass it together). Null when
+ * `rootId` is not a root job.
+ * @throws Error when addMicros is not an integer >= 1; {@link BudgetCapError} (with the limit
+ *   as it is) when the cap would be passed.
  */
-export async function topUpBudget(c: StoreCtx, rootId: number, addMicros: number, now: number): Promise<TreeBudget | null> {
+export async function topUpBudget(c: StoreCtx, rootId: number, addMicros: number, now: number, capMicros?: number): Promise<TreeBudget | null> {
   assertInt('rootId', rootId, 1);
   assertInt('addMicros', addMicros, 1);
+  if (capMicros !== undefined) assertInt('capMicros', capMicros, 1);
   if (!(await ensureRow(c, rootId, now))) return null;
   return c.db.transaction().execute(async (trx) => {
-    const row = await trx
+    let q = trx
       .updateTable('tree_budgets')
       .set({ limit_micros: sql<number>`limit_micros + ${addMicros}`, updated_at: now })
-      .where('root_id', '=', rootId)
-      .returning(COLS)
-      .executeTakeFirstOrThrow();
+      .where('root_id', '=', rootId);
+    if (capMicros !== undefined) q = q.where(sql<boolean>`limit_micros + ${addMicros} <= ${capMicros}`);
+    const row = await q.returning(COLS).executeTakeFirst();
+    if (!row) {
+      const cur = await trx.selectFrom('tree_budgets').select('limit_micros').where('root_id', '=', rootId).executeTakeFirstOrThrow();
+      throw new BudgetCapError(num(cur.limit_micros), capMicros!);
+    }
     await trx.updateTable('jobs').set({ budget_micros: num(row.limit_micros) }).where('id', '=', rootId).execute();
     return toBudget(row);
   });

@@ -110,7 +110,7 @@ export function kyselyStore(db: Kysely<Database>, dialect: SqlDialect, afterClos
     listModelPrices: () => modelRoutes.listModelPrices(c),
     setModelPrice: (m, price, now) => modelRoutes.setModelPrice(c, m, price, now),
     deleteModelPrice: (m) => modelRoutes.deleteModelPrice(c, m),
-    topUpBudget: (id, add, now) => budgets.topUpBudget(c, id, add, now),
+    topUpBudget: (id, add, now, cap) => budgets.topUpBudget(c, id, add, now, cap),
     pauseJobForBudget: (id, attempt, reason, now) => budgets.pauseJobForBudget(c, id, attempt, reason, now),
     resumeBudgetPausedJobs: (id, now) => budgets.resumeBudgetPausedJobs(c, id, now),
     deferHeldBudgetResumes: (id) => budgets.deferHeldBudgetResumes(c, id),

@@ -76,8 +76,8 @@ export interface LedgerStore {
   setModelPrice(model: string, price: ModelPriceRow['price'], now: number): Promise<ModelPriceRow>;
   /** Deletes the price override of `model`; false when there was none. */
   deleteModelPrice(model: string): Promise<boolean>;
-  /** Raises the tree's limit by `addMicros` (and the root job's budgetMicros). Null when not a root job. */
-  topUpBudget(rootId: number, addMicros: number, now: number): Promise<TreeBudget | null>;
+  /** Raises the tree's limit by `addMicros` (and the root job's budgetMicros); with `capMicros`, only to at most that (store/budgets.ts BudgetCapError otherwise). Null when not a root job. */
+  topUpBudget(rootId: number, addMicros: number, now: number, capMicros?: number): Promise<TreeBudget | null>;
   /** assigned/running attempt → `paused` (endReason `budget`, `error` = reason, token cleared), fenced by attempt. */
   pauseJobForBudget(jobId: number, attempt: number, reason: string, now: number): Promise<JobRow | null>;
   /** Every budget-paused job of the tree → `queued` with resumeSessionId = its sessionId. Returns them. */

@@ -2,6 +2,7 @@ import type { Hono } from 'hono';
 import { formatMicros, usdToMicros } from '../../core/money.js';
 import { MAX_BUDGET_USD, TopUpRequest, type BudgetView } from '../../protocol/index.js';
 import { isTerminal } from '../../core/job-state.js';
+import { BudgetCapError } from '../../store/budgets.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
 import { apiError, idError, parseId, readBody } from '../http-util.js';
@@ -25,8 +26,7 @@ import { budgetResumer } from '../budget-pause.js';
  * cancelled, lost: nothing of it can spend any more) 409 `job_ended` "job N has ended (status)";
  * a top-up that would raise the tree's limit past $100,000 ({@link MAX_BUDGET_USD}, the most a
  * budget may be) 400 `invalid_request` naming `addUsd`, the cap and the most that can be added.
- * (The cap is checked before the update, not in it: two top-ups racing each other can pass it
- * together; each is at most $100,000.)
+ * The cap is checked in the store's update (store/budgets.ts): two top-ups at once cannot pass it.
  */
 export function mountJobBudget(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.get('/api/jobs/:id/budget', async (c) => {
@@ -66,13 +66,15 @@ export function mountJobBudget(app: Hono<AppEnv>, ctx: ServerContext): void {
       if (r) budget = r.budget;
     }
     if (!budget) {
-      // A sub-limit never grows past what the tree has left, so only the tree's own limit can pass the cap.
-      const tree = await ctx.store.getTreeBudget(job.rootId, now);
-      if (tree && tree.limitMicros + addMicros > capMicros) {
-        const most = formatMicros(Math.max(0, capMicros - tree.limitMicros));
-        return apiError(c, 400, 'invalid_request', `addUsd: job tree ${job.rootId}'s budget would be ${formatMicros(tree.limitMicros + addMicros)}, over the cap of $${MAX_BUDGET_USD.toLocaleString('en-US')} per tree (it is ${formatMicros(tree.limitMicros)}: at most ${most} can be added)`, 'addUsd');
+      // A sub-limit never grows past what the tree has left, so only the tree's own limit can
+      // pass the cap: checked in the store's update itself (two top-ups at once cannot pass it).
+      try {
+        budget = await ctx.store.topUpBudget(job.rootId, addMicros, now, capMicros);
+      } catch (err) {
+        if (!(err instanceof BudgetCapError)) throw err;
+        const most = formatMicros(Math.max(0, capMicros - err.limitMicros));
+        return apiError(c, 400, 'invalid_request', `addUsd: job tree ${job.rootId}'s budget would be ${formatMicros(err.limitMicros + addMicros)}, over the cap of $${MAX_BUDGET_USD.toLocaleString('en-US')} per tree (it is ${formatMicros(err.limitMicros)}: at most ${most} can be added)`, 'addUsd');
       }
-      budget = await ctx.store.topUpBudget(job.rootId, addMicros, now);
     }
     if (!budget) return apiError(c, 404, 'not_found', `job ${id}'s tree has no root job ${job.rootId}`);
     // Resumed as after any new room (budget-pause.ts): a paused job whose stopped process has not

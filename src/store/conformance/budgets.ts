@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest';
 import type { NewModelCall } from '../types.js';
+import { BudgetCapError } from '../budgets.js';
 import { T, fakeHash, newJob, newRunner, type Harness } from './harness.js';
 
 function call(jobId: number, over: Partial<NewModelCall>): NewModelCall {
@@ -54,6 +55,21 @@ export function budgetTests(h: Harness): void {
     expect(b).toEqual({ rootId: root.id, limitMicros: 2_500_000, spentMicros: 0, reservedMicros: 0, remainingMicros: 2_500_000 });
     expect((await s.getJob(root.id))?.budgetMicros).toBe(2_500_000);
     expect(await s.topUpBudget(12345, 1, T)).toBeNull();
+  });
+
+  it('budgets: a top-up with a cap: up to the cap it is taken; past it BudgetCapError with the limit; at once from two stores only one fits', async () => {
+    const s = await h.open();
+    const s2 = await h.another(s);
+    const root = await newJob(s, { budgetMicros: 1_000_000 });
+    expect(await s.topUpBudget(root.id, 1_000_000, T, 2_000_000)).toMatchObject({ limitMicros: 2_000_000 });
+    const over = await s.topUpBudget(root.id, 1, T, 2_000_000).catch((e: unknown) => e);
+    expect(over).toBeInstanceOf(BudgetCapError);
+    expect(over).toMatchObject({ limitMicros: 2_000_000, capMicros: 2_000_000 });
+    // Two of 600,000 against a cap of 3,000,000 (room for one): one is taken, one refused.
+    const both = await Promise.allSettled([s.topUpBudget(root.id, 600_000, T, 3_000_000), s2.topUpBudget(root.id, 600_000, T, 3_000_000)]);
+    expect(both.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+    expect((await s.getTreeBudget(root.id, T))?.limitMicros).toBe(2_600_000);
+    expect((await s.getJob(root.id))?.budgetMicros).toBe(2_600_000);
   });
 
   it('budgets: 20 concurrent reservations of 40,000 µ$ with 100,000 left: exactly 2 succeed (two store instances)', async () => {
