@@ -39,6 +39,16 @@ limits:
   defaultBudgetUsd: 1
 `;
 
+const INPUT_ECHO_YAML = `name: input-echo
+version: "1"
+harness: command
+command: [/bin/sh, -c, "cat"]
+model: claude-sonnet-4-5
+prompt: prompt.md
+inputSchema: { type: object, properties: { note: { type: string } } }
+limits: { maxTurns: 5, timeoutSeconds: 60, defaultBudgetUsd: 1 }
+`;
+
 describe('the job token is masked in the events the runner uploads', () => {
   const dir = mkdtempSync(join(tmpdir(), 'flotilla-tokmask-'));
   let store: Store;
@@ -51,6 +61,9 @@ describe('the job token is masked in the events the runner uploads', () => {
     mkdirSync(join(agents, 'env-echo'), { recursive: true });
     writeFileSync(join(agents, 'env-echo', 'agent.yaml'), AGENT_YAML);
     writeFileSync(join(agents, 'env-echo', 'prompt.md'), 'Print your environment.\n');
+    mkdirSync(join(agents, 'input-echo'), { recursive: true });
+    writeFileSync(join(agents, 'input-echo', 'agent.yaml'), INPUT_ECHO_YAML);
+    writeFileSync(join(agents, 'input-echo', 'prompt.md'), 'Echo your input.\n');
     store = await openStore({ dataDir: join(dir, 'db') });
     server = await startServer({ store, dataDir: dir, port: 0, agentsDirs: [agents], gateway: loadGatewayConfig({ ANTHROPIC_API_KEY: '' }), dispatchIntervalMs: 100 });
     client = new FlotillaClient({ url: server.url, token: server.adminToken! });
@@ -99,5 +112,22 @@ describe('the job token is masked in the events the runner uploads', () => {
     expect(events).toContainEqual(expect.objectContaining({ type: 'tool.call', data: expect.objectContaining({ input: { command: 'echo flj_***', argv: ['x', 'flj_***'] } }) }));
     expect(job.result?.summary).toBe('done; token flj_***');
     expect(JSON.stringify(events)).not.toContain(secret);
+  }, 90_000);
+
+  it('a password in a URL of the job input (and an http user token) is masked in the transcript too', async () => {
+    const note = 'clone https://bot:pw-Zx81secret@git.example.com/x.git and https://ghp_tokenABCDEF123@github.com/y.git';
+    const created = await client.createJob({ agent: 'input-echo', input: { note }, priority: 0 });
+    const deadline = Date.now() + 60_000;
+    let job = await client.getJob(created.id);
+    while (!['succeeded', 'failed', 'cancelled', 'lost'].includes(job.status) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+      job = await client.getJob(created.id);
+    }
+    expect(job.status, job.error ?? '').toBe('succeeded');
+    const events = JSON.stringify(await store.listEvents(created.id, 0, 1000));
+    // The command printed its stdin (the job, with its input) as log lines.
+    expect(events).toContain('git.example.com/x.git');
+    expect(events).not.toContain('pw-Zx81secret');
+    expect(events).not.toContain('ghp_tokenABCDEF123');
   }, 90_000);
 });

@@ -59,3 +59,16 @@ export function maskUrlPasswords(text: string): string {
   if (!text.includes('@')) return text;
   return text.replace(URL_PASSWORD, (_m, scheme: string, user: string) => `${scheme}${user}:***@`).replace(HTTP_USER_ONLY, (m, scheme: string, user: string) => (user === '***' ? m : `${scheme}***@`));
 }
+
+/**
+ * The secrets {@link maskUrlPasswords} hides in `text`: each URL's password, and the user part of
+ * an http(s) URL without one (a token passed as the user). For masking them wherever else they
+ * may show (a job's transcript: runner/event-secrets.ts). Empty when there is none.
+ */
+export function urlPasswords(text: string): string[] {
+  if (!text.includes('@')) return [];
+  const out: string[] = [];
+  for (const m of text.matchAll(URL_PASSWORD)) if (m[3]) out.push(m[3]);
+  for (const m of text.matchAll(HTTP_USER_ONLY)) if (m[2]) out.push(m[2]);
+  return out;
+}

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
-import { RECONNECT_WINDOW_MS, RunnerInstance, runnerNameFrom, type EventBody, type JobAssignment, type Labels, type RunnerToServer, type RunningJobReport, type ServerToRunner } from '../protocol/index.js';
+import { RECONNECT_WINDOW_MS, RunnerInstance, runnerNameFrom, urlPasswords, type EventBody, type JobAssignment, type Labels, type RunnerToServer, type RunningJobReport, type ServerToRunner } from '../protocol/index.js';
 import { silentLogger, type Logger } from '../core/log.js';
 import { credentialPath, ensureSecretDir, loadCredential, normalizeServerUrl, register, saveCredential } from './credential.js';
 import { probeHiding } from './secret-mask.js';
@@ -271,7 +271,8 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
     }
     const outbox = new Outbox(a.jobId, a.attempt);
     // The job's events never carry its token or the runner's secrets (an agent may print its environment).
-    const mask = new SecretMask([a.token, cred.credential, opts.registrationToken]);
+    // ... nor a password in a repository URL of its input (protocol/text.ts urlPasswords).
+    const mask = new SecretMask([a.token, cred.credential, opts.registrationToken, ...urlPasswords(JSON.stringify(a.input))]);
     const run = new JobRun(a, {
       workDir,
       repoBaseDir,
