@@ -77,6 +77,17 @@ describe('the job token is masked in the events the runner uploads', () => {
     });
   }, 60_000);
 
+  /** Job `id` once it has ended (within 60 s). */
+  const ended = async (id: number) => {
+    const deadline = Date.now() + 60_000;
+    let job = await client.getJob(id);
+    while (!['succeeded', 'failed', 'cancelled', 'lost'].includes(job.status) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+      job = await client.getJob(id);
+    }
+    return job;
+  };
+
   afterAll(async () => {
     await runner?.stop();
     await server?.close();
@@ -86,12 +97,7 @@ describe('the job token is masked in the events the runner uploads', () => {
 
   it('stdout, stderr, messages, tool calls and the result summary hold flj_*** and never the token', async () => {
     const created = await client.createJob({ agent: 'env-echo', input: {}, priority: 0 });
-    const deadline = Date.now() + 60_000;
-    let job = await client.getJob(created.id);
-    while (!['succeeded', 'failed', 'cancelled', 'lost'].includes(job.status) && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 100));
-      job = await client.getJob(created.id);
-    }
+    const job = await ended(created.id);
     expect(job.status, job.error ?? '').toBe('succeeded');
     const token = readFileSync(join(dir, 'runner', 'homes', `job-${created.id}`, 'token.txt'), 'utf8');
     expect(token).toMatch(/^flj_[A-Za-z0-9_-]{43}$/);
@@ -117,12 +123,7 @@ describe('the job token is masked in the events the runner uploads', () => {
   it('a password in a URL of the job input (and an http user token) is masked in the transcript too', async () => {
     const note = 'clone https://bot:pw-Zx81secret@git.example.com/x.git and https://ghp_tokenABCDEF123@github.com/y.git';
     const created = await client.createJob({ agent: 'input-echo', input: { note }, priority: 0 });
-    const deadline = Date.now() + 60_000;
-    let job = await client.getJob(created.id);
-    while (!['succeeded', 'failed', 'cancelled', 'lost'].includes(job.status) && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 100));
-      job = await client.getJob(created.id);
-    }
+    const job = await ended(created.id);
     expect(job.status, job.error ?? '').toBe('succeeded');
     const events = JSON.stringify(await store.listEvents(created.id, 0, 1000));
     // The command printed its stdin (the job, with its input) as log lines.
