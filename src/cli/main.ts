@@ -2,6 +2,7 @@ import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { ApiError } from '../client/index.js';
 import { redact } from '../core/log.js';
 import { maskUrlPasswords } from '../protocol/index.js';
+import { cutQuotedEchoes } from '../protocol/echo.js';
 import { registerAgents } from './commands/agents.js';
 import { registerBudget } from './commands/budget.js';
 import { registerCosts } from './commands/costs.js';
@@ -40,6 +41,8 @@ export function buildProgram(ctx: CliContext, quietErrors: () => boolean = () =>
     .configureOutput({
       writeOut: (s) => void ctx.io.stdout.write(s),
       writeErr: (s) => void (quietErrors() ? undefined : ctx.io.stderr.write(s)),
+      // Commander repeats a bad argument in full (`argument '<5,000 characters>' is invalid`): cut it.
+      outputError: (s, write) => write(cutQuotedEchoes(s)),
     })
     .showHelpAfterError('(add --help for usage)')
     .showSuggestionAfterError(true)
@@ -98,12 +101,12 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
     return code;
   } catch (err) {
     // Thrown by an action (not while parsing): commander has not printed it.
-    if (err instanceof InvalidArgumentError) return fail(EXIT_USAGE, err.message);
+    if (err instanceof InvalidArgumentError) return fail(EXIT_USAGE, cutQuotedEchoes(err.message));
     if (err instanceof CommanderError) {
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return 0;
       if (err.exitCode === 0) return 0;
       // Commander printed the message itself, unless JSON was asked for (quietErrors).
-      if (jsonErrors()) fail(EXIT_USAGE, err.code === 'commander.help' ? 'a subcommand is required (add --help for usage)' : err.message.replace(/^error: /, ''));
+      if (jsonErrors()) fail(EXIT_USAGE, err.code === 'commander.help' ? 'a subcommand is required (add --help for usage)' : cutQuotedEchoes(err.message.replace(/^error: /, '')));
       return EXIT_USAGE;
     }
     return fail(err instanceof CliError ? err.exitCode : 1, describeError(err), err);
@@ -113,7 +116,8 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
 /**
  * A failure as `--json` prints it on stderr: `message` as the text form says it; `code` the
  * API's error code (`not_found`, `invalid_request`, ..., or the client's own `network`,
- * `bad_response`, `http_<status>`), else `usage` (exit code 2) or `error`; `status` the HTTP
+ * `bad_response`, `http_<status>`), or a CliError's own (`not_found`: no runner of that name),
+ * else `usage` (exit code 2) or `error`; `status` the HTTP
  * status of an API error (0: the server was not reached); `field` the input the API named.
  */
 export interface JsonError {
@@ -122,6 +126,7 @@ export interface JsonError {
 
 function jsonError(message: string, exitCode: number, err: unknown): JsonError {
   if (err instanceof ApiError) return { error: { message, code: err.code, status: err.status, ...(err.field ? { field: err.field } : {}) } };
+  if (err instanceof CliError && err.code) return { error: { message, code: err.code } };
   return { error: { message, code: exitCode === EXIT_USAGE ? 'usage' : 'error' } };
 }
 

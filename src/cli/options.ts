@@ -4,6 +4,8 @@ import { dirname, join, resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { MAX_ID, RoleName, RunnerName, parseLabelList, type Labels } from '../protocol/index.js';
 import { FlotillaClient } from '../client/index.js';
+import { makeDir, MakeDirError } from '../core/make-dir.js';
+import { cutEcho } from '../protocol/echo.js';
 
 /** Default control-plane URL when neither `--server` nor `FLOTILLA_SERVER` is given. */
 export const DEFAULT_SERVER = 'http://127.0.0.1:8787';
@@ -13,11 +15,16 @@ export function defaultDataDir(): string {
   return join(homedir(), '.flotilla');
 }
 
-/** A user-facing CLI error: printed as `flotilla: <message>`, exit code 1 (2 when `usage`). */
+/**
+ * A user-facing CLI error: printed as `flotilla: <message>`, exit code 1 (2 when `usage`).
+ * `code`: the `--json` error code (main.ts), e.g. `not_found` as the API says it for an unknown
+ * id; default `usage` for exit code 2, else `error`.
+ */
 export class CliError extends Error {
   constructor(
     message: string,
     readonly exitCode = 1,
+    readonly code?: string,
   ) {
     super(message);
   }
@@ -40,6 +47,22 @@ export async function checkFolderOption(flag: string, path: string): Promise<voi
     const up = dirname(at);
     if (up === at) return;
     at = up;
+  }
+}
+
+/**
+ * Makes the folder of a folder option (`--work-dir`, `--data`) and the folders above it that are
+ * missing (core/make-dir.ts: fails at once where Node's own recursive mkdir would spin for
+ * ever, e.g. under /proc). `mode` for the folders it makes.
+ * @throws CliError (exit 1) naming the option, the folder and the OS error:
+ *   `--work-dir /proc/nope: cannot create folder /proc/nope: ENOENT: no such file or directory (...)`.
+ */
+export async function makeFolderOption(flag: string, path: string, mode?: number): Promise<void> {
+  try {
+    await makeDir(path, mode);
+  } catch (err) {
+    if (err instanceof MakeDirError) throw new CliError(`${flag} ${path}: ${err.message}`, 1);
+    throw err;
   }
 }
 
@@ -143,7 +166,7 @@ export function parseBoolEnv(name: string, text: string): boolean | undefined {
   if (v === '') return undefined;
   if (['1', 'true', 'yes'].includes(v)) return true;
   if (['0', 'false', 'no'].includes(v)) return false;
-  throw new CliError(`${name} must be 1, 0, true, false, yes or no; got ${JSON.stringify(text)}`, 2);
+  throw new CliError(`${name} must be 1, 0, true, false, yes or no; got ${JSON.stringify(cutEcho(text))}`, 2);
 }
 
 /**
@@ -238,7 +261,7 @@ export async function resolveToken(opts: { token?: string; data: string }, serve
 export async function clientFrom(opts: ClientOptions): Promise<FlotillaClient> {
   const url = opts.server && opts.server.trim() !== '' ? opts.server.trim() : DEFAULT_SERVER;
   // Before the token: `FLOTILLA_SERVER=notaurl` was told "no API token for notaurl".
-  if (!/^https?:\/\//i.test(url) || !URL.canParse(url)) throw new CliError(`--server: url "${url}" must start with http:// or https:// (from --server or FLOTILLA_SERVER)`, 2);
+  if (!/^https?:\/\//i.test(url) || !URL.canParse(url)) throw new CliError(`--server: url "${cutEcho(url)}" must start with http:// or https:// (from --server or FLOTILLA_SERVER)`, 2);
   const token = await resolveToken(opts, url);
   try {
     return new FlotillaClient({ url, token });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { cutEcho } from './echo.js';
 import { LINE_BREAKING } from './text.js';
 
 /**
@@ -7,6 +8,8 @@ import { LINE_BREAKING } from './text.js';
  * selector pair is present, with the same value, among the runner's labels.
  * Keys: 1–63 chars of `[A-Za-z0-9._/-]`; values: up to 255 chars of one line of printable
  * text (no control character, U+2028 or U+2029: text.ts LINE_BREAKING; they are shown in listings).
+ * Values are text, not identifiers: spaces are allowed (labels already stored may hold them), so
+ * a command line the CLI prints with labels quotes them (cli/shell-quote.ts).
  */
 export const LabelKey = z
   .string()
@@ -21,7 +24,8 @@ export type Labels = z.infer<typeof Labels>;
 /**
  * Parses `k=v,k2=v2` (the CLI and `FLOTILLA_LABELS` form) into {@link Labels}.
  * @throws Error naming the malformed pair, or a key given twice (`zone=mars,zone=venus`:
- *   which one was meant cannot be told, so neither is kept silently).
+ *   which one was meant cannot be told, so neither is kept silently); a pair, key or value it
+ *   repeats is cut to 100 characters (echo.ts cutEcho).
  */
 export function parseLabelList(text: string): Labels {
   const out: Labels = {};
@@ -29,14 +33,14 @@ export function parseLabelList(text: string): Labels {
     const pair = raw.trim();
     if (pair === '') continue;
     const eq = pair.indexOf('=');
-    if (eq <= 0) throw new Error(`label "${pair}" must look like key=value`);
+    if (eq <= 0) throw new Error(`label "${cutEcho(pair)}" must look like key=value`);
     const key = pair.slice(0, eq).trim();
     const value = pair.slice(eq + 1).trim();
     const k = LabelKey.safeParse(key);
-    if (!k.success) throw new Error(`label key "${key}": ${k.error.issues[0]?.message}`);
+    if (!k.success) throw new Error(`label key "${cutEcho(key)}": ${k.error.issues[0]?.message}`);
     const v = LabelValue.safeParse(value);
     if (!v.success) throw new Error(`label value for "${key}": ${v.error.issues[0]?.message}`);
-    if (Object.hasOwn(out, key)) throw new Error(`label key "${key}" is given twice (${key}=${out[key]}, ${key}=${value}): give each key once`);
+    if (Object.hasOwn(out, key)) throw new Error(`label key "${key}" is given twice (${key}=${cutEcho(out[key]!)}, ${key}=${cutEcho(value)}): give each key once`);
     out[key] = value;
   }
   return out;

@@ -1,5 +1,6 @@
-import { chmod, mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { chmod, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { makeDir } from '../core/make-dir.js';
 import { ApiErrorBody, RegisterRunnerResponse, type Labels, type RegisterRunnerRequest } from '../protocol/index.js';
 
 /**
@@ -62,10 +63,13 @@ export async function loadCredential(workDir: string, serverUrl: string): Promis
   }
 }
 
-/** Creates `<workDir>/secret` with mode 0700 (and tightens it if it exists). Returns its path. */
+/**
+ * Creates `<workDir>/secret` with mode 0700 (and tightens it if it exists). Returns its path.
+ * @throws MakeDirError (core/make-dir.ts) naming the folder and the OS error, at once.
+ */
 export async function ensureSecretDir(workDir: string): Promise<string> {
   const dir = secretDir(workDir);
-  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await makeDir(dir, 0o700);
   await chmod(dir, 0o700);
   return dir;
 }

@@ -28,4 +28,8 @@ describe('runner work folder lock', () => {
     expect(readFileSync(join(dir, 'runner.lock'), 'utf8')).toBe(`${process.pid}\n`);
     l.release();
   });
+
+  it.runIf(existsSync('/proc/self'))('a folder that takes no file (/proc/self): fails at once, naming the lock file and the OS error', () => {
+    expect(() => lockWorkDir('/proc/self')).toThrow(/^cannot create the lock file \/proc\/self\/runner\.lock of the runner work folder: ENOENT: no such file or directory$/);
+  });
 });

@@ -15,7 +15,11 @@ export interface WorkLock {
  * with O_EXCL. Two runners on one folder would share one credential (the server would see
  * one runner flapping between two connections) and the second would kill the first one's job
  * processes as "orphans" at start. A lock whose pid is dead is taken over.
- * @throws Error "runner work folder DIR is in use by process N" while a live process holds it.
+ * Bounded: a lock taken over is tried again at most 5 times; any error other than EEXIST
+ * (the folder takes no file: ENOENT under /proc, EACCES, EROFS) fails at once.
+ * @throws Error "runner work folder DIR is in use by process N" while a live process holds it;
+ *   "cannot create the lock file DIR/runner.lock of the runner work folder: ENOENT: ..." when
+ *   the folder takes no file.
  */
 export function lockWorkDir(dir: string): WorkLock {
   const file = join(dir, 'runner.lock');
@@ -40,7 +44,11 @@ export function lockWorkDir(dir: string): WorkLock {
         },
       };
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || tries >= 5) throw e;
+      const err = e as NodeJS.ErrnoException;
+      if (err.code !== 'EEXIST') {
+        throw Object.assign(new Error(`cannot create the lock file ${file} of the runner work folder: ${err.message.replace(/, open '[^']*'$/, '')}`), { code: err.code });
+      }
+      if (tries >= 5) throw e;
     }
     const pid = lockPid(file);
     if (pid !== null && (pid === process.pid ? held.has(file) : pidAlive(pid))) {

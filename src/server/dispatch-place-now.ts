@@ -1,3 +1,4 @@
+import type { Labels } from '../protocol/index.js';
 import type { JobRow } from '../store/types.js';
 import { slotsUsed, whyNotFits, workspaceKey } from '../core/capacity.js';
 import { hashToken, newToken } from '../core/tokens.js';
@@ -52,11 +53,7 @@ export async function placeNow(d: PlaceNowDeps, jobId: number, o: { runnerId?: n
     return { ok: false, code: 'no_runner', message };
   }
   const conns = hub.connections().filter((c) => (o.runnerId === undefined || c.runnerId === o.runnerId) && selectorMatches(job.selector, c.labels));
-  const where = o.runnerId !== undefined ? `runner ${o.runnerId}` : 'any connected runner';
-  if (conns.length === 0) {
-    const want = formatLabels(job.selector);
-    return { ok: false, code: 'no_runner', message: `no match for ${want || 'this job'} on ${where} (connected to this server)` };
-  }
+  if (conns.length === 0) return { ok: false, code: 'no_runner', message: noMatchMessage(job.selector, o.runnerId === undefined ? undefined : hub.connections().find((c) => c.runnerId === o.runnerId)) };
   const [held, active] = await Promise.all([store.listHeldRunnerIds(now()), store.listActiveAssignments()]);
   const heldSet = new Set(held);
   const byRunner = groupByRunner(active);
@@ -88,4 +85,22 @@ export async function placeNow(d: PlaceNowDeps, jobId: number, o: { runnerId?: n
   const sent = await d.deliver(pick.c, claimed, token, o.force && (pick.why !== null || heldSet.has(pick.c.runnerId)));
   if (sent !== 'sent') return { ok: false, code: 'no_runner', message: `could not hand job ${jobId} to runner ${pick.c.name}` };
   return { ok: true, job: claimed, runnerId: pick.c.runnerId, runnerName: pick.c.name };
+}
+
+/**
+ * Why no runner connected here can take a job asking for the labels `selector`: the runner asked
+ * for (`runner`) by name and id, with the labels it lacks (`runner r5 (id 5) does not have the
+ * label pool=a the job asks for (it has pool=b)`), or, with no runner asked for, that none here
+ * has them (or that none is connected here at all).
+ */
+export function noMatchMessage(selector: Labels, runner?: { runnerId: number; name: string; labels: Labels }): string {
+  if (!runner) {
+    const n = Object.keys(selector).length;
+    return n === 0 ? 'no runner is connected to this server' : `no runner connected to this server has the label${n === 1 ? '' : 's'} ${formatLabels(selector)} the job asks for`;
+  }
+  const missing = Object.fromEntries(Object.entries(selector).filter(([k, v]) => runner.labels[k] !== v));
+  const n = Object.keys(missing).length;
+  const has = Object.fromEntries(Object.keys(missing).filter((k) => Object.hasOwn(runner.labels, k)).map((k) => [k, runner.labels[k]!]));
+  const hasText = Object.keys(has).length ? ` (it has ${formatLabels(has)})` : '';
+  return `runner ${runner.name} (id ${runner.runnerId}) does not have the label${n === 1 ? '' : 's'} ${formatLabels(missing)} the job asks for${hasText}`;
 }

@@ -21,7 +21,7 @@ describe('resolveRunner', () => {
     const c = client([runner(1, 'box', 'revoked'), runner(2, 'box', 'online'), runner(3, 'old', 'revoked'), runner(4, 'old', 'revoked')]);
     expect(await resolveRunner(c, '7')).toBe(7);
     expect(await resolveRunner(c, 'box')).toBe(2);
-    await expect(resolveRunner(c, 'old')).rejects.toThrow('RUNNER: 2 runners are named "old" (ids 3, 4); give the id');
-    await expect(resolveRunner(c, 'none')).rejects.toThrow(/no runner named "none"/);
+    await expect(resolveRunner(c, 'old')).rejects.toThrow(/^2 runners are named "old" \(ids 3, 4\); give the id$/);
+    await expect(resolveRunner(c, 'none')).rejects.toMatchObject({ message: 'no runner named "none" (flotilla runners lists them)', code: 'not_found', exitCode: 1 });
   });
 });

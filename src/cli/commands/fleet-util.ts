@@ -1,12 +1,14 @@
 import type { FlotillaClient } from '../../client/index.js';
 import type { Runner } from '../../protocol/index.js';
+import { cutEcho } from '../../protocol/echo.js';
 import { CliError } from '../options.js';
 
 /**
  * Resolves a RUNNER argument (an id, or an exact runner name) to a runner id. Names are unique
  * among runners that are not revoked (core/runner-names.ts): when revoked runners share the
  * name with one that is not, that one is meant.
- * @throws CliError when no runner has that name, or several do (then give the id).
+ * @throws CliError when no runner has that name (`--json` code `not_found`, as the API's for an
+ *   unknown id), or several do (then give the id); the name repeated cut to 100 characters.
  */
 export async function resolveRunner(client: FlotillaClient, text: string): Promise<number> {
   const t = text.trim();
@@ -16,8 +18,19 @@ export async function resolveRunner(client: FlotillaClient, text: string): Promi
   if (named.length === 1) return named[0]!.id;
   const live = named.filter((r) => r.status !== 'revoked');
   if (live.length === 1) return live[0]!.id;
-  if (named.length === 0) throw new CliError(`RUNNER: no runner named ${JSON.stringify(t)} (give its id or name; see flotilla runners)`);
-  throw new CliError(`RUNNER: ${named.length} runners are named ${JSON.stringify(t)} (ids ${named.map((r) => r.id).join(', ')}); give the id`);
+  if (named.length === 0) throw new CliError(`no runner named ${JSON.stringify(cutEcho(t))} (flotilla runners lists them)`, 1, 'not_found');
+  throw new CliError(`${named.length} runners are named ${JSON.stringify(t)} (ids ${named.map((r) => r.id).join(', ')}); give the id`);
+}
+
+/**
+ * Runner names by id, for showing runners as `flotilla runners` does (by name) where the API
+ * gives an id (a job's `runnerId`). One request; an empty map when `ids` is empty or the list
+ * cannot be read (then ids are shown).
+ */
+export async function runnerNames(client: FlotillaClient, ids: ReadonlyArray<number | null>): Promise<Map<number, string>> {
+  if (!ids.some((id) => id !== null)) return new Map();
+  const all = await client.listRunners().catch(() => []);
+  return new Map(all.map((r) => [r.id, r.name]));
 }
 
 /** `2/3`: parallel-job slots held (`slotsUsed`; jobs holding `none` take none) of capacity. */

@@ -6,6 +6,7 @@ import { formatJobSummary, formatTable } from '../format.js';
 import { CliError, addClientOptions, clientFrom, intIn, parseJobId, wantsJson, type ClientOptions } from '../options.js';
 import { cancelAndWait } from '../cancel.js';
 import { describeTree } from '../tree-format.js';
+import { runnerNames } from './fleet-util.js';
 
 /**
  * `flotilla jobs [list] [--status S] [--agent A] [--limit N] [--before ID]` (env
@@ -31,7 +32,9 @@ export function registerJobs(program: Command, ctx: CliContext): void {
     // The list carries usage only when the server includes it; show the column only then.
     const withCost = page.jobs.some((j) => j.usage !== undefined);
     const headers = ['id', 'agent', 'status', 'reason', 'runner', 'created', ...(withCost ? ['cost'] : [])];
-    out(formatTable(headers, page.jobs.map((j) => jobRow(j).slice(0, headers.length))));
+    // Runners by name, as `flotilla runners` lists them (the API's job has the id).
+    const names = await runnerNames(client, page.jobs.map((j) => j.runnerId));
+    out(formatTable(headers, page.jobs.map((j) => jobRow(j, names).slice(0, headers.length))));
     if (page.nextCursor !== null) out(`more: flotilla jobs --before ${page.nextCursor}`);
   });
 
@@ -51,7 +54,9 @@ export function registerJobs(program: Command, ctx: CliContext): void {
     if (wantsJson(self, opts)) return void out(JSON.stringify({ job }));
     // issue 6: a child shows its sub-limit or the tree's budget it shares, not its own 0
     const budget = job.parentId !== null ? await client.getBudget(id) : undefined;
-    out(describeJob(job, budget));
+    // Its runner by name (the id alone if it cannot be read now).
+    const runnerName = job.runnerId !== null ? await client.getRunner(job.runnerId).then((d) => d.runner.name, () => undefined) : undefined;
+    out(describeJob(job, budget, runnerName));
   });
 
   const cancel = jobs.command('cancel').description('cancel a queued or running job').argument('<id>', 'job id', parseJobId);
@@ -66,17 +71,18 @@ export function registerJobs(program: Command, ctx: CliContext): void {
   });
 }
 
-function jobRow(j: Job): string[] {
-  return [String(j.id), j.agent, j.status, j.endReason ?? '', j.runnerId === null ? '' : String(j.runnerId), j.createdAt, j.usage ? formatMicros(j.usage.costMicros) : ''];
+function jobRow(j: Job, names: Map<number, string>): string[] {
+  return [String(j.id), j.agent, j.status, j.endReason ?? '', j.runnerId === null ? '' : (names.get(j.runnerId) ?? String(j.runnerId)), j.createdAt, j.usage ? formatMicros(j.usage.costMicros) : ''];
 }
 
 /**
  * Multi-line description of a job for `jobs show`: fields, the cost table, and the result.
  * `budget` (a child's `GET /api/jobs/:id/budget`): its sub-limit, or the tree budget it shares.
+ * `runnerName`: the name of its runner (`runner: build-1 (5)`; without it, the id).
  * A URL's password anywhere in it (the input's repo, an error, the summary) shows as `***`
  * (`https://user:***@host/...`); `--json` prints the job as the API has it.
  */
-export function describeJob(j: Job, budget?: BudgetView): string {
+export function describeJob(j: Job, budget?: BudgetView, runnerName?: string): string {
   const lines: string[] = [];
   const kv = (k: string, v: string | number | null | undefined) => {
     if (v !== null && v !== undefined && v !== '') lines.push(`${(k + ':').padEnd(10)} ${v}`);
@@ -93,7 +99,7 @@ export function describeJob(j: Job, budget?: BudgetView): string {
   else kv('budget', formatMicros(j.budgetMicros));
   if (Object.keys(j.selector).length > 0) kv('labels', Object.entries(j.selector).map(([k, v]) => `${k}=${v}`).join(','));
   if (j.parentId !== null) kv('parent', j.parentId);
-  kv('runner', j.runnerId);
+  kv('runner', runnerName !== undefined && j.runnerId !== null ? `${runnerName} (${j.runnerId})` : j.runnerId);
   kv('attempt', j.attempt);
   kv('session', j.sessionId);
   kv('created', j.createdAt);

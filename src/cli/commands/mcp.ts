@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import { FlotillaClient } from '../../client/index.js';
 import type { CliContext } from '../context.js';
+import { cutEcho } from '../../protocol/echo.js';
 import { CliError } from '../options.js';
 import { packageVersion } from '../paths.js';
 
@@ -49,7 +50,7 @@ export function registerMcp(program: Command, ctx: CliContext): void {
       if (!opts.jobToken) throw new CliError('flotilla mcp: no job token: set FLOTILLA_JOB_TOKEN or --job-token', 2);
       let selfId: number | undefined;
       if (opts.jobId !== undefined && opts.jobId !== '') {
-        if (!/^[1-9][0-9]{0,14}$/.test(opts.jobId)) throw new CliError(`flotilla mcp: FLOTILLA_JOB_ID / --job-id must be a positive integer, got ${JSON.stringify(opts.jobId)}`, 2);
+        if (!/^[1-9][0-9]{0,14}$/.test(opts.jobId)) throw new CliError(`flotilla mcp: FLOTILLA_JOB_ID / --job-id must be a positive integer, got ${JSON.stringify(cutEcho(opts.jobId))}`, 2);
         selfId = Number(opts.jobId);
       }
       let client: FlotillaClient;

@@ -3,7 +3,7 @@ import type { Labels } from '../../protocol/index.js';
 import { ApiError } from '../../client/index.js';
 import type { CliContext } from '../context.js';
 import { runJob } from '../run-job.js';
-import { CliError, addClientOptions, checkFolderOption, checkRoleLabels, clientFrom, intIn, parseBudget, parseIdArg, parseInputJson, parseLabels, parseRole, wantsJson, type ClientOptions } from '../options.js';
+import { CliError, addClientOptions, checkFolderOption, checkRoleLabels, clientFrom, intIn, makeFolderOption, parseBudget, parseIdArg, parseInputJson, parseLabels, parseRole, wantsJson, type ClientOptions } from '../options.js';
 
 interface RunOptions extends ClientOptions {
   budget?: number;
@@ -71,6 +71,7 @@ export function registerRun(program: Command, ctx: CliContext): void {
       if (opts.detach) throw new CliError('--detach cannot be used with --local (the local server stops when the job ends)', 2);
       if (self.getOptionValueSource('server') === 'cli') throw new CliError('--server cannot be used with --local (it starts its own server)', 2);
       await checkFolderOption('--data', opts.data);
+      await makeFolderOption('--data', opts.data, 0o700);
       const agentsDirs = typeof opts.agents === 'string' ? [opts.agents] : (opts.agents ?? []);
       ctx.setExit(await ctx.runLocal({ request, data: opts.data, agentsDirs, json, io: ctx.io }));
       return;

@@ -4,6 +4,7 @@ import { ApiError } from '../../client/index.js';
 import { holdText, resolveRunner, slotsText } from './fleet-util.js';
 import type { CliContext } from '../context.js';
 import { formatTable } from '../format.js';
+import { shellLine } from '../shell-quote.js';
 import { addClientOptions, checkRoleLabels, CliError, clientFrom, intIn, parseIdArg, parseLabels, parseRole, wantsJson, type ClientOptions } from '../options.js';
 
 /** Formats labels as `k=v,k2=v2` (the form `--labels` takes). */
@@ -180,11 +181,12 @@ export function registerRunners(program: Command, ctx: CliContext): void {
     const client = await clientFrom(opts);
     const t = await client.createRunnerToken({ labels: opts.labels ?? {}, expiresInSeconds: opts.ttl });
     if (wantsJson(self, opts)) return void out(JSON.stringify(t));
-    const labels = opts.labels && Object.keys(opts.labels).length > 0 ? ` --labels ${labelText(opts.labels)}` : '';
+    // A line to paste into a shell: every value quoted (a label value may hold spaces).
+    const line = shellLine(['flotilla', 'runner', '--server', client.url, '--token', t.token, ...(opts.labels && Object.keys(opts.labels).length > 0 ? ['--labels', labelText(opts.labels)] : [])]);
     out(t.token);
     ctx.io.stderr.write(
       `single use, valid until ${typeof t.expiresAt === 'number' ? new Date(t.expiresAt).toISOString() : t.expiresAt}; on the new machine run:\n` +
-        `  flotilla runner --server ${client.url} --token ${t.token}${labels}\n` +
+        `  ${line}\n` +
         (t.id !== undefined ? `revoke it unused: flotilla runners token revoke ${t.id}\n` : ''),
     );
   });

@@ -5,8 +5,9 @@ import { randomUUID } from 'node:crypto';
 import { RunnerInstance, type Labels } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
 import { onInterrupt } from '../io.js';
+import { revokedRunnerMessage } from './revoked.js';
 import { DEFAULT_UPDATE_COMMAND } from '../../runner/self-update.js';
-import { CliError, DEFAULT_SERVER, checkFolderOption, checkRoleLabels, defaultDataDir, intIn, parseLabels, parseRole, parseRunnerName } from '../options.js';
+import { CliError, DEFAULT_SERVER, checkFolderOption, checkRoleLabels, defaultDataDir, intIn, makeFolderOption, parseLabels, parseRole, parseRunnerName } from '../options.js';
 
 interface RunnerCliOptions {
   server: string;
@@ -55,6 +56,8 @@ export function registerRunner(program: Command, ctx: CliContext): void {
       checkRoleLabels(opts.role, opts.labels);
       if (opts.browserSlots > opts.capacity) throw new CliError(`--browser-slots (FLOTILLA_BROWSER_SLOTS) is ${opts.browserSlots}, more than --capacity (FLOTILLA_CAPACITY) ${opts.capacity}: a runner has at most one browser slot per parallel job`, 2);
       await checkFolderOption('--work-dir', opts.workDir);
+      // Made here, not by startRunner: Node's recursive mkdir spins for ever on a path such as /proc/nope (core/make-dir.ts).
+      await makeFolderOption('--work-dir', opts.workDir);
       if (opts.repoBase) {
         const st = await stat(resolve(opts.repoBase)).catch(() => null);
         if (!st?.isDirectory()) throw new CliError(`--repo-base (FLOTILLA_REPO_BASE): ${resolve(opts.repoBase)} is not a folder`, 2);
@@ -68,10 +71,11 @@ export function registerRunner(program: Command, ctx: CliContext): void {
       const log = cliLogger(process.env, 'info', (line) => void io.stderr.write(line));
       let restart = () => {};
       const restarting = new Promise<'restart'>((resolve) => (restart = () => resolve('restart')));
+      const workDir = resolve(opts.workDir);
       const runner = await startRunner({
         serverUrl: opts.server,
         registrationToken: opts.token,
-        workDir: resolve(opts.workDir),
+        workDir,
         name: opts.name,
         labels: opts.role !== undefined ? { ...opts.labels, role: opts.role } : opts.labels,
         capacity: opts.capacity,
@@ -80,6 +84,10 @@ export function registerRunner(program: Command, ctx: CliContext): void {
         update: { command: opts.updateCommand, restart: () => restart() },
         instance,
         log,
+      }).catch((err: unknown) => {
+        // A revoked runner's credential, refused at start: say every step of registering again.
+        if (err instanceof Error && (err as { code?: unknown }).code === 'runner_revoked') throw new CliError(revokedRunnerMessage(err.message, workDir), 1);
+        throw err;
       });
       io.stdout.write(`flotilla: runner ${runner.runnerId} connected to ${opts.server}; press Ctrl-C to stop\n`);
       let offInterrupt = () => {};
@@ -89,7 +97,7 @@ export function registerRunner(program: Command, ctx: CliContext): void {
         // Revoked, or another process holds this credential: reconnecting cannot help.
         offInterrupt();
         await runner.stop({ cancelJobs: true });
-        throw new CliError(`runner stopped: ${why.message}`, 1);
+        throw new CliError(`runner stopped: ${revokedRunnerMessage(why.message, workDir)}`, 1);
       }
       if (why === 'restart') {
         // Updated (self-update.ts): no job runs; stop (the work folder is released), then run again.

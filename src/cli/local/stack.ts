@@ -1,4 +1,4 @@
-import { chmod, mkdir, writeFile } from 'node:fs/promises';
+import { chmod, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -11,6 +11,7 @@ import { startServer, type RunningServer } from '../../server/server.js';
 import { startRunner, type RunningRunner } from '../../runner/runner.js';
 import { openStore } from '../../store/open.js';
 import type { Store } from '../../store/types.js';
+import { makeDir } from '../../core/make-dir.js';
 import { packageRoot } from '../paths.js';
 import { CliError } from '../options.js';
 
@@ -92,6 +93,10 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   // flotilla.yaml (or FLOTILLA_CONFIG) `gateway:` section over the environment (gateway/config-file.ts)
   const gateway = opts.gateway ?? loadGatewaySettings(env, loadGatewayConfig);
   const agentsDirs = [join(packageRoot(), 'agents'), ...opts.agentsDirs.map((d) => resolve(d))];
+  // The data folder and the runner's, made here first: the store's and the runner's own
+  // recursive mkdir (Node's) would spin for ever on a path such as /proc/nope (core/make-dir.ts).
+  await makeDir(data, 0o700);
+  if (opts.runner !== false) await makeDir(join(data, 'runner'));
   const store = await openStore({ databaseUrl: env.DATABASE_URL, dataDir: data, log: opts.log.child({ part: 'store' }) });
   let server: RunningServer | null = null;
   let runner: RunningRunner | null = null;
@@ -131,7 +136,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     let adminToken = server.adminToken;
     if (!adminToken) {
       adminToken = await createApiToken(store, 'flotilla-local', 'admin', Date.now());
-      await mkdir(data, { recursive: true, mode: 0o700 });
+      await makeDir(data, 0o700);
       await writeFile(adminTokenFile, adminToken + '\n', { mode: 0o600 });
       await chmod(adminTokenFile, 0o600);
       // Say so: this replaces a token someone may have revoked on purpose (whoever runs `up` owns

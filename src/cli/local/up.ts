@@ -5,7 +5,8 @@ import { parseDurationMs } from '../../core/duration.js';
 import type { Labels } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
 import { untilInterrupted } from '../io.js';
-import { CliError, checkFolderOption, dataOption, defaultDataDir, intIn, parseLabels } from '../options.js';
+import { CliError, checkFolderOption, dataOption, defaultDataDir, intIn, makeFolderOption, parseLabels } from '../options.js';
+import { shellLine, shellQuote } from '../shell-quote.js';
 
 interface UpOptions {
   host: string;
@@ -70,6 +71,7 @@ export function registerUp(program: Command, ctx: CliContext): void {
         // The server's own rule (server.ts): one late beat must not lose a healthy runner's jobs.
         throw new CliError(`--heartbeat-timeout (FLOTILLA_HEARTBEAT_TIMEOUT_MS) ${timeout} ms must be at least twice --heartbeat-interval (FLOTILLA_HEARTBEAT_INTERVAL_MS) ${interval} ms`, 2);
       }
+      await makeFolderOption('--data', opts.data, 0o700);
       const { cliLogger, modelLine, startLocalStack } = await import('./stack.js');
       const { createRegistrationToken } = await import('../../server/auth.js');
       const log = cliLogger(process.env, 'info', (line) => void io.stderr.write(line));
@@ -93,7 +95,7 @@ export function registerUp(program: Command, ctx: CliContext): void {
         const where = stack.dialect === 'postgres' ? 'PostgreSQL (DATABASE_URL)' : `SQLite in ${resolve(opts.data)}`;
         say(`flotilla: server on ${stack.server.url} (${where})`);
         say(modelLine(stack.gateway));
-        const dataHint = resolve(opts.data) === resolve(defaultDataDir()) ? '' : ` with --data ${opts.data} or FLOTILLA_DATA=${opts.data}`;
+        const dataHint = resolve(opts.data) === resolve(defaultDataDir()) ? '' : ` with --data ${shellQuote(opts.data)} or FLOTILLA_DATA=${shellQuote(opts.data)}`;
         say(`flotilla: admin token in ${stack.adminTokenFile} (the CLI on this machine reads it${dataHint})`);
         if (stack.runner) {
           const lbl = Object.keys(labels).length ? `, labels ${Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(',')}` : '';
@@ -107,12 +109,12 @@ export function registerUp(program: Command, ctx: CliContext): void {
           // logs (journald), so there the user is told how to make one instead.
           const regToken = await createRegistrationToken(stack.store, {}, 3600_000, Date.now());
           say('flotilla: to add a runner on another machine (token: single use, valid 1 h; more with `flotilla runners token create`):');
-          say(`  flotilla runner --server ${publicUrl} --token ${regToken}`);
+          say(`  ${shellLine(['flotilla', 'runner', '--server', publicUrl, '--token', regToken])}`);
         } else {
           // The exact command for this server: its URL, and its data folder unless it is the default.
-          const dataArg = resolve(opts.data) === resolve(defaultDataDir()) ? '' : ` --data ${opts.data}`;
-          say(`flotilla: to add a runner on another machine, make a registration token with \`flotilla runners token create --server ${stack.server.url}${dataArg}\`, then:`);
-          say(`  flotilla runner --server ${publicUrl} --token <token>`);
+          const dataArg = resolve(opts.data) === resolve(defaultDataDir()) ? [] : ['--data', opts.data];
+          say(`flotilla: to add a runner on another machine, make a registration token with \`${shellLine(['flotilla', 'runners', 'token', 'create', '--server', stack.server.url, ...dataArg])}\`, then:`);
+          say(`  ${shellLine(['flotilla', 'runner', '--server', publicUrl])} --token <token>`);
         }
         if (LOOPBACK.has(opts.host)) say('  (this server listens on 127.0.0.1 only: start it with --host 0.0.0.0 to accept other machines)');
         say('flotilla: press Ctrl-C to stop');
