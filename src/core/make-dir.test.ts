@@ -42,3 +42,12 @@ describe('makeDir', () => {
     });
   });
 });
+
+describe('the callers that make a folder a user names', () => {
+  it('startRunner, openStore and the admin token fail at once on /proc/nope (Node recursive mkdir would spin)', async () => {
+    const { startRunner } = await import('../runner/runner.js');
+    const { openStore } = await import('../store/open.js');
+    await expect(startRunner({ serverUrl: 'http://127.0.0.1:9', registrationToken: 'flr_x', workDir: '/proc/nope/work' })).rejects.toThrow(/cannot create folder \/proc\/nope/);
+    await expect(openStore({ dataDir: '/proc/nope/data' })).rejects.toThrow(/cannot create folder \/proc\/nope/);
+  }, 10_000);
+});

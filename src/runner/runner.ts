@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { makeDir } from '../core/make-dir.js';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { RECONNECT_WINDOW_MS, RunnerInstance, runnerNameFrom, urlPasswords, type EventBody, type JobAssignment, type Labels, type RunnerToServer, type RunningJobReport, type ServerToRunner } from '../protocol/index.js';
@@ -124,7 +124,7 @@ interface Slot {
  */
 export async function startRunner(opts: RunnerOptions): Promise<RunningRunner> {
   const workDir = resolve(opts.workDir);
-  await mkdir(workDir, { recursive: true });
+  await makeDir(workDir); // not Node's recursive mkdir: it spins on some paths (core/make-dir.ts)
   // One runner per work folder, taken before anything in it is touched (orphan cleanup below
   // would otherwise kill a live runner's jobs).
   const lock = lockWorkDir(workDir);
@@ -163,7 +163,7 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
   const graceMs = opts.graceMs ?? 10_000;
   const workDir = resolve(opts.workDir);
   const repoBaseDir = resolve(opts.repoBaseDir ?? process.cwd());
-  await mkdir(workDir, { recursive: true });
+  await makeDir(workDir); // not Node's recursive mkdir: it spins on some paths (core/make-dir.ts)
   // Job process groups a previous (crashed) runner process left behind die first.
   await killOrphans(workDir, Math.min(graceMs, 5000), log);
 

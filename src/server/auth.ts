@@ -1,4 +1,5 @@
-import { mkdir, readFile, writeFile, chmod } from 'node:fs/promises';
+import { readFile, writeFile, chmod } from 'node:fs/promises';
+import { makeDir } from '../core/make-dir.js';
 import { join } from 'node:path';
 import type { MiddlewareHandler } from 'hono';
 import type { Labels, Principal } from '../protocol/index.js';
@@ -55,7 +56,7 @@ export async function ensureAdminToken(store: Store, dataDir: string, now: numbe
   const file = join(dataDir, ADMIN_TOKEN_FILE);
   if ((await store.countApiTokens()) === 0) {
     const token = await createApiToken(store, 'admin', 'admin', now);
-    await mkdir(dataDir, { recursive: true, mode: 0o700 });
+    await makeDir(dataDir, 0o700);
     await writeFile(file, token + '\n', { mode: 0o600 });
     await chmod(file, 0o600);
     return token;

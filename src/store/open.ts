@@ -1,7 +1,7 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import type { Logger } from '../core/log.js';
 import { silentLogger } from '../core/log.js';
+import { makeDir } from '../core/make-dir.js';
 import type { Store } from './types.js';
 import { lockDataFolder } from './lock.js';
 import { openSqliteStore } from './sqlite.js';
@@ -40,7 +40,7 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
   }
   if (!opts.dataDir) throw new Error('dataDir is required when databaseUrl is not set');
   const dir = path.resolve(opts.dataDir);
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  await makeDir(dir, 0o700); // not Node's recursive mkdir: it spins on some paths (core/make-dir.ts)
   const lock = lockDataFolder(dir);
   try {
     const t0 = Date.now();
