@@ -9,7 +9,7 @@ import { LINE_BREAKING } from './text.js';
  * Keys: 1–63 chars of `[A-Za-z0-9._/-]`; values: up to 255 chars of one line of printable
  * text (no control character, U+2028 or U+2029: text.ts LINE_BREAKING; they are shown in listings).
  * Values are text, not identifiers: spaces are allowed (labels already stored may hold them), so
- * a command line the CLI prints with labels quotes them (cli/shell-quote.ts).
+ * a command line the CLI prints with labels quotes them (protocol/shell-quote.ts; the dashboard's too).
  */
 export const LabelKey = z
   .string()

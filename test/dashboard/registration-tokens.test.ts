@@ -123,7 +123,8 @@ describe.skipIf(!ready.ok)('registration tokens on the fleet page (Chromium)', (
     expect((await up.admin.listRunnerTokens({ all: true })).map((t) => t.id)).toEqual(allIds);
 
     // New registration token from the card: shown once with the runner line, listed live.
-    await page.fill('[data-testid=reg-token-labels-input]', 'zone=mars');
+    // A label value with a space: the line to paste quotes it (protocol/shell-quote.ts).
+    await page.fill('[data-testid=reg-token-labels-input]', 'zone=mars base');
     await page.click('[data-testid=reg-token-create]');
     const shown = card.locator('[data-testid=new-registration-token]');
     await shown.waitFor({ timeout: 10_000 });
@@ -132,9 +133,9 @@ describe.skipIf(!ready.ok)('registration tokens on the fleet page (Chromium)', (
     const liveNow = await up.admin.listRunnerTokens();
     expect(liveNow.map((t) => t.id).slice(0, -1)).toEqual([...before, aId]);
     const c = liveNow.at(-1)!;
-    expect(c.labels).toEqual({ zone: 'mars' });
+    expect(c.labels).toEqual({ zone: 'mars base' });
     expect(await shown.textContent()).toContain(`New registration token #${c.id} (shown once; expires ${c.expiresAt})`);
-    expect(await shown.textContent()).toContain(`On the machine: flotilla runner --server ${up.url} --token … --labels zone=mars`);
+    expect(await shown.textContent()).toContain(`On the machine: flotilla runner --server ${up.url} --token … --labels 'zone=mars base'`);
     expect(await card.locator('.error').count()).toBe(0);
     await expect.poll(() => rowIds(page), { timeout: 10_000 }).toEqual([...before, aId, c.id]);
     expect(JSON.stringify(await up.admin.listRunnerTokens({ all: true }))).not.toContain(secret);

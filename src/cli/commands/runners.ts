@@ -4,7 +4,7 @@ import { ApiError } from '../../client/index.js';
 import { holdText, resolveRunner, slotsText } from './fleet-util.js';
 import type { CliContext } from '../context.js';
 import { formatTable } from '../format.js';
-import { shellLine } from '../shell-quote.js';
+import { shellLine } from '../../protocol/shell-quote.js';
 import { addClientOptions, checkRoleLabels, CliError, clientFrom, intIn, parseIdArg, parseLabels, parseRole, wantsJson, type ClientOptions } from '../options.js';
 
 /** Formats labels as `k=v,k2=v2` (the form `--labels` takes). */

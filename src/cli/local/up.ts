@@ -6,7 +6,7 @@ import type { Labels } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
 import { untilInterrupted } from '../io.js';
 import { CliError, checkFolderOption, dataOption, defaultDataDir, intIn, makeFolderOption, parseLabels } from '../options.js';
-import { shellLine, shellQuote } from '../shell-quote.js';
+import { shellLine, shellQuote } from '../../protocol/shell-quote.js';
 
 interface UpOptions {
   host: string;

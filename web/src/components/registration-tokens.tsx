@@ -3,6 +3,7 @@ import { client, errorText, useApi, type RunnerTokenInfo } from '../api.js';
 import { labelsText, when } from '../format.js';
 import { ADMIN_ONLY } from '../session.js';
 import { parseLabelList } from '../../../src/protocol/labels.js';
+import { shellQuote } from '../../../src/protocol/shell-quote.js';
 
 /** Registration token status word → colour class (the word is shown too). */
 const TOKEN_CLASS: Record<RunnerTokenInfo['status'], string> = { live: 'ok', used: 'info', expired: 'warn', revoked: 'bad' };
@@ -123,7 +124,7 @@ export function RegistrationTokens({ isAdmin }: { isAdmin: boolean }) {
             {created.token}
           </code>
           <p className="muted">
-            On the machine: <code>flotilla runner --server {window.location.origin} --token …{created.labels ? ` --labels ${created.labels}` : ''}</code>
+            On the machine: <code>flotilla runner --server {shellQuote(window.location.origin)} --token …{created.labels ? ` --labels ${shellQuote(created.labels)}` : ''}</code>
           </p>
         </div>
       )}

@@ -2,6 +2,7 @@ import { useState } from 'react';
 import { client, errorText, type Runner } from '../api.js';
 import { labelsText } from '../format.js';
 import { ADMIN_ONLY } from '../session.js';
+import { shellQuote } from '../../../src/protocol/shell-quote.js';
 
 /**
  * Token rotation: revokes the runner (its credential, connection and job tokens end; its jobs
@@ -55,7 +56,7 @@ export function RotateTokenCard({ runner, isAdmin, onDone }: { runner: Runner; i
             {token.token}
           </code>
           <p className="muted">
-            On the machine: <code>flotilla runner --server {window.location.origin} --token … --name {runner.name}{labels ? ` --labels ${labels}` : ''}</code>
+            On the machine: <code>flotilla runner --server {shellQuote(window.location.origin)} --token … --name {shellQuote(runner.name)}{labels ? ` --labels ${shellQuote(labels)}` : ''}</code>
           </p>
         </div>
       )}

@@ -3,7 +3,7 @@ const PLAIN = /^[A-Za-z0-9_@%+:,./-][A-Za-z0-9_@%+=:,./-]*$/;
 
 /**
  * `value` as one word of a POSIX shell command line (sh, bash, zsh), for the command lines the
- * CLI prints to paste: as it is when every character is taken literally (`os=linux`,
+ * CLI and the dashboard print to paste: as it is when every character is taken literally (`os=linux`,
  * `http://build-1:8787`), else in single quotes, a single quote inside written `'\''`
  * (`k=v v` → `'k=v v'`, `it's` → `'it'\''s'`, the empty string → `''`).
  */
