@@ -205,7 +205,10 @@ function suite(name: string, makeDb: () => Promise<{ url?: string; drop(): Promi
         expect(err.message).not.toContain('leaked-admin-token');
         const res = await cli(plane, ['agents', 'install', repo, '--json']);
         expect(res.code, res.out).toBe(1);
-        expect(res.out).toMatch(message);
+        // With --json the failure is one line of JSON (cli/main.ts).
+        const printed = JSON.parse(res.out) as { error: { message: string; code: string; status: number } };
+        expect(printed.error).toMatchObject({ code: 'invalid_agent', status: 422 });
+        expect(printed.error.message).toMatch(message);
       }
       expect(await plane.client.listAgentVersions()).toEqual(before);
       const listed = await plane.client.listAgents();
