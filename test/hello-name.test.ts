@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRunner } from '../src/runner/runner.js';
+import { createLogger } from '../src/core/log.js';
 import { startTestServer, type TestServer } from '../src/server/test-helpers.js';
 
 describe('the name in a hello', () => {
@@ -34,5 +35,18 @@ describe('the name in a hello', () => {
     const renamed = await startRunner({ serverUrl: t.url, workDir, name: 'new-name' });
     expect((await t.store.getRunner(renamed.runnerId))?.name).toBe('new-name');
     await renamed.stop();
+  });
+
+  it('registering with a taken name: NAME-2, said once (at registration), not again at connect', async () => {
+    const a = await startRunner({ serverUrl: t.url, registrationToken: await t.regToken(), workDir: join(dir, 'dup-a'), name: 'dup' });
+    const lines: string[] = [];
+    const log = createLogger('warn', (l) => void lines.push(l));
+    const b = await startRunner({ serverUrl: t.url, registrationToken: await t.regToken(), workDir: join(dir, 'dup-b'), name: 'dup', log });
+    expect((await t.store.getRunner(b.runnerId))?.name).toBe('dup-2');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(lines.filter((l) => l.includes('dup-2'))).toHaveLength(1);
+    expect(lines.join('')).not.toContain('belongs to another runner');
+    await b.stop();
+    await a.stop();
   });
 });

@@ -167,12 +167,17 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
   // Job process groups a previous (crashed) runner process left behind die first.
   await killOrphans(workDir, Math.min(graceMs, 5000), log);
 
+  // The name each hello asks for: the one given, if any (absent: keep the name the runner has).
+  // Not after registering: the runner has the name registration gave it (NAME-2 when taken, said
+  // then), and asking for the taken one again would only warn a second time.
+  let helloName: string | undefined = opts.name !== undefined ? name : undefined;
   const registerNow = async () => {
     if (!opts.registrationToken) {
       throw new Error(`no runner credential for ${serverUrl} in ${workDir}: give a registration token (flotilla runners token create) to register this runner`);
     }
     const r = await register(serverUrl, { token: opts.registrationToken, name, labels, capacity });
     const c = { serverUrl, runnerId: r.runnerId, credential: r.credential };
+    helloName = undefined;
     await saveCredential(workDir, c);
     // Names are unique among live runners: a taken one is registered as NAME-2, ... (server says so).
     if (r.warning) log.warn(r.warning);
@@ -354,7 +359,7 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
       credential,
       // A name only when one was given: a runner started again without --name keeps the name it
       // has (an admin may have renamed it, or it got NAME-2), not the host name again.
-      hello: () => ({ type: 'hello', ...(opts.name !== undefined ? { name } : {}), labels, capacity, browserSlots, version: RUNNER_VERSION, running: running(), instance, ...(updater.updating !== null ? { updating: updater.updating } : {}) }),
+      hello: () => ({ type: 'hello', ...(helloName !== undefined ? { name: helloName } : {}), labels, capacity, browserSlots, version: RUNNER_VERSION, running: running(), instance, ...(updater.updating !== null ? { updating: updater.updating } : {}) }),
       running,
       onWelcome: (w) => {
         // Bound by the registration token: say so where the user looks (the server only logs it).

@@ -4,12 +4,15 @@ import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { lockWorkDir } from './work-lock.js';
+import { processStartTime } from './orphans.js';
+
+const mine = () => `${process.pid} ${processStartTime(process.pid) ?? ''}\n`;
 
 describe('runner work folder lock', () => {
   it('one holder at a time in this process; released, it can be taken again', () => {
     const dir = mkdtempSync(join(tmpdir(), 'flotilla-wl-'));
     const a = lockWorkDir(dir);
-    expect(readFileSync(join(dir, 'runner.lock'), 'utf8')).toBe(`${process.pid}\n`);
+    expect(readFileSync(join(dir, 'runner.lock'), 'utf8')).toBe(mine());
     expect(() => lockWorkDir(dir)).toThrow(`runner work folder ${dir} is in use by process ${process.pid} (this process); give each runner its own --work-dir`);
     a.release();
     a.release();
@@ -25,8 +28,27 @@ describe('runner work folder lock', () => {
     other.kill('SIGKILL');
     await new Promise((r) => other.once('exit', r));
     const l = lockWorkDir(dir);
-    expect(readFileSync(join(dir, 'runner.lock'), 'utf8')).toBe(`${process.pid}\n`);
+    expect(readFileSync(join(dir, 'runner.lock'), 'utf8')).toBe(mine());
     l.release();
+  });
+
+  it.runIf(existsSync('/proc/self'))('a stale lock is taken over: its pid now another process (start time differs), or a zombie not yet reaped', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flotilla-wl-'));
+    // pid 1 lives, but started at another time than the lock says: the lock's process is gone.
+    writeFileSync(join(dir, 'runner.lock'), `1 123\n`);
+    lockWorkDir(dir).release();
+    // The same pid with its own start time is a live holder.
+    writeFileSync(join(dir, 'runner.lock'), `1 ${processStartTime(1)}\n`);
+    expect(() => lockWorkDir(dir)).toThrow('is in use by process 1;');
+    // A runner killed with SIGKILL whose parent has not reaped it yet (a zombie) holds nothing:
+    // a child of `sh` that exits while `sh` has become `sleep` (exec), which never reaps it.
+    const parent = spawn('/bin/sh', ['-c', 'true & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const zombie = Number(await new Promise<string>((r) => parent.stdout.once('data', (d: Buffer) => r(d.toString().trim()))));
+    for (let i = 0; i < 100 && !readFileSync(`/proc/${zombie}/stat`, 'utf8').includes(') Z '); i++) await new Promise((r) => setTimeout(r, 10));
+    expect(readFileSync(`/proc/${zombie}/stat`, 'utf8')).toContain(') Z ');
+    writeFileSync(join(dir, 'runner.lock'), `${zombie} ${processStartTime(zombie)}\n`);
+    lockWorkDir(dir).release();
+    parent.kill('SIGKILL');
   });
 
   it.runIf(existsSync('/proc/self'))('a folder that takes no file (/proc/self): fails at once, naming the lock file and the OS error', () => {
