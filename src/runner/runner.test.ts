@@ -62,7 +62,9 @@ describe('registration and connection', () => {
     expect(statSync(credFile).mode & 0o777).toBe(0o600);
     const cred = JSON.parse(readFileSync(credFile, 'utf8')) as { credential: string; runnerId: number };
     expect(cp.credentials.get(cred.credential)).toBe(7);
-    expect(cp.hellos[0]).toMatchObject({ type: 'hello', name: 'test-runner', labels: { os: 'linux' }, capacity: 1, running: [] });
+    // Just registered as test-runner: the hello asks for no name (the runner keeps the one it has).
+    expect(cp.hellos[0]).toMatchObject({ type: 'hello', labels: { os: 'linux' }, capacity: 1, running: [] });
+    expect(cp.hellos[0]).not.toHaveProperty('name');
     expect(cp.hellos[0]?.version).toMatch(/^\d+\.\d+\.\d+/);
     await cp.waitFor(() => cp.frames.filter((f) => f.type === 'heartbeat').length >= 2, 3000, 'two heartbeats');
     await r.stop();
@@ -72,6 +74,8 @@ describe('registration and connection', () => {
     expect(again.runnerId).toBe(7);
     expect(cp.registerCalls).toBe(1);
     expect(cp.hellos).toHaveLength(2);
+    // Started again with its --name (start() gives one): the hello asks for it.
+    expect(cp.hellos[1]).toMatchObject({ type: 'hello', name: 'test-runner' });
     // Each runner process says who it is (hello.instance), another one for the next process.
     expect(cp.hellos[0]?.instance).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     expect(cp.hellos[1]?.instance).not.toBe(cp.hellos[0]?.instance);
