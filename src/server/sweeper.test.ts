@@ -1,12 +1,32 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Job, Runner } from '../protocol/index.js';
 import { FakeRunner, startTestServer, type TestServer } from './test-helpers.js';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openStore } from '../store/open.js';
+import type { Store } from '../store/types.js';
+import { silentLogger } from '../core/log.js';
+import { Sweeper } from './sweeper.js';
+import { EventBus } from './event-bus.js';
 
 // Generous enough that a loaded 2-core CI machine never stalls a 100 ms heartbeat loop past it.
 const TIMEOUT = 3000;
 const SWEEP = 200;
 /** Scheduling slack allowed on top of timeout + one sweep (timers, store writes under load). */
 const SLACK = 1000;
+
+/** Runs `f` on a SQLite store in a fresh folder, removed afterwards. */
+async function withStore(f: (store: Store) => Promise<void>): Promise<void> {
+  const dir = await mkdtemp(join(tmpdir(), 'flotilla-sweep-'));
+  const store = await openStore({ dataDir: dir });
+  try {
+    await f(store);
+  } finally {
+    await store.close();
+    await rm(dir, { recursive: true, force: true });
+  }
+}
 
 describe('liveness sweeper', () => {
   let t: TestServer;
@@ -69,16 +89,7 @@ describe('liveness sweeper', () => {
 
 describe('Sweeper.sweepOnce (controlled clock)', () => {
   it('waits one timeout after start, then marks the stale runner jobs lost with a status event', async () => {
-    const { mkdtemp, rm } = await import('node:fs/promises');
-    const { tmpdir } = await import('node:os');
-    const { join } = await import('node:path');
-    const { openStore } = await import('../store/open.js');
-    const { Sweeper } = await import('./sweeper.js');
-    const { EventBus } = await import('./event-bus.js');
-    const { silentLogger } = await import('../core/log.js');
-    const dir = await mkdtemp(join(tmpdir(), 'flotilla-sweep-'));
-    const store = await openStore({ dataDir: dir });
-    try {
+    await withStore(async (store) => {
       const T0 = 1_800_000_000_000;
       const runner = await store.createRunner({ name: 'r1', labels: {}, capacity: 1, credentialHash: 'h', now: T0 });
       await store.touchRunner(runner.id, T0);
@@ -103,25 +114,13 @@ describe('Sweeper.sweepOnce (controlled clock)', () => {
       expect(evs).toMatchObject([{ seq: 1, type: 'status', data: { status: 'lost', message: 'runner r1 silent for 80s', runnerId: runner.id } }]);
       expect(published).toEqual([1]);
       expect(await sweeper.sweepOnce()).toEqual([]);
-    } finally {
-      await store.close();
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 });
 
 describe('Sweeper.sweepOnce: a job its runners never start', () => {
   it('fails it (runner_never_started) once it went back to the queue 3 times, with a status event saying so', async () => {
-    const { mkdtemp, rm } = await import('node:fs/promises');
-    const { tmpdir } = await import('node:os');
-    const { join } = await import('node:path');
-    const { openStore } = await import('../store/open.js');
-    const { Sweeper } = await import('./sweeper.js');
-    const { EventBus } = await import('./event-bus.js');
-    const { silentLogger } = await import('../core/log.js');
-    const dir = await mkdtemp(join(tmpdir(), 'flotilla-sweep-'));
-    const store = await openStore({ dataDir: dir });
-    try {
+    await withStore(async (store) => {
       const T0 = 1_800_000_000_000;
       const runner = await store.createRunner({ name: 'r1', labels: {}, capacity: 1, credentialHash: 'h', now: T0 });
       const job = await store.createJob({ parentId: null, agent: 'a', agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros: 1, now: T0 });
@@ -150,9 +149,6 @@ describe('Sweeper.sweepOnce: a job its runners never start', () => {
         },
       ]);
       expect(await sweeper.sweepOnce()).toEqual([]);
-    } finally {
-      await store.close();
-      await rm(dir, { recursive: true, force: true });
-    }
+    });
   });
 });

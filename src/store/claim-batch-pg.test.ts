@@ -2,45 +2,21 @@
 // it falls back to after a unique-key collision (rare, so called directly here) — lock each
 // wanted job by its id (LOCK_WANTED), skip a row another writer holds, and claim only what still
 // fits (never for a runner the store has offline), with its event at the job's next seq.
-import pg from 'pg';
-import { Kysely, PostgresDialect } from 'kysely';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { EventBody } from '../protocol/index.js';
 import { claimPgLocked, type ClaimRequest, type ClaimedJob } from './claim-batch.js';
-import { codecFor } from './codec.js';
-import type { StoreCtx } from './ctx.js';
-import { openPostgresStore } from './postgres.js';
-import type { Database } from './schema.js';
-import { createTestDatabase, type TestDatabase } from './test-pg.js';
-import type { Store } from './types.js';
+import { createTestDatabase, pgStoreFixture, type TestDatabase } from './test-pg.js';
 
 const T = 1_800_000_000_000;
 const assigned = (runnerId: number): EventBody => ({ type: 'status', data: { status: 'assigned', message: 'assigned', runnerId } });
 
 const db: TestDatabase | null = await createTestDatabase();
-let store: Store;
-let ctx: StoreCtx;
-let pool: pg.Pool;
-let raw: pg.Client;
-beforeAll(async () => {
-  if (!db) return;
-  store = await openPostgresStore(db.url, { maxConnections: 2 });
-  pool = new pg.Pool({ connectionString: db.url, max: 2 });
-  ctx = { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), codec: codecFor('postgres'), dialect: 'postgres' };
-  raw = new pg.Client({ connectionString: db.url });
-  await raw.connect();
-});
-afterAll(async () => {
-  await raw?.end();
-  await ctx?.db.destroy();
-  await store?.close();
-  await db?.drop();
-});
+const f = pgStoreFixture(db);
 
 type Claim = (claims: readonly ClaimRequest[], now: number) => Promise<ClaimedJob[]>;
 const paths: [string, () => Claim][] = [
-  ['one statement (claimJobsById)', () => (claims, now) => store.claimJobsById(claims, now)],
-  ['locked transaction (claimPgLocked)', () => (claims, now) => claimPgLocked(ctx, claims, now, new Date(now).toISOString())],
+  ['one statement (claimJobsById)', () => (claims, now) => f.store.claimJobsById(claims, now)],
+  ['locked transaction (claimPgLocked)', () => (claims, now) => claimPgLocked(f.ctx, claims, now, new Date(now).toISOString())],
 ];
 
 describe.skipIf(!db)('PostgreSQL batch claims', () => {
@@ -48,10 +24,10 @@ describe.skipIf(!db)('PostgreSQL batch claims', () => {
     it(`${name}: claims what still fits, skips a row another writer holds, events at the next seq`, async () => {
       const claim = path();
       const tag = name.split(' ')[0]!;
-      const lin = await store.createRunner({ name: `lin-${tag}`, labels: { os: 'linux' }, capacity: 4, credentialHash: `l-${tag}`.padEnd(64, '0'), now: T });
-      const other = await store.createRunner({ name: `o-${tag}`, labels: {}, capacity: 1, credentialHash: `o-${tag}`.padEnd(64, '0'), now: T });
+      const lin = await f.store.createRunner({ name: `lin-${tag}`, labels: { os: 'linux' }, capacity: 4, credentialHash: `l-${tag}`.padEnd(64, '0'), now: T });
+      const other = await f.store.createRunner({ name: `o-${tag}`, labels: {}, capacity: 1, credentialHash: `o-${tag}`.padEnd(64, '0'), now: T });
       const job = (over: { selector?: Record<string, string>; pinnedRunnerId?: number } = {}) =>
-        store.createJob({ parentId: null, agent: 'a', agentVersion: '1', input: {}, selector: over.selector ?? {}, priority: 0, budgetMicros: 0, now: T, ...(over.pinnedRunnerId ? { pinnedRunnerId: over.pinnedRunnerId } : {}) });
+        f.store.createJob({ parentId: null, agent: 'a', agentVersion: '1', input: {}, selector: over.selector ?? {}, priority: 0, budgetMicros: 0, now: T, ...(over.pinnedRunnerId ? { pinnedRunnerId: over.pinnedRunnerId } : {}) });
       const A = await job({ selector: { os: 'linux' } }); // fits
       const B = await job({ pinnedRunnerId: other.id }); // pinned elsewhere
       const C = await job(); // fits, has an event already
@@ -59,12 +35,12 @@ describe.skipIf(!db)('PostgreSQL batch claims', () => {
       const E = await job({ selector: { os: 'mac' } }); // labels do not fit
       const F = await job(); // row locked by another writer: skipped, stays queued
       const G = await job(); // for a runner the store has offline (another replica's sweep): not claimed
-      const off = await store.createRunner({ name: `off-${tag}`, labels: {}, capacity: 1, credentialHash: `f-${tag}`.padEnd(64, '0'), now: T });
-      await raw.query('update runners set offline = 1 where id = $1', [off.id]);
-      await store.appendServerEvent(C.id, { type: 'status', data: { status: 'queued', message: 'waiting' } }, T);
-      await store.claimJobById(D.id, { id: other.id, labels: {} }, `d-${tag}`.padEnd(64, '0'), T);
-      await raw.query('begin');
-      await raw.query('select id from jobs where id = $1 for update', [F.id]);
+      const off = await f.store.createRunner({ name: `off-${tag}`, labels: {}, capacity: 1, credentialHash: `f-${tag}`.padEnd(64, '0'), now: T });
+      await f.raw.query('update runners set offline = 1 where id = $1', [off.id]);
+      await f.store.appendServerEvent(C.id, { type: 'status', data: { status: 'queued', message: 'waiting' } }, T);
+      await f.store.claimJobById(D.id, { id: other.id, labels: {} }, `d-${tag}`.padEnd(64, '0'), T);
+      await f.raw.query('begin');
+      await f.raw.query('select id from jobs where id = $1 for update', [F.id]);
       let got: ClaimedJob[];
       try {
         got = await claim(
@@ -75,7 +51,7 @@ describe.skipIf(!db)('PostgreSQL batch claims', () => {
           T + 5,
         );
       } finally {
-        await raw.query('rollback');
+        await f.raw.query('rollback');
       }
       // claims order is the store's contract for claimJobsById; the locked path returns lock order (by id)
       expect(got.map((g) => g.job.id).sort((a, b) => a - b)).toEqual([A.id, C.id]);
@@ -83,8 +59,8 @@ describe.skipIf(!db)('PostgreSQL batch claims', () => {
       const byId = new Map(got.map((g) => [g.job.id, g.event]));
       expect(byId.get(C.id)).toMatchObject({ jobId: C.id, seq: 2, type: 'status', data: { status: 'assigned', runnerId: lin.id } });
       expect(byId.get(A.id)?.seq).toBe(1);
-      for (const left of [B, E, F, G]) expect(await store.getJob(left.id)).toMatchObject({ status: 'queued', attempt: 0, runnerId: null });
-      expect(await store.getJob(D.id)).toMatchObject({ status: 'assigned', runnerId: other.id, attempt: 1 });
+      for (const left of [B, E, F, G]) expect(await f.store.getJob(left.id)).toMatchObject({ status: 'queued', attempt: 0, runnerId: null });
+      expect(await f.store.getJob(D.id)).toMatchObject({ status: 'assigned', runnerId: other.id, attempt: 1 });
       // F is claimable once the other writer let go.
       const again = await claim([{ jobId: F.id, runner: { id: lin.id, labels: {} }, tokenHash: `${tag}-f2`.padEnd(64, '0'), holds: 'workspace', event: assigned(lin.id) }], T + 6);
       expect(again.map((g) => g.job.id)).toEqual([F.id]);

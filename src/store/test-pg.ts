@@ -1,6 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { safeUrl } from './postgres.js';
+import { Kysely, PostgresDialect } from 'kysely';
+import { afterAll, beforeAll } from 'vitest';
+import { codecFor } from './codec.js';
+import type { StoreCtx } from './ctx.js';
+import { openPostgresStore, safeUrl } from './postgres.js';
+import type { Database } from './schema.js';
+import type { Store } from './types.js';
 
 /** The server the PostgreSQL test suites use: `FLOTILLA_TEST_PG_URL`, default trust-auth postgres on localhost. */
 export function testPgBaseUrl(): string {
@@ -58,3 +64,28 @@ export async function createTestDatabase(): Promise<TestDatabase | null> {
   };
 }
 
+
+/**
+ * What a test of PostgreSQL store internals needs on test database `db`: the store, a
+ * {@link StoreCtx} of its own (to call the internals directly) and a plain client (to hold locks
+ * as another writer would), made in `beforeAll` and ended in `afterAll` (nothing when `db` is
+ * null: no PostgreSQL here). Read the fields inside tests.
+ */
+export function pgStoreFixture(db: TestDatabase | null): { store: Store; ctx: StoreCtx; raw: pg.Client } {
+  const f = {} as { store: Store; ctx: StoreCtx; raw: pg.Client };
+  beforeAll(async () => {
+    if (!db) return;
+    f.store = await openPostgresStore(db.url, { maxConnections: 2 });
+    const pool = new pg.Pool({ connectionString: db.url, max: 2 });
+    f.ctx = { db: new Kysely<Database>({ dialect: new PostgresDialect({ pool }) }), codec: codecFor('postgres'), dialect: 'postgres' };
+    f.raw = new pg.Client({ connectionString: db.url });
+    await f.raw.connect();
+  });
+  afterAll(async () => {
+    await f.raw?.end();
+    await f.ctx?.db.destroy();
+    await f.store?.close();
+    await db?.drop();
+  });
+  return f;
+}
