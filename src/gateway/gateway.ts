@@ -95,8 +95,8 @@ export type Gateway = Hono & {
  *   2xx reply over the whole-reply size limit (upstream-http.ts) → 502 `api_error` naming the
  *   limit, not retried, the call charged at its worst-case estimate (upstream-too-large.ts).
  *   A 2xx whose body breaks or does not decode → 502 `api_error`, not retried, the call charged
- *   an estimate (upstream-broken.ts); a 2xx body that is not JSON reaches the client as sent,
- *   the call charged an estimate (meter.ts).
+ *   an estimate (upstream-broken.ts); a 2xx body that is not JSON, or no body at all (a 204,
+ *   an empty 200), reaches the client as sent, the call charged an estimate (meter.ts).
  * - `POST /v1/messages/count_tokens`: checked as `/v1/messages` is (same refusals, recorded
  *   as refused with api `anthropic-count-tokens`), then forwarded (anthropic, one key of the
  *   rotation) or estimated as bytes/4 (scripted); not metered.

@@ -201,6 +201,9 @@ export async function recordEstimated(ctx: CallContext, httpStatus: number, usag
 /**
  * Meters a provider's reply so that exactly one model-call row is recorded for it:
  * - non-2xx: recorded with no tokens (errors are not billed);
+ * - a 2xx without a body (`body` null and no `stream`: a 204 No Content, upstream-http.ts):
+ *   charged an estimate marked as one ({@link estimateUsage}: input by the request's size,
+ *   output 1 token), never $0; the reply passes on as it came (no body invented);
  * - SSE (`text/event-stream`): chunks pass through as they arrive while usage is read from
  *   them; the row is written when the stream ends (before the client sees the end), fails, or
  *   the client goes away (`signal` aborted, or the consumer stops early). Usage is known only
@@ -209,8 +212,9 @@ export async function recordEstimated(ctx: CallContext, httpStatus: number, usag
  *   response.completed's usage) and every figure it reported is a possible count (an integer
  *   from 0 to MAX_REPORTED_TOKENS, usage.ts); otherwise it is an estimate
  *   ({@link estimateUsage}) marked usageKnown=false;
- * - JSON: `usage` taken from the whole body; a body that is not JSON (or has no usage, or an
- *   impossible one) is still recorded, charged an estimate marked as one (never $0).
+ * - JSON: `usage` taken from the whole body; a body that is not JSON (an empty one included),
+ *   or has no usage, or an impossible one, is still recorded, charged an estimate marked as one
+ *   (never $0), and passed on as sent.
  * Every call is priced by the requested model (`ctx.requestModel`), at its long-context rates
  * when its input side is past the model's threshold (long-context.ts), server-side web searches
  * included (`price.webSearch` per request, H4; at least `ctx.searchesPerCall` for a served
@@ -221,8 +225,15 @@ export async function recordEstimated(ctx: CallContext, httpStatus: number, usag
  */
 export async function meteredReply(res: Reply, ctx: CallContext, signal?: CallSignal): Promise<Reply> {
   const record = recorder(ctx);
-  if (res.status < 200 || res.status >= 300 || (!res.body && !res.stream)) {
+  if (res.status < 200 || res.status >= 300) {
     await record({ httpStatus: res.status, model: null, usage: NO_USAGE, usageKnown: true });
+    return res;
+  }
+  if (!res.body && !res.stream) {
+    // A 2xx without a body (204 No Content: upstream-http.ts reads none): the provider says it
+    // served the call, so it may bill it, and nothing says what it used: the estimate, never $0.
+    ctx.log.warn('gateway: upstream 2xx reply had no body: charged an estimate', { job: ctx.job.id, status: res.status });
+    await record({ httpStatus: res.status, model: null, usage: estimateUsage(null, ctx.requestBytes, 0, ctx.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS), usageKnown: false });
     return res;
   }
   if (!isEventStream(res)) {

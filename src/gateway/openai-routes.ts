@@ -55,7 +55,8 @@ export interface OpenAiRouteDeps {
  * calls in flight waits up to `config.budgetWaitMs`, then → 429 `rate_limit_exceeded` with
  * retry-after (retried; the job keeps running; M2, budget-wait.ts); then served by the configured upstream
  * (`openai`/`openai-compatible`) or the scripted model, metered (usage from the JSON body,
- * the final usage chunk, or `response.completed`), and settled.
+ * the final usage chunk, or `response.completed`; a 2xx without them, a 204 or an empty body
+ * included, passes on as sent and is charged an estimate, meter.ts), and settled.
  * A model whose provider has no key/URL here → 400 `provider_not_configured` naming the
  * setting, not retried, the upstream untouched.
  * Upstream failures are retried as in retry.ts (keys rotate), except 429s.

@@ -3,7 +3,8 @@
  * flotilla.yaml (config-file.ts withGatewayFile) and for the API's stored overrides
  * (model-directory.ts withOverrides), against the shipped table: claude-sonnet-4-5 3 / 15 /
  * 3.75 / 6 / 0.30, maxOutput 64,000, long-context rates 6 / 22.50 / 7.50 / 12 / 0.60 above
- * 200,000 input-side tokens; claude-opus-4-6 maxOutput 128,000, no long-context rates.
+ * 200,000 input-side tokens; claude-opus-4-6 maxOutput 128,000, no long-context rates; web
+ * searches $10 per 1,000 for both (gpt-4o $25; the default entry, for any model not listed, $25).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -48,9 +49,10 @@ describe('flotilla.yaml price overrides over the table', () => {
   it('longContext: null prices flat; a missing maxOutput is the table\'s; its own long-context rates and maximum output are its own', () => {
     const own = '{ input: 2, output: 8, cacheWrite5m: 2.5, cacheWrite1h: 4, cacheRead: 0.2, maxOutput: 2000, longContext: { aboveInputTokens: 100000, input: 4, output: 16, cacheWrite5m: 5, cacheWrite1h: 8, cacheRead: 0.4 } }';
     const m = withFile(`    claude-sonnet-4-5: { input: 2, output: 8, cacheWrite5m: 2.5, cacheWrite1h: 4, cacheRead: 0.2, longContext: null }\n    claude-opus-4-6: ${base}\n    claude-sonnet-4: ${own}\n`).merged();
-    expect(m.prices.models['claude-sonnet-4-5']).toEqual({ ...BASE, maxOutput: 64_000 });
-    expect(m.prices.models['claude-opus-4-6']).toEqual({ ...BASE, maxOutput: 128_000 });
-    expect(m.prices.models['claude-sonnet-4']).toEqual({ ...BASE, maxOutput: 2000, longContext: { aboveInputTokens: 100_000, input: 4, output: 16, cacheWrite5m: 5, cacheWrite1h: 8, cacheRead: 0.4 } });
+    // webSearch left out: the table's entry's ($10 per 1,000 for both)
+    expect(m.prices.models['claude-sonnet-4-5']).toEqual({ ...BASE, webSearch: 10, maxOutput: 64_000 });
+    expect(m.prices.models['claude-opus-4-6']).toEqual({ ...BASE, webSearch: 10, maxOutput: 128_000 });
+    expect(m.prices.models['claude-sonnet-4']).toEqual({ ...BASE, webSearch: 10, maxOutput: 2000, longContext: { aboveInputTokens: 100_000, input: 4, output: 16, cacheWrite5m: 5, cacheWrite1h: 8, cacheRead: 0.4 } });
     // 250,000 × $2 + 10 × $8 per million, flat
     expect(longCall(m.prices, 'claude-sonnet-4-5')).toBe(500_080);
     // 250,000 × $4 + 10 × $16 per million
@@ -67,9 +69,59 @@ describe('the API\'s stored overrides over the table (withOverrides)', () => {
     expect(longCall(legacy, 'claude-sonnet-4-5')).toBe(1_500_225);
 
     const flat = withOverrides(table, [{ model: 'claude-sonnet-4-5', price: { ...BASE, longContext: null, maxOutput: 1000 }, updatedAt: 0 }]);
-    expect(priceFor(flat, 'claude-sonnet-4-5')).toEqual({ ...BASE, maxOutput: 1000, webSearch: 25 }); // webSearch: the default entry's, as before
+    expect(priceFor(flat, 'claude-sonnet-4-5')).toEqual({ ...BASE, maxOutput: 1000, webSearch: 10 }); // webSearch: the table entry's
     expect(longCall(flat, 'claude-sonnet-4-5')).toBe(500_080);
     // a dated name falls back to the override, as to the entry it replaced
     expect(longCall(flat, 'claude-sonnet-4-5-20250929')).toBe(500_080);
+  });
+});
+
+/** µ$ of 2 server-side web searches (and no tokens) of `model` under `table`'s prices. */
+function twoSearches(prices: GatewayConfig['prices'], model: string): number {
+  const u = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, webSearchRequests: 2 };
+  return callCost(u, ratesFor(priceFor(prices, model), 0)).micros;
+}
+
+describe('an override without webSearch keeps the table\'s web-search price for its model', () => {
+  it('flotilla.yaml: claude-sonnet-4-5 stays $10 per 1,000 (not the default\'s $25); a model not listed takes the default\'s; a given one is its own', () => {
+    const m = withFile(`    claude-sonnet-4-5: { input: 2, output: 8, cacheWrite5m: 2.5, cacheWrite1h: 4, cacheRead: 0.2, longContext: null }\n    qwen3-coder: ${base}\n    claude-opus-4-6: { input: 2, output: 8, cacheWrite5m: 2.5, cacheWrite1h: 4, cacheRead: 0.2, webSearch: 40 }\n`).merged();
+    expect(priceFor(m.prices, 'claude-sonnet-4-5').webSearch).toBe(10);
+    expect(priceFor(m.prices, 'qwen3-coder').webSearch).toBe(25);
+    expect(priceFor(m.prices, 'claude-opus-4-6').webSearch).toBe(40);
+    // 2 searches × $10 / 1,000 = $0.02 = 20,000 µ$ (not 2 × $25 / 1,000 = 50,000 µ$)
+    expect(twoSearches(m.prices, 'claude-sonnet-4-5')).toBe(20_000);
+    // 2 × $40 / 1,000 = 80,000 µ$
+    expect(twoSearches(m.prices, 'claude-opus-4-6')).toBe(80_000);
+  });
+
+  it('the API (withOverrides; also what flotilla models price stores): the entry the override replaces, by the same name matching; dated names too', () => {
+    const table = loadPriceTable();
+    const o = withOverrides(table, [
+      { model: 'claude-haiku-4-5', price: BASE, updatedAt: 0 },
+      { model: 'claude-opus-4-1-20250805', price: BASE, updatedAt: 0 },
+      { model: 'gpt-4o', price: BASE, updatedAt: 0 },
+      { model: 'my-local-model', price: BASE, updatedAt: 0 },
+    ]);
+    expect(priceFor(o, 'claude-haiku-4-5')).toEqual({ ...BASE, webSearch: 10, maxOutput: 64_000 });
+    // a dated name replaces the entry of its undated one (claude-opus-4-1: $10)
+    expect(priceFor(o, 'claude-opus-4-1-20250805').webSearch).toBe(10);
+    expect(priceFor(o, 'gpt-4o').webSearch).toBe(25);
+    expect(priceFor(o, 'my-local-model').webSearch).toBe(25);
+    expect(twoSearches(o, 'claude-haiku-4-5')).toBe(20_000);
+    expect(twoSearches(o, 'gpt-4o')).toBe(50_000);
+  });
+
+  it('a table entry without webSearch: the override takes the table\'s default entry\'s', () => {
+    const own = { input: 1, output: 2, cacheWrite5m: 1, cacheWrite1h: 1, cacheRead: 0.1 };
+    const table = { version: 't', models: { plain: own, searchy: { ...own, webSearch: 7 } }, default: { ...own, webSearch: 30 } };
+    const o = withOverrides(table, [
+      { model: 'plain', price: BASE, updatedAt: 0 },
+      { model: 'searchy', price: BASE, updatedAt: 0 },
+    ]);
+    expect(priceFor(o, 'plain').webSearch).toBe(30);
+    expect(priceFor(o, 'searchy').webSearch).toBe(7);
+    // 2 × $7 / 1,000 = 14,000 µ$; 2 × $30 / 1,000 = 60,000 µ$
+    expect(twoSearches(o, 'searchy')).toBe(14_000);
+    expect(twoSearches(o, 'plain')).toBe(60_000);
   });
 });

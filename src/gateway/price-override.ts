@@ -9,8 +9,12 @@ export type { PriceOverride };
  * protocol/model-routes.ts ModelPrice) — combines with the price table entry it replaces (the
  * one {@link tokenPriceFor} finds for the override's name: what the gateway priced that name at
  * without it). Rates are USD per million tokens; `maxOutput` tokens.
- * - Token rates and `webSearch`: the override's (a missing `webSearch` is the table's default
- *   entry's, prices.ts priceFor).
+ * - Token rates: the override's.
+ * - `webSearch` (USD per 1,000 server-side web searches): the override's; absent, the replaced
+ *   entry's (claude-sonnet-4-5's $10), and when the table does not list the model or its entry
+ *   has none, the table's default entry's (left out here; prices.ts priceFor completes it:
+ *   $25 in data/prices.json). So overriding a model's token rates does not reprice its web
+ *   searches at the default's.
  * - `maxOutput` is a fact about the model, not a price: absent, the table entry's still applies,
  *   so overriding claude-sonnet-4-5's rates keeps its 64,000-token maximum output.
  * - `longContext`: the override's rates, or none when it says `null` (every call at the base
@@ -24,7 +28,9 @@ export type { PriceOverride };
 export function overriddenPrice(table: PriceTable, model: string, override: PriceOverride): TablePrice {
   const replaced = tokenPriceFor(table, model);
   const price: TablePrice = { input: override.input, output: override.output, cacheWrite5m: override.cacheWrite5m, cacheWrite1h: override.cacheWrite1h, cacheRead: override.cacheRead };
-  if (override.webSearch !== undefined) price.webSearch = override.webSearch;
+  // a model the table does not list keeps none here: priceFor completes it with the default's
+  const webSearch = override.webSearch ?? (replaced === table.default ? undefined : replaced.webSearch);
+  if (webSearch !== undefined) price.webSearch = webSearch;
   const maxOutput = override.maxOutput ?? replaced.maxOutput;
   if (maxOutput !== undefined) price.maxOutput = maxOutput;
   const longContext = override.longContext === undefined ? replaced.longContext : override.longContext;

@@ -58,9 +58,10 @@ function stripDate(model: string): string {
  * The price of `model`: exact name, then the name without a date (or `-latest`) suffix, then
  * the longest listed name that is a prefix of it (at a `-` boundary), else `table.default`. A
  * premium variant of a listed model (`-pro`, `-max`, `-ultra` after its name) gets the default:
- * an unknown model must not look cheap. A price without `webSearch` (an override written before
- * per-request prices, or one that leaves it out) gets the default entry's (H4: a web search
- * must not look free).
+ * an unknown model must not look cheap. A price without `webSearch` (USD per 1,000 searches)
+ * gets the default entry's (H4: a web search must not look free); a price override that leaves
+ * it out already took the entry it replaced's when that has one (price-override.ts
+ * overriddenPrice), so only a model whose table entry has none gets the default's here.
  */
 export function priceFor(table: PriceTable, model: string): TablePrice {
   const p = tokenPriceFor(table, model);

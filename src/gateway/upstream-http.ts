@@ -212,8 +212,10 @@ function headerRecord(raw: Buffer[] | string[] | null): Record<string, string> {
 /**
  * Sends one request upstream.
  * @returns the reply (headers lower case, repeated ones joined by `, `; `set-cookie` dropped):
- *   `body` read whole unless the reply is `text/event-stream`, then `stream` (node Readable;
- *   destroying it aborts the upstream request).
+ *   `body` read whole (decoded; an empty one stays empty whatever its content-encoding; `null`
+ *   for a 204, a 304 or a HEAD request, which have none) unless the reply is
+ *   `text/event-stream`, then `stream` (node Readable; destroying it aborts the upstream
+ *   request).
  * @throws when the upstream cannot be reached, times out ({@link UpstreamTimeoutError}), resets before the reply is read whole, sends a
  *   body its content-encoding cannot decode (either of these after a 2xx's headers:
  *   {@link ReplyBrokenError}, not retried), a whole body over the size limit (raw or decoded:
@@ -313,7 +315,9 @@ export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply>
         if (status === 204 || status === 304 || init.method === 'HEAD') return resolve({ status, headers: out, body: null });
         const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
         const dec = decoders[encoding];
-        if (!dec) return resolve({ status, headers: out, body });
+        // an empty body is empty whatever its content-encoding says (zlib refuses 0 bytes as a
+        // truncated stream; a served 2xx with no body is metered as one, meter.ts)
+        if (!dec || body.byteLength === 0) return resolve({ status, headers: out, body });
         const limit = replyLimit;
         dec(body).then(
           (b) => resolve({ status, headers: out, body: b }),

@@ -66,7 +66,7 @@ export type LongContextPrice = z.infer<typeof LongContextPrice>;
 /**
  * A price override: USD per million tokens per token category, and optionally
  * - `webSearch`: USD per 1,000 server-side web search requests, as data/prices.json writes it
- *   (absent: the price table's default entry's);
+ *   (absent: the price table's value for the model, else its default entry's);
  * - `maxOutput`: the model's maximum output, tokens ({@link MaxOutputTokens}). It is a fact
  *   about the model, not a price: absent, the price table's value for the model still applies;
  * - `longContext`: the model's long-context rates ({@link LongContextPrice}), or `null` to price
