@@ -10,7 +10,8 @@ import { webSearchBound } from './server-tools.js';
 import { estimateBytes, inlineImages } from './input-images.js';
 import { MAX_REQUEST_BYTES, type GatewayConfig } from './config.js';
 import type { ModelDirectory } from './model-directory.js';
-import { meteredReply, recordRefused, recordUnreachable, type CallContext } from './meter.js';
+import { meteredReply, recordRefused, type CallContext } from './meter.js';
+import { recordUpstreamFailure } from './upstream-failure.js';
 import { OpenAiStreamReader, usageFromOpenAiBody } from './openai-usage.js';
 import { inputTokensBound } from './usage.js';
 import { asScriptRequest, choicesOf, maxOutputOf, openaiBudgetError, openaiError, openaiRetryLater, outputLimitField, parseOpenAiRequest, withOutputLimit, withStreamUsage, type ChatRequest, type OpenAiApi } from './openai-wire.js';
@@ -23,10 +24,6 @@ import { REPLY_OPS, type GatewayRequest, type Reply } from './reply.js';
 import type { ModelScript } from './script.js';
 import type { GatewayStore } from './gateway.js';
 import { DEFAULT_RETRY, KeyRing, withRetries, type RetryPolicy } from './retry.js';
-import { ReplyBrokenError, ReplyTooLargeError, UpstreamTimeoutError } from './upstream-http.js';
-import { BROKEN_STATUS, brokenMessage, recordBroken } from './upstream-broken.js';
-import { recordTooLarge, tooLargeMessage } from './upstream-too-large.js';
-import { recordTimedOut, TIMEOUT_STATUS, timeoutMessage } from './upstream-timeout.js';
 
 /** What the OpenAI routes share with the rest of the gateway. */
 export interface OpenAiRouteDeps {
@@ -194,35 +191,11 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
         });
         res = out.response;
       } catch (err) {
-        if (err instanceof ReplyTooLargeError) {
-          // A 2xx was billed: not retried, charged at the worst case (upstream-too-large.ts).
-          await recordTooLarge(ctx, err);
-          const big = openaiError(502, 'server_error', tooLargeMessage(err));
-          big.headers['x-should-retry'] = 'false';
-          return big;
-        }
-        if (err instanceof UpstreamTimeoutError && !request.signal.aborted) {
-          // The upstream may have worked on it: not retried, charged an estimate (upstream-timeout.ts).
-          await recordTimedOut(ctx, err);
-          const late = openaiError(TIMEOUT_STATUS, 'server_error', timeoutMessage(err));
-          late.headers['x-should-retry'] = 'false';
-          return late;
-        }
-        if (err instanceof ReplyBrokenError) {
-          // A 2xx was served and billed: not retried, charged an estimate (upstream-broken.ts).
-          await recordBroken(ctx, err);
-          const broken = openaiError(BROKEN_STATUS, 'server_error', brokenMessage(err));
-          broken.headers['x-should-retry'] = 'false';
-          return broken;
-        }
-        const gone = request.signal.aborted;
-        if (gone) d.log.info('gateway: the client went away before the reply', { job: job.id });
-        else d.log.warn('gateway: upstream unreachable', { job: job.id, error: (err as Error).message });
-        await recordUnreachable(ctx, gone);
-        // The gateway's retries are used up: the harness must not add its own (retry.ts).
-        const bad = openaiError(502, 'server_error', 'the model provider could not be reached');
-        bad.headers['x-should-retry'] = 'false';
-        return bad;
+        // Too large, timed out, broken or unreachable: recorded once (upstream-failure.ts), never retried by the harness.
+        const failed = await recordUpstreamFailure(ctx, err, request.signal);
+        const reply = openaiError(failed.status, 'server_error', failed.message);
+        reply.headers['x-should-retry'] = 'false';
+        return reply;
       }
       const metered = await meteredReply(res, ctx, request.signal);
       return addUsage ? stripUsageChunks(metered) : metered;
