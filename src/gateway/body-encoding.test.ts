@@ -6,54 +6,22 @@
  * naming it. Real HTTP in front (the node path the control plane serves), a fake upstream behind.
  */
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createGateway } from './gateway.js';
-import { MemoryGatewayStore } from './memory-store.js';
-import { loadPriceTable } from './prices.js';
-import { listenNode, type TestServer } from './test-server.js';
-import { fakeUpstream } from './test-upstream.js';
+import { describe, expect, it } from 'vitest';
+import { forFile, startGateway } from './test-server.js';
 
-const TOKEN = 'flj_encoding_0123456789abcdefghijk';
 const LIMIT = 64 * 1024;
-const store = new MemoryGatewayStore();
 const MESSAGE = { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [{ type: 'text', text: 'hi' }], stop_reason: 'end_turn', usage: { input_tokens: 100, output_tokens: 20 } };
 const CHAT = { id: 'c', object: 'chat.completion', model: 'gpt-4o', choices: [], usage: { prompt_tokens: 10, completion_tokens: 2 } };
-let up: Awaited<ReturnType<typeof fakeUpstream>>;
-let gw: TestServer;
+const gw = forFile(() =>
+  startGateway({
+    upstream: (r) => ({ body: JSON.stringify(r.url.startsWith('/v1/messages') ? MESSAGE : CHAT) }),
+    job: { token: 'flj_encoding_0123456789abcdefghijk', id: 8, budgetMicros: 5_000_000 },
+    openai: 'openai-compatible',
+    config: { maxRequestBytes: LIMIT },
+  }),
+);
 
-beforeAll(async () => {
-  up = await fakeUpstream((r) => ({ body: JSON.stringify(r.url.startsWith('/v1/messages') ? MESSAGE : CHAT) }));
-  store.addJob(TOKEN, { id: 8, budgetMicros: 5_000_000 });
-  const gateway = createGateway({
-    store,
-    config: {
-      provider: 'anthropic',
-      anthropicApiKey: 'sk-server',
-      anthropicBaseUrl: up.url,
-      openai: { provider: 'openai-compatible', baseUrl: up.url + '/v1', apiKeys: [] },
-      modelProviders: [
-        { pattern: 'claude-*', provider: 'anthropic' },
-        { pattern: 'gpt-*', provider: 'openai-compatible' },
-      ],
-      prices: loadPriceTable(),
-      maxRequestBytes: LIMIT,
-      retry: { retries: 0 },
-    },
-    scriptFor: async () => null,
-  });
-  gw = await listenNode((req, res) => gateway.node(req, res));
-});
-afterAll(async () => {
-  await gw.close();
-  await up.close();
-});
-beforeEach(() => {
-  store.calls.length = 0;
-  up.seen.length = 0;
-});
-
-const post = (path: string, body: Buffer, encoding: string) =>
-  fetch(gw.url + path, { method: 'POST', headers: { 'content-type': 'application/json', 'content-encoding': encoding, 'x-api-key': TOKEN, authorization: `Bearer ${TOKEN}` }, body: new Uint8Array(body) });
+const post = (path: string, body: Buffer, encoding: string) => gw.post(path, body, { headers: { 'content-encoding': encoding } });
 const messages = { model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'fix the failing test, please' }] };
 
 describe('content-encoding of request bodies', () => {
@@ -61,11 +29,11 @@ describe('content-encoding of request bodies', () => {
     const res = await post('/v1/messages', gzipSync(JSON.stringify(messages)), 'gzip');
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual(MESSAGE);
-    expect(up.seen).toHaveLength(1);
-    expect(JSON.parse(up.seen[0]!.body)).toEqual(messages);
-    expect(up.seen[0]!.headers['content-encoding']).toBeUndefined();
+    expect(gw.up.seen).toHaveLength(1);
+    expect(JSON.parse(gw.up.seen[0]!.body)).toEqual(messages);
+    expect(gw.up.seen[0]!.headers['content-encoding']).toBeUndefined();
     // 100 × 3 + 20 × 15 µ$ (claude-sonnet-4-5)
-    expect(store.calls.map((c) => [c.httpStatus, c.usageKnown, c.costMicros])).toEqual([[200, true, 600]]);
+    expect(gw.store.calls.map((c) => [c.httpStatus, c.usageKnown, c.costMicros])).toEqual([[200, true, 600]]);
   });
 
   it('br and deflate (OpenAI routes too): decoded', async () => {
@@ -74,7 +42,7 @@ describe('content-encoding of request bodies', () => {
     expect(a.status).toBe(200);
     const b = await post('/v1/messages', deflateSync(JSON.stringify(messages)), 'deflate');
     expect(b.status).toBe(200);
-    expect(up.seen.map((s) => JSON.parse(s.body))).toEqual([chat, messages]);
+    expect(gw.up.seen.map((s) => JSON.parse(s.body))).toEqual([chat, messages]);
   });
 
   it('a decompression bomb (a small gzip body decoding past the limit): 413 in the wire format, the upstream sees nothing', async () => {
@@ -87,7 +55,7 @@ describe('content-encoding of request bodies', () => {
     const b = await post('/v1/responses', bomb, 'gzip');
     expect(b.status).toBe(413);
     expect(((await b.json()) as { error: { code: string } }).error.code).toBe('request_too_large');
-    expect(up.seen).toHaveLength(0);
+    expect(gw.up.seen).toHaveLength(0);
   });
 
   it('an unknown encoding: 415 naming it; a corrupt gzip body: 400; the upstream sees neither', async () => {
@@ -100,12 +68,12 @@ describe('content-encoding of request bodies', () => {
     const b = await post('/v1/chat/completions', Buffer.from(JSON.stringify(messages)), 'gzip');
     expect(b.status).toBe(400);
     expect(((await b.json()) as { error: { code: string; type: string } }).error).toMatchObject({ type: 'invalid_request_error', code: 'invalid_content_encoding' });
-    expect(up.seen).toHaveLength(0);
+    expect(gw.up.seen).toHaveLength(0);
   });
 
   it('identity is the body as sent', async () => {
     const res = await post('/v1/messages', Buffer.from(JSON.stringify(messages)), 'identity');
     expect(res.status).toBe(200);
-    expect(JSON.parse(up.seen[0]!.body)).toEqual(messages);
+    expect(JSON.parse(gw.up.seen[0]!.body)).toEqual(messages);
   });
 });

@@ -7,66 +7,37 @@
  * Prices (USD per million tokens): gpt-4o-search-preview 2.50 / 10, gpt-4o-mini-search-preview
  * 0.15 / 0.60, gpt-4o 2.50 / 10. Real HTTP, a fake OpenAI upstream.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { PendingCall } from '../store/types.js';
-import { createGateway } from './gateway.js';
-import { MemoryGatewayStore } from './memory-store.js';
-import { loadPriceTable } from './prices.js';
+import { describe, expect, it } from 'vitest';
 import { webSearchBound } from './server-tools.js';
-import { listenNode, type TestServer } from './test-server.js';
-import { fakeUpstream } from './test-upstream.js';
+import { forFile, startGateway } from './test-server.js';
+import { RecordingStore } from './test-stores.js';
 
-/** Keeps what every call reserved (µ$) and the call as its reservation holds it. */
-class RecordingStore extends MemoryGatewayStore {
-  readonly held: Array<{ micros: number; call: PendingCall | undefined }> = [];
-  override async reserveBudget(rootId: number, worstMicros: number, now = 0, ttlMs?: number, jobId?: number, call?: PendingCall) {
-    this.held.push({ micros: worstMicros, call });
-    return super.reserveBudget(rootId, worstMicros, now, ttlMs, jobId, call);
-  }
-}
-
-const TOKEN = 'flj_chatsearch_0123456789abcdefghi';
-const store = new RecordingStore();
-let up: Awaited<ReturnType<typeof fakeUpstream>>;
-let gw: TestServer;
 const USAGE = { prompt_tokens: 100, completion_tokens: 50 };
-
-beforeAll(async () => {
-  up = await fakeUpstream((r) => {
-    const body = JSON.parse(r.body) as { model: string; stream?: boolean; messages: Array<{ content: string }> };
-    const what = body.messages[0]!.content;
-    if (what === 'bad') return { status: 400, body: JSON.stringify({ error: { message: 'bad request', type: 'invalid_request_error', param: null, code: null } }) };
-    if (what === 'not-json') return { body: 'upstream proxy error page' }; // 25 bytes
-    if (body.stream) {
-      const chunk = (o: object) => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', model: body.model, ...o })}\n\n`;
-      return { headers: { 'content-type': 'text/event-stream' }, body: [chunk({ choices: [{ index: 0, delta: { content: 'found it' } }] }), chunk({ choices: [], usage: USAGE }), 'data: [DONE]\n\n'] };
-    }
-    return { body: JSON.stringify({ id: 'c', object: 'chat.completion', model: body.model, choices: [{ index: 0, message: { role: 'assistant', content: 'found it' } }], usage: USAGE }) };
-  });
-  store.addJob(TOKEN, { id: 4, budgetMicros: 100_000_000 });
-  const gateway = createGateway({
-    store,
-    config: { provider: 'scripted', anthropicBaseUrl: 'http://127.0.0.1:9', openai: { provider: 'openai', baseUrl: up.url + '/v1', apiKeys: ['sk-oai-search'] }, prices: loadPriceTable(), retry: { retries: 0 } },
-    scriptFor: async () => null,
-  });
-  gw = await listenNode((req, res) => gateway.node(req, res));
-});
-afterAll(async () => {
-  await gw.close();
-  await up.close();
-});
-beforeEach(() => {
-  store.calls.length = 0;
-  store.held.length = 0;
-  up.seen.length = 0;
-});
+const gw = forFile(() =>
+  startGateway({
+    upstream: (r) => {
+      const body = JSON.parse(r.body) as { model: string; stream?: boolean; messages: Array<{ content: string }> };
+      const what = body.messages[0]!.content;
+      if (what === 'bad') return { status: 400, body: JSON.stringify({ error: { message: 'bad request', type: 'invalid_request_error', param: null, code: null } }) };
+      if (what === 'not-json') return { body: 'upstream proxy error page' }; // 25 bytes
+      if (body.stream) {
+        const chunk = (o: object) => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', model: body.model, ...o })}\n\n`;
+        return { headers: { 'content-type': 'text/event-stream' }, body: [chunk({ choices: [{ index: 0, delta: { content: 'found it' } }] }), chunk({ choices: [], usage: USAGE }), 'data: [DONE]\n\n'] };
+      }
+      return { body: JSON.stringify({ id: 'c', object: 'chat.completion', model: body.model, choices: [{ index: 0, message: { role: 'assistant', content: 'found it' } }], usage: USAGE }) };
+    },
+    store: new RecordingStore(),
+    job: { token: 'flj_chatsearch_0123456789abcdefghi', id: 4, budgetMicros: 100_000_000 },
+    openai: 'openai',
+  }),
+);
 
 async function chat(model: string, content = 'weather in Paris?', extra: object = {}) {
   const body = JSON.stringify({ model, messages: [{ role: 'user', content }], web_search_options: {}, ...extra });
-  const res = await fetch(gw.url + '/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body });
+  const res = await gw.post('/v1/chat/completions', body);
   const text = await res.text();
-  await expect.poll(() => store.calls.length, { timeout: 2000, interval: 10 }).toBe(1);
-  return { status: res.status, text, bytes: Buffer.byteLength(body), row: store.calls[0]! };
+  await expect.poll(() => gw.store.calls.length, { timeout: 2000, interval: 10 }).toBe(1);
+  return { status: res.status, text, bytes: Buffer.byteLength(body), row: gw.store.calls[0]! };
 }
 
 describe('Chat Completions search models: one search charged per call', () => {
@@ -88,8 +59,8 @@ describe('Chat Completions search models: one search charged per call', () => {
   it('the reservation holds the search: output at the model\'s maximum (16,384, sent upstream) plus 25,000 µ$', async () => {
     const { bytes } = await chat('gpt-4o-search-preview');
     // ⌈bytes / 3⌉ input tokens × $2.50/MTok; 16,384 output × $10/MTok = 163,840 µ$; 1 search 25,000 µ$
-    expect(store.held).toEqual([{ micros: Math.ceil((Math.ceil(bytes / 3) * 2_500_000) / 1e6) + 163_840 + 25_000, call: expect.objectContaining({ webSearchRequests: 1, outputTokens: 16_384 }) }]);
-    expect(JSON.parse(up.seen[0]!.body)).toMatchObject({ max_completion_tokens: 16_384 });
+    expect(gw.store.held).toEqual([{ micros: Math.ceil((Math.ceil(bytes / 3) * 2_500_000) / 1e6) + 163_840 + 25_000, call: expect.objectContaining({ webSearchRequests: 1, outputTokens: 16_384 }) }]);
+    expect(JSON.parse(gw.up.seen[0]!.body)).toMatchObject({ max_completion_tokens: 16_384 });
   });
 
   it('a reply that is not JSON: charged the estimate with its search', async () => {

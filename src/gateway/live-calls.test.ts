@@ -5,67 +5,36 @@
  * path (what the control plane serves) and the web adapter, against a fake upstream.
  * Prices: claude-sonnet-4-5 from the shipped table, 3 µ$ per input token, 15 per output token.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGateway, type Gateway } from './gateway.js';
 import { liveCallCount } from './live-calls.js';
-import { MemoryGatewayStore } from './memory-store.js';
-import { loadPriceTable } from './prices.js';
-import { listen, type TestServer } from './test-server.js';
+import { startGateway } from './test-server.js';
+import { fakeUpstream, firstMessage, type FakeUpstream } from './test-upstream.js';
 
 const sse = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 const DELTA = sse('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'x'.repeat(400) } });
 
-let up: Server;
+let up: FakeUpstream;
 /** Upstream requests by their first message's content: when each closed (ms epoch). */
 const closedAt = new Map<string, number>();
-let upUrl = '';
 
 beforeAll(async () => {
-  up = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => {
-      const what = String((JSON.parse(body) as { messages: Array<{ content: string }> }).messages[0]?.content);
-      res.on('close', () => closedAt.set(what, Date.now()));
-      if (what.startsWith('hold')) return; // never answers
-      // A slow stream: the start and one delta at once, then a delta every 300 ms, never ending.
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      res.write(sse('message_start', { type: 'message_start', message: { id: 'm', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [], stop_reason: null, usage: { input_tokens: 10, output_tokens: 1 } } }));
-      res.write(sse('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }));
-      res.write(DELTA);
-      const t = setInterval(() => res.write(DELTA), 300);
-      res.on('close', () => clearInterval(t));
-    });
+  up = await fakeUpstream((req) => (res) => {
+    const what = firstMessage(req);
+    res.on('close', () => closedAt.set(what, Date.now()));
+    if (what.startsWith('hold')) return; // never answers
+    // A slow stream: the start and one delta at once, then a delta every 300 ms, never ending.
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write(sse('message_start', { type: 'message_start', message: { id: 'm', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [], stop_reason: null, usage: { input_tokens: 10, output_tokens: 1 } } }));
+    res.write(sse('content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }));
+    res.write(DELTA);
+    const t = setInterval(() => res.write(DELTA), 300);
+    res.on('close', () => clearInterval(t));
   });
-  await new Promise<void>((r) => up.listen(0, '127.0.0.1', r));
-  upUrl = `http://127.0.0.1:${(up.address() as AddressInfo).port}`;
 });
-afterAll(() => new Promise<void>((r) => up.close(() => r())));
+afterAll(() => up.close());
 
 /** A gateway over a fresh store with job `jobId` running under `token`, served on node:http or through fetch. */
-async function gateway(token: string, jobId: number, via: 'node' | 'fetch'): Promise<{ app: Gateway; store: MemoryGatewayStore; url: string; close(): Promise<void> }> {
-  const store = new MemoryGatewayStore();
-  store.addJob(token, { id: jobId, budgetMicros: 5_000_000 });
-  const app = createGateway({ store, config: { provider: 'anthropic', anthropicApiKey: 'sk-up', anthropicBaseUrl: upUrl, prices: loadPriceTable() }, scriptFor: async () => null });
-  if (via === 'fetch') {
-    const s: TestServer = await listen(app.fetch);
-    return { app, store, url: s.url, close: () => s.close() };
-  }
-  const s = createServer(app.node);
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  return {
-    app,
-    store,
-    url: `http://127.0.0.1:${(s.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise<void>((r) => {
-        s.closeAllConnections();
-        s.close(() => r());
-      }),
-  };
-}
+const gateway = (token: string, jobId: number, via: 'node' | 'fetch') => startGateway({ upstream: up, job: { token, id: jobId, budgetMicros: 5_000_000 }, via });
 
 const body = (content: string, stream: boolean) => JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 1000, stream, messages: [{ role: 'user', content }] });
 
@@ -77,7 +46,7 @@ describe('aborting a cancelled job’s live calls', () => {
       const gw = await gateway(token, 31, via);
       try {
         const sent = body(what, true);
-        const res = await fetch(gw.url + '/v1/messages', { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': token }, body: sent });
+        const res = await gw.post('/v1/messages', sent);
         expect(res.status).toBe(200);
         const reader = res.body!.getReader();
         let text = '';
@@ -126,7 +95,7 @@ describe('aborting a cancelled job’s live calls', () => {
     const gw = await gateway(token, 32, 'node');
     try {
       const sent = body('hold-1', false);
-      const pending = fetch(gw.url + '/v1/messages', { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': token }, body: sent });
+      const pending = gw.post('/v1/messages', sent);
       await expect.poll(() => liveCallCount(32), { timeout: 5_000, interval: 20 }).toBe(1);
       const t0 = Date.now();
       expect(gw.app.abortJob(32)).toBe(1);
@@ -147,7 +116,7 @@ describe('aborting a cancelled job’s live calls', () => {
     const token = 'flj_live_other_0123456789abcdefghi';
     const gw = await gateway(token, 33, 'node');
     try {
-      const send = (what: string) => fetch(gw.url + '/v1/messages', { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': token }, body: body(what, false) });
+      const send = (what: string) => gw.post('/v1/messages', body(what, false));
       const pending = [send('hold-2'), send('hold-3')];
       await expect.poll(() => liveCallCount(33), { timeout: 5_000, interval: 20 }).toBe(2);
       expect(gw.app.abortJob(34)).toBe(0);

@@ -7,50 +7,28 @@
  * A rate of P USD/MTok is P µ$ per token; every figure below is worked out by hand.
  * Real HTTP, a fake Anthropic upstream that reports the usage the request names.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { callCost } from '../core/pricing.js';
-import type { PendingCall } from '../store/types.js';
-import { createGateway } from './gateway.js';
 import { ratesFor } from './long-context.js';
-import { MemoryGatewayStore } from './memory-store.js';
 import { loadPriceTable, priceFor } from './prices.js';
-import { listenNode, type TestServer } from './test-server.js';
-import { fakeUpstream } from './test-upstream.js';
+import { forFile, startGateway } from './test-server.js';
+import { RecordingStore } from './test-stores.js';
 import { worstCaseMicros } from './worst-case.js';
 
-/** Keeps what every call reserved, µ$. */
-class RecordingStore extends MemoryGatewayStore {
-  readonly held: number[] = [];
-  override async reserveBudget(rootId: number, worstMicros: number, now = 0, ttlMs?: number, jobId?: number, call?: PendingCall) {
-    this.held.push(worstMicros);
-    return super.reserveBudget(rootId, worstMicros, now, ttlMs, jobId, call);
-  }
-}
-
-const TOKEN = 'flj_longcontext_0123456789abcdefgh';
 const table = loadPriceTable();
-const store = new RecordingStore();
-let up: Awaited<ReturnType<typeof fakeUpstream>>;
-let gw: TestServer;
-
-beforeAll(async () => {
-  // The usage to report travels in the request's `metadata.user_id` (JSON), the padding in its message.
-  up = await fakeUpstream((r) => {
-    const body = JSON.parse(r.body) as { model: string; metadata: { user_id: string } };
-    return { body: JSON.stringify({ id: 'm', type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: 'end_turn', usage: JSON.parse(body.metadata.user_id) as object }) };
-  });
-  store.addJob(TOKEN, { id: 8, budgetMicros: 100_000_000 });
-  const gateway = createGateway({ store, config: { provider: 'anthropic', anthropicApiKey: 'sk-ant-long', anthropicBaseUrl: up.url, prices: table, retry: { retries: 0 } }, scriptFor: async () => null });
-  gw = await listenNode((req, res) => gateway.node(req, res));
-});
-afterAll(async () => {
-  await gw.close();
-  await up.close();
-});
-beforeEach(() => {
-  store.calls.length = 0;
-  store.held.length = 0;
-});
+const gw = forFile(() =>
+  startGateway({
+    // The usage to report travels in the request's `metadata.user_id` (JSON), the padding in its message.
+    upstream: (r) => {
+      const body = JSON.parse(r.body) as { model: string; metadata: { user_id: string } };
+      return { body: JSON.stringify({ id: 'm', type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: 'end_turn', usage: JSON.parse(body.metadata.user_id) as object }) };
+    },
+    store: new RecordingStore(),
+    job: { token: 'flj_longcontext_0123456789abcdefgh', id: 8, budgetMicros: 100_000_000 },
+  }),
+);
+/** What every call reserved, µ$. */
+const held = () => gw.store.held.map((h) => h.micros);
 
 /** The request body for `model` reporting `usage`, padded to exactly `bytes` bytes. */
 function bodyOf(model: string, usage: object, bytes: number, maxTokens = 1_000): string {
@@ -60,10 +38,10 @@ function bodyOf(model: string, usage: object, bytes: number, maxTokens = 1_000):
   return body;
 }
 async function call(body: string) {
-  const res = await fetch(gw.url + '/v1/messages', { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TOKEN }, body });
+  const res = await gw.post('/v1/messages', body);
   expect(res.status, await res.clone().text()).toBe(200);
   await res.arrayBuffer();
-  return store.calls.at(-1)!;
+  return gw.store.calls.at(-1)!;
 }
 
 describe('the charge', () => {
@@ -103,13 +81,13 @@ describe('the worst case reserved', () => {
     await call(bodyOf('claude-sonnet-4-5', { input_tokens: 10, output_tokens: 1 }, 600_001));
     // ⌈600,001 / 3⌉ = 200,001 input tokens at the highest long-context input-side rate, the 1-hour
     // write $12: 2,400,012 µ$; 1,000 output × 22.50 = 22,500 µ$ → 2,422,512 µ$
-    expect(store.held).toEqual([2_422_512]);
+    expect(held()).toEqual([2_422_512]);
   });
 
   it('an input estimate of exactly 200,000 tokens reserves at the base rates', async () => {
     await call(bodyOf('claude-sonnet-4-5', { input_tokens: 10, output_tokens: 1 }, 600_000));
     // 200,000 × $6 (1-hour write) = 1,200,000 µ$; 1,000 × 15 = 15,000 µ$ → 1,215,000 µ$
-    expect(store.held).toEqual([1_215_000]);
+    expect(held()).toEqual([1_215_000]);
   });
 });
 

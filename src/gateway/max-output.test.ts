@@ -8,78 +8,46 @@
  * plus the output tokens at the output rate, rounded up to whole µ$ (a rate of P USD/MTok is
  * P µ$ per token).
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { PendingCall } from '../store/types.js';
-import { createGateway } from './gateway.js';
-import { MemoryGatewayStore } from './memory-store.js';
+import { describe, expect, it } from 'vitest';
 import { outputBound } from './max-output.js';
 import { loadPriceTable, priceFor } from './prices.js';
-import { listenNode, type TestServer } from './test-server.js';
-import { fakeUpstream } from './test-upstream.js';
+import { forFile, startGateway, type GatewayStart } from './test-server.js';
+import { RecordingStore } from './test-stores.js';
 
-/** Keeps what every call reserved (µ$) and the call as its reservation holds it. */
-class RecordingStore extends MemoryGatewayStore {
-  readonly held: Array<{ micros: number; call: PendingCall | undefined }> = [];
-  override async reserveBudget(rootId: number, worstMicros: number, now = 0, ttlMs?: number, jobId?: number, call?: PendingCall) {
-    this.held.push({ micros: worstMicros, call });
-    return super.reserveBudget(rootId, worstMicros, now, ttlMs, jobId, call);
-  }
-}
-
-const TOKEN = 'flj_maxoutput_0123456789abcdefghij';
-const store = new RecordingStore();
-let up: Awaited<ReturnType<typeof fakeUpstream>>;
-let gw: TestServer;
-let compat: TestServer;
-
-beforeAll(async () => {
-  up = await fakeUpstream((r) =>
-    r.url.startsWith('/v1/messages')
-      ? { body: JSON.stringify({ id: 'm', type: 'message', role: 'assistant', model: 'x', content: [], stop_reason: 'end_turn', usage: { input_tokens: 10, output_tokens: 2 } }) }
-      : r.url.endsWith('/responses')
-        ? { body: JSON.stringify({ id: 'r', object: 'response', status: 'completed', model: 'x', output: [], usage: { input_tokens: 10, output_tokens: 2 } }) }
-        : { body: JSON.stringify({ id: 'c', object: 'chat.completion', model: 'x', choices: [], usage: { prompt_tokens: 10, completion_tokens: 2 } }) },
-  );
-  store.addJob(TOKEN, { id: 3, budgetMicros: 1_000_000_000 });
-  const routes = [
-    { pattern: 'claude-*', provider: 'anthropic' as const },
-    { pattern: 'gpt-*', provider: 'openai' as const },
-    { pattern: 'o*', provider: 'openai' as const },
-    { pattern: '*', provider: 'openai-compatible' as const },
-  ];
-  const make = (provider: 'openai' | 'openai-compatible') =>
-    createGateway({
-      store,
-      config: {
-        provider: 'anthropic',
-        anthropicApiKey: 'sk-ant-maxout',
-        anthropicBaseUrl: up.url,
-        openai: { provider, baseUrl: up.url + '/v1', apiKeys: ['sk-oai-maxout'] },
-        modelProviders: routes.map((r) => (r.pattern === '*' ? r : { ...r, provider: r.provider === 'openai' ? provider : r.provider })),
-        prices: loadPriceTable(),
-        retry: { retries: 0 },
-      },
-      scriptFor: async () => null,
-    });
-  const a = make('openai');
-  const b = make('openai-compatible');
-  gw = await listenNode((req, res) => a.node(req, res));
-  compat = await listenNode((req, res) => b.node(req, res));
+/** The set-up of both gateways: `claude-*` to anthropic, `gpt-*` and `o*` to `provider`, any other model to openai-compatible. */
+const setUp = (provider: 'openai' | 'openai-compatible', o: GatewayStart<RecordingStore>): GatewayStart<RecordingStore> => ({
+  ...o,
+  job: { token: 'flj_maxoutput_0123456789abcdefghij', id: 3, budgetMicros: 1_000_000_000 },
+  openai: provider,
+  config: {
+    modelProviders: [
+      { pattern: 'claude-*', provider: 'anthropic' },
+      { pattern: 'gpt-*', provider },
+      { pattern: 'o*', provider },
+      { pattern: '*', provider: 'openai-compatible' },
+    ],
+  },
 });
-afterAll(async () => {
-  await gw.close();
-  await compat.close();
-  await up.close();
-});
-beforeEach(() => {
-  store.held.length = 0;
-  up.seen.length = 0;
-});
+const gw = forFile(() =>
+  startGateway(
+    setUp('openai', {
+      upstream: (r) =>
+        r.url.startsWith('/v1/messages')
+          ? { body: JSON.stringify({ id: 'm', type: 'message', role: 'assistant', model: 'x', content: [], stop_reason: 'end_turn', usage: { input_tokens: 10, output_tokens: 2 } }) }
+          : r.url.endsWith('/responses')
+            ? { body: JSON.stringify({ id: 'r', object: 'response', status: 'completed', model: 'x', output: [], usage: { input_tokens: 10, output_tokens: 2 } }) }
+            : { body: JSON.stringify({ id: 'c', object: 'chat.completion', model: 'x', choices: [], usage: { prompt_tokens: 10, completion_tokens: 2 } }) },
+      store: new RecordingStore(),
+    }),
+  ),
+);
+// the same store and upstream behind a gateway whose OpenAI provider is openai-compatible
+const compat = forFile(() => startGateway(setUp('openai-compatible', { upstream: gw.up, store: gw.store })));
 
 /** Sends `body` to `path` and returns the body's byte count (what the worst case counts). */
-async function call(path: string, body: object, base = gw.url): Promise<number> {
+async function call(path: string, body: object, via = gw): Promise<number> {
   const text = JSON.stringify(body);
-  const res = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TOKEN, authorization: `Bearer ${TOKEN}` }, body: text });
+  const res = await via.post(path, text);
   expect(res.status, await res.clone().text()).toBe(200);
   await res.arrayBuffer();
   return Buffer.byteLength(text);
@@ -92,28 +60,28 @@ describe('a limit past the model\'s maximum output reserves that maximum', () =>
   it('Anthropic: claude-3-5-sonnet (max output 8,192) with max_tokens 100,000 reserves 8,192 output tokens, not 100,000', async () => {
     const bytes = await call('/v1/messages', { model: 'claude-3-5-sonnet-20241022', max_tokens: 100_000, messages: msgs });
     // input at the 1-hour cache-write rate $6 (the highest input-side rate), output 8,192 × $15/MTok = 122,880 µ$
-    expect(store.held).toEqual([{ micros: worst(bytes, 6, 8_192, 15), call: expect.objectContaining({ outputTokens: 8_192 }) }]);
-    expect(store.held[0]!.micros).toBe(Math.ceil(bytes / 3) * 6 + 122_880);
+    expect(gw.store.held).toEqual([{ micros: worst(bytes, 6, 8_192, 15), call: expect.objectContaining({ outputTokens: 8_192 }) }]);
+    expect(gw.store.held[0]!.micros).toBe(Math.ceil(bytes / 3) * 6 + 122_880);
     // the request goes upstream as sent: Anthropic itself answers a limit past the maximum
-    expect(JSON.parse(up.seen[0]!.body)).toMatchObject({ max_tokens: 100_000 });
+    expect(JSON.parse(gw.up.seen[0]!.body)).toMatchObject({ max_tokens: 100_000 });
   });
 
   it('Anthropic: a limit within the maximum is reserved as asked (claude-sonnet-4-5, max 64,000: 4,000)', async () => {
     const bytes = await call('/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: 4_000, messages: msgs });
     // 4,000 × $15/MTok = 60,000 µ$
-    expect(store.held.map((h) => h.micros)).toEqual([Math.ceil(bytes / 3) * 6 + 60_000]);
+    expect(gw.store.held.map((h) => h.micros)).toEqual([Math.ceil(bytes / 3) * 6 + 60_000]);
   });
 
   it('OpenAI Responses: gpt-5 (max output 128,000) with max_output_tokens 500,000 reserves 128,000', async () => {
     const bytes = await call('/v1/responses', { model: 'gpt-5', max_output_tokens: 500_000, input: 'hello' });
     // input $1.25/MTok, output 128,000 × $10/MTok = 1,280,000 µ$
-    expect(store.held).toEqual([{ micros: worst(bytes, 1.25, 128_000, 10), call: expect.objectContaining({ outputTokens: 128_000 }) }]);
+    expect(gw.store.held).toEqual([{ micros: worst(bytes, 1.25, 128_000, 10), call: expect.objectContaining({ outputTokens: 128_000 }) }]);
   });
 
   it('OpenAI Chat: gpt-4o (max output 16,384) with max_completion_tokens 50,000 and n 2 reserves 2 × 16,384', async () => {
     const bytes = await call('/v1/chat/completions', { model: 'gpt-4o', max_completion_tokens: 50_000, n: 2, messages: msgs });
     // 32,768 × $10/MTok = 327,680 µ$
-    expect(store.held).toEqual([{ micros: worst(bytes, 2.5, 32_768, 10), call: expect.objectContaining({ outputTokens: 32_768 }) }]);
+    expect(gw.store.held).toEqual([{ micros: worst(bytes, 2.5, 32_768, 10), call: expect.objectContaining({ outputTokens: 32_768 }) }]);
   });
 });
 
@@ -121,22 +89,22 @@ describe('an OpenAI request without an output limit reserves the default, at mos
   it('Chat, gpt-4o (max 16,384, under the default): reserves 16,384 output tokens and sends max_completion_tokens 16,384 upstream, not 32,000 (which OpenAI refuses)', async () => {
     const bytes = await call('/v1/chat/completions', { model: 'gpt-4o', messages: msgs });
     // input ⌈bytes/3⌉ × $2.50/MTok, output 16,384 × $10/MTok = 163,840 µ$
-    expect(store.held).toEqual([{ micros: worst(bytes, 2.5, 16_384, 10), call: expect.objectContaining({ outputTokens: 16_384 }) }]);
-    expect(JSON.parse(up.seen[0]!.body)).toMatchObject({ max_completion_tokens: 16_384 });
+    expect(gw.store.held).toEqual([{ micros: worst(bytes, 2.5, 16_384, 10), call: expect.objectContaining({ outputTokens: 16_384 }) }]);
+    expect(JSON.parse(gw.up.seen[0]!.body)).toMatchObject({ max_completion_tokens: 16_384 });
   });
 
   it('Responses, o3 (max output 100,000, over the default): reserves the default 32,000 and sends max_output_tokens 32,000', async () => {
     const bytes = await call('/v1/responses', { model: 'o3', input: 'hello' });
     // 32,000 × $8/MTok = 256,000 µ$
-    expect(store.held.map((h) => h.micros)).toEqual([worst(bytes, 2, 32_000, 8)]);
-    expect(JSON.parse(up.seen[0]!.body)).toMatchObject({ max_output_tokens: 32_000 });
+    expect(gw.store.held.map((h) => h.micros)).toEqual([worst(bytes, 2, 32_000, 8)]);
+    expect(JSON.parse(gw.up.seen[0]!.body)).toMatchObject({ max_output_tokens: 32_000 });
   });
 
   it('a model the table has no maximum for (an OpenAI-compatible server\'s qwen3-coder, default prices): the documented default of 32,000', async () => {
-    const bytes = await call('/v1/chat/completions', { model: 'qwen3-coder', messages: msgs }, compat.url);
+    const bytes = await call('/v1/chat/completions', { model: 'qwen3-coder', messages: msgs }, compat);
     // default entry: input-side rate $30 (1-hour cache write), output 32,000 × $75/MTok = 2,400,000 µ$
-    expect(store.held).toEqual([{ micros: worst(bytes, 30, 32_000, 75), call: expect.objectContaining({ outputTokens: 32_000 }) }]);
-    expect(JSON.parse(up.seen[0]!.body)).toMatchObject({ max_tokens: 32_000 });
+    expect(gw.store.held).toEqual([{ micros: worst(bytes, 30, 32_000, 75), call: expect.objectContaining({ outputTokens: 32_000 }) }]);
+    expect(JSON.parse(gw.up.seen[0]!.body)).toMatchObject({ max_tokens: 32_000 });
   });
 });
 

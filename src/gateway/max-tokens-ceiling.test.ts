@@ -6,80 +6,47 @@
  * Anthropic `max_tokens`; OpenAI `max_tokens` / `max_completion_tokens` (Chat) and
  * `max_output_tokens` (Responses); negative and fractional limits too. Real HTTP, fake upstream.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createGateway } from './gateway.js';
-import { MemoryGatewayStore } from './memory-store.js';
-import { loadPriceTable } from './prices.js';
-import { listenNode, type TestServer } from './test-server.js';
-import { fakeUpstream } from './test-upstream.js';
+import { describe, expect, it } from 'vitest';
+import { forFile, startGateway } from './test-server.js';
 
-const TOKEN = 'flj_ceiling_0123456789abcdefghijkl';
-const store = new MemoryGatewayStore();
 const exhausted: number[] = [];
-let up: Awaited<ReturnType<typeof fakeUpstream>>;
-let gw: TestServer;
-
-beforeAll(async () => {
-  up = await fakeUpstream((r) =>
-    r.url.startsWith('/v1/messages')
-      ? { body: JSON.stringify({ id: 'm', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [], stop_reason: 'end_turn', usage: { input_tokens: 10, output_tokens: 2 } }) }
-      : { body: JSON.stringify({ id: 'c', object: 'chat.completion', model: 'gpt-4o', choices: [], usage: { prompt_tokens: 10, completion_tokens: 2 } }) },
-  );
-  // $100: a 1,000,000-token limit at sonnet-4-5's 15 µ$ per output token ($15) fits
-  store.addJob(TOKEN, { id: 9, budgetMicros: 100_000_000 });
-  const gateway = createGateway({
-    store,
-    config: {
-      provider: 'anthropic',
-      anthropicApiKey: 'sk-server',
-      anthropicBaseUrl: up.url,
-      openai: { provider: 'openai-compatible', baseUrl: up.url + '/v1', apiKeys: [] },
-      modelProviders: [
-        { pattern: 'claude-*', provider: 'anthropic' },
-        { pattern: 'gpt-*', provider: 'openai-compatible' },
-      ],
-      prices: loadPriceTable(),
-      retry: { retries: 0 },
-    },
-    scriptFor: async () => null,
+const gw = forFile(() =>
+  startGateway({
+    upstream: (r) =>
+      r.url.startsWith('/v1/messages')
+        ? { body: JSON.stringify({ id: 'm', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [], stop_reason: 'end_turn', usage: { input_tokens: 10, output_tokens: 2 } }) }
+        : { body: JSON.stringify({ id: 'c', object: 'chat.completion', model: 'gpt-4o', choices: [], usage: { prompt_tokens: 10, completion_tokens: 2 } }) },
+    // $100: a 1,000,000-token limit at sonnet-4-5's 15 µ$ per output token ($15) fits
+    job: { token: 'flj_ceiling_0123456789abcdefghijkl', id: 9, budgetMicros: 100_000_000 },
+    openai: 'openai-compatible',
     onBudgetExhausted: async (job) => void exhausted.push(job.id),
-  });
-  gw = await listenNode((req, res) => gateway.node(req, res));
-});
-afterAll(async () => {
-  await gw.close();
-  await up.close();
-});
-beforeEach(() => {
-  store.calls.length = 0;
-  up.seen.length = 0;
-});
+  }),
+);
 
-const post = (path: string, body: object) => fetch(gw.url + path, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TOKEN, authorization: `Bearer ${TOKEN}` }, body: JSON.stringify(body) });
 const CEILING = 'must be at most 1000000 (the gateway\'s ceiling on output tokens per call)';
 const msgs = [{ role: 'user', content: 'x' }];
 
 describe('output limits past the ceiling', () => {
   it('Anthropic max_tokens 1e12: 400 invalid_request_error naming the field and the maximum; no reservation, no upstream call, job not paused', async () => {
-    const res = await post('/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: 1e12, messages: msgs });
+    const res = await gw.post('/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: 1e12, messages: msgs });
     expect(res.status).toBe(400);
     expect(res.headers.get('x-should-retry')).toBe('false');
     expect(await res.json()).toEqual({ type: 'error', error: { type: 'invalid_request_error', message: `max_tokens: ${CEILING}` } });
-    expect(store.calls.map((c) => [c.httpStatus, c.refused])).toEqual([[400, 'invalid_request']]);
-    expect(store.budgets.get(9) ?? { reserved: 0, spent: 0 }).toMatchObject({ reserved: 0, spent: 0 });
+    expect(gw.store.calls.map((c) => [c.httpStatus, c.refused])).toEqual([[400, 'invalid_request']]);
+    expect(gw.store.budgets.get(9) ?? { reserved: 0, spent: 0 }).toMatchObject({ reserved: 0, spent: 0 });
     expect(exhausted).toEqual([]);
-    expect(up.seen).toHaveLength(0);
+    expect(gw.up.seen).toHaveLength(0);
   });
 
   it('Anthropic: 1,000,000 itself is allowed (reserved and served); 0, -5 and 2.5 are refused as before', async () => {
-    expect((await post('/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: 1_000_000, messages: msgs })).status).toBe(200);
-    expect(up.seen).toHaveLength(1);
+    expect((await gw.post('/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: 1_000_000, messages: msgs })).status).toBe(200);
+    expect(gw.up.seen).toHaveLength(1);
     for (const bad of [0, -5, 2.5]) {
-      const res = await post('/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: bad, messages: msgs });
+      const res = await gw.post('/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: bad, messages: msgs });
       expect(res.status).toBe(400);
       expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/^max_tokens: /);
     }
-    expect(up.seen).toHaveLength(1);
+    expect(gw.up.seen).toHaveLength(1);
     expect(exhausted).toEqual([]);
   });
 
@@ -90,16 +57,16 @@ describe('output limits past the ceiling', () => {
       ['/v1/responses', { model: 'gpt-4o', max_output_tokens: 1e15, input: 'hi' }, 'max_output_tokens'],
     ];
     for (const [path, body, field] of cases) {
-      const res = await post(path, body);
+      const res = await gw.post(path, body);
       expect(res.status).toBe(400);
       expect(res.headers.get('x-should-retry')).toBe('false');
       expect(await res.json()).toEqual({ error: { message: `${field}: ${CEILING}`, type: 'invalid_request_error', param: field, code: null } });
     }
-    const neg = await post('/v1/responses', { model: 'gpt-4o', max_output_tokens: -1, input: 'hi' });
+    const neg = await gw.post('/v1/responses', { model: 'gpt-4o', max_output_tokens: -1, input: 'hi' });
     expect(neg.status).toBe(400);
     expect(((await neg.json()) as { error: { param: string } }).error.param).toBe('max_output_tokens');
-    expect(store.calls.map((c) => c.refused)).toEqual(['invalid_request', 'invalid_request', 'invalid_request', 'invalid_request']);
+    expect(gw.store.calls.map((c) => c.refused)).toEqual(['invalid_request', 'invalid_request', 'invalid_request', 'invalid_request']);
     expect(exhausted).toEqual([]);
-    expect(up.seen).toHaveLength(0);
+    expect(gw.up.seen).toHaveLength(0);
   });
 });

@@ -6,18 +6,14 @@
  * Also: OpenAI-format 401/404 replies carry `x-should-retry: false`; bad-token log lines are
  * throttled and never hold the token. Real HTTP in front (raw sockets), a real fake upstream behind.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { Logger } from '../core/log.js';
-import { createGateway } from './gateway.js';
-import { MemoryGatewayStore } from './memory-store.js';
-import { loadPriceTable } from './prices.js';
-import { listenNode, type TestServer } from './test-server.js';
-import { fakeUpstream, rawPost } from './test-upstream.js';
+import { forFile, startGateway, type GatewayStart } from './test-server.js';
+import { rawPost } from './test-upstream.js';
 
 const TOKEN = 'flj_preflight_0123456789abcdefghij';
 const BAD = 'flj_preflight_not_a_live_token_xyz';
 const LIMIT = 64 * 1024;
-const store = new MemoryGatewayStore();
 const lines: Array<{ level: string; msg: string; fields: Record<string, unknown> }> = [];
 const log: Logger = {
   debug: () => undefined,
@@ -26,44 +22,16 @@ const log: Logger = {
   error: (msg, fields = {}) => void lines.push({ level: 'error', msg, fields }),
   child: () => log,
 };
-let up: Awaited<ReturnType<typeof fakeUpstream>>;
-let gw: TestServer;
-
-/** A gateway (Anthropic and an OpenAI-compatible upstream, both the fake one) over plain node:http, logging to `logger`. */
-function gatewayServer(logger: Logger): Promise<TestServer> {
-  const gateway = createGateway({
-    store,
-    config: {
-      provider: 'anthropic',
-      anthropicApiKey: 'sk-server',
-      anthropicBaseUrl: up.url,
-      openai: { provider: 'openai-compatible', baseUrl: up.url, apiKeys: [] },
-      modelProviders: [
-        { pattern: 'claude-*', provider: 'anthropic' },
-        { pattern: 'gpt-*', provider: 'openai-compatible' },
-      ],
-      prices: loadPriceTable(),
-      maxRequestBytes: LIMIT,
-      retry: { retries: 0 },
-    },
-    scriptFor: async () => null,
-    log: logger,
-  });
-  return listenNode((req, res) => gateway.node(req, res));
-}
-
-beforeAll(async () => {
-  up = await fakeUpstream(() => ({ body: '{"id":"x","object":"chat.completion","model":"gpt-4o","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1}}' }));
-  store.addJob(TOKEN, { id: 5, budgetMicros: 5_000_000 });
-  gw = await gatewayServer(log);
-});
-afterAll(async () => {
-  await gw.close();
-  await up.close();
-});
+/** The gateway's set-up (Anthropic and an OpenAI-compatible upstream, both the fake one; over plain node:http), logging to `log`. */
+const setUp: GatewayStart = {
+  upstream: () => ({ body: '{"id":"x","object":"chat.completion","model":"gpt-4o","choices":[],"usage":{"prompt_tokens":1,"completion_tokens":1}}' }),
+  job: { token: TOKEN, id: 5, budgetMicros: 5_000_000 },
+  openai: 'openai-compatible',
+  config: { maxRequestBytes: LIMIT },
+  log,
+};
+const gw = forFile(() => startGateway(setUp));
 beforeEach(() => {
-  store.calls.length = 0;
-  up.seen.length = 0;
   lines.length = 0;
 });
 
@@ -80,8 +48,8 @@ describe('before the body is read', () => {
     expect(r.headers['x-should-retry']).toBe('false');
     expect(r.headers['connection']).toBe('close');
     expect(JSON.parse(r.body)).toEqual({ type: 'error', error: { type: 'authentication_error', message: 'invalid job token: unknown, or its job is no longer running' } });
-    expect(store.calls).toHaveLength(0);
-    expect(up.seen).toHaveLength(0);
+    expect(gw.store.calls).toHaveLength(0);
+    expect(gw.up.seen).toHaveLength(0);
   });
 
   it('no token at all, 31 MB declared: 401 at once', async () => {
@@ -97,7 +65,7 @@ describe('before the body is read', () => {
       expect(r.headers['x-should-retry']).toBe('false');
       expect(JSON.parse(r.body)).toEqual({ error: { message: 'invalid job token: unknown, or its job is no longer running', type: 'invalid_request_error', param: null, code: 'invalid_api_key' } });
     }
-    expect(up.seen).toHaveLength(0);
+    expect(gw.up.seen).toHaveLength(0);
   });
 
   it('a good token with a content-length over the limit: 413 at once, naming the size and the limit, recorded as refused, upstream untouched', async () => {
@@ -105,11 +73,11 @@ describe('before the body is read', () => {
     expect(r.status).toBe(413);
     expect(r.headers['x-should-retry']).toBe('false');
     expect(JSON.parse(r.body).error).toEqual({ type: 'request_too_large', message: `request body is 31000000 bytes; the limit is ${LIMIT}` });
-    expect(store.calls.map((c) => [c.jobId, c.httpStatus, c.refused])).toEqual([[5, 413, 'too_large']]);
+    expect(gw.store.calls.map((c) => [c.jobId, c.httpStatus, c.refused])).toEqual([[5, 413, 'too_large']]);
     const o = await rawPost(gw.url, '/v1/chat/completions', { ...json, authorization: `Bearer ${TOKEN}`, 'content-length': HUGE }, part);
     expect(o.status).toBe(413);
     expect(JSON.parse(o.body).error.code).toBe('request_too_large');
-    expect(up.seen).toHaveLength(0);
+    expect(gw.up.seen).toHaveLength(0);
   });
 
   it('a POST to no model route declaring 31 MB: 404 at once', async () => {
@@ -122,8 +90,8 @@ describe('before the body is read', () => {
     const body = JSON.stringify({ model: 'gpt-4o', max_tokens: 10, messages: [{ role: 'user', content: 'y'.repeat(20_000) }] });
     const res = await fetch(gw.url + '/v1/chat/completions', { method: 'POST', headers: { ...json, authorization: `Bearer ${TOKEN}` }, body });
     expect(res.status).toBe(200);
-    expect(up.seen).toHaveLength(1);
-    expect(JSON.parse(up.seen[0]!.body)).toEqual(JSON.parse(body));
+    expect(gw.up.seen).toHaveLength(1);
+    expect(JSON.parse(gw.up.seen[0]!.body)).toEqual(JSON.parse(body));
   });
 });
 
@@ -139,14 +107,14 @@ describe('OpenAI-format refusals are final', () => {
     expect(unknown.status).toBe(404);
     expect(unknown.headers.get('x-should-retry')).toBe('false');
     expect(((await unknown.json()) as { error: { code: string } }).error.code).toBe('model_not_found');
-    expect(up.seen).toHaveLength(0);
+    expect(gw.up.seen).toHaveLength(0);
   });
 });
 
 describe('bad-token log lines', () => {
   it('forty bad-token calls (two routes, unknown and missing tokens) write one line per kind, never the token', async () => {
-    // a fresh gateway: its throttle has seen nothing yet
-    const own = await gatewayServer(log);
+    // a fresh gateway (same set-up): its throttle has seen nothing yet
+    const own = await startGateway(setUp);
     try {
       for (let i = 0; i < 10; i++) {
         await fetch(own.url + '/v1/messages', { method: 'POST', headers: { ...json, 'x-api-key': BAD }, body: '{}' });

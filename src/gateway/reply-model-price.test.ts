@@ -5,19 +5,13 @@
  * Real HTTP through the gateway to a fake upstream. Prices (test-metering.ts): claude-cheap
  * 3 µ$ input, 15 output; claude-dear 75 and 375; gpt-cheap 2 and 10; gpt-dear 50 and 200.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { chatChunk, meteringGateway, sse, SSE_HEADERS } from './test-metering.js';
+import { forFile } from './test-server.js';
 
-let gw: Awaited<ReturnType<typeof meteringGateway>>;
-beforeAll(async () => {
-  gw = await meteringGateway(51);
-});
-afterAll(() => gw.close());
-beforeEach(() => {
-  gw.store.calls.length = 0;
-  // $0.01: the call priced at the reply's model (100 × 75 + 10 × 375 = 11,250 µ$) would overspend it
-  gw.budget(10_000);
-});
+const gw = forFile(() => meteringGateway(51));
+// $0.01: the call priced at the reply's model (100 × 75 + 10 × 375 = 11,250 µ$) would overspend it
+beforeEach(() => gw.budget(10_000));
 
 const ledger = () => gw.store.calls.map((c) => ({ model: c.model, usageKnown: c.usageKnown, cost: c.costMicros }));
 

@@ -10,15 +10,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../store/open.js';
-import { createGateway } from './gateway.js';
-import { MemoryGatewayStore } from './memory-store.js';
 import { loadPriceTable, priceFor, type PriceTable } from './prices.js';
 import { DEFAULT_WEB_SEARCH_USES, webSearchBound } from './server-tools.js';
 import { price, sse, SSE_HEADERS } from './test-metering.js';
-import { listenNode, type TestServer } from './test-server.js';
-import { fakeUpstream, type FakeReply } from './test-upstream.js';
+import { forFile, startGateway } from './test-server.js';
+import type { FakeReply } from './test-upstream.js';
 
 const PRICES: PriceTable = {
   version: 't',
@@ -29,7 +27,6 @@ const PRICES: PriceTable = {
   },
   default: { ...price(1000, 1000, 1000, 1000, 1000), webSearch: 25 },
 };
-const TOKEN = 'flj_server_tools_0123456789abcdefghij';
 const SEARCH = (maxUses?: number) => ({ type: 'web_search_20250305', name: 'web_search', ...(maxUses !== undefined ? { max_uses: maxUses } : {}) });
 const FETCH = { type: 'web_fetch_20250910', name: 'web_fetch', max_uses: 5 };
 const messages = (o: { model?: string; tools?: object[]; stream?: boolean; maxTokens?: number } = {}) =>
@@ -37,50 +34,18 @@ const messages = (o: { model?: string; tools?: object[]; stream?: boolean; maxTo
 const message = (usage: object, content: object[] = [{ type: 'text', text: 'ok' }]) => JSON.stringify({ id: 'm', type: 'message', role: 'assistant', model: 'claude-x', content, stop_reason: 'end_turn', usage });
 const searchBlock = (i: number) => ({ type: 'server_tool_use', id: `srvtoolu_${i}`, name: 'web_search', input: { query: 'q' } });
 
-let store: MemoryGatewayStore;
-let reply: FakeReply = { body: '{}' };
-let gw: TestServer;
-let close: () => Promise<void>;
-
-beforeAll(async () => {
-  const up = await fakeUpstream(() => reply);
-  store = new MemoryGatewayStore();
-  store.addJob(TOKEN, { id: 9, budgetMicros: 10_000_000 });
-  const gateway = createGateway({
-    store,
-    config: {
-      provider: 'anthropic',
-      anthropicApiKey: 'sk-up',
-      anthropicBaseUrl: up.url,
-      openai: { provider: 'openai-compatible', baseUrl: up.url + '/v1', apiKeys: [] },
-      modelProviders: [
-        { pattern: 'claude-*', provider: 'anthropic' },
-        { pattern: 'gpt-*', provider: 'openai-compatible' },
-      ],
-      prices: PRICES,
-      retry: { retries: 0 },
-      budgetWaitMs: 0,
-    },
-    scriptFor: async () => null,
-  });
-  gw = await listenNode((req, res) => gateway.node(req, res));
-  close = async () => {
-    await gw.close();
-    await up.close();
-  };
-});
-afterAll(() => close());
+const gw = forFile(() => startGateway({ job: { token: 'flj_server_tools_0123456789abcdefghij', id: 9, budgetMicros: 10_000_000 }, openai: 'openai-compatible', config: { prices: PRICES, budgetWaitMs: 0 } }));
 
 /** Sends one call with a fresh $10 budget; returns its status, the ledger row and what the tree was charged (µ$). */
 async function call(path: string, body: string, r: FakeReply, limit = 10_000_000) {
-  reply = r;
-  store.budgets.set(9, { limit, spent: 0, reserved: 0 });
-  const before = store.calls.length;
-  const res = await fetch(gw.url + path, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TOKEN, authorization: `Bearer ${TOKEN}` }, body });
+  gw.setReply(r);
+  gw.store.budgets.set(9, { limit, spent: 0, reserved: 0 });
+  const before = gw.store.calls.length;
+  const res = await gw.post(path, body);
   const text = await res.text();
-  const b = store.budgets.get(9)!;
+  const b = gw.store.budgets.get(9)!;
   expect(b.reserved).toBe(0);
-  return { status: res.status, text, row: store.calls[before]!, rows: store.calls.length - before, spent: b.spent };
+  return { status: res.status, text, row: gw.store.calls[before]!, rows: gw.store.calls.length - before, spent: b.spent };
 }
 
 describe('web search charges (H4)', () => {

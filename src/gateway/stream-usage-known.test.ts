@@ -8,18 +8,12 @@
  * streamed text. Real HTTP through the gateway to a fake upstream. Prices (test-metering.ts):
  * claude-cheap 3 µ$ input, 15 output; gpt-cheap 2 and 10.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { chatChunk, meteringGateway, sse, SSE_HEADERS } from './test-metering.js';
+import { forFile } from './test-server.js';
 
-let gw: Awaited<ReturnType<typeof meteringGateway>>;
-beforeAll(async () => {
-  gw = await meteringGateway(61);
-});
-afterAll(() => gw.close());
-beforeEach(() => {
-  gw.store.calls.length = 0;
-  gw.budget(1_000_000);
-});
+const gw = forFile(() => meteringGateway(61));
+beforeEach(() => gw.budget(1_000_000));
 
 const row = () => {
   expect(gw.store.calls).toHaveLength(1);

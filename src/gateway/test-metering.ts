@@ -1,8 +1,9 @@
-import { createGateway } from './gateway.js';
-import { MemoryGatewayStore } from './memory-store.js';
+import type { ServerResponse } from 'node:http';
+import type { MemoryGatewayStore } from './memory-store.js';
 import type { PriceTable } from './prices.js';
-import { listenNode, type TestServer } from './test-server.js';
-import { fakeUpstream, type FakeReply } from './test-upstream.js';
+import { SseParser } from './sse.js';
+import { startGateway } from './test-server.js';
+import type { FakeReply } from './test-upstream.js';
 
 /** A price (USD per million tokens = µ$ per token) in the order input, output, cache write 5 min, cache write 1 h, cache read. */
 export const price = (input: number, output: number, cacheWrite5m: number, cacheWrite1h: number, cacheRead: number) => ({ input, output, cacheWrite5m, cacheWrite1h, cacheRead });
@@ -33,13 +34,58 @@ export const chatChunk = (model: string, o: object) => `data: ${JSON.stringify({
 /** The reply headers of a stream. */
 export const SSE_HEADERS = { 'content-type': 'text/event-stream' };
 
+const start = (usage: object) => sse('message_start', { message: { id: 'm', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [], usage } });
+const textBlock = sse('content_block_start', { index: 0, content_block: { type: 'text', text: '' } });
+const textDelta = (text: string) => sse('content_block_delta', { index: 0, delta: { type: 'text_delta', text } });
+
+/**
+ * A fake upstream's reply: an Anthropic stream of claude-sonnet-4-5 — message_start reporting
+ * `usage`, one text block of `text`, a message_delta (end_turn) reporting `final`, message_stop.
+ */
+export const textStream = (usage: object, text: string, final: object): FakeReply => ({
+  headers: SSE_HEADERS,
+  body: [start(usage), textBlock, textDelta(text), sse('message_delta', { delta: { stop_reason: 'end_turn' }, usage: final }), sse('message_stop', {})],
+});
+
+/**
+ * A fake upstream's answer (test-upstream.ts FakeAnswer): an Anthropic stream of
+ * claude-sonnet-4-5 that does not end by itself — message_start reporting `usage`, a text
+ * block, then a 12-byte delta ("twelve bytes") every 10 ms, about 500 at most — for a client
+ * to hang up on; `onClose` runs when its connection closes.
+ */
+export const endlessStream = (usage: object, onClose: () => void) => (res: ServerResponse) => {
+  res.on('close', onClose);
+  res.writeHead(200, SSE_HEADERS);
+  res.write(start(usage));
+  res.write(textBlock);
+  let i = 0;
+  const t = setInterval(() => {
+    if (res.destroyed || i++ > 500) return clearInterval(t);
+    res.write(textDelta('twelve bytes'));
+  }, 10);
+};
+
+/** Reads a streamed reply until `n` SSE events came (or it ended) and leaves the rest unread, for a client that hangs up. @returns how many came. */
+export async function readEvents(res: Response, n: number): Promise<number> {
+  const reader = res.body!.getReader();
+  const parser = new SseParser();
+  let events = 0;
+  while (events < n) {
+    const r = await reader.read();
+    if (r.done) break;
+    events += parser.push(r.value).length;
+  }
+  return events;
+}
+
 /**
  * A gateway on the control plane's node:http path over a {@link MemoryGatewayStore} and a
  * fake upstream serving every wire format (models `claude-*` → anthropic, `gpt-*` →
  * openai-compatible; prices {@link METERING_PRICES}), and one job (id = root = `jobId`) whose
- * token `post` sends. `reply` is what the upstream answers next; `budget(limit)` starts the
+ * token `post` sends (`post` reads the whole reply: a stream's row is written before its end
+ * reaches the client). `reply` is what the upstream answers next; `budget(limit)` starts the
  * tree afresh with `limit` µ$ and nothing spent; `spent()` is what the tree was charged;
- * `calls` the ledger rows.
+ * `reset()` forgets the ledger rows (`store.calls`). Shared by a file's tests: `forFile(() => meteringGateway(id))`.
  */
 export async function meteringGateway(jobId: number): Promise<{
   store: MemoryGatewayStore;
@@ -47,48 +93,25 @@ export async function meteringGateway(jobId: number): Promise<{
   post(path: string, body: string): Promise<Response>;
   budget(limitMicros: number): void;
   spent(): number;
+  reset(): void;
   close(): Promise<void>;
 }> {
-  const token = `flj_metering_${jobId}_0123456789abcdefghij`;
-  let reply: FakeReply = { body: '{}' };
-  const up = await fakeUpstream(() => reply);
-  const store = new MemoryGatewayStore();
-  store.addJob(token, { id: jobId, budgetMicros: 1_000_000 });
-  const gateway = createGateway({
-    store,
-    config: {
-      provider: 'anthropic',
-      anthropicApiKey: 'sk-up',
-      anthropicBaseUrl: up.url,
-      openai: { provider: 'openai-compatible', baseUrl: up.url + '/v1', apiKeys: [] },
-      modelProviders: [
-        { pattern: 'claude-*', provider: 'anthropic' },
-        { pattern: 'gpt-*', provider: 'openai-compatible' },
-      ],
-      prices: METERING_PRICES,
-      retry: { retries: 0 },
-    },
-    scriptFor: async () => null,
-  });
-  const gw: TestServer = await listenNode((req, res) => gateway.node(req, res));
+  const gw = await startGateway({ job: { token: `flj_metering_${jobId}_0123456789abcdefghij`, id: jobId, budgetMicros: 1_000_000 }, openai: 'openai-compatible', config: { prices: METERING_PRICES } });
   return {
-    store,
-    setReply: (r) => void (reply = r),
+    store: gw.store,
+    setReply: gw.setReply,
     post: async (path, body) => {
-      const res = await fetch(gw.url + path, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': token, authorization: `Bearer ${token}` }, body });
-      // the whole reply: a stream's row is written before its end reaches the client
+      const res = await gw.post(path, body);
       await res.arrayBuffer();
       return res;
     },
-    budget: (limit) => void store.budgets.set(jobId, { limit, spent: 0, reserved: 0 }),
+    budget: (limit) => void gw.store.budgets.set(jobId, { limit, spent: 0, reserved: 0 }),
     spent: () => {
-      const b = store.budgets.get(jobId)!;
+      const b = gw.store.budgets.get(jobId)!;
       if (b.reserved !== 0) throw new Error(`tree ${jobId} still holds ${b.reserved} µ$ reserved`);
       return b.spent;
     },
-    close: async () => {
-      await gw.close();
-      await up.close();
-    },
+    reset: gw.reset,
+    close: gw.close,
   };
 }

@@ -1,4 +1,4 @@
-import { createServer, type IncomingHttpHeaders } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { connect } from 'node:net';
 
@@ -9,18 +9,32 @@ export interface SeenRequest {
   body: string;
 }
 
-/** What a {@link fakeUpstream} answers: status (default 200), headers, and the body whole or as chunks (SSE). */
+/** What a {@link fakeUpstream} answers: status (default 200), headers, and the body whole (text or bytes, e.g. gzip) or as chunks (SSE). */
 export interface FakeReply {
   status?: number;
   headers?: Record<string, string>;
-  body: string | string[];
+  body: string | Uint8Array | string[];
 }
 
 /**
- * A fake model provider for tests on 127.0.0.1: records every request (`seen`, bodies as text)
- * and answers with `reply(request)`. `close()` stops it.
+ * What a {@link fakeUpstream}'s `reply` gives for a request: a {@link FakeReply}; a promise of
+ * one (the request is held until it settles: calls kept in flight); or a function that answers
+ * on the raw response itself (a stream that never ends, a connection cut mid-body, no answer).
  */
-export async function fakeUpstream(reply: (req: SeenRequest) => FakeReply): Promise<{ url: string; seen: SeenRequest[]; close(): Promise<void> }> {
+export type FakeAnswer = FakeReply | Promise<FakeReply> | ((res: ServerResponse) => void);
+
+/** A running fake model provider: its base URL, every request it received (`seen`), and a close(). */
+export interface FakeUpstream {
+  url: string;
+  seen: SeenRequest[];
+  close(): Promise<void>;
+}
+
+/**
+ * A fake model provider for tests on 127.0.0.1: records every request (`seen`, bodies as text,
+ * once read whole) and answers with `reply(request)`. `close()` stops it, cutting open connections.
+ */
+export async function fakeUpstream(reply: (req: SeenRequest) => FakeAnswer): Promise<FakeUpstream> {
   const seen: SeenRequest[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -28,11 +42,16 @@ export async function fakeUpstream(reply: (req: SeenRequest) => FakeReply): Prom
     req.on('end', () => {
       const r: SeenRequest = { url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') };
       seen.push(r);
-      const out = reply(r);
-      res.writeHead(out.status ?? 200, out.headers ?? { 'content-type': 'application/json' });
-      if (typeof out.body === 'string') return void res.end(out.body);
-      for (const c of out.body) res.write(c);
-      res.end();
+      const send = (out: FakeReply) => {
+        res.writeHead(out.status ?? 200, out.headers ?? { 'content-type': 'application/json' });
+        if (!Array.isArray(out.body)) return void res.end(out.body);
+        for (const c of out.body) res.write(c);
+        res.end();
+      };
+      const answer = reply(r);
+      if (typeof answer === 'function') answer(res);
+      else if (answer instanceof Promise) void answer.then(send);
+      else send(answer);
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -45,6 +64,28 @@ export async function fakeUpstream(reply: (req: SeenRequest) => FakeReply): Prom
         server.close(() => resolve());
       }),
   };
+}
+
+/** A {@link fakeUpstream} that holds every request until `release()`, then answers each with `reply`: calls kept in flight. */
+export async function heldUpstream(reply: FakeReply): Promise<FakeUpstream & { release(): void }> {
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  const up = await fakeUpstream(() => released.then(() => reply));
+  return { ...up, release };
+}
+
+/** An upstream that is down: the URL of a port just freed (nobody listens there); `seen` stays empty. */
+export async function deadUpstream(): Promise<FakeUpstream> {
+  const probe = createServer();
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(probe.address() as AddressInfo).port}`;
+  await new Promise<void>((r) => probe.close(() => r()));
+  return { url, seen: [], close: async () => undefined };
+}
+
+/** The content of a request's first message (Anthropic and Chat bodies): what the fakes of these tests choose their answer by. */
+export function firstMessage(req: SeenRequest): string {
+  return String((JSON.parse(req.body) as { messages?: Array<{ content: unknown }> }).messages?.[0]?.content);
 }
 
 /** A raw HTTP reply as read off the socket: status, lower-case headers, body text. */

@@ -10,18 +10,10 @@
  * Anthropic and OpenAI wire formats, real HTTP, a raw node upstream.
  * Prices: claude-sonnet-4-5 3 / 15 µ$ per input / output token; gpt-4o 2.5 / 10.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createGateway } from './gateway.js';
-import { MemoryGatewayStore } from './memory-store.js';
-import { loadPriceTable } from './prices.js';
-import { listenNode, type TestServer } from './test-server.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { forFile, startGateway } from './test-server.js';
+import { firstMessage, type FakeAnswer } from './test-upstream.js';
 
-const TOKEN = 'flj_undecodable_0123456789abcdefgh';
-const store = new MemoryGatewayStore();
-let up: Server;
-let gw: TestServer;
 /** Upstream calls by what the request's first message says. */
 const seen = new Map<string, number>();
 
@@ -30,65 +22,39 @@ const NOT_JSON = '{"id":"msg_1","type":"message","usage":{"input_tokens":12,"out
 const SSE_START = 'event: message_start\ndata: {"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"usage":{"input_tokens":5,"output_tokens":1}}}\n\n';
 const GARBAGE = 'event: content_block_delta\ndata: {not json at all\n\ndata: \u0000\u0001\n\n';
 
-beforeAll(async () => {
-  up = createServer((req, res) => {
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => {
-      const what = String((JSON.parse(body) as { messages: Array<{ content: string }> }).messages[0]?.content);
-      seen.set(what, (seen.get(what) ?? 0) + 1);
-      if (what === 'not-json') return void res.writeHead(200, { 'content-type': 'application/json' }).end(NOT_JSON);
-      if (what === 'html') return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html>upstream proxy page</html>'); // 32 bytes
-      if (what === 'bad-gzip') return void res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' }).end('this is not gzip data at all, 40 bytes..');
-      if (what === 'reset') {
-        // 2,000 bytes promised, 400 sent, then the connection is cut
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '2000' });
-        res.write('x'.repeat(400));
-        return void setTimeout(() => res.socket?.destroy(), 50);
-      }
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      if (what === 'sse-garbage') return void res.end(GARBAGE.repeat(3)); // ends without message_stop or usage
-      // 'sse-cut': a start, garbage, then the connection dies mid-stream
-      res.write(SSE_START);
-      res.write(GARBAGE);
+/** The upstream's answer to a request whose first message is `what`. */
+function answer(what: string): FakeAnswer {
+  seen.set(what, (seen.get(what) ?? 0) + 1);
+  if (what === 'not-json') return { body: NOT_JSON };
+  if (what === 'html') return { headers: { 'content-type': 'text/html' }, body: '<html>upstream proxy page</html>' }; // 32 bytes
+  if (what === 'bad-gzip') return { headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: 'this is not gzip data at all, 40 bytes..' };
+  if (what === 'sse-garbage') return { headers: { 'content-type': 'text/event-stream' }, body: GARBAGE.repeat(3) }; // ends without message_stop or usage
+  if (what === 'reset') {
+    // 2,000 bytes promised, 400 sent, then the connection is cut
+    return (res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '2000' });
+      res.write('x'.repeat(400));
       setTimeout(() => res.socket?.destroy(), 50);
-    });
-  });
-  await new Promise<void>((r) => up.listen(0, '127.0.0.1', r));
-  const base = `http://127.0.0.1:${(up.address() as AddressInfo).port}`;
-  store.addJob(TOKEN, { id: 6, budgetMicros: 50_000_000 });
-  const gateway = createGateway({
-    store,
-    config: {
-      provider: 'anthropic',
-      anthropicApiKey: 'sk-ant-undecodable',
-      anthropicBaseUrl: base,
-      openai: { provider: 'openai', baseUrl: base + '/v1', apiKeys: ['sk-oai-undecodable'] },
-      modelProviders: [
-        { pattern: 'claude-*', provider: 'anthropic' },
-        { pattern: 'gpt-*', provider: 'openai' },
-      ],
-      prices: loadPriceTable(),
-      retry: { retries: 2, baseMs: 1 },
-    },
-    scriptFor: async () => null,
-  });
-  gw = await listenNode((req, res) => gateway.node(req, res));
-});
-afterAll(async () => {
-  await gw.close();
-  up.closeAllConnections();
-  await new Promise<void>((r) => up.close(() => r()));
-});
-beforeEach(() => {
-  store.calls.length = 0;
-  seen.clear();
-});
+    };
+  }
+  // 'sse-cut': a start, garbage, then the connection dies mid-stream
+  return (res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write(SSE_START);
+    res.write(GARBAGE);
+    setTimeout(() => res.socket?.destroy(), 50);
+  };
+}
+
+const gw = forFile(() =>
+  startGateway({ upstream: (r) => answer(firstMessage(r)), job: { token: 'flj_undecodable_0123456789abcdefgh', id: 6, budgetMicros: 50_000_000 }, openai: 'openai', config: { retry: { retries: 2, baseMs: 1 } } }),
+);
+beforeEach(() => seen.clear());
 
 /** Posts a call whose first message is `what`; returns the reply, its text (or the error it broke with) and the request's byte count. */
 async function call(api: 'anthropic' | 'chat', what: string, stream = false) {
   const body = JSON.stringify(api === 'anthropic' ? { model: 'claude-sonnet-4-5', max_tokens: 100, stream, messages: [{ role: 'user', content: what }] } : { model: 'gpt-4o', max_completion_tokens: 100, stream, messages: [{ role: 'user', content: what }] });
-  const res = await fetch(gw.url + (api === 'anthropic' ? '/v1/messages' : '/v1/chat/completions'), { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TOKEN, authorization: `Bearer ${TOKEN}` }, body });
+  const res = await gw.post(api === 'anthropic' ? '/v1/messages' : '/v1/chat/completions', body);
   let text: string;
   try {
     text = await res.text();
@@ -98,8 +64,8 @@ async function call(api: 'anthropic' | 'chat', what: string, stream = false) {
   return { res, text, bytes: Buffer.byteLength(body) };
 }
 const row = async () => {
-  await expect.poll(() => store.calls.length, { timeout: 2000, interval: 10 }).toBe(1);
-  return store.calls[0]!;
+  await expect.poll(() => gw.store.calls.length, { timeout: 2000, interval: 10 }).toBe(1);
+  return gw.store.calls[0]!;
 };
 
 describe('a 200 non-streamed reply that is not JSON', () => {

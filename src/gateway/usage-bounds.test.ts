@@ -7,17 +7,11 @@
  * Prices (test-metering.ts): claude-cheap 3 µ$ input, 15 output, 3.75 cache write (5 min),
  * 0.3 cache read per token; gpt-cheap 2 input, 10 output, 1 cached input.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { chatChunk, meteringGateway, sse, SSE_HEADERS } from './test-metering.js';
+import { forFile } from './test-server.js';
 
-let gw: Awaited<ReturnType<typeof meteringGateway>>;
-beforeAll(async () => {
-  gw = await meteringGateway(41);
-});
-afterAll(() => gw.close());
-beforeEach(() => {
-  gw.store.calls.length = 0;
-});
+const gw = forFile(() => meteringGateway(41));
 
 const row = () => {
   expect(gw.store.calls).toHaveLength(1);

@@ -7,56 +7,20 @@
  * a fake upstream reporting each bad figure; gpt-4o: 2.5 µ$ per input and 10 µ$ per output
  * token, claude-sonnet-4-5: 3 and 15 (data/prices.json).
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createGateway } from './gateway.js';
-import { MemoryGatewayStore } from './memory-store.js';
-import { loadPriceTable } from './prices.js';
-import { listenNode, type TestServer } from './test-server.js';
-import { fakeUpstream, type FakeReply } from './test-upstream.js';
+import { describe, expect, it } from 'vitest';
+import { textStream } from './test-metering.js';
+import { forFile, startGateway } from './test-server.js';
+import type { FakeReply } from './test-upstream.js';
 
-const TOKEN = 'flj_usage_sanity_0123456789abcdefg';
-const store = new MemoryGatewayStore();
-const ev = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
 /** What the upstream reports next: set by each test. */
 let reply: FakeReply = { body: '{}' };
-let up: Awaited<ReturnType<typeof fakeUpstream>>;
-let gw: TestServer;
+// $10M: room for every call below
+const gw = forFile(() => startGateway({ upstream: () => reply, job: { token: 'flj_usage_sanity_0123456789abcdefg', id: 12, budgetMicros: 10_000_000_000_000 }, openai: 'openai-compatible' }));
 
-beforeAll(async () => {
-  up = await fakeUpstream(() => reply);
-  // $10M: room for every call below
-  store.addJob(TOKEN, { id: 12, budgetMicros: 10_000_000_000_000 });
-  const gateway = createGateway({
-    store,
-    config: {
-      provider: 'anthropic',
-      anthropicApiKey: 'sk-server',
-      anthropicBaseUrl: up.url,
-      openai: { provider: 'openai-compatible', baseUrl: up.url + '/v1', apiKeys: [] },
-      modelProviders: [
-        { pattern: 'claude-*', provider: 'anthropic' },
-        { pattern: 'gpt-*', provider: 'openai-compatible' },
-      ],
-      prices: loadPriceTable(),
-      retry: { retries: 0 },
-    },
-    scriptFor: async () => null,
-  });
-  gw = await listenNode((req, res) => gateway.node(req, res));
-});
-afterAll(async () => {
-  await gw.close();
-  await up.close();
-});
-beforeEach(() => {
-  store.calls.length = 0;
-});
-
-const post = (path: string, body: string) => fetch(gw.url + path, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TOKEN, authorization: `Bearer ${TOKEN}` }, body });
 const anthropicBody = (stream = false) => JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 100, stream, messages: [{ role: 'user', content: 'count the tokens' }] });
 const message = (usage: object) => JSON.stringify({ id: 'm', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', usage });
 const row = () => {
-  const c = store.calls[0]!;
+  const c = gw.store.calls[0]!;
   return { usageKnown: c.usageKnown, input: c.inputTokens, output: c.outputTokens, cacheRead: c.cacheReadTokens, cost: c.costMicros };
 };
 
@@ -72,7 +36,7 @@ describe('impossible reported usage is treated as unknown (charged the estimate,
     it(`Anthropic, not streamed: ${name}`, async () => {
       const req = anthropicBody();
       reply = { body: message(usage) };
-      const res = await post('/v1/messages', req);
+      const res = await gw.post('/v1/messages', req);
       expect(res.status).toBe(200);
       const input = Math.ceil(Buffer.byteLength(req) / 4);
       const output = Math.min(Math.ceil(Buffer.byteLength(reply.body as string) / 4), 100);
@@ -82,23 +46,14 @@ describe('impossible reported usage is treated as unknown (charged the estimate,
 
   it('the largest possible figure (100,000,000) is a count, not impossible; past max_tokens (100) it is charged at 100, as an estimate (usage-bounds.test.ts)', async () => {
     reply = { body: message({ input_tokens: 0, output_tokens: 100_000_000 }) };
-    await post('/v1/messages', anthropicBody());
+    await gw.post('/v1/messages', anthropicBody());
     // not the by-size estimate (⌈reply bytes / 4⌉ ≈ 48): the reported figure, held to its bound
     expect(row()).toMatchObject({ usageKnown: false, input: 0, output: 100, cost: 100 * 15 });
   });
 
   it('Anthropic, streamed: message_delta reports 1e15 output tokens → estimated from the stream', async () => {
-    reply = {
-      headers: { 'content-type': 'text/event-stream' },
-      body: [
-        ev('message_start', { message: { id: 'm', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [], usage: { input_tokens: 1000, output_tokens: 1 } } }),
-        ev('content_block_start', { index: 0, content_block: { type: 'text', text: '' } }),
-        ev('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'twelve bytes' } }),
-        ev('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 1e15 } }),
-        ev('message_stop', {}),
-      ],
-    };
-    const res = await post('/v1/messages', anthropicBody(true));
+    reply = textStream({ input_tokens: 1000, output_tokens: 1 }, 'twelve bytes', { output_tokens: 1e15 });
+    const res = await gw.post('/v1/messages', anthropicBody(true));
     await res.text();
     // input: the reported 1,000 (valid, more than the body's bytes / 4); output: the larger of
     // the valid reported 1 and ⌈12 text bytes / 4⌉ = 3
@@ -108,7 +63,7 @@ describe('impossible reported usage is treated as unknown (charged the estimate,
   it('OpenAI Chat, not streamed: prompt_tokens 1e15 → estimated', async () => {
     const req = JSON.stringify({ model: 'gpt-4o', max_tokens: 50, messages: [{ role: 'user', content: 'hi there' }] });
     reply = { body: JSON.stringify({ id: 'c', object: 'chat.completion', model: 'gpt-4o', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' } }], usage: { prompt_tokens: 1e15, completion_tokens: 2 } }) };
-    await post('/v1/chat/completions', req);
+    await gw.post('/v1/chat/completions', req);
     const input = Math.ceil(Buffer.byteLength(req) / 4);
     const output = Math.min(Math.ceil(Buffer.byteLength(reply.body as string) / 4), 50);
     expect(row()).toEqual({ usageKnown: false, input, output, cacheRead: 0, cost: Math.ceil(input * 2.5 + output * 10) });
@@ -121,7 +76,7 @@ describe('impossible reported usage is treated as unknown (charged the estimate,
       body: [chunk({ choices: [{ index: 0, delta: { content: 'eight by' } }] }), chunk({ choices: [], usage: { prompt_tokens: 40, completion_tokens: -3 } }), 'data: [DONE]\n\n'],
     };
     const req = JSON.stringify({ model: 'gpt-4o', max_tokens: 50, stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hi' }] });
-    const res = await post('/v1/chat/completions', req);
+    const res = await gw.post('/v1/chat/completions', req);
     await res.text();
     // no usable usage: input ⌈request bytes / 4⌉, output ⌈8 text bytes / 4⌉ = 2
     const input = Math.ceil(Buffer.byteLength(req) / 4);
@@ -132,11 +87,11 @@ describe('impossible reported usage is treated as unknown (charged the estimate,
     const req = JSON.stringify({ model: 'gpt-4o', max_output_tokens: 40, input: 'hello' });
     const body = (usage: object) => JSON.stringify({ id: 'r', object: 'response', model: 'gpt-4o', output: [], usage });
     reply = { body: body({ input_tokens: 30, output_tokens: 5, input_tokens_details: { cached_tokens: 'NaN' } }) };
-    await post('/v1/responses', req);
+    await gw.post('/v1/responses', req);
     expect(row().usageKnown).toBe(false);
-    store.calls.length = 0;
+    gw.store.calls.length = 0;
     reply = { body: body({ input_tokens: 30, output_tokens: 5, input_tokens_details: { cached_tokens: 10 } }) };
-    await post('/v1/responses', req);
+    await gw.post('/v1/responses', req);
     expect(row()).toMatchObject({ usageKnown: true, input: 20, output: 5, cacheRead: 10 });
   });
 });
