@@ -3,7 +3,7 @@
 // their own process; this process is the load generator (keep-alive HTTP/1.1: non-streamed
 // calls over raw sockets with pre-encoded requests, gateway/raw-load.js, so that requests/s is
 // the proxy's limit and not node:http's client cost; streams through node:http). Every target
-// serves 3 s of untimed load first (warm, as a long-running proxy is).
+// serves 3 s of untimed load first, and 2 s of streams (warm, as a long-running proxy is).
 // Non-streamed: 1, 16, 64, 256 concurrent clients for BENCH_SECONDS (default 3) each: req/s,
 // p50/p99 latency, added over calling the upstream directly. Streams (20 events 5 ms apart):
 // 1 and 64 concurrent: time to first byte and to first event, added over direct, and the
@@ -85,7 +85,7 @@ async function load(target, clients, stream, seconds = SECONDS) {
   const first = [];
   const gaps = [];
   let errors = 0;
-  const end = performance.now() + SECONDS * 1000;
+  const end = performance.now() + seconds * 1000;
   // warm-up
   await Promise.all(Array.from({ length: Math.min(clients, 8) }, () => request(target, body, agent, stream).catch(() => undefined)));
   const t0 = performance.now();
@@ -139,9 +139,14 @@ if (existsSync(PORTKEY)) {
   console.log('Portkey AI gateway not installed (devDependency @portkey-ai/gateway, pins in the team notes): Portkey columns skipped');
 }
 
-// Each target first serves 3 s of load at 16 clients, untimed: a long-running proxy is warm
-// (JIT tiers took ~3 s of calls to settle here), and the first timed level must not pay for it.
-for (const t of Object.values(targets)) await load(t, 16, false, 3);
+// Each target first serves 3 s of load at 16 clients, untimed, and then 2 s of 16 streams: a
+// long-running proxy is warm (JIT tiers took ~3 s of calls to settle here), and the first timed
+// level of either kind must not pay for it (the streamed path is other code: chunk steps, SSE
+// usage reading).
+for (const t of Object.values(targets)) {
+  await load(t, 16, false, 3);
+  await load(t, 16, true, 2);
+}
 console.log(`\nnon-streamed, ${SECONDS} s per level (latency ms; "added" = over direct)`);
 console.log('clients | direct req/s p50 p99 | flotilla req/s p50 p99 added-p50 added-p99' + (portkey ? ' | portkey req/s p50 p99 | flotilla/portkey req/s' : ''));
 for (const c of [1, 16, 64, 256]) {
@@ -167,6 +172,8 @@ for (const c of [1, 64]) {
 // budget) under the same load, so the gateway's added latency can be read against it.
 const bare = await start([join(ROOT, 'bench/gateway/passthrough.js'), `http://127.0.0.1:${upPort}`]);
 targets.bare = { port: Number(bare.line.split(' ')[0]), path: '/v1/messages', headers: { 'x-api-key': 'sk' } };
+await load(targets.bare, 16, false, 3); // warm, as the others were
+await load(targets.bare, 16, true, 2);
 console.log('\nbare node pass-through (non-streamed) | clients direct-p50 | bare req/s p50 p99 added-p50 | flotilla req/s p50 added-p50');
 for (const c of [1, 64]) {
   const d = await load(targets.direct, c, false);
