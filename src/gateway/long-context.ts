@@ -2,11 +2,13 @@ import type { ModelPrice } from '../core/pricing.js';
 import type { TablePrice } from './price-schema.js';
 
 /**
- * Long-context pricing (price-schema.ts LongContextPrice). Anthropic prices a Claude Sonnet 4 /
- * 4.5 call whose input side — input + cache write + cache read tokens, output not counted — is
- * more than 200,000 tokens at higher rates for ALL its tokens, output included (input $6,
- * output $22.50, cache write $7.50 / $12, cache read $0.60 per million, instead of 3 / 15 /
- * 3.75 / 6 / 0.30); a call of exactly 200,000 input-side tokens is priced at the base rates.
+ * Long-context pricing (price-schema.ts LongContextPrice). Some models are priced at higher
+ * rates for ALL the tokens of a call whose input side — input + cache write + cache read
+ * tokens, output not counted — is above a threshold (data/prices.json `longContext`): Claude
+ * Sonnet 4 / 4.5 above 200,000 (input $6, output $22.50, cache write $7.50 / $12, cache read
+ * $0.60 per million, instead of 3 / 15 / 3.75 / 6 / 0.30), Claude Haiku 5.5 above 100,000,
+ * OpenAI GPT-5.4 and later above 272,000 (input and cache rates ×2, output ×1.5). A call of
+ * exactly the threshold is priced at the base rates.
  */
 
 /**

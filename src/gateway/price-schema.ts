@@ -10,9 +10,10 @@ import { LongContextPrice as LongContextPriceShape, MaxOutputTokens } from '../p
 
 /**
  * Rates that replace the base ones for a whole call whose input side (input + cache write +
- * cache read tokens) is above `aboveInputTokens` (Anthropic's long-context pricing: Claude
- * Sonnet 4 / 4.5 past 200,000 input tokens, input $6, output $22.50, cache write $7.50 (5 min)
- * / $12 (1 h), cache read $0.60 per million, instead of 3 / 15 / 3.75 / 6 / 0.30). Every token
+ * cache read tokens) is above `aboveInputTokens` (the providers' long-context pricing, e.g.
+ * Claude Sonnet 4 / 4.5 past 200,000 input tokens: input $6, output $22.50, cache write $7.50
+ * (5 min) / $12 (1 h), cache read $0.60 per million, instead of 3 / 15 / 3.75 / 6 / 0.30; the
+ * models and thresholds are in data/prices.json). Every token
  * of such a call, output included, is priced at these rates; web searches keep their price.
  * `aboveInputTokens` is the threshold, tokens: a call whose input side is MORE than this takes
  * these rates. The shape is protocol/model-routes.ts LongContextPrice, so the API's price
