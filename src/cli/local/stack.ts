@@ -9,6 +9,7 @@ import { loadGatewaySettings } from '../../gateway/config-file.js';
 import { createApiToken, createRegistrationToken } from '../../server/auth.js';
 import { startServer, type RunningServer } from '../../server/server.js';
 import { startRunner, type RunningRunner } from '../../runner/runner.js';
+import { adoptLocalCredential, localRunnerInstance } from './local-runner-identity.js';
 import { openStore } from '../../store/open.js';
 import type { Store } from '../../store/types.js';
 import { makeDir } from '../../core/make-dir.js';
@@ -146,10 +147,15 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     if (opts.runner !== false) {
       const labels = opts.runnerLabels ?? {};
       const registrationToken = await createRegistrationToken(store, labels, 10 * 60_000, Date.now());
+      // The data folder's own runner: the same registration on any port, the same process
+      // identity after a crash on this host (local-runner-identity.ts).
+      const workDir = join(data, 'runner');
+      await adoptLocalCredential(workDir, server.url, store);
       runner = await startRunner({
         serverUrl: server.url,
         registrationToken,
-        workDir: join(data, 'runner'),
+        workDir,
+        instance: await localRunnerInstance(workDir),
         // Jobs must not read the admin token nor the database (the runner's own work folder stays visible).
         hidePaths: [adminTokenFile, ...(env.DATABASE_URL ? [] : ['flotilla.db', 'flotilla.db-wal', 'flotilla.db-shm', 'flotilla.db-journal'].map((f) => join(data, f)))].filter((f) => existsSync(f)),
         name: runnerNameFrom(`${hostname().slice(0, 57)}-local`),
