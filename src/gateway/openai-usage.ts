@@ -5,7 +5,10 @@ import { INVALID_COUNT, reportedCount, type CallUsage, type StreamUsageState } f
  * Usage extraction for the OpenAI wire formats. OpenAI counts cached prompt tokens INSIDE the
  * prompt/input figure (`prompt_tokens_details.cached_tokens` / `input_tokens_details.cached_tokens`),
  * so they are split out: inputTokens = prompt − cached, cacheReadTokens = cached (each category
- * priced once). There are no cache-write figures. Reasoning tokens are inside the output figure.
+ * priced once). GPT-5.6 and later also report the prompt tokens written to the cache
+ * (`input_tokens_details.cache_write_tokens`, also inside the input figure; billed at 1.25× input,
+ * data/prices.json cacheWrite5m): cacheWriteTokens = written, taken out of inputTokens too; a
+ * reply without the field has none. Reasoning tokens are inside the output figure.
  */
 
 /**
@@ -22,9 +25,12 @@ export function usageFromOpenAi(u: unknown): CallUsage | null {
   if (input === null || output === null || input === INVALID_COUNT || output === INVALID_COUNT) return null;
   const details = (w.prompt_tokens_details ?? w.input_tokens_details) as Record<string, unknown> | null | undefined;
   const c = reportedCount(details?.cached_tokens);
-  if (c === INVALID_COUNT) return null;
+  const wr = reportedCount(details?.cache_write_tokens);
+  if (c === INVALID_COUNT || wr === INVALID_COUNT) return null;
+  // each part at most what is left of the input figure they are counted in
   const cached = Math.min(input, c ?? 0);
-  return { inputTokens: input - cached, outputTokens: output, cacheReadTokens: cached, cacheWriteTokens: 0, cacheWrite1hTokens: 0 };
+  const written = Math.min(input - cached, wr ?? 0);
+  return { inputTokens: input - cached - written, outputTokens: output, cacheReadTokens: cached, cacheWriteTokens: written, cacheWrite1hTokens: 0 };
 }
 
 /** True when `u` is a usage object that gives some figure {@link usageFromOpenAi} cannot take as real. */
@@ -32,7 +38,7 @@ function invalidOpenAiUsage(u: unknown): boolean {
   if (u === null || typeof u !== 'object') return false;
   const w = u as Record<string, unknown>;
   const details = (w.prompt_tokens_details ?? w.input_tokens_details) as Record<string, unknown> | null | undefined;
-  for (const v of [w.prompt_tokens, w.input_tokens, w.completion_tokens, w.output_tokens, details?.cached_tokens]) if (reportedCount(v) === INVALID_COUNT) return true;
+  for (const v of [w.prompt_tokens, w.input_tokens, w.completion_tokens, w.output_tokens, details?.cached_tokens, details?.cache_write_tokens]) if (reportedCount(v) === INVALID_COUNT) return true;
   return false;
 }
 
