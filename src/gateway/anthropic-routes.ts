@@ -10,14 +10,18 @@ import { inFlightMessage, IN_FLIGHT_RETRY_AFTER_S, refusedByCallsInFlight, reser
 import { callWorstCase } from './worst-case.js';
 import { webSearchBound } from './server-tools.js';
 import { estimateBytes, inlineImages } from './input-images.js';
-import { meteredReply, recordRefused, type CallContext } from './meter.js';
-import { inputTokensBound } from './usage.js';
+import { meteredReply, recordRefused, recordUnreachable, type CallContext } from './meter.js';
+import { reportedInputCap, serverInputAllowance } from './server-input.js';
 import { priceFor } from './prices.js';
 import { DEFAULT_RETRY, KeyRing, withRetries, type RetryPolicy } from './retry.js';
 import type { ModelDirectory } from './model-directory.js';
 import { forwardAnthropic } from './providers/anthropic.js';
 import { noScriptMessage, scriptedMessagesReply } from './providers/scripted.js';
 import { jsonReply, REPLY_OPS, type GatewayRequest, type Reply } from './reply.js';
+import { bodyRefusalOf, bodyRefusalReply } from './body-refusal.js';
+import { modelNamedIn } from './refused-model.js';
+import { meterUnbilled, unbilled } from './unbilled-call.js';
+import { upstreamAuthRefusal } from './upstream-auth.js';
 import { recordUpstreamFailure } from './upstream-failure.js';
 import { MAX_TOKENS_REQUIRED, parseMessagesRequest, type MessagesRequest } from './request.js';
 import type { ModelScript } from './script.js';
@@ -42,7 +46,13 @@ export interface AnthropicRouteDeps {
 /**
  * `POST /v1/messages` and `POST /v1/messages/count_tokens`, the Anthropic Messages wire format
  * (streamed or not); the rules they follow are listed on createGateway (gateway.ts). A route
- * never rejects for bad input: every refusal is a reply in Anthropic's error shape.
+ * never rejects for bad input: every refusal is a reply in Anthropic's error shape. Every call
+ * of a job gets one ledger row: a served count_tokens call too (api `anthropic-count-tokens`,
+ * not billed: no tokens, usage known, $0, unbilled-call.ts), and a scripted model without a
+ * script for the agent (400, refused `no_script`; one whose script fails to load: 500,
+ * `script_error`). An upstream 401/403 (the provider refused the server's own key) reaches
+ * the job as 500 `api_error` with `x-should-retry: false`, recorded with the upstream status
+ * (upstream-auth.ts).
  */
 export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: GatewayRequest) => Promise<Reply>; countTokens: (req: GatewayRequest) => Promise<Reply> } {
   const { store, config, log, directory, callAuth, limit, budgetExhausted } = d;
@@ -88,8 +98,11 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
   /**
    * What `/v1/messages` and `/v1/messages/count_tokens` check before any budget or upstream
    * work, in this order, each refusal in Anthropic's shape and (past authentication) recorded
-   * as refused under `api`: the job token (401; a job paused for budget gets the 402 budget
-   * refusal instead), the body size (413), the body (400 naming the field; on
+   * as refused under `api`: the job token (401, not recorded: no job's call; a job paused for
+   * budget gets the 402 budget refusal instead), a body the adapter could not decode (its
+   * content-encoding: 400 `bad_encoding`, 413 `too_large`, 415 `unsupported_encoding`;
+   * body-refusal.ts), the body size (413), the body (400 naming the field, the row naming the
+   * body's model when it names a valid one, refused-model.ts; on
    * `anthropic-messages` a body without `max_tokens` too: {@link MAX_TOKENS_REQUIRED}), the model's route
    * (404 unknown model; 400 for a model of an OpenAI-format provider) and the provider's key
    * (500 `api_error`, not retried, naming ANTHROPIC_API_KEY).
@@ -111,13 +124,23 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
       return anthropicError(402, 'billing_error', message, { retry: false });
     }
     const job = auth.job;
+    const undecoded = bodyRefusalOf(req);
+    if (undecoded) {
+      // a content-encoding the adapter could not undo (node-adapter.ts): no model to name
+      await recordRefused(earlyContext(job, req, startedAt, api), undecoded.status, undecoded.reason);
+      return bodyRefusalReply(req.path, undecoded);
+    }
     if (req.bodyBytes > limit) {
       await recordRefused(earlyContext(job, req, startedAt, api), 413, 'too_large');
       return anthropicError(413, 'request_too_large', `request body is ${req.bodyBytes} bytes; the limit is ${limit}`, { retry: false });
     }
-    const parsed = parseMessagesRequest(req.body.toString('utf8'));
+    const text = req.body.toString('utf8');
+    const parsed = parseMessagesRequest(text);
     if ('error' in parsed) {
-      await recordRefused(earlyContext(job, req, startedAt, api), 400, 'invalid_request');
+      const early = earlyContext(job, req, startedAt, api);
+      // the model the body names, when it names one (refused-model.ts)
+      early.requestModel = modelNamedIn(text);
+      await recordRefused(early, 400, 'invalid_request');
       return anthropicError(400, 'invalid_request_error', parsed.error, { retry: false });
     }
     const request = parsed.request;
@@ -174,7 +197,10 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
     if ('refused' in held) {
       if (!refusedByCallsInFlight(held.budget, 1)) return refuseForBudget(ctx, held.refused);
     } else await held.settle(0);
+    // Recorded as every call is, but never billed: no tokens, usage known, $0 (unbilled-call.ts).
+    unbilled(ctx);
     if (ctx.provider === 'anthropic') {
+      let res: Reply;
       try {
         const out = await withRetries(
           (apiKey) => forwardAnthropic({ baseUrl: config.anthropicBaseUrl, apiKey, pathAndQuery: req.pathAndQuery, method: 'POST', headers: req.headers, body: req.body, signal: req.signal }),
@@ -182,13 +208,16 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
           retryPolicy,
           { signal: req.signal, ops: REPLY_OPS },
         );
-        return out.response;
+        res = out.response;
       } catch (err) {
         log.warn('gateway: upstream unreachable', { job: ctx.job.id, error: (err as Error).message });
+        // nothing is billed, even when the client went away: status 0, no tokens
+        await recordUnreachable(ctx);
         return anthropicError(502, 'api_error', 'the model provider could not be reached', { retry: false });
       }
+      return (await upstreamAuthRefusal(res, ctx, 'anthropic', req.signal)) ?? meterUnbilled(res, ctx, req.signal);
     }
-    return jsonReply(200, { input_tokens: Math.ceil(req.body.byteLength / 4) });
+    return meterUnbilled(jsonReply(200, { input_tokens: Math.ceil(req.body.byteLength / 4) }), ctx, req.signal);
   };
 
   const messages = async (req: GatewayRequest): Promise<Reply> => {
@@ -202,13 +231,15 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
     // Inline images count by a bound per image, not by their base64 (input-images.ts).
     const images = inlineImages(request, req.body.byteLength);
     if (images.images > 0) ctx.requestBytes = estimateBytes(req.body.byteLength, images);
-    ctx.maxInputTokens = inputTokensBound(req.body.byteLength, images.images);
+    // server tools whose results enter the context (server-input.ts): charged as reported, an allowance reserved
+    const serverInput = serverInputAllowance(request, 'anthropic-messages');
+    ctx.maxInputTokens = reportedInputCap(req.body.byteLength, images.images, serverInput);
     // max_tokens, at most the model's maximum output (max-output.ts)
     const price = priceFor(ctx.prices, request.model);
     const maxOut = outputBound(request.max_tokens, price);
     ctx.maxOutputTokens = maxOut;
     // server-side web search (H4): the searches the request allows are reserved for too
-    const worst = callWorstCase(ctx, price, req.body.byteLength, maxOut, images, webSearchBound(request, 'anthropic-messages'));
+    const worst = callWorstCase(ctx, price, req.body.byteLength, maxOut, images, webSearchBound(request, 'anthropic-messages'), serverInput);
     const held = await reserveOrWait(store, job, worst.micros, { now: startedAt, ttlMs: config.reservationTtlMs, signal: req.signal, call: worst.call, waitMs: config.budgetWaitMs });
     if ('refused' in held) return refuse(ctx, held, worst.micros);
     ctx.reservation = held;
@@ -229,12 +260,14 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
         script = await d.scriptFor(job);
       } catch (err) {
         log.error('gateway: could not load the model script', { job: job.id, agent: job.agent, error: (err as Error).message });
-        await ctx.reservation?.settle(0);
+        // recorded as refused; the reservation settled at $0 with the row
+        await recordRefused(ctx, 500, 'script_error');
         return anthropicError(500, 'api_error', `scripted model: the script for agent "${job.agent}" could not be loaded: ${(err as Error).message}`, { retry: false });
       }
       if (!script) {
-        // A job must not "succeed" on a model that never ran: refuse, not retried (issue 2).
-        await ctx.reservation?.settle(0);
+        // A job must not "succeed" on a model that never ran: refuse, not retried (issue 2);
+        // recorded as refused, the reservation settled at $0 with the row.
+        await recordRefused(ctx, 400, 'no_script');
         return anthropicError(400, 'invalid_request_error', noScriptMessage(job.agent), { retry: false });
       }
       res = scriptedMessagesReply(script, job, request);
@@ -262,6 +295,9 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
         const failed = await recordUpstreamFailure(ctx, err, req.signal);
         return anthropicError(failed.status, 'api_error', failed.message, { retry: false });
       }
+      // the provider refused the server's own key: a 500 for the admin, not a 401 for the job (upstream-auth.ts)
+      const keyRefused = await upstreamAuthRefusal(res, ctx, 'anthropic', req.signal);
+      if (keyRefused) return keyRefused;
     }
     return meteredReply(res, ctx, req.signal);
   };

@@ -58,8 +58,9 @@ describe('Chat Completions search models: one search charged per call', () => {
 
   it('the reservation holds the search: output at the model\'s maximum (16,384, sent upstream) plus 25,000 µ$', async () => {
     const { bytes } = await chat('gpt-4o-search-preview');
-    // ⌈bytes / 3⌉ input tokens × $2.50/MTok; 16,384 output × $10/MTok = 163,840 µ$; 1 search 25,000 µ$
-    expect(gw.store.held).toEqual([{ micros: Math.ceil((Math.ceil(bytes / 3) * 2_500_000) / 1e6) + 163_840 + 25_000, call: expect.objectContaining({ webSearchRequests: 1, outputTokens: 16_384 }) }]);
+    // ⌈bytes / 3⌉ input tokens + 10,000 for the search's results (server-input.ts) × $2.50/MTok;
+    // 16,384 output × $10/MTok = 163,840 µ$; 1 search 25,000 µ$
+    expect(gw.store.held).toEqual([{ micros: Math.ceil(((Math.ceil(bytes / 3) + 10_000) * 2_500_000) / 1e6) + 163_840 + 25_000, call: expect.objectContaining({ webSearchRequests: 1, outputTokens: 16_384 }) }]);
     expect(JSON.parse(gw.up.seen[0]!.body)).toMatchObject({ max_completion_tokens: 16_384 });
   });
 

@@ -2,8 +2,8 @@
  * `POST /v1/messages/count_tokens` refuses what `/v1/messages` refuses (issue 3, "bad input"):
  * the same status and Anthropic error shape for a malformed body, a missing field, an unknown
  * model, a model of the other wire format and an oversize body; recorded as refused (api
- * `anthropic-count-tokens`); the upstream sees nothing. With the scripted provider and with
- * the anthropic one (real HTTP, a fake upstream).
+ * `anthropic-count-tokens`); the upstream sees nothing. A good request is recorded too, not
+ * billed (no tokens, $0). With the scripted provider and with the anthropic one (real HTTP, a fake upstream).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -86,7 +86,7 @@ describe.each(['scripted', 'anthropic'] as const)('count_tokens with the %s prov
     ]);
   });
 
-  it('answers a good request (not metered)', async () => {
+  it('answers a good request: recorded with no tokens, usage known, $0 (not billed)', async () => {
     const { store, post } = await gateway(provider);
     const body = '{"model":"claude-haiku-4-5","messages":[{"role":"user","content":"hi"}]}';
     const before = seen.length;
@@ -95,6 +95,6 @@ describe.each(['scripted', 'anthropic'] as const)('count_tokens with the %s prov
     // scripted: ⌈bytes / 4⌉; anthropic: the upstream's answer
     expect(ct.json).toEqual({ input_tokens: provider === 'scripted' ? Math.ceil(body.length / 4) : 42 });
     expect(seen.slice(before)).toEqual(provider === 'scripted' ? [] : ['/v1/messages/count_tokens?beta=true']);
-    expect(store.calls).toEqual([]);
+    expect(store.calls.map((c) => [c.api, c.provider, c.model, c.httpStatus, c.refused, c.inputTokens, c.outputTokens, c.usageKnown, c.costMicros])).toEqual([['anthropic-count-tokens', provider, 'claude-haiku-4-5', 200, undefined, 0, 0, true, 0]]);
   });
 });

@@ -7,8 +7,8 @@
  * ⌈request bytes / 4⌉, output ⌈0 reply bytes / 4⌉ but at least 1 token), the tree is charged
  * that, the upstream is called once (not retried), and the client gets the upstream's status
  * with no body (none is invented). An empty body that names a content-encoding is empty too
- * (not a body that does not decode: no 502). /v1/messages/count_tokens is not metered: a 204
- * there adds no ledger row and charges nothing.
+ * (not a body that does not decode: no 502). /v1/messages/count_tokens is not billed: a 204
+ * there adds a $0 ledger row (no tokens, usage known) and charges nothing.
  * Real HTTP: a raw node upstream, the gateway's node:http path, a real SQLite store.
  * Prices (USD per million tokens = µ$ per token): claude-x 3 input / 15 output; gpt-x 2 / 10.
  */
@@ -173,14 +173,14 @@ describe('a 2xx reply with no body is charged the estimate, never $0', () => {
     await expectEstimated('chat', '200-empty-gzip', false, 200, gpt);
   });
 
-  it('/v1/messages, not streamed: a 204 and a 200 with an empty body; count_tokens answered 204 is still not metered', async () => {
+  it('/v1/messages, not streamed: a 204 and a 200 with an empty body; count_tokens answered 204 is recorded at $0, not billed', async () => {
     await expectEstimated('messages', '204', false, 204, claude);
     await expectEstimated('messages', '204-json', false, 204, claude);
     await expectEstimated('messages', '200-empty', false, 200, claude);
     const before = { rows: ledger().length, ...(await tree()) };
     const count = await fetch(gw.url + '/v1/messages/count_tokens', { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TOKEN }, body: bodyOf('messages', 'count', false) });
     expect([count.status, await count.text()]).toEqual([204, '']);
-    expect(ledger().length).toBe(before.rows);
+    expect(ledger().slice(before.rows)).toEqual([{ http_status: 204, api: 'anthropic-count-tokens', streamed: 0, usage_known: 1, input_tokens: 0, output_tokens: 0, cost_micros: 0, refused: null }]);
     expect(await tree()).toEqual({ spent: before.spent, reserved: 0 });
   });
 

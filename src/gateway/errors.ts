@@ -35,6 +35,11 @@ const PROVIDER_SETTING: Record<string, string> = {
   'openai-compatible': 'FLOTILLA_OPENAI_COMPATIBLE_URL (and FLOTILLA_OPENAI_COMPATIBLE_KEY if it needs a key)',
 };
 
+/** The environment setting that gives `provider` its key (or URL), as {@link providerNotConfiguredMessage} names it; "its key" for a provider not listed. */
+export function providerSetting(provider: string): string {
+  return PROVIDER_SETTING[provider] ?? 'its key';
+}
+
 /**
  * The message of the refusal for a model whose provider has no key (or URL) on this server:
  * names the model, the provider and the setting to add. Every wire format answers it without
@@ -43,13 +48,13 @@ const PROVIDER_SETTING: Record<string, string> = {
 export function providerNotConfiguredMessage(model: string, provider: string): string {
   return (
     `model ${JSON.stringify(model)} maps to provider ${provider}, which is not configured on this server: ` +
-    `set ${PROVIDER_SETTING[provider] ?? 'its key'} in the server's environment and restart it, or route the model to another provider (flotilla models)`
+    `set ${providerSetting(provider)} in the server's environment and restart it, or route the model to another provider (flotilla models)`
   );
 }
 
 /**
- * A refusal the gateway answers for a request to `path` before its route runs (node-adapter.ts:
- * a body it cannot decode), in that route's wire format: Anthropic's shape (`type` =
+ * A refusal for a request to `path` that any route gives the same way (body-refusal.ts: a body
+ * the adapter could not decode), in that route's wire format: Anthropic's shape (`type` =
  * `anthropicType`) for `/v1/messages*`, else OpenAI's (`type` `invalid_request_error`, `code` =
  * `openaiCode`). Both with `x-should-retry: false` (`status` is a 4xx): the same request gets the same answer.
  */

@@ -136,7 +136,8 @@ describe('gateway requests', () => {
     const nf = await app.request('/v1/complete', { method: 'POST', headers: { 'x-api-key': TOKEN }, body: b });
     expect(nf.status).toBe(404);
     expect(((await nf.json()) as { error: { type: string } }).error.type).toBe('not_found_error');
-    expect(store.calls).toHaveLength(0);
+    // count_tokens is recorded at $0 (unbilled-call.ts); the 404 is no job's model call
+    expect(store.calls.map((c) => [c.api, c.httpStatus, c.inputTokens, c.costMicros])).toEqual([['anthropic-count-tokens', 200, 0, 0]]);
   });
 });
 

@@ -85,6 +85,7 @@ describe('/v1/messages without max_tokens', () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ input_tokens: 7 });
     expect(up.seen.map((s) => s.url)).toEqual(['/v1/messages/count_tokens']);
-    expect(store.calls).toEqual([]);
+    // recorded, not billed (unbilled-call.ts)
+    expect(store.calls.map((c) => [c.api, c.httpStatus, c.refused, c.costMicros])).toEqual([['anthropic-count-tokens', 200, undefined, 0]]);
   });
 });

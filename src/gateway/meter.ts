@@ -37,7 +37,9 @@ export interface CallContext {
   maxOutputTokens?: number;
   /**
    * The most input-side tokens (input + cache read + cache write) a correct provider can report
-   * for this request (usage.ts inputTokensBound: body bytes + slack + a bound per image); a
+   * for this request (server-input.ts reportedInputCap: usage.ts inputTokensBound — body bytes +
+   * slack + a bound per image —, or for a request whose server tools add to the context, such
+   * as web search or web fetch, usage.ts MAX_REPORTED_TOKENS: their input is not in the body); a
    * report past it is charged at it, marked estimated (H1). Absent: requestBytes +
    * PROMPT_SLACK_TOKENS.
    */

@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:
 import type { Logger } from '../core/log.js';
 import { decodeBody, encodingsOf, type DecodedBody } from './body-encoding.js';
 import type { CallAuth, PreAuthedRequest } from './call-auth.js';
-import { wireError } from './errors.js';
+import { bodyRefusalFor, type BodyRefusal, type RefusedBodyRequest } from './body-refusal.js';
 import type { JobAuth } from './job-auth.js';
 import { ChunkStream } from './chunk-stream.js';
 import type { CallSignal, GatewayRequest, Reply } from './reply.js';
@@ -59,7 +59,8 @@ const EMPTY = Buffer.alloc(0);
  * read into a Buffer (bytes past `limit` are counted, not kept: the handler answers 413) and,
  * when sent with a `content-encoding`, decoded ({@link decodeBody}: gzip, deflate, br; decoded
  * size bounded by `limit`, past it 413; an unknown encoding 415, naming it; undecodable 400 —
- * each in the route's wire format, {@link wireError}). The handler's reply is written with one
+ * the route answers each in its wire format and records it as refused: the request reaches it
+ * with an empty body and `bodyRefusal` set, body-refusal.ts). The handler's reply is written with one
  * `writeHead` + `end`, or for a stream chunk by chunk as they arrive (honouring backpressure).
  * When the client goes away before the reply is done, the request's signal aborts (the upstream
  * call with it) and the stream is closed. A handler that throws gets a 500 `api_error` (message
@@ -126,15 +127,18 @@ function admit(c: Call, found: JobAuth | undefined, checked: boolean): void {
     const encodings = encodingsOf(enc);
     if (encodings.length === 0) return serve(c, body, total, req.headers, found, false);
     decodeBody(encodings, body, limit).then(
-      (d) => decoded(c, d, enc, found),
+      (d) => decoded(c, d, enc, found, total),
       (err: unknown) => fail(c.res, c.log, c.path, err),
     );
   });
 }
 
-/** Serves a body sent with `content-encoding` `enc` once {@link decodeBody} is done, or answers why it cannot be. */
-function decoded(c: Call, d: DecodedBody, enc: string | string[], found: JobAuth | undefined): void {
-  const { path, limit, res } = c;
+/**
+ * Serves a body sent with `content-encoding` `enc` once {@link decodeBody} is done. A body it
+ * could not decode reaches the handler empty with its {@link BodyRefusal} attached (body-refusal.ts):
+ * the route answers it (in its wire format) and records it as refused, as it does a body too large.
+ */
+function decoded(c: Call, d: DecodedBody, enc: string | string[], found: JobAuth | undefined, received: number): void {
   if ('body' in d) {
     // the body is plain JSON now: its encoding no longer describes it (nor goes upstream)
     const headers = { ...c.req.headers };
@@ -142,15 +146,13 @@ function decoded(c: Call, d: DecodedBody, enc: string | string[], found: JobAuth
     delete headers['content-length'];
     return serve(c, d.body, d.body.byteLength, headers, found, false);
   }
-  const name = JSON.stringify(Array.isArray(enc) ? enc.join(', ') : enc);
-  if ('tooLarge' in d) return writeReply(res, wireError(path, 413, 'request_too_large', 'request_too_large', `request body (content-encoding ${name}) decodes to more than ${limit} bytes; the limit is ${limit}`), false);
-  if ('unsupported' in d) return writeReply(res, wireError(path, 415, 'invalid_request_error', 'unsupported_content_encoding', `content-encoding ${JSON.stringify(d.unsupported)} is not supported: send the body uncompressed, or encoded as gzip, deflate or br`), false);
-  writeReply(res, wireError(path, 400, 'invalid_request_error', 'invalid_content_encoding', `request body is not valid ${JSON.stringify(d.corrupt)} data (content-encoding ${name})`), false);
+  serve(c, EMPTY, received, c.req.headers, found, false, bodyRefusalFor(d, enc, c.limit) ?? undefined);
 }
 
-/** Hands the request to the gateway and writes its reply (`close`: the body was left unread). */
-function serve(c: Call, body: Buffer, bodyBytes: number, headers: IncomingHttpHeaders, found: JobAuth | undefined, close: boolean): void {
-  const request: PreAuthedRequest = { method: c.req.method ?? 'GET', path: c.path, pathAndQuery: c.url, headers, body, bodyBytes, signal: c.ac, auth: found };
+/** Hands the request to the gateway and writes its reply (`close`: the body was left unread; `refusal`: why its body could not be decoded). */
+function serve(c: Call, body: Buffer, bodyBytes: number, headers: IncomingHttpHeaders, found: JobAuth | undefined, close: boolean, refusal?: BodyRefusal): void {
+  const request: PreAuthedRequest & RefusedBodyRequest = { method: c.req.method ?? 'GET', path: c.path, pathAndQuery: c.url, headers, body, bodyBytes, signal: c.ac, auth: found };
+  if (refusal) request.bodyRefusal = refusal;
   c.handle(request).then(
     (reply) => writeReply(c.res, reply, close),
     (err: unknown) => fail(c.res, c.log, c.path, err),

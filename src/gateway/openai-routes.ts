@@ -12,8 +12,11 @@ import { MAX_REQUEST_BYTES, type GatewayConfig } from './config.js';
 import type { ModelDirectory } from './model-directory.js';
 import { meteredReply, recordRefused, type CallContext } from './meter.js';
 import { recordUpstreamFailure } from './upstream-failure.js';
+import { bodyRefusalOf, bodyRefusalReply } from './body-refusal.js';
+import { modelNamedIn } from './refused-model.js';
+import { upstreamAuthRefusal } from './upstream-auth.js';
 import { OpenAiStreamReader, usageFromOpenAiBody } from './openai-usage.js';
-import { inputTokensBound } from './usage.js';
+import { reportedInputCap, serverInputAllowance } from './server-input.js';
 import { asScriptRequest, choicesOf, maxOutputOf, openaiBudgetError, openaiError, openaiRetryLater, outputLimitField, parseOpenAiRequest, withOutputLimit, withStreamUsage, type ChatRequest, type OpenAiApi } from './openai-wire.js';
 import { priceFor } from './prices.js';
 import { forwardOpenAi } from './providers/openai.js';
@@ -55,7 +58,12 @@ export interface OpenAiRouteDeps {
  * the final usage chunk, or `response.completed`; a 2xx without them, a 204 or an empty body
  * included, passes on as sent and is charged an estimate, meter.ts), and settled.
  * A model whose provider has no key/URL here → 400 `provider_not_configured` naming the
- * setting, not retried, the upstream untouched.
+ * setting, not retried, the upstream untouched (the row names the provider the route named).
+ * A body the adapter could not decode (content-encoding, body-refusal.ts), no script for the
+ * scripted model (400 `no_script`) and a script that fails to load (500 `script_error`) are
+ * recorded as refused too; a refused body's row names the body's model when it names a valid
+ * one (refused-model.ts). An upstream 401/403 (the provider refused the server's own key) →
+ * 500 `server_error` with `x-should-retry: false`, recorded with the upstream status (upstream-auth.ts).
  * Upstream failures are retried as in retry.ts (keys rotate), except 429s.
  * Chat streams the client did not ask usage for get `stream_options.include_usage` added
  * upstream and the usage chunk removed from what the client sees.
@@ -95,13 +103,22 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
       usageFromBody: usageFromOpenAiBody,
       streamReader: () => new OpenAiStreamReader(),
     };
+    const undecoded = bodyRefusalOf(request);
+    if (undecoded) {
+      // a content-encoding the adapter could not undo (node-adapter.ts): no model to name
+      await recordRefused(ctx, undecoded.status, undecoded.reason);
+      return bodyRefusalReply(request.path, undecoded);
+    }
     const limit = d.config.maxRequestBytes ?? MAX_REQUEST_BYTES;
     if (request.bodyBytes > limit) {
       await recordRefused(ctx, 413, 'too_large');
       return openaiError(413, 'invalid_request_error', `request body is ${request.bodyBytes} bytes; the limit is ${limit}`, 'request_too_large');
     }
-    const parsed = parseOpenAiRequest(api, request.body.toString('utf8'));
+    const text = request.body.toString('utf8');
+    const parsed = parseOpenAiRequest(api, text);
     if ('error' in parsed) {
+      // the model the body names, when it names one (refused-model.ts)
+      ctx.requestModel = modelNamedIn(text);
       await recordRefused(ctx, 400, 'invalid_request');
       return openaiError(400, 'invalid_request_error', parsed.error, null, parsed.param);
     }
@@ -114,6 +131,8 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
       await recordRefused(ctx, 404, 'unknown_model');
       return openaiError(404, 'invalid_request_error', `The model ${JSON.stringify(req.model)} does not exist: no model route matches it (see flotilla models list)`, 'model_not_found', 'model');
     }
+    // the provider the route named, in the rows of the refusals below too
+    ctx.provider = provider;
     if (provider === 'anthropic') {
       await recordRefused(ctx, 400, 'wrong_format');
       return openaiError(400, 'invalid_request_error', `model ${JSON.stringify(req.model)} is served by provider anthropic, which speaks the Messages format: call /v1/messages`, null, 'model');
@@ -139,8 +158,10 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
     // Inline images count by a bound per image, not by their base64 (input-images.ts).
     const images = inlineImages(req, raw.byteLength);
     if (images.images > 0) ctx.requestBytes = estimateBytes(raw.byteLength, images);
-    ctx.maxInputTokens = inputTokensBound(raw.byteLength, images.images);
-    const worst = callWorstCase(ctx, price, raw.byteLength, maxOut, images, webSearchBound(req, api));
+    // server tools whose results enter the context (server-input.ts): charged as reported, an allowance reserved
+    const serverInput = serverInputAllowance(req, api);
+    ctx.maxInputTokens = reportedInputCap(raw.byteLength, images.images, serverInput);
+    const worst = callWorstCase(ctx, price, raw.byteLength, maxOut, images, webSearchBound(req, api), serverInput);
     const held = await reserveOrWait(d.store, job, worst.micros, { now: startedAt, ttlMs: d.config.reservationTtlMs, signal: request.signal, call: worst.call, waitMs: d.config.budgetWaitMs });
     if ('refused' in held) {
       if (held.inFlight) {
@@ -166,11 +187,13 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
         try {
           script = await d.scriptFor(job);
         } catch (err) {
-          await held.settle(0);
+          // recorded as refused; the reservation settled at $0 with the row
+          await recordRefused(ctx, 500, 'script_error');
           return openaiError(500, 'server_error', `scripted model: the script for agent "${job.agent}" could not be loaded: ${(err as Error).message}`);
         }
         if (!script) {
-          await held.settle(0);
+          // recorded as refused; the reservation settled at $0 with the row
+          await recordRefused(ctx, 400, 'no_script');
           return openaiError(400, 'invalid_request_error', noScriptMessage(job.agent), 'no_script');
         }
         // The scripted model always reports usage to the meter; the client sees it only when asked.
@@ -197,6 +220,9 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
         reply.headers['x-should-retry'] = 'false';
         return reply;
       }
+      // the provider refused the server's own key: a 500 for the admin, not a 401 for the job (upstream-auth.ts)
+      const keyRefused = await upstreamAuthRefusal(res, ctx, 'openai', request.signal);
+      if (keyRefused) return keyRefused;
       const metered = await meteredReply(res, ctx, request.signal);
       return addUsage ? stripUsageChunks(metered) : metered;
     } catch (err) {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { MAX_MODEL_NAME, outputLimit, type MessagesRequest } from './request.js';
 import { jsonReply, type Reply } from './reply.js';
+import { storedStateRef } from './server-input.js';
 
 /**
  * The OpenAI wire formats the gateway speaks: Chat Completions (`/v1/chat/completions`) and
@@ -101,8 +102,26 @@ export const BACKGROUND_REFUSED =
   'background responses cannot be metered: the gateway meters a call from its reply, and a background response is billed after the reply (status "queued", no usage); send the request without "background" (stream it for a long generation)';
 
 /**
+ * Why a Chat Completions request setting both `max_tokens` and `max_completion_tokens` is
+ * refused (OpenAI's rule: one of them): the gateway reserves for and meters one output limit, and
+ * an OpenAI-compatible server may honour the other one (it was under-billed at the smaller).
+ */
+export const BOTH_OUTPUT_LIMITS_REFUSED = 'max_tokens and max_completion_tokens: set only one of them (the gateway reserves for and meters one output limit, and an upstream may honour either)';
+
+/**
+ * Why a Responses request with a Chat Completions output limit (`max_tokens`,
+ * `max_completion_tokens`) is refused: neither is a Responses field, and an upstream that honours
+ * it would write past the `max_output_tokens` the gateway meters.
+ */
+export const responsesLimitRefused = (field: string) => `${field}: not a Responses field: use max_output_tokens (the output limit the gateway reserves for and meters)`;
+
+/**
  * Parses a body of `api`; `{ error }` names the bad field (`messages: ...`) or says it is not
- * JSON. A Responses body with `background: true` is an error too ({@link BACKGROUND_REFUSED}).
+ * JSON. Errors too: a Responses body with `background: true` ({@link BACKGROUND_REFUSED}), or
+ * with `max_tokens`/`max_completion_tokens` ({@link responsesLimitRefused}); a Chat body with
+ * both output limits ({@link BOTH_OUTPUT_LIMITS_REFUSED}); a body referring to state stored on
+ * the provider (server-input.ts storedStateRef: `previous_response_id`, `conversation`,
+ * `prompt`, `item_reference`, a `file_id`), whose input the gateway cannot bound.
  */
 export function parseOpenAiRequest(api: OpenAiApi, raw: string): { request: ChatRequest | ResponsesRequest } | { error: string; param: string | null } {
   let json: unknown;
@@ -118,6 +137,13 @@ export function parseOpenAiRequest(api: OpenAiApi, raw: string): { request: Chat
     return { error: `${param ?? 'body'}: ${issue?.message ?? 'invalid'}`, param };
   }
   if (api === 'openai-responses' && (r.data as ResponsesRequest).background === true) return { error: `background: ${BACKGROUND_REFUSED}`, param: 'background' };
+  const body = r.data as Record<string, unknown>;
+  if (api === 'openai-chat' && body.max_tokens !== undefined && body.max_completion_tokens !== undefined) return { error: BOTH_OUTPUT_LIMITS_REFUSED, param: 'max_completion_tokens' };
+  if (api === 'openai-responses') {
+    for (const field of ['max_tokens', 'max_completion_tokens']) if (body[field] !== undefined && body[field] !== null) return { error: responsesLimitRefused(field), param: field };
+  }
+  const stored = storedStateRef(r.data, api);
+  if (stored !== null) return { error: stored.message, param: stored.param };
   return { request: r.data };
 }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { MAX_OUTPUT_TOKENS_CEILING as PROTOCOL_OUTPUT_CEILING } from '../protocol/index.js';
+import { storedStateRef } from './server-input.js';
 
 /**
  * The part of an Anthropic Messages request body the gateway reads; everything else passes
@@ -50,7 +51,10 @@ export type MessagesRequest = z.infer<typeof MessagesRequest>;
 
 /**
  * Parses the raw body bytes.
- * @returns the request, or `{ error }` with a message naming the bad field (or "body is not JSON").
+ * @returns the request, or `{ error }` with a message naming the bad field (or "body is not JSON");
+ * a body referring to a file stored on the provider (server-input.ts storedStateRef: a block
+ * whose `source` is `{type: "file", file_id}`, a `container_upload`) is an error too: the
+ * gateway cannot bound the input it adds.
  */
 export function parseMessagesRequest(raw: string): { request: MessagesRequest } | { error: string } {
   let json: unknown;
@@ -61,13 +65,19 @@ export function parseMessagesRequest(raw: string): { request: MessagesRequest } 
   }
   // Every model call comes through here: the common, valid body is checked by hand (the same
   // rules as the schema, no copy); zod runs when that check fails, for its error message.
-  if (isMessagesRequest(json)) return { request: json };
+  if (isMessagesRequest(json)) return storedRefused(json) ?? { request: json };
   const r = MessagesRequest.safeParse(json);
   if (!r.success) {
     const issue = r.error.issues[0];
     return { error: `${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}` };
   }
-  return { request: r.data };
+  return storedRefused(r.data) ?? { request: r.data };
+}
+
+/** The refusal of a Messages body referring to provider-stored files, or null. */
+function storedRefused(req: MessagesRequest): { error: string } | null {
+  const stored = storedStateRef(req, 'anthropic-messages');
+  return stored === null ? null : { error: stored.message };
 }
 
 /** True when `j` passes {@link MessagesRequest} (same rules, checked without zod's copy). */

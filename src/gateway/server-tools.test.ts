@@ -98,13 +98,14 @@ describe('web search charges (H4)', () => {
 
   it('the reservation holds max_uses searches (else 10): a tree with room for the tokens but not the searches refuses the call', async () => {
     const body = messages({ tools: [SEARCH(5)] });
-    // worst case of the tokens: ⌈bytes/3⌉ input tokens at the dearest input-side rate (6 µ$) + 1,000 output at 15 µ$
-    const tokens = Math.ceil(Buffer.byteLength(body) / 3) * 6 + 1000 * 15;
+    // worst case of the tokens: ⌈bytes/3⌉ input tokens + 10,000 per search allowed (what the
+    // results may add, server-input.ts) at the dearest input-side rate (6 µ$) + 1,000 output at 15 µ$
+    const tokens = (Math.ceil(Buffer.byteLength(body) / 3) + 5 * 10_000) * 6 + 1000 * 15;
     const ok = { body: message({ input_tokens: 1, output_tokens: 1 }) };
     expect((await call('/v1/messages', body, ok, tokens + 5 * 10_000 - 1)).status).toBe(402);
     expect((await call('/v1/messages', body, ok, tokens + 5 * 10_000)).status).toBe(200);
     const unbounded = messages({ tools: [SEARCH()] });
-    const tokens2 = Math.ceil(Buffer.byteLength(unbounded) / 3) * 6 + 1000 * 15;
+    const tokens2 = (Math.ceil(Buffer.byteLength(unbounded) / 3) + 10 * 10_000) * 6 + 1000 * 15;
     expect((await call('/v1/messages', unbounded, ok, tokens2 + 10 * 10_000 - 1)).status).toBe(402);
     expect((await call('/v1/messages', unbounded, ok, tokens2 + 10 * 10_000)).status).toBe(200);
     // no search tool: nothing held for searches

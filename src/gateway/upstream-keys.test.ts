@@ -19,7 +19,7 @@ const ANT = ['sk-ant-api03-aaaaaaaaaaaaaaaaaaaa-1111', 'sk-ant-api03-bbbbbbbbbbb
 const OAI = ['sk-proj-cccccccccccccccccccccc-3333', 'sk-proj-dddddddddddddddddddddd-4444'];
 const ALL = [...ANT, ...OAI];
 
-type Mode = 'ok' | 'echo401' | 'echoMidStream';
+type Mode = 'ok' | 'echo400' | 'echoMidStream';
 interface Seen {
   path: string;
   xApiKey: string | undefined;
@@ -43,12 +43,14 @@ async function fakeUpstream(mode: Mode) {
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as { stream?: boolean };
       const key = keyOf(req);
       const openai = !path.startsWith('/v1/messages');
-      if (mode === 'echo401') {
-        // What the real APIs answer for a bad key: the key (or its Bearer line) echoed back.
+      if (mode === 'echo400') {
+        // An upstream error echoing the key (or its Bearer line), as the real APIs' 401 for a bad
+        // key does; a 401/403 itself never reaches a job (upstream-auth.ts, upstream-auth.test.ts),
+        // so the echo comes with a 400 here, which is passed on (masked).
         const text = openai
           ? JSON.stringify({ error: { message: `Incorrect API key provided: ${req.headers.authorization}. You can find your API key at https://platform.openai.com/account/api-keys.`, type: 'invalid_request_error', param: null, code: 'invalid_api_key' } })
           : JSON.stringify({ type: 'error', error: { type: 'authentication_error', message: `invalid x-api-key: ${key}` } });
-        res.writeHead(401, { 'content-type': 'application/json', 'x-upstream-saw': key });
+        res.writeHead(400, { 'content-type': 'application/json', 'x-upstream-saw': key });
         res.end(text);
         return;
       }
@@ -163,11 +165,11 @@ describe('upstream keys: exactly one key of the rotation per upstream call', () 
 const leaks = (text: string) => ALL.filter((k) => text.includes(k));
 
 describe('upstream keys never reach a job', () => {
-  it('a 401 echoing the key (body and header) is masked on every route and provider, each key as [redacted key ...last 4]', async () => {
-    const { up, store, post } = await gateway('echo401', BOTH);
+  it('an upstream error echoing the key (body and header) is masked on every route and provider, each key as [redacted key ...last 4]', async () => {
+    const { up, store, post } = await gateway('echo400', BOTH);
     for (const [name, path, body, auth] of CALLS) {
       const res = await post(path, body, auth);
-      expect(res.status, name).toBe(401);
+      expect(res.status, name).toBe(400);
       const text = await res.text();
       const headers = JSON.stringify([...res.headers]);
       expect(leaks(text), name).toEqual([]);
@@ -179,7 +181,7 @@ describe('upstream keys never reach a job', () => {
       expect(() => JSON.parse(text) as unknown, name).not.toThrow();
     }
     expect(up.seen).toHaveLength(CALLS.length);
-    expect(store.calls.filter((c) => c.httpStatus === 401)).toHaveLength(4); // the metered routes (count_tokens is not metered)
+    expect(store.calls.filter((c) => c.httpStatus === 400)).toHaveLength(CALLS.length); // every call recorded (count_tokens at $0)
   });
 
   it('an error event mid-stream carrying the key, split across two chunks, is masked; the rest of the stream is untouched', async () => {

@@ -63,7 +63,8 @@ export const PROMPT_SLACK_TOKENS = 4_096;
  * tokenize with byte-level BPE, so every token is at least one byte, even a data: URL's base64
  * that a text-only model reads as text) + {@link PROMPT_SLACK_TOKENS} + IMAGE_TOKENS_BOUND per
  * image (input-images.ts: an image is priced by its pixels, not its bytes). A reported figure
- * past this is charged at the bound, marked estimated (meter.ts).
+ * past this is charged at the bound, marked estimated (meter.ts). Not the bound of a request
+ * whose server tools add input the body does not carry (server-input.ts reportedInputCap).
  */
 export function inputTokensBound(bodyBytes: number, images: number): number {
   return bodyBytes + PROMPT_SLACK_TOKENS + images * IMAGE_TOKENS_BOUND;

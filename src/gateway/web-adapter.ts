@@ -1,4 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
+import { decodeBody, encodingsOf } from './body-encoding.js';
+import { bodyRefusalFor, type RefusedBodyRequest } from './body-refusal.js';
 import type { GatewayRequest, Reply } from './reply.js';
 
 /**
@@ -39,7 +41,10 @@ export function toResponse(r: Reply, onCancel?: () => void): Response {
 
 /**
  * A web Request as a {@link GatewayRequest}: body read whole (kept up to `limit` bytes, counted
- * in full). The returned `signal` follows the request's and can also be aborted by `abort()`.
+ * in full) and, when sent with a `content-encoding` and within `limit`, decoded as the node
+ * adapter does ({@link decodeBody}; the decoded body goes on without `content-encoding`); one
+ * that cannot be decoded goes on empty with its `bodyRefusal` (body-refusal.ts) for the route to
+ * answer and record. The returned `signal` follows the request's and can also be aborted by `abort()`.
  */
 export async function fromRequest(req: Request, limit: number): Promise<{ request: GatewayRequest; abort: () => void }> {
   const ac = new AbortController();
@@ -50,8 +55,22 @@ export async function fromRequest(req: Request, limit: number): Promise<{ reques
   req.headers.forEach((v, k) => (headers[k] = v));
   const all = Buffer.from(await req.arrayBuffer());
   const body = all.byteLength > limit ? all.subarray(0, limit) : all;
-  return {
-    request: { method: req.method, path: url.pathname, pathAndQuery: url.pathname + url.search, headers, body, bodyBytes: all.byteLength, signal: ac.signal },
-    abort: () => ac.abort(),
-  };
+  const request: RefusedBodyRequest = { method: req.method, path: url.pathname, pathAndQuery: url.pathname + url.search, headers, body, bodyBytes: all.byteLength, signal: ac.signal };
+  const enc = headers['content-encoding'];
+  const encodings = all.byteLength > limit ? [] : encodingsOf(enc);
+  if (enc !== undefined && encodings.length > 0) {
+    const d = await decodeBody(encodings, body, limit);
+    const refusal = bodyRefusalFor(d, enc, limit);
+    if (refusal) {
+      request.bodyRefusal = refusal;
+      request.body = Buffer.alloc(0);
+    } else if ('body' in d) {
+      // the body is plain JSON now: its encoding no longer describes it (nor goes upstream)
+      delete headers['content-encoding'];
+      delete headers['content-length'];
+      request.body = d.body;
+      request.bodyBytes = d.body.byteLength;
+    }
+  }
+  return { request, abort: () => ac.abort() };
 }

@@ -3,6 +3,7 @@ import { IMAGE_TOKENS_BOUND, type InlineImages } from './input-images.js';
 import { ratesFor } from './long-context.js';
 import type { CallContext } from './meter.js';
 import type { TablePrice } from './price-schema.js';
+import type { ServerInputAllowance } from './server-input.js';
 import { webSearchCap, webSearchWorstMicros, type WebSearchBound } from './server-tools.js';
 
 /**
@@ -21,13 +22,15 @@ export const DEFAULT_MAX_OUTPUT_TOKENS = 32_000;
  *   (`images`, input-images.ts: a provider prices an image by its pixels, not its bytes),
  *   priced at the highest input-side rate (input, 5-minute or 1-hour cache write), since the
  *   client may have marked any of it for caching;
+ *   plus `serverInputTokens`, the input tokens server tools may add (server-input.ts
+ *   serverInputAllowance: web search, web fetch, code execution results), at the same rate;
  * - output: `maxTokens` (or {@link DEFAULT_MAX_OUTPUT_TOKENS}) at the output price.
  * Both at the model's long-context rates when that input estimate is past its threshold
  * (long-context.ts: Claude Sonnet 4 / 4.5 above 200,000 input tokens).
  * A price of P USD/MTok is P µ$ per token. The result is at most Number.MAX_SAFE_INTEGER.
  */
-export function worstCaseMicros(requestBytes: number, maxTokens: number | undefined, table: TablePrice, images?: InlineImages): number {
-  const inTokens = worstInputTokens(requestBytes, images);
+export function worstCaseMicros(requestBytes: number, maxTokens: number | undefined, table: TablePrice, images?: InlineImages, serverInputTokens = 0): number {
+  const inTokens = worstInputTokens(requestBytes, images) + Math.max(0, serverInputTokens);
   const outTokens = Math.max(0, Math.ceil(maxTokens ?? DEFAULT_MAX_OUTPUT_TOKENS));
   const price = ratesFor(table, inTokens);
   const inRate = Math.max(price.input, price.cacheWrite5m, price.cacheWrite1h);
@@ -70,13 +73,17 @@ export interface CallWorstCase {
  * already × choices —, `images`) plus, when the request enables server-side web search, the
  * searches it allows (`searches`, server-tools.ts webSearchBound: `max_uses`/`max_tool_calls`,
  * else DEFAULT_WEB_SEARCH_USES) at the model's per-search price (H4: $10 per 1,000 = 10,000 µ$
- * each). Also sets `ctx.maxWebSearches`, the most searches the call may then be charged, and
- * for a model that searches on every call (`searches.perCall`) `ctx.searchesPerCall`.
+ * each), and the input tokens its server tools may add (`serverInput`, server-input.ts
+ * serverInputAllowance: `max_uses` × `max_content_tokens` where the request gives them, else
+ * SERVER_INPUT_TOKENS_PER_USE per use) at the highest input-side rate. Also sets
+ * `ctx.maxWebSearches`, the most searches the call may then be charged, and for a model that
+ * searches on every call (`searches.perCall`) `ctx.searchesPerCall`.
  * The call's PendingCall carries these worst-case tokens and searches: the ledger row the sweep
  * writes if the call is never settled.
  */
-export function callWorstCase(ctx: CallContext, price: TablePrice, bodyBytes: number, maxOutputTokens: number, images: InlineImages | undefined, searches: WebSearchBound | null): CallWorstCase {
-  const tokens = worstCaseMicros(bodyBytes, maxOutputTokens, price, images);
+export function callWorstCase(ctx: CallContext, price: TablePrice, bodyBytes: number, maxOutputTokens: number, images: InlineImages | undefined, searches: WebSearchBound | null, serverInput: ServerInputAllowance | null = null): CallWorstCase {
+  const added = serverInput?.tokens ?? 0;
+  const tokens = worstCaseMicros(bodyBytes, maxOutputTokens, price, images, added);
   const micros = Math.min(Number.MAX_SAFE_INTEGER, tokens + webSearchWorstMicros(price, searches));
   ctx.maxWebSearches = webSearchCap(searches, maxOutputTokens);
   if (searches?.perCall) ctx.searchesPerCall = searches.uses;
@@ -88,7 +95,7 @@ export function callWorstCase(ctx: CallContext, price: TablePrice, bodyBytes: nu
     api: ctx.api ?? 'anthropic-messages',
     streamed: ctx.streamed,
     runnerId: ctx.job.runnerId,
-    inputTokens: worstInputTokens(bodyBytes, images),
+    inputTokens: worstInputTokens(bodyBytes, images) + added,
     outputTokens: Math.max(0, Math.ceil(maxOutputTokens)),
   };
   if (searches !== null && searches.uses > 0) call.webSearchRequests = searches.uses;

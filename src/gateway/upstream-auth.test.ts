@@ -1,0 +1,115 @@
+/**
+ * An upstream 401/403 — the model provider refused the SERVER's key (revoked, expired) — must
+ * not reach the job as its own authentication error (Claude Code then blames the job token,
+ * which the gateway accepted). Every route maps it (upstream-auth.ts) to the wire format's
+ * server error that harnesses do not retry: Anthropic 500 `api_error`, OpenAI 500
+ * `server_error`, with `x-should-retry: false` and a message saying the provider refused the
+ * gateway's key and an admin must fix it — no key text, not even masked. The admin gets an
+ * error log line (no key); the call is recorded with the upstream status, no tokens, $0, and
+ * its reservation released. Real HTTP, a fake upstream answering as the real APIs do for a bad
+ * key (echoing it), a real SQLite store.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import type { Logger } from '../core/log.js';
+import { openSqliteStore } from '../store/open.js';
+import type { Store } from '../store/types.js';
+import { startGateway } from './test-server.js';
+import { runningJob } from './test-stores.js';
+import { fakeUpstream, type SeenRequest } from './test-upstream.js';
+
+const TOKEN = 'flj_upstreamauth_0123456789abcdefgh';
+const ANT_KEY = 'sk-ant-api03-revokedrevokedrevoked-1234';
+const OAI_KEY = 'sk-proj-revokedrevokedrevokedrevo-5678';
+
+/** What the real APIs answer a bad key with (the key echoed), 401 or `status`. */
+function refuseKey(status: number) {
+  return (r: SeenRequest) => {
+    const openai = !r.url.startsWith('/v1/messages');
+    const key = openai ? String(r.headers.authorization) : String(r.headers['x-api-key']);
+    const body = openai
+      ? { error: { message: `Incorrect API key provided: ${key}.`, type: 'invalid_request_error', param: null, code: 'invalid_api_key' } }
+      : { type: 'error', error: { type: status === 401 ? 'authentication_error' : 'permission_error', message: `invalid x-api-key: ${key}` } };
+    return { status, headers: { 'content-type': 'application/json', 'x-upstream-saw': key }, body: JSON.stringify(body) };
+  };
+}
+
+const msg = (extra: object = {}) => ({ model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }], ...extra });
+const CALLS: Array<[path: string, body: object, format: 'anthropic' | 'openai', api: string, provider: string]> = [
+  ['/v1/messages', msg(), 'anthropic', 'anthropic-messages', 'anthropic'],
+  ['/v1/messages?beta=true', msg({ stream: true }), 'anthropic', 'anthropic-messages', 'anthropic'],
+  ['/v1/messages/count_tokens', msg(), 'anthropic', 'anthropic-count-tokens', 'anthropic'],
+  ['/v1/chat/completions', { model: 'gpt-4o', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }, 'openai', 'openai-chat', 'openai'],
+  ['/v1/responses', { model: 'gpt-4o', max_output_tokens: 10, input: 'hi', stream: true }, 'openai', 'openai-responses', 'openai'],
+];
+
+/** The ledger rows of the SQLite file at `file`, oldest first. */
+function rows(file: string): Array<Record<string, unknown>> {
+  const db = new BetterSqlite3(file, { readonly: true });
+  try {
+    return db.prepare('select api, provider, model, http_status, refused, input_tokens, output_tokens, usage_known, cost_micros from model_calls order by id').all() as Array<Record<string, unknown>>;
+  } finally {
+    db.close();
+  }
+}
+
+describe.each([401, 403])('the provider refuses the gateway\'s key (upstream %i)', (status) => {
+  it('every route: 500 in its wire format, x-should-retry: false, the admin named, no key text; recorded with the upstream status at $0; logged as an error', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flotilla-upstream-auth-'));
+    const file = join(dir, 'flotilla.db');
+    const store = await openSqliteStore(file);
+    const up = await fakeUpstream(refuseKey(status));
+    const errors: Array<{ msg: string; fields: Record<string, unknown> }> = [];
+    const log: Logger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: (m, f = {}) => void errors.push({ msg: m, fields: f }), child: () => log };
+    try {
+      const job = await runningJob(store, TOKEN, { budgetMicros: 5_000_000 });
+      const gw = await startGateway<Store>({
+        store,
+        job: { token: TOKEN },
+        upstream: up,
+        config: {
+          anthropicApiKey: ANT_KEY,
+          openai: { provider: 'openai', baseUrl: up.url + '/v1', apiKeys: [OAI_KEY] },
+          modelProviders: [
+            { pattern: 'claude-*', provider: 'anthropic' },
+            { pattern: 'gpt-*', provider: 'openai' },
+          ],
+        },
+        log,
+      });
+      try {
+        for (const [path, body, format, , provider] of CALLS) {
+          const res = await gw.post(path, body);
+          const text = await res.text();
+          expect([res.status, res.headers.get('x-should-retry')], path).toEqual([500, 'false']);
+          const json = JSON.parse(text) as { type?: string; error: { type: string; message: string; code?: string } };
+          if (format === 'anthropic') expect([json.type, json.error.type], path).toEqual(['error', 'api_error']);
+          else expect([json.error.type, json.error.code], path).toEqual(['server_error', 'upstream_auth_failed']);
+          expect(json.error.message, path).toContain(`the model provider (${provider}) refused the gateway's key for this provider (HTTP ${status})`);
+          expect(json.error.message, path).toContain(`an admin must fix ${provider === 'anthropic' ? 'ANTHROPIC_API_KEY' : 'OPENAI_API_KEY'}`);
+          // no key text at all, not even masked; not the upstream's own words
+          for (const t of [text, JSON.stringify([...res.headers])]) {
+            expect(t, path).not.toMatch(/1234|5678|redacted|invalid x-api-key|Incorrect API key/);
+          }
+        }
+        expect(up.seen).toHaveLength(CALLS.length);
+      } finally {
+        await gw.close();
+      }
+      // recorded with the upstream status, no tokens, usage known, $0, not as refused
+      expect(rows(file)).toEqual(CALLS.map(([, body, , api, provider]) => ({ api, provider, model: (body as { model: string }).model, http_status: status, refused: null, input_tokens: 0, output_tokens: 0, usage_known: 1, cost_micros: 0 })));
+      const tree = (await store.getTreeBudget(job.id, Date.now()))!;
+      expect([tree.spentMicros, tree.reservedMicros]).toEqual([0, 0]);
+      // one error line per call for the admin: provider and status, never a key
+      expect(errors.map((e) => [e.msg, e.fields.provider, e.fields.status])).toEqual(CALLS.map(([, , , , provider]) => ["gateway: the model provider refused the gateway's key: an admin must fix the key", provider, status]));
+      expect(JSON.stringify(errors)).not.toMatch(/1234|5678|sk-/);
+    } finally {
+      await up.close();
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
