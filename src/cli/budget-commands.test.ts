@@ -33,7 +33,7 @@ describe('flotilla budget and flotilla costs', () => {
     expect(show.out).toMatch(/^left:\s+\$1\.500000$/m);
     const add = await run('budget', String(job.id), '--add', '2', '--json');
     expect(add.code).toBe(0);
-    expect(JSON.parse(add.out)).toEqual({ jobId: job.id, budget: { rootId: job.id, limitMicros: 3_500_000, spentMicros: 0, reservedMicros: 0, remainingMicros: 3_500_000 }, resumed: [] });
+    expect(JSON.parse(add.out)).toEqual({ jobId: job.id, budget: { rootId: job.id, limitMicros: 3_500_000, spentMicros: 0, reservedMicros: 0, remainingMicros: 3_500_000 }, resumed: [], jobStatus: expect.any(String) }); // the job's status, whatever its runner has got to
     process.env.FLOTILLA_BUDGET_ADD = '0.25';
     const viaEnv = await run('budget', String(job.id));
     delete process.env.FLOTILLA_BUDGET_ADD;
@@ -42,9 +42,9 @@ describe('flotilla budget and flotilla costs', () => {
     expect(viaEnv.out).toMatch(/^budget:\s+\$3\.750000$/m);
     const bad = await run('budget', String(job.id), '--add', '-1');
     expect(bad.code).not.toBe(0);
-    expect(bad.err).toMatch(/budget must be a positive number/);
+    expect(bad.err).toMatch(/--add must be a positive number of US dollars, a plain decimal/);
     const tiny = await run('budget', String(job.id), '--add', '0.0000001');
-    expect([tiny.code, tiny.err]).toEqual([2, expect.stringMatching(/budget must be at least 0\.000001 dollars \(one micro-dollar\)/)]);
+    expect([tiny.code, tiny.err]).toEqual([2, expect.stringMatching(/--add must be a positive number of US dollars, at least 0\.000001 dollars \(one micro-dollar\)/)]);
     const missing = await run('budget', '99999');
     expect(missing.code).toBe(1);
     expect(missing.err).toMatch(/no job 99999/);

@@ -24,6 +24,12 @@ export interface FollowJobOptions {
    * with the command, so nobody could top the job up); the result then says `paused`.
    */
   stopWhenPaused?: boolean;
+  /**
+   * The caller cancels the job when `signal` aborts (`flotilla run`): when the job pauses on its
+   * budget (and `stopWhenPaused` is off), say once on stderr that a top-up from elsewhere
+   * resumes it and Ctrl-C here cancels it. Not with `json`.
+   */
+  cancelsOnInterrupt?: boolean;
 }
 
 /** What {@link followJob} ends with: the job as the server last reported it (with usage). */
@@ -102,6 +108,13 @@ export async function followJob(client: FlotillaClient, job: Job, opts: FollowJo
   // the waiting line back into "working": only a status change ends the pause.
   let paused = false;
   let stoppedPaused = false;
+  // Attached to a server that outlives the command: a top-up from elsewhere resumes the job, but
+  // Ctrl-C here cancels it (run-job.ts); say both once per pause, on stderr.
+  const onPaused = () => {
+    if (json || opts.stopWhenPaused || !opts.cancelsOnInterrupt) return;
+    clearSpinner();
+    io.stderr.write(`flotilla: job ${job.id} is paused for budget: \`flotilla budget ${job.id} --add USD\` from another shell resumes it; Ctrl-C here cancels it (run with --detach to leave jobs running)\n`);
+  };
   const stop = new AbortController();
   const onAbort = () => stop.abort();
   opts.signal?.addEventListener('abort', onAbort, { once: true });
@@ -110,15 +123,24 @@ export async function followJob(client: FlotillaClient, job: Job, opts: FollowJo
   const children = json ? null : new TreeFollower(client, print, opts.signal);
   try {
     for await (const ev of client.followEvents(job.id, { signal: stop.signal })) {
+      if (ev.type === 'status') {
+        const wasPaused = paused;
+        paused = ev.data.status === 'paused';
+        if (paused && !wasPaused) onPaused();
+      }
+      // --json too: it used to `continue` before this check and so never stopped on a pause (run --local hung).
       if (json) {
         io.stdout.write(JSON.stringify(ev) + '\n');
+        if (paused && opts.stopWhenPaused) {
+          stoppedPaused = true;
+          break;
+        }
         continue;
       }
       const line = fmt.line(ev);
       if (line) print(line);
       children?.onEvent(ev);
       const w = waitText(ev);
-      if (ev.type === 'status') paused = ev.data.status === 'paused';
       if (w) setWhat(w);
       else if (!paused && (ev.type === 'harness.started' || ev.type === 'tool.result' || ev.type === 'tool.call' || ev.type === 'message')) setWhat('working');
       if (ev.type === 'job.finished') finished = ev;

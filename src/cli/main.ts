@@ -23,6 +23,7 @@ import type { CliContext } from './context.js';
 import { processIO, type CliIO } from './io.js';
 import { CliError, applyBooleanEnv, parseBoolEnv, wantsJson } from './options.js';
 import { packageVersion } from './paths.js';
+import { refuseUnknownSubcommands } from './unknown-subcommand.js';
 
 /** Exit code for bad arguments (unknown command or option, invalid value). */
 export const EXIT_USAGE = 2;
@@ -64,6 +65,8 @@ export function buildProgram(ctx: CliContext, quietErrors: () => boolean = () =>
   registerUp(program, ctx);
   registerRunner(program, ctx);
   registerMcp(program, ctx);
+  // `flotilla models bogus`: unknown command (listing the group's), not the default's excess argument.
+  refuseUnknownSubcommands(program);
   return program;
 }
 

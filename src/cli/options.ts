@@ -68,14 +68,51 @@ export async function makeFolderOption(flag: string, path: string, mode?: number
 
 // --- argument parsers (commander argParser: throw InvalidArgumentError naming the problem) ---
 
-/** `--budget` / `--add`: US dollars (e.g. `1`, `0.5`), from 0.000001 (one micro-dollar) to 100,000. */
-export function parseBudget(text: string): number {
-  const n = Number(text);
-  if (text.trim() === '' || !Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('budget must be a positive number of US dollars, e.g. 1 or 0.5');
-  if (n < 0.000001) throw new InvalidArgumentError('budget must be at least 0.000001 dollars (one micro-dollar)');
-  if (n > 100_000) throw new InvalidArgumentError('budget must be at most 100000 dollars');
-  return n;
+/** What {@link usdArg} accepts beyond the plain-decimal form: its range and how to name it. */
+export interface UsdArgSpec {
+  /** What the amount is, for errors: `a positive number of US dollars`, `USD per million tokens (...)`. */
+  what: string;
+  /** Smallest accepted value, USD (0 allows 0). */
+  min: number;
+  /** Largest accepted value, USD. */
+  max: number;
+  /** Said after `at least <min>` when below it, e.g. ` dollars (one micro-dollar)`. */
+  minNote?: string;
 }
+
+/** Digits with an optional fraction: the only form a USD amount is taken in. */
+const PLAIN_DECIMAL = /^\d+(\.\d+)?$/;
+
+/**
+ * The argParser of a USD amount option (`--budget`, `--add`, `models price --input`, ...): one
+ * parser for all of them. Takes only a plain decimal — digits with an optional fraction, e.g.
+ * `1`, `0.5`, `12.25` (spaces around ignored) — where `Number()` would also take `0x10` (16),
+ * `1e3`, `+5`, `Infinity` or an empty string; then checks `spec.min`..`spec.max`.
+ * @returns the amount in USD (a JS number).
+ * @throws InvalidArgumentError (commander: exit 2) naming `flag` and the value given:
+ *   `--budget must be a positive number of US dollars, a plain decimal such as 1 or 0.5 (...); got "0x10"`.
+ */
+export function usdArg(flag: string, spec: UsdArgSpec): (text: string) => number {
+  return (text: string) => {
+    const got = `got ${JSON.stringify(cutEcho(text))}`;
+    const t = text.trim();
+    const n = Number(t);
+    if (!PLAIN_DECIMAL.test(t) || !Number.isFinite(n)) {
+      throw new InvalidArgumentError(`${flag} must be ${spec.what}, a plain decimal such as 1 or 0.5 (digits and an optional fraction: no sign, exponent or hex); ${got}`);
+    }
+    if (n < spec.min) throw new InvalidArgumentError(`${flag} must be ${spec.what}, at least ${spec.min}${spec.minNote ?? ''}; ${got}`);
+    if (n > spec.max) throw new InvalidArgumentError(`${flag} must be at most ${spec.max}; ${got}`);
+    return n;
+  };
+}
+
+/** `--budget` / `--add`: US dollars as a plain decimal ({@link usdArg}), from 0.000001 (one micro-dollar) to 100,000. */
+export function budgetArg(flag: string): (text: string) => number {
+  return usdArg(flag, { what: 'a positive number of US dollars', min: 0.000001, max: 100_000, minNote: ' dollars (one micro-dollar)' });
+}
+
+/** `--budget`: {@link budgetArg} for the flag `--budget`. */
+export const parseBudget = budgetArg('--budget');
 
 /** `--labels k=v,k2=v2` → Labels; a `role` label must be a protocol RoleName (as `--role`). */
 export function parseLabels(text: string): Labels {

@@ -27,7 +27,10 @@ export interface RunJobOptions {
 /**
  * Submits a job through the client and (unless detached) follows it to its end, printing its
  * lines and cost table (follow.ts). Ctrl-C (SIGINT/SIGTERM on `io.signals`) while attached
- * cancels the job, says so on stderr, and returns 130 (SIGINT) or 143 (SIGTERM).
+ * cancels the job (a paused one too: it will not resume), says so on stderr with the hint
+ * `run with --detach to leave jobs running` (not for --local), and returns 130 (SIGINT) or 143 (SIGTERM).
+ * With `failWhenPaused` a paused job is cancelled and 1 returned; with `json`, stdout ends with
+ * `{"job": <the paused job>}` and stderr gets `{"error": {message, code: "budget_paused", jobId, jobStatus}}`.
  * @returns the exit code: 0 only when the job succeeded (or was submitted, when detached).
  * @throws ApiError when the server refuses the job or cannot be reached.
  */
@@ -48,12 +51,16 @@ export async function runJob(client: FlotillaClient, req: CreateJobInput, opts: 
   });
   let result;
   try {
-    result = await followJob(client, job, { json, io, signal: ac.signal, ...(opts.failWhenPaused ? { stopWhenPaused: true } : {}) });
+    result = await followJob(client, job, { json, io, signal: ac.signal, cancelsOnInterrupt: true, ...(opts.failWhenPaused ? { stopWhenPaused: true } : {}) });
   } finally {
     off();
   }
   if (result.interrupted) {
-    io.stderr.write(`\nflotilla: ${signalName === 'SIGTERM' ? 'terminated' : 'interrupted'}: cancelling job ${job.id}\n`);
+    // Like `docker run` without -d: the attached job ends with the command — even a paused one a top-up would have resumed.
+    const what = result.job.status === 'paused' ? `job ${job.id}, paused for budget: it will not resume` : `job ${job.id}`;
+    // Not for --local (failWhenPaused): it takes no --detach, its server ends with the command.
+    const hint = opts.failWhenPaused ? '' : ' (run with --detach to leave jobs running)';
+    io.stderr.write(`\nflotilla: ${signalName === 'SIGTERM' ? 'terminated' : 'interrupted'}: cancelling ${what}${hint}\n`);
     try {
       const after = await cancelAndWait(client, job.id);
       io.stderr.write(`flotilla: job ${job.id} ${after.status}\n`);
@@ -65,11 +72,12 @@ export async function runJob(client: FlotillaClient, req: CreateJobInput, opts: 
   }
   if (result.paused) {
     const budget = req.budgetUsd !== undefined ? ` (--budget ${req.budgetUsd})` : '';
-    io.stderr.write(
-      `\nflotilla: job ${job.id} paused: its budget${budget} does not cover the next model call; a --local run cannot be topped up (its server ends with the command): run it again with a larger --budget, or against \`flotilla up\` and top it up with \`flotilla budget ${job.id} --add USD\`\n`,
-    );
+    const why = `job ${job.id} paused: its budget${budget} does not cover the next model call; a --local run cannot be topped up (its server ends with the command): run it again with a larger --budget, or against \`flotilla up\` and top it up with \`flotilla budget ${job.id} --add USD\``;
+    if (!json) io.stderr.write(`\nflotilla: ${why}\n`);
     const after = await cancelAndWait(client, job.id);
-    io.stderr.write(`flotilla: job ${job.id} ${after.status}\n`);
+    // --json: stdout already ended with `{"job": <the paused job>}` (follow.ts); the failure as main.ts prints one.
+    if (json) io.stderr.write(JSON.stringify({ error: { message: `${why}; job ${job.id} ${after.status}`, code: 'budget_paused', jobId: job.id, jobStatus: after.status } }) + '\n');
+    else io.stderr.write(`flotilla: job ${job.id} ${after.status}\n`);
     return 1;
   }
   return result.job.status === 'succeeded' ? 0 : 1;

@@ -39,6 +39,8 @@ export type CostGroup = z.infer<typeof CostGroup>;
 /** One group of a cost rollup. costNanos is the exact sum in nano-dollars (costMicros sums rounded per-call costs). */
 export const CostRow = z.object({
   key: z.string(),
+  /** `by=runner` only: the runner's name (absent for key `none`, or a runner no longer in the store); `key` stays its id. */
+  name: z.string().optional(),
   calls: z.number().int().nonnegative(),
   refusedCalls: z.number().int().nonnegative(),
   estimatedCalls: z.number().int().nonnegative(),

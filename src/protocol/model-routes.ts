@@ -95,6 +95,55 @@ export const ModelPrice = z
   .strict();
 export type ModelPrice = z.infer<typeof ModelPrice>;
 
+/** The cache rates of a price, USD per million tokens: cache writes (5-minute, 1-hour) and cache reads. */
+export interface CacheRates {
+  cacheWrite5m: number;
+  cacheWrite1h: number;
+  cacheRead: number;
+}
+
+/**
+ * The cache rates a price leaves out, worked out from its `input` rate (USD per million
+ * tokens) with Anthropic's multipliers: cache writes 5-minute = input × 1.25, 1-hour =
+ * input × 2, cache reads = input × 0.1, each rounded to 6 decimals so float noise
+ * is not stored (input 3 → 3.75, 6 and 0.3, not 0.30000000000000004). The one rule for
+ * `PUT /api/gateway/prices` ({@link SetModelPriceRequest}) and `flotilla models price`, base and
+ * long-context rates alike, so the API and the CLI cannot drift apart.
+ * @throws nothing; `input` is assumed validated (0 to 1,000,000): a result past 1,000,000 is
+ *   refused by the schema the price then passes ({@link ModelPrice}).
+ */
+export function defaultCacheRates(input: number): CacheRates {
+  const round = (x: number) => Math.round(x * 1e6) / 1e6;
+  return { cacheWrite5m: round(input * 1.25), cacheWrite1h: round(input * 2), cacheRead: round(input * 0.1) };
+}
+
+/** `rates` with each cache rate it leaves out (absent or undefined) set by {@link defaultCacheRates} from its `input`; the other keys as given. */
+export function withDefaultCacheRates<T extends { input: number } & Partial<CacheRates>>(rates: T): T & CacheRates {
+  const d = defaultCacheRates(rates.input);
+  return { ...rates, cacheWrite5m: rates.cacheWrite5m ?? d.cacheWrite5m, cacheWrite1h: rates.cacheWrite1h ?? d.cacheWrite1h, cacheRead: rates.cacheRead ?? d.cacheRead };
+}
+
+const rate = z.number().nonnegative().max(1_000_000);
+/** The cache rates as a request may give them: each optional, defaulted from `input` ({@link defaultCacheRates}). */
+const optionalCacheRates = {
+  cacheWrite5m: rate.optional().describe('cache writes, 5-minute, USD per million tokens (absent: input × 1.25)'),
+  cacheWrite1h: rate.optional().describe('cache writes, 1-hour, USD per million tokens (absent: input × 2)'),
+  cacheRead: rate.optional().describe('cache reads, USD per million tokens (absent: input × 0.1)'),
+};
+
+/**
+ * A price as `PUT /api/gateway/prices` takes it: {@link ModelPrice} whose cache rates (and
+ * those of `longContext`) may be left out, each then set from the input rate beside it by
+ * {@link defaultCacheRates} (as `flotilla models price` does); the result is checked as a
+ * {@link ModelPrice} (a default past 1,000,000 is a 400 naming the field).
+ */
+export const ModelPriceRequest = ModelPrice.extend({ ...optionalCacheRates, longContext: LongContextPrice.extend(optionalCacheRates).nullable().optional() })
+  .transform((p) => {
+    const { longContext, ...base } = p;
+    return { ...withDefaultCacheRates(base), ...(longContext === undefined ? {} : { longContext: longContext && withDefaultCacheRates(longContext) }) };
+  })
+  .pipe(ModelPrice);
+
 /** A price override set through the API, for a model name (or name prefix, matched as the price table matches names). */
 export const ModelPriceOverride = z.object({ model: z.string(), price: ModelPrice, updatedAt: z.string() });
 export type ModelPriceOverride = z.infer<typeof ModelPriceOverride>;
@@ -119,10 +168,12 @@ export type SetModelRouteRequest = z.infer<typeof SetModelRouteRequest>;
 
 /**
  * `PUT /api/gateway/prices` body: create or replace the price override of `model` (no `*`).
- * 400 naming `price.longContext` when `price` leaves `longContext` out for a model whose
- * price table entry has long-context rates ({@link ModelPrice}).
+ * `price` is a {@link ModelPriceRequest}: cache rates left out are input × 1.25 (5-minute
+ * writes), × 2 (1-hour writes) and × 0.1 (reads). 400 naming `price.longContext` when `price`
+ * leaves `longContext` out for a model whose price table entry has long-context rates
+ * ({@link ModelPrice}).
  */
 export const SetModelPriceRequest = z
-  .object({ model: z.string().regex(/^[A-Za-z0-9._:@/+-]{1,200}$/, 'must be a model name or name prefix (no *)'), price: ModelPrice })
+  .object({ model: z.string().regex(/^[A-Za-z0-9._:@/+-]{1,200}$/, 'must be a model name or name prefix (no *)'), price: ModelPriceRequest })
   .strict();
 export type SetModelPriceRequest = z.infer<typeof SetModelPriceRequest>;

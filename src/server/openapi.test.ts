@@ -80,8 +80,26 @@ describe('GET /openapi.json', () => {
         'GET /openapi.json',
         'PATCH /api/runners/{id}',
         'POST /v1/messages',
+        'POST /v1/messages/count_tokens',
+        'POST /v1/chat/completions',
+        'POST /v1/responses',
       ].sort(),
     );
+    // The model gateway's four wire routes: a job token as x-api-key or Bearer, errors in the wire format's own shape.
+    type GatewayOp = { security: unknown; requestBody: { content: Record<string, { schema: { required: string[] } }> }; responses: Record<string, { content?: Record<string, { schema: { $ref: string } }> }> };
+    const wire = { '/v1/messages': 'AnthropicError', '/v1/messages/count_tokens': 'AnthropicError', '/v1/chat/completions': 'OpenAiError', '/v1/responses': 'OpenAiError' };
+    for (const [path, shape] of Object.entries(wire)) {
+      const op = doc.paths[path]!.post as unknown as GatewayOp;
+      expect(op.security, path).toEqual([{ jobToken: [] }, { jobTokenBearer: [] }]);
+      expect(op.requestBody.content['application/json']!.schema.required, path).toContain('model');
+      for (const status of ['400', '401', '404', '413', '429', '502']) expect(op.responses[status]?.content?.['application/json']?.schema.$ref, `${path} ${status}`).toBe(`#/components/schemas/${shape}`);
+    }
+    expect((doc.paths['/v1/messages']!.post as unknown as GatewayOp).requestBody.content['application/json']!.schema.required).toEqual(['model', 'messages', 'max_tokens']);
+    expect(Object.keys(doc.paths['/v1/messages']!.post!.responses)).toContain('402');
+    expect(Object.keys(doc.paths['/v1/chat/completions']!.post!.responses)).not.toContain('402');
+    const schemes = (doc.components as unknown as { securitySchemes: Record<string, Record<string, string>> }).securitySchemes;
+    expect(schemes.jobToken).toMatchObject({ type: 'apiKey', in: 'header', name: 'x-api-key' });
+    expect(schemes.jobTokenBearer).toMatchObject({ type: 'http', scheme: 'bearer' });
     const create = doc.paths['/api/jobs']!.post!;
     expect(create.requestBody!.content['application/json']!.schema.$ref).toBe('#/components/schemas/CreateJobRequest');
     expect(Object.keys(create.responses).sort()).toEqual(['201', '400', '401', '403', '404', '422']);

@@ -50,6 +50,16 @@ export function perDaySeries(days: readonly string[], cumulative: readonly CostR
   return { x, series };
 }
 
+/**
+ * The days the window picker's time axis spans: UTC midnight of the window's first day (that of
+ * {@link windowStart}) and of today, in epoch seconds (the chart's unit), `days - 1` days apart.
+ * `windowSpan(7, Date.UTC(2026, 11, 2, 4))` → [Nov 26, Dec 2] at 00:00 UTC.
+ */
+export function windowSpan(days: number, now = Date.now()): [number, number] {
+  const today = Math.floor(now / DAY_MS) * DAY_MS;
+  return [(today - (days - 1) * DAY_MS) / 1000, today / 1000];
+}
+
 /** `since` for the window picker: UTC midnight `n` days before `now` (ISO-8601), so whole days are summed. */
 export function windowStart(days: number, now = Date.now()): string {
   return new Date(Math.floor(now / DAY_MS) * DAY_MS - (days - 1) * DAY_MS).toISOString();

@@ -1,13 +1,14 @@
 import { Command, Option } from 'commander';
 import { formatMicros } from '../../core/money.js';
-import type { BudgetView } from '../../protocol/index.js';
+import type { BudgetView, JobStatus } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
-import { addClientOptions, clientFrom, parseBudget, parseJobId, wantsJson, type ClientOptions } from '../options.js';
+import { addClientOptions, budgetArg, clientFrom, parseJobId, wantsJson, type ClientOptions } from '../options.js';
 
 /**
  * `flotilla budget JOB [--add USD] [--json]`: shows the budget of the job's tree (limit,
  * spent, reserved by calls in flight, left); with `--add` (env `FLOTILLA_BUDGET_ADD`) tops it
- * up first, which resumes the tree's jobs that were paused for budget in their sessions.
+ * up first, which resumes the tree's jobs that were paused for budget in their sessions. Says
+ * when job JOB is paused for budget; `--json` adds `jobStatus` (JOB's status) to the API's view.
  * Exit 0 on success; 1 on an API error (e.g. unknown job, not an admin).
  */
 export function registerBudget(program: Command, ctx: CliContext): void {
@@ -16,17 +17,22 @@ export function registerBudget(program: Command, ctx: CliContext): void {
     .command('budget')
     .description("show or top up a job tree's dollar budget; a top-up resumes jobs paused for budget")
     .argument('<job>', 'job id (any job of the tree)', parseJobId)
-    .addOption(new Option('--add <usd>', 'add this many US dollars to the tree budget').env('FLOTILLA_BUDGET_ADD').argParser(parseBudget));
+    .addOption(new Option('--add <usd>', 'add this many US dollars to the tree budget').env('FLOTILLA_BUDGET_ADD').argParser(budgetArg('--add')));
   addClientOptions(cmd).action(async (job: number, opts: ClientOptions & { add?: number }, self: Command) => {
     const client = await clientFrom(opts);
     const view = opts.add !== undefined ? await client.topUpBudget(job, opts.add) : await client.getBudget(job);
-    if (wantsJson(self, opts)) return void out(JSON.stringify(view));
-    out(describeBudget(view, opts.add));
+    // The job's status after the top-up (if any): a paused one waits for budget.
+    const jobStatus = (await client.getJob(job)).status;
+    if (wantsJson(self, opts)) return void out(JSON.stringify({ ...view, jobStatus }));
+    out(describeBudget(view, opts.add, jobStatus));
   });
 }
 
-/** Human-readable lines for a {@link BudgetView}. */
-export function describeBudget(v: BudgetView, added?: number): string {
+/**
+ * Human-readable lines for a {@link BudgetView}; `added` the top-up in USD; `jobStatus` the
+ * status of job `v.jobId`: `paused` adds a line saying it waits for a top-up.
+ */
+export function describeBudget(v: BudgetView, added?: number, jobStatus?: JobStatus): string {
   const b = v.budget;
   const lines = [
     ...(added !== undefined ? [`added ${formatMicros(Math.round(added * 1_000_000))} to ${b.jobId !== undefined ? `job ${b.jobId}'s sub-limit` : `job tree ${b.rootId}`}`] : []),
@@ -41,5 +47,6 @@ export function describeBudget(v: BudgetView, added?: number): string {
   const over = b.spentMicros + b.reservedMicros - b.limitMicros;
   if (over > 0) lines.push(`over by:   ${formatMicros(over)} (a top-up smaller than this leaves nothing to spend)`);
   if (v.resumed.length) lines.push(`resumed:   ${v.resumed.map((id) => `job ${id}`).join(', ')}`);
+  if (jobStatus === 'paused') lines.push(`paused:    job ${v.jobId} is paused for budget: a top-up resumes it (flotilla budget ${v.jobId} --add USD)`);
   return lines.join('\n');
 }

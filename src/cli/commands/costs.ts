@@ -4,7 +4,8 @@ import { InvalidArgumentError } from 'commander';
 import { CostGroup, parseSince } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
 import { formatTable } from '../format.js';
-import { addClientOptions, clientFrom, parseJobId, wantsJson, type ClientOptions } from '../options.js';
+import { ApiError } from '../../client/index.js';
+import { addClientOptions, CliError, clientFrom, parseJobId, wantsJson, type ClientOptions } from '../options.js';
 
 /** `--since`: checked here (exit 2) with the server's own rule (protocol parseSince), sent as given. */
 function sinceArg(text: string): string {
@@ -15,7 +16,8 @@ function sinceArg(text: string): string {
 /**
  * `flotilla costs [--by job|tree|agent|runner|day] [--since 7d] [--root JOB] [--json]`: the
  * gateway ledger's model calls, tokens and dollars per group (env FLOTILLA_COSTS_BY,
- * FLOTILLA_COSTS_SINCE, FLOTILLA_COSTS_ROOT), biggest first, with a total line.
+ * FLOTILLA_COSTS_SINCE, FLOTILLA_COSTS_ROOT), biggest first, with a total line. `--by runner`
+ * shows each runner as `name (id)`. An unknown `--root` job: exit 1, `--json` code `not_found`.
  */
 export function registerCosts(program: Command, ctx: CliContext): void {
   const out = (s: string) => ctx.io.stdout.write(s + '\n');
@@ -27,6 +29,14 @@ export function registerCosts(program: Command, ctx: CliContext): void {
     .addOption(new Option('--root <job>', 'only this job tree').argParser(parseJobId).env('FLOTILLA_COSTS_ROOT'));
   addClientOptions(cmd).action(async (opts: ClientOptions & { by: CostGroup; since: string; root?: number }, self: Command) => {
     const client = await clientFrom(opts);
+    // An unknown --root is an error (exit 1, `not_found`), not an empty rollup.
+    if (opts.root !== undefined) {
+      const root = opts.root;
+      await client.getJob(root).catch((err: unknown) => {
+        if (err instanceof ApiError && err.status === 404) throw new CliError(`--root ${root}: no job ${root} (flotilla jobs lists them)`, 1, 'not_found');
+        throw err;
+      });
+    }
     const r = await client.costs({ by: opts.by, since: opts.since, ...(opts.root !== undefined ? { root: opts.root } : {}) });
     if (wantsJson(self, opts)) return void out(JSON.stringify(r));
     if (r.rows.length === 0) return void out(`no model calls since ${r.since}`);
@@ -40,6 +50,6 @@ export function registerCosts(program: Command, ctx: CliContext): void {
       String(x.cacheWriteTokens),
       formatMicros(x.costMicros),
     ];
-    out(formatTable([opts.by, 'calls', 'refused', 'input', 'output', 'cache read', 'cache write', 'cost'], [...r.rows.map((x) => row(x.key, x)), row('total', r.total)]));
+    out(formatTable([opts.by, 'calls', 'refused', 'input', 'output', 'cache read', 'cache write', 'cost'], [...r.rows.map((x) => row(x.name !== undefined ? `${x.name} (${x.key})` : x.key, x)), row('total', r.total)]));
   });
 }

@@ -1,9 +1,9 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ApiError } from '../../client/index.js';
-import { MAX_OUTPUT_TOKENS_CEILING, ModelPattern, ProviderName, type LongContextPrice, type ModelPrice, type ModelPriceOverride, type ModelRoutesView } from '../../protocol/index.js';
+import { MAX_OUTPUT_TOKENS_CEILING, ModelPattern, ProviderName, withDefaultCacheRates, type LongContextPrice, type ModelPrice, type ModelPriceOverride, type ModelRoutesView } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
 import { formatTable } from '../format.js';
-import { addClientOptions, CliError, clientFrom, intIn, wantsJson, type ClientOptions } from '../options.js';
+import { addClientOptions, CliError, clientFrom, intIn, usdArg, wantsJson, type ClientOptions } from '../options.js';
 
 function pattern(text: string): string {
   const r = ModelPattern.safeParse(text);
@@ -17,12 +17,9 @@ function provider(text: string): ProviderName {
   return r.data;
 }
 
-function usdPerMTok(what: string, per = 'per million tokens'): (text: string) => number {
-  return (text) => {
-    const n = Number(text);
-    if (!/^\d+(\.\d+)?$/.test(text.trim()) || !Number.isFinite(n) || n > 1_000_000) throw new InvalidArgumentError(`${what} must be USD ${per} (a number from 0 to 1000000)`);
-    return n;
-  };
+/** A price flag: USD `per` million tokens (or per 1,000 searches), 0 to 1,000,000, a plain decimal (options.ts usdArg). */
+function usdPerMTok(flag: string, per = 'per million tokens'): (text: string) => number {
+  return usdArg(flag, { what: `USD ${per} (a number from 0 to 1000000)`, min: 0, max: 1_000_000 });
 }
 
 /** Largest `--long-context-above` the CLI takes, tokens (far above any model's context window). */
@@ -167,7 +164,6 @@ export function registerModels(program: Command, ctx: CliContext): void {
       return void out(wantsJson(self, opts) ? JSON.stringify({ deleted: model }) : `price override deleted: ${model}`);
     }
     if (opts.input === undefined || opts.output === undefined) throw new CliError('models price: --input and --output are required (USD per million tokens), or --delete', 2);
-    const round = (x: number) => Math.round(x * 1e6) / 1e6;
     const longFlags = [opts.longContextAbove, opts.longContextInput, opts.longContextOutput, opts.longContextCacheWrite5m, opts.longContextCacheWrite1h, opts.longContextCacheRead];
     const anyLong = longFlags.some((v) => v !== undefined);
     if (anyLong && !opts.longContext) throw new CliError('models price: --no-long-context cannot go with --long-context-* rates: give the rates or no long-context rates', 2);
@@ -179,19 +175,14 @@ export function registerModels(program: Command, ctx: CliContext): void {
       }
       longContext = {
         aboveInputTokens: opts.longContextAbove,
-        input: opts.longContextInput,
         output: opts.longContextOutput,
-        cacheWrite5m: opts.longContextCacheWrite5m ?? round(opts.longContextInput * 1.25),
-        cacheWrite1h: opts.longContextCacheWrite1h ?? round(opts.longContextInput * 2),
-        cacheRead: opts.longContextCacheRead ?? round(opts.longContextInput * 0.1),
+        // input, and the cache rates left out at the API's defaults (protocol defaultCacheRates)
+        ...withDefaultCacheRates({ input: opts.longContextInput, cacheWrite5m: opts.longContextCacheWrite5m, cacheWrite1h: opts.longContextCacheWrite1h, cacheRead: opts.longContextCacheRead }),
       };
     }
     const price: ModelPrice = {
-      input: opts.input,
+      ...withDefaultCacheRates({ input: opts.input, cacheWrite5m: opts.cacheWrite5m, cacheWrite1h: opts.cacheWrite1h, cacheRead: opts.cacheRead }),
       output: opts.output,
-      cacheWrite5m: opts.cacheWrite5m ?? round(opts.input * 1.25),
-      cacheWrite1h: opts.cacheWrite1h ?? round(opts.input * 2),
-      cacheRead: opts.cacheRead ?? round(opts.input * 0.1),
       ...(opts.webSearch !== undefined ? { webSearch: opts.webSearch } : {}),
       ...(opts.maxOutput !== undefined ? { maxOutput: opts.maxOutput } : {}),
       ...(longContext !== undefined ? { longContext } : {}),

@@ -38,7 +38,7 @@ export function registerRun(program: Command, ctx: CliContext): void {
     .addOption(new Option('--labels <k=v,...>', 'labels a runner must have, on top of the agent\'s').env('FLOTILLA_RUN_LABELS').argParser(parseLabels))
     .addOption(new Option('--role <role>', 'runner role this run asks for (runners started with --role ROLE), over the agent\'s').env('FLOTILLA_RUN_ROLE').argParser(parseRole))
     .addOption(new Option('--priority <n>', 'higher runs first (-100..100)').env('FLOTILLA_PRIORITY').argParser(intIn(-100, 100, 'priority')))
-    .addOption(new Option('--detach', 'submit and return at once with the job id').env('FLOTILLA_DETACH'))
+    .addOption(new Option('--detach', 'submit and return at once with the job id, leaving the job running (attached, Ctrl-C cancels it)').env('FLOTILLA_DETACH'))
     .addOption(new Option('--effort <tier>', 'effort tier for this run: max, high, medium or one the account defines (model + effort level)').env('FLOTILLA_EFFORT'))
     .addOption(
       new Option('--resume <job>', 'continue the session of this ended job: same runner, same workspace (input defaults to that job\'s)')

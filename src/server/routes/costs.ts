@@ -1,5 +1,5 @@
 import type { Hono } from 'hono';
-import { CostGroup, parseSince, type CostRollup } from '../../protocol/index.js';
+import { CostGroup, parseSince, type CostRollup, type CostRow } from '../../protocol/index.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
 import { apiError, idError, parseId } from '../http-util.js';
@@ -8,7 +8,8 @@ import { apiError, idError, parseId } from '../http-util.js';
  * `GET /api/costs?by=job|tree|agent|runner|day[&since=7d|<ISO date>][&root=ID]` →
  * {@link CostRollup}: the gateway ledger's calls, tokens and cost (µ$, and exact nano-dollars)
  * per group for calls started since `since` (default 30d), biggest cost first, plus the total.
- * `root` limits it to one job tree. Bad `by`/`since`/`root` → 400 `invalid_request` naming it.
+ * `root` limits it to one job tree. With `by=runner` each row also has `name`, the runner's name
+ * (`key` stays its id; no `name` for `none` or a runner the store no longer has). Bad `by`/`since`/`root` → 400 `invalid_request` naming it.
  */
 export function mountCosts(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.get('/api/costs', async (c) => {
@@ -21,7 +22,15 @@ export function mountCosts(app: Hono<AppEnv>, ctx: ServerContext): void {
     const rootText = c.req.query('root');
     const rootId = rootText === undefined ? undefined : parseId(rootText);
     if (rootId === null) return idError(c, 'root', 'a job id');
-    const rows = await ctx.store.costRollup({ by: by.data, since: Math.max(0, since), ...(rootId !== undefined ? { rootId } : {}) });
+    const rows: CostRow[] = await ctx.store.costRollup({ by: by.data, since: Math.max(0, since), ...(rootId !== undefined ? { rootId } : {}) });
+    if (by.data === 'runner') {
+      // Added field: each row's runner name beside its id (`key`), for people reading the rollup.
+      for (const r of rows) {
+        const id = Number(r.key);
+        const runner = Number.isInteger(id) && id > 0 ? await ctx.store.getRunner(id) : null;
+        if (runner) r.name = runner.name;
+      }
+    }
     const total = { calls: 0, refusedCalls: 0, estimatedCalls: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costMicros: 0, costNanos: 0 };
     for (const r of rows) for (const k of Object.keys(total) as (keyof typeof total)[]) total[k] += r[k];
     const body: CostRollup = { by: by.data, since: new Date(Math.max(0, since)).toISOString(), rows, total };

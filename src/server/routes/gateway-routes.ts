@@ -53,7 +53,8 @@ function priceView(p: ModelPriceRow): ModelPriceOverride {
  * - `DELETE /api/gateway/routes?pattern=P` (admin) → 204; 404 `not_found` when P has no API
  *   route (configured routes cannot be deleted here); 400 `invalid_request` without `pattern`;
  * - `PUT /api/gateway/prices` {@link SetModelPriceRequest} (admin) → 200 {@link ModelPriceOverride}
- *   (the price as stored: `maxOutput` / `longContext` only when given). 400 naming
+ *   (the price as stored: `maxOutput` / `longContext` only when given; cache rates left out
+ *   set from the input rate by protocol defaultCacheRates, as the CLI does). 400 naming
  *   `price.longContext` when it leaves `longContext` out for a model whose entry in the price
  *   table (data/prices.json with flotilla.yaml's prices: `config.prices`) has long-context rates:
  *   it must give its own or `null` (protocol/model-routes.ts ModelPrice says why);

@@ -36,6 +36,7 @@ import {
 } from '../../protocol/index.js';
 import type { AppEnv } from '../auth.js';
 import { gatewayRoutesOpenApi } from './openapi-gateway.js';
+import { modelGatewayOpenApi } from './openapi-model-gateway.js';
 import { effortTiersOpenApi } from './openapi-effort.js';
 import { dashboardOpenApi } from './openapi-dashboard.js';
 import { error, json, ref, schemaOf, type Json } from '../openapi-kit.js';
@@ -321,18 +322,6 @@ export function buildOpenApi(): Json {
     '/openapi.json': {
       get: { summary: 'This document', security: [], responses: { 200: ok('OpenAPI 3.1 document', { type: 'object' }) } },
     },
-    '/v1/messages': {
-      post: {
-        summary: 'Model gateway, Anthropic Messages wire format (job token as x-api-key or Bearer)',
-        security: [{ jobToken: [] }],
-        responses: {
-          200: { description: 'Anthropic Messages response (JSON or SSE)' },
-          400: { description: '`invalid_request_error`: the body is not a Messages request (names the field)' },
-          401: { description: 'dead or unknown job token' },
-          402: { description: '`billing_error` with `x-should-retry: false`: the job tree is out of budget (names the budget and what is left)' },
-        },
-      },
-    },
     '/api/jobs/{id}/tree': {
       get: {
         summary: 'The job and all its descendants: status, agent, runner, tokens and cost (µ$) per node, children, and the subtree total (issue 6)',
@@ -373,6 +362,10 @@ export function buildOpenApi(): Json {
       },
     },
   };
+  // The model gateway's wire routes (/v1/messages, count_tokens, chat/completions, responses).
+  const mg = modelGatewayOpenApi();
+  Object.assign(schemas, mg.schemas);
+  Object.assign(paths, mg.paths);
   // The gateway's model routes and prices (issue 3).
   const gw = gatewayRoutesOpenApi();
   Object.assign(schemas, gw.schemas);
@@ -404,7 +397,8 @@ export function buildOpenApi(): Json {
         apiToken: { type: 'http', scheme: 'bearer', description: 'API token (fla_...)' },
         session: { type: 'apiKey', in: 'cookie', name: 'flotilla_session', description: 'dashboard session (POST /api/session); state-changing calls also need the x-flotilla-csrf header' },
         runnerCredential: { type: 'http', scheme: 'bearer', description: 'runner credential (flc_...)' },
-        jobToken: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'job token (flj_...)' },
+        jobToken: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'job token (flj_...) as x-api-key' },
+        jobTokenBearer: { type: 'http', scheme: 'bearer', description: 'job token (flj_...) as Authorization: Bearer' },
       },
     },
   };

@@ -4,7 +4,7 @@ import { int, usd } from '../format.js';
 import { Link } from '../router.js';
 import { BudgetBar } from '../components/budget-bar.js';
 import { TimeChart } from '../components/chart.js';
-import { perDaySeries, spendDays, windowStart, type DaySeries } from '../cost-series.js';
+import { perDaySeries, spendDays, windowSpan, windowStart, type DaySeries } from '../cost-series.js';
 
 type Dimension = 'agent' | 'runner' | 'tree';
 const DIMENSIONS: Dimension[] = ['agent', 'runner', 'tree'];
@@ -28,12 +28,17 @@ async function loadRollups(days: number): Promise<Rollups> {
   return { agent, runner, tree, runnerNames: new Map(runners.map((r) => [String(r.id), r.name])) };
 }
 
-/** Spend per UTC day for one dimension: a `by=day` rollup, then one cumulative rollup per day with spend (see cost-series.ts). */
-async function loadSeries(days: number, by: Dimension, runnerNames: Map<string, string>): Promise<DaySeries> {
-  const byDay = await client.costs({ by: 'day', since: windowStart(days) });
+/**
+ * Spend per UTC day for one dimension: a `by=day` rollup, then one cumulative rollup per day with
+ * spend (see cost-series.ts); `span` = the window's first day and today (epoch seconds), the
+ * days the chart's axis shows.
+ */
+async function loadSeries(days: number, by: Dimension, runnerNames: Map<string, string>): Promise<DaySeries & { span: [number, number] }> {
+  const now = Date.now();
+  const byDay = await client.costs({ by: 'day', since: windowStart(days, now) });
   const list = spendDays(byDay);
   const cumulative = await Promise.all(list.map((d) => client.costs({ by, since: d })));
-  return perDaySeries(list, cumulative, 8, (k) => keyLabel(by, k, runnerNames));
+  return { ...perDaySeries(list, cumulative, 8, (k) => keyLabel(by, k, runnerNames)), span: windowSpan(days, now) };
 }
 
 /** Root jobs of trees still at work (a job queued, assigned, running, paused or cancelling) with their tree budgets, newest 20. */
@@ -98,7 +103,7 @@ export function CostsPage() {
         </div>
         {series.error && <p className="error">{series.error.message}</p>}
         {!series.data && !series.error && <p className="empty">Loading…</p>}
-        {series.data && (series.data.x.length > 0 ? <TimeChart x={series.data.x} series={series.data.series} /> : <p className="empty">No model calls in this window.</p>)}
+        {series.data && (series.data.x.length > 0 ? <TimeChart x={series.data.x} series={series.data.series} range={series.data.span} /> : <p className="empty">No model calls in this window.</p>)}
       </div>
       <div className="job-grid">
         <Table title="By agent" rows={rows('agent')} testid="by-agent" />

@@ -1,0 +1,70 @@
+/**
+ * `PUT /api/gateway/prices` defaults the cache rates a price leaves out as `flotilla models
+ * price` does (protocol defaultCacheRates): cache writes 5-minute = input × 1.25, 1-hour =
+ * input × 2, cache reads = input × 0.1, rounded to 6 decimals; long-context rates alike. Over
+ * real HTTP against a real server and SQLite store; every expected value worked out by hand.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from './test-helpers.js';
+
+let t: TestServer;
+beforeAll(async () => {
+  t = await startTestServer();
+});
+afterAll(() => t.close());
+
+type View = { prices: Array<{ model: string; price: Record<string, unknown> }> };
+const listed = async (model: string) => ((await (await t.api('/api/gateway/routes')).json()) as View).prices.find((p) => p.model === model)?.price;
+const put = (model: string, price: object) => t.api('/api/gateway/prices', { method: 'PUT', json: { model, price } });
+
+describe('PUT /api/gateway/prices: cache rates default from the input rate', () => {
+  it('all three left out: input 3 → cache writes 3.75 (5 min) and 6 (1 h), cache reads 0.3', async () => {
+    const res = await put('my-model', { input: 3, output: 15 });
+    expect(res.status, await res.clone().text()).toBe(200);
+    // 3 × 1.25 = 3.75; 3 × 2 = 6; 3 × 0.1 = 0.3 (0.30000000000000004 in floats, stored rounded).
+    const want = { input: 3, output: 15, cacheWrite5m: 3.75, cacheWrite1h: 6, cacheRead: 0.3 };
+    expect(((await res.json()) as { price: object }).price).toEqual(want);
+    expect(await listed('my-model')).toEqual(want);
+  });
+
+  it('one given, the others defaulted: input 0.7 with cacheWrite1h 1 → 0.875 and 0.07', async () => {
+    const res = await put('other-model', { input: 0.7, output: 2, cacheWrite1h: 1 });
+    expect(res.status, await res.clone().text()).toBe(200);
+    // 0.7 × 1.25 = 0.875; 0.7 × 0.1 = 0.07 (0.06999999999999999 in floats).
+    expect(await listed('other-model')).toEqual({ input: 0.7, output: 2, cacheWrite5m: 0.875, cacheWrite1h: 1, cacheRead: 0.07 });
+  });
+
+  it('long-context rates default the same way: long input 6 → 7.5, 12 and 0.6', async () => {
+    const res = await put('claude-sonnet-4-5', { input: 3, output: 15, longContext: { aboveInputTokens: 200_000, input: 6, output: 22.5 } });
+    expect(res.status, await res.clone().text()).toBe(200);
+    // 6 × 1.25 = 7.5; 6 × 2 = 12; 6 × 0.1 = 0.6 (0.6000000000000001 in floats).
+    expect(await listed('claude-sonnet-4-5')).toEqual({
+      input: 3,
+      output: 15,
+      cacheWrite5m: 3.75,
+      cacheWrite1h: 6,
+      cacheRead: 0.3,
+      longContext: { aboveInputTokens: 200_000, input: 6, output: 22.5, cacheWrite5m: 7.5, cacheWrite1h: 12, cacheRead: 0.6 },
+    });
+  });
+
+  it('a default past the 1,000,000 cap is a 400 naming the field; input and output stay required', async () => {
+    // 600,000 × 1.25 = 750,000 fits; 600,000 × 2 = 1,200,000 for 1-hour writes does not.
+    const big = await put('big-model', { input: 600_000, output: 1 });
+    expect(big.status).toBe(400);
+    expect(((await big.json()) as { error: { field: string } }).error.field).toBe('price.cacheWrite1h');
+    const noInput = await put('big-model', { output: 1 });
+    expect(noInput.status).toBe(400);
+    expect(((await noInput.json()) as { error: { field: string } }).error.field).toBe('price.input');
+    expect(await listed('big-model')).toBeUndefined();
+  });
+
+  it('the OpenAPI schema of the body says the cache rates are optional and what they default to', async () => {
+    const doc = (await (await t.api('/openapi.json', { token: null })).json()) as { components: { schemas: Record<string, { properties: Record<string, { required?: string[]; properties?: Record<string, { description?: string }> }> }> } };
+    const price = doc.components.schemas.SetModelPriceRequest!.properties.price!;
+    expect(price.required).toEqual(['input', 'output']);
+    expect(price.properties!.cacheWrite5m!.description).toContain('input × 1.25');
+    expect(price.properties!.cacheWrite1h!.description).toContain('input × 2');
+    expect(price.properties!.cacheRead!.description).toContain('input × 0.1');
+  });
+});
