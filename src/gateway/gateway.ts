@@ -81,9 +81,15 @@ export type Gateway = Hono & {
  *   an empty 200), reaches the client as sent, the call charged an estimate (meter.ts).
  * - `POST /v1/messages/count_tokens`: checked as `/v1/messages` is (same refusals, recorded
  *   as refused with api `anthropic-count-tokens`), then forwarded (anthropic, one key of the
- *   rotation) or estimated as bytes/4 (scripted); not metered.
+ *   rotation) or estimated as bytes/4 (scripted); not billed: recorded as a $0 row of no
+ *   tokens (unbilled-call.ts), so the ledger lists every call a job made.
  * - A model routed to `anthropic` with no ANTHROPIC_API_KEY → 500 `api_error`, not retried,
- *   naming the setting; the upstream sees nothing.
+ *   naming the setting; the upstream sees nothing. An upstream 401/403 (the server's own key
+ *   refused) → 500 `api_error`, not retried, naming the setting an admin must fix, no key text
+ *   (upstream-auth.ts).
+ * - Requests on server-stored state (a file by id, a stored response, conversation or prompt)
+ *   → 400 naming the field; server tools' added input is charged as reported, with an
+ *   allowance reserved (server-input.ts).
  * - Every reply has the server's upstream keys masked (key-mask.ts).
  * - `POST /v1/chat/completions`, `POST /v1/responses`: the OpenAI wire formats (openai-routes.ts).
  * Every model call first reserves its worst case against the job tree's budget (budget.ts;
