@@ -23,6 +23,7 @@ import { openSqliteStore } from '../store/open.js';
 import type { Store } from '../store/types.js';
 import type { PriceTable } from './prices.js';
 import { serverInputAllowance } from './server-input.js';
+import { urlInput } from './url-input.js';
 import { price, sse, SSE_HEADERS } from './test-metering.js';
 import { forFile, startGateway, type TestGateway } from './test-server.js';
 import { runningJob } from './test-stores.js';
@@ -249,5 +250,46 @@ describe('serverInputAllowance: what each wire format\'s server tools reserve', 
 
   it('a huge max_uses is held to the 100,000,000-token cap', () => {
     expect(serverInputAllowance({ tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 1e12 }] }, 'anthropic-messages')?.tokens).toBe(100_000_000);
+  });
+});
+
+describe('content the provider fetches by URL (url-input.ts): charged as reported, an allowance reserved', () => {
+  it('urlInput: images and documents by URL in each format, nested in a tool result too; inline data and plain text links are not', () => {
+    const anthropic = {
+      messages: [
+        { role: 'user', content: [{ type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf' } }, { type: 'image', source: { type: 'url', url: 'https://example.com/a.png' } }, { type: 'text', text: 'see https://example.com' }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't', content: [{ type: 'image', source: { type: 'url', url: 'https://example.com/b.png' } }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } }] }] },
+      ],
+    };
+    expect(urlInput(anthropic)).toEqual({ images: 2, documents: 1 });
+    expect(urlInput({ messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/c.png' } }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] }] })).toEqual({ images: 1, documents: 0 });
+    expect(urlInput({ input: [{ role: 'user', content: [{ type: 'input_file', file_url: 'https://example.com/d.pdf' }, { type: 'input_image', image_url: 'https://example.com/e.png' }, { type: 'input_text', text: 'hi' }] }] })).toEqual({ images: 1, documents: 1 });
+    expect(urlInput({ messages: [{ role: 'user', content: 'https://example.com/a.pdf' }] })).toBeNull();
+  });
+
+  it('serverInputAllowance adds them: 6,000 tokens per image, 10,000 per document, one use each, beside server tools', () => {
+    const body = { tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 1 }], messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'url', url: 'https://example.com/a.pdf' } }, { type: 'image', source: { type: 'url', url: 'https://example.com/a.png' } }] }] };
+    expect(serverInputAllowance(body, 'anthropic-messages')).toEqual({ uses: 3, tokens: 10_000 + 10_000 + 6_000 });
+  });
+
+  it('Messages with a PDF by URL: 150,000 reported input charged in full (known); the reservation holds 10,000 input tokens for it', async () => {
+    const body = { model: 'claude-x', max_tokens: 20, messages: [{ role: 'user', content: [{ type: 'document', source: { type: 'url', url: 'https://example.com/report.pdf' } }, { type: 'text', text: 'summarise' }] }] };
+    const reply = message({ input_tokens: 150_000, output_tokens: 20 });
+    const r = await call('/v1/messages', body, reply);
+    expect(r.status).toBe(200);
+    // 150,000 × 3 + 20 × 15 = 450,300 µ$
+    expect(r.rollup).toMatchObject({ estimatedCalls: 0, inputTokens: 150_000, costMicros: 450_300 });
+    // worst case: (⌈bytes / 3⌉ + 10,000) input tokens at the dearest input-side rate (6 µ$) + 20 × 15
+    const worst = (Math.ceil(Buffer.byteLength(JSON.stringify(body)) / 3) + 10_000) * 6 + 20 * 15;
+    expect((await call('/v1/messages', body, reply, worst - 1)).status).toBe(402);
+    expect((await call('/v1/messages', body, reply, worst)).status).toBe(200);
+  });
+
+  it('Responses with an input_file by file_url: 150,000 reported input charged in full (known)', async () => {
+    const body = { model: 'gpt-x', max_output_tokens: 20, input: [{ role: 'user', content: [{ type: 'input_file', file_url: 'https://example.com/report.pdf' }, { type: 'input_text', text: 'summarise' }] }] };
+    const r = await call('/v1/responses', body, responsesReply({ input_tokens: 150_000, output_tokens: 20 }));
+    expect(r.status).toBe(200);
+    // 150,000 × 2 + 20 × 10 = 300,200 µ$
+    expect(r.rollup).toMatchObject({ estimatedCalls: 0, inputTokens: 150_000, costMicros: 300_200 });
   });
 });

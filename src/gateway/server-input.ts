@@ -1,4 +1,5 @@
 import { DEFAULT_WEB_SEARCH_USES, isChatSearchModel } from './server-tools.js';
+import { urlInput, urlInputTokens } from './url-input.js';
 import { inputTokensBound, MAX_REPORTED_TOKENS } from './usage.js';
 
 /**
@@ -14,7 +15,8 @@ import { inputTokensBound, MAX_REPORTED_TOKENS } from './usage.js';
  *   the provider reports, up to {@link MAX_REPORTED_TOKENS} input-side tokens in all
  *   ({@link reportedInputCap}), and reserve {@link serverInputAllowance} input tokens on top of
  *   the body's estimate. A call whose tools add more than that allowance is charged it all the
- *   same: it can overshoot its tree's budget by the input beyond the allowance.
+ *   same: it can overshoot its tree's budget by the input beyond the allowance;
+ * - requests with images or documents the provider fetches by URL (url-input.ts): the same.
  */
 
 /**
@@ -135,10 +137,21 @@ function anthropicFileBlock(blocks: unknown[], at: string, nested: boolean): Sto
  * - `openai-responses`: tools of type `web_search*`, `file_search`, `code_interpreter`, `mcp`
  *   allow `max_tool_calls` uses in all (the bound on the response's built-in tool calls), else
  *   the default uses per tool, {@link SERVER_INPUT_TOKENS_PER_USE} tokens each;
- * - `openai-chat`: a search model (server-tools.ts isChatSearchModel) one search per call.
+ * - `openai-chat`: a search model (server-tools.ts isChatSearchModel) one search per call;
+ * - any format: content the provider fetches by URL (url-input.ts: images at their bound,
+ *   documents at URL_DOCUMENT_TOKENS each), one use each.
  * `tokens` is at most {@link MAX_REPORTED_TOKENS} (no call is charged more input than that).
  */
 export function serverInputAllowance(body: unknown, api: string): ServerInputAllowance | null {
+  const tools = toolAllowance(body, api);
+  const byUrl = urlInput(body);
+  if (byUrl === null) return tools;
+  const uses = (tools?.uses ?? 0) + byUrl.images + byUrl.documents;
+  return { uses, tokens: Math.min((tools?.tokens ?? 0) + urlInputTokens(byUrl), MAX_REPORTED_TOKENS) };
+}
+
+/** {@link serverInputAllowance}'s part for server tools (and search models). */
+function toolAllowance(body: unknown, api: string): ServerInputAllowance | null {
   if (!isObject(body)) return null;
   if (api === 'openai-chat') return isChatSearchModel(body.model) ? allowance(1, SERVER_INPUT_TOKENS_PER_USE) : null;
   const tools = Array.isArray(body.tools) ? body.tools : [];
