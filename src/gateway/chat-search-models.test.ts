@@ -56,6 +56,13 @@ describe('Chat Completions search models: one search charged per call', () => {
     expect(row).toMatchObject({ usageKnown: true, webSearchRequests: 1, costMicros: 25_045 });
   });
 
+  it('gpt-5-search-api (priced as gpt-5, $1.25 / $10, search $10 / 1,000): tokens plus one search', async () => {
+    const { status, row } = await chat('gpt-5-search-api', 'weather in Paris?', { max_completion_tokens: 100 });
+    expect(status).toBe(200);
+    // 100 × 1.25 = 125; 50 × 10 = 500; 1 search × $10 / 1,000 = 10,000 → 10,625 µ$
+    expect(row).toMatchObject({ usageKnown: true, inputTokens: 100, outputTokens: 50, webSearchRequests: 1, costMicros: 10_625 });
+  });
+
   it('the reservation holds the search: output at the model\'s maximum (16,384, sent upstream) plus 25,000 µ$', async () => {
     const { bytes } = await chat('gpt-4o-search-preview');
     // ⌈bytes / 3⌉ input tokens + 10,000 for the search's results (server-input.ts) × $2.50/MTok;

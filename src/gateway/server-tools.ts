@@ -5,8 +5,9 @@ import type { CallUsage } from './usage.js';
  * Server-side web search (H4): a tool the provider runs itself and bills per request on top of
  * the tokens (Anthropic: $10 per 1,000 searches, reported as
  * `usage.server_tool_use.web_search_requests`; OpenAI Responses: per `web_search_call` output
- * item; OpenAI Chat Completions search models, `gpt-4o-search-preview` and
- * `gpt-4o-mini-search-preview`: one search on every request, reported nowhere in the reply).
+ * item; OpenAI Chat Completions search models, `gpt-4o-search-preview`,
+ * `gpt-4o-mini-search-preview` and `gpt-5-search-api`: one search on every request, reported
+ * nowhere in the reply).
  * Its price is the model's `webSearch` (USD per 1,000, data/prices.json). This module reads how
  * many searches a request allows — what the reservation holds for them — and holds a reported
  * count to that bound. Web fetch has no per-request charge (its tokens are in the usage), so
@@ -43,11 +44,12 @@ export interface WebSearchBound {
 
 /**
  * OpenAI's Chat Completions search models (`gpt-4o-search-preview`,
- * `gpt-4o-mini-search-preview`, dated or not): they search the web before every answer and
+ * `gpt-4o-mini-search-preview`, `gpt-5-search-api`, dated or not; any `-search-preview` or
+ * `-search-api` name): they search the web before every answer and
  * OpenAI bills that search per request (the `webSearch` price), though the reply counts it
  * nowhere (no web_search_call items in Chat Completions).
  */
-const CHAT_SEARCH_MODEL = /-search-preview(?:-\d{4}-\d{2}-\d{2})?$/;
+const CHAT_SEARCH_MODEL = /-search-(?:preview|api)(?:-\d{4}-\d{2}-\d{2})?$/;
 
 /** True when `model` is a Chat Completions search model ({@link CHAT_SEARCH_MODEL}). */
 export function isChatSearchModel(model: unknown): boolean {
