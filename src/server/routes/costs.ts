@@ -8,8 +8,11 @@ import { apiError, idError, parseId } from '../http-util.js';
  * `GET /api/costs?by=job|tree|agent|runner|day[&since=7d|<ISO date>][&root=ID]` →
  * {@link CostRollup}: the gateway ledger's calls, tokens and cost (µ$, and exact nano-dollars)
  * per group for calls started since `since` (default 30d), biggest cost first, plus the total.
- * `root` limits it to one job tree. With `by=runner` each row also has `name`, the runner's name
- * (`key` stays its id; no `name` for `none` or a runner the store no longer has). Bad `by`/`since`/`root` → 400 `invalid_request` naming it.
+ * `root` limits it to one job tree: a job that does not exist → 404 `not_found`; a job that is not
+ * its tree's root → 400 `invalid_request` naming the tree's root (a tree's calls are counted
+ * under its root; an empty rollup would read as "this job spent nothing"). With `by=runner` each
+ * row also has `name`, the runner's name (`key` stays its id; no `name` for `none` or a runner
+ * the store no longer has). Bad `by`/`since`/`root` → 400 `invalid_request` naming it.
  */
 export function mountCosts(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.get('/api/costs', async (c) => {
@@ -22,13 +25,18 @@ export function mountCosts(app: Hono<AppEnv>, ctx: ServerContext): void {
     const rootText = c.req.query('root');
     const rootId = rootText === undefined ? undefined : parseId(rootText);
     if (rootId === null) return idError(c, 'root', 'a job id');
+    if (rootId !== undefined) {
+      const job = await ctx.store.getJob(rootId);
+      if (!job) return apiError(c, 404, 'not_found', `root: no job ${rootId}`, 'root');
+      if (job.rootId !== job.id) return apiError(c, 400, 'invalid_request', `root: job ${rootId} is not a tree's root: its calls are counted under its tree's root, job ${job.rootId} (root=${job.rootId})`, 'root');
+    }
     const rows: CostRow[] = await ctx.store.costRollup({ by: by.data, since: Math.max(0, since), ...(rootId !== undefined ? { rootId } : {}) });
     if (by.data === 'runner') {
       // Added field: each row's runner name beside its id (`key`), for people reading the rollup.
+      const names = new Map((await ctx.store.listRunners()).map((r) => [String(r.id), r.name]));
       for (const r of rows) {
-        const id = Number(r.key);
-        const runner = Number.isInteger(id) && id > 0 ? await ctx.store.getRunner(id) : null;
-        if (runner) r.name = runner.name;
+        const name = names.get(r.key);
+        if (name !== undefined) r.name = name;
       }
     }
     const total = { calls: 0, refusedCalls: 0, estimatedCalls: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costMicros: 0, costNanos: 0 };
