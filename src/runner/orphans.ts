@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../core/log.js';
+import { processStartTime } from '../core/pid-lock.js';
 import { groupAlive, killGroup } from './process.js';
 
 /**
@@ -85,14 +85,4 @@ function runnerAlive(rec: PidRecord): boolean {
   if (typeof pid !== 'number' || !Number.isInteger(pid) || pid <= 1 || pid === process.pid) return false;
   const now = processStartTime(pid);
   return now !== null && now === rec.runnerStartTime;
-}
-
-/** Linux start time of process `pid` (clock ticks since boot, /proc/<pid>/stat field 22); null when it is gone or /proc is unreadable. */
-export function processStartTime(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
-  } catch {
-    return null;
-  }
 }

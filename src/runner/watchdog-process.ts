@@ -1,7 +1,7 @@
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import type { Readable } from 'node:stream';
-import { processStartTime } from './orphans.js';
+import { processStartTime } from '../core/pid-lock.js';
 import { groupAlive, killGroup } from './process.js';
 import { killJobProcesses } from './proc-tree.js';
 import { monotonicMs, WatchdogCommand, type WatchdogReport } from './watchdog-protocol.js';

@@ -4,7 +4,8 @@ import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { lockWorkDir } from './work-lock.js';
-import { processStartTime } from './orphans.js';
+import { processStartTime } from '../core/pid-lock.js';
+import { makeZombie } from '../core/test-zombie.js';
 
 const mine = () => `${process.pid} ${processStartTime(process.pid) ?? ''}\n`;
 
@@ -40,12 +41,8 @@ describe('runner work folder lock', () => {
     // The same pid with its own start time is a live holder.
     writeFileSync(join(dir, 'runner.lock'), `1 ${processStartTime(1)}\n`);
     expect(() => lockWorkDir(dir)).toThrow('is in use by process 1;');
-    // A runner killed with SIGKILL whose parent has not reaped it yet (a zombie) holds nothing:
-    // a child of `sh` that exits while `sh` has become `sleep` (exec), which never reaps it.
-    const parent = spawn('/bin/sh', ['-c', 'true & echo $!; exec sleep 30'], { stdio: ['ignore', 'pipe', 'ignore'] });
-    const zombie = Number(await new Promise<string>((r) => parent.stdout.once('data', (d: Buffer) => r(d.toString().trim()))));
-    for (let i = 0; i < 100 && !readFileSync(`/proc/${zombie}/stat`, 'utf8').includes(') Z '); i++) await new Promise((r) => setTimeout(r, 10));
-    expect(readFileSync(`/proc/${zombie}/stat`, 'utf8')).toContain(') Z ');
+    // A runner killed with SIGKILL whose parent has not reaped it yet (a zombie) holds nothing.
+    const { pid: zombie, parent } = await makeZombie();
     writeFileSync(join(dir, 'runner.lock'), `${zombie} ${processStartTime(zombie)}\n`);
     lockWorkDir(dir).release();
     parent.kill('SIGKILL');

@@ -41,7 +41,7 @@ describe('openStore (SQLite data folder)', () => {
     expect(s.dialect).toBe('sqlite');
     expect(fs.statSync(dir).mode & 0o777).toBe(0o700);
     expect(fs.existsSync(path.join(dir, 'flotilla.db'))).toBe(true);
-    expect(fs.readFileSync(path.join(dir, 'flotilla.lock'), 'utf8').trim()).toBe(String(process.pid));
+    expect(fs.readFileSync(path.join(dir, 'flotilla.lock'), 'utf8').trim().split(' ')[0]).toBe(String(process.pid)); // the pid, then its start time (core/pid-lock.ts)
     const j = await s.createJob(job);
     await s.close();
     await s.close(); // idempotent
@@ -79,7 +79,7 @@ describe('openStore (SQLite data folder)', () => {
     fs.mkdirSync(dir, { recursive: true });
     fs.writeFileSync(path.join(dir, 'flotilla.lock'), `${await deadPid()}\n`);
     const s = await openStore({ dataDir: dir });
-    expect(fs.readFileSync(path.join(dir, 'flotilla.lock'), 'utf8').trim()).toBe(String(process.pid));
+    expect(fs.readFileSync(path.join(dir, 'flotilla.lock'), 'utf8').trim().split(' ')[0]).toBe(String(process.pid)); // the pid, then its start time (core/pid-lock.ts)
     await s.close();
   });
 
