@@ -5,14 +5,14 @@
  * the version it was created with), from a plain folder, and refuses a repository with one bad
  * definition as a whole. The CLI (`--json`, exit codes) runs as a child process from dist/.
  */
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, it, expect } from 'vitest';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import type { Job } from '../src/protocol/index.js';
 import { ApiError } from '../src/client/index.js';
 import { createTestDatabase } from '../src/store/test-pg.js';
-import { BIN, tempDir, startPlane, startLocalRunner, spawnFlotilla, waitFor, allEvents, type Plane } from './helpers.js';
+import { BIN, planeWithRunner, spawnFlotilla, waitFor, allEvents, type Plane } from './helpers.js';
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e' } }).trim();
 
@@ -36,27 +36,7 @@ async function cli(plane: Plane, args: string[], env: NodeJS.ProcessEnv = {}): P
 
 function suite(name: string, makeDb: () => Promise<{ url?: string; drop(): Promise<void> } | null>) {
   describe(`agents install on ${name}`, () => {
-    let plane: Plane;
-    let runner: Awaited<ReturnType<typeof startLocalRunner>>;
-    let db: { url?: string; drop(): Promise<void> } | null;
-    const dir = tempDir();
-    let skip = false;
-
-    beforeAll(async () => {
-      db = await makeDb();
-      if (!db) {
-        skip = true;
-        return;
-      }
-      plane = await startPlane({ dataDir: join(dir.path, 'data'), databaseUrl: db.url });
-      runner = await startLocalRunner(plane, join(dir.path, 'runner'));
-    });
-    afterAll(async () => {
-      await runner?.stop();
-      await plane?.close();
-      await db?.drop();
-      dir.cleanup();
-    });
+    const { dir, plane, skipped } = planeWithRunner({ database: makeDb });
 
     async function run(agent: string): Promise<{ job: Job; said: string[] }> {
       const created = await plane.client.createJob({ agent, input: { repo: 'examples/calc' }, budgetUsd: 1, priority: 0 });
@@ -69,8 +49,8 @@ function suite(name: string, makeDb: () => Promise<{ url?: string; drop(): Promi
     }
 
     it('installs two versions from a git repository; each job records and runs its version; --ref installs an older commit', async (ctx) => {
-      if (skip) ctx.skip();
-      const repo = join(dir.path, 'agents-repo');
+      if (skipped()) ctx.skip();
+      const repo = join(dir, 'agents-repo');
       mkdirSync(repo);
       git(repo, 'init', '-q', '-b', 'main');
       writeAgent(repo, 'greeter', 'greeter version one');
@@ -125,8 +105,8 @@ function suite(name: string, makeDb: () => Promise<{ url?: string; drop(): Promi
     }, 600_000);
 
     it('installs from a plain folder: the version is the hash of its files', async (ctx) => {
-      if (skip) ctx.skip();
-      const folder = join(dir.path, 'plain');
+      if (skipped()) ctx.skip();
+      const folder = join(dir, 'plain');
       writeAgent(join(folder, 'agents'), 'echoer', 'echoer says hi');
       const [a] = await plane.client.installAgents({ source: folder });
       expect(a!.commit).toMatch(/^sha256:[0-9a-f]{64}$/);
@@ -143,8 +123,8 @@ function suite(name: string, makeDb: () => Promise<{ url?: string; drop(): Promi
     }, 300_000);
 
     it('refuses a repository with one bad definition as a whole, naming the file and the field', async (ctx) => {
-      if (skip) ctx.skip();
-      const repo = join(dir.path, 'bad-repo');
+      if (skipped()) ctx.skip();
+      const repo = join(dir, 'bad-repo');
       writeAgent(repo, 'fine-one', 'fine');
       writeAgent(repo, 'broken', 'broken', 'retries: 99\n');
       git(repo, 'init', '-q', '-b', 'main');
@@ -167,17 +147,17 @@ function suite(name: string, makeDb: () => Promise<{ url?: string; drop(): Promi
       expect(res.out).toMatch(/broken\/script\.yaml.*turns\.0\.usage\.input_tokens/);
       expect(await plane.client.listAgentVersions()).toEqual(before);
       // An unknown source or ref: fetch_failed, nothing stored.
-      const missing = await plane.client.installAgents({ source: join(dir.path, 'nope') }).catch((e: unknown) => e);
+      const missing = await plane.client.installAgents({ source: join(dir, 'nope') }).catch((e: unknown) => e);
       expect((missing as ApiError).code).toBe('fetch_failed');
-      cpSync(repo, join(dir.path, 'copy'), { recursive: true });
-      const badRef = await plane.client.installAgents({ source: join(dir.path, 'copy'), ref: 'no-such-branch' }).catch((e: unknown) => e);
+      cpSync(repo, join(dir, 'copy'), { recursive: true });
+      const badRef = await plane.client.installAgents({ source: join(dir, 'copy'), ref: 'no-such-branch' }).catch((e: unknown) => e);
       expect((badRef as ApiError).message).toMatch(/ref: no-such-branch is not a branch, tag or commit/);
       expect(await plane.client.listAgentVersions()).toEqual(before);
     }, 120_000);
 
     it('refuses files that lead out of the repository (../, absolute, symlink) with 422 invalid_agent; nothing stored, nothing leaked', async (ctx) => {
-      if (skip) ctx.skip();
-      const secret = join(dir.path, 'admin-token');
+      if (skipped()) ctx.skip();
+      const secret = join(dir, 'admin-token');
       writeFileSync(secret, 'leaked-admin-token-0451');
       const before = await plane.client.listAgentVersions();
       const cases: Array<[string, (repo: string) => void, RegExp]> = [
@@ -190,7 +170,7 @@ function suite(name: string, makeDb: () => Promise<{ url?: string; drop(): Promi
         }, /sneaky\/agent\.yaml: prompt: "prompt\.md" is a symlink to a file outside the agent repository/],
       ];
       for (const [kind, setup, message] of cases) {
-        const repo = join(dir.path, `escape-${kind}`);
+        const repo = join(dir, `escape-${kind}`);
         setup(repo);
         // writeAgent already wrote `prompt: prompt.md`: drop it so the escaping line is the only one.
         const yaml = join(repo, 'sneaky', 'agent.yaml');
@@ -217,8 +197,8 @@ function suite(name: string, makeDb: () => Promise<{ url?: string; drop(): Promi
     }, 120_000);
 
     it('refuses to shadow a built-in folder agent unless --replace / FLOTILLA_AGENTS_REPLACE / replace: true', async (ctx) => {
-      if (skip) ctx.skip();
-      const folder = join(dir.path, 'shadow');
+      if (skipped()) ctx.skip();
+      const folder = join(dir, 'shadow');
       writeAgent(folder, 'hello-codex', 'not the built-in');
       const builtIn = (await plane.client.listAgents()).find((a) => a.name === 'hello-codex')!;
       const err = (await plane.client.installAgents({ source: folder }).catch((e: unknown) => e)) as ApiError;

@@ -5,27 +5,15 @@
  * stops after that ONE refused request, the job reads `paused` (reason budget), and a top-up
  * through the API resumes it until it succeeds.
  */
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, it, expect } from 'vitest';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT, tempDir, startPlane, startLocalRunner, waitFor, allEvents, type Plane } from './helpers.js';
+import { ROOT, planeWithRunner, waitFor, allEvents } from './helpers.js';
 
 const HAS_CODEX = existsSync(join(ROOT, 'node_modules/@openai/codex'));
 
 describe.skipIf(!HAS_CODEX)('budget pause and top-up with the real Codex', () => {
-  let plane: Plane;
-  let runner: Awaited<ReturnType<typeof startLocalRunner>>;
-  const dir = tempDir();
-
-  beforeAll(async () => {
-    plane = await startPlane({ dataDir: join(dir.path, 'data') });
-    runner = await startLocalRunner(plane, join(dir.path, 'runner'));
-  });
-  afterAll(async () => {
-    await runner?.stop();
-    await plane?.close();
-    dir.cleanup();
-  });
+  const { plane } = planeWithRunner();
 
   it('stops after one refused call, reads paused, and a top-up lets it finish', async () => {
     const job = await plane.client.createJob({ agent: 'hello-codex', input: {}, budgetUsd: 0.1 });

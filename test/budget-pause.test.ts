@@ -10,24 +10,11 @@
  * 32,000 max_tokens × 15 µ$ ≈ 578,000 µ$. Turn 0 of test-fixer's script costs 55,362 µ$.
  * With $0.60: the first call fits (≈0.578), the second does not (0.055 + ≈0.58 > 0.60).
  */
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { join } from 'node:path';
-import { tempDir, startPlane, startLocalRunner, waitFor, allEvents, type Plane } from './helpers.js';
+import { describe, it, expect } from 'vitest';
+import { planeWithRunner, waitFor, allEvents } from './helpers.js';
 
 describe('budget pause and top-up with the real Claude Code', () => {
-  let plane: Plane;
-  let runner: Awaited<ReturnType<typeof startLocalRunner>>;
-  const dir = tempDir();
-
-  beforeAll(async () => {
-    plane = await startPlane({ dataDir: join(dir.path, 'data') });
-    runner = await startLocalRunner(plane, join(dir.path, 'runner'));
-  });
-  afterAll(async () => {
-    await runner?.stop();
-    await plane?.close();
-    dir.cleanup();
-  });
+  const { plane } = planeWithRunner();
 
   it('stops after one refused call, reads paused, and a top-up resumes it to success', async () => {
     const job = await plane.client.createJob({ agent: 'test-fixer', input: { repo: 'examples/calc' }, budgetUsd: 0.6 });

@@ -15,8 +15,8 @@
  * Needs `npx tsc -p tsconfig.build.json` first (bin/flotilla.js runs dist/).
  */
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { spawnFlotilla, startLocalRunner, startPlane, tempDir, waitFor, type Plane } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { planeWithRunner, spawnFlotilla, waitFor } from './helpers.js';
 
 /** Runs the built CLI (no FLOTILLA_* variable but those in `env`); stdout and stderr apart; SIGKILL after `ms`. */
 async function cli(args: string[], env: Record<string, string> = {}, ms = 60_000): Promise<{ code: number; out: string; err: string; killed: boolean }> {
@@ -35,32 +35,24 @@ async function cli(args: string[], env: Record<string, string> = {}, ms = 60_000
   return { code, out, err, killed };
 }
 
-const dir = tempDir('flotilla-money-cli-');
-let plane: Plane;
-let runner: Awaited<ReturnType<typeof startLocalRunner>>;
+const { dir, plane } = planeWithRunner({
+  prefix: 'flotilla-money-cli-',
+  before: () => {
+    for (const k of Object.keys(process.env)) if (k.startsWith('FLOTILLA_')) delete process.env[k];
+  },
+});
 const at = () => ['--server', plane.url, '--token', plane.adminToken];
-
-beforeAll(async () => {
-  for (const k of Object.keys(process.env)) if (k.startsWith('FLOTILLA_')) delete process.env[k];
-  plane = await startPlane({ dataDir: join(dir.path, 'data') });
-  runner = await startLocalRunner(plane, join(dir.path, 'runner'));
-});
-afterAll(async () => {
-  await runner?.stop();
-  await plane?.close();
-  dir.cleanup();
-});
 
 describe('run --local --json on a job that pauses on its budget', () => {
   it('ends like the text form: exit 1, the paused job last on stdout, a JSON error naming the cancel', async () => {
-    const home = join(dir.path, 'home');
+    const home = join(dir, 'home');
     const args = ['run', '--local', 'test-fixer', '{"repo":"examples/calc"}', '--budget', '0.01'];
-    const text = await cli([...args, '--data', join(dir.path, 'local-text')], { HOME: home }, 30_000);
+    const text = await cli([...args, '--data', join(dir, 'local-text')], { HOME: home }, 30_000);
     expect(text.killed).toBe(false);
     expect(text.code).toBe(1);
     expect(text.err).toMatch(/flotilla: job \d+ paused: its budget \(--budget 0\.01\) does not cover the next model call/);
 
-    const json = await cli([...args, '--data', join(dir.path, 'local-json'), '--json'], { HOME: home }, 30_000);
+    const json = await cli([...args, '--data', join(dir, 'local-json'), '--json'], { HOME: home }, 30_000);
     expect(json.killed, 'run --local --json hung on the paused job').toBe(false);
     expect(json.code).toBe(1);
     const lines = json.out.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);

@@ -4,13 +4,13 @@
  * script (agents/<name>/script.yaml). Expected values come from the repositories the test
  * makes and from the scripts, not from the code under test.
  */
-import { describe, it, expect, beforeAll, afterAll, onTestFinished } from 'vitest';
+import { describe, it, expect, onTestFinished } from 'vitest';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { parse as parseYaml } from 'yaml';
 import type { Job, JobEvent } from '../src/protocol/index.js';
-import { ROOT, tempDir, startPlane, startLocalRunner, waitFor, allEvents, type Plane } from './helpers.js';
+import { ROOT, planeWithRunner, waitFor, allEvents } from './helpers.js';
 
 const git = (cwd: string, ...args: string[]) => execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@e' } }).trim();
 
@@ -24,19 +24,7 @@ const calls = (events: JobEvent[]) => events.flatMap((e) => (e.type === 'tool.ca
 const results = (events: JobEvent[]) => events.flatMap((e) => (e.type === 'tool.result' ? [e.data] : []));
 
 describe('example agents (real Claude Code, scripted model)', () => {
-  let plane: Plane;
-  let runner: Awaited<ReturnType<typeof startLocalRunner>>;
-  const dir = tempDir();
-
-  beforeAll(async () => {
-    plane = await startPlane({ dataDir: join(dir.path, 'data') });
-    runner = await startLocalRunner(plane, join(dir.path, 'runner'));
-  });
-  afterAll(async () => {
-    await runner?.stop();
-    await plane?.close();
-    dir.cleanup();
-  });
+  const { plane } = planeWithRunner();
 
   async function finished(id: number): Promise<Job> {
     return waitFor('job to finish', async () => {

@@ -6,28 +6,16 @@
  * Then sessions: `--resume JOB` continues in the same workspace and conversation; a session
  * the harness cannot find reads `resume failed`.
  */
-import { describe, it, expect, afterAll, beforeAll } from 'vitest';
+import { describe, it, expect } from 'vitest';
 import { existsSync, readFileSync, rmSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { tempDir, startPlane, startLocalRunner, waitFor, allEvents, spawnFlotilla, type Plane } from './helpers.js';
+import { planeWithRunner, waitFor, allEvents, spawnFlotilla } from './helpers.js';
 import type { Job, JobEvent } from '../src/protocol/index.js';
 
 const KINDS = new Set(['harness.started', 'message', 'tool.call', 'tool.result', 'usage', 'job.finished']);
 
 describe('harnesses run the same task the same way', () => {
-  const dir = tempDir();
-  let plane: Plane;
-  let runner: Awaited<ReturnType<typeof startLocalRunner>>;
-  const runnerDir = join(dir.path, 'runner');
-  beforeAll(async () => {
-    plane = await startPlane({ dataDir: join(dir.path, 'data') });
-    runner = await startLocalRunner(plane, runnerDir);
-  });
-  afterAll(async () => {
-    await runner?.stop();
-    await plane?.close();
-    dir.cleanup();
-  });
+  const { plane, runnerDir } = planeWithRunner();
 
   async function runToEnd(agent: string, extra: { resumeJobId?: number; effort?: string; budgetUsd?: number } = {}): Promise<{ job: Job; events: JobEvent[] }> {
     const created = await plane.client.createJob({ agent, input: {}, priority: 0, ...extra });

@@ -7,10 +7,11 @@ import { tmpdir } from 'node:os';
 import { join, dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll } from 'vitest';
 import { openStore } from '../src/store/open.js';
 import { startServer } from '../src/server/server.js';
 import { createRegistrationToken } from '../src/server/auth.js';
-import { startRunner } from '../src/runner/runner.js';
+import { startRunner, type RunningRunner } from '../src/runner/runner.js';
 import { FlotillaClient } from '../src/client/client.js';
 import type { Store } from '../src/store/types.js';
 import type { JobEvent } from '../src/protocol/index.js';
@@ -74,6 +75,74 @@ export async function startLocalRunner(plane: { url: string; registrationToken()
     graceMs: opts.graceMs ?? 3000,
     capacity: opts.capacity ?? 1,
   });
+}
+
+/** Options of {@link planeWithRunner}: what a file's shared plane and runner have particular. */
+export interface PlaneWithRunnerOptions {
+  /** Prefix of the temp folder's name (default `flotilla-test-`). */
+  prefix?: string;
+  /** Runs first in beforeAll, before anything starts (e.g. clear `FLOTILLA_*` from process.env). */
+  before?: () => void | Promise<void>;
+  /**
+   * The store's database: resolves `{ url, drop }` (url undefined: SQLite in `<dir>/data`;
+   * `drop` runs in afterAll after the plane closed), or null to start nothing and mark the
+   * tests skipped (see {@link PlaneWithRunner.skipped}). Default: SQLite.
+   */
+  database?: () => Promise<{ url?: string; drop(): Promise<void> } | null>;
+  /** Passed to {@link startPlane} (heartbeat and sweep periods, ms). */
+  plane?: Omit<Parameters<typeof startPlane>[0], 'dataDir' | 'databaseUrl'>;
+  /** Passed to {@link startLocalRunner} (graceMs, capacity). */
+  runner?: Parameters<typeof startLocalRunner>[2];
+  /** beforeAll's timeout, ms (default: the config's hookTimeout). */
+  timeoutMs?: number;
+}
+
+/** What {@link planeWithRunner} returns: the temp folder at once, the rest once the tests start. */
+export interface PlaneWithRunner {
+  /** The temp folder (exists at once, removed in afterAll): the plane's data is `<dir>/data`. */
+  dir: string;
+  /** `<dir>/runner`: the runner's work folder (workspaces/, homes/). */
+  runnerDir: string;
+  /** The control plane (a stand-in given the started plane's fields in beforeAll). */
+  plane: Plane;
+  /** The runner, registered with `plane` as `test-runner` (a stand-in, likewise). */
+  runner: RunningRunner;
+  /** True when `database` resolved null: nothing started, the tests should `ctx.skip()`. */
+  skipped(): boolean;
+}
+
+/**
+ * One control plane and one local runner shared by the tests of the enclosing describe block
+ * (or file): registers a beforeAll that starts the plane on `<dir>/data` and the runner on
+ * `<dir>/runner`, and an afterAll that stops the runner, closes the plane, drops the database
+ * and removes the folder. Call it at the top of the block; use `plane` and `runner` inside
+ * tests and hooks only (they are filled when the tests start).
+ * @throws (in beforeAll) whatever startPlane/startLocalRunner throw.
+ */
+export function planeWithRunner(opts: PlaneWithRunnerOptions = {}): PlaneWithRunner {
+  const dir = tempDir(opts.prefix);
+  const plane = {} as Plane;
+  const runner = {} as RunningRunner;
+  let db: { url?: string; drop(): Promise<void> } | null = null;
+  let skipped = false;
+  const set: PlaneWithRunner = { dir: dir.path, runnerDir: join(dir.path, 'runner'), plane, runner, skipped: () => skipped };
+  beforeAll(async () => {
+    await opts.before?.();
+    db = opts.database ? await opts.database() : { drop: async () => {} };
+    if (!db) {
+      skipped = true;
+      return;
+    }
+    Object.assign(plane, await startPlane({ ...opts.plane, dataDir: join(dir.path, 'data'), databaseUrl: db.url }));
+    Object.assign(runner, await startLocalRunner(plane, set.runnerDir, opts.runner));
+  }, opts.timeoutMs);
+  afterAll(async () => {
+    await runner.stop?.();
+    await plane.close?.();
+    await db?.drop();
+    dir.cleanup();
+  });
+  return set;
 }
 
 /** Runs `flotilla <args>` as a child process (stdout/stderr collected). */

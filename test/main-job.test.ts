@@ -4,12 +4,12 @@
  * examples/calc: tests pass afterwards, a commit sits on flotilla/job-<id>, the events show
  * the script's tool calls in order, and the recorded tokens equal the script's sums.
  */
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, it, expect } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { parse as parseYaml } from 'yaml';
-import { ROOT, tempDir, startPlane, startLocalRunner, waitFor, allEvents, type Plane } from './helpers.js';
+import { ROOT, planeWithRunner, waitFor, allEvents } from './helpers.js';
 import { createTestDatabase } from '../src/store/test-pg.js';
 
 interface ScriptTurn {
@@ -22,30 +22,10 @@ const sum = (f: (t: ScriptTurn) => number | undefined) => script.turns.reduce((a
 
 function suite(name: string, makeDb: () => Promise<{ url?: string; drop(): Promise<void> } | null>) {
   describe(`main job on ${name}`, () => {
-    let plane: Plane;
-    let runner: Awaited<ReturnType<typeof startLocalRunner>>;
-    let db: { url?: string; drop(): Promise<void> } | null;
-    const dir = tempDir();
-    let skip = false;
-
-    beforeAll(async () => {
-      db = await makeDb();
-      if (!db) {
-        skip = true;
-        return;
-      }
-      plane = await startPlane({ dataDir: join(dir.path, 'data'), databaseUrl: db.url });
-      runner = await startLocalRunner(plane, join(dir.path, 'runner'));
-    });
-    afterAll(async () => {
-      await runner?.stop();
-      await plane?.close();
-      await db?.drop();
-      dir.cleanup();
-    });
+    const { plane, skipped } = planeWithRunner({ database: makeDb });
 
     it('test-fixer fixes examples/calc', async (ctx) => {
-      if (skip) ctx.skip();
+      if (skipped()) ctx.skip();
       const job = await plane.client.createJob({ agent: 'test-fixer', input: { repo: 'examples/calc' }, budgetUsd: 1, priority: 0 });
       // Queued, or already assigned when a runner was free (server/dispatch-new-job.ts).
       expect(['queued', 'assigned']).toContain(job.status);

@@ -5,26 +5,15 @@
  * file the first turn wrote) and the model request carries the comment text;
  * `issues.closed` completes the task.
  */
-import { describe, it, expect, afterAll, beforeAll } from 'vitest';
+import { describe, it, expect } from 'vitest';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { tempDir, startPlane, startLocalRunner, waitFor, allEvents, type Plane } from './helpers.js';
+import { planeWithRunner, waitFor, allEvents } from './helpers.js';
 import type { CreatedReceiver, HookResult } from '../src/protocol/index.js';
 import { githubExample, postGithub } from '../src/server/hooks/hook-test-util.js';
 
 describe('tasks woken by forge webhooks', () => {
-  const dir = tempDir();
-  let plane: Plane;
-  let runner: Awaited<ReturnType<typeof startLocalRunner>>;
-  beforeAll(async () => {
-    plane = await startPlane({ dataDir: join(dir.path, 'data') });
-    runner = await startLocalRunner(plane, join(dir.path, 'runner'));
-  });
-  afterAll(async () => {
-    await runner?.stop();
-    await plane?.close();
-    dir.cleanup();
-  });
+  const { plane, runnerDir } = planeWithRunner();
 
   it('assigned → task runs; comment → same workspace and session, comment in the model request; closed → completed', async () => {
     const rec: CreatedReceiver = await plane.client.createReceiver({ name: 'acme', provider: 'github', policies: { assign: { login: 'flotilla-bot', agent: 'task-py', coalesceSeconds: 0 } } });
@@ -84,7 +73,7 @@ describe('tasks woken by forge webhooks', () => {
       }, 90_000, 200);
     const first = await settled((t) => t.status === 'idle' && t.turns === 1, 'first turn over');
     expect(first.workspaceJobId).toBe(created.currentJobId);
-    rmSync(join(dir.path, 'runner', 'workspaces', `job-${created.currentJobId!}`), { recursive: true, force: true });
+    rmSync(join(runnerDir, 'workspaces', `job-${created.currentJobId!}`), { recursive: true, force: true });
     await plane.client.sendTaskPrompt(created.id, 'read the notes');
     const lost = await settled((t) => t.status === 'workspace_lost', 'workspace_lost');
     expect((await plane.client.getTask(created.id)).task.error).toMatch(/^workspace or session gone: resume failed/);

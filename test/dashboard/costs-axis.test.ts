@@ -5,10 +5,10 @@
  * auto-range of one point on a time scale in seconds is 1,000 days), and "last 14 days" from 13
  * days ago to today; the point sits on its day. Every date is worked out here from the clock.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
 import type { Store } from '../../src/store/types.js';
-import { addUsers, dashboardReady, launchBrowser, screenshot, signIn, startUp, type Up } from './harness.js';
+import { dashboardForFile, dashboardReady, screenshot, signIn } from './harness.js';
 
 const ready = dashboardReady();
 if (!ready.ok && process.env.CI) throw new Error(`dashboard tests cannot run: ${ready.why}`);
@@ -46,20 +46,10 @@ async function drawn(page: Page): Promise<Drawn> {
 }
 
 describe.skipIf(!ready.ok)('costs page time axis (Chromium)', () => {
-  let up: Up;
-  let browser: Browser;
-  beforeAll(async () => {
-    up = await startUp({ parked: ['name: parked', 'harness: command', 'command: [echo, hi]', 'runnerLabels: { pool: nowhere }'].join('\n') }, seed);
-    await addUsers(up);
-    browser = await launchBrowser();
-  }, 180_000);
-  afterAll(async () => {
-    await browser?.close();
-    await up?.close();
-  });
+  const up = dashboardForFile({ agents: { parked: ['name: parked', 'harness: command', 'command: [echo, hi]', 'runnerLabels: { pool: nowhere }'].join('\n') }, seed });
 
   it('last 7 and last 14 days: the axis runs from the window\'s first day to today, the one day with spend at its place', async () => {
-    const page = await signIn(browser, up.url, 'ada', 'admin-password-1');
+    const page = await signIn(up.browser, up.url, 'ada', 'admin-password-1');
     await page.goto(`${up.url}/costs`);
     await page.selectOption('[data-testid=window]', '7');
     await expect.poll(() => page.locator('.muted', { hasText: 'model calls since' }).textContent(), { timeout: 15_000 }).toContain(new Date(daysAgo(6)).toISOString().slice(0, 10));

@@ -8,11 +8,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import type { Browser } from 'playwright-core';
 import { ROOT, waitFor } from '../helpers.js';
-import { addUsers, dashboardReady, launchBrowser, screenshot, signIn, startUp, type Up } from './harness.js';
+import { dashboardForFile, dashboardReady, runnerOnline, screenshot, signIn } from './harness.js';
 
 const ready = dashboardReady();
 if (!ready.ok && process.env.CI) throw new Error(`dashboard tests cannot run: ${ready.why}`);
@@ -29,12 +28,11 @@ function dollars(micros: number): string {
 }
 
 describe.skipIf(!ready.ok)('dashboard in Chromium', () => {
-  let up: Up;
-  let browser: Browser;
   /** 1,050 past (cancelled) jobs of agent `filler` put in the ledger before `up` starts, newest first. */
   let fillerIds: number[] = [];
-  beforeAll(async () => {
-    up = await startUp({ parked: PARKED, filler: PARKED.replace('name: parked', 'name: filler') }, async (store) => {
+  const up = dashboardForFile({
+    agents: { parked: PARKED, filler: PARKED.replace('name: parked', 'name: filler') },
+    seed: async (store) => {
       const t = Date.now() - 3_600_000;
       for (let i = 0; i < 1050; i++) {
         const j = await store.createJob({ parentId: null, agent: 'filler', agentVersion: '1', input: { n: i }, selector: { pool: 'nowhere' }, priority: 0, budgetMicros: 1_000_000, now: t + i });
@@ -42,18 +40,13 @@ describe.skipIf(!ready.ok)('dashboard in Chromium', () => {
         fillerIds.push(j.id);
       }
       fillerIds = fillerIds.reverse();
-    });
-    await addUsers(up);
-    browser = await launchBrowser();
-    await waitFor('the runner online', async () => (await up.admin.listRunners()).some((r) => r.status === 'online'), 30_000);
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await up?.close();
+    },
+    then: runnerOnline,
+    timeoutMs: 120_000,
   });
 
   it('a member sees the runner online, cannot press admin buttons, and the API refuses them', async () => {
-    const page = await signIn(browser, up.url, 'mia', 'member-password-1');
+    const page = await signIn(up.browser, up.url, 'mia', 'member-password-1');
     const runner = (await up.admin.listRunners())[0]!;
     const card = page.locator(`[data-testid=runner-${runner.id}]`);
     await card.waitFor();
@@ -90,7 +83,7 @@ describe.skipIf(!ready.ok)('dashboard in Chromium', () => {
   }, 120_000);
 
   it('an admin starts test-fixer from the Run job form and watches the tool calls arrive live, in order', async () => {
-    const page = await signIn(browser, up.url, 'ada', 'admin-password-1');
+    const page = await signIn(up.browser, up.url, 'ada', 'admin-password-1');
     await page.click('[data-testid=run-job]');
     await page.selectOption('select[name=agent]', 'test-fixer');
     await page.fill('input[name="input.repo"]', 'examples/calc');
@@ -142,7 +135,7 @@ describe.skipIf(!ready.ok)('dashboard in Chromium', () => {
   }, 180_000);
 
   it('an admin holds the runner for 1 h from its page: the card reads on hold with the time left, a queued job waits, Resume releases it', async () => {
-    const page = await signIn(browser, up.url, 'ada', 'admin-password-1');
+    const page = await signIn(up.browser, up.url, 'ada', 'admin-password-1');
     const runner = (await up.admin.listRunners())[0]!;
     await page.goto(`${up.url}/runners/${runner.id}`);
     await page.locator('[data-testid=hold-for]').waitFor({ timeout: 60_000 }).catch(async (e: unknown) => {
@@ -182,7 +175,7 @@ describe.skipIf(!ready.ok)('dashboard in Chromium', () => {
   it('the ledger filters by agent and status and pages past 1,000 jobs', async () => {
     const ids = fillerIds; // newest first, as the ledger shows them
     expect(ids.length).toBe(1050);
-    const page = await signIn(browser, up.url, 'mia', 'member-password-1');
+    const page = await signIn(up.browser, up.url, 'mia', 'member-password-1');
     await page.goto(`${up.url}/jobs?agent=filler&status=cancelled&size=200`);
     const rows = page.locator('[data-testid=ledger-row]');
     const firstIds = async () => (await rows.locator('td:first-child a').allTextContents()).map((t) => Number(t.slice(1)));

@@ -5,31 +5,20 @@
  * the form disabled (and the API refuses a member's change); the admin sets the account default
  * tier from the page (stored; the tier it names cannot then be deleted) and clears it.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { FlotillaClient } from '../../src/client/client.js';
 import { main } from '../../src/cli/main.js';
 import { recordingIO } from '../../src/cli/test-io.js';
-import { addUsers, dashboardReady, launchBrowser, screenshot, signIn, startUp, type Up } from './harness.js';
+import { dashboardForFile, dashboardReady, screenshot, signIn } from './harness.js';
 
 const ready = dashboardReady();
 if (!ready.ok && process.env.CI) throw new Error(`dashboard tests cannot run: ${ready.why}`);
 
 describe.skipIf(!ready.ok)('effort tiers in Settings (Chromium)', () => {
-  let up: Up;
-  let browser: Browser;
-  beforeAll(async () => {
-    up = await startUp();
-    await addUsers(up);
-    browser = await launchBrowser();
-  }, 180_000);
-  afterAll(async () => {
-    await browser?.close();
-    await up?.close();
-  });
+  const up = dashboardForFile();
 
   it('an admin adds, replaces and deletes a tier; a member reads it and cannot change it', async () => {
-    const admin = await signIn(browser, up.url, 'ada', 'admin-password-1');
+    const admin = await signIn(up.browser, up.url, 'ada', 'admin-password-1');
     await admin.goto(`${up.url}/settings`);
     await admin.locator('[data-testid=tier-max]').waitFor({ timeout: 15_000 });
     await admin.fill('[data-testid=tier-name]', 'cheap');
@@ -51,7 +40,7 @@ describe.skipIf(!ready.ok)('effort tiers in Settings (Chromium)', () => {
     // A job run at the stored tier is accepted; an unknown one is refused naming the known tiers.
     await expect(up.admin.createJob({ agent: 'hello-py', input: {}, priority: 0, effort: 'nope' })).rejects.toThrow(/known: cheap, max, high, medium|known: .*cheap/);
 
-    const member = await signIn(browser, up.url, 'mia', 'member-password-1');
+    const member = await signIn(up.browser, up.url, 'mia', 'member-password-1');
     await member.goto(`${up.url}/settings`);
     await expect.poll(() => member.locator('[data-testid=tier-cheap] td').allTextContents(), { timeout: 10_000 }).toEqual(['cheap', 'claude-haiku-4-5', 'low', 'account', 'Delete']);
     expect(await member.locator('[data-testid=tier-save]').isDisabled()).toBe(true);
@@ -78,7 +67,7 @@ describe.skipIf(!ready.ok)('effort tiers in Settings (Chromium)', () => {
     await expect.poll(() => admin.locator('[data-testid=effort-tiers] .error').textContent(), { timeout: 10_000 }).toContain('is the default tier');
     expect((await up.admin.listEffortTiers()).tiers.map((t) => t.name)).toContain('cheap');
     // A member sees it and cannot change it.
-    const reader = await signIn(browser, up.url, 'mia', 'member-password-1');
+    const reader = await signIn(up.browser, up.url, 'mia', 'member-password-1');
     await reader.goto(`${up.url}/settings`);
     await expect.poll(() => reader.locator('[data-testid=tier-default-now]').textContent(), { timeout: 10_000 }).toBe('in effect: cheap (set here)');
     expect(await reader.locator('[data-testid=tier-default-save]').isDisabled()).toBe(true);

@@ -3,39 +3,30 @@
  * reads `revoked` (not a plain `offline`), the counts say so, and the status filter has
  * `revoked` (it shows only that runner; `offline` does not show it).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
-import { waitFor } from '../helpers.js';
-import { addUsers, dashboardReady, launchBrowser, screenshot, signIn, startUp, type Up } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { dashboardForFile, dashboardReady, runnerOnline, screenshot, signIn } from './harness.js';
 
 const ready = dashboardReady();
 if (!ready.ok && process.env.CI) throw new Error(`dashboard tests cannot run: ${ready.why}`);
 
 describe.skipIf(!ready.ok)('Fleet page: revoked runners', () => {
-  let up: Up;
-  let browser: Browser;
   let retiredId = 0;
   let quietId = 0;
-  beforeAll(async () => {
-    up = await startUp({}, async (store) => {
+  const up = dashboardForFile({
+    seed: async (store) => {
       const now = Date.now();
       const retired = await store.createRunner({ name: 'retired', labels: {}, capacity: 1, credentialHash: 'retired'.padEnd(64, '0'), now });
       await store.revokeRunner(retired.id, now);
       retiredId = retired.id;
       // Registered, never connected: plainly offline.
       quietId = (await store.createRunner({ name: 'quiet', labels: {}, capacity: 1, credentialHash: 'quiet'.padEnd(64, '0'), now })).id;
-    });
-    await addUsers(up);
-    browser = await launchBrowser();
-    await waitFor('the runner online', async () => (await up.admin.listRunners()).some((r) => r.status === 'online'), 30_000);
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await up?.close();
+    },
+    then: runnerOnline,
+    timeoutMs: 120_000,
   });
 
   it('the card reads revoked, the counts list it, and the status filter shows only revoked runners', async () => {
-    const page = await signIn(browser, up.url, 'ada', 'admin-password-1');
+    const page = await signIn(up.browser, up.url, 'ada', 'admin-password-1');
     const retired = page.locator(`[data-testid=runner-${retiredId}]`);
     await retired.waitFor();
     expect(await retired.locator('[data-testid=runner-status]').textContent()).toBe('revoked');

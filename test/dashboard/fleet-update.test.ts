@@ -4,37 +4,31 @@
  * runner runs inside `up` and cannot restart itself, so its activity says so and it is online
  * again. A member sees the button disabled; a revoked runner's card has none.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers.js';
-import { addUsers, dashboardReady, launchBrowser, screenshot, signIn, startUp, type Up } from './harness.js';
+import { dashboardForFile, dashboardReady, runnerOnline, screenshot, signIn } from './harness.js';
 
 const ready = dashboardReady();
 if (!ready.ok && process.env.CI) throw new Error(`dashboard tests cannot run: ${ready.why}`);
 
 describe.skipIf(!ready.ok)('Fleet page: Update', () => {
-  let up: Up;
-  let browser: Browser;
   let localId = 0;
   let retiredId = 0;
-  beforeAll(async () => {
-    up = await startUp({}, async (store) => {
+  const up = dashboardForFile({
+    seed: async (store) => {
       const now = Date.now();
       const retired = await store.createRunner({ name: 'retired', labels: {}, capacity: 1, credentialHash: 'retired'.padEnd(64, '0'), now });
       await store.revokeRunner(retired.id, now);
       retiredId = retired.id;
-    });
-    await addUsers(up);
-    browser = await launchBrowser();
-    localId = (await waitFor('the runner online', async () => (await up.admin.listRunners()).find((r) => r.status === 'online'), 30_000)).id;
-  }, 120_000);
-  afterAll(async () => {
-    await browser?.close();
-    await up?.close();
+    },
+    then: async (started) => {
+      localId = (await runnerOnline(started)).id;
+    },
+    timeoutMs: 120_000,
   });
 
   it('an admin clicks Update: sent with the server’s version; the embedded runner reports it cannot restart itself and is online again', async () => {
-    const page = await signIn(browser, up.url, 'ada', 'admin-password-1');
+    const page = await signIn(up.browser, up.url, 'ada', 'admin-password-1');
     const card = page.locator(`[data-testid=runner-${localId}]`);
     await card.waitFor();
     expect(await page.locator(`[data-testid=runner-${retiredId}] [data-testid=update-runner]`).count()).toBe(0);
@@ -46,7 +40,7 @@ describe.skipIf(!ready.ok)('Fleet page: Update', () => {
     await screenshot(page, 'fleet-update');
     await page.context().close();
 
-    const member = await signIn(browser, up.url, 'mia', 'member-password-1');
+    const member = await signIn(up.browser, up.url, 'mia', 'member-password-1');
     const button = member.locator(`[data-testid=runner-${localId}] [data-testid=update-runner]`);
     await button.waitFor();
     expect(await button.isDisabled()).toBe(true);

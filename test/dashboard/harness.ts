@@ -4,11 +4,13 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { ROOT, spawnFlotilla, tempDir, waitFor } from '../helpers.js';
 import { FlotillaClient } from '../../src/client/client.js';
 import { openStore } from '../../src/store/open.js';
 import type { Store } from '../../src/store/types.js';
+import type { Runner } from '../../src/protocol/index.js';
 
 /** Debian's chromium (DEVELOPERS.md); FLOTILLA_CHROMIUM overrides. */
 export const CHROMIUM = process.env.FLOTILLA_CHROMIUM ?? '/usr/bin/chromium';
@@ -89,15 +91,60 @@ export async function startUp(extraAgents: Record<string, string> = {}, seed?: (
   };
 }
 
-/** Launches headless Chromium (a fresh profile per launch). */
 /** Adds the users the dashboard suites sign in as: `ada` (admin, `admin-password-1`) and `mia` (member, `member-password-1`). */
 export async function addUsers(up: Up): Promise<void> {
   await up.admin.createUser({ name: 'ada', role: 'admin', password: 'admin-password-1' });
   await up.admin.createUser({ name: 'mia', role: 'member', password: 'member-password-1' });
 }
 
+/** Launches headless Chromium (a fresh profile per launch). */
 export function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS, headless: true });
+}
+
+/** Waits (up to 30 s) until `up`'s embedded runner reads online. @returns that runner. */
+export function runnerOnline(up: Up): Promise<Runner> {
+  return waitFor('the runner online', async () => (await up.admin.listRunners()).find((r) => r.status === 'online'), 30_000);
+}
+
+/** Options of {@link dashboardForFile}: what a file's `up` has particular. */
+export interface DashboardFileOptions {
+  /** Agents besides the test ones: name → agent.yaml text (see {@link startUp}). */
+  agents?: Record<string, string>;
+  /** Runs against the data folder's store before `up` starts (see {@link startUp}). */
+  seed?: (store: Store) => Promise<void>;
+  /** Runs last in beforeAll, once `up`, the users and the browser are there (e.g. {@link runnerOnline}). */
+  then?: (up: Up) => Promise<unknown>;
+  /** beforeAll's timeout, ms (default 180,000). */
+  timeoutMs?: number;
+}
+
+/** {@link Up} plus the file's browser: what {@link dashboardForFile} fills in when the tests start. */
+export interface DashboardFile extends Up {
+  /** Headless Chromium, shared by the file's tests (sign in with a new context each: {@link signIn}). */
+  browser: Browser;
+}
+
+/**
+ * The common set-up of a dashboard file: registers a beforeAll that runs {@link startUp}
+ * (`agents`, `seed`), {@link addUsers} and {@link launchBrowser}, then `then`; and an afterAll
+ * that closes the browser, then `up`. @returns a stand-in given `up`'s fields and `browser` in
+ * beforeAll: use it inside tests and hooks, not at the file's top level.
+ */
+export function dashboardForFile(opts: DashboardFileOptions = {}): DashboardFile {
+  const file = {} as DashboardFile;
+  beforeAll(async () => {
+    const up = await startUp(opts.agents, opts.seed);
+    Object.assign(file, up);
+    await addUsers(up);
+    file.browser = await launchBrowser();
+    await opts.then?.(up);
+  }, opts.timeoutMs ?? 180_000);
+  afterAll(async () => {
+    await file.browser?.close();
+    await file.close?.();
+  });
+  return file;
 }
 
 /** Opens the dashboard in a new context and signs in through the form. */

@@ -6,28 +6,17 @@
  * price it is stored (the API lists longContext null, webSearch 12, the table's maxOutput kept)
  * and the row shows it.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
-import { addUsers, dashboardReady, launchBrowser, screenshot, signIn, startUp, type Up } from './harness.js';
+import { describe, expect, it } from 'vitest';
+import { dashboardForFile, dashboardReady, screenshot, signIn } from './harness.js';
 
 const ready = dashboardReady();
 if (!ready.ok && process.env.CI) throw new Error(`dashboard tests cannot run: ${ready.why}`);
 
 describe.skipIf(!ready.ok)('model price overrides in Settings (Chromium)', () => {
-  let up: Up;
-  let browser: Browser;
-  beforeAll(async () => {
-    up = await startUp();
-    await addUsers(up);
-    browser = await launchBrowser();
-  }, 180_000);
-  afterAll(async () => {
-    await browser?.close();
-    await up?.close();
-  });
+  const up = dashboardForFile();
 
   it('a long-context model needs its long calls priced; web search and flat long calls are stored and shown', async () => {
-    const admin = await signIn(browser, up.url, 'ada', 'admin-password-1');
+    const admin = await signIn(up.browser, up.url, 'ada', 'admin-password-1');
     await admin.goto(`${up.url}/settings`);
     await admin.locator('[data-testid=add-price]').waitFor({ timeout: 15_000 });
     await admin.fill('[aria-label="price model"]', 'claude-sonnet-4-5');

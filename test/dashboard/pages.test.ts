@@ -6,13 +6,13 @@
  * (capacity, token rotation, recent jobs, activity) and settings; every page at 390 px wide
  * without sideways scrolling. Screenshots go to test-results/screenshots/.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
 import { waitFor } from '../helpers.js';
 import { FlotillaClient } from '../../src/client/client.js';
 import type { EventBody } from '../../src/protocol/index.js';
 import type { Store } from '../../src/store/types.js';
-import { addUsers, dashboardReady, launchBrowser, screenshot, signIn, startUp, type Up } from './harness.js';
+import { dashboardForFile, dashboardReady, runnerOnline, screenshot, signIn } from './harness.js';
 
 const ready = dashboardReady();
 if (!ready.ok && process.env.CI) throw new Error(`dashboard tests cannot run: ${ready.why}`);
@@ -106,23 +106,12 @@ async function overflowsSideways(page: Page): Promise<boolean> {
 }
 
 describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
-  let up: Up;
-  let browser: Browser;
   const ids: Partial<Seeded> = {};
   const id = (k: keyof Seeded) => ids[k]!;
-  beforeAll(async () => {
-    up = await startUp({ alpha: parked('alpha'), beta: parked('beta') }, (store) => seed(store, ids));
-    await addUsers(up);
-    browser = await launchBrowser();
-    await waitFor('the runner online', async () => (await up.admin.listRunners()).some((r) => r.status === 'online'), 30_000);
-  }, 180_000);
-  afterAll(async () => {
-    await browser?.close();
-    await up?.close();
-  });
+  const up = dashboardForFile({ agents: { alpha: parked('alpha'), beta: parked('beta') }, seed: (store) => seed(store, ids), then: runnerOnline });
 
   it('costs: totals by agent, runner and tree, spend per day per group, and running trees, all from the server rollups', async () => {
-    const page = await signIn(browser, up.url, 'mia', 'member-password-1');
+    const page = await signIn(up.browser, up.url, 'mia', 'member-password-1');
     await page.goto(`${up.url}/costs`);
     // 1.25 + 0.3 + 2.0 + 0.05 = $3.60 in four calls.
     await expect.poll(() => page.locator('[data-testid=total-cost]').textContent(), { timeout: 15_000 }).toBe('$3.6000');
@@ -158,7 +147,7 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
   }, 120_000);
 
   it('a job with 10,000 events opens on its tail in under a second, loads older pages as the reader scrolls up, and keeps few rows in the DOM', async () => {
-    const page = await signIn(browser, up.url, 'mia', 'member-password-1');
+    const page = await signIn(up.browser, up.url, 'mia', 'member-password-1');
     // What the first screen reads of the job's events: one tail page, not the 10,000.
     const read: Array<{ path: string; bytes: number }> = [];
     page.on('response', (res) => {
@@ -228,7 +217,7 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
   }, 120_000);
 
   it('a tool call whose result came in the tail shows the result folded into it once the older page is read', async () => {
-    const page = await signIn(browser, up.url, 'mia', 'member-password-1');
+    const page = await signIn(up.browser, up.url, 'mia', 'member-password-1');
     await page.goto(`${up.url}/jobs/${id('split')}`);
     await page.locator('.transcript .row', { hasText: 'case-205"' }).waitFor({ timeout: 10_000 }); // the last event: a tool call
     expect(await page.locator('[data-testid=older-events]').textContent()).toContain('6 older events');
@@ -252,7 +241,7 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
   }, 60_000);
 
   it('job page: result box; Top up raises the tree limit; members cannot press Resume or Top up', async () => {
-    const member = await signIn(browser, up.url, 'mia', 'member-password-1');
+    const member = await signIn(up.browser, up.url, 'mia', 'member-password-1');
     await member.goto(`${up.url}/jobs/${id('done')}`);
     await member.locator('[data-testid=result]').waitFor();
     expect(await member.locator('[data-testid=result-branch]').textContent()).toBe('flotilla/job-9');
@@ -265,7 +254,7 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     expect(await member.locator('[data-testid=top-up]').isDisabled()).toBe(true);
     await member.context().close();
 
-    const admin = await signIn(browser, up.url, 'ada', 'admin-password-1');
+    const admin = await signIn(up.browser, up.url, 'ada', 'admin-password-1');
     await admin.goto(`${up.url}/jobs/${id('alpha')}`);
     const before = (await up.admin.getBudget(id('alpha'))).budget.limitMicros;
     await admin.fill('[aria-label="top up, USD"]', '1.5');
@@ -290,7 +279,7 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     const ended = await up.admin.getJob(first.id);
     expect(ended.status).toBe('succeeded');
     expect(ended.sessionId).toBeTruthy();
-    const page = await signIn(browser, up.url, 'ada', 'admin-password-1');
+    const page = await signIn(up.browser, up.url, 'ada', 'admin-password-1');
     await page.goto(`${up.url}/jobs/${first.id}`);
     const resume = page.locator('[data-testid=resume-job]');
     await expect.poll(() => resume.isDisabled(), { timeout: 10_000 }).toBe(false);
@@ -315,7 +304,7 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     const spare = (await up.admin.listRunners()).find((r) => r.name === 'spare')!;
     const local = (await up.admin.listRunners()).find((r) => r.status !== 'offline' && r.name !== 'spare' && r.name !== 'box-a')!;
 
-    const member = await signIn(browser, up.url, 'mia', 'member-password-1');
+    const member = await signIn(up.browser, up.url, 'mia', 'member-password-1');
     await member.goto(`${up.url}/runners/${local.id}`);
     await member.locator('[data-testid=capacity]').waitFor();
     expect(await member.locator('[data-testid=capacity-jobs]').isDisabled()).toBe(true);
@@ -332,7 +321,7 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     await screenshot(member, 'runner-phone');
     await member.context().close();
 
-    const admin = await signIn(browser, up.url, 'ada', 'admin-password-1');
+    const admin = await signIn(up.browser, up.url, 'ada', 'admin-password-1');
     await admin.goto(`${up.url}/runners/${local.id}`);
     await admin.locator('[data-testid=capacity]').waitFor();
     await admin.selectOption('[data-testid=capacity-jobs]', '3');
@@ -382,7 +371,7 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     const task = await up.admin.createTask({ agent: 'alpha', title: 'Fix issue 42', keys: [key] });
     expect(task.status).toBe('idle');
 
-    const member = await signIn(browser, up.url, 'mia', 'member-password-1');
+    const member = await signIn(up.browser, up.url, 'mia', 'member-password-1');
     await member.goto(`${up.url}/tasks`);
     const row = member.locator('[data-testid=task-row]', { hasText: 'Fix issue 42' });
     await row.waitFor({ timeout: 10_000 });
@@ -399,7 +388,7 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     expect(await member.locator('[data-testid=task-prompt]').isDisabled()).toBe(true);
     await member.context().close();
 
-    const admin = await signIn(browser, up.url, 'ada', 'admin-password-1');
+    const admin = await signIn(up.browser, up.url, 'ada', 'admin-password-1');
     await admin.goto(`${up.url}/tasks/${task.id}`);
     await admin.click('[data-testid=task-suspend]');
     await waitFor('suspended', async () => (await up.admin.getTask(task.id)).task.status === 'suspended', 10_000);
@@ -430,7 +419,7 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
   it('a task conversation: each turn shows its prompt and webhook event, then the agent’s replies in order, with its job linked', async (ctx) => {
     const probe = await fetch(`${up.url}/api/tasks/${id('chat')}/conversation`, { headers: { authorization: `Bearer ${up.adminToken}` } });
     if (probe.status !== 200) ctx.skip();
-    const member = await signIn(browser, up.url, 'mia', 'member-password-1');
+    const member = await signIn(up.browser, up.url, 'mia', 'member-password-1');
     await member.goto(`${up.url}/tasks/${id('chat')}`);
     const turn = member.locator('[data-testid=turn-1]');
     await turn.waitFor({ timeout: 10_000 });
@@ -447,12 +436,12 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
   }, 60_000);
 
   it('settings: admins see users, API tokens and effort tiers; members are turned away', async () => {
-    const member = await signIn(browser, up.url, 'mia', 'member-password-1');
+    const member = await signIn(up.browser, up.url, 'mia', 'member-password-1');
     await member.goto(`${up.url}/settings`);
     await expect.poll(() => member.locator('main').textContent(), { timeout: 10_000 }).toContain('Settings are for admins');
     await member.context().close();
 
-    const admin = await signIn(browser, up.url, 'ada', 'admin-password-1');
+    const admin = await signIn(up.browser, up.url, 'ada', 'admin-password-1');
     await admin.goto(`${up.url}/settings`);
     await expect.poll(() => admin.locator('[data-testid=users] td').allTextContents(), { timeout: 10_000 }).toEqual(expect.arrayContaining(['ada', 'mia']));
     await expect.poll(() => admin.locator('[data-testid=effort-tiers]').textContent(), { timeout: 10_000 }).toContain('hello-py');

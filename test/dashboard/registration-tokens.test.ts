@@ -6,10 +6,10 @@
  * runner line); a member gets the card with every button disabled (the API refuses a member's
  * list and revoke too).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
 import { FlotillaClient } from '../../src/client/client.js';
-import { addUsers, dashboardReady, launchBrowser, screenshot, signIn, startUp, type Up } from './harness.js';
+import { dashboardForFile, dashboardReady, screenshot, signIn } from './harness.js';
 
 const ready = dashboardReady();
 if (!ready.ok && process.env.CI) throw new Error(`dashboard tests cannot run: ${ready.why}`);
@@ -31,17 +31,7 @@ async function rowIds(page: Page): Promise<number[]> {
 }
 
 describe.skipIf(!ready.ok)('registration tokens on the fleet page (Chromium)', () => {
-  let up: Up;
-  let browser: Browser;
-  beforeAll(async () => {
-    up = await startUp();
-    await addUsers(up);
-    browser = await launchBrowser();
-  }, 180_000);
-  afterAll(async () => {
-    await browser?.close();
-    await up?.close();
-  });
+  const up = dashboardForFile();
 
   it('an admin sees the live tokens, revokes one with two presses, finds it revoked under Show all, and creates one', async () => {
     const before = (await up.admin.listRunnerTokens()).map((t) => t.id);
@@ -59,7 +49,7 @@ describe.skipIf(!ready.ok)('registration tokens on the fleet page (Chromium)', (
     expect(Date.parse(aInfo.expiresAt) - Date.parse(aInfo.createdAt)).toBe(3_600_000);
     expect(aInfo.expiresAt).toBe(a.expiresAt);
 
-    const page = await signIn(browser, up.url, 'ada', 'admin-password-1');
+    const page = await signIn(up.browser, up.url, 'ada', 'admin-password-1');
     await page.goto(`${up.url}/`);
     const card = page.locator('[data-testid=registration-tokens]');
     const rowA = card.locator(`[data-testid=reg-token-${aId}]`);
@@ -149,7 +139,7 @@ describe.skipIf(!ready.ok)('registration tokens on the fleet page (Chromium)', (
   }, 120_000);
 
   it('a member sees the card with its buttons disabled, and the API refuses a member', async () => {
-    const page = await signIn(browser, up.url, 'mia', 'member-password-1');
+    const page = await signIn(up.browser, up.url, 'mia', 'member-password-1');
     await page.goto(`${up.url}/`);
     const card = page.locator('[data-testid=registration-tokens]');
     await card.waitFor({ timeout: 15_000 });
