@@ -21,7 +21,7 @@ import { jsonReply, REPLY_OPS, type GatewayRequest, type Reply } from './reply.j
 import { bodyRefusalOf, bodyRefusalReply } from './body-refusal.js';
 import { modelNamedIn } from './refused-model.js';
 import { meterUnbilled, unbilled } from './unbilled-call.js';
-import { upstreamAuthRefusal } from './upstream-auth.js';
+import { logKeyRefused, upstreamAuthRefusal } from './upstream-auth.js';
 import { recordUpstreamFailure } from './upstream-failure.js';
 import { MAX_TOKENS_REQUIRED, parseMessagesRequest, type MessagesRequest } from './request.js';
 import type { ModelScript } from './script.js';
@@ -50,8 +50,8 @@ export interface AnthropicRouteDeps {
  * of a job gets one ledger row: a served count_tokens call too (api `anthropic-count-tokens`,
  * not billed: no tokens, usage known, $0, unbilled-call.ts), and a scripted model without a
  * script for the agent (400, refused `no_script`; one whose script fails to load: 500,
- * `script_error`). An upstream 401/403 (the provider refused the server's own key) reaches
- * the job as 500 `api_error` with `x-should-retry: false`, recorded with the upstream status
+ * `script_error`). An upstream 401/403 (the provider refused the server's own key) fails over
+ * to the ring's next key (retry.ts); on every key tried, it reaches the job as 500 `api_error` with `x-should-retry: false`, recorded with the upstream status
  * (upstream-auth.ts).
  */
 export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: GatewayRequest) => Promise<Reply>; countTokens: (req: GatewayRequest) => Promise<Reply> } {
@@ -120,7 +120,7 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
       return anthropicError(401, 'authentication_error', 'invalid job token: unknown, or its job is no longer running', { retry: false });
     }
     if ('pausedForBudget' in auth) {
-      const message = await refusePausedCall(store, earlyContext(auth.pausedForBudget, req, startedAt, api), 402);
+      const message = await refusePausedCall(store, earlyContext(auth.pausedForBudget, req, startedAt, api), 402, req.body);
       return anthropicError(402, 'billing_error', message, { retry: false });
     }
     const job = auth.job;
@@ -206,7 +206,7 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
           (apiKey) => forwardAnthropic({ baseUrl: config.anthropicBaseUrl, apiKey, pathAndQuery: req.pathAndQuery, method: 'POST', headers: req.headers, body: req.body, signal: req.signal }),
           anthropicKeys,
           retryPolicy,
-          { signal: req.signal, ops: REPLY_OPS },
+          { signal: req.signal, ops: REPLY_OPS, onKeyRefused: logKeyRefused(ctx) },
         );
         res = out.response;
       } catch (err) {
@@ -286,7 +286,7 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
             }),
           anthropicKeys,
           retryPolicy,
-          { signal: req.signal, ops: REPLY_OPS },
+          { signal: req.signal, ops: REPLY_OPS, onKeyRefused: logKeyRefused(ctx) },
         );
         res = out.response;
         if (out.calls > 1) log.info('gateway: upstream retried', { job: job.id, calls: out.calls, status: res.status });

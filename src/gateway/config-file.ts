@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { GatewayConfig, ModelRoute, ProviderName } from './config.js';
 import { droppedLongContext, droppedLongContextMessage, overriddenPrice, type PriceOverride } from './price-override.js';
 import { LongContextPriceSchema, TablePriceSchema } from './price-schema.js';
+import { withDefaultCacheRates } from '../protocol/index.js';
 
 const PROVIDERS = ['anthropic', 'scripted', 'openai', 'openai-compatible'] as const;
 const Pattern = z.string().regex(/^[A-Za-z0-9._:@/*+-]{1,200}$/, 'a model name or glob (letters, digits, . _ : @ / + - and *)');
@@ -13,7 +14,20 @@ const Pattern = z.string().regex(/^[A-Za-z0-9._:@/*+-]{1,200}$/, 'a model name o
  * `longContext: null` (price every call at the base rates: a model whose table entry has
  * long-context rates must say so, price-override.ts).
  */
-const Price = TablePriceSchema.extend({ longContext: LongContextPriceSchema.nullable().optional() }).strict();
+const Written = TablePriceSchema.extend({ longContext: LongContextPriceSchema.nullable().optional() });
+/** The cache rates, each optional in the file: absent, set from the input rate beside it as the API and CLI do (protocol withDefaultCacheRates: × 1.25, × 2, × 0.1). */
+const optionalCache = {
+  cacheWrite5m: TablePriceSchema.shape.cacheWrite5m.optional(),
+  cacheWrite1h: TablePriceSchema.shape.cacheWrite1h.optional(),
+  cacheRead: TablePriceSchema.shape.cacheRead.optional(),
+};
+const Price = TablePriceSchema.extend({ ...optionalCache, longContext: LongContextPriceSchema.extend(optionalCache).strict().nullable().optional() })
+  .strict()
+  .transform((p) => {
+    const { longContext, ...base } = p;
+    return { ...withDefaultCacheRates(base), ...(longContext === undefined ? {} : { longContext: longContext && withDefaultCacheRates(longContext) }) };
+  })
+  .pipe(Written);
 
 /**
  * The `gateway:` section of flotilla.yaml (other top-level sections belong to other parts and
@@ -26,6 +40,7 @@ const Price = TablePriceSchema.extend({ longContext: LongContextPriceSchema.null
  *     "*": scripted
  *   prices:              # USD per million tokens, over data/prices.json
  *     my-model: { input: 1, output: 2, cacheWrite5m: 1.25, cacheWrite1h: 2, cacheRead: 0.1 }
+ *     short-model: { input: 1, output: 2 }   # cache rates left out: input × 1.25, × 2, × 0.1
  *     other-model: { input: 1, output: 2, cacheWrite5m: 1, cacheWrite1h: 1, cacheRead: 0.1, webSearch: 10, maxOutput: 32000 }
  *                        # webSearch: USD per 1,000 server-side web searches (optional);
  *                        # maxOutput: the model's maximum output, tokens (optional);

@@ -3,6 +3,7 @@ import { formatMicros } from '../core/money.js';
 import { DEFAULT_MAX_OUTPUT_TOKENS, reserve, worstCaseMicros, type BudgetStore } from './budget.js';
 import { priceFor } from './prices.js';
 import { recordRefused, type CallContext } from './meter.js';
+import { modelNamedIn, UNKNOWN_MODEL } from './refused-model.js';
 import { jobTokenHash } from './token-hash.js';
 
 /** The Store methods job authentication uses (`findPausedJobByTokenHash` optional: without it a paused job's token is just unknown). */
@@ -61,9 +62,14 @@ export function roomForCall(ctx: CallContext): number {
 /**
  * Refuses a call of a job paused for budget, the same on every route: records it as refused
  * (`httpStatus`: the wire format's budget status, reason `budget`; `ctx` made before the body
- * was read) and logs it. Returns the message for the wire format's budget error ({@link pausedJobMessage}).
+ * was parsed) and logs it. The row's model: the one the request `body` names when it names a
+ * valid one (best effort, as for the other refusals: refused-model.ts modelNamedIn; a body
+ * that is not JSON, cut at the size limit or still encoded gives `unknown`), unless `ctx`
+ * already names one; its price also sizes the room looked for ({@link roomForCall}).
+ * Returns the message for the wire format's budget error ({@link pausedJobMessage}).
  */
-export async function refusePausedCall(store: BudgetStore, ctx: CallContext, httpStatus: number): Promise<string> {
+export async function refusePausedCall(store: BudgetStore, ctx: CallContext, httpStatus: number, body?: Buffer): Promise<string> {
+  if (body !== undefined && ctx.requestModel === UNKNOWN_MODEL) ctx.requestModel = modelNamedIn(body.toString('utf8'));
   const message = await pausedJobMessage(store, ctx.job, ctx.startedAt, roomForCall(ctx));
   await recordRefused(ctx, httpStatus, 'budget');
   ctx.log.info('gateway: refused a call of a job paused for budget', { job: ctx.job.id, root: ctx.job.rootId });

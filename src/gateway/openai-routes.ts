@@ -14,7 +14,7 @@ import { meteredReply, recordRefused, type CallContext } from './meter.js';
 import { recordUpstreamFailure } from './upstream-failure.js';
 import { bodyRefusalOf, bodyRefusalReply } from './body-refusal.js';
 import { modelNamedIn } from './refused-model.js';
-import { upstreamAuthRefusal } from './upstream-auth.js';
+import { logKeyRefused, upstreamAuthRefusal } from './upstream-auth.js';
 import { OpenAiStreamReader, usageFromOpenAiBody } from './openai-usage.js';
 import { reportedInputCap, serverInputAllowance } from './server-input.js';
 import { asScriptRequest, choicesOf, maxOutputOf, openaiBudgetError, openaiError, openaiRetryLater, outputLimitField, parseOpenAiRequest, withOutputLimit, withStreamUsage, type ChatRequest, type OpenAiApi } from './openai-wire.js';
@@ -62,8 +62,8 @@ export interface OpenAiRouteDeps {
  * A body the adapter could not decode (content-encoding, body-refusal.ts), no script for the
  * scripted model (400 `no_script`) and a script that fails to load (500 `script_error`) are
  * recorded as refused too; a refused body's row names the body's model when it names a valid
- * one (refused-model.ts). An upstream 401/403 (the provider refused the server's own key) →
- * 500 `server_error` with `x-should-retry: false`, recorded with the upstream status (upstream-auth.ts).
+ * one (refused-model.ts). An upstream 401/403 (the provider refused the server's own key) fails
+ * over to the ring's next key (retry.ts); on every key tried → 500 `server_error` with `x-should-retry: false`, recorded with the upstream status (upstream-auth.ts).
  * Upstream failures are retried as in retry.ts (keys rotate), except 429s.
  * Chat streams the client did not ask usage for get `stream_options.include_usage` added
  * upstream and the usage chunk removed from what the client sees.
@@ -72,10 +72,10 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
   const keys = new KeyRing(d.config.openai?.apiKeys ?? []);
   const callAuth = d.callAuth ?? new CallAuth(d.store);
   const retryPolicy: RetryPolicy = { ...DEFAULT_RETRY, ...d.config.retry };
-  /** A call of a job paused for budget: the budget refusal (429 insufficient_quota), recorded as refused. */
+  /** A call of a job paused for budget: the budget refusal (429 insufficient_quota), recorded as refused (with the model the body names). */
   const refusePaused = async (job: JobRow, request: GatewayRequest, api: OpenAiApi, startedAt: number): Promise<Reply> => {
     const ctx: CallContext = { store: d.store, prices: d.config.prices, log: d.log, job, provider: d.config.openai?.provider ?? 'scripted', requestModel: 'unknown', streamed: false, requestBytes: request.bodyBytes, startedAt, api };
-    return openaiBudgetError(await refusePausedCall(d.store, ctx, 429));
+    return openaiBudgetError(await refusePausedCall(d.store, ctx, 429, request.body));
   };
   const route = (api: OpenAiApi, path: string) => async (request: GatewayRequest): Promise<Reply> => {
     const startedAt = Date.now();
@@ -211,6 +211,7 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
           signal: request.signal,
           retryable: (r) => r.status !== 429,
           ops: REPLY_OPS,
+          onKeyRefused: logKeyRefused(ctx),
         });
         res = out.response;
       } catch (err) {

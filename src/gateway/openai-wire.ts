@@ -46,11 +46,12 @@ export const ChatRequest = z
     model: z.string().min(1).max(MAX_MODEL_NAME).refine((m) => !m.includes('\0'), 'must not contain NUL'),
     messages: z.array(z.object({ role: z.string() }).passthrough()).min(1),
     stream: z.boolean().optional(),
-    // at most the gateway's ceiling (request.ts MAX_OUTPUT_TOKENS_CEILING): past it a 400, not a budget refusal
-    max_tokens: outputLimit().optional(),
-    max_completion_tokens: outputLimit().optional(),
-    /** Choices to generate (OpenAI: 1–128): each may use the whole output limit. */
-    n: z.number().int().min(1).max(128).optional(),
+    // at most the gateway's ceiling (request.ts MAX_OUTPUT_TOKENS_CEILING): past it a 400, not a
+    // budget refusal; null (OpenAI accepts it) means absent, as for Responses max_output_tokens
+    max_tokens: outputLimit().nullable().optional(),
+    max_completion_tokens: outputLimit().nullable().optional(),
+    /** Choices to generate (OpenAI: 1–128; null: absent, 1): each may use the whole output limit. */
+    n: z.number().int().min(1).max(128).nullable().optional(),
     stream_options: z.object({ include_usage: z.boolean().optional() }).passthrough().nullable().optional(),
   })
   .passthrough();
@@ -138,7 +139,8 @@ export function parseOpenAiRequest(api: OpenAiApi, raw: string): { request: Chat
   }
   if (api === 'openai-responses' && (r.data as ResponsesRequest).background === true) return { error: `background: ${BACKGROUND_REFUSED}`, param: 'background' };
   const body = r.data as Record<string, unknown>;
-  if (api === 'openai-chat' && body.max_tokens !== undefined && body.max_completion_tokens !== undefined) return { error: BOTH_OUTPUT_LIMITS_REFUSED, param: 'max_completion_tokens' };
+  // a null limit is an absent one (max_tokens: null with max_completion_tokens: 5 is no conflict)
+  if (api === 'openai-chat' && body.max_tokens != null && body.max_completion_tokens != null) return { error: BOTH_OUTPUT_LIMITS_REFUSED, param: 'max_completion_tokens' };
   if (api === 'openai-responses') {
     for (const field of ['max_tokens', 'max_completion_tokens']) if (body[field] !== undefined && body[field] !== null) return { error: responsesLimitRefused(field), param: field };
   }
@@ -147,16 +149,16 @@ export function parseOpenAiRequest(api: OpenAiApi, raw: string): { request: Chat
   return { request: r.data };
 }
 
-/** The output limit a request sets (max_tokens / max_completion_tokens / max_output_tokens), if any. */
+/** The output limit a request sets (max_tokens / max_completion_tokens / max_output_tokens), if any (a null one is none). */
 export function maxOutputOf(api: OpenAiApi, req: ChatRequest | ResponsesRequest): number | undefined {
   if (api === 'openai-chat') {
     const c = req as ChatRequest;
-    return c.max_completion_tokens ?? c.max_tokens;
+    return c.max_completion_tokens ?? c.max_tokens ?? undefined;
   }
   return (req as ResponsesRequest).max_output_tokens ?? undefined;
 }
 
-/** Choices a request asks for (Chat Completions `n`, default 1; Responses: 1). Each may use the whole output limit. */
+/** Choices a request asks for (Chat Completions `n`, default 1 when absent or null; Responses: 1). Each may use the whole output limit. */
 export function choicesOf(api: OpenAiApi, req: ChatRequest | ResponsesRequest): number {
   return api === 'openai-chat' ? ((req as ChatRequest).n ?? 1) : 1;
 }
@@ -173,16 +175,25 @@ export function outputLimitField(api: OpenAiApi, provider: string): 'max_output_
   return provider === 'openai' ? 'max_completion_tokens' : 'max_tokens';
 }
 
+const NULLABLE_LIMITS = ['max_tokens', 'max_completion_tokens', 'max_output_tokens'];
+
 /**
  * The body `raw` with `field: tokens` added (a request that set no output limit), and `req`
  * (its parsed copy) given the same field, so a later re-serialisation keeps it. Spliced after
  * the opening `{` with every other byte as sent when the body has no such key; re-serialised
- * from `req` when it has one (`max_output_tokens: null`).
+ * from `req` when it has one (`max_output_tokens: null`) or another output limit set to null
+ * (`max_tokens: null` when `field` is `max_completion_tokens`: dropped from both).
  */
 export function withOutputLimit(raw: Uint8Array, req: ChatRequest | ResponsesRequest, field: string, tokens: number): Buffer {
   const had = Object.hasOwn(req, field);
-  (req as Record<string, unknown>)[field] = tokens;
-  if (!had) {
+  const fields = req as Record<string, unknown>;
+  fields[field] = tokens;
+  // another limit sent as null (absent) is dropped, so no upstream sees two limit fields
+  let dropped = false;
+  for (const other of NULLABLE_LIMITS) {
+    if (other !== field && fields[other] === null) dropped = delete fields[other];
+  }
+  if (!had && !dropped) {
     let i = 0;
     while (isJsonSpace(raw[i])) i++;
     if (raw[i] === 0x7b) return Buffer.concat([raw.subarray(0, i + 1), Buffer.from(`${JSON.stringify(field)}:${tokens},`), raw.subarray(i + 1)]);

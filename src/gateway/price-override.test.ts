@@ -125,3 +125,21 @@ describe('an override without webSearch keeps the table\'s web-search price for 
     expect(twoSearches(o, 'plain')).toBe(60_000);
   });
 });
+
+describe('flotilla.yaml price entries without cache rates', () => {
+  it('take them from the input rate as the API and CLI do: × 1.25, × 2, × 0.1 (long-context rates too)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flotilla-yaml-cache-'));
+    const file = join(dir, 'flotilla.yaml');
+    writeFileSync(file, ['gateway:', '  prices:', '    my-model: { input: 2, output: 8 }', '    my-long: { input: 4, output: 16, cacheRead: 0.3, longContext: { aboveInputTokens: 1000, input: 8, output: 32 } }'].join('\n'));
+    const g = loadGatewayFile(file);
+    expect(g.prices['my-model']).toEqual({ input: 2, output: 8, cacheWrite5m: 2.5, cacheWrite1h: 4, cacheRead: 0.2 });
+    expect(g.prices['my-long']).toEqual({ input: 4, output: 16, cacheWrite5m: 5, cacheWrite1h: 8, cacheRead: 0.3, longContext: { aboveInputTokens: 1000, input: 8, output: 32, cacheWrite5m: 10, cacheWrite1h: 16, cacheRead: 0.8 } });
+  });
+
+  it('an unknown key is still refused, naming it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flotilla-yaml-cache-'));
+    const file = join(dir, 'flotilla.yaml');
+    writeFileSync(file, ['gateway:', '  prices:', '    my-model: { input: 2, output: 8, cachewrite: 3 }'].join('\n'));
+    expect(() => loadGatewayFile(file)).toThrow(/cachewrite/);
+  });
+});

@@ -9,7 +9,12 @@
  * the caller's `retryable`). Delay: `retry-after` (seconds or an HTTP date; `retry-after-ms`
  * too) when given, capped at `maxDelayMs`; else `baseMs × 2^attempt` with ±50 % jitter.
  * Keys: each attempt takes the next key round-robin; a 529 or 429 does not take a key out
- * of service (the next call may use it again).
+ * of service (the next call may use it again). An upstream 401/403 (the provider refused that
+ * key: revoked, expired, without access) does: the ring skips the key for
+ * {@link KEY_REFUSED_SKIP_MS}, and the same client call fails over at once (no backoff) to a key
+ * it has not tried yet, as one of its retries (never past N+1 upstream calls: with retries 0
+ * there is no failover); only when every key the call tried was refused does the 401/403 come
+ * back (the routes map it to a 500 naming the setting, upstream-auth.ts).
  */
 export interface RetryPolicy {
   /** Retries after the first call (default 2 → at most 3 upstream calls). */
@@ -32,16 +37,36 @@ export function splitKeys(text: string | undefined): string[] {
     .filter(Boolean);
 }
 
-/** Round-robin over the provider's keys, shared by every call of one gateway. */
+/**
+ * How long a key the provider refused (upstream 401/403) is skipped by its {@link KeyRing}, in
+ * ms (60 s): a revoked key costs at most one upstream call per minute, and a key refused by a
+ * passing fault comes back by itself.
+ */
+export const KEY_REFUSED_SKIP_MS = 60_000;
+
+/**
+ * Round-robin over the provider's keys, shared by every call of one gateway. A key marked
+ * {@link KeyRing.refuse | refused} is skipped for {@link KEY_REFUSED_SKIP_MS} unless every key
+ * is skipped (then all of them take turns again, as with no refusal).
+ */
 export class KeyRing {
   private next = 0;
   private readonly keys: readonly string[];
+  /** Per position: until when (epoch ms) it is skipped; 0 = in service. */
+  private readonly skippedUntil: number[];
+  private readonly now: () => number;
+  private readonly skipMs: number;
   /**
    * `keys`: the provider's keys. An entry holding a comma-separated list (a setting passed on
-   * unsplit) is split, so an upstream call never gets more than one key.
+   * unsplit) is split, so an upstream call never gets more than one key; a key listed twice
+   * counts once. `opts.now` (epoch ms; default Date.now) and `opts.skipMs` (default
+   * {@link KEY_REFUSED_SKIP_MS}) are for tests.
    */
-  constructor(keys: readonly string[]) {
-    this.keys = keys.flatMap(splitKeys);
+  constructor(keys: readonly string[], opts: { now?: () => number; skipMs?: number } = {}) {
+    this.keys = [...new Set(keys.flatMap(splitKeys))];
+    this.skippedUntil = this.keys.map(() => 0);
+    this.now = opts.now ?? Date.now;
+    this.skipMs = opts.skipMs ?? KEY_REFUSED_SKIP_MS;
   }
   /** How many keys rotate (0: the provider has none). */
   get size(): number {
@@ -49,11 +74,44 @@ export class KeyRing {
   }
   /** The next key ('' when there are none). */
   take(): string {
-    if (this.keys.length === 0) return '';
-    const k = this.keys[this.next % this.keys.length]!;
-    this.next = (this.next + 1) % this.keys.length;
-    return k;
+    const p = this.pick();
+    return p === null ? '' : this.keys[p]!;
   }
+  /**
+   * The position (0-based) of the next key round-robin, not one in `avoid`, one in service
+   * before a skipped one (a skipped one only when no other is left); the ring moves past it.
+   * @returns null when there is none (no keys, or every position in `avoid`).
+   */
+  pick(avoid: ReadonlySet<number> = new Set()): number | null {
+    const now = this.now();
+    let skipped: number | null = null;
+    for (let step = 0; step < this.keys.length; step++) {
+      const p = (this.next + step) % this.keys.length;
+      if (avoid.has(p)) continue;
+      if (this.skippedUntil[p]! <= now) return this.use(p);
+      skipped ??= p;
+    }
+    return skipped === null ? null : this.use(skipped);
+  }
+  /** The key at `position` (from {@link pick}). */
+  keyAt(position: number): string {
+    return this.keys[position] ?? '';
+  }
+  /** The provider refused the key at `position` (401/403): skipped from now for the skip time. */
+  refuse(position: number): void {
+    if (position >= 0 && position < this.keys.length) this.skippedUntil[position] = this.now() + this.skipMs;
+  }
+  private use(p: number): number {
+    this.next = (p + 1) % this.keys.length;
+    return p;
+  }
+}
+
+/** A key the provider refused (401/403) during {@link withRetries}: its position in the ring (1-based) of `keys`, and the status. No key text. */
+export interface KeyRefusal {
+  position: number;
+  keys: number;
+  status: number;
 }
 
 /** Wait in ms the reply asks for (`retry-after-ms`, `retry-after` seconds or HTTP date), or null. */
@@ -98,6 +156,10 @@ const RESPONSE_OPS: ReplyOps<Response> = {
 /**
  * Calls `attempt(key)` until it gives a non-retryable reply or the retries are used up.
  * Replies are web Responses unless `opts.ops` says how to read another type.
+ * A 401/403 reply marks its key refused ({@link KeyRing.refuse}; `opts.onKeyRefused` told its
+ * position) and, while retries are left, the next attempt goes at once to a key this call has
+ * not tried; with none left untried, to one that failed retryably before (after the usual
+ * backoff); with none of those either, the 401/403 is the reply.
  * @returns the last reply (with `x-should-retry: false` added when retries ran out on a
  *   retryable status) and how many upstream calls were made.
  * @throws the last connection error when every attempt failed to connect; at once, an error
@@ -108,22 +170,50 @@ export async function withRetries<R = Response>(
   attempt: (key: string) => Promise<R>,
   keys: KeyRing,
   policy: RetryPolicy = DEFAULT_RETRY,
-  opts: { signal?: { readonly aborted: boolean }; retryable?: (res: R) => boolean; sleep?: (ms: number) => Promise<void>; ops?: ReplyOps<R> } = {},
+  opts: {
+    signal?: { readonly aborted: boolean };
+    retryable?: (res: R) => boolean;
+    sleep?: (ms: number) => Promise<void>;
+    ops?: ReplyOps<R>;
+    onKeyRefused?: (refusal: KeyRefusal) => void;
+  } = {},
 ): Promise<{ response: R; calls: number }> {
   const ops = opts.ops ?? (RESPONSE_OPS as unknown as ReplyOps<R>);
   const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   let calls = 0;
+  // ring positions this call used, and those the provider refused (401/403)
+  const tried = new Set<number>();
+  const refused = new Set<number>();
+  // the position the next attempt uses (null: the ring's next one not refused in this call)
+  let failover: number | null = null;
   for (let i = 0; ; i++) {
     let res: R | null = null;
     let error: unknown = null;
     calls += 1;
+    const position = failover ?? keys.pick(refused);
+    failover = null;
+    if (position !== null) tried.add(position);
     try {
-      res = await attempt(keys.take());
+      res = await attempt(position === null ? '' : keys.keyAt(position));
     } catch (err) {
       // An error marked `noRetry` (upstream-http.ts ReplyTooLargeError of a 2xx: the provider
       // did the work and billed it; another call would bill it again) ends the retries at once.
       if (opts.signal?.aborted || (err as { noRetry?: unknown } | null)?.noRetry === true) throw err;
       error = err;
+    }
+    if (res !== null && position !== null && (ops.status(res) === 401 || ops.status(res) === 403)) {
+      // The provider refused this key: out of service for a while, and another key at once.
+      keys.refuse(position);
+      refused.add(position);
+      opts.onKeyRefused?.({ position: position + 1, keys: keys.size, status: ops.status(res) });
+      if (i >= policy.retries || opts.signal?.aborted) return { response: res, calls };
+      const untried = tried.size < keys.size ? keys.pick(tried) : null;
+      const retried = untried === null ? keys.pick(refused) : null;
+      if (untried === null && retried === null) return { response: res, calls };
+      await ops.discard(res);
+      failover = untried ?? retried;
+      if (retried !== null) await sleep(Math.min(policy.baseMs * 2 ** i * (0.5 + Math.random()), policy.maxDelayMs));
+      continue;
     }
     // The common case (a success, or an error no one retries): no backoff or retry-after to work out.
     if (res !== null && !RETRYABLE.has(ops.status(res))) return { response: res, calls };

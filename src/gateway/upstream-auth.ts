@@ -2,9 +2,11 @@ import { anthropicError, providerSetting } from './errors.js';
 import { meteredReply, type CallContext } from './meter.js';
 import { openaiError } from './openai-wire.js';
 import { discardReply, type CallSignal, type Reply } from './reply.js';
+import { KEY_REFUSED_SKIP_MS, type KeyRefusal } from './retry.js';
 
 /**
- * An upstream 401 or 403 (after the gateway's retries): the model provider refused the
+ * An upstream 401 or 403 (after the gateway's retries, every key the call tried refused;
+ * retry.ts fails over to the provider's other keys first): the model provider refused the
  * GATEWAY's own key (revoked, expired, without access), not the job's token — the gateway
  * already accepted that. Passed on as it came, a harness reads it as its own key being bad
  * (Claude Code: "invalid x-api-key") and blames the wrong party; so every route maps it here,
@@ -24,6 +26,26 @@ export function upstreamAuthMessage(provider: string, status: number): string {
     `the server's key is revoked, expired or not allowed this model; an admin must fix ${providerSetting(provider)} in the server's environment and restart it. ` +
     `Not a problem with the job's own token, which the gateway accepted`
   );
+}
+
+/**
+ * The `onKeyRefused` of retry.ts withRetries for a call: logs (warn) which key of the
+ * provider's ring was refused — `key` its position (1-based) of `keys`, the upstream `status`,
+ * the job, provider and model — and that the ring skips it for {@link KEY_REFUSED_SKIP_MS}.
+ * Never any key text (not even masked, key-mask.ts): the position is what the admin matches
+ * against the comma-separated setting.
+ */
+export function logKeyRefused(ctx: CallContext): (refusal: KeyRefusal) => void {
+  return (r) =>
+    ctx.log.warn(`gateway: the model provider refused one of the gateway's keys; it is skipped for ${KEY_REFUSED_SKIP_MS / 1000} s`, {
+      job: ctx.job.id,
+      provider: ctx.provider,
+      model: ctx.requestModel,
+      key: r.position,
+      keys: r.keys,
+      status: r.status,
+      setting: providerSetting(ctx.provider),
+    });
 }
 
 /**
