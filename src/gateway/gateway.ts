@@ -85,8 +85,9 @@ export type Gateway = Hono & {
  *   tokens (unbilled-call.ts), so the ledger lists every call a job made.
  * - A model routed to `anthropic` with no ANTHROPIC_API_KEY → 500 `api_error`, not retried,
  *   naming the setting; the upstream sees nothing. An upstream 401/403 (the server's own key
- *   refused) → 500 `api_error`, not retried, naming the setting an admin must fix, no key text
- *   (upstream-auth.ts).
+ *   refused): that key is skipped for 60 s and the call fails over at once to another key of
+ *   the rotation (one of its retries, retry.ts); when no key is left → 500 `api_error`, not
+ *   retried, naming the setting an admin must fix, no key text (upstream-auth.ts).
  * - Requests on server-stored state (a file by id, a stored response, conversation or prompt)
  *   → 400 naming the field; server tools' added input is charged as reported, with an
  *   allowance reserved (server-input.ts).
