@@ -1,6 +1,7 @@
 import type { Logger } from '../core/log.js';
 import type { ServerToRunner } from '../protocol/index.js';
 import type { JobRow, Store } from '../store/types.js';
+import type { BudgetRaised } from '../store/budget-resume.js';
 import type { AgentRegistry } from './agents.js';
 import type { EventBus } from './event-bus.js';
 import { recordStatus } from './status-events.js';
@@ -44,22 +45,30 @@ export function budgetPauser(o: {
 }
 
 /**
- * Tree `rootId` has room again — a top-up (routes/jobs-budget.ts) — so its budget-paused jobs
- * resume (a call kept out only by calls in flight never pauses its job: gateway/budget-wait.ts):
- * one whose stopped attempt's process has not exited yet stays `paused` (endReason
- * `budget_resume`) and queues when the runner reports that exit (server/paused-exit.ts); the others go back to `queued` to resume
- * their session, each with a `status` event saying `why`; the dispatcher is kicked.
+ * A top-up raised `raised` (tree `rootId`'s budget, or child `{ jobId }`'s sub-limit:
+ * routes/jobs-budget.ts) — the one path that resumes budget-paused jobs. Only the jobs the
+ * store's rule picks resume (store/budget-resume.ts: the raised budget is on the job's path and
+ * every budget on its path has room for the call that was refused), so a top-up of one
+ * sub-limit never restarts a sibling whose own sub-limit is still spent (a call a resumed job
+ * could not make would only pause it again, at the cost of an attempt). A call kept out only
+ * by calls in flight never pauses its job (gateway/budget-wait.ts). Of those: one whose
+ * stopped attempt's process has not exited yet stays `paused` (endReason `budget_resume`) and
+ * queues when the runner reports that exit (server/paused-exit.ts, the same rule checked again
+ * then); the others go back to `queued` to resume their session, each with a `status` event
+ * saying `why`; the dispatcher is kicked.
  * @returns the ids of the jobs resumed (or to resume on their exit), ascending.
  */
 export function budgetResumer(o: { store: Store; bus: EventBus; now: () => number; kick?: () => void }) {
-  return async (rootId: number, why: string): Promise<number[]> => {
+  return async (rootId: number, raised: BudgetRaised, why: string): Promise<number[]> => {
     const now = o.now();
+    const ids = await o.store.listResumableBudgetPausedJobs(rootId, raised);
+    if (!ids.length) return [];
     // never two processes of one job at once: a held attempt resumes after its exit
-    const deferred = await o.store.deferHeldBudgetResumes(rootId);
+    const deferred = await o.store.deferHeldBudgetResumes(rootId, ids);
     for (const r of deferred) {
       await recordStatus(o.store, o.bus, r.id, 'paused', `${why}; resumes once the process of its attempt ${r.attempt} has stopped`, now);
     }
-    const resumed = [...(await o.store.resumeBudgetPausedJobs(rootId, now)), ...deferred].sort((a, b) => a.id - b.id);
+    const resumed = [...(await o.store.resumeBudgetPausedJobs(rootId, now, ids)), ...deferred].sort((a, b) => a.id - b.id);
     for (const r of resumed) {
       if (r.status !== 'queued') continue;
       await recordStatus(o.store, o.bus, r.id, 'queued', `${why}; resuming${r.resumeSessionId ? ` session ${r.resumeSessionId}` : ''}`, now);

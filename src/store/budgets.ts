@@ -5,6 +5,7 @@ import { toJobRow } from './codec.js';
 import { modelCallValues } from './model-calls.js';
 import { chargeSubLimitsLate, parseJobIds, reserveWithSubLimits, settleJobRows } from './job-budgets.js';
 import { encodePendingCall } from './pending-call.js';
+import { budgetPausedMayResume } from './budget-resume.js';
 import type { BudgetReservationResult, JobRow, NewModelCall, PendingCall, TreeBudget } from './types.js';
 import type { Database } from './schema.js';
 
@@ -354,19 +355,22 @@ const resumeColumns = (eb: ExpressionBuilder<Database, 'jobs'>) =>
  * stopped: resume_session_id = its session id (the harness continues the conversation),
  * pinned to the runner that ran it (its workspace is there; claim honours the pin), error
  * and end reason cleared, token and assignment cleared (the next claim makes a new attempt).
- * One UPDATE. Returns the resumed jobs.
+ * With `jobIds`, only those jobs (the ones budget-resume.ts's rule lets resume: the server
+ * passes them, server/budget-pause.ts); without, every one (store tests). One UPDATE.
+ * Returns the resumed jobs.
  */
-export async function resumeBudgetPausedJobs(c: StoreCtx, rootId: number, now: number): Promise<JobRow[]> {
+export async function resumeBudgetPausedJobs(c: StoreCtx, rootId: number, now: number, jobIds?: readonly number[]): Promise<JobRow[]> {
   assertInt('rootId', rootId, 1);
   assertInt('now', now, 0);
-  const rows = await c.db
+  if (jobIds && !jobIds.length) return [];
+  let q = c.db
     .updateTable('jobs')
     .set(resumeColumns)
     .where('root_id', '=', rootId)
     .where('status', '=', 'paused')
-    .where('end_reason', '=', 'budget')
-    .returningAll()
-    .execute();
+    .where('end_reason', '=', 'budget');
+  if (jobIds) q = q.where('id', 'in', [...jobIds]);
+  const rows = await q.returningAll().execute();
   return rows.map((r) => toJobRow(c.codec, r)).sort((a, b) => a.id - b.id);
 }
 
@@ -382,20 +386,22 @@ export const BUDGET_RESUME_PENDING = 'budget_resume';
  * still holds its runner (finished_at null, runner set: the pause told the runner to stop it
  * and it has not reported the process gone) gets endReason {@link BUDGET_RESUME_PENDING}, so
  * {@link resumeBudgetPausedJobs} (which takes endReason `budget` only) leaves it paused and
- * {@link endPausedAttempt} requeues it once its process has exited. Returns them, id ascending.
+ * {@link endPausedAttempt} requeues it once its process has exited. With `jobIds`, only
+ * those jobs (as {@link resumeBudgetPausedJobs}). Returns them, id ascending.
  */
-export async function deferHeldBudgetResumes(c: StoreCtx, rootId: number): Promise<JobRow[]> {
+export async function deferHeldBudgetResumes(c: StoreCtx, rootId: number, jobIds?: readonly number[]): Promise<JobRow[]> {
   assertInt('rootId', rootId, 1);
-  const rows = await c.db
+  if (jobIds && !jobIds.length) return [];
+  let q = c.db
     .updateTable('jobs')
     .set({ end_reason: BUDGET_RESUME_PENDING })
     .where('root_id', '=', rootId)
     .where('status', '=', 'paused')
     .where('end_reason', '=', 'budget')
     .where('finished_at', 'is', null)
-    .where('runner_id', 'is not', null)
-    .returningAll()
-    .execute();
+    .where('runner_id', 'is not', null);
+  if (jobIds) q = q.where('id', 'in', [...jobIds]);
+  const rows = await q.returningAll().execute();
   return rows.map((r) => toJobRow(c.codec, r)).sort((a, b) => a.id - b.id);
 }
 
@@ -404,7 +410,9 @@ export async function deferHeldBudgetResumes(c: StoreCtx, rootId: number): Promi
  * gone): finished_at = now, which frees the runner slot the attempt held (the capacity reads
  * count a paused job with finished_at null). When a top-up came while it was held
  * (endReason {@link BUDGET_RESUME_PENDING}) the job goes back to `queued` at once, exactly as
- * {@link resumeBudgetPausedJobs} would have done (same session, pinned to this runner).
+ * {@link resumeBudgetPausedJobs} would have done (same session, pinned to this runner) — if
+ * every budget on its path still has room for its refused call (budget-resume.ts: other jobs
+ * may have spent the top-up meanwhile); else it stays paused with endReason `budget` again.
  * `sessionId` (the attempt's `job.finished` one, if any) becomes the job's session id, the one
  * the resume continues. Fenced by attempt; one transaction. Returns the row after it, or null
  * when the job is not paused at that attempt with its process held (already ended, resumed,
@@ -427,6 +435,11 @@ export async function endPausedAttempt(c: StoreCtx, jobId: number, attempt: numb
       .executeTakeFirst();
     if (!row) return null;
     if (row.end_reason !== BUDGET_RESUME_PENDING) return toJobRow(c.codec, row);
+    // The room the top-up granted may have been spent meanwhile: the same rule as the top-up (budget-resume.ts).
+    if (!(await budgetPausedMayResume(trx, { id: jobId, root_id: row.root_id, error: row.error }, null))) {
+      const back = await trx.updateTable('jobs').set({ end_reason: 'budget' }).where('id', '=', jobId).returningAll().executeTakeFirstOrThrow();
+      return toJobRow(c.codec, back);
+    }
     const resumed = await trx
       .updateTable('jobs')
       .set(resumeColumns)

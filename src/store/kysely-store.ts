@@ -17,6 +17,7 @@ import * as modelActivity from './model-activity.js';
 import * as agentVersions from './agent-versions.js';
 import * as effortTiers from './effort-tiers.js';
 import * as budgets from './budgets.js';
+import * as budgetResume from './budget-resume.js';
 import * as expiredReservations from './expired-reservations.js';
 import * as jobBudgets from './job-budgets.js';
 import * as modelRoutes from './model-routes.js';
@@ -112,8 +113,9 @@ export function kyselyStore(db: Kysely<Database>, dialect: SqlDialect, afterClos
     deleteModelPrice: (m) => modelRoutes.deleteModelPrice(c, m),
     topUpBudget: (id, add, now, cap) => budgets.topUpBudget(c, id, add, now, cap),
     pauseJobForBudget: (id, attempt, reason, now) => budgets.pauseJobForBudget(c, id, attempt, reason, now),
-    resumeBudgetPausedJobs: (id, now) => budgets.resumeBudgetPausedJobs(c, id, now),
-    deferHeldBudgetResumes: (id) => budgets.deferHeldBudgetResumes(c, id),
+    listResumableBudgetPausedJobs: (id, raised) => budgetResume.listResumableBudgetPausedJobs(c, id, raised),
+    resumeBudgetPausedJobs: (id, now, ids) => budgets.resumeBudgetPausedJobs(c, id, now, ids),
+    deferHeldBudgetResumes: (id, ids) => budgets.deferHeldBudgetResumes(c, id, ids),
     endPausedAttempt: (id, attempt, now, sessionId) => budgets.endPausedAttempt(c, id, attempt, now, sessionId),
     jobUsageMany: (ids) => jobUsageMany(c, ids),
     listTreeJobs: (rootId) => listTreeJobs(c, rootId),

@@ -1,5 +1,6 @@
 import type { JobUsage, LongContextPrice } from '../protocol/index.js';
 import type { JobRow } from './types.js';
+import type { BudgetRaised } from './budget-resume.js';
 
 /**
  * The gateway's part of the Store (issue 3): the ledger of model calls, the budgets per job tree
@@ -80,14 +81,20 @@ export interface LedgerStore {
   topUpBudget(rootId: number, addMicros: number, now: number, capMicros?: number): Promise<TreeBudget | null>;
   /** assigned/running attempt → `paused` (endReason `budget`, `error` = reason, token cleared), fenced by attempt. */
   pauseJobForBudget(jobId: number, attempt: number, reason: string, now: number): Promise<JobRow | null>;
-  /** Every budget-paused job of the tree → `queued` with resumeSessionId = its sessionId. Returns them. */
-  resumeBudgetPausedJobs(rootId: number, now: number): Promise<JobRow[]>;
+  /**
+   * The budget-paused jobs of the tree that may resume now that `raised` (the tree's budget, or
+   * child `{ jobId }`'s sub-limit) was raised: it is on their path and every budget on their
+   * path has room for their refused call (store/budget-resume.ts, the one rule). Ids ascending.
+   */
+  listResumableBudgetPausedJobs(rootId: number, raised: BudgetRaised): Promise<number[]>;
+  /** Budget-paused jobs of the tree (only `jobIds` when given) → `queued` with resumeSessionId = their sessionId. Returns them. */
+  resumeBudgetPausedJobs(rootId: number, now: number, jobIds?: readonly number[]): Promise<JobRow[]>;
   /**
    * Budget-paused jobs of the tree whose stopped attempt still holds its runner (process not
    * reported gone) → endReason `budget_resume`: they resume when it is (endPausedAttempt).
-   * Call before resumeBudgetPausedJobs. Returns them. See budgets.ts.
+   * Only `jobIds` when given. Call before resumeBudgetPausedJobs. Returns them. See budgets.ts.
    */
-  deferHeldBudgetResumes(rootId: number): Promise<JobRow[]>;
+  deferHeldBudgetResumes(rootId: number, jobIds?: readonly number[]): Promise<JobRow[]>;
   /**
    * A paused job's attempt ended on its runner: finishedAt = now (its slot is free); requeued
    * at once when endReason is `budget_resume`; `sessionId` (the attempt's final report's) kept

@@ -7,7 +7,8 @@ import { addClientOptions, budgetArg, clientFrom, parseJobId, wantsJson, type Cl
 /**
  * `flotilla budget JOB [--add USD] [--json]`: shows the budget of the job's tree (limit,
  * spent, reserved by calls in flight, left); with `--add` (env `FLOTILLA_BUDGET_ADD`) tops it
- * up first, which resumes the tree's jobs that were paused for budget in their sessions. Says
+ * up first (the tree's budget, or JOB's sub-limit when it has one), which resumes in their
+ * sessions the paused jobs it gave room (server budget-resume rule: store/budget-resume.ts). Says
  * when job JOB is paused for budget; `--json` adds `jobStatus` (JOB's status) to the API's view.
  * Exit 0 on success; 1 on an API error (e.g. unknown job, not an admin).
  */

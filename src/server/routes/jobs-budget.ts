@@ -7,14 +7,18 @@ import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
 import { apiError, idError, parseId, readBody } from '../http-util.js';
 import { budgetResumer } from '../budget-pause.js';
+import type { BudgetRaised } from '../../store/budget-resume.js';
 
 /**
  * Budgets of job trees (issue 3):
  * - `GET /api/jobs/:id/budget` → {@link BudgetView} of the job's tree (`resumed` empty).
  * - `POST /api/jobs/:id/budget` body {@link TopUpRequest} `{ "addUsd": 2 }` (admin) → adds the
- *   amount to the tree's limit, then every job of the tree paused for budget goes back to the
- *   queue to resume in its session (`resumeSessionId` = its session id; the runner side reuses
- *   the workspace), each with a `status` event; → BudgetView with their ids in `resumed`. A
+ *   amount to the tree's limit (or to job :id's sub-limit, below), then the jobs paused for
+ *   budget that this budget is on the path of AND whose every budget on the path (tree,
+ *   sub-limits of the job and its ancestors) now has room for their refused call go back to the
+ *   queue to resume in their session (`resumeSessionId` = its session id; the runner side reuses
+ *   the workspace), each with a `status` event; → BudgetView with their ids in `resumed`
+ *   (store/budget-resume.ts: a sibling with its own spent sub-limit stays paused). A
  *   paused job whose stopped attempt's process has not exited yet is in `resumed` too but
  *   queues only once the runner reports that exit (server/paused-exit.ts).
  * Issue 6: for a child job with a sub-limit (its budgetMicros > 0), GET returns that sub-limit
@@ -58,12 +62,16 @@ export function mountJobBudget(app: Hono<AppEnv>, ctx: ServerContext): void {
     const addMicros = usdToMicros(body.value.addUsd);
     const capMicros = usdToMicros(MAX_BUDGET_USD);
     let budget = null;
+    let raised: BudgetRaised = 'tree';
     if (job.parentId !== null) {
       const r = await ctx.store.topUpJobBudget(job.id, addMicros, now);
       if (r && !r.ok) {
         return apiError(c, 422, 'budget_exceeded', `addUsd: job ${id}'s sub-limit can grow by at most ${formatMicros(r.maxAddMicros)} (what job tree ${job.rootId} has left); top up the tree first: flotilla budget ${job.rootId} --add <USD>`, 'addUsd');
       }
-      if (r) budget = r.budget;
+      if (r) {
+        budget = r.budget;
+        raised = { jobId: job.id };
+      }
     }
     if (!budget) {
       // A sub-limit never grows past what the tree has left, so only the tree's own limit can
@@ -77,9 +85,11 @@ export function mountJobBudget(app: Hono<AppEnv>, ctx: ServerContext): void {
       }
     }
     if (!budget) return apiError(c, 404, 'not_found', `job ${id}'s tree has no root job ${job.rootId}`);
-    // Resumed as after any new room (budget-pause.ts): a paused job whose stopped process has not
-    // exited yet resumes when it has (never two processes of one job at once).
-    const resumed = await budgetResumer({ store: ctx.store, bus: ctx.bus, now: ctx.now, kick: () => ctx.dispatcher.kick() })(job.rootId, `budget topped up by ${formatMicros(addMicros)}`);
+    // Only the paused jobs this budget is on the path of and that now have room resume
+    // (budget-pause.ts, store/budget-resume.ts); one whose stopped process has not exited yet
+    // resumes when it has (never two processes of one job at once).
+    const what = raised === 'tree' ? `job tree ${job.rootId}'s budget` : `job ${job.id}'s sub-limit`;
+    const resumed = await budgetResumer({ store: ctx.store, bus: ctx.bus, now: ctx.now, kick: () => ctx.dispatcher.kick() })(job.rootId, raised, `${what} topped up by ${formatMicros(addMicros)}`);
     ctx.log.info('budget topped up', { rootId: job.rootId, addMicros, resumed: resumed.join(',') });
     const view: BudgetView = { jobId: id, budget, resumed };
     return c.json(view);

@@ -336,7 +336,7 @@ export function buildOpenApi(): Json {
         responses: { 200: ok('the tree budget', ref('BudgetView')), 400: error('`invalid_request`'), 401: unauthorized, 404: error('`not_found`') },
       },
       post: {
-        summary: "Top up the job's tree; jobs paused for budget resume in their sessions",
+        summary: "Top up the job's tree (or the job's own sub-limit when it has one); the paused jobs it gave room resume in their sessions",
         parameters: [idParam],
         requestBody: body('TopUpRequest'),
         responses: {

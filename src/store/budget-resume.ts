@@ -1,0 +1,107 @@
+import type { Kysely, Transaction } from 'kysely';
+import { num } from './codec.js';
+import { assertInt, type StoreCtx } from './ctx.js';
+import { subLimitChain } from './job-budgets.js';
+import type { Database } from './schema.js';
+
+/**
+ * THE rule deciding which budget-paused jobs resume (the only one: a top-up of the tree or of
+ * a sub-limit, server/budget-pause.ts budgetResumer, and a deferred resume when the paused
+ * attempt's process has exited, budgets.ts endPausedAttempt). A paused job resumes when
+ * 1. the budget that was raised is on its path (`raised` is the tree, which is on every job's
+ *    path, or a sub-limited job that is the job itself or one of its ancestors), and
+ * 2. every budget on its path — the tree's and each sub-limit of the job and its ancestors —
+ *    has room for the call that was refused: `limit - spent >= need`, `need` the refused call's
+ *    worst case read from the job's pause reason ({@link refusedCallMicros}; 1 µ$ when it does
+ *    not say). Reservations of calls in flight are not counted: the gateway pauses a job only
+ *    when a call does not fit even without them (gateway/budget-wait.ts), so a resumed call
+ *    kept out only by them waits for them instead of pausing again.
+ * A resumed job whose next call cannot fit would only be refused again, pause again and burn an
+ * attempt (issue: a top-up of a sibling's sub-limit resumed every paused job of the tree).
+ * Money is integer micro-dollars.
+ */
+
+/** The budget a top-up raised: the tree's, or the sub-limit of child job `jobId`. */
+export type BudgetRaised = 'tree' | { jobId: number };
+
+/** One budget on a job's path: the tree's (`jobId` absent) or a sub-limit's. µ$. */
+export interface PathBudget {
+  jobId?: number;
+  limitMicros: number;
+  spentMicros: number;
+}
+
+/**
+ * The worst case, µ$, of the call whose refusal paused a job, read from its pause reason (the
+ * gateway's budget message: "... this call may cost up to $0.010100. ..."; six decimals, as
+ * core/money.ts formatMicros writes them). Null when the reason does not name one.
+ */
+export function refusedCallMicros(reason: string | null): number | null {
+  const m = reason ? /this call may cost up to \$(\d{1,9})\.(\d{6})\b/.exec(reason) : null;
+  return m ? Number(m[1]) * 1_000_000 + Number(m[2]) : null;
+}
+
+/**
+ * The rule (see the top of this file) for one paused job: `raisedOnPath` whether the raised
+ * budget is on its path, `path` every budget on its path (tree and sub-limits), `needMicros`
+ * the refused call's worst case (null: unknown, 1 µ$ is needed). True when it may resume.
+ */
+export function mayResumeForBudget(raisedOnPath: boolean, path: readonly PathBudget[], needMicros: number | null): boolean {
+  const need = Math.max(1, needMicros ?? 1);
+  return raisedOnPath && path.every((b) => b.limitMicros - b.spentMicros >= need);
+}
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/**
+ * The budgets on job `jobId`'s path (tree `rootId`'s first, then each sub-limit, ascending job
+ * id) as they are now. A budget whose row was not created yet (nothing reserved against it)
+ * counts at its job's `budget_micros` with nothing spent.
+ */
+export async function pathBudgets(db: Db, rootId: number, jobId: number): Promise<PathBudget[]> {
+  const tree = await db.selectFrom('tree_budgets').select(['limit_micros', 'spent_micros']).where('root_id', '=', rootId).executeTakeFirst();
+  const root = tree ? null : await db.selectFrom('jobs').select('budget_micros').where('id', '=', rootId).executeTakeFirst();
+  const out: PathBudget[] = [tree ? { limitMicros: num(tree.limit_micros), spentMicros: num(tree.spent_micros) } : { limitMicros: num(root?.budget_micros ?? 0), spentMicros: 0 }];
+  const chain = await subLimitChain(db, jobId);
+  const rows = chain.length ? await db.selectFrom('job_budgets').select(['job_id', 'limit_micros', 'spent_micros']).where('job_id', 'in', chain.map((j) => j.id)).execute() : [];
+  for (const j of chain) {
+    const r = rows.find((x) => num(x.job_id) === j.id);
+    out.push({ jobId: j.id, limitMicros: r ? num(r.limit_micros) : j.budgetMicros, spentMicros: r ? num(r.spent_micros) : 0 });
+  }
+  return out;
+}
+
+/**
+ * Whether paused job `job` may resume after `raised` was raised ({@link mayResumeForBudget}
+ * on its path as it is in `db`); `raised` null: no raise is required (the resume was already
+ * granted by a top-up and is only being carried out: endPausedAttempt).
+ */
+export async function budgetPausedMayResume(db: Db, job: { id: number; root_id: number | string; error: string | null }, raised: BudgetRaised | null): Promise<boolean> {
+  const path = await pathBudgets(db, num(job.root_id), job.id);
+  const onPath = raised === null || raised === 'tree' || path.some((b) => b.jobId === raised.jobId);
+  return mayResumeForBudget(onPath, path, refusedCallMicros(job.error));
+}
+
+/**
+ * The jobs of tree `rootId` paused for budget (endReason `budget`) that may resume now that
+ * `raised` was raised ({@link mayResumeForBudget}), ascending ids. Reads only.
+ * @throws Error when rootId is not an integer >= 1 or raised.jobId is not.
+ */
+export async function listResumableBudgetPausedJobs(c: StoreCtx, rootId: number, raised: BudgetRaised): Promise<number[]> {
+  assertInt('rootId', rootId, 1);
+  if (raised !== 'tree') assertInt('raised.jobId', raised.jobId, 1);
+  const paused = await c.db
+    .selectFrom('jobs')
+    .select(['id', 'root_id', 'error'])
+    .where('root_id', '=', rootId)
+    .where('status', '=', 'paused')
+    .where('end_reason', '=', 'budget')
+    .orderBy('id')
+    .execute();
+  const out: number[] = [];
+  for (const j of paused) {
+    const job = { id: num(j.id), root_id: j.root_id, error: j.error };
+    if (await budgetPausedMayResume(c.db, job, raised)) out.push(job.id);
+  }
+  return out;
+}
