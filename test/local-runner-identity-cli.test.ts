@@ -8,6 +8,7 @@
  * - two `flotilla run --local` on one data folder (a new ephemeral port each) use one runner.
  *   Before, each run registered another (HOST-local-2, ...) and said a name was taken.
  */
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -15,7 +16,12 @@ import { openStore } from '../src/store/open.js';
 import { AGENTS_DIRS, ROOT, spawnFlotilla, tempDir, waitFor } from './helpers.js';
 
 const dirs: { cleanup: () => void }[] = [];
-afterAll(() => dirs.forEach((d) => d.cleanup()));
+const procs: ChildProcess[] = [];
+afterAll(() => {
+  // a failed run must not leave a server running
+  for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
+  dirs.forEach((d) => d.cleanup());
+});
 
 /** The runners the server at `url` lists (admin token from the data folder). */
 async function runners(url: string, data: string): Promise<{ id: number; name: string; status: string }[]> {
@@ -28,6 +34,7 @@ async function runners(url: string, data: string): Promise<{ id: number; name: s
 /** Starts `flotilla up` on `data`; resolves with the process and its URL once it says where it listens and that its local runner works. */
 async function up(data: string, port: number) {
   const child = spawnFlotilla(['up', '--data', data, '--port', String(port), '--agents', ...AGENTS_DIRS], { FLOTILLA_LOG_LEVEL: 'warn' });
+  procs.push(child);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
   let gone: number | null | undefined;
   void exited.then((c) => (gone = c));
