@@ -1,3 +1,5 @@
+import { walkObjects } from './walk-objects.js';
+
 /**
  * Inline images in a model request, for the input estimate (budget.ts worstCaseMicros, the
  * estimate charged when usage is unknown). Their base64 text says little about what they cost:
@@ -45,27 +47,14 @@ const NONE: InlineImages = Object.freeze({ images: 0, bytes: 0 });
 export function inlineImages(body: unknown, rawBytes: number): InlineImages {
   if (rawBytes < SEARCH_FROM_BYTES || body === null || typeof body !== 'object') return NONE;
   const found = { images: 0, bytes: 0 };
-  walk(body, 0, found);
-  return found.images === 0 ? NONE : found;
-}
-
-function walk(v: unknown, depth: number, found: { images: number; bytes: number }): void {
-  if (depth > MAX_DEPTH || v === null || typeof v !== 'object') return;
-  if (Array.isArray(v)) {
-    for (const x of v) if (x !== null && typeof x === 'object') walk(x, depth + 1, found);
-    return;
-  }
-  const o = v as Record<string, unknown>;
-  const data = imageData(o);
-  if (data !== null) {
+  walkObjects(body, MAX_DEPTH, (o) => {
+    const data = imageData(o);
+    if (data === null) return false;
     found.images++;
     found.bytes += data.length;
-    return;
-  }
-  for (const k in o) {
-    const x = o[k];
-    if (x !== null && typeof x === 'object') walk(x, depth + 1, found);
-  }
+    return true;
+  });
+  return found.images === 0 ? NONE : found;
 }
 
 /** The base64 text of image block `o`, or null when it is not an inline image. */

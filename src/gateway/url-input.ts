@@ -1,4 +1,5 @@
 import { IMAGE_TOKENS_BOUND } from './input-images.js';
+import { walkObjects } from './walk-objects.js';
 
 /**
  * Content the provider fetches by URL while serving a call: its tokens are billed as input but
@@ -29,7 +30,12 @@ export interface UrlInput {
 /** The images and documents by URL in parsed request body `body` (see the module comment); null when there are none. */
 export function urlInput(body: unknown): UrlInput | null {
   const found: UrlInput = { images: 0, documents: 0 };
-  walk(body, 0, found);
+  walkObjects(body, MAX_DEPTH, (o) => {
+    const kind = byUrl(o);
+    if (kind === null) return false;
+    found[kind]++;
+    return true;
+  });
   return found.images + found.documents === 0 ? null : found;
 }
 
@@ -39,24 +45,6 @@ export function urlInputTokens(u: UrlInput): number {
 }
 
 const isHttp = (v: unknown): boolean => typeof v === 'string' && /^https?:\/\//i.test(v);
-
-function walk(v: unknown, depth: number, found: UrlInput): void {
-  if (depth > MAX_DEPTH || v === null || typeof v !== 'object') return;
-  if (Array.isArray(v)) {
-    for (const x of v) if (x !== null && typeof x === 'object') walk(x, depth + 1, found);
-    return;
-  }
-  const o = v as Record<string, unknown>;
-  const kind = byUrl(o);
-  if (kind !== null) {
-    found[kind]++;
-    return;
-  }
-  for (const k in o) {
-    const x = o[k];
-    if (x !== null && typeof x === 'object') walk(x, depth + 1, found);
-  }
-}
 
 /** Whether block `o` is an image or a document the provider fetches by URL, else null. */
 function byUrl(o: Record<string, unknown>): 'images' | 'documents' | null {
