@@ -230,7 +230,9 @@ export class JobRun {
   private async runHarness(harness: Harness, ws: Workspace): Promise<HarnessOutcome> {
     const a = this.assignment;
     const home = join(this.deps.workDir, 'homes', `job-${a.workspaceJobId ?? this.jobId}`);
-    if (!a.resumeSessionId) await rm(home, { recursive: true, force: true });
+    // A fresh HOME unless the attempt goes on where one stopped: a session resumed, or the job's
+    // own workspace again (a budget resume of a harness that reports no session).
+    if (!a.resumeSessionId && a.workspaceJobId !== this.jobId) await rm(home, { recursive: true, force: true });
     await mkdir(home, { recursive: true });
     const limits = a.agent.limits;
     const prompt = renderTemplate(a.agent.promptText, { input: a.input, job: { id: this.jobId, rootId: a.rootId, attempt: this.attempt, branch: ws.branch } });

@@ -331,7 +331,9 @@ export async function pauseJobForBudget(c: StoreCtx, jobId: number, attempt: num
 
 /**
  * The columns of a budget-paused job going back to `queued` to resume where it stopped (a
- * top-up, resumeBudgetPausedJobs and endPausedAttempt): its session resumed, pinned to the
+ * top-up, resumeBudgetPausedJobs and endPausedAttempt): its session resumed, its workspace and
+ * HOME kept (workspace_job_id: its own, unless it already used another job's; the runner reuses
+ * it even when the harness reported no session), pinned to the
  * runner that ran it (0004: the session's workspace lives there: claim only there), the runner
  * itself cleared (a queued job is on no runner: jobs.ts transitionPlan; the SET reads the old
  * value for the pin), reason, error, assignment and token cleared, and the paused attempt's
@@ -341,6 +343,8 @@ const resumeColumns = (eb: ExpressionBuilder<Database, 'jobs'>) =>
   ({
     status: 'queued',
     resume_session_id: eb.fn.coalesce('session_id', 'resume_session_id'),
+    // its own workspace (and HOME) again, also for a harness that reports no session
+    workspace_job_id: eb.fn.coalesce('workspace_job_id', 'id'),
     pinned_runner_id: eb.fn.coalesce('runner_id', 'pinned_runner_id'),
     runner_id: null,
     end_reason: null,
