@@ -1,5 +1,5 @@
 import { loadPriceTable, type PriceTable } from './prices.js';
-import type { RetryPolicy } from './retry.js';
+import { splitKeys, type RetryPolicy } from './retry.js';
 
 /**
  * How the gateway reaches a model.
@@ -112,26 +112,35 @@ function httpUrl(name: string, value: string): string {
 export function loadOpenAiUpstream(env: NodeJS.ProcessEnv): GatewayConfig['openai'] {
   const compat = env.FLOTILLA_OPENAI_COMPATIBLE_URL?.trim();
   if (compat) {
-    const key = env.FLOTILLA_OPENAI_COMPATIBLE_KEY?.trim();
-    return { provider: 'openai-compatible', baseUrl: httpUrl('FLOTILLA_OPENAI_COMPATIBLE_URL', compat), apiKeys: key ? key.split(',').map((k) => k.trim()).filter(Boolean) : [] };
+    return { provider: 'openai-compatible', baseUrl: httpUrl('FLOTILLA_OPENAI_COMPATIBLE_URL', compat), apiKeys: splitKeys(keySetting(env.FLOTILLA_OPENAI_COMPATIBLE_KEY)) };
   }
-  const keys = (env.OPENAI_API_KEY ?? '').split(',').map((k) => k.trim()).filter(Boolean);
+  const keys = splitKeys(keySetting(env.OPENAI_API_KEY));
   if (!keys.length) return undefined;
   return { provider: 'openai', baseUrl: httpUrl('OPENAI_BASE_URL', env.OPENAI_BASE_URL?.trim() || DEFAULT_OPENAI_BASE_URL), apiKeys: keys };
+}
+
+/**
+ * A provider key setting (ANTHROPIC_API_KEY, OPENAI_API_KEY, FLOTILLA_OPENAI_COMPATIBLE_KEY:
+ * comma-separated keys) as its keys joined by `,` (each trimmed, empty entries dropped), or
+ * undefined when it holds no key: unset, blank and only-commas settings (`' , '`) all count as unset.
+ */
+export function keySetting(text: string | undefined): string | undefined {
+  const keys = splitKeys(text);
+  return keys.length ? keys.join(',') : undefined;
 }
 
 /** Default upstream for the `anthropic` provider. */
 export const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
 
 /**
- * Reads the gateway's configuration from the environment: `ANTHROPIC_API_KEY` set (non-empty)
+ * Reads the gateway's configuration from the environment: `ANTHROPIC_API_KEY` holding a key ({@link keySetting})
  * → provider `anthropic`, else `scripted`; `ANTHROPIC_BASE_URL` overrides the upstream;
  * `FLOTILLA_PRICES_FILE` overrides the price table file (default data/prices.json).
  * @throws Error when ANTHROPIC_BASE_URL is not an http(s) URL, the price table is bad, or a
  *   FLOTILLA_GATEWAY_* number is out of range.
  */
 export function loadGatewayConfig(env: NodeJS.ProcessEnv): GatewayConfig {
-  const key = env.ANTHROPIC_API_KEY?.trim();
+  const key = keySetting(env.ANTHROPIC_API_KEY);
   const base = env.ANTHROPIC_BASE_URL?.trim() || DEFAULT_ANTHROPIC_BASE_URL;
   let url: URL;
   try {

@@ -24,7 +24,7 @@ describe('GET /api/costs?root=', () => {
     expect(res.status).toBe(400);
     const body = (await res.json()) as { error: { code: string; field: string; message: string } };
     expect(body.error).toMatchObject({ code: 'invalid_request', field: 'root' });
-    expect(body.error.message).toBe(`root: job ${child} is not a tree's root: its calls are counted under its tree's root, job ${root} (root=${root})`);
+    expect(body.error.message).toBe(`root: job ${child} is not a tree's root: its calls are counted under its tree's root, job ${root}`);
   });
 
   it('no such job: 404', async () => {

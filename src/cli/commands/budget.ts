@@ -23,17 +23,24 @@ export function registerBudget(program: Command, ctx: CliContext): void {
     const client = await clientFrom(opts);
     const view = opts.add !== undefined ? await client.topUpBudget(job, opts.add) : await client.getBudget(job);
     // The job's status after the top-up (if any): a paused one waits for budget.
-    const jobStatus = (await client.getJob(job)).status;
+    const { status: jobStatus, endReason } = await client.getJob(job);
     if (wantsJson(self, opts)) return void out(JSON.stringify({ ...view, jobStatus }));
-    out(describeBudget(view, opts.add, jobStatus));
+    out(describeBudget(view, opts.add, jobStatus, endReason));
   });
 }
 
 /**
- * Human-readable lines for a {@link BudgetView}; `added` the top-up in USD; `jobStatus` the
- * status of job `v.jobId`: `paused` adds a line saying it waits for a top-up.
+ * endReason of a paused job whose resume a top-up already granted while its stopped process has
+ * not exited yet (server `BUDGET_RESUME_PENDING`, store/budgets.ts): it needs no further top-up.
  */
-export function describeBudget(v: BudgetView, added?: number, jobStatus?: JobStatus): string {
+const RESUME_PENDING = 'budget_resume';
+
+/**
+ * Human-readable lines for a {@link BudgetView}; `added` the top-up in USD; `jobStatus` the
+ * status of job `v.jobId` and `endReason` its reason: `paused` adds a line saying it waits for a
+ * top-up, or (reason `budget_resume`) that it resumes once its stopped process has exited.
+ */
+export function describeBudget(v: BudgetView, added?: number, jobStatus?: JobStatus, endReason?: string | null): string {
   const b = v.budget;
   const lines = [
     ...(added !== undefined ? [`added ${formatMicros(Math.round(added * 1_000_000))} to ${b.jobId !== undefined ? `job ${b.jobId}'s sub-limit` : `job tree ${b.rootId}`}`] : []),
@@ -48,6 +55,7 @@ export function describeBudget(v: BudgetView, added?: number, jobStatus?: JobSta
   const over = b.spentMicros + b.reservedMicros - b.limitMicros;
   if (over > 0) lines.push(`over by:   ${formatMicros(over)} (a top-up smaller than this leaves nothing to spend)`);
   if (v.resumed.length) lines.push(`resumed:   ${v.resumed.map((id) => `job ${id}`).join(', ')}`);
-  if (jobStatus === 'paused') lines.push(`paused:    job ${v.jobId} is paused for budget: a top-up resumes it (flotilla budget ${v.jobId} --add USD)`);
+  if (jobStatus === 'paused' && endReason === RESUME_PENDING) lines.push(`paused:    job ${v.jobId} resumes as soon as its stopped process has exited (no top-up needed)`);
+  else if (jobStatus === 'paused') lines.push(`paused:    job ${v.jobId} is paused for budget: a top-up resumes it (flotilla budget ${v.jobId} --add USD)`);
   return lines.join('\n');
 }

@@ -28,7 +28,7 @@ export function mountCosts(app: Hono<AppEnv>, ctx: ServerContext): void {
     if (rootId !== undefined) {
       const job = await ctx.store.getJob(rootId);
       if (!job) return apiError(c, 404, 'not_found', `root: no job ${rootId}`, 'root');
-      if (job.rootId !== job.id) return apiError(c, 400, 'invalid_request', `root: job ${rootId} is not a tree's root: its calls are counted under its tree's root, job ${job.rootId} (root=${job.rootId})`, 'root');
+      if (job.rootId !== job.id) return apiError(c, 400, 'invalid_request', `root: job ${rootId} is not a tree's root: its calls are counted under its tree's root, job ${job.rootId}`, 'root');
     }
     const rows: CostRow[] = await ctx.store.costRollup({ by: by.data, since: Math.max(0, since), ...(rootId !== undefined ? { rootId } : {}) });
     if (by.data === 'runner') {
