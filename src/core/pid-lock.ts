@@ -99,10 +99,11 @@ function lockHolder(file: string): { pid: number | null; startTime: string | nul
 }
 
 /**
- * Whether the process that wrote the lock still lives: its pid exists (EPERM: it exists but is
- * not ours), is not a zombie, and — when the lock names a start time — still has that start time.
+ * Whether process `pid` (started at `startTime`, from {@link processStartTime}; null: any start)
+ * still lives: its pid exists (EPERM: it exists but is not ours), is not a zombie (killed, not
+ * yet reaped), and has that start time (not another process that got the pid since).
  */
-function holderAlive(pid: number, startTime: string | null): boolean {
+export function holderAlive(pid: number, startTime: string | null): boolean {
   try {
     process.kill(pid, 0);
   } catch (e) {

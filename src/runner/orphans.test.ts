@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../core/log.js';
+import { processStartTime } from '../core/pid-lock.js';
+import { makeZombie } from '../core/test-zombie.js';
 import { forgetGroup, killOrphans, recordGroup } from './orphans.js';
 import { groupAlive, spawnGroup } from './process.js';
 
@@ -55,6 +57,19 @@ describe('orphan process groups', () => {
     writeFileSync(file, JSON.stringify({ pgid: job.pid, startTime: stat(job.pid), jobId: 6, attempt: 1, runnerPid: otherRunner.pid, runnerStartTime: '1' }));
     expect(await killOrphans(tmp, 500, silentLogger)).toEqual([job.pid]);
     expect(groupAlive(job.pid)).toBe(false);
+  });
+
+  it.runIf(existsSync('/proc/self'))('a record whose runner is a zombie (killed, not yet reaped: a restart at once after kill -9) names an orphan', async () => {
+    const job = spawnGroup('sleep', ['300'], { cwd: '/', env });
+    const zombie = await makeZombie();
+    try {
+      mkdirSync(join(tmp, 'pids'));
+      writeFileSync(join(tmp, 'pids', 'job-7-1.json'), JSON.stringify({ pgid: job.pid, startTime: processStartTime(job.pid), jobId: 7, attempt: 1, runnerPid: zombie.pid, runnerStartTime: processStartTime(zombie.pid) }));
+      expect(await killOrphans(tmp, 500, silentLogger)).toEqual([job.pid]);
+      expect(groupAlive(job.pid)).toBe(false);
+    } finally {
+      zombie.parent.kill('SIGKILL');
+    }
   });
 
   it('forgetGroup removes the record; nothing to do without records', async () => {

@@ -1,7 +1,7 @@
 import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../core/log.js';
-import { processStartTime } from '../core/pid-lock.js';
+import { holderAlive, processStartTime } from '../core/pid-lock.js';
 import { groupAlive, killGroup } from './process.js';
 
 /**
@@ -79,10 +79,9 @@ export async function killOrphans(workDir: string, graceMs: number, log: Logger)
   return killed;
 }
 
-/** Whether the record's runner process is alive and not this one (same pid and start time). */
+/** Whether the record's runner process is alive and not this one (same pid and start time; a zombie — killed, not yet reaped — is not). */
 function runnerAlive(rec: PidRecord): boolean {
   const pid = rec.runnerPid;
   if (typeof pid !== 'number' || !Number.isInteger(pid) || pid <= 1 || pid === process.pid) return false;
-  const now = processStartTime(pid);
-  return now !== null && now === rec.runnerStartTime;
+  return typeof rec.runnerStartTime === 'string' && holderAlive(pid, rec.runnerStartTime);
 }
