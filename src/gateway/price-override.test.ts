@@ -143,3 +143,12 @@ describe('flotilla.yaml price entries without cache rates', () => {
     expect(() => loadGatewayFile(file)).toThrow(/cachewrite/);
   });
 });
+
+describe('flotilla.yaml rates are held to the API\'s range', () => {
+  it('a rate past 1,000,000 USD per million tokens is refused, naming the field', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flotilla-yaml-cap-'));
+    const file = join(dir, 'flotilla.yaml');
+    writeFileSync(file, ['gateway:', '  prices:', '    my-model: { input: 1000000000000, output: 8 }'].join('\n'));
+    expect(() => loadGatewayFile(file)).toThrow(/my-model\.input/);
+  });
+});

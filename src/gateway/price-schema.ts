@@ -34,7 +34,8 @@ export interface TablePrice extends ModelPrice {
   longContext?: LongContextPrice;
 }
 
-const rate = () => z.number().nonnegative();
+/** USD per million tokens (or per 1,000 searches): 0 to 1,000,000, as the API and CLI take them (protocol model-routes.ts). */
+const rate = () => z.number().nonnegative().max(1_000_000);
 
 /** zod schema of {@link LongContextPrice}: a whole, positive threshold and rates from 0 to 1,000,000; no other keys (protocol's LongContextPrice). */
 export const LongContextPriceSchema = LongContextPriceShape;
