@@ -9,7 +9,7 @@ import { outputBound } from './max-output.js';
 import { inFlightMessage, IN_FLIGHT_RETRY_AFTER_S, refusedByCallsInFlight, reserveOrWait, type BudgetRefusal } from './budget-wait.js';
 import { callWorstCase } from './worst-case.js';
 import { webSearchBound } from './server-tools.js';
-import { estimateBytes, inlineImages } from './input-images.js';
+import { estimateBytes, requestMedia } from './input-images.js';
 import { meteredReply, recordRefused, recordUnreachable, type CallContext } from './meter.js';
 import { reportedInputCap, serverInputAllowance } from './server-input.js';
 import { priceFor } from './prices.js';
@@ -229,10 +229,11 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
     log.debug('gateway: model request', { job: job.id, model: request.model, stream: ctx.streamed, messages: request.messages.length });
     // Reserve the worst case against the tree budget before anything reaches the provider.
     // Inline images count by a bound per image, not by their base64 (input-images.ts).
-    const images = inlineImages(request, req.body.byteLength);
+    const media = requestMedia(request, req.body.byteLength);
+    const images = media.images;
     if (images.images > 0) ctx.requestBytes = estimateBytes(req.body.byteLength, images);
     // server tools whose results enter the context (server-input.ts): charged as reported, an allowance reserved
-    const serverInput = serverInputAllowance(request, 'anthropic-messages');
+    const serverInput = serverInputAllowance(request, 'anthropic-messages', media.byUrl);
     ctx.maxInputTokens = reportedInputCap(req.body.byteLength, images.images, serverInput);
     // max_tokens, at most the model's maximum output (max-output.ts)
     const price = priceFor(ctx.prices, request.model);

@@ -53,3 +53,15 @@ export function decodeBody(encodings: string[], body: Buffer, limit: number): Pr
     step(body);
   });
 }
+
+/**
+ * `headers` for a body {@link decodeBody} decoded: a copy without `content-encoding` and
+ * `content-length` — the body is plain JSON now, its encoding no longer describes it (nor goes
+ * upstream), and its length is the decoded one.
+ */
+export function decodedHeaders<H extends Record<string, unknown>>(headers: H): H {
+  const out = { ...headers };
+  delete out['content-encoding'];
+  delete out['content-length'];
+  return out;
+}

@@ -1,3 +1,4 @@
+import { urlKind, type UrlInput } from './url-input.js';
 import { walkObjects } from './walk-objects.js';
 
 /**
@@ -45,16 +46,38 @@ const NONE: InlineImages = Object.freeze({ images: 0, bytes: 0 });
  * Bodies under 16 KiB are not searched (none found).
  */
 export function inlineImages(body: unknown, rawBytes: number): InlineImages {
-  if (rawBytes < SEARCH_FROM_BYTES || body === null || typeof body !== 'object') return NONE;
-  const found = { images: 0, bytes: 0 };
+  return rawBytes < SEARCH_FROM_BYTES ? NONE : requestMedia(body, rawBytes).images;
+}
+
+/** What {@link requestMedia} found: the inline images ({@link inlineImages}) and the content by URL (url-input.ts). */
+export interface RequestMedia {
+  images: InlineImages;
+  byUrl: UrlInput | null;
+}
+
+/**
+ * The inline images ({@link inlineImages}: only in bodies of 16 KiB or more) and the images and
+ * documents the provider fetches by URL (url-input.ts, in any body) of parsed request body
+ * `body` of `rawBytes` bytes, in ONE walk of it (this runs on every model call).
+ */
+export function requestMedia(body: unknown, rawBytes: number): RequestMedia {
+  if (body === null || typeof body !== 'object') return { images: NONE, byUrl: null };
+  const searchImages = rawBytes >= SEARCH_FROM_BYTES;
+  const images = { images: 0, bytes: 0 };
+  const byUrl: UrlInput = { images: 0, documents: 0 };
   walkObjects(body, MAX_DEPTH, (o) => {
-    const data = imageData(o);
-    if (data === null) return false;
-    found.images++;
-    found.bytes += data.length;
+    const data = searchImages ? imageData(o) : null;
+    if (data !== null) {
+      images.images++;
+      images.bytes += data.length;
+      return true;
+    }
+    const kind = urlKind(o);
+    if (kind === null) return false;
+    byUrl[kind]++;
     return true;
   });
-  return found.images === 0 ? NONE : found;
+  return { images: images.images === 0 ? NONE : images, byUrl: byUrl.images + byUrl.documents === 0 ? null : byUrl };
 }
 
 /** The base64 text of image block `o`, or null when it is not an inline image. */

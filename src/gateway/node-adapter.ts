@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../core/log.js';
-import { decodeBody, encodingsOf, type DecodedBody } from './body-encoding.js';
+import { decodeBody, decodedHeaders, encodingsOf, type DecodedBody } from './body-encoding.js';
 import type { CallAuth, PreAuthedRequest } from './call-auth.js';
 import { bodyRefusalFor, type BodyRefusal, type RefusedBodyRequest } from './body-refusal.js';
 import type { JobAuth } from './job-auth.js';
@@ -139,13 +139,7 @@ function admit(c: Call, found: JobAuth | undefined, checked: boolean): void {
  * the route answers it (in its wire format) and records it as refused, as it does a body too large.
  */
 function decoded(c: Call, d: DecodedBody, enc: string | string[], found: JobAuth | undefined, received: number): void {
-  if ('body' in d) {
-    // the body is plain JSON now: its encoding no longer describes it (nor goes upstream)
-    const headers = { ...c.req.headers };
-    delete headers['content-encoding'];
-    delete headers['content-length'];
-    return serve(c, d.body, d.body.byteLength, headers, found, false);
-  }
+  if ('body' in d) return serve(c, d.body, d.body.byteLength, decodedHeaders(c.req.headers), found, false);
   serve(c, EMPTY, received, c.req.headers, found, false, bodyRefusalFor(d, enc, c.limit) ?? undefined);
 }
 

@@ -7,7 +7,7 @@ import { inFlightMessage, IN_FLIGHT_RETRY_AFTER_S, reserveOrWait } from './budge
 import { callWorstCase } from './worst-case.js';
 import { outputBound } from './max-output.js';
 import { webSearchBound } from './server-tools.js';
-import { estimateBytes, inlineImages } from './input-images.js';
+import { estimateBytes, requestMedia } from './input-images.js';
 import { MAX_REQUEST_BYTES, type GatewayConfig } from './config.js';
 import type { ModelDirectory } from './model-directory.js';
 import { meteredReply, recordRefused, type CallContext } from './meter.js';
@@ -156,10 +156,11 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
     const maxOut = perChoice * choicesOf(api, req);
     ctx.maxOutputTokens = maxOut;
     // Inline images count by a bound per image, not by their base64 (input-images.ts).
-    const images = inlineImages(req, raw.byteLength);
+    const media = requestMedia(req, raw.byteLength);
+    const images = media.images;
     if (images.images > 0) ctx.requestBytes = estimateBytes(raw.byteLength, images);
     // server tools whose results enter the context (server-input.ts): charged as reported, an allowance reserved
-    const serverInput = serverInputAllowance(req, api);
+    const serverInput = serverInputAllowance(req, api, media.byUrl);
     ctx.maxInputTokens = reportedInputCap(raw.byteLength, images.images, serverInput);
     const worst = callWorstCase(ctx, price, raw.byteLength, maxOut, images, webSearchBound(req, api), serverInput);
     const held = await reserveOrWait(d.store, job, worst.micros, { now: startedAt, ttlMs: d.config.reservationTtlMs, signal: request.signal, call: worst.call, waitMs: d.config.budgetWaitMs });

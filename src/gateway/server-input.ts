@@ -1,5 +1,6 @@
 import { DEFAULT_WEB_SEARCH_USES, isChatSearchModel } from './server-tools.js';
-import { urlInput, urlInputTokens } from './url-input.js';
+import { IMAGE_TOKENS_BOUND } from './input-images.js';
+import { URL_DOCUMENT_TOKENS, urlInput, type UrlInput } from './url-input.js';
 import { inputTokensBound, MAX_REPORTED_TOKENS } from './usage.js';
 
 /**
@@ -139,15 +140,15 @@ function anthropicFileBlock(blocks: unknown[], at: string, nested: boolean): Sto
  *   the default uses per tool, {@link SERVER_INPUT_TOKENS_PER_USE} tokens each;
  * - `openai-chat`: a search model (server-tools.ts isChatSearchModel) one search per call;
  * - any format: content the provider fetches by URL (url-input.ts: images at their bound,
- *   documents at URL_DOCUMENT_TOKENS each), one use each.
+ *   documents at URL_DOCUMENT_TOKENS each), one use each; `byUrl` as input-images.ts
+ *   requestMedia found it in its walk (default: a walk of its own).
  * `tokens` is at most {@link MAX_REPORTED_TOKENS} (no call is charged more input than that).
  */
-export function serverInputAllowance(body: unknown, api: string): ServerInputAllowance | null {
+export function serverInputAllowance(body: unknown, api: string, byUrl: UrlInput | null = urlInput(body)): ServerInputAllowance | null {
   const tools = toolAllowance(body, api);
-  const byUrl = urlInput(body);
   if (byUrl === null) return tools;
   const uses = (tools?.uses ?? 0) + byUrl.images + byUrl.documents;
-  return { uses, tokens: Math.min((tools?.tokens ?? 0) + urlInputTokens(byUrl), MAX_REPORTED_TOKENS) };
+  return { uses, tokens: Math.min((tools?.tokens ?? 0) + byUrl.images * IMAGE_TOKENS_BOUND + byUrl.documents * URL_DOCUMENT_TOKENS, MAX_REPORTED_TOKENS) };
 }
 
 /** {@link serverInputAllowance}'s part for server tools (and search models). */

@@ -1,4 +1,3 @@
-import { IMAGE_TOKENS_BOUND } from './input-images.js';
 import { walkObjects } from './walk-objects.js';
 
 /**
@@ -10,9 +9,10 @@ import { walkObjects } from './walk-objects.js';
  *   with an http(s) URL, Responses `input_image` with an http(s) `image_url`;
  * - documents: Anthropic `{type: "document", source: {type: "url"}}`, Responses
  *   `{type: "input_file", file_url}`.
- * Each image is bounded by the providers' image rules ({@link IMAGE_TOKENS_BOUND}); a document's
- * pages are not, so each reserves {@link URL_DOCUMENT_TOKENS} and the call is charged what the
- * provider reports.
+ * Each image is bounded by the providers' image rules (input-images.ts IMAGE_TOKENS_BOUND); a
+ * document's pages are not, so each reserves {@link URL_DOCUMENT_TOKENS} and the call is charged
+ * what the provider reports (server-input.ts). Found in the same walk as inline images
+ * (input-images.ts requestMedia).
  */
 
 /** Input tokens reserved per document the provider fetches by URL (a PDF of ~5 pages at Anthropic's 1,500–3,000 tokens a page), tokens. */
@@ -31,7 +31,7 @@ export interface UrlInput {
 export function urlInput(body: unknown): UrlInput | null {
   const found: UrlInput = { images: 0, documents: 0 };
   walkObjects(body, MAX_DEPTH, (o) => {
-    const kind = byUrl(o);
+    const kind = urlKind(o);
     if (kind === null) return false;
     found[kind]++;
     return true;
@@ -39,15 +39,10 @@ export function urlInput(body: unknown): UrlInput | null {
   return found.images + found.documents === 0 ? null : found;
 }
 
-/** Input tokens to reserve for `u`: {@link IMAGE_TOKENS_BOUND} per image, {@link URL_DOCUMENT_TOKENS} per document. */
-export function urlInputTokens(u: UrlInput): number {
-  return u.images * IMAGE_TOKENS_BOUND + u.documents * URL_DOCUMENT_TOKENS;
-}
-
 const isHttp = (v: unknown): boolean => typeof v === 'string' && /^https?:\/\//i.test(v);
 
 /** Whether block `o` is an image or a document the provider fetches by URL, else null. */
-function byUrl(o: Record<string, unknown>): 'images' | 'documents' | null {
+export function urlKind(o: Record<string, unknown>): 'images' | 'documents' | null {
   const t = o.type;
   if (t === 'image' || t === 'document') {
     const s = o.source as Record<string, unknown> | undefined;

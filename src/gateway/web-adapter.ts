@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { decodeBody, encodingsOf } from './body-encoding.js';
+import { decodeBody, decodedHeaders, encodingsOf } from './body-encoding.js';
 import { bodyRefusalFor, type RefusedBodyRequest } from './body-refusal.js';
 import type { GatewayRequest, Reply } from './reply.js';
 
@@ -65,9 +65,7 @@ export async function fromRequest(req: Request, limit: number): Promise<{ reques
       request.bodyRefusal = refusal;
       request.body = Buffer.alloc(0);
     } else if ('body' in d) {
-      // the body is plain JSON now: its encoding no longer describes it (nor goes upstream)
-      delete headers['content-encoding'];
-      delete headers['content-length'];
+      request.headers = decodedHeaders(headers);
       request.body = d.body;
       request.bodyBytes = d.body.byteLength;
     }
