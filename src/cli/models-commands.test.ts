@@ -16,11 +16,38 @@ let url: string;
 
 const run = (...args: string[]) => runCli([...args, '--server', url]);
 
+/** data/prices.json's version (the table the gateway prices with). */
+const TABLE_VERSION = (JSON.parse(await readFile(new URL('../../data/prices.json', import.meta.url), 'utf8')) as { version: string }).version;
+/**
+ * flotilla.yaml's prices as the gateway applies them, worked out by hand from the file and
+ * data/prices.json: cache rates left out are input × 1.25, × 2, × 0.1; web search and maximum
+ * output left out are those of the entry replaced (qwen3-coder is not listed: the default
+ * entry's $25 per 1,000 searches; Claude Haiku 4.5 / Sonnet 4.5: $10 and 64,000 tokens).
+ */
+const FILE_PRICES = [
+  { model: 'qwen3-coder', price: { input: 0.5, output: 1, cacheWrite5m: 0.5, cacheWrite1h: 0.5, cacheRead: 0.05, webSearch: 25 }, source: 'flotilla.yaml', updatedAt: null, replaces: { source: 'table', model: null }, kept: ['webSearch'] },
+  { model: 'claude-haiku-4-5', price: { input: 0.8, output: 4, cacheWrite5m: 1, cacheWrite1h: 1.6, cacheRead: 0.08, webSearch: 10, maxOutput: 64000 }, source: 'flotilla.yaml', updatedAt: null, replaces: { source: 'table', model: 'claude-haiku-4-5' }, kept: ['webSearch', 'maxOutput'] },
+  {
+    model: 'claude-sonnet-4-5',
+    price: { input: 2.7, output: 13.5, cacheWrite5m: 3.375, cacheWrite1h: 5.4, cacheRead: 0.27, webSearch: 10, maxOutput: 64000, longContext: null },
+    source: 'flotilla.yaml',
+    updatedAt: null,
+    replaces: { source: 'table', model: 'claude-sonnet-4-5' },
+    kept: ['webSearch', 'maxOutput'],
+  },
+];
+
 beforeAll(async () => {
   up = await startLocalUp('flotilla-models-cli-', {
     alsoClear: (k) => k.startsWith('OPENAI_'),
     before: async (dir) => {
-      await writeFile(join(dir, 'flotilla.yaml'), 'gateway:\n  models:\n    qwen*: openai-compatible\n    "*": scripted\n  prices:\n    qwen3-coder: { input: 0.5, output: 1, cacheWrite5m: 0.5, cacheWrite1h: 0.5, cacheRead: 0.05 }\n');
+      await writeFile(
+        join(dir, 'flotilla.yaml'),
+        'gateway:\n  models:\n    qwen*: openai-compatible\n    "*": scripted\n  prices:\n' +
+          '    qwen3-coder: { input: 0.5, output: 1, cacheWrite5m: 0.5, cacheWrite1h: 0.5, cacheRead: 0.05 }\n' +
+          '    claude-haiku-4-5: { input: 0.8, output: 4 }\n' +
+          '    claude-sonnet-4-5: { input: 2.7, output: 13.5, longContext: null }\n',
+      );
       process.env.FLOTILLA_CONFIG = join(dir, 'flotilla.yaml');
       process.env.ANTHROPIC_API_KEY = SECRET;
     },
@@ -44,7 +71,8 @@ describe('flotilla models', () => {
         { pattern: '*', provider: 'scripted', source: 'config', updatedAt: null },
       ],
       prices: [],
-      priceTableVersion: expect.any(String),
+      pricesInEffect: FILE_PRICES,
+      priceTableVersion: TABLE_VERSION,
       configured: true,
     });
 
@@ -57,12 +85,30 @@ describe('flotilla models', () => {
     expect(JSON.parse(def.out)).toMatchObject({ pattern: '*', provider: 'openai', source: 'api' });
     const price = await run('models', 'price', 'my-model', '--input', '2', '--output', '10');
     expect(price.code).toBe(0);
+    // an API override of a name flotilla.yaml prices wins over it (and keeps what it kept)
+    const haiku = await run('models', 'price', 'claude-haiku-4-5', '--input', '.5', '--output', '2');
+    expect(haiku.code, haiku.err).toBe(0);
     const table = await run('models');
     expect(table.code).toBe(0);
     // the order tried: API specific, configured specific, API default, configured default
-    const rows = table.out.split('\n').filter((l) => /^(claude|qwen|\*)/.test(l)).map((l) => l.split(/\s+/).slice(0, 3).join(' '));
+    const rows = table.out.split('\n').filter((l) => /^(claude-\*|qwen\*|\*)/.test(l)).map((l) => l.split(/\s+/).slice(0, 3).join(' '));
     expect(rows).toEqual(['claude-* anthropic api', 'qwen* openai-compatible config', '* (default) openai', '* (default) scripted']);
-    expect(table.out).toMatch(/^my-model\s+2\s+10\s+2\.5\s+4\s+0\.2\s*$/m); // cache prices from the Anthropic ratios
+    // every price in effect but the table's, where it came from and what it replaced
+    expect(table.out).toContain(`prices: table ${TABLE_VERSION} for models not below; overrides in effect (USD per million tokens; api over flotilla.yaml over table):`);
+    expect(table.out).toMatch(new RegExp(`^qwen3-coder\\s+0\\.5\\s+1\\s+0\\.5\\s+0\\.5\\s+0\\.05\\s+flotilla\\.yaml\\s+table ${TABLE_VERSION} default\\s*$`, 'm'));
+    expect(table.out).toMatch(new RegExp(`^claude-sonnet-4-5\\s+2\\.7\\s+13\\.5\\s+3\\.375\\s+5\\.4\\s+0\\.27\\s+flotilla\\.yaml\\s+table ${TABLE_VERSION} claude-sonnet-4-5\\s*$`, 'm'));
+    expect(table.out).toMatch(/^claude-haiku-4-5\s+0\.5\s+2\s+0\.625\s+1\s+0\.05\s+api\s+flotilla\.yaml claude-haiku-4-5\s*$/m);
+    expect(table.out).toMatch(new RegExp(`^my-model\\s+2\\s+10\\s+2\\.5\\s+4\\s+0\\.2\\s+api\\s+table ${TABLE_VERSION} default\\s*$`, 'm')); // cache prices from the Anthropic ratios
+    expect(table.out).toContain(`  claude-sonnet-4-5: web search 10 USD per 1,000; max output 64000 tokens; no long-context rates (every call at the base rates); web search, max output kept from table ${TABLE_VERSION} claude-sonnet-4-5\n`);
+    expect(table.out).toContain('  claude-haiku-4-5: web search 10 USD per 1,000; max output 64000 tokens; web search, max output kept from flotilla.yaml claude-haiku-4-5\n');
+    const listed = JSON.parse((await run('models', '--json')).out) as { pricesInEffect: unknown[] };
+    expect(listed.pricesInEffect).toEqual([
+      FILE_PRICES[0],
+      // where the file has it, in the file's order
+      { model: 'claude-haiku-4-5', price: { input: 0.5, output: 2, cacheWrite5m: 0.625, cacheWrite1h: 1, cacheRead: 0.05, webSearch: 10, maxOutput: 64000 }, source: 'api', updatedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), replaces: { source: 'flotilla.yaml', model: 'claude-haiku-4-5' }, kept: ['webSearch', 'maxOutput'] },
+      FILE_PRICES[2],
+      { model: 'my-model', price: { input: 2, output: 10, cacheWrite5m: 2.5, cacheWrite1h: 4, cacheRead: 0.2, webSearch: 25 }, source: 'api', updatedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), replaces: { source: 'table', model: null }, kept: ['webSearch'] },
+    ]);
 
     // Members read; changing needs an admin.
     const admin = new FlotillaClient({ url, token: (await readFile(join(data, 'admin-token'), 'utf8')).trim() });
@@ -89,9 +135,11 @@ describe('flotilla models', () => {
 
     expect((await run('models', 'delete', 'claude-*')).code).toBe(0);
     expect((await run('models', 'price', 'my-model', '--delete')).code).toBe(0);
-    const after = JSON.parse((await run('models', '--json')).out) as { routes: { pattern: string; source: string }[]; prices: unknown[] };
+    expect((await run('models', 'price', 'claude-haiku-4-5', '--delete')).code).toBe(0);
+    const after = JSON.parse((await run('models', '--json')).out) as { routes: { pattern: string; source: string }[]; prices: unknown[]; pricesInEffect: unknown[] };
     expect(after.routes.map((r) => `${r.pattern}/${r.source}`)).toEqual(['qwen*/config', '*/api', '*/config']);
     expect(after.prices).toEqual([]);
+    expect(after.pricesInEffect).toEqual(FILE_PRICES); // flotilla.yaml's claude-haiku-4-5 applies again
     expect(JSON.stringify(after) + table.out + first.out).not.toContain(SECRET);
   });
 });

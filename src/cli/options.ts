@@ -80,28 +80,40 @@ export interface UsdArgSpec {
   minNote?: string;
 }
 
-/** Digits with an optional fraction: the only form a USD amount is taken in. */
-const PLAIN_DECIMAL = /^\d+(\.\d+)?$/;
+/**
+ * The only form a USD amount is taken in: digits with an optional fraction (`5`, `0.5`), or a
+ * fraction alone (`.5` = 0.5). No sign, exponent, hex, spaces, commas, trailing dot (`5.`).
+ */
+const PLAIN_DECIMAL = /^(?:\d+(?:\.\d+)?|\.\d+)$/;
+
+/** Most decimal places a USD amount may have: 6, one micro-dollar (µ$, the unit money is kept in). */
+export const USD_MAX_DECIMALS = 6;
 
 /**
  * The argParser of a USD amount option (`--budget`, `--add`, `models price --input`, ...): one
- * parser for all of them. Takes only a plain decimal — digits with an optional fraction, e.g.
- * `1`, `0.5`, `12.25` (spaces around ignored) — where `Number()` would also take `0x10` (16),
- * `1e3`, `+5`, `Infinity` or an empty string; then checks `spec.min`..`spec.max`.
+ * parser for all of them. Takes only a plain decimal — digits with an optional fraction, or a
+ * fraction alone: `1`, `0.5`, `.5` (= 0.5), `12.25` — with at most {@link USD_MAX_DECIMALS}
+ * decimals, where `Number()` would also take `0x10` (16), `1e3`, `+5`, ` 5`, `5.`, `Infinity`
+ * or an empty string. The range `spec.min`..`spec.max` is checked before the decimals (a
+ * budget of `0.0000001` is named as under the least). A negative amount (`-1`, `-.5`) is
+ * refused as having a sign.
  * @returns the amount in USD (a JS number).
  * @throws InvalidArgumentError (commander: exit 2) naming `flag` and the value given:
- *   `--budget must be a positive number of US dollars, a plain decimal such as 1 or 0.5 (...); got "0x10"`.
+ *   `--budget must be a positive number of US dollars, a plain decimal such as 1 or 0.5 (...); got "0x10"`;
+ *   `--input must have at most 6 decimals (the smallest step is 0.000001); got "0.1234567"`.
  */
 export function usdArg(flag: string, spec: UsdArgSpec): (text: string) => number {
   return (text: string) => {
     const got = `got ${JSON.stringify(cutEcho(text))}`;
-    const t = text.trim();
-    const n = Number(t);
-    if (!PLAIN_DECIMAL.test(t) || !Number.isFinite(n)) {
-      throw new InvalidArgumentError(`${flag} must be ${spec.what}, a plain decimal such as 1 or 0.5 (digits and an optional fraction: no sign, exponent or hex); ${got}`);
+    const n = Number(text);
+    if (!PLAIN_DECIMAL.test(text) || !Number.isFinite(n)) {
+      throw new InvalidArgumentError(`${flag} must be ${spec.what}, a plain decimal such as 1 or 0.5 (or .5: digits and an optional fraction, no sign, exponent, hex, spaces, commas or trailing dot); ${got}`);
     }
     if (n < spec.min) throw new InvalidArgumentError(`${flag} must be ${spec.what}, at least ${spec.min}${spec.minNote ?? ''}; ${got}`);
     if (n > spec.max) throw new InvalidArgumentError(`${flag} must be at most ${spec.max}; ${got}`);
+    if ((text.split('.')[1]?.length ?? 0) > USD_MAX_DECIMALS) {
+      throw new InvalidArgumentError(`${flag} must have at most ${USD_MAX_DECIMALS} decimals (the smallest step is 0.000001); ${got}`);
+    }
     return n;
   };
 }

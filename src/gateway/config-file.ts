@@ -110,7 +110,8 @@ export function loadGatewayFile(file: string): GatewayFileConfig {
 /**
  * `config` with the file's routes first (then the environment's FLOTILLA_MODEL_PROVIDERS) and
  * its prices laid over the price table, each combined with the entry it replaces
- * (price-override.ts overriddenPrice: a missing `maxOutput` is the table's).
+ * (price-override.ts overriddenPrice: a missing `maxOutput` is the table's); when the file has
+ * prices, `priceFile` records them as written and the table they replaced entries of.
  * @throws Error naming the file and `gateway.prices.<model>.longContext` when an entry leaves
  *   out `longContext` for a model whose table entry has long-context rates (say them, or null).
  */
@@ -122,10 +123,13 @@ export function withGatewayFile(config: GatewayConfig, file: GatewayFileConfig):
     if (dropped) throw new Error(`${file.file ?? 'flotilla.yaml'}: gateway.prices.${model}.longContext: ${droppedLongContextMessage(model, dropped)}`);
     models[model] = overriddenPrice(config.prices, model, price);
   }
+  const overrides = Object.keys(file.prices).length > 0;
   return {
     ...config,
     ...(routes.length ? { modelProviders: routes } : {}),
-    prices: Object.keys(file.prices).length ? { ...config.prices, models } : config.prices,
+    prices: overrides ? { ...config.prices, models } : config.prices,
+    // which prices came from the file, for the API's list of prices in effect (price-sources.ts)
+    ...(overrides ? { priceFile: { file: file.file ?? 'flotilla.yaml', prices: file.prices, table: config.prices } } : {}),
   };
 }
 

@@ -1,3 +1,4 @@
+import type { PriceOverride } from './price-override.js';
 import { loadPriceTable, type PriceTable } from './prices.js';
 import { splitKeys, type RetryPolicy } from './retry.js';
 
@@ -48,6 +49,21 @@ export interface GatewayConfig {
   budgetWaitMs?: number;
   /** Upstream retry policy (retry.ts); FLOTILLA_GATEWAY_RETRIES sets `retries` (0–10, default 2). */
   retry?: Partial<RetryPolicy>;
+  /**
+   * Where `prices` came from when a config file overrides some (config-file.ts
+   * withGatewayFile): the file's path, its `gateway.prices` as written (USD per million
+   * tokens; `maxOutput` tokens) and the price table they were laid over (`table.version` is
+   * `prices.version`). Absent: `prices` is the price table as loaded. Read by
+   * price-sources.ts to say where each price in effect comes from.
+   */
+  priceFile?: PriceFileSource;
+}
+
+/** What {@link GatewayConfig.priceFile} holds. */
+export interface PriceFileSource {
+  file: string;
+  prices: Record<string, PriceOverride>;
+  table: PriceTable;
 }
 
 /** Default request size limit: 32 MB, Anthropic's own limit for Messages requests. */

@@ -149,14 +149,53 @@ export const ModelPriceOverride = z.object({ model: z.string(), price: ModelPric
 export type ModelPriceOverride = z.infer<typeof ModelPriceOverride>;
 
 /**
+ * Where a price the gateway uses comes from: the price table (data/prices.json, or
+ * FLOTILLA_PRICES_FILE; its version is {@link ModelRoutesView}'s `priceTableVersion`), the
+ * config file's `gateway.prices` (flotilla.yaml or FLOTILLA_CONFIG), or an override set through
+ * the API. Later ones win: `api` over `flotilla.yaml` over `table`.
+ */
+export const PriceSource = z.enum(['table', 'flotilla.yaml', 'api']);
+export type PriceSource = z.infer<typeof PriceSource>;
+
+/** What a price override's own fields fall back to when it leaves them out: these are taken from the entry it replaces (gateway/price-override.ts overriddenPrice, prices.ts priceFor). */
+export const KeptPriceField = z.enum(['webSearch', 'maxOutput', 'longContext']);
+export type KeptPriceField = z.infer<typeof KeptPriceField>;
+
+/**
+ * A price the gateway applies to a model name (or name prefix, matched as the price table
+ * matches names) other than the table's own: one per name overridden in flotilla.yaml or
+ * through the API, the winner only (an API override of a name flotilla.yaml also prices
+ * replaces it: `replaces.source` says so).
+ * - `price`: what the gateway charges, USD per million tokens (`webSearch` USD per 1,000
+ *   searches, `maxOutput` tokens) — the override combined with the entry it replaces, as the
+ *   gateway combines them; `longContext` absent = none; `null` = the override dropped the
+ *   replaced entry's rates (every call at the base rates).
+ * - `source`: who set it; `updatedAt`: when (ISO-8601, `api` only, else null).
+ * - `replaces`: the entry it replaced, found by the table's name matching: `model` null = the
+ *   table's default entry (the name is not listed).
+ * - `kept`: the fields of `price` taken from the replaced entry (the override left them out).
+ */
+export const PriceInEffect = z.object({
+  model: z.string(),
+  price: ModelPrice,
+  source: PriceSource.exclude(['table']),
+  updatedAt: z.string().nullable(),
+  replaces: z.object({ source: PriceSource.exclude(['api']), model: z.string().nullable() }),
+  kept: z.array(KeptPriceField),
+});
+export type PriceInEffect = z.infer<typeof PriceInEffect>;
+
+/**
  * `GET /api/gateway/routes`: the routes in the order they are tried (API routes, most specific
- * first; then configured ones in file order; then the defaults), the API's price overrides and
- * the shipped price table's version. `configured: false` = no route anywhere: every model goes
- * to its wire format's own provider.
+ * first; then configured ones in file order; then the defaults), the API's price overrides as
+ * stored (`prices`), every price in effect other than the table's (`pricesInEffect`:
+ * flotilla.yaml's and the API's, with where each came from) and the price table's version.
+ * `configured: false` = no route anywhere: every model goes to its wire format's own provider.
  */
 export const ModelRoutesView = z.object({
   routes: z.array(ModelRoute),
   prices: z.array(ModelPriceOverride),
+  pricesInEffect: z.array(PriceInEffect),
   priceTableVersion: z.string(),
   configured: z.boolean(),
 });

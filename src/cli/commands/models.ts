@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ApiError } from '../../client/index.js';
-import { MAX_OUTPUT_TOKENS_CEILING, ModelPattern, ProviderName, withDefaultCacheRates, type LongContextPrice, type ModelPrice, type ModelPriceOverride, type ModelRoutesView } from '../../protocol/index.js';
+import { MAX_OUTPUT_TOKENS_CEILING, ModelPattern, ProviderName, withDefaultCacheRates, type LongContextPrice, type ModelPrice, type ModelPriceOverride, type ModelRoutesView, type PriceInEffect } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
 import { formatTable } from '../format.js';
 import { addClientOptions, CliError, clientFrom, intIn, usdArg, wantsJson, type ClientOptions } from '../options.js';
@@ -45,18 +45,38 @@ export function describePriceExtras(p: ModelPrice): string[] {
   return parts;
 }
 
-/** Human-readable lines for a {@link ModelRoutesView}. */
+/** The fields a price in effect kept from the entry it replaced, as the human output says them. */
+const KEPT_WORDS: Record<PriceInEffect['kept'][number], string> = { webSearch: 'web search', maxOutput: 'max output', longContext: 'long-context rates' };
+
+/** `table 2026-12-02 claude-sonnet-4-5`, `table 2026-12-02 default`, `flotilla.yaml qwen3`: the entry a price in effect replaced. */
+function replacedLabel(r: PriceInEffect['replaces'], tableVersion: string): string {
+  return r.source === 'table' ? `table ${tableVersion} ${r.model ?? 'default'}` : `${r.source} ${r.model ?? ''}`.trim();
+}
+
+/**
+ * Human-readable lines for a {@link ModelRoutesView}: the routes in the order tried, then the
+ * prices in effect other than the table's (`pricesInEffect`: rates USD per million tokens,
+ * SOURCE `flotilla.yaml` or `api`, the entry each REPLACES; web search, maximum output and
+ * long-context rates below the table, with those kept from the replaced entry named).
+ */
 export function describeRoutes(v: ModelRoutesView): string {
   const lines: string[] = [];
   if (!v.configured) lines.push('no model routes: every model goes to the provider of its wire format (Messages → anthropic or scripted; OpenAI formats → openai, openai-compatible or scripted)');
   else lines.push(formatTable(['PATTERN', 'PROVIDER', 'SOURCE', 'UPDATED'], v.routes.map((r) => [r.pattern === '*' ? '* (default)' : r.pattern, r.provider, r.source, r.updatedAt ?? '-'])));
   if (v.configured && !v.routes.some((r) => r.pattern === '*')) lines.push('no default route: a model no pattern matches is refused as unknown');
-  lines.push(`prices: table ${v.priceTableVersion}${v.prices.length ? '; overrides (USD per million tokens):' : ', no overrides'}`);
-  if (v.prices.length) {
-    lines.push(formatTable(['MODEL', 'INPUT', 'OUTPUT', 'CACHE-WRITE-5M', 'CACHE-WRITE-1H', 'CACHE-READ'], v.prices.map((p) => [p.model, String(p.price.input), String(p.price.output), String(p.price.cacheWrite5m), String(p.price.cacheWrite1h), String(p.price.cacheRead)])));
-    // web search, maximum output and long-context rates, for the overrides that set them
-    for (const p of v.prices) {
+  const rows = v.pricesInEffect;
+  lines.push(`prices: table ${v.priceTableVersion}${rows.length ? ' for models not below; overrides in effect (USD per million tokens; api over flotilla.yaml over table):' : ', no overrides'}`);
+  if (rows.length) {
+    lines.push(
+      formatTable(
+        ['MODEL', 'INPUT', 'OUTPUT', 'CACHE-WRITE-5M', 'CACHE-WRITE-1H', 'CACHE-READ', 'SOURCE', 'REPLACES'],
+        rows.map((p) => [p.model, String(p.price.input), String(p.price.output), String(p.price.cacheWrite5m), String(p.price.cacheWrite1h), String(p.price.cacheRead), p.source, replacedLabel(p.replaces, v.priceTableVersion)]),
+      ),
+    );
+    // web search, maximum output and long-context rates, and which came with the replaced entry
+    for (const p of rows) {
       const extras = describePriceExtras(p.price);
+      if (p.kept.length) extras.push(`${p.kept.map((k) => KEPT_WORDS[k]).join(', ')} kept from ${replacedLabel(p.replaces, v.priceTableVersion)}`);
       if (extras.length) lines.push(`  ${p.model}: ${extras.join('; ')}`);
     }
   }
@@ -65,7 +85,8 @@ export function describeRoutes(v: ModelRoutesView): string {
 
 /**
  * `flotilla models ...`: the gateway's model routes and price overrides (issue 3).
- * - `models list` (default): routes in the order tried, price overrides (members may read);
+ * - `models list` (default): routes in the order tried, and every price in effect other than
+ *   the table's — flotilla.yaml's and the API's, with where each came from (members may read);
  * - `models set PATTERN PROVIDER` (admin): route model names matching PATTERN (exact name or
  *   glob like `claude-*`) to PROVIDER; `models default PROVIDER` = `models set '*' PROVIDER`;
  * - `models delete PATTERN` (admin): remove an API route;
@@ -86,7 +107,7 @@ export function registerModels(program: Command, ctx: CliContext): void {
   const out = (s: string) => ctx.io.stdout.write(s + '\n');
   const models = program.command('models').description('model routes (model name → provider) and price overrides of the gateway');
 
-  addClientOptions(models.command('list', { isDefault: true }).description('routes in the order tried, and price overrides')).action(async (opts: ClientOptions, self: Command) => {
+  addClientOptions(models.command('list', { isDefault: true }).description('routes in the order tried, and the prices in effect with where each comes from')).action(async (opts: ClientOptions, self: Command) => {
     const view = await (await clientFrom(opts)).listModelRoutes();
     out(wantsJson(self, opts) ? JSON.stringify(view) : describeRoutes(view));
   });

@@ -10,6 +10,7 @@ import {
 import type { GatewayConfig } from '../../gateway/config.js';
 import type { ModelDirectory } from '../../gateway/model-directory.js';
 import { droppedLongContext, droppedLongContextMessage } from '../../gateway/price-override.js';
+import { pricesInEffect } from '../../gateway/price-sources.js';
 import type { ModelPriceRow, ModelRouteRow } from '../../store/types.js';
 import { requireAdmin, type AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
@@ -48,7 +49,9 @@ function priceView(p: ModelPriceRow): ModelPriceOverride {
  * Model routes and price overrides of the gateway (issue 3). Members read, admins change;
  * changes are stored (every replica picks them up within gateway/model-directory.ts
  * DIRECTORY_TTL_MS, this one at once). Provider API keys never appear here.
- * - `GET /api/gateway/routes` → {@link ModelRoutesView};
+ * - `GET /api/gateway/routes` → {@link ModelRoutesView}: with `pricesInEffect`, every price the
+ *   gateway applies other than the table's, flotilla.yaml's and the API's, and where each came
+ *   from (gateway/price-sources.ts);
  * - `PUT /api/gateway/routes` {@link SetModelRouteRequest} (admin) → 200 {@link ModelRoute};
  * - `DELETE /api/gateway/routes?pattern=P` (admin) → 204; 404 `not_found` when P has no API
  *   route (configured routes cannot be deleted here); 400 `invalid_request` without `pattern`;
@@ -67,6 +70,7 @@ export function mountGatewayRoutes(app: Hono<AppEnv>, ctx: ServerContext, deps: 
     const view: ModelRoutesView = {
       routes: routesInOrder(routes, deps.config),
       prices: prices.map(priceView),
+      pricesInEffect: pricesInEffect(deps.config, prices),
       priceTableVersion: deps.config.prices.version,
       configured: routes.length > 0 || (deps.config.modelProviders?.length ?? 0) > 0,
     };

@@ -1,5 +1,5 @@
 import { useState, type FormEvent } from 'react';
-import { client, errorText, useApi, type ModelPrice, type ProviderName } from '../api.js';
+import { client, errorText, useApi, type ModelPrice, type PriceInEffect, type ProviderName } from '../api.js';
 import { when } from '../format.js';
 
 const PROVIDERS: ProviderName[] = ['anthropic', 'openai', 'openai-compatible', 'scripted'];
@@ -13,10 +13,20 @@ const PRICE_FIELDS: Array<[TokenRate, string]> = [
   ['cacheRead', 'cache read'],
 ];
 
+/** The fields a price in effect kept from the entry it replaced, in words. */
+const KEPT_WORDS: Record<PriceInEffect['kept'][number], string> = { webSearch: 'web search', maxOutput: 'max output', longContext: 'long-context rates' };
+
+/** `table 2026-12-02 default`, `flotilla.yaml qwen3`: the entry a price in effect replaced (the CLI says it alike). */
+function replacedLabel(r: PriceInEffect['replaces'], tableVersion: string): string {
+  return r.source === 'table' ? `table ${tableVersion} ${r.model ?? 'default'}` : `${r.source} ${r.model ?? ''}`.trim();
+}
+
 /**
  * Model providers and prices (GET/PUT/DELETE /api/gateway/routes and /api/gateway/prices):
  * which provider serves which model names (API routes can be changed here; configured ones are
- * read-only) and the price overrides in USD per million tokens. Admins only (the page is).
+ * read-only) and every price in effect other than the table's, USD per million tokens, with
+ * where it came from (flotilla.yaml, read-only here, or the API, removable) and the entry it
+ * replaced, as `flotilla models` lists them. Admins only (the page is).
  */
 export function ModelProviders() {
   const view = useApi(() => client.listModelRoutes(), []);
@@ -102,11 +112,11 @@ export function ModelProviders() {
               Set route
             </button>
           </form>
-          <h3 style={{ marginTop: '0.75rem' }}>Price overrides (USD per million tokens)</h3>
+          <h3 style={{ marginTop: '0.75rem' }}>Prices in effect other than the table’s (USD per million tokens)</h3>
           <table data-testid="prices">
             <tbody>
-              {v.prices.map((p) => (
-                <tr key={p.model}>
+              {v.pricesInEffect.map((p) => (
+                <tr key={p.model} data-source={p.source}>
                   <td>
                     <code>{p.model}</code>
                   </td>
@@ -117,16 +127,23 @@ export function ModelProviders() {
                     {p.price.longContext === null && ' · long context flat'}
                     {p.price.longContext && ` · above ${p.price.longContext.aboveInputTokens} input: in ${p.price.longContext.input} · out ${p.price.longContext.output}`}
                   </td>
+                  <td className="muted" data-testid="price-source">
+                    {p.source === 'api' ? `set ${when(p.updatedAt)}` : p.source}
+                    {` · replaces ${replacedLabel(p.replaces, v.priceTableVersion)}`}
+                    {p.kept.length > 0 && ` (keeps its ${p.kept.map((k) => KEPT_WORDS[k]).join(', ')})`}
+                  </td>
                   <td>
-                    <button className="link" onClick={() => act(() => client.deleteModelPrice(p.model))}>
-                      Remove
-                    </button>
+                    {p.source === 'api' && (
+                      <button className="link" onClick={() => act(() => client.deleteModelPrice(p.model))}>
+                        Remove
+                      </button>
+                    )}
                   </td>
                 </tr>
               ))}
             </tbody>
           </table>
-          {v.prices.length === 0 && <p className="muted">No overrides: the shipped price table applies.</p>}
+          {v.pricesInEffect.length === 0 && <p className="muted">No overrides: the price table applies to every model.</p>}
           <form className="inline" onSubmit={addPrice}>
             <input placeholder="model" value={model} onChange={(e) => setModel(e.target.value)} required aria-label="price model" />
             {PRICE_FIELDS.map(([k, label]) => (

@@ -1,0 +1,88 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { InvalidArgumentError } from 'commander';
+import { FlotillaClient } from '../client/index.js';
+import { budgetArg, usdArg } from './options.js';
+import { runCli } from './test-io.js';
+import { startLocalUp, type LocalUp } from './test-up.js';
+
+// USD amounts on the command line (options.ts usdArg): plain decimals, `.5` included, nothing else.
+
+const price = usdArg('--input', { what: 'USD per million tokens (a number from 0 to 1000000)', min: 0, max: 1_000_000 });
+const budget = budgetArg('--budget');
+
+/** The error message `parse(text)` throws (an InvalidArgumentError), or a note that it did not throw. */
+function refusal(parse: (t: string) => number, text: string): string {
+  try {
+    return `accepted: ${parse(text)}`;
+  } catch (err) {
+    expect(err).toBeInstanceOf(InvalidArgumentError);
+    return (err as Error).message;
+  }
+}
+
+describe('usdArg', () => {
+  it('takes a leading-dot decimal: .5 is $0.50, .000001 one micro-dollar, .25 a quarter', () => {
+    expect(budget('.5')).toBe(0.5);
+    expect(budget('.25')).toBe(0.25);
+    expect(budget('.000001')).toBe(0.000001);
+    expect(price('.5')).toBe(0.5);
+    expect(price('.0')).toBe(0);
+    // the forms taken before still are
+    expect([budget('5'), budget('0.5'), budget('12.25'), budget('100000'), budget('0.000001'), price('0'), price('1000000')]).toEqual([5, 0.5, 12.25, 100_000, 0.000001, 0, 1_000_000]);
+  });
+
+  it('refuses a sign (-.5, -1, +.5), a trailing dot, exponents, hex, spaces, commas, a lone dot, naming the flag and the value', () => {
+    for (const bad of ['-.5', '-1', '+.5', '5.', '1e3', '.5e1', '0x10', ' 5', '5 ', ' .5', '5,00', ',5', '.', '..5', '.5.', '', 'Infinity']) {
+      expect(refusal(budget, bad), JSON.stringify(bad)).toBe(
+        `--budget must be a positive number of US dollars, a plain decimal such as 1 or 0.5 (or .5: digits and an optional fraction, no sign, exponent, hex, spaces, commas or trailing dot); got ${JSON.stringify(bad)}`,
+      );
+    }
+  });
+
+  it('refuses more than 6 decimals (finer than a micro-dollar); 6 are taken', () => {
+    expect(refusal(price, '0.1234567')).toBe('--input must have at most 6 decimals (the smallest step is 0.000001); got "0.1234567"');
+    expect(refusal(price, '.1234567')).toBe('--input must have at most 6 decimals (the smallest step is 0.000001); got ".1234567"');
+    expect(refusal(budget, '1.0000001')).toBe('--budget must have at most 6 decimals (the smallest step is 0.000001); got "1.0000001"');
+    expect(price('0.123456')).toBe(0.123456);
+    // under the least is named as such before the decimals are
+    expect(refusal(budget, '.0000001')).toBe('--budget must be a positive number of US dollars, at least 0.000001 dollars (one micro-dollar); got ".0000001"');
+    expect(refusal(budget, '.0')).toBe('--budget must be a positive number of US dollars, at least 0.000001 dollars (one micro-dollar); got ".0"');
+  });
+});
+
+// End to end: `flotilla run --budget .5` and `flotilla budget --add .5` against a real `flotilla up`.
+let up: LocalUp;
+let url: string;
+let admin: FlotillaClient;
+const run = (...args: string[]) => runCli([...args, '--server', url]);
+
+beforeAll(async () => {
+  up = await startLocalUp('flotilla-usd-arg-');
+  url = up.url;
+  admin = new FlotillaClient({ url, token: (await readFile(join(up.data, 'admin-token'), 'utf8')).trim() });
+});
+
+afterAll(async () => {
+  expect(await up.stop()).toBe(0);
+});
+
+describe('USD flags end to end', () => {
+  it('run --budget .5 gives the tree $0.50 (500,000 µ$); budget --add .5 adds $0.50; --add -.5 is refused (exit 2) and adds nothing', async () => {
+    const started = await run('run', 'test-fixer', '{"repo":"examples/calc"}', '--budget', '.5', '--detach', '--json');
+    expect(started.code, started.err).toBe(0);
+    const id = (JSON.parse(started.out) as { job: { id: number } }).job.id;
+    expect((await admin.getBudget(id)).budget.limitMicros).toBe(500_000);
+
+    const add = await run('budget', String(id), '--add', '.5', '--json');
+    expect(add.code, add.err).toBe(0);
+    expect(JSON.parse(add.out)).toMatchObject({ budget: { limitMicros: 1_000_000 } });
+
+    const neg = await run('budget', String(id), '--add', '-.5');
+    expect([neg.code, neg.err]).toEqual([2, expect.stringContaining('--add must be a positive number of US dollars, a plain decimal such as 1 or 0.5')]);
+    expect(neg.err).toContain('got "-.5"');
+    expect((await admin.getBudget(id)).budget.limitMicros).toBe(1_000_000);
+    await admin.cancelJob(id);
+  });
+});
