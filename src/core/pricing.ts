@@ -39,6 +39,12 @@ export function webSearchMicros(price: ModelPrice): number {
   return Math.ceil(scaledPerRequest(price.webSearch ?? 0) / PRICE_SCALE);
 }
 
+/** Whole µ$ `micros` in callCost's exact unit (10⁻¹² USD). */
+function feeScaled(micros: number): bigint {
+  if (!Number.isSafeInteger(micros) || micros < 0) throw new RangeError(`toolFeeMicros must be a non-negative whole number of micro-dollars, got ${micros}`);
+  return BigInt(micros) * BigInt(PRICE_SCALE);
+}
+
 /**
  * Cost of `usage` at `price`, in integer micro-dollars, computed exactly then rounded half up
  * once at the end. A price of P USD per million tokens is exactly P µ$ per token, so the exact
@@ -57,9 +63,11 @@ export function costMicros(usage: TokenUsage & { cacheWrite1hTokens?: number; we
  * Example (issue 3): {input 4, cacheRead 2,455, output 23} at 3 / 0.30 / 15 → exact
  * 12 + 736.5 + 345 = 1,093.5 µ$ → micros 1,094 (half up), nanos 1,093,500.
  * `webSearchRequests` (server-side web searches, H4) are charged `price.webSearch` USD per
- * 1,000 on top: 3 searches at $10 per 1,000 = 30,000 µ$.
+ * 1,000 on top: 3 searches at $10 per 1,000 = 30,000 µ$. `toolFeeMicros` (whole µ$, not by
+ * model: per-call fees of other built-in tools, gateway/tool-fees.ts) are added as they are.
+ * @throws RangeError when `toolFeeMicros` is not a non-negative safe integer.
  */
-export function callCost(usage: TokenUsage & { cacheWrite1hTokens?: number; webSearchRequests?: number }, price: ModelPrice): { micros: number; nanos: number; exact: bigint } {
+export function callCost(usage: TokenUsage & { cacheWrite1hTokens?: number; webSearchRequests?: number; toolFeeMicros?: number }, price: ModelPrice): { micros: number; nanos: number; exact: bigint } {
   const oneHour = Math.min(usage.cacheWrite1hTokens ?? 0, usage.cacheWriteTokens);
   const fiveMin = usage.cacheWriteTokens - oneHour;
   const total =
@@ -68,7 +76,8 @@ export function callCost(usage: TokenUsage & { cacheWrite1hTokens?: number; webS
     BigInt(fiveMin) * BigInt(scaled(price.cacheWrite5m)) +
     BigInt(oneHour) * BigInt(scaled(price.cacheWrite1h)) +
     BigInt(usage.cacheReadTokens) * BigInt(scaled(price.cacheRead)) +
-    (usage.webSearchRequests ? BigInt(usage.webSearchRequests) * BigInt(scaledPerRequest(price.webSearch ?? 0)) : 0n);
+    (usage.webSearchRequests ? BigInt(usage.webSearchRequests) * BigInt(scaledPerRequest(price.webSearch ?? 0)) : 0n) +
+    (usage.toolFeeMicros ? feeScaled(usage.toolFeeMicros) : 0n);
   const scale = BigInt(PRICE_SCALE);
   const nanoScale = scale / 1000n;
   return { micros: Number((total + scale / 2n) / scale), nanos: Number((total + nanoScale / 2n) / nanoScale), exact: total };

@@ -8,6 +8,7 @@ import type { JobRow, NewModelCall, Store } from '../store/types.js';
 import { ratesFor } from './long-context.js';
 import { priceFor, type PriceTable } from './prices.js';
 import { boundedSearches, webSearchCap, withCallSearches } from './server-tools.js';
+import { toolFeeCharge, type ToolFeeBound } from './tool-fees.js';
 import { MAX_MODEL_NAME } from './request.js';
 import { boundedUsage, estimateUsage, PROMPT_SLACK_TOKENS, StreamUsageReader, usageFromMessage, type CallUsage } from './usage.js';
 
@@ -56,6 +57,12 @@ export interface CallContext {
    * served call (2xx) or one charged an estimate is charged at least these. Absent: none.
    */
   searchesPerCall?: number;
+  /**
+   * The request's fee-bearing OpenAI Responses built-in tools (tool-fees.ts toolFeeBound, set by
+   * worst-case.ts callWorstCase): the reply's file searches, new containers and images are
+   * charged by it. Absent: such items, if any, at the dearest fees, up to the output bound's cap.
+   */
+  toolFees?: ToolFeeBound;
   /** Epoch ms when the gateway received the request. */
   startedAt: number;
   /** The wire format the client spoke (`anthropic-messages`, `openai-chat`, `openai-responses`). Default anthropic-messages. */
@@ -98,8 +105,17 @@ function recorder(ctx: CallContext) {
         usageKnown = false;
       }
     }
+    // per-call fees of other built-in tools (tool-fees.ts), held to the request's bound (H1);
+    // an image's fee is a flat estimate, so the usage charged is one
+    let toolFeeMicros = 0;
+    if (usage.toolCalls !== undefined) {
+      const fees = toolFeeCharge(usage.toolCalls, ctx.toolFees ?? null, ctx.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS, ctx.provider !== 'scripted');
+      if (fees.capped && usageKnown) ctx.log.warn('gateway: the upstream reported more built-in tool calls than the request allows: charged the bound, as an estimate', { job: ctx.job.id, model, fileSearches: usage.toolCalls.fileSearch, containers: usage.toolCalls.containers.length, images: usage.toolCalls.images });
+      if (fees.capped || fees.estimated) usageKnown = false;
+      toolFeeMicros = fees.micros;
+    }
     // long-context rates (long-context.ts) by the input side of the usage charged
-    const cost = callCost(usage, ratesFor(priceFor(ctx.prices, model), usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens));
+    const cost = callCost(toolFeeMicros > 0 ? { ...usage, toolFeeMicros } : usage, ratesFor(priceFor(ctx.prices, model), usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens));
     const row: NewModelCall = {
       jobId: ctx.job.id,
       attempt: ctx.job.attempt,
@@ -162,6 +178,7 @@ function recorder(ctx: CallContext) {
       costMicros: row.costMicros,
       ms: row.durationMs,
     };
+    if (toolFeeMicros > 0) fields.toolFeeMicros = toolFeeMicros;
     // the model the reply named, when another (upstream text: cut to a model name's length)
     if (r.model !== null && r.model !== ctx.requestModel) fields.replyModel = r.model.slice(0, MAX_MODEL_NAME);
     ctx.log.info('gateway: model call', fields);
@@ -220,7 +237,9 @@ export async function recordEstimated(ctx: CallContext, httpStatus: number, usag
  * Every call is priced by the requested model (`ctx.requestModel`), at its long-context rates
  * when its input side is past the model's threshold (long-context.ts), server-side web searches
  * included (`price.webSearch` per request, H4; at least `ctx.searchesPerCall` for a served
- * call), and usage past what the request allows
+ * call), and so are OpenAI Responses built-in tool fees (tool-fees.ts: file searches,
+ * containers, images — an image's fee an estimate, recorded as one), and usage past what the
+ * request allows
  * (`ctx.maxInputTokens`, `ctx.maxOutputTokens`, `ctx.maxWebSearches`) is charged at those
  * bounds, marked estimated (usage.ts boundedUsage, server-tools.ts boundedSearches).
  * @returns the reply to send to the client (same status and headers).

@@ -1,4 +1,5 @@
 import { SseParser } from './sse.js';
+import { mergeToolCalls, noToolCalls, ToolCallTally, toolCallsIn, type ToolCalls } from './tool-fees.js';
 import { INVALID_COUNT, reportedCount, type CallUsage, type StreamUsageState } from './usage.js';
 
 /**
@@ -56,16 +57,26 @@ export function webSearchCalls(output: unknown): number {
   return n;
 }
 
-/** `u` with `searches` web searches (unchanged when there are none). */
-function withSearches(u: CallUsage | null, searches: number): CallUsage | null {
-  if (u === null || searches === 0) return u;
-  return { ...u, webSearchRequests: searches };
+/** `u` with `searches` web searches and the other fee-bearing tool calls `calls` (unchanged when there are none). */
+function withServerTools(u: CallUsage | null, searches: number, calls: ToolCalls | null): CallUsage | null {
+  if (u === null) return u;
+  const tools = calls !== null && !noToolCalls(calls);
+  if (searches === 0 && !tools) return u;
+  const out: CallUsage = { ...u };
+  if (searches > 0) out.webSearchRequests = searches;
+  if (tools) out.toolCalls = calls!;
+  return out;
 }
 
-/** Usage of a non-streamed Chat Completions or Responses body (with its web_search_call items, {@link webSearchCalls}), or null. */
+/**
+ * Usage of a non-streamed Chat Completions or Responses body, or null: with its
+ * web_search_call items ({@link webSearchCalls}) and its other fee-bearing built-in tool calls
+ * (file_search_call, code_interpreter_call containers, image_generation_call: tool-fees.ts).
+ */
 export function usageFromOpenAiBody(body: unknown): CallUsage | null {
   if (body === null || typeof body !== 'object') return null;
-  return withSearches(usageFromOpenAi((body as { usage?: unknown }).usage), webSearchCalls((body as { output?: unknown }).output));
+  const output = (body as { output?: unknown }).output;
+  return withServerTools(usageFromOpenAi((body as { usage?: unknown }).usage), webSearchCalls(output), Array.isArray(output) ? toolCallsIn(output) : null);
 }
 
 /** A reader with the interface meter.ts drives (push bytes as they pass, then end()). */
@@ -82,7 +93,8 @@ export interface StreamReader {
  * `response.incomplete`) carries `response.usage` and completes; `response.failed`/`error` mark
  * it errored. Text and argument deltas are counted (bytes) for estimates. Web searches (H4):
  * the `web_search_call` items of response.completed's output, or (more) those seen in
- * `response.output_item.added`/`done` events.
+ * `response.output_item.added`/`done` events; the other fee-bearing tool calls (tool-fees.ts)
+ * the same way (the larger count, the union of containers).
  */
 export class OpenAiStreamReader implements StreamReader {
   private readonly parser = new SseParser();
@@ -97,6 +109,10 @@ export class OpenAiStreamReader implements StreamReader {
   private readonly searches = new Set<string>();
   /** The count from response.completed's output list, when it had one (it wins: it is the whole reply). */
   private finalSearches: number | null = null;
+  /** The fee-bearing tool call items seen in output_item events (tool-fees.ts). */
+  private readonly tools = new ToolCallTally();
+  /** Those of response.completed's output list, when it had one. */
+  private finalTools: ToolCalls | null = null;
 
   push(chunk: Uint8Array | string): void {
     for (const ev of this.parser.push(chunk)) this.onEvent(ev.event, ev.data);
@@ -114,7 +130,7 @@ export class OpenAiStreamReader implements StreamReader {
       complete: this.complete && this.usage !== null,
       errored: this.errored,
       invalidUsage: this.invalidUsage,
-      usage: withSearches(usage, this.finalSearches ?? this.searches.size)!,
+      usage: withServerTools(usage, this.finalSearches ?? this.searches.size, this.finalTools === null ? this.tools.calls() : mergeToolCalls(this.tools.calls(), this.finalTools))!,
       textBytes: this.textBytes,
       model: this.model,
     };
@@ -162,10 +178,14 @@ export class OpenAiStreamReader implements StreamReader {
     } else if (type === 'response.output_item.added' || type === 'response.output_item.done') {
       const item = msg.item as { type?: unknown; id?: unknown } | undefined;
       if (item?.type === 'web_search_call') this.searches.add(typeof item.id === 'string' ? item.id : `#${String(msg.output_index)}`);
+      else this.tools.add(item, msg.output_index);
     } else if (type === 'response.completed' || type === 'response.incomplete') {
       const r = msg.response as { usage?: unknown; model?: unknown; output?: unknown } | undefined;
       if (typeof r?.model === 'string') this.model = r.model;
-      if (Array.isArray(r?.output)) this.finalSearches = Math.max(webSearchCalls(r.output), this.searches.size);
+      if (Array.isArray(r?.output)) {
+        this.finalSearches = Math.max(webSearchCalls(r.output), this.searches.size);
+        this.finalTools = toolCallsIn(r.output);
+      }
       this.takeUsage(r?.usage);
       this.sawStart = true;
       this.complete = true;

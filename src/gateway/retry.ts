@@ -15,6 +15,11 @@
  * it has not tried yet, as one of its retries (never past N+1 upstream calls: with retries 0
  * there is no failover); only when every key the call tried was refused does the 401/403 come
  * back (the routes map it to a 500 naming the setting, upstream-auth.ts).
+ * A retryable reply the gateway gives up on after such a failover (e.g. key A 401, then key B
+ * 529 until the retries run out) carries no `x-should-retry: false`: the overload did not get
+ * every retry (the refused key took one), so it reaches the client as the provider sent it
+ * (Anthropic: 529 `overloaded_error`, which Claude Code retries) and the harness's next call —
+ * at most 1 + N upstream calls again, the refused key now skipped — gets them all.
  */
 export interface RetryPolicy {
   /** Retries after the first call (default 2 → at most 3 upstream calls). */
@@ -161,7 +166,8 @@ const RESPONSE_OPS: ReplyOps<Response> = {
  * not tried; with none left untried, to one that failed retryably before (after the usual
  * backoff); with none of those either, the 401/403 is the reply.
  * @returns the last reply (with `x-should-retry: false` added when retries ran out on a
- *   retryable status) and how many upstream calls were made.
+ *   retryable status and no key was refused during the call) and how many upstream calls were
+ *   made (at most `policy.retries` + 1).
  * @throws the last connection error when every attempt failed to connect; at once, an error
  *   with `noRetry: true` (e.g. a 2xx reply over the size limit, upstream-http.ts), or any error
  *   once `opts.signal` is aborted.
@@ -224,8 +230,11 @@ export async function withRetries<R = Response>(
     if (asked !== null) wait = asked;
     if (!retryable || i >= policy.retries || wait > policy.maxDelayMs || opts.signal?.aborted) {
       if (res === null) throw error;
-      // We retried as much as allowed: the harness must not retry on top.
-      if (retryable) return { response: ops.withHeader(res, 'x-should-retry', 'false'), calls };
+      // We retried as much as allowed: the harness must not retry on top — unless a refused
+      // key took some of the attempts: then the reply goes as the provider sent it (a 529
+      // stays a retryable overload), and the harness's next call, without that key, gets the
+      // full retries.
+      if (retryable && refused.size === 0) return { response: ops.withHeader(res, 'x-should-retry', 'false'), calls };
       return { response: res, calls };
     }
     if (res !== null) await ops.discard(res);

@@ -18,6 +18,19 @@ import { inputTokensBound, MAX_REPORTED_TOKENS } from './usage.js';
  *   the body's estimate. A call whose tools add more than that allowance is charged it all the
  *   same: it can overshoot its tree's budget by the input beyond the allowance;
  * - requests with images or documents the provider fetches by URL (url-input.ts): the same.
+ * The rule between the first two: a reference is refused when the provider puts the stored
+ * input into the prompt itself, past any bound the gateway can set before the call; stored
+ * data a server tool reaches only through its own calls is allowed, its results charged as
+ * reported (bounded by the tool's allowance and MAX_REPORTED_TOKENS) and its per-call fee
+ * reserved (server-tools.ts, tool-fees.ts). So, on OpenAI Responses:
+ * - `file_search` `vector_store_ids` are allowed: the chunks a search retrieves are input
+ *   tokens in `usage`, and each call's fee is reserved and charged (tool-fees.ts);
+ * - `code_interpreter` `container.file_ids` (files uploaded earlier) and a `container` id are
+ *   allowed: the files sit in the container, not in the prompt; the model sees only what its
+ *   code prints, a tool result like any other code run (same allowance, same cap), so they add
+ *   nothing the code_interpreter tool did not already leave unbounded;
+ * - a `file_id` content part (`input_file`, `input_image`) is refused: the provider reads the
+ *   whole file into the prompt.
  */
 
 /**
@@ -66,6 +79,8 @@ const WHY = 'the gateway meters what a request carries and cannot bound input st
  * - `anthropic-messages` (and count_tokens): a content block whose `source` is
  *   `{ type: "file", file_id }` (document, image; inside a tool_result too) or a
  *   `container_upload` block.
+ * Not refused (module docstring: server tools reach them through their calls): `file_search`
+ * `vector_store_ids`, `code_interpreter` `container.file_ids` and container ids.
  * The refusal (400 invalid_request_error) names the field and says to send the input itself.
  */
 export function storedStateRef(body: unknown, api: string): StoredStateRef | null {

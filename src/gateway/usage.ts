@@ -1,6 +1,7 @@
 import type { TokenUsage } from '../protocol/index.js';
 import { IMAGE_TOKENS_BOUND } from './input-images.js';
 import { SseParser } from './sse.js';
+import type { ToolCalls } from './tool-fees.js';
 
 /**
  * Token usage of one model call, in tokens. `inputTokens` excludes cache reads and writes
@@ -9,9 +10,11 @@ import { SseParser } from './sse.js';
  * written with the 1-hour lifetime (from `cache_creation.ephemeral_1h_input_tokens`).
  * `webSearchRequests` (H4): server-side web searches the provider ran for the call, priced
  * per request (Anthropic `server_tool_use.web_search_requests`; OpenAI Responses
- * `web_search_call` output items); absent = 0.
+ * `web_search_call` output items); absent = 0. `toolCalls`: the other fee-bearing built-in tool
+ * calls of an OpenAI Responses reply (file searches, containers, images: tool-fees.ts), charged
+ * per call by the meter; absent = none.
  */
-export type CallUsage = TokenUsage & { cacheWrite1hTokens: number; webSearchRequests?: number };
+export type CallUsage = TokenUsage & { cacheWrite1hTokens: number; webSearchRequests?: number; toolCalls?: ToolCalls };
 
 /** An Anthropic `usage` object as far as we read it; any field may be absent or null. */
 interface WireUsage {
@@ -380,8 +383,8 @@ export class StreamUsageReader {
  * without usage): never zero. Input = the larger of what message_start reported (input + cache
  * figures kept as reported) and ⌈requestBytes / 4⌉; output = the larger of the last reported
  * output and ⌈textBytes / 4⌉ capped at `maxOutputTokens` (the request's max_tokens: a model
- * stops there, so a huge reply body does not make a huge bill), at least 1; web searches as
- * `partial` has them.
+ * stops there, so a huge reply body does not make a huge bill), at least 1; web searches and
+ * other built-in tool calls (`toolCalls`) as `partial` has them.
  */
 export function estimateUsage(partial: CallUsage | null, requestBytes: number, textBytes: number, maxOutputTokens = Number.MAX_SAFE_INTEGER): CallUsage {
   const p = partial ?? { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0 };
@@ -396,5 +399,7 @@ export function estimateUsage(partial: CallUsage | null, requestBytes: number, t
   };
   // web searches seen so far (reported, or their blocks) are kept: they were run, so billed (H4)
   if (p.webSearchRequests) u.webSearchRequests = p.webSearchRequests;
+  // so are the other built-in tool calls seen (tool-fees.ts)
+  if (p.toolCalls) u.toolCalls = p.toolCalls;
   return u;
 }

@@ -5,6 +5,7 @@ import type { CallContext } from './meter.js';
 import type { TablePrice } from './price-schema.js';
 import type { ServerInputAllowance } from './server-input.js';
 import { webSearchCap, webSearchWorstMicros, type WebSearchBound } from './server-tools.js';
+import { toolFeeWorstMicros } from './tool-fees.js';
 
 /**
  * max_tokens assumed when a request does not say (OpenAI formats make it optional), or the
@@ -75,17 +76,21 @@ export interface CallWorstCase {
  * else DEFAULT_WEB_SEARCH_USES) at the model's per-search price (H4: $10 per 1,000 = 10,000 µ$
  * each), and the input tokens its server tools may add (`serverInput`, server-input.ts
  * serverInputAllowance: `max_uses` × `max_content_tokens` where the request gives them, else
- * SERVER_INPUT_TOKENS_PER_USE per use) at the highest input-side rate. Also sets
- * `ctx.maxWebSearches`, the most searches the call may then be charged, and for a model that
- * searches on every call (`searches.perCall`) `ctx.searchesPerCall`.
+ * SERVER_INPUT_TOKENS_PER_USE per use) at the highest input-side rate, and the per-call fees of
+ * the other built-in tools it enables (`searches.fees`, OpenAI Responses file_search,
+ * code_interpreter containers, image_generation: tool-fees.ts toolFeeWorstMicros). Also sets
+ * `ctx.maxWebSearches`, the most searches the call may then be charged, `ctx.toolFees` (what
+ * the meter charges those fees by), and for a model that searches on every call
+ * (`searches.perCall`) `ctx.searchesPerCall`.
  * The call's PendingCall carries these worst-case tokens and searches: the ledger row the sweep
  * writes if the call is never settled.
  */
 export function callWorstCase(ctx: CallContext, price: TablePrice, bodyBytes: number, maxOutputTokens: number, images: InlineImages | undefined, searches: WebSearchBound | null, serverInput: ServerInputAllowance | null = null): CallWorstCase {
   const added = serverInput?.tokens ?? 0;
   const tokens = worstCaseMicros(bodyBytes, maxOutputTokens, price, images, added);
-  const micros = Math.min(Number.MAX_SAFE_INTEGER, tokens + webSearchWorstMicros(price, searches));
+  const micros = Math.min(Number.MAX_SAFE_INTEGER, tokens + webSearchWorstMicros(price, searches) + toolFeeWorstMicros(searches?.fees ?? null));
   ctx.maxWebSearches = webSearchCap(searches, maxOutputTokens);
+  if (searches?.fees) ctx.toolFees = searches.fees;
   if (searches?.perCall) ctx.searchesPerCall = searches.uses;
   const call: PendingCall = {
     jobId: ctx.job.id,
