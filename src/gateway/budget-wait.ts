@@ -1,4 +1,5 @@
 import { formatMicros } from '../core/money.js';
+import type { RefusingBudget } from '../store/job-budgets.js';
 import type { JobRow, PendingCall, TreeBudget } from '../store/types.js';
 import { reserve, watchSettles, type BudgetStore, type Reservation } from './budget.js';
 import type { CallSignal } from './reply.js';
@@ -37,9 +38,16 @@ export const IN_FLIGHT_POLL_MS = 1_000;
  */
 export const IN_FLIGHT_RETRY_AFTER_S = 5;
 
-/** True when the refusal of a call costing up to `worst` µ$ (figures `b`) came only from other calls' reservations. */
+/**
+ * True when the refusal of a call costing up to `worst` µ$ (figures `b`) came only from other
+ * calls' reservations: on every budget the call did not fit (`b`, or each of `b.shortOnPath`
+ * when several on the job's path were short: store/job-budgets.ts RefusingBudget), its spent
+ * plus `worst` fits the limit. One budget really spent makes it a refusal for budget.
+ */
 export function refusedByCallsInFlight(b: TreeBudget | null, worst: number): boolean {
-  return b !== null && b.reservedMicros > 0 && b.spentMicros + worst <= b.limitMicros;
+  if (b === null) return false;
+  const short = (b as RefusingBudget).shortOnPath ?? [b];
+  return short.every((x) => x.reservedMicros > 0 && x.spentMicros + worst <= x.limitMicros);
 }
 
 /** A refused call: the message, the figures that refused it, and whether only calls in flight did (retryable, M2). */

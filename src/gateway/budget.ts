@@ -3,6 +3,7 @@ import { DEFAULT_RESERVATION_TTL_MS } from '../store/budgets.js';
 import { noteCallStart, type ActivityStore } from './activity.js';
 import { trackCall, untrackCall } from './live-calls.js';
 import type { CallSignal } from './reply.js';
+import type { RefusingBudget } from '../store/job-budgets.js';
 import type { JobRow, NewModelCall, PendingCall, Store, TreeBudget } from '../store/types.js';
 
 /** The Store methods the gateway's budget checks use. */
@@ -11,23 +12,36 @@ export type BudgetStore = Pick<Store, 'reserveBudget' | 'settleBudget'> & Partia
 // The worst case of a call lives in worst-case.ts; re-exported for the modules and tests that take it from here.
 export { DEFAULT_MAX_OUTPUT_TOKENS, worstCaseMicros } from './worst-case.js';
 
-/** The message every wire format's budget refusal carries: names the tree, its figures and what is left. */
+/** How a refusal names budget `b` of `job`'s path: "job tree R's budget" or "job N's budget". */
+function budgetName(job: JobRow, b: TreeBudget): string {
+  return b.jobId === undefined ? `job tree ${job.rootId}'s budget` : `job ${b.jobId}'s budget`;
+}
+
+/**
+ * The message every wire format's budget refusal carries: names the budget that refused the
+ * call — the tree's, or a sub-limit on the job's path (issue 6) — its figures (µ$ written as
+ * $ with six decimals), what is left, the call's worst case `worst` µ$, and how to top it up.
+ * `b` is the store's refusal (store/job-budgets.ts {@link RefusingBudget}): the short budget
+ * with least room; when several on the path are short (`shortOnPath`), the others are listed
+ * too and the hint names each, from the top of the tree down (a sub-limit never grows past
+ * what is left above it, so one top-up alone would not be enough).
+ */
 export function budgetMessage(job: JobRow, b: TreeBudget | null, worst: number): string {
   if (!b) return `budget exhausted: job tree ${job.rootId} has no budget`;
-  if (b.jobId !== undefined) {
-    // issue 6: a child's sub-limit (its own, or an ancestor's it shares)
-    return (
-      `budget exhausted: job ${b.jobId}'s budget (sub-limit in job tree ${job.rootId}${b.jobId === job.id ? '' : `, shared by job ${job.id}`}) is ${formatMicros(b.limitMicros)}, ` +
-      `${formatMicros(b.spentMicros)} spent and ${formatMicros(b.reservedMicros)} reserved by calls in flight, ` +
-      `${formatMicros(b.remainingMicros)} left; this call may cost up to ${formatMicros(worst)}. ` +
-      `Top up with: flotilla budget ${b.jobId} --add <USD>`
-    );
-  }
-  return (
-    `budget exhausted: job tree ${job.rootId} (job ${job.id}) has a budget of ${formatMicros(b.limitMicros)}, ` +
+  const figures =
     `${formatMicros(b.spentMicros)} spent and ${formatMicros(b.reservedMicros)} reserved by calls in flight, ` +
-    `${formatMicros(b.remainingMicros)} left; this call may cost up to ${formatMicros(worst)}. ` +
-    `Top up with: flotilla budget ${job.rootId} --add <USD>`
+    `${formatMicros(b.remainingMicros)} left; this call may cost up to ${formatMicros(worst)}.`;
+  const head =
+    b.jobId !== undefined
+      ? // issue 6: a child's sub-limit (its own, or an ancestor's it shares)
+        `budget exhausted: job ${b.jobId}'s budget (sub-limit in job tree ${job.rootId}${b.jobId === job.id ? '' : `, shared by job ${job.id}`}) is ${formatMicros(b.limitMicros)}, ${figures}`
+      : `budget exhausted: job tree ${job.rootId} (job ${job.id}) has a budget of ${formatMicros(b.limitMicros)}, ${figures}`;
+  const short = (b as RefusingBudget).shortOnPath ?? [];
+  if (short.length < 2) return `${head} Top up with: flotilla budget ${b.jobId ?? job.rootId} --add <USD>`;
+  const others = short.filter((x) => x.jobId !== b.jobId);
+  return (
+    `${head} Also short: ${others.map((x) => `${budgetName(job, x)} (${formatMicros(x.remainingMicros)} left of ${formatMicros(x.limitMicros)})`).join(', ')}. ` +
+    `Top up with: ${short.map((x) => `flotilla budget ${x.jobId ?? job.rootId} --add <USD>`).join(', then ')} (${short.length} budgets are short: one alone is not enough)`
   );
 }
 

@@ -18,7 +18,8 @@ import { recordStatus } from './status-events.js';
  * running behind the fleet's back: until the runner reports the attempt ended, it keeps its
  * runner slot and is not resumed (server/paused-exit.ts settles that report; the hub repeats
  * the stop on heartbeats if it was missed). With `fail`, the runner's report ends it `failed`
- * (reason `budget`).
+ * (reason `budget`). `needMicros`, the refused call's worst case in µ$, is stored with the pause
+ * for the resume rule (store/budget-resume.ts); absent, the store reads it from `message`.
  */
 export function budgetPauser(o: {
   store: Store;
@@ -29,11 +30,12 @@ export function budgetPauser(o: {
   /** Sends a frame to a runner (hub.send); absent: nothing is sent (unit tests). */
   stop?: (runnerId: number, msg: ServerToRunner) => Promise<boolean>;
 }) {
-  return async (job: JobRow, message: string): Promise<void> => {
+  return async (job: JobRow, message: string, needMicros?: number): Promise<void> => {
     const policy = o.agents.get(job.agent)?.onBudgetExhausted ?? 'pause';
     if (policy === 'fail') return;
     const now = o.now();
-    const paused = await o.store.pauseJobForBudget(job.id, job.attempt, message, now);
+    // the refused call's worst case (µ$) is kept for the resume rule (store/budget-resume.ts)
+    const paused = await o.store.pauseJobForBudget(job.id, job.attempt, message, now, needMicros);
     if (!paused) return;
     o.log.info('job paused: tree out of budget', { jobId: job.id, rootId: job.rootId });
     const runnerId = paused.runnerId ?? job.runnerId;

@@ -12,8 +12,9 @@ import type { Database } from './schema.js';
  *    path, or a sub-limited job that is the job itself or one of its ancestors), and
  * 2. every budget on its path — the tree's and each sub-limit of the job and its ancestors —
  *    has room for the call that was refused: `limit - spent >= need`, `need` the refused call's
- *    worst case read from the job's pause reason ({@link refusedCallMicros}; 1 µ$ when it does
- *    not say). Reservations of calls in flight are not counted: the gateway pauses a job only
+ *    worst case as the pause stored it (`jobs.paused_need_micros`, 0024); for a job paused
+ *    before that column existed (null), read from its pause reason ({@link refusedCallMicros});
+ *    1 µ$ when neither says. Reservations of calls in flight are not counted: the gateway pauses a job only
  *    when a call does not fit even without them (gateway/budget-wait.ts), so a resumed call
  *    kept out only by them waits for them instead of pausing again.
  * A resumed job whose next call cannot fit would only be refused again, pause again and burn an
@@ -71,15 +72,33 @@ export async function pathBudgets(db: Db, rootId: number, jobId: number): Promis
   return out;
 }
 
+/** A budget-paused job as the rule reads it: its row's id, root, pause reason and stored need (µ$, null/absent: not stored). */
+export interface PausedJobNeed {
+  id: number;
+  root_id: number | string;
+  error: string | null;
+  paused_need_micros?: number | string | null;
+}
+
+/**
+ * The refused call's worst case, µ$, of a budget-paused job: the stored `paused_need_micros`;
+ * when null (paused before 0024), read from its pause reason ({@link refusedCallMicros}); null
+ * when neither says.
+ */
+export function pausedNeedMicros(job: PausedJobNeed): number | null {
+  return job.paused_need_micros !== null && job.paused_need_micros !== undefined ? num(job.paused_need_micros) : refusedCallMicros(job.error);
+}
+
 /**
  * Whether paused job `job` may resume after `raised` was raised ({@link mayResumeForBudget}
- * on its path as it is in `db`); `raised` null: no raise is required (the resume was already
- * granted by a top-up and is only being carried out: endPausedAttempt).
+ * on its path as it is in `db`, for {@link pausedNeedMicros}); `raised` null: no raise is
+ * required (the resume was already granted by a top-up and is only being carried out:
+ * endPausedAttempt).
  */
-export async function budgetPausedMayResume(db: Db, job: { id: number; root_id: number | string; error: string | null }, raised: BudgetRaised | null): Promise<boolean> {
+export async function budgetPausedMayResume(db: Db, job: PausedJobNeed, raised: BudgetRaised | null): Promise<boolean> {
   const path = await pathBudgets(db, num(job.root_id), job.id);
   const onPath = raised === null || raised === 'tree' || path.some((b) => b.jobId === raised.jobId);
-  return mayResumeForBudget(onPath, path, refusedCallMicros(job.error));
+  return mayResumeForBudget(onPath, path, pausedNeedMicros(job));
 }
 
 /**
@@ -92,7 +111,7 @@ export async function listResumableBudgetPausedJobs(c: StoreCtx, rootId: number,
   if (raised !== 'tree') assertInt('raised.jobId', raised.jobId, 1);
   const paused = await c.db
     .selectFrom('jobs')
-    .select(['id', 'root_id', 'error'])
+    .select(['id', 'root_id', 'error', 'paused_need_micros'])
     .where('root_id', '=', rootId)
     .where('status', '=', 'paused')
     .where('end_reason', '=', 'budget')
@@ -100,7 +119,7 @@ export async function listResumableBudgetPausedJobs(c: StoreCtx, rootId: number,
     .execute();
   const out: number[] = [];
   for (const j of paused) {
-    const job = { id: num(j.id), root_id: j.root_id, error: j.error };
+    const job = { id: num(j.id), root_id: j.root_id, error: j.error, paused_need_micros: j.paused_need_micros };
     if (await budgetPausedMayResume(c.db, job, raised)) out.push(job.id);
   }
   return out;

@@ -5,7 +5,7 @@ import { toJobRow } from './codec.js';
 import { modelCallValues } from './model-calls.js';
 import { chargeSubLimitsLate, parseJobIds, reserveWithSubLimits, settleJobRows } from './job-budgets.js';
 import { encodePendingCall } from './pending-call.js';
-import { budgetPausedMayResume } from './budget-resume.js';
+import { budgetPausedMayResume, refusedCallMicros } from './budget-resume.js';
 import type { BudgetReservationResult, JobRow, NewModelCall, PendingCall, TreeBudget } from './types.js';
 import type { Database } from './schema.js';
 
@@ -309,18 +309,23 @@ export async function topUpBudget(c: StoreCtx, rootId: number, addMicros: number
 /**
  * A running (or assigned) attempt whose tree ran out of budget → `paused` with endReason
  * `budget`; its token stops authenticating (the resumed attempt gets a new one) but is kept
- * so the gateway can still answer it with the budget refusal. Fenced by attempt. Returns
- * the updated row, or null when the job was not in that attempt/status.
+ * so the gateway can still answer it with the budget refusal. `needMicros` (µ$), the worst
+ * case of the refused call, is kept in `paused_need_micros` (0024) for the resume rule
+ * (budget-resume.ts); absent, it is read from `reason` now (the gateway's message: "this call
+ * may cost up to $…"), null when that names none. Fenced by attempt. Returns the updated row,
+ * or null when the job was not in that attempt/status.
+ * @throws Error when jobId/attempt/now/needMicros are not integers in range.
  */
-export async function pauseJobForBudget(c: StoreCtx, jobId: number, attempt: number, reason: string, now: number): Promise<JobRow | null> {
+export async function pauseJobForBudget(c: StoreCtx, jobId: number, attempt: number, reason: string, now: number, needMicros?: number): Promise<JobRow | null> {
   assertInt('jobId', jobId, 1);
   assertInt('attempt', attempt, 0);
   assertInt('now', now, 0);
+  if (needMicros !== undefined) assertInt('needMicros', needMicros, 0);
   const row = await c.db
     .updateTable('jobs')
     // The token's hash stays: it no longer authenticates (not a live status), but the gateway
     // finds the paused job by it to answer the budget refusal, not a 401 (jobs.ts findPausedJobByTokenHash).
-    .set({ status: 'paused', end_reason: 'budget', error: reason.slice(0, 2000) })
+    .set({ status: 'paused', end_reason: 'budget', error: reason.slice(0, 2000), paused_need_micros: needMicros ?? refusedCallMicros(reason) })
     .where('id', '=', jobId)
     .where('attempt', '=', attempt)
     .where('status', 'in', ['assigned', 'running'])
@@ -352,6 +357,7 @@ const resumeColumns = (eb: ExpressionBuilder<Database, 'jobs'>) =>
     assigned_at: null,
     token_hash: null,
     finished_at: null,
+    paused_need_micros: null,
   }) as const;
 
 /**
@@ -440,7 +446,7 @@ export async function endPausedAttempt(c: StoreCtx, jobId: number, attempt: numb
     if (!row) return null;
     if (row.end_reason !== BUDGET_RESUME_PENDING) return toJobRow(c.codec, row);
     // The room the top-up granted may have been spent meanwhile: the same rule as the top-up (budget-resume.ts).
-    if (!(await budgetPausedMayResume(trx, { id: jobId, root_id: row.root_id, error: row.error }, null))) {
+    if (!(await budgetPausedMayResume(trx, { id: jobId, root_id: row.root_id, error: row.error, paused_need_micros: row.paused_need_micros }, null))) {
       const back = await trx.updateTable('jobs').set({ end_reason: 'budget' }).where('id', '=', jobId).returningAll().executeTakeFirstOrThrow();
       return toJobRow(c.codec, back);
     }

@@ -61,9 +61,33 @@ export async function getJobBudget(c: StoreCtx, jobId: number, now: number): Pro
 }
 
 class NoFit extends Error {
-  constructor(readonly at: { table: 'tree' | 'job'; id: number }) {
+  constructor() {
     super('budget: does not fit');
   }
+}
+
+/**
+ * The figures of a refused call's budget ({@link reserveWithSubLimits}): those of the budget on
+ * the path with least room, and — only when more than one budget on the path is short —
+ * `shortOnPath`, every short one (the named one included), the tree's first (`jobId` absent),
+ * then the sub-limits by ascending job id: the order to top them up in (a sub-limit never grows
+ * past what is left above it). µ$.
+ */
+export interface RefusingBudget extends TreeBudget {
+  shortOnPath?: TreeBudget[];
+}
+
+/**
+ * The refusal of a `worst` µ$ call on a path whose budgets are `path` (the tree's first, then
+ * the sub-limits by ascending job id): the short ones (`spent + reserved + worst > limit`, as
+ * the reservation checks), the one with least room named (a tie: the one nearest the calling
+ * job). Null when none is short (money was given back meanwhile: try again).
+ */
+export function refusingBudget(path: readonly TreeBudget[], worst: number): RefusingBudget | null {
+  const short = path.filter((b) => b.spentMicros + b.reservedMicros + worst > b.limitMicros);
+  if (!short.length) return null;
+  const least = short.reduce((a, b) => (b.remainingMicros <= a.remainingMicros ? b : a));
+  return short.length > 1 ? { ...least, shortOnPath: short } : { ...least };
 }
 
 /**
@@ -71,8 +95,11 @@ class NoFit extends Error {
  * transaction (see the top of this file), plus the `budget_reservations` row naming the
  * job rows held (`job_ids`) and its call (`callJson`, pending-call.ts; H7). Null when the path has no sub-limit (the caller reserves against
  * the tree alone) or the tree has no row yet (the caller creates it and retries).
- * @returns ok with the tree's figures, or `{ ok: false, budget }` with the figures of the
- *   first budget that did not fit (`budget.jobId` set when it is a sub-limit).
+ * @returns ok with the tree's figures, or `{ ok: false, budget }` when it does not fit, with
+ *   the figures of the budget on the path with least room among those the call does not fit
+ *   (`budget.jobId` set when it is a sub-limit; {@link RefusingBudget}: `shortOnPath` when
+ *   several are short). Null (the caller reads the tree and tries again) also when, read after
+ *   the refusal, every budget has room again.
  */
 export async function reserveWithSubLimits(c: StoreCtx, rootId: number, jobId: number, worst: number, now: number, ttlMs: number, callJson: string | null = null): Promise<BudgetReservationResult | 'no-sub-limit' | null> {
   const chain = await subLimitChain(c.db, jobId);
@@ -88,7 +115,7 @@ export async function reserveWithSubLimits(c: StoreCtx, rootId: number, jobId: n
         .where(sql<boolean>`spent_micros + reserved_micros + ${worst} <= limit_micros`)
         .returning(treeCols)
         .executeTakeFirst();
-      if (!tree) throw new NoFit({ table: 'tree', id: rootId });
+      if (!tree) throw new NoFit();
       for (const j of chain) {
         const row = await trx
           .updateTable('job_budgets')
@@ -97,7 +124,7 @@ export async function reserveWithSubLimits(c: StoreCtx, rootId: number, jobId: n
           .where(sql<boolean>`spent_micros + reserved_micros + ${worst} <= limit_micros`)
           .returning('job_id')
           .executeTakeFirst();
-        if (!row) throw new NoFit({ table: 'job', id: j.id });
+        if (!row) throw new NoFit();
       }
       const res = await trx
         .insertInto('budget_reservations')
@@ -112,9 +139,15 @@ export async function reserveWithSubLimits(c: StoreCtx, rootId: number, jobId: n
     });
   } catch (err) {
     if (!(err instanceof NoFit)) throw err;
-    if (err.at.table === 'tree') return null; // budgets.ts reads the tree's figures (or creates its row)
-    const row = await c.db.selectFrom('job_budgets').select(COLS).where('job_id', '=', err.at.id).executeTakeFirstOrThrow();
-    return { ok: false, budget: toBudget(row) };
+    // Every budget on the path as it is now: the refusal names the one with least room among
+    // those the call does not fit, and lists the others (issue 6: the hint must name each).
+    const tree = await c.db.selectFrom('tree_budgets').select(treeCols).where('root_id', '=', rootId).executeTakeFirst();
+    if (!tree) return null; // budgets.ts creates the tree's row and tries again
+    const rows = await c.db.selectFrom('job_budgets').select(COLS).where('job_id', 'in', chain.map((j) => j.id)).orderBy('job_id').execute();
+    const treeLeft = num(tree.limit_micros) - num(tree.spent_micros) - num(tree.reserved_micros);
+    const treeBudget: TreeBudget = { rootId, limitMicros: num(tree.limit_micros), spentMicros: num(tree.spent_micros), reservedMicros: num(tree.reserved_micros), remainingMicros: Math.max(0, treeLeft) };
+    const refusing = refusingBudget([treeBudget, ...rows.map(toBudget)], worst);
+    return refusing ? { ok: false, budget: refusing } : null;
   }
 }
 

@@ -112,7 +112,7 @@ export function kyselyStore(db: Kysely<Database>, dialect: SqlDialect, afterClos
     setModelPrice: (m, price, now) => modelRoutes.setModelPrice(c, m, price, now),
     deleteModelPrice: (m) => modelRoutes.deleteModelPrice(c, m),
     topUpBudget: (id, add, now, cap) => budgets.topUpBudget(c, id, add, now, cap),
-    pauseJobForBudget: (id, attempt, reason, now) => budgets.pauseJobForBudget(c, id, attempt, reason, now),
+    pauseJobForBudget: (id, attempt, reason, now, need) => budgets.pauseJobForBudget(c, id, attempt, reason, now, need),
     listResumableBudgetPausedJobs: (id, raised) => budgetResume.listResumableBudgetPausedJobs(c, id, raised),
     resumeBudgetPausedJobs: (id, now, ids) => budgets.resumeBudgetPausedJobs(c, id, now, ids),
     deferHeldBudgetResumes: (id, ids) => budgets.deferHeldBudgetResumes(c, id, ids),

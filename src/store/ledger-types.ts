@@ -79,8 +79,8 @@ export interface LedgerStore {
   deleteModelPrice(model: string): Promise<boolean>;
   /** Raises the tree's limit by `addMicros` (and the root job's budgetMicros); with `capMicros`, only to at most that (store/budgets.ts BudgetCapError otherwise). Null when not a root job. */
   topUpBudget(rootId: number, addMicros: number, now: number, capMicros?: number): Promise<TreeBudget | null>;
-  /** assigned/running attempt → `paused` (endReason `budget`, `error` = reason, token cleared), fenced by attempt. */
-  pauseJobForBudget(jobId: number, attempt: number, reason: string, now: number): Promise<JobRow | null>;
+  /** assigned/running attempt → `paused` (endReason `budget`, `error` = reason, token cleared; `needMicros` µ$ the refused call's worst case, else read from reason: store/budgets.ts), fenced by attempt. */
+  pauseJobForBudget(jobId: number, attempt: number, reason: string, now: number, needMicros?: number): Promise<JobRow | null>;
   /**
    * The budget-paused jobs of the tree that may resume now that `raised` (the tree's budget, or
    * child `{ jobId }`'s sub-limit) was raised: it is on their path and every budget on their

@@ -100,6 +100,8 @@ export interface JobsTable {
   holds: ColumnType<string | null, string | null | undefined, string | null>;
   /** 0023: times the job went back to the queue because its runner never started it (store/unstarted.ts). */
   unstarted_requeues: ColumnType<number, number | undefined, number>;
+  /** 0024: µ$, the worst case of the call whose refusal paused the job for budget (store/budget-resume.ts); null = not known (not paused for budget, or paused before 0024). */
+  paused_need_micros: ColumnType<number | string | null, number | null | undefined, number | null>;
 }
 
 export interface JobEventsTable {

@@ -1,6 +1,7 @@
 import { Command, Option } from 'commander';
 import { formatMicros } from '../../core/money.js';
-import type { BudgetView, JobStatus } from '../../protocol/index.js';
+import type { FlotillaClient } from '../../client/index.js';
+import type { BudgetView, Job, JobStatus } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
 import { addClientOptions, budgetArg, clientFrom, parseJobId, wantsJson, type ClientOptions } from '../options.js';
 
@@ -23,9 +24,10 @@ export function registerBudget(program: Command, ctx: CliContext): void {
     const client = await clientFrom(opts);
     const view = opts.add !== undefined ? await client.topUpBudget(job, opts.add) : await client.getBudget(job);
     // The job's status after the top-up (if any): a paused one waits for budget.
-    const { status: jobStatus, endReason } = await client.getJob(job);
+    const j = await client.getJob(job);
+    const { status: jobStatus, endReason } = j;
     if (wantsJson(self, opts)) return void out(JSON.stringify({ ...view, jobStatus }));
-    out(describeBudget(view, opts.add, jobStatus, endReason));
+    out(describeBudget(view, opts.add, jobStatus, endReason, await budgetBound(client, view, j)));
   });
 }
 
@@ -35,12 +37,45 @@ export function registerBudget(program: Command, ctx: CliContext): void {
  */
 const RESUME_PENDING = 'budget_resume';
 
+/** The budget above a sub-limited job that bounds what it has left: its name ("job tree 5", "job 7"), what it has left and its own limit, µ$. */
+export interface BudgetBound {
+  name: string;
+  leftMicros: number;
+  limitMicros: number;
+}
+
+/** µ$ a budget's own figures leave: limit − spent − reserved, never below 0. */
+const ownLeft = (b: BudgetView['budget']) => Math.max(0, b.limitMicros - b.spentMicros - b.reservedMicros);
+
+/**
+ * When the API's `left` of sub-limited job `job` (view `v`: the least room on its path, issue
+ * 6) is below what its own sub-limit leaves, the budget above it that bounds it: each
+ * sub-limited ancestor's and the tree's budget are read (one API call per ancestor, only in
+ * that case) and the one with least room is named (a tie: the nearest). Null otherwise.
+ */
+export async function budgetBound(client: Pick<FlotillaClient, 'getJob' | 'getBudget'>, v: BudgetView, job: Job): Promise<BudgetBound | null> {
+  if (v.budget.jobId === undefined || v.budget.remainingMicros >= ownLeft(v.budget)) return null;
+  let best: BudgetBound | null = null;
+  const consider = (name: string, b: BudgetView['budget']) => {
+    if (!best || ownLeft(b) < best.leftMicros) best = { name, leftMicros: ownLeft(b), limitMicros: b.limitMicros };
+  };
+  for (let cur = job.parentId, depth = 0; cur !== null && depth < 1000; depth++) {
+    const a = await client.getJob(cur);
+    if (a.parentId !== null && a.budgetMicros > 0) consider(`job ${a.id}`, (await client.getBudget(a.id)).budget);
+    cur = a.parentId;
+  }
+  consider(`job tree ${job.rootId}`, (await client.getBudget(job.rootId)).budget);
+  return best;
+}
+
 /**
  * Human-readable lines for a {@link BudgetView}; `added` the top-up in USD; `jobStatus` the
  * status of job `v.jobId` and `endReason` its reason: `paused` adds a line saying it waits for a
  * top-up, or (reason `budget_resume`) that it resumes once its stopped process has exited.
+ * `bound` ({@link budgetBound}): the budget above a sub-limited job that bounds its `left`,
+ * named on that line.
  */
-export function describeBudget(v: BudgetView, added?: number, jobStatus?: JobStatus, endReason?: string | null): string {
+export function describeBudget(v: BudgetView, added?: number, jobStatus?: JobStatus, endReason?: string | null, bound?: BudgetBound | null): string {
   const b = v.budget;
   const lines = [
     ...(added !== undefined ? [`added ${formatMicros(Math.round(added * 1_000_000))} to ${b.jobId !== undefined ? `job ${b.jobId}'s sub-limit` : `job tree ${b.rootId}`}`] : []),
@@ -49,7 +84,7 @@ export function describeBudget(v: BudgetView, added?: number, jobStatus?: JobSta
     `budget:    ${formatMicros(b.limitMicros)}`,
     `spent:     ${formatMicros(b.spentMicros)}`,
     `reserved:  ${formatMicros(b.reservedMicros)}`,
-    `left:      ${formatMicros(b.remainingMicros)}`,
+    `left:      ${formatMicros(b.remainingMicros)}${bound ? ` (bounded by ${bound.name}: ${formatMicros(bound.leftMicros)} left of its own ${formatMicros(bound.limitMicros)})` : ''}`,
   ];
   // Spent past the limit (an estimate charged at settle, or a limit lowered): say by how much, so a top-up can cover it.
   const over = b.spentMicros + b.reservedMicros - b.limitMicros;

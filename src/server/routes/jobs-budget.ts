@@ -7,6 +7,7 @@ import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
 import { apiError, idError, parseId, readBody } from '../http-util.js';
 import { budgetResumer } from '../budget-pause.js';
+import { pathBoundedBudget } from '../budget-path.js';
 import type { BudgetRaised } from '../../store/budget-resume.js';
 
 /**
@@ -22,7 +23,8 @@ import type { BudgetRaised } from '../../store/budget-resume.js';
  *   paused job whose stopped attempt's process has not exited yet is in `resumed` too but
  *   queues only once the runner reports that exit (server/paused-exit.ts).
  * Issue 6: for a child job with a sub-limit (its budgetMicros > 0), GET returns that sub-limit
- * (`budget.jobId` set) and POST raises it — never past what the tree (and each sub-limited
+ * (`budget.jobId` set; `remainingMicros` the least room on the job's path — its own, each
+ * sub-limited ancestor's, the tree's: server/budget-path.ts) and POST raises it — never past what the tree (and each sub-limited
  * ancestor) has left: 422 `budget_exceeded` naming `addUsd` and the most that can be added.
  * A child sharing its tree's budget shows and tops up the tree's.
  * Errors: bad id 400 `invalid_request`; unknown job 404 `not_found`; body 400 `invalid_json` /
@@ -39,7 +41,7 @@ export function mountJobBudget(app: Hono<AppEnv>, ctx: ServerContext): void {
     const job = await ctx.store.getJob(id);
     if (!job) return apiError(c, 404, 'not_found', `no job ${id}`);
     const own = job.parentId !== null ? await ctx.store.getJobBudget(job.id, ctx.now()) : null;
-    if (own) return c.json({ jobId: id, budget: own, resumed: [] } satisfies BudgetView);
+    if (own) return c.json({ jobId: id, budget: await pathBoundedBudget(ctx.store, job, own, ctx.now()), resumed: [] } satisfies BudgetView);
     const budget = await ctx.store.getTreeBudget(job.rootId, ctx.now());
     if (!budget) return apiError(c, 404, 'not_found', `job ${id}'s tree has no root job ${job.rootId}`);
     const view: BudgetView = { jobId: id, budget, resumed: [] };
@@ -69,7 +71,7 @@ export function mountJobBudget(app: Hono<AppEnv>, ctx: ServerContext): void {
         return apiError(c, 422, 'budget_exceeded', `addUsd: job ${id}'s sub-limit can grow by at most ${formatMicros(r.maxAddMicros)} (what job tree ${job.rootId} has left); top up the tree first: flotilla budget ${job.rootId} --add <USD>`, 'addUsd');
       }
       if (r) {
-        budget = r.budget;
+        budget = await pathBoundedBudget(ctx.store, job, r.budget, now);
         raised = { jobId: job.id };
       }
     }

@@ -22,6 +22,7 @@ import { unsettledCalls } from './0020_unsettled_calls.js';
 import { runnerInstance } from './0021_runner_instance.js';
 import { runnerAttempts } from './0022_runner_attempts.js';
 import { unstartedRequeues } from './0023_unstarted_requeues.js';
+import { pausedNeed } from './0024_paused_need.js';
 
 /**
  * Every migration, by name, in order. A static list (not a folder glob) so it works the same
@@ -51,6 +52,7 @@ function allMigrations(dialect: SqlDialect): Record<string, Migration> {
     '0021_runner_instance': runnerInstance(),
     '0022_runner_attempts': runnerAttempts(dialect),
     '0023_unstarted_requeues': unstartedRequeues(),
+    '0024_paused_need': pausedNeed(),
   };
 }
 

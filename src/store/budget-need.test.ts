@@ -1,0 +1,92 @@
+// The refused call's worst case is stored with a budget pause (jobs.paused_need_micros, 0024)
+// and the resume rule (budget-resume.ts) reads it there, not from the pause reason's wording:
+// a reason without the amount, or with another amount, still resumes only when every budget on
+// the job's path has room for the stored need. A job paused before 0024 (column null) falls
+// back to the reason's text. SQLite and PostgreSQL.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openSqliteStore } from './sqlite.js';
+import { createTestDatabase, pgStoreFixture, type TestDatabase } from './test-pg.js';
+import type { Store } from './types.js';
+
+const T = 1_800_000_000_000;
+
+/** Reads and writes jobs.paused_need_micros behind the store's back (a row paused before 0024 has null). */
+interface RawNeed {
+  get(jobId: number): Promise<number | null>;
+  clear(jobId: number): Promise<void>;
+}
+
+async function scenario(s: Store, raw: RawNeed): Promise<void> {
+  const runner = await s.createRunner({ name: `r-${T}`, labels: {}, capacity: 8, credentialHash: 'n'.padEnd(64, '0'), now: T });
+  const job = (parentId: number | null, budgetMicros: number) => s.createJob({ parentId, agent: 'a', agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros, now: T });
+  const root = await job(null, 1_000_000);
+  // three children, each a $0.03 sub-limit with $0.0204 spent: $0.0096 left, a refused call of $0.0101
+  const kids = [await job(root.id, 30_000), await job(root.id, 30_000), await job(root.id, 30_000)];
+  let k = 0;
+  for (const kid of kids) {
+    await s.claimJobById(kid.id, { id: runner.id, labels: {} }, `need${++k}`.padEnd(64, '0'), T);
+    await s.transitionJob(kid.id, 1, ['assigned'], 'running', T, { sessionId: `sess-${kid.id}`, startedAt: T });
+    const r = await s.reserveBudget(root.id, 20_400, T, 60_000, kid.id);
+    if (!r?.ok) throw new Error('no fit');
+    await s.settleBudget(root.id, r.reservationId, 20_400, T);
+  }
+  const [reworded, otherAmount, legacy] = kids as [typeof root, typeof root, typeof root];
+  await expect(s.pauseJobForBudget(reworded.id, 1, 'x', T + 1, -1)).rejects.toThrow(/needMicros/);
+  expect(await s.pauseJobForBudget(reworded.id, 1, `budget exhausted: job ${reworded.id} is out of money (a later wording)`, T + 1, 10_100)).toMatchObject({ status: 'paused' });
+  expect(await s.pauseJobForBudget(otherAmount.id, 1, 'budget exhausted: ...; this call may cost up to $0.000050. Top up with: ...', T + 1, 10_100)).toMatchObject({ status: 'paused' });
+  // no amount given: read from the gateway's message once, at the pause
+  expect(await s.pauseJobForBudget(legacy.id, 1, 'budget exhausted: ...; this call may cost up to $0.010100. Top up with: ...', T + 1)).toMatchObject({ status: 'paused' });
+  expect([await raw.get(reworded.id), await raw.get(otherAmount.id), await raw.get(legacy.id)]).toEqual([10_100, 10_100, 10_100]);
+  await raw.clear(legacy.id); // as if paused before 0024: the rule reads the reason's text
+
+  for (const kid of kids) {
+    // +$0.0004: $0.0100 left, 1 µ$ short of the $0.0101 call → stays paused
+    expect(await s.topUpJobBudget(kid.id, 400, T + 2)).toMatchObject({ ok: true, budget: { remainingMicros: 10_000 } });
+    expect(await s.listResumableBudgetPausedJobs(root.id, { jobId: kid.id })).toEqual([]);
+    // +$0.0001: exactly room for it
+    expect(await s.topUpJobBudget(kid.id, 100, T + 3)).toMatchObject({ ok: true, budget: { remainingMicros: 10_100 } });
+    expect(await s.listResumableBudgetPausedJobs(root.id, { jobId: kid.id })).toEqual([kid.id]);
+  }
+  // resumed: the stored need goes with the pause
+  expect((await s.resumeBudgetPausedJobs(root.id, T + 4, [reworded.id])).map((j) => j.status)).toEqual(['queued']);
+  expect(await raw.get(reworded.id)).toBeNull();
+}
+
+describe('on SQLite', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'flotilla-budget-need-'));
+  const opened: Array<{ close(): unknown }> = [];
+  afterAll(async () => {
+    for (const o of opened) await o.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  it('resumes only when room >= the stored need, whatever the reason says', async () => {
+    const file = join(dir, 'db.sqlite');
+    const s = await openSqliteStore(file);
+    opened.push(s);
+    const db = new Database(file);
+    db.pragma('busy_timeout = 5000');
+    opened.push(db);
+    await scenario(s, {
+      get: async (id) => (db.prepare('select paused_need_micros as n from jobs where id = ?').get(id) as { n: number | null }).n,
+      clear: async (id) => void db.prepare('update jobs set paused_need_micros = null where id = ?').run(id),
+    });
+  });
+});
+
+const pgDb: TestDatabase | null = await createTestDatabase();
+const f = pgStoreFixture(pgDb);
+describe.skipIf(!pgDb)('on PostgreSQL', () => {
+  it('resumes only when room >= the stored need, whatever the reason says', async () => {
+    await scenario(f.store, {
+      get: async (id) => {
+        const r = await f.raw.query<{ n: string | null }>('select paused_need_micros as n from jobs where id = $1', [id]);
+        return r.rows[0]!.n === null ? null : Number(r.rows[0]!.n);
+      },
+      clear: async (id) => void (await f.raw.query('update jobs set paused_need_micros = null where id = $1', [id])),
+    });
+  });
+});
