@@ -21,7 +21,7 @@ export function gatewayRoutesOpenApi(): { schemas: Json; paths: Json } {
     paths: {
       '/api/gateway/routes': {
         get: {
-          summary: "The gateway's model routes in the order tried (API routes, configured ones, defaults), price overrides and the price table version",
+          summary: "The gateway's model routes in the order tried (API routes, configured ones, defaults), the API's price overrides as stored, every price in effect other than the table's with its source (flotilla.yaml or api, and the entry it replaced: `pricesInEffect`) and the price table version",
           responses: { 200: { description: 'routes and prices', content: json(ref('ModelRoutesView')) }, 401: unauthorized },
         },
         put: {
