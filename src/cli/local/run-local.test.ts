@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeEach, afterEach } from 'vitest';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from '../main.js';
@@ -52,6 +52,18 @@ describe('flotilla run --local', () => {
     expect(io.out()).toMatch(/^test-fixer … budget exhausted: job tree \d+ \(job \d+\) has a budget of \$0\.010000/m);
     expect(io.err()).toMatch(/flotilla: job (\d+) paused: its budget \(--budget 0\.01\) does not cover the next model call; a --local run cannot be topped up .*\nflotilla: job \1 cancelled\n$/);
     expect(io.err()).not.toMatch(/still working/);
+  });
+
+  it('reads flotilla.yaml (FLOTILLA_CONFIG) as `flotilla up` does: its price for the job\'s model sets the budget check', async () => {
+    // $1,000 per million tokens: the first call's worst case (max_tokens alone at the output
+    // price) is far above --budget 1, so the job pauses at once; at the table's price it succeeds.
+    const file = join(data, 'flotilla.yaml');
+    await writeFile(file, 'gateway:\n  prices:\n    claude-sonnet-4-5: { input: 1000, output: 1000, cacheWrite5m: 1000, cacheWrite1h: 1000, cacheRead: 1000, longContext: null }\n');
+    process.env.FLOTILLA_CONFIG = file;
+    const io = recordingIO();
+    const code = await main(['node', 'flotilla', 'run', '--local', 'test-fixer', '{"repo":"examples/calc"}', '--budget', '1', '--data', join(data, 'store')], io);
+    expect(code, `${io.out()}\n${io.err()}`).toBe(1);
+    expect(io.out(), io.err()).toMatch(/^test-fixer … budget exhausted: job tree \d+ \(job \d+\) has a budget of \$1\.000000, \$0\.000000 spent/m);
   });
 
   it('Ctrl-C cancels the job, stops everything, exit 130', async () => {

@@ -2,6 +2,7 @@ import { FlotillaClient } from '../../client/index.js';
 import type { RunLocalParams } from '../context.js';
 import { runJob } from '../run-job.js';
 import { loadGatewayConfig } from '../../gateway/config.js';
+import { loadGatewaySettings } from '../../gateway/config-file.js';
 import { CliError } from '../options.js';
 import { cliLogger, modelLine, startLocalStack } from './stack.js';
 
@@ -16,7 +17,8 @@ import { cliLogger, modelLine, startLocalStack } from './stack.js';
 export async function runLocal(p: RunLocalParams): Promise<number> {
   const { io, json } = p;
   const log = cliLogger(process.env, 'warn', (line) => void io.stderr.write(line));
-  const gateway = loadGatewayConfig(process.env);
+  // flotilla.yaml (or FLOTILLA_CONFIG) `gateway:` section over the environment, as `flotilla up` reads it (stack.ts)
+  const gateway = loadGatewaySettings(process.env, loadGatewayConfig);
   // Said first, before the store, server and runner start (about a second).
   (json ? io.stderr : io.stdout).write(modelLine(gateway) + '\n');
   let stack;
