@@ -40,7 +40,7 @@ export interface AnthropicRouteDeps {
   /** Largest request body, bytes (a larger one: 413). */
   limit: number;
   /** A call of `job` was refused because its tree is out of budget: the control plane pauses the job (gateway.ts; errors logged there). */
-  budgetExhausted: (job: JobRow, message: string) => Promise<void>;
+  budgetExhausted: (job: JobRow, message: string, needMicros: number) => Promise<void>;
 }
 
 /**
@@ -75,10 +75,10 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
     api,
   });
 
-  /** Records the refusal, tells the control plane, and answers 402 billing_error (no retry). */
-  const refuseForBudget = async (ctx: CallContext, message: string): Promise<Reply> => {
+  /** Records the refusal of a call costing up to `worst` µ$, tells the control plane, and answers 402 billing_error (no retry). */
+  const refuseForBudget = async (ctx: CallContext, message: string, worst: number): Promise<Reply> => {
     await recordRefused(ctx, 402, 'budget');
-    await budgetExhausted(ctx.job, message);
+    await budgetExhausted(ctx.job, message, worst);
     log.info('gateway: refused a call: tree out of budget', { job: ctx.job.id, root: ctx.job.rootId });
     return anthropicError(402, 'billing_error', message, { retry: false });
   };
@@ -89,7 +89,7 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
    * the job left running, 429 `rate_limit_error` with retry-after (M2).
    */
   const refuse = async (ctx: CallContext, r: BudgetRefusal, worst: number): Promise<Reply> => {
-    if (!r.inFlight) return refuseForBudget(ctx, r.refused);
+    if (!r.inFlight) return refuseForBudget(ctx, r.refused, worst);
     await recordRefused(ctx, 429, 'budget_in_flight');
     log.info('gateway: refused a call for now: calls in flight hold its budget', { job: ctx.job.id, root: ctx.job.rootId, worst });
     return anthropicError(429, 'rate_limit_error', inFlightMessage(ctx.job, r.budget, worst), { retry: true, retryAfterS: IN_FLIGHT_RETRY_AFTER_S });
@@ -195,7 +195,7 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
     // whose room only calls in flight hold is not spent: counted (M2).
     const held = await reserve(store, ctx.job, 1, startedAt);
     if ('refused' in held) {
-      if (!refusedByCallsInFlight(held.budget, 1)) return refuseForBudget(ctx, held.refused);
+      if (!refusedByCallsInFlight(held.budget, 1)) return refuseForBudget(ctx, held.refused, 1);
     } else await held.settle(0);
     // Recorded as every call is, but never billed: no tokens, usage known, $0 (unbilled-call.ts).
     unbilled(ctx);

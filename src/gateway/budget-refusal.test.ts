@@ -16,7 +16,7 @@ let upstream: Server;
 let upstreamCalls = 0;
 let gw: TestServer;
 const store = new MemoryGatewayStore();
-const exhausted: Array<[number, string]> = [];
+const exhausted: Array<[number, string, number]> = [];
 
 beforeAll(async () => {
   upstream = createServer((req, res) => {
@@ -32,8 +32,8 @@ beforeAll(async () => {
     store,
     config: { provider: 'anthropic', anthropicApiKey: 'sk-up', anthropicBaseUrl: `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, prices: loadPriceTable() },
     scriptFor: async () => null,
-    onBudgetExhausted: async (job: JobRow, message: string) => {
-      exhausted.push([job.id, message]);
+    onBudgetExhausted: async (job: JobRow, message: string, needMicros: number) => {
+      exhausted.push([job.id, message, needMicros]);
     },
   });
   gw = await listen(app.fetch);
@@ -66,12 +66,27 @@ describe('a spent tree', () => {
       expect(upstreamCalls).toBe(0);
       expect(exhausted.length).toBe(before + 1);
       expect(exhausted.at(-1)![0]).toBe(21);
+      // The refused call's worst case reaches the pause (stored for the resume rule): the amount
+      // the message names for a model call; 1 µ$ for count_tokens, which is never billed.
+      const named = /may cost up to \$(\d+)\.(\d{6})/.exec(err.error.message)!;
+      expect(exhausted.at(-1)![2]).toBe(path.includes('count_tokens') ? 1 : Number(named[1]) * 1e6 + Number(named[2]));
     });
   }
 
+  it('chat completions: the refused call\'s worst case reaches the pause too', async () => {
+    const res = await fetch(gw.url + '/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ model: 'gpt-4o-mini', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }) });
+    expect(res.status).toBe(429);
+    const err = (await res.json()) as { error: { code: string; message: string } };
+    expect(err.error.code).toBe('insufficient_quota');
+    const named = /may cost up to \$(\d+)\.(\d{6})/.exec(err.error.message)!;
+    expect(Number(named[1]) * 1e6 + Number(named[2])).toBeGreaterThan(1);
+    expect(exhausted.at(-1)!.slice(0, 1).concat(exhausted.at(-1)![2])).toEqual([21, Number(named[1]) * 1e6 + Number(named[2])]);
+  });
+
   it('every refusal is in the ledger as refused, unbilled', () => {
-    expect(store.calls).toHaveLength(forms.length);
-    expect(store.calls.every((c) => c.refused === 'budget' && c.httpStatus === 402 && c.costMicros === 0)).toBe(true);
+    // the Anthropic forms' 402s, then the chat completion's 429 (OpenAI's insufficient_quota)
+    expect(store.calls.map((c) => c.httpStatus)).toEqual([...forms.map(() => 402), 429]);
+    expect(store.calls.every((c) => c.refused === 'budget' && c.costMicros === 0)).toBe(true);
     expect(store.budgets.get(20)).toEqual({ limit: 500_000, spent: 500_000, reserved: 0 });
   });
 });

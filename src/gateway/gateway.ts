@@ -30,9 +30,11 @@ export interface GatewayOptions {
    * its tree is out of budget — it does not fit even with no call in flight; a call kept out
    * only by calls in flight waits and gets a retryable 429 instead (M2, budget-wait.ts) — the
    * control plane pauses the job there (or leaves it to fail, per its agent's
-   * `onBudgetExhausted`). `message` is the refusal's text. Errors are logged.
+   * `onBudgetExhausted`). `message` is the refusal's text; `needMicros` the refused call's worst
+   * case in µ$ (1 for `count_tokens`), kept with the pause for the resume rule
+   * (store/budget-resume.ts). Errors are logged.
    */
-  onBudgetExhausted?: (job: JobRow, message: string) => Promise<void>;
+  onBudgetExhausted?: (job: JobRow, message: string, needMicros: number) => Promise<void>;
   /**
    * Model routes and price overrides (configuration overlaid with the API's, model-directory.ts);
    * default: one over `store` and `config`. Pass the one the API invalidates after a change.
@@ -117,9 +119,9 @@ export function createGateway(opts: GatewayOptions): Gateway {
   const callAuth = new CallAuth(store);
 
   /** The control plane's `onBudgetExhausted` (errors logged). */
-  const budgetExhausted = async (job: JobRow, message: string): Promise<void> => {
+  const budgetExhausted = async (job: JobRow, message: string, needMicros: number): Promise<void> => {
     try {
-      await opts.onBudgetExhausted?.(job, message);
+      await opts.onBudgetExhausted?.(job, message, needMicros);
     } catch (err) {
       log.error('gateway: budget-exhausted handler failed', { job: job.id, error: (err as Error).message });
     }

@@ -37,7 +37,7 @@ export interface OpenAiRouteDeps {
   /** Model routes and prices (configuration overlaid with the API's). */
   directory: ModelDirectory;
   /** A call of `job` was refused because its tree is out of budget (not only by calls in flight): the refusal's message (gateway.ts). */
-  onBudgetExhausted?: (job: JobRow, message: string) => Promise<void>;
+  onBudgetExhausted?: (job: JobRow, message: string, needMicros: number) => Promise<void>;
   /** Job-token lookup and throttled rejection logs, shared with the node adapter (default: its own). */
   callAuth?: CallAuth;
 }
@@ -172,7 +172,7 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
       }
       await recordRefused(ctx, 429, 'budget');
       try {
-        await d.onBudgetExhausted?.(job, held.refused);
+        await d.onBudgetExhausted?.(job, held.refused, worst.micros);
       } catch (err) {
         d.log.error('gateway: budget-exhausted handler failed', { job: job.id, error: (err as Error).message });
       }
