@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { BudgetView, Job } from '../src/protocol/index.js';
 import { describeJob } from '../src/cli/commands/jobs.js';
 import { describeTree } from '../src/cli/tree-format.js';
@@ -55,5 +55,38 @@ describe('child budgets over the API', () => {
     expect(describeJob(await admin.getJob(limited.id), await admin.getBudget(limited.id))).toMatch(/^budget: {4}\$0\.500000 \(sub-limit within job tree \d+, \$0\.500000 left\)$/m);
     expect(describeTree(await admin.getJobTree(limited.id))).toMatch(new RegExp(`^subtree of job ${limited.id} \\(in job tree ${p.id}\\): 1 job`));
     expect(describeTree(await admin.getJobTree(p.id))).toMatch(new RegExp(`^job tree ${p.id}: 3 jobs`));
+  });
+
+  it("a grandchild's sub-limit is checked against the least room on its parent's path, naming the budget that bounds it", async () => {
+    // its own server and runner: the first test's jobs hold the other runner's slots
+    const t = await startTestServer({ dispatchIntervalMs: 100 });
+    const r = await FakeRunner.start(t, { name: 'grand-runner', capacity: 4 });
+    await r.hello({ name: 'grand-runner', capacity: 4 });
+    onTestFinished(async () => {
+      await r.close();
+      await t.close();
+    });
+    const res = await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'examples/calc' }, budgetUsd: 1 } });
+    const p = (await res.json()) as Job;
+    const start = async (jobId: number) => {
+      const a = await r.next('job.assign', (f) => f.assignment.jobId === jobId, 10_000);
+      r.send({ type: 'job.accepted', jobId, attempt: a.assignment.attempt });
+      r.send({ type: 'job.events', jobId, attempt: a.assignment.attempt, events: [{ rseq: 1, at: new Date().toISOString(), type: 'harness.started', data: { harness: 'claude-code', pid: 1 } }] });
+      await r.next('ack', () => true, 10_000);
+      return a.assignment.token;
+    };
+    const rootToken = await start(p.id);
+    const mk = (token: string, budgetUsd: number) => t.api('/api/jobs', { token, json: { agent: 'test-fixer', input: { repo: 'repos/api' }, budgetUsd } });
+    const child = (await (await mk(rootToken, 0.1)).json()) as Job; // tree $1.00, child's own $0.10
+    const childToken = await start(child.id);
+    // $0.50 fits in the tree's $1.00 but not in the parent's own $0.10
+    const tooMuch = await mk(childToken, 0.5);
+    expect(tooMuch.status).toBe(422);
+    expect(await tooMuch.json()).toMatchObject({ error: { code: 'budget_exceeded', field: 'budgetUsd', message: `budgetUsd $0.500000 is more than job ${child.id}'s budget (a sub-limit in job tree ${p.id}) has left ($0.100000)` } });
+    // the tree bounds when it has less room than the parent's sub-limit
+    const ok = await mk(childToken, 0.1);
+    expect(ok.status).toBe(201);
+    const tree = (await (await t.api(`/api/jobs/${p.id}/budget`)).json()) as BudgetView;
+    expect(tree.budget.remainingMicros).toBe(1_000_000);
   });
 });

@@ -8,6 +8,7 @@ import { TreeLimitError } from '../store/jobs.js';
 import type { JobRow } from '../store/types.js';
 import type { ServerContext } from './context.js';
 import { apiError } from './http-util.js';
+import { leastRoomOnPath } from './budget-path.js';
 import { recordStatus } from './status-events.js';
 import { jobView } from './views.js';
 
@@ -30,9 +31,10 @@ export function childLabel(input: Record<string, unknown>): string | undefined {
  *   hold more than maxJobs jobs (ctx.treeLimits, default FLOTILLA_TREE_MAX_DEPTH=3 /
  *   FLOTILLA_TREE_MAX_JOBS=50); the message names the limit and its figures. Checked by the
  *   store in the insert's transaction under the root row's lock, so replicas never overshoot;
- * - 422 `budget_exceeded` field `budgetUsd`: the sub-limit is more than what the tree has left
- *   (limit − spent − reserved, micro-dollars).
- * `budgetUsd` is the child's own sub-limit, checked against what the tree has left and stored
+ * - 422 `budget_exceeded` field `budgetUsd`: the sub-limit is more than the least room on the
+ *   parent's path — the tree's, the parent's own sub-limit and each sub-limited ancestor's
+ *   (limit − spent − reserved, micro-dollars; server/budget-path.ts) — naming that budget.
+ * `budgetUsd` is the child's own sub-limit, checked against that room and stored
  * as its budgetMicros; without it the child's budgetMicros is 0 (= no limit of its own). Each model
  * call of the child (and of its descendants) reserves against that sub-limit as well as the
  * tree's budget (store/job-budgets.ts). The child's selector
@@ -47,10 +49,12 @@ export async function createChildJob(c: Context, ctx: ServerContext, parent: Job
   let budgetMicros = 0;
   if (req.budgetUsd !== undefined) {
     const want = usdToMicros(req.budgetUsd);
-    const budget = await ctx.store.getTreeBudget(parent.rootId, now);
-    const left = budget?.remainingMicros ?? 0;
-    if (want > left) {
-      return apiError(c, 422, 'budget_exceeded', `budgetUsd ${formatMicros(want)} is more than job tree ${parent.rootId} has left (${formatMicros(left)})`, 'budgetUsd');
+    // Against the least room on the parent's path: the tree's, and the parent's own sub-limit
+    // and its ancestors' (a child's calls reserve against all of them).
+    const left = await leastRoomOnPath(ctx.store, parent, now);
+    if (want > left.micros) {
+      const whose = left.boundedBy === 'tree' ? `job tree ${parent.rootId}` : `job ${left.boundedBy}'s budget (a sub-limit in job tree ${parent.rootId})`;
+      return apiError(c, 422, 'budget_exceeded', `budgetUsd ${formatMicros(want)} is more than ${whose} has left (${formatMicros(left.micros)})`, 'budgetUsd');
     }
     budgetMicros = want;
   }
