@@ -53,7 +53,7 @@ export type MessagesRequest = z.infer<typeof MessagesRequest>;
  * Parses the raw body bytes.
  * @returns the request, or `{ error }` with a message naming the bad field (or "body is not JSON");
  * a body referring to a file stored on the provider (server-input.ts storedStateRef: a block
- * whose `source` is `{type: "file", file_id}`, a `container_upload`) is an error too: the
+ * whose `source` is `{type: "file", file_id}`) is an error too: the
  * gateway cannot bound the input it adds.
  */
 export function parseMessagesRequest(raw: string): { request: MessagesRequest } | { error: string } {

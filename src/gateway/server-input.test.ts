@@ -127,7 +127,6 @@ describe('requests referring to provider-stored state are refused, in the wire f
   it.each([
     ['a document by file_id', [{ type: 'document', source: { type: 'file', file_id: 'file_abc' } }, { type: 'text', text: 'summarise' }], 'messages.0.content.0.source'],
     ['an image by file_id inside a tool_result', [{ type: 'tool_result', tool_use_id: 'toolu_1', content: [{ type: 'image', source: { type: 'file', file_id: 'file_abc' } }] }], 'messages.0.content.0.content.0.source'],
-    ['a container_upload', [{ type: 'container_upload', file_id: 'file_abc' }], 'messages.0.content.0'],
   ])('Messages with %s → Anthropic-shaped 400 naming the block', async (_name, content, field) => {
     const r = await call('/v1/messages', { model: 'claude-x', max_tokens: 20, messages: [{ role: 'user', content }] });
     expectRefused(r);
@@ -136,6 +135,15 @@ describe('requests referring to provider-stored state are refused, in the wire f
     expect(msg.startsWith(`${field}: `)).toBe(true);
     expect(msg).toMatch(STORED);
     expect(msg).toContain("send the file's content in the request");
+  });
+
+  it('Messages with a container_upload for the code execution tool goes through: the file sits in the container, its printed output is charged as reported', async () => {
+    const body = { model: 'claude-x', max_tokens: 20, tools: [{ type: 'code_execution_20250825', name: 'code_execution' }], messages: [{ role: 'user', content: [{ type: 'text', text: 'plot it' }, { type: 'container_upload', file_id: 'file_abc' }] }] };
+    const r = await call('/v1/messages', body, message({ input_tokens: 40_000, output_tokens: 20 }));
+    expect(r.status).toBe(200);
+    expect(r.forwarded).toBe(1);
+    // 40,000 × 3 + 20 × 15 = 120,300 µ$, known (code execution's results are reported input)
+    expect(r.rollup).toMatchObject({ calls: 1, refusedCalls: 0, estimatedCalls: 0, inputTokens: 40_000, costMicros: 120_300 });
   });
 });
 

@@ -77,10 +77,11 @@ const WHY = 'the gateway meters what a request carries and cannot bound input st
  *   output) with a `file_id` (`input_file`, `input_image`);
  * - `openai-chat`: a `file` content part with `file.file_id`;
  * - `anthropic-messages` (and count_tokens): a content block whose `source` is
- *   `{ type: "file", file_id }` (document, image; inside a tool_result too) or a
- *   `container_upload` block.
+ *   `{ type: "file", file_id }` (document, image; inside a tool_result too).
  * Not refused (module docstring: server tools reach them through their calls): `file_search`
- * `vector_store_ids`, `code_interpreter` `container.file_ids` and container ids.
+ * `vector_store_ids`, `code_interpreter` `container.file_ids` and container ids, and Anthropic's
+ * `container_upload` block (a stored file put into the code execution tool's container: the
+ * model sees only what its code prints, charged as that tool's results are).
  * The refusal (400 invalid_request_error) names the field and says to send the input itself.
  */
 export function storedStateRef(body: unknown, api: string): StoredStateRef | null {
@@ -127,13 +128,12 @@ function fileIdPart(parts: unknown, at: string): StoredStateRef | null {
   return null;
 }
 
-/** An Anthropic block referring to a stored file (`source.type: "file"`, `container_upload`), looked for in tool_result content one level down. */
+/** An Anthropic block whose `source` is a stored file (`source.type: "file"`), looked for in tool_result content one level down. */
 function anthropicFileBlock(blocks: unknown[], at: string, nested: boolean): StoredStateRef | null {
   for (let j = 0; j < blocks.length; j++) {
     const b: unknown = blocks[j];
     if (!isObject(b)) continue;
     if (isObject(b.source) && b.source.type === 'file') return ref(`${at}.${j}.source`, 'a file stored on the provider', FILE_INSTEAD);
-    if (b.type === 'container_upload') return ref(`${at}.${j}`, 'a file stored on the provider (container_upload)', FILE_INSTEAD);
     if (nested && b.type === 'tool_result' && Array.isArray(b.content)) {
       const found = anthropicFileBlock(b.content, `${at}.${j}.content`, false);
       if (found !== null) return found;
