@@ -82,7 +82,7 @@ describe('flotilla models price: web search, maximum output, long context', () =
 
     const list = await cli(['models', '--server', t.url, '--token', t.admin]);
     expect(list.code).toBe(0);
-    expect(list.out).toMatch(/^claude-sonnet-4-5\s+2\s+8\s+2\.5\s+4\s+0\.2\s*$/m);
+    expect(list.out).toMatch(/^claude-sonnet-4-5\s+2\s+8\s+2\.5\s+4\s+0\.2\s+api\s+table \S+ claude-sonnet-4-5\s*$/m);
     expect(list.out).toContain('  claude-sonnet-4-5: web search 30 USD per 1,000; max output 2000 tokens; long context above 100000 input-side tokens: input 4, output 16, cache write 5/8, cache read 0.4\n');
   });
 
