@@ -8,7 +8,8 @@ import { FakeRunner, startTestServer, type TestServer } from '../src/server/test
 /**
  * Issue 6 over the real HTTP API (SQLite): `GET/POST /api/jobs/:id/budget` on a child shows
  * and tops up its own sub-limit (never past what the tree has left); a child sharing the
- * tree's budget shows and tops up the tree's; `jobs show CHILD` names the budget it uses and
+ * tree's budget shows and tops up the tree's, one under a sub-limited parent the parent's;
+ * `jobs show CHILD` names the budget it uses and
  * `--tree` on a child says it is a subtree.
  */
 describe('child budgets over the API', () => {
@@ -88,5 +89,16 @@ describe('child budgets over the API', () => {
     expect(ok.status).toBe(201);
     const tree = (await (await t.api(`/api/jobs/${p.id}/budget`)).json()) as BudgetView;
     expect(tree.budget.remainingMicros).toBe(1_000_000);
+
+    // a grandchild of no sub-limit of its own uses its parent's: shown and topped up, not the tree's
+    const sharing = (await (await t.api('/api/jobs', { token: childToken, json: { agent: 'test-fixer', input: { repo: 'repos/api' } } })).json()) as Job;
+    const own = (await (await t.api(`/api/jobs/${sharing.id}/budget`)).json()) as BudgetView;
+    // child: $0.10 own limit, its grandchild `ok` holds none of it until it spends: $0.10 left
+    expect(own).toEqual({ jobId: sharing.id, budget: { rootId: p.id, jobId: child.id, limitMicros: 100_000, spentMicros: 0, reservedMicros: 0, remainingMicros: 100_000 }, resumed: [] });
+    const admin = new FlotillaClient({ url: t.url, token: t.admin });
+    expect(describeJob(await admin.getJob(sharing.id), await admin.getBudget(sharing.id))).toMatch(new RegExp(`^budget: {4}\\$0\\.100000 \\(shared with job ${child.id}'s sub-limit in job tree ${p.id}, \\$0\\.100000 left\\)$`, 'm'));
+    const up = (await (await t.api(`/api/jobs/${sharing.id}/budget`, { json: { addUsd: 0.25 } })).json()) as BudgetView;
+    expect(up.budget).toEqual({ rootId: p.id, jobId: child.id, limitMicros: 350_000, spentMicros: 0, reservedMicros: 0, remainingMicros: 350_000 });
+    expect((await t.store.getTreeBudget(p.id, Date.now()))?.limitMicros).toBe(1_000_000); // the tree is unchanged
   });
 });

@@ -6,7 +6,23 @@ import { UsdAmount } from './usd.js';
  * request amounts, which are USD as people type them.
  */
 
-/** A job tree's budget. remainingMicros = max(0, limit − spent − reserved). */
+/**
+ * A budget on a job's path as a view names it: the tree's (`jobId` absent) or child job
+ * `jobId`'s sub-limit, with its own limit and room (limit − spent − reserved, never below 0), µ$.
+ */
+export const PathBudgetRef = z.object({
+  jobId: z.number().int().positive().optional(),
+  limitMicros: z.number().int().nonnegative(),
+  remainingMicros: z.number().int().nonnegative(),
+});
+export type PathBudgetRef = z.infer<typeof PathBudgetRef>;
+
+/**
+ * A job tree's budget (or a sub-limit's, `jobId` set). remainingMicros = max(0, limit − spent −
+ * reserved); in `GET/POST /api/jobs/:id/budget` it is the least room on job :id's path (every
+ * budget a call of it reserves against), and `boundedBy` names the budget with that least room
+ * when it is another than the one shown (absent: the one shown bounds itself).
+ */
 export const TreeBudget = z.object({
   rootId: z.number().int().positive(),
   /** Issue 6: set when these are child job `jobId`'s sub-limit figures, not the tree's. */
@@ -16,6 +32,8 @@ export const TreeBudget = z.object({
   /** Worst-case cost of the tree's model calls in flight. */
   reservedMicros: z.number().int().nonnegative(),
   remainingMicros: z.number().int().nonnegative(),
+  /** The budget on the job's path with the least room when that is not the one shown (a tie: the one nearest the tree). */
+  boundedBy: PathBudgetRef.optional(),
 });
 export type TreeBudget = z.infer<typeof TreeBudget>;
 
@@ -23,12 +41,38 @@ export type TreeBudget = z.infer<typeof TreeBudget>;
 export const TopUpRequest = z.object({ addUsd: UsdAmount }).strict();
 export type TopUpRequest = z.infer<typeof TopUpRequest>;
 
-/** `GET/POST /api/jobs/:id/budget` response: the tree's budget and (POST) the jobs the top-up resumed. */
+/** A budget on a paused job's path short of room for its refused call: the tree's (`jobId` absent) or child `jobId`'s sub-limit; `shortMicros` ≥ 1 µ$ it lacks (need − (limit − spent)). */
+export const BudgetShortfall = z.object({
+  jobId: z.number().int().positive().optional(),
+  shortMicros: z.number().int().positive(),
+});
+export type BudgetShortfall = z.infer<typeof BudgetShortfall>;
+
+/**
+ * What would resume a job paused for budget (endReason `budget`), by the server's resume rule
+ * (store/budget-resume.ts): `needMicros` the worst case of the call that was refused (null:
+ * unknown, 1 µ$ counts), `short` the budgets on its path without room for it (limit − spent <
+ * need), the tree's first, then the sub-limits from the top down — top up each, in that order
+ * (a sub-limit never grows past the room above it). `short` empty: a top-up of any budget on its
+ * path resumes it.
+ */
+export const ResumeNeeds = z.object({
+  needMicros: z.number().int().positive().nullable(),
+  short: z.array(BudgetShortfall),
+});
+export type ResumeNeeds = z.infer<typeof ResumeNeeds>;
+
+/**
+ * `GET/POST /api/jobs/:id/budget` response: the budget job `jobId` uses (its own sub-limit, else
+ * its nearest sub-limited ancestor's, else its tree's), and (POST) the jobs the top-up resumed.
+ */
 export const BudgetView = z.object({
   jobId: z.number().int().positive(),
   budget: TreeBudget,
   /** Ids of jobs that were paused for budget and are queued again (POST only). */
   resumed: z.array(z.number().int().positive()),
+  /** Set when job `jobId` is paused for budget (endReason `budget`): what would resume it. */
+  resumeNeeds: ResumeNeeds.optional(),
 });
 export type BudgetView = z.infer<typeof BudgetView>;
 

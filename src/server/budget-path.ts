@@ -1,6 +1,6 @@
 import type { JobRow, Store, TreeBudget } from '../store/types.js';
 
-/** The Store reads {@link pathBoundedBudget} uses. */
+/** The Store reads {@link budgetsOnPath} uses. */
 export type BudgetPathStore = Pick<Store, 'getJob' | 'getJobBudget' | 'getTreeBudget'>;
 
 /** µ$ a budget's own figures leave: limit − spent − reserved, never below 0. */
@@ -9,42 +9,61 @@ export function ownRoomMicros(b: TreeBudget): number {
 }
 
 /**
- * The least room, µ$, among the budgets a call of `job` reserves against (store/job-budgets.ts):
- * `job`'s own sub-limit when it is a child with one, each sub-limited ancestor's, and the tree's
- * (limit − spent − reserved each, never below 0). `boundedBy` names the budget with that least
- * room: a job id (a sub-limit) or `'tree'`; on a tie the one nearest the tree. A job whose path
- * has no budget row yet counts its figures as getJobBudget/getTreeBudget create them (`now`,
- * epoch ms). Reads only.
+ * Every budget a model call of `job` reserves against (store/job-budgets.ts), as they are now:
+ * the tree's first (`jobId` absent), then each sub-limit on its path (a child job with
+ * budgetMicros > 0: its ancestors', then its own) from the top down, so the last is the one the
+ * job uses ({@link budgetJobUses}). A budget row missing is created from its job, as
+ * getJobBudget/getTreeBudget do (`now`, epoch ms). Null when the tree has no root job.
  */
-export async function leastRoomOnPath(store: BudgetPathStore, job: JobRow, now: number): Promise<{ micros: number; boundedBy: number | 'tree' }> {
+export async function budgetsOnPath(store: BudgetPathStore, job: JobRow, now: number): Promise<TreeBudget[] | null> {
   const tree = await store.getTreeBudget(job.rootId, now);
-  let least: { micros: number; boundedBy: number | 'tree' } = { micros: tree ? ownRoomMicros(tree) : 0, boundedBy: 'tree' };
-  // The path from `job` up, then scanned from the top: a sub-limit takes the bound only when
-  // strictly smaller, so a tie goes to the budget nearer the tree.
+  if (!tree) return null;
   const chain: JobRow[] = [];
   let cur: JobRow | null = job;
   for (let depth = 0; cur && depth < 1000; depth++) {
     chain.push(cur);
     cur = cur.parentId === null ? null : await store.getJob(cur.parentId);
   }
+  const out: TreeBudget[] = [tree];
   for (const a of chain.reverse()) {
     if (a.parentId === null || a.budgetMicros <= 0) continue;
     const sub = await store.getJobBudget(a.id, now);
-    if (sub && ownRoomMicros(sub) < least.micros) least = { micros: ownRoomMicros(sub), boundedBy: a.id };
+    if (sub) out.push(sub);
   }
+  return out;
+}
+
+/**
+ * The budget a job whose path is `path` ({@link budgetsOnPath}) uses — shows, and tops up with
+ * `flotilla budget JOB --add`: its own sub-limit if it has one, else its nearest sub-limited
+ * ancestor's, else the tree's (`jobId` absent).
+ * @throws Error when `path` is empty (it always holds the tree's).
+ */
+export function budgetJobUses(path: readonly TreeBudget[]): TreeBudget {
+  const last = path.at(-1);
+  if (!last) throw new Error('budget path: empty (it always holds the tree\'s budget)');
+  return last;
+}
+
+/**
+ * The budget of `path` ({@link budgetsOnPath}) with the least room ({@link ownRoomMicros}, µ$);
+ * on a tie the one nearest the tree. Null for an empty path.
+ */
+export function leastRoomOf(path: readonly TreeBudget[]): TreeBudget | null {
+  let least: TreeBudget | null = null;
+  for (const b of path) if (!least || ownRoomMicros(b) < ownRoomMicros(least)) least = b;
   return least;
 }
 
 /**
- * Child job `job`'s sub-limit figures `own` (issue 6) as the budget views show them: its own
- * limit, spent and reserved, with `remainingMicros` the least room on its path — its own
- * (limit − spent − reserved), each sub-limited ancestor's and the tree's — since a call of the
- * job reserves against all of them (store/job-budgets.ts) and a sub-limit may be larger than
- * what is left above it. Reads only; µ$; `now` epoch ms (a budget row missing is created from
- * its job, as getJobBudget/getTreeBudget do).
+ * The least room, µ$, among the budgets a call of `job` reserves against ({@link budgetsOnPath}:
+ * `job`'s own sub-limit when it is a child with one, each sub-limited ancestor's, and the
+ * tree's). `boundedBy` names the budget with that least room: a job id (a sub-limit) or
+ * `'tree'`; on a tie the one nearest the tree. A tree without a root job has 0 room. Reads only
+ * (rows missing are created, `now` epoch ms).
  */
-export async function pathBoundedBudget(store: BudgetPathStore, job: JobRow, own: TreeBudget, now: number): Promise<TreeBudget> {
-  const above = job.parentId === null ? null : await store.getJob(job.parentId);
-  const left = above ? Math.min(ownRoomMicros(own), (await leastRoomOnPath(store, above, now)).micros) : ownRoomMicros(own);
-  return { ...own, remainingMicros: left };
+export async function leastRoomOnPath(store: BudgetPathStore, job: JobRow, now: number): Promise<{ micros: number; boundedBy: number | 'tree' }> {
+  const least = leastRoomOf((await budgetsOnPath(store, job, now)) ?? []);
+  if (!least) return { micros: 0, boundedBy: 'tree' };
+  return { micros: ownRoomMicros(least), boundedBy: least.jobId ?? 'tree' };
 }

@@ -1,33 +1,33 @@
 import { Command, Option } from 'commander';
 import { formatMicros } from '../../core/money.js';
-import type { FlotillaClient } from '../../client/index.js';
-import type { BudgetView, Job, JobStatus } from '../../protocol/index.js';
+import type { BudgetView, JobStatus } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
 import { addClientOptions, budgetArg, clientFrom, parseJobId, wantsJson, type ClientOptions } from '../options.js';
 
 /**
- * `flotilla budget JOB [--add USD] [--json]`: shows the budget of the job's tree (limit,
- * spent, reserved by calls in flight, left); with `--add` (env `FLOTILLA_BUDGET_ADD`) tops it
- * up first (the tree's budget, or JOB's sub-limit when it has one), which resumes in their
- * sessions the paused jobs it gave room (server budget-resume rule: store/budget-resume.ts). Says
- * when job JOB is paused for budget; `--json` adds `jobStatus` (JOB's status) to the API's view.
- * Exit 0 on success; 1 on an API error (e.g. unknown job, not an admin).
+ * `flotilla budget JOB [--add USD] [--json]`: shows the budget job JOB uses — its own sub-limit,
+ * else its nearest sub-limited ancestor's, else its tree's — (limit, spent, reserved by calls in
+ * flight, left: the least room on JOB's path, naming the budget that bounds it when another);
+ * with `--add` (env `FLOTILLA_BUDGET_ADD`) tops that budget up first, which resumes in their
+ * sessions the paused jobs it gave room (server budget-resume rule: store/budget-resume.ts).
+ * Says when job JOB is paused for budget and which top-ups would resume it; `--json` adds
+ * `jobStatus` (JOB's status) to the API's view.
+ * Exit 0 on success; 1 on an API error (e.g. unknown job, not an admin, a refused top-up).
  */
 export function registerBudget(program: Command, ctx: CliContext): void {
   const out = (s: string) => ctx.io.stdout.write(s + '\n');
   const cmd = program
     .command('budget')
-    .description("show or top up a job tree's dollar budget; a top-up resumes jobs paused for budget")
+    .description("show or top up the dollar budget a job uses (its sub-limit, an ancestor's, or its tree's); a top-up resumes jobs paused for budget")
     .argument('<job>', 'job id (any job of the tree)', parseJobId)
-    .addOption(new Option('--add <usd>', 'add this many US dollars to the tree budget').env('FLOTILLA_BUDGET_ADD').argParser(budgetArg('--add')));
+    .addOption(new Option('--add <usd>', "add this many US dollars to the budget the job uses (its sub-limit, else its nearest sub-limited ancestor's, else the tree's)").env('FLOTILLA_BUDGET_ADD').argParser(budgetArg('--add')));
   addClientOptions(cmd).action(async (job: number, opts: ClientOptions & { add?: number }, self: Command) => {
     const client = await clientFrom(opts);
     const view = opts.add !== undefined ? await client.topUpBudget(job, opts.add) : await client.getBudget(job);
     // The job's status after the top-up (if any): a paused one waits for budget.
-    const j = await client.getJob(job);
-    const { status: jobStatus, endReason } = j;
+    const { status: jobStatus, endReason } = await client.getJob(job);
     if (wantsJson(self, opts)) return void out(JSON.stringify({ ...view, jobStatus }));
-    out(describeBudget(view, opts.add, jobStatus, endReason, await budgetBound(client, view, j)));
+    out(describeBudget(view, opts.add, jobStatus, endReason));
   });
 }
 
@@ -37,60 +37,52 @@ export function registerBudget(program: Command, ctx: CliContext): void {
  */
 const RESUME_PENDING = 'budget_resume';
 
-/** The budget above a sub-limited job that bounds what it has left: its name ("job tree 5", "job 7"), what it has left and its own limit, µ$. */
-export interface BudgetBound {
-  name: string;
-  leftMicros: number;
-  limitMicros: number;
-}
-
-/** µ$ a budget's own figures leave: limit − spent − reserved, never below 0. */
-const ownLeft = (b: BudgetView['budget']) => Math.max(0, b.limitMicros - b.spentMicros - b.reservedMicros);
+/** "job tree 1" or "job 2's sub-limit": a budget on a path (`jobId` absent: the tree `rootId`'s). */
+const budgetName = (rootId: number, jobId?: number) => (jobId === undefined ? `job tree ${rootId}` : `job ${jobId}'s sub-limit`);
 
 /**
- * When the API's `left` of sub-limited job `job` (view `v`: the least room on its path, issue
- * 6) is below what its own sub-limit leaves, the budget above it that bounds it: each
- * sub-limited ancestor's and the tree's budget are read (one API call per ancestor, only in
- * that case) and the one with least room is named (a tie: the nearest). Null otherwise.
+ * The `paused:` line of job `v.jobId` paused for budget (endReason `budget`): from the view's
+ * `resumeNeeds` (the budgets on its path short of room for its refused call, tree first), the
+ * top-ups that would resume it. When none is short, or only the one `flotilla budget JOB --add`
+ * raises (the view's budget), that top-up resumes it.
  */
-export async function budgetBound(client: Pick<FlotillaClient, 'getJob' | 'getBudget'>, v: BudgetView, job: Job): Promise<BudgetBound | null> {
-  if (v.budget.jobId === undefined || v.budget.remainingMicros >= ownLeft(v.budget)) return null;
-  let best: BudgetBound | null = null;
-  const consider = (name: string, b: BudgetView['budget']) => {
-    if (!best || ownLeft(b) < best.leftMicros) best = { name, leftMicros: ownLeft(b), limitMicros: b.limitMicros };
-  };
-  for (let cur = job.parentId, depth = 0; cur !== null && depth < 1000; depth++) {
-    const a = await client.getJob(cur);
-    if (a.parentId !== null && a.budgetMicros > 0) consider(`job ${a.id}`, (await client.getBudget(a.id)).budget);
-    cur = a.parentId;
-  }
-  consider(`job tree ${job.rootId}`, (await client.getBudget(job.rootId)).budget);
-  return best;
+function pausedLine(v: BudgetView): string {
+  const id = v.jobId;
+  const short = v.resumeNeeds?.short ?? [];
+  const plain = `paused:    job ${id} is paused for budget: a top-up resumes it (flotilla budget ${id} --add USD)`;
+  if (short.length === 0 || (short.length === 1 && short[0]!.jobId === v.budget.jobId)) return plain;
+  const need = v.resumeNeeds?.needMicros;
+  const call = need ? `its refused call (up to ${formatMicros(need)})` : 'its refused call';
+  const names = short.map((s) => `${budgetName(v.budget.rootId, s.jobId)} (short by ${formatMicros(s.shortMicros)})`);
+  const cmds = short.map((s) => `flotilla budget ${s.jobId ?? v.budget.rootId} --add USD`);
+  const how = short.length > 1 ? 'top up each, the tree first,' : 'top it up';
+  return `paused:    job ${id} is paused for budget: ${call} does not fit ${names.join(' nor ')}; ${how} to resume it: ${cmds.join(', then ')}`;
 }
 
 /**
  * Human-readable lines for a {@link BudgetView}; `added` the top-up in USD; `jobStatus` the
- * status of job `v.jobId` and `endReason` its reason: `paused` adds a line saying it waits for a
- * top-up, or (reason `budget_resume`) that it resumes once its stopped process has exited.
- * `bound` ({@link budgetBound}): the budget above a sub-limited job that bounds its `left`,
- * named on that line.
+ * status of job `v.jobId` and `endReason` its reason: `paused` adds a line saying which top-ups
+ * resume it ({@link pausedLine}), or (reason `budget_resume`) that it resumes once its stopped
+ * process has exited. `left` names the budget on the path that bounds it (`budget.boundedBy`)
+ * when that is not the one shown.
  */
-export function describeBudget(v: BudgetView, added?: number, jobStatus?: JobStatus, endReason?: string | null, bound?: BudgetBound | null): string {
+export function describeBudget(v: BudgetView, added?: number, jobStatus?: JobStatus, endReason?: string | null): string {
   const b = v.budget;
+  const bound = b.boundedBy;
   const lines = [
     ...(added !== undefined ? [`added ${formatMicros(Math.round(added * 1_000_000))} to ${b.jobId !== undefined ? `job ${b.jobId}'s sub-limit` : `job tree ${b.rootId}`}`] : []),
     `tree:      ${b.rootId}${b.rootId !== v.jobId ? ` (job ${v.jobId} is in it)` : ''}`,
-    ...(b.jobId !== undefined ? [`sub-limit: job ${b.jobId} (it and its descendants; never more than the tree has left)`] : []),
+    ...(b.jobId !== undefined ? [`sub-limit: job ${b.jobId} (it and its descendants${b.jobId !== v.jobId ? `, job ${v.jobId} among them` : ''}; never more than is left above it)`] : []),
     `budget:    ${formatMicros(b.limitMicros)}`,
     `spent:     ${formatMicros(b.spentMicros)}`,
     `reserved:  ${formatMicros(b.reservedMicros)}`,
-    `left:      ${formatMicros(b.remainingMicros)}${bound ? ` (bounded by ${bound.name}: ${formatMicros(bound.leftMicros)} left of its own ${formatMicros(bound.limitMicros)})` : ''}`,
+    `left:      ${formatMicros(b.remainingMicros)}${bound ? ` (bounded by ${bound.jobId === undefined ? `job tree ${b.rootId}` : `job ${bound.jobId}`}: ${formatMicros(bound.remainingMicros)} left of its own ${formatMicros(bound.limitMicros)})` : ''}`,
   ];
   // Spent past the limit (an estimate charged at settle, or a limit lowered): say by how much, so a top-up can cover it.
   const over = b.spentMicros + b.reservedMicros - b.limitMicros;
   if (over > 0) lines.push(`over by:   ${formatMicros(over)} (a top-up smaller than this leaves nothing to spend)`);
   if (v.resumed.length) lines.push(`resumed:   ${v.resumed.map((id) => `job ${id}`).join(', ')}`);
   if (jobStatus === 'paused' && endReason === RESUME_PENDING) lines.push(`paused:    job ${v.jobId} resumes as soon as its stopped process has exited (no top-up needed)`);
-  else if (jobStatus === 'paused') lines.push(`paused:    job ${v.jobId} is paused for budget: a top-up resumes it (flotilla budget ${v.jobId} --add USD)`);
+  else if (jobStatus === 'paused') lines.push(pausedLine(v));
   return lines.join('\n');
 }

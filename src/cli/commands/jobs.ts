@@ -75,9 +75,17 @@ function jobRow(j: Job, names: Map<number, string>): string[] {
   return [String(j.id), j.agent, j.status, j.endReason ?? '', j.runnerId === null ? '' : (names.get(j.runnerId) ?? String(j.runnerId)), j.createdAt, j.usage ? formatMicros(j.usage.costMicros) : ''];
 }
 
+/** Which budget job `j` uses (`subId`: the sub-limited job whose budget it is; absent: the tree's), as `jobs show` words it. */
+function budgetWhose(j: Job, subId?: number): string {
+  if (subId === undefined) return `shared with job tree ${j.rootId}`;
+  if (subId === j.id) return `sub-limit within job tree ${j.rootId}`;
+  return `shared with job ${subId}'s sub-limit in job tree ${j.rootId}`;
+}
+
 /**
  * Multi-line description of a job for `jobs show`: fields, the cost table, and the result.
- * `budget` (a child's `GET /api/jobs/:id/budget`): its sub-limit, or the tree budget it shares.
+ * `budget` (a child's `GET /api/jobs/:id/budget`): the budget it uses — its sub-limit, a
+ * sub-limited ancestor's it shares, or its tree's — with `left` the least room on its path.
  * `runnerName`: the name of its runner (`runner: build-1 (5)`; without it, the id).
  * A URL's password anywhere in it (the input's repo, an error, the summary) shows as `***`
  * (`https://user:***@host/...`); `--json` prints the job as the API has it.
@@ -94,8 +102,7 @@ export function describeJob(j: Job, budget?: BudgetView, runnerName?: string): s
   kv('reason', j.endReason);
   kv('error', j.error);
   kv('input', JSON.stringify(j.input));
-  if (budget && budget.budget.jobId === undefined) kv('budget', `${formatMicros(budget.budget.limitMicros)} (shared with job tree ${j.rootId}, ${formatMicros(budget.budget.remainingMicros)} left)`);
-  else if (budget) kv('budget', `${formatMicros(budget.budget.limitMicros)} (sub-limit within job tree ${j.rootId}, ${formatMicros(budget.budget.remainingMicros)} left)`);
+  if (budget) kv('budget', `${formatMicros(budget.budget.limitMicros)} (${budgetWhose(j, budget.budget.jobId)}, ${formatMicros(budget.budget.remainingMicros)} left)`);
   else kv('budget', formatMicros(j.budgetMicros));
   if (Object.keys(j.selector).length > 0) kv('labels', Object.entries(j.selector).map(([k, v]) => `${k}=${v}`).join(','));
   if (j.parentId !== null) kv('parent', j.parentId);

@@ -9,8 +9,8 @@ import { startTestServer, type TestServer } from '../../server/test-helpers.js';
  * Issue 6: a child's sub-limit may be larger than what is left above it (the tree, or a
  * sub-limited ancestor). What the API (`GET /api/jobs/:id/budget`) and `flotilla budget JOB`
  * show as the child's `left` is the least room on its path — what a call of it can really
- * reserve — and the CLI names the budget that bounds it. Real server and store (SQLite, and
- * PostgreSQL when reachable), real trees: root R → child C (sub-limit) → grandchild G (sub-limit).
+ * reserve — and the view (`budget.boundedBy`) and the CLI name the budget that bounds it.
+ * Real server and store (SQLite, and PostgreSQL when reachable), real trees: root R → child C (sub-limit) → grandchild G (sub-limit).
  */
 const T = Date.now();
 
@@ -50,8 +50,10 @@ function suite(name: string, start: () => Promise<TestServer | null>) {
       const { r, c, g } = await tree(500_000, 400_000);
       await charge(r, r, 700_000);
       await charge(r, r, 100_000, false);
-      expect(await view(g.id)).toEqual({ rootId: r.id, jobId: g.id, limitMicros: 400_000, spentMicros: 0, reservedMicros: 0, remainingMicros: 200_000 });
-      expect(await view(c.id)).toEqual({ rootId: r.id, jobId: c.id, limitMicros: 500_000, spentMicros: 0, reservedMicros: 0, remainingMicros: 200_000 });
+      // boundedBy: the tree ($1.00 − $0.70 − $0.10 = $0.20 left), less than G's own $0.40 and C's $0.50
+      const byTree = { limitMicros: 1_000_000, remainingMicros: 200_000 };
+      expect(await view(g.id)).toEqual({ rootId: r.id, jobId: g.id, limitMicros: 400_000, spentMicros: 0, reservedMicros: 0, remainingMicros: 200_000, boundedBy: byTree });
+      expect(await view(c.id)).toEqual({ rootId: r.id, jobId: c.id, limitMicros: 500_000, spentMicros: 0, reservedMicros: 0, remainingMicros: 200_000, boundedBy: byTree });
       expect(await cliLeft(g.id)).toBe(`left:      $0.200000 (bounded by job tree ${r.id}: $0.200000 left of its own $1.000000)`);
       // the tree's own view is unchanged
       expect(await view(r.id)).toEqual({ rootId: r.id, limitMicros: 1_000_000, spentMicros: 700_000, reservedMicros: 100_000, remainingMicros: 200_000 });
@@ -61,7 +63,7 @@ function suite(name: string, start: () => Promise<TestServer | null>) {
       if (!t) return ctx.skip();
       const { r, c, g } = await tree(300_000, 250_000);
       await charge(r, c, 200_000);
-      expect(await view(g.id)).toMatchObject({ jobId: g.id, limitMicros: 250_000, spentMicros: 0, remainingMicros: 100_000 });
+      expect(await view(g.id)).toEqual({ rootId: r.id, jobId: g.id, limitMicros: 250_000, spentMicros: 0, reservedMicros: 0, remainingMicros: 100_000, boundedBy: { jobId: c.id, limitMicros: 300_000, remainingMicros: 100_000 } });
       expect(await cliLeft(g.id)).toBe(`left:      $0.100000 (bounded by job ${c.id}: $0.100000 left of its own $0.300000)`);
     });
 

@@ -1,32 +1,40 @@
 import type { Hono } from 'hono';
 import { formatMicros, usdToMicros } from '../../core/money.js';
-import { MAX_BUDGET_USD, TopUpRequest, type BudgetView } from '../../protocol/index.js';
+import { MAX_BUDGET_USD, TopUpRequest } from '../../protocol/index.js';
 import { isTerminal } from '../../core/job-state.js';
 import { BudgetCapError } from '../../store/budgets.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
 import { apiError, idError, parseId, readBody } from '../http-util.js';
 import { budgetResumer } from '../budget-pause.js';
-import { pathBoundedBudget } from '../budget-path.js';
+import { budgetJobUses, budgetsOnPath, leastRoomOf, ownRoomMicros } from '../budget-path.js';
+import { budgetViewOf } from '../budget-view.js';
 import type { BudgetRaised } from '../../store/budget-resume.js';
+import type { JobRow } from '../../store/types.js';
 
 /**
- * Budgets of job trees (issue 3):
- * - `GET /api/jobs/:id/budget` → {@link BudgetView} of the job's tree (`resumed` empty).
+ * Budgets of job trees (issue 3) and of child jobs' sub-limits (issue 6). "The budget job N
+ * uses": its own sub-limit (a child with budgetMicros > 0), else its nearest sub-limited
+ * ancestor's, else its tree's (server/budget-path.ts).
+ * - `GET /api/jobs/:id/budget` → BudgetView (protocol/budget.ts; built by server/budget-view.ts):
+ *   the figures of the budget job :id uses (`budget.jobId` set when it is a sub-limit),
+ *   `remainingMicros` the least room on the job's path (every budget a call of it reserves
+ *   against), `budget.boundedBy` the budget with that least room when it is another; `resumeNeeds` when the job is paused for
+ *   budget: the budgets on its path short of room for its refused call; `resumed` empty.
  * - `POST /api/jobs/:id/budget` body {@link TopUpRequest} `{ "addUsd": 2 }` (admin) → adds the
- *   amount to the tree's limit (or to job :id's sub-limit, below), then the jobs paused for
- *   budget that this budget is on the path of AND whose every budget on the path (tree,
- *   sub-limits of the job and its ancestors) now has room for their refused call go back to the
- *   queue to resume in their session (`resumeSessionId` = its session id; the runner side reuses
- *   the workspace), each with a `status` event; → BudgetView with their ids in `resumed`
- *   (store/budget-resume.ts: a sibling with its own spent sub-limit stays paused). A
- *   paused job whose stopped attempt's process has not exited yet is in `resumed` too but
- *   queues only once the runner reports that exit (server/paused-exit.ts).
- * Issue 6: for a child job with a sub-limit (its budgetMicros > 0), GET returns that sub-limit
- * (`budget.jobId` set; `remainingMicros` the least room on the job's path — its own, each
- * sub-limited ancestor's, the tree's: server/budget-path.ts) and POST raises it — never past what the tree (and each sub-limited
- * ancestor) has left: 422 `budget_exceeded` naming `addUsd` and the most that can be added.
- * A child sharing its tree's budget shows and tops up the tree's.
+ *   amount to the budget job :id uses, then the jobs paused for budget that this budget is on
+ *   the path of AND whose every budget on the path (tree, sub-limits of the job and its
+ *   ancestors) now has room for their refused call go back to the queue to resume in their
+ *   session (`resumeSessionId` = its session id; the runner side reuses the workspace), each
+ *   with a `status` event; → BudgetView with their ids in `resumed` (store/budget-resume.ts: a
+ *   sibling with its own spent sub-limit stays paused). A paused job whose stopped attempt's
+ *   process has not exited yet is in `resumed` too but queues only once the runner reports that
+ *   exit (server/paused-exit.ts).
+ *   A sub-limit's room after the top-up may not exceed the least room above it (its parent's
+ *   path: the sub-limited ancestors' and the tree's), checked in the store's transaction
+ *   (store/job-budgets.ts topUpJobBudget): else 422 `budget_exceeded` naming `addUsd`, the most
+ *   that can be added, the budget above that bounds it with its room, and the command topping
+ *   that one up.
  * Errors: bad id 400 `invalid_request`; unknown job 404 `not_found`; body 400 `invalid_json` /
  * `invalid_request` naming `addUsd`; a tree whose root job has ended (succeeded, failed,
  * cancelled, lost: nothing of it can spend any more) 409 `job_ended` "job N has ended (status)";
@@ -40,11 +48,8 @@ export function mountJobBudget(app: Hono<AppEnv>, ctx: ServerContext): void {
     if (id === null) return idError(c, 'id', 'a job id');
     const job = await ctx.store.getJob(id);
     if (!job) return apiError(c, 404, 'not_found', `no job ${id}`);
-    const own = job.parentId !== null ? await ctx.store.getJobBudget(job.id, ctx.now()) : null;
-    if (own) return c.json({ jobId: id, budget: await pathBoundedBudget(ctx.store, job, own, ctx.now()), resumed: [] } satisfies BudgetView);
-    const budget = await ctx.store.getTreeBudget(job.rootId, ctx.now());
-    if (!budget) return apiError(c, 404, 'not_found', `job ${id}'s tree has no root job ${job.rootId}`);
-    const view: BudgetView = { jobId: id, budget, resumed: [] };
+    const view = await budgetViewOf(ctx.store, job, ctx.now());
+    if (!view) return apiError(c, 404, 'not_found', `job ${id}'s tree has no root job ${job.rootId}`);
     return c.json(view);
   });
 
@@ -63,37 +68,54 @@ export function mountJobBudget(app: Hono<AppEnv>, ctx: ServerContext): void {
     const now = ctx.now();
     const addMicros = usdToMicros(body.value.addUsd);
     const capMicros = usdToMicros(MAX_BUDGET_USD);
-    let budget = null;
+    const path = await budgetsOnPath(ctx.store, job, now);
+    if (!path) return apiError(c, 404, 'not_found', `job ${id}'s tree has no root job ${job.rootId}`);
+    const usesJobId = budgetJobUses(path).jobId;
     let raised: BudgetRaised = 'tree';
-    if (job.parentId !== null) {
-      const r = await ctx.store.topUpJobBudget(job.id, addMicros, now);
-      if (r && !r.ok) {
-        return apiError(c, 422, 'budget_exceeded', `addUsd: job ${id}'s sub-limit can grow by at most ${formatMicros(r.maxAddMicros)} (what job tree ${job.rootId} has left); top up the tree first: flotilla budget ${job.rootId} --add <USD>`, 'addUsd');
-      }
-      if (r) {
-        budget = await pathBoundedBudget(ctx.store, job, r.budget, now);
-        raised = { jobId: job.id };
-      }
+    if (usesJobId !== undefined) {
+      const r = await ctx.store.topUpJobBudget(usesJobId, addMicros, now);
+      if (r && !r.ok) return apiError(c, 422, 'budget_exceeded', await subLimitRefusal(ctx, job, usesJobId, r.maxAddMicros, now), 'addUsd');
+      if (r) raised = { jobId: usesJobId };
     }
-    if (!budget) {
-      // A sub-limit never grows past what the tree has left, so only the tree's own limit can
+    if (raised === 'tree') {
+      // A sub-limit never grows past what is left above it, so only the tree's own limit can
       // pass the cap: checked in the store's update itself (two top-ups at once cannot pass it).
       try {
-        budget = await ctx.store.topUpBudget(job.rootId, addMicros, now, capMicros);
+        if (!(await ctx.store.topUpBudget(job.rootId, addMicros, now, capMicros))) return apiError(c, 404, 'not_found', `job ${id}'s tree has no root job ${job.rootId}`);
       } catch (err) {
         if (!(err instanceof BudgetCapError)) throw err;
         const most = formatMicros(Math.max(0, capMicros - err.limitMicros));
         return apiError(c, 400, 'invalid_request', `addUsd: job tree ${job.rootId}'s budget would be ${formatMicros(err.limitMicros + addMicros)}, over the cap of $${MAX_BUDGET_USD.toLocaleString('en-US')} per tree (it is ${formatMicros(err.limitMicros)}: at most ${most} can be added)`, 'addUsd');
       }
     }
-    if (!budget) return apiError(c, 404, 'not_found', `job ${id}'s tree has no root job ${job.rootId}`);
     // Only the paused jobs this budget is on the path of and that now have room resume
     // (budget-pause.ts, store/budget-resume.ts); one whose stopped process has not exited yet
     // resumes when it has (never two processes of one job at once).
-    const what = raised === 'tree' ? `job tree ${job.rootId}'s budget` : `job ${job.id}'s sub-limit`;
+    const what = raised === 'tree' ? `job tree ${job.rootId}'s budget` : `job ${raised.jobId}'s sub-limit`;
     const resumed = await budgetResumer({ store: ctx.store, bus: ctx.bus, now: ctx.now, kick: () => ctx.dispatcher.kick() })(job.rootId, raised, `${what} topped up by ${formatMicros(addMicros)}`);
-    ctx.log.info('budget topped up', { rootId: job.rootId, addMicros, resumed: resumed.join(',') });
-    const view: BudgetView = { jobId: id, budget, resumed };
+    ctx.log.info('budget topped up', { rootId: job.rootId, raised: raised === 'tree' ? 'tree' : raised.jobId, addMicros, resumed: resumed.join(',') });
+    // The figures after the top-up and the resumes (the job's status may have changed).
+    const view = await budgetViewOf(ctx.store, (await ctx.store.getJob(id)) ?? job, ctx.now(), resumed);
+    if (!view) return apiError(c, 404, 'not_found', `job ${id}'s tree has no root job ${job.rootId}`);
     return c.json(view);
   });
+}
+
+/**
+ * The 422 message of a refused top-up of sub-limited job `subId`'s sub-limit (the budget job
+ * `job` uses): it may grow by at most `maxAddMicros` (the store's atomic check), so that its room
+ * stays within the least room above it (its parent's path, server/budget-path.ts); names that
+ * bounding budget and its room, the sub-limit's own room (both read now) and the command that
+ * tops the bounding one up. µ$.
+ */
+async function subLimitRefusal(ctx: ServerContext, job: JobRow, subId: number, maxAddMicros: number, now: number): Promise<string> {
+  const sub = subId === job.id ? job : await ctx.store.getJob(subId);
+  const path = sub ? await budgetsOnPath(ctx.store, sub, now) : null;
+  const own = path?.at(-1);
+  const bound = path ? leastRoomOf(path.slice(0, -1)) : null;
+  const whose = `job ${subId}'s sub-limit${subId !== job.id ? ` (the budget job ${job.id} uses)` : ''}`;
+  if (!own || !bound) return `addUsd: ${whose} can grow by at most ${formatMicros(maxAddMicros)}`;
+  const boundName = bound.jobId === undefined ? `job tree ${job.rootId}'s budget` : `job ${bound.jobId}'s budget`;
+  const topUp = bound.jobId === undefined ? `the tree first: flotilla budget ${job.rootId}` : `job ${bound.jobId} first: flotilla budget ${bound.jobId}`;
+  return `addUsd: ${whose} can grow by at most ${formatMicros(maxAddMicros)}: ${boundName} has ${formatMicros(ownRoomMicros(bound))} left and job ${subId}'s own has ${formatMicros(ownRoomMicros(own))} left; top up ${topUp} --add <USD>`;
 }

@@ -331,12 +331,12 @@ export function buildOpenApi(): Json {
     },
     '/api/jobs/{id}/budget': {
       get: {
-        summary: "The budget of the job's tree (µ$: limit, spent, reserved by calls in flight, remaining)",
+        summary: "The budget the job uses — its own sub-limit, else its nearest sub-limited ancestor's, else its tree's (µ$: limit, spent, reserved by calls in flight; remaining: the least room on the job's path, boundedBy: the budget with that room when another; resumeNeeds: what would resume a job paused for budget)",
         parameters: [idParam],
-        responses: { 200: ok('the tree budget', ref('BudgetView')), 400: error('`invalid_request`'), 401: unauthorized, 404: error('`not_found`') },
+        responses: { 200: ok('the budget the job uses', ref('BudgetView')), 400: error('`invalid_request`'), 401: unauthorized, 404: error('`not_found`') },
       },
       post: {
-        summary: "Top up the job's tree (or the job's own sub-limit when it has one); the paused jobs it gave room resume in their sessions",
+        summary: "Top up the budget the job uses (its own sub-limit, else its nearest sub-limited ancestor's, else its tree's); the paused jobs it gave room resume in their sessions",
         parameters: [idParam],
         requestBody: body('TopUpRequest'),
         responses: {
@@ -346,7 +346,7 @@ export function buildOpenApi(): Json {
           403: forbidden,
           404: error('`not_found`'),
           409: error("`job_ended`: the tree's root job has ended (succeeded, failed, cancelled, lost)"),
-          422: error('`budget_exceeded`: a child\'s sub-limit may not grow past what its tree has left'),
+          422: error('`budget_exceeded`: a sub-limit\'s room may not grow past the least room above it (its sub-limited ancestors\' and the tree\'s); names the bounding budget'),
         },
       },
     },

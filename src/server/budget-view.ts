@@ -1,0 +1,28 @@
+import type { BudgetView } from '../protocol/index.js';
+import type { JobRow } from '../store/types.js';
+import { budgetJobUses, budgetsOnPath, leastRoomOf, ownRoomMicros, type BudgetPathStore } from './budget-path.js';
+import { resumeNeedsOf } from './budget-resume-needs.js';
+
+/**
+ * The {@link BudgetView} of `job` (`GET/POST /api/jobs/:id/budget`), as the store has it now:
+ * - `budget`: the figures of the budget the job uses (budget-path.ts budgetJobUses: its own
+ *   sub-limit, else its nearest sub-limited ancestor's — `budget.jobId` that job — else the
+ *   tree's), with `remainingMicros` the least room on the job's path (each budget's limit −
+ *   spent − reserved, never below 0: a call of the job reserves against all of them) and
+ *   `boundedBy` the budget with that least room when it is not the one shown and has strictly
+ *   less room than the shown one's own (a tie: the one nearest the tree);
+ * - `resumed`: as given (the jobs a top-up resumed);
+ * - `resumeNeeds`: when the job is paused for budget, what would resume it (budget-resume-needs.ts).
+ * µ$; `now` epoch ms (budget rows missing are created from their jobs). Null when the job's
+ * tree has no root job.
+ */
+export async function budgetViewOf(store: BudgetPathStore, job: JobRow, now: number, resumed: number[] = []): Promise<BudgetView | null> {
+  const path = await budgetsOnPath(store, job, now);
+  if (!path) return null;
+  const uses = budgetJobUses(path);
+  const least = leastRoomOf(path) ?? uses;
+  const boundedBy = ownRoomMicros(least) < ownRoomMicros(uses) ? { ...(least.jobId !== undefined ? { jobId: least.jobId } : {}), limitMicros: least.limitMicros, remainingMicros: ownRoomMicros(least) } : undefined;
+  const budget = { ...uses, remainingMicros: ownRoomMicros(least), ...(boundedBy ? { boundedBy } : {}) };
+  const resumeNeeds = resumeNeedsOf(job, path);
+  return { jobId: job.id, budget, resumed, ...(resumeNeeds ? { resumeNeeds } : {}) };
+}
