@@ -142,4 +142,51 @@ describe('flotilla models', () => {
     expect(after.pricesInEffect).toEqual(FILE_PRICES); // flotilla.yaml's claude-haiku-4-5 applies again
     expect(JSON.stringify(after) + table.out + first.out).not.toContain(SECRET);
   });
+
+  it('up\'s first lines name the model routes of flotilla.yaml, with a warning for the route to a provider not configured', () => {
+    // qwen* → openai-compatible: FLOTILLA_OPENAI_COMPATIBLE_URL is not set for this up; * → scripted.
+    const lines = upIO.out().split('\n');
+    const at = lines.findIndex((l) => l.startsWith('flotilla: server on '));
+    expect(lines.slice(at + 1, at + 3)).toEqual([
+      'flotilla: model routes: qwen* → openai-compatible (not configured: its calls will fail); * (any other model) → the offline scripted model',
+      'flotilla: warning: model route qwen* maps models to provider openai-compatible, which is not configured on this server: set FLOTILLA_OPENAI_COMPATIBLE_URL (and FLOTILLA_OPENAI_COMPATIBLE_KEY if it needs a key), or route those models to another provider (flotilla.yaml gateway.models, FLOTILLA_MODEL_PROVIDERS)',
+    ]);
+  });
+
+  it('price --delete with a price flag (or its variable) is a usage error naming them, and deletes nothing', async () => {
+    expect((await run('models', 'price', 'keep-me', '--input', '1', '--output', '2')).code).toBe(0);
+    const both = await run('models', 'price', 'keep-me', '--input', '3', '--output', '4', '--delete');
+    expect([both.code, both.err]).toEqual([2, 'flotilla: models price: --delete cannot go with --input, --output: --delete removes the override of "keep-me", those set a price; give one or the other (nothing was deleted)\n']);
+    process.env.FLOTILLA_PRICE_CACHE_READ = '0.5';
+    const env = await run('models', 'price', 'keep-me', '--delete', '--no-long-context');
+    delete process.env.FLOTILLA_PRICE_CACHE_READ;
+    expect([env.code, env.err]).toEqual([2, 'flotilla: models price: --delete cannot go with --cache-read (FLOTILLA_PRICE_CACHE_READ), --no-long-context: --delete removes the override of "keep-me", those set a price; give one or the other (nothing was deleted)\n']);
+    // a boolean variable turned off does not count
+    process.env.FLOTILLA_PRICE_NO_LONG_CONTEXT = '0';
+    const json = await run('models', 'price', 'keep-me', '--max-output', '100', '--delete', '--json');
+    expect([json.code, JSON.parse(json.err)]).toEqual([2, { error: { message: 'models price: --delete cannot go with --max-output: --delete removes the override of "keep-me", those set a price; give one or the other (nothing was deleted)', code: 'usage' } }]);
+    const kept = JSON.parse((await run('models', '--json')).out) as { prices: { model: string; price: { input: number; output: number } }[] };
+    expect(kept.prices.find((p) => p.model === 'keep-me')?.price).toMatchObject({ input: 1, output: 2 });
+    // the variable off and nothing else: the delete goes through
+    const del = await run('models', 'price', 'keep-me', '--delete');
+    delete process.env.FLOTILLA_PRICE_NO_LONG_CONTEXT;
+    expect([del.code, del.out]).toEqual([0, 'price override deleted: keep-me\n']);
+  });
+
+  it('price --delete of a model only flotilla.yaml prices says the price comes from flotilla.yaml; a model priced nowhere keeps the API\'s message', async () => {
+    const file = await run('models', 'price', 'qwen3-coder', '--delete');
+    expect(file.code).toBe(1);
+    expect(file.err).toBe(
+      'flotilla: no API price override for model "qwen3-coder": its price comes from the server\'s flotilla.yaml (gateway.prices), which `flotilla models price --delete` cannot change; only overrides set through the API (`flotilla models price`) can be deleted: edit flotilla.yaml and restart the server, or set an override over it\n',
+    );
+    const json = await run('models', 'price', 'qwen3-coder', '--delete', '--json');
+    expect([json.code, (JSON.parse(json.err) as { error: { code: string } }).error.code]).toEqual([1, 'not_found']);
+    const nowhere = await run('models', 'price', 'priced-nowhere', '--delete');
+    expect(nowhere.code).toBe(1);
+    expect(nowhere.err).toMatch(/no price override for model "priced-nowhere"/);
+    expect(nowhere.err).not.toMatch(/flotilla\.yaml/);
+    // flotilla.yaml's price is still in effect
+    const view = JSON.parse((await run('models', '--json')).out) as { pricesInEffect: unknown[] };
+    expect(view.pricesInEffect).toContainEqual(FILE_PRICES[0]);
+  });
 });

@@ -31,11 +31,45 @@ export class CliError extends Error {
 }
 
 /**
- * Checks that a folder option (`--data`, `--work-dir`) names a folder or a path one can be made
- * at: the path itself, or its nearest existing parent, must be a folder.
- * @throws CliError (exit 2) `--data /etc/passwd is not a folder` (or naming the parent in the way).
+ * Refuses an empty (or all-blank) value of a string option that was given — on the command
+ * line (`--parent-token ""`) or by its variable set to nothing (`FLOTILLA_PARENT_TOKEN=`, e.g. a
+ * script's `$FLOTILLA_JOB_TOKEN` that expanded to nothing): an empty value must never silently
+ * mean "unset" (a new root job with the admin token, the default server, the current folder,
+ * every network interface). Nothing to check when `value` is undefined (not given).
+ * `from`: where the value came from (commander's `getOptionValueSource`: `cli`, `env`), when
+ * known; else both the flag and the variable are named.
+ * @throws CliError (exit 2): `--parent-token is empty (FLOTILLA_PARENT_TOKEN is set to ""): give a value, or unset FLOTILLA_PARENT_TOKEN`.
  */
-export async function checkFolderOption(flag: string, path: string): Promise<void> {
+export function refuseEmpty(value: string | undefined, flag: string, envVar?: string, from?: string): void {
+  if (value === undefined || value.trim() !== '') return;
+  if (from === 'cli' || !envVar) throw new CliError(`${flag} is empty: give a value, or leave ${flag} out`, 2);
+  if (from === 'env') throw new CliError(`${flag} is empty (${envVar} is set to ""): give a value, or unset ${envVar}`, 2);
+  throw new CliError(`${flag} is empty (from ${flag} or ${envVar}): give a value, or leave it out`, 2);
+}
+
+/**
+ * {@link refuseEmpty} for the options `keys` (attribute names: `parentToken`) of `cmd`, naming
+ * each option's flag and variable, and where the empty value came from.
+ * @throws CliError (exit 2) for the first option given an empty value.
+ */
+export function refuseEmptyOptions(cmd: Command, keys: readonly string[]): void {
+  const values = cmd.opts<Record<string, unknown>>();
+  for (const key of keys) {
+    const o = cmd.options.find((opt) => opt.attributeName() === key);
+    if (!o) throw new Error(`refuseEmptyOptions: ${cmd.name()} has no option ${key}`);
+    const v = values[key];
+    if (typeof v === 'string') refuseEmpty(v, o.long ?? o.flags, o.envVar, cmd.getOptionValueSource(key));
+  }
+}
+
+/**
+ * Checks that a folder option (`--data`, `--work-dir`) names a folder or a path one can be made
+ * at: the path itself, or its nearest existing parent, must be a folder. An empty path (the
+ * current folder, by `resolve`) is refused ({@link refuseEmpty}; `envVar` names the variable).
+ * @throws CliError (exit 2) `--data /etc/passwd is not a folder` (or naming the parent in the way); `--data is empty ...`.
+ */
+export async function checkFolderOption(flag: string, path: string, envVar?: string): Promise<void> {
+  refuseEmpty(path, flag, envVar);
   let at = resolve(path);
   for (;;) {
     const st = await stat(at).catch((err: NodeJS.ErrnoException) => (err.code === 'ENOENT' || err.code === 'ENOTDIR' ? null : err));
@@ -286,11 +320,14 @@ export function isLoopbackUrl(url: string): boolean {
 /**
  * The API token: `--token`, else `FLOTILLA_TOKEN`, else the contents of `<data>/admin-token`
  * — the last only when the server is on this machine (loopback), so the local admin token is
- * never sent to another host.
- * @throws CliError saying where it looked.
+ * never sent to another host. A token or data folder given but empty is refused ({@link refuseEmpty}).
+ * @throws CliError saying where it looked; exit 2 for an empty `--token`/FLOTILLA_TOKEN or `--data`/FLOTILLA_DATA.
  */
 export async function resolveToken(opts: { token?: string; data: string }, serverUrl: string = DEFAULT_SERVER): Promise<string> {
-  if (opts.token && opts.token.trim() !== '') return opts.token.trim();
+  // Given but empty (`FLOTILLA_TOKEN=$UNSET_VAR`) never falls back to the local admin token.
+  refuseEmpty(opts.token, '--token', 'FLOTILLA_TOKEN');
+  if (opts.token !== undefined) return opts.token.trim();
+  refuseEmpty(opts.data, '--data', 'FLOTILLA_DATA');
   const file = join(opts.data, 'admin-token');
   if (!isLoopbackUrl(serverUrl)) {
     throw new CliError(`no API token for ${serverUrl}: pass --token or set FLOTILLA_TOKEN (the local ${file} is only used for a server on this machine)`);
@@ -306,9 +343,15 @@ export async function resolveToken(opts: { token?: string; data: string }, serve
   );
 }
 
-/** A client for `--server` (else FLOTILLA_SERVER, else http://127.0.0.1:8787) with the resolved token. */
+/**
+ * A client for `--server` (else FLOTILLA_SERVER, else http://127.0.0.1:8787) with the resolved
+ * token ({@link resolveToken}).
+ * @throws CliError (exit 2) for a server URL that is empty or not http(s).
+ */
 export async function clientFrom(opts: ClientOptions): Promise<FlotillaClient> {
-  const url = opts.server && opts.server.trim() !== '' ? opts.server.trim() : DEFAULT_SERVER;
+  // Given but empty (`FLOTILLA_SERVER=`) is refused, not taken for the default server.
+  refuseEmpty(opts.server, '--server', 'FLOTILLA_SERVER');
+  const url = opts.server !== undefined ? opts.server.trim() : DEFAULT_SERVER;
   // Before the token: `FLOTILLA_SERVER=notaurl` was told "no API token for notaurl".
   if (!/^https?:\/\//i.test(url) || !URL.canParse(url)) throw new CliError(`--server: url "${cutEcho(url)}" must start with http:// or https:// (from --server or FLOTILLA_SERVER)`, 2);
   const token = await resolveToken(opts, url);

@@ -3,7 +3,7 @@ import { Option } from 'commander';
 import { FlotillaClient } from '../../client/index.js';
 import type { CliContext } from '../context.js';
 import { cutEcho } from '../../protocol/echo.js';
-import { CliError } from '../options.js';
+import { CliError, refuseEmptyOptions } from '../options.js';
 import { packageVersion } from '../paths.js';
 
 /** Options of `flotilla mcp`. */
@@ -14,11 +14,14 @@ interface McpOptions {
   jobId?: string;
 }
 
-/** The control plane URL and where it came from: `--server`, `--url`, FLOTILLA_SERVER, FLOTILLA_URL, first given wins; null when none. */
+/**
+ * The control plane URL and where it came from: `--server`, `--url`, FLOTILLA_SERVER, FLOTILLA_URL, first given wins; null when none.
+ * @throws CliError (exit 2) when one of them is given empty (options.ts refuseEmpty): it does not mean "try the next".
+ */
 function mcpServerUrl(opts: McpOptions, self: Command): { url: string; from: string } | null {
-  const given = (v: string | undefined) => (v !== undefined && v.trim() !== '' ? v.trim() : undefined);
-  const server = given(opts.server);
-  const url = given(opts.url);
+  refuseEmptyOptions(self, ['server', 'url']);
+  const server = opts.server?.trim();
+  const url = opts.url?.trim();
   if (server && self.getOptionValueSource('server') === 'cli') return { url: server, from: '--server' };
   if (url && self.getOptionValueSource('url') === 'cli') return { url, from: '--url' };
   if (server) return { url: server, from: 'FLOTILLA_SERVER' };
@@ -46,6 +49,7 @@ export function registerMcp(program: Command, ctx: CliContext): void {
     .addOption(new Option('--job-id <id>', "the running job's id (wait_jobs without ids waits for its children)").env('FLOTILLA_JOB_ID'))
     .action(async (opts: McpOptions, self: Command) => {
       const where = mcpServerUrl(opts, self);
+      refuseEmptyOptions(self, ['jobToken']);
       if (!where) throw new CliError('flotilla mcp: no control plane URL: pass --server or set FLOTILLA_SERVER (or FLOTILLA_URL, as the runner does)', 2);
       if (!opts.jobToken) throw new CliError('flotilla mcp: no job token: set FLOTILLA_JOB_TOKEN or --job-token', 2);
       let selfId: number | undefined;

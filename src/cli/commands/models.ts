@@ -1,5 +1,5 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { ApiError } from '../../client/index.js';
+import { ApiError, type FlotillaClient } from '../../client/index.js';
 import { MAX_OUTPUT_TOKENS_CEILING, ModelPattern, ProviderName, withDefaultCacheRates, type LongContextPrice, type ModelPrice, type ModelPriceOverride, type ModelRoutesView, type PriceInEffect } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
 import { formatTable } from '../format.js';
@@ -83,6 +83,50 @@ export function describeRoutes(v: ModelRoutesView): string {
   return lines.join('\n');
 }
 
+/** Options of `models price` that are not price settings: the client's, and --delete itself. */
+const NOT_PRICE_SETTINGS = new Set(['server', 'token', 'data', 'json', 'delete']);
+
+/**
+ * The price settings of `models price` (`cmd`) that were given, on the command line (`--input`)
+ * or by their variable (`--input (FLOTILLA_PRICE_INPUT)`), in the command's order: what
+ * `--delete` conflicts with. A boolean variable set to 0/false/no does not count (main.ts
+ * applyBooleanEnv has turned it back off).
+ */
+export function priceSettingsGiven(cmd: Command): string[] {
+  const given: string[] = [];
+  for (const o of cmd.options) {
+    const key = o.attributeName();
+    if (NOT_PRICE_SETTINGS.has(key)) continue;
+    const from = cmd.getOptionValueSource(key);
+    if (from === 'cli') given.push(o.long ?? o.flags);
+    else if (from === 'env') given.push(`${o.long ?? o.flags} (${o.envVar})`);
+  }
+  return given;
+}
+
+/**
+ * Deletes the API price override of `model`. When there is none but the model's price comes
+ * from the server's flotilla.yaml (GET /api/gateway/routes `pricesInEffect`, `source`), says so:
+ * only API overrides can be deleted.
+ * @throws CliError (exit 1, code `not_found`) for a flotilla.yaml price; the API's error otherwise.
+ */
+async function deletePriceOverride(client: FlotillaClient, model: string): Promise<void> {
+  try {
+    await client.deleteModelPrice(model);
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.status !== 404) throw err;
+    const view = await client.listModelRoutes().catch(() => null);
+    if (view?.pricesInEffect.some((p) => p.model === model && p.source === 'flotilla.yaml')) {
+      throw new CliError(
+        `no API price override for model ${JSON.stringify(model)}: its price comes from the server's flotilla.yaml (gateway.prices), which \`flotilla models price --delete\` cannot change; only overrides set through the API (\`flotilla models price\`) can be deleted: edit flotilla.yaml and restart the server, or set an override over it`,
+        1,
+        'not_found',
+      );
+    }
+    throw err;
+  }
+}
+
 /**
  * `flotilla models ...`: the gateway's model routes and price overrides (issue 3).
  * - `models list` (default): routes in the order tried, and every price in effect other than
@@ -99,7 +143,8 @@ export function describeRoutes(v: ModelRoutesView): string {
  *   (cache rates default by the same ratios) or `--no-long-context` (every call at the base
  *   rates). A model whose price table entry has long-context rates (claude-sonnet-4-5) needs one
  *   of the two: the API refuses an override that would drop them unsaid (protocol ModelPrice).
- *   `models price MODEL --delete` removes the override.
+ *   `models price MODEL --delete` removes the API override (with any price flag or its variable:
+ *   exit 2, nothing deleted; a model priced by flotilla.yaml only: says that file sets it).
  * Every subcommand takes --server/--token/--data/--json (FLOTILLA_SERVER, ...). Exit 0 on
  * success; 1 on an API error (not an admin, unknown pattern, bad value: the message names it).
  */
@@ -179,11 +224,17 @@ export function registerModels(program: Command, ctx: CliContext): void {
       .addOption(new Option('--no-long-context', "no long-context rates: every call at the base rates (needed to drop the price table's, e.g. claude-sonnet-4-5's above 200,000 tokens)").env('FLOTILLA_PRICE_NO_LONG_CONTEXT'))
       .addOption(new Option('--delete', 'remove the override instead').env('FLOTILLA_PRICE_DELETE')),
   ).action(async (model: string, opts: PriceOpts, self: Command) => {
-    const client = await clientFrom(opts);
     if (opts.delete) {
-      await client.deleteModelPrice(model);
+      // `--input 3 --output 4 --delete` deleted the override the user meant to set.
+      const conflicting = priceSettingsGiven(self);
+      if (conflicting.length) {
+        throw new CliError(`models price: --delete cannot go with ${conflicting.join(', ')}: --delete removes the override of ${JSON.stringify(model)}, those set a price; give one or the other (nothing was deleted)`, 2);
+      }
+      const client = await clientFrom(opts);
+      await deletePriceOverride(client, model);
       return void out(wantsJson(self, opts) ? JSON.stringify({ deleted: model }) : `price override deleted: ${model}`);
     }
+    const client = await clientFrom(opts);
     if (opts.input === undefined || opts.output === undefined) throw new CliError('models price: --input and --output are required (USD per million tokens), or --delete', 2);
     const longFlags = [opts.longContextAbove, opts.longContextInput, opts.longContextOutput, opts.longContextCacheWrite5m, opts.longContextCacheWrite1h, opts.longContextCacheRead];
     const anyLong = longFlags.some((v) => v !== undefined);

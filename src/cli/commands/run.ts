@@ -3,7 +3,7 @@ import type { Labels } from '../../protocol/index.js';
 import { ApiError } from '../../client/index.js';
 import type { CliContext } from '../context.js';
 import { runJob } from '../run-job.js';
-import { CliError, addClientOptions, checkFolderOption, checkRoleLabels, clientFrom, intIn, makeFolderOption, parseBudget, parseIdArg, parseInputJson, parseLabels, parseRole, wantsJson, type ClientOptions } from '../options.js';
+import { CliError, addClientOptions, checkFolderOption, checkRoleLabels, clientFrom, intIn, makeFolderOption, parseBudget, parseIdArg, parseInputJson, parseLabels, parseRole, refuseEmptyOptions, wantsJson, type ClientOptions } from '../options.js';
 
 interface RunOptions extends ClientOptions {
   budget?: number;
@@ -24,7 +24,8 @@ interface RunOptions extends ClientOptions {
  * `--local`, starts an in-process store, server and runner for the one job (local/run-local.ts).
  * `--effort TIER` picks the effort tier (model + effort level) over the agent's.
  * `--parent-token flj_...` (FLOTILLA_PARENT_TOKEN; issue 6) starts the job as a child of the job
- * holding that token, on FLOTILLA_URL unless --server is given.
+ * holding that token, on FLOTILLA_URL unless --server is given. A token/URL/folder option given
+ * empty (`--parent-token ""`, `FLOTILLA_PARENT_TOKEN=`) is a usage error (options.ts refuseEmpty), never "unset".
  * `--resume JOB` continues that ended job's session in its workspace, on its runner (the job
  * fails with reason `resume_failed` if the harness cannot continue that very session).
  */
@@ -56,6 +57,12 @@ export function registerRun(program: Command, ctx: CliContext): void {
   cmd.action(async (agent: string, inputJson: string | undefined, opts: RunOptions, self: Command) => {
     const json = wantsJson(self, opts);
     checkRoleLabels(opts.role, opts.labels);
+    // `--parent-token ""` (a script's `$FLOTILLA_JOB_TOKEN` that expanded to nothing) made a new
+    // root job with the admin token, outside the intended tree.
+    refuseEmptyOptions(self, ['parentToken']);
+    if (opts.local && opts.parentToken !== undefined) {
+      throw new CliError(`--parent-token cannot be used with --local (it starts its own server, where that job does not exist)${self.getOptionValueSource('parentToken') === 'env' ? ' (from FLOTILLA_PARENT_TOKEN)' : ''}`, 2);
+    }
     const request = {
       agent,
       input: parseInputJson(inputJson),
@@ -70,17 +77,23 @@ export function registerRun(program: Command, ctx: CliContext): void {
     if (opts.local) {
       if (opts.detach) throw new CliError('--detach cannot be used with --local (the local server stops when the job ends)', 2);
       if (self.getOptionValueSource('server') === 'cli') throw new CliError('--server cannot be used with --local (it starts its own server)', 2);
-      await checkFolderOption('--data', opts.data);
+      refuseEmptyOptions(self, ['data']);
+      await checkFolderOption('--data', opts.data, 'FLOTILLA_DATA');
       await makeFolderOption('--data', opts.data, 0o700);
       const agentsDirs = typeof opts.agents === 'string' ? [opts.agents] : (opts.agents ?? []);
       ctx.setExit(await ctx.runLocal({ request, data: opts.data, agentsDirs, json, io: ctx.io }));
       return;
     }
-    if (opts.parentToken) {
-      // issue 6: a child of the job holding this token (same tree, budget and cancel).
-      if (opts.local) throw new CliError('--parent-token cannot be used with --local', 2);
-      const server = self.getOptionValueSource('server') === 'cli' || !process.env.FLOTILLA_URL ? opts.server : process.env.FLOTILLA_URL;
-      const client = await clientFrom({ ...opts, ...(server ? { server } : {}), token: opts.parentToken });
+    if (opts.parentToken !== undefined) {
+      // issue 6: a child of the job holding this token (same tree, budget and cancel), on
+      // --server, else FLOTILLA_URL (set by the runner), else FLOTILLA_SERVER; --token is not used.
+      let server = opts.server;
+      if (self.getOptionValueSource('server') === 'cli') refuseEmptyOptions(self, ['server']);
+      else if (process.env.FLOTILLA_URL !== undefined) {
+        if (process.env.FLOTILLA_URL.trim() === '') throw new CliError('FLOTILLA_URL (the server of --parent-token) is set to "": give the control plane URL, or unset FLOTILLA_URL to use --server / FLOTILLA_SERVER', 2);
+        server = process.env.FLOTILLA_URL;
+      } else refuseEmptyOptions(self, ['server']);
+      const client = await clientFrom({ ...opts, server, token: opts.parentToken });
       try {
         ctx.setExit(await runJob(client, request, { json, detach: opts.detach, io: ctx.io }));
       } catch (err) {
@@ -91,6 +104,7 @@ export function registerRun(program: Command, ctx: CliContext): void {
       }
       return;
     }
+    refuseEmptyOptions(self, ['server', 'token']);
     const client = await clientFrom(opts);
     ctx.setExit(await runJob(client, request, { json, detach: opts.detach, io: ctx.io }));
   });

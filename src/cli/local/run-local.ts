@@ -10,8 +10,11 @@ import { cliLogger, modelLine, startLocalStack } from './stack.js';
  * `flotilla run --local`: starts a store in the data folder, a server on an ephemeral port of
  * 127.0.0.1 and a runner in this process (labels = the job's labels, so it matches), submits
  * the job through the client, follows it like `flotilla run`, then stops everything.
- * First line: which model the job talks to (offline scripted model, or Claude via the API),
- * on stdout (stderr with --json, so stdout stays JSON lines).
+ * First line: which model the job talks to (stack.ts modelLine: offline scripted model, Claude
+ * via the API, or the model routes of flotilla.yaml), on stdout, and a warning on stderr per
+ * route to a provider that is not configured. Neither with --json: stdout stays the job's JSON
+ * lines, and stderr is empty or, on a failure, the one JSON error line.
+ * @throws CliError when the data folder is in use by another process.
  * @returns the exit code: 0 only when the job succeeded; 130 after Ctrl-C (job cancelled).
  */
 export async function runLocal(p: RunLocalParams): Promise<number> {
@@ -19,8 +22,13 @@ export async function runLocal(p: RunLocalParams): Promise<number> {
   const log = cliLogger(process.env, 'warn', (line) => void io.stderr.write(line));
   // flotilla.yaml (or FLOTILLA_CONFIG) `gateway:` section over the environment, as `flotilla up` reads it (stack.ts)
   const gateway = loadGatewaySettings(process.env, loadGatewayConfig);
-  // Said first, before the store, server and runner start (about a second).
-  (json ? io.stderr : io.stdout).write(modelLine(gateway) + '\n');
+  // Said first, before the store, server and runner start (about a second). Not with --json:
+  // stdout is the job's JSON lines and stderr, on a failure, exactly one JSON error line (README).
+  if (!json) {
+    const [first, ...warnings] = modelLine(gateway).split('\n');
+    io.stdout.write(first + '\n');
+    for (const w of warnings) io.stderr.write(w + '\n');
+  }
   let stack;
   try {
     stack = await startLocalStack({

@@ -60,12 +60,8 @@ export interface LocalStack {
   close(): Promise<void>;
 }
 
-/** The first line `run --local` and `up` print: which model jobs will talk to. */
-export function modelLine(gateway: GatewayConfig): string {
-  return gateway.provider === 'anthropic'
-    ? 'flotilla: using Claude through the Anthropic API'
-    : 'flotilla: offline scripted model (no ANTHROPIC_API_KEY set)';
-}
+/** The first line `run --local` and `up` print, which model jobs will talk to: model-line.ts (routes taken into account). */
+export { describeModels, modelLine, type ModelDescription } from './model-line.js';
 
 /** Log level from FLOTILLA_LOG_LEVEL (debug, info, warn, error, silent), else `dflt`. */
 export function logLevelFrom(env: NodeJS.ProcessEnv, dflt: LogLevel): LogLevel {

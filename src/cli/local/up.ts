@@ -5,7 +5,7 @@ import { parseDurationMs } from '../../core/duration.js';
 import type { Labels } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
 import { untilInterrupted } from '../io.js';
-import { CliError, checkFolderOption, dataOption, defaultDataDir, intIn, makeFolderOption, parseLabels } from '../options.js';
+import { CliError, checkFolderOption, dataOption, defaultDataDir, intIn, makeFolderOption, parseLabels, refuseEmptyOptions } from '../options.js';
 import { shellLine, shellQuote } from '../../protocol/shell-quote.js';
 
 interface UpOptions {
@@ -62,9 +62,11 @@ export function registerUp(program: Command, ctx: CliContext): void {
         .argParser(durationArg('--hold-new-runners'))
         .default(0, 'off'),
     )
-    .action(async (opts: UpOptions) => {
+    .action(async (opts: UpOptions, self: Command) => {
       const { io } = ctx;
-      await checkFolderOption('--data', opts.data);
+      // FLOTILLA_HOST= listened on every interface (Node takes host "" as unspecified); FLOTILLA_DATA= used the current folder.
+      refuseEmptyOptions(self, ['host', 'data']);
+      await checkFolderOption('--data', opts.data, 'FLOTILLA_DATA');
       const interval = opts.heartbeatInterval ?? 5000;
       const timeout = opts.heartbeatTimeout ?? 20000;
       if (timeout < 2 * interval) {

@@ -1,0 +1,116 @@
+import { describe, it, expect, beforeAll, afterAll, afterEach } from 'vitest';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { main } from './main.js';
+import { FlotillaClient } from '../client/index.js';
+import { recordingIO, runCli } from './test-io.js';
+import { startLocalUp, type LocalUp } from './test-up.js';
+
+// A token/URL/folder option given empty — `--parent-token ""`, or its variable set to nothing
+// (a script's `$FLOTILLA_JOB_TOKEN` that expanded to nothing) — is a usage error (exit 2) naming
+// the flag and the variable, never "unset": `run --parent-token ""` made a new ROOT job with
+// the admin token, outside the intended tree.
+
+let up: LocalUp;
+let url: string;
+let admin: FlotillaClient;
+const EMPTY_VARS = ['FLOTILLA_PARENT_TOKEN', 'FLOTILLA_TOKEN', 'FLOTILLA_SERVER', 'FLOTILLA_URL', 'FLOTILLA_JOB_TOKEN'];
+
+beforeAll(async () => {
+  up = await startLocalUp('flotilla-empty-opts-');
+  url = up.url;
+  admin = new FlotillaClient({ url, token: (await readFile(join(up.data, 'admin-token'), 'utf8')).trim() });
+});
+
+afterAll(async () => {
+  expect(await up.stop()).toBe(0);
+});
+
+afterEach(() => {
+  for (const k of EMPTY_VARS) delete process.env[k];
+});
+
+/** How many jobs the server holds. */
+const jobCount = async () => (await admin.listJobs({})).jobs.length;
+
+describe('empty token/URL/folder options', () => {
+  it('run --parent-token "": exit 2 naming the flag, no job created (it used to be a root job made with the admin token)', async () => {
+    const before = await jobCount();
+    const r = await runCli(['run', 'test-fixer', '{"repo":"x"}', '--parent-token', '', '--budget', '0.1', '--detach', '--server', url]);
+    expect([r.code, r.err]).toEqual([2, 'flotilla: --parent-token is empty: give a value, or leave --parent-token out\n']);
+    expect(r.out).toBe('');
+    expect(await jobCount()).toBe(before);
+  });
+
+  it('FLOTILLA_PARENT_TOKEN set to "": exit 2 naming the variable; --json: one JSON line, code usage', async () => {
+    const before = await jobCount();
+    process.env.FLOTILLA_PARENT_TOKEN = '';
+    const r = await runCli(['run', 'test-fixer', '{"repo":"x"}', '--budget', '0.1', '--detach', '--server', url]);
+    expect([r.code, r.err]).toEqual([2, 'flotilla: --parent-token is empty (FLOTILLA_PARENT_TOKEN is set to ""): give a value, or unset FLOTILLA_PARENT_TOKEN\n']);
+    const j = await runCli(['run', 'test-fixer', '{"repo":"x"}', '--budget', '0.1', '--detach', '--json', '--server', url]);
+    expect(j.code).toBe(2);
+    expect(j.err.split('\n')).toEqual([JSON.stringify({ error: { message: '--parent-token is empty (FLOTILLA_PARENT_TOKEN is set to ""): give a value, or unset FLOTILLA_PARENT_TOKEN', code: 'usage' } }), '']);
+    // blanks only count as empty too
+    process.env.FLOTILLA_PARENT_TOKEN = '  ';
+    expect((await runCli(['run', 'test-fixer', '{"repo":"x"}', '--detach', '--server', url])).code).toBe(2);
+    expect(await jobCount()).toBe(before);
+  });
+
+  it('--parent-token with FLOTILLA_URL set to "": exit 2 naming FLOTILLA_URL (it fell back to FLOTILLA_SERVER)', async () => {
+    process.env.FLOTILLA_URL = '';
+    process.env.FLOTILLA_SERVER = url;
+    const r = await runCli(['run', 'test-fixer', '{"repo":"x"}', '--parent-token', 'flj_x', '--detach']);
+    expect([r.code, r.err]).toEqual([2, 'flotilla: FLOTILLA_URL (the server of --parent-token) is set to "": give the control plane URL, or unset FLOTILLA_URL to use --server / FLOTILLA_SERVER\n']);
+  });
+
+  it('run --local --parent-token: exit 2 (the token was silently ignored and the job ran locally as a root job)', async () => {
+    const data = await mkdtemp(join(tmpdir(), 'flotilla-empty-local-'));
+    try {
+      const r = await runCli(['run', '--local', 'no-such-agent', '{}', '--parent-token', 'flj_x', '--data', data]);
+      expect([r.code, r.err]).toEqual([2, 'flotilla: --parent-token cannot be used with --local (it starts its own server, where that job does not exist)\n']);
+      expect(r.out).toBe('');
+    } finally {
+      await rm(data, { recursive: true, force: true });
+    }
+  });
+
+  it('FLOTILLA_TOKEN set to "" is refused, not replaced by the local admin token; so are --token "" and --server ""', async () => {
+    process.env.FLOTILLA_TOKEN = '';
+    const env = await runCli(['jobs', '--server', url]);
+    expect([env.code, env.err]).toEqual([2, 'flotilla: --token is empty (from --token or FLOTILLA_TOKEN): give a value, or leave it out\n']);
+    delete process.env.FLOTILLA_TOKEN;
+    const cli = await runCli(['jobs', '--token', '', '--server', url]);
+    expect([cli.code, cli.err]).toEqual([2, 'flotilla: --token is empty (from --token or FLOTILLA_TOKEN): give a value, or leave it out\n']);
+    const server = await runCli(['jobs', '--server', '']);
+    expect([server.code, server.err]).toEqual([2, 'flotilla: --server is empty (from --server or FLOTILLA_SERVER): give a value, or leave it out\n']);
+    // run names where it came from exactly
+    process.env.FLOTILLA_SERVER = '';
+    const run = await runCli(['run', 'test-fixer', '{"repo":"x"}', '--detach']);
+    expect([run.code, run.err]).toEqual([2, 'flotilla: --server is empty (FLOTILLA_SERVER is set to ""): give a value, or unset FLOTILLA_SERVER\n']);
+  });
+
+  it('--data "" (the current folder) is refused where the admin token would be read from it', async () => {
+    const r = await runCli(['jobs', '--data', '']);
+    expect([r.code, r.err]).toEqual([2, 'flotilla: --data is empty (from --data or FLOTILLA_DATA): give a value, or leave it out\n']);
+  });
+
+  it('mcp --url "": exit 2 naming --url (it was taken as not given)', async () => {
+    const r = await runCli(['mcp', '--url', '']);
+    expect([r.code, r.err]).toEqual([2, 'flotilla: --url is empty: give a value, or leave --url out\n']);
+    process.env.FLOTILLA_URL = url;
+    process.env.FLOTILLA_JOB_TOKEN = '';
+    const t = await runCli(['mcp']);
+    expect([t.code, t.err]).toEqual([2, 'flotilla: --job-token is empty (FLOTILLA_JOB_TOKEN is set to ""): give a value, or unset FLOTILLA_JOB_TOKEN\n']);
+  });
+
+  it('up --host "": exit 2 (Node listens on every interface for host "")', async () => {
+    const io = recordingIO();
+    const done = main(['node', 'flotilla', 'up', '--host', '', '--port', '0', '--no-runner', '--data', join(up.data, 'other')], io);
+    // Without the check it starts (on every interface) and runs until Ctrl-C: stop it then.
+    const early = await Promise.race([done, new Promise<null>((r) => setTimeout(() => r(null), 8000))]);
+    if (early === null) io.signals.emit('SIGINT');
+    expect([await done, io.err()]).toEqual([2, 'flotilla: --host is empty: give a value, or leave --host out\n']);
+    expect(io.out()).toBe('');
+  });
+});

@@ -1,0 +1,62 @@
+/**
+ * The first line of `run --local` and `up` (model-line.ts) takes the gateway's model routes into
+ * account: it said "offline scripted model (no ANTHROPIC_API_KEY set)" even when flotilla.yaml
+ * sent models to another provider, and the run then failed naming the unconfigured provider.
+ */
+import { describe, expect, it } from 'vitest';
+import { loadGatewayConfig, parseModelProviders } from '../../gateway/config.js';
+import { describeModels, modelLine } from './stack.js';
+
+/** The gateway configuration of `env`, with `routes` (FLOTILLA_MODEL_PROVIDERS syntax) as flotilla.yaml would add them. */
+function config(env: NodeJS.ProcessEnv, routes: string) {
+  return { ...loadGatewayConfig(env), modelProviders: parseModelProviders(routes) };
+}
+
+const ANTHROPIC_MISSING =
+  'flotilla: warning: model route claude-* maps models to provider anthropic, which is not configured on this server: set ANTHROPIC_API_KEY (several keys: comma-separated), or route those models to another provider (flotilla.yaml gateway.models, FLOTILLA_MODEL_PROVIDERS)';
+
+describe('modelLine with model routes', () => {
+  it('claude-* → anthropic without ANTHROPIC_API_KEY: says the route goes to a provider not configured, and warns naming the setting', () => {
+    const c = config({}, 'claude-*=anthropic,*=scripted');
+    expect(modelLine(c)).toBe(
+      'flotilla: model routes: claude-* → anthropic (not configured: its calls will fail); * (any other model) → the offline scripted model\n' + ANTHROPIC_MISSING,
+    );
+    expect(describeModels(c).offline).toBe(false);
+  });
+
+  it('claude-* → anthropic with a key: names Claude through the Anthropic API, no warning, the key never shows', () => {
+    const line = modelLine(config({ ANTHROPIC_API_KEY: 'sk-ant-SECRET' }, 'claude-*=anthropic'));
+    expect(line).toBe('flotilla: model routes: claude-* → Claude through the Anthropic API; any other model → refused as unknown (no default route)');
+    expect(line).not.toContain('SECRET');
+  });
+
+  it('* → openai-compatible with its URL: names the server (no user info); without it: warns naming FLOTILLA_OPENAI_COMPATIBLE_URL', () => {
+    const on = modelLine(config({ FLOTILLA_OPENAI_COMPATIBLE_URL: 'http://me:pw@127.0.0.1:9/v1', FLOTILLA_OPENAI_COMPATIBLE_KEY: 'k-SECRET' }, '*=openai-compatible'));
+    expect(on).toBe('flotilla: model routes: * (any other model) → the OpenAI-compatible server at http://127.0.0.1:9/v1');
+    expect(on).not.toMatch(/pw|SECRET/);
+    expect(modelLine(config({}, '*=openai-compatible'))).toBe(
+      'flotilla: model routes: * (any other model) → openai-compatible (not configured: its calls will fail)\n' +
+        'flotilla: warning: model route * maps models to provider openai-compatible, which is not configured on this server: set FLOTILLA_OPENAI_COMPATIBLE_URL (and FLOTILLA_OPENAI_COMPATIBLE_KEY if it needs a key), or route those models to another provider (flotilla.yaml gateway.models, FLOTILLA_MODEL_PROVIDERS)',
+    );
+  });
+
+  it('gpt-* → openai: with OPENAI_API_KEY the OpenAI API; an openai-compatible upstream does not serve openai', () => {
+    expect(modelLine(config({ OPENAI_API_KEY: 'sk-x' }, 'gpt-*=openai,*=scripted'))).toBe(
+      'flotilla: model routes: gpt-* → the OpenAI API at https://api.openai.com/v1; * (any other model) → the offline scripted model',
+    );
+    expect(modelLine(config({ FLOTILLA_OPENAI_COMPATIBLE_URL: 'http://127.0.0.1:9/v1' }, 'gpt-*=openai')).split('\n')[1]).toMatch(
+      /^flotilla: warning: model route gpt-\* maps models to provider openai, which is not configured on this server: set OPENAI_API_KEY /,
+    );
+  });
+
+  it('every route to scripted: the offline scripted model, in the order the gateway tries them (default last)', () => {
+    const c = config({}, '*=scripted,claude-*=scripted');
+    expect(modelLine(c)).toBe('flotilla: offline scripted model (every model route goes to it: claude-*, * (any other model))');
+    expect(describeModels(c)).toEqual({ model: 'offline scripted model (every model route goes to it: claude-*, * (any other model))', offline: true, warnings: [] });
+  });
+
+  it('no routes: the line as before', () => {
+    expect(modelLine(loadGatewayConfig({}))).toBe('flotilla: offline scripted model (no ANTHROPIC_API_KEY set)');
+    expect(modelLine(loadGatewayConfig({ ANTHROPIC_API_KEY: 'k' }))).toBe('flotilla: using Claude through the Anthropic API');
+  });
+});

@@ -1,0 +1,92 @@
+import type { GatewayConfig, ModelRoute, ProviderName } from '../../gateway/config.js';
+import { providerSetting } from '../../gateway/errors.js';
+
+/**
+ * What `run --local` and `up` say first about the model jobs talk to ({@link describeModels}).
+ * - `model`: the sentence, without the `flotilla: ` prefix;
+ * - `offline`: true when every model goes to the offline scripted model;
+ * - `warnings`: one per model route whose provider is not configured (no key or URL), in the
+ *   gateway's own words for the refusal a job would get (`... which is not configured on this
+ *   server: set ANTHROPIC_API_KEY ...`), without the `flotilla: warning: ` prefix.
+ */
+export interface ModelDescription {
+  model: string;
+  offline: boolean;
+  warnings: string[];
+}
+
+/** `http://host:port/path` of a URL without its user info or query (a key could sit there), for display. */
+function shownUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, '')}`;
+  } catch {
+    return 'a bad URL';
+  }
+}
+
+/** True when the gateway has what `provider` needs to be called (its key, or its URL). */
+function configured(gateway: GatewayConfig, provider: ProviderName): boolean {
+  if (provider === 'scripted') return true;
+  if (provider === 'anthropic') return gateway.provider === 'anthropic';
+  if (provider === 'openai') return gateway.openai?.provider === 'openai' && gateway.openai.apiKeys.length > 0;
+  return gateway.openai?.provider === 'openai-compatible';
+}
+
+/** What a configured provider is, in words: `Claude through the Anthropic API`, `the OpenAI-compatible server at http://...`. */
+function providerWords(gateway: GatewayConfig, provider: ProviderName): string {
+  if (provider === 'scripted') return 'the offline scripted model';
+  if (provider === 'anthropic') return 'Claude through the Anthropic API';
+  const at = gateway.openai ? ` at ${shownUrl(gateway.openai.baseUrl)}` : '';
+  return provider === 'openai' ? `the OpenAI API${at}` : `the OpenAI-compatible server${at}`;
+}
+
+/** A route's pattern as `flotilla models list` shows it: `*` is the default. */
+function patternWords(r: ModelRoute): string {
+  return r.pattern === '*' ? '* (any other model)' : r.pattern;
+}
+
+/**
+ * Which model jobs will talk to, as far as the gateway configuration tells before any job runs.
+ * Without model routes: Claude through the Anthropic API when ANTHROPIC_API_KEY holds a key,
+ * else the offline scripted model. With routes (flotilla.yaml `gateway.models`, then
+ * FLOTILLA_MODEL_PROVIDERS: `gateway.modelProviders`), each route in the order the gateway
+ * tries them (model-directory.ts resolveProvider: the specific ones in order, then the default
+ * `*`) with where it sends models, a warning for each route to a provider that is not
+ * configured, and when no route is the default, that other models are refused as unknown.
+ * Routes set through the API (`flotilla models set`, kept in the store) are not known here.
+ */
+export function describeModels(gateway: GatewayConfig): ModelDescription {
+  const routes = gateway.modelProviders ?? [];
+  if (routes.length === 0) {
+    return gateway.provider === 'anthropic'
+      ? { model: 'using Claude through the Anthropic API', offline: false, warnings: [] }
+      : { model: 'offline scripted model (no ANTHROPIC_API_KEY set)', offline: true, warnings: [] };
+  }
+  const tried = [...routes.filter((r) => r.pattern !== '*'), ...routes.filter((r) => r.pattern === '*')];
+  const warnings: string[] = [];
+  const parts = tried.map((r) => {
+    if (configured(gateway, r.provider)) return `${patternWords(r)} → ${providerWords(gateway, r.provider)}`;
+    warnings.push(
+      `model route ${r.pattern} maps models to provider ${r.provider}, which is not configured on this server: set ${providerSetting(r.provider)}, or route those models to another provider (flotilla.yaml gateway.models, FLOTILLA_MODEL_PROVIDERS)`,
+    );
+    return `${patternWords(r)} → ${r.provider} (not configured: its calls will fail)`;
+  });
+  const noDefault = !routes.some((r) => r.pattern === '*');
+  if (noDefault) parts.push('any other model → refused as unknown (no default route)');
+  if (tried.every((r) => r.provider === 'scripted')) {
+    const unknown = noDefault ? '; any other model is refused as unknown (no default route)' : '';
+    return { model: `offline scripted model (every model route goes to it: ${tried.map(patternWords).join(', ')}${unknown})`, offline: true, warnings };
+  }
+  return { model: `model routes: ${parts.join('; ')}`, offline: false, warnings };
+}
+
+/**
+ * The line `run --local` and `up` print first (`flotilla: ...`, {@link describeModels}), then
+ * one `flotilla: warning: ...` line per route to a provider that is not configured; joined by
+ * newlines, no trailing one.
+ */
+export function modelLine(gateway: GatewayConfig): string {
+  const d = describeModels(gateway);
+  return [`flotilla: ${d.model}`, ...d.warnings.map((w) => `flotilla: warning: ${w}`)].join('\n');
+}
