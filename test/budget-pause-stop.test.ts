@@ -267,7 +267,7 @@ describe('a job.finished for a budget-paused job', () => {
     expect(await ended()).toMatchObject({ status: 'paused', endReason: 'budget', sessionId: 'sess-x' });
     expect(await used(r)).toBe(0);
     const evs = await t.store.listEvents(id, 0, 100);
-    expect(evs.at(-1)).toMatchObject({ type: 'status', data: { status: 'paused', message: `attempt 1 ended failed (budget); still paused for budget: its workspace and session are kept, a top-up resumes it (flotilla budget ${id} --add <USD>)` } });
+    expect(evs.at(-1)).toMatchObject({ type: 'status', data: { status: 'paused', message: `attempt 1 ended failed (budget); still paused for budget: its workspace and session are kept, a top-up resumes it (flotilla budget ${id} shows which)` } });
     // Reported ended: heartbeats no longer get the stop, and the top-up resumes it at once in its session.
     const top = (await (await t.api(`/api/jobs/${id}/budget`, { json: { addUsd: 1 } })).json()) as BudgetView;
     expect(top.resumed).toEqual([id]);

@@ -15,7 +15,7 @@ import { startLocalUp, type LocalUp } from './test-up.js';
 let up: LocalUp;
 let url: string;
 let admin: FlotillaClient;
-const EMPTY_VARS = ['FLOTILLA_PARENT_TOKEN', 'FLOTILLA_TOKEN', 'FLOTILLA_SERVER', 'FLOTILLA_URL', 'FLOTILLA_JOB_TOKEN'];
+const EMPTY_VARS = ['FLOTILLA_PARENT_TOKEN', 'FLOTILLA_TOKEN', 'FLOTILLA_SERVER', 'FLOTILLA_URL', 'FLOTILLA_JOB_TOKEN', 'FLOTILLA_RUNNER_TOKEN', 'FLOTILLA_REPO_BASE'];
 
 beforeAll(async () => {
   up = await startLocalUp('flotilla-empty-opts-');
@@ -112,5 +112,21 @@ describe('empty token/URL/folder options', () => {
     if (early === null) io.signals.emit('SIGINT');
     expect([await done, io.err()]).toEqual([2, 'flotilla: --host is empty: give a value, or leave --host out\n']);
     expect(io.out()).toBe('');
+  });
+
+  it('runner --token "" / FLOTILLA_RUNNER_TOKEN="" / --repo-base "": exit 2 naming each (they were taken as unset, the current folder)', async () => {
+    const runner = async (args: string[]) => {
+      const io = recordingIO();
+      const done = main(['node', 'flotilla', 'runner', '--server', url, '--work-dir', join(up.data, 'runner-empty'), ...args], io);
+      // Without the check it starts and runs until Ctrl-C: stop it then.
+      const early = await Promise.race([done, new Promise<null>((r) => setTimeout(() => r(null), 8000))]);
+      if (early === null) io.signals.emit('SIGINT');
+      return [await done, io.err()];
+    };
+    expect(await runner(['--token', ''])).toEqual([2, 'flotilla: --token is empty: give a value, or leave --token out\n']);
+    process.env.FLOTILLA_RUNNER_TOKEN = '';
+    expect(await runner([])).toEqual([2, 'flotilla: --token is empty (FLOTILLA_RUNNER_TOKEN is set to ""): give a value, or unset FLOTILLA_RUNNER_TOKEN\n']);
+    delete process.env.FLOTILLA_RUNNER_TOKEN;
+    expect(await runner(['--repo-base', ''])).toEqual([2, 'flotilla: --repo-base is empty: give a value, or leave --repo-base out\n']);
   });
 });

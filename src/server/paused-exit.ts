@@ -67,7 +67,7 @@ export async function pausedAttemptEnded(o: PausedExitDeps, jobId: number, attem
   if (row.status === 'queued') {
     await recordStatus(o.store, o.bus, jobId, 'queued', `${how}; budget topped up meanwhile: resuming${row.resumeSessionId ? ` session ${row.resumeSessionId}` : ''}`, now, runnerId);
   } else {
-    await recordStatus(o.store, o.bus, jobId, 'paused', `${how}; still paused for budget: its workspace and session are kept, a top-up resumes it (flotilla budget ${row.rootId} --add <USD>)`, now, runnerId);
+    await recordStatus(o.store, o.bus, jobId, 'paused', `${how}; still paused for budget: its workspace and session are kept, a top-up resumes it (flotilla budget ${jobId} shows which)`, now, runnerId);
   }
   o.log.info('paused job attempt ended', { jobId, attempt, how, resumed: row.status === 'queued' });
   o.onWork();

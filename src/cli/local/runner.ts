@@ -7,7 +7,7 @@ import type { CliContext } from '../context.js';
 import { onInterrupt } from '../io.js';
 import { revokedRunnerMessage } from './revoked.js';
 import { DEFAULT_UPDATE_COMMAND } from '../../runner/self-update.js';
-import { CliError, DEFAULT_SERVER, checkFolderOption, checkRoleLabels, defaultDataDir, intIn, makeFolderOption, parseLabels, parseRole, parseRunnerName } from '../options.js';
+import { CliError, DEFAULT_SERVER, checkFolderOption, checkRoleLabels, defaultDataDir, refuseEmptyOptions, intIn, makeFolderOption, parseLabels, parseRole, parseRunnerName } from '../options.js';
 
 interface RunnerCliOptions {
   server: string;
@@ -50,8 +50,10 @@ export function registerRunner(program: Command, ctx: CliContext): void {
     .addOption(new Option('--work-dir <dir>', 'work folder: credential, workspaces, homes').env('FLOTILLA_WORK_DIR').default(join(defaultDataDir(), 'runner'), '~/.flotilla/runner'))
     .addOption(new Option('--update-command <cmd>', 'shell command `flotilla runners update` runs (env FLOTILLA_UPDATE_VERSION = the version); then the runner restarts itself').env('FLOTILLA_UPDATE_COMMAND').default(DEFAULT_UPDATE_COMMAND))
     .addOption(new Option('--repo-base <dir>', 'where relative repo paths of job inputs resolve; local repos must be inside it (default: current folder)').env('FLOTILLA_REPO_BASE'))
-    .action(async (opts: RunnerCliOptions) => {
+    .action(async function (this: Command, opts: RunnerCliOptions) {
       const { io } = ctx;
+      // An empty value given (a script's variable that expanded to nothing) is an error, never "unset".
+      refuseEmptyOptions(this, ['server', 'token', 'workDir', 'repoBase']);
       if (!/^https?:\/\/[^/\s]+/i.test(opts.server.trim())) throw new CliError('--server (FLOTILLA_SERVER) must be an http:// or https:// URL, e.g. http://build-1:8787', 2);
       checkRoleLabels(opts.role, opts.labels);
       if (opts.browserSlots > opts.capacity) throw new CliError(`--browser-slots (FLOTILLA_BROWSER_SLOTS) is ${opts.browserSlots}, more than --capacity (FLOTILLA_CAPACITY) ${opts.capacity}: a runner has at most one browser slot per parallel job`, 2);

@@ -130,7 +130,7 @@ function JobView({ id }: { id: number }) {
           )}
           <div className="inline">
             <input type="number" min="0" step="any" aria-label="top up, USD" value={topUp} onChange={(e) => setTopUp(e.target.value)} style={{ width: '6rem' }} />
-            <button disabled={!isAdmin || TERMINAL.has(j.status) || !(Number(topUp) > 0)} title={isAdmin ? 'Add dollars to this tree’s budget' : ADMIN_ONLY} onClick={() => act(() => client.topUpBudget(id, Number(topUp)))} data-testid="top-up">
+            <button disabled={!isAdmin || TERMINAL.has(j.status) || !(Number(topUp) > 0)} title={isAdmin ? (budget.data?.budget.jobId !== undefined ? `Add dollars to job ${budget.data.budget.jobId}’s sub-limit (the budget this job uses)` : 'Add dollars to this tree’s budget') : ADMIN_ONLY} onClick={() => act(() => client.topUpBudget(id, Number(topUp)))} data-testid="top-up">
               Top up
             </button>
           </div>
