@@ -74,6 +74,11 @@ describe('budgets through the API and the gateway', () => {
       const tiny = await t.api(`/api/jobs/${job.id}/budget`, { json: { addUsd } });
       expect([tiny.status, await tiny.json()]).toEqual([400, { error: { code: 'invalid_request', message: 'addUsd: must be at least 0.000001 (one micro-dollar)', field: 'addUsd' } }]);
     }
+    // finer than a micro-dollar (it was rounded without a word: 0.0000015 → 2 µ$)
+    for (const addUsd of [0.0000015, 1.1234567]) {
+      const fine = await t.api(`/api/jobs/${job.id}/budget`, { json: { addUsd } });
+      expect([fine.status, await fine.json()]).toEqual([400, { error: { code: 'invalid_request', message: 'addUsd: must have at most 6 decimals (the smallest step is 0.000001, one micro-dollar)', field: 'addUsd' } }]);
+    }
 
     const top = await t.api(`/api/jobs/${job.id}/budget`, { json: { addUsd: 2 } });
     expect(top.status).toBe(200);

@@ -19,6 +19,7 @@ describe('POST /api/jobs', () => {
     ['missing agent', { json: { input: { repo: 'x' } } }, 400, 'invalid_request', /^agent: /, 'agent'],
     ['unknown field', { json: { agent: 'test-fixer', input: { repo: 'x' }, colour: 'red' } }, 400, 'invalid_request', /colour/, undefined],
     ['negative budget', { json: { agent: 'test-fixer', input: { repo: 'x' }, budgetUsd: -1 } }, 400, 'invalid_request', /^budgetUsd: /, 'budgetUsd'],
+    ['budget finer than a micro-dollar', { json: { agent: 'test-fixer', input: { repo: 'x' }, budgetUsd: 0.0012345678 } }, 400, 'invalid_request', /^budgetUsd: must have at most 6 decimals/, 'budgetUsd'],
     ['bad label key', { json: { agent: 'test-fixer', input: { repo: 'x' }, labels: { 'bad key': 'v' } } }, 400, 'invalid_request', /^labels\.bad key: /, 'labels.bad key'],
     ['input not an object', { json: { agent: 'test-fixer', input: 'examples/calc' } }, 400, 'invalid_request', /^input: /, 'input'],
     ['unknown agent', { json: { agent: 'no-such-agent', input: {} } }, 404, 'unknown_agent', /no-such-agent/, 'agent'],
