@@ -7,6 +7,7 @@ import { inFlightMessage, IN_FLIGHT_RETRY_AFTER_S, reserveOrWait } from './budge
 import { callWorstCase } from './worst-case.js';
 import { outputBound } from './max-output.js';
 import { webSearchBound } from './server-tools.js';
+import { toolFeeBound } from './tool-fees.js';
 import { estimateBytes, requestMedia } from './input-images.js';
 import { MAX_REQUEST_BYTES, type GatewayConfig } from './config.js';
 import type { ModelDirectory } from './model-directory.js';
@@ -162,7 +163,7 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
     // server tools whose results enter the context (server-input.ts): charged as reported, an allowance reserved
     const serverInput = serverInputAllowance(req, api, media.byUrl);
     ctx.maxInputTokens = reportedInputCap(raw.byteLength, images.images, serverInput);
-    const worst = callWorstCase(ctx, price, raw.byteLength, maxOut, images, webSearchBound(req, api), serverInput);
+    const worst = callWorstCase(ctx, price, raw.byteLength, maxOut, images, webSearchBound(req, api), serverInput, api === 'openai-responses' ? toolFeeBound(req) : null);
     const held = await reserveOrWait(d.store, job, worst.micros, { now: startedAt, ttlMs: d.config.reservationTtlMs, signal: request.signal, call: worst.call, waitMs: d.config.budgetWaitMs });
     if ('refused' in held) {
       if (held.inFlight) {

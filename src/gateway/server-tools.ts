@@ -1,5 +1,4 @@
 import { webSearchMicros, type ModelPrice } from '../core/pricing.js';
-import { toolFeeBound, type ToolFeeBound } from './tool-fees.js';
 import type { CallUsage } from './usage.js';
 
 /**
@@ -41,13 +40,6 @@ export interface WebSearchBound {
   uses: number;
   declared: boolean;
   perCall?: boolean;
-  /**
-   * OpenAI Responses: the request's other fee-bearing built-in tools (file_search,
-   * code_interpreter, image_generation: tool-fees.ts toolFeeBound), reserved and charged beside
-   * the searches. A request with such tools and no web search tool has `uses` 0, not declared
-   * (the same bound on searches as none at all).
-   */
-  fees?: ToolFeeBound;
 }
 
 /**
@@ -76,9 +68,8 @@ const count = (v: unknown): number | null => (typeof v === 'number' && Number.is
  * - `anthropic-messages`: each tool whose `type` starts with `web_search` (`web_search_20250305`,
  *   later versions) allows its `max_uses`, or {@link DEFAULT_WEB_SEARCH_USES} (then not declared).
  * - `openai-responses`: a `tools` entry of type `web_search*` (`web_search`, `web_search_preview`)
- *   allows `max_tool_calls` (the bound on all built-in tool calls of the response), or the default;
- *   the other fee-bearing tools ride along as `fees` (tool-fees.ts), with `uses` 0 when there
- *   is no search tool.
+ *   allows `max_tool_calls` (the bound on all built-in tool calls of the response), or the default
+ *   (the other fee-bearing built-in tools: tool-fees.ts toolFeeBound).
  * - `openai-chat`: a search model's request ({@link isChatSearchModel}) one search, charged on
  *   every call (`perCall`); any other model null (Chat Completions has no web search tool).
  */
@@ -99,12 +90,9 @@ export function webSearchBound(body: unknown, api: string): WebSearchBound | nul
     return any ? { uses, declared } : null;
   }
   if (api === 'openai-responses') {
-    const fees = toolFeeBound(body);
-    if (!body.tools.some(isSearchTool)) return fees === null ? null : { uses: 0, declared: false, fees };
+    if (!body.tools.some(isSearchTool)) return null;
     const max = count(body.max_tool_calls);
-    const bound: WebSearchBound = max === null ? { uses: DEFAULT_WEB_SEARCH_USES, declared: false } : { uses: max, declared: true };
-    if (fees !== null) bound.fees = fees;
-    return bound;
+    return max === null ? { uses: DEFAULT_WEB_SEARCH_USES, declared: false } : { uses: max, declared: true };
   }
   return null;
 }

@@ -5,7 +5,7 @@ import type { CallContext } from './meter.js';
 import type { TablePrice } from './price-schema.js';
 import type { ServerInputAllowance } from './server-input.js';
 import { webSearchCap, webSearchWorstMicros, type WebSearchBound } from './server-tools.js';
-import { toolFeeWorstMicros } from './tool-fees.js';
+import { toolFeeWorstMicros, type ToolFeeBound } from './tool-fees.js';
 
 /**
  * max_tokens assumed when a request does not say (OpenAI formats make it optional), or the
@@ -77,7 +77,7 @@ export interface CallWorstCase {
  * each), and the input tokens its server tools may add (`serverInput`, server-input.ts
  * serverInputAllowance: `max_uses` × `max_content_tokens` where the request gives them, else
  * SERVER_INPUT_TOKENS_PER_USE per use) at the highest input-side rate, and the per-call fees of
- * the other built-in tools it enables (`searches.fees`, OpenAI Responses file_search,
+ * the other built-in tools it enables (`toolFees`, OpenAI Responses file_search,
  * code_interpreter containers, image_generation: tool-fees.ts toolFeeWorstMicros). Also sets
  * `ctx.maxWebSearches`, the most searches the call may then be charged, `ctx.toolFees` (what
  * the meter charges those fees by), and for a model that searches on every call
@@ -85,12 +85,12 @@ export interface CallWorstCase {
  * The call's PendingCall carries these worst-case tokens and searches: the ledger row the sweep
  * writes if the call is never settled.
  */
-export function callWorstCase(ctx: CallContext, price: TablePrice, bodyBytes: number, maxOutputTokens: number, images: InlineImages | undefined, searches: WebSearchBound | null, serverInput: ServerInputAllowance | null = null): CallWorstCase {
+export function callWorstCase(ctx: CallContext, price: TablePrice, bodyBytes: number, maxOutputTokens: number, images: InlineImages | undefined, searches: WebSearchBound | null, serverInput: ServerInputAllowance | null = null, toolFees: ToolFeeBound | null = null): CallWorstCase {
   const added = serverInput?.tokens ?? 0;
   const tokens = worstCaseMicros(bodyBytes, maxOutputTokens, price, images, added);
-  const micros = Math.min(Number.MAX_SAFE_INTEGER, tokens + webSearchWorstMicros(price, searches) + toolFeeWorstMicros(searches?.fees ?? null));
+  const micros = Math.min(Number.MAX_SAFE_INTEGER, tokens + webSearchWorstMicros(price, searches) + toolFeeWorstMicros(toolFees));
   ctx.maxWebSearches = webSearchCap(searches, maxOutputTokens);
-  if (searches?.fees) ctx.toolFees = searches.fees;
+  if (toolFees) ctx.toolFees = toolFees;
   if (searches?.perCall) ctx.searchesPerCall = searches.uses;
   const call: PendingCall = {
     jobId: ctx.job.id,

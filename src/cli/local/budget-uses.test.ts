@@ -1,9 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli } from '../test-io.js';
-import type { BudgetView } from '../../protocol/index.js';
-import { createTestDatabase, type TestDatabase } from '../../store/test-pg.js';
+import { expect, it } from 'vitest';
 import type { JobRow } from '../../store/types.js';
-import { startTestServer, type TestServer } from '../../server/test-helpers.js';
+import { budgetServerSuites, T } from './test-budget-server.js';
 
 /**
  * Issue 6, the budget a job uses: its own sub-limit, else its nearest sub-limited ancestor's,
@@ -14,135 +11,109 @@ import { startTestServer, type TestServer } from '../../server/test-helpers.js';
  * and PostgreSQL when reachable) and CLI; trees R ($1.00) → C (sub-limit $0.60) → G (none of its
  * own) / D (its own $0.30).
  */
-const T = Date.now();
+budgetServerSuites(({ server, job, charge, view, cli }) => {
+  /** R ($1.00) → C ($0.60) → G (no sub-limit) and D ($0.30). */
+  const tree = async () => {
+    const r = await job(null, 1_000_000);
+    const c = await job(r.id, 600_000);
+    const g = await job(c.id, 0);
+    const d = await job(c.id, 300_000);
+    return { r, c, g, d };
+  };
+  /** Job `j` running, then paused for budget by a refused call of `needMicros` (as the gateway pauses it). */
+  const pause = async (j: JobRow, needMicros: number) => {
+    const store = server()!.store;
+    expect(await store.transitionJob(j.id, null, ['queued'], 'assigned', T)).not.toBeNull();
+    const running = await store.transitionJob(j.id, null, ['assigned'], 'running', T, { startedAt: T });
+    const why = `budget: this call may cost up to $${(needMicros / 1e6).toFixed(6)}.`;
+    expect(await store.pauseJobForBudget(j.id, running!.attempt, why, T, needMicros)).not.toBeNull();
+  };
+  const line = (out: string, head: string) => out.split('\n').find((l) => l.startsWith(head));
 
-function suite(name: string, start: () => Promise<TestServer | null>) {
-  describe(name, () => {
-    let t: TestServer | null = null;
-    beforeAll(async () => {
-      t = await start();
+  it("a job without a sub-limit under a sub-limited ancestor shows, and tops up, the ancestor's sub-limit; the top-up resumes it", async (ctx) => {
+    const t = server();
+    if (!t) return ctx.skip();
+    const { r, c, g } = await tree();
+    await charge(r, c, 100_000); // C: $0.50 left of $0.60; the tree: $0.90 of $1.00
+    await pause(g, 600_000); // G's call needs $0.60: C's sub-limit lacks $0.10 of it, the tree has room
+    expect(await view(g.id)).toEqual({
+      jobId: g.id,
+      budget: { rootId: r.id, jobId: c.id, limitMicros: 600_000, spentMicros: 100_000, reservedMicros: 0, remainingMicros: 500_000 },
+      resumed: [],
+      resumeNeeds: { needMicros: 600_000, short: [{ jobId: c.id, shortMicros: 100_000 }] },
     });
-    afterAll(async () => {
-      await t?.close();
-    });
+    const show = await cli('jobs', 'show', String(g.id));
+    expect([show.code, show.err]).toEqual([0, '']);
+    expect(line(show.out, 'budget:')).toBe(`budget:    $0.600000 (shared with job ${c.id}'s sub-limit in job tree ${r.id}, $0.500000 left)`);
+    // `budget G` says `budget G --add` resumes it: C's sub-limit is the only one short
+    const before = await cli('budget', String(g.id));
+    expect(line(before.out, 'paused:')).toBe(`paused:    job ${g.id} is paused for budget: a top-up resumes it (flotilla budget ${g.id} --add USD)`);
 
-    const job = (parentId: number | null, budgetMicros: number) => t!.store.createJob({ parentId, agent: 'test-fixer', agentVersion: '1', input: {}, selector: { pool: 'nobody' }, priority: 0, budgetMicros, now: T });
-    /** R ($1.00) → C ($0.60) → G (no sub-limit) and D ($0.30). */
-    const tree = async () => {
-      const r = await job(null, 1_000_000);
-      const c = await job(r.id, 600_000);
-      const g = await job(c.id, 0);
-      const d = await job(c.id, 300_000);
-      return { r, c, g, d };
-    };
-    /** Charges `micros` (settled) to job `on`'s path (the tree alone when it is the root). */
-    const charge = async (r: JobRow, on: JobRow, micros: number) => {
-      const held = await t!.store.reserveBudget(r.id, micros, T, 3_600_000, on.id === r.id ? undefined : on.id);
-      if (!held?.ok) throw new Error('no fit');
-      await t!.store.settleBudget(r.id, held.reservationId, micros, T);
-    };
-    /** Job `j` running, then paused for budget by a refused call of `needMicros` (as the gateway pauses it). */
-    const pause = async (j: JobRow, needMicros: number) => {
-      expect(await t!.store.transitionJob(j.id, null, ['queued'], 'assigned', T)).not.toBeNull();
-      const running = await t!.store.transitionJob(j.id, null, ['assigned'], 'running', T, { startedAt: T });
-      const why = `budget: this call may cost up to $${(needMicros / 1e6).toFixed(6)}.`;
-      expect(await t!.store.pauseJobForBudget(j.id, running!.attempt, why, T, needMicros)).not.toBeNull();
-    };
-    const view = async (id: number) => (await (await t!.api(`/api/jobs/${id}/budget`)).json()) as BudgetView;
-    const cli = (...args: string[]) => runCli([...args, '--server', t!.url, '--token', t!.admin]);
-    const line = (out: string, head: string) => out.split('\n').find((l) => l.startsWith(head));
-
-    it("a job without a sub-limit under a sub-limited ancestor shows, and tops up, the ancestor's sub-limit; the top-up resumes it", async (ctx) => {
-      if (!t) return ctx.skip();
-      const { r, c, g } = await tree();
-      await charge(r, c, 100_000); // C: $0.50 left of $0.60; the tree: $0.90 of $1.00
-      await pause(g, 600_000); // G's call needs $0.60: C's sub-limit lacks $0.10 of it, the tree has room
-      expect(await view(g.id)).toEqual({
-        jobId: g.id,
-        budget: { rootId: r.id, jobId: c.id, limitMicros: 600_000, spentMicros: 100_000, reservedMicros: 0, remainingMicros: 500_000 },
-        resumed: [],
-        resumeNeeds: { needMicros: 600_000, short: [{ jobId: c.id, shortMicros: 100_000 }] },
-      });
-      const show = await cli('jobs', 'show', String(g.id));
-      expect([show.code, show.err]).toEqual([0, '']);
-      expect(line(show.out, 'budget:')).toBe(`budget:    $0.600000 (shared with job ${c.id}'s sub-limit in job tree ${r.id}, $0.500000 left)`);
-      // `budget G` says `budget G --add` resumes it: C's sub-limit is the only one short
-      const before = await cli('budget', String(g.id));
-      expect(line(before.out, 'paused:')).toBe(`paused:    job ${g.id} is paused for budget: a top-up resumes it (flotilla budget ${g.id} --add USD)`);
-
-      // $0.20 onto C's sub-limit ($0.80, $0.70 left: within the tree's $0.90), not the tree's
-      const add = await cli('budget', String(g.id), '--add', '0.2');
-      expect([add.code, add.err]).toEqual([0, '']);
-      expect(add.out.split('\n').slice(0, 8)).toEqual([
-        `added $0.200000 to job ${c.id}'s sub-limit`,
-        `tree:      ${r.id} (job ${g.id} is in it)`,
-        `sub-limit: job ${c.id} (it and its descendants, job ${g.id} among them; never more than is left above it)`,
-        'budget:    $0.800000',
-        'spent:     $0.100000',
-        'reserved:  $0.000000',
-        'left:      $0.700000',
-        `resumed:   job ${g.id}`,
-      ]);
-      expect((await t.store.getTreeBudget(r.id, T))?.limitMicros).toBe(1_000_000);
-      expect((await t.store.getJob(g.id))?.status).toBe('queued');
-    });
-
-    it('a refused sub-limit top-up names the budget above that bounds it: the parent\'s sub-limit, or the tree', async (ctx) => {
-      if (!t) return ctx.skip();
-      const { r, c, d } = await tree();
-      await charge(r, c, 1); // C: $0.599999 left; the tree $0.999999; D its own $0.30
-      // D's room may grow to C's $0.599999: at most $0.299999 more
-      const refused = await cli('budget', String(d.id), '--add', '0.3');
-      expect(refused.code).toBe(1);
-      expect(refused.err).toContain(`addUsd: job ${d.id}'s sub-limit can grow by at most $0.299999: job ${c.id}'s budget has $0.599999 left and job ${d.id}'s own has $0.300000 left; top up job ${c.id} first: flotilla budget ${c.id} --add <USD>`);
-      await charge(r, r, 600_000); // the tree: $0.399999 left, less than C's $0.599999
-      const res = await t.api(`/api/jobs/${d.id}/budget`, { json: { addUsd: 0.2 } });
-      expect(res.status).toBe(422);
-      expect(await res.json()).toMatchObject({
-        error: { code: 'budget_exceeded', field: 'addUsd', message: `addUsd: job ${d.id}'s sub-limit can grow by at most $0.099999: job tree ${r.id}'s budget has $0.399999 left and job ${d.id}'s own has $0.300000 left; top up the tree first: flotilla budget ${r.id} --add <USD>` },
-      });
-      expect((await t.store.getJobBudget(d.id, T))?.limitMicros).toBe(300_000); // nothing changed
-    });
-
-    it('a paused job is told which top-ups resume it, tree first; the view names the budget bounding its left', async (ctx) => {
-      if (!t) return ctx.skip();
-      const { r, c, d } = await tree();
-      await charge(r, c, 500_000); // C: $0.10 left of $0.60; the tree $0.50
-      await pause(d, 200_000); // D's call needs $0.20: its own $0.30 has room, C's lacks $0.10
-      expect(await view(d.id)).toEqual({
-        jobId: d.id,
-        budget: { rootId: r.id, jobId: d.id, limitMicros: 300_000, spentMicros: 0, reservedMicros: 0, remainingMicros: 100_000, boundedBy: { jobId: c.id, limitMicros: 600_000, remainingMicros: 100_000 } },
-        resumed: [],
-        resumeNeeds: { needMicros: 200_000, short: [{ jobId: c.id, shortMicros: 100_000 }] },
-      });
-      const one = await cli('budget', String(d.id));
-      expect([one.code, one.err]).toEqual([0, '']);
-      expect(line(one.out, 'left:')).toBe(`left:      $0.100000 (bounded by job ${c.id}: $0.100000 left of its own $0.600000)`);
-      expect(line(one.out, 'paused:')).toBe(`paused:    job ${d.id} is paused for budget: its refused call (up to $0.200000) does not fit job ${c.id}'s sub-limit (short by $0.100000); top it up to resume it: flotilla budget ${c.id} --add USD`);
-
-      await charge(r, r, 450_000); // the tree: $0.05 left, $0.15 short of $0.20
-      const both = await cli('budget', String(d.id), '--json');
-      expect([both.code, both.err]).toEqual([0, '']);
-      expect(JSON.parse(both.out)).toEqual({
-        jobId: d.id,
-        budget: { rootId: r.id, jobId: d.id, limitMicros: 300_000, spentMicros: 0, reservedMicros: 0, remainingMicros: 50_000, boundedBy: { limitMicros: 1_000_000, remainingMicros: 50_000 } },
-        resumed: [],
-        resumeNeeds: { needMicros: 200_000, short: [{ shortMicros: 150_000 }, { jobId: c.id, shortMicros: 100_000 }] },
-        jobStatus: 'paused',
-      });
-      const text = await cli('budget', String(d.id));
-      expect(line(text.out, 'paused:')).toBe(
-        `paused:    job ${d.id} is paused for budget: its refused call (up to $0.200000) does not fit job tree ${r.id} (short by $0.150000) nor job ${c.id}'s sub-limit (short by $0.100000); top up each, the tree first, to resume it: flotilla budget ${r.id} --add USD, then flotilla budget ${c.id} --add USD`,
-      );
-    });
+    // $0.20 onto C's sub-limit ($0.80, $0.70 left: within the tree's $0.90), not the tree's
+    const add = await cli('budget', String(g.id), '--add', '0.2');
+    expect([add.code, add.err]).toEqual([0, '']);
+    expect(add.out.split('\n').slice(0, 8)).toEqual([
+      `added $0.200000 to job ${c.id}'s sub-limit`,
+      `tree:      ${r.id} (job ${g.id} is in it)`,
+      `sub-limit: job ${c.id} (it and its descendants, job ${g.id} among them; never more than is left above it)`,
+      'budget:    $0.800000',
+      'spent:     $0.100000',
+      'reserved:  $0.000000',
+      'left:      $0.700000',
+      `resumed:   job ${g.id}`,
+    ]);
+    expect((await t.store.getTreeBudget(r.id, T))?.limitMicros).toBe(1_000_000);
+    expect((await t.store.getJob(g.id))?.status).toBe('queued');
   });
-}
 
-suite('on SQLite', () => startTestServer());
-let pgDb: TestDatabase | null = null;
-suite('on PostgreSQL', async () => {
-  pgDb = await createTestDatabase();
-  if (!pgDb) return null;
-  const t = await startTestServer({ databaseUrl: pgDb.url });
-  return { ...t, close: async () => (await t.close(), await pgDb!.drop()) };
+  it('a refused sub-limit top-up names the budget above that bounds it: the parent\'s sub-limit, or the tree', async (ctx) => {
+    const t = server();
+    if (!t) return ctx.skip();
+    const { r, c, d } = await tree();
+    await charge(r, c, 1); // C: $0.599999 left; the tree $0.999999; D its own $0.30
+    // D's room may grow to C's $0.599999: at most $0.299999 more
+    const refused = await cli('budget', String(d.id), '--add', '0.3');
+    expect(refused.code).toBe(1);
+    expect(refused.err).toContain(`addUsd: job ${d.id}'s sub-limit can grow by at most $0.299999: job ${c.id}'s budget has $0.599999 left and job ${d.id}'s own has $0.300000 left; top up job ${c.id} first: flotilla budget ${c.id} --add <USD>`);
+    await charge(r, r, 600_000); // the tree: $0.399999 left, less than C's $0.599999
+    const res = await t.api(`/api/jobs/${d.id}/budget`, { json: { addUsd: 0.2 } });
+    expect(res.status).toBe(422);
+    expect(await res.json()).toMatchObject({
+      error: { code: 'budget_exceeded', field: 'addUsd', message: `addUsd: job ${d.id}'s sub-limit can grow by at most $0.099999: job tree ${r.id}'s budget has $0.399999 left and job ${d.id}'s own has $0.300000 left; top up the tree first: flotilla budget ${r.id} --add <USD>` },
+    });
+    expect((await t.store.getJobBudget(d.id, T))?.limitMicros).toBe(300_000); // nothing changed
+  });
+
+  it('a paused job is told which top-ups resume it, tree first; the view names the budget bounding its left', async (ctx) => {
+    const t = server();
+    if (!t) return ctx.skip();
+    const { r, c, d } = await tree();
+    await charge(r, c, 500_000); // C: $0.10 left of $0.60; the tree $0.50
+    await pause(d, 200_000); // D's call needs $0.20: its own $0.30 has room, C's lacks $0.10
+    expect(await view(d.id)).toEqual({
+      jobId: d.id,
+      budget: { rootId: r.id, jobId: d.id, limitMicros: 300_000, spentMicros: 0, reservedMicros: 0, remainingMicros: 100_000, boundedBy: { jobId: c.id, limitMicros: 600_000, remainingMicros: 100_000 } },
+      resumed: [],
+      resumeNeeds: { needMicros: 200_000, short: [{ jobId: c.id, shortMicros: 100_000 }] },
+    });
+    const one = await cli('budget', String(d.id));
+    expect([one.code, one.err]).toEqual([0, '']);
+    expect(line(one.out, 'left:')).toBe(`left:      $0.100000 (bounded by job ${c.id}: $0.100000 left of its own $0.600000)`);
+    expect(line(one.out, 'paused:')).toBe(`paused:    job ${d.id} is paused for budget: its refused call (up to $0.200000) does not fit job ${c.id}'s sub-limit (short by $0.100000); top it up to resume it: flotilla budget ${c.id} --add USD`);
+
+    await charge(r, r, 450_000); // the tree: $0.05 left, $0.15 short of $0.20
+    const both = await cli('budget', String(d.id), '--json');
+    expect([both.code, both.err]).toEqual([0, '']);
+    expect(JSON.parse(both.out)).toEqual({
+      jobId: d.id,
+      budget: { rootId: r.id, jobId: d.id, limitMicros: 300_000, spentMicros: 0, reservedMicros: 0, remainingMicros: 50_000, boundedBy: { limitMicros: 1_000_000, remainingMicros: 50_000 } },
+      resumed: [],
+      resumeNeeds: { needMicros: 200_000, short: [{ shortMicros: 150_000 }, { jobId: c.id, shortMicros: 100_000 }] },
+      jobStatus: 'paused',
+    });
+    const text = await cli('budget', String(d.id));
+    expect(line(text.out, 'paused:')).toBe(
+      `paused:    job ${d.id} is paused for budget: its refused call (up to $0.200000) does not fit job tree ${r.id} (short by $0.150000) nor job ${c.id}'s sub-limit (short by $0.100000); top up each, the tree first, to resume it: flotilla budget ${r.id} --add USD, then flotilla budget ${c.id} --add USD`,
+    );
+  });
 });
