@@ -11,6 +11,7 @@
 // Usage (after `npx tsc -p tsconfig.build.json`):
 //   BENCH_ROOTS=/tmp/base,/work/main BENCH_STREAMS=200 node bench/gateway-streams.bench.js
 // BENCH_ROOTS: build roots (each with bench/gateway/gateway.js and dist/), default this one.
+// BENCH_ROUNDS=R: the wall-clock cases R times over (the rounds vary on a noisy machine).
 // BENCH_LEVELS=64: only that concurrency (default 1,64). BENCH_PROFILE=<dir>: the proxies write CPU profiles in <dir>/gw<i>/ and <dir>/bare/ (node --cpu-prof) when done.
 import http from 'node:http';
 import { Buffer } from 'node:buffer';
@@ -110,7 +111,8 @@ for (const c of LEVELS) {
 
 if (process.env.BENCH_WALL !== '0') {
   console.log(`\nwall clock, ${SECONDS} s per target (ms: median first event, added over direct, mean gap)`);
-  for (const c of LEVELS) {
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 1);
+  for (let round = 0; round < rounds; round++) for (const c of LEVELS) {
     const r = {};
     for (const t of targets) r[t.name] = await load(t, c, { ms: SECONDS * 1000 });
     const d = r.direct;

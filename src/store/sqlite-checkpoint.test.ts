@@ -29,10 +29,10 @@ describe('WAL checkpoints off the event loop (sqlite-checkpoint.ts)', () => {
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('synchronous = NORMAL');
     const ckpt = startCheckpointer(sqlite, file);
-    // The store's connection would checkpoint only past 10,000 pages itself.
+    // The store's connection would checkpoint only past FALLBACK_AUTOCHECKPOINT_PAGES (20,000) itself.
     expect(sqlite.pragma('wal_autocheckpoint', { simple: true })).toBe(FALLBACK_AUTOCHECKPOINT_PAGES);
     sqlite.exec('create table t (x blob)');
-    // 2,000 rows of 3,000 bytes: one page each (4 KiB pages), about 8 MB of WAL, well under 10,000 pages.
+    // 2,000 rows of 3,000 bytes: one page each (4 KiB pages), about 8 MB of WAL, well under 20,000 pages.
     const ins = sqlite.prepare('insert into t (x) values (randomblob(3000))');
     sqlite.transaction(() => {
       for (let i = 0; i < 2000; i++) ins.run();
@@ -57,7 +57,7 @@ describe('WAL checkpoints off the event loop (sqlite-checkpoint.ts)', () => {
     const ckpt = startCheckpointer(sqlite, file);
     sqlite.exec('create table t (x blob)');
     const ins = sqlite.prepare('insert into t (x) values (randomblob(3000))');
-    // 50 transactions of 100 one-page rows: about 5,000 frames, past RESTART_FRAMES (4,000), under the fallback (10,000).
+    // 50 transactions of 100 one-page rows: about 5,000 frames, past RESTART_FRAMES (4,000), under the fallback (20,000).
     for (let i = 0; i < 50; i++) sqlite.transaction(() => Array.from({ length: 100 }, () => ins.run()))();
     expect(RESTART_FRAMES).toBeLessThan(5000);
     expect(await eventually(() => fs.statSync(file).size >= 5000 * 4096, 5000)).toBe(true);

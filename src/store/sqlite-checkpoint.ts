@@ -2,18 +2,26 @@ import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type BetterSqlite3 from 'better-sqlite3';
 
-/** How often the checkpoint thread copies the WAL into the database file, ms. */
-export const CHECKPOINT_INTERVAL_MS = 100;
+/**
+ * How often the checkpoint thread copies the WAL into the database file, ms. Each checkpoint
+ * fsyncs both files, and the store's writes to the WAL meanwhile can stall behind that I/O:
+ * at 100 ms the gateway's p99 at 1 client was +1.8..2.1 ms over its upstream, at 1,000 ms
+ * +0.7..0.9 ms (p50 unchanged; bench/gateway.bench.js, 2 cores, ext4). At the rates measured
+ * (~8,000 WAL frames/s from the gateway at 1 client, ~5,000 at 64, ~4,000 from webhook intake
+ * at 2,000 deliveries/s) the WAL stays under {@link FALLBACK_AUTOCHECKPOINT_PAGES}.
+ */
+export const CHECKPOINT_INTERVAL_MS = 1000;
 
-/** WAL size, in frames (pages), from which the checkpoint thread copies it wholly so that the writer starts it over (~16 MB of 4 KiB pages; ~1 s of webhook intake at 2,000 deliveries/s). */
+/** WAL size, in frames (pages), from which the checkpoint thread copies it wholly so that the writer starts it over (~16 MB of 4 KiB pages; ~1 s of webhook intake at 2,000 deliveries/s, ~0.5 s of gateway calls at 1 client). */
 export const RESTART_FRAMES = 4_000;
 
 /**
  * WAL size, in pages, at which a commit on the store's own connection checkpoints anyway
  * (SQLite's `wal_autocheckpoint`; its default is 1,000). A backstop for when the checkpoint
- * thread is gone or behind: the WAL stays bounded (~40 MB of 4 KiB pages), at the old cost.
+ * thread is gone or behind: the WAL stays bounded (~80 MB of 4 KiB pages), at the old cost.
+ * Twice the most the thread lets it grow between two of its checkpoints at the rates measured.
  */
-export const FALLBACK_AUTOCHECKPOINT_PAGES = 10_000;
+export const FALLBACK_AUTOCHECKPOINT_PAGES = 20_000;
 
 /** The checkpoint thread of one database (see {@link startCheckpointer}). */
 export interface Checkpointer {

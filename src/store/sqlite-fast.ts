@@ -5,6 +5,7 @@ import { DEFAULT_RESERVATION_TTL_MS } from './budgets.js';
 import { modelCallValues } from './model-calls.js';
 import { chargeSubLimitsLate, parseJobIds } from './job-budgets.js';
 import { createGroupCommit } from './sqlite-group-commit.js';
+import { sqliteActivityNotes, type ActivityNotes } from './sqlite-activity.js';
 import { codecFor } from './codec.js';
 import { frameSql } from './runner-frame.js';
 import { sqliteFrameApplier } from './sqlite-frame.js';
@@ -24,7 +25,7 @@ export const TOKEN_CACHE_TTL_MS = 1000;
  * Store methods that never change a job's status or token: they leave the token cache alone.
  * Every other method (including ones added later) clears it before and after it runs.
  */
-const KEEPS_TOKENS = /^(get|list|find|count)|^(jobUsage|jobUsageMany|costRollup|reserveBudget|topUpJobBudget|settleBudget|recordModelCall|releaseExpiredReservations|extendBudgetReservation|noteModelCall|appendEventsIfQueued|setModelRoute|deleteModelRoute|setModelPrice|deleteModelPrice|close|dialect)$/;
+const KEEPS_TOKENS = /^(get|list|find|count)|^(jobUsage|jobUsageMany|costRollup|reserveBudget|topUpJobBudget|settleBudget|recordModelCall|releaseExpiredReservations|extendBudgetReservation|noteModelCall|modelCallActivity|appendEventsIfQueued|setModelRoute|deleteModelRoute|setModelPrice|deleteModelPrice|close|dialect)$/;
 
 /**
  * The gateway's per-call store work on SQLite without Kysely's per-statement overhead (query
@@ -35,9 +36,9 @@ const KEEPS_TOKENS = /^(get|list|find|count)|^(jobUsage|jobUsageMany|costRollup|
  *   other calls of the same event-loop turn (sqlite-group-commit.ts: one transaction per
  *   batch, never inside a Kysely transaction). The rare paths (the call does not fit, the tree's row does not exist yet)
  *   fall back to budgets.ts.
- * - `noteModelCall` (when the store has it): the upsert of model-activity.ts, prepared,
- *   group-committed the same way (so a call's end note shares its settle's commit), one per
- *   (job, attempt) per batch however many calls started or ended in it.
+ * - `noteModelCall` (when the store has it): the upsert of model-activity.ts, prepared, merged
+ *   per (job, attempt) and written at most every 100 ms in the group commit
+ *   (sqlite-activity.ts); `modelCallActivity` writes what is pending before it reads.
  * - `applyRunnerFrame` (a runner's events and the status change they carry): the statements of
  *   runner-frame.ts prepared once (sqlite-frame.ts), group-committed like the settles; a job
  *   whose children's results are collected goes to the Kysely implementation.
@@ -61,6 +62,8 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
   const group = createGroupCommit(sqlite, (fn) => db.connection().execute(async () => fn()));
   const tokens = new Map<string, { job: JobRow; at: number }>();
   let generation = 0;
+  /** Writes the activity notes not written yet (set below when the store notes activity). */
+  let flushActivity = (): Promise<void> => Promise.resolve();
   const clear = () => {
     generation++;
     tokens.clear();
@@ -180,6 +183,7 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
       return found === 'held';
     },
     async close() {
+      await flushActivity(); // activity notes not written yet
       await group.drain(); // queued settles and notes are written before the database closes
       clear();
       return store.close();
@@ -195,46 +199,39 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
   };
 
   // Model-call activity (store/model-activity.ts, issue 4): noted at each call's start and end
-  // by the gateway, so on the per-call path too. The notes of one (job, attempt) made in the
-  // same event-loop turn are merged into ONE upsert in that turn's group commit: ends first
-  // (each belongs to a start written in an earlier batch, since the gateway issues a call's end
-  // only after its start is written), then starts — the result of applying them one by one.
-  // When the table or method is not there, the store's own method runs.
+  // by the gateway, so on the per-call path too: merged per (job, attempt) and written at most
+  // every ACTIVITY_WRITE_INTERVAL_MS in the group commit (sqlite-activity.ts); this store's
+  // reads of it write what is pending first. When the table or method is not there, the
+  // store's own method runs.
   const base = store as unknown as Record<string, unknown>;
-  if (typeof base.noteModelCall === 'function') {
-    const kyselyNote = (base.noteModelCall as (j: number, a: number, p: string, n: number) => Promise<void>).bind(store);
-    let upsert: BetterSqlite3.Statement | null | undefined;
-    const pending = new Map<string, { counts: { jobId: number; attempt: number; starts: number; ends: number; now: number }; done: Promise<void> }>();
-    (fast as Record<string, unknown>).noteModelCall = async (jobId: number, attempt: number, phase: 'start' | 'end', now: number): Promise<void> => {
-      if (upsert === undefined) {
-        try {
-          upsert = sqlite.prepare(
-            'insert into model_call_activity (job_id, attempt, in_flight, last_at) values (@jobId, @attempt, @starts, @now) on conflict (job_id, attempt) do update set ' +
-              'in_flight = max(model_call_activity.in_flight - @ends, 0) + @starts, last_at = max(model_call_activity.last_at, @now)',
-          );
-        } catch {
-          upsert = null;
-        }
+  if (typeof base.noteModelCall === 'function' && typeof base.modelCallActivity === 'function') {
+    const kyselyNote = (base.noteModelCall as Store['noteModelCall']).bind(store);
+    const kyselyRead = (base.modelCallActivity as Store['modelCallActivity']).bind(store);
+    let notes: ActivityNotes | null | undefined;
+    const activity = (): ActivityNotes | null => {
+      if (notes !== undefined) return notes;
+      try {
+        const upsert = sqlite.prepare(
+          'insert into model_call_activity (job_id, attempt, in_flight, last_at) values (@jobId, @attempt, @starts, @now) on conflict (job_id, attempt) do update set ' +
+            'in_flight = max(model_call_activity.in_flight - @ends, 0) + @starts, last_at = max(model_call_activity.last_at, @now)',
+        );
+        notes = sqliteActivityNotes(upsert, group);
+      } catch {
+        notes = null; // no table yet (before the migrations)
       }
-      if (!upsert || (phase !== 'start' && phase !== 'end') || !Number.isSafeInteger(jobId) || !Number.isSafeInteger(attempt) || !Number.isSafeInteger(now) || jobId < 1 || attempt < 0 || now < 0) {
+      return notes;
+    };
+    flushActivity = () => notes?.flush() ?? Promise.resolve();
+    fast.noteModelCall = async (jobId, attempt, phase, now) => {
+      const n = activity();
+      if (!n || (phase !== 'start' && phase !== 'end') || !Number.isSafeInteger(jobId) || !Number.isSafeInteger(attempt) || !Number.isSafeInteger(now) || jobId < 1 || attempt < 0 || now < 0) {
         return kyselyNote(jobId, attempt, phase, now); // validation errors come from there
       }
-      const key = `${jobId}:${attempt}`;
-      let p = pending.get(key);
-      if (!p) {
-        const stmt = upsert;
-        const counts = { jobId, attempt, starts: 0, ends: 0, now };
-        // Leaves `pending` when its batch runs: a note made after that gets a new upsert.
-        const done = group.run(() => {
-          pending.delete(key);
-          stmt.run(counts);
-        });
-        pending.set(key, (p = { counts, done }));
-      }
-      if (phase === 'start') p.counts.starts++;
-      else p.counts.ends++;
-      if (now > p.counts.now) p.counts.now = now;
-      await p.done;
+      return n.note(jobId, attempt, phase, now);
+    };
+    fast.modelCallActivity = async (attempts) => {
+      await flushActivity();
+      return kyselyRead(attempts);
     };
   }
 
