@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import { PushSource } from './push-source.js';
 
 /**
  * A streamed reply body (SSE) with its per-chunk steps as plain synchronous functions, so that
@@ -11,9 +12,10 @@ import { Readable } from 'node:stream';
  * end of the stream only after they resolved.
  *
  * Two ways to read it, one reader per stream:
- * - push ({@link ChunkStream.pushTo}): the source Readable's 'data' events go straight through
- *   the steps into a sink (node-adapter.ts: `res.write`), pausing the source while the sink is
- *   full; what the node adapter uses;
+ * - push ({@link ChunkStream.pushTo}): each chunk of the source — a {@link PushSource} (an
+ *   upstream stream: the chunk comes in undici's own call) or a node Readable's 'data' event —
+ *   goes straight through the steps into a sink (node-adapter.ts: `res.write`), pausing the
+ *   source while the sink is full; what the node adapter uses;
  * - pull (async iteration): for the web adapter, the scripted provider's users and tests.
  */
 
@@ -59,8 +61,8 @@ export class ChunkStream implements AsyncIterable<Uint8Array> {
   private finishing: Promise<void> | null = null;
   private taken = false;
 
-  /** `source`: a node Readable (upstream-http.ts) or any async iterable of chunks. */
-  constructor(private readonly source: Readable | AsyncIterable<Uint8Array | string>) {}
+  /** `source`: a {@link PushSource} or node Readable (upstream-http.ts), or any async iterable of chunks. */
+  constructor(private readonly source: PushSource | Readable | AsyncIterable<Uint8Array | string>) {}
 
   /** `s` itself when it is a ChunkStream, else a ChunkStream over it. */
   static from(s: AsyncIterable<Uint8Array | string>): ChunkStream {
@@ -81,12 +83,13 @@ export class ChunkStream implements AsyncIterable<Uint8Array> {
 
   /** True when the source holds bytes already (a write now would carry them with the headers). */
   get buffered(): boolean {
+    if (this.source instanceof PushSource) return this.source.buffered;
     return this.source instanceof Readable && this.source.readableLength > 0;
   }
 
   /** Closes the stream unread (e.g. a reply dropped for a retry): the source is destroyed, hooks run as `cancelled`. */
   destroy(): void {
-    if (this.source instanceof Readable) this.source.destroy();
+    if (this.source instanceof Readable || this.source instanceof PushSource) this.source.destroy();
     else void this.source[Symbol.asyncIterator]().return?.();
     void this.finish('cancelled');
   }
@@ -131,6 +134,7 @@ export class ChunkStream implements AsyncIterable<Uint8Array> {
    */
   pushTo(sink: ChunkSink): PushControl {
     this.take();
+    if (this.source instanceof PushSource) return this.pushFrom(this.source, sink);
     const src = this.source instanceof Readable ? this.source : Readable.from(this.source);
     let over = false;
     let cancelled = false;
@@ -179,6 +183,33 @@ export class ChunkStream implements AsyncIterable<Uint8Array> {
       },
       cancel: () => {
         if (over) return;
+        cancelled = true;
+        src.destroy();
+      },
+    };
+  }
+
+  /** {@link pushTo} from a {@link PushSource}: its reader is the steps, then `sink`. */
+  private pushFrom(src: PushSource, sink: ChunkSink): PushControl {
+    let cancelled = false;
+    src.attach({
+      data: (c) => {
+        const out = this.apply(c);
+        return out.length === 0 || sink.write(out);
+      },
+      end: () => {
+        const tail = this.flush();
+        void this.finish('ended').then(() => {
+          if (tail.length > 0) sink.write(tail);
+          sink.end();
+        });
+      },
+      error: (err) => void this.finish(cancelled ? 'cancelled' : 'broken', err).then(() => sink.fail(err)),
+      close: () => void this.finish('cancelled').then(() => sink.fail(new Error('the stream was closed before its end'))),
+    });
+    return {
+      resume: () => src.resume(),
+      cancel: () => {
         cancelled = true;
         src.destroy();
       },

@@ -3,14 +3,17 @@ import { promisify } from 'node:util';
 import { brotliDecompress, createBrotliDecompress, createGunzip, createInflate, gunzip, inflate } from 'node:zlib';
 import { Pool, util as undiciUtil, type Dispatcher } from 'undici';
 import type { CallSignal, Reply } from './reply.js';
+import { PushSource } from './push-source.js';
 
 /**
  * Upstream calls over undici's dispatcher API (one keep-alive connection pool per origin).
  * Measured with bench/gateway-cpu.bench.js: node:http's client cost ~45–60 µs of CPU per call
  * here, undici's `dispatch` ~25 µs, and Node 20's built-in fetch (undici behind web streams)
  * ~10× more; the gateway's whole point is to add almost nothing. No web streams: the reply's
- * body is a Buffer, or for `text/event-stream` a live node Readable that honours backpressure
- * (gzip/deflate/br decoded, so `content-encoding` and `content-length` are dropped when decoded).
+ * body is a Buffer, or for `text/event-stream` a live {@link PushSource} (push-source.ts: each chunk
+ * handed from undici to the reader as it arrives, honouring backpressure), or when the stream has
+ * a `content-encoding` a node Readable of it decoded (gzip/deflate/br: `content-encoding` and
+ * `content-length` are then dropped).
  * `signal` aborts the request (and the body). Redirects are not followed. Timeouts: the reply's
  * headers within {@link UPSTREAM_HEADERS_TIMEOUT_MS} of the request being sent, then at most
  * {@link UPSTREAM_BODY_TIMEOUT_MS} between two body chunks ({@link UpstreamTimeoutError}): a hung
@@ -239,7 +242,7 @@ export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply>
     const chunks: Buffer[] = [];
     let size = 0;
     /** For SSE: what the caller reads; null for a whole body. */
-    let live: Readable | null = null;
+    let live: PushSource | null = null;
     let resume: (() => void) | null = null;
     const onAbort = () => abort?.(abortError());
     signal?.addEventListener('abort', onAbort, { once: true });
@@ -256,7 +259,7 @@ export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply>
       if (!settled) {
         settled = true;
         reject(err);
-      } else live?.destroy(err);
+      } else live?.fail(err);
     };
 
     /** `e` as a {@link ReplyBrokenError} when it cut a whole 2xx body after its headers (not the caller's abort, not the size limit). */
@@ -279,25 +282,22 @@ export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply>
           delete out['content-length'];
         }
         if ((out['content-type'] ?? '').toLowerCase().startsWith('text/event-stream') && status !== 204 && status !== 304 && init.method !== 'HEAD') {
-          const raw = new Readable({
-            read: () => resume?.(),
-            destroy: (err, cb) => {
+          // chunks go straight from onData to the reader (push-source.ts)
+          const raw = new PushSource({
+            resume: () => resume?.(),
+            abort: (err) => {
               done();
-              if (!complete) abort?.(err ?? abortError()); // a reader that stops early ends the upstream call
-              cb(err);
+              if (!complete) abort?.(err); // a reader that stops early ends the upstream call
             },
           });
-          // An abort before the caller attached its reader must not be an unhandled 'error'
-          // (the reader still finds it: `destroyed`, `errored`, chunk-stream.ts).
-          raw.on('error', () => undefined);
-          live = raw; // chunks go in here; the caller reads it, or its decoded side
+          live = raw;
           settled = true;
-          resolve({ status, headers: out, body: null, stream: decoded ? decode(raw, encoding) : raw });
+          resolve({ status, headers: out, body: null, stream: decoded ? decode(Readable.from(raw, { objectMode: false }), encoding) : raw });
         }
         return true;
       },
       onData(chunk) {
-        if (live) return live.push(chunk); // false: undici pauses until read() resumes it
+        if (live) return live.push(chunk); // false: undici pauses until the reader has room (resume)
         size += chunk.byteLength;
         if (size > replyLimit) {
           abort?.(new ReplyTooLargeError(status, replyLimit, size));
@@ -309,7 +309,7 @@ export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply>
       onComplete() {
         complete = true;
         done();
-        if (live) return void live.push(null);
+        if (live) return void live.end();
         if (settled) return;
         settled = true;
         if (status === 204 || status === 304 || init.method === 'HEAD') return resolve({ status, headers: out, body: null });
