@@ -15,7 +15,7 @@ import { startLocalUp, type LocalUp } from './test-up.js';
 let up: LocalUp;
 let url: string;
 let admin: FlotillaClient;
-const EMPTY_VARS = ['FLOTILLA_PARENT_TOKEN', 'FLOTILLA_TOKEN', 'FLOTILLA_SERVER', 'FLOTILLA_URL', 'FLOTILLA_JOB_TOKEN', 'FLOTILLA_RUNNER_TOKEN', 'FLOTILLA_REPO_BASE'];
+const EMPTY_VARS = ['FLOTILLA_PARENT_TOKEN', 'FLOTILLA_TOKEN', 'FLOTILLA_SERVER', 'FLOTILLA_URL', 'FLOTILLA_JOB_TOKEN', 'FLOTILLA_RUNNER_TOKEN', 'FLOTILLA_REPO_BASE', 'FLOTILLA_JOB_ID', 'FLOTILLA_DATA'];
 
 beforeAll(async () => {
   up = await startLocalUp('flotilla-empty-opts-');
@@ -102,6 +102,38 @@ describe('empty token/URL/folder options', () => {
     process.env.FLOTILLA_JOB_TOKEN = '';
     const t = await runCli(['mcp']);
     expect([t.code, t.err]).toEqual([2, 'flotilla: --job-token is empty (FLOTILLA_JOB_TOKEN is set to ""): give a value, or unset FLOTILLA_JOB_TOKEN\n']);
+  });
+
+  it('mcp --job-id "" / FLOTILLA_JOB_ID="" / blank: exit 2 naming the flag and the variable (it was taken as no job id)', async () => {
+    // Before the missing token: the empty option is the first usage error.
+    const cli = await runCli(['mcp', '--server', url, '--job-id', '']);
+    expect([cli.code, cli.err]).toEqual([2, 'flotilla: --job-id is empty: give a value, or leave --job-id out\n']);
+    // With a token and a URL it started serving (until stdin closed) without a job id: race it.
+    process.env.FLOTILLA_JOB_TOKEN = 'flj_x';
+    process.env.FLOTILLA_JOB_ID = '';
+    const io = recordingIO();
+    const done = main(['node', 'flotilla', 'mcp', '--server', url], io);
+    const code = await Promise.race([done, new Promise<string>((r) => setTimeout(() => r('still serving after 5 s'), 5000))]);
+    expect([code, io.err()]).toEqual([2, 'flotilla: --job-id is empty (FLOTILLA_JOB_ID is set to ""): give a value, or unset FLOTILLA_JOB_ID\n']);
+    process.env.FLOTILLA_JOB_ID = '  ';
+    expect((await runCli(['mcp', '--server', url])).err).toBe('flotilla: --job-id is empty (FLOTILLA_JOB_ID is set to ""): give a value, or unset FLOTILLA_JOB_ID\n');
+  });
+
+  it('budget --data "" (or FLOTILLA_DATA="") with a token: exit 2 naming it, nothing asked of the server (it was let through, unused)', async () => {
+    const job = await admin.createJob({ agent: 'test-fixer', input: { repo: 'examples/calc' }, budgetUsd: 1 });
+    const token = (await readFile(join(up.data, 'admin-token'), 'utf8')).trim();
+    const cli = await runCli(['budget', String(job.id), '--add', '1', '--data', '', '--token', token, '--server', url]);
+    expect([cli.code, cli.err, cli.out]).toEqual([2, 'flotilla: --data is empty: give a value, or leave --data out\n', '']);
+    process.env.FLOTILLA_DATA = '';
+    const env = await runCli(['budget', String(job.id), '--add', '1', '--token', token, '--server', url]);
+    expect([env.code, env.err]).toEqual([2, 'flotilla: --data is empty (FLOTILLA_DATA is set to ""): give a value, or unset FLOTILLA_DATA\n']);
+    expect((await admin.getBudget(job.id)).budget.limitMicros).toBe(1_000_000); // not topped up
+    // --server "" / FLOTILLA_SERVER="" are named by where they came from
+    process.env.FLOTILLA_SERVER = '';
+    delete process.env.FLOTILLA_DATA;
+    const server = await runCli(['budget', String(job.id), '--token', token]);
+    expect([server.code, server.err]).toEqual([2, 'flotilla: --server is empty (FLOTILLA_SERVER is set to ""): give a value, or unset FLOTILLA_SERVER\n']);
+    await admin.cancelJob(job.id);
   });
 
   it('up --host "": exit 2 (Node listens on every interface for host "")', async () => {

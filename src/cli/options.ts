@@ -200,11 +200,21 @@ export function parseRole(text: string): string {
   return text;
 }
 
-/** An integer in [min, max] (for `--priority`, `--capacity`, `--port`, `--limit`). */
+/**
+ * The argParser of a whole-number argument or option (`--priority`, `--capacity`, `--port`,
+ * `--limit`, job and other ids: {@link parseIdArg}): digits with an optional `-`, from `min` to
+ * `max`. Spaces around it are refused, as {@link usdArg} refuses them (`flotilla budget ' 1'`
+ * was job 1 while `--add ' 1'` was refused).
+ * @returns the number.
+ * @throws InvalidArgumentError (commander: exit 2) naming `what`:
+ *   `job id must be a whole number from 1 to 2147483647`;
+ *   `job id must be a whole number from 1 to 2147483647, without spaces around it; got " 1"`.
+ */
 export function intIn(min: number, max: number, what: string): (text: string) => number {
   return (text: string) => {
     const n = Number(text);
-    if (!/^-?\d+$/.test(text.trim()) || n < min || n > max) throw new InvalidArgumentError(`${what} must be a whole number from ${min} to ${max}`);
+    if (text !== text.trim()) throw new InvalidArgumentError(`${what} must be a whole number from ${min} to ${max}, without spaces around it; got ${JSON.stringify(cutEcho(text))}`);
+    if (!/^-?\d+$/.test(text) || n < min || n > max) throw new InvalidArgumentError(`${what} must be a whole number from ${min} to ${max}`);
     return n;
   };
 }

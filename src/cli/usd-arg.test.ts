@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import { FlotillaClient } from '../client/index.js';
-import { budgetArg, usdArg } from './options.js';
+import { budgetArg, intIn, parseJobId, usdArg } from './options.js';
 import { runCli } from './test-io.js';
 import { startLocalUp, type LocalUp } from './test-up.js';
 
@@ -52,6 +52,17 @@ describe('usdArg', () => {
   });
 });
 
+describe('whole numbers refuse spaces around them as USD amounts do (intIn)', () => {
+  it('a job id or whole-number option with a leading or trailing space, tab or newline is refused, naming it and the value', () => {
+    for (const bad of [' 1', '1 ', '\t1', '1\n', ' ']) {
+      expect(refusal(parseJobId, bad), JSON.stringify(bad)).toBe(`job id must be a whole number from 1 to 2147483647, without spaces around it; got ${JSON.stringify(bad)}`);
+    }
+    expect(refusal(intIn(-100, 100, 'priority'), ' -5')).toBe('priority must be a whole number from -100 to 100, without spaces around it; got " -5"');
+    expect([parseJobId('1'), intIn(-100, 100, 'priority')('-5')]).toEqual([1, -5]);
+    expect(refusal(parseJobId, '')).toBe('job id must be a whole number from 1 to 2147483647');
+  });
+});
+
 // End to end: `flotilla run --budget .5` and `flotilla budget --add .5` against a real `flotilla up`.
 let up: LocalUp;
 let url: string;
@@ -82,6 +93,19 @@ describe('USD flags end to end', () => {
     const neg = await run('budget', String(id), '--add', '-.5');
     expect([neg.code, neg.err]).toEqual([2, expect.stringContaining('--add must be a positive number of US dollars, a plain decimal such as 1 or 0.5')]);
     expect(neg.err).toContain('got "-.5"');
+    expect((await admin.getBudget(id)).budget.limitMicros).toBe(1_000_000);
+
+    // Spaces around either argument are refused alike (the job id ' N' was taken as N), from the command line or FLOTILLA_BUDGET_ADD
+    const spacedJob = await run('budget', ` ${id}`, '--add', '1');
+    expect([spacedJob.code, spacedJob.err]).toEqual([2, expect.stringContaining(`job id must be a whole number from 1 to 2147483647, without spaces around it; got " ${id}"`)]);
+    for (const add of [' 1', '1 ']) {
+      const spacedAdd = await run('budget', String(id), '--add', add);
+      expect([spacedAdd.code, spacedAdd.err]).toEqual([2, expect.stringContaining(`--add must be a positive number of US dollars, a plain decimal`)]);
+      process.env.FLOTILLA_BUDGET_ADD = add;
+      const env = await run('budget', String(id));
+      delete process.env.FLOTILLA_BUDGET_ADD;
+      expect([env.code, env.err]).toEqual([2, expect.stringContaining(`value '${add}' from env 'FLOTILLA_BUDGET_ADD' is invalid. --add must be a positive number of US dollars`)]);
+    }
     expect((await admin.getBudget(id)).budget.limitMicros).toBe(1_000_000);
     await admin.cancelJob(id);
   });

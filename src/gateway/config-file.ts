@@ -2,15 +2,14 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import type { GatewayConfig, ModelRoute, ProviderName } from './config.js';
+import type { GatewayConfig, ModelRoute } from './config.js';
 import { droppedLongContext, droppedLongContextMessage, overriddenPrice, type PriceOverride } from './price-override.js';
 import { LongContextPriceSchema, TablePriceSchema } from './price-schema.js';
-import { withDefaultCacheRates } from '../protocol/index.js';
+import { ModelPattern, PriceModelName, ProviderName, withDefaultCacheRates } from '../protocol/index.js';
 
-const PROVIDERS = ['anthropic', 'scripted', 'openai', 'openai-compatible'] as const;
-const Pattern = z.string().regex(/^[A-Za-z0-9._:@/*+-]{1,200}$/, 'a model name or glob (letters, digits, . _ : @ / + - and *)');
 /**
- * A price entry as data/prices.json writes one (price-schema.ts), unknown keys refused; and
+ * A price entry as data/prices.json writes one (price-schema.ts: rates are the API's, protocol
+ * UsdRate: 0 to 1,000,000 with at most 6 decimals), unknown keys refused; and
  * `longContext: null` (price every call at the base rates: a model whose table entry has
  * long-context rates must say so, price-override.ts).
  */
@@ -47,6 +46,11 @@ const Price = TablePriceSchema.extend({ ...optionalCache, longContext: LongConte
  *                        # longContext: { aboveInputTokens, input, output, cacheWrite5m,
  *                        #   cacheWrite1h, cacheRead } rates past an input size, or null
  * ```
+ * The same rules as the API's (protocol model-routes.ts): a route's pattern is a ModelPattern
+ * (as `PUT /api/gateway/routes` takes it) and its provider a ProviderName; a price's model is a
+ * PriceModelName (letters, digits, `. _ : @ / + -`: no spaces, no `*`) and its rates UsdRates
+ * (0 to 1,000,000, at most 6 decimals), as `PUT /api/gateway/prices` takes them; so a file the
+ * gateway starts with never holds a price the API would refuse, and the other way round.
  * An entry replaces the table's for that name (price-override.ts overriddenPrice): without
  * `maxOutput` it keeps the table's; a model whose table entry has long-context rates
  * (claude-sonnet-4, claude-sonnet-4-5) needs `longContext` (rates, or null to price flat), else
@@ -54,8 +58,8 @@ const Price = TablePriceSchema.extend({ ...optionalCache, longContext: LongConte
  */
 const GatewaySection = z
   .object({
-    models: z.record(Pattern, z.enum(PROVIDERS)).optional(),
-    prices: z.record(z.string().min(1).max(200), Price).optional(),
+    models: z.record(ModelPattern, ProviderName).optional(),
+    prices: z.record(PriceModelName, Price).optional(),
   })
   .strict();
 
@@ -86,8 +90,27 @@ export function configFilePath(env: NodeJS.ProcessEnv, cwd = process.cwd()): str
 }
 
 /**
- * Reads the `gateway:` section of a flotilla.yaml file (absent section → no routes, no prices).
- * @throws Error naming the file and the bad field (e.g. `gateway.models.gpt-*: ...`).
+ * `file: gateway.<path>: <message>` for the first problem zod found in the `gateway:` section; a
+ * refused model name or pattern (a record key) is quoted, with why:
+ * `flotilla.yaml: gateway.prices: the model name "my model" must be 1-200 characters of ...`.
+ */
+function sectionIssue(file: string, issue: z.core.$ZodIssue | undefined): string {
+  if (!issue) return `${file}: gateway: invalid`;
+  const path = ['gateway', ...issue.path.map(String)];
+  if (issue.code === 'invalid_key') {
+    const key = path.pop() ?? '';
+    const what = path[1] === 'models' ? 'model pattern' : 'model name';
+    return `${file}: ${path.join('.')}: the ${what} ${JSON.stringify(key)} ${issue.issues[0]?.message ?? 'is invalid'}`;
+  }
+  return `${file}: ${path.join('.')}: ${issue.message}`;
+}
+
+/**
+ * Reads the `gateway:` section of a flotilla.yaml file (absent section → no routes, no prices),
+ * with the API's rules for patterns, providers, model names and rates (see GatewaySection).
+ * @throws Error naming the file and the bad field: `flotilla.yaml: gateway.models.gpt-*: ...`,
+ *   `flotilla.yaml: gateway.prices.my-model.input: must have at most 6 decimals ...`,
+ *   `flotilla.yaml: gateway.prices: the model name "my model" must be 1-200 characters ...`.
  */
 export function loadGatewayFile(file: string): GatewayFileConfig {
   let doc: unknown;
@@ -99,11 +122,8 @@ export function loadGatewayFile(file: string): GatewayFileConfig {
   const section = doc && typeof doc === 'object' ? (doc as Record<string, unknown>).gateway : undefined;
   if (section === undefined || section === null) return { routes: [], prices: {}, file };
   const parsed = GatewaySection.safeParse(section);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new Error(`${file}: gateway.${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`);
-  }
-  const routes = Object.entries(parsed.data.models ?? {}).map(([pattern, provider]) => ({ pattern, provider: provider as ProviderName }));
+  if (!parsed.success) throw new Error(sectionIssue(file, parsed.error.issues[0]));
+  const routes = Object.entries(parsed.data.models ?? {}).map(([pattern, provider]) => ({ pattern, provider }));
   return { routes, prices: parsed.data.prices ?? {}, file };
 }
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ModelPrice } from '../core/pricing.js';
-import { LongContextPrice as LongContextPriceShape, MaxOutputTokens } from '../protocol/index.js';
+import { LongContextPrice as LongContextPriceShape, MaxOutputTokens, UsdRate } from '../protocol/index.js';
 
 /**
  * The shape of one model's entry in the gateway's price table, as data/prices.json and
@@ -34,14 +34,20 @@ export interface TablePrice extends ModelPrice {
   longContext?: LongContextPrice;
 }
 
-/** USD per million tokens (or per 1,000 searches): 0 to 1,000,000, as the API and CLI take them (protocol model-routes.ts). */
-const rate = () => z.number().nonnegative().max(1_000_000);
+/**
+ * USD per million tokens (or per 1,000 searches): 0 to 1,000,000 with at most 6 decimals, the
+ * API's own schema (protocol model-routes.ts UsdRate, which says why), as the CLI takes them too.
+ */
+const rate = () => UsdRate;
 
 /** zod schema of {@link LongContextPrice}: a whole, positive threshold and rates from 0 to 1,000,000; no other keys (protocol's LongContextPrice). */
 export const LongContextPriceSchema = LongContextPriceShape;
 
 /**
  * zod schema of {@link TablePrice} (unknown keys dropped; `.strict()` it to refuse them).
+ * Every rate is a protocol UsdRate (0 to 1,000,000, at most 6 decimals): the same rule as the
+ * API's price overrides (protocol ModelPrice), so data/prices.json, flotilla.yaml and `PUT
+ * /api/gateway/prices` agree on which rates exist.
  * `maxOutput` is a whole number from 1 to MAX_OUTPUT_TOKENS_CEILING (protocol MaxOutputTokens).
  */
 export const TablePriceSchema = z.object({

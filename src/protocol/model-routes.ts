@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { wholeMicros } from './usd.js';
 
 /**
  * Model routes and price overrides of the gateway (issue 3): which provider serves a model
@@ -6,6 +7,39 @@ import { z } from 'zod';
  * the API (stored; API routes win over configured ones; `*` is the default). Prices are USD
  * per million tokens. Provider API keys are never part of these shapes.
  */
+
+/**
+ * A model name or name prefix that a price is set for (price tables match names as
+ * gateway/prices.ts priceFor does): 1-200 characters of letters, digits and `. _ : @ / + -`; no
+ * `*` (prices are not globs), spaces or other characters. The one rule for `PUT
+ * /api/gateway/prices` ({@link SetModelPriceRequest} `model`) and flotilla.yaml
+ * `gateway.prices` (gateway/config-file.ts), so a name one takes the other takes too.
+ */
+export const PriceModelName = z
+  .string()
+  .regex(/^[A-Za-z0-9._:@/+-]{1,200}$/, 'must be 1-200 characters of letters, digits, . _ : @ / + and - (a model name or name prefix: no *, spaces or other characters)');
+
+/** Most decimal places a price rate ({@link UsdRate}) may have: 6. */
+export const RATE_MAX_DECIMALS = 6;
+
+/**
+ * A price rate: USD per million tokens (a rate of P is P µ$ per token), or for `webSearch` USD
+ * per 1,000 searches. A number from 0 to 1,000,000 with at most {@link RATE_MAX_DECIMALS}
+ * decimals (steps of 0.000001; binary float noise of such a number, 0.1 + 0.2, passes).
+ * The one rule for every rate wherever it is written: data/prices.json (or
+ * FLOTILLA_PRICES_FILE, gateway/price-schema.ts), flotilla.yaml `gateway.prices`, `PUT
+ * /api/gateway/prices` (base and long-context rates alike) and `flotilla models price` (the
+ * CLI's usdArg takes 6 decimals too). Why 6: the gateway prices a call exactly by turning a
+ * token rate into a whole number of 10⁻¹² USD per token (core/pricing.ts, rate × 10⁶), so a
+ * finer rate would be rounded there without a word (0.0000001 would charge nothing).
+ * Failures: `must be greater than or equal to 0`, `must be less than or equal to 1000000`
+ * (zod's wording), `must have at most 6 decimals (...)`.
+ */
+export const UsdRate = z
+  .number()
+  .nonnegative()
+  .max(1_000_000)
+  .refine(wholeMicros, { message: `must have at most ${RATE_MAX_DECIMALS} decimals (the smallest step is 0.000001; a finer rate cannot be charged and would be rounded)`, abort: true });
 
 /** A provider the gateway can send a call to. */
 export const ProviderName = z.enum(['anthropic', 'scripted', 'openai', 'openai-compatible']);
@@ -49,16 +83,17 @@ export type MaxOutputTokens = z.infer<typeof MaxOutputTokens>;
  * `aboveInputTokens` (tokens, a whole number ≥ 1). data/prices.json: Claude Sonnet 4 / 4.5
  * above 200,000 at input 6, output 22.50, cache write 7.50 (5 min) / 12 (1 h), cache read 0.60.
  * The same shape in data/prices.json, flotilla.yaml and the API (gateway/price-schema.ts uses
- * this schema); rates 0 to 1,000,000 like the base ones; no other keys.
+ * this schema); rates are {@link UsdRate}s like the base ones (0 to 1,000,000, at most 6
+ * decimals); no other keys.
  */
 export const LongContextPrice = z
   .object({
     aboveInputTokens: z.number().int().positive(),
-    input: z.number().nonnegative().max(1_000_000),
-    output: z.number().nonnegative().max(1_000_000),
-    cacheWrite5m: z.number().nonnegative().max(1_000_000),
-    cacheWrite1h: z.number().nonnegative().max(1_000_000),
-    cacheRead: z.number().nonnegative().max(1_000_000),
+    input: UsdRate,
+    output: UsdRate,
+    cacheWrite5m: UsdRate,
+    cacheWrite1h: UsdRate,
+    cacheRead: UsdRate,
   })
   .strict();
 export type LongContextPrice = z.infer<typeof LongContextPrice>;
@@ -79,16 +114,18 @@ export type LongContextPrice = z.infer<typeof LongContextPrice>;
  *   `null`; leaving it out is refused (400 naming `price.longContext`; flotilla.yaml: refused at
  *   start). An override of a model without long-context rates may leave it out. (An override
  *   stored before the API took `longContext` says neither: the gateway applies the table's.)
- * The same validation as data/prices.json (gateway/price-schema.ts); no other keys.
+ * Every rate is a {@link UsdRate}: 0 to 1,000,000 with at most 6 decimals (a finer one is a 400
+ * naming the field: it could not be charged). The same validation as data/prices.json and
+ * flotilla.yaml (gateway/price-schema.ts, gateway/config-file.ts); no other keys.
  */
 export const ModelPrice = z
   .object({
-    input: z.number().nonnegative().max(1_000_000),
-    output: z.number().nonnegative().max(1_000_000),
-    cacheWrite5m: z.number().nonnegative().max(1_000_000),
-    cacheWrite1h: z.number().nonnegative().max(1_000_000),
-    cacheRead: z.number().nonnegative().max(1_000_000),
-    webSearch: z.number().nonnegative().max(1_000_000).optional(),
+    input: UsdRate,
+    output: UsdRate,
+    cacheWrite5m: UsdRate,
+    cacheWrite1h: UsdRate,
+    cacheRead: UsdRate,
+    webSearch: UsdRate.optional(),
     maxOutput: MaxOutputTokens.optional(),
     longContext: LongContextPrice.nullable().optional(),
   })
@@ -123,7 +160,7 @@ export function withDefaultCacheRates<T extends { input: number } & Partial<Cach
   return { ...rates, cacheWrite5m: rates.cacheWrite5m ?? d.cacheWrite5m, cacheWrite1h: rates.cacheWrite1h ?? d.cacheWrite1h, cacheRead: rates.cacheRead ?? d.cacheRead };
 }
 
-const rate = z.number().nonnegative().max(1_000_000);
+const rate = UsdRate;
 /** The cache rates as a request may give them: each optional, defaulted from `input` ({@link defaultCacheRates}). */
 const optionalCacheRates = {
   cacheWrite5m: rate.optional().describe('cache writes, 5-minute, USD per million tokens (absent: input × 1.25)'),
@@ -210,9 +247,10 @@ export type SetModelRouteRequest = z.infer<typeof SetModelRouteRequest>;
  * `price` is a {@link ModelPriceRequest}: cache rates left out are input × 1.25 (5-minute
  * writes), × 2 (1-hour writes) and × 0.1 (reads). 400 naming `price.longContext` when `price`
  * leaves `longContext` out for a model whose price table entry has long-context rates
- * ({@link ModelPrice}).
+ * ({@link ModelPrice}). `model` is a {@link PriceModelName}; every rate a {@link UsdRate} (400
+ * naming the field, e.g. `price.input: must have at most 6 decimals ...`).
  */
 export const SetModelPriceRequest = z
-  .object({ model: z.string().regex(/^[A-Za-z0-9._:@/+-]{1,200}$/, 'must be a model name or name prefix (no *)'), price: ModelPriceRequest })
+  .object({ model: PriceModelName, price: ModelPriceRequest })
   .strict();
 export type SetModelPriceRequest = z.infer<typeof SetModelPriceRequest>;

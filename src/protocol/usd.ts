@@ -1,11 +1,13 @@
 import { z } from 'zod';
 
 /**
- * Whether `usd` is a whole number of micro-dollars, up to binary floating-point noise: within a
- * thousandth of a micro-dollar of one (0.1 + 0.2 = 0.30000000000000004 passes; 0.0000015, half
- * a micro-dollar off, does not). Doubles up to $100,000 carry ~2e-5 µ$ of noise at most.
+ * Whether `usd` has at most 6 decimals (is a whole number of millionths: micro-dollars), up to
+ * binary floating-point noise: within a thousandth of a millionth of one (0.1 + 0.2 =
+ * 0.30000000000000004 passes; 0.0000015, half a millionth off, does not). Doubles up to
+ * 1,000,000 carry ~2e-4 millionths of noise at most, under the tolerance. Used for amounts
+ * ({@link UsdAmount}) and for price rates (model-routes.ts UsdRate).
  */
-function wholeMicros(usd: number): boolean {
+export function wholeMicros(usd: number): boolean {
   const micros = usd * 1_000_000;
   return Math.abs(micros - Math.round(micros)) <= 0.001;
 }

@@ -59,6 +59,21 @@ describe('PUT /api/gateway/prices: cache rates default from the input rate', () 
     expect(await listed('big-model')).toBeUndefined();
   });
 
+  it('a rate finer than 6 decimals (0.0000001: pricing would charge it as 0) is a 400 naming the field, as flotilla.yaml refuses it; so is a model name with a space', async () => {
+    const fine = await put('fine-model', { input: 0.0000001, output: 2 });
+    expect(fine.status).toBe(400);
+    expect(((await fine.json()) as { error: { field: string; message: string } }).error).toMatchObject({ field: 'price.input', message: expect.stringContaining('price.input: must have at most 6 decimals') });
+    const long = await put('fine-model', { input: 1, output: 2, longContext: { aboveInputTokens: 1000, input: 2, output: 4.0000001 } });
+    expect(((await long.json()) as { error: { field: string } }).error.field).toBe('price.longContext.output');
+    const spaced = await put('my model', { input: 1, output: 2 });
+    expect(spaced.status).toBe(400);
+    expect(((await spaced.json()) as { error: { field: string } }).error.field).toBe('model');
+    expect(await listed('fine-model')).toBeUndefined();
+    // 6 decimals are taken
+    const six = await put('fine-model', { input: 0.000001, output: 2.123456 });
+    expect(six.status, await six.clone().text()).toBe(200);
+  });
+
   it('the OpenAPI schema of the body says the cache rates are optional and what they default to', async () => {
     const doc = (await (await t.api('/openapi.json', { token: null })).json()) as { components: { schemas: Record<string, { properties: Record<string, { required?: string[]; properties?: Record<string, { description?: string }> }> }> } };
     const price = doc.components.schemas.SetModelPriceRequest!.properties.price!;

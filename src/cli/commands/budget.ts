@@ -2,7 +2,7 @@ import { Command, Option } from 'commander';
 import { formatMicros } from '../../core/money.js';
 import type { BudgetView, JobStatus } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
-import { addClientOptions, budgetArg, clientFrom, parseJobId, wantsJson, type ClientOptions } from '../options.js';
+import { addClientOptions, budgetArg, clientFrom, parseJobId, refuseEmptyOptions, wantsJson, type ClientOptions } from '../options.js';
 
 /**
  * `flotilla budget JOB [--add USD] [--json]`: shows the budget job JOB uses — its own sub-limit,
@@ -12,7 +12,10 @@ import { addClientOptions, budgetArg, clientFrom, parseJobId, wantsJson, type Cl
  * sessions the paused jobs it gave room (server budget-resume rule: store/budget-resume.ts).
  * Says when job JOB is paused for budget and which top-ups would resume it; `--json` adds
  * `jobStatus` (JOB's status) to the API's view.
- * Exit 0 on success; 1 on an API error (e.g. unknown job, not an admin, a refused top-up).
+ * Exit 0 on success; 1 on an API error (e.g. unknown job, not an admin, a refused top-up); 2 on
+ * a usage error: a bad `--add` (options.ts usdArg: a plain decimal, no spaces), or an option
+ * given empty or blank (`--server ""`, `--token ""`, `--data ""` or its variable set to "";
+ * options.ts refuseEmpty), even one this call would not use.
  */
 export function registerBudget(program: Command, ctx: CliContext): void {
   const out = (s: string) => ctx.io.stdout.write(s + '\n');
@@ -22,6 +25,8 @@ export function registerBudget(program: Command, ctx: CliContext): void {
     .argument('<job>', 'job id (any job of the tree)', parseJobId)
     .addOption(new Option('--add <usd>', "add this many US dollars to the budget the job uses (its sub-limit, else its nearest sub-limited ancestor's, else the tree's)").env('FLOTILLA_BUDGET_ADD').argParser(budgetArg('--add')));
   addClientOptions(cmd).action(async (job: number, opts: ClientOptions & { add?: number }, self: Command) => {
+    // `--data ""` with a token was let through (unused); an empty option is never "unset".
+    refuseEmptyOptions(self, ['server', 'token', 'data']);
     const client = await clientFrom(opts);
     const view = opts.add !== undefined ? await client.topUpBudget(job, opts.add) : await client.getBudget(job);
     // The job's status after the top-up (if any): a paused one waits for budget.

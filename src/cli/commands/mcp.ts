@@ -37,7 +37,9 @@ function mcpServerUrl(opts: McpOptions, self: Command): { url: string; from: str
  * FLOTILLA_URL in every harness's environment. Which wins: `--server`, `--url`,
  * FLOTILLA_SERVER, FLOTILLA_URL. The runner starts it for every harness that speaks MCP, with
  * those variables already set. Runs until stdin closes; exit 0. Missing or bad URL, missing
- * token → exit 2 with a message naming the option and variable.
+ * token, a job id that is not a positive integer → exit 2 with a message naming the option and
+ * variable; so is any option given empty or blank (`--job-id ""`, FLOTILLA_JOB_ID set to ""):
+ * options.ts refuseEmpty, never taken as unset.
  */
 export function registerMcp(program: Command, ctx: CliContext): void {
   program
@@ -49,11 +51,13 @@ export function registerMcp(program: Command, ctx: CliContext): void {
     .addOption(new Option('--job-id <id>', "the running job's id (wait_jobs without ids waits for its children)").env('FLOTILLA_JOB_ID'))
     .action(async (opts: McpOptions, self: Command) => {
       const where = mcpServerUrl(opts, self);
-      refuseEmptyOptions(self, ['jobToken']);
+      // An empty --job-id / FLOTILLA_JOB_ID (a script's `$FLOTILLA_JOB_ID` that expanded to
+      // nothing) is refused like every other empty option, not taken as "no job id".
+      refuseEmptyOptions(self, ['jobToken', 'jobId']);
       if (!where) throw new CliError('flotilla mcp: no control plane URL: pass --server or set FLOTILLA_SERVER (or FLOTILLA_URL, as the runner does)', 2);
       if (!opts.jobToken) throw new CliError('flotilla mcp: no job token: set FLOTILLA_JOB_TOKEN or --job-token', 2);
       let selfId: number | undefined;
-      if (opts.jobId !== undefined && opts.jobId !== '') {
+      if (opts.jobId !== undefined) {
         if (!/^[1-9][0-9]{0,14}$/.test(opts.jobId)) throw new CliError(`flotilla mcp: FLOTILLA_JOB_ID / --job-id must be a positive integer, got ${JSON.stringify(cutEcho(opts.jobId))}`, 2);
         selfId = Number(opts.jobId);
       }

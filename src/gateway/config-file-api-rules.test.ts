@@ -1,0 +1,99 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { SetModelPriceRequest, SetModelRouteRequest } from '../protocol/index.js';
+import { loadGatewayFile } from './config-file.js';
+import { loadPriceTable } from './prices.js';
+
+// flotilla.yaml's `gateway:` section holds model names, patterns and rates to the API's rules
+// (protocol/model-routes.ts PriceModelName, ModelPattern, UsdRate): a file the gateway starts
+// with never holds a price `PUT /api/gateway/prices` would refuse, and the other way round.
+// It took `input: 0.0000001` (finer than pricing can charge: core/pricing.ts rounds it to 0)
+// and model names with spaces, both refused (or, for the rate, since made refused) by the API.
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+/** A flotilla.yaml holding `lines` under `gateway:`; its path. */
+function yamlFile(lines: string[]): string {
+  const dir = mkdtempSync(join(tmpdir(), 'flotilla-yaml-rules-'));
+  dirs.push(dir);
+  const file = join(dir, 'flotilla.yaml');
+  writeFileSync(file, ['gateway:', ...lines.map((l) => `  ${l}`)].join('\n') + '\n');
+  return file;
+}
+
+/** One price in flotilla.yaml (YAML flow mapping = JSON): the error message, or `ok`. */
+function yamlPrice(model: string, price: object): string {
+  const file = yamlFile(['prices:', `  ${JSON.stringify(model)}: ${JSON.stringify(price)}`]);
+  try {
+    loadGatewayFile(file);
+    return 'ok';
+  } catch (err) {
+    return (err as Error).message.replace(file, 'FILE');
+  }
+}
+
+/** The same price as `PUT /api/gateway/prices` takes it: the first failing field and its message, or `ok`. */
+function apiPrice(model: string, price: object): string {
+  const r = SetModelPriceRequest.safeParse({ model, price });
+  return r.success ? 'ok' : `${r.error.issues[0]?.path.join('.')}: ${r.error.issues[0]?.message}`;
+}
+
+const SIX = 'must have at most 6 decimals (the smallest step is 0.000001; a finer rate cannot be charged and would be rounded)';
+const NAME = 'must be 1-200 characters of letters, digits, . _ : @ / + and - (a model name or name prefix: no *, spaces or other characters)';
+
+describe('flotilla.yaml prices: the API\'s rules', () => {
+  it('a rate with more than 6 decimals is refused, naming the file, the model and the field (base, long-context, webSearch); the API refuses it too', () => {
+    expect(yamlPrice('my-model', { input: 0.0000001, output: 2 })).toBe(`FILE: gateway.prices.my-model.input: ${SIX}`);
+    expect(yamlPrice('my-model', { input: 1, output: 2.1234567 })).toBe(`FILE: gateway.prices.my-model.output: ${SIX}`);
+    expect(yamlPrice('my-model', { input: 1, output: 2, cacheRead: 0.00000015 })).toBe(`FILE: gateway.prices.my-model.cacheRead: ${SIX}`);
+    expect(yamlPrice('my-model', { input: 1, output: 2, webSearch: 10.0000001 })).toBe(`FILE: gateway.prices.my-model.webSearch: ${SIX}`);
+    expect(yamlPrice('my-model', { input: 1, output: 2, longContext: { aboveInputTokens: 1000, input: 2, output: 4.0000001 } })).toBe(`FILE: gateway.prices.my-model.longContext.output: ${SIX}`);
+    expect(apiPrice('my-model', { input: 0.0000001, output: 2 })).toBe(`price.input: ${SIX}`);
+    expect(apiPrice('my-model', { input: 1, output: 2, longContext: { aboveInputTokens: 1000, input: 2, output: 4.0000001 } })).toBe(`price.longContext.output: ${SIX}`);
+    // 6 decimals, and float noise of a 6-decimal rate, are taken by both
+    for (const price of [{ input: 0.000001, output: 999_999.999999 }, { input: 0.1 + 0.2, output: 1.234567, webSearch: 0.000001 }]) {
+      expect([yamlPrice('my-model', price), apiPrice('my-model', price)]).toEqual(['ok', 'ok']);
+    }
+  });
+
+  it('a model name with a space, a * or other characters is refused, naming the file and the name; the API refuses the same names', () => {
+    expect(yamlPrice('my model', { input: 1, output: 2 })).toBe(`FILE: gateway.prices: the model name "my model" ${NAME}`);
+    expect(yamlPrice(' my-model', { input: 1, output: 2 })).toBe(`FILE: gateway.prices: the model name " my-model" ${NAME}`);
+    expect(yamlPrice('my-*', { input: 1, output: 2 })).toBe(`FILE: gateway.prices: the model name "my-*" ${NAME}`);
+    expect(yamlPrice('x'.repeat(201), { input: 1, output: 2 })).toMatch(/^FILE: gateway\.prices: the model name "x+" must be 1-200 characters/);
+    for (const name of ['my model', ' my-model', 'my-*', 'é', 'x'.repeat(201)]) expect(apiPrice(name, { input: 1, output: 2 })).toBe(`model: ${NAME}`);
+  });
+
+  it('flotilla.yaml and the API agree on every case: one takes a price exactly when the other does', () => {
+    const cases: Array<[string, object]> = [
+      ['my-model', { input: 1, output: 2 }],
+      ['vendor/model:v1@2025+x_y.z', { input: 3, output: 15, cacheWrite5m: 3.75, cacheWrite1h: 6, cacheRead: 0.3, webSearch: 10, maxOutput: 64_000 }],
+      ['my-model', { input: 0.0000001, output: 2 }],
+      ['my-model', { input: 1_000_000.000001, output: 2 }],
+      ['my-model', { input: -0.000001, output: 2 }],
+      ['my-model', { input: 800_000, output: 2 }], // default 1-hour cache writes: 1,600,000, past the cap
+      ['my model', { input: 1, output: 2 }],
+      ['tab\tmodel', { input: 1, output: 2 }],
+      ['', { input: 1, output: 2 }],
+    ];
+    for (const [model, price] of cases) {
+      const yaml = yamlPrice(model, price) === 'ok';
+      expect([model, price, yaml], `${yamlPrice(model, price)} / ${apiPrice(model, price)}`).toEqual([model, price, apiPrice(model, price) === 'ok']);
+    }
+    // every name and rate of data/prices.json passes the API's rules too
+    const table = loadPriceTable();
+    for (const [model, price] of Object.entries(table.models)) expect([model, apiPrice(model, { ...price, longContext: price.longContext ?? null })]).toEqual([model, 'ok']);
+  });
+});
+
+describe('flotilla.yaml routes: the API\'s rules', () => {
+  it('a pattern with a space is refused naming the file and the pattern, as PUT /api/gateway/routes refuses it', () => {
+    const file = yamlFile(['models:', '  "claude *": anthropic']);
+    expect(() => loadGatewayFile(file)).toThrow(`${file}: gateway.models: the model pattern "claude *" must be 1-200 characters of letters, digits, . _ : @ / + - and * (a glob)`);
+    expect(SetModelRouteRequest.safeParse({ pattern: 'claude *', provider: 'anthropic' }).success).toBe(false);
+    expect(loadGatewayFile(yamlFile(['models:', '  "claude-*": anthropic'])).routes).toEqual([{ pattern: 'claude-*', provider: 'anthropic' }]);
+  });
+});
