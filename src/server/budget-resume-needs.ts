@@ -5,16 +5,17 @@ import type { JobRow, TreeBudget } from '../store/types.js';
 /**
  * What would resume `job` if it is paused for budget (status `paused`, endReason `budget`), by
  * THE resume rule (store/budget-resume.ts mayResumeForBudget, applied to each budget alone):
- * the refused call's worst case (pausedNeedMicros: read from the pause reason the gateway wrote,
- * "... this call may cost up to $X", which is the figure it stores as paused_need_micros; null
- * when it names none, 1 µ$ then counts) and the budgets of `path` (server/budget-path.ts
- * budgetsOnPath: the tree's first, then the sub-limits from the top down) that lack room for it,
- * each with `shortMicros` = need − (limit − spent). Undefined when the job is not paused for
- * budget. µ$.
+ * the refused call's worst case as the rule reads it (store/budget-resume.ts pausedNeedMicros:
+ * the stored `jobs.paused_need_micros`, carried as `job.pausedNeedMicros`; for a job paused
+ * before 0024, or a row read without that column, the amount its pause reason names, "... this
+ * call may cost up to $X"; null when neither says, 1 µ$ then counts) and the budgets of `path`
+ * (server/budget-path.ts budgetsOnPath: the tree's first, then the sub-limits from the top down)
+ * that lack room for it, each with `shortMicros` = need − (limit − spent). Undefined when the
+ * job is not paused for budget. µ$.
  */
 export function resumeNeedsOf(job: JobRow, path: readonly TreeBudget[]): ResumeNeeds | undefined {
   if (job.status !== 'paused' || job.endReason !== 'budget') return undefined;
-  const needMicros = pausedNeedMicros({ id: job.id, root_id: job.rootId, error: job.error });
+  const needMicros = pausedNeedMicros({ id: job.id, root_id: job.rootId, error: job.error, paused_need_micros: job.pausedNeedMicros });
   const need = Math.max(1, needMicros ?? 1);
   const short = path
     .filter((b) => !mayResumeForBudget(true, [b], needMicros))

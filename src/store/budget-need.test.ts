@@ -41,7 +41,11 @@ async function scenario(s: Store, raw: RawNeed): Promise<void> {
   // no amount given: read from the gateway's message once, at the pause
   expect(await s.pauseJobForBudget(legacy.id, 1, 'budget exhausted: ...; this call may cost up to $0.010100. Top up with: ...', T + 1)).toMatchObject({ status: 'paused' });
   expect([await raw.get(reworded.id), await raw.get(otherAmount.id), await raw.get(legacy.id)]).toEqual([10_100, 10_100, 10_100]);
+  // the job rows carry it (the budget view's resumeNeeds reads it there: server/budget-resume-needs.ts)
+  expect((await s.getJob(reworded.id))?.pausedNeedMicros).toBe(10_100);
+  expect((await s.listTreeJobs(root.id)).map((j) => j.pausedNeedMicros)).toEqual([null, 10_100, 10_100, 10_100]);
   await raw.clear(legacy.id); // as if paused before 0024: the rule reads the reason's text
+  expect((await s.getJob(legacy.id))?.pausedNeedMicros).toBeNull();
 
   for (const kid of kids) {
     // +$0.0004: $0.0100 left, 1 µ$ short of the $0.0101 call → stays paused
@@ -54,6 +58,7 @@ async function scenario(s: Store, raw: RawNeed): Promise<void> {
   // resumed: the stored need goes with the pause
   expect((await s.resumeBudgetPausedJobs(root.id, T + 4, [reworded.id])).map((j) => j.status)).toEqual(['queued']);
   expect(await raw.get(reworded.id)).toBeNull();
+  expect((await s.getJob(reworded.id))?.pausedNeedMicros).toBeNull();
 }
 
 describe('on SQLite', () => {

@@ -108,6 +108,13 @@ function runnerLimits(c: Codec, r: Selectable<RunnersTable>): Pick<RunnerRow, 'c
   return { capacity, browserSlots, boundLabels: bound, ownerCapacity, ownerBrowserSlots };
 }
 
+/**
+ * A `jobs` row → {@link JobRow}: ids and µ$/epoch-ms figures as numbers (PostgreSQL's bigint
+ * strings parsed), JSON columns parsed with `c`. Columns of later migrations that a statement did
+ * not select (retries_left, pinned_runner_id, workspace_job_id, effort_tier, paused_need_micros)
+ * are left out of the row rather than read as null.
+ * @throws Error when a numeric column holds no finite number.
+ */
 export function toJobRow(c: Codec, r: Selectable<JobsTable>): JobRow {
   return {
     id: num(r.id),
@@ -135,6 +142,7 @@ export function toJobRow(c: Codec, r: Selectable<JobsTable>): JobRow {
     ...(r.pinned_runner_id !== undefined ? { pinnedRunnerId: numOrNull(r.pinned_runner_id) } : {}),
     ...(r.workspace_job_id !== undefined ? { workspaceJobId: numOrNull(r.workspace_job_id) } : {}),
     ...(r.effort_tier !== undefined ? { effortTier: r.effort_tier } : {}),
+    ...(r.paused_need_micros !== undefined ? { pausedNeedMicros: numOrNull(r.paused_need_micros) } : {}),
   };
 }
 

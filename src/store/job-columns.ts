@@ -31,4 +31,5 @@ export const JOB_ROW_COLUMNS = [
   'pinned_runner_id',
   'workspace_job_id',
   'effort_tier',
+  'paused_need_micros',
 ] as const satisfies ReadonlyArray<keyof JobsTable>;

@@ -380,6 +380,14 @@ export interface JobRow {
   workspaceJobId?: number | null;
   /** Effort tier the run asked for (0004); absent/null = none. */
   effortTier?: string | null;
+  /**
+   * µ$: the worst case of the model call whose refusal paused the job for budget, as the pause
+   * stored it (`jobs.paused_need_micros`, 0024; the figure the resume rule reads,
+   * store/budget-resume.ts). Null when the job is not paused for budget or was paused before
+   * 0024 (readers then fall back to the pause reason's text: budget-resume.ts
+   * pausedNeedMicros); absent on hand-made rows and rows read without the column = null.
+   */
+  pausedNeedMicros?: number | null;
 }
 
 /**

@@ -1,7 +1,6 @@
 import type { Hono } from 'hono';
 import { formatMicros, usdToMicros } from '../../core/money.js';
 import { MAX_BUDGET_USD, TopUpRequest } from '../../protocol/index.js';
-import { isTerminal } from '../../core/job-state.js';
 import { BudgetCapError } from '../../store/budgets.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
@@ -9,6 +8,7 @@ import { apiError, idError, parseId, readBody } from '../http-util.js';
 import { budgetResumer } from '../budget-pause.js';
 import { budgetJobUses, budgetsOnPath, leastRoomOf, ownRoomMicros } from '../budget-path.js';
 import { budgetViewOf } from '../budget-view.js';
+import { endedBudgetRefusal } from '../budget-ended.js';
 import type { BudgetRaised } from '../../store/budget-resume.js';
 import type { JobRow } from '../../store/types.js';
 
@@ -36,8 +36,12 @@ import type { JobRow } from '../../store/types.js';
  *   that can be added, the budget above that bounds it with its room, and the command topping
  *   that one up.
  * Errors: bad id 400 `invalid_request`; unknown job 404 `not_found`; body 400 `invalid_json` /
- * `invalid_request` naming `addUsd`; a tree whose root job has ended (succeeded, failed,
- * cancelled, lost: nothing of it can spend any more) 409 `job_ended` "job N has ended (status)";
+ * `invalid_request` naming `addUsd`; a budget nothing can spend any more 409 `job_ended` "job N
+ * ... has ended (status): ..." (server/budget-ended.ts endedBudgetRefusal): the tree's when its
+ * root job has ended (succeeded, failed, cancelled, lost), a sub-limit when its child job or an
+ * ancestor of that child has ended (a sub-limit applies only to its child and that child's
+ * descendants: the sub-limit of an ended child is refused even while its siblings run; the
+ * message names the budget above it that still takes one);
  * a top-up that would raise the tree's limit past $100,000 ({@link MAX_BUDGET_USD}, the most a
  * budget may be) 400 `invalid_request` naming `addUsd`, the cap and the most that can be added.
  * The cap is checked in the store's update (store/budgets.ts): two top-ups at once cannot pass it.
@@ -60,17 +64,16 @@ export function mountJobBudget(app: Hono<AppEnv>, ctx: ServerContext): void {
     if (!body.ok) return body.response;
     const job = await ctx.store.getJob(id);
     if (!job) return apiError(c, 404, 'not_found', `no job ${id}`);
-    const root = job.rootId === job.id ? job : await ctx.store.getJob(job.rootId);
-    if (root && isTerminal(root.status)) {
-      const which = root.id === id ? '' : ` (the root of job ${id}'s tree)`;
-      return apiError(c, 409, 'job_ended', `job ${root.id}${which} has ended (${root.status}): its tree spends nothing more, so it takes no top-up`);
-    }
     const now = ctx.now();
     const addMicros = usdToMicros(body.value.addUsd);
     const capMicros = usdToMicros(MAX_BUDGET_USD);
     const path = await budgetsOnPath(ctx.store, job, now);
     if (!path) return apiError(c, 404, 'not_found', `job ${id}'s tree has no root job ${job.rootId}`);
     const usesJobId = budgetJobUses(path).jobId;
+    // Money nothing can spend any more is refused: the budget's owner (root, or sub-limited
+    // child) or an ancestor of it has ended (budget-ended.ts).
+    const ended = await endedBudgetRefusal(ctx.store, job, usesJobId);
+    if (ended) return apiError(c, 409, 'job_ended', ended);
     let raised: BudgetRaised = 'tree';
     if (usesJobId !== undefined) {
       const r = await ctx.store.topUpJobBudget(usesJobId, addMicros, now);

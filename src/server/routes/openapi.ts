@@ -345,7 +345,7 @@ export function buildOpenApi(): Json {
           401: unauthorized,
           403: forbidden,
           404: error('`not_found`'),
-          409: error("`job_ended`: the tree's root job has ended (succeeded, failed, cancelled, lost)"),
+          409: error("`job_ended`: nothing can spend the budget any more: for the tree's, its root job has ended (succeeded, failed, cancelled, lost); for a sub-limit, its child job or an ancestor of that child has ended (a sub-limit applies only to its child and that child's descendants)"),
           422: error('`budget_exceeded`: a sub-limit\'s room may not grow past the least room above it (its sub-limited ancestors\' and the tree\'s); names the bounding budget'),
         },
       },

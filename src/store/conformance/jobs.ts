@@ -41,6 +41,7 @@ export function jobTests(h: Harness): void {
       pinnedRunnerId: null,
       workspaceJobId: null,
       effortTier: null,
+      pausedNeedMicros: null,
     });
     expect(await s.getJob(root.id)).toEqual(root);
     const child = await newJob(s, { parentId: root.id, agent: 'helper' });
