@@ -88,6 +88,9 @@ describe('flotilla models', () => {
     // an API override of a name flotilla.yaml prices wins over it (and keeps what it kept)
     const haiku = await run('models', 'price', 'claude-haiku-4-5', '--input', '.5', '--output', '2');
     expect(haiku.code, haiku.err).toBe(0);
+    // what they leave out comes from the entry they replace: flotilla.yaml's, or the table's
+    expect(haiku.out).toMatch(/; max output as in flotilla\.yaml\n$/);
+    expect(price.out).toMatch(/; max output as in the price table\n$/);
     const table = await run('models');
     expect(table.code).toBe(0);
     // the order tried: API specific, configured specific, API default, configured default

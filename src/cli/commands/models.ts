@@ -270,7 +270,23 @@ export function registerModels(program: Command, ctx: CliContext): void {
       throw err;
     }
     const extras = describePriceExtras(row.price);
-    if (row.price.maxOutput === undefined) extras.push('max output as in the price table');
+    if (row.price.maxOutput === undefined) extras.push(`max output as in ${await keptFrom(client, row.model)}`);
     out(wantsJson(self, opts) ? JSON.stringify(row) : `price override set: ${row.model} ${rates(row.price)} USD per million tokens${extras.map((e) => '; ' + e).join('')}`);
   });
+}
+
+/**
+ * Where the price override just set for `model` takes what it leaves out from (the entry it
+ * replaces, as `GET /api/gateway/routes` `pricesInEffect` says): "the price table" or
+ * "flotilla.yaml" (a name flotilla.yaml prices too). "the price table" when the view cannot be
+ * read (the override was set: its confirmation must not fail on this).
+ */
+async function keptFrom(client: { listModelRoutes(): Promise<{ pricesInEffect?: { model: string; source: string; replaces: { source: string } }[] }> }, model: string): Promise<string> {
+  try {
+    const view = await client.listModelRoutes();
+    const row = view.pricesInEffect?.find((p) => p.model === model && p.source === 'api');
+    return row?.replaces.source === 'flotilla.yaml' ? 'flotilla.yaml' : 'the price table';
+  } catch {
+    return 'the price table';
+  }
 }
