@@ -97,3 +97,38 @@ describe('flotilla.yaml routes: the API\'s rules', () => {
     expect(loadGatewayFile(yamlFile(['models:', '  "claude-*": anthropic'])).routes).toEqual([{ pattern: 'claude-*', provider: 'anthropic' }]);
   });
 });
+
+describe('flotilla.yaml keys and the limits a tester found apart', () => {
+  /** flotilla.yaml with `section:` holding `key: value` written as is (YAML, not JSON): the error with FILE, or the names loaded. */
+  function yamlKey(section: 'prices' | 'models', key: string): string {
+    const value = section === 'prices' ? '{ input: 1, output: 2 }' : 'scripted';
+    const file = yamlFile([`${section}:`, `  ${key}: ${value}`]);
+    try {
+      const c = loadGatewayFile(file);
+      return section === 'prices' ? Object.keys(c.prices).join(',') : c.routes.map((r) => r.pattern).join(',');
+    } catch (err) {
+      return (err as Error).message.replace(file, 'FILE');
+    }
+  }
+
+  it('a key YAML reads as a number, boolean or null is refused with its line, not taken as another name (the API takes "1e3" as written)', () => {
+    // line 3: gateway:, section:, then the key
+    expect(yamlKey('prices', '1e3')).toBe('FILE:3: gateway.prices: the model name 1e3 is read by YAML as the number 1000, not a name: quote it ("1e3")');
+    expect(yamlKey('prices', '007')).toBe('FILE:3: gateway.prices: the model name 007 is read by YAML as the number 7, not a name: quote it ("007")');
+    expect(yamlKey('models', 'true')).toBe('FILE:3: gateway.models: the model pattern true is read by YAML as the boolean true, not a name: quote it ("true")');
+    expect(yamlKey('prices', '~')).toBe('FILE:3: gateway.prices: the model name ~ is read by YAML as null, not a name: quote it ("~")');
+    // quoted: the name as written, as the API stores it
+    expect(yamlKey('prices', '"1e3"')).toBe('1e3');
+    expect(yamlKey('models', "'007'")).toBe('007');
+    expect(apiPrice('1e3', { input: 1, output: 2 })).toBe('ok');
+  });
+
+  it('a price name ending with "-" (it would only ever match itself) and a long-context threshold past 100,000,000 tokens are refused by both', () => {
+    expect(yamlPrice('gz-', { input: 1, output: 2 })).toMatch(/^FILE: gateway\.prices: the model name "gz-" must not end with "-"/);
+    expect(apiPrice('gz-', { input: 1, output: 2 })).toMatch(/^model: must not end with "-"/);
+    const lc = (above: number) => ({ input: 1, output: 2, longContext: { aboveInputTokens: above, input: 2, output: 4 } });
+    expect(yamlPrice('m', lc(100_000_001))).toMatch(/^FILE: gateway\.prices\.m\.longContext\.aboveInputTokens: /);
+    expect(apiPrice('m', lc(100_000_001))).toMatch(/^price\.longContext\.aboveInputTokens: /);
+    expect([yamlPrice('m', lc(100_000_000)), apiPrice('m', lc(100_000_000))]).toEqual(['ok', 'ok']);
+  });
+});

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { isMap, isScalar, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import { z } from 'zod';
 import type { GatewayConfig, ModelRoute } from './config.js';
 import { droppedLongContext, droppedLongContextMessage, overriddenPrice, type PriceOverride } from './price-override.js';
@@ -106,18 +106,47 @@ function sectionIssue(file: string, issue: z.core.$ZodIssue | undefined): string
 }
 
 /**
+ * Refuses a key of `gateway.models` or `gateway.prices` that YAML reads as something other than
+ * a string: `1e3:` is the number 1000, `007:` the number 7, `true:` a boolean, `~:` null, `? [a,
+ * b]` a list; each would price or route another name than the one written (the API takes
+ * `"1e3"` as written). Quoting it keeps it a name.
+ * @throws Error `FILE:LINE: gateway.prices: the model name 1e3 is read by YAML as the number 1000, not a name: quote it ("1e3")`.
+ */
+function refuseNonStringKeys(file: string, doc: Document, lines: LineCounter): void {
+  for (const section of ['models', 'prices'] as const) {
+    const map = doc.getIn(['gateway', section], true);
+    if (!isMap(map)) continue;
+    for (const item of map.items) {
+      const key = item.key as Node | null;
+      if (isScalar(key) && typeof key.value === 'string') continue;
+      const what = section === 'models' ? 'model pattern' : 'model name';
+      const at = key?.range ? `${file}:${lines.linePos(key.range[0]).line}` : file;
+      const written = isScalar(key) && typeof key.source === 'string' ? key.source : key ? String(key) : '';
+      const read = isScalar(key) ? (key.value === null ? 'null' : `the ${typeof key.value} ${String(key.value)}`) : 'a collection';
+      throw new Error(`${at}: gateway.${section}: the ${what} ${written || '(empty)'} is read by YAML as ${read}, not a name: quote it (${JSON.stringify(written)})`);
+    }
+  }
+}
+
+/**
  * Reads the `gateway:` section of a flotilla.yaml file (absent section → no routes, no prices),
  * with the API's rules for patterns, providers, model names and rates (see GatewaySection).
  * @throws Error naming the file and the bad field: `flotilla.yaml: gateway.models.gpt-*: ...`,
  *   `flotilla.yaml: gateway.prices.my-model.input: must have at most 6 decimals ...`,
- *   `flotilla.yaml: gateway.prices: the model name "my model" must be 1-200 characters ...`.
+ *   `flotilla.yaml: gateway.prices: the model name "my model" must be 1-200 characters ...`,
+ *   `flotilla.yaml:4: gateway.prices: the model name 1e3 is read by YAML as the number 1000 ...`.
  */
 export function loadGatewayFile(file: string): GatewayFileConfig {
   let doc: unknown;
   try {
-    doc = parseYaml(readFileSync(file, 'utf8'));
+    const lines = new LineCounter();
+    const parsed = parseDocument(readFileSync(file, 'utf8'), { lineCounter: lines });
+    if (parsed.errors.length > 0) throw parsed.errors[0]!;
+    refuseNonStringKeys(file, parsed, lines);
+    doc = parsed.toJS();
   } catch (err) {
-    throw new Error(`${file}: ${(err as Error).message}`);
+    const message = (err as Error).message;
+    throw new Error(message.startsWith(`${file}:`) ? message : `${file}: ${message}`);
   }
   const section = doc && typeof doc === 'object' ? (doc as Record<string, unknown>).gateway : undefined;
   if (section === undefined || section === null) return { routes: [], prices: {}, file };

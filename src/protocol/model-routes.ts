@@ -11,13 +11,19 @@ import { wholeMicros } from './usd.js';
 /**
  * A model name or name prefix that a price is set for (price tables match names as
  * gateway/prices.ts priceFor does): 1-200 characters of letters, digits and `. _ : @ / + -`; no
- * `*` (prices are not globs), spaces or other characters. The one rule for `PUT
+ * `*` (prices are not globs), spaces or other characters, and not ending with `-` (a name
+ * covers the names that continue it after a `-`, so `gz-` would match only itself). The one rule for `PUT
  * /api/gateway/prices` ({@link SetModelPriceRequest} `model`) and flotilla.yaml
  * `gateway.prices` (gateway/config-file.ts), so a name one takes the other takes too.
  */
 export const PriceModelName = z
   .string()
-  .regex(/^[A-Za-z0-9._:@/+-]{1,200}$/, 'must be 1-200 characters of letters, digits, . _ : @ / + and - (a model name or name prefix: no *, spaces or other characters)');
+  .regex(/^[A-Za-z0-9._:@/+-]{1,200}$/, 'must be 1-200 characters of letters, digits, . _ : @ / + and - (a model name or name prefix: no *, spaces or other characters)')
+  // a prefix matches at a `-` boundary (`gz` covers `gz-a`): `gz-` would only ever match itself
+  .refine((m) => !m.endsWith('-'), { message: 'must not end with "-" (a name covers the names that continue it after a "-": give "gz" to price "gz-a", "gz-b", ...)', abort: true });
+
+/** Largest long-context threshold, input-side tokens ({@link LongContextPrice} `aboveInputTokens`; far above any model's context window): the API, flotilla.yaml and the CLI's `--long-context-above` alike. */
+export const MAX_LONG_CONTEXT_ABOVE = 100_000_000;
 
 /** Most decimal places a price rate ({@link UsdRate}) may have: 6. */
 export const RATE_MAX_DECIMALS = 6;
@@ -80,7 +86,7 @@ export type MaxOutputTokens = z.infer<typeof MaxOutputTokens>;
  * Long-context rates (Anthropic's long-context pricing): rates, USD per million tokens, that
  * replace a model's base rates for EVERY token of a call (output included; web searches keep
  * their price) whose input side — input + cache write + cache read tokens — is more than
- * `aboveInputTokens` (tokens, a whole number ≥ 1). data/prices.json: Claude Sonnet 4 / 4.5
+ * `aboveInputTokens` (tokens, a whole number from 1 to {@link MAX_LONG_CONTEXT_ABOVE}). data/prices.json: Claude Sonnet 4 / 4.5
  * above 200,000 at input 6, output 22.50, cache write 7.50 (5 min) / 12 (1 h), cache read 0.60.
  * The same shape in data/prices.json, flotilla.yaml and the API (gateway/price-schema.ts uses
  * this schema); rates are {@link UsdRate}s like the base ones (0 to 1,000,000, at most 6
@@ -88,7 +94,7 @@ export type MaxOutputTokens = z.infer<typeof MaxOutputTokens>;
  */
 export const LongContextPrice = z
   .object({
-    aboveInputTokens: z.number().int().positive(),
+    aboveInputTokens: z.number().int().positive().max(MAX_LONG_CONTEXT_ABOVE),
     input: UsdRate,
     output: UsdRate,
     cacheWrite5m: UsdRate,

@@ -2,14 +2,17 @@ import { z } from 'zod';
 
 /**
  * Whether `usd` has at most 6 decimals (is a whole number of millionths: micro-dollars), up to
- * binary floating-point noise: within a thousandth of a millionth of one (0.1 + 0.2 =
- * 0.30000000000000004 passes; 0.0000015, half a millionth off, does not). Doubles up to
- * 1,000,000 carry ~2e-4 millionths of noise at most, under the tolerance. Used for amounts
- * ({@link UsdAmount}) and for price rates (model-routes.ts UsdRate).
+ * binary floating-point noise: `usd` × 10⁶ within max(10⁻⁶, 10⁻¹⁵ × itself) of a whole number.
+ * The noise of a double with 6 decimals, times 10⁶, is a few units in the last place of the
+ * product (relative 2⁻⁵² each): under 10⁻⁹ near 1 µ$... $1 and ~3·10⁻⁴ at $1,000,000 — so
+ * 0.1 + 0.2 = 0.30000000000000004 passes, while 0.0000015 (half a millionth off), 0.0000010001
+ * and 1.0000000001 (10⁻⁴ of a millionth off) do not (a fixed tolerance of 10⁻³ millionths let
+ * those last two through, rounded without a word). Used for amounts ({@link UsdAmount}) and
+ * for price rates (model-routes.ts UsdRate).
  */
 export function wholeMicros(usd: number): boolean {
   const micros = usd * 1_000_000;
-  return Math.abs(micros - Math.round(micros)) <= 0.001;
+  return Math.abs(micros - Math.round(micros)) <= Math.max(1e-6, Math.abs(micros) * 1e-15);
 }
 
 /**

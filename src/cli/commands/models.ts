@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ApiError, type FlotillaClient } from '../../client/index.js';
-import { MAX_OUTPUT_TOKENS_CEILING, ModelPattern, ProviderName, withDefaultCacheRates, type LongContextPrice, type ModelPrice, type ModelPriceOverride, type ModelRoutesView, type PriceInEffect } from '../../protocol/index.js';
+import { MAX_LONG_CONTEXT_ABOVE, MAX_OUTPUT_TOKENS_CEILING, ModelPattern, ProviderName, withDefaultCacheRates, type LongContextPrice, type ModelPrice, type ModelPriceOverride, type ModelRoutesView, type PriceInEffect } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
 import { formatTable } from '../format.js';
 import { addClientOptions, CliError, clientFrom, intIn, usdArg, wantsJson, type ClientOptions } from '../options.js';
@@ -22,8 +22,6 @@ function usdPerMTok(flag: string, per = 'per million tokens'): (text: string) =>
   return usdArg(flag, { what: `USD ${per} (a number from 0 to 1000000)`, min: 0, max: 1_000_000 });
 }
 
-/** Largest `--long-context-above` the CLI takes, tokens (far above any model's context window). */
-const MAX_LONG_CONTEXT_ABOVE = 100_000_000;
 
 /** `cache write 2.5/4` and the like: a rate set as the CLI and the table list it. */
 function rates(p: { input: number; output: number; cacheWrite5m: number; cacheWrite1h: number; cacheRead: number }): string {
