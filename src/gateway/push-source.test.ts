@@ -64,7 +64,7 @@ describe('PushSource (push-source.ts)', () => {
     expect(p.calls).toEqual([]); // it had ended: no resume
   });
 
-  it('a failure before or after the reader comes reaches it once, and later chunks are refused', async () => {
+  it('a failure before or after the reader comes reaches it once, after the chunks kept before it; later chunks are refused', async () => {
     const early = new PushSource(producer().control);
     early.push(Buffer.from('lost'));
     early.fail(new Error('reset'));
@@ -72,7 +72,8 @@ describe('PushSource (push-source.ts)', () => {
     const a = reader();
     early.attach(a.r);
     await tick();
-    expect(a.got).toEqual(['<error:reset>']);
+    // what came before the failure is handed over first (a lagging reader loses nothing)
+    expect(a.got).toEqual(['lost', '<error:reset>']);
     expect(early.destroyed).toBe(true);
 
     const late = new PushSource(producer().control);
@@ -129,5 +130,24 @@ describe('PushSource (push-source.ts)', () => {
     await expect((async () => {
       for await (const c of f) void c;
     })()).rejects.toThrow('broke');
+  });
+
+  it('a full reader still gets every kept chunk after a failure, then the error once', async () => {
+    const s = new PushSource(producer().control);
+    const rd = reader(1);
+    s.attach(rd.r);
+    await tick();
+    s.push(Buffer.from('1')); // fills it
+    s.push(Buffer.from('2'));
+    s.push(Buffer.from('3'));
+    s.fail(new Error('cut'));
+    expect(rd.got).toEqual(['1']);
+    rd.more(1);
+    s.resume();
+    expect(rd.got).toEqual(['1', '2']);
+    rd.more(10);
+    s.resume();
+    s.resume();
+    expect(rd.got).toEqual(['1', '2', '3', '<error:cut>']);
   });
 });

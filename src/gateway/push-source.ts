@@ -9,7 +9,8 @@
  * runs". The reader either attaches ({@link PushSource.attach}: chunks arrive in the producer's
  * own call, chunk-stream.ts pushTo) or iterates it (async iterable: tests, the web adapter).
  * Chunks that come before a reader are kept (up to {@link PushSource.highWaterMark} bytes before
- * the producer is paused) and handed over, in order, once it comes.
+ * the producer is paused) and handed over, in order, once it comes; so are the chunks kept when
+ * the producer fails (then the error) — only a reader that stops early drops what is kept.
  */
 
 /** What a {@link PushSource} calls on its producer. */
@@ -43,6 +44,8 @@ export class PushSource implements AsyncIterable<Uint8Array> {
   private state: State = 'open';
   private error: Error | null = null;
   private reader: PushReader | null = null;
+  /** The attached reader got the end or the error. */
+  private told = false;
   /** The producer was told to pause (push returned false). */
   private paused = false;
   /** The reader asked for no more until resume(). */
@@ -84,18 +87,20 @@ export class PushSource implements AsyncIterable<Uint8Array> {
   end(): void {
     if (this.state !== 'open') return;
     this.state = 'ended';
-    if (this.reader && this.queued === 0) this.reader.end();
+    this.drain();
     this.wake?.();
   }
 
-  /** The producer's body broke with `err`. */
+  /**
+   * The producer's body broke with `err`. What it pushed before is still handed over (a
+   * decoded stream's reader lags behind the socket: a cut gzip stream lost most of what had
+   * arrived), then the error.
+   */
   fail(err: Error): void {
     if (this.state !== 'open') return;
     this.state = 'failed';
     this.error = err;
-    this.queue.length = 0;
-    this.queued = 0;
-    this.reader?.error(err);
+    this.drain();
     this.wake?.();
   }
 
@@ -105,13 +110,14 @@ export class PushSource implements AsyncIterable<Uint8Array> {
    * the end.
    */
   destroy(err?: Error): void {
-    if (this.state !== 'open' && !(this.state === 'ended' && this.queued > 0)) return;
+    if (this.state !== 'open' && !((this.state === 'ended' || this.state === 'failed') && this.queued > 0)) return;
     const wasOpen = this.state === 'open';
     this.state = err ? 'failed' : 'destroyed';
     this.error = err ?? null;
     this.queue.length = 0;
     this.queued = 0;
     if (wasOpen) this.control.abort(err ?? new DOMException('aborted', 'AbortError'));
+    this.told = true;
     if (err) this.reader?.error(err);
     else this.reader?.close();
     this.wake?.();
@@ -132,7 +138,6 @@ export class PushSource implements AsyncIterable<Uint8Array> {
     if (this.reader || this.wake) throw new Error('a PushSource has one reader');
     this.reader = reader;
     queueMicrotask(() => {
-      if (this.state === 'failed') return reader.error(this.error!);
       if (this.state === 'destroyed') return reader.close();
       this.drain();
     });
@@ -142,13 +147,17 @@ export class PushSource implements AsyncIterable<Uint8Array> {
   private drain(): void {
     const r = this.reader;
     if (!r) return;
-    while (this.queue.length > 0 && !this.full && (this.state === 'open' || this.state === 'ended')) {
+    while (this.queue.length > 0 && !this.full && this.state !== 'destroyed') {
       const c = this.queue.shift()!;
       this.queued -= c.byteLength;
       if (!r.data(c)) this.full = true;
     }
-    if (this.queue.length > 0 || this.full) return;
-    if (this.state === 'ended') return r.end();
+    if (this.queue.length > 0 || (this.full && this.state === 'open')) return;
+    if (this.state === 'ended' || this.state === 'failed') {
+      if (this.told) return;
+      this.told = true;
+      return this.state === 'ended' ? r.end() : r.error(this.error!);
+    }
     if (this.paused && this.state === 'open') {
       this.paused = false;
       this.control.resume();

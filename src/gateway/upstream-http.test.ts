@@ -1,6 +1,6 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { gzipSync } from 'node:zlib';
+import { constants as zlibConstants, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { upstreamRequest } from './upstream-http.js';
 
@@ -33,6 +33,16 @@ function route(path: string, res: ServerResponse): void {
   if (path === '/sse-gzip') {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'content-encoding': 'gzip' });
     return void res.end(gzipSync(Buffer.from('event: ping\ndata: {}\n\n')));
+  }
+  if (path === '/sse-gzip-cut') {
+    // 150 events of ~1 KB, gzip flushed but never finished (no trailer), sent in 150 writes,
+    // then the connection closes mid-body (a chunked body without its last chunk)
+    const events = Array.from({ length: 150 }, (_, i) => `event: e\ndata: ${String(i).padStart(3, '0')}${'x'.repeat(1000)}\n\n`).join('');
+    const body = gzipSync(Buffer.from(events), { finishFlush: zlibConstants.Z_SYNC_FLUSH });
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'content-encoding': 'gzip' });
+    const step = Math.ceil(body.length / 150);
+    for (let at = 0; at < body.length; at += step) res.write(body.subarray(at, at + step));
+    return void res.socket?.end();
   }
   if (path === '/no-content') return void res.writeHead(204).end();
   if (path === '/slow-headers') return void setTimeout(() => res.writeHead(200).end('late'), 2_000);
@@ -74,6 +84,24 @@ describe('upstreamRequest (undici pool)', () => {
     const r = await upstreamRequest(`${base}/sse-gzip`, { method: 'POST', headers: {}, body: Buffer.from('{}') });
     expect(r.body).toBeNull();
     expect(await readAll(r.stream!)).toBe('event: ping\ndata: {}\n\n');
+  });
+
+  it('a gzip event stream cut mid-way: a reader slower than the socket still gets every event that arrived, then the error', async () => {
+    const r = await upstreamRequest(`${base}/sse-gzip-cut`, { method: 'POST', headers: {}, body: Buffer.from('{}') });
+    let text = '';
+    let failed: unknown = null;
+    try {
+      for await (const c of r.stream!) {
+        text += Buffer.from(c).toString();
+        await new Promise((res) => setTimeout(res, 5)); // slower than the upstream: chunks pile up
+      }
+    } catch (err) {
+      failed = err;
+    }
+    expect(failed).not.toBeNull();
+    const events = text.match(/data: (\d{3})/g) ?? [];
+    expect(events.length).toBe(150);
+    expect(events.at(-1)).toBe('data: 149');
   });
 
   it('a 204 has no body', async () => {

@@ -1,4 +1,4 @@
-import { Readable } from 'node:stream';
+import type { Transform } from 'node:stream';
 import { promisify } from 'node:util';
 import { brotliDecompress, createBrotliDecompress, createGunzip, createInflate, gunzip, inflate } from 'node:zlib';
 import { Pool, util as undiciUtil, type Dispatcher } from 'undici';
@@ -11,9 +11,9 @@ import { PushSource } from './push-source.js';
  * here, undici's `dispatch` ~25 µs, and Node 20's built-in fetch (undici behind web streams)
  * ~10× more; the gateway's whole point is to add almost nothing. No web streams: the reply's
  * body is a Buffer, or for `text/event-stream` a live {@link PushSource} (push-source.ts: each chunk
- * handed from undici to the reader as it arrives, honouring backpressure), or when the stream has
- * a `content-encoding` a node Readable of it decoded (gzip/deflate/br: `content-encoding` and
- * `content-length` are then dropped).
+ * handed from undici to the reader as it arrives, honouring backpressure; with a
+ * `content-encoding`, gzip/deflate/br, the decoded chunks, and `content-encoding` and
+ * `content-length` are dropped).
  * `signal` aborts the request (and the body). Redirects are not followed. Timeouts: the reply's
  * headers within {@link UPSTREAM_HEADERS_TIMEOUT_MS} of the request being sent, then at most
  * {@link UPSTREAM_BODY_TIMEOUT_MS} between two body chunks ({@link UpstreamTimeoutError}): a hung
@@ -217,7 +217,7 @@ function headerRecord(raw: Buffer[] | string[] | null): Record<string, string> {
  * @returns the reply (headers lower case, repeated ones joined by `, `; `set-cookie` dropped):
  *   `body` read whole (decoded; an empty one stays empty whatever its content-encoding; `null`
  *   for a 204, a 304 or a HEAD request, which have none) unless the reply is
- *   `text/event-stream`, then `stream` (node Readable; destroying it aborts the upstream
+ *   `text/event-stream`, then `stream` (a PushSource; destroying it aborts the upstream
  *   request).
  * @throws when the upstream cannot be reached, times out ({@link UpstreamTimeoutError}), resets before the reply is read whole, sends a
  *   body its content-encoding cannot decode (either of these after a 2xx's headers:
@@ -292,7 +292,7 @@ export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply>
           });
           live = raw;
           settled = true;
-          resolve({ status, headers: out, body: null, stream: decoded ? decode(Readable.from(raw, { objectMode: false }), encoding) : raw });
+          resolve({ status, headers: out, body: null, stream: decoded ? decode(raw, encoding) : raw });
         }
         return true;
       },
@@ -345,12 +345,41 @@ export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply>
   });
 }
 
-/** `raw` piped through the content-encoding's decoder; destroying either destroys both. */
-function decode(raw: Readable, encoding: string): Readable {
-  const d = streamDecoders[encoding]!() as unknown as Readable;
-  raw.on('error', (e) => d.destroy(e));
-  d.on('error', () => undefined); // as for raw: the reader finds the error when it comes
-  d.on('close', () => raw.destroy());
-  raw.pipe(d as unknown as NodeJS.WritableStream);
-  return d;
+/**
+ * `raw` decoded by the content-encoding's decoder, as another {@link PushSource}: `raw`'s chunks
+ * are written into the decoder (paused while it is full), its output pushed to the reader
+ * (pausing the decoder while the reader is full). When `raw` breaks (the upstream cut the
+ * connection), what arrived before is still decoded and handed over, then `raw`'s error (a node
+ * pipe, and zlib's own "unexpected end of file", dropped what waited in between: a cut gzip
+ * stream lost most of what had arrived). A reader that stops early destroys the decoder and
+ * `raw`, which aborts the upstream. A body that does not decode fails with the decoder's error.
+ */
+function decode(raw: PushSource, encoding: string): PushSource {
+  const d = streamDecoders[encoding]!() as unknown as Transform & { flush(cb: () => void): void };
+  const out = new PushSource({
+    resume: () => d.resume(),
+    abort: () => {
+      d.destroy();
+      raw.destroy();
+    },
+  });
+  raw.attach({
+    data: (c) => d.write(c),
+    end: () => d.end(),
+    error: (e) =>
+      d.flush(() => {
+        // everything written is decoded: what the decoder holds goes to the reader ('data'), then the error
+        while (d.read() !== null);
+        out.fail(e);
+        d.destroy();
+      }),
+    close: () => d.destroy(),
+  });
+  d.on('drain', () => raw.resume());
+  d.on('data', (c: Buffer) => {
+    if (!out.push(c)) d.pause();
+  });
+  d.on('end', () => out.end());
+  d.on('error', (e) => out.fail(e));
+  return out;
 }
