@@ -110,10 +110,11 @@ describe('an attached run paused on its budget, then interrupted', () => {
 
       const budget = await cli(['budget', String(id), ...at()]);
       expect(budget.code, budget.err).toBe(0);
-      expect(budget.out).toMatch(new RegExp(`^paused:\\s+job ${id} is paused for budget: a top-up resumes it \\(flotilla budget ${id} --add USD\\)$`, 'm'));
+      // Short by the refused call's estimate ($0.579366) less the $0.010000 left: $0.569366.
+      expect(budget.out).toMatch(new RegExp(`^paused:\\s+job ${id} is paused for budget: a top-up of at least \\$0\\.569366 resumes it \\(flotilla budget ${id} --add USD\\)$`, 'm'));
       expect(budget.out).toMatch(/^budget:\s+\$0\.010000$/m);
       const budgetJson = await cli(['budget', String(id), '--json', ...at()]);
-      expect(JSON.parse(budgetJson.out)).toMatchObject({ jobId: id, jobStatus: 'paused', budget: { limitMicros: 10_000 } });
+      expect(JSON.parse(budgetJson.out)).toMatchObject({ jobId: id, jobStatus: 'paused', budget: { limitMicros: 10_000, remainingMicros: 10_000 }, resumeNeeds: { needMicros: 579_366, short: [{ shortMicros: 569_366 }] } });
 
       // The refused call is in the ledger under the runner: shown by name and id.
       const runnerRow = (await plane.store.listRunners()).find((r) => r.name === 'test-runner')!;

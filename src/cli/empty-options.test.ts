@@ -15,7 +15,7 @@ import { startLocalUp, type LocalUp } from './test-up.js';
 let up: LocalUp;
 let url: string;
 let admin: FlotillaClient;
-const EMPTY_VARS = ['FLOTILLA_PARENT_TOKEN', 'FLOTILLA_TOKEN', 'FLOTILLA_SERVER', 'FLOTILLA_URL', 'FLOTILLA_JOB_TOKEN', 'FLOTILLA_RUNNER_TOKEN', 'FLOTILLA_REPO_BASE', 'FLOTILLA_JOB_ID', 'FLOTILLA_DATA'];
+const EMPTY_VARS = ['FLOTILLA_PARENT_TOKEN', 'FLOTILLA_TOKEN', 'FLOTILLA_SERVER', 'FLOTILLA_URL', 'FLOTILLA_JOB_TOKEN', 'FLOTILLA_RUNNER_TOKEN', 'FLOTILLA_REPO_BASE', 'FLOTILLA_JOB_ID', 'FLOTILLA_DATA', 'FLOTILLA_JOB_AGENT', 'FLOTILLA_RUN_LABELS', 'FLOTILLA_EFFORT', 'FLOTILLA_RUNNER_LABELS', 'FLOTILLA_RUNNER_TOKEN_LABELS', 'FLOTILLA_RUNNER'];
 
 beforeAll(async () => {
   up = await startLocalUp('flotilla-empty-opts-');
@@ -160,5 +160,64 @@ describe('empty token/URL/folder options', () => {
     expect(await runner([])).toEqual([2, 'flotilla: --token is empty (FLOTILLA_RUNNER_TOKEN is set to ""): give a value, or unset FLOTILLA_RUNNER_TOKEN\n']);
     delete process.env.FLOTILLA_RUNNER_TOKEN;
     expect(await runner(['--repo-base', ''])).toEqual([2, 'flotilla: --repo-base is empty: give a value, or leave --repo-base out\n']);
+  });
+  it('jobs --agent "" / FLOTILLA_JOB_AGENT="": exit 2 naming it (it listed every job)', async () => {
+    const cli = await runCli(['jobs', '--agent', '', '--server', url]);
+    expect([cli.code, cli.err, cli.out]).toEqual([2, 'flotilla: --agent is empty: give a value, or leave --agent out\n', '']);
+    process.env.FLOTILLA_JOB_AGENT = '';
+    const env = await runCli(['jobs', '--server', url]);
+    expect([env.code, env.err, env.out]).toEqual([2, 'flotilla: --agent is empty (FLOTILLA_JOB_AGENT is set to ""): give a value, or unset FLOTILLA_JOB_AGENT\n', '']);
+  });
+
+  it('run --labels "" / FLOTILLA_RUN_LABELS="" / --effort "" / FLOTILLA_EFFORT="": exit 2 naming each, no job created', async () => {
+    const before = await jobCount();
+    const run = (...args: string[]) => runCli(['run', 'test-fixer', '{"repo":"x"}', '--budget', '0.1', '--detach', '--server', url, ...args]);
+    const labels = await run('--labels', '');
+    expect([labels.code, labels.err, labels.out]).toEqual([2, 'flotilla: --labels is empty: give a value, or leave --labels out\n', '']);
+    // blanks and bare commas name no label either
+    expect((await run('--labels', ' , ')).err).toBe('flotilla: --labels is empty: give a value, or leave --labels out\n');
+    const effort = await run('--effort', '');
+    expect([effort.code, effort.err, effort.out]).toEqual([2, 'flotilla: --effort is empty: give a value, or leave --effort out\n', '']);
+    process.env.FLOTILLA_RUN_LABELS = '';
+    const envLabels = await run();
+    expect([envLabels.code, envLabels.err]).toEqual([2, 'flotilla: --labels is empty (FLOTILLA_RUN_LABELS is set to ""): give a value, or unset FLOTILLA_RUN_LABELS\n']);
+    delete process.env.FLOTILLA_RUN_LABELS;
+    process.env.FLOTILLA_EFFORT = '';
+    const envEffort = await run();
+    expect([envEffort.code, envEffort.err]).toEqual([2, 'flotilla: --effort is empty (FLOTILLA_EFFORT is set to ""): give a value, or unset FLOTILLA_EFFORT\n']);
+    expect(await jobCount()).toBe(before);
+  });
+
+  it('runners --label "" / FLOTILLA_RUNNER_LABELS="": exit 2 naming it (it listed every runner)', async () => {
+    const cli = await runCli(['runners', '--label', '', '--server', url]);
+    expect([cli.code, cli.err, cli.out]).toEqual([2, 'flotilla: --label is empty: give a value, or leave --label out\n', '']);
+    process.env.FLOTILLA_RUNNER_LABELS = '';
+    const env = await runCli(['runners', '--server', url]);
+    expect([env.code, env.err, env.out]).toEqual([2, 'flotilla: --label is empty (FLOTILLA_RUNNER_LABELS is set to ""): give a value, or unset FLOTILLA_RUNNER_LABELS\n', '']);
+  });
+
+  it('runners token create --labels "" / FLOTILLA_RUNNER_TOKEN_LABELS="": exit 2, no token made (it made one with no binding labels)', async () => {
+    const before = (await admin.listRunnerTokens({ all: true })).length;
+    const cli = await runCli(['runners', 'token', 'create', '--labels', '', '--server', url]);
+    expect([cli.code, cli.err, cli.out]).toEqual([2, 'flotilla: --labels is empty: give a value, or leave --labels out\n', '']);
+    process.env.FLOTILLA_RUNNER_TOKEN_LABELS = '';
+    const env = await runCli(['runners', 'token', 'create', '--json', '--server', url]);
+    expect(env.code).toBe(2);
+    expect(env.err.split('\n')).toEqual([JSON.stringify({ error: { message: '--labels is empty (FLOTILLA_RUNNER_TOKEN_LABELS is set to ""): give a value, or unset FLOTILLA_RUNNER_TOKEN_LABELS', code: 'usage' } }), '']);
+    expect(env.out).toBe('');
+    expect((await admin.listRunnerTokens({ all: true })).length).toBe(before);
+  });
+
+  it('jobs start --runner "" / FLOTILLA_RUNNER="": exit 2 naming it (the job was placed on any runner)', async () => {
+    const job = await admin.createJob({ agent: 'test-fixer', input: { repo: 'examples/calc' }, budgetUsd: 1 });
+    try {
+      const cli = await runCli(['jobs', 'start', String(job.id), '--runner', '', '--server', url]);
+      expect([cli.code, cli.err, cli.out]).toEqual([2, 'flotilla: --runner is empty: give a value, or leave --runner out\n', '']);
+      process.env.FLOTILLA_RUNNER = '';
+      const env = await runCli(['jobs', 'start', String(job.id), '--server', url]);
+      expect([env.code, env.err]).toEqual([2, 'flotilla: --runner is empty (FLOTILLA_RUNNER is set to ""): give a value, or unset FLOTILLA_RUNNER\n']);
+    } finally {
+      await admin.cancelJob(job.id);
+    }
   });
 });

@@ -49,13 +49,17 @@ const budgetName = (rootId: number, jobId?: number) => (jobId === undefined ? `j
  * The `paused:` line of job `v.jobId` paused for budget (endReason `budget`): from the view's
  * `resumeNeeds` (the budgets on its path short of room for its refused call, tree first), the
  * top-ups that would resume it. When none is short, or only the one `flotilla budget JOB --add`
- * raises (the view's budget), that top-up resumes it.
+ * raises (the view's budget), that top-up resumes it: of at least the amount it is short by,
+ * when short (`a top-up of at least $0.150186 resumes it (flotilla budget 3 --add USD)`).
  */
 function pausedLine(v: BudgetView): string {
   const id = v.jobId;
   const short = v.resumeNeeds?.short ?? [];
-  const plain = `paused:    job ${id} is paused for budget: a top-up resumes it (flotilla budget ${id} --add USD)`;
-  if (short.length === 0 || (short.length === 1 && short[0]!.jobId === v.budget.jobId)) return plain;
+  if (short.length === 0 || (short.length === 1 && short[0]!.jobId === v.budget.jobId)) {
+    // The one budget `--add` raises: say by how much it is short, as the two-budget text does.
+    const topUp = short.length === 1 ? `a top-up of at least ${formatMicros(short[0]!.shortMicros)}` : 'a top-up';
+    return `paused:    job ${id} is paused for budget: ${topUp} resumes it (flotilla budget ${id} --add USD)`;
+  }
   const need = v.resumeNeeds?.needMicros;
   const call = need ? `its refused call (up to ${formatMicros(need)})` : 'its refused call';
   const names = short.map((s) => `${budgetName(v.budget.rootId, s.jobId)} (short by ${formatMicros(s.shortMicros)})`);

@@ -4,6 +4,7 @@ import { ApiError } from '../../client/index.js';
 import type { CliContext } from '../context.js';
 import { runJob } from '../run-job.js';
 import { CliError, addClientOptions, checkFolderOption, checkRoleLabels, clientFrom, intIn, makeFolderOption, parseBudget, parseIdArg, parseInputJson, parseLabels, parseRole, refuseEmptyOptions, wantsJson, type ClientOptions } from '../options.js';
+import { refuseEmptyLabels } from './runners.js';
 
 interface RunOptions extends ClientOptions {
   budget?: number;
@@ -25,7 +26,8 @@ interface RunOptions extends ClientOptions {
  * `--effort TIER` picks the effort tier (model + effort level) over the agent's.
  * `--parent-token flj_...` (FLOTILLA_PARENT_TOKEN; issue 6) starts the job as a child of the job
  * holding that token, on FLOTILLA_URL unless --server is given. A token/URL/folder option given
- * empty (`--parent-token ""`, `FLOTILLA_PARENT_TOKEN=`) is a usage error (options.ts refuseEmpty), never "unset".
+ * empty (`--parent-token ""`, `FLOTILLA_PARENT_TOKEN=`) is a usage error (options.ts refuseEmpty), never "unset";
+ * so are `--effort ""` and `--labels ""` (FLOTILLA_EFFORT=, FLOTILLA_RUN_LABELS=; runners.ts refuseEmptyLabels).
  * `--resume JOB` continues that ended job's session in its workspace, on its runner (the job
  * fails with reason `resume_failed` if the harness cannot continue that very session).
  */
@@ -59,7 +61,9 @@ export function registerRun(program: Command, ctx: CliContext): void {
     checkRoleLabels(opts.role, opts.labels);
     // `--parent-token ""` (a script's `$FLOTILLA_JOB_TOKEN` that expanded to nothing) made a new
     // root job with the admin token, outside the intended tree.
-    refuseEmptyOptions(self, ['parentToken']);
+    // `--effort ""` reached the server (exit 1, its schema text).
+    refuseEmptyOptions(self, ['parentToken', 'effort']);
+    refuseEmptyLabels(self, opts.labels, 'labels');
     if (opts.local && opts.parentToken !== undefined) {
       throw new CliError(`--parent-token cannot be used with --local (it starts its own server, where that job does not exist)${self.getOptionValueSource('parentToken') === 'env' ? ' (from FLOTILLA_PARENT_TOKEN)' : ''}`, 2);
     }

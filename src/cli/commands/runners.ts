@@ -5,7 +5,23 @@ import { holdText, resolveRunner, slotsText } from './fleet-util.js';
 import type { CliContext } from '../context.js';
 import { formatTable } from '../format.js';
 import { shellLine } from '../../protocol/shell-quote.js';
-import { addClientOptions, checkRoleLabels, CliError, clientFrom, intIn, parseIdArg, parseLabels, parseRole, wantsJson, type ClientOptions } from '../options.js';
+import { addClientOptions, checkRoleLabels, CliError, clientFrom, intIn, parseIdArg, parseLabels, parseRole, refuseEmpty, wantsJson, type ClientOptions } from '../options.js';
+
+/**
+ * Refuses a label-list option (`--labels`, `--label`: parsed by options.ts parseLabels) given
+ * but naming no label — `--labels ""`, its variable set to nothing (a script's `$LABELS` that
+ * expanded to nothing), or only blanks and commas — as options.ts refuseEmpty refuses an empty
+ * string option: it must never silently mean "no labels" (an unbound runner token, every runner,
+ * a job placed on any runner). `key`: the option's attribute name in `cmd`. Nothing to check
+ * when the option was not given (`labels` undefined).
+ * @throws CliError (exit 2): `--labels is empty (FLOTILLA_RUN_LABELS is set to ""): give a value, or unset FLOTILLA_RUN_LABELS`.
+ */
+export function refuseEmptyLabels(cmd: Command, labels: Labels | undefined, key: string): void {
+  if (labels === undefined || Object.keys(labels).length > 0) return;
+  const o = cmd.options.find((opt) => opt.attributeName() === key);
+  if (!o) throw new Error(`refuseEmptyLabels: ${cmd.name()} has no option ${key}`);
+  refuseEmpty('', o.long ?? o.flags, o.envVar, cmd.getOptionValueSource(key));
+}
 
 /** Formats labels as `k=v,k2=v2` (the form `--labels` takes). */
 export function labelText(labels: Labels): string {
@@ -49,6 +65,7 @@ export function registerRunners(program: Command, ctx: CliContext): void {
     .addOption(new Option('--held', 'only runners with a hold in force (on_hold or provisioning), whatever their status: an offline runner keeps its hold').env('FLOTILLA_RUNNER_HELD'))
     .addOption(new Option('--role <role>', 'only runners with label role=ROLE').env('FLOTILLA_RUNNER_ROLE').argParser(parseRole));
   addClientOptions(list).action(async (opts: ClientOptions & { label?: Labels; status?: RunnerStatus; held?: boolean; role?: string }, self: Command) => {
+    refuseEmptyLabels(self, opts.label, 'label');
     checkRoleLabels(opts.role, opts.label, '--label');
     const client = await clientFrom(opts);
     const fleet = await client.listFleet({ ...(opts.label ? { labels: opts.label } : {}), ...(opts.status ? { status: opts.status } : {}), ...(opts.role ? { role: opts.role } : {}) });
@@ -178,6 +195,8 @@ export function registerRunners(program: Command, ctx: CliContext): void {
     .addOption(new Option('--labels <k=v,...>', 'labels the runner gets (binding: the runner cannot change them, only add others)').env('FLOTILLA_RUNNER_TOKEN_LABELS').argParser(parseLabels))
     .addOption(new Option('--ttl <seconds>', 'how long the token stays valid, 1 to 2592000 (30 days)').env('FLOTILLA_RUNNER_TOKEN_TTL').argParser(intIn(1, 30 * 24 * 3600, 'ttl')).default(3600));
   addClientOptions(create).action(async (opts: ClientOptions & { labels?: Labels; ttl: number }, self: Command) => {
+    // `--labels ""` (a script's $LABELS that expanded to nothing) made a token with no binding labels.
+    refuseEmptyLabels(self, opts.labels, 'labels');
     const client = await clientFrom(opts);
     const t = await client.createRunnerToken({ labels: opts.labels ?? {}, expiresInSeconds: opts.ttl });
     if (wantsJson(self, opts)) return void out(JSON.stringify(t));

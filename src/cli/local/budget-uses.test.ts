@@ -47,7 +47,7 @@ budgetServerSuites(({ server, job, charge, view, cli }) => {
     expect(line(show.out, 'budget:')).toBe(`budget:    $0.600000 (shared with job ${c.id}'s sub-limit in job tree ${r.id}, $0.500000 left)`);
     // `budget G` says `budget G --add` resumes it: C's sub-limit is the only one short
     const before = await cli('budget', String(g.id));
-    expect(line(before.out, 'paused:')).toBe(`paused:    job ${g.id} is paused for budget: a top-up resumes it (flotilla budget ${g.id} --add USD)`);
+    expect(line(before.out, 'paused:')).toBe(`paused:    job ${g.id} is paused for budget: a top-up of at least $0.100000 resumes it (flotilla budget ${g.id} --add USD)`);
 
     // $0.20 onto C's sub-limit ($0.80, $0.70 left: within the tree's $0.90), not the tree's
     const add = await cli('budget', String(g.id), '--add', '0.2');
