@@ -132,3 +132,16 @@ describe('flotilla.yaml keys and the limits a tester found apart', () => {
     expect([yamlPrice('m', lc(100_000_000)), apiPrice('m', lc(100_000_000))]).toEqual(['ok', 'ok']);
   });
 });
+
+describe('a left-out cache rate whose default is past 1,000,000', () => {
+  it('is named as a default, not as "too big", by the API and flotilla.yaml alike', () => {
+    const msg = (times: string, v: number, key: string) => `left out, it defaults to input × ${times} = ${v}, past the most a rate may be (1000000): give ${key}`;
+    // input 600,000: the 1-hour write (× 2 = 1,200,000) is past; × 1.25 = 750,000 is not
+    expect(apiPrice('m', { input: 600_000, output: 1 })).toBe(`price.cacheWrite1h: ${msg('2', 1_200_000, 'cacheWrite1h')}`);
+    expect(yamlPrice('m', { input: 600_000, output: 1 })).toBe(`FILE: gateway.prices.m.cacheWrite1h: ${msg('2', 1_200_000, 'cacheWrite1h')}`);
+    // both writes past at 1,000,000; given, they are taken
+    expect(apiPrice('m', { input: 1_000_000, output: 1 })).toBe(`price.cacheWrite5m: ${msg('1.25', 1_250_000, 'cacheWrite5m')}`);
+    expect(apiPrice('m', { input: 1_000_000, output: 1, cacheWrite5m: 1, cacheWrite1h: 1 })).toBe('ok');
+    expect(yamlPrice('m', { input: 1, output: 1, longContext: { aboveInputTokens: 10, input: 900_000, output: 1 } })).toBe(`FILE: gateway.prices.m.longContext.cacheWrite5m: ${msg('1.25', 1_125_000, 'cacheWrite5m')}`);
+  });
+});

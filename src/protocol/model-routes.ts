@@ -167,6 +167,22 @@ export function withDefaultCacheRates<T extends { input: number } & Partial<Cach
 }
 
 const rate = UsdRate;
+/**
+ * The cache rates `rates` leaves out whose default ({@link defaultCacheRates}) is past the most
+ * a rate may be (1,000,000: an input rate above 500,000 makes the 1-hour write's), each with
+ * the message saying so: `left out, it defaults to input × 2 = 1600000, past the most a rate may
+ * be (1000000): give cacheWrite1h`. The API, flotilla.yaml and `flotilla models price` say this
+ * rather than "too big" about a field the user did not give.
+ */
+export function defaultsPastMax(rates: { input: number } & Partial<CacheRates>): Array<{ key: keyof CacheRates; message: string }> {
+  const d = defaultCacheRates(rates.input);
+  const out: Array<{ key: keyof CacheRates; message: string }> = [];
+  for (const [key, times] of [['cacheWrite5m', '1.25'], ['cacheWrite1h', '2'], ['cacheRead', '0.1']] as const) {
+    if (rates[key] === undefined && d[key] > 1_000_000) out.push({ key, message: `left out, it defaults to input × ${times} = ${d[key]}, past the most a rate may be (1000000): give ${key}` });
+  }
+  return out;
+}
+
 /** The cache rates as a request may give them: each optional, defaulted from `input` ({@link defaultCacheRates}). */
 const optionalCacheRates = {
   cacheWrite5m: rate.optional().describe('cache writes, 5-minute, USD per million tokens (absent: input × 1.25)'),
@@ -178,11 +194,19 @@ const optionalCacheRates = {
  * A price as `PUT /api/gateway/prices` takes it: {@link ModelPrice} whose cache rates (and
  * those of `longContext`) may be left out, each then set from the input rate beside it by
  * {@link defaultCacheRates} (as `flotilla models price` does); the result is checked as a
- * {@link ModelPrice} (a default past 1,000,000 is a 400 naming the field).
+ * {@link ModelPrice}. A default past 1,000,000 is a 400 naming the field left out and saying it
+ * is a default (`price.cacheWrite1h: left out, it defaults to input × 2 = 1600000, ...`).
  */
 export const ModelPriceRequest = ModelPrice.extend({ ...optionalCacheRates, longContext: LongContextPrice.extend(optionalCacheRates).nullable().optional() })
-  .transform((p) => {
+  .transform((p, ctx) => {
     const { longContext, ...base } = p;
+    // a rate left out whose default is past the most: say it was a default (the user gave no such field)
+    const tooBig = (rates: { input: number } & Partial<CacheRates>, path: string[]): boolean => {
+      const past = defaultsPastMax(rates);
+      for (const p of past) ctx.addIssue({ code: 'custom', path: [...path, p.key], message: p.message });
+      return past.length > 0;
+    };
+    if (tooBig(base, []) || (longContext ? tooBig(longContext, ['longContext']) : false)) return z.NEVER;
     return { ...withDefaultCacheRates(base), ...(longContext === undefined ? {} : { longContext: longContext && withDefaultCacheRates(longContext) }) };
   })
   .pipe(ModelPrice);

@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ApiError, type FlotillaClient } from '../../client/index.js';
-import { MAX_LONG_CONTEXT_ABOVE, MAX_OUTPUT_TOKENS_CEILING, ModelPattern, ProviderName, withDefaultCacheRates, type LongContextPrice, type ModelPrice, type ModelPriceOverride, type ModelRoutesView, type PriceInEffect } from '../../protocol/index.js';
+import { defaultsPastMax, MAX_LONG_CONTEXT_ABOVE, MAX_OUTPUT_TOKENS_CEILING, ModelPattern, ProviderName, withDefaultCacheRates, type LongContextPrice, type ModelPrice, type ModelPriceOverride, type ModelRoutesView, type PriceInEffect } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
 import { formatTable } from '../format.js';
 import { addClientOptions, CliError, clientFrom, intIn, usdArg, wantsJson, type ClientOptions } from '../options.js';
@@ -250,6 +250,16 @@ export function registerModels(program: Command, ctx: CliContext): void {
         ...withDefaultCacheRates({ input: opts.longContextInput, cacheWrite5m: opts.longContextCacheWrite5m, cacheWrite1h: opts.longContextCacheWrite1h, cacheRead: opts.longContextCacheRead }),
       };
     }
+    // a left-out rate whose default is past the most: name its flag, as a default (not "too big")
+    const flagOf = { cacheWrite5m: '--cache-write-5m', cacheWrite1h: '--cache-write-1h', cacheRead: '--cache-read' } as const;
+    const said = (prefix: string) => (x: { key: keyof typeof flagOf; message: string }) => `${prefix}${flagOf[x.key].slice(2)}: ${x.message.replace(/give \w+$/, `give ${prefix}${flagOf[x.key].slice(2)}`)}`;
+    const past = [
+      ...defaultsPastMax({ input: opts.input, cacheWrite5m: opts.cacheWrite5m, cacheWrite1h: opts.cacheWrite1h, cacheRead: opts.cacheRead }).map(said('--')),
+      ...(anyLong && opts.longContextInput !== undefined
+        ? defaultsPastMax({ input: opts.longContextInput, cacheWrite5m: opts.longContextCacheWrite5m, cacheWrite1h: opts.longContextCacheWrite1h, cacheRead: opts.longContextCacheRead }).map(said('--long-context-'))
+        : []),
+    ];
+    if (past.length > 0) throw new CliError(`models price: ${past.join('; ')}`, 2);
     const price: ModelPrice = {
       ...withDefaultCacheRates({ input: opts.input, cacheWrite5m: opts.cacheWrite5m, cacheWrite1h: opts.cacheWrite1h, cacheRead: opts.cacheRead }),
       output: opts.output,
