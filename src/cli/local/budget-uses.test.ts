@@ -11,15 +11,7 @@ import { budgetServerSuites, T } from './test-budget-server.js';
  * and PostgreSQL when reachable) and CLI; trees R ($1.00) → C (sub-limit $0.60) → G (none of its
  * own) / D (its own $0.30).
  */
-budgetServerSuites(({ server, job, charge, view, cli }) => {
-  /** R ($1.00) → C ($0.60) → G (no sub-limit) and D ($0.30). */
-  const tree = async () => {
-    const r = await job(null, 1_000_000);
-    const c = await job(r.id, 600_000);
-    const g = await job(c.id, 0);
-    const d = await job(c.id, 300_000);
-    return { r, c, g, d };
-  };
+budgetServerSuites(({ server, tree, charge, view, cli }) => {
   /** Job `j` running, then paused for budget by a refused call of `needMicros` (as the gateway pauses it). */
   const pause = async (j: JobRow, needMicros: number) => {
     const store = server()!.store;

@@ -14,6 +14,8 @@ export interface BudgetServer {
   server(): TestServer | null;
   /** A job of `parentId`'s tree (null: a root) with `budgetMicros` of its own (0: none), queued on no runner. */
   job(parentId: number | null, budgetMicros: number): Promise<JobRow>;
+  /** The tree these tests share: R ($1.00) → C (sub-limit $0.60) → G (none of its own) and D (its own $0.30). */
+  tree(): Promise<{ r: JobRow; c: JobRow; g: JobRow; d: JobRow }>;
   /** Charges `micros` to job `on`'s path (the tree alone when it is root `r`); `settle` false keeps it reserved. */
   charge(r: JobRow, on: JobRow, micros: number, settle?: boolean): Promise<void>;
   /** `GET /api/jobs/:id/budget`. */
@@ -48,9 +50,17 @@ export function budgetServerSuites(body: (s: BudgetServer) => void): void {
       afterAll(async () => {
         await t?.close();
       });
+      const job = (parentId: number | null, budgetMicros: number) => t!.store.createJob({ parentId, agent: 'test-fixer', agentVersion: '1', input: {}, selector: { pool: 'nobody' }, priority: 0, budgetMicros, now: T });
       body({
         server: () => t,
-        job: (parentId, budgetMicros) => t!.store.createJob({ parentId, agent: 'test-fixer', agentVersion: '1', input: {}, selector: { pool: 'nobody' }, priority: 0, budgetMicros, now: T }),
+        job,
+        tree: async () => {
+          const r = await job(null, 1_000_000);
+          const c = await job(r.id, 600_000);
+          const g = await job(c.id, 0);
+          const d = await job(c.id, 300_000);
+          return { r, c, g, d };
+        },
         charge: async (r, on, micros, settle = true) => {
           const held = await t!.store.reserveBudget(r.id, micros, T, 3_600_000, on.id === r.id ? undefined : on.id);
           if (!held?.ok) throw new Error('no fit');
