@@ -95,6 +95,13 @@ describe('empty token/URL/folder options', () => {
     expect([r.code, r.err]).toEqual([2, 'flotilla: --data is empty (from --data or FLOTILLA_DATA): give a value, or leave it out\n']);
   });
 
+  it('--data "" with a token (so unused) is refused by every client command, before the server is asked', async () => {
+    for (const args of [['jobs'], ['costs'], ['runners'], ['models']]) {
+      const r = await runCli([...args, '--token', 'fla_x', '--server', 'http://127.0.0.1:9', '--data', '']);
+      expect([r.code, r.err], args.join(' ')).toEqual([2, 'flotilla: --data is empty (from --data or FLOTILLA_DATA): give a value, or leave it out\n']);
+    }
+  });
+
   it('mcp --url "": exit 2 naming --url (it was taken as not given)', async () => {
     const r = await runCli(['mcp', '--url', '']);
     expect([r.code, r.err]).toEqual([2, 'flotilla: --url is empty: give a value, or leave --url out\n']);

@@ -359,8 +359,10 @@ export async function resolveToken(opts: { token?: string; data: string }, serve
  * @throws CliError (exit 2) for a server URL that is empty or not http(s).
  */
 export async function clientFrom(opts: ClientOptions): Promise<FlotillaClient> {
-  // Given but empty (`FLOTILLA_SERVER=`) is refused, not taken for the default server.
+  // Given but empty (`FLOTILLA_SERVER=`) is refused, not taken for the default server; so is an
+  // empty --data / FLOTILLA_DATA, even when a token makes it unused (every client command alike).
   refuseEmpty(opts.server, '--server', 'FLOTILLA_SERVER');
+  refuseEmpty(opts.data, '--data', 'FLOTILLA_DATA');
   const url = opts.server !== undefined ? opts.server.trim() : DEFAULT_SERVER;
   // Before the token: `FLOTILLA_SERVER=notaurl` was told "no API token for notaurl".
   if (!/^https?:\/\//i.test(url) || !URL.canParse(url)) throw new CliError(`--server: url "${cutEcho(url)}" must start with http:// or https:// (from --server or FLOTILLA_SERVER)`, 2);
