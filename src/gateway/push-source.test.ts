@@ -150,4 +150,19 @@ describe('PushSource (push-source.ts)', () => {
     s.resume();
     expect(rd.got).toEqual(['1', '2', '3', '<error:cut>']);
   });
+
+  it('a reader attached and at once destroyed hears its close once; one attached after a destroy hears it too', async () => {
+    const s = new PushSource(producer().control);
+    const rd = reader();
+    s.attach(rd.r);
+    s.destroy();
+    await tick();
+    expect(rd.got).toEqual(['<close>']);
+    const t = new PushSource(producer().control);
+    t.destroy();
+    const late = reader();
+    t.attach(late.r);
+    await tick();
+    expect(late.got).toEqual(['<close>']);
+  });
 });

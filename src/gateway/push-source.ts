@@ -117,9 +117,11 @@ export class PushSource implements AsyncIterable<Uint8Array> {
     this.queue.length = 0;
     this.queued = 0;
     if (wasOpen) this.control.abort(err ?? new DOMException('aborted', 'AbortError'));
-    this.told = true;
-    if (err) this.reader?.error(err);
-    else this.reader?.close();
+    if (this.reader && !this.told) {
+      this.told = true;
+      if (err) this.reader.error(err);
+      else this.reader.close();
+    }
     this.wake?.();
   }
 
@@ -138,8 +140,10 @@ export class PushSource implements AsyncIterable<Uint8Array> {
     if (this.reader || this.wake) throw new Error('a PushSource has one reader');
     this.reader = reader;
     queueMicrotask(() => {
-      if (this.state === 'destroyed') return reader.close();
-      this.drain();
+      if (this.state !== 'destroyed') return this.drain();
+      if (this.told) return; // destroy() after attach told it already
+      this.told = true;
+      reader.close();
     });
   }
 
