@@ -63,6 +63,22 @@ export function refuseEmptyOptions(cmd: Command, keys: readonly string[]): void 
 }
 
 /**
+ * Refuses a label-list option (`--labels`, `--label`: parsed by {@link parseLabels}) given
+ * but naming no label — `--labels ""`, its variable set to nothing (a script's `$LABELS` that
+ * expanded to nothing), or only blanks and commas — as {@link refuseEmpty} refuses an empty
+ * string option: it must never silently mean "no labels" (an unbound runner token, every runner,
+ * a job placed on any runner). `key`: the option's attribute name in `cmd`. Nothing to check
+ * when the option was not given (`labels` undefined).
+ * @throws CliError (exit 2): `--labels is empty (FLOTILLA_RUN_LABELS is set to ""): give a value, or unset FLOTILLA_RUN_LABELS`.
+ */
+export function refuseEmptyLabels(cmd: Command, labels: Labels | undefined, key: string): void {
+  if (labels === undefined || Object.keys(labels).length > 0) return;
+  const o = cmd.options.find((opt) => opt.attributeName() === key);
+  if (!o) throw new Error(`refuseEmptyLabels: ${cmd.name()} has no option ${key}`);
+  refuseEmpty('', o.long ?? o.flags, o.envVar, cmd.getOptionValueSource(key));
+}
+
+/**
  * Checks that a folder option (`--data`, `--work-dir`) names a folder or a path one can be made
  * at: the path itself, or its nearest existing parent, must be a folder. An empty path (the
  * current folder, by `resolve`) is refused ({@link refuseEmpty}; `envVar` names the variable).

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { GatewayConfig, ModelRoute } from './config.js';
 import { droppedLongContext, droppedLongContextMessage, overriddenPrice, type PriceOverride } from './price-override.js';
 import { LongContextPriceSchema, TablePriceSchema } from './price-schema.js';
-import { defaultsPastMax, ModelPattern, PriceModelName, ProviderName, withDefaultCacheRates } from '../protocol/index.js';
+import { ModelPattern, PriceModelName, ProviderName, withDefaultPriceRates } from '../protocol/index.js';
 
 /**
  * A price entry as data/prices.json writes one (price-schema.ts: rates are the API's, protocol
@@ -22,14 +22,7 @@ const optionalCache = {
 };
 const Price = TablePriceSchema.extend({ ...optionalCache, longContext: LongContextPriceSchema.extend(optionalCache).strict().nullable().optional() })
   .strict()
-  .transform((p, ctx) => {
-    const { longContext, ...base } = p;
-    // a left-out rate whose default is past the most: named as a default, as the API does
-    const past = [...defaultsPastMax(base), ...(longContext ? defaultsPastMax(longContext).map((x) => ({ ...x, key: `longContext.${x.key}` })) : [])];
-    for (const x of past) ctx.addIssue({ code: 'custom', path: x.key.split('.'), message: x.message });
-    if (past.length > 0) return z.NEVER;
-    return { ...withDefaultCacheRates(base), ...(longContext === undefined ? {} : { longContext: longContext && withDefaultCacheRates(longContext) }) };
-  })
+  .transform(withDefaultPriceRates)
   .pipe(Written);
 
 /**

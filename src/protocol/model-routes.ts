@@ -183,6 +183,27 @@ export function defaultsPastMax(rates: { input: number } & Partial<CacheRates>):
   return out;
 }
 
+/**
+ * The zod transform of a price whose cache rates — and those of its `longContext`, if any — may
+ * be left out: each set from the input rate beside it ({@link withDefaultCacheRates}); a default
+ * past the most a rate may be is an issue at that field ({@link defaultsPastMax}) and nothing
+ * is returned. The one step for `PUT /api/gateway/prices` ({@link ModelPriceRequest}) and
+ * flotilla.yaml's `gateway.prices` (gateway/config-file.ts); the result is checked after it.
+ */
+export function withDefaultPriceRates<P extends { input: number } & Partial<CacheRates>, L extends { input: number } & Partial<CacheRates>>(
+  p: P & { longContext?: L | null },
+  ctx: z.RefinementCtx,
+): (Omit<P, 'longContext'> & CacheRates & { longContext?: (L & CacheRates) | null }) {
+  const { longContext, ...base } = p;
+  const past = [
+    ...defaultsPastMax(base).map((x) => ({ path: [x.key], message: x.message })),
+    ...(longContext ? defaultsPastMax(longContext).map((x) => ({ path: ['longContext', x.key], message: x.message })) : []),
+  ];
+  for (const x of past) ctx.addIssue({ code: 'custom', path: x.path, message: x.message });
+  if (past.length > 0) return z.NEVER;
+  return { ...withDefaultCacheRates(base as unknown as P), ...(longContext === undefined ? {} : { longContext: longContext && withDefaultCacheRates(longContext) }) };
+}
+
 /** The cache rates as a request may give them: each optional, defaulted from `input` ({@link defaultCacheRates}). */
 const optionalCacheRates = {
   cacheWrite5m: rate.optional().describe('cache writes, 5-minute, USD per million tokens (absent: input × 1.25)'),
@@ -198,17 +219,7 @@ const optionalCacheRates = {
  * is a default (`price.cacheWrite1h: left out, it defaults to input × 2 = 1600000, ...`).
  */
 export const ModelPriceRequest = ModelPrice.extend({ ...optionalCacheRates, longContext: LongContextPrice.extend(optionalCacheRates).nullable().optional() })
-  .transform((p, ctx) => {
-    const { longContext, ...base } = p;
-    // a rate left out whose default is past the most: say it was a default (the user gave no such field)
-    const tooBig = (rates: { input: number } & Partial<CacheRates>, path: string[]): boolean => {
-      const past = defaultsPastMax(rates);
-      for (const p of past) ctx.addIssue({ code: 'custom', path: [...path, p.key], message: p.message });
-      return past.length > 0;
-    };
-    if (tooBig(base, []) || (longContext ? tooBig(longContext, ['longContext']) : false)) return z.NEVER;
-    return { ...withDefaultCacheRates(base), ...(longContext === undefined ? {} : { longContext: longContext && withDefaultCacheRates(longContext) }) };
-  })
+  .transform(withDefaultPriceRates)
   .pipe(ModelPrice);
 
 /** A price override set through the API, for a model name (or name prefix, matched as the price table matches names). */

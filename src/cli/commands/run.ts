@@ -3,8 +3,7 @@ import type { Labels } from '../../protocol/index.js';
 import { ApiError } from '../../client/index.js';
 import type { CliContext } from '../context.js';
 import { runJob } from '../run-job.js';
-import { CliError, addClientOptions, checkFolderOption, checkRoleLabels, clientFrom, intIn, makeFolderOption, parseBudget, parseIdArg, parseInputJson, parseLabels, parseRole, refuseEmptyOptions, wantsJson, type ClientOptions } from '../options.js';
-import { refuseEmptyLabels } from './runners.js';
+import { CliError, addClientOptions, checkFolderOption, checkRoleLabels, clientFrom, intIn, makeFolderOption, parseBudget, parseIdArg, parseInputJson, parseLabels, parseRole, refuseEmptyLabels, refuseEmptyOptions, wantsJson, type ClientOptions } from '../options.js';
 
 interface RunOptions extends ClientOptions {
   budget?: number;
@@ -27,7 +26,7 @@ interface RunOptions extends ClientOptions {
  * `--parent-token flj_...` (FLOTILLA_PARENT_TOKEN; issue 6) starts the job as a child of the job
  * holding that token, on FLOTILLA_URL unless --server is given. A token/URL/folder option given
  * empty (`--parent-token ""`, `FLOTILLA_PARENT_TOKEN=`) is a usage error (options.ts refuseEmpty), never "unset";
- * so are `--effort ""` and `--labels ""` (FLOTILLA_EFFORT=, FLOTILLA_RUN_LABELS=; runners.ts refuseEmptyLabels).
+ * so are `--effort ""` and `--labels ""` (FLOTILLA_EFFORT=, FLOTILLA_RUN_LABELS=; options.ts refuseEmptyLabels).
  * `--resume JOB` continues that ended job's session in its workspace, on its runner (the job
  * fails with reason `resume_failed` if the harness cannot continue that very session).
  */

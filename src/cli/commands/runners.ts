@@ -5,23 +5,7 @@ import { holdText, resolveRunner, slotsText } from './fleet-util.js';
 import type { CliContext } from '../context.js';
 import { formatTable } from '../format.js';
 import { shellLine } from '../../protocol/shell-quote.js';
-import { addClientOptions, checkRoleLabels, CliError, clientFrom, intIn, parseIdArg, parseLabels, parseRole, refuseEmpty, wantsJson, type ClientOptions } from '../options.js';
-
-/**
- * Refuses a label-list option (`--labels`, `--label`: parsed by options.ts parseLabels) given
- * but naming no label — `--labels ""`, its variable set to nothing (a script's `$LABELS` that
- * expanded to nothing), or only blanks and commas — as options.ts refuseEmpty refuses an empty
- * string option: it must never silently mean "no labels" (an unbound runner token, every runner,
- * a job placed on any runner). `key`: the option's attribute name in `cmd`. Nothing to check
- * when the option was not given (`labels` undefined).
- * @throws CliError (exit 2): `--labels is empty (FLOTILLA_RUN_LABELS is set to ""): give a value, or unset FLOTILLA_RUN_LABELS`.
- */
-export function refuseEmptyLabels(cmd: Command, labels: Labels | undefined, key: string): void {
-  if (labels === undefined || Object.keys(labels).length > 0) return;
-  const o = cmd.options.find((opt) => opt.attributeName() === key);
-  if (!o) throw new Error(`refuseEmptyLabels: ${cmd.name()} has no option ${key}`);
-  refuseEmpty('', o.long ?? o.flags, o.envVar, cmd.getOptionValueSource(key));
-}
+import { addClientOptions, checkRoleLabels, CliError, clientFrom, intIn, parseIdArg, parseLabels, parseRole, refuseEmptyLabels, wantsJson, type ClientOptions } from '../options.js';
 
 /** Formats labels as `k=v,k2=v2` (the form `--labels` takes). */
 export function labelText(labels: Labels): string {
