@@ -3,7 +3,8 @@
  * to a fake OpenAI upstream: file_search $2.50 per 1,000 calls (2,500 µ$ each); code_interpreter
  * $0.03 per container created (30,000 µ$; 4 GB $0.12 = 120,000 µ$); image_generation a flat
  * per-image estimate (gpt-image-1: low 1024x1024 $0.011 = 11,000 µ$, high 1024x1024 $0.167 =
- * 167,000 µ$, high at the larger sizes $0.25 = 250,000 µ$; medium 1024x1024 $0.042 = 42,000 µ$),
+ * 167,000 µ$, high at the larger sizes $0.25 = 250,000 µ$; medium 1024x1024 $0.042 = 42,000 µ$;
+ * gpt-image-1-mini: low 1024x1024 $0.005, medium portrait $0.015, high 1024x1024 $0.036),
  * the usage then marked estimated. Model gpt-x: 2 µ$ per input token, 10 µ$ per output token,
  * so usage {input 100, output 50} is 200 + 500 = 700 µ$. Every expected cost is worked out by
  * hand from these figures.
@@ -83,6 +84,28 @@ describe('OpenAI Responses built-in tool fees', () => {
     const auto = await call(request([{ type: 'image_generation', quality: 'auto', size: 'auto' }]), reply([image(1)]));
     // high at the larger size: 700 + 250,000
     expect(auto.row).toMatchObject({ costMicros: 250_700, usageKnown: false });
+  });
+
+  it('image_generation: the tool\'s model picks the per-image price (gpt-image-1-mini its own; gpt-image-1 and unlisted models gpt-image-1\'s)', async () => {
+    // OpenAI pricing, gpt-image-1-mini: low 1024x1024 $0.005, medium portrait $0.015, high 1024x1024 $0.036
+    const low = await call(request([{ type: 'image_generation', model: 'gpt-image-1-mini', quality: 'low', size: '1024x1024' }]), reply([image(1), image(2)]));
+    // 700 + 2 × 5,000
+    expect(low.row).toMatchObject({ costMicros: 10_700, usageKnown: false });
+    const medium = await call(request([{ type: 'image_generation', model: 'gpt-image-1-mini', quality: 'medium', size: '1024x1536' }]), reply([image(1)]));
+    // 700 + 15,000
+    expect(medium.row).toMatchObject({ costMicros: 15_700, usageKnown: false });
+    const auto = await call(request([{ type: 'image_generation', model: 'gpt-image-1-mini', size: '1024x1024' }]), reply([image(1)]));
+    // quality absent → high: 700 + 36,000
+    expect(auto.row).toMatchObject({ costMicros: 36_700, usageKnown: false });
+    const full = await call(request([{ type: 'image_generation', model: 'gpt-image-1', quality: 'low', size: '1024x1024' }]), reply([image(1)]));
+    // 700 + 11,000
+    expect(full.row).toMatchObject({ costMicros: 11_700, usageKnown: false });
+    const unlisted = await call(request([{ type: 'image_generation', model: 'gpt-image-9', quality: 'low', size: '1024x1024' }]), reply([image(1)]));
+    // not listed: gpt-image-1's low square, 700 + 11,000
+    expect(unlisted.row).toMatchObject({ costMicros: 11_700, usageKnown: false });
+    const both = await call(request([{ type: 'image_generation', model: 'gpt-image-1-mini', quality: 'high', size: '1024x1024' }, { type: 'image_generation', quality: 'low', size: '1024x1024' }]), reply([image(1)]));
+    // two image tools: each image charged the dearer tool's price, 36,000 (mini high) over 11,000: 700 + 36,000
+    expect(both.row).toMatchObject({ costMicros: 36_700, usageKnown: false });
   });
 
   it('streamed: the items of output_item events and response.completed are charged once each', async () => {

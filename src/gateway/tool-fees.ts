@@ -15,11 +15,11 @@
  *   `container`) or by a `code_interpreter_call` item of the request's input was created
  *   earlier, and is not charged again;
  * - `image_generation`: the image's output is billed at the image model's rates and is not in
- *   the reply's `usage`; each `image_generation_call` item is charged a flat estimate, gpt-image-1's
- *   per-image price for the tool's `quality` and `size` ({@link IMAGE_MICROS}; `auto` quality →
- *   high, `auto` size → the dearer portrait/landscape one: the worst case), and the call's usage
- *   is then recorded as an estimate (usageKnown false). Cheaper image models (gpt-image-1-mini)
- *   are charged these rates too: an upper bound.
+ *   the reply's `usage`; each `image_generation_call` item is charged a flat estimate, the
+ *   per-image price of the tool's `model` for its `quality` and `size` ({@link IMAGE_MICROS}:
+ *   gpt-image-1, the default, and any model not listed; `gpt-image-1-mini` its own, ~1/4 of
+ *   those; `auto` quality → high, `auto` size → the dearer portrait/landscape one: the worst
+ *   case), and the call's usage is then recorded as an estimate (usageKnown false).
  * Scope: the bound comes from the request, the counts from the reply (openai-usage.ts); the
  * meter (meter.ts) charges {@link toolFeeCharge}, the reservation (worst-case.ts) holds
  * {@link toolFeeWorstMicros}.
@@ -40,15 +40,30 @@ export const DEFAULT_CONTAINER_MEMORY: ContainerMemory = '1g';
 /** Image quality of the `image_generation` tool (`auto` is charged as `high`). */
 export type ImageQuality = 'low' | 'medium' | 'high';
 
+/** Price per image of one image model, µ$, by quality: `square` 1024x1024, `tall` 1024x1536 or 1536x1024. */
+export type ImagePrices = Readonly<Record<ImageQuality, { square: number; tall: number }>>;
+
 /**
- * gpt-image-1's price per image, µ$, by quality: `square` 1024x1024, `tall` 1024x1536 or
- * 1536x1024 (low $0.011 / $0.016, medium $0.042 / $0.063, high $0.167 / $0.25).
+ * Price per image, µ$, by the `image_generation` tool's `model` (OpenAI pricing, "Image
+ * generation"): `gpt-image-1` low $0.011 / $0.016, medium $0.042 / $0.063, high $0.167 / $0.25;
+ * `gpt-image-1-mini` low $0.005 / $0.006, medium $0.011 / $0.015, high $0.036 / $0.052.
+ * A model not listed here is charged gpt-image-1's ({@link DEFAULT_IMAGE_MODEL}).
  */
-export const IMAGE_MICROS: Readonly<Record<ImageQuality, { square: number; tall: number }>> = Object.freeze({
-  low: { square: 11_000, tall: 16_000 },
-  medium: { square: 42_000, tall: 63_000 },
-  high: { square: 167_000, tall: 250_000 },
+export const IMAGE_MICROS: Readonly<Record<string, ImagePrices>> = Object.freeze({
+  'gpt-image-1': Object.freeze({
+    low: { square: 11_000, tall: 16_000 },
+    medium: { square: 42_000, tall: 63_000 },
+    high: { square: 167_000, tall: 250_000 },
+  }),
+  'gpt-image-1-mini': Object.freeze({
+    low: { square: 5_000, tall: 6_000 },
+    medium: { square: 11_000, tall: 15_000 },
+    high: { square: 36_000, tall: 52_000 },
+  }),
 });
+
+/** The image model of an `image_generation` tool without `model` (OpenAI's default), and the prices of models not in {@link IMAGE_MICROS}. */
+export const DEFAULT_IMAGE_MODEL = 'gpt-image-1';
 
 /** File searches reserved for when the request gives no `max_tool_calls` (as web search: server-tools.ts DEFAULT_WEB_SEARCH_USES). */
 export const DEFAULT_FILE_SEARCH_CALLS = 10;
@@ -110,7 +125,7 @@ export interface ToolFeeCharge {
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const count = (v: unknown): number | null => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : null);
 const DEAREST_CONTAINER = Math.max(...Object.values(CONTAINER_MICROS));
-const DEAREST_IMAGE = IMAGE_MICROS.high.tall;
+const DEAREST_IMAGE = IMAGE_MICROS[DEFAULT_IMAGE_MODEL]!.high.tall;
 
 /** µ$ of one container of `memory` (`container.memory_limit`): absent → 1 GB; a value OpenAI does not list → the dearest. */
 export function containerMicros(memory: unknown): number {
@@ -119,13 +134,15 @@ export function containerMicros(memory: unknown): number {
 }
 
 /**
- * µ$ of one image of an `image_generation` tool with `quality` and `size`: `low`/`medium`/`high`
- * as listed, anything else (`auto`, absent) high; `1024x1024` square, anything else (`auto`,
- * absent, the 1536 sizes) the portrait/landscape price.
+ * µ$ of one image of an `image_generation` tool with `quality`, `size` and `model`:
+ * `low`/`medium`/`high` as listed, anything else (`auto`, absent) high; `1024x1024` square,
+ * anything else (`auto`, absent, the 1536 sizes) the portrait/landscape price; the model's
+ * prices from {@link IMAGE_MICROS}, gpt-image-1's when it is absent or not listed.
  */
-export function imageMicros(quality: unknown, size: unknown): number {
+export function imageMicros(quality: unknown, size: unknown, model?: unknown): number {
   const q: ImageQuality = quality === 'low' || quality === 'medium' ? quality : 'high';
-  return size === '1024x1024' ? IMAGE_MICROS[q].square : IMAGE_MICROS[q].tall;
+  const prices = (typeof model === 'string' && Object.hasOwn(IMAGE_MICROS, model) ? IMAGE_MICROS[model] : IMAGE_MICROS[DEFAULT_IMAGE_MODEL])!;
+  return size === '1024x1024' ? prices[q].square : prices[q].tall;
 }
 
 /**
@@ -158,7 +175,7 @@ export function toolFeeBound(body: unknown): ToolFeeBound | null {
     } else if (t.type === 'image_generation') {
       any = true;
       imageTools += 1;
-      imageFee = Math.max(imageFee, imageMicros(t.quality, t.size));
+      imageFee = Math.max(imageFee, imageMicros(t.quality, t.size, t.model));
     }
   }
   if (!any) return null;

@@ -19,8 +19,7 @@ describe('migration 0025: the reservations expiry index is on PostgreSQL only', 
       const s = await openStore({ dataDir: dir });
       const now = 1_000_000;
       const job = await s.createJob({ parentId: null, agent: 'a', agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros: 1_000_000, now });
-      const r = await s.reserveBudget(job.id, 300_000, now, 60_000);
-      expect(r.ok).toBe(true);
+      expect(await s.reserveBudget(job.id, 300_000, now, 60_000)).toMatchObject({ ok: true });
       expect(await s.releaseExpiredReservations(now + 60_000)).toEqual([{ rootId: job.id, releasedMicros: 300_000, chargedMicros: 300_000, count: 1 }]);
       await s.close();
       const db = new BetterSqlite3(join(dir, 'flotilla.db'), { readonly: true });
@@ -38,7 +37,8 @@ describe('migration 0025: the reservations expiry index is on PostgreSQL only', 
   });
 
   it.skipIf(pgDb === null)('PostgreSQL keeps it', async () => {
-    const s = await openStore({ databaseUrl: pgDb!.url });
+    const dir = mkdtempSync(join(tmpdir(), 'flotilla-0025-pg-')); // not used with a databaseUrl
+    const s = await openStore({ dataDir: dir, databaseUrl: pgDb!.url });
     await s.close();
     const c = new pg.Client({ connectionString: pgDb!.url });
     await c.connect();
@@ -47,6 +47,7 @@ describe('migration 0025: the reservations expiry index is on PostgreSQL only', 
       expect(r.rows).toEqual([{ indexname: 'budget_reservations_expires' }]);
     } finally {
       await c.end();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
