@@ -17,7 +17,7 @@ import type { ModelScript } from './script.js';
 
 /** The Store methods the gateway uses (a full `Store` fits). */
 export type GatewayStore = Pick<Store, 'findJobByTokenHash' | 'recordModelCall' | 'reserveBudget' | 'settleBudget' | 'listModelRoutes' | 'listModelPrices'> &
-  Partial<Pick<Store, 'findPausedJobByTokenHash' | 'getTreeBudget' | 'getJobBudget'>>;
+  Partial<Pick<Store, 'findPausedJobByTokenHash' | 'getTreeBudget' | 'getJobBudget' | 'writesInTurnOrder'>>;
 
 /** Options of {@link createGateway}. */
 export interface GatewayOptions {

@@ -14,7 +14,7 @@ import { boundedUsage, estimateUsage, PROMPT_SLACK_TOKENS, StreamUsageReader, us
 
 /** Everything known about a call before its reply: who, what, when. */
 export interface CallContext {
-  store: Pick<Store, 'recordModelCall'> & Partial<Pick<Store, 'settleBudget'>>;
+  store: Pick<Store, 'recordModelCall'> & Partial<Pick<Store, 'settleBudget' | 'writesInTurnOrder'>>;
   prices: PriceTable;
   log: Logger;
   job: JobRow;
@@ -233,7 +233,8 @@ export async function recordEstimated(ctx: CallContext, httpStatus: number, usag
  *   ({@link estimateUsage}) marked usageKnown=false;
  * - JSON: `usage` taken from the whole body; a body that is not JSON (an empty one included),
  *   or has no usage, or an impossible one, is still recorded, charged an estimate marked as one
- *   (never $0), and passed on as sent.
+ *   (never $0), and passed on as sent. The reply is returned once the row is written, or at
+ *   once when the store commits it before reading any later request (`writesInTurnOrder`).
  * Every call is priced by the requested model (`ctx.requestModel`), at its long-context rates
  * when its input side is past the model's threshold (long-context.ts), server-side web searches
  * included (`price.webSearch` per request, H4; at least `ctx.searchesPerCall` for a served
@@ -267,12 +268,20 @@ export async function meteredReply(res: Reply, ctx: CallContext, signal?: CallSi
     }
     const usage = (ctx.usageFromBody ?? usageFromMessage)(parsed);
     const model = parsed && typeof (parsed as { model?: unknown }).model === 'string' ? (parsed as { model: string }).model : null;
-    await record({
+    const recorded = record({
       httpStatus: res.status,
       model,
       usage: usage ?? estimateUsage(null, ctx.requestBytes, buf.byteLength, ctx.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS),
       usageKnown: usage !== null,
     });
+    // On a store that commits the settle issued now before it reads any later request (SQLite:
+    // types.ts writesInTurnOrder), the reply goes out without waiting for that commit: the
+    // client's next call, or a read of the ledger or budget, still finds the call settled.
+    // Elsewhere (PostgreSQL) the reply waits, or the next call's reservation could find this
+    // one's worst case still held and be refused for budget.
+    if (ctx.store.writesInTurnOrder === true) {
+      recorded.catch((err: unknown) => ctx.log.error('gateway: could not record model call', { job: ctx.job.id, error: (err as Error).message }));
+    } else await recorded;
     return res;
   }
   const reader: StreamReader = ctx.streamReader ? ctx.streamReader() : new StreamUsageReader();

@@ -46,6 +46,8 @@ const KEEPS_TOKENS = /^(get|list|find|count)|^(jobUsage|jobUsageMany|costRollup|
  *   claim-batch.ts prepared once (sqlite-claim.ts), group-committed the same way.
  * - `listDispatchState` (a dispatch pass's first reads): prepared (sqlite-dispatch-state.ts),
  *   read outside any open transaction.
+ * - `writesInTurnOrder` (types.ts): true — a settle is queued for the group commit of the turn
+ *   it is issued in, so the gateway sends a JSON reply without waiting for it (meter.ts).
  * - `findJobByTokenHash`: a hit is reused for {@link TOKEN_CACHE_TTL_MS}. A SQLite data folder
  *   has one writer process (open.ts lock), so every write that could end a job or kill a token
  *   goes through this object: any call of a method not in KEEPS_TOKENS clears the cache before
@@ -128,6 +130,7 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
   const dispatchState = sqliteDispatchStateReader(sqlite, codec);
 
   const fast: Partial<Store> = {
+    writesInTurnOrder: true,
     async applyRunnerFrame(f, now) {
       const q = frameSql(codec, f, now); // validation errors come from here, before any write
       // It may end the job: its token dies (cleared before and after, as for every such method).

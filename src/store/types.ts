@@ -28,6 +28,14 @@ import type { RunnerRename } from './runner-names.js';
 export interface Store extends TaskStore, AgentVersionStore, EffortTierStore, DashboardStore, DispatchStore, LedgerStore {
   /** `sqlite` or `postgres`. */
   readonly dialect: 'sqlite' | 'postgres';
+  /**
+   * True when a budget settle issued in one event-loop turn is committed before this process
+   * reads any later request, so a caller need not await it for later requests (and reads) to
+   * see it: SQLite's group commit (sqlite-group-commit.ts) commits the turn's writes at its
+   * `setImmediate`, before the next poll for I/O, and work queued later runs behind it.
+   * Absent (PostgreSQL, a round trip away; test stores): await the write.
+   */
+  readonly writesInTurnOrder?: boolean;
   close(): Promise<void>;
 
   // --- API tokens (users of the HTTP API) -------------------------------------------------
