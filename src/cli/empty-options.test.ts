@@ -126,6 +126,14 @@ describe('empty token/URL/folder options', () => {
     expect((await runCli(['mcp', '--server', url])).err).toBe('flotilla: --job-id is empty (FLOTILLA_JOB_ID is set to ""): give a value, or unset FLOTILLA_JOB_ID\n');
   });
 
+  it('mcp --job-id past the largest job id (2147483647), zero, signed or not digits: exit 2 naming flag, variable and bounds', async () => {
+    process.env.FLOTILLA_JOB_TOKEN = 'flj_x';
+    for (const bad of ['2147483648', '999999999999999', '0', '-1', '+1', '01', '1e3', 'x']) {
+      const r = await runCli(['mcp', '--server', url, '--job-id', bad]);
+      expect([bad, r.code, r.err]).toEqual([bad, 2, `flotilla: flotilla mcp: FLOTILLA_JOB_ID / --job-id must be a job id, a whole number from 1 to 2147483647, got ${JSON.stringify(bad)}\n`]);
+    }
+  });
+
   it('budget --data "" (or FLOTILLA_DATA="") with a token: exit 2 naming it, nothing asked of the server (it was let through, unused)', async () => {
     const job = await admin.createJob({ agent: 'test-fixer', input: { repo: 'examples/calc' }, budgetUsd: 1 });
     const token = (await readFile(join(up.data, 'admin-token'), 'utf8')).trim();

@@ -3,6 +3,7 @@ import { Option } from 'commander';
 import { FlotillaClient } from '../../client/index.js';
 import type { CliContext } from '../context.js';
 import { cutEcho } from '../../protocol/echo.js';
+import { MAX_ID } from '../../protocol/ids.js';
 import { CliError, refuseEmptyOptions } from '../options.js';
 import { packageVersion } from '../paths.js';
 
@@ -37,7 +38,7 @@ function mcpServerUrl(opts: McpOptions, self: Command): { url: string; from: str
  * FLOTILLA_URL in every harness's environment. Which wins: `--server`, `--url`,
  * FLOTILLA_SERVER, FLOTILLA_URL. The runner starts it for every harness that speaks MCP, with
  * those variables already set. Runs until stdin closes; exit 0. Missing or bad URL, missing
- * token, a job id that is not a positive integer → exit 2 with a message naming the option and
+ * token, a job id that is not a whole number from 1 to 2,147,483,647 → exit 2 with a message naming the option and
  * variable; so is any option given empty or blank (`--job-id ""`, FLOTILLA_JOB_ID set to ""):
  * options.ts refuseEmpty, never taken as unset.
  */
@@ -58,7 +59,10 @@ export function registerMcp(program: Command, ctx: CliContext): void {
       if (!opts.jobToken) throw new CliError('flotilla mcp: no job token: set FLOTILLA_JOB_TOKEN or --job-token', 2);
       let selfId: number | undefined;
       if (opts.jobId !== undefined) {
-        if (!/^[1-9][0-9]{0,14}$/.test(opts.jobId)) throw new CliError(`flotilla mcp: FLOTILLA_JOB_ID / --job-id must be a positive integer, got ${JSON.stringify(cutEcho(opts.jobId))}`, 2);
+        // A job id the store can hold (protocol/ids.ts MAX_ID), as every other job id argument.
+        if (!/^[1-9][0-9]{0,9}$/.test(opts.jobId) || Number(opts.jobId) > MAX_ID) {
+          throw new CliError(`flotilla mcp: FLOTILLA_JOB_ID / --job-id must be a job id, a whole number from 1 to ${MAX_ID}, got ${JSON.stringify(cutEcho(opts.jobId))}`, 2);
+        }
         selfId = Number(opts.jobId);
       }
       let client: FlotillaClient;
