@@ -4,6 +4,7 @@
  * upstream's replies and the price table (claude-sonnet-4-5: 3 µ$ per input token, 15 µ$ per
  * output token).
  */
+import http from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { SseParser } from './sse.js';
 import { endlessStream, readEvents, textStream } from './test-metering.js';
@@ -49,6 +50,32 @@ describe('gateway over plain node:http', () => {
     expect(gw.store.calls).toHaveLength(1);
     // 100 × 3 + 20 × 15 µ$
     expect(gw.store.calls[0]).toMatchObject({ jobId: 3, httpStatus: 200, inputTokens: 100, outputTokens: 20, usageKnown: true, costMicros: 600, streamed: false });
+  });
+
+  it('Expect: 100-continue (curl sends it for bodies over 1 MB): the body is taken after 100 Continue and the call goes upstream without the header', async () => {
+    // It reached undici, which refuses `expect` before sending anything: the client got 502
+    // "provider could not be reached" (fresh-user finding). The expectation is met here, hop by hop.
+    const body = JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'x' }] });
+    const { port } = new URL(gw.url);
+    const reply = await new Promise<{ status: number; text: string; continued: boolean }>((resolve, reject) => {
+      let continued = false;
+      const req = http.request({ host: '127.0.0.1', port, path: '/v1/messages', method: 'POST', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), expect: '100-continue', 'x-api-key': TOKEN, 'anthropic-version': '2023-06-01' } }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text, continued }));
+      });
+      req.on('continue', () => {
+        continued = true;
+        req.end(body);
+      });
+      req.on('error', reject);
+    });
+    expect(reply).toEqual({ status: 200, text: JSON.stringify(JSON_REPLY), continued: true });
+    expect(gw.up.seen).toHaveLength(1);
+    expect(gw.up.seen[0]!.headers).not.toHaveProperty('expect');
+    expect(gw.up.seen[0]!.body).toBe(body);
+    expect(gw.store.calls).toEqual([expect.objectContaining({ httpStatus: 200, inputTokens: 100, outputTokens: 20, costMicros: 600 })]);
   });
 
   it('streamed: every event passes through; usage from message_delta; row written before the end reaches the client', async () => {

@@ -1,6 +1,6 @@
 import { recordUnreachable, type CallContext } from './meter.js';
 import type { CallSignal } from './reply.js';
-import { ReplyBrokenError, ReplyTooLargeError, UpstreamTimeoutError } from './upstream-http.js';
+import { ReplyBrokenError, ReplyTooLargeError, UpstreamRequestRefusedError, UpstreamTimeoutError } from './upstream-http.js';
 import { BROKEN_STATUS, brokenMessage, recordBroken } from './upstream-broken.js';
 import { recordTooLarge, tooLargeMessage } from './upstream-too-large.js';
 import { recordTimedOut, TIMEOUT_STATUS, timeoutMessage } from './upstream-timeout.js';
@@ -25,6 +25,9 @@ export interface UpstreamFailure {
  *   on it → 504, charged an estimate (upstream-timeout.ts);
  * - {@link ReplyBrokenError}: a 2xx whose body broke or did not decode → 502, charged an
  *   estimate (upstream-broken.ts);
+ * - {@link UpstreamRequestRefusedError}: the gateway's HTTP client would not send the request
+ *   (nothing reached the provider) → 500 naming the reason, logged as an error, recorded with no
+ *   tokens;
  * - anything else (connection refused, reset before a reply; or the client went away, `signal`
  *   aborted) → 502 "could not be reached", recorded with no tokens, or as an estimate when the
  *   client went away after the request was sent (meter.ts recordUnreachable).
@@ -42,6 +45,11 @@ export async function recordUpstreamFailure(ctx: CallContext, err: unknown, sign
   if (err instanceof ReplyBrokenError) {
     await recordBroken(ctx, err);
     return { status: BROKEN_STATUS, message: brokenMessage(err) };
+  }
+  if (err instanceof UpstreamRequestRefusedError) {
+    ctx.log.error('gateway: could not send the request upstream', { job: ctx.job.id, error: err.reason });
+    await recordUnreachable(ctx, false);
+    return { status: 500, message: `the gateway could not send this request to the model provider (${err.reason}); nothing was sent` };
   }
   const gone = signal.aborted;
   if (gone) ctx.log.info('gateway: the client went away before the reply', { job: ctx.job.id });

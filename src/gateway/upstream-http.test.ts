@@ -2,7 +2,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { constants as zlibConstants, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { upstreamRequest } from './upstream-http.js';
+import { upstreamRequest, UpstreamRequestRefusedError } from './upstream-http.js';
 
 // A real HTTP server standing in for a provider; each path is one behaviour.
 let server: Server;
@@ -66,6 +66,15 @@ async function readAll(s: AsyncIterable<Uint8Array>): Promise<string> {
 }
 
 describe('upstreamRequest (undici pool)', () => {
+  it('a request undici will not send (an `expect` header) is refused before anything is sent: UpstreamRequestRefusedError, not retried, the server sees nothing', async () => {
+    const before = seen.length;
+    const err = await upstreamRequest(`${base}/json-gzip`, { method: 'POST', headers: { 'content-type': 'application/json', expect: '100-continue' }, body: Buffer.from('{}') }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(UpstreamRequestRefusedError);
+    expect(err).toMatchObject({ reason: 'expect header not supported', noRetry: true });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(seen.length).toBe(before);
+  });
+
   it('sends the body and headers, and decodes a gzip body; set-cookie is dropped and repeated headers joined', async () => {
     const r = await upstreamRequest(`${base}/json-gzip?x=1`, { method: 'POST', headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01' }, body: Buffer.from('{"a":1}') });
     expect(r.status).toBe(200);

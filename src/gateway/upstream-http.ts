@@ -197,6 +197,24 @@ export interface UpstreamInit {
 
 const abortError = () => new DOMException('aborted', 'AbortError');
 
+/**
+ * The gateway's HTTP client (undici) refused to build the upstream request, before anything was
+ * sent: a header it does not send (`expect`, `upgrade`, ...; providers/anthropic.ts DROP_REQUEST
+ * drops the ones known) or an argument it takes for invalid (undici `UND_ERR_INVALID_ARG`,
+ * `UND_ERR_NOT_SUPPORTED`). A fault of the gateway, not of the provider: never retried
+ * (`noRetry`, retry.ts) and not reported as the provider being unreachable (upstream-failure.ts).
+ */
+export class UpstreamRequestRefusedError extends Error {
+  readonly noRetry = true;
+  constructor(
+    /** undici's reason, e.g. `expect header not supported` (names no value). */
+    readonly reason: string,
+  ) {
+    super(`the gateway's HTTP client refused the upstream request: ${reason}`);
+    this.name = 'UpstreamRequestRefusedError';
+  }
+}
+
 /** Raw header pairs (`[name, value, ...]` as Buffers) → lower-case record; repeats joined by `, `; set-cookie dropped. */
 function headerRecord(raw: Buffer[] | string[] | null): Record<string, string> {
   const out: Record<string, string> = {};
@@ -219,7 +237,8 @@ function headerRecord(raw: Buffer[] | string[] | null): Record<string, string> {
  *   for a 204, a 304 or a HEAD request, which have none) unless the reply is
  *   `text/event-stream`, then `stream` (a PushSource; destroying it aborts the upstream
  *   request).
- * @throws when the upstream cannot be reached, times out ({@link UpstreamTimeoutError}), resets before the reply is read whole, sends a
+ * @throws when the request cannot be built ({@link UpstreamRequestRefusedError}, nothing sent),
+ *   when the upstream cannot be reached, times out ({@link UpstreamTimeoutError}), resets before the reply is read whole, sends a
  *   body its content-encoding cannot decode (either of these after a 2xx's headers:
  *   {@link ReplyBrokenError}, not retried), a whole body over the size limit (raw or decoded:
  *   {@link ReplyTooLargeError}, {@link MAX_REPLY_BYTES} unless {@link setMaxReplyBytes} set
@@ -254,7 +273,9 @@ export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply>
           ? new UpstreamTimeoutError('headers', limits.headersMs, 0, 0)
           : code === 'UND_ERR_BODY_TIMEOUT'
             ? new UpstreamTimeoutError('body', limits.bodyMs, status, size)
-            : brokenBody(e);
+            : (code === 'UND_ERR_INVALID_ARG' || code === 'UND_ERR_NOT_SUPPORTED') && status === 0
+              ? new UpstreamRequestRefusedError(e.message)
+              : brokenBody(e);
       done();
       if (!settled) {
         settled = true;

@@ -19,6 +19,10 @@ export const DROP_REQUEST = new Set([
   'trailer',
   'transfer-encoding',
   'upgrade',
+  // `Expect: 100-continue` (curl sends it for bodies over 1 MB) is met hop by hop (RFC 9110
+  // §10.1.1): node:http answered 100 Continue and the whole body is read before the call goes
+  // upstream. undici refuses the header before sending anything (the client got 502).
+  'expect',
   'host',
   'content-length',
   // the job token arrives in one of these; the upstream gets the server's key instead
