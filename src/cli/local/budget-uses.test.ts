@@ -74,6 +74,11 @@ budgetServerSuites(({ server, tree, charge, view, cli }) => {
       error: { code: 'budget_exceeded', field: 'addUsd', message: `addUsd: job ${d.id}'s sub-limit can grow by at most $0.099999: job tree ${r.id}'s budget has $0.399999 left and job ${d.id}'s own has $0.300000 left; top up the tree first: flotilla budget ${r.id} --add <USD>` },
     });
     expect((await t.store.getJobBudget(d.id, T))?.limitMicros).toBe(300_000); // nothing changed
+    // The tree at the $100,000 cap, $0.399999 left: no hint to top it up, which would be refused.
+    expect(await t.store.topUpBudget(r.id, 99_999_000_000, T)).toMatchObject({ limitMicros: 100_000_000_000 });
+    await charge(r, r, 99_999_000_000);
+    const capped = await cli('budget', String(d.id), '--add', '0.2');
+    expect([capped.code, capped.err]).toEqual([1, `flotilla: addUsd: job ${d.id}'s sub-limit can grow by at most $0.099999: job tree ${r.id}'s budget has $0.399999 left and job ${d.id}'s own has $0.300000 left; job tree ${r.id}'s budget is at the $100000.000000 cap and cannot grow\n`]);
   });
 
   it('a paused job is told which top-ups resume it, tree first; the view names the budget bounding its left', async (ctx) => {

@@ -109,7 +109,7 @@ export function mountJobBudget(app: Hono<AppEnv>, ctx: ServerContext): void {
  * `job` uses): it may grow by at most `maxAddMicros` (the store's atomic check), so that its room
  * stays within the least room above it (its parent's path, server/budget-path.ts); names that
  * bounding budget and its room, the sub-limit's own room (both read now) and the command that
- * tops the bounding one up. µ$.
+ * tops the bounding one up (or, for a tree at the {@link MAX_BUDGET_USD} cap, that it cannot grow). µ$.
  */
 async function subLimitRefusal(ctx: ServerContext, job: JobRow, subId: number, maxAddMicros: number, now: number): Promise<string> {
   const sub = subId === job.id ? job : await ctx.store.getJob(subId);
@@ -120,5 +120,8 @@ async function subLimitRefusal(ctx: ServerContext, job: JobRow, subId: number, m
   if (!own || !bound) return `addUsd: ${whose} can grow by at most ${formatMicros(maxAddMicros)}`;
   const boundName = bound.jobId === undefined ? `job tree ${job.rootId}'s budget` : `job ${bound.jobId}'s budget`;
   const topUp = bound.jobId === undefined ? `the tree first: flotilla budget ${job.rootId}` : `job ${bound.jobId} first: flotilla budget ${bound.jobId}`;
-  return `addUsd: ${whose} can grow by at most ${formatMicros(maxAddMicros)}: ${boundName} has ${formatMicros(ownRoomMicros(bound))} left and job ${subId}'s own has ${formatMicros(ownRoomMicros(own))} left; top up ${topUp} --add <USD>`;
+  // A tree at the cap cannot be topped up (the top-up would be refused): no hint to do so.
+  const capMicros = usdToMicros(MAX_BUDGET_USD);
+  const next = bound.jobId === undefined && bound.limitMicros >= capMicros ? `${boundName} is at the ${formatMicros(capMicros)} cap and cannot grow` : `top up ${topUp} --add <USD>`;
+  return `addUsd: ${whose} can grow by at most ${formatMicros(maxAddMicros)}: ${boundName} has ${formatMicros(ownRoomMicros(bound))} left and job ${subId}'s own has ${formatMicros(ownRoomMicros(own))} left; ${next}`;
 }
