@@ -37,13 +37,13 @@ describe('flotilla tasks / receivers / runners input checks', () => {
   it('refuses empty values: --assign-login "", --prompt "", --key "" (exit 2, nothing created)', async () => {
     const before = (await t.store.listTasks({ limit: 200 })).length;
     const empty = await run('receivers', 'create', 'g3', '--provider', 'github', '--assign-login', '', '--assign-agent', 'issue-worker');
-    expect([empty.code, empty.err]).toEqual([2, 'flotilla: --assign-login must not be empty\n']);
+    expect([empty.code, empty.err]).toEqual([2, 'flotilla: --assign-login is empty: give a value, or leave --assign-login out\n']);
     expect((await t.store.listReceivers()).map((r) => r.name)).not.toContain('g3');
     const prompt = await run('tasks', 'create', 'issue-worker', '--prompt', '');
     expect(prompt.code).toBe(2);
-    expect(prompt.err).toBe('flotilla: --prompt must not be empty (leave it out to create an idle task)\n');
+    expect(prompt.err).toBe('flotilla: --prompt is empty: give a value, or leave --prompt out\n');
     const key = await run('tasks', 'create', 'issue-worker', '--key', '');
-    expect([key.code, key.out, key.err]).toEqual([2, '', 'flotilla: --key must not be empty (give a resource key, e.g. github.com/acme/api/issues/42)\n']);
+    expect([key.code, key.out, key.err]).toEqual([2, '', 'flotilla: --key is empty: give a value, or leave --key out\n']);
     expect((await t.store.listTasks({ limit: 200 })).length).toBe(before);
     const long = await run('receivers', 'create', 'a'.repeat(5000), '--provider', 'github');
     expect([long.code, long.err.includes('at most 63 characters')]).toEqual([1, true]);

@@ -166,8 +166,19 @@ describe('bad arguments: non-zero exit, the message names the problem', () => {
     await fails(['runner', '--token', 't', '--work-dir', file], new RegExp(`^flotilla: --work-dir ${file} is not a folder\n$`));
   });
 
-  it('tasks create --key "": --key must not be empty, exit 2', () =>
-    fails(['tasks', 'create', 'issue-worker', '--key', ''], /^flotilla: --key must not be empty \(give a resource key, e\.g\. github\.com\/acme\/api\/issues\/42\)\n$/));
+  it('tasks create --key "": --key is empty, exit 2', () => fails(['tasks', 'create', 'issue-worker', '--key', ''], /^flotilla: --key is empty: give a value, or leave --key out\n$/));
+
+  it('any option that takes a value, given blank from its flag or its FLOTILLA_* variable, exits 2 naming both (never read as unset)', async () => {
+    await fails(['jobs', '--status', ' '], /^error: option '--status <status>' argument ' ' is invalid/);
+    await fails(['hold', 'r1', '--for', '1h', '--reason', ' '], /^flotilla: --reason is empty: give a value, or leave --reason out\n$/);
+    await fails(['tasks', 'create', 'issue-worker', '--title', ''], /^flotilla: --title is empty: give a value, or leave --title out\n$/);
+    process.env.FLOTILLA_TASK_KEYS = '';
+    try {
+      await fails(['tasks', 'create', 'issue-worker'], /^flotilla: --key is empty \(FLOTILLA_TASK_KEYS is set to ""\): give a value, or unset FLOTILLA_TASK_KEYS\n$/);
+    } finally {
+      delete process.env.FLOTILLA_TASK_KEYS;
+    }
+  });
 
   it('unreachable server: exit 1 with a hint, token not shown', async () => {
     const probe = createServer();

@@ -21,7 +21,7 @@ import { registerRunner } from './local/runner.js';
 import { registerUp } from './local/up.js';
 import type { CliContext } from './context.js';
 import { processIO, type CliIO } from './io.js';
-import { CliError, applyBooleanEnv, parseBoolEnv, wantsJson } from './options.js';
+import { CliError, applyBooleanEnv, parseBoolEnv, refuseEmptyValues, wantsJson } from './options.js';
 import { packageVersion } from './paths.js';
 import { refuseUnknownSubcommands } from './unknown-subcommand.js';
 
@@ -47,8 +47,12 @@ export function buildProgram(ctx: CliContext, quietErrors: () => boolean = () =>
     })
     .showHelpAfterError('(add --help for usage)')
     .showSuggestionAfterError(true)
-    // Boolean FLOTILLA_* variables: only 1/0/true/false/yes/no (commander takes any value as true).
-    .hook('preAction', (_self, action) => applyBooleanEnv(action));
+    // Boolean FLOTILLA_* variables: only 1/0/true/false/yes/no (commander takes any value as true);
+    // any other option given blank, from its flag or its variable, is refused.
+    .hook('preAction', (_self, action) => {
+      applyBooleanEnv(action);
+      refuseEmptyValues(action);
+    });
   registerRun(program, ctx);
   registerJobs(program, ctx);
   registerJobsStart(program, ctx);

@@ -278,6 +278,34 @@ export function parseBoolEnv(name: string, text: string): boolean | undefined {
   throw new CliError(`${name} must be 1, 0, true, false, yes or no; got ${JSON.stringify(cutEcho(text))}`, 2);
 }
 
+/** Attribute names of {@link addClientOptions}' value options, left to the commands by {@link refuseEmptyValues}. */
+const CLIENT_KEYS: ReadonlySet<string> = new Set(['server', 'token', 'data']);
+
+/**
+ * Refuses every value-taking option of `cmd` given blank — `--title ""`, or its `FLOTILLA_*`
+ * variable set to nothing, as a script's unset variable expands — by {@link refuseEmpty}: a
+ * blank value never means "unset", for any command (some commands listed theirs by hand, and
+ * the others took `FLOTILLA_X=` as no value at all). Options whose parser already refused or
+ * turned the text into something else are left to it. Run before every action (main.ts).
+ * @throws CliError (exit 2) naming the first such option, its variable and where it came from.
+ */
+export function refuseEmptyValues(cmd: Command): void {
+  const values = cmd.opts<Record<string, unknown>>();
+  for (const o of cmd.options) {
+    if (!o.required && !o.optional) continue; // a boolean flag: applyBooleanEnv
+    const key = o.attributeName();
+    // The client options: whether a command reads them depends on its path (`run --parent-token`
+    // takes FLOTILLA_URL over FLOTILLA_SERVER and no --token), so each command refuses them
+    // where it reads them (clientFrom, refuseEmptyOptions), naming both flag and variable.
+    if (CLIENT_KEYS.has(key)) continue;
+    const source = cmd.getOptionValueSource(key);
+    if (source !== 'cli' && source !== 'env') continue;
+    const v = values[key];
+    const blank = typeof v === 'string' ? v.trim() === '' : Array.isArray(v) && v.some((x) => typeof x === 'string' && x.trim() === '');
+    if (blank) refuseEmpty('', o.long ?? o.flags, o.envVar, source);
+  }
+}
+
 /**
  * Reads the boolean options of `cmd` that came from their environment variable (commander
  * sets a flag when its variable is merely defined, whatever its value) by {@link parseBoolEnv}:

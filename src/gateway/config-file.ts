@@ -1,4 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { settingFromEnv } from '../core/setting-env.js';
 import { resolve } from 'node:path';
 import { isMap, isScalar, LineCounter, parseDocument, type Document, type Node } from 'yaml';
 import { z } from 'zod';
@@ -73,10 +74,10 @@ export interface GatewayFileConfig {
 /**
  * The config file to read: `FLOTILLA_CONFIG` when set (must exist), else `./flotilla.yaml`
  * when it exists, else null.
- * @throws Error when FLOTILLA_CONFIG names a missing file.
+ * @throws Error when FLOTILLA_CONFIG names a missing file, or is set blank (core/setting-env.ts).
  */
 export function configFilePath(env: NodeJS.ProcessEnv, cwd = process.cwd()): string | null {
-  const named = env.FLOTILLA_CONFIG?.trim();
+  const named = settingFromEnv(env, 'FLOTILLA_CONFIG');
   if (named) {
     const p = resolve(cwd, named);
     if (!existsSync(p)) throw new Error(`FLOTILLA_CONFIG: no such file ${p}`);

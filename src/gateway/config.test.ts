@@ -42,4 +42,16 @@ describe('model → provider mapping', () => {
     expect(loadGatewayConfig({ FLOTILLA_OPENAI_COMPATIBLE_URL: 'http://127.0.0.1:8080/v1/' }).openai).toEqual({ provider: 'openai-compatible', baseUrl: 'http://127.0.0.1:8080/v1', apiKeys: [] });
     expect(() => loadGatewayConfig({ FLOTILLA_OPENAI_COMPATIBLE_URL: 'ftp://x' })).toThrow(/FLOTILLA_OPENAI_COMPATIBLE_URL must be http/);
   });
+
+  it('a FLOTILLA_* setting set blank (a script\'s unset variable) is refused naming it, not read as unset; the providers\' own variables keep blank = unset', async () => {
+    const { configFilePath } = await import('./config-file.js');
+    for (const name of ['FLOTILLA_GATEWAY_RETRIES', 'FLOTILLA_GATEWAY_RESERVATION_TTL_MS', 'FLOTILLA_GATEWAY_BUDGET_WAIT_MS', 'FLOTILLA_MODEL_PROVIDERS', 'FLOTILLA_PRICES_FILE', 'FLOTILLA_OPENAI_COMPATIBLE_URL']) {
+      for (const blank of ['', '  ']) {
+        expect(() => loadGatewayConfig({ [name]: blank }), name).toThrow(`${name} is set to "": give a value, or unset ${name}`);
+      }
+    }
+    expect(() => configFilePath({ FLOTILLA_CONFIG: '' }, '/nonexistent')).toThrow('FLOTILLA_CONFIG is set to "": give a value, or unset FLOTILLA_CONFIG');
+    expect(configFilePath({}, '/nonexistent')).toBeNull();
+    expect(loadGatewayConfig({ ANTHROPIC_API_KEY: '', ANTHROPIC_BASE_URL: '', OPENAI_API_KEY: '' })).toMatchObject({ provider: 'scripted', anthropicBaseUrl: 'https://api.anthropic.com' });
+  });
 });

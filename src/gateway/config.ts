@@ -1,4 +1,5 @@
 import type { PriceOverride } from './price-override.js';
+import { settingFromEnv } from '../core/setting-env.js';
 import { loadPriceTable, type PriceTable } from './prices.js';
 import { splitKeys, type RetryPolicy } from './retry.js';
 
@@ -126,7 +127,7 @@ function httpUrl(name: string, value: string): string {
 
 /** The OpenAI-format upstream from the environment (see {@link GatewayConfig.openai}). @throws Error naming a bad URL variable. */
 export function loadOpenAiUpstream(env: NodeJS.ProcessEnv): GatewayConfig['openai'] {
-  const compat = env.FLOTILLA_OPENAI_COMPATIBLE_URL?.trim();
+  const compat = settingFromEnv(env, 'FLOTILLA_OPENAI_COMPATIBLE_URL');
   if (compat) {
     return { provider: 'openai-compatible', baseUrl: httpUrl('FLOTILLA_OPENAI_COMPATIBLE_URL', compat), apiKeys: splitKeys(keySetting(env.FLOTILLA_OPENAI_COMPATIBLE_KEY)) };
   }
@@ -167,16 +168,17 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv): GatewayConfig {
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
     throw new Error(`ANTHROPIC_BASE_URL must be http(s), got ${JSON.stringify(base)}`);
   }
-  const prices = env.FLOTILLA_PRICES_FILE?.trim() ? loadPriceTable(env.FLOTILLA_PRICES_FILE.trim()) : loadPriceTable();
+  const pricesFile = settingFromEnv(env, 'FLOTILLA_PRICES_FILE');
+  const prices = pricesFile ? loadPriceTable(pricesFile) : loadPriceTable();
   const openai = loadOpenAiUpstream(env);
-  const retriesText = env.FLOTILLA_GATEWAY_RETRIES?.trim();
+  const retriesText = settingFromEnv(env, 'FLOTILLA_GATEWAY_RETRIES');
   let retry: Partial<RetryPolicy> | undefined;
   if (retriesText) {
     const n = Number(retriesText);
     if (!/^\d+$/.test(retriesText) || n > 10) throw new Error(`FLOTILLA_GATEWAY_RETRIES must be a whole number from 0 to 10, got ${JSON.stringify(retriesText)}`);
     retry = { retries: n };
   }
-  const ttlText = env.FLOTILLA_GATEWAY_RESERVATION_TTL_MS?.trim();
+  const ttlText = settingFromEnv(env, 'FLOTILLA_GATEWAY_RESERVATION_TTL_MS');
   let reservationTtlMs: number | undefined;
   if (ttlText) {
     reservationTtlMs = Number(ttlText);
@@ -184,13 +186,13 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv): GatewayConfig {
       throw new Error(`FLOTILLA_GATEWAY_RESERVATION_TTL_MS must be milliseconds from 10000 to 86400000, got ${JSON.stringify(ttlText)}`);
     }
   }
-  const waitText = env.FLOTILLA_GATEWAY_BUDGET_WAIT_MS?.trim();
+  const waitText = settingFromEnv(env, 'FLOTILLA_GATEWAY_BUDGET_WAIT_MS');
   let budgetWaitMs: number | undefined;
   if (waitText) {
     budgetWaitMs = Number(waitText);
     if (!/^\d+$/.test(waitText) || budgetWaitMs > 600_000) throw new Error(`FLOTILLA_GATEWAY_BUDGET_WAIT_MS must be milliseconds from 0 to 600000, got ${JSON.stringify(waitText)}`);
   }
-  const routesText = env.FLOTILLA_MODEL_PROVIDERS?.trim();
+  const routesText = settingFromEnv(env, 'FLOTILLA_MODEL_PROVIDERS');
   const modelProviders = routesText ? parseModelProviders(routesText) : undefined;
   return {
     ...(reservationTtlMs !== undefined ? { reservationTtlMs } : {}),

@@ -21,7 +21,6 @@ export function registerHold(program: Command, ctx: CliContext): void {
     .addOption(new Option('--extend', 'add the duration to the end of the current hold').env('FLOTILLA_HOLD_EXTEND'));
   addClientOptions(hold).action(async (runner: string, opts: ClientOptions & { for: HoldDuration; reason?: string; extend?: boolean }, self: Command) => {
     const reason = opts.reason?.trim();
-    if (opts.reason !== undefined && !reason) throw new CliError('hold: --reason must not be empty', 2);
     if (!reason && !opts.extend) throw new CliError('hold: --reason is required (only --extend may leave it out, keeping the current reason)', 2);
     const client = await clientFrom(opts);
     const id = await resolveRunner(client, runner);

@@ -72,7 +72,6 @@ export function registerReceivers(program: Command, ctx: CliContext): void {
       self: Command,
     ) => {
       if ((opts.assignLogin === undefined) !== (opts.assignAgent === undefined)) throw new CliError('--assign-login and --assign-agent go together', 2);
-      for (const [flag, v] of [['--assign-login', opts.assignLogin], ['--assign-agent', opts.assignAgent]] as const) if (v !== undefined && !v.trim()) throw new CliError(`${flag} must not be empty`, 2);
       const client = await clientFrom(opts);
       const created: CreatedReceiver = await client.createReceiver({
         name,

@@ -2,7 +2,7 @@ import { Command, Option } from 'commander';
 import { MAX_COALESCE_SECONDS, TaskStatus, type Task, type TaskDetail } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
 import { cut, formatTable } from '../format.js';
-import { CliError, addClientOptions, clientFrom, intIn, parseIdArg, parseInputJson, wantsJson, type ClientOptions } from '../options.js';
+import { addClientOptions, clientFrom, intIn, parseIdArg, parseInputJson, wantsJson, type ClientOptions } from '../options.js';
 
 const parseTaskId = parseIdArg('task id');
 
@@ -62,9 +62,8 @@ export function registerTasks(program: Command, ctx: CliContext): void {
     .addOption(new Option('--coalesce <seconds>', `coalescing window (0-${MAX_COALESCE_SECONDS}); default 180`).argParser(intIn(0, MAX_COALESCE_SECONDS, 'coalesce')).env('FLOTILLA_TASK_COALESCE'));
   addClientOptions(create).action(
     async (agent: string, opts: ClientOptions & { title?: string; key?: string[] | string; prompt?: string; input?: string; coalesce?: number }, self: Command) => {
-      if (opts.prompt !== undefined && !opts.prompt.trim()) throw new CliError('--prompt must not be empty (leave it out to create an idle task)', 2);
+      // a blank --prompt or --key is refused before this (main.ts: options.ts refuseEmptyValues)
       const keys = opts.key === undefined ? [] : Array.isArray(opts.key) ? opts.key : opts.key.split(',').map((k) => k.trim()).filter(Boolean);
-      if (keys.some((k) => k.trim() === '')) throw new CliError('--key must not be empty (give a resource key, e.g. github.com/acme/api/issues/42)', 2);
       const t = await (await clientFrom(opts)).createTask({
         agent,
         keys,
