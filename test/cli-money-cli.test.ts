@@ -154,7 +154,7 @@ describe('costs and models: unknown job, unknown subcommand', () => {
   it('models bogus: unknown command listing the models commands, exit 2 (text and --json)', async () => {
     const text = await cli(['models', 'bogus', ...at()]);
     expect(text.code).toBe(2);
-    expect(text.err).toMatch(/^error: unknown command 'bogus' \(models commands: list, set, default, delete, price\)\n/);
+    expect(text.err).toMatch(/^flotilla: unknown command 'bogus' \(models commands: list, set, default, delete, price\)\n/);
     const json = await cli(['models', 'bogus', '--json', ...at()]);
     expect(json.code).toBe(2);
     expect(JSON.parse(json.err)).toEqual({ error: { code: 'usage', message: "unknown command 'bogus' (models commands: list, set, default, delete, price)" } });

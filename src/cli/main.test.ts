@@ -103,10 +103,10 @@ describe('bad arguments: non-zero exit, the message names the problem', () => {
   it('bad server URL', () => fails(['jobs', '--server', 'localhost:8787', '--token', 't'], /--server: url "localhost:8787" must start with http/));
 
   it('costs --since a word: exit 2 like every other bad value (the server would refuse it)', () =>
-    fails(['costs', '--since', 'yesterday'], /^error: option '--since <when>' argument 'yesterday' is invalid\. --since must be like 30m, 12h, 7d, 2w or an ISO-8601 date \(e\.g\. 2026-11-01\)\n/));
+    fails(['costs', '--since', 'yesterday'], /^flotilla: option '--since <when>' argument 'yesterday' is invalid\. --since must be like 30m, 12h, 7d, 2w or an ISO-8601 date \(e\.g\. 2026-11-01\)\n/));
   it('FLOTILLA_COSTS_SINCE with a bad value names the variable', async () => {
     process.env.FLOTILLA_COSTS_SINCE = 'last week';
-    await fails(['costs'], /^error: option '--since <when>' value 'last week' from env 'FLOTILLA_COSTS_SINCE' is invalid\. --since must be like/);
+    await fails(['costs'], /^flotilla: option '--since <when>' value 'last week' from env 'FLOTILLA_COSTS_SINCE' is invalid\. --since must be like/);
   });
   it('FLOTILLA_LOG_LEVEL with a bad value: exit 2 naming it', async () => {
     process.env.FLOTILLA_LOG_LEVEL = 'loud';
@@ -146,12 +146,12 @@ describe('bad arguments: non-zero exit, the message names the problem', () => {
 
   it('runner --name that is not a runner name, FLOTILLA_ROLE that is not a role, role= label likewise: exit 2', async () => {
     const base = ['runner', '--token', 't', '--work-dir', data];
-    await fails([...base, '--name', 'bad name/../x'], /^error: option '--name <name>' argument 'bad name\/\.\.\/x' is invalid\. a runner name must be 1-63 characters of A-Z, a-z, 0-9, "\.", "_", "-", starting with a letter or digit\n/);
-    await fails(['run', 'test-fixer', '--role', 'a/b'], /^error: option '--role <role>' argument 'a\/b' is invalid\. a role must be 1-63 characters/);
-    await fails([...base, '--labels', 'role=bad role'], /^error: option '--labels <k=v,...>' argument 'role=bad role' is invalid\. role=bad role: a role must be 1-63 characters of A-Z, a-z, 0-9, "\.", "_", "-", starting with a letter or digit\n/);
-    await fails(['runners', 'token', 'create', '--labels', 'os=linux,role=a b'], /^error: option '--labels <k=v,...>' argument 'os=linux,role=a b' is invalid\. role=a b: a role must be/);
+    await fails([...base, '--name', 'bad name/../x'], /^flotilla: option '--name <name>' argument 'bad name\/\.\.\/x' is invalid\. a runner name must be 1-63 characters of A-Z, a-z, 0-9, "\.", "_", "-", starting with a letter or digit\n/);
+    await fails(['run', 'test-fixer', '--role', 'a/b'], /^flotilla: option '--role <role>' argument 'a\/b' is invalid\. a role must be 1-63 characters/);
+    await fails([...base, '--labels', 'role=bad role'], /^flotilla: option '--labels <k=v,...>' argument 'role=bad role' is invalid\. role=bad role: a role must be 1-63 characters of A-Z, a-z, 0-9, "\.", "_", "-", starting with a letter or digit\n/);
+    await fails(['runners', 'token', 'create', '--labels', 'os=linux,role=a b'], /^flotilla: option '--labels <k=v,...>' argument 'os=linux,role=a b' is invalid\. role=a b: a role must be/);
     process.env.FLOTILLA_ROLE = 'bad role';
-    await fails(base, /^error: option '--role <role>' value 'bad role' from env 'FLOTILLA_ROLE' is invalid\. a role must be 1-63 characters/);
+    await fails(base, /^flotilla: option '--role <role>' value 'bad role' from env 'FLOTILLA_ROLE' is invalid\. a role must be 1-63 characters/);
   });
 
   it('runner --server that is not an http(s) URL: exit 2', async () => {
@@ -169,7 +169,7 @@ describe('bad arguments: non-zero exit, the message names the problem', () => {
   it('tasks create --key "": --key is empty, exit 2', () => fails(['tasks', 'create', 'issue-worker', '--key', ''], /^flotilla: --key is empty: give a value, or leave --key out\n$/));
 
   it('any option that takes a value, given blank from its flag or its FLOTILLA_* variable, exits 2 naming both (never read as unset)', async () => {
-    await fails(['jobs', '--status', ' '], /^error: option '--status <status>' argument ' ' is invalid/);
+    await fails(['jobs', '--status', ' '], /^flotilla: option '--status <status>' argument ' ' is invalid/);
     await fails(['hold', 'r1', '--for', '1h', '--reason', ' '], /^flotilla: --reason is empty: give a value, or leave --reason out\n$/);
     await fails(['tasks', 'create', 'issue-worker', '--title', ''], /^flotilla: --title is empty: give a value, or leave --title out\n$/);
     process.env.FLOTILLA_TASK_KEYS = '';

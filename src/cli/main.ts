@@ -43,7 +43,8 @@ export function buildProgram(ctx: CliContext, quietErrors: () => boolean = () =>
       writeOut: (s) => void ctx.io.stdout.write(s),
       writeErr: (s) => void (quietErrors() ? undefined : ctx.io.stderr.write(s)),
       // Commander repeats a bad argument in full (`argument '<5,000 characters>' is invalid`): cut it.
-      outputError: (s, write) => write(cutQuotedEchoes(s)),
+      // Its `error: ` prefix becomes ours: every failure reads `flotilla: <message>` (README).
+      outputError: (s, write) => write(cutQuotedEchoes(s).replace(/^error: /, 'flotilla: ')),
     })
     .showHelpAfterError('(add --help for usage)')
     .showSuggestionAfterError(true)

@@ -95,9 +95,9 @@ describe('flotilla tokens', () => {
 
   it('bad arguments: exit 2 naming the problem, nothing sent; a member: exit 1 saying admin', async () => {
     const noRole = await run('tokens', 'create', 'ci');
-    expect([noRole.code, noRole.err]).toEqual([2, expect.stringContaining("error: required option '--role <role>' not specified")]);
+    expect([noRole.code, noRole.err]).toEqual([2, expect.stringContaining("flotilla: required option '--role <role>' not specified")]);
     const badRole = await run('tokens', 'create', 'ci', '--role', 'owner');
-    expect([badRole.code, badRole.err]).toEqual([2, expect.stringContaining("error: option '--role <role>' argument 'owner' is invalid. Allowed choices are admin, member.")]);
+    expect([badRole.code, badRole.err]).toEqual([2, expect.stringContaining("flotilla: option '--role <role>' argument 'owner' is invalid. Allowed choices are admin, member.")]);
     process.env.FLOTILLA_TOKENS_ROLE = 'root';
     const badEnv = await run('tokens', 'create', 'ci');
     delete process.env.FLOTILLA_TOKENS_ROLE;
@@ -108,7 +108,7 @@ describe('flotilla tokens', () => {
     expect([long.code, long.err]).toEqual([2, expect.stringContaining('NAME must be 1-100 characters')]);
     for (const id of ['abc', '0', '2147483648']) {
       const r = await run('tokens', 'revoke', id);
-      expect([id, r.code, r.err]).toEqual([id, 2, expect.stringContaining(`error: command-argument value '${id}' is invalid for argument 'id'. token id must be a whole number from 1 to 2147483647`)]);
+      expect([id, r.code, r.err]).toEqual([id, 2, expect.stringContaining(`flotilla: command-argument value '${id}' is invalid for argument 'id'. token id must be a whole number from 1 to 2147483647`)]);
     }
     expect((await admin.listApiTokens()).map((t) => t.name)).toEqual(['admin']);
 
