@@ -113,7 +113,8 @@ export function describeJob(j: Job, budget?: BudgetView, runnerName?: string): s
   kv('session', j.sessionId);
   kv('created', j.createdAt);
   kv('started', j.startedAt);
-  kv('finished', j.finishedAt);
+  // a paused job's finishedAt is when its pause let its runner slot go (store/paused-hold.ts), not an end
+  kv(j.status === 'paused' ? 'paused' : 'finished', j.finishedAt);
   if (j.result) {
     kv('branch', j.result.branch);
     kv('commit', j.result.commit);
