@@ -166,6 +166,12 @@ describe('bad arguments: non-zero exit, the message names the problem', () => {
     await fails(['runner', '--token', 't', '--work-dir', file], new RegExp(`^flotilla: --work-dir ${file} is not a folder\n$`));
   });
 
+  it('models price with a model name the API refuses (spaces, *, a trailing -): exit 2 before any request, naming the rule', async () => {
+    await fails(['models', 'price', 'bad name', '--input', '1', '--output', '1'], /^flotilla: command-argument value 'bad name' is invalid for argument 'model'\. model must be 1-200 characters of letters, digits/);
+    await fails(['models', 'price', 'gpt-*', '--input', '1', '--output', '1'], /^flotilla: command-argument value 'gpt-\*' is invalid for argument 'model'\. model must be 1-200 characters/);
+    await fails(['models', 'price', 'gz-', '--input', '1', '--output', '1'], /^flotilla: command-argument value 'gz-' is invalid for argument 'model'\. model must not end with "-"/);
+  });
+
   it('tasks create --key "": --key is empty, exit 2', () => fails(['tasks', 'create', 'issue-worker', '--key', ''], /^flotilla: --key is empty: give a value, or leave --key out\n$/));
 
   it('any option that takes a value, given blank from its flag or its FLOTILLA_* variable, exits 2 naming both (never read as unset)', async () => {

@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ApiError, type FlotillaClient } from '../../client/index.js';
-import { defaultsPastMax, MAX_LONG_CONTEXT_ABOVE, MAX_OUTPUT_TOKENS_CEILING, ModelPattern, ProviderName, withDefaultCacheRates, type LongContextPrice, type ModelPrice, type ModelPriceOverride, type ModelRoutesView, type PriceInEffect } from '../../protocol/index.js';
+import { defaultsPastMax, MAX_LONG_CONTEXT_ABOVE, MAX_OUTPUT_TOKENS_CEILING, ModelPattern, PriceModelName, ProviderName, withDefaultCacheRates, type LongContextPrice, type ModelPrice, type ModelPriceOverride, type ModelRoutesView, type PriceInEffect } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
 import { formatTable } from '../format.js';
 import { addClientOptions, CliError, clientFrom, intIn, usdArg, wantsJson, type ClientOptions } from '../options.js';
@@ -8,6 +8,13 @@ import { addClientOptions, CliError, clientFrom, intIn, usdArg, wantsJson, type 
 function pattern(text: string): string {
   const r = ModelPattern.safeParse(text);
   if (!r.success) throw new InvalidArgumentError(`model pattern ${r.error.issues[0]?.message ?? 'is invalid'}`);
+  return text;
+}
+
+/** `models price MODEL`: a protocol PriceModelName (the API's own rule), refused before any request (exit 2). */
+function priceModel(text: string): string {
+  const r = PriceModelName.safeParse(text);
+  if (!r.success) throw new InvalidArgumentError(`model ${r.error.issues[0]?.message ?? 'is invalid'}`);
   return text;
 }
 
@@ -205,7 +212,7 @@ export function registerModels(program: Command, ctx: CliContext): void {
     models
       .command('price')
       .description('override the price of a model, USD per million tokens (admin)')
-      .argument('<model>', 'model name or name prefix (matched like the price table)')
+      .argument('<model>', 'model name or name prefix (matched like the price table)', priceModel)
       .addOption(new Option('--input <usd>', 'input tokens').env('FLOTILLA_PRICE_INPUT').argParser(usdPerMTok('--input')))
       .addOption(new Option('--output <usd>', 'output tokens').env('FLOTILLA_PRICE_OUTPUT').argParser(usdPerMTok('--output')))
       .addOption(new Option('--cache-write-5m <usd>', 'cache writes, 5-minute (default input × 1.25)').env('FLOTILLA_PRICE_CACHE_WRITE_5M').argParser(usdPerMTok('--cache-write-5m')))
