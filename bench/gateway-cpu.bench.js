@@ -1,7 +1,9 @@
 // CPU per gateway call (issue 3), robust to a noisy machine: the gateway process's own CPU time
 // (process.cpuUsage, read over SIGUSR2) over N calls, divided by N — not wall-clock latency.
 // Each of these runs in its own process against the same fake upstream (bench/gateway/upstream.js):
-//   passthrough — a bare Node proxy (bench/gateway/passthrough.js), the floor;
+//   passthrough — a bare Node proxy (bench/gateway/passthrough.js, node:http's client), the floor;
+//   passthrough-undici — the same over undici's dispatcher, the gateway's own upstream client
+//                 (non-streamed cases only: it reads a reply whole);
 //   node        — the Flotilla gateway served as the control plane does (/v1/* → plain node:http);
 //   hono        — the same gateway through its Hono app and @hono/node-server.
 // Non-streamed calls at 1 and 16 concurrent clients, then streamed (20 events) at 1 client.
@@ -63,8 +65,8 @@ for (const mode of MODES) {
   // `node@DIR`: the gateway (node mode) of another build, to compare two builds in one run.
   const [m, dir] = mode.split('@');
   const proc =
-    mode === 'passthrough'
-      ? await start([join(ROOT, 'bench/gateway/passthrough.js'), upUrl])
+    mode === 'passthrough' || mode === 'passthrough-undici'
+      ? await start([join(ROOT, 'bench/gateway/passthrough.js'), upUrl, mode === 'passthrough' ? 'http' : 'undici'])
       : await start([join(dir ?? GW_ROOT, 'bench/gateway/gateway.js'), upUrl, m]);
   const [port, token] = proc.line.split(' ');
   const headers = { 'x-api-key': token, 'anthropic-version': '2023-06-01' };

@@ -8,7 +8,8 @@
 // p50/p99 latency, added over calling the upstream directly. Streams (20 events 5 ms apart):
 // 1 and 64 concurrent: time to first byte and to first event, added over direct, and the
 // mean gap between events (the upstream's pacing is 5 ms). RSS of each gateway after load.
-// Then a bare Node pass-through proxy at 1 and 64 clients and streams (the floor). BENCH_GATEWAY_MODE=hono,
+// Then bare Node pass-through proxies at 1 and 64 clients (node:http's client and undici's, the
+// gateway's own) and streams (node:http's): the floors. BENCH_GATEWAY_MODE=hono,
 // BENCH_GATEWAY_STORE=memory: see bench/gateway/gateway.js.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
@@ -170,16 +171,23 @@ for (const c of [1, 64]) {
 }
 // The floor: a bare Node pass-through proxy (bench/gateway/passthrough.js: no auth, metering or
 // budget) under the same load, so the gateway's added latency can be read against it.
+// Two floors: node:http's client (piping), and undici's dispatcher, the gateway's own upstream
+// client (bodies read whole, as the gateway reads a non-streamed reply): the gateway's work per
+// call is what separates it from the second.
 const bare = await start([join(ROOT, 'bench/gateway/passthrough.js'), `http://127.0.0.1:${upPort}`]);
 targets.bare = { port: Number(bare.line.split(' ')[0]), path: '/v1/messages', headers: { 'x-api-key': 'sk' } };
+const bareUndici = await start([join(ROOT, 'bench/gateway/passthrough.js'), `http://127.0.0.1:${upPort}`, 'undici']);
+targets.bareUndici = { port: Number(bareUndici.line.split(' ')[0]), path: '/v1/messages', headers: { 'x-api-key': 'sk' } };
 await load(targets.bare, 16, false, 3); // warm, as the others were
 await load(targets.bare, 16, true, 2);
-console.log('\nbare node pass-through (non-streamed) | clients direct-p50 | bare req/s p50 p99 added-p50 | flotilla req/s p50 added-p50');
+await load(targets.bareUndici, 16, false, 3);
+console.log('\nbare node pass-through (non-streamed) | clients direct-p50 | bare http req/s p50 p99 added-p50 | bare undici req/s p50 added-p50 | flotilla req/s p50 added-p50');
 for (const c of [1, 64]) {
   const d = await load(targets.direct, c, false);
   const b = await load(targets.bare, c, false);
+  const u = await load(targets.bareUndici, c, false);
   const g = await load(targets.flotilla, c, false);
-  console.log(`${String(c).padStart(7)} | ${f1(d.p50)} | ${b.rps.toFixed(0)} ${f1(b.p50)} ${f1(b.p99)} +${f1(b.p50 - d.p50)} | ${g.rps.toFixed(0)} ${f1(g.p50)} +${f1(g.p50 - d.p50)}`);
+  console.log(`${String(c).padStart(7)} | ${f1(d.p50)} | ${b.rps.toFixed(0)} ${f1(b.p50)} ${f1(b.p99)} +${f1(b.p50 - d.p50)} | ${u.rps.toFixed(0)} ${f1(u.p50)} +${f1(u.p50 - d.p50)} | ${g.rps.toFixed(0)} ${f1(g.p50)} +${f1(g.p50 - d.p50)}`);
 }
 // The same floor for streams: what any Node proxy adds to the first event on this machine
 // (at 64 streams the machine's 2 cores are shared by the upstream's events, the proxy and this
