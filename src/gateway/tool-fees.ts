@@ -17,8 +17,8 @@
  * - `image_generation`: the image's output is billed at the image model's rates and is not in
  *   the reply's `usage`; each `image_generation_call` item is charged a flat estimate, the
  *   per-image price of the tool's `model` for its `quality` and `size` ({@link IMAGE_MICROS}:
- *   gpt-image-1, the default, and any model not listed; `gpt-image-1-mini` its own, ~1/4 of
- *   those; `auto` quality → high, `auto` size → the dearer portrait/landscape one: the worst
+ *   gpt-image-1, the default, and any model not listed; `gpt-image-1-mini` its own, a half to
+ *   a fifth of those; `auto` quality → high, `auto` size → the dearer portrait/landscape one: the worst
  *   case), and the call's usage is then recorded as an estimate (usageKnown false).
  * Scope: the bound comes from the request, the counts from the reply (openai-usage.ts); the
  * meter (meter.ts) charges {@link toolFeeCharge}, the reservation (worst-case.ts) holds

@@ -38,9 +38,9 @@ function mcpServerUrl(opts: McpOptions, self: Command): { url: string; from: str
  * FLOTILLA_URL in every harness's environment. Which wins: `--server`, `--url`,
  * FLOTILLA_SERVER, FLOTILLA_URL. The runner starts it for every harness that speaks MCP, with
  * those variables already set. Runs until stdin closes; exit 0. Missing or bad URL, missing
- * token, a job id that is not a whole number from 1 to 2,147,483,647 → exit 2 with a message naming the option and
- * variable; so is any option given empty or blank (`--job-id ""`, FLOTILLA_JOB_ID set to ""):
- * options.ts refuseEmpty, never taken as unset.
+ * token, a job id that is not a whole number from 1 to 2,147,483,647 → exit 2 with a message
+ * naming the option and variable; so is any option given empty or blank (`--job-id ""`,
+ * FLOTILLA_JOB_ID set to ""): options.ts refuseEmpty, never taken as unset.
  */
 export function registerMcp(program: Command, ctx: CliContext): void {
   program
