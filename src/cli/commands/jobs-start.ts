@@ -2,7 +2,7 @@ import { createInterface } from 'node:readline/promises';
 import { Command, Option } from 'commander';
 import { ApiError } from '../../client/index.js';
 import type { CliContext } from '../context.js';
-import { CliError, addClientOptions, clientFrom, parseJobId, refuseEmptyOptions, wantsJson, type ClientOptions } from '../options.js';
+import { CliError, addClientOptions, clientFrom, parseJobId, wantsJson, type ClientOptions } from '../options.js';
 import { resolveRunner } from './fleet-util.js';
 
 /** Asks a yes/no question on the terminal; false when stdin is not a terminal. */
@@ -34,8 +34,7 @@ export function registerJobsStart(program: Command, ctx: CliContext): void {
     .addOption(new Option('--runner <runner>', 'on this runner (id or name)').env('FLOTILLA_RUNNER'))
     .addOption(new Option('--force', 'place it even past capacity or on a held runner').env('FLOTILLA_FORCE'));
   addClientOptions(start).action(async (id: number, opts: ClientOptions & { runner?: string; force?: boolean }, self: Command) => {
-    // `--runner ""` / FLOTILLA_RUNNER= let the scheduler place the job anywhere.
-    refuseEmptyOptions(self, ['runner']);
+    // `--runner ""` / FLOTILLA_RUNNER= (it let the scheduler place the job anywhere) is refused before this (options.ts refuseEmptyValues).
     const client = await clientFrom(opts);
     const runnerId = opts.runner ? await resolveRunner(client, opts.runner) : undefined;
     const req = { ...(runnerId !== undefined ? { runnerId } : {}) };

@@ -3,7 +3,7 @@ import { JobStatus, maskUrlPasswords, type BudgetView, type Job } from '../../pr
 import { formatMicros } from '../../core/money.js';
 import type { CliContext } from '../context.js';
 import { formatJobSummary, formatTable } from '../format.js';
-import { CliError, addClientOptions, clientFrom, intIn, parseJobId, refuseEmptyOptions, wantsJson, type ClientOptions } from '../options.js';
+import { CliError, addClientOptions, clientFrom, intIn, parseJobId, wantsJson, type ClientOptions } from '../options.js';
 import { cancelAndWait } from '../cancel.js';
 import { describeTree } from '../tree-format.js';
 import { runnerNames } from './fleet-util.js';
@@ -25,8 +25,7 @@ export function registerJobs(program: Command, ctx: CliContext): void {
     .addOption(new Option('--limit <n>', 'at most this many (1-200)').argParser(intIn(1, 200, 'limit')).default(20).env('FLOTILLA_JOB_LIMIT'))
     .addOption(new Option('--before <id>', 'only jobs older than this id (paging)').argParser(parseJobId).env('FLOTILLA_JOB_BEFORE'));
   addClientOptions(list).action(async (opts: ClientOptions & { status?: JobStatus; agent?: string; limit: number; before?: number }, self: Command) => {
-    // `--agent ""` / FLOTILLA_JOB_AGENT= listed every job: an empty filter is never "no filter".
-    refuseEmptyOptions(self, ['agent']);
+    // `--agent ""` / FLOTILLA_JOB_AGENT= (it listed every job) is refused before this (options.ts refuseEmptyValues).
     const client = await clientFrom(opts);
     const page = await client.listJobs({ status: opts.status, agent: opts.agent, limit: opts.limit, before: opts.before });
     if (wantsJson(self, opts)) return void out(JSON.stringify(page));

@@ -52,9 +52,8 @@ export function registerMcp(program: Command, ctx: CliContext): void {
     .addOption(new Option('--job-id <id>', "the running job's id (wait_jobs without ids waits for its children)").env('FLOTILLA_JOB_ID'))
     .action(async (opts: McpOptions, self: Command) => {
       const where = mcpServerUrl(opts, self);
-      // An empty --job-id / FLOTILLA_JOB_ID (a script's `$FLOTILLA_JOB_ID` that expanded to
-      // nothing) is refused like every other empty option, not taken as "no job id".
-      refuseEmptyOptions(self, ['jobToken', 'jobId']);
+      // An empty --job-id / --job-token (a script's `$FLOTILLA_JOB_ID` that expanded to nothing)
+      // was refused before this, as every blank option is (options.ts refuseEmptyValues).
       if (!where) throw new CliError('flotilla mcp: no control plane URL: pass --server or set FLOTILLA_SERVER (or FLOTILLA_URL, as the runner does)', 2);
       if (!opts.jobToken) throw new CliError('flotilla mcp: no job token: set FLOTILLA_JOB_TOKEN or --job-token', 2);
       let selfId: number | undefined;

@@ -58,10 +58,8 @@ export function registerRun(program: Command, ctx: CliContext): void {
   cmd.action(async (agent: string, inputJson: string | undefined, opts: RunOptions, self: Command) => {
     const json = wantsJson(self, opts);
     checkRoleLabels(opts.role, opts.labels);
-    // `--parent-token ""` (a script's `$FLOTILLA_JOB_TOKEN` that expanded to nothing) made a new
-    // root job with the admin token, outside the intended tree.
-    // `--effort ""` reached the server (exit 1, its schema text).
-    refuseEmptyOptions(self, ['parentToken', 'effort']);
+    // A blank `--parent-token` (it made a new root job with the admin token) or `--effort` was
+    // refused before this (options.ts refuseEmptyValues); `--labels ""` parses to no labels:
     refuseEmptyLabels(self, opts.labels, 'labels');
     if (opts.local && opts.parentToken !== undefined) {
       throw new CliError(`--parent-token cannot be used with --local (it starts its own server, where that job does not exist)${self.getOptionValueSource('parentToken') === 'env' ? ' (from FLOTILLA_PARENT_TOKEN)' : ''}`, 2);

@@ -64,8 +64,9 @@ export function registerUp(program: Command, ctx: CliContext): void {
     )
     .action(async (opts: UpOptions, self: Command) => {
       const { io } = ctx;
-      // FLOTILLA_HOST= listened on every interface (Node takes host "" as unspecified); FLOTILLA_DATA= used the current folder.
-      refuseEmptyOptions(self, ['host', 'data']);
+      // FLOTILLA_DATA= used the current folder (a blank FLOTILLA_HOST, which listened on every
+      // interface, is refused before this: options.ts refuseEmptyValues).
+      refuseEmptyOptions(self, ['data']);
       await checkFolderOption('--data', opts.data, 'FLOTILLA_DATA');
       const interval = opts.heartbeatInterval ?? 5000;
       const timeout = opts.heartbeatTimeout ?? 20000;
