@@ -112,15 +112,20 @@ describe('SQLite fast paths (sqlite-fast.ts)', () => {
     await s.close();
   });
 
-  it('a settle failing after its first write takes its whole batch back: no unit of it is half-written or kept', async () => {
+  // Two places a batch can fail after a unit's first write: a unit's own later statement (r1's
+  // reservation DELETE, after its ledger INSERT) and the tree's row written back at the batch's
+  // end (sqlite-tree-rows.ts: one UPDATE for both settles, +12 µ$). Either takes the batch back.
+  it.each([
+    ['a settle failing after its first write', `create trigger boom before delete on budget_reservations when old.micros = 100000 begin select raise(abort, 'boom'); end`],
+    ["the tree's row written back at the batch's end failing", `create trigger boom before update on tree_budgets when new.spent_micros - old.spent_micros = 12 begin select raise(abort, 'boom'); end`],
+  ])('%s takes its whole batch back: no unit of it is half-written or kept', async (_name, trigger) => {
     const { s, jobId } = await running();
     const r1 = await s.reserveBudget(jobId, 100_000, T);
     const r2 = await s.reserveBudget(jobId, 200_000, T);
     if (!r1?.ok || !r2?.ok) throw new Error('must fit');
-    // A trigger makes the tree's UPDATE fail when r1's settle charges 7 µ$: after its ledger
-    // INSERT and reservation DELETE ran (a statement error, as disk full would be).
+    // A trigger makes one write of the batch fail after earlier ones ran (a statement error, as disk full would be).
     const raw = new Database(path.join(dirs.at(-1)!, 'data', 'flotilla.db'));
-    raw.exec(`create trigger boom before update on tree_budgets when new.spent_micros - old.spent_micros = 7 begin select raise(abort, 'boom'); end`);
+    raw.exec(trigger);
     const call = { jobId, attempt: 1, provider: 'scripted', model: 'm', api: 'anthropic-messages', streamed: false, httpStatus: 200, inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0, usageKnown: true, costMicros: 5, runnerId: null, startedAt: T, durationMs: 1 };
     const out = await Promise.allSettled([s.settleBudget(jobId, r2.reservationId, 5, T, call), s.settleBudget(jobId, r1.reservationId, 7, T, { ...call, costMicros: 7 })]);
     expect(out.map((o) => o.status === 'rejected' && String(o.reason))).toEqual([expect.stringMatching(/boom/), expect.stringMatching(/boom/)]);
@@ -133,6 +138,45 @@ describe('SQLite fast paths (sqlite-fast.ts)', () => {
     expect(await Promise.all([s.settleBudget(jobId, r2.reservationId, 5, T, call), s.settleBudget(jobId, r1.reservationId, 7, T, { ...call, costMicros: 7 })])).toEqual([true, true]);
     expect(await s.getTreeBudget(jobId, T)).toEqual({ rootId: jobId, limitMicros: 1_000_000, spentMicros: 12, reservedMicros: 0, remainingMicros: 999_988 });
     expect(await s.jobUsage(jobId)).toMatchObject({ modelCalls: 2, costMicros: 12 });
+    await s.close();
+  });
+
+  it("one turn's reserves and settles of two trees: each sees every earlier one's change to its tree's row, which is written back once as if they ran one by one", async () => {
+    const { s, jobId } = await running();
+    const other = await s.createJob({ parentId: null, agent: 'a', agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros: 500_000, now: T });
+    const held = await s.reserveBudget(jobId, 600_000, T); // creates the row (the fallback path)
+    const heldOther = await s.reserveBudget(other.id, 400_000, T);
+    if (!held?.ok || !heldOther?.ok) throw new Error('must fit');
+    // One turn, in order. Tree A ($1.00): the settle frees 600,000 and spends 100,000, so 800,000
+    // then fits (100,000 + 800,000 <= 1,000,000) and 200,000 after it does not (1,100,000).
+    // Tree B ($0.50): 200,000 does not fit while 400,000 is held; its settle at 0 frees it all.
+    const [settled, fits, tooMuch, notYet, settledOther, fitsOther] = await Promise.all([
+      s.settleBudget(jobId, held.reservationId, 100_000, T + 1),
+      s.reserveBudget(jobId, 800_000, T + 2),
+      s.reserveBudget(jobId, 200_000, T + 3),
+      s.reserveBudget(other.id, 200_000, T + 4),
+      s.settleBudget(other.id, heldOther.reservationId, 0, T + 5),
+      s.reserveBudget(other.id, 500_000, T + 6),
+    ]);
+    expect(settled).toBe(true);
+    expect(settledOther).toBe(true);
+    expect(fits).toMatchObject({ ok: true, budget: { rootId: jobId, limitMicros: 1_000_000, spentMicros: 100_000, reservedMicros: 800_000, remainingMicros: 100_000 } });
+    expect(tooMuch).toMatchObject({ ok: false });
+    expect(notYet).toMatchObject({ ok: false });
+    expect(fitsOther).toMatchObject({ ok: true, budget: { rootId: other.id, limitMicros: 500_000, spentMicros: 0, reservedMicros: 500_000, remainingMicros: 0 } });
+    // The rows as stored: the figures above, and the time of the last change to each.
+    const raw = new Database(path.join(dirs.at(-1)!, 'data', 'flotilla.db'), { readonly: true });
+    const rows = raw.prepare('select root_id, spent_micros, reserved_micros, updated_at from tree_budgets order by root_id').all();
+    const reservations = raw.prepare('select root_id, micros from budget_reservations order by id').all();
+    raw.close();
+    expect(rows).toEqual([
+      { root_id: jobId, spent_micros: 100_000, reserved_micros: 800_000, updated_at: T + 2 },
+      { root_id: other.id, spent_micros: 0, reserved_micros: 500_000, updated_at: T + 6 },
+    ]);
+    expect(reservations).toEqual([
+      { root_id: jobId, micros: 800_000 },
+      { root_id: other.id, micros: 500_000 },
+    ]);
     await s.close();
   });
 

@@ -5,6 +5,7 @@ import { DEFAULT_RESERVATION_TTL_MS } from './budgets.js';
 import { modelCallValues } from './model-calls.js';
 import { chargeSubLimitsLate, parseJobIds } from './job-budgets.js';
 import { createGroupCommit } from './sqlite-group-commit.js';
+import { sqliteTreeRows } from './sqlite-tree-rows.js';
 import { sqliteActivityNotes, type ActivityNotes } from './sqlite-activity.js';
 import { codecFor } from './codec.js';
 import { frameSql } from './runner-frame.js';
@@ -30,12 +31,13 @@ const KEEPS_TOKENS = /^(get|list|find|count)|^(jobUsage|jobUsageMany|costRollup|
 /**
  * The gateway's per-call store work on SQLite without Kysely's per-statement overhead (query
  * compile, `prepare`, async hops — measured with bench/gateway.bench.js and --cpu-prof):
- * - `reserveBudget` / `settleBudget`: the same statements as budgets.ts (the conditional
- *   UPDATE + reservation INSERT; ledger INSERT + DELETE + UPDATE), prepared once, each call's
- *   statements atomic (without a savepoint: see `abandonGroup`) and group-committed with the
- *   other calls of the same event-loop turn (sqlite-group-commit.ts: one transaction per
- *   batch, never inside a Kysely transaction). The rare paths (the call does not fit, the tree's row does not exist yet)
- *   fall back to budgets.ts.
+ * - `reserveBudget` / `settleBudget`: the writes of budgets.ts (the conditional UPDATE of the
+ *   tree's row + reservation INSERT; ledger INSERT + DELETE + UPDATE of the tree's row),
+ *   prepared once, each call's writes atomic (without a savepoint: see `abandonGroup`) and
+ *   group-committed with the other calls of the same event-loop turn (sqlite-group-commit.ts:
+ *   one transaction per batch, never inside a Kysely transaction), the tree's row read and
+ *   written once per batch (sqlite-tree-rows.ts). The rare paths (the call does not fit, the
+ *   tree's row does not exist yet) fall back to budgets.ts.
  * - `noteModelCall` (when the store has it): the upsert of model-activity.ts, prepared, merged
  *   per (job, attempt) and written at most every 100 ms in the group commit
  *   (sqlite-activity.ts); `modelCallActivity` writes what is pending before it reads.
@@ -59,9 +61,11 @@ const KEEPS_TOKENS = /^(get|list|find|count)|^(jobUsage|jobUsageMany|costRollup|
 export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: BetterSqlite3.Database, tokenTtlMs = TOKEN_CACHE_TTL_MS): Store {
   let stmts: ReturnType<typeof prepare> | null = null;
   const s = () => (stmts ??= prepare(sqlite));
+  // The tree budget rows of one group transaction, read and written once each (sqlite-tree-rows.ts).
+  const trees = sqliteTreeRows(sqlite);
   // Kysely's SQLite driver holds the connection for a whole transaction: a batch that finds one
   // open waits for the connection (sqlite-group-commit.ts).
-  const group = createGroupCommit(sqlite, (fn) => db.connection().execute(async () => fn()));
+  const group = createGroupCommit(sqlite, (fn) => db.connection().execute(async () => fn()), { begin: trees.reset, end: trees.flush });
   const tokens = new Map<string, { job: JobRow; at: number }>();
   let generation = 0;
   /** Writes the activity notes not written yet (set below when the store notes activity). */
@@ -84,16 +88,19 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
     if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
     throw err;
   };
+  // The check and the reservation: store/budgets.ts's conditional UPDATE, made on the tree's row
+  // as this group transaction holds it (sqlite-tree-rows.ts). The reservation row is the unit's
+  // only write in SQL: when it is refused, nothing of the reserve happened.
   const reserveTx = (rootId: number, worst: number, now: number, ttlMs: number, callJson: string | null): BudgetReservationResult | null => {
-    const row = s().reserve.get(worst, now, rootId, worst) as BudgetRow | undefined;
-    if (!row) return null;
-    let res: BetterSqlite3.RunResult;
-    try {
-      res = s().insertReservation.run(rootId, worst, now, now + ttlMs, callJson);
-    } catch (err) {
-      return abandonGroup(err);
-    }
-    return { ok: true, budget: toBudget(row), reservationId: Number(res.lastInsertRowid) };
+    const row = trees.get(rootId);
+    if (!row || row.spentMicros + row.reservedMicros + worst > row.limitMicros) return null;
+    const res = s().insertReservation.run(rootId, worst, now, now + ttlMs, callJson);
+    row.reservedMicros += worst;
+    row.updatedAt = now;
+    row.dirty = true;
+    const remainingMicros = Math.max(0, row.limitMicros - row.spentMicros - row.reservedMicros);
+    const budget = { rootId, limitMicros: row.limitMicros, spentMicros: row.spentMicros, reservedMicros: row.reservedMicros, remainingMicros };
+    return { ok: true, budget, reservationId: Number(res.lastInsertRowid) };
   };
   const settleTx = (rootId: number, reservationId: number, cost: number, now: number, values: Record<string, unknown> | null): SettleFound => {
     // The ledger row first: when it is refused (a constraint), nothing of the settle was written
@@ -111,7 +118,15 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
     try {
       const micros = held && swept === null ? Number(held.micros) : 0;
       const delta = cost - (swept ?? 0);
-      s().settle.run(micros, micros, delta, now, rootId);
+      // store/budgets.ts's settle UPDATE on the row this transaction holds (sqlite-tree-rows.ts);
+      // the change to spent may be negative (a late settle of a swept reservation, H7): never below 0
+      const row = trees.get(rootId);
+      if (row) {
+        row.reservedMicros = row.reservedMicros >= micros ? row.reservedMicros - micros : 0;
+        row.spentMicros = Math.max(row.spentMicros + delta, 0);
+        row.updatedAt = now;
+        row.dirty = true;
+      }
       // issue 6: the child sub-limits the reservation also held (job-budgets.ts), ascending id
       for (const j of parseJobIds(held?.job_ids).sort((a, b) => a - b)) s().settleJob.run(micros, micros, delta, now, j);
       if (held && held.call_id !== null) s().deleteCall.run(held.call_id);
@@ -136,7 +151,7 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
       // It may end the job: its token dies (cleared before and after, as for every such method).
       clear();
       try {
-        const out = await group.run(() => frame(q));
+        const out = await group.run(() => (trees.flush(), frame(q)));
         return out === 'kysely' ? await store.applyRunnerFrame(f, now) : out;
       } finally {
         clear();
@@ -160,7 +175,7 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
       // New job tokens: cleared before and after, as for every method that may change one.
       clear();
       try {
-        return await group.run(() => claim(claims, now, at));
+        return await group.run(() => (trees.flush(), claim(claims, now, at)));
       } finally {
         clear();
       }
@@ -255,15 +270,6 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
   });
 }
 
-type BudgetRow = { root_id: number; limit_micros: number; spent_micros: number; reserved_micros: number };
-
-function toBudget(r: BudgetRow) {
-  const limitMicros = Number(r.limit_micros);
-  const spentMicros = Number(r.spent_micros);
-  const reservedMicros = Number(r.reserved_micros);
-  return { rootId: Number(r.root_id), limitMicros, spentMicros, reservedMicros, remainingMicros: Math.max(0, limitMicros - spentMicros - reservedMicros) };
-}
-
 /** The prepared statements (after the migrations made the tables). */
 function prepare(sqlite: BetterSqlite3.Database) {
   const callCols = Object.keys(modelCallValues(SAMPLE_CALL));
@@ -281,17 +287,11 @@ function prepare(sqlite: BetterSqlite3.Database) {
     insertCall = (v) => byName.run(v);
   }
   return {
-    reserve: sqlite.prepare(
-      'update tree_budgets set reserved_micros = reserved_micros + ?, updated_at = ? where root_id = ? and spent_micros + reserved_micros + ? <= limit_micros returning root_id, limit_micros, spent_micros, reserved_micros',
-    ),
     insertReservation: sqlite.prepare('insert into budget_reservations (root_id, micros, created_at, expires_at, call) values (?, ?, ?, ?, ?)'),
     deleteReservation: sqlite.prepare('delete from budget_reservations where id = ? and root_id = ? returning micros, job_ids, charged_micros, call_id'),
     // the change to spent may be negative (a late settle of a swept reservation, H7): never below 0
     settleJob: sqlite.prepare(
       'update job_budgets set reserved_micros = case when reserved_micros >= ? then reserved_micros - ? else 0 end, spent_micros = max(spent_micros + ?, 0), updated_at = ? where job_id = ?',
-    ),
-    settle: sqlite.prepare(
-      'update tree_budgets set reserved_micros = case when reserved_micros >= ? then reserved_micros - ? else 0 end, spent_micros = max(spent_micros + ?, 0), updated_at = ? where root_id = ?',
     ),
     /** Deletes the ledger row the sweep wrote for a reservation settled late after all (H7). */
     deleteCall: sqlite.prepare('delete from model_calls where id = ?'),

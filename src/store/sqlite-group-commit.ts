@@ -41,15 +41,28 @@ type Item = { work: () => unknown; resolve: (v: unknown) => void; reject: (e: un
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 /**
- * A {@link GroupCommit} over `sqlite`. `exclusive(fn)` runs `fn` while holding the connection
- * that Kysely shares (e.g. `(fn) => db.connection().execute(async () => fn())`).
+ * What runs inside each group transaction around its units (sqlite-tree-rows.ts: the tree
+ * budget rows held in memory for one transaction).
  */
-export function createGroupCommit(sqlite: BetterSqlite3.Database, exclusive: (fn: () => void) => Promise<void>): GroupCommit {
+export interface GroupHooks {
+  /** Before the first unit. */
+  begin?(): void;
+  /** After the last unit, before COMMIT; when it throws, the transaction is rolled back and every caller of the batch gets the error. */
+  end?(): void;
+}
+
+/**
+ * A {@link GroupCommit} over `sqlite`. `exclusive(fn)` runs `fn` while holding the connection
+ * that Kysely shares (e.g. `(fn) => db.connection().execute(async () => fn())`); `hooks` run
+ * inside each group transaction ({@link GroupHooks}).
+ */
+export function createGroupCommit(sqlite: BetterSqlite3.Database, exclusive: (fn: () => void) => Promise<void>, hooks: GroupHooks = {}): GroupCommit {
   let queue: Item[] = [];
   let scheduled = false;
   let blocked: Promise<void> | null = null;
 
   const group = sqlite.transaction((items: Item[]): Outcome[] => {
+    hooks.begin?.();
     const out: Outcome[] = [];
     for (const it of items) {
       try {
@@ -60,6 +73,7 @@ export function createGroupCommit(sqlite: BetterSqlite3.Database, exclusive: (fn
         out.push({ ok: false, error });
       }
     }
+    hooks.end?.();
     return out;
   });
 
