@@ -76,4 +76,54 @@ describe('gateway call activity', () => {
     expect(log).toEqual(['start issued 7/2', 'start written', 'settle 41 0', 'end issued 7/2']);
     expect(await held.settle(0)).toBe(false); // settles once
   });
+
+  it('calls whose start notes share one write (a merging store) each end once, after that write, with their own job', async () => {
+    // Like SQLite's notes (sqlite-activity.ts): every note until the write is released shares one promise.
+    const log: string[] = [];
+    let write: { promise: Promise<void>; resolve: () => void } | null = null;
+    const store: BudgetStore = {
+      reserveBudget: async (rootId) => ({ ok: true, reservationId: rootId, budget: { rootId, limitMicros: 100, spentMicros: 0, reservedMicros: 10, remainingMicros: 90 } }),
+      settleBudget: async () => true,
+      noteModelCall: (jobId, attempt, phase) => {
+        log.push(`${phase} ${jobId}/${attempt}`);
+        if (!write) {
+          let resolve!: () => void;
+          const promise = new Promise<void>((r) => (resolve = r));
+          write = { promise, resolve };
+        }
+        return write.promise;
+      },
+    };
+    const other = { ...job, id: 8, rootId: 8, attempt: 1 } as JobRow;
+    const held = await Promise.all([reserve(store, job, 10, T), reserve(store, job, 10, T), reserve(store, other, 10, T)]);
+    for (const h of held) if ('refused' in h) throw new Error('must fit');
+    await Promise.all(held.map((h) => ('settle' in h ? h.settle(1) : null)));
+    await ticks();
+    expect(log).toEqual(['start 7/2', 'start 7/2', 'start 8/1']); // the ends wait for the write
+    const first = write!;
+    write = null;
+    first.resolve();
+    await ticks();
+    expect(log.slice(3).sort()).toEqual(['end 7/2', 'end 7/2', 'end 8/1']);
+  });
+
+  it('a store that hands every note the same settled promise: each call still ends with its own job', async () => {
+    const log: string[] = [];
+    const done = Promise.resolve();
+    const store: BudgetStore = {
+      reserveBudget: async (rootId) => ({ ok: true, reservationId: rootId, budget: { rootId, limitMicros: 100, spentMicros: 0, reservedMicros: 10, remainingMicros: 90 } }),
+      settleBudget: async () => true,
+      noteModelCall: (jobId, attempt, phase) => {
+        log.push(`${phase} ${jobId}/${attempt}`);
+        return done;
+      },
+    };
+    const other = { ...job, id: 8, rootId: 8, attempt: 1 } as JobRow;
+    const [a, b] = await Promise.all([reserve(store, job, 10, T), reserve(store, other, 10, T)]);
+    if ('refused' in a || 'refused' in b) throw new Error('must fit');
+    await b.settle(1);
+    await a.settle(1);
+    await ticks();
+    expect(log).toEqual(['start 7/2', 'start 8/1', 'end 8/1', 'end 7/2']);
+  });
 });

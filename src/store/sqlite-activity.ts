@@ -63,6 +63,8 @@ export function sqliteActivityNotes(upsert: BetterSqlite3.Statement, group: Grou
       resolve = res;
       reject = rej;
     });
+    // a caller may drop it (the gateway's notes are advisory): its failure is not unhandled
+    done.catch(() => undefined);
     let started: Promise<void> | null = null;
     const p: Pending = {
       counts,
@@ -85,7 +87,7 @@ export function sqliteActivityNotes(upsert: BetterSqlite3.Statement, group: Grou
   };
 
   return {
-    async note(jobId, attempt, phase, now) {
+    note(jobId, attempt, phase, now) {
       const key = `${jobId}:${attempt}`;
       let p = pending.get(key);
       if (!p) {
@@ -96,7 +98,10 @@ export function sqliteActivityNotes(upsert: BetterSqlite3.Statement, group: Grou
       if (phase === 'start') p.counts.starts++;
       else p.counts.ends++;
       if (now > p.counts.now) p.counts.now = now;
-      await p.done;
+      // the entry's own promise, shared by every note merged into it: no promise per note waits
+      // on it for up to ACTIVITY_WRITE_INTERVAL_MS (at thousands of calls a second, such waiters
+      // outlived young-generation collections and made them dear: bench/gateway-cpu.bench.js)
+      return p.done;
     },
     async flush() {
       await Promise.all([...pending.values()].map((p) => p.write().catch(() => undefined)));

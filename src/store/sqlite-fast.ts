@@ -240,7 +240,9 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
       return notes;
     };
     flushActivity = () => notes?.flush() ?? Promise.resolve();
-    fast.noteModelCall = async (jobId, attempt, phase, now) => {
+    // Not async: the note's own promise (shared by the notes merged into one write,
+    // sqlite-activity.ts), without one more promise per note waiting on it.
+    fast.noteModelCall = (jobId, attempt, phase, now) => {
       const n = activity();
       if (!n || (phase !== 'start' && phase !== 'end') || !Number.isSafeInteger(jobId) || !Number.isSafeInteger(attempt) || !Number.isSafeInteger(now) || jobId < 1 || attempt < 0 || now < 0) {
         return kyselyNote(jobId, attempt, phase, now); // validation errors come from there
