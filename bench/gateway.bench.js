@@ -5,7 +5,10 @@
 // the proxy's limit and not node:http's client cost; streams through node:http). Every target
 // serves 3 s of untimed load first, and 2 s of streams (warm, as a long-running proxy is).
 // Non-streamed: 1, 16, 64, 256 concurrent clients for BENCH_SECONDS (default 3) each: req/s,
-// p50/p99 latency, added over calling the upstream directly. Streams (20 events 5 ms apart):
+// p50/p99 latency, added over calling the upstream directly; each target's best of
+// BENCH_ROUNDS (default 3) rounds, the targets interleaved (this machine's speed moves by tens
+// of percent from one minute to the next: one round each compared targets measured in
+// different weather). Streams (20 events 5 ms apart):
 // 1 and 64 concurrent: time to first byte and to first event, added over direct, and the
 // mean gap between events (the upstream's pacing is 5 ms). RSS of each gateway after load.
 // Then bare Node pass-through proxies at 1 and 64 clients (node:http's client and undici's, the
@@ -21,6 +24,10 @@ import { rawLoad } from './gateway/raw-load.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+// Non-streamed levels: each target's best of this many rounds (see `best`).
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** The best of a target's rounds at one level: most req/s, least p50 and p99 (each its own round's); errors summed. */
+const best = (runs) => ({ rps: Math.max(...runs.map((r) => r.rps)), p50: Math.min(...runs.map((r) => r.p50)), p99: Math.min(...runs.map((r) => r.p99)), errors: runs.reduce((a, r) => a + r.errors, 0) });
 const PORTKEY = join(ROOT, 'node_modules/@portkey-ai/gateway/build/start-server.js');
 const children = [];
 process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));
@@ -148,12 +155,20 @@ for (const t of Object.values(targets)) {
   await load(t, 16, false, 3);
   await load(t, 16, true, 2);
 }
-console.log(`\nnon-streamed, ${SECONDS} s per level (latency ms; "added" = over direct)`);
+console.log(`\nnon-streamed, ${SECONDS} s per level, best of ${ROUNDS} interleaved rounds (latency ms; "added" = over direct)`);
 console.log('clients | direct req/s p50 p99 | flotilla req/s p50 p99 added-p50 added-p99' + (portkey ? ' | portkey req/s p50 p99 | flotilla/portkey req/s' : ''));
 for (const c of [1, 16, 64, 256]) {
-  const d = await load(targets.direct, c, false);
-  const g = await load(targets.flotilla, c, false);
-  const p = portkey ? await load(targets.portkey, c, false) : null;
+  // ROUNDS rounds, the targets interleaved within each; each figure is its target's best round
+  // (a shared machine's noise only takes throughput away and adds latency).
+  const runs = { direct: [], flotilla: [], portkey: [] };
+  for (let r = 0; r < ROUNDS; r++) {
+    runs.direct.push(await load(targets.direct, c, false));
+    runs.flotilla.push(await load(targets.flotilla, c, false));
+    if (portkey) runs.portkey.push(await load(targets.portkey, c, false));
+  }
+  const d = best(runs.direct);
+  const g = best(runs.flotilla);
+  const p = portkey ? best(runs.portkey) : null;
   let line = `${String(c).padStart(7)} | ${d.rps.toFixed(0)} ${f1(d.p50)} ${f1(d.p99)} | ${g.rps.toFixed(0)} ${f1(g.p50)} ${f1(g.p99)} +${f1(g.p50 - d.p50)} +${f1(g.p99 - d.p99)}`;
   if (p) line += ` | ${p.rps.toFixed(0)} ${f1(p.p50)} ${f1(p.p99)} | ${(g.rps / p.rps).toFixed(1)}×`;
   if (d.errors + g.errors + (p?.errors ?? 0)) line += `  (errors: direct ${d.errors}, flotilla ${g.errors}${p ? `, portkey ${p.errors}` : ''})`;
