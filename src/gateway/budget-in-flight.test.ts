@@ -165,10 +165,11 @@ describe('a call kept out only by calls in flight (M2)', () => {
       expect(c.status).toBe(429);
       expect(c.headers.get('retry-after')).toBe('5');
       expect(c.headers.get('retry-after-ms')).toBe('5000');
-      expect(c.headers.get('x-should-retry')).not.toBe('false');
+      expect(c.headers.get('x-should-retry')).toBe('true');
       const oerr = (JSON.parse(c.body) as { error: { code: string; message: string } }).error;
       expect(oerr.code).toBe('rate_limit_exceeded');
-      expect(oerr.message).toMatch(/budget busy.*Please try again in 5s\./);
+      // the delay said once, in the words Codex reads
+      expect(oerr.message).toMatch(new RegExp(`^budget busy: job tree ${jobId}'s budget .*Not out of budget \\(job ${jobId}\\)\\. Please try again in 5s\\.$`));
 
       expect(gw.exhausted).toEqual([]); // not paused
       expect(await store.getJob(jobId)).toMatchObject({ status: 'running' });

@@ -115,13 +115,14 @@ function settleOrTimeout(store: BudgetStore, rootId: number, ms: number, signal?
 
 /**
  * The message of the retryable refusal (M2): names the tree (or the child's sub-limit), its
- * figures, that calls in flight hold the room this call needs, and when to try again.
+ * figures, that calls in flight hold the room this call needs, and when to try again
+ * (`retryIn` false: not; the OpenAI shape says it in its own words, openai-wire.ts).
  */
-export function inFlightMessage(job: JobRow, b: TreeBudget | null, worst: number): string {
+export function inFlightMessage(job: JobRow, b: TreeBudget | null, worst: number, retryIn = true): string {
   const whose = b?.jobId !== undefined ? `job ${b.jobId}'s budget (sub-limit in job tree ${job.rootId})` : `job tree ${job.rootId}'s budget`;
   const figures = b ? ` of ${formatMicros(b.limitMicros)}: ${formatMicros(b.spentMicros)} spent, ${formatMicros(b.reservedMicros)} held by calls in flight` : '';
   return (
     `budget busy: ${whose}${figures}; this call may cost up to ${formatMicros(worst)}, which fits once those calls settle. ` +
-    `Not out of budget: retry in ${IN_FLIGHT_RETRY_AFTER_S}s (job ${job.id})`
+    (retryIn ? `Not out of budget: retry in ${IN_FLIGHT_RETRY_AFTER_S}s (job ${job.id})` : `Not out of budget (job ${job.id}).`)
   );
 }

@@ -169,7 +169,7 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
       if (held.inFlight) {
         await recordRefused(ctx, 429, 'budget_in_flight');
         d.log.info('gateway: refused a call for now: calls in flight hold its budget', { job: job.id, root: job.rootId, worst: worst.micros });
-        return openaiRetryLater(inFlightMessage(job, held.budget, worst.micros), IN_FLIGHT_RETRY_AFTER_S);
+        return openaiRetryLater(inFlightMessage(job, held.budget, worst.micros, false), IN_FLIGHT_RETRY_AFTER_S);
       }
       await recordRefused(ctx, 429, 'budget');
       try {

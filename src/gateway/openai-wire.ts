@@ -32,10 +32,12 @@ export function openaiBudgetError(message: string): Reply {
  * The retryable refusal of a call that only calls in flight keep out of its budget (M2,
  * budget-wait.ts): 429 `rate_limit_exceeded` (type `requests`, as OpenAI's own rate limits),
  * `retry-after` (seconds) and `retry-after-ms`, and the delay in the message too ("Please try
- * again in Ns.", which Codex reads); never `x-should-retry: false`, never `insufficient_quota`.
+ * again in Ns.", which Codex reads; `message` does not say it), and `x-should-retry: true` as
+ * the Anthropic shape sends; never `insufficient_quota`.
  */
 export function openaiRetryLater(message: string, retryAfterS: number): Reply {
   const res = openaiError(429, 'requests', `${message} Please try again in ${retryAfterS}s.`, 'rate_limit_exceeded');
+  res.headers['x-should-retry'] = 'true';
   res.headers['retry-after'] = String(retryAfterS);
   res.headers['retry-after-ms'] = String(retryAfterS * 1000);
   return res;
