@@ -5,6 +5,7 @@ import { priceFor } from './prices.js';
 import { recordRefused, type CallContext } from './meter.js';
 import { modelNamedIn, UNKNOWN_MODEL } from './refused-model.js';
 import { jobTokenHash } from './token-hash.js';
+import { refusedCallMicros } from '../store/budget-resume.js';
 
 /** The Store methods job authentication uses (`findPausedJobByTokenHash` optional: without it a paused job's token is just unknown). */
 export type JobAuthStore = Pick<Store, 'findJobByTokenHash'> & Partial<Pick<Store, 'findPausedJobByTokenHash'>>;
@@ -32,22 +33,29 @@ export async function authenticateJob(store: JobAuthStore, token: string | null)
 /**
  * The budget refusal's message for a call of a job paused for budget. Always says that the job
  * is paused for budget (its pause reason: the refusal that paused it, with the figures then) and
- * that it resumes as a new attempt with a new token, this token staying refused. Whether the
- * tree has room now is found by reserving `roomFor` µ$ (the worst case of a call like this one,
- * {@link roomForCall}), released at once:
- * - no room: what is left now, and that the job resumes after a top-up;
- * - room: says so, without claiming it covers the call that paused the job (it
- *   resumes once its tree covers that one: after a top-up, or once calls in flight settle).
+ * that it resumes as a new attempt with a new token, this token staying refused. Whether its
+ * budget has room now is found by reserving the worst case of the call that paused it (the
+ * figure the resume rule reads: `job.pausedNeedMicros`, else its pause reason's, store/budget-resume.ts;
+ * else `roomFor` µ$, a call like this one, {@link roomForCall}), released at once — not this
+ * call's, which may be far cheaper (a fresh user's cheap-model request was told "room").
+ * - no room: that call's worst case, what is left now, and that the job resumes after a top-up,
+ *   of at least the shortfall when spending alone keeps it out (calls in flight do not count
+ *   against a resume);
+ * - room: says so.
  */
 export async function pausedJobMessage(store: BudgetStore, job: JobRow, now: number, roomFor: number): Promise<string> {
-  const held = await reserve(store, job, Math.max(1, Math.ceil(roomFor)), now);
+  const need = job.pausedNeedMicros ?? refusedCallMicros(job.error) ?? Math.max(1, Math.ceil(roomFor));
+  const held = await reserve(store, job, need, now);
   const paused = `budget exhausted: job ${job.id} is paused for budget (${job.error ?? 'its tree ran out'})`;
   if ('refused' in held) {
-    const left = held.budget ? `; its budget has ${formatMicros(held.budget.remainingMicros)} left now` : '';
-    return `${paused}${left}; the job resumes after a top-up, as a new attempt with a new token`;
+    const b = held.budget;
+    if (!b) return `${paused}; the job resumes after a top-up, as a new attempt with a new token`;
+    const short = need - (b.limitMicros - b.spentMicros);
+    const topUp = short > 0 ? `a top-up of at least ${formatMicros(short)}` : 'a top-up';
+    return `${paused}; the call that paused it may cost up to ${formatMicros(need)} and its budget has ${formatMicros(b.remainingMicros)} left now: the job resumes after ${topUp}, as a new attempt with a new token`;
   }
   await held.settle(0);
-  return `${paused}; its tree has room for a call again, but this token stays refused: the job resumes as a new attempt with a new token once its tree covers the call that paused it (after a top-up, or once calls in flight settle)`;
+  return `${paused}; its budget now covers the call that paused it (up to ${formatMicros(need)}), but this token stays refused: the job resumes as a new attempt with a new token`;
 }
 
 /**
