@@ -110,7 +110,7 @@ describe('runner activity of attempts that moved on', () => {
 
     const onA = ((await (await t.api(`/api/runners/${a.runnerId}/activity`)).json()) as RunnerActivity).entries.filter((e) => e.jobId === job.id);
     expect(onA.map((e) => [e.kind, e.text])).toEqual([
-      ['job.ended', `job #${job.id} plain-job ended requeued on this runner; the job is now failed (attempt 2)`],
+      ['job.ended', `job #${job.id} plain-job ended requeued on this runner; the job is now failed, at attempt 2`],
       ['job.started', `job #${job.id} plain-job started`],
     ]);
     const onB = ((await (await t.api(`/api/runners/${b.runnerId}/activity`)).json()) as RunnerActivity).entries.filter((e) => e.jobId === job.id);

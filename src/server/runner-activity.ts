@@ -28,7 +28,7 @@ export function runnerActivityOf(runner: RunnerRow, events: readonly RunnerEvent
       const why = [j.endReason && j.endReason !== j.status ? j.endReason : null, j.error, j.result?.summary].filter((x): x is string => !!x).join(' — ');
       push(a.endedAt, 2, 'job.ended', `job #${j.id} ${j.agent}${which} ended ${j.status}${why ? `: ${why.slice(0, 300)}` : ''}`, j.id);
     } else {
-      push(a.endedAt, 2, 'job.ended', `job #${j.id} ${j.agent}${which} ended ${a.outcome} on this runner; the job is now ${j.status}${j.attempt !== a.attempt ? ` (attempt ${j.attempt})` : ''}`, j.id);
+      push(a.endedAt, 2, 'job.ended', `job #${j.id} ${j.agent}${which} ended ${a.outcome} on this runner; the job is now ${j.status}${j.attempt !== a.attempt ? `, at attempt ${j.attempt}` : ''}`, j.id);
     }
   }
   return out
