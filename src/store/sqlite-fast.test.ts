@@ -114,7 +114,8 @@ describe('SQLite fast paths (sqlite-fast.ts)', () => {
 
   // Two places a batch can fail after a unit's first write: a unit's own later statement (r1's
   // reservation DELETE, after its ledger INSERT) and the tree's row written back at the batch's
-  // end (sqlite-tree-rows.ts: one UPDATE for both settles, +12 µ$). Either takes the batch back.
+  // end (sqlite-tree-rows.ts: the batch's first unit, a 1 µ$ reserve, holds the row; one UPDATE
+  // then writes both settles, +12 µ$). Either takes the batch back.
   it.each([
     ['a settle failing after its first write', `create trigger boom before delete on budget_reservations when old.micros = 100000 begin select raise(abort, 'boom'); end`],
     ["the tree's row written back at the batch's end failing", `create trigger boom before update on tree_budgets when new.spent_micros - old.spent_micros = 12 begin select raise(abort, 'boom'); end`],
@@ -127,8 +128,8 @@ describe('SQLite fast paths (sqlite-fast.ts)', () => {
     const raw = new Database(path.join(dirs.at(-1)!, 'data', 'flotilla.db'));
     raw.exec(trigger);
     const call = { jobId, attempt: 1, provider: 'scripted', model: 'm', api: 'anthropic-messages', streamed: false, httpStatus: 200, inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0, usageKnown: true, costMicros: 5, runnerId: null, startedAt: T, durationMs: 1 };
-    const out = await Promise.allSettled([s.settleBudget(jobId, r2.reservationId, 5, T, call), s.settleBudget(jobId, r1.reservationId, 7, T, { ...call, costMicros: 7 })]);
-    expect(out.map((o) => o.status === 'rejected' && String(o.reason))).toEqual([expect.stringMatching(/boom/), expect.stringMatching(/boom/)]);
+    const out = await Promise.allSettled([s.reserveBudget(jobId, 1, T), s.settleBudget(jobId, r2.reservationId, 5, T, call), s.settleBudget(jobId, r1.reservationId, 7, T, { ...call, costMicros: 7 })]);
+    expect(out.map((o) => o.status === 'rejected' && String(o.reason))).toEqual([expect.stringMatching(/boom/), expect.stringMatching(/boom/), expect.stringMatching(/boom/)]);
     // Nothing of the batch was kept: both reservations held, nothing spent, no ledger row.
     expect(await s.getTreeBudget(jobId, T)).toEqual({ rootId: jobId, limitMicros: 1_000_000, spentMicros: 0, reservedMicros: 300_000, remainingMicros: 700_000 });
     expect(await s.jobUsage(jobId)).toMatchObject({ modelCalls: 0 });

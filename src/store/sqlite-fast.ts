@@ -5,7 +5,7 @@ import { DEFAULT_RESERVATION_TTL_MS } from './budgets.js';
 import { modelCallValues } from './model-calls.js';
 import { chargeSubLimitsLate, parseJobIds } from './job-budgets.js';
 import { createGroupCommit } from './sqlite-group-commit.js';
-import { sqliteTreeRows } from './sqlite-tree-rows.js';
+import { sqliteTreeRows, type TreeRow } from './sqlite-tree-rows.js';
 import { sqliteActivityNotes, type ActivityNotes } from './sqlite-activity.js';
 import { codecFor } from './codec.js';
 import { frameSql } from './runner-frame.js';
@@ -88,19 +88,30 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
     if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
     throw err;
   };
-  // The check and the reservation: store/budgets.ts's conditional UPDATE, made on the tree's row
-  // as this group transaction holds it (sqlite-tree-rows.ts). The reservation row is the unit's
-  // only write in SQL: when it is refused, nothing of the reserve happened.
+  // The check and the reservation: store/budgets.ts's conditional UPDATE. The first reserve of a
+  // tree in a group transaction runs it and holds the row it returns (sqlite-tree-rows.ts); the
+  // later ones make it in memory on that row, and their reservation row is their only write in
+  // SQL: when it is refused, nothing of the reserve happened.
   const reserveTx = (rootId: number, worst: number, now: number, ttlMs: number, callJson: string | null): BudgetReservationResult | null => {
-    const row = trees.get(rootId);
-    if (!row || row.spentMicros + row.reservedMicros + worst > row.limitMicros) return null;
+    let row = trees.held(rootId);
+    if (row === undefined) {
+      const r = s().reserve.get(worst, now, rootId, worst) as BudgetRow | undefined;
+      if (!r) return null;
+      row = trees.hold({ rootId, limitMicros: Number(r.limit_micros), spentMicros: Number(r.spent_micros), reservedMicros: Number(r.reserved_micros), updatedAt: now });
+      let res: BetterSqlite3.RunResult;
+      try {
+        res = s().insertReservation.run(rootId, worst, now, now + ttlMs, callJson);
+      } catch (err) {
+        return abandonGroup(err);
+      }
+      return { ok: true, budget: budgetOf(row), reservationId: Number(res.lastInsertRowid) };
+    }
+    if (row.spentMicros + row.reservedMicros + worst > row.limitMicros) return null;
     const res = s().insertReservation.run(rootId, worst, now, now + ttlMs, callJson);
     row.reservedMicros += worst;
     row.updatedAt = now;
     row.dirty = true;
-    const remainingMicros = Math.max(0, row.limitMicros - row.spentMicros - row.reservedMicros);
-    const budget = { rootId, limitMicros: row.limitMicros, spentMicros: row.spentMicros, reservedMicros: row.reservedMicros, remainingMicros };
-    return { ok: true, budget, reservationId: Number(res.lastInsertRowid) };
+    return { ok: true, budget: budgetOf(row), reservationId: Number(res.lastInsertRowid) };
   };
   const settleTx = (rootId: number, reservationId: number, cost: number, now: number, values: Record<string, unknown> | null): SettleFound => {
     // The ledger row first: when it is refused (a constraint), nothing of the settle was written
@@ -118,10 +129,12 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
     try {
       const micros = held && swept === null ? Number(held.micros) : 0;
       const delta = cost - (swept ?? 0);
-      // store/budgets.ts's settle UPDATE on the row this transaction holds (sqlite-tree-rows.ts);
-      // the change to spent may be negative (a late settle of a swept reservation, H7): never below 0
-      const row = trees.get(rootId);
-      if (row) {
+      // store/budgets.ts's settle UPDATE, in memory on the row this transaction holds
+      // (sqlite-tree-rows.ts), else in SQL; the change to spent may be negative (a late settle
+      // of a swept reservation, H7): never below 0
+      const row = trees.held(rootId);
+      if (row === undefined) s().settle.run(micros, micros, delta, now, rootId);
+      else {
         row.reservedMicros = row.reservedMicros >= micros ? row.reservedMicros - micros : 0;
         row.spentMicros = Math.max(row.spentMicros + delta, 0);
         row.updatedAt = now;
@@ -272,6 +285,14 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
   });
 }
 
+type BudgetRow = { limit_micros: number; spent_micros: number; reserved_micros: number };
+
+/** A tree's figures as a reservation result gives them (µ$). */
+function budgetOf(row: TreeRow) {
+  const remainingMicros = Math.max(0, row.limitMicros - row.spentMicros - row.reservedMicros);
+  return { rootId: row.rootId, limitMicros: row.limitMicros, spentMicros: row.spentMicros, reservedMicros: row.reservedMicros, remainingMicros };
+}
+
 /** The prepared statements (after the migrations made the tables). */
 function prepare(sqlite: BetterSqlite3.Database) {
   const callCols = Object.keys(modelCallValues(SAMPLE_CALL));
@@ -289,6 +310,13 @@ function prepare(sqlite: BetterSqlite3.Database) {
     insertCall = (v) => byName.run(v);
   }
   return {
+    reserve: sqlite.prepare(
+      'update tree_budgets set reserved_micros = reserved_micros + ?, updated_at = ? where root_id = ? and spent_micros + reserved_micros + ? <= limit_micros returning limit_micros, spent_micros, reserved_micros',
+    ),
+    // the change to spent may be negative (a late settle of a swept reservation, H7): never below 0
+    settle: sqlite.prepare(
+      'update tree_budgets set reserved_micros = case when reserved_micros >= ? then reserved_micros - ? else 0 end, spent_micros = max(spent_micros + ?, 0), updated_at = ? where root_id = ?',
+    ),
     insertReservation: sqlite.prepare('insert into budget_reservations (root_id, micros, created_at, expires_at, call) values (?, ?, ?, ?, ?)'),
     deleteReservation: sqlite.prepare('delete from budget_reservations where id = ? and root_id = ? returning micros, job_ids, charged_micros, call_id'),
     // the change to spent may be negative (a late settle of a swept reservation, H7): never below 0

@@ -14,11 +14,13 @@ export interface TreeRow {
 /**
  * The tree budget rows the gateway's reserves and settles of ONE group transaction read and
  * change (sqlite-fast.ts, sqlite-group-commit.ts), held in memory for the length of that
- * transaction: each row is read once (one SELECT), every reserve checks and adds to it and every
- * settle moves its figures, and each changed row is written back once (one UPDATE) before the
- * transaction commits. At 64 concurrent calls a transaction holds ~30 reserves and settles of
- * the same tree: one read and one write of its row instead of an UPDATE per call
- * (`update ... returning` for a reserve, ~2.5 µs, and ~0.9 µs for a settle; bench/gateway-store.bench.js).
+ * transaction: once a reserve has read the row (its conditional `update ... returning`, which
+ * {@link TreeRows.hold}s what it returns), every later reserve of the transaction checks and adds
+ * to it and every later settle moves its figures in memory, and the row is written back once
+ * (one UPDATE) before the transaction commits. At 64 concurrent calls a transaction holds ~30
+ * reserves and settles of the same tree: about two statements on its row instead of one per call
+ * (~2.5 µs a reserve, ~0.9 µs a settle; bench/gateway-store.bench.js); a transaction of one
+ * call (1 client) runs the same statements as without this.
  *
  * Why this is the same as one statement per call: the transaction runs its units one after
  * another on the one connection that writes the file (SQLite allows one writer; open.ts's lock
@@ -31,8 +33,10 @@ export interface TreeRow {
  * {@link TreeRows.flush} first.
  */
 export interface TreeRows {
-  /** The row of `rootId`, read at its first use in this transaction; null when there is none. */
-  get(rootId: number): TreeRow | null;
+  /** The row of `rootId` when this transaction holds it already (a reserve of it ran), else undefined. */
+  held(rootId: number): TreeRow | undefined;
+  /** Holds `row` as this transaction's, as the caller just read or wrote it in SQL (not dirty). */
+  hold(row: Omit<TreeRow, 'dirty'>): TreeRow;
   /** Writes every changed row back (one UPDATE each) and forgets them all. @throws SQLite's error (the caller abandons the transaction). */
   flush(): void;
   /** Forgets every row without writing it (a new transaction begins, or the last was rolled back). */
@@ -41,23 +45,21 @@ export interface TreeRows {
 
 /** {@link TreeRows} over `sqlite` (after the migrations made tree_budgets). */
 export function sqliteTreeRows(sqlite: BetterSqlite3.Database): TreeRows {
-  let read: BetterSqlite3.Statement | null = null;
   let write: BetterSqlite3.Statement | null = null;
-  const rows = new Map<number, TreeRow | null>();
+  const rows = new Map<number, TreeRow>();
   return {
-    get(rootId) {
-      let row = rows.get(rootId);
-      if (row !== undefined) return row;
-      read ??= sqlite.prepare('select limit_micros, spent_micros, reserved_micros, updated_at from tree_budgets where root_id = ?').raw();
-      const r = read.get(rootId) as [number, number, number, number] | undefined;
-      row = r ? { rootId, limitMicros: Number(r[0]), spentMicros: Number(r[1]), reservedMicros: Number(r[2]), updatedAt: Number(r[3]), dirty: false } : null;
-      rows.set(rootId, row);
+    held(rootId) {
+      return rows.get(rootId);
+    },
+    hold(r) {
+      const row = { ...r, dirty: false };
+      rows.set(r.rootId, row);
       return row;
     },
     flush() {
       if (rows.size === 0) return;
       write ??= sqlite.prepare('update tree_budgets set spent_micros = ?, reserved_micros = ?, updated_at = ? where root_id = ?');
-      for (const row of rows.values()) if (row?.dirty) write.run(row.spentMicros, row.reservedMicros, row.updatedAt, row.rootId);
+      for (const row of rows.values()) if (row.dirty) write.run(row.spentMicros, row.reservedMicros, row.updatedAt, row.rootId);
       rows.clear();
     },
     reset() {
