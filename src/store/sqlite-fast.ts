@@ -35,8 +35,9 @@ const KEEPS_TOKENS = /^(get|list|find|count)|^(jobUsage|jobUsageMany|costRollup|
  *   tree's row + reservation INSERT; ledger INSERT + DELETE + UPDATE of the tree's row),
  *   prepared once, each call's writes atomic (without a savepoint: see `abandonGroup`) and
  *   group-committed with the other calls of the same event-loop turn (sqlite-group-commit.ts:
- *   one transaction per batch, never inside a Kysely transaction), the tree's row read and
- *   written once per batch (sqlite-tree-rows.ts). The rare paths (the call does not fit, the
+ *   one transaction per batch, never inside a Kysely transaction); after a batch's first
+ *   reserve of a tree, its other units work on that row in memory, written back once
+ *   (sqlite-tree-rows.ts). The rare paths (the call does not fit, the
  *   tree's row does not exist yet) fall back to budgets.ts.
  * - `noteModelCall` (when the store has it): the upsert of model-activity.ts, prepared, merged
  *   per (job, attempt) and written at most every 100 ms in the group commit
@@ -61,7 +62,7 @@ const KEEPS_TOKENS = /^(get|list|find|count)|^(jobUsage|jobUsageMany|costRollup|
 export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: BetterSqlite3.Database, tokenTtlMs = TOKEN_CACHE_TTL_MS): Store {
   let stmts: ReturnType<typeof prepare> | null = null;
   const s = () => (stmts ??= prepare(sqlite));
-  // The tree budget rows of one group transaction, read and written once each (sqlite-tree-rows.ts).
+  // The tree budget rows a group transaction holds in memory after its first reserve of each (sqlite-tree-rows.ts).
   const trees = sqliteTreeRows(sqlite);
   // Kysely's SQLite driver holds the connection for a whole transaction: a batch that finds one
   // open waits for the connection (sqlite-group-commit.ts).
