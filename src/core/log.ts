@@ -29,11 +29,13 @@ export function createLogger(
 ): Logger {
   const emit = (lvl: LogLevel, msg: string, fields?: Record<string, unknown>) => {
     if (ORDER[lvl] < ORDER[level]) return;
-    const all = { ...base, ...fields };
-    const kv = Object.entries(all)
-      .map(([k, v]) => `${k}=${typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v ?? null)}`)
-      .join(' ');
-    write(redact(`${new Date().toISOString()} ${lvl} ${msg}${kv ? ' ' + kv : ''}`) + '\n');
+    // One string built in place (no merged object, no entries arrays): the gateway logs a line
+    // per model call. A key in both `base` and `fields` appears once, at base's place, with
+    // the field's value (as `{ ...base, ...fields }` would order it).
+    let line = `${isoNow()} ${lvl} ${msg}`;
+    for (const k in base) line += pair(k, fields !== undefined && Object.hasOwn(fields, k) ? fields[k] : base[k]);
+    if (fields !== undefined) for (const k in fields) if (!Object.hasOwn(base, k)) line += pair(k, fields[k]);
+    write(redact(line) + '\n');
   };
   return {
     debug: (m, f) => emit('debug', m, f),
@@ -42,6 +44,25 @@ export function createLogger(
     error: (m, f) => emit('error', m, f),
     child: (f) => createLogger(level, write, { ...base, ...f }),
   };
+}
+
+/** ` key=value`: the value as JSON (undefined as null); numbers and booleans without JSON.stringify (same text). */
+function pair(k: string, v: unknown): string {
+  if (typeof v === 'number') return ` ${k}=${Number.isFinite(v) ? String(v) : 'null'}`;
+  if (typeof v === 'boolean') return v ? ` ${k}=true` : ` ${k}=false`;
+  return ` ${k}=${JSON.stringify(v ?? null)}`;
+}
+
+let isoMs = -1;
+let isoText = '';
+/** The time now as ISO 8601 text, reused within the same millisecond (a line per model call). */
+function isoNow(): string {
+  const ms = Date.now();
+  if (ms !== isoMs) {
+    isoMs = ms;
+    isoText = new Date(ms).toISOString();
+  }
+  return isoText;
 }
 
 /** A logger that drops everything (tests, quiet CLI paths). */

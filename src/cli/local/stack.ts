@@ -4,6 +4,7 @@ import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { runnerNameFrom, type Labels } from '../../protocol/index.js';
 import { createLogger, type Logger, type LogLevel } from '../../core/log.js';
+import { turnBatchedLines } from '../../core/log-sink.js';
 import { loadGatewayConfig, type GatewayConfig } from '../../gateway/config.js';
 import { loadGatewaySettings } from '../../gateway/config-file.js';
 import { createApiToken, createRegistrationToken } from '../../server/auth.js';
@@ -71,9 +72,12 @@ export function logLevelFrom(env: NodeJS.ProcessEnv, dflt: LogLevel): LogLevel {
   throw new CliError(`FLOTILLA_LOG_LEVEL must be one of debug, info, warn, error, silent; got ${JSON.stringify(v)}`, 2);
 }
 
-/** A logger to `write` (stderr) at FLOTILLA_LOG_LEVEL or `dflt`. */
+/**
+ * A logger to `write` (stderr) at FLOTILLA_LOG_LEVEL or `dflt`; the lines of one event-loop
+ * turn are written together (core/log-sink.ts: the server logs a line per model call).
+ */
 export function cliLogger(env: NodeJS.ProcessEnv, dflt: LogLevel, write: (line: string) => void): Logger {
-  return createLogger(logLevelFrom(env, dflt), write);
+  return createLogger(logLevelFrom(env, dflt), turnBatchedLines(write).line);
 }
 
 /**
