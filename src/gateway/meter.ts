@@ -83,7 +83,7 @@ function recorder(ctx: CallContext) {
     done = true;
     // Priced and recorded by the requested model, never the reply's (H2); the ledger has one
     // model column. Text from outside: PostgreSQL cannot store NUL.
-    const model = ctx.requestModel.replaceAll('\0', '\uFFFD');
+    const model = ctx.requestModel.includes('\0') ? ctx.requestModel.replaceAll('\0', '\uFFFD') : ctx.requestModel;
     let usage = r.usage;
     let usageKnown = r.usageKnown;
     // a search model searched for a call it served (or may have: an estimate), reported or not

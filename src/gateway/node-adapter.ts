@@ -173,9 +173,14 @@ function fail(res: ServerResponse, log: Logger, path: string, err: unknown): voi
  */
 function writeReply(res: ServerResponse, reply: Reply, close: boolean): void {
   if (!reply.stream) {
-    const headers: Record<string, string> = { ...reply.headers, 'content-length': String(reply.body?.byteLength ?? 0) };
+    // node's flat form (name, value, ...), not a copy of the record with headers added (~1 µs a call)
+    const headers: string[] = [];
+    const given = reply.headers;
+    for (const name in given) if (name !== 'content-length' && name !== 'connection') headers.push(name, given[name]!);
+    headers.push('content-length', String(reply.body?.byteLength ?? 0));
     // an unread body: node discards what arrives until the reply is out, then closes the socket
-    if (close) headers['connection'] = 'close';
+    if (close) headers.push('connection', 'close');
+    else if (given['connection'] !== undefined) headers.push('connection', given['connection']);
     res.writeHead(reply.status, headers);
     res.end(reply.body ?? undefined);
     return;

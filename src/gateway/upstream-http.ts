@@ -246,8 +246,13 @@ function headerRecord(raw: Buffer[] | string[] | null): Record<string, string> {
  */
 export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply> {
   const target = targetOf(url);
-  const headers: Record<string, string> = { ...init.headers, 'accept-encoding': 'gzip, deflate, br' };
-  if (init.body) headers['content-length'] = String(init.body.byteLength);
+  // undici's flat form (name, value, ...): a copy of the caller's record with two headers added
+  // was ~2.5 µs of CPU a call (objects of varying keys); these two are the gateway's own
+  const headers: string[] = [];
+  const given = init.headers;
+  for (const name in given) if (name !== 'accept-encoding' && name !== 'content-length') headers.push(name, given[name]!);
+  headers.push('accept-encoding', 'gzip, deflate, br');
+  if (init.body) headers.push('content-length', String(init.body.byteLength));
   const limits = timeouts;
   return new Promise<Reply>((resolve, reject) => {
     const signal = init.signal;
