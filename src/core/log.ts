@@ -13,8 +13,13 @@ export interface Logger {
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
 const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
 
+/** Text every shape {@link redact} masks contains (case-insensitive: `Bearer` is). */
+const MAY_HOLD_SECRET = /fl[a-z]_|sk-|bearer/i;
+
 /** Masks bearer tokens, `sk-...` keys and Flotilla tokens (`flj_`, `flr_`, `fla_`, `flt_` prefixes) in a string. */
 export function redact(text: string): string {
+  // one scan for what all three need (most lines have none of them), not three replace passes
+  if (!MAY_HOLD_SECRET.test(text)) return text;
   return text
     .replace(/\b(fl[a-z]_)[A-Za-z0-9_-]{8,}/g, '$1***')
     .replace(/\bsk-[A-Za-z0-9_-]{8,}/g, 'sk-***')
