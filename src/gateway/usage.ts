@@ -80,9 +80,13 @@ export function inputTokensBound(bodyBytes: number, images: number): number {
  * reserved for, × choices) and the input-side figures (input + cache read + cache write) at
  * most `maxInput` ({@link inputTokensBound}), scaled down in proportion to what was reported
  * (each category keeps its share; `cacheWrite1hTokens` stays within `cacheWriteTokens`). The
- * caller charges the copy and records the call's usage as estimated.
+ * caller charges the copy and records the call's usage as estimated. Either bound is at most
+ * {@link MAX_REPORTED_TOKENS}.
  */
 export function boundedUsage(u: CallUsage, maxInput: number, maxOutput: number): CallUsage | null {
+  // no bound past MAX_REPORTED_TOKENS: a figure past that ({@link reportedCount}) is always held to one
+  if (maxInput > MAX_REPORTED_TOKENS) maxInput = MAX_REPORTED_TOKENS;
+  if (maxOutput > MAX_REPORTED_TOKENS) maxOutput = MAX_REPORTED_TOKENS;
   const input = u.inputTokens + u.cacheReadTokens + u.cacheWriteTokens;
   if (input <= maxInput && u.outputTokens <= maxOutput) return null;
   const out: CallUsage = { ...u, outputTokens: Math.min(u.outputTokens, Math.max(0, maxOutput)) };
@@ -101,15 +105,25 @@ export function boundedUsage(u: CallUsage, maxInput: number, maxOutput: number):
 /** Marks a reported figure that cannot be real (see {@link reportedCount}). */
 export const INVALID_COUNT = -1;
 
+/** What a reported figure past {@link MAX_REPORTED_TOKENS} counts as: past every bound ({@link boundedUsage}). */
+export const PAST_ANY_BOUND = MAX_REPORTED_TOKENS + 1;
+
 /**
- * A token figure as an upstream reported it: null when absent (`undefined`/`null`), the count
- * when it is an integer from 0 to {@link MAX_REPORTED_TOKENS}, else {@link INVALID_COUNT}
- * (negative, fractional, NaN, a string, 1e15, ...): the call's usage is then unknown and it is
- * charged an estimate, marked as one (DESIGN: unknown usage is never recorded as given).
+ * A token figure as an upstream reported it: null when absent (`undefined`/`null`); the count
+ * when it is an integer from 0 to {@link MAX_REPORTED_TOKENS}; {@link PAST_ANY_BOUND} for any
+ * number past that (1e15, a JSON 1e400 read as Infinity): the upstream says the call used more
+ * than any request allows, so it is charged at the request's bound, marked estimated (meter.ts,
+ * {@link boundedUsage}), never less than a figure just under the limit would be (a fresh user
+ * found 100,000,001 input tokens charged the small unknown-usage estimate, 99,999,999 the
+ * bound); else {@link INVALID_COUNT} (negative, fractional, NaN, a string, ...): the call's
+ * usage is then unknown and it is charged an estimate, marked as one (DESIGN: unknown usage is
+ * never recorded as given).
  */
 export function reportedCount(v: unknown): number | null {
   if (v === undefined || v === null) return null;
-  return typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= MAX_REPORTED_TOKENS ? v : INVALID_COUNT;
+  if (typeof v !== 'number' || Number.isNaN(v) || v < 0) return INVALID_COUNT;
+  if (v > MAX_REPORTED_TOKENS) return PAST_ANY_BOUND;
+  return Number.isInteger(v) ? v : INVALID_COUNT;
 }
 
 /** Mutable accumulator: each figure is the latest non-null value seen (they are cumulative). */
