@@ -15,4 +15,9 @@ describe('effort tiers', () => {
     expect(resolveEffortTier({ run: 'high' }, account)).toEqual({ tier: 'high', model: 'claude-opus-4-1', level: 'xhigh' });
     expect(() => resolveEffortTier({ agent: 'turbo' }, account)).toThrow('effort: unknown tier "turbo" (from the agent; known: cheap, high, max, medium)');
   });
+  it('a tier named like an Object.prototype member is unknown, not a tier', () => {
+    for (const name of ['toString', 'constructor', '__proto__', 'valueOf']) {
+      expect(() => resolveEffortTier({ run: name }, account), name).toThrow(`effort: unknown tier ${JSON.stringify(name)} (from the run; known: cheap, high, max, medium)`);
+    }
+  });
 });

@@ -40,7 +40,8 @@ export function resolveEffortTier(pick: EffortPick, accountTiers: Readonly<Recor
   for (const where of order) {
     const name = pick[where];
     if (name === undefined || name === null || name === '') continue;
-    const t = accountTiers[name] ?? BUILTIN_EFFORT_TIERS[name];
+    // own keys only: `toString` is no tier
+    const t = Object.hasOwn(accountTiers, name) ? accountTiers[name] : Object.hasOwn(BUILTIN_EFFORT_TIERS, name) ? BUILTIN_EFFORT_TIERS[name] : undefined;
     if (!t) {
       const known = [...new Set([...Object.keys(accountTiers), ...Object.keys(BUILTIN_EFFORT_TIERS)])].join(', ');
       throw new Error(`effort: unknown tier ${JSON.stringify(name)} (from the ${where === 'accountDefault' ? 'account default' : where}; known: ${known})`);

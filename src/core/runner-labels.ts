@@ -8,6 +8,7 @@ import type { Labels } from '../protocol/index.js';
  * Rule from issue 5 (security finding 1a): token labels must not be overridden or dropped.
  */
 export function bindLabels(bound: Labels, own: Labels): { labels: Labels; refused: string[] } {
-  const refused = Object.keys(own).filter((k) => k in bound && own[k] !== bound[k]);
+  // own keys only: a label `constructor` is not bound by Object.prototype's
+  const refused = Object.keys(own).filter((k) => Object.hasOwn(bound, k) && own[k] !== bound[k]);
   return { labels: { ...own, ...bound }, refused };
 }

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { GatewayConfig, ModelRoute } from './config.js';
 import { droppedLongContext, droppedLongContextMessage, overriddenPrice, type PriceOverride } from './price-override.js';
 import { LongContextPriceSchema, TablePriceSchema } from './price-schema.js';
+import { setModelPrice } from './prices.js';
 import { ModelPattern, PriceModelName, ProviderName, withDefaultPriceRates } from '../protocol/index.js';
 
 /**
@@ -168,7 +169,7 @@ export function withGatewayFile(config: GatewayConfig, file: GatewayFileConfig):
   for (const [model, price] of Object.entries(file.prices)) {
     const dropped = droppedLongContext(config.prices, model, price);
     if (dropped) throw new Error(`${file.file ?? 'flotilla.yaml'}: gateway.prices.${model}.longContext: ${droppedLongContextMessage(model, dropped)}`);
-    models[model] = overriddenPrice(config.prices, model, price);
+    setModelPrice(models, model, overriddenPrice(config.prices, model, price));
   }
   const overrides = Object.keys(file.prices).length > 0;
   return {

@@ -53,6 +53,33 @@ export function providerNotConfiguredMessage(model: string, provider: string): s
 }
 
 /**
+ * True for a path of the OpenAI wire formats (`/v1/chat/...`, `/v1/responses...`,
+ * `/v1/completions`, `/v1/embeddings`): what the gateway answers there itself (no such
+ * endpoint, an internal error) is in OpenAI's error shape; elsewhere in Anthropic's.
+ */
+export function openAiPath(path: string): boolean {
+  return path.startsWith('/v1/chat/') || path.startsWith('/v1/responses') || path === '/v1/completions' || path === '/v1/embeddings';
+}
+
+/**
+ * The gateway's own failure serving `path` (a bug: logged where it happened, not sent): 500 in
+ * the path's wire format ({@link openAiPath}), retryable as a provider's 500 is.
+ */
+export function internalError(path: string): Reply {
+  const message = 'internal error in the gateway';
+  return openAiPath(path) ? openaiError(500, 'server_error', message) : anthropicError(500, 'api_error', message);
+}
+
+/**
+ * No such endpoint (`method` `path`): 404 in the path's wire format ({@link openAiPath}: as
+ * OpenAI answers an unknown URL), `x-should-retry: false`.
+ */
+export function noSuchEndpoint(method: string, path: string): Reply {
+  const message = `no such endpoint: ${method} ${path}`;
+  return openAiPath(path) ? openaiError(404, 'invalid_request_error', message) : anthropicError(404, 'not_found_error', message, { retry: false });
+}
+
+/**
  * A refusal for a request to `path` that any route gives the same way (body-refusal.ts: a body
  * the adapter could not decode), in that route's wire format: Anthropic's shape (`type` =
  * `anthropicType`) for `/v1/messages*`, else OpenAI's (`type` `invalid_request_error`, `code` =

@@ -5,7 +5,7 @@ import { CallAuth } from './call-auth.js';
 import { KeyMask } from './key-mask.js';
 import type { JobRow, Store } from '../store/types.js';
 import { MAX_REQUEST_BYTES, type GatewayConfig } from './config.js';
-import { anthropicError } from './errors.js';
+import { internalError, noSuchEndpoint } from './errors.js';
 import { anthropicRoutes } from './anthropic-routes.js';
 import { openAiRoutes } from './openai-routes.js';
 import { ModelDirectory } from './model-directory.js';
@@ -102,7 +102,7 @@ export type Gateway = Hono & {
  * call kept out only by calls in flight waits up to `config.budgetWaitMs` for them to settle,
  * then gets 429 `rate_limit_error` / `rate_limit_exceeded` with `retry-after` (retryable),
  * recorded as refused (`budget_in_flight`), its job left running (M2, budget-wait.ts).
- * - any other `/v1/*` → 404 `not_found_error`.
+ * - any other `/v1/*` → 404 `not_found_error` (OpenAI's `invalid_request_error` under an OpenAI path, errors.ts noSuchEndpoint).
  * - a body over `maxRequestBytes` → 413 (`request_too_large`, recorded as refused on model calls).
  * Other paths (e.g. Claude Code's `HEAD /` preconnect) are not routed here; the host app's
  * 404 answers them at once.
@@ -138,7 +138,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
 
   const handle = async (req: GatewayRequest): Promise<Reply> => {
     const route = req.method === 'POST' ? routes[req.path] : undefined;
-    if (!route) return anthropicError(404, 'not_found_error', `no such endpoint: ${req.method} ${req.path}`, { retry: false });
+    if (!route) return noSuchEndpoint(req.method, req.path);
     // Upstream keys never reach a job, whatever route or provider echoed them (key-mask.ts).
     return mask.reply(await route(req));
   };
@@ -151,7 +151,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
       reply = await handle(request);
     } catch (err) {
       log.error('gateway: request failed', { path: request.path, error: (err as Error).message });
-      reply = anthropicError(500, 'api_error', 'internal error in the gateway');
+      reply = internalError(request.path);
     }
     return toResponse(reply, abort);
   };

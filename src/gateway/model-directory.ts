@@ -1,7 +1,7 @@
 import type { ModelPriceRow, ModelRouteRow, Store } from '../store/types.js';
 import { providerForModel, type ModelRoute, type ProviderName } from './config.js';
 import { overriddenPrice } from './price-override.js';
-import type { PriceTable } from './prices.js';
+import { setModelPrice, type PriceTable } from './prices.js';
 
 /** The Store methods the directory reads (a full `Store` fits). */
 export type DirectoryStore = Pick<Store, 'listModelRoutes' | 'listModelPrices'>;
@@ -66,7 +66,7 @@ export function resolveProvider(api: readonly ModelRouteRow[], config: readonly 
 export function withOverrides(table: PriceTable, overrides: readonly ModelPriceRow[]): PriceTable {
   if (overrides.length === 0) return table;
   const models = { ...table.models };
-  for (const o of overrides) models[o.model] = overriddenPrice(table, o.model, o.price);
+  for (const o of overrides) setModelPrice(models, o.model, overriddenPrice(table, o.model, o.price));
   return { ...table, models };
 }
 

@@ -5,6 +5,7 @@ import type { CallAuth, PreAuthedRequest } from './call-auth.js';
 import { bodyRefusalFor, type BodyRefusal, type RefusedBodyRequest } from './body-refusal.js';
 import type { JobAuth } from './job-auth.js';
 import { ChunkStream } from './chunk-stream.js';
+import { internalError } from './errors.js';
 import type { CallSignal, GatewayRequest, Reply } from './reply.js';
 
 /**
@@ -63,7 +64,7 @@ const EMPTY = Buffer.alloc(0);
  * with an empty body and `bodyRefusal` set, body-refusal.ts). The handler's reply is written with one
  * `writeHead` + `end`, or for a stream chunk by chunk as they arrive (honouring backpressure).
  * When the client goes away before the reply is done, the request's signal aborts (the upstream
- * call with it) and the stream is closed. A handler that throws gets a 500 `api_error` (message
+ * call with it) and the stream is closed. A handler that throws gets a 500 in the path's wire format (errors.ts internalError; message
  * logged, not sent). Without `auth`, every body is read first (as before preflight existed).
  */
 export function nodeHandler(handle: (req: GatewayRequest) => Promise<Reply>, limit: number, log: Logger, auth?: CallAuth): (req: IncomingMessage, res: ServerResponse) => void {
@@ -153,12 +154,12 @@ function serve(c: Call, body: Buffer, bodyBytes: number, headers: IncomingHttpHe
   );
 }
 
-/** A failed handler (or token lookup): 500 `api_error`, its message logged, not sent. */
+/** A failed handler (or token lookup): 500 in the path's wire format (errors.ts internalError), its message logged, not sent. */
 function fail(res: ServerResponse, log: Logger, path: string, err: unknown): void {
   log.error('gateway: request failed', { path, error: (err as Error).message });
   if (res.headersSent) return void res.destroy();
-  const body = JSON.stringify({ type: 'error', error: { type: 'api_error', message: 'internal error in the gateway' } });
-  res.writeHead(500, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+  const reply = internalError(path);
+  res.writeHead(reply.status, { ...reply.headers, 'content-length': String(reply.body?.byteLength ?? 0) }).end(reply.body);
 }
 
 /**

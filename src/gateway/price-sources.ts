@@ -3,7 +3,7 @@ import type { ModelPriceRow } from '../store/types.js';
 import type { GatewayConfig } from './config.js';
 import { withOverrides } from './model-directory.js';
 import type { PriceOverride } from './price-override.js';
-import { priceFor, tokenPriceFor, type PriceTable, type TablePrice } from './prices.js';
+import { listedPrice, priceFor, tokenPriceFor, type PriceTable, type TablePrice } from './prices.js';
 
 const KEPT: readonly KeptPriceField[] = ['webSearch', 'maxOutput', 'longContext'];
 
@@ -38,7 +38,7 @@ export function pricesInEffect(config: GatewayConfig, api: readonly ModelPriceRo
     const fromApi = apiByName.get(model);
     // whose entry the gateway's table holds for the name: the API's when withOverrides laid it
     // over config.prices' (flotilla.yaml's, if any)
-    const byApi = fromApi !== undefined && inEffect.models[model] !== config.prices.models[model];
+    const byApi = fromApi !== undefined && listedPrice(inEffect, model) !== listedPrice(config.prices, model);
     const written: PriceOverride = byApi ? fromApi.price : filePrices[model]!;
     // the entry the override replaced, as overriddenPrice found it (tokenPriceFor)
     const under = byApi ? config.prices : (file?.table ?? config.prices);

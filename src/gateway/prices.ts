@@ -82,10 +82,10 @@ const withDefaultSearch = new WeakMap<TablePrice, TablePrice>();
  * default): the entry a price override of `model` replaces (price-override.ts).
  */
 export function tokenPriceFor(table: PriceTable, model: string): TablePrice {
-  const exact = table.models[model];
+  const exact = listedPrice(table, model);
   if (exact) return exact;
   const base = stripDate(model);
-  const undated = table.models[base];
+  const undated = listedPrice(table, base);
   if (undated) return undated;
   let best: string | null = null;
   for (const name of Object.keys(table.models)) {
@@ -95,6 +95,24 @@ export function tokenPriceFor(table: PriceTable, model: string): TablePrice {
   // the base model: it gets the default price unless it is listed itself.
   if (best !== null && base !== best && base.slice(best.length + 1).split('-').some((w) => PREMIUM_VARIANTS.has(w))) return table.default;
   return best !== null ? table.models[best]! : table.default;
+}
+
+/**
+ * The entry `table` lists under exactly `name`, or undefined: an own key only. A model name is
+ * the client's text, and `table.models[name]` read `toString`, `constructor`, ... from
+ * Object.prototype as a price (a function: the call failed with a 500 and no ledger row).
+ */
+export function listedPrice(table: PriceTable, name: string): TablePrice | undefined {
+  return Object.hasOwn(table.models, name) ? table.models[name] : undefined;
+}
+
+/**
+ * Sets `models[name]` to `price` as an own entry whatever the name: an assignment to a key
+ * `__proto__` would replace the object's prototype instead (and every unlisted model would
+ * then find that price).
+ */
+export function setModelPrice(models: Record<string, TablePrice>, name: string, price: TablePrice): void {
+  Object.defineProperty(models, name, { value: price, enumerable: true, writable: true, configurable: true });
 }
 
 /** Name parts after a listed model's name that mark a pricier variant of it (OpenAI's `-pro` models; `-max`, `-ultra` by the same pattern). */

@@ -223,9 +223,10 @@ function headerRecord(raw: Buffer[] | string[] | null): Record<string, string> {
     // undici's own lookup: the interned lower-case name of a common header, without a copy
     // (names are tokens, ASCII, so the same as toString().toLowerCase())
     const k = undiciUtil.headerNameToString(raw[i]!);
-    if (k === 'set-cookie') continue;
+    // (`__proto__` would set the record's prototype: no provider sends such a header)
+    if (k === 'set-cookie' || k === '__proto__') continue;
     const v = raw[i + 1]!.toString();
-    out[k] = k in out ? `${out[k]}, ${v}` : v;
+    out[k] = Object.hasOwn(out, k) ? `${out[k]}, ${v}` : v;
   }
   return out;
 }
@@ -302,7 +303,8 @@ export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply>
         out = headerRecord(rawHeaders as Buffer[] | null);
         resume = res;
         encoding = (out['content-encoding'] ?? '').toLowerCase();
-        const decoded = encoding in decoders;
+        // own keys only: the header is the upstream's text (`constructor` is not a decoder)
+        const decoded = Object.hasOwn(decoders, encoding);
         if (decoded) {
           delete out['content-encoding'];
           delete out['content-length'];
@@ -340,7 +342,7 @@ export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply>
         settled = true;
         if (status === 204 || status === 304 || init.method === 'HEAD') return resolve({ status, headers: out, body: null });
         const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-        const dec = decoders[encoding];
+        const dec = Object.hasOwn(decoders, encoding) ? decoders[encoding] : undefined;
         // an empty body is empty whatever its content-encoding says (zlib refuses 0 bytes as a
         // truncated stream; a served 2xx with no body is metered as one, meter.ts)
         if (!dec || body.byteLength === 0) return resolve({ status, headers: out, body });

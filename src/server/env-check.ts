@@ -19,7 +19,7 @@ export async function checkServerEnv(store: Pick<Store, 'listEffortTiers' | 'get
   const warnings: string[] = [];
   const effort = await storedAccountEffort(store, env);
   const known = [...new Set([...Object.keys(BUILTIN_EFFORT_TIERS), ...Object.keys(effort.tiers)])].sort().join(', ');
-  const isTier = (name: string) => name in BUILTIN_EFFORT_TIERS || name in effort.tiers;
+  const isTier = (name: string) => Object.hasOwn(BUILTIN_EFFORT_TIERS, name) || Object.hasOwn(effort.tiers, name);
   // Checked even while a stored default hides it: clearing the stored one brings it back.
   const fromEnv = env.FLOTILLA_DEFAULT_EFFORT?.trim();
   if (fromEnv && !isTier(fromEnv)) throw new Error(`FLOTILLA_DEFAULT_EFFORT: unknown tier ${JSON.stringify(fromEnv)}; known tiers: ${known}`);
