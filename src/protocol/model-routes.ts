@@ -45,7 +45,8 @@ export const UsdRate = z
   .number()
   .nonnegative()
   .max(1_000_000)
-  .refine(wholeMicros, { message: `must have at most ${RATE_MAX_DECIMALS} decimals (the smallest step is 0.000001; a finer rate cannot be charged and would be rounded)`, abort: true });
+  // out of range: that one message only (1e308 × 10⁶ is Infinity, not a whole number of µ$)
+  .refine((usd) => usd < 0 || usd > 1_000_000 || wholeMicros(usd), { message: `must have at most ${RATE_MAX_DECIMALS} decimals (the smallest step is 0.000001; a finer rate cannot be charged and would be rounded)`, abort: true });
 
 /** A provider the gateway can send a call to. */
 export const ProviderName = z.enum(['anthropic', 'scripted', 'openai', 'openai-compatible']);

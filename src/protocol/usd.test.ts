@@ -20,6 +20,13 @@ describe('UsdAmount', () => {
     const tiny = UsdAmount.safeParse(0.0000004);
     expect(tiny.success ? [] : tiny.error.issues.map((i) => i.message)).toEqual(['must be at least 0.000001 (one micro-dollar)']);
     expect(UsdAmount.safeParse(100_000.5).success).toBe(false);
+    // 1e308 × 10⁶ is Infinity: it was also told "must have at most 6 decimals" (a fresh user's finding)
+    for (const usd of [1e308, 1e303]) {
+      const huge = UsdAmount.safeParse(usd);
+      expect(huge.success ? [] : huge.error.issues.map((i) => i.code), String(usd)).toEqual(['too_big']);
+      const rate = UsdRate.safeParse(usd);
+      expect(rate.success ? [] : rate.error.issues.map((i) => i.code), String(usd)).toEqual(['too_big']);
+    }
   });
 });
 

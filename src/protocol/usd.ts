@@ -26,7 +26,8 @@ export const UsdAmount = z
   .number()
   .min(0.000001, 'must be at least 0.000001 (one micro-dollar)')
   .max(100_000)
-  .refine((usd) => usd < 0.000001 || wholeMicros(usd), { message: 'must have at most 6 decimals (the smallest step is 0.000001, one micro-dollar)', abort: true });
+  // out of range: that one message only (1e308 × 10⁶ is Infinity, not a whole number of µ$)
+  .refine((usd) => usd < 0.000001 || usd > 100_000 || wholeMicros(usd), { message: 'must have at most 6 decimals (the smallest step is 0.000001, one micro-dollar)', abort: true });
 
 /** The most a job tree's budget may be, USD: a budget, and a budget after top-ups, is at most this. */
 export const MAX_BUDGET_USD = 100_000;
