@@ -122,4 +122,15 @@ describe('flotilla models price: web search, maximum output, long context', () =
     }
     expect(await t.store.listModelPrices()).toEqual(before);
   });
+
+  it('"default" is refused as a model to price (exit 2, nothing stored); an override of that name stored before can still be deleted', async () => {
+    const before = await t.store.listModelPrices();
+    const r = await price(['default', '--input', '2', '--output', '8']);
+    expect([r.code, r.err]).toEqual([2, expect.stringContaining('models price: model must not be "default": that is the price table\'s entry for the models it does not list')]);
+    expect(await t.store.listModelPrices()).toEqual(before);
+    await t.store.setModelPrice('default', BASE, Date.now());
+    const d = await price(['default', '--delete']);
+    expect([d.code, d.out.trim()]).toEqual([0, 'price override deleted: default']);
+    expect(await t.store.listModelPrices()).toEqual(before);
+  });
 });

@@ -45,6 +45,13 @@ const SIX = 'must have at most 6 decimals (the smallest step is 0.000001; a fine
 const NAME = 'must be 1-200 characters of letters, digits, . _ : @ / + and - (a model name or name prefix: no *, spaces or other characters)';
 
 describe('flotilla.yaml prices: the API\'s rules', () => {
+  it('"default" is no model name to override (the table\'s default entry is not replaced by one): refused by both', () => {
+    const msg = 'must not be "default": that is the price table\'s entry for the models it does not list, which an override does not replace (give the server a price table of your own with FLOTILLA_PRICES_FILE)';
+    expect(yamlPrice('default', { input: 1, output: 2 })).toBe(`FILE: gateway.prices: the model name "default" ${msg}`);
+    expect(apiPrice('default', { input: 1, output: 2 })).toBe(`model: ${msg}`);
+    expect([yamlPrice('default-model', { input: 1, output: 2 }), apiPrice('defaults', { input: 1, output: 2 })]).toEqual(['ok', 'ok']);
+  });
+
   it('a rate with more than 6 decimals is refused, naming the file, the model and the field (base, long-context, webSearch); the API refuses it too', () => {
     expect(yamlPrice('my-model', { input: 0.0000001, output: 2 })).toBe(`FILE: gateway.prices.my-model.input: ${SIX}`);
     expect(yamlPrice('my-model', { input: 1, output: 2.1234567 })).toBe(`FILE: gateway.prices.my-model.output: ${SIX}`);

@@ -20,7 +20,9 @@ export const PriceModelName = z
   .string()
   .regex(/^[A-Za-z0-9._:@/+-]{1,200}$/, 'must be 1-200 characters of letters, digits, . _ : @ / + and - (a model name or name prefix: no *, spaces or other characters)')
   // a prefix matches at a `-` boundary (`gz` covers `gz-a`): `gz-` would only ever match itself
-  .refine((m) => !m.endsWith('-'), { message: 'must not end with "-" (a name covers the names that continue it after a "-": give "gz" to price "gz-a", "gz-b", ...)', abort: true });
+  .refine((m) => !m.endsWith('-'), { message: 'must not end with "-" (a name covers the names that continue it after a "-": give "gz" to price "gz-a", "gz-b", ...)', abort: true })
+  // an override of that name priced only a model called "default", not the table's default entry (a fresh user's finding)
+  .refine((m) => m !== 'default', { message: `must not be "default": that is the price table's entry for the models it does not list, which an override does not replace (give the server a price table of your own with FLOTILLA_PRICES_FILE)`, abort: true });
 
 /** Largest long-context threshold, input-side tokens ({@link LongContextPrice} `aboveInputTokens`; far above any model's context window): the API, flotilla.yaml and the CLI's `--long-context-above` alike. */
 export const MAX_LONG_CONTEXT_ABOVE = 100_000_000;

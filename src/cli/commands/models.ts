@@ -13,6 +13,8 @@ function pattern(text: string): string {
 
 /** `models price MODEL`: a protocol PriceModelName (the API's own rule), refused before any request (exit 2). */
 function priceModel(text: string): string {
+  // an override named "default" stored before the name was refused can still be deleted (checked in the action)
+  if (text === 'default') return text;
   const r = PriceModelName.safeParse(text);
   if (!r.success) throw new InvalidArgumentError(`model ${r.error.issues[0]?.message ?? 'is invalid'}`);
   return text;
@@ -239,6 +241,8 @@ export function registerModels(program: Command, ctx: CliContext): void {
       await deletePriceOverride(client, model);
       return void out(wantsJson(self, opts) ? JSON.stringify({ deleted: model }) : `price override deleted: ${model}`);
     }
+    const named = PriceModelName.safeParse(model);
+    if (!named.success) throw new CliError(`models price: model ${named.error.issues[0]?.message ?? "is invalid"}`, 2);
     const client = await clientFrom(opts);
     if (opts.input === undefined || opts.output === undefined) throw new CliError('models price: --input and --output are required (USD per million tokens), or --delete', 2);
     const longFlags = [opts.longContextAbove, opts.longContextInput, opts.longContextOutput, opts.longContextCacheWrite5m, opts.longContextCacheWrite1h, opts.longContextCacheRead];
