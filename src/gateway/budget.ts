@@ -2,6 +2,7 @@ import { formatMicros } from '../core/money.js';
 import { DEFAULT_RESERVATION_TTL_MS } from '../store/budgets.js';
 import { noteCallStart, type ActivityStore } from './activity.js';
 import { trackCall, untrackCall } from './live-calls.js';
+import { callClosed, callOpened } from './open-calls.js';
 import type { CallSignal } from './reply.js';
 import type { RefusingBudget } from '../store/job-budgets.js';
 import type { JobRow, NewModelCall, PendingCall, Store, TreeBudget } from '../store/types.js';
@@ -85,6 +86,8 @@ export async function reserve(store: BudgetStore, job: JobRow, worst: number, no
   }
   let settled = false;
   const id = r.reservationId;
+  // open until its settle is written: a stopping server waits for it (open-calls.ts)
+  callOpened(store);
   // While the call runs its reservation stays (see keepAlive): a stream may outlast the TTL.
   const kept = keepAlive(store, id, ttlMs ?? DEFAULT_RESERVATION_TTL_MS);
   const tracked = trackCall(store, job.id, signal);
@@ -98,7 +101,11 @@ export async function reserve(store: BudgetStore, job: JobRow, worst: number, no
       if (tracked !== null) untrackCall(job.id, tracked);
       const done = store.settleBudget(job.rootId, id, costMicros, Date.now(), call);
       activity.end(); // issued in the same turn: on SQLite one commit with the settle
-      await done;
+      try {
+        await done;
+      } finally {
+        callClosed(store);
+      }
       if (settleWatchers.size !== 0) notifySettled(store, job.rootId);
       return true;
     },

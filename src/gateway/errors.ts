@@ -71,6 +71,19 @@ export function internalError(path: string): Reply {
 }
 
 /**
+ * The gateway is stopping (its server is shutting down): 503 in the path's wire format
+ * ({@link openAiPath}), retryable (`x-should-retry: true`, `retry-after` 5 s): the harness tries
+ * again, against the server once it is back. Nothing is reserved or recorded.
+ */
+export function shuttingDown(path: string): Reply {
+  const message = 'the gateway is shutting down: try again shortly';
+  const reply = openAiPath(path) ? openaiError(503, 'server_error', message) : anthropicError(503, 'api_error', message, { retry: true });
+  reply.headers['x-should-retry'] = 'true';
+  reply.headers['retry-after'] = '5';
+  return reply;
+}
+
+/**
  * No such endpoint (`method` `path`): 404 in the path's wire format ({@link openAiPath}: as
  * OpenAI answers an unknown URL), `x-should-retry: false`.
  */

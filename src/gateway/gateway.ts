@@ -5,13 +5,14 @@ import { CallAuth } from './call-auth.js';
 import { KeyMask } from './key-mask.js';
 import type { JobRow, Store } from '../store/types.js';
 import { MAX_REQUEST_BYTES, type GatewayConfig } from './config.js';
-import { internalError, noSuchEndpoint } from './errors.js';
+import { internalError, noSuchEndpoint, shuttingDown } from './errors.js';
 import { anthropicRoutes } from './anthropic-routes.js';
 import { openAiRoutes } from './openai-routes.js';
 import { ModelDirectory } from './model-directory.js';
 import type { GatewayRequest, Reply } from './reply.js';
 import { nodeHandler } from './node-adapter.js';
-import { abortJobCalls } from './live-calls.js';
+import { abortJobCalls, abortStoreCalls } from './live-calls.js';
+import { openCallCount, untilNoOpenCalls } from './open-calls.js';
 import { fromRequest, toResponse } from './web-adapter.js';
 import type { ModelScript } from './script.js';
 
@@ -60,7 +61,23 @@ export type Gateway = Hono & {
    * with the usage seen so far or the estimate, marked as one (live-calls.ts). @returns how many.
    */
   abortJob(jobId: number): number;
+  /**
+   * Lets the calls in flight end before the server stops (its store closes next): from now on a
+   * new model call gets a retryable 503 (errors.ts shuttingDown), nothing reserved; the calls
+   * already reserved are waited for, up to `graceMs` (default {@link DRAIN_GRACE_MS}), until
+   * each is settled and its ledger row written; those still running then are aborted as a
+   * cancelled job's are (settled with the usage seen so far, or the estimate, marked as one)
+   * and waited for up to {@link DRAIN_ABORT_MS} more. Never rejects.
+   * @returns how many calls were open when it began, and how many were aborted.
+   */
+  drain(graceMs?: number): Promise<{ open: number; aborted: number }>;
 };
+
+/** How long a stopping server lets its model calls in flight run on, ms: 10 s. */
+export const DRAIN_GRACE_MS = 10_000;
+
+/** How long it then waits for the calls it aborted to be settled, ms: 5 s. */
+export const DRAIN_ABORT_MS = 5_000;
 
 /**
  * The model gateway. The control plane's HTTP listener hands every `/v1/*` request to
@@ -136,9 +153,11 @@ export function createGateway(opts: GatewayOptions): Gateway {
     '/v1/responses': openai.responses,
   };
 
+  let draining = false;
   const handle = async (req: GatewayRequest): Promise<Reply> => {
     const route = req.method === 'POST' ? routes[req.path] : undefined;
     if (!route) return noSuchEndpoint(req.method, req.path);
+    if (draining) return shuttingDown(req.path);
     // Upstream keys never reach a job, whatever route or provider echoed them (key-mask.ts).
     return mask.reply(await route(req));
   };
@@ -162,5 +181,14 @@ export function createGateway(opts: GatewayOptions): Gateway {
     if (n > 0) log.info('gateway: aborted the live calls of an ended job', { job: jobId, calls: n });
     return n;
   };
-  return Object.assign(app, { handle, abortJob, node: nodeHandler(handle, limit, log, callAuth) });
+  const drain = async (graceMs = DRAIN_GRACE_MS): Promise<{ open: number; aborted: number }> => {
+    draining = true;
+    const open = openCallCount(store);
+    if (await untilNoOpenCalls(store, graceMs)) return { open, aborted: 0 };
+    const aborted = abortStoreCalls(store);
+    log.warn('gateway: stopping: aborted the model calls still running after the grace period', { calls: aborted, graceMs });
+    if (!(await untilNoOpenCalls(store, DRAIN_ABORT_MS))) log.error('gateway: stopping: model calls still not settled; the sweeper charges them after their expiry', { calls: openCallCount(store) });
+    return { open, aborted };
+  };
+  return Object.assign(app, { handle, abortJob, drain, node: nodeHandler(handle, limit, log, callAuth) });
 }

@@ -65,6 +65,17 @@ export function abortJobCalls(store: object, jobId: number): number {
   return n;
 }
 
+/**
+ * Aborts every live call reserved in `store`, whatever its job (a stopping server's calls still
+ * running after its grace period, gateway.ts drain); each settles on its own as its reply ends.
+ * @returns how many were aborted.
+ */
+export function abortStoreCalls(store: object): number {
+  let n = 0;
+  for (const jobId of [...byJob.keys()]) n += abortJobCalls(store, jobId);
+  return n;
+}
+
 /** How many calls of job `jobId` are tracked (tests, diagnostics). */
 export function liveCallCount(jobId: number): number {
   const had = byJob.get(jobId);

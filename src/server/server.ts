@@ -54,6 +54,11 @@ export interface ServerOptions {
   maxRunnerFrameBytes?: number;
   /** Runner upgrades authenticating at once above which new ones get 503 + Retry-After; default 64. */
   maxPendingRunnerConnects?: number;
+  /**
+   * At close, how long the model calls in flight may run on before they are aborted, ms
+   * (gateway.ts drain); default 10,000.
+   */
+  gatewayDrainMs?: number;
   /** Task pass period (ends finished turns, fires trailing wakes); default 1000. */
   taskPollMs?: number;
   log?: Logger;
@@ -68,7 +73,11 @@ export interface RunningServer {
   port: number;
   /** The admin token when created now or readable from `<dataDir>/admin-token`, else null. */
   adminToken: string | null;
-  /** Stops timers, closes runner sockets, event streams and the HTTP server. Does not close the store. */
+  /**
+   * Stops timers, closes runner sockets and event streams, stops taking connections, lets the
+   * model calls in flight end and be recorded (up to `gatewayDrainMs`, then aborted and settled:
+   * gateway.ts drain), then closes the HTTP server. Does not close the store.
+   */
   close(): Promise<void>;
 }
 
@@ -224,10 +233,13 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       await dispatcher.stop();
       for (const end of [...ctx.sse.open]) end();
       await hub.close();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      // No new connections; the model calls in flight end and are recorded before the store
+      // closes (the caller closes it next): closed under them, their ledger rows were lost.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      const drained = await gateway.drain(opts.gatewayDrainMs);
+      if (drained.open > 0) log.info('gateway: model calls in flight at stop', drained);
+      server.closeAllConnections();
+      await closed;
       log.info('server stopped', { url });
     })());
   return { url, port, adminToken, close };

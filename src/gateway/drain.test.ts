@@ -1,0 +1,60 @@
+/**
+ * Gateway.drain (a stopping server's model calls, gateway.ts): from its start a new model call
+ * gets a retryable 503 in its route's wire format, nothing reserved or sent upstream; the calls
+ * already reserved are waited for until each is settled. Real HTTP, a held fake upstream, the
+ * in-memory store. claude-sonnet-4-5: 10 input + 20 output tokens = 30 + 300 = 330 µ$.
+ */
+import { describe, expect, it } from 'vitest';
+import { startGateway } from './test-server.js';
+import type { FakeReply } from './test-upstream.js';
+
+const MESSAGE = JSON.stringify({ id: 'm', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [{ type: 'text', text: 'ok' }], usage: { input_tokens: 10, output_tokens: 20 } });
+
+describe('Gateway.drain', () => {
+  it('waits for the call in flight to be settled; a call made meanwhile gets 503, retryable, in its wire format, and reaches no upstream', async () => {
+    let release!: (r: FakeReply) => void;
+    const held = new Promise<FakeReply>((r) => (release = r));
+    const gw = await startGateway({ job: { token: 'flj_drain_test_0123456789abcdefgh', id: 41, budgetMicros: 1_000_000 }, openai: 'openai-compatible', upstream: () => held });
+    try {
+      const first = gw.post('/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] });
+      while (gw.up.seen.length === 0) await new Promise((r) => setTimeout(r, 5));
+      let drained = false;
+      const drain = gw.app.drain(5000).then((d) => ((drained = true), d));
+
+      const late = await gw.post('/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'late' }] });
+      expect([late.status, late.headers.get('x-should-retry'), late.headers.get('retry-after'), await late.json()]).toEqual([
+        503,
+        'true',
+        '5',
+        { type: 'error', error: { type: 'api_error', message: 'the gateway is shutting down: try again shortly' } },
+      ]);
+      const lateChat = await gw.post('/v1/chat/completions', { model: 'gpt-4o', max_tokens: 100, messages: [{ role: 'user', content: 'late' }] });
+      expect([lateChat.status, lateChat.headers.get('x-should-retry'), await lateChat.json()]).toEqual([
+        503,
+        'true',
+        { error: { message: 'the gateway is shutting down: try again shortly', type: 'server_error', param: null, code: null } },
+      ]);
+      expect(gw.up.seen).toHaveLength(1);
+      expect(drained).toBe(false);
+
+      release({ body: MESSAGE });
+      expect((await first).status).toBe(200);
+      expect(await drain).toEqual({ open: 1, aborted: 0 });
+      // the one call served, recorded at its cost; the late ones left no row (no job's spend)
+      expect(gw.store.calls.map((c) => c.costMicros)).toEqual([330]);
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('with nothing in flight it returns at once', async () => {
+    const gw = await startGateway({ job: { token: 'flj_drain_test_idle_0123456789abc', id: 42, budgetMicros: 1_000_000 } });
+    try {
+      const t0 = Date.now();
+      expect(await gw.app.drain(5000)).toEqual({ open: 0, aborted: 0 });
+      expect(Date.now() - t0).toBeLessThan(100);
+    } finally {
+      await gw.close();
+    }
+  });
+});
