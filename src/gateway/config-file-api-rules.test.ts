@@ -130,6 +130,12 @@ describe('flotilla.yaml keys and the limits a tester found apart', () => {
     expect(apiPrice('1e3', { input: 1, output: 2 })).toBe('ok');
   });
 
+  it('a __proto__ key (dropped by the record validation: the model went unpriced or unrouted without a word) is refused with its line; toString is a name like any other', () => {
+    expect(yamlKey('prices', '__proto__')).toBe('FILE:3: gateway.prices: the model name "__proto__" cannot be read from a file (it would be dropped): price it with flotilla models price');
+    expect(yamlKey('models', '"__proto__"')).toBe('FILE:3: gateway.models: the model pattern "__proto__" cannot be read from a file (it would be dropped): route it with flotilla models set');
+    expect([yamlKey('prices', 'toString'), yamlKey('models', 'constructor')]).toEqual(['toString', 'constructor']);
+  });
+
   it('a price name ending with "-" (it would only ever match itself) and a long-context threshold past 100,000,000 tokens are refused by both', () => {
     expect(yamlPrice('gz-', { input: 1, output: 2 })).toMatch(/^FILE: gateway\.prices: the model name "gz-" must not end with "-"/);
     expect(apiPrice('gz-', { input: 1, output: 2 })).toMatch(/^model: must not end with "-"/);

@@ -117,9 +117,13 @@ function refuseNonStringKeys(file: string, doc: Document, lines: LineCounter): v
     if (!isMap(map)) continue;
     for (const item of map.items) {
       const key = item.key as Node | null;
-      if (isScalar(key) && typeof key.value === 'string') continue;
       const what = section === 'models' ? 'model pattern' : 'model name';
       const at = key?.range ? `${file}:${lines.linePos(key.range[0]).line}` : file;
+      if (isScalar(key) && key.value === '__proto__') {
+        // the validation of a record drops this key (prototype pollution): it would be ignored without a word
+        throw new Error(`${at}: gateway.${section}: the ${what} "__proto__" cannot be read from a file (it would be dropped): ${section === 'models' ? 'route it with flotilla models set' : 'price it with flotilla models price'}`);
+      }
+      if (isScalar(key) && typeof key.value === 'string') continue;
       const written = isScalar(key) && typeof key.source === 'string' ? key.source : key ? String(key) : '';
       const read = isScalar(key) ? (key.value === null ? 'null' : `the ${typeof key.value} ${String(key.value)}`) : 'a collection';
       throw new Error(`${at}: gateway.${section}: the ${what} ${written || '(empty)'} is read by YAML as ${read}, not a name: quote it (${JSON.stringify(written)})`);

@@ -24,6 +24,16 @@ describe('price table', () => {
     expect(table.version).toMatch(/^\d{4}-\d{2}-\d{2}$/);
   });
 
+  it('a price table file with a model named __proto__ is refused naming it (the record validation would drop it without a word)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flotilla-prices-proto-'));
+    const file = join(dir, 'prices.json');
+    const entry = '{"input":1,"output":2,"cacheWrite5m":1.25,"cacheWrite1h":2,"cacheRead":0.1}';
+    writeFileSync(file, `{"version":"t","models":{"__proto__":${entry},"constructor":${entry}},"default":${entry}}`);
+    expect(() => loadPriceTable(file)).toThrow(`price table ${file}: field models.__proto__: a model of that name cannot be read from a file (it would be dropped): price it with flotilla models price`);
+    writeFileSync(file, `{"version":"t","models":{"constructor":${entry}},"default":${entry}}`);
+    expect(priceFor(loadPriceTable(file), 'constructor')).toMatchObject({ input: 1, output: 2 });
+  });
+
   const small: PriceTable = {
     version: 't',
     models: {

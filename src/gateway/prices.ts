@@ -41,6 +41,11 @@ export function loadPriceTable(file: string = DEFAULT_PRICES_FILE): PriceTable {
   } catch (err) {
     throw new Error(`price table ${file}: ${(err as Error).message}`);
   }
+  const models = (raw as { models?: unknown } | null)?.models;
+  if (typeof models === 'object' && models !== null && Object.hasOwn(models, '__proto__')) {
+    // the validation of a record drops this key (prototype pollution): it would be ignored without a word
+    throw new Error(`price table ${file}: field models.__proto__: a model of that name cannot be read from a file (it would be dropped): price it with flotilla models price`);
+  }
   const parsed = PriceFile.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
