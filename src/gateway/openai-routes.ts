@@ -143,7 +143,7 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
       // to 30 times whatever the headers say (harness-facts.md), and a retry cannot fix
       // configuration; 400 (+ x-should-retry: false for the SDKs) is one request.
       await recordRefused(ctx, 400, 'provider_not_configured');
-      const res = openaiError(400, 'invalid_request_error', providerNotConfiguredMessage(req.model, provider), 'provider_not_configured', 'model');
+      const res = openaiError(400, 'invalid_request_error', providerNotConfiguredMessage(req.model, provider, upstream !== undefined && upstream.provider !== provider ? upstream.provider : undefined), 'provider_not_configured', 'model');
       res.headers['x-should-retry'] = 'false';
       return res;
     }
