@@ -3,7 +3,7 @@ import { messagesTokenOf, type CallAuth } from './call-auth.js';
 import type { Logger } from '../core/log.js';
 import type { JobRow } from '../store/types.js';
 import type { GatewayConfig } from './config.js';
-import { anthropicError, providerNotConfiguredMessage } from './errors.js';
+import { anthropicError, providerNotConfiguredMessage, shuttingDown } from './errors.js';
 import { reserve } from './budget.js';
 import { outputBound } from './max-output.js';
 import { inFlightMessage, IN_FLIGHT_RETRY_AFTER_S, refusedByCallsInFlight, reserveOrWait, type BudgetRefusal } from './budget-wait.js';
@@ -242,7 +242,11 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
     // server-side web search (H4): the searches the request allows are reserved for too
     const worst = callWorstCase(ctx, price, req.body.byteLength, maxOut, images, webSearchBound(request, 'anthropic-messages'), serverInput);
     const held = await reserveOrWait(store, job, worst.micros, { now: startedAt, ttlMs: config.reservationTtlMs, signal: req.signal, call: worst.call, waitMs: config.budgetWaitMs });
-    if ('refused' in held) return refuse(ctx, held, worst.micros);
+    if ('refused' in held) {
+      if (!held.stopped) return refuse(ctx, held, worst.micros);
+      await recordRefused(ctx, 503, 'shutting_down');
+      return shuttingDown(req.path);
+    }
     ctx.reservation = held;
     try {
       return await serveMessages(req, ctx, request);

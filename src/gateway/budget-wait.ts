@@ -1,7 +1,8 @@
 import { formatMicros } from '../core/money.js';
 import type { RefusingBudget } from '../store/job-budgets.js';
 import type { JobRow, PendingCall, TreeBudget } from '../store/types.js';
-import { reserve, watchSettles, type BudgetStore, type Reservation } from './budget.js';
+import { ANY_TREE, reserve, watchSettles, type BudgetStore, type Reservation } from './budget.js';
+import { takesCalls } from './open-calls.js';
 import type { CallSignal } from './reply.js';
 
 /**
@@ -55,6 +56,8 @@ export interface BudgetRefusal {
   refused: string;
   budget: TreeBudget | null;
   inFlight: boolean;
+  /** The server is stopping (open-calls.ts stopTakingCalls): answer a retryable 503 (errors.ts shuttingDown), nothing reserved. */
+  stopped?: true;
 }
 
 /** Options of {@link reserveOrWait}. */
@@ -83,9 +86,15 @@ export async function reserveOrWait(store: BudgetStore, job: JobRow, worst: numb
   let now = o.now;
   for (;;) {
     const held = await reserve(store, job, worst, now, o.ttlMs, o.signal, o.call);
-    if (!('refused' in held)) return held;
+    if (!('refused' in held)) {
+      if (takesCalls(store)) return held;
+      // reserved as the server began to stop: released, and the call goes nowhere upstream
+      await held.settle(0);
+      return { refused: 'the gateway is shutting down', budget: null, inFlight: false, stopped: true };
+    }
     const inFlight = refusedByCallsInFlight(held.budget, worst);
     now = Date.now();
+    if (!takesCalls(store)) return { ...held, inFlight, stopped: true };
     if (!inFlight || now >= deadline || o.signal?.aborted) return { ...held, inFlight };
     await settleOrTimeout(store, job.rootId, Math.min(deadline - now, o.pollMs ?? IN_FLIGHT_POLL_MS), o.signal);
     now = Date.now();
@@ -106,7 +115,7 @@ function settleOrTimeout(store: BudgetStore, rootId: number, ms: number, signal?
     };
     const timer = setTimeout(done, ms);
     const stop = watchSettles(store, (root) => {
-      if (root === rootId) done();
+      if (root === rootId || root === ANY_TREE) done();
     });
     if (signal?.aborted) done();
     else signal?.addEventListener('abort', done, { once: true });

@@ -87,7 +87,7 @@ export async function reserve(store: BudgetStore, job: JobRow, worst: number, no
   let settled = false;
   const id = r.reservationId;
   // open until its settle is written: a stopping server waits for it (open-calls.ts)
-  callOpened(store);
+  callOpened(store, 'reservation');
   // While the call runs its reservation stays (see keepAlive): a stream may outlast the TTL.
   const kept = keepAlive(store, id, ttlMs ?? DEFAULT_RESERVATION_TTL_MS);
   const tracked = trackCall(store, job.id, signal);
@@ -104,12 +104,20 @@ export async function reserve(store: BudgetStore, job: JobRow, worst: number, no
       try {
         await done;
       } finally {
-        callClosed(store);
+        callClosed(store, 'reservation');
       }
       if (settleWatchers.size !== 0) notifySettled(store, job.rootId);
       return true;
     },
   };
+}
+
+/** The tree id {@link watchSettles}'s watchers are woken with by {@link wakeBudgetWaiters}: every tree (ids start at 1). */
+export const ANY_TREE = 0;
+
+/** Wakes every call of `store` waiting for budget (budget-wait.ts), as a settle of its tree would: a stopping server's (gateway.ts drain). */
+export function wakeBudgetWaiters(store: object): void {
+  notifySettled(store, ANY_TREE);
 }
 
 /** Per store: what runs after each settle of one of its trees ({@link watchSettles}). */

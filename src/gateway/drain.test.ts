@@ -47,6 +47,59 @@ describe('Gateway.drain', () => {
     }
   });
 
+  it('a call waiting for budget (calls in flight hold it) stops waiting at once: 503, recorded as refused, never sent upstream', async () => {
+    let release!: (r: FakeReply) => void;
+    const held = new Promise<FakeReply>((r) => (release = r));
+    // 330 µ$ spent by the first call; its worst case (max_tokens 100: 100 × 15 + input) fits the
+    // budget once, not twice: the second waits for the first to settle (M2, budget-wait.ts)
+    const gw = await startGateway({ job: { token: 'flj_drain_test_wait_0123456789abc', id: 43, budgetMicros: 3_000 }, config: { budgetWaitMs: 60_000 }, upstream: () => held });
+    try {
+      const first = gw.post('/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] });
+      while (gw.up.seen.length === 0) await new Promise((r) => setTimeout(r, 5));
+      let waiterDone = false;
+      const waiter = gw.post('/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'waits' }] }).then((r) => ((waiterDone = true), r));
+      await new Promise((r) => setTimeout(r, 200));
+      expect(waiterDone).toBe(false);
+
+      const t0 = Date.now();
+      const drain = gw.app.drain(5000);
+      const w = await waiter;
+      expect(Date.now() - t0).toBeLessThan(1000);
+      expect([w.status, w.headers.get('x-should-retry'), ((await w.json()) as { error: { message: string } }).error.message]).toEqual([503, 'true', 'the gateway is shutting down: try again shortly']);
+      release({ body: MESSAGE });
+      expect((await first).status).toBe(200);
+      expect(await drain).toEqual({ open: 1, aborted: 0 });
+      expect(gw.up.seen).toHaveLength(1);
+      expect(gw.store.calls.map((c) => [c.httpStatus, c.refused ?? null, c.costMicros])).toEqual([
+        [503, 'shutting_down', 0],
+        [200, null, 330],
+      ]);
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('hurryDrain ends the grace period: the call still running is aborted at once and recorded with an estimate', async () => {
+    const gw = await startGateway({ job: { token: 'flj_drain_test_hurry_0123456789ab', id: 44, budgetMicros: 1_000_000 }, upstream: () => new Promise<FakeReply>(() => undefined) });
+    try {
+      const call = gw.post('/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'hangs' }] }).then(
+        (r) => r.status,
+        () => 'dropped',
+      );
+      while (gw.up.seen.length === 0) await new Promise((r) => setTimeout(r, 5));
+      const t0 = Date.now();
+      const drain = gw.app.drain(60_000);
+      await new Promise((r) => setTimeout(r, 50));
+      gw.app.hurryDrain();
+      expect(await drain).toEqual({ open: 1, aborted: 1 });
+      expect(Date.now() - t0).toBeLessThan(2000);
+      await call;
+      expect(gw.store.calls.map((c) => [c.usageKnown, c.costMicros > 0])).toEqual([[false, true]]);
+    } finally {
+      await gw.close();
+    }
+  });
+
   it('with nothing in flight it returns at once', async () => {
     const gw = await startGateway({ job: { token: 'flj_drain_test_idle_0123456789abc', id: 42, budgetMicros: 1_000_000 } });
     try {

@@ -12,7 +12,8 @@ import { ModelDirectory } from './model-directory.js';
 import type { GatewayRequest, Reply } from './reply.js';
 import { nodeHandler } from './node-adapter.js';
 import { abortJobCalls, abortStoreCalls } from './live-calls.js';
-import { openCallCount, untilNoOpenCalls } from './open-calls.js';
+import { callClosed, callOpened, openCallCount, stopTakingCalls, untilNoOpenCalls } from './open-calls.js';
+import { wakeBudgetWaiters } from './budget.js';
 import { fromRequest, toResponse } from './web-adapter.js';
 import type { ModelScript } from './script.js';
 
@@ -68,13 +69,19 @@ export type Gateway = Hono & {
    * each is settled and its ledger row written; those still running then are aborted as a
    * cancelled job's are (settled with the usage seen so far, or the estimate, marked as one)
    * and waited for up to {@link DRAIN_ABORT_MS} more. Never rejects.
-   * @returns how many calls were open when it began, and how many were aborted.
+   * @returns how many calls held a reservation when it began, and how many were aborted.
    */
   drain(graceMs?: number): Promise<{ open: number; aborted: number }>;
+  /** Ends a {@link drain}'s grace period now: the calls still running are aborted and settled at once (a second Ctrl-C). */
+  hurryDrain(): void;
 };
 
-/** How long a stopping server lets its model calls in flight run on, ms: 10 s. */
-export const DRAIN_GRACE_MS = 10_000;
+/**
+ * How long a stopping server lets its model calls in flight run on, ms: 8 s, so that with the
+ * aborted calls' settles the stop fits in a supervisor's 10 s before SIGKILL (`docker stop`'s
+ * default; a fresh user's stop took 10.1 s with a 10 s grace and lost the calls to the SIGKILL).
+ */
+export const DRAIN_GRACE_MS = 8_000;
 
 /** How long it then waits for the calls it aborted to be settled, ms: 5 s. */
 export const DRAIN_ABORT_MS = 5_000;
@@ -154,12 +161,19 @@ export function createGateway(opts: GatewayOptions): Gateway {
   };
 
   let draining = false;
+  let hurry = (): void => undefined;
   const handle = async (req: GatewayRequest): Promise<Reply> => {
     const route = req.method === 'POST' ? routes[req.path] : undefined;
     if (!route) return noSuchEndpoint(req.method, req.path);
     if (draining) return shuttingDown(req.path);
-    // Upstream keys never reach a job, whatever route or provider echoed them (key-mask.ts).
-    return mask.reply(await route(req));
+    // open until its route answers (a stopping server waits for it: open-calls.ts)
+    callOpened(store, 'request');
+    try {
+      // Upstream keys never reach a job, whatever route or provider echoed them (key-mask.ts).
+      return mask.reply(await route(req));
+    } finally {
+      callClosed(store, 'request');
+    }
   };
   const viaFetch = async (r: Request): Promise<Response> => {
     const { request, abort } = await fromRequest(r, limit);
@@ -183,12 +197,16 @@ export function createGateway(opts: GatewayOptions): Gateway {
   };
   const drain = async (graceMs = DRAIN_GRACE_MS): Promise<{ open: number; aborted: number }> => {
     draining = true;
+    // calls waiting for budget stop waiting; none reserved from now on goes upstream
+    stopTakingCalls(store);
+    wakeBudgetWaiters(store);
     const open = openCallCount(store);
-    if (await untilNoOpenCalls(store, graceMs)) return { open, aborted: 0 };
+    const hurried = new Promise<false>((resolve) => (hurry = () => resolve(false)));
+    if (await Promise.race([untilNoOpenCalls(store, graceMs), hurried])) return { open, aborted: 0 };
     const aborted = abortStoreCalls(store);
-    log.warn('gateway: stopping: aborted the model calls still running after the grace period', { calls: aborted, graceMs });
+    log.warn('gateway: stopping: aborted the model calls still running', { calls: aborted, graceMs });
     if (!(await untilNoOpenCalls(store, DRAIN_ABORT_MS))) log.error('gateway: stopping: model calls still not settled; the sweeper charges them after their expiry', { calls: openCallCount(store) });
     return { open, aborted };
   };
-  return Object.assign(app, { handle, abortJob, drain, node: nodeHandler(handle, limit, log, callAuth) });
+  return Object.assign(app, { handle, abortJob, drain, hurryDrain: () => hurry(), node: nodeHandler(handle, limit, log, callAuth) });
 }

@@ -1,6 +1,6 @@
 import { refusePausedCall } from './job-auth.js';
 import { CallAuth, openaiTokenOf } from './call-auth.js';
-import { providerNotConfiguredMessage } from './errors.js';
+import { providerNotConfiguredMessage, shuttingDown } from './errors.js';
 import type { Logger } from '../core/log.js';
 import type { JobRow } from '../store/types.js';
 import { inFlightMessage, IN_FLIGHT_RETRY_AFTER_S, reserveOrWait } from './budget-wait.js';
@@ -166,6 +166,10 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
     const worst = callWorstCase(ctx, price, raw.byteLength, maxOut, images, webSearchBound(req, api), serverInput, api === 'openai-responses' ? toolFeeBound(req) : null);
     const held = await reserveOrWait(d.store, job, worst.micros, { now: startedAt, ttlMs: d.config.reservationTtlMs, signal: request.signal, call: worst.call, waitMs: d.config.budgetWaitMs });
     if ('refused' in held) {
+      if (held.stopped) {
+        await recordRefused(ctx, 503, 'shutting_down');
+        return shuttingDown(request.path);
+      }
       if (held.inFlight) {
         await recordRefused(ctx, 429, 'budget_in_flight');
         d.log.info('gateway: refused a call for now: calls in flight hold its budget', { job: job.id, root: job.rootId, worst: worst.micros });

@@ -56,7 +56,7 @@ export interface ServerOptions {
   maxPendingRunnerConnects?: number;
   /**
    * At close, how long the model calls in flight may run on before they are aborted, ms
-   * (gateway.ts drain); default 10,000.
+   * (gateway.ts drain); default 8,000.
    */
   gatewayDrainMs?: number;
   /** Task pass period (ends finished turns, fires trailing wakes); default 1000. */
@@ -79,6 +79,8 @@ export interface RunningServer {
    * gateway.ts drain), then closes the HTTP server. Does not close the store.
    */
   close(): Promise<void>;
+  /** During {@link close}: cut the model calls still running now, settled with what was seen (a second Ctrl-C). */
+  hurryClose(): void;
 }
 
 /**
@@ -242,5 +244,5 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       await closed;
       log.info('server stopped', { url });
     })());
-  return { url, port, adminToken, close };
+  return { url, port, adminToken, close, hurryClose: () => gateway.hurryDrain() };
 }

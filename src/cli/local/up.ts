@@ -4,7 +4,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { parseDurationMs } from '../../core/duration.js';
 import type { Labels } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
-import { untilInterrupted } from '../io.js';
+import { onInterrupt, untilInterrupted } from '../io.js';
 import { CliError, checkFolderOption, dataOption, defaultDataDir, intIn, makeFolderOption, parseLabels, refuseEmptyOptions } from '../options.js';
 import { shellLine, shellQuote } from '../../protocol/shell-quote.js';
 
@@ -94,6 +94,7 @@ export function registerUp(program: Command, ctx: CliContext): void {
         log,
       });
       const say = (s: string) => void io.stdout.write(s + '\n');
+      let offAgain = (): void => undefined;
       try {
         const where = stack.dialect === 'postgres' ? 'PostgreSQL (DATABASE_URL)' : `SQLite in ${resolve(opts.data)}`;
         say(`flotilla: server on ${stack.server.url} (${where})`);
@@ -122,9 +123,17 @@ export function registerUp(program: Command, ctx: CliContext): void {
         if (LOOPBACK.has(opts.host)) say('  (this server listens on 127.0.0.1 only: start it with --host 0.0.0.0 to accept other machines)');
         say('flotilla: press Ctrl-C to stop');
         const sig = await untilInterrupted(io);
-        say(`flotilla: ${sig}: stopping`);
+        say(`flotilla: ${sig}: stopping (model calls in flight may run on for up to 8 s; Ctrl-C again cuts them now)`);
+        // A second signal cuts the model calls still running, each recorded with what was seen
+        // (gateway.ts drain); a third gets Node's default, exit at once. It killed the process
+        // with calls in flight, their reservations left for the sweeper's worst-case charge.
+        offAgain = onInterrupt(io, (again) => {
+          say(`flotilla: ${again} again: cutting the model calls still running (once more: exit at once, and calls not yet recorded are charged their worst case after a restart)`);
+          stack.server.hurryClose();
+        });
       } finally {
         await stack.close();
+        offAgain();
       }
       ctx.setExit(0);
     });
