@@ -52,7 +52,8 @@ export async function recordUpstreamFailure(ctx: CallContext, err: unknown, sign
     return { status: 500, message: `the gateway could not send this request to the model provider (${err.reason}); nothing was sent` };
   }
   const gone = signal.aborted;
-  if (gone) ctx.log.info('gateway: the client went away before the reply', { job: ctx.job.id });
+  // its signal aborted: the client went away, or the gateway cut it (its job ended, the server is stopping: live-calls.ts)
+  if (gone) ctx.log.info('gateway: the call ended before the reply (the client went away, or its job ended or the server stopped)', { job: ctx.job.id });
   else ctx.log.warn('gateway: upstream unreachable', { job: ctx.job.id, error: (err as Error).message });
   await recordUnreachable(ctx, gone);
   return { status: 502, message: 'the model provider could not be reached' };
