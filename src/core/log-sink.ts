@@ -2,7 +2,7 @@
  * Log lines written in batches. The server logs a line per model call (gateway/meter.ts): one
  * `write` each (a synchronous syscall for stderr on a file or pipe, Node's documented
  * behaviour on Linux) cost the gateway ~10 µs of CPU a call at 64 concurrent clients
- * (bench/gateway-cpu.bench.js with BENCH_GATEWAY_LOG=info). The lines of one event-loop turn
+ * (bench/gateway-cpu.bench.js, the gateway logging as `flotilla up` does). The lines of one event-loop turn
  * are joined and written once, at that turn's `setImmediate`, or at once when they pass
  * `maxChars`; lines keep their order. What is pending when the process exits (normally, on
  * `process.exit`, or after an uncaught exception) is written in the `exit` event; a SIGKILL

@@ -1,6 +1,6 @@
 /**
- * Model calls whose budget reservation is not settled yet, per store: reserved, with the
- * upstream or the reply still going, or their ledger row being written. A stopping server waits
+ * Model calls not finished yet, per store: in their route, or holding a reservation whose
+ * settle (and ledger row) is not written yet. A stopping server waits
  * for them (gateway.ts drain) before its store closes: it closed the store under them, and each
  * call's ledger row and settle failed ("The database connection is not open"), leaving its
  * reservation for the sweeper to charge at the worst case minutes later (a fresh user stopped

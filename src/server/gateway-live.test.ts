@@ -12,8 +12,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Job } from '../protocol/index.js';
-import { FakeRunner, startTestServer, TEST_GATEWAY, type TestServer } from './test-helpers.js';
+import { runningJob, startTestServer, TEST_GATEWAY, type TestServer } from './test-helpers.js';
 
 const sse = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 const DELTA = sse('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'y'.repeat(400) } });
@@ -58,7 +57,6 @@ afterAll(async () => {
   await new Promise<void>((r) => up.close(() => r()));
 });
 
-const at = () => new Date().toISOString();
 const callModel = (token: string, content: string, o: { stream?: boolean; maxTokens?: number } = {}) =>
   fetch(t.url + '/v1/messages', {
     method: 'POST',
@@ -66,21 +64,10 @@ const callModel = (token: string, content: string, o: { stream?: boolean; maxTok
     body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: o.maxTokens ?? 1000, stream: o.stream ?? false, messages: [{ role: 'user', content }] }),
   });
 
-/** A test-fixer job with `budgetUsd`, assigned to a fresh fake runner and running (session sess-L). */
-async function runningJob(budgetUsd: number) {
-  const job = (await (await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'examples/calc' }, budgetUsd } })).json()) as Job;
-  const r = await FakeRunner.start(t);
-  await r.hello();
-  const assign = await r.next('job.assign', (f) => f.assignment.jobId === job.id);
-  r.send({ type: 'job.accepted', jobId: job.id, attempt: 1 });
-  r.send({ type: 'job.events', jobId: job.id, attempt: 1, events: [{ rseq: 1, at: at(), type: 'harness.started', data: { harness: 'claude-code', pid: 1, sessionId: 'sess-L' } }] });
-  await r.next('ack');
-  return { job, r, token: assign.assignment.token };
-}
 
 describe('gateway and control plane in one process', () => {
   it('cancelling a job mid-stream ends its live call within 1 s and charges what was seen', async () => {
-    const { job, r, token } = await runningJob(5);
+    const { job, runner: r, token } = await runningJob(t, 5, 'sess-L');
     const res = await callModel(token, 'stream', { stream: true });
     expect(res.status).toBe(200);
     const reader = res.body!.getReader();
@@ -113,7 +100,7 @@ describe('gateway and control plane in one process', () => {
   });
 
   it('a call refused only because of calls in flight gets a retryable 429; its job keeps running and its retry is served once they settle', async () => {
-    const { job, r, token } = await runningJob(1);
+    const { job, runner: r, token } = await runningJob(t, 1, 'sess-L');
     // $0.90 of the $1.00 spent; a call's worst case at max_tokens 3000 is ~$0.045 (45,000 µ$ of
     // output + its input): two fit in the $0.10 left, three do not.
     const held = await t.store.reserveBudget(job.id, 900_000, Date.now());

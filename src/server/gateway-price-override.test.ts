@@ -7,8 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Job } from '../protocol/index.js';
-import { FakeRunner, startTestServer, TEST_GATEWAY, type TestServer } from './test-helpers.js';
+import { runningJob, startTestServer, TEST_GATEWAY, type TestServer } from './test-helpers.js';
 
 let up: Server;
 let t: TestServer;
@@ -31,7 +30,6 @@ afterAll(async () => {
 });
 
 const PRICE = { input: 2, output: 8, cacheWrite5m: 2.5, cacheWrite1h: 4, cacheRead: 0.2, webSearch: 30 };
-const at = () => new Date().toISOString();
 
 describe('price overrides through the API: webSearch', () => {
   it('PUT takes webSearch and GET lists it; a negative one is a 400 naming the field', async () => {
@@ -46,16 +44,10 @@ describe('price overrides through the API: webSearch', () => {
   });
 
   it('the gateway charges the searches at the override\'s webSearch', async () => {
-    const job = (await (await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'examples/calc' }, budgetUsd: 5 } })).json()) as Job;
-    const r = await FakeRunner.start(t);
-    await r.hello();
-    const assign = await r.next('job.assign', (f) => f.assignment.jobId === job.id);
-    r.send({ type: 'job.accepted', jobId: job.id, attempt: 1 });
-    r.send({ type: 'job.events', jobId: job.id, attempt: 1, events: [{ rseq: 1, at: at(), type: 'harness.started', data: { harness: 'claude-code', pid: 1, sessionId: 'sess-P' } }] });
-    await r.next('ack');
+    const { job, runner: r, token } = await runningJob(t, 5, 'sess-P');
     const res = await fetch(t.url + '/v1/messages', {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': assign.assignment.token, 'anthropic-version': '2023-06-01' },
+      headers: { 'content-type': 'application/json', 'x-api-key': token, 'anthropic-version': '2023-06-01' },
       body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 100, tools: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 5 }], messages: [{ role: 'user', content: 'search' }] }),
     });
     expect(res.status).toBe(200);

@@ -11,7 +11,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Job } from '../protocol/index.js';
-import { FakeRunner, startTestServer, TEST_GATEWAY, type TestServer } from './test-helpers.js';
+import { runningJob, startTestServer, TEST_GATEWAY, type TestServer } from './test-helpers.js';
 
 let up: Server | null = null;
 let seen = 0;
@@ -48,21 +48,12 @@ afterEach(async () => {
   up = null;
 });
 
-const at = () => new Date().toISOString();
-
 /** A running job of a fresh server in front of the fake upstream; its token. */
 async function start(gatewayDrainMs: number): Promise<{ job: Job; token: string }> {
   const base = await upstream();
   t = await startTestServer({ gatewayDrainMs, gateway: { ...TEST_GATEWAY, provider: 'anthropic', anthropicApiKey: 'sk-up', anthropicBaseUrl: base } });
   storeOpen = true;
-  const job = (await (await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'examples/calc' }, budgetUsd: 10 } })).json()) as Job;
-  const r = await FakeRunner.start(t);
-  await r.hello();
-  const assign = await r.next('job.assign', (f) => f.assignment.jobId === job.id);
-  r.send({ type: 'job.accepted', jobId: job.id, attempt: 1 });
-  r.send({ type: 'job.events', jobId: job.id, attempt: 1, events: [{ rseq: 1, at: at(), type: 'harness.started', data: { harness: 'claude-code', pid: 1, sessionId: 'sess-D' } }] });
-  await r.next('ack');
-  return { job, token: assign.assignment.token };
+  return runningJob(t, 10, 'sess-D');
 }
 
 const callModel = (token: string, content: string) =>

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WebSocket } from 'ws';
-import type { Labels, RunnerToServer, ServerToRunner } from '../protocol/index.js';
+import type { Job, Labels, RunnerToServer, ServerToRunner } from '../protocol/index.js';
 import type { Store } from '../store/types.js';
 import { openStore } from '../store/open.js';
 import type { GatewayConfig } from '../gateway/config.js';
@@ -260,4 +260,20 @@ export async function waitFor<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ti
     if (Date.now() > deadline) throw new Error(`condition not met in ${timeoutMs} ms: ${JSON.stringify(v)}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/**
+ * A `test-fixer` job with `budgetUsd` (examples/calc), assigned to a fresh fake runner of `t`,
+ * accepted and running its harness (`claude-code`, session `sessionId`): what a gateway test
+ * needs to make model calls. @returns the job, its runner and its job token.
+ */
+export async function runningJob(t: TestServer, budgetUsd: number, sessionId: string): Promise<{ job: Job; runner: FakeRunner; token: string }> {
+  const job = (await (await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'examples/calc' }, budgetUsd } })).json()) as Job;
+  const runner = await FakeRunner.start(t);
+  await runner.hello();
+  const assign = await runner.next('job.assign', (f) => f.assignment.jobId === job.id);
+  runner.send({ type: 'job.accepted', jobId: job.id, attempt: 1 });
+  runner.send({ type: 'job.events', jobId: job.id, attempt: 1, events: [{ rseq: 1, at: new Date().toISOString(), type: 'harness.started', data: { harness: 'claude-code', pid: 1, sessionId } }] });
+  await runner.next('ack');
+  return { job, runner, token: assign.assignment.token };
 }
