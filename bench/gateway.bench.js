@@ -8,7 +8,8 @@
 // p50/p99 latency, added over calling the upstream directly; each target's best of
 // BENCH_ROUNDS (default 3) rounds, the targets interleaved (this machine's speed moves by tens
 // of percent from one minute to the next: one round each compared targets measured in
-// different weather). Streams (20 events 5 ms apart):
+// different weather), and each gateway's CPU time per call over the same phases (its process's,
+// from /proc: the figure the weather moves least). Streams (20 events 5 ms apart):
 // 1 and 64 concurrent: time to first byte and to first event, added over direct, and the
 // mean gap between events (the upstream's pacing is 5 ms). RSS of each gateway after load.
 // Then bare Node pass-through proxies at 1 and 64 clients (node:http's client and undici's, the
@@ -26,8 +27,14 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 // Non-streamed levels: each target's best of this many rounds (see `best`).
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-/** The best of a target's rounds at one level: most req/s, least p50 and p99 (each its own round's); errors summed. */
-const best = (runs) => ({ rps: Math.max(...runs.map((r) => r.rps)), p50: Math.min(...runs.map((r) => r.p50)), p99: Math.min(...runs.map((r) => r.p99)), errors: runs.reduce((a, r) => a + r.errors, 0) });
+/** The best of a target's rounds at one level: most req/s, least p50, p99 and CPU per call (each its own round's); errors summed. */
+const best = (runs) => ({
+  rps: Math.max(...runs.map((r) => r.rps)),
+  p50: Math.min(...runs.map((r) => r.p50)),
+  p99: Math.min(...runs.map((r) => r.p99)),
+  cpuPerCall: Math.min(...runs.map((r) => r.cpuPerCall)),
+  errors: runs.reduce((a, r) => a + r.errors, 0),
+});
 const PORTKEY = join(ROOT, 'node_modules/@portkey-ai/gateway/build/start-server.js');
 const children = [];
 process.on('exit', () => children.forEach((c) => c.kill('SIGKILL')));
@@ -52,6 +59,19 @@ const rss = (pid) => {
     return m ? `${Math.round(Number(m[1]) / 1024)} MB` : '?';
   } catch {
     return '?';
+  }
+};
+/**
+ * The CPU time (µs) process `pid` has used so far, all its threads: utime + stime of
+ * /proc/PID/stat (proc(5); clock ticks of 10 ms, CLK_TCK 100 on Linux), NaN elsewhere.
+ */
+const cpuUs = (pid) => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // f[0] is field 3 (state)
+    return (Number(f[11]) + Number(f[12])) * 10_000;
+  } catch {
+    return NaN;
   }
 };
 const pct = (xs, p) => (xs.length ? [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] : NaN);
@@ -85,7 +105,10 @@ function request(target, body, agent, onEvent) {
 
 async function load(target, clients, stream, seconds = SECONDS) {
   // Non-streamed: raw keep-alive sockets (gateway/raw-load.js), so the proxy under test is the limit.
-  if (!stream) return rawLoad({ port: target.port, path: target.path, headers: target.headers, body: JSON.stringify({ model: 'claude-haiku-4-5', max_tokens: 64, stream: false, messages: [{ role: 'user', content: 'hello' }] }), clients, seconds });
+  if (!stream) {
+    const cpu = target.pid ? () => cpuUs(target.pid) : undefined;
+    return rawLoad({ port: target.port, path: target.path, headers: target.headers, body: JSON.stringify({ model: 'claude-haiku-4-5', max_tokens: 64, stream: false, messages: [{ role: 'user', content: 'hello' }] }), clients, seconds, cpu });
+  }
   const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
   const body = JSON.stringify({ model: 'claude-haiku-4-5', max_tokens: 64, stream, messages: [{ role: 'user', content: 'hello' }] });
   const lat = [];
@@ -126,7 +149,7 @@ const gw = await start([join(ROOT, 'bench/gateway/gateway.js'), `http://127.0.0.
 const [gwPort, token] = gw.line.split(' ');
 const targets = {
   direct: { port: upPort, path: '/v1/messages', headers: { 'x-api-key': 'sk' } },
-  flotilla: { port: Number(gwPort), path: '/v1/messages', headers: { 'x-api-key': token, 'anthropic-version': '2023-06-01' } },
+  flotilla: { port: Number(gwPort), path: '/v1/messages', headers: { 'x-api-key': token, 'anthropic-version': '2023-06-01' }, pid: gw.p.pid },
 };
 let portkey = null;
 if (existsSync(PORTKEY)) {
@@ -134,7 +157,7 @@ if (existsSync(PORTKEY)) {
   const p = spawn(process.execPath, [PORTKEY, `--port=${port}`, '--headless'], { stdio: 'ignore' });
   children.push(p);
   portkey = p;
-  targets.portkey = { port, path: '/v1/messages', headers: { 'x-api-key': 'sk', 'x-portkey-provider': 'anthropic', 'x-portkey-custom-host': `http://127.0.0.1:${upPort}/v1`, 'anthropic-version': '2023-06-01' } };
+  targets.portkey = { port, pid: p.pid, path: '/v1/messages', headers: { 'x-api-key': 'sk', 'x-portkey-provider': 'anthropic', 'x-portkey-custom-host': `http://127.0.0.1:${upPort}/v1`, 'anthropic-version': '2023-06-01' } };
   for (let i = 0; i < 100; i++) {
     try {
       await request(targets.portkey, JSON.stringify({ model: 'm', max_tokens: 1, messages: [{ role: 'user', content: 'x' }] }), undefined, false);
@@ -157,6 +180,7 @@ for (const t of Object.values(targets)) {
 }
 console.log(`\nnon-streamed, ${SECONDS} s per level, best of ${ROUNDS} interleaved rounds (latency ms; "added" = over direct)`);
 console.log('clients | direct req/s p50 p99 | flotilla req/s p50 p99 added-p50 added-p99' + (portkey ? ' | portkey req/s p50 p99 | flotilla/portkey req/s' : ''));
+const cpuRows = [];
 for (const c of [1, 16, 64, 256]) {
   // ROUNDS rounds, the targets interleaved within each; each figure is its target's best round
   // (a shared machine's noise only takes throughput away and adds latency).
@@ -173,6 +197,14 @@ for (const c of [1, 16, 64, 256]) {
   if (p) line += ` | ${p.rps.toFixed(0)} ${f1(p.p50)} ${f1(p.p99)} | ${(g.rps / p.rps).toFixed(1)}×`;
   if (d.errors + g.errors + (p?.errors ?? 0)) line += `  (errors: direct ${d.errors}, flotilla ${g.errors}${p ? `, portkey ${p.errors}` : ''})`;
   console.log(line);
+  cpuRows.push({ c, g, p });
+}
+// Each gateway's own cost, which the machine's weather moves far less than requests/s: its
+// process's CPU time (all threads, /proc) over the measured phase, per call, least of the rounds.
+console.log('\nCPU per call (µs, the gateway process\'s user + system time over the measured phase, least of the rounds)');
+console.log('clients | flotilla' + (portkey ? ' | portkey | portkey/flotilla' : ''));
+for (const { c, g, p } of cpuRows) {
+  console.log(`${String(c).padStart(7)} | ${g.cpuPerCall.toFixed(0)}` + (p ? ` | ${p.cpuPerCall.toFixed(0)} | ${(p.cpuPerCall / g.cpuPerCall).toFixed(1)}×` : ''));
 }
 console.log('\nstreams of 20 events 5 ms apart (ms, medians; gap = mean time between events)');
 console.log('streams | direct ttfb first gap | flotilla ttfb first gap added-first' + (portkey ? ' | portkey ttfb first gap added-first' : ''));

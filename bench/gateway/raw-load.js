@@ -19,10 +19,12 @@ function encode(host, port, path, headers, body) {
 
 /**
  * `clients` connections each sending the request back to back for `seconds` (after 0.5 s of
- * warm-up under the same load).
- * @returns { rps, p50, p99 (ms), errors (non-200 responses and broken connections) }
+ * warm-up under the same load). `cpu`, when given, returns the CPU time (µs) the process under
+ * test has used so far: read when the measured phase starts and ends.
+ * @returns { rps, p50, p99 (ms), errors (non-200 responses and broken connections), cpuPerCall
+ *   (µs of the process's CPU per answered call over the measured phase; NaN without `cpu`) }
  */
-export async function rawLoad({ host = '127.0.0.1', port, path, headers, body, clients, seconds }) {
+export async function rawLoad({ host = '127.0.0.1', port, path, headers, body, clients, seconds, cpu }) {
   const bytes = encode(host, port, path, { 'content-type': 'application/json', ...headers }, body);
   const conns = Array.from({ length: clients }, () => connection(host, port));
   // Warm-up: half a second of the same load (JIT tiers, connection pools, the store's first pages).
@@ -30,6 +32,7 @@ export async function rawLoad({ host = '127.0.0.1', port, path, headers, body, c
   await Promise.all(conns.map(async (c) => { while (performance.now() < warmEnd) if ((await c.send(bytes).catch(() => 0)) === 0) return; }));
   const lat = [];
   let errors = 0;
+  const cpu0 = cpu ? cpu() : NaN;
   const t0 = performance.now();
   const end = t0 + seconds * 1000;
   await Promise.all(
@@ -49,7 +52,8 @@ export async function rawLoad({ host = '127.0.0.1', port, path, headers, body, c
     }),
   );
   const secs = (performance.now() - t0) / 1000;
+  const cpuPerCall = cpu ? (cpu() - cpu0) / lat.length : NaN;
   for (const c of conns) c.close();
   lat.sort((a, b) => a - b);
-  return { rps: lat.length / secs, p50: pct(lat, 50), p99: pct(lat, 99), errors };
+  return { rps: lat.length / secs, p50: pct(lat, 50), p99: pct(lat, 99), errors, cpuPerCall };
 }
