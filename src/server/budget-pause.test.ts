@@ -43,6 +43,57 @@ it('pauses a running job unless its agent says onBudgetExhausted: fail; leaves a
   }
 });
 
+// A top-up that commits between the gateway's refusal and the pause finds no paused job to
+// resume; the pause then checks the resume rule itself (fresh-user finding: 6 of 36 such races
+// on two replicas left the job paused with room, until a second top-up).
+describe('a top-up landing between a refusal and its pause', () => {
+  /** A running job (tree budget 10,000 µ$, 9,000 spent) and the pause hook; `topUp` µ$ are added before the hook runs. */
+  async function raced(store: Store, topUp: number, needMicros: number) {
+    const now = Date.now();
+    const runner = await store.createRunner({ name: `r${topUp}-${needMicros}`, labels: {}, capacity: 1, credentialHash: 'd'.repeat(64), now });
+    const j = await store.createJob({ parentId: null, agent: 'a', agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros: 10_000, now });
+    await store.claimJobById(j.id, { id: runner.id, labels: {} }, hashToken(`flj_race_${j.id}_0123456789abcdef`), now);
+    const job = (await store.transitionJob(j.id, 1, ['assigned'], 'running', now, { startedAt: now, sessionId: 'sess-r' }))!;
+    const held = await store.reserveBudget(j.id, 9_000, now);
+    if (!held?.ok) throw new Error('the first reservation must fit');
+    await store.settleBudget(j.id, held.reservationId, 9_000, now);
+    // the refusal was decided (1,000 µ$ left < the call's worst case); then the top-up commits,
+    // and its resumer finds nothing paused; then the pause is written
+    if (topUp) await store.topUpBudget(j.id, topUp, now);
+    const agents = { get: () => ({ onBudgetExhausted: 'pause' }) } as unknown as AgentRegistry;
+    let kicks = 0;
+    const hook = budgetPauser({ store, agents, bus: new EventBus(), log: silentLogger, now: () => now, kick: () => void kicks++ });
+    await hook(job, `budget exhausted: this call may cost up to $0.00${needMicros}`, needMicros);
+    return { id: j.id, kicks: () => kicks, now };
+  }
+
+  it('resumes the job when the tree now has room for the refused call: once its process has exited, in its session', () =>
+    onSqlite(async ([store]) => {
+      const r = await raced(store!, 5_000, 5_000); // 15,000 - 9,000 = 6,000 µ$ of room >= 5,000
+      // the attempt's process still runs (the runner was told to stop it): the resume waits for its exit
+      expect(await store!.getJob(r.id)).toMatchObject({ status: 'paused', endReason: 'budget_resume' });
+      expect(r.kicks()).toBe(1); // as a top-up's resume does
+      const evs = await store!.listEvents(r.id, 0, 20);
+      expect(evs.filter((e) => e.type === 'status').map((e) => (e.data as { message: string }).message)).toEqual([
+        expect.stringContaining('budget exhausted'),
+        `job tree ${r.id}'s budget has room for the refused call (topped up while it was refused); resumes once the process of its attempt 1 has stopped`,
+      ]);
+      expect(await store!.endPausedAttempt(r.id, 1, r.now + 1)).toMatchObject({ status: 'queued', resumeSessionId: 'sess-r' });
+    }));
+
+  it('leaves the job paused when the top-up is still too small for the refused call', () =>
+    onSqlite(async ([store]) => {
+      const r = await raced(store!, 3_000, 5_000); // 13,000 - 9,000 = 4,000 µ$ < 5,000
+      expect(await store!.getJob(r.id)).toMatchObject({ status: 'paused', endReason: 'budget' });
+    }));
+
+  it('leaves the job paused when no top-up came (1,000 µ$ left < 5,000)', () =>
+    onSqlite(async ([store]) => {
+      const r = await raced(store!, 0, 5_000);
+      expect(await store!.getJob(r.id)).toMatchObject({ status: 'paused', endReason: 'budget' });
+    }));
+});
+
 // --- a refusal caused only by calls in flight (M2, gateway/budget-wait.ts) ----------------
 // Real gateway over HTTP and a real SQLite store, with the control plane's pause hook. Budget
 // $1.00, $0.90 spent; each call's worst case ~$0.04 (two fit in the $0.10 left, three do not).

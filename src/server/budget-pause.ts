@@ -20,6 +20,15 @@ import { recordStatus } from './status-events.js';
  * the stop on heartbeats if it was missed). With `fail`, the runner's report ends it `failed`
  * (reason `budget`). `needMicros`, the refused call's worst case in µ$, is stored with the pause
  * for the resume rule (store/budget-resume.ts); absent, the store reads it from `message`.
+ *
+ * A top-up that commits between the refusal and the pause finds no paused job to resume (its
+ * resumer lists paused jobs only), and the job would wait, paused with room, for a top-up nobody
+ * knows is needed. So once the pause is written, the resume rule is checked again for the tree
+ * ({@link budgetResumer}, `raised` the tree: every budget on the job's path must have room for
+ * `needMicros`): each side writes first and reads after, so whichever of the top-up and the
+ * pause comes second sees the other (on several replicas too). Only with `needMicros` given (the
+ * gateway always gives it): an unknown need counts as 1 µ$ in the rule, and a tree with dust left
+ * would resume the job only for it to be refused and paused again.
  */
 export function budgetPauser(o: {
   store: Store;
@@ -29,6 +38,8 @@ export function budgetPauser(o: {
   now: () => number;
   /** Sends a frame to a runner (hub.send); absent: nothing is sent (unit tests). */
   stop?: (runnerId: number, msg: ServerToRunner) => Promise<boolean>;
+  /** Wakes the dispatcher when the re-check above resumed a job (dispatcher.kick). */
+  kick?: () => void;
 }) {
   return async (job: JobRow, message: string, needMicros?: number): Promise<void> => {
     const policy = o.agents.get(job.agent)?.onBudgetExhausted ?? 'pause';
@@ -43,6 +54,13 @@ export function budgetPauser(o: {
     if (runnerId !== null && o.stop) {
       await o.stop(runnerId, pauseStop(job.id, paused.attempt));
     }
+    if (needMicros === undefined) return;
+    const resumed = await budgetResumer({ store: o.store, bus: o.bus, now: o.now, ...(o.kick ? { kick: o.kick } : {}) })(
+      job.rootId,
+      'tree',
+      `job tree ${job.rootId}'s budget has room for the refused call (topped up while it was refused)`,
+    );
+    if (resumed.length) o.log.info('budget: topped up while a call was refused: resuming', { rootId: job.rootId, resumed: resumed.join(',') });
   };
 }
 
