@@ -298,7 +298,7 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
       } catch (err) {
         // Too large, timed out, broken or unreachable: recorded once (upstream-failure.ts), never retried by the harness.
         const failed = await recordUpstreamFailure(ctx, err, req.signal);
-        return anthropicError(failed.status, 'api_error', failed.message, { retry: false });
+        return anthropicError(failed.status, 'api_error', failed.message, { retry: failed.retry === true, ...(failed.retryAfterS !== undefined ? { retryAfterS: failed.retryAfterS } : {}) });
       }
       // the provider refused the server's own key: a 500 for the admin, not a 401 for the job (upstream-auth.ts)
       const keyRefused = await upstreamAuthRefusal(res, ctx, 'anthropic', req.signal);

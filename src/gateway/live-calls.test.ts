@@ -101,7 +101,12 @@ describe('aborting a cancelled job’s live calls', () => {
       expect(gw.app.abortJob(32)).toBe(1);
       const res = await pending;
       expect(res.status).toBe(502);
-      await res.arrayBuffer();
+      expect(res.headers.get('x-should-retry')).toBe('false');
+      // the cause named, not "the model provider could not be reached" (it was reached)
+      expect(await res.json()).toEqual({
+        type: 'error',
+        error: { type: 'api_error', message: "this call was cut before its reply: its job's attempt ended (cancelled, lost, finished or retried), and its token no longer authenticates" },
+      });
       expect(Date.now() - t0).toBeLessThan(1_000);
       await expect.poll(() => closedAt.get('hold-1'), { timeout: 1_000, interval: 20 }).toBeDefined();
       const input = Math.ceil(Buffer.byteLength(sent) / 4);

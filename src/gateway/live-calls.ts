@@ -14,6 +14,18 @@ import type { CallSignal } from './reply.js';
  * marked as one (never $0).
  */
 
+/** Why the gateway itself cut a call ({@link cutReason}): its job's attempt ended, or the server is stopping. */
+export type CutReason = 'job_ended' | 'shutting_down';
+
+// The signals this module aborted, with why: a call whose signal aborted without an entry here
+// was ended by its client going away.
+const cuts = new WeakMap<object, CutReason>();
+
+/** Why the gateway cut the call of `signal` (live-calls.ts aborted it), or undefined: not cut by the gateway (its client went away, or it was not aborted). */
+export function cutReason(signal: CallSignal): CutReason | undefined {
+  return cuts.get(signal);
+}
+
 /** One tracked call: the store it reserved in (a job id means a job of that store) and its signal. */
 export interface LiveCall {
   readonly store: object;
@@ -49,9 +61,10 @@ export function untrackCall(jobId: number, call: LiveCall): void {
 
 /**
  * Aborts every live call of job `jobId` in `store` (see the module comment); each settles on its
- * own as its reply ends (meter.ts). @returns how many were aborted.
+ * own as its reply ends (meter.ts), and one not answered yet tells its client `why`
+ * ({@link cutReason}, upstream-failure.ts). @returns how many were aborted.
  */
-export function abortJobCalls(store: object, jobId: number): number {
+export function abortJobCalls(store: object, jobId: number, why: CutReason = 'job_ended'): number {
   const had = byJob.get(jobId);
   if (had === undefined) return 0;
   let n = 0;
@@ -60,6 +73,7 @@ export function abortJobCalls(store: object, jobId: number): number {
     untrackCall(jobId, call);
     if (call.signal.aborted) continue;
     n += 1;
+    cuts.set(call.signal, why);
     call.signal.abort();
   }
   return n;
@@ -72,7 +86,7 @@ export function abortJobCalls(store: object, jobId: number): number {
  */
 export function abortStoreCalls(store: object): number {
   let n = 0;
-  for (const jobId of [...byJob.keys()]) n += abortJobCalls(store, jobId);
+  for (const jobId of [...byJob.keys()]) n += abortJobCalls(store, jobId, 'shutting_down');
   return n;
 }
 

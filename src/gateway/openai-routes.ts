@@ -224,7 +224,8 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
         // Too large, timed out, broken or unreachable: recorded once (upstream-failure.ts), never retried by the harness.
         const failed = await recordUpstreamFailure(ctx, err, request.signal);
         const reply = openaiError(failed.status, 'server_error', failed.message);
-        reply.headers['x-should-retry'] = 'false';
+        reply.headers['x-should-retry'] = failed.retry === true ? 'true' : 'false';
+        if (failed.retryAfterS !== undefined) reply.headers['retry-after'] = String(failed.retryAfterS);
         return reply;
       }
       // the provider refused the server's own key: a 500 for the admin, not a 401 for the job (upstream-auth.ts)

@@ -1,5 +1,6 @@
 import { recordUnreachable, type CallContext } from './meter.js';
 import type { CallSignal } from './reply.js';
+import { cutReason } from './live-calls.js';
 import { ReplyBrokenError, ReplyTooLargeError, UpstreamRequestRefusedError, UpstreamTimeoutError } from './upstream-http.js';
 import { BROKEN_STATUS, brokenMessage, recordBroken } from './upstream-broken.js';
 import { recordTooLarge, tooLargeMessage } from './upstream-too-large.js';
@@ -8,12 +9,16 @@ import { recordTimedOut, TIMEOUT_STATUS, timeoutMessage } from './upstream-timeo
 /**
  * What the client is told when an upstream call threw after the gateway's retries (retry.ts):
  * the HTTP status and the message; the route shapes them in its wire format (Anthropic
- * `api_error`, OpenAI `server_error`), always with `x-should-retry: false` — the gateway's
- * retries are used up, and a harness must not add its own.
+ * `api_error`, OpenAI `server_error`), with `x-should-retry: false` — the gateway's retries are
+ * used up, and a harness must not add its own — unless `retry` (a call cut by a stopping
+ * server: another replica, or this one started again, may serve it).
  */
 export interface UpstreamFailure {
   status: number;
   message: string;
+  retry?: boolean;
+  /** With `retry`: the `retry-after` to send, seconds. */
+  retryAfterS?: number;
 }
 
 /**
@@ -28,6 +33,9 @@ export interface UpstreamFailure {
  * - {@link UpstreamRequestRefusedError}: the gateway's HTTP client would not send the request
  *   (nothing reached the provider) → 500 naming the reason, logged as an error, recorded with no
  *   tokens;
+ * - the gateway cut the call (`signal` aborted by live-calls.ts, {@link cutReason}): the server
+ *   is stopping → 503, retryable; its job's attempt ended → 502 saying so; recorded as an
+ *   estimate (the request was sent: meter.ts recordUnreachable);
  * - anything else (connection refused, reset before a reply; or the client went away, `signal`
  *   aborted) → 502 "could not be reached", recorded with no tokens, or as an estimate when the
  *   client went away after the request was sent (meter.ts recordUnreachable).
@@ -52,9 +60,14 @@ export async function recordUpstreamFailure(ctx: CallContext, err: unknown, sign
     return { status: 500, message: `the gateway could not send this request to the model provider (${err.reason}); nothing was sent` };
   }
   const gone = signal.aborted;
-  // its signal aborted: the client went away, or the gateway cut it (its job ended, the server is stopping: live-calls.ts)
-  if (gone) ctx.log.info('gateway: the call ended before the reply (the client went away, or its job ended or the server stopped)', { job: ctx.job.id });
+  // its signal aborted: the client went away, or the gateway cut it (live-calls.ts)
+  const cut = gone ? cutReason(signal) : undefined;
+  if (cut === 'shutting_down') ctx.log.info('gateway: the call was cut before its reply: the server is stopping', { job: ctx.job.id });
+  else if (cut === 'job_ended') ctx.log.info("gateway: the call was cut before its reply: its job's attempt ended", { job: ctx.job.id });
+  else if (gone) ctx.log.info('gateway: the client went away before the reply', { job: ctx.job.id });
   else ctx.log.warn('gateway: upstream unreachable', { job: ctx.job.id, error: (err as Error).message });
   await recordUnreachable(ctx, gone);
+  if (cut === 'shutting_down') return { status: 503, message: 'the Flotilla server is stopping: this call was cut before its reply and charged an estimate of what the provider may bill; try again', retry: true, retryAfterS: 5 };
+  if (cut === 'job_ended') return { status: 502, message: "this call was cut before its reply: its job's attempt ended (cancelled, lost, finished or retried), and its token no longer authenticates" };
   return { status: 502, message: 'the model provider could not be reached' };
 }

@@ -84,13 +84,16 @@ describe('stopping the server with model calls in flight', () => {
 
   it('calls still running after the grace period are aborted and recorded with an estimate (never $0); nothing stays reserved', async () => {
     const { job, token } = await start(300);
-    const replies = Array.from({ length: 3 }, () => callModel(token, 'hang').then((r) => r.status, () => 'dropped'));
+    const replies = Array.from({ length: 3 }, () => callModel(token, 'hang').then(async (r) => [r.status, r.headers.get('x-should-retry'), r.headers.get('retry-after'), await r.json()], () => 'dropped'));
     await until(() => seen === 3);
     const t0 = Date.now();
     await t!.server.close();
     // the grace period, then the aborts' settles: well under the 5 s allowed for those
     expect(Date.now() - t0).toBeLessThan(3000);
-    await Promise.all(replies);
+    // told the server stopped, retryable (another replica, or this one started again, serves it),
+    // not "the model provider could not be reached" with x-should-retry false (fresh-user finding)
+    const message = 'the Flotilla server is stopping: this call was cut before its reply and charged an estimate of what the provider may bill; try again';
+    expect(await Promise.all(replies)).toEqual(Array.from({ length: 3 }, () => [503, 'true', '5', { type: 'error', error: { type: 'api_error', message } }]));
     const usage = await t!.store.jobUsage(job.id);
     expect(usage).toMatchObject({ modelCalls: 3, estimatedCalls: 3 });
     expect(usage.costMicros).toBeGreaterThan(0);
