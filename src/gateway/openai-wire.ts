@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { MAX_MODEL_NAME, outputLimit, type MessagesRequest } from './request.js';
+import { modelName, outputLimit, type MessagesRequest } from './request.js';
 import { jsonReply, type Reply } from './reply.js';
 import { storedStateRef } from './server-input.js';
 
@@ -45,7 +45,7 @@ export function openaiRetryLater(message: string, retryAfterS: number): Reply {
 
 export const ChatRequest = z
   .object({
-    model: z.string().min(1).max(MAX_MODEL_NAME).refine((m) => !m.includes('\0'), 'must not contain NUL'),
+    model: modelName(),
     messages: z.array(z.object({ role: z.string() }).passthrough()).min(1),
     stream: z.boolean().optional(),
     // at most the gateway's ceiling (request.ts MAX_OUTPUT_TOKENS_CEILING): past it a 400, not a
@@ -61,7 +61,7 @@ export type ChatRequest = z.infer<typeof ChatRequest>;
 
 export const ResponsesRequest = z
   .object({
-    model: z.string().min(1).max(MAX_MODEL_NAME).refine((m) => !m.includes('\0'), 'must not contain NUL'),
+    model: modelName(),
     input: z.union([z.string(), z.array(z.object({}).passthrough())]),
     instructions: z.string().nullable().optional(),
     stream: z.boolean().optional(),

@@ -1,4 +1,4 @@
-import { MAX_MODEL_NAME } from './request.js';
+import { modelNameProblem } from './request.js';
 
 /** The ledger's model for a refused call whose body named none the gateway could read. */
 export const UNKNOWN_MODEL = 'unknown';
@@ -6,7 +6,7 @@ export const UNKNOWN_MODEL = 'unknown';
 /**
  * The model a request body names, for the ledger row of a call refused for another field (e.g.
  * `max_tokens: "10"`): the body's `model` when the body is a JSON object whose `model` is a
- * string a request may give (1 to MAX_MODEL_NAME characters, no NUL: request.ts's rule), else
+ * string a request may give (request.ts modelNameProblem), else
  * {@link UNKNOWN_MODEL} (`raw` not JSON, not an object, or `model` missing or bad). Only on the
  * refusal path: it parses the body again.
  */
@@ -18,5 +18,5 @@ export function modelNamedIn(raw: string): string {
     return UNKNOWN_MODEL;
   }
   const model = json !== null && typeof json === 'object' && !Array.isArray(json) ? (json as { model?: unknown }).model : undefined;
-  return typeof model === 'string' && model.length > 0 && model.length <= MAX_MODEL_NAME && !model.includes('\0') ? model : UNKNOWN_MODEL;
+  return typeof model === 'string' && modelNameProblem(model) === null ? model : UNKNOWN_MODEL;
 }

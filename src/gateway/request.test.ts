@@ -47,7 +47,17 @@ describe('parseMessagesRequest', () => {
     expect(parseMessagesRequest('{"model":"m","messages":[],"max_tokens":1e300}')).toEqual({ error: expect.stringMatching(/^max_tokens: /) });
     expect(parseMessagesRequest('{"model":"m\\u0000","messages":[]}')).toEqual({ error: 'model: must not contain NUL' });
     // a model name over 256 characters is refused (stored in every ledger row, written in logs); 256 is fine
-    expect(parseMessagesRequest(JSON.stringify({ model: 'c'.repeat(257), messages: [] }))).toEqual({ error: 'model: Too big: expected string to have <=256 characters' });
+    expect(parseMessagesRequest(JSON.stringify({ model: 'c'.repeat(257), messages: [] }))).toEqual({ error: 'model: must be at most 256 characters' });
+    expect(parseMessagesRequest('{"model":"","messages":[]}')).toEqual({ error: 'model: must not be empty' });
+    // no provider serves such a name; priced by the longest listed prefix it would have been
+    // charged as another model (fresh-user finding: "claude-sonnet-4-5 " at claude-sonnet-4's rates)
+    for (const m of ['claude-sonnet-4-5 ', ' claude-sonnet-4-5', 'claude-sonnet-4-5\\t', 'claude-sonnet-4-5\\n', '\u00a0m', 'm\u2003']) {
+      expect(parseMessagesRequest(`{"model":"${m}","messages":[]}`), m).toEqual({ error: m.includes('\\t') || m.includes('\\n') ? 'model: must not contain control characters' : 'model: must not begin or end with whitespace' });
+    }
+    expect(parseMessagesRequest('{"model":"a\\u001bb","messages":[]}')).toEqual({ error: 'model: must not contain control characters' });
+    expect(parseMessagesRequest('{"model":"a\\u007fb","messages":[]}')).toEqual({ error: 'model: must not contain control characters' });
+    // a space inside a name is a name (a local server may call its model so)
+    expect(parseMessagesRequest('{"model":"my model","messages":[]}')).toMatchObject({ request: { model: 'my model' } });
     expect(parseMessagesRequest(JSON.stringify({ model: 'c'.repeat(256), messages: [] }))).toMatchObject({ request: { model: 'c'.repeat(256) } });
   });
 });

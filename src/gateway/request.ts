@@ -9,6 +9,34 @@ import { storedStateRef } from './server-input.js';
 /** Longest model name a request may give, characters (providers' ids are under 100). */
 export const MAX_MODEL_NAME = 256;
 
+// C0 controls and DEL (NUL included: PostgreSQL cannot store it in the ledger)
+const CONTROL = /[\u0000-\u001f\u007f]/;
+const EDGE_SPACE = /^\s|\s$/;
+
+/**
+ * Why `model` is not a model name a request may give, or null when it is one: 1 to
+ * {@link MAX_MODEL_NAME} characters (stored in every ledger row, written in logs), no control
+ * character (no provider names a model so), no whitespace at either end — `"claude-sonnet-4-5 "`
+ * is no model a provider serves, and priced by the longest listed prefix it would have been
+ * charged as another model (`claude-sonnet-4-`), past an override of `claude-sonnet-4-5`.
+ * The one rule of every wire format's `model` (request.ts, openai-wire.ts, refused-model.ts).
+ */
+export function modelNameProblem(model: string): string | null {
+  if (model.length === 0) return 'must not be empty';
+  if (model.length > MAX_MODEL_NAME) return `must be at most ${MAX_MODEL_NAME} characters`;
+  if (model.includes('\0')) return 'must not contain NUL';
+  if (CONTROL.test(model)) return 'must not contain control characters';
+  if (EDGE_SPACE.test(model)) return 'must not begin or end with whitespace';
+  return null;
+}
+
+/** A request's `model` field ({@link modelNameProblem}'s rule), for the wire formats' zod schemas. */
+export const modelName = () =>
+  z.string().superRefine((m, ctx) => {
+    const problem = modelNameProblem(m);
+    if (problem) ctx.addIssue({ code: z.ZodIssueCode.custom, message: problem });
+  });
+
 /**
  * Largest output limit (`max_tokens`, and OpenAI's `max_completion_tokens` /
  * `max_output_tokens`) a request may set, tokens (protocol/model-routes.ts, where it also bounds
@@ -36,9 +64,7 @@ export const MAX_TOKENS_REQUIRED = 'max_tokens: Field required';
 
 export const MessagesRequest = z
   .object({
-    // NUL: no provider names a model so, and PostgreSQL cannot store it in the ledger. At most
-    // MAX_MODEL_NAME characters: it is stored in every ledger row and written in logs.
-    model: z.string().min(1).max(MAX_MODEL_NAME).refine((m) => !m.includes('\0'), 'must not contain NUL'),
+    model: modelName(),
     messages: z.array(z.object({ role: z.string(), content: z.unknown() }).passthrough()),
     stream: z.boolean().optional(),
     // The Messages API's rule: an integer, at least 1; at most the gateway's ceiling. Optional
@@ -82,7 +108,7 @@ function storedRefused(req: MessagesRequest): { error: string } | null {
 
 /** True when `j` passes {@link MessagesRequest} (same rules, checked without zod's copy). */
 function isMessagesRequest(j: unknown): j is MessagesRequest {
-  if (!isObject(j) || typeof j.model !== 'string' || j.model.length === 0 || j.model.length > MAX_MODEL_NAME || j.model.includes('\0') || !Array.isArray(j.messages)) return false;
+  if (!isObject(j) || typeof j.model !== 'string' || modelNameProblem(j.model) !== null || !Array.isArray(j.messages)) return false;
   if (j.stream !== undefined && typeof j.stream !== 'boolean') return false;
   if (j.max_tokens !== undefined && !(Number.isSafeInteger(j.max_tokens) && (j.max_tokens as number) >= 1 && (j.max_tokens as number) <= MAX_OUTPUT_TOKENS_CEILING)) return false;
   for (const m of j.messages as unknown[]) if (!isObject(m) || typeof m.role !== 'string' || !('content' in m)) return false;

@@ -74,6 +74,13 @@ describe('gateway: upstream faults', () => {
     }
     const chat = await call('/v1/chat/completions', JSON.stringify({ model: 'gpt-4o\u0000', messages: [{ role: 'user', content: 'x' }] }));
     expect(chat.status).toBe(400);
+    // whitespace at an end: no model a provider serves (it was priced as another, by prefix)
+    const spaced = await call('/v1/messages', JSON.stringify({ model: 'claude-sonnet-4-5 ', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] }));
+    expect([spaced.status, ((await spaced.json()) as { error: { message: string } }).error.message]).toEqual([400, 'model: must not begin or end with whitespace']);
+    for (const path of ['/v1/chat/completions', '/v1/responses']) {
+      const r = await call(path, JSON.stringify({ model: 'gpt-4o\t', input: 'x', messages: [{ role: 'user', content: 'x' }] }));
+      expect([r.status, ((await r.json()) as { error: { message: string } }).error.message], path).toEqual([400, 'model: must not contain control characters']);
+    }
     expect(live.up.seen.length).toBe(before);
   });
 
