@@ -9,9 +9,16 @@ import { storedStateRef } from './server-input.js';
 /** Longest model name a request may give, characters (providers' ids are under 100). */
 export const MAX_MODEL_NAME = 256;
 
-// C0 controls and DEL (NUL included: PostgreSQL cannot store it in the ledger)
-const CONTROL = /[\u0000-\u001f\u007f]/;
 const EDGE_SPACE = /^\s|\s$/;
+
+/** Whether `s` holds a C0 control character or DEL (U+0000-U+001F, U+007F). */
+function hasControl(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f) return true;
+  }
+  return false;
+}
 
 /**
  * Why `model` is not a model name a request may give, or null when it is one: 1 to
@@ -25,7 +32,7 @@ export function modelNameProblem(model: string): string | null {
   if (model.length === 0) return 'must not be empty';
   if (model.length > MAX_MODEL_NAME) return `must be at most ${MAX_MODEL_NAME} characters`;
   if (model.includes('\0')) return 'must not contain NUL';
-  if (CONTROL.test(model)) return 'must not contain control characters';
+  if (hasControl(model)) return 'must not contain control characters';
   if (EDGE_SPACE.test(model)) return 'must not begin or end with whitespace';
   return null;
 }
