@@ -85,8 +85,11 @@ export const CostRow = z.object({
   key: z.string(),
   /** `by=runner` only: the runner's name (absent for key `none`, or a runner no longer in the store); `key` stays its id. */
   name: z.string().optional(),
+  /** The group's ledger rows: the calls made AND the ones the gateway refused (`refusedCalls`); calls made = calls - refusedCalls (what `jobs show` counts). */
   calls: z.number().int().nonnegative(),
+  /** Calls the gateway refused without asking the upstream (budget, bad request, unknown model, ...): $0 each. */
   refusedCalls: z.number().int().nonnegative(),
+  /** Calls charged an estimate (usage unknown, or past what the request allows). */
   estimatedCalls: z.number().int().nonnegative(),
   inputTokens: z.number().int().nonnegative(),
   outputTokens: z.number().int().nonnegative(),

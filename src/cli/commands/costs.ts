@@ -40,16 +40,18 @@ export function registerCosts(program: Command, ctx: CliContext): void {
     const r = await client.costs({ by: opts.by, since: opts.since, ...(opts.root !== undefined ? { root: opts.root } : {}) });
     if (wantsJson(self, opts)) return void out(JSON.stringify(r));
     if (r.rows.length === 0) return void out(`no model calls since ${r.since}`);
+    // calls made (as `jobs show` counts them), then the refused ones and the estimated ones
     const row = (key: string, x: (typeof r.rows)[number] | typeof r.total) => [
       key,
-      String(x.calls),
+      String(x.calls - x.refusedCalls),
       String(x.refusedCalls),
+      String(x.estimatedCalls),
       String(x.inputTokens),
       String(x.outputTokens),
       String(x.cacheReadTokens),
       String(x.cacheWriteTokens),
       formatMicros(x.costMicros),
     ];
-    out(formatTable([opts.by, 'calls', 'refused', 'input', 'output', 'cache read', 'cache write', 'cost'], [...r.rows.map((x) => row(x.name !== undefined ? `${x.name} (${x.key})` : x.key, x)), row('total', r.total)]));
+    out(formatTable([opts.by, 'calls', 'refused', 'estimated', 'input', 'output', 'cache read', 'cache write', 'cost'], [...r.rows.map((x) => row(x.name !== undefined ? `${x.name} (${x.key})` : x.key, x)), row('total', r.total)]));
   });
 }

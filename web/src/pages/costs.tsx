@@ -74,13 +74,13 @@ export function CostsPage() {
   const series = useApi(() => loadSeries(days, by, names ?? new Map()), [days, by, names?.size ?? 0], 30_000);
   const trees = useApi(loadRunningTrees, [], 10_000);
   const r = rollups.data;
-  const rows = (d: Dimension) => (r ? r[d].rows.map((x) => ({ key: x.key, label: keyLabel(d, x.key, r.runnerNames), cost: x.costMicros, calls: x.calls, estimated: x.estimatedCalls })) : []);
+  const rows = (d: Dimension) => (r ? r[d].rows.map((x) => ({ key: x.key, label: keyLabel(d, x.key, r.runnerNames), cost: x.costMicros, calls: x.calls - x.refusedCalls, refused: x.refusedCalls, estimated: x.estimatedCalls })) : []);
   return (
     <section>
       <div className="bar">
         <h1>Costs</h1>
         <span data-testid="total-cost">{r ? usd(r.tree.total.costMicros) : '…'}</span>
-        <span className="muted">{r ? `${int(r.tree.total.calls)} model calls since ${r.tree.since.slice(0, 10)} (UTC)` : 'loading…'}</span>
+        <span className="muted">{r ? `${int(r.tree.total.calls - r.tree.total.refusedCalls)} model calls${r.tree.total.refusedCalls > 0 ? ` (${int(r.tree.total.refusedCalls)} refused)` : ''} since ${r.tree.since.slice(0, 10)} (UTC)` : 'loading…'}</span>
         <select aria-label="window" value={days} onChange={(e) => setDays(Number(e.target.value))} data-testid="window">
           {WINDOWS.map((w) => (
             <option key={w} value={w}>
@@ -128,7 +128,7 @@ export function CostsPage() {
   );
 }
 
-function Table({ title, rows, testid, link }: { title: string; rows: Array<{ key: string; label: string; cost: number; calls: number; estimated: number }>; testid: string; link?: (key: string) => string }) {
+function Table({ title, rows, testid, link }: { title: string; rows: Array<{ key: string; label: string; cost: number; calls: number; refused: number; estimated: number }>; testid: string; link?: (key: string) => string }) {
   return (
     <div className="card" data-testid={testid}>
       <h3>{title}</h3>
@@ -138,7 +138,7 @@ function Table({ title, rows, testid, link }: { title: string; rows: Array<{ key
           {rows.map((x) => (
             <tr key={x.key} data-key={x.key}>
               <td>{link ? <Link to={link(x.key)}>{x.label}</Link> : x.label}</td>
-              <td className="num">{int(x.calls)} call{x.calls === 1 ? '' : 's'}{x.estimated > 0 && <span className="warn"> ({x.estimated} est.)</span>}</td>
+              <td className="num">{int(x.calls)} call{x.calls === 1 ? '' : 's'}{x.estimated > 0 && <span className="warn"> ({x.estimated} est.)</span>}{x.refused > 0 && <span className="muted"> +{x.refused} refused</span>}</td>
               <td className="num" data-testid="cost">
                 {usd(x.cost)}
               </td>
