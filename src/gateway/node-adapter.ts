@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { validateHeaderName, validateHeaderValue, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Logger } from '../core/log.js';
 import { decodeBody, decodedHeaders, encodingsOf, type DecodedBody } from './body-encoding.js';
 import type { CallAuth, PreAuthedRequest } from './call-auth.js';
@@ -79,10 +79,12 @@ export function nodeHandler(handle: (req: GatewayRequest) => Promise<Reply>, lim
     const call: Call = { req, res, ac, path: q === -1 ? url : url.slice(0, q), url, handle, limit, log };
     const pre = auth ? auth.preflight(req.method, call.path, req.headers) : undefined;
     if (pre instanceof Promise) {
-      pre.then(
-        (found) => admit(call, found, true),
-        (err: unknown) => fail(res, log, call.path, err),
-      );
+      pre
+        .then(
+          (found) => admit(call, found, true),
+          (err: unknown) => fail(res, log, call.path, err),
+        )
+        .catch(lastResort(call));
     } else admit(call, pre ?? undefined, pre !== undefined);
   };
 }
@@ -127,10 +129,12 @@ function admit(c: Call, found: JobAuth | undefined, checked: boolean): void {
     if (enc === undefined || total > limit) return serve(c, body, total, req.headers, found, false);
     const encodings = encodingsOf(enc);
     if (encodings.length === 0) return serve(c, body, total, req.headers, found, false);
-    decodeBody(encodings, body, limit).then(
-      (d) => decoded(c, d, enc, found, total),
-      (err: unknown) => fail(c.res, c.log, c.path, err),
-    );
+    decodeBody(encodings, body, limit)
+      .then(
+        (d) => decoded(c, d, enc, found, total),
+        (err: unknown) => fail(c.res, c.log, c.path, err),
+      )
+      .catch(lastResort(c));
   });
 }
 
@@ -148,10 +152,24 @@ function decoded(c: Call, d: DecodedBody, enc: string | string[], found: JobAuth
 function serve(c: Call, body: Buffer, bodyBytes: number, headers: IncomingHttpHeaders, found: JobAuth | undefined, close: boolean, refusal?: BodyRefusal): void {
   const request: PreAuthedRequest & RefusedBodyRequest = { method: c.req.method ?? 'GET', path: c.path, pathAndQuery: c.url, headers, body, bodyBytes, signal: c.ac, auth: found };
   if (refusal) request.bodyRefusal = refusal;
-  c.handle(request).then(
-    (reply) => writeReply(c.res, reply, close),
-    (err: unknown) => fail(c.res, c.log, c.path, err),
-  );
+  c.handle(request)
+    .then(
+      (reply) => writeReply(c.res, reply, close, c.log),
+      (err: unknown) => fail(c.res, c.log, c.path, err),
+    )
+    .catch(lastResort(c));
+}
+
+/**
+ * What ends a request whose handling threw past every other handler (a reply that cannot be
+ * written: the call is metered already, meter.ts): its connection is closed and the error
+ * logged — never an unhandled rejection, which would end the whole control plane.
+ */
+function lastResort(c: Call): (err: unknown) => void {
+  return (err) => {
+    c.log.error('gateway: could not write the reply', { path: c.path, error: (err as Error).message });
+    c.res.destroy();
+  };
 }
 
 /** A failed handler (or token lookup): 500 in the path's wire format (errors.ts internalError), its message logged, not sent. */
@@ -172,7 +190,7 @@ function fail(res: ServerResponse, log: Logger, path: string, err: unknown): voi
  * (meter.ts, the stream's finish hook). A broken upstream cuts the response unfinished.
  * `close`: the request's body was left unread, so the connection closes after the reply.
  */
-function writeReply(res: ServerResponse, reply: Reply, close: boolean): void {
+function writeReply(res: ServerResponse, reply: Reply, close: boolean, log: Logger): void {
   if (!reply.stream) {
     // node's flat form (name, value, ...), not a copy of the record with headers added (~1 µs a call)
     const headers: string[] = [];
@@ -182,15 +200,22 @@ function writeReply(res: ServerResponse, reply: Reply, close: boolean): void {
     // an unread body: node discards what arrives until the reply is out, then closes the socket
     if (close) headers.push('connection', 'close');
     else if (given['connection'] !== undefined) headers.push('connection', given['connection']);
-    res.writeHead(reply.status, headers);
+    writeHead(res, reply.status, headers, log);
     res.end(reply.body ?? undefined);
     return;
   }
-  const headers = { ...reply.headers };
-  delete headers['content-length'];
-  if (close) headers['connection'] = 'close';
-  res.writeHead(reply.status, headers);
+  const headers: string[] = [];
+  const given = reply.headers;
+  for (const name in given) if (name !== 'content-length' && name !== 'connection') headers.push(name, given[name]!);
+  if (close) headers.push('connection', 'close');
+  else if (given['connection'] !== undefined) headers.push('connection', given['connection']);
   const stream = ChunkStream.from(reply.stream);
+  try {
+    writeHead(res, reply.status, headers, log);
+  } catch (err) {
+    stream.destroy(); // its finish hook records the call (meter.ts), the upstream is aborted
+    throw err;
+  }
   if (!stream.buffered) res.flushHeaders();
   const control = stream.pushTo({
     write: (chunk) => res.destroyed || res.write(chunk),
@@ -203,4 +228,32 @@ function writeReply(res: ServerResponse, reply: Reply, close: boolean): void {
   });
   res.on('drain', control.resume);
   res.once('close', control.cancel);
+}
+
+/**
+ * `res.writeHead(status, headers)` (flat `[name, value, ...]`); when node refuses a header
+ * (a name that is no token, a value with a control character: upstream text, RFC 9110 §5.5),
+ * the reply goes out without those, and the names dropped are logged.
+ */
+function writeHead(res: ServerResponse, status: number, headers: string[], log: Logger): void {
+  try {
+    res.writeHead(status, headers);
+    return;
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code !== 'ERR_INVALID_CHAR' && code !== 'ERR_INVALID_HTTP_TOKEN') throw err;
+  }
+  const kept: string[] = [];
+  const dropped: string[] = [];
+  for (let i = 0; i + 1 < headers.length; i += 2) {
+    try {
+      validateHeaderName(headers[i]!);
+      validateHeaderValue(headers[i]!, headers[i + 1]!);
+      kept.push(headers[i]!, headers[i + 1]!);
+    } catch {
+      dropped.push(JSON.stringify(headers[i]!.slice(0, 100)));
+    }
+  }
+  log.warn('gateway: reply headers node cannot send were dropped', { headers: dropped.join(', ') });
+  res.writeHead(status, kept);
 }

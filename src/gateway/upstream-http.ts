@@ -225,7 +225,10 @@ function headerRecord(raw: Buffer[] | string[] | null): Record<string, string> {
     const k = undiciUtil.headerNameToString(raw[i]!);
     // (`__proto__` would set the record's prototype: no provider sends such a header)
     if (k === 'set-cookie' || k === '__proto__') continue;
-    const v = raw[i + 1]!.toString();
+    // latin1: the bytes as they came, each one a char node writes back as that byte (a UTF-8
+    // value, or a byte that is no UTF-8, reaches the client unchanged; decoded as UTF-8, a
+    // char past U+00FF made node's writeHead throw and took the server down)
+    const v = raw[i + 1]!.toString('latin1');
     out[k] = Object.hasOwn(out, k) ? `${out[k]}, ${v}` : v;
   }
   return out;
