@@ -16,6 +16,7 @@ import { recordUpstreamFailure } from './upstream-failure.js';
 import { bodyRefusalOf, bodyRefusalReply } from './body-refusal.js';
 import { modelNamedIn } from './refused-model.js';
 import { logKeyRefused, upstreamAuthRefusal } from './upstream-auth.js';
+import { upstreamRedirectRefusal } from './upstream-redirect.js';
 import { OpenAiStreamReader, usageFromOpenAiBody } from './openai-usage.js';
 import { reportedInputCap, serverInputAllowance } from './server-input.js';
 import { asScriptRequest, choicesOf, maxOutputOf, openaiBudgetError, openaiError, openaiRetryLater, outputLimitField, parseOpenAiRequest, withOutputLimit, withStreamUsage, type ChatRequest, type OpenAiApi } from './openai-wire.js';
@@ -231,6 +232,9 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
       // the provider refused the server's own key: a 500 for the admin, not a 401 for the job (upstream-auth.ts)
       const keyRefused = await upstreamAuthRefusal(res, ctx, 'openai', request.signal);
       if (keyRefused) return keyRefused;
+      // a 3xx is not passed on: a client following it would carry the job's token elsewhere (upstream-redirect.ts)
+      const redirected = await upstreamRedirectRefusal(res, ctx, 'openai', request.signal);
+      if (redirected) return redirected;
       const metered = await meteredReply(res, ctx, request.signal);
       return addUsage ? stripUsageChunks(metered) : metered;
     } catch (err) {
