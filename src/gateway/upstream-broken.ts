@@ -4,9 +4,9 @@ import { DEFAULT_MAX_OUTPUT_TOKENS } from './worst-case.js';
 import type { ReplyBrokenError } from './upstream-http.js';
 
 /**
- * A 2xx reply whose whole body broke after its headers (upstream-http.ts
- * {@link ReplyBrokenError}: the connection reset mid-body, or a content-encoding that does not
- * decode). The provider served the call and bills it, so it is not retried and never recorded
+ * A 2xx reply whose whole body broke after its headers, or a reply whose head could not be read
+ * (upstream-http.ts {@link ReplyBrokenError}: the connection reset mid-body, a content-encoding
+ * that does not decode; a malformed or oversized head, status 0). The provider served the call and bills it, so it is not retried and never recorded
  * at $0: it is charged an estimate, marked as one, as a stream that broke is (meter.ts,
  * usage.ts estimateUsage) — input by the request's size, output by the body bytes received
  * (at least 1 token) up to the output limit reserved for — settled against the call's
@@ -19,7 +19,7 @@ export const BROKEN_STATUS = 502;
 
 /** The message of the 502 the client gets. */
 export function brokenMessage(err: ReplyBrokenError): string {
-  return `the model provider's reply (HTTP ${err.status}) could not be read: ${err.reason}; the call was charged an estimate and not retried`;
+  return `the model provider's reply${err.status ? ` (HTTP ${err.status})` : ''} could not be read: ${err.reason}; the call was charged an estimate and not retried`;
 }
 
 /** Records the call of a broken reply (see the module comment). */

@@ -1,7 +1,7 @@
 import { recordUnreachable, type CallContext } from './meter.js';
 import type { CallSignal } from './reply.js';
 import { cutReason } from './live-calls.js';
-import { ReplyBrokenError, ReplyTooLargeError, UpstreamRequestRefusedError, UpstreamTimeoutError } from './upstream-http.js';
+import { ReplyBrokenError, ReplyTooLargeError, UpstreamDroppedError, UpstreamRequestRefusedError, UpstreamTimeoutError } from './upstream-http.js';
 import { BROKEN_STATUS, brokenMessage, recordBroken } from './upstream-broken.js';
 import { recordTooLarge, tooLargeMessage } from './upstream-too-large.js';
 import { recordTimedOut, TIMEOUT_STATUS, timeoutMessage } from './upstream-timeout.js';
@@ -36,9 +36,11 @@ export interface UpstreamFailure {
  * - the gateway cut the call (`signal` aborted by live-calls.ts, {@link cutReason}): the server
  *   is stopping → 503, retryable; its job's attempt ended → 502 saying so; recorded as an
  *   estimate (the request was sent: meter.ts recordUnreachable);
- * - anything else (connection refused, reset before a reply; or the client went away, `signal`
- *   aborted) → 502 "could not be reached", recorded with no tokens, or as an estimate when the
- *   client went away after the request was sent (meter.ts recordUnreachable).
+ * - {@link UpstreamDroppedError}: the connection ended after the whole request was sent, before
+ *   a reply (the provider may have worked on it) → 502 saying so, charged an estimate;
+ * - anything else (connection refused, reset before the request was sent; or the client went
+ *   away, `signal` aborted) → 502 "could not be reached", recorded with no tokens, or as an
+ *   estimate when the client went away after the request was sent (meter.ts recordUnreachable).
  * Each is recorded exactly once and settles the call's reservation.
  */
 export async function recordUpstreamFailure(ctx: CallContext, err: unknown, signal: CallSignal): Promise<UpstreamFailure> {
@@ -58,6 +60,11 @@ export async function recordUpstreamFailure(ctx: CallContext, err: unknown, sign
     ctx.log.error('gateway: could not send the request upstream', { job: ctx.job.id, error: err.reason });
     await recordUnreachable(ctx, false);
     return { status: 500, message: `the gateway could not send this request to the model provider (${err.reason}); nothing was sent` };
+  }
+  if (err instanceof UpstreamDroppedError && !signal.aborted) {
+    ctx.log.warn('gateway: the upstream closed the connection after the request was sent', { job: ctx.job.id, error: err.reason });
+    await recordUnreachable(ctx, true);
+    return { status: 502, message: `the model provider closed the connection after the request was sent, before replying (${err.reason}); the call was charged an estimate` };
   }
   const gone = signal.aborted;
   // its signal aborted: the client went away, or the gateway cut it (live-calls.ts)

@@ -162,15 +162,31 @@ export class ReplyTooLargeError extends Error {
 export class ReplyBrokenError extends Error {
   readonly noRetry = true;
   constructor(
-    /** The upstream's HTTP status (2xx). */
+    /** The upstream's HTTP status (2xx), or 0 when a reply began and its head could not be read. */
     readonly status: number,
     /** Bytes of the body received (raw) before it broke. */
     readonly bytes: number,
     /** What broke it (the socket's or the decoder's error message). */
     readonly reason: string,
   ) {
-    super(`the upstream's reply (HTTP ${status}) broke after ${bytes} body bytes: ${reason}`);
+    super(status === 0 ? `the upstream's reply could not be read: ${reason}` : `the upstream's reply (HTTP ${status}) broke after ${bytes} body bytes: ${reason}`);
     this.name = 'ReplyBrokenError';
+  }
+}
+
+/**
+ * The upstream connection ended after the whole request was written to it and before any byte
+ * of a reply (a reset, the other side closing): the provider may have read the request and
+ * worked on it. Retried as a connection error is (retry.ts), but a call whose last attempt ends
+ * so is charged an estimate, marked as one (upstream-failure.ts), not $0: its usage cannot be known.
+ */
+export class UpstreamDroppedError extends Error {
+  constructor(
+    /** The socket's error message. */
+    readonly reason: string,
+  ) {
+    super(`the upstream closed the connection after the request was sent, before a reply: ${reason}`);
+    this.name = 'UpstreamDroppedError';
   }
 }
 
@@ -264,6 +280,9 @@ export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply>
     let abort: ((err: Error) => void) | null = null;
     let settled = false;
     let complete = false;
+    // the request's last byte was written; a reply's first byte came (undici's handler hooks)
+    let sent = false;
+    let started = false;
     let status = 0;
     let out: Record<string, string> = {};
     let encoding = '';
@@ -292,15 +311,33 @@ export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply>
       } else live?.fail(err);
     };
 
-    /** `e` as a {@link ReplyBrokenError} when it cut a whole 2xx body after its headers (not the caller's abort, not the size limit). */
-    const brokenBody = (e: Error): Error =>
-      status >= 200 && status < 300 && !live && !signal?.aborted && !(e instanceof ReplyTooLargeError) && e.name !== 'AbortError' ? new ReplyBrokenError(status, size, e.message) : e;
-    const handler: Dispatcher.DispatchHandlers = {
+    /**
+     * `e` (not the caller's abort, not the size limit) as a {@link ReplyBrokenError} when it cut a
+     * whole 2xx body after its headers, or when a reply had begun and its head could not be read
+     * (status 0: a parser error, headers over undici's limit, a stray 100 Continue: the provider
+     * answered, and may bill); as an {@link UpstreamDroppedError} when the connection ended
+     * after the whole request was sent and before any reply.
+     */
+    const brokenBody = (e: Error): Error => {
+      if (signal?.aborted || e instanceof ReplyTooLargeError || e.name === 'AbortError' || live) return e;
+      if (status >= 200 && status < 300) return new ReplyBrokenError(status, size, e.message);
+      if (status === 0 && started) return new ReplyBrokenError(0, 0, e.message);
+      if (status === 0 && sent) return new UpstreamDroppedError(e.message);
+      return e;
+    };
+    // onRequestSent: undici's Request calls it once the request's last byte is written (its types leave it out)
+    const handler: Dispatcher.DispatchHandlers & { onRequestSent(): void } = {
       onConnect(a) {
         abort = a;
         if (signal?.aborted) a(abortError());
       },
       onError: fail,
+      onRequestSent() {
+        sent = true;
+      },
+      onResponseStarted() {
+        started = true;
+      },
       onHeaders(statusCode, rawHeaders, res) {
         status = statusCode;
         out = headerRecord(rawHeaders as Buffer[] | null);
