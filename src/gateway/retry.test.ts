@@ -88,4 +88,17 @@ describe('upstream retries', () => {
     expect(retryAfterMs(new Headers({ 'retry-after-ms': '150' }))).toBe(150);
     expect(retryAfterMs(new Headers({ 'retry-after': new Date(Date.now() + 5000).toUTCString() }), Date.now())).toBeGreaterThan(3000);
   });
+
+  it('retry-after: delay-seconds or an HTTP-date (RFC 9110 §10.2.3); a negative number is neither, and counts as absent', () => {
+    const now = Date.parse('2026-12-03T12:00:00Z');
+    const ra = (v: string) => retryAfterMs(new Headers({ 'retry-after': v }), now);
+    expect(ra('3')).toBe(3000);
+    expect(ra('3.5')).toBe(3500);
+    expect(ra('0')).toBe(0);
+    expect(ra('Thu, 03 Dec 2026 12:00:07 GMT')).toBe(7000);
+    expect(ra('Thu, 03 Dec 2026 11:00:00 GMT')).toBe(0); // a date past: no wait
+    // Date.parse reads "-5" as the year -5 (a date past: no wait, so every retry went out at once)
+    for (const v of ['-5', '-1', ' -0.5 ', '-1e3', 'soon', '']) expect(ra(v), v).toBeNull();
+    expect(retryAfterMs(new Headers({ 'retry-after-ms': '-20', 'retry-after': '2' }), now)).toBe(2000);
+  });
 });

@@ -124,18 +124,28 @@ export function retryAfterMs(h: Headers, now = Date.now()): number | null {
   return retryAfterOf((n) => h.get(n), now);
 }
 
-/** {@link retryAfterMs} over any header lookup (`get(name)` → value or null/undefined). */
+/**
+ * {@link retryAfterMs} over any header lookup (`get(name)` → value or null/undefined).
+ * `retry-after` is delay-seconds or an HTTP-date (RFC 9110 §10.2.3); a number that is not a
+ * delay (negative: `-5` is no date either, though Date.parse reads it as the year -5, which
+ * asked for no wait at all) counts as absent, so the usual backoff applies.
+ */
 export function retryAfterOf(get: (name: string) => string | null | undefined, now = Date.now()): number | null {
   const raw = get('retry-after-ms');
   const ms = Number(raw);
   if (raw && Number.isFinite(ms) && ms >= 0) return ms;
   const ra = get('retry-after');
   if (!ra) return null;
-  const s = Number(ra);
-  if (Number.isFinite(s) && s >= 0) return s * 1000;
+  if (NUMERIC.test(ra)) {
+    const s = Number(ra);
+    return Number.isFinite(s) && s >= 0 ? s * 1000 : null;
+  }
   const t = Date.parse(ra);
   return Number.isFinite(t) ? Math.max(0, t - now) : null;
 }
+
+/** A value that is a number (any sign, decimals, exponent), not a date. */
+const NUMERIC = /^\s*[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?\s*$/i;
 
 /** How {@link withRetries} reads and changes a reply of type R (default: web Response). */
 export interface ReplyOps<R> {
