@@ -29,6 +29,22 @@ describe('usageChunkStripper', () => {
     expect(run([Buffer.from(A + USAGE.trimEnd())])).toBe(A);
   });
 
+  it('CR-only and mixed line ends (the SSE spec allows CRLF, LF and CR): each event passes as it completes, the usage event dropped, wherever the chunks are cut', () => {
+    const cr = (t: string) => t.replace(/\n/g, '\r');
+    for (const [events, name] of [
+      [[cr(A), cr(B), cr(USAGE), cr(DONE)], 'CR'],
+      [[A.replace('\n\n', '\r\n\n'), B.replace('\n\n', '\n\r\n'), USAGE.replace('\n\n', '\r\r'), DONE], 'mixed'],
+      [[A, B.replace('\n\n', '\r\r\n'), USAGE.replace('\n\n', '\r\r\n'), DONE], 'CR then CRLF'],
+    ] as const) {
+      const all = Buffer.from(events.join(''));
+      const want = events[0] + events[1] + events[3];
+      for (let cut = 0; cut <= all.length; cut++) expect(run([all.subarray(0, cut), all.subarray(cut)]), `${name}, cut ${cut}`).toBe(want);
+      // streamed, not held to the end: the first event is out as soon as it is whole
+      const t = usageChunkStripper();
+      expect(t.push(Buffer.from(events[0] + events[1].slice(0, 10))).toString('utf8'), name).toBe(events[0]);
+    }
+  });
+
   it('a whole body (scripted model) stays a body, without the usage event and without content-length', () => {
     const r = stripUsageChunks({ status: 200, headers: { 'content-type': 'text/event-stream', 'content-length': '5' }, body: Buffer.from(A + USAGE + DONE) });
     expect(r.stream).toBeUndefined();

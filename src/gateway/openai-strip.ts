@@ -14,7 +14,7 @@ import type { Reply } from './reply.js';
 /** True for a Chat Completions usage-only event (`choices: []` with `usage`). */
 function isUsageOnly(event: string): boolean {
   const data = event
-    .split(/\r?\n/)
+    .split(/\r\n|\n|\r/)
     .filter((l) => l.startsWith('data:'))
     .map((l) => l.slice(5).trimStart())
     .join('\n');
@@ -29,45 +29,81 @@ function isUsageOnly(event: string): boolean {
 
 const EMPTY = Buffer.alloc(0);
 const EMPTY_CHOICES = /"choices"\s*:\s*\[\s*\]/;
-const BOUNDARY = /\r?\n\r?\n/g;
+// A blank line: two line ends, each CRLF, LF or CR (the SSE spec's three; a CR before an LF is
+// the CRLF, not a line end of its own). A CR last in a buffer counts as one: if an LF follows
+// in the next chunk, it is read there as an empty line, which ends no event.
+const BOUNDARY = /(?:\r\n|\n|\r(?!\n))(?:\r\n|\n|\r(?!\n))/g;
 
-/** `events` (whole events, UTF-8) without the usage-only ones; the same buffer when none is. */
-function withoutUsage(events: Buffer): Buffer {
-  if (events.indexOf('"choices"') < 0 || !EMPTY_CHOICES.test(events.toString('latin1'))) return events;
+/**
+ * `events` (whole events, UTF-8) without the usage-only ones (`out`: the same buffer when none
+ * is); `lastDropped`: the last event was one.
+ */
+function withoutUsage(events: Buffer): { out: Buffer; lastDropped: boolean } {
+  if (events.indexOf('"choices"') < 0 || !EMPTY_CHOICES.test(events.toString('latin1'))) return { out: events, lastDropped: false };
   const text = events.toString('utf8');
   let out = '';
   let from = 0;
+  let lastDropped = false;
   for (const m of text.matchAll(BOUNDARY)) {
     const event = text.slice(from, m.index + m[0].length);
     from = m.index + m[0].length;
-    if (!isUsageOnly(event)) out += event;
+    lastDropped = isUsageOnly(event);
+    if (!lastDropped) out += event;
   }
   const rest = text.slice(from);
-  if (rest && !isUsageOnly(rest)) out += rest;
-  return Buffer.from(out);
+  if (rest) {
+    lastDropped = isUsageOnly(rest);
+    if (!lastDropped) out += rest;
+  }
+  return { out: Buffer.from(out), lastDropped };
 }
 
 /** End of the last blank line (event boundary) in `b`, or 0 when it has none. */
 function lastBoundaryEnd(b: Buffer): number {
-  const lf = b.lastIndexOf('\n\n');
-  const crlf = b.lastIndexOf('\n\r\n');
-  return Math.max(lf < 0 ? 0 : lf + 2, crlf < 0 ? 0 : crlf + 3);
+  if (b.indexOf(13) < 0) {
+    // LF only (the common case): two searches, no regex
+    const lf = b.lastIndexOf('\n\n');
+    return lf < 0 ? 0 : lf + 2;
+  }
+  let end = 0;
+  for (const m of b.toString('latin1').matchAll(BOUNDARY)) end = m.index + m[0].length;
+  return end;
 }
 
-/** A per-stream step (chunk-stream.ts) removing usage-only events; holds an unfinished event. */
+const LF = Buffer.from('\n');
+
+/**
+ * A per-stream step (chunk-stream.ts) removing usage-only events; holds an unfinished event.
+ * An event cut off after a CR last in a chunk goes out at once; when the next chunk starts
+ * with the LF of that CRLF, the LF goes out with it (or is dropped with it, when the event was
+ * the usage one): the bytes are the upstream's, less the usage event.
+ */
 export function usageChunkStripper(): ChunkTransform {
   let carry: Buffer | null = null;
+  // the part last handed on ended with a CR: 'kept' or 'dropped' (the usage event), else null
+  let afterCr: 'kept' | 'dropped' | null = null;
   return {
     push: (c) => {
-      const buf = carry ? Buffer.concat([carry, c]) : c;
+      let buf = carry ? Buffer.concat([carry, c]) : c;
+      let lf = false;
+      if (afterCr !== null && buf.length > 0) {
+        if (buf[0] === 10) {
+          lf = afterCr === 'kept';
+          buf = buf.subarray(1);
+        }
+        afterCr = null;
+      }
       const end = lastBoundaryEnd(buf);
       carry = end < buf.length ? Buffer.from(buf.subarray(end)) : null;
-      return end === 0 ? EMPTY : withoutUsage(end === buf.length ? buf : buf.subarray(0, end));
+      if (end === 0) return lf ? LF : EMPTY;
+      const { out, lastDropped } = withoutUsage(end === buf.length ? buf : buf.subarray(0, end));
+      if (buf[end - 1] === 13) afterCr = lastDropped ? 'dropped' : 'kept';
+      return lf ? Buffer.concat([LF, out]) : out;
     },
     end: () => {
       const rest = carry;
       carry = null;
-      return rest ? withoutUsage(rest) : EMPTY;
+      return rest ? withoutUsage(rest).out : EMPTY;
     },
   };
 }
