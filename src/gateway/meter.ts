@@ -69,6 +69,8 @@ export interface CallContext {
   api?: string;
   /** The budget reservation to settle with the call's cost once it is known. */
   reservation?: Reservation;
+  /** A call the provider does not bill (unbilled-call.ts): its reply's usage is none, and that is no sign of a fault. */
+  unbilled?: boolean;
   /** Usage of a non-streamed reply body (default: Anthropic Messages, usage.ts). */
   usageFromBody?: (body: unknown) => CallUsage | null;
   /** A fresh stream usage reader (default: Anthropic Messages SSE, usage.ts). */
@@ -92,6 +94,14 @@ function recorder(ctx: CallContext) {
     // at its bound, as an estimate. The scripted model's figures are the gateway's own.
     if (ctx.provider !== 'scripted') {
       const maxOut = ctx.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS;
+      // A served call reported as using no token at all: no provider serves one so (an input
+      // of 0 comes with cache reads, an answer is at least a token). Its usage is not known: the
+      // estimate, never $0 (a broken OpenAI-compatible server would otherwise spend nothing).
+      if (usageKnown && ctx.unbilled !== true && r.httpStatus >= 200 && r.httpStatus < 300 && usage.inputTokens + usage.outputTokens + usage.cacheReadTokens + usage.cacheWriteTokens === 0) {
+        ctx.log.warn('gateway: the upstream reported no tokens for a call it served: charged an estimate', { job: ctx.job.id, model });
+        usage = estimateUsage(usage, ctx.requestBytes, 0, maxOut);
+        usageKnown = false;
+      }
       const bounded = boundedUsage(usage, ctx.maxInputTokens ?? ctx.requestBytes + PROMPT_SLACK_TOKENS, maxOut);
       if (bounded !== null) {
         if (usageKnown) ctx.log.warn('gateway: the upstream reported more tokens than the request allows: charged the bound, as an estimate', { job: ctx.job.id, model, input: usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens, output: usage.outputTokens });

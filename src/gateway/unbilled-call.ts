@@ -20,6 +20,7 @@ const noTokensReader = (): StreamReader => ({ push: () => undefined, end: noToke
  * status (so the ledger holds every call a job made, and no figure of cost or tokens moves).
  */
 export function unbilled(ctx: CallContext): CallContext {
+  ctx.unbilled = true;
   ctx.usageFromBody = noTokens;
   ctx.streamReader = noTokensReader;
   return ctx;
