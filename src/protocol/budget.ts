@@ -110,11 +110,12 @@ export const CostRollup = z.object({
 export type CostRollup = z.infer<typeof CostRollup>;
 
 /**
- * A `since` window: `<n>m|h|d|w` back from now (e.g. `7d`, `12h`), or an ISO-8601 date/time.
- * @returns epoch ms, or null when the text is neither.
+ * A `since` window: `<n>m|h|d|w` back from now, n ≥ 1 (e.g. `7d`, `12h`), or an ISO-8601 date/time.
+ * @returns epoch ms, or null when the text is neither (`0d`, a window of nothing, included).
  */
 export function parseSince(text: string, now: number): number | null {
   const m = /^(\d{1,6})([mhdw])$/.exec(text.trim());
+  if (m && Number(m[1]) === 0) return null;
   if (m) {
     const unit = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[m[2] as 'm' | 'h' | 'd' | 'w'];
     return now - Number(m[1]) * unit;

@@ -104,6 +104,7 @@ describe('budgets through the API and the gateway', () => {
     expect(badBy.status).toBe(400);
     expect(((await badBy.json()) as { error: { field: string } }).error.field).toBe('by');
     expect((await t.api('/api/costs?since=yesterday')).status).toBe(400);
+    expect((await t.api('/api/costs?since=0d')).status).toBe(400); // a window of nothing
     await r.close();
   });
 });
