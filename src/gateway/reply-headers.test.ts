@@ -6,59 +6,33 @@
  * byte, records the call, and serves the next one. A reply node refuses a header of (a handler's
  * own, not an upstream's: undici's parser refuses control characters first) goes out without it.
  */
-import { createServer, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { silentLogger } from '../core/log.js';
 import { listenNode, startGateway } from './test-server.js';
 import { nodeHandler } from './node-adapter.js';
-import type { FakeUpstream } from './test-upstream.js';
+import { rawUpstream } from './test-upstream.js';
 
 const TOKEN = 'flj_replyheaders_0123456789abcdef';
 const UTF8 = Buffer.from('日本', 'utf8');
 const LATIN1_BYTE = Buffer.from([0x63, 0x61, 0x66, 0xe9]); // "caf" + 0xE9, no UTF-8
 const USAGE = { input_tokens: 100, output_tokens: 20 };
 
-/** An upstream over raw TCP: answers every request with `head` (status line and headers, raw bytes) and `body`. */
-async function rawUpstream(reply: (stream: boolean) => { type: string; body: string }): Promise<FakeUpstream> {
-  const sockets = new Set<Socket>();
-  const server = createServer((socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-    let buf = Buffer.alloc(0);
-    socket.on('data', (d: Buffer) => {
-      buf = Buffer.concat([buf, d]);
-      const end = buf.indexOf('\r\n\r\n');
-      if (end < 0) return;
-      const length = Number(/content-length: *(\d+)/i.exec(buf.subarray(0, end).toString('latin1'))?.[1] ?? 0);
-      if (buf.length < end + 4 + length) return;
-      const sent = buf.subarray(end + 4, end + 4 + length).toString();
-      buf = buf.subarray(end + 4 + length);
-      const r = reply((JSON.parse(sent) as { stream?: boolean }).stream === true);
-      const body = Buffer.from(r.body);
-      socket.write(
-        Buffer.concat([
-          Buffer.from(`HTTP/1.1 200 OK\r\ncontent-type: ${r.type}\r\ncontent-length: ${body.length}\r\nx-region: `, 'latin1'),
-          UTF8,
-          Buffer.from('\r\nx-name: ', 'latin1'),
-          LATIN1_BYTE,
-          Buffer.from('\r\nx-plain: ok\r\n\r\n', 'latin1'),
-          body,
-        ]),
-      );
-    });
+/** A raw TCP upstream answering each request with those header bytes and `reply(stream)`'s body. */
+const upstream = (reply: (stream: boolean) => { type: string; body: string }) =>
+  rawUpstream((socket, sent) => {
+    const r = reply((JSON.parse(sent) as { stream?: boolean }).stream === true);
+    const body = Buffer.from(r.body);
+    socket.write(
+      Buffer.concat([
+        Buffer.from(`HTTP/1.1 200 OK\r\ncontent-type: ${r.type}\r\ncontent-length: ${body.length}\r\nx-region: `, 'latin1'),
+        UTF8,
+        Buffer.from('\r\nx-name: ', 'latin1'),
+        LATIN1_BYTE,
+        Buffer.from('\r\nx-plain: ok\r\n\r\n', 'latin1'),
+        body,
+      ]),
+    );
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    seen: [],
-    close: () =>
-      new Promise<void>((r) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => r());
-      }),
-  };
-}
 
 const sse = (events: Array<[string, object]>) => events.map(([e, d]) => `event: ${e}\ndata: ${JSON.stringify(d)}\n\n`).join('');
 const STREAM = sse([
@@ -72,7 +46,7 @@ const STREAM = sse([
 
 describe('upstream reply headers with bytes past ASCII', () => {
   it('pass to the client byte for byte (streamed and not); each call is recorded; the server stays up', async () => {
-    const up = await rawUpstream((stream) =>
+    const up = await upstream((stream) =>
       stream ? { type: 'text/event-stream', body: STREAM } : { type: 'application/json', body: JSON.stringify({ id: 'm', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [{ type: 'text', text: 'hi' }], usage: USAGE }) },
     );
     const gw = await startGateway({ upstream: up, job: { token: TOKEN, id: 5, budgetMicros: 5_000_000 } });

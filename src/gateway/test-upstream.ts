@@ -1,6 +1,6 @@
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { connect } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import { connect, createServer as createTcpServer } from 'node:net';
 
 /** One request a {@link fakeUpstream} received. */
 export interface SeenRequest {
@@ -141,4 +141,43 @@ export function rawPost(baseUrl: string, path: string, headers: Record<string, s
     sock.write(head);
     sock.write(bodyPart);
   });
+}
+
+/**
+ * A fake model provider over raw TCP, for replies node:http cannot send (header bytes past
+ * ASCII, a malformed head, a stray 100 Continue, a connection closed with no reply): once a
+ * request has come whole (head and `content-length` body), `answer(socket, body)` writes what it
+ * likes on the socket, or closes it. `count()`: the requests received; `seen` stays empty.
+ */
+export async function rawUpstream(answer: (socket: Socket, body: string) => void): Promise<FakeUpstream & { count(): number }> {
+  let count = 0;
+  const sockets = new Set<Socket>();
+  const server = createTcpServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => undefined);
+    let buf = Buffer.alloc(0);
+    socket.on('data', (d: Buffer) => {
+      buf = Buffer.concat([buf, d]);
+      const end = buf.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const length = Number(/content-length: *(\d+)/i.exec(buf.subarray(0, end).toString('latin1'))?.[1] ?? 0);
+      if (buf.length < end + 4 + length) return;
+      const body = buf.subarray(end + 4, end + 4 + length).toString('utf8');
+      buf = buf.subarray(end + 4 + length);
+      count += 1;
+      answer(socket, body);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    seen: [],
+    count: () => count,
+    close: () =>
+      new Promise<void>((r) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => r());
+      }),
+  };
 }

@@ -8,47 +8,12 @@
  * an estimate. A raw TCP upstream (node:http cannot send such replies); gateway over node:http,
  * memory store; 2 retries with a 1 ms backoff.
  */
-import { createServer, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { startGateway } from './test-server.js';
-import type { FakeUpstream } from './test-upstream.js';
+import { rawUpstream, type FakeUpstream } from './test-upstream.js';
 
 const TOKEN = 'flj_unreadable_0123456789abcdefgh';
 const OK_BODY = JSON.stringify({ id: 'm', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [{ type: 'text', text: 'hi' }], usage: { input_tokens: 10, output_tokens: 2 } });
-
-/** Raw TCP upstream: once a request has come whole, `answer(socket)` replies (or not); `seen` counts requests. */
-async function rawUpstream(answer: (socket: Socket) => void): Promise<FakeUpstream & { count: () => number }> {
-  let count = 0;
-  const sockets = new Set<Socket>();
-  const server = createServer((socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-    socket.on('error', () => undefined);
-    let buf = Buffer.alloc(0);
-    socket.on('data', (d: Buffer) => {
-      buf = Buffer.concat([buf, d]);
-      const end = buf.indexOf('\r\n\r\n');
-      if (end < 0) return;
-      const length = Number(/content-length: *(\d+)/i.exec(buf.subarray(0, end).toString('latin1'))?.[1] ?? 0);
-      if (buf.length < end + 4 + length) return;
-      buf = buf.subarray(end + 4 + length);
-      count += 1;
-      answer(socket);
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    seen: [],
-    count: () => count,
-    close: () =>
-      new Promise<void>((r) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => r());
-      }),
-  };
-}
 
 const ok = (extraHead: string) => `HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(OK_BODY)}\r\n${extraHead}\r\n${OK_BODY}`;
 const REQUEST = { model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'x' }] };
