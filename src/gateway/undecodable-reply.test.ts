@@ -20,6 +20,7 @@ const seen = new Map<string, number>();
 /** The reply bodies, by the request's first message. */
 const NOT_JSON = '{"id":"msg_1","type":"message","usage":{"input_tokens":12,"output_tok'; // cut: 69 bytes
 const SSE_START = 'event: message_start\ndata: {"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"usage":{"input_tokens":5,"output_tokens":1}}}\n\n';
+const ZSTD = '(zstd frame the gateway cannot unpack).'; // 40 bytes
 const GARBAGE = 'event: content_block_delta\ndata: {not json at all\n\ndata: \u0000\u0001\n\n';
 
 /** The upstream's answer to a request whose first message is `what`. */
@@ -27,6 +28,7 @@ function answer(what: string): FakeAnswer {
   seen.set(what, (seen.get(what) ?? 0) + 1);
   if (what === 'not-json') return { body: NOT_JSON };
   if (what === 'html') return { headers: { 'content-type': 'text/html' }, body: '<html>upstream proxy page</html>' }; // 32 bytes
+  if (what === 'zstd') return { headers: { 'content-type': 'application/json', 'content-encoding': 'zstd' }, body: ZSTD };
   if (what === 'bad-gzip') return { headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: 'this is not gzip data at all, 40 bytes..' };
   if (what === 'sse-garbage') return { headers: { 'content-type': 'text/event-stream' }, body: GARBAGE.repeat(3) }; // ends without message_stop or usage
   if (what === 'reset') {
@@ -76,6 +78,14 @@ describe('a 200 non-streamed reply that is not JSON', () => {
     const input = Math.ceil(bytes / 4);
     expect(await row()).toMatchObject({ httpStatus: 200, usageKnown: false, inputTokens: input, outputTokens: 18, costMicros: input * 3 + 270 });
     expect(seen.get('not-json')).toBe(1);
+  });
+
+  it('a content-encoding the gateway does not decode (zstd): passed on with its header and bytes, not as plain text; charged the estimate', async () => {
+    const { res, text, bytes } = await call('anthropic', 'zstd');
+    expect([res.status, res.headers.get('content-encoding'), text]).toEqual([200, 'zstd', ZSTD]);
+    // input ⌈bytes/4⌉ × 3 µ$; output ⌈40/4⌉ = 10 tokens × 15 µ$ = 150 µ$
+    const input = Math.ceil(bytes / 4);
+    expect(await row()).toMatchObject({ httpStatus: 200, usageKnown: false, inputTokens: input, outputTokens: 10, costMicros: input * 3 + 150 });
   });
 
   it('OpenAI Chat, an HTML page with status 200: recorded, usage unknown, charged the estimate', async () => {

@@ -42,8 +42,8 @@ export const DROP_RESPONSE = new Set([
   'trailer',
   'transfer-encoding',
   'upgrade',
-  // fetch has already decoded the body, so these no longer describe it
-  'content-encoding',
+  // the body may be another length (decoded; a stream is chunked); a content-encoding the
+  // gateway decoded is gone already (upstream-http.ts), one it could not (zstd) stays with its bytes
   'content-length',
   'set-cookie',
 ]);
