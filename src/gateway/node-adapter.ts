@@ -216,7 +216,10 @@ function writeReply(res: ServerResponse, reply: Reply, close: boolean, log: Logg
     stream.destroy(); // its finish hook records the call (meter.ts), the upstream is aborted
     throw err;
   }
-  if (!stream.buffered) res.flushHeaders();
+  // the headers now (a model may think before its first event): an empty write sends them as
+  // latin1, byte for byte; flushHeaders() writes them as UTF-8 (node 20's _send('')), which
+  // mangled an upstream header's bytes past ASCII (fresh-user finding)
+  if (!stream.buffered) res.write(EMPTY);
   const control = stream.pushTo({
     write: (chunk) => res.destroyed || res.write(chunk),
     end: () => {

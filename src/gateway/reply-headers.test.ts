@@ -20,18 +20,21 @@ const USAGE = { input_tokens: 100, output_tokens: 20 };
 /** A raw TCP upstream answering each request with those header bytes and `reply(stream)`'s body. */
 const upstream = (reply: (stream: boolean) => { type: string; body: string }) =>
   rawUpstream((socket, sent) => {
-    const r = reply((JSON.parse(sent) as { stream?: boolean }).stream === true);
+    const stream = (JSON.parse(sent) as { stream?: boolean }).stream === true;
+    const r = reply(stream);
     const body = Buffer.from(r.body);
-    socket.write(
-      Buffer.concat([
-        Buffer.from(`HTTP/1.1 200 OK\r\ncontent-type: ${r.type}\r\ncontent-length: ${body.length}\r\nx-region: `, 'latin1'),
-        UTF8,
-        Buffer.from('\r\nx-name: ', 'latin1'),
-        LATIN1_BYTE,
-        Buffer.from('\r\nx-plain: ok\r\n\r\n', 'latin1'),
-        body,
-      ]),
-    );
+    const head = Buffer.concat([
+      Buffer.from(`HTTP/1.1 200 OK\r\ncontent-type: ${r.type}\r\ncontent-length: ${body.length}\r\nx-region: `, 'latin1'),
+      UTF8,
+      Buffer.from('\r\nx-name: ', 'latin1'),
+      LATIN1_BYTE,
+      Buffer.from('\r\nx-plain: ok\r\n\r\n', 'latin1'),
+    ]);
+    // a stream's head alone first (as a model thinks before its first event): the gateway sends
+    // the client its headers before any event; a whole reply in one write
+    if (!stream) return void socket.write(Buffer.concat([head, body]));
+    socket.write(head);
+    setTimeout(() => socket.write(body), 50);
   });
 
 const sse = (events: Array<[string, object]>) => events.map(([e, d]) => `event: ${e}\ndata: ${JSON.stringify(d)}\n\n`).join('');
@@ -52,7 +55,9 @@ describe('upstream reply headers with bytes past ASCII', () => {
     const gw = await startGateway({ upstream: up, job: { token: TOKEN, id: 5, budgetMicros: 5_000_000 } });
     try {
       for (const stream of [false, true, false]) {
+        const t0 = Date.now();
         const res = await gw.post('/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: 100, stream, messages: [{ role: 'user', content: 'x' }] });
+        const headersAt = Date.now() - t0;
         expect(res.status).toBe(200);
         // fetch gives header values as byte strings (one char per byte)
         expect(res.headers.get('x-region')).toBe(UTF8.toString('latin1'));
@@ -60,6 +65,8 @@ describe('upstream reply headers with bytes past ASCII', () => {
         expect(res.headers.get('x-plain')).toBe('ok');
         const text = await res.text();
         expect(text).toContain(stream ? 'message_stop' : '"hi"');
+        // a stream's headers came before its events (the upstream sent them 50 ms apart)
+        if (stream) expect(Date.now() - t0 - headersAt).toBeGreaterThanOrEqual(30);
       }
       // 100 input × 3 µ$ + 20 output × 15 µ$, each call
       await expect.poll(() => gw.store.calls.length, { timeout: 2_000 }).toBe(3);
