@@ -77,10 +77,13 @@ export interface CallContext {
   streamReader?: () => StreamReader;
 }
 
-/** One-shot recorder: the first call writes the row, later calls do nothing. */
+/**
+ * One-shot recorder: the first call writes the row, later calls do nothing. `replyBytes`: the
+ * reply's text bytes (a whole body's, or a stream's text), for an estimate the row may need.
+ */
 function recorder(ctx: CallContext) {
   let done = false;
-  return async (r: { httpStatus: number; model: string | null; usage: CallUsage; usageKnown: boolean; refused?: string }): Promise<void> => {
+  return async (r: { httpStatus: number; model: string | null; usage: CallUsage; usageKnown: boolean; refused?: string; replyBytes?: number }): Promise<void> => {
     if (done) return;
     done = true;
     // Priced and recorded by the requested model, never the reply's (H2); the ledger has one
@@ -99,7 +102,7 @@ function recorder(ctx: CallContext) {
       // estimate, never $0 (a broken OpenAI-compatible server would otherwise spend nothing).
       if (usageKnown && ctx.unbilled !== true && r.httpStatus >= 200 && r.httpStatus < 300 && usage.inputTokens + usage.outputTokens + usage.cacheReadTokens + usage.cacheWriteTokens === 0) {
         ctx.log.warn('gateway: the upstream reported no tokens for a call it served: charged an estimate', { job: ctx.job.id, model });
-        usage = estimateUsage(usage, ctx.requestBytes, 0, maxOut);
+        usage = estimateUsage(usage, ctx.requestBytes, r.replyBytes ?? 0, maxOut);
         usageKnown = false;
       }
       const bounded = boundedUsage(usage, ctx.maxInputTokens ?? ctx.requestBytes + PROMPT_SLACK_TOKENS, maxOut);
@@ -283,6 +286,7 @@ export async function meteredReply(res: Reply, ctx: CallContext, signal?: CallSi
       model,
       usage: usage ?? estimateUsage(null, ctx.requestBytes, buf.byteLength, ctx.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS),
       usageKnown: usage !== null,
+      replyBytes: buf.byteLength,
     });
     // On a store that commits the settle issued now before it reads any later request (SQLite:
     // types.ts writesInTurnOrder), the reply goes out without waiting for that commit: the
@@ -304,6 +308,7 @@ export async function meteredReply(res: Reply, ctx: CallContext, signal?: CallSi
       model: st.model,
       usage: known ? st.usage : estimateUsage(st.sawStart ? st.usage : null, ctx.requestBytes, st.textBytes, ctx.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS),
       usageKnown: known,
+      replyBytes: st.textBytes,
     });
   };
   if (!res.stream) {

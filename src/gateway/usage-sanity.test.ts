@@ -136,24 +136,26 @@ describe("a figure past 100,000,000 is charged at the request's bound, as an est
 });
 
 describe('a served call reported as using no token at all: its usage is unknown (the estimate, never $0)', () => {
-  it('Anthropic, not streamed and streamed: input 0 and output 0 → input ⌈request bytes / 4⌉, output 1', async () => {
+  it('Anthropic, not streamed and streamed: input 0 and output 0 → input ⌈request bytes / 4⌉, output by the reply as when it reports none', async () => {
     for (const stream of [false, true]) {
       gw.store.calls.length = 0;
       const req = anthropicBody(stream);
-      reply = stream ? textStream({ input_tokens: 0, output_tokens: 0 }, 'ok', { output_tokens: 0 }) : { body: message({ input_tokens: 0, output_tokens: 0 }) };
+      reply = stream ? textStream({ input_tokens: 0, output_tokens: 0 }, 'x'.repeat(40), { output_tokens: 0 }) : { body: message({ input_tokens: 0, output_tokens: 0 }) };
       const res = await gw.post('/v1/messages', req);
       await res.text();
       const input = Math.ceil(Buffer.byteLength(req) / 4);
-      expect(row(), `stream ${stream}`).toEqual({ usageKnown: false, input, output: 1, cacheRead: 0, cost: input * 3 + 1 * 15 });
+      // output: a stream's 40 text bytes / 4 = 10; a whole body's bytes / 4, at most max_tokens (100)
+      const output = stream ? 10 : Math.min(Math.ceil(Buffer.byteLength(reply.body as string) / 4), 100);
+      expect(row(), `stream ${stream}`).toEqual({ usageKnown: false, input, output, cacheRead: 0, cost: input * 3 + output * 15 });
     }
   });
 
-  it('OpenAI Chat, not streamed: prompt 0 and completion 0 → the estimate', async () => {
+  it('OpenAI Chat, not streamed: prompt 0 and completion 0 → the estimate, output at most max_tokens (50)', async () => {
     const req = JSON.stringify({ model: 'gpt-4o', max_tokens: 50, messages: [{ role: 'user', content: 'hi there' }] });
-    reply = { body: JSON.stringify({ id: 'c', object: 'chat.completion', model: 'gpt-4o', choices: [{ index: 0, message: { role: 'assistant', content: 'ok' } }], usage: { prompt_tokens: 0, completion_tokens: 0 } }) };
+    reply = { body: JSON.stringify({ id: 'c', object: 'chat.completion', model: 'gpt-4o', choices: [{ index: 0, message: { role: 'assistant', content: 'ok'.repeat(200) } }], usage: { prompt_tokens: 0, completion_tokens: 0 } }) };
     await gw.post('/v1/chat/completions', req);
     const input = Math.ceil(Buffer.byteLength(req) / 4);
-    expect(row()).toEqual({ usageKnown: false, input, output: 1, cacheRead: 0, cost: Math.ceil(input * 2.5 + 1 * 10) });
+    expect(row()).toEqual({ usageKnown: false, input, output: 50, cacheRead: 0, cost: Math.ceil(input * 2.5 + 50 * 10) });
   });
 
   it('input 0 with cache reads is a count (a prompt read wholly from the cache): charged as reported', async () => {
