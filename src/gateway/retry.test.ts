@@ -98,7 +98,9 @@ describe('upstream retries', () => {
     expect(ra('Thu, 03 Dec 2026 12:00:07 GMT')).toBe(7000);
     expect(ra('Thu, 03 Dec 2026 11:00:00 GMT')).toBe(0); // a date past: no wait
     // Date.parse reads "-5" as the year -5 (a date past: no wait, so every retry went out at once)
-    for (const v of ['-5', '-1', ' -0.5 ', '-1e3', 'soon', '']) expect(ra(v), v).toBeNull();
+    expect(ra('Thursday, 03-Dec-26 12:00:07 GMT')).toBe(7000); // rfc850
+    // two headers joined (`5, 5`, `-5, 1`) and `- 5` were read as dates of 2001: no wait at all
+    for (const v of ['-5', '-1', ' -0.5 ', '-1e3', 'soon', '', '- 5', '5, 5', '-5, 1', '2026-12-03T12:00:07Z']) expect(ra(v), v).toBeNull();
     expect(retryAfterMs(new Headers({ 'retry-after-ms': '-20', 'retry-after': '2' }), now)).toBe(2000);
   });
 });

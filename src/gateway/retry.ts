@@ -126,9 +126,10 @@ export function retryAfterMs(h: Headers, now = Date.now()): number | null {
 
 /**
  * {@link retryAfterMs} over any header lookup (`get(name)` → value or null/undefined).
- * `retry-after` is delay-seconds or an HTTP-date (RFC 9110 §10.2.3); a number that is not a
- * delay (negative: `-5` is no date either, though Date.parse reads it as the year -5, which
- * asked for no wait at all) counts as absent, so the usual backoff applies.
+ * `retry-after` is delay-seconds or an HTTP-date (RFC 9110 §10.2.3, §5.6.7: every HTTP-date
+ * form starts with a day name); anything else counts as absent, so the usual backoff applies:
+ * a negative number (Date.parse reads `-5` as the year -5, a date past, no wait at all), `- 5`,
+ * or two headers joined (`5, 5` and `-5, 1` read as dates of 2001).
  */
 export function retryAfterOf(get: (name: string) => string | null | undefined, now = Date.now()): number | null {
   const raw = get('retry-after-ms');
@@ -140,9 +141,13 @@ export function retryAfterOf(get: (name: string) => string | null | undefined, n
     const s = Number(ra);
     return Number.isFinite(s) && s >= 0 ? s * 1000 : null;
   }
+  if (!HTTP_DATE.test(ra)) return null;
   const t = Date.parse(ra);
   return Number.isFinite(t) ? Math.max(0, t - now) : null;
 }
+
+/** The start of an HTTP-date (IMF-fixdate `Sun, 06 Nov 1994 ...`, rfc850 `Sunday, 06-Nov-94 ...`, asctime `Sun Nov  6 ...`). */
+const HTTP_DATE = /^\s*(Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*[, ]/i;
 
 /** A value that is a number (any sign, decimals, exponent), not a date. */
 const NUMERIC = /^\s*[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?\s*$/i;
