@@ -56,6 +56,8 @@ describe('parseMessagesRequest', () => {
     }
     expect(parseMessagesRequest('{"model":"a\\u001bb","messages":[]}')).toEqual({ error: 'model: must not contain control characters' });
     expect(parseMessagesRequest('{"model":"a\\u007fb","messages":[]}')).toEqual({ error: 'model: must not contain control characters' });
+    for (const c1 of ['\\u0080', '\\u0085', '\\u009f']) expect(parseMessagesRequest(`{"model":"claude${c1}","messages":[]}`), c1).toEqual({ error: 'model: must not contain control characters' });
+    expect(parseMessagesRequest('{"model":"caf\\u00e9","messages":[]}')).toMatchObject({ request: { model: 'café' } });
     // a space inside a name is a name (a local server may call its model so)
     expect(parseMessagesRequest('{"model":"my model","messages":[]}')).toMatchObject({ request: { model: 'my model' } });
     expect(parseMessagesRequest(JSON.stringify({ model: 'c'.repeat(256), messages: [] }))).toMatchObject({ request: { model: 'c'.repeat(256) } });

@@ -11,11 +11,11 @@ export const MAX_MODEL_NAME = 256;
 
 const EDGE_SPACE = /^\s|\s$/;
 
-/** Whether `s` holds a C0 control character or DEL (U+0000-U+001F, U+007F). */
+/** Whether `s` holds a control character: C0, DEL or C1 (U+0000-U+001F, U+007F-U+009F). */
 function hasControl(s: string): boolean {
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
-    if (c < 0x20 || c === 0x7f) return true;
+    if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) return true;
   }
   return false;
 }
