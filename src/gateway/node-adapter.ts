@@ -192,23 +192,11 @@ function fail(res: ServerResponse, log: Logger, path: string, err: unknown): voi
  */
 function writeReply(res: ServerResponse, reply: Reply, close: boolean, log: Logger): void {
   if (!reply.stream) {
-    // node's flat form (name, value, ...), not a copy of the record with headers added (~1 µs a call)
-    const headers: string[] = [];
-    const given = reply.headers;
-    for (const name in given) if (name !== 'content-length' && name !== 'connection') headers.push(name, given[name]!);
-    headers.push('content-length', String(reply.body?.byteLength ?? 0));
-    // an unread body: node discards what arrives until the reply is out, then closes the socket
-    if (close) headers.push('connection', 'close');
-    else if (given['connection'] !== undefined) headers.push('connection', given['connection']);
-    writeHead(res, reply.status, headers, log);
+    writeHead(res, reply.status, flatHeaders(reply.headers, close, reply.body?.byteLength ?? 0), log);
     res.end(reply.body ?? undefined);
     return;
   }
-  const headers: string[] = [];
-  const given = reply.headers;
-  for (const name in given) if (name !== 'content-length' && name !== 'connection') headers.push(name, given[name]!);
-  if (close) headers.push('connection', 'close');
-  else if (given['connection'] !== undefined) headers.push('connection', given['connection']);
+  const headers = flatHeaders(reply.headers, close, null);
   const stream = ChunkStream.from(reply.stream);
   try {
     writeHead(res, reply.status, headers, log);
@@ -231,6 +219,21 @@ function writeReply(res: ServerResponse, reply: Reply, close: boolean, log: Logg
   });
   res.on('drain', control.resume);
   res.once('close', control.cancel);
+}
+
+/**
+ * A reply's headers in node's flat form (`[name, value, ...]`: not a copy of the record with
+ * headers added, ~1 µs a call), with `content-length` `length` (null: none, a stream is
+ * chunked), and `connection: close` when `close` (an unread request body: node discards what
+ * arrives until the reply is out, then closes the socket).
+ */
+function flatHeaders(given: Record<string, string>, close: boolean, length: number | null): string[] {
+  const headers: string[] = [];
+  for (const name in given) if (name !== 'content-length' && name !== 'connection') headers.push(name, given[name]!);
+  if (length !== null) headers.push('content-length', String(length));
+  if (close) headers.push('connection', 'close');
+  else if (given['connection'] !== undefined) headers.push('connection', given['connection']);
+  return headers;
 }
 
 /**
