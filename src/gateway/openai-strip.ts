@@ -30,8 +30,8 @@ function isUsageOnly(event: string): boolean {
 const EMPTY = Buffer.alloc(0);
 const EMPTY_CHOICES = /"choices"\s*:\s*\[\s*\]/;
 // A blank line: two line ends, each CRLF, LF or CR (the SSE spec's three; a CR before an LF is
-// the CRLF, not a line end of its own). A CR last in a buffer counts as one: if an LF follows
-// in the next chunk, it is read there as an empty line, which ends no event.
+// the CRLF, not a line end of its own). A CR last in a buffer counts as one: when an LF follows
+// in the next chunk, usageChunkStripper hands it on with the event before (or drops it with it).
 const BOUNDARY = /(?:\r\n|\n|\r(?!\n))(?:\r\n|\n|\r(?!\n))/g;
 
 /**
@@ -61,7 +61,7 @@ function withoutUsage(events: Buffer): { out: Buffer; lastDropped: boolean } {
 /** End of the last blank line (event boundary) in `b`, or 0 when it has none. */
 function lastBoundaryEnd(b: Buffer): number {
   if (b.indexOf(13) < 0) {
-    // LF only (the common case): two searches, no regex
+    // LF only (the common case): no regex, one search back for the blank line
     const lf = b.lastIndexOf('\n\n');
     return lf < 0 ? 0 : lf + 2;
   }
