@@ -21,8 +21,8 @@ import { jsonReply, REPLY_OPS, type GatewayRequest, type Reply } from './reply.j
 import { bodyRefusalOf, bodyRefusalReply } from './body-refusal.js';
 import { modelNamedIn } from './refused-model.js';
 import { meterUnbilled, unbilled } from './unbilled-call.js';
-import { logKeyRefused, upstreamAuthRefusal } from './upstream-auth.js';
-import { upstreamRedirectRefusal } from './upstream-redirect.js';
+import { logKeyRefused } from './upstream-auth.js';
+import { unpassedReply } from './upstream-redirect.js';
 import { recordUpstreamFailure } from './upstream-failure.js';
 import { MAX_TOKENS_REQUIRED, parseMessagesRequest, type MessagesRequest } from './request.js';
 import type { ModelScript } from './script.js';
@@ -216,7 +216,7 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
         await recordUnreachable(ctx);
         return anthropicError(502, 'api_error', 'the model provider could not be reached', { retry: false });
       }
-      return (await upstreamAuthRefusal(res, ctx, 'anthropic', req.signal)) ?? (await upstreamRedirectRefusal(res, ctx, 'anthropic', req.signal)) ?? meterUnbilled(res, ctx, req.signal);
+      return (await unpassedReply(res, ctx, 'anthropic', req.signal)) ?? meterUnbilled(res, ctx, req.signal);
     }
     return meterUnbilled(jsonReply(200, { input_tokens: Math.ceil(req.body.byteLength / 4) }), ctx, req.signal);
   };
@@ -301,12 +301,10 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
         const failed = await recordUpstreamFailure(ctx, err, req.signal);
         return anthropicError(failed.status, 'api_error', failed.message, { retry: failed.retry === true, ...(failed.retryAfterS !== undefined ? { retryAfterS: failed.retryAfterS } : {}) });
       }
-      // the provider refused the server's own key: a 500 for the admin, not a 401 for the job (upstream-auth.ts)
-      const keyRefused = await upstreamAuthRefusal(res, ctx, 'anthropic', req.signal);
-      if (keyRefused) return keyRefused;
-      // a 3xx is not passed on: a client following it would carry the job's token elsewhere (upstream-redirect.ts)
-      const redirected = await upstreamRedirectRefusal(res, ctx, 'anthropic', req.signal);
-      if (redirected) return redirected;
+      // the provider refused the server's own key (a 500 for the admin, not a 401 for the job), or
+      // redirected (a client following it would carry the job's token elsewhere): upstream-redirect.ts
+      const unpassed = await unpassedReply(res, ctx, 'anthropic', req.signal);
+      if (unpassed) return unpassed;
     }
     return meteredReply(res, ctx, req.signal);
   };

@@ -15,8 +15,8 @@ import { meteredReply, recordRefused, type CallContext } from './meter.js';
 import { recordUpstreamFailure } from './upstream-failure.js';
 import { bodyRefusalOf, bodyRefusalReply } from './body-refusal.js';
 import { modelNamedIn } from './refused-model.js';
-import { logKeyRefused, upstreamAuthRefusal } from './upstream-auth.js';
-import { upstreamRedirectRefusal } from './upstream-redirect.js';
+import { logKeyRefused } from './upstream-auth.js';
+import { unpassedReply } from './upstream-redirect.js';
 import { OpenAiStreamReader, usageFromOpenAiBody } from './openai-usage.js';
 import { reportedInputCap, serverInputAllowance } from './server-input.js';
 import { asScriptRequest, choicesOf, maxOutputOf, openaiBudgetError, openaiError, openaiRetryLater, outputLimitField, parseOpenAiRequest, withOutputLimit, withStreamUsage, type ChatRequest, type OpenAiApi } from './openai-wire.js';
@@ -229,12 +229,10 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
         if (failed.retryAfterS !== undefined) reply.headers['retry-after'] = String(failed.retryAfterS);
         return reply;
       }
-      // the provider refused the server's own key: a 500 for the admin, not a 401 for the job (upstream-auth.ts)
-      const keyRefused = await upstreamAuthRefusal(res, ctx, 'openai', request.signal);
-      if (keyRefused) return keyRefused;
-      // a 3xx is not passed on: a client following it would carry the job's token elsewhere (upstream-redirect.ts)
-      const redirected = await upstreamRedirectRefusal(res, ctx, 'openai', request.signal);
-      if (redirected) return redirected;
+      // the provider refused the server's own key (a 500 for the admin, not a 401 for the job), or
+      // redirected (a client following it would carry the job's token elsewhere): upstream-redirect.ts
+      const unpassed = await unpassedReply(res, ctx, 'openai', request.signal);
+      if (unpassed) return unpassed;
       const metered = await meteredReply(res, ctx, request.signal);
       return addUsage ? stripUsageChunks(metered) : metered;
     } catch (err) {

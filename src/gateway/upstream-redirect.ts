@@ -2,6 +2,7 @@ import { anthropicError } from './errors.js';
 import { meteredReply, type CallContext } from './meter.js';
 import { openaiError } from './openai-wire.js';
 import { discardReply, headerOf, type CallSignal, type Reply } from './reply.js';
+import { upstreamAuthRefusal } from './upstream-auth.js';
 
 /** The setting that gives each provider's base URL (what a redirecting upstream most likely means is wrong). */
 const BASE_URL_SETTING: Record<string, string> = {
@@ -36,6 +37,15 @@ export async function upstreamRedirectRefusal(res: Reply, ctx: CallContext, form
   const reply = openaiError(502, 'server_error', message, 'upstream_redirect');
   reply.headers['x-should-retry'] = 'false';
   return reply;
+}
+
+/**
+ * The gateway's answer to a provider reply it does not pass on — its own key refused (401/403,
+ * upstream-auth.ts) or a redirect ({@link upstreamRedirectRefusal}) — recorded once; null for
+ * any other reply (the route meters it as usual). What every route checks after the upstream call.
+ */
+export async function unpassedReply(res: Reply, ctx: CallContext, format: 'anthropic' | 'openai', signal?: CallSignal): Promise<Reply | null> {
+  return (await upstreamAuthRefusal(res, ctx, format, signal)) ?? (await upstreamRedirectRefusal(res, ctx, format, signal));
 }
 
 /** The origin (`scheme://host:port`) of a Location value, or null when it has none (relative, or not a URL). */
