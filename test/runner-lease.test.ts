@@ -12,7 +12,7 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Job, JobEvent } from '../src/protocol/index.js';
+import { RECONNECT_WINDOW_MS, type Job, type JobEvent } from '../src/protocol/index.js';
 import { startRunner, type RunningRunner } from '../src/runner/runner.js';
 import { startTestServer, type TestServer } from '../src/server/test-helpers.js';
 import { TcpProxy } from './tcp-proxy.js';
@@ -182,7 +182,10 @@ describe('a job runs on one runner at a time', () => {
       expect(first.at(-1)!).toBeLessThan(heardA + TIMEOUT_MS);
       expect(first.at(-1)!).toBeLessThan(marked(j.id, 2)[0]!);
       process.kill(a.pid!, 'SIGCONT');
-      await waitFor('a to report again', async () => ((await t.store.getRunner(aId))?.lastHeartbeatAt ?? 0) > heardA + 500, 10_000, 50);
+      // Its server connection was closed while it was frozen, and a `flotilla runner` with no
+      // running job spreads its reconnect uniformly over RECONNECT_WINDOW_MS (a fleet must not
+      // come back at once): wait the whole window and then some (CI: a 10 s wait failed).
+      await waitFor('a to report again', async () => ((await t.store.getRunner(aId))?.lastHeartbeatAt ?? 0) > heardA + 500, RECONNECT_WINDOW_MS + 8_000, 50);
       expect(await getJob(j.id)).toMatchObject({ status: 'succeeded', attempt: 2, runnerId: b.runnerId });
       expect(marked(j.id, 1)).toEqual(first);
       expect(a.output()).toContain('job watchdog stopped a job');
