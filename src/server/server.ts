@@ -25,6 +25,7 @@ import { abortCallsOnJobEnd } from './live-call-aborts.js';
 import { pausedAttemptEnded, pausedExitTap, type PausedExitDeps } from './paused-exit.js';
 import { TaskEngine } from './tasks/engine.js';
 import { serveHook } from './hooks/hooks-node.js';
+import { answerClientError } from './client-error.js';
 
 /** Options of {@link startServer}. Durations in milliseconds. */
 export interface ServerOptions {
@@ -206,6 +207,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     if (req.url?.startsWith('/v1/')) gateway.node(req, res);
     else if (!(req.url?.startsWith('/hooks/') && serveHook(ctx, req, res))) void honoListener(req, res);
   });
+  // a request node's parser refused gets a body naming what is wrong, not a bare status (client-error.ts)
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => answerClientError(err, socket));
   server.on('upgrade', (req, socket, head) => {
     const path = (req.url ?? '').split('?')[0];
     if (path === '/api/runners/connect') return hub.handleUpgrade(req, socket, head);

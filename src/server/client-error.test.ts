@@ -1,0 +1,73 @@
+/**
+ * Requests node's HTTP parser refuses (client-error.ts), sent as raw bytes to a real server: the
+ * answer names the problem in a JSON body both wire formats' clients read, the connection closes,
+ * and the server goes on serving.
+ */
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from './test-helpers.js';
+
+/** Writes `bytes` on a fresh connection and reads until the server closes it. */
+function raw(url: string, bytes: string): Promise<string> {
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const s = net.connect(Number(u.port), u.hostname, () => s.write(bytes));
+    let got = '';
+    s.setEncoding('latin1');
+    s.on('data', (d: string) => (got += d));
+    s.on('end', () => resolve(got));
+    s.on('error', reject);
+    s.setTimeout(10_000, () => reject(new Error(`no close; got ${JSON.stringify(got)}`)));
+  });
+}
+
+/** Status, headers (lower-case names) and the parsed JSON body of a whole HTTP/1.1 reply. */
+function parse(reply: string): { status: number; headers: Record<string, string>; body: { type: string; error: { type: string; message: string; code: string } } } {
+  const end = reply.indexOf('\r\n\r\n');
+  const [statusLine, ...lines] = reply.slice(0, end).split('\r\n');
+  const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+  const body = reply.slice(end + 4);
+  expect(Buffer.byteLength(body, 'latin1')).toBe(Number(headers['content-length']));
+  return { status: Number(statusLine!.split(' ')[1]), headers, body: JSON.parse(body) };
+}
+
+describe('requests the HTTP parser refuses', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer();
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('headers over 16 KiB: 431 naming the limit, in both error shapes; the connection closes', async () => {
+    const reply = parse(await raw(t.url, `POST /v1/messages HTTP/1.1\r\nhost: x\r\nx-api-key: flj_x\r\nx-big: ${'a'.repeat(20_000)}\r\ncontent-length: 2\r\n\r\n{}`));
+    expect(reply.status).toBe(431);
+    expect(reply.headers['content-type']).toBe('application/json');
+    expect(reply.headers.connection).toBe('close');
+    // Anthropic's shape (type + error.type/message) and OpenAI's (error.message/type/code)
+    expect(reply.body).toEqual({ type: 'error', error: { type: 'invalid_request_error', message: "the request's headers are over 16384 bytes, this server's limit", param: null, code: 'request_header_fields_too_large' } });
+  });
+
+  it('a header value with a control character: 400 naming what the parser found', async () => {
+    const reply = parse(await raw(t.url, 'POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\nx-bad: a\x01b\r\ncontent-length: 2\r\n\r\n{}'));
+    expect(reply.status).toBe(400);
+    expect(reply.body.error).toMatchObject({ type: 'invalid_request_error', code: 'malformed_http_request', message: 'the request is not valid HTTP/1.1: Invalid header value char' });
+  });
+
+  it('a request line that is not HTTP: 400; a connection reset mid-head is only closed; the server still answers', async () => {
+    const reply = parse(await raw(t.url, 'HELLO THERE\r\n\r\n'));
+    expect(reply.status).toBe(400);
+    expect(reply.body.error.message).toMatch(/^the request is not valid HTTP\/1\.1: \S/);
+    const u = new URL(t.url);
+    await new Promise<void>((resolve) => {
+      const s = net.connect(Number(u.port), u.hostname, () => {
+        s.write('POST /v1/messages HTTP/1.1\r\nhost: x\r\nx-part');
+        s.resetAndDestroy();
+        resolve();
+      });
+    });
+    const res = await t.api('/api/jobs');
+    expect(res.status).toBe(200);
+  });
+});

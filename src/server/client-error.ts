@@ -1,0 +1,33 @@
+import http from 'node:http';
+import type { Duplex } from 'node:stream';
+
+/**
+ * What the control plane answers a request that node's HTTP parser refused before any handler
+ * saw it (the server's `clientError` event): node's own answer is a bare status line with no
+ * body (a fresh user's 20,000-character header got `431` and nothing saying why). Ours names the
+ * problem in a JSON body that both wire formats' clients read: Anthropic's error shape
+ * (`{"type":"error","error":{"type","message"}}`, docs.anthropic.com/en/api/errors) with
+ * OpenAI's `param` and `code` beside them (platform.openai.com/docs/guides/error-codes), since
+ * the path, and so the wire format, is not known yet. Statuses are node's (RFC 9110 §15.5.9 408,
+ * RFC 6585 §5 431, else 400), the connection closes after it, and a socket that cannot take it
+ * any more (reset by the peer, half written) is only destroyed. `maxHeaderBytes`: the limit the
+ * 431 names (node's, `--max-http-header-size`, 16 KiB by default).
+ */
+export function answerClientError(err: NodeJS.ErrnoException & { reason?: string }, socket: Duplex, maxHeaderBytes = http.maxHeaderSize): void {
+  if (err.code === 'ECONNRESET' || !socket.writable || (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const [status, code, message] = clientErrorReply(err, maxHeaderBytes);
+  const body = JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message, param: null, code } });
+  socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}
+
+/** `[status, code, message]` for a parser error (`err.code`: node's `HPE_*` names from llhttp, or ERR_HTTP_REQUEST_TIMEOUT). */
+function clientErrorReply(err: NodeJS.ErrnoException & { reason?: string }, maxHeaderBytes: number): [number, string, string] {
+  if (err.code === 'HPE_HEADER_OVERFLOW') return [431, 'request_header_fields_too_large', `the request's headers are over ${maxHeaderBytes} bytes, this server's limit`];
+  if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return [408, 'request_timeout', 'the request did not arrive whole in time'];
+  // llhttp's reason ("Invalid header value char"), not the stack or the bytes it choked on
+  const reason = typeof err.reason === 'string' && err.reason !== '' ? err.reason : 'malformed HTTP request';
+  return [400, 'malformed_http_request', `the request is not valid HTTP/1.1: ${reason}`];
+}
