@@ -1,7 +1,8 @@
 // Streamed calls through the gateway (issue 3's streaming goal: ≤ 2 ms added to the first event at
 // 1 and 64 concurrent streams, the upstream's pacing kept). The fake upstream
 // (bench/gateway/upstream.js) sends 20 SSE events 5 ms apart; targets, each its own process:
-// `direct` (the upstream), `bare` (bench/gateway/passthrough.js, the floor) and one Flotilla
+// `direct` (the upstream), `bare` (bench/gateway/passthrough.js, the floor: node:http's client
+// piped), `bare-undici` (the same over undici's dispatcher, the gateway's client) and one Flotilla
 // gateway per build root (metering, budgets, key masking on; bench/gateway/gateway.js).
 // 1. CPU µs per streamed call in each proxy process (process.cpuUsage over SIGUSR2), at 1 and
 //    64 concurrent streams: robust to a noisy machine.
@@ -85,6 +86,9 @@ const upUrl = `http://127.0.0.1:${up.line}`;
 const targets = [{ name: 'direct', port: Number(up.line), headers: { 'x-api-key': 'sk' } }];
 const bare = await start([join(ROOT, 'bench/gateway/passthrough.js'), upUrl], PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${join(PROFILE, 'bare')}`] : []);
 targets.push({ name: 'bare', proc: bare, port: Number(bare.line.split(' ')[0]), headers: { 'x-api-key': 'sk' } });
+// the same floor over the gateway's own upstream client (undici's dispatcher, chunk by chunk)
+const bareUndici = await start([join(ROOT, 'bench/gateway/passthrough.js'), upUrl, 'undici-stream'], PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${join(PROFILE, 'bare-undici')}`] : []);
+targets.push({ name: 'bare-undici', proc: bareUndici, port: Number(bareUndici.line.split(' ')[0]), headers: { 'x-api-key': 'sk' } });
 for (const [i, root] of ROOTS.entries()) {
   const prof = PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${join(PROFILE, `gw${i}`)}`] : []; // one file per thread
   const gw = await start([join(root, 'bench/gateway/gateway.js'), upUrl, 'node'], prof);
@@ -98,7 +102,7 @@ for (const t of targets) if (t.root) console.log(`${t.name}: ${t.root}`);
 for (const t of proxies) await load(t, 16, { n: 200 });
 
 console.log(`\nCPU µs per streamed call (20 events) in the proxy process, ${N} calls per case`);
-console.log(['streams'.padEnd(8), ...proxies.map((t) => t.name.padStart(10)), ...proxies.filter((t) => t.name !== 'bare').map((t) => `${t.name}/bare`.padStart(10))].join(' '));
+console.log(['streams'.padEnd(8), ...proxies.map((t) => t.name.padStart(11)), ...proxies.filter((t) => !t.name.startsWith('bare')).map((t) => `${t.name}/bare`.padStart(14))].join(' '));
 for (const c of LEVELS) {
   const cpu = {};
   for (const t of proxies) {
@@ -106,7 +110,7 @@ for (const c of LEVELS) {
     await load(t, c, { n: N });
     cpu[t.name] = ((await t.proc.cpu()) - before) / N;
   }
-  console.log([String(c).padEnd(8), ...proxies.map((t) => cpu[t.name].toFixed(0).padStart(10)), ...proxies.filter((t) => t.name !== 'bare').map((t) => (cpu[t.name] / cpu.bare).toFixed(2).padStart(10))].join(' '));
+  console.log([String(c).padEnd(8), ...proxies.map((t) => cpu[t.name].toFixed(0).padStart(11)), ...proxies.filter((t) => !t.name.startsWith('bare')).map((t) => (cpu[t.name] / cpu.bare).toFixed(2).padStart(14))].join(' '));
 }
 
 if (process.env.BENCH_WALL !== '0') {

@@ -1,9 +1,11 @@
 // A bare Node pass-through proxy (no auth, metering or budgets): the floor the gateway is
 // compared with (bench/gateway.bench.js, bench/gateway-cpu.bench.js). Prints `<port> -`;
-// SIGUSR2 prints `cpu <µs>` (process.cpuUsage). Usage: node passthrough.js UPSTREAM_URL [http|undici]
+// SIGUSR2 prints `cpu <µs>` (process.cpuUsage). Usage: node passthrough.js UPSTREAM_URL [http|undici|undici-stream]
 // `http` (default): node:http's client with a keep-alive Agent, piping both bodies.
 // `undici`: the gateway's own upstream client (undici Pool.dispatch, keep-alive, pipelining 1),
 // bodies read whole as the gateway reads a non-streamed reply: the floor for the same client.
+// `undici-stream`: the same client, the reply written chunk by chunk as it arrives (the streamed
+// floor for the gateway's client; bench/gateway-streams.bench.js `bare-undici`).
 import http from 'node:http';
 import { Pool } from 'undici';
 
@@ -58,7 +60,40 @@ function viaUndici(req, res) {
   });
 }
 
-const server = http.createServer(client === 'undici' ? viaUndici : viaHttp);
+/** Forwards over undici's dispatcher, the reply streamed: each chunk written as it arrives (backpressure kept). */
+function viaUndiciStream(req, res) {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    const body = Buffer.concat(chunks);
+    const headers = { ...req.headers, 'content-length': String(body.length) };
+    delete headers.host;
+    delete headers.connection;
+    let resume = null;
+    res.on('drain', () => resume?.());
+    pool.dispatch(
+      { path: req.url, method: req.method, headers, body },
+      {
+        onConnect() {},
+        onError: () => (res.headersSent ? res.destroy() : res.writeHead(502).end()),
+        onHeaders(s, raw, r) {
+          resume = r;
+          const out = [];
+          for (let i = 0; i < raw.length; i += 2) {
+            const k = raw[i].toString().toLowerCase();
+            if (k !== 'connection' && k !== 'keep-alive' && k !== 'transfer-encoding') out.push(k, raw[i + 1].toString('latin1'));
+          }
+          res.writeHead(s, out);
+          return true;
+        },
+        onData: (c) => res.write(c),
+        onComplete: () => res.end(),
+      },
+    );
+  });
+}
+
+const server = http.createServer(client === 'undici' ? viaUndici : client === 'undici-stream' ? viaUndiciStream : viaHttp);
 server.keepAliveTimeout = 60_000;
 server.listen(0, '127.0.0.1', () => console.log(`${server.address().port} -`));
 process.on('SIGUSR2', () => {
