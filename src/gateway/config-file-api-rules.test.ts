@@ -158,3 +158,30 @@ describe('a left-out cache rate whose default is past 1,000,000', () => {
     expect(yamlPrice('m', { input: 1, output: 1, longContext: { aboveInputTokens: 10, input: 900_000, output: 1 } })).toBe(`FILE: gateway.prices.m.longContext.cacheWrite5m: ${msg('1.25', 1_125_000, 'cacheWrite5m')}`);
   });
 });
+
+describe('flotilla.yaml top level: only known sections', () => {
+  /** A flotilla.yaml written as `text`: the error with FILE, or the routes loaded. */
+  function load(text: string): string {
+    const dir = mkdtempSync(join(tmpdir(), 'flotilla-yaml-top-'));
+    dirs.push(dir);
+    const file = join(dir, 'flotilla.yaml');
+    writeFileSync(file, text);
+    try {
+      return `routes ${loadGatewayFile(file).routes.map((r) => `${r.pattern}=${r.provider}`).join(',')}`;
+    } catch (err) {
+      return (err as Error).message.replace(file, 'FILE');
+    }
+  }
+
+  it('a misspelled section is refused with its line (fresh-user finding: `gatway:` started a server with no routes, sending local models to the default provider)', () => {
+    expect(load('gatway:\n  models:\n    fake-*: openai-compatible\n')).toBe('FILE:1: unknown section "gatway" (flotilla.yaml has: gateway)');
+    expect(load('# routes\ngateway:\n  models:\n    a: scripted\nrunner:\n  x: 1\n')).toBe('FILE:5: unknown section "runner" (flotilla.yaml has: gateway)');
+    expect(load('1: x\n')).toBe('FILE:1: unknown section "1" (flotilla.yaml has: gateway)');
+  });
+
+  it('a top level that is a list or a scalar is refused; an empty file, a comment-only file or an empty section configure nothing', () => {
+    expect(load('- gateway\n')).toBe('FILE: the top level must be a mapping of sections (gateway:), not a list');
+    expect(load('gateway\n')).toBe('FILE: the top level must be a mapping of sections (gateway:), not the string "gateway"');
+    expect([load(''), load('# nothing yet\n'), load('gateway:\n'), load('gateway:\n  models:\n    a: scripted\n')]).toEqual(['routes ', 'routes ', 'routes ', 'routes a=scripted']);
+  });
+});

@@ -28,8 +28,8 @@ const Price = TablePriceSchema.extend({ ...optionalCache, longContext: LongConte
   .pipe(Written);
 
 /**
- * The `gateway:` section of flotilla.yaml (other top-level sections belong to other parts and
- * are ignored here):
+ * The `gateway:` section of flotilla.yaml (its only section: any other top-level key is refused,
+ * see refuseUnknownSections):
  * ```yaml
  * gateway:
  *   models:              # model name or glob → provider; first match wins, "*" = the default
@@ -131,10 +131,37 @@ function refuseNonStringKeys(file: string, doc: Document, lines: LineCounter): v
   }
 }
 
+/** The sections flotilla.yaml may have (an empty file or an empty section: nothing configured). */
+const SECTIONS = ['gateway'];
+
+/**
+ * Refuses a file whose top level is not a mapping of known sections: a misspelled `gatway:`
+ * was read as no section at all, and the server started with none of its routes and prices,
+ * sending the models meant for a local server to the default provider (fresh-user finding).
+ * @throws Error `FILE:LINE: unknown section "gatway" (flotilla.yaml has: gateway)`, or
+ *   `FILE: the top level must be a mapping of sections (gateway:), not a list`.
+ */
+function refuseUnknownSections(file: string, doc: Document, lines: LineCounter): void {
+  const top = doc.contents;
+  if (top === null || (isScalar(top) && (top.value === null || top.value === undefined))) return; // empty: nothing configured
+  if (!isMap(top)) {
+    const what = isScalar(top) ? `the ${typeof top.value} ${JSON.stringify(top.value)}` : 'a list';
+    throw new Error(`${file}: the top level must be a mapping of sections (${SECTIONS.map((k) => `${k}:`).join(', ')}), not ${what}`);
+  }
+  for (const item of top.items) {
+    const key = item.key as Node | null;
+    const name = isScalar(key) ? key.value : key === null ? null : String(key);
+    if (typeof name === 'string' && SECTIONS.includes(name)) continue;
+    const at = key?.range ? `${file}:${lines.linePos(key.range[0]).line}` : file;
+    throw new Error(`${at}: unknown section ${JSON.stringify(name === null ? '' : String(name))} (flotilla.yaml has: ${SECTIONS.join(', ')})`);
+  }
+}
+
 /**
  * Reads the `gateway:` section of a flotilla.yaml file (absent section → no routes, no prices),
  * with the API's rules for patterns, providers, model names and rates (see GatewaySection).
- * @throws Error naming the file and the bad field: `flotilla.yaml: gateway.models.gpt-*: ...`,
+ * @throws Error naming the file and the bad field: `flotilla.yaml:1: unknown section "gatway" ...`,
+ *   `flotilla.yaml: gateway.models.gpt-*: ...`,
  *   `flotilla.yaml: gateway.prices.my-model.input: must have at most 6 decimals ...`,
  *   `flotilla.yaml: gateway.prices: the model name "my model" must be 1-200 characters ...`,
  *   `flotilla.yaml:4: gateway.prices: the model name 1e3 is read by YAML as the number 1000 ...`.
@@ -145,6 +172,7 @@ export function loadGatewayFile(file: string): GatewayFileConfig {
     const lines = new LineCounter();
     const parsed = parseDocument(readFileSync(file, 'utf8'), { lineCounter: lines });
     if (parsed.errors.length > 0) throw parsed.errors[0]!;
+    refuseUnknownSections(file, parsed, lines);
     refuseNonStringKeys(file, parsed, lines);
     doc = parsed.toJS();
   } catch (err) {
