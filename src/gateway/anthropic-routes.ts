@@ -17,11 +17,11 @@ import { DEFAULT_RETRY, KeyRing, withRetries, type RetryPolicy } from './retry.j
 import type { ModelDirectory } from './model-directory.js';
 import { forwardAnthropic } from './providers/anthropic.js';
 import { noScriptMessage, scriptedMessagesReply } from './providers/scripted.js';
-import { jsonReply, REPLY_OPS, type GatewayRequest, type Reply } from './reply.js';
+import { jsonReply, type GatewayRequest, type Reply } from './reply.js';
 import { bodyRefusalOf, bodyRefusalReply } from './body-refusal.js';
 import { modelNamedIn } from './refused-model.js';
 import { meterUnbilled, unbilled } from './unbilled-call.js';
-import { logKeyRefused } from './upstream-auth.js';
+import { upstreamRetryOptions } from './upstream-auth.js';
 import { unpassedReply } from './upstream-redirect.js';
 import { recordUpstreamFailure } from './upstream-failure.js';
 import { MAX_TOKENS_REQUIRED, parseMessagesRequest, type MessagesRequest } from './request.js';
@@ -51,9 +51,10 @@ export interface AnthropicRouteDeps {
  * of a job gets one ledger row: a served count_tokens call too (api `anthropic-count-tokens`,
  * not billed: no tokens, usage known, $0, unbilled-call.ts), and a scripted model without a
  * script for the agent (400, refused `no_script`; one whose script fails to load: 500,
- * `script_error`). An upstream 401/403 (the provider refused the server's own key) fails over
- * to the ring's next key (retry.ts); on every key tried, it reaches the job as 500 `api_error` with `x-should-retry: false`, recorded with the upstream status
- * (upstream-auth.ts).
+ * `script_error`). An upstream 401/403 or 402 `billing_error` (the provider refused the server's
+ * own key, or its account for billing) fails over to the ring's next key (retry.ts); on every key
+ * tried, it reaches the job as 500 `api_error` with `x-should-retry: false`, recorded with the
+ * upstream status (upstream-auth.ts gatewayKeyRefusal): never as the 402 of the job's own budget.
  */
 export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: GatewayRequest) => Promise<Reply>; countTokens: (req: GatewayRequest) => Promise<Reply> } {
   const { store, config, log, directory, callAuth, limit, budgetExhausted } = d;
@@ -207,7 +208,7 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
           (apiKey) => forwardAnthropic({ baseUrl: config.anthropicBaseUrl, apiKey, pathAndQuery: req.pathAndQuery, method: 'POST', headers: req.headers, body: req.body, signal: req.signal }),
           anthropicKeys,
           retryPolicy,
-          { signal: req.signal, ops: REPLY_OPS, onKeyRefused: logKeyRefused(ctx) },
+          upstreamRetryOptions(ctx, req.signal),
         );
         res = out.response;
       } catch (err) {
@@ -292,7 +293,7 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
             }),
           anthropicKeys,
           retryPolicy,
-          { signal: req.signal, ops: REPLY_OPS, onKeyRefused: logKeyRefused(ctx) },
+          upstreamRetryOptions(ctx, req.signal),
         );
         res = out.response;
         if (out.calls > 1) log.info('gateway: upstream retried', { job: job.id, calls: out.calls, status: res.status });

@@ -175,6 +175,33 @@ describe('a provider refusing one of several upstream keys', () => {
   });
 });
 
+describe("a key whose account is out of credit, and OpenAI's rate limits", () => {
+  /** OPENAI: the BAD key's account has no quota (429 insufficient_quota); the GOOD key's serves. */
+  const quota = (r: SeenRequest): FakeReply =>
+    GOOD.has(keyOf(r)) ? { body: OAI_OK } : { status: 429, body: JSON.stringify({ error: { message: 'You exceeded your current quota', type: 'insufficient_quota', param: null, code: 'insufficient_quota' } }) };
+
+  it('a 429 insufficient_quota on one key fails over to the other at once, and the key is skipped after (another key may be another account)', async () => {
+    const { gw, warns } = await start({ OPENAI_API_KEY: `${OAI_BAD},${OAI_GOOD}` }, quota);
+    for (let i = 0; i < 4; i++) expect((await gw.post('/v1/chat/completions', CHAT)).status).toBe(200);
+    expect([seenWith(gw.up.seen, OAI_BAD), seenWith(gw.up.seen, OAI_GOOD)]).toEqual([1, 4]);
+    expect(warns.map((w) => [w.fields.key, w.fields.status])).toEqual([[1, 429]]);
+  });
+
+  it('a 429 rate limit (no insufficient_quota) is retried after its retry-after, as the README says 429s are: 3 upstream calls, then x-should-retry: false', async () => {
+    // fresh-user finding: the OpenAI routes passed every 429 straight on, unretried
+    const limited = () => ({ status: 429, headers: { 'retry-after': '0' }, body: JSON.stringify({ error: { message: 'Rate limit reached for gpt-4o', type: 'requests', param: null, code: 'rate_limit_exceeded' } }) });
+    const { gw } = await start({ OPENAI_API_KEY: OAI_GOOD }, limited);
+    const res = await gw.post('/v1/chat/completions', CHAT);
+    expect([res.status, res.headers.get('x-should-retry')]).toEqual([429, 'false']);
+    expect(gw.up.seen).toHaveLength(DEFAULT_RETRY.retries + 1);
+    // a rate limit that lifts: served on the retry
+    let n = 0;
+    const { gw: gw2 } = await start({ OPENAI_API_KEY: OAI_GOOD }, () => (n++ === 0 ? limited() : { body: OAI_OK }));
+    expect((await gw2.post('/v1/chat/completions', CHAT)).status).toBe(200);
+    expect(gw2.up.seen).toHaveLength(2);
+  });
+});
+
 describe('KeyRing', () => {
   it('a refused key is skipped for KEY_REFUSED_SKIP_MS, then back in turn; every key skipped → all take turns', () => {
     let now = 1_000_000;

@@ -49,7 +49,7 @@ describe('model routes: matching and order', () => {
     const dir = mkdtempSync(join(tmpdir(), 'flotilla-yaml-'));
     dirs.push(dir);
     const file = join(dir, 'flotilla.yaml');
-    writeFileSync(file, 'other: { ignored: true }\ngateway:\n  models:\n    claude-*: anthropic\n    "*": scripted\n  prices:\n    my-model: { input: 1, output: 2, cacheWrite5m: 1.25, cacheWrite1h: 2, cacheRead: 0.1 }\n');
+    writeFileSync(file, 'gateway:\n  models:\n    claude-*: anthropic\n    "*": scripted\n  prices:\n    my-model: { input: 1, output: 2, cacheWrite5m: 1.25, cacheWrite1h: 2, cacheRead: 0.1 }\n');
     expect(configFilePath({}, dir)).toBe(file);
     expect(configFilePath({ FLOTILLA_CONFIG: 'flotilla.yaml' }, dir)).toBe(file);
     expect(() => configFilePath({ FLOTILLA_CONFIG: 'nope.yaml' }, dir)).toThrow(/FLOTILLA_CONFIG: no such file/);

@@ -15,7 +15,7 @@ import { meteredReply, recordRefused, type CallContext } from './meter.js';
 import { recordUpstreamFailure } from './upstream-failure.js';
 import { bodyRefusalOf, bodyRefusalReply } from './body-refusal.js';
 import { modelNamedIn } from './refused-model.js';
-import { logKeyRefused } from './upstream-auth.js';
+import { upstreamRetryOptions } from './upstream-auth.js';
 import { unpassedReply } from './upstream-redirect.js';
 import { OpenAiStreamReader, usageFromOpenAiBody } from './openai-usage.js';
 import { reportedInputCap, serverInputAllowance } from './server-input.js';
@@ -25,7 +25,7 @@ import { forwardOpenAi } from './providers/openai.js';
 import { stripUsageChunks } from './openai-strip.js';
 import { scriptedOpenAiReply } from './providers/scripted-openai.js';
 import { noScriptMessage } from './providers/scripted.js';
-import { REPLY_OPS, type GatewayRequest, type Reply } from './reply.js';
+import type { GatewayRequest, Reply } from './reply.js';
 import type { ModelScript } from './script.js';
 import type { GatewayStore } from './gateway.js';
 import { DEFAULT_RETRY, KeyRing, withRetries, type RetryPolicy } from './retry.js';
@@ -64,9 +64,12 @@ export interface OpenAiRouteDeps {
  * A body the adapter could not decode (content-encoding, body-refusal.ts), no script for the
  * scripted model (400 `no_script`) and a script that fails to load (500 `script_error`) are
  * recorded as refused too; a refused body's row names the body's model when it names a valid
- * one (refused-model.ts). An upstream 401/403 (the provider refused the server's own key) fails
- * over to the ring's next key (retry.ts); on every key tried → 500 `server_error` with `x-should-retry: false`, recorded with the upstream status (upstream-auth.ts).
- * Upstream failures are retried as in retry.ts (keys rotate), except 429s.
+ * one (refused-model.ts). An upstream 401/403, 402 or 429 `insufficient_quota` (the provider
+ * refused the server's own key, or its account for billing) fails over to the ring's next key
+ * (retry.ts); on every key tried → 500 `server_error` (`upstream_auth_failed`,
+ * `upstream_billing_refused`) with `x-should-retry: false`, recorded with the upstream status
+ * (upstream-auth.ts gatewayKeyRefusal). Other upstream failures, rate-limit 429s included, are
+ * retried as in retry.ts (keys rotate).
  * Chat streams the client did not ask usage for get `stream_options.include_usage` added
  * upstream and the usage chunk removed from what the client sees.
  */
@@ -213,13 +216,8 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
       let res: Reply;
       try {
         const body = raw;
-        // OpenAI's 429 may be insufficient_quota (never retried), so 429s are not retried here.
-        const out = await withRetries((apiKey) => forwardOpenAi({ baseUrl: upstream.baseUrl, apiKey, path, headers: request.headers, body, signal: request.signal }), keys, retryPolicy, {
-          signal: request.signal,
-          retryable: (r) => r.status !== 429,
-          ops: REPLY_OPS,
-          onKeyRefused: logKeyRefused(ctx),
-        });
+        // a 429 `insufficient_quota` refuses the key (upstream-auth.ts gatewayKeyRefusal: another key, then a 500 for the admin); other 429s are rate limits, retried
+        const out = await withRetries((apiKey) => forwardOpenAi({ baseUrl: upstream.baseUrl, apiKey, path, headers: request.headers, body, signal: request.signal }), keys, retryPolicy, upstreamRetryOptions(ctx, request.signal));
         res = out.response;
       } catch (err) {
         // Too large, timed out, broken or unreachable: recorded once (upstream-failure.ts), never retried by the harness.

@@ -5,11 +5,11 @@
  * again (no second retry layer multiplying the count).
  *
  * Retried: 408, 409, 429, 500, 502, 503, 504, 529 and connection errors before any reply —
- * unless the upstream said `x-should-retry: false` (or, OpenAI, `insufficient_quota`: checked by
- * the caller's `retryable`). Delay: `retry-after` (seconds or an HTTP date; `retry-after-ms`
+ * unless the upstream said `x-should-retry: false` (an OpenAI 429 `insufficient_quota` is no rate
+ * limit: the routes' `keyRefused` treats it as a refused key, upstream-auth.ts). Delay: `retry-after` (seconds or an HTTP date; `retry-after-ms`
  * too) when given, capped at `maxDelayMs`; else `baseMs × 2^attempt` with ±50 % jitter.
- * Keys: each attempt takes the next key round-robin; a 529 or 429 does not take a key out
- * of service (the next call may use it again). An upstream 401/403 (the provider refused that
+ * Keys: each attempt takes the next key round-robin; a 529 or a rate-limit 429 does not take a
+ * key out of service (the next call may use it again). An upstream 401/403 (the provider refused that
  * key: revoked, expired, without access) does: the ring skips the key for
  * {@link KEY_REFUSED_SKIP_MS}, and the same client call fails over at once (no backoff) to a key
  * it has not tried yet, as one of its retries (never past N+1 upstream calls: with retries 0
@@ -176,7 +176,8 @@ const RESPONSE_OPS: ReplyOps<Response> = {
 /**
  * Calls `attempt(key)` until it gives a non-retryable reply or the retries are used up.
  * Replies are web Responses unless `opts.ops` says how to read another type.
- * A 401/403 reply marks its key refused ({@link KeyRing.refuse}; `opts.onKeyRefused` told its
+ * A reply refusing its key (`opts.keyRefused`, default: a 401/403; the routes add the provider's
+ * billing refusals, upstream-auth.ts gatewayKeyRefusal) marks it refused ({@link KeyRing.refuse}; `opts.onKeyRefused` told its
  * position) and, while retries are left, the next attempt goes at once to a key this call has
  * not tried; with none left untried, to one that failed retryably before (after the usual
  * backoff); with none of those either, the 401/403 is the reply.
@@ -197,6 +198,7 @@ export async function withRetries<R = Response>(
     sleep?: (ms: number) => Promise<void>;
     ops?: ReplyOps<R>;
     onKeyRefused?: (refusal: KeyRefusal) => void;
+    keyRefused?: (res: R) => boolean;
   } = {},
 ): Promise<{ response: R; calls: number }> {
   const ops = opts.ops ?? (RESPONSE_OPS as unknown as ReplyOps<R>);
@@ -222,7 +224,7 @@ export async function withRetries<R = Response>(
       if (opts.signal?.aborted || (err as { noRetry?: unknown } | null)?.noRetry === true) throw err;
       error = err;
     }
-    if (res !== null && position !== null && (ops.status(res) === 401 || ops.status(res) === 403)) {
+    if (res !== null && position !== null && (opts.keyRefused ? opts.keyRefused(res) : ops.status(res) === 401 || ops.status(res) === 403)) {
       // The provider refused this key: out of service for a while, and another key at once.
       keys.refuse(position);
       refused.add(position);

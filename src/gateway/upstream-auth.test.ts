@@ -113,3 +113,63 @@ describe.each([401, 403])('the provider refuses the gateway\'s key (upstream %i)
     }
   });
 });
+
+/** What the real APIs answer when the key's account has no credit: Anthropic 402 `billing_error`, OpenAI 429 `insufficient_quota`. */
+function refuseBilling(r: SeenRequest) {
+  const openai = !r.url.startsWith('/v1/messages');
+  const body = openai
+    ? { error: { message: 'You exceeded your current quota, please check your plan and billing details.', type: 'insufficient_quota', param: null, code: 'insufficient_quota' } }
+    : { type: 'error', error: { type: 'billing_error', message: 'Your credit balance is too low to access the Anthropic API.' } };
+  return { status: openai ? 429 : 402, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+}
+
+describe("the provider refuses the gateway's key for billing (Anthropic 402 billing_error, OpenAI 429 insufficient_quota)", () => {
+  it('every route: 500 naming the provider account, never the 402 / 429 insufficient_quota of the job\'s own budget; one upstream call (no retry of the same key); $0; an error for the admin', async () => {
+    // fresh-user finding: the provider's 429 insufficient_quota reached the job verbatim, the same
+    // reply as the gateway's budget refusal, so Codex stopped as if its budget were spent
+    const dir = mkdtempSync(join(tmpdir(), 'flotilla-upstream-billing-'));
+    const file = join(dir, 'flotilla.db');
+    const store = await openSqliteStore(file);
+    const up = await fakeUpstream(refuseBilling);
+    const errors: Array<{ msg: string; fields: Record<string, unknown> }> = [];
+    const log: Logger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: (m, f = {}) => void errors.push({ msg: m, fields: f }), child: () => log };
+    try {
+      const job = await runningJob(store, TOKEN, { budgetMicros: 5_000_000 });
+      const gw = await startGateway<Store>({
+        store,
+        job: { token: TOKEN },
+        upstream: up,
+        config: { anthropicApiKey: ANT_KEY, openai: { provider: 'openai', baseUrl: up.url + '/v1', apiKeys: [OAI_KEY] }, modelProviders: [{ pattern: 'claude-*', provider: 'anthropic' }, { pattern: 'gpt-*', provider: 'openai' }] },
+        log,
+      });
+      try {
+        for (const [path, body, format, , provider] of CALLS) {
+          const res = await gw.post(path, body);
+          const json = (await res.json()) as { type?: string; error: { type: string; message: string; code?: string } };
+          expect([res.status, res.headers.get('x-should-retry')], path).toEqual([500, 'false']);
+          if (format === 'anthropic') expect([json.type, json.error.type], path).toEqual(['error', 'api_error']);
+          else expect([json.error.type, json.error.code], path).toEqual(['server_error', 'upstream_billing_refused']);
+          const status = format === 'anthropic' ? 402 : 429;
+          expect(json.error.message, path).toBe(
+            `the model provider (${provider}) refused the gateway's key for billing (HTTP ${status}): the provider account behind the server's key has no credit or quota left; ` +
+              `an admin must add credit to that account, or set a key of another account in ${provider === 'anthropic' ? 'ANTHROPIC_API_KEY (several keys: comma-separated)' : 'OPENAI_API_KEY (several keys: comma-separated; OPENAI_BASE_URL for another endpoint)'} in the server's environment and restart it. Not this job's budget, which had room for the call`,
+          );
+        }
+        // one key, and a billing refusal is not retried on it: one upstream call per client call
+        expect(up.seen).toHaveLength(CALLS.length);
+      } finally {
+        await gw.close();
+      }
+      expect(rows(file).map((r) => [r.api, r.http_status, r.refused, r.cost_micros])).toEqual(CALLS.map(([, , format, api]) => [api, format === 'anthropic' ? 402 : 429, null, 0]));
+      const tree = (await store.getTreeBudget(job.id, Date.now()))!;
+      expect([tree.spentMicros, tree.reservedMicros]).toEqual([0, 0]);
+      expect(errors.map((e) => [e.msg, e.fields.provider, e.fields.status])).toEqual(
+        CALLS.map(([, , format, , provider]) => ["gateway: the model provider refused the gateway's key for billing (its account has no credit or quota left): an admin must add credit or change the key", provider, format === 'anthropic' ? 402 : 429]),
+      );
+    } finally {
+      await up.close();
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
