@@ -43,6 +43,22 @@ describe('model → provider mapping', () => {
     expect(() => loadGatewayConfig({ FLOTILLA_OPENAI_COMPATIBLE_URL: 'ftp://x' })).toThrow(/FLOTILLA_OPENAI_COMPATIBLE_URL must be http/);
   });
 
+  it('an upstream URL holding a user name or password is refused naming the key setting, and the message never repeats them (fresh-user finding: they were dropped without a word)', () => {
+    const cases: Array<[Record<string, string>, string]> = [
+      [{ FLOTILLA_OPENAI_COMPATIBLE_URL: 'http://user:s3cretpw@127.0.0.1:24711/v1' }, "FLOTILLA_OPENAI_COMPATIBLE_URL holds a user name or password (http://***@127.0.0.1:24711/v1): the gateway does not send them upstream; put the provider's key in FLOTILLA_OPENAI_COMPATIBLE_KEY and leave it out of the URL"],
+      [{ OPENAI_API_KEY: 'k', OPENAI_BASE_URL: 'https://s3cretpw@gw.example/v1' }, "OPENAI_BASE_URL holds a user name or password (https://***@gw.example/v1): the gateway does not send them upstream; put the provider's key in OPENAI_API_KEY and leave it out of the URL"],
+      [{ ANTHROPIC_BASE_URL: 'https://:s3cretpw@api.example' }, "ANTHROPIC_BASE_URL holds a user name or password (https://***@api.example/): the gateway does not send them upstream; put the provider's key in ANTHROPIC_API_KEY and leave it out of the URL"],
+      // not a URL, or not http(s): named, with what stood before an @ masked
+      [{ ANTHROPIC_BASE_URL: 'ftp://u:s3cretpw@files.example/' }, 'ANTHROPIC_BASE_URL must be http(s), got "ftp://***@files.example/"'],
+      [{ FLOTILLA_OPENAI_COMPATIBLE_URL: 'http://u:s3cretpw@[bad/v1' }, 'FLOTILLA_OPENAI_COMPATIBLE_URL is not a URL: "http://***@[bad/v1"'],
+    ];
+    for (const [env, message] of cases) {
+      expect(() => loadGatewayConfig(env)).toThrow(message);
+      expect(() => loadGatewayConfig(env)).not.toThrow(/s3cretpw/);
+    }
+    expect(loadGatewayConfig({ ANTHROPIC_BASE_URL: 'http://127.0.0.1:9/' }).anthropicBaseUrl).toBe('http://127.0.0.1:9');
+  });
+
   it('a FLOTILLA_* setting set blank (a script\'s unset variable) is refused naming it, not read as unset; the providers\' own variables keep blank = unset', async () => {
     const { configFilePath } = await import('./config-file.js');
     for (const name of ['FLOTILLA_GATEWAY_RETRIES', 'FLOTILLA_GATEWAY_RESERVATION_TTL_MS', 'FLOTILLA_GATEWAY_BUDGET_WAIT_MS', 'FLOTILLA_MODEL_PROVIDERS', 'FLOTILLA_PRICES_FILE', 'FLOTILLA_OPENAI_COMPATIBLE_URL']) {

@@ -114,26 +114,43 @@ export function providerForModel(routes: readonly ModelRoute[] | undefined, mode
 /** Default upstream for the `openai` provider. */
 export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';
 
-function httpUrl(name: string, value: string): string {
+/**
+ * The upstream base URL setting `name` = `value`, without trailing slashes.
+ * @throws Error naming `name` when `value` is not an http(s) URL, or holds a user name or
+ *   password (`http://user:pw@host/v1`): the gateway sends the provider's key in its own header
+ *   and no credentials of the URL, so they were dropped without a word (fresh-user finding); the
+ *   message never repeats them.
+ */
+function httpUrl(name: string, value: string, keySetting: string): string {
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    throw new Error(`${name} is not a URL: ${JSON.stringify(value)}`);
+    throw new Error(`${name} is not a URL: ${JSON.stringify(withoutUserInfo(value))}`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`${name} must be http(s), got ${JSON.stringify(value)}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`${name} must be http(s), got ${JSON.stringify(withoutUserInfo(value))}`);
+  if (url.username !== '' || url.password !== '') {
+    url.username = '';
+    url.password = '';
+    throw new Error(`${name} holds a user name or password (${url.protocol}//***@${url.host}${url.pathname}): the gateway does not send them upstream; put the provider's key in ${keySetting} and leave it out of the URL`);
+  }
   return value.replace(/\/+$/, '');
+}
+
+/** `value` with what could be credentials before an `@` of its authority masked, for messages. */
+function withoutUserInfo(value: string): string {
+  return value.replace(/^([^:/?#]*:\/\/)[^/?#]*@/, '$1***@');
 }
 
 /** The OpenAI-format upstream from the environment (see {@link GatewayConfig.openai}). @throws Error naming a bad URL variable. */
 export function loadOpenAiUpstream(env: NodeJS.ProcessEnv): GatewayConfig['openai'] {
   const compat = settingFromEnv(env, 'FLOTILLA_OPENAI_COMPATIBLE_URL');
   if (compat) {
-    return { provider: 'openai-compatible', baseUrl: httpUrl('FLOTILLA_OPENAI_COMPATIBLE_URL', compat), apiKeys: splitKeys(keySetting(env.FLOTILLA_OPENAI_COMPATIBLE_KEY)) };
+    return { provider: 'openai-compatible', baseUrl: httpUrl('FLOTILLA_OPENAI_COMPATIBLE_URL', compat, 'FLOTILLA_OPENAI_COMPATIBLE_KEY'), apiKeys: splitKeys(keySetting(env.FLOTILLA_OPENAI_COMPATIBLE_KEY)) };
   }
   const keys = splitKeys(keySetting(env.OPENAI_API_KEY));
   if (!keys.length) return undefined;
-  return { provider: 'openai', baseUrl: httpUrl('OPENAI_BASE_URL', env.OPENAI_BASE_URL?.trim() || DEFAULT_OPENAI_BASE_URL), apiKeys: keys };
+  return { provider: 'openai', baseUrl: httpUrl('OPENAI_BASE_URL', env.OPENAI_BASE_URL?.trim() || DEFAULT_OPENAI_BASE_URL, 'OPENAI_API_KEY'), apiKeys: keys };
 }
 
 /**
@@ -158,16 +175,7 @@ export const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com';
  */
 export function loadGatewayConfig(env: NodeJS.ProcessEnv): GatewayConfig {
   const key = keySetting(env.ANTHROPIC_API_KEY);
-  const base = env.ANTHROPIC_BASE_URL?.trim() || DEFAULT_ANTHROPIC_BASE_URL;
-  let url: URL;
-  try {
-    url = new URL(base);
-  } catch {
-    throw new Error(`ANTHROPIC_BASE_URL is not a URL: ${JSON.stringify(base)}`);
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new Error(`ANTHROPIC_BASE_URL must be http(s), got ${JSON.stringify(base)}`);
-  }
+  const base = httpUrl('ANTHROPIC_BASE_URL', env.ANTHROPIC_BASE_URL?.trim() || DEFAULT_ANTHROPIC_BASE_URL, 'ANTHROPIC_API_KEY');
   const pricesFile = settingFromEnv(env, 'FLOTILLA_PRICES_FILE');
   const prices = pricesFile ? loadPriceTable(pricesFile) : loadPriceTable();
   const openai = loadOpenAiUpstream(env);
@@ -202,7 +210,7 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv): GatewayConfig {
     ...(openai ? { openai } : {}),
     provider: key ? 'anthropic' : 'scripted',
     ...(key ? { anthropicApiKey: key } : {}),
-    anthropicBaseUrl: base.replace(/\/+$/, ''),
+    anthropicBaseUrl: base,
     prices,
   };
 }
