@@ -24,8 +24,8 @@ function viaHttp(req, res) {
   req.pipe(out);
 }
 
-/** Forwards over undici's dispatcher: the request body read whole, the reply whole. */
-function viaUndici(req, res) {
+/** Reads `req`'s body whole, then calls `send({ path, method, headers, body })` with what undici's dispatch takes. */
+function wholeRequest(req, send) {
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
@@ -33,11 +33,18 @@ function viaUndici(req, res) {
     const headers = { ...req.headers, 'content-length': String(body.length) };
     delete headers.host;
     delete headers.connection;
+    send({ path: req.url, method: req.method, headers, body });
+  });
+}
+
+/** Forwards over undici's dispatcher: the request body read whole, the reply whole. */
+function viaUndici(req, res) {
+  wholeRequest(req, (request) => {
     let status = 502;
     let type = 'application/octet-stream';
     const parts = [];
     pool.dispatch(
-      { path: req.url, method: req.method, headers, body },
+      request,
       {
         onConnect() {},
         onError: () => res.writeHead(502).end(),
@@ -62,17 +69,11 @@ function viaUndici(req, res) {
 
 /** Forwards over undici's dispatcher, the reply streamed: each chunk written as it arrives (backpressure kept). */
 function viaUndiciStream(req, res) {
-  const chunks = [];
-  req.on('data', (c) => chunks.push(c));
-  req.on('end', () => {
-    const body = Buffer.concat(chunks);
-    const headers = { ...req.headers, 'content-length': String(body.length) };
-    delete headers.host;
-    delete headers.connection;
+  wholeRequest(req, (request) => {
     let resume = null;
     res.on('drain', () => resume?.());
     pool.dispatch(
-      { path: req.url, method: req.method, headers, body },
+      request,
       {
         onConnect() {},
         onError: () => (res.headersSent ? res.destroy() : res.writeHead(502).end()),

@@ -56,61 +56,80 @@ function rows(file: string): Array<Record<string, unknown>> {
   }
 }
 
+/** What {@link callEveryRoute} hands back: each route's reply, then the ledger, the tree's budget, the error log and what the upstream saw. */
+interface Outcome {
+  replies: Array<{ status: number; retry: string | null; text: string; headers: string }>;
+  rows: Array<Record<string, unknown>>;
+  spentAndReserved: [number, number];
+  errors: Array<{ msg: string; fields: Record<string, unknown> }>;
+  upstreamCalls: number;
+}
+
+/** Every call of CALLS through a gateway over a real SQLite store (one running job, $5) whose upstream (one key per provider) answers `reply`. */
+async function callEveryRoute(reply: (r: SeenRequest) => { status: number; headers: Record<string, string>; body: string }): Promise<Outcome> {
+  const dir = mkdtempSync(join(tmpdir(), 'flotilla-upstream-auth-'));
+  const file = join(dir, 'flotilla.db');
+  const store = await openSqliteStore(file);
+  const up = await fakeUpstream(reply);
+  const errors: Outcome['errors'] = [];
+  const log: Logger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: (m, f = {}) => void errors.push({ msg: m, fields: f }), child: () => log };
+  try {
+    const job = await runningJob(store, TOKEN, { budgetMicros: 5_000_000 });
+    const gw = await startGateway<Store>({
+      store,
+      job: { token: TOKEN },
+      upstream: up,
+      config: {
+        anthropicApiKey: ANT_KEY,
+        openai: { provider: 'openai', baseUrl: up.url + '/v1', apiKeys: [OAI_KEY] },
+        modelProviders: [
+          { pattern: 'claude-*', provider: 'anthropic' },
+          { pattern: 'gpt-*', provider: 'openai' },
+        ],
+      },
+      log,
+    });
+    const replies: Outcome['replies'] = [];
+    try {
+      for (const [path, body] of CALLS) {
+        const res = await gw.post(path, body);
+        replies.push({ status: res.status, retry: res.headers.get('x-should-retry'), text: await res.text(), headers: JSON.stringify([...res.headers]) });
+      }
+    } finally {
+      await gw.close();
+    }
+    const tree = (await store.getTreeBudget(job.id, Date.now()))!;
+    return { replies, rows: rows(file), spentAndReserved: [tree.spentMicros, tree.reservedMicros], errors, upstreamCalls: up.seen.length };
+  } finally {
+    await up.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+type ErrorBody = { type?: string; error: { type: string; message: string; code?: string } };
+
 describe.each([401, 403])('the provider refuses the gateway\'s key (upstream %i)', (status) => {
   it('every route: 500 in its wire format, x-should-retry: false, the admin named, no key text; recorded with the upstream status at $0; logged as an error', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'flotilla-upstream-auth-'));
-    const file = join(dir, 'flotilla.db');
-    const store = await openSqliteStore(file);
-    const up = await fakeUpstream(refuseKey(status));
-    const errors: Array<{ msg: string; fields: Record<string, unknown> }> = [];
-    const log: Logger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: (m, f = {}) => void errors.push({ msg: m, fields: f }), child: () => log };
-    try {
-      const job = await runningJob(store, TOKEN, { budgetMicros: 5_000_000 });
-      const gw = await startGateway<Store>({
-        store,
-        job: { token: TOKEN },
-        upstream: up,
-        config: {
-          anthropicApiKey: ANT_KEY,
-          openai: { provider: 'openai', baseUrl: up.url + '/v1', apiKeys: [OAI_KEY] },
-          modelProviders: [
-            { pattern: 'claude-*', provider: 'anthropic' },
-            { pattern: 'gpt-*', provider: 'openai' },
-          ],
-        },
-        log,
-      });
-      try {
-        for (const [path, body, format, , provider] of CALLS) {
-          const res = await gw.post(path, body);
-          const text = await res.text();
-          expect([res.status, res.headers.get('x-should-retry')], path).toEqual([500, 'false']);
-          const json = JSON.parse(text) as { type?: string; error: { type: string; message: string; code?: string } };
-          if (format === 'anthropic') expect([json.type, json.error.type], path).toEqual(['error', 'api_error']);
-          else expect([json.error.type, json.error.code], path).toEqual(['server_error', 'upstream_auth_failed']);
-          expect(json.error.message, path).toContain(`the model provider (${provider}) refused the gateway's key for this provider (HTTP ${status})`);
-          expect(json.error.message, path).toContain(`an admin must fix ${provider === 'anthropic' ? 'ANTHROPIC_API_KEY' : 'OPENAI_API_KEY'}`);
-          // no key text at all, not even masked; not the upstream's own words
-          for (const t of [text, JSON.stringify([...res.headers])]) {
-            expect(t, path).not.toMatch(/1234|5678|redacted|invalid x-api-key|Incorrect API key/);
-          }
-        }
-        expect(up.seen).toHaveLength(CALLS.length);
-      } finally {
-        await gw.close();
-      }
-      // recorded with the upstream status, no tokens, usage known, $0, not as refused
-      expect(rows(file)).toEqual(CALLS.map(([, body, , api, provider]) => ({ api, provider, model: (body as { model: string }).model, http_status: status, refused: null, input_tokens: 0, output_tokens: 0, usage_known: 1, cost_micros: 0 })));
-      const tree = (await store.getTreeBudget(job.id, Date.now()))!;
-      expect([tree.spentMicros, tree.reservedMicros]).toEqual([0, 0]);
-      // one error line per call for the admin: provider and status, never a key
-      expect(errors.map((e) => [e.msg, e.fields.provider, e.fields.status])).toEqual(CALLS.map(([, , , , provider]) => ["gateway: the model provider refused the gateway's key: an admin must fix the key", provider, status]));
-      expect(JSON.stringify(errors)).not.toMatch(/1234|5678|sk-/);
-    } finally {
-      await up.close();
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const out = await callEveryRoute(refuseKey(status));
+    CALLS.forEach(([path, , format, , provider], i) => {
+      const { status: got, retry, text, headers } = out.replies[i]!;
+      expect([got, retry], path).toEqual([500, 'false']);
+      const json = JSON.parse(text) as ErrorBody;
+      if (format === 'anthropic') expect([json.type, json.error.type], path).toEqual(['error', 'api_error']);
+      else expect([json.error.type, json.error.code], path).toEqual(['server_error', 'upstream_auth_failed']);
+      expect(json.error.message, path).toContain(`the model provider (${provider}) refused the gateway's key for this provider (HTTP ${status})`);
+      expect(json.error.message, path).toContain(`an admin must fix ${provider === 'anthropic' ? 'ANTHROPIC_API_KEY' : 'OPENAI_API_KEY'}`);
+      // no key text at all, not even masked; not the upstream's own words
+      for (const t of [text, headers]) expect(t, path).not.toMatch(/1234|5678|redacted|invalid x-api-key|Incorrect API key/);
+    });
+    expect(out.upstreamCalls).toBe(CALLS.length);
+    // recorded with the upstream status, no tokens, usage known, $0, not as refused
+    expect(out.rows).toEqual(CALLS.map(([, body, , api, provider]) => ({ api, provider, model: (body as { model: string }).model, http_status: status, refused: null, input_tokens: 0, output_tokens: 0, usage_known: 1, cost_micros: 0 })));
+    expect(out.spentAndReserved).toEqual([0, 0]);
+    // one error line per call for the admin: provider and status, never a key
+    expect(out.errors.map((e) => [e.msg, e.fields.provider, e.fields.status])).toEqual(CALLS.map(([, , , , provider]) => ["gateway: the model provider refused the gateway's key: an admin must fix the key", provider, status]));
+    expect(JSON.stringify(out.errors)).not.toMatch(/1234|5678|sk-/);
   });
 });
 
@@ -124,52 +143,27 @@ function refuseBilling(r: SeenRequest) {
 }
 
 describe("the provider refuses the gateway's key for billing (Anthropic 402 billing_error, OpenAI 429 insufficient_quota)", () => {
-  it('every route: 500 naming the provider account, never the 402 / 429 insufficient_quota of the job\'s own budget; one upstream call (no retry of the same key); $0; an error for the admin', async () => {
+  it("every route: 500 naming the provider account, never the 402 / 429 insufficient_quota of the job's own budget; one upstream call (no retry of the same key); $0; an error for the admin", async () => {
     // fresh-user finding: the provider's 429 insufficient_quota reached the job verbatim, the same
     // reply as the gateway's budget refusal, so Codex stopped as if its budget were spent
-    const dir = mkdtempSync(join(tmpdir(), 'flotilla-upstream-billing-'));
-    const file = join(dir, 'flotilla.db');
-    const store = await openSqliteStore(file);
-    const up = await fakeUpstream(refuseBilling);
-    const errors: Array<{ msg: string; fields: Record<string, unknown> }> = [];
-    const log: Logger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: (m, f = {}) => void errors.push({ msg: m, fields: f }), child: () => log };
-    try {
-      const job = await runningJob(store, TOKEN, { budgetMicros: 5_000_000 });
-      const gw = await startGateway<Store>({
-        store,
-        job: { token: TOKEN },
-        upstream: up,
-        config: { anthropicApiKey: ANT_KEY, openai: { provider: 'openai', baseUrl: up.url + '/v1', apiKeys: [OAI_KEY] }, modelProviders: [{ pattern: 'claude-*', provider: 'anthropic' }, { pattern: 'gpt-*', provider: 'openai' }] },
-        log,
-      });
-      try {
-        for (const [path, body, format, , provider] of CALLS) {
-          const res = await gw.post(path, body);
-          const json = (await res.json()) as { type?: string; error: { type: string; message: string; code?: string } };
-          expect([res.status, res.headers.get('x-should-retry')], path).toEqual([500, 'false']);
-          if (format === 'anthropic') expect([json.type, json.error.type], path).toEqual(['error', 'api_error']);
-          else expect([json.error.type, json.error.code], path).toEqual(['server_error', 'upstream_billing_refused']);
-          const status = format === 'anthropic' ? 402 : 429;
-          expect(json.error.message, path).toBe(
-            `the model provider (${provider}) refused the gateway's key for billing (HTTP ${status}): the provider account behind the server's key has no credit or quota left; ` +
-              `an admin must add credit to that account, or set a key of another account in ${provider === 'anthropic' ? 'ANTHROPIC_API_KEY (several keys: comma-separated)' : 'OPENAI_API_KEY (several keys: comma-separated; OPENAI_BASE_URL for another endpoint)'} in the server's environment and restart it. Not this job's budget, which had room for the call`,
-          );
-        }
-        // one key, and a billing refusal is not retried on it: one upstream call per client call
-        expect(up.seen).toHaveLength(CALLS.length);
-      } finally {
-        await gw.close();
-      }
-      expect(rows(file).map((r) => [r.api, r.http_status, r.refused, r.cost_micros])).toEqual(CALLS.map(([, , format, api]) => [api, format === 'anthropic' ? 402 : 429, null, 0]));
-      const tree = (await store.getTreeBudget(job.id, Date.now()))!;
-      expect([tree.spentMicros, tree.reservedMicros]).toEqual([0, 0]);
-      expect(errors.map((e) => [e.msg, e.fields.provider, e.fields.status])).toEqual(
-        CALLS.map(([, , format, , provider]) => ["gateway: the model provider refused the gateway's key for billing (its account has no credit or quota left): an admin must add credit or change the key", provider, format === 'anthropic' ? 402 : 429]),
+    const out = await callEveryRoute(refuseBilling);
+    CALLS.forEach(([path, , format, , provider], i) => {
+      const { status, retry, text } = out.replies[i]!;
+      const json = JSON.parse(text) as ErrorBody;
+      expect([status, retry], path).toEqual([500, 'false']);
+      if (format === 'anthropic') expect([json.type, json.error.type], path).toEqual(['error', 'api_error']);
+      else expect([json.error.type, json.error.code], path).toEqual(['server_error', 'upstream_billing_refused']);
+      expect(json.error.message, path).toBe(
+        `the model provider (${provider}) refused the gateway's key for billing (HTTP ${format === 'anthropic' ? 402 : 429}): the provider account behind the server's key has no credit or quota left; ` +
+          `an admin must add credit to that account, or set a key of another account in ${provider === 'anthropic' ? 'ANTHROPIC_API_KEY (several keys: comma-separated)' : 'OPENAI_API_KEY (several keys: comma-separated; OPENAI_BASE_URL for another endpoint)'} in the server's environment and restart it. Not this job's budget, which had room for the call`,
       );
-    } finally {
-      await up.close();
-      await store.close();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
+    // one key, and a billing refusal is not retried on it: one upstream call per client call
+    expect(out.upstreamCalls).toBe(CALLS.length);
+    expect(out.rows.map((r) => [r.api, r.http_status, r.refused, r.cost_micros])).toEqual(CALLS.map(([, , format, api]) => [api, format === 'anthropic' ? 402 : 429, null, 0]));
+    expect(out.spentAndReserved).toEqual([0, 0]);
+    expect(out.errors.map((e) => [e.msg, e.fields.provider, e.fields.status])).toEqual(
+      CALLS.map(([, , format, , provider]) => ["gateway: the model provider refused the gateway's key for billing (its account has no credit or quota left): an admin must add credit or change the key", provider, format === 'anthropic' ? 402 : 429]),
+    );
   });
 });
