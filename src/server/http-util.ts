@@ -56,14 +56,20 @@ export function clientAddress(c: Context): string {
 
 /**
  * 400 `invalid_request` naming the first query parameter of the request that is not in
- * `allowed`, or null when there is none. A misspelt or unsupported parameter (e.g. `cursor`
- * where a list pages with `before`) must not be silently ignored.
+ * `allowed`, or that is given more than once, or null when there is neither. A misspelt or
+ * unsupported parameter (e.g. `cursor` where a list pages with `before`) must not be silently
+ * ignored, nor the second of `by=job&by=tree` (every parameter here takes one value: the first
+ * was read without a word, fresh-user finding).
  */
 export function unknownQueryParam(c: Context, allowed: readonly string[]): Response | null {
-  for (const name of Object.keys(c.req.query())) {
-    if (allowed.includes(name)) continue;
+  for (const [name, values] of Object.entries(c.req.queries())) {
+    if (allowed.includes(name)) {
+      if (values.length > 1) return apiError(c, 400, 'invalid_request', `${name}: given ${values.length} times; give it once`, name);
+      continue;
+    }
     const hint = name === 'cursor' && allowed.includes('before') ? ': this list pages with before (the id the previous page ends at)' : '';
-    return apiError(c, 400, 'invalid_request', `${name}: unknown query parameter${hint} (this endpoint takes ${allowed.join(', ')})`, name);
+    const takes = allowed.length ? `this endpoint takes ${allowed.join(', ')}` : 'this endpoint takes none';
+    return apiError(c, 400, 'invalid_request', `${name}: unknown query parameter${hint} (${takes})`, name);
   }
   return null;
 }

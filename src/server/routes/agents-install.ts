@@ -4,7 +4,7 @@ import type { AgentVersionRow } from '../../store/types.js';
 import { requireAdmin, type AppEnv } from '../auth.js';
 import { AgentInstallError, readAgentRepository } from '../agents-install.js';
 import type { ServerContext } from '../context.js';
-import { apiError, readBody } from '../http-util.js';
+import { apiError, readBody, unknownQueryParam } from '../http-util.js';
 import { iso } from '../views.js';
 
 function info(r: AgentVersionRow, current: boolean): AgentVersionInfo {
@@ -50,6 +50,8 @@ export function mountAgentsInstall(app: Hono<AppEnv>, ctx: ServerContext): void 
   });
 
   app.get('/api/agents/versions', async (c) => {
+    const unknown = unknownQueryParam(c, ['name']);
+    if (unknown) return unknown;
     const name = c.req.query('name');
     await ctx.agents.refresh();
     const rows = ctx.agents.installedVersions().map((a) => a.row).filter((r) => name === undefined || r.name === name);

@@ -3,7 +3,7 @@ import { parseLabelList, roleLabelConflict, RunnerStatus, type Runner, type Runn
 import { selectorMatches } from '../../core/labels.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
-import { apiError } from '../http-util.js';
+import { apiError, unknownQueryParam } from '../http-util.js';
 import { runnerView } from '../views.js';
 import type { ActiveAssignment } from '../../store/types.js';
 
@@ -18,6 +18,8 @@ import type { ActiveAssignment } from '../../store/types.js';
  */
 export function mountListRunners(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.get('/api/runners', async (c) => {
+    const unknown = unknownQueryParam(c, ['label', 'role', 'status']);
+    if (unknown) return unknown;
     let want: Record<string, string> = {};
     try {
       const label = c.req.query('label');
