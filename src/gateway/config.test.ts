@@ -43,11 +43,14 @@ describe('model → provider mapping', () => {
     expect(() => loadGatewayConfig({ FLOTILLA_OPENAI_COMPATIBLE_URL: 'ftp://x' })).toThrow(/FLOTILLA_OPENAI_COMPATIBLE_URL must be http/);
   });
 
-  it('an upstream URL holding a user name or password is refused naming the key setting, and the message never repeats them (fresh-user finding: they were dropped without a word)', () => {
+  it('an upstream URL holding a user name or password, a query or a fragment is refused naming the key setting, and the message never repeats them (fresh-user finding: credentials were dropped without a word)', () => {
     const cases: Array<[Record<string, string>, string]> = [
       [{ FLOTILLA_OPENAI_COMPATIBLE_URL: 'http://user:s3cretpw@127.0.0.1:24711/v1' }, "FLOTILLA_OPENAI_COMPATIBLE_URL holds a user name or password (http://***@127.0.0.1:24711/v1): the gateway does not send them upstream; put the provider's key in FLOTILLA_OPENAI_COMPATIBLE_KEY and leave it out of the URL"],
       [{ OPENAI_API_KEY: 'k', OPENAI_BASE_URL: 'https://s3cretpw@gw.example/v1' }, "OPENAI_BASE_URL holds a user name or password (https://***@gw.example/v1): the gateway does not send them upstream; put the provider's key in OPENAI_API_KEY and leave it out of the URL"],
       [{ ANTHROPIC_BASE_URL: 'https://:s3cretpw@api.example' }, "ANTHROPIC_BASE_URL holds a user name or password (https://***@api.example/): the gateway does not send them upstream; put the provider's key in ANTHROPIC_API_KEY and leave it out of the URL"],
+      // a query or fragment: the API's paths would go after it; not repeated (a key may sit there)
+      [{ FLOTILLA_OPENAI_COMPATIBLE_URL: 'http://127.0.0.1:24711/v1?api_key=s3cretpw' }, 'FLOTILLA_OPENAI_COMPATIBLE_URL has a query (?...): a base URL takes the API\'s paths after it (http://127.0.0.1:24711/v1); leave it out, and put a key in FLOTILLA_OPENAI_COMPATIBLE_KEY'],
+      [{ ANTHROPIC_BASE_URL: 'https://api.example/#s3cretpw' }, 'ANTHROPIC_BASE_URL has a fragment (#...): a base URL takes the API\'s paths after it (https://api.example/); leave it out'],
       // not a URL, or not http(s): named, with what stood before an @ masked
       [{ ANTHROPIC_BASE_URL: 'ftp://u:s3cretpw@files.example/' }, 'ANTHROPIC_BASE_URL must be http(s), got "ftp://***@files.example/"'],
       [{ FLOTILLA_OPENAI_COMPATIBLE_URL: 'http://u:s3cretpw@[bad/v1' }, 'FLOTILLA_OPENAI_COMPATIBLE_URL is not a URL: "http://***@[bad/v1"'],

@@ -116,10 +116,10 @@ export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';
 
 /**
  * The upstream base URL setting `name` = `value`, without trailing slashes.
- * @throws Error naming `name` when `value` is not an http(s) URL, or holds a user name or
- *   password (`http://user:pw@host/v1`): the gateway sends the provider's key in its own header
- *   and no credentials of the URL, so they were dropped without a word (fresh-user finding); the
- *   message never repeats them.
+ * @throws Error naming `name` when `value` is not an http(s) URL, has a query or fragment (the
+ *   API's paths are appended to it), or holds a user name or password (`http://user:pw@host/v1`):
+ *   the gateway sends the provider's key in its own header and no credentials of the URL, so they
+ *   were dropped without a word (fresh-user finding). The message never repeats them, nor the query.
  */
 function httpUrl(name: string, value: string, keySetting: string): string {
   let url: URL;
@@ -129,6 +129,10 @@ function httpUrl(name: string, value: string, keySetting: string): string {
     throw new Error(`${name} is not a URL: ${JSON.stringify(withoutUserInfo(value))}`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`${name} must be http(s), got ${JSON.stringify(withoutUserInfo(value))}`);
+  if (url.search !== '' || url.hash !== '') {
+    // the API paths go after the base URL (`${base}/chat/completions`): after a query they would be part of it
+    throw new Error(`${name} has a ${url.search !== '' ? 'query (?...)' : 'fragment (#...)'}: a base URL takes the API's paths after it (${url.protocol}//${url.host}${url.pathname}); leave it out${url.search !== '' ? `, and put a key in ${keySetting}` : ''}`);
+  }
   if (url.username !== '' || url.password !== '') {
     url.username = '';
     url.password = '';
