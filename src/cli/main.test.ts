@@ -71,6 +71,22 @@ describe('bad arguments: non-zero exit, the message names the problem', () => {
 
   it('unknown command', () => fails(['frobnicate'], /unknown command 'frobnicate'/));
   it('unknown option', () => fails(['run', 'test-fixer', '--budjet', '1'], /unknown option '--budjet'[\s\S]*--budget/));
+  it('an option of one value given twice (fresh-user finding: `budget 1 --add 1 --add 2` added $2, exit 0), naming neither value (a --token is a secret)', async () => {
+    expect(await fails(['budget', '1', '--add', '1', '--add', '2'], /^flotilla: option '--add <usd>' given twice: give it once\n/)).not.toMatch(/1, |then 2/);
+    const out = await fails(['runner', '--server', 'http://127.0.0.1:9', '--token', 'flr_secretsecretsecret1', '--token', 'flr_secretsecretsecret2'], /^flotilla: option '--token <token>' given twice: give it once\n/);
+    expect(out).not.toMatch(/secret/);
+    await fails(['costs', '--since', '7d', '--by', 'job', '--since', '1d'], /^flotilla: option '--since <when>' given twice: give it once/);
+  });
+  it('--since with spaces around it is refused, as ids and amounts with spaces are (fresh-user finding: "7d " was read as 7d)', async () => {
+    for (const since of ['7d ', ' 7d', '2026-11-01 ']) await fails(['costs', '--since', since], /--since must be like 30m, 12h, 7d, 2w or an ISO-8601 date/);
+  });
+  it('a list option (--key <key...>) and a flag may repeat', async () => {
+    // --help ends the parse after the options: exit 0 means they were taken
+    for (const args of [['tasks', 'create', 'x', '--key', 'a', '--key', 'b', '--help'], ['jobs', '--json', '--json', '--help']]) {
+      const io = recordingIO();
+      expect(await main(['node', 'flotilla', ...args], io), io.err()).toBe(0);
+    }
+  });
   it('missing agent', () => fails(['run'], /missing required argument 'agent'/));
   it('budget not a number', () => fails(['run', 'test-fixer', '--budget', 'lots'], /--budget <usd>.*'lots'.*positive number of US dollars/));
   it('budget zero', () => fails(['run', 'test-fixer', '--budget', '0'], /--budget.*positive number/));

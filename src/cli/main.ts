@@ -24,6 +24,7 @@ import { processIO, type CliIO } from './io.js';
 import { CliError, applyBooleanEnv, parseBoolEnv, refuseEmptyValues, wantsJson } from './options.js';
 import { packageVersion } from './paths.js';
 import { refuseUnknownSubcommands } from './unknown-subcommand.js';
+import { refuseRepeatedOptions } from './repeated-options.js';
 
 /** Exit code for bad arguments (unknown command or option, invalid value). */
 export const EXIT_USAGE = 2;
@@ -72,6 +73,8 @@ export function buildProgram(ctx: CliContext, quietErrors: () => boolean = () =>
   registerMcp(program, ctx);
   // `flotilla models bogus`: unknown command (listing the group's), not the default's excess argument.
   refuseUnknownSubcommands(program);
+  // `--add 1 --add 2`: a usage error, not the last one silently
+  refuseRepeatedOptions(program);
   return program;
 }
 

@@ -111,16 +111,19 @@ export type CostRollup = z.infer<typeof CostRollup>;
 
 /**
  * A `since` window: `<n>m|h|d|w` back from now, n ≥ 1 (e.g. `7d`, `12h`), or an ISO-8601 date/time.
- * @returns epoch ms, or null when the text is neither (`0d`, a window of nothing, included).
+ * @returns epoch ms, or null when the text is neither (`0d`, a window of nothing, included; and
+ *   text with spaces around it, as every number and id the CLI and API take: `'7d '` was read
+ *   as 7d while `' 1'` was refused as a job id, fresh-user finding).
  */
 export function parseSince(text: string, now: number): number | null {
-  const m = /^(\d{1,6})([mhdw])$/.exec(text.trim());
+  if (text !== text.trim()) return null;
+  const m = /^(\d{1,6})([mhdw])$/.exec(text);
   if (m && Number(m[1]) === 0) return null;
   if (m) {
     const unit = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[m[2] as 'm' | 'h' | 'd' | 'w'];
     return now - Number(m[1]) * unit;
   }
-  if (!/^\d{4}-\d{2}-\d{2}/.test(text.trim())) return null;
-  const t = Date.parse(text.trim());
+  if (!/^\d{4}-\d{2}-\d{2}/.test(text)) return null;
+  const t = Date.parse(text);
   return Number.isFinite(t) ? t : null;
 }

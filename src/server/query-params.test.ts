@@ -25,6 +25,7 @@ describe('query parameters', () => {
   it.each([
     ['GET', '/api/costs?by=job&by=tree', 'by: given 2 times; give it once', 'by'],
     ['GET', '/api/costs?since=7d&since=1d&since=2d', 'since: given 3 times; give it once', 'since'],
+    ['GET', '/api/costs?since=7d%20', 'since: must be like 7d, 12h, 30m, 2w or an ISO-8601 date', 'since'],
     ['GET', '/api/costs?foo=bar', 'foo: unknown query parameter (this endpoint takes by, since, root)', 'foo'],
     ['GET', '/api/runners?labels=os=linux', 'labels: unknown query parameter (this endpoint takes label, role, status)', 'labels'],
     ['GET', '/api/runners?status=online&status=busy', 'status: given 2 times; give it once', 'status'],
