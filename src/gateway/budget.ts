@@ -38,12 +38,25 @@ export function budgetMessage(job: JobRow, b: TreeBudget | null, worst: number):
         `budget exhausted: job ${b.jobId}'s budget (sub-limit in job tree ${job.rootId}${b.jobId === job.id ? '' : `, shared by job ${job.id}`}) is ${formatMicros(b.limitMicros)}, ${figures}`
       : `budget exhausted: job tree ${job.rootId} (job ${job.id}) has a budget of ${formatMicros(b.limitMicros)}, ${figures}`;
   const short = (b as RefusingBudget).shortOnPath ?? [];
-  if (short.length < 2) return `${head} Top up with: flotilla budget ${b.jobId ?? job.rootId} --add <USD>`;
+  if (short.length < 2) return `${head}${TOP_UP_HINT}flotilla budget ${b.jobId ?? job.rootId} --add <USD>`;
   const others = short.filter((x) => x.jobId !== b.jobId);
   return (
     `${head} Also short: ${others.map((x) => `${budgetName(job, x)} (${formatMicros(x.remainingMicros)} left of ${formatMicros(x.limitMicros)})`).join(', ')}. ` +
-    `Top up with: ${short.map((x) => `flotilla budget ${x.jobId ?? job.rootId} --add <USD>`).join(', then ')} (${short.length} budgets are short: one alone is not enough)`
+    `${TOP_UP_HINT.trimStart()}${short.map((x) => `flotilla budget ${x.jobId ?? job.rootId} --add <USD>`).join(', then ')} (${short.length} budgets are short: one alone is not enough)`
   );
+}
+
+/** Where {@link budgetMessage}'s top-up advice starts. */
+const TOP_UP_HINT = ' Top up with: ';
+
+/**
+ * A paused job's {@link budgetMessage} once it was cancelled: why it paused, without the
+ * top-up advice (no top-up resumes an ended job: a user who followed it was refused, fresh-user
+ * finding), and that it was cancelled while paused. Another text is returned as it is.
+ */
+export function cancelledWhilePaused(message: string): string {
+  const at = message.indexOf(TOP_UP_HINT);
+  return at === -1 ? message : `${message.slice(0, at)} Cancelled while paused: no top-up resumes it.`;
 }
 
 /** A reservation held for one call: settle it exactly once. */

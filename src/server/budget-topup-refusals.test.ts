@@ -57,6 +57,21 @@ describe('budget top-ups that are refused', () => {
     expect((await budget(job.id)).limitMicros).toBe(1_000_000);
   });
 
+  it('a job paused for budget and then cancelled: its error keeps why it paused, without the top-up advice no top-up could follow (fresh-user finding)', async () => {
+    const job = (await (await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'x' }, labels: { pool: 'topup' }, budgetUsd: 1 } })).json()) as Job;
+    const a = await r.next('job.assign', (f) => f.assignment.jobId === job.id, 10_000);
+    r.send({ type: 'job.accepted', jobId: job.id, attempt: a.assignment.attempt });
+    r.send({ type: 'job.events', jobId: job.id, attempt: a.assignment.attempt, events: [{ rseq: 1, at: new Date().toISOString(), type: 'harness.started', data: { harness: 'claude-code', pid: 1 } }] });
+    await r.next('ack', () => true, 10_000);
+    // paused as the gateway pauses a job (budget-pause.ts), with its budget message (gateway/budget.ts)
+    const paused = `budget exhausted: job tree ${job.id} (job ${job.id}) has a budget of $1.000000, $0.950000 spent and $0.000000 reserved by calls in flight, $0.050000 left; this call may cost up to $0.105200.`;
+    expect(await t.store.transitionJob(job.id, a.assignment.attempt, ['running'], 'paused', Date.now(), { endReason: 'budget', error: `${paused} Top up with: flotilla budget ${job.id} --add <USD>` })).not.toBeNull();
+    expect((await t.api(`/api/jobs/${job.id}/cancel`, { method: 'POST' })).status).toBe(200);
+    const view = (await (await t.api(`/api/jobs/${job.id}`)).json()) as Job;
+    expect(view).toMatchObject({ status: 'cancelled', endReason: 'cancelled', error: `${paused} Cancelled while paused: no top-up resumes it.` });
+    expect((await topUp(job.id, 1)).status).toBe(409);
+  });
+
   it('asked through a child of a root that succeeded: 409 naming the root', async () => {
     const root = (await (await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'x' }, labels: { pool: 'topup' }, budgetUsd: 1 } })).json()) as Job;
     const a = await r.next('job.assign', (f) => f.assignment.jobId === root.id, 10_000);

@@ -3,9 +3,8 @@ import { isTerminal } from '../../core/job-state.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
 import { apiError, idError, parseId } from '../http-util.js';
-import { recordStatus } from '../status-events.js';
 import { jobView } from '../views.js';
-import { cancelDescendants } from '../cancel-tree.js';
+import { cancelDescendants, moveToCancelled } from '../cancel-tree.js';
 
 /**
  * `POST /api/jobs/:id/cancel` → the Job. Queued/paused: `cancelled` at once. Assigned/running:
@@ -25,21 +24,13 @@ export function mountCancelJob(app: Hono<AppEnv>, ctx: ServerContext): void {
       const job = await ctx.store.getJob(id);
       if (!job) return apiError(c, 404, 'not_found', `no job ${id}`);
       if (isTerminal(job.status)) return apiError(c, 409, 'not_cancellable', `job ${id} has already ended (${job.status})`);
-      const now = ctx.now();
       if (job.status === 'cancelling') {
         if (job.runnerId !== null) await ctx.hub.send(job.runnerId, { type: 'job.cancel', jobId: id, attempt: job.attempt, reason: 'cancelled by request' });
         await cancelDescendants(ctx, id);
         return c.json(jobView(job));
       }
-      const active = job.status === 'assigned' || job.status === 'running';
-      const to = active ? 'cancelling' : 'cancelled';
-      const moved = await ctx.store.transitionJob(id, active ? job.attempt : null, [job.status], to, now, { endReason: 'cancelled' });
+      const moved = await moveToCancelled(ctx, job, 'cancelled by request', { active: 'cancel requested; stopping its processes', idle: 'cancelled by request' });
       if (!moved) continue;
-      await recordStatus(ctx.store, ctx.bus, id, to, active ? 'cancel requested; stopping its processes' : 'cancelled by request', now, job.runnerId ?? undefined);
-      if (active && job.runnerId !== null) {
-        await ctx.hub.send(job.runnerId, { type: 'job.cancel', jobId: id, attempt: job.attempt, reason: 'cancelled by request' });
-        ctx.dispatcher.kick();
-      }
       ctx.log.info('job cancelled', { jobId: id, from: job.status });
       await cancelDescendants(ctx, id);
       return c.json(jobView(moved));
