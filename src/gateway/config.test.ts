@@ -54,6 +54,9 @@ describe('model → provider mapping', () => {
       // not a URL, or not http(s): named, with what stood before an @ masked
       [{ ANTHROPIC_BASE_URL: 'ftp://u:s3cretpw@files.example/' }, 'ANTHROPIC_BASE_URL must be http(s), got "ftp://***@files.example/"'],
       [{ FLOTILLA_OPENAI_COMPATIBLE_URL: 'http://u:s3cretpw@[bad/v1' }, 'FLOTILLA_OPENAI_COMPATIBLE_URL is not a URL: "http://***@[bad/v1"'],
+      // no scheme: `new URL` reads `user:` as one (fresh-user finding: the password was echoed)
+      [{ OPENAI_API_KEY: 'k', OPENAI_BASE_URL: 'user:s3cretpw@api.openai.com/v1' }, 'OPENAI_BASE_URL must be http(s), got "***@api.openai.com/v1"'],
+      [{ FLOTILLA_OPENAI_COMPATIBLE_URL: 'example.com:s3cretpw@foo' }, 'FLOTILLA_OPENAI_COMPATIBLE_URL must be http(s), got "***@foo"'],
     ];
     for (const [env, message] of cases) {
       expect(() => loadGatewayConfig(env)).toThrow(message);

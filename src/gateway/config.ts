@@ -141,9 +141,13 @@ function httpUrl(name: string, value: string, keySetting: string): string {
   return value.replace(/\/+$/, '');
 }
 
-/** `value` with what could be credentials before an `@` of its authority masked, for messages. */
+/**
+ * `value` with what could be credentials before an `@` of its authority masked, for messages:
+ * `http://u:pw@host` → `http://***@host`, and without a scheme too (`u:pw@host/v1` → `***@host/v1`,
+ * which `new URL` reads as the scheme `u:`: fresh-user finding).
+ */
 function withoutUserInfo(value: string): string {
-  return value.replace(/^([^:/?#]*:\/\/)[^/?#]*@/, '$1***@');
+  return value.replace(/^([a-z][a-z0-9+.-]*:\/\/)?[^/?#]*@/i, (_m, scheme: string | undefined) => `${scheme ?? ''}***@`);
 }
 
 /** The OpenAI-format upstream from the environment (see {@link GatewayConfig.openai}). @throws Error naming a bad URL variable. */
