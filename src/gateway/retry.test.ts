@@ -81,10 +81,19 @@ describe('upstream retries', () => {
     n = 0;
     const c = await withRetries(async () => (n++, new Response('{}', { status: 400 })), new KeyRing([]), { retries: 3, baseMs: 10, maxDelayMs: 10_000 }, { sleep });
     expect([n, c.response.status, c.response.headers.get('x-should-retry')]).toEqual([1, 400, null]);
-    // a retry-after longer than the cap ends the retries at once
+    // a retry-after longer than the cap ends the retries at once; on the first reply it goes as
+    // sent, retry-after kept, for the harness to wait out (one upstream call: nothing multiplies)
     n = 0;
-    await withRetries(async () => (n++, new Response('{}', { status: 429, headers: { 'retry-after': '60' } })), new KeyRing([]), { retries: 3, baseMs: 10, maxDelayMs: 10_000 }, { sleep });
-    expect(n).toBe(1);
+    const long = await withRetries(async () => (n++, new Response('{}', { status: 429, headers: { 'retry-after': '60' } })), new KeyRing([]), { retries: 3, baseMs: 10, maxDelayMs: 10_000 }, { sleep });
+    expect([n, long.response.headers.get('x-should-retry'), long.response.headers.get('retry-after')]).toEqual([1, null, '60']);
+    // after a retry of ours, the same long wait ends it with x-should-retry: false (the fixed total)
+    n = 0;
+    const later = await withRetries(async () => new Response('{}', { status: 429, headers: { 'retry-after': n++ === 0 ? '1' : '60' } }), new KeyRing([]), { retries: 3, baseMs: 10, maxDelayMs: 10_000 }, { sleep });
+    expect([n, later.response.headers.get('x-should-retry')]).toEqual([2, 'false']);
+    // retries 0 (FLOTILLA_GATEWAY_RETRIES=0): the admin asked for one call and no retry on top
+    n = 0;
+    const none = await withRetries(async () => (n++, new Response('{}', { status: 429, headers: { 'retry-after': '60' } })), new KeyRing([]), { retries: 0, baseMs: 10, maxDelayMs: 10_000 }, { sleep });
+    expect([n, none.response.headers.get('x-should-retry')]).toEqual([1, 'false']);
     expect(retryAfterMs(new Headers({ 'retry-after-ms': '150' }))).toBe(150);
     expect(retryAfterMs(new Headers({ 'retry-after': new Date(Date.now() + 5000).toUTCString() }), Date.now())).toBeGreaterThan(3000);
   });
