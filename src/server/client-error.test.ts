@@ -55,6 +55,24 @@ describe('requests the HTTP parser refuses', () => {
     expect(reply.body.error).toMatchObject({ type: 'invalid_request_error', code: 'malformed_http_request', message: 'the request is not valid HTTP/1.1: Invalid header value char' });
   });
 
+  it('pipelined: a good request and then a bad one on one connection get both replies, in order (fresh-user finding: the first reply was lost)', async () => {
+    const job = (await (await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'x' }, labels: { pool: 'nobody' } } })).json()) as { id: number };
+    const good = `GET /api/jobs/${job.id} HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${t.admin}\r\n\r\n`;
+    const got = await raw(t.url, `${good}GET / HTTP/1.1\r\nx-bad: \x01\r\n\r\n`);
+    const second = got.indexOf('HTTP/1.1 400 ');
+    expect(got.startsWith('HTTP/1.1 200 '), got.slice(0, 200)).toBe(true);
+    expect(got.slice(0, second)).toContain(`"id":${job.id},`);
+    expect(parse(got.slice(second)).body.error.code).toBe('malformed_http_request');
+  });
+
+  it('no Host header (HTTP/1.1 and 1.0): 400 naming it in the same JSON shape, not node\'s bare 400', async () => {
+    for (const version of ['1.1', '1.0']) {
+      const reply = parse(await raw(t.url, `POST /v1/messages HTTP/${version}\r\ncontent-length: 2\r\n\r\n{}`));
+      expect(reply.status, version).toBe(400);
+      expect(reply.body.error, version).toEqual({ type: 'invalid_request_error', message: 'the request has no Host header (HTTP/1.1 requires one)', param: null, code: 'missing_host_header' });
+    }
+  });
+
   it('a request line that is not HTTP: 400; a connection reset mid-head is only closed; the server still answers', async () => {
     const reply = parse(await raw(t.url, 'HELLO THERE\r\n\r\n'));
     expect(reply.status).toBe(400);

@@ -10,12 +10,22 @@ import type { Duplex } from 'node:stream';
  * OpenAI's `param` and `code` beside them (platform.openai.com/docs/guides/error-codes), since
  * the path, and so the wire format, is not known yet. Statuses are node's (RFC 9110 §15.5.9 408,
  * RFC 6585 §5 431, else 400), the connection closes after it, and a socket that cannot take it
- * any more (reset by the peer, half written) is only destroyed. `maxHeaderBytes`: the limit the
+ * any more (reset by the peer) is only destroyed. A reply to an earlier request on the same
+ * connection (pipelined, RFC 9112 §9.3.2) is written whole first. `maxHeaderBytes`: the limit the
  * 431 names (node's, `--max-http-header-size`, 16 KiB by default).
  */
 export function answerClientError(err: NodeJS.ErrnoException & { reason?: string }, socket: Duplex, maxHeaderBytes = http.maxHeaderSize): void {
-  if (err.code === 'ECONNRESET' || !socket.writable || (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent) {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
     socket.destroy();
+    return;
+  }
+  // A request before it on the same connection (pipelined) still being answered: its reply goes
+  // out first, then this one (answered at once, the earlier reply was lost: fresh-user finding,
+  // a POST's one-time token among them). Its 'finish' fires once it is all written.
+  const earlier = (socket as { _httpMessage?: http.ServerResponse })._httpMessage;
+  if (earlier && !earlier.writableFinished) {
+    earlier.once('finish', () => answerClientError(err, socket, maxHeaderBytes));
+    earlier.once('close', () => earlier.writableFinished || socket.destroy());
     return;
   }
   const [status, code, message] = clientErrorReply(err, maxHeaderBytes);
@@ -30,4 +40,18 @@ function clientErrorReply(err: NodeJS.ErrnoException & { reason?: string }, maxH
   // llhttp's reason ("Invalid header value char"), not the stack or the bytes it choked on
   const reason = typeof err.reason === 'string' && err.reason !== '' ? err.reason : 'malformed HTTP request';
   return [400, 'malformed_http_request', `the request is not valid HTTP/1.1: ${reason}`];
+}
+
+/**
+ * The same JSON answer for a request the parser read but that has no `Host` header (RFC 9112
+ * §3.2: a server must answer 400 to an HTTP/1.1 request without one); node's own check
+ * (`requireHostHeader`) answers a bare 400 with no body, so the server turns it off and asks
+ * this first. HTTP/1.0 requests without one are refused as node refused them.
+ * @returns true when it answered (the request goes no further).
+ */
+export function refuseWithoutHost(req: http.IncomingMessage, res: http.ServerResponse): boolean {
+  if (req.headers.host !== undefined) return false;
+  const body = JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: 'the request has no Host header (HTTP/1.1 requires one)', param: null, code: 'missing_host_header' } });
+  res.writeHead(400, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' }).end(body);
+  return true;
 }

@@ -25,7 +25,7 @@ import { abortCallsOnJobEnd } from './live-call-aborts.js';
 import { pausedAttemptEnded, pausedExitTap, type PausedExitDeps } from './paused-exit.js';
 import { TaskEngine } from './tasks/engine.js';
 import { serveHook } from './hooks/hooks-node.js';
-import { answerClientError } from './client-error.js';
+import { answerClientError, refuseWithoutHost } from './client-error.js';
 
 /** Options of {@link startServer}. Durations in milliseconds. */
 export interface ServerOptions {
@@ -203,7 +203,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // The gateway's /v1/* calls (issue 3 speed goals) and the webhook deliveries (issue 7) go to
   // plain node:http handlers, past Hono and web streams; everything else to the Hono app.
   const honoListener = getRequestListener(app.fetch);
-  const server = createServer((req, res) => {
+  // node's own Host check answers a bare 400: ours names it (client-error.ts)
+  const server = createServer({ requireHostHeader: false }, (req, res) => {
+    if (refuseWithoutHost(req, res)) return;
     if (req.url?.startsWith('/v1/')) gateway.node(req, res);
     else if (!(req.url?.startsWith('/hooks/') && serveHook(ctx, req, res))) void honoListener(req, res);
   });
