@@ -47,17 +47,17 @@ const NAME = 'must be 1-200 characters of letters, digits, . _ : @ / + and - (a 
 describe('flotilla.yaml prices: the API\'s rules', () => {
   it('"default" is no model name to override (the table\'s default entry is not replaced by one): refused by both', () => {
     const msg = 'must not be "default": that is the price table\'s entry for the models it does not list, which an override does not replace (give the server a price table of your own with FLOTILLA_PRICES_FILE)';
-    expect(yamlPrice('default', { input: 1, output: 2 })).toBe(`FILE: gateway.prices: the model name "default" ${msg}`);
+    expect(yamlPrice('default', { input: 1, output: 2 })).toBe(`FILE:3: gateway.prices: the model name "default" ${msg}`);
     expect(apiPrice('default', { input: 1, output: 2 })).toBe(`model: ${msg}`);
     expect([yamlPrice('default-model', { input: 1, output: 2 }), apiPrice('defaults', { input: 1, output: 2 })]).toEqual(['ok', 'ok']);
   });
 
   it('a rate with more than 6 decimals is refused, naming the file, the model and the field (base, long-context, webSearch); the API refuses it too', () => {
-    expect(yamlPrice('my-model', { input: 0.0000001, output: 2 })).toBe(`FILE: gateway.prices.my-model.input: ${SIX}`);
-    expect(yamlPrice('my-model', { input: 1, output: 2.1234567 })).toBe(`FILE: gateway.prices.my-model.output: ${SIX}`);
-    expect(yamlPrice('my-model', { input: 1, output: 2, cacheRead: 0.00000015 })).toBe(`FILE: gateway.prices.my-model.cacheRead: ${SIX}`);
-    expect(yamlPrice('my-model', { input: 1, output: 2, webSearch: 10.0000001 })).toBe(`FILE: gateway.prices.my-model.webSearch: ${SIX}`);
-    expect(yamlPrice('my-model', { input: 1, output: 2, longContext: { aboveInputTokens: 1000, input: 2, output: 4.0000001 } })).toBe(`FILE: gateway.prices.my-model.longContext.output: ${SIX}`);
+    expect(yamlPrice('my-model', { input: 0.0000001, output: 2 })).toBe(`FILE:3: gateway.prices.my-model.input: ${SIX}`);
+    expect(yamlPrice('my-model', { input: 1, output: 2.1234567 })).toBe(`FILE:3: gateway.prices.my-model.output: ${SIX}`);
+    expect(yamlPrice('my-model', { input: 1, output: 2, cacheRead: 0.00000015 })).toBe(`FILE:3: gateway.prices.my-model.cacheRead: ${SIX}`);
+    expect(yamlPrice('my-model', { input: 1, output: 2, webSearch: 10.0000001 })).toBe(`FILE:3: gateway.prices.my-model.webSearch: ${SIX}`);
+    expect(yamlPrice('my-model', { input: 1, output: 2, longContext: { aboveInputTokens: 1000, input: 2, output: 4.0000001 } })).toBe(`FILE:3: gateway.prices.my-model.longContext.output: ${SIX}`);
     expect(apiPrice('my-model', { input: 0.0000001, output: 2 })).toBe(`price.input: ${SIX}`);
     expect(apiPrice('my-model', { input: 1, output: 2, longContext: { aboveInputTokens: 1000, input: 2, output: 4.0000001 } })).toBe(`price.longContext.output: ${SIX}`);
     // 6 decimals, and float noise of a 6-decimal rate, are taken by both
@@ -67,10 +67,10 @@ describe('flotilla.yaml prices: the API\'s rules', () => {
   });
 
   it('a model name with a space, a * or other characters is refused, naming the file and the name; the API refuses the same names', () => {
-    expect(yamlPrice('my model', { input: 1, output: 2 })).toBe(`FILE: gateway.prices: the model name "my model" ${NAME}`);
-    expect(yamlPrice(' my-model', { input: 1, output: 2 })).toBe(`FILE: gateway.prices: the model name " my-model" ${NAME}`);
-    expect(yamlPrice('my-*', { input: 1, output: 2 })).toBe(`FILE: gateway.prices: the model name "my-*" ${NAME}`);
-    expect(yamlPrice('x'.repeat(201), { input: 1, output: 2 })).toMatch(/^FILE: gateway\.prices: the model name "x+" must be 1-200 characters/);
+    expect(yamlPrice('my model', { input: 1, output: 2 })).toBe(`FILE:3: gateway.prices: the model name "my model" ${NAME}`);
+    expect(yamlPrice(' my-model', { input: 1, output: 2 })).toBe(`FILE:3: gateway.prices: the model name " my-model" ${NAME}`);
+    expect(yamlPrice('my-*', { input: 1, output: 2 })).toBe(`FILE:3: gateway.prices: the model name "my-*" ${NAME}`);
+    expect(yamlPrice('x'.repeat(201), { input: 1, output: 2 })).toMatch(/^FILE:3: gateway\.prices: the model name "x+" must be 1-200 characters/);
     for (const name of ['my model', ' my-model', 'my-*', 'é', 'x'.repeat(201)]) expect(apiPrice(name, { input: 1, output: 2 })).toBe(`model: ${NAME}`);
   });
 
@@ -99,7 +99,7 @@ describe('flotilla.yaml prices: the API\'s rules', () => {
 describe('flotilla.yaml routes: the API\'s rules', () => {
   it('a pattern with a space is refused naming the file and the pattern, as PUT /api/gateway/routes refuses it', () => {
     const file = yamlFile(['models:', '  "claude *": anthropic']);
-    expect(() => loadGatewayFile(file)).toThrow(`${file}: gateway.models: the model pattern "claude *" must be 1-200 characters of letters, digits, . _ : @ / + - and * (a glob)`);
+    expect(() => loadGatewayFile(file)).toThrow(`${file}:3: gateway.models: the model pattern "claude *" must be 1-200 characters of letters, digits, . _ : @ / + - and * (a glob)`);
     expect(SetModelRouteRequest.safeParse({ pattern: 'claude *', provider: 'anthropic' }).success).toBe(false);
     expect(loadGatewayFile(yamlFile(['models:', '  "claude-*": anthropic'])).routes).toEqual([{ pattern: 'claude-*', provider: 'anthropic' }]);
   });
@@ -137,10 +137,10 @@ describe('flotilla.yaml keys and the limits a tester found apart', () => {
   });
 
   it('a price name ending with "-" (it would only ever match itself) and a long-context threshold past 100,000,000 tokens are refused by both', () => {
-    expect(yamlPrice('gz-', { input: 1, output: 2 })).toMatch(/^FILE: gateway\.prices: the model name "gz-" must not end with "-"/);
+    expect(yamlPrice('gz-', { input: 1, output: 2 })).toMatch(/^FILE:3: gateway\.prices: the model name "gz-" must not end with "-"/);
     expect(apiPrice('gz-', { input: 1, output: 2 })).toMatch(/^model: must not end with "-"/);
     const lc = (above: number) => ({ input: 1, output: 2, longContext: { aboveInputTokens: above, input: 2, output: 4 } });
-    expect(yamlPrice('m', lc(100_000_001))).toMatch(/^FILE: gateway\.prices\.m\.longContext\.aboveInputTokens: /);
+    expect(yamlPrice('m', lc(100_000_001))).toMatch(/^FILE:3: gateway\.prices\.m\.longContext\.aboveInputTokens: /);
     expect(apiPrice('m', lc(100_000_001))).toMatch(/^price\.longContext\.aboveInputTokens: /);
     expect([yamlPrice('m', lc(100_000_000)), apiPrice('m', lc(100_000_000))]).toEqual(['ok', 'ok']);
   });
@@ -151,11 +151,11 @@ describe('a left-out cache rate whose default is past 1,000,000', () => {
     const msg = (times: string, v: number, key: string) => `left out, it defaults to input × ${times} = ${v}, past the most a rate may be (1000000): give ${key}`;
     // input 600,000: the 1-hour write (× 2 = 1,200,000) is past; × 1.25 = 750,000 is not
     expect(apiPrice('m', { input: 600_000, output: 1 })).toBe(`price.cacheWrite1h: ${msg('2', 1_200_000, 'cacheWrite1h')}`);
-    expect(yamlPrice('m', { input: 600_000, output: 1 })).toBe(`FILE: gateway.prices.m.cacheWrite1h: ${msg('2', 1_200_000, 'cacheWrite1h')}`);
+    expect(yamlPrice('m', { input: 600_000, output: 1 })).toBe(`FILE:3: gateway.prices.m.cacheWrite1h: ${msg('2', 1_200_000, 'cacheWrite1h')}`);
     // both writes past at 1,000,000; given, they are taken
     expect(apiPrice('m', { input: 1_000_000, output: 1 })).toBe(`price.cacheWrite5m: ${msg('1.25', 1_250_000, 'cacheWrite5m')}`);
     expect(apiPrice('m', { input: 1_000_000, output: 1, cacheWrite5m: 1, cacheWrite1h: 1 })).toBe('ok');
-    expect(yamlPrice('m', { input: 1, output: 1, longContext: { aboveInputTokens: 10, input: 900_000, output: 1 } })).toBe(`FILE: gateway.prices.m.longContext.cacheWrite5m: ${msg('1.25', 1_125_000, 'cacheWrite5m')}`);
+    expect(yamlPrice('m', { input: 1, output: 1, longContext: { aboveInputTokens: 10, input: 900_000, output: 1 } })).toBe(`FILE:3: gateway.prices.m.longContext.cacheWrite5m: ${msg('1.25', 1_125_000, 'cacheWrite5m')}`);
   });
 });
 
@@ -177,6 +177,14 @@ describe('flotilla.yaml top level: only known sections', () => {
     expect(load('gatway:\n  models:\n    fake-*: openai-compatible\n')).toBe('FILE:1: unknown section "gatway" (flotilla.yaml has: gateway)');
     expect(load('# routes\ngateway:\n  models:\n    a: scripted\nrunner:\n  x: 1\n')).toBe('FILE:5: unknown section "runner" (flotilla.yaml has: gateway)');
     expect(load('1: x\n')).toBe('FILE:1: unknown section "1" (flotilla.yaml has: gateway)');
+  });
+
+  it('a problem inside gateway: names its line; several YAML documents and a gateway that is no mapping are named in the user\'s words (fresh-user findings)', () => {
+    expect(load('gateway:\n  modles:\n    a: scripted\n')).toBe('FILE:2: gateway: Unrecognized key: "modles"');
+    expect(load('# top\ngateway:\n  models:\n    a: scripted\n  prices:\n    m: { input: 1 }\n')).toMatch(/^FILE:6: gateway\.prices\.m\.output: /);
+    expect(load('gateway:\n  models:\n    a: scripted\n---\ngateway:\n  models: {}\n')).toBe('FILE:4: holds more than one YAML document (a --- line): flotilla.yaml is one');
+    expect(load('gateway: [1, 2]\n')).toBe('FILE:1: gateway: must be a mapping (models:, prices:)');
+    expect(load('# x\ngateway: !!binary aGVsbG8=\n')).toBe('FILE:2: gateway: must be a mapping (models:, prices:)');
   });
 
   it('a top level that is a list or a scalar is refused; an empty file, a comment-only file or an empty section configure nothing', () => {

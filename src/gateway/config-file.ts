@@ -8,6 +8,7 @@ import { droppedLongContext, droppedLongContextMessage, overriddenPrice, type Pr
 import { LongContextPriceSchema, TablePriceSchema } from './price-schema.js';
 import { setModelPrice } from './prices.js';
 import { ModelPattern, PriceModelName, ProviderName, withDefaultPriceRates } from '../protocol/index.js';
+import { cutEcho } from '../protocol/echo.js';
 
 /**
  * A price entry as data/prices.json writes one (price-schema.ts: rates are the API's, protocol
@@ -93,15 +94,35 @@ export function configFilePath(env: NodeJS.ProcessEnv, cwd = process.cwd()): str
  * refused model name or pattern (a record key) is quoted, with why:
  * `flotilla.yaml: gateway.prices: the model name "my model" must be 1-200 characters of ...`.
  */
-function sectionIssue(file: string, issue: z.core.$ZodIssue | undefined): string {
+function sectionIssue(file: string, issue: z.core.$ZodIssue | undefined, line: (path: string[], key?: string) => number): string {
   if (!issue) return `${file}: gateway: invalid`;
-  const path = ['gateway', ...issue.path.map(String)];
+  const within = issue.path.map(String);
+  const path = ['gateway', ...within];
   if (issue.code === 'invalid_key') {
     const key = path.pop() ?? '';
     const what = path[1] === 'models' ? 'model pattern' : 'model name';
-    return `${file}: ${path.join('.')}: the ${what} ${JSON.stringify(key)} ${issue.issues[0]?.message ?? 'is invalid'}`;
+    return `${file}:${line(within.slice(0, -1), key)}: ${path.join('.')}: the ${what} ${JSON.stringify(key)} ${issue.issues[0]?.message ?? 'is invalid'}`;
   }
-  return `${file}: ${path.join('.')}: ${issue.message}`;
+  const key = issue.code === 'unrecognized_keys' ? issue.keys[0] : undefined;
+  return `${file}:${line(within, key)}: ${path.join('.')}: ${cutEcho(issue.message, 400)}`;
+}
+
+/**
+ * The line (1-based) of `path` in `doc` — of the key `key` of the mapping there when given —
+ * or of the nearest enclosing node the file has (1 for none): where a message points the user.
+ */
+function lineAt(doc: Document, lines: LineCounter, path: string[], key?: string): number {
+  const node = doc.getIn(path, true) as Node | undefined;
+  if (key !== undefined && isMap(node)) {
+    const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === key);
+    const at = (pair?.key as Node | undefined)?.range;
+    if (at) return lines.linePos(at[0]).line;
+  }
+  for (let n = path.length; n >= 0; n--) {
+    const at = (doc.getIn(path.slice(0, n), true) as Node | undefined)?.range;
+    if (at) return lines.linePos(at[0]).line;
+  }
+  return 1;
 }
 
 /**
@@ -168,21 +189,29 @@ function refuseUnknownSections(file: string, doc: Document, lines: LineCounter):
  */
 export function loadGatewayFile(file: string): GatewayFileConfig {
   let doc: unknown;
+  const lines = new LineCounter();
+  let yaml: Document;
   try {
-    const lines = new LineCounter();
-    const parsed = parseDocument(readFileSync(file, 'utf8'), { lineCounter: lines });
-    if (parsed.errors.length > 0) throw parsed.errors[0]!;
-    refuseUnknownSections(file, parsed, lines);
-    refuseNonStringKeys(file, parsed, lines);
-    doc = parsed.toJS();
+    yaml = parseDocument(readFileSync(file, 'utf8'), { lineCounter: lines });
+    const first = yaml.errors[0];
+    // the YAML library's own words are for programmers ("please use YAML.parseAllDocuments()")
+    if (first?.code === 'MULTIPLE_DOCS') throw new Error(`${file}:${first.linePos?.[0].line ?? 1}: holds more than one YAML document (a --- line): flotilla.yaml is one`);
+    if (first) throw first;
+    refuseUnknownSections(file, yaml, lines);
+    refuseNonStringKeys(file, yaml, lines);
+    doc = yaml.toJS();
   } catch (err) {
     const message = (err as Error).message;
     throw new Error(message.startsWith(`${file}:`) ? message : `${file}: ${message}`);
   }
   const section = doc && typeof doc === 'object' ? (doc as Record<string, unknown>).gateway : undefined;
   if (section === undefined || section === null) return { routes: [], prices: {}, file };
+  // a list, a scalar, or a tagged value (`!!binary` reads as a Buffer, whose own names zod listed)
+  if (typeof section !== 'object' || Array.isArray(section) || Object.getPrototypeOf(section) !== Object.prototype) {
+    throw new Error(`${file}:${lineAt(yaml, lines, ['gateway'])}: gateway: must be a mapping (models:, prices:)`);
+  }
   const parsed = GatewaySection.safeParse(section);
-  if (!parsed.success) throw new Error(sectionIssue(file, parsed.error.issues[0]));
+  if (!parsed.success) throw new Error(sectionIssue(file, parsed.error.issues[0], (path, key) => lineAt(yaml, lines, ['gateway', ...path], key)));
   const routes = Object.entries(parsed.data.models ?? {}).map(([pattern, provider]) => ({ pattern, provider }));
   return { routes, prices: parsed.data.prices ?? {}, file };
 }
