@@ -1,3 +1,4 @@
+import { cutEcho } from '../protocol/echo.js';
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z } from 'zod';
@@ -69,7 +70,9 @@ export function unknownQueryParam(c: Context, allowed: readonly string[]): Respo
     }
     const hint = name === 'cursor' && allowed.includes('before') ? ': this list pages with before (the id the previous page ends at)' : '';
     const takes = allowed.length ? `this endpoint takes ${allowed.join(', ')}` : 'this endpoint takes none';
-    return apiError(c, 400, 'invalid_request', `${name}: unknown query parameter${hint} (${takes})`, name);
+    // a name of thousands of characters is not echoed whole, twice (message and field)
+    const shown = cutEcho(name);
+    return apiError(c, 400, 'invalid_request', `${shown}: unknown query parameter${hint} (${takes})`, shown);
   }
   return null;
 }

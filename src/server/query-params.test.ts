@@ -37,6 +37,14 @@ describe('query parameters', () => {
     expect(await call(path, method)).toEqual({ status: 400, body: { error: { code: 'invalid_request', message, field } } });
   });
 
+  it('an unknown name of 3,000 characters is cut in the message and the field', async () => {
+    const name = 'q'.repeat(3000);
+    const { status, body } = await call(`/api/costs?${name}=1`);
+    expect(status).toBe(400);
+    expect(body.error!.field).toBe(`${'q'.repeat(100)}… (3000 characters)`);
+    expect(body.error!.message).toBe(`${'q'.repeat(100)}… (3000 characters): unknown query parameter (this endpoint takes by, since, root)`);
+  });
+
   it('the same endpoints answer as before with known parameters, each once', async () => {
     const costs = await call('/api/costs?by=job&since=7d');
     expect(costs.status).toBe(200);
