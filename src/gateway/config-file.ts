@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { settingFromEnv } from '../core/setting-env.js';
 import { resolve } from 'node:path';
-import { isMap, isScalar, LineCounter, parseDocument, visit, type Document, type Node } from 'yaml';
+import { LineCounter, parseDocument, type Document } from 'yaml';
+import { lineAt, refuseNonStringKeys, refuseRepeatedKeys, refuseUnknownSections } from './config-file-yaml.js';
 import { z } from 'zod';
 import type { GatewayConfig, ModelRoute } from './config.js';
 import { droppedLongContext, droppedLongContextMessage, overriddenPrice, type PriceOverride } from './price-override.js';
@@ -90,9 +91,10 @@ export function configFilePath(env: NodeJS.ProcessEnv, cwd = process.cwd()): str
 }
 
 /**
- * `file: gateway.<path>: <message>` for the first problem zod found in the `gateway:` section; a
- * refused model name or pattern (a record key) is quoted, with why:
- * `flotilla.yaml: gateway.prices: the model name "my model" must be 1-200 characters of ...`.
+ * `file:LINE: gateway.<path>: <message>` for the first problem zod found in the `gateway:`
+ * section (`line` finds where, config-file-yaml.ts lineAt); a refused model name or pattern (a
+ * record key) is quoted, with why:
+ * `flotilla.yaml:3: gateway.prices: the model name "my model" must be 1-200 characters of ...`.
  */
 function sectionIssue(file: string, issue: z.core.$ZodIssue | undefined, line: (path: string[], key?: string) => number): string {
   if (!issue) return `${file}: gateway: invalid`;
@@ -108,104 +110,14 @@ function sectionIssue(file: string, issue: z.core.$ZodIssue | undefined, line: (
 }
 
 /**
- * The line (1-based) of `path` in `doc` — of the key `key` of the mapping there when given —
- * or of the nearest enclosing node the file has (1 for none): where a message points the user.
- */
-function lineAt(doc: Document, lines: LineCounter, path: string[], key?: string): number {
-  const node = doc.getIn(path, true) as Node | undefined;
-  if (key !== undefined && isMap(node)) {
-    const pair = node.items.find((p) => isScalar(p.key) && String(p.key.value) === key);
-    const at = (pair?.key as Node | undefined)?.range;
-    if (at) return lines.linePos(at[0]).line;
-  }
-  for (let n = path.length; n >= 0; n--) {
-    const at = (doc.getIn(path.slice(0, n), true) as Node | undefined)?.range;
-    if (at) return lines.linePos(at[0]).line;
-  }
-  return 1;
-}
-
-/**
- * Refuses a key of `gateway.models` or `gateway.prices` that YAML reads as something other than
- * a string: `1e3:` is the number 1000, `007:` the number 7, `true:` a boolean, `~:` null, `? [a,
- * b]` a list; each would price or route another name than the one written (the API takes
- * `"1e3"` as written). Quoting it keeps it a name.
- * @throws Error `FILE:LINE: gateway.prices: the model name 1e3 is read by YAML as the number 1000, not a name: quote it ("1e3")`.
- */
-function refuseNonStringKeys(file: string, doc: Document, lines: LineCounter): void {
-  for (const section of ['models', 'prices'] as const) {
-    const map = doc.getIn(['gateway', section], true);
-    if (!isMap(map)) continue;
-    for (const item of map.items) {
-      const key = item.key as Node | null;
-      const what = section === 'models' ? 'model pattern' : 'model name';
-      const at = key?.range ? `${file}:${lines.linePos(key.range[0]).line}` : file;
-      if (isScalar(key) && key.value === '__proto__') {
-        // the validation of a record drops this key (prototype pollution): it would be ignored without a word
-        throw new Error(`${at}: gateway.${section}: the ${what} "__proto__" cannot be read from a file (it would be dropped): ${section === 'models' ? 'route it with flotilla models set' : 'price it with flotilla models price'}`);
-      }
-      if (isScalar(key) && typeof key.value === 'string') continue;
-      const written = isScalar(key) && typeof key.source === 'string' ? key.source : key ? String(key) : '';
-      const read = isScalar(key) ? (key.value === null ? 'null' : `the ${typeof key.value} ${String(key.value)}`) : 'a collection';
-      throw new Error(`${at}: gateway.${section}: the ${what} ${written || '(empty)'} is read by YAML as ${read}, not a name: quote it (${JSON.stringify(written)})`);
-    }
-  }
-}
-
-/**
- * Refuses a key written twice in one mapping anywhere in the file (a route or a price given
- * twice would keep one of them without a word), in one pass over the file's mappings.
- * @throws Error `FILE:LINE: the key "claude-*" is given twice in one mapping (first on line 3)`.
- */
-function refuseRepeatedKeys(file: string, doc: Document, lines: LineCounter): void {
-  visit(doc, {
-    Map(_key, map) {
-      const seen = new Map<unknown, number>();
-      for (const item of map.items) {
-        const key = item.key as Node | null;
-        if (!isScalar(key)) continue; // a collection as a key: refused by the checks after this one
-        const line = key.range ? lines.linePos(key.range[0]).line : 0;
-        const first = seen.get(key.value);
-        if (first !== undefined) throw new Error(`${file}:${line}: the key ${JSON.stringify(String(key.value))} is given twice in one mapping (first on line ${first})`);
-        seen.set(key.value, line);
-      }
-    },
-  });
-}
-
-/** The sections flotilla.yaml may have (an empty file or an empty section: nothing configured). */
-const SECTIONS = ['gateway'];
-
-/**
- * Refuses a file whose top level is not a mapping of known sections: a misspelled `gatway:`
- * was read as no section at all, and the server started with none of its routes and prices,
- * sending the models meant for a local server to the default provider (fresh-user finding).
- * @throws Error `FILE:LINE: unknown section "gatway" (flotilla.yaml has: gateway)`, or
- *   `FILE: the top level must be a mapping of sections (gateway:), not a list`.
- */
-function refuseUnknownSections(file: string, doc: Document, lines: LineCounter): void {
-  const top = doc.contents;
-  if (top === null || (isScalar(top) && (top.value === null || top.value === undefined))) return; // empty: nothing configured
-  if (!isMap(top)) {
-    const what = isScalar(top) ? `the ${typeof top.value} ${JSON.stringify(top.value)}` : 'a list';
-    throw new Error(`${file}: the top level must be a mapping of sections (${SECTIONS.map((k) => `${k}:`).join(', ')}), not ${what}`);
-  }
-  for (const item of top.items) {
-    const key = item.key as Node | null;
-    const name = isScalar(key) ? key.value : key === null ? null : String(key);
-    if (typeof name === 'string' && SECTIONS.includes(name)) continue;
-    const at = key?.range ? `${file}:${lines.linePos(key.range[0]).line}` : file;
-    throw new Error(`${at}: unknown section ${JSON.stringify(name === null ? '' : String(name))} (flotilla.yaml has: ${SECTIONS.join(', ')})`);
-  }
-}
-
-/**
  * Reads the `gateway:` section of a flotilla.yaml file (absent section → no routes, no prices),
  * with the API's rules for patterns, providers, model names and rates (see GatewaySection).
- * @throws Error naming the file and the bad field: `flotilla.yaml:1: unknown section "gatway" ...`,
- *   `flotilla.yaml: gateway.models.gpt-*: ...`,
- *   `flotilla.yaml: gateway.prices.my-model.input: must have at most 6 decimals ...`,
- *   `flotilla.yaml: gateway.prices: the model name "my model" must be 1-200 characters ...`,
+ * The file's shape is checked first (config-file-yaml.ts: one document, no key given twice, only
+ * known sections, names that YAML reads as text).
+ * @throws Error naming the file, the line and the bad field: `flotilla.yaml:1: unknown section "gatway" ...`,
+ *   `flotilla.yaml:5: the key "a-*" is given twice in one mapping (first on line 3)`,
+ *   `flotilla.yaml:3: gateway.models: the model pattern "claude *" must be ...`,
+ *   `flotilla.yaml:3: gateway.prices.my-model.input: must have at most 6 decimals ...`,
  *   `flotilla.yaml:4: gateway.prices: the model name 1e3 is read by YAML as the number 1000 ...`.
  */
 export function loadGatewayFile(file: string): GatewayFileConfig {
