@@ -38,6 +38,7 @@ import { mountReceivers } from './hooks/receivers-api.js';
 import { mountWeb } from './web.js';
 import { jobTokenAuth } from './job-auth.js';
 import { mountJobTree } from './routes/jobs-tree.js';
+import { queryRule } from './query-rule.js';
 
 /** Largest request body the API reads, bytes (1 MiB): job inputs are small JSON documents. */
 export const MAX_API_BODY_BYTES = 1024 * 1024;
@@ -67,6 +68,8 @@ export function createApp(ctx: ServerContext): Hono<AppEnv> {
   // API tokens found by hash, kept 1 s (api-token-cache.ts); revoking one here forgets them at once.
   const apiTokens = new ApiTokenCache(ctx.store, ctx.now);
   app.use('/api/*', requireApiToken(ctx.store, ctx.now, apiTokens));
+  // a query parameter a route does not declare (query-rule.ts takesQuery) is a 400, never ignored
+  app.use('/api/*', queryRule());
   mountHealth(app, ctx);
   mountOpenApi(app);
   mountCreateJob(app, ctx);

@@ -33,6 +33,10 @@ describe('query parameters', () => {
     ['GET', '/api/jobs?limit=5&limit=50', 'limit: given 2 times; give it once', 'limit'],
     ['DELETE', '/api/gateway/routes?pattern=a&pattern=b', 'pattern: given 2 times; give it once', 'pattern'],
     ['DELETE', '/api/gateway/prices?name=m', 'name: unknown query parameter (this endpoint takes model)', 'name'],
+    // a route that declares none takes none (query-rule.ts: fresh-user finding, they were ignored)
+    ['GET', '/api/agents?bogus=1', 'bogus: unknown query parameter (this endpoint takes none)', 'bogus'],
+    ['GET', '/api/gateway/routes?x=1', 'x: unknown query parameter (this endpoint takes none)', 'x'],
+    ['DELETE', '/api/tokens/999?force=1', 'force: unknown query parameter (this endpoint takes none)', 'force'],
   ])('%s %s → 400 naming it', async (method, path, message, field) => {
     expect(await call(path, method)).toEqual({ status: 400, body: { error: { code: 'invalid_request', message, field } } });
   });
@@ -43,6 +47,16 @@ describe('query parameters', () => {
     expect(status).toBe(400);
     expect(body.error!.field).toBe(`${'q'.repeat(100)}… (3000 characters)`);
     expect(body.error!.message).toBe(`${'q'.repeat(100)}… (3000 characters): unknown query parameter (this endpoint takes by, since, root)`);
+  });
+
+  it("a job's own routes take none; the events stream takes after, once", async () => {
+    const job = (await (await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'x' }, labels: { pool: 'nobody' } } })).json()) as { id: number };
+    expect(await call(`/api/jobs/${job.id}?bogus=1`)).toEqual({ status: 400, body: { error: { code: 'invalid_request', message: 'bogus: unknown query parameter (this endpoint takes none)', field: 'bogus' } } });
+    expect(await call(`/api/jobs/${job.id}/events?after=1&after=2`)).toEqual({ status: 400, body: { error: { code: 'invalid_request', message: 'after: given 2 times; give it once', field: 'after' } } });
+    expect((await call(`/api/jobs/${job.id}/tree`)).status).toBe(200);
+    expect((await t.api(`/api/jobs/${job.id}?`)).status).toBe(200);
+    // no route: the 404 as before
+    expect((await call('/api/nothing-here?x=1')).status).toBe(404);
   });
 
   it('the same endpoints answer as before with known parameters, each once', async () => {

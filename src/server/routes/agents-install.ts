@@ -4,7 +4,8 @@ import type { AgentVersionRow } from '../../store/types.js';
 import { requireAdmin, type AppEnv } from '../auth.js';
 import { AgentInstallError, readAgentRepository } from '../agents-install.js';
 import type { ServerContext } from '../context.js';
-import { apiError, readBody, unknownQueryParam } from '../http-util.js';
+import { apiError, readBody } from '../http-util.js';
+import { takesQuery } from '../query-rule.js';
 import { iso } from '../views.js';
 
 function info(r: AgentVersionRow, current: boolean): AgentVersionInfo {
@@ -49,9 +50,7 @@ export function mountAgentsInstall(app: Hono<AppEnv>, ctx: ServerContext): void 
     return c.json({ installed: rows.map((r) => info(r, ctx.agents.get(r.name)?.version === r.version)) }, 201);
   });
 
-  app.get('/api/agents/versions', async (c) => {
-    const unknown = unknownQueryParam(c, ['name']);
-    if (unknown) return unknown;
+  app.get('/api/agents/versions', takesQuery('name'), async (c) => {
     const name = c.req.query('name');
     await ctx.agents.refresh();
     const rows = ctx.agents.installedVersions().map((a) => a.row).filter((r) => name === undefined || r.name === name);

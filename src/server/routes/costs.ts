@@ -2,7 +2,8 @@ import type { Hono } from 'hono';
 import { CostGroup, parseSince, type CostRollup, type CostRow } from '../../protocol/index.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
-import { apiError, idError, parseId, unknownQueryParam } from '../http-util.js';
+import { apiError, idError, parseId } from '../http-util.js';
+import { takesQuery } from '../query-rule.js';
 
 /**
  * `GET /api/costs?by=job|tree|agent|runner|day[&since=7d|<ISO date>][&root=ID]` →
@@ -15,9 +16,7 @@ import { apiError, idError, parseId, unknownQueryParam } from '../http-util.js';
  * the store no longer has). Bad `by`/`since`/`root` → 400 `invalid_request` naming it.
  */
 export function mountCosts(app: Hono<AppEnv>, ctx: ServerContext): void {
-  app.get('/api/costs', async (c) => {
-    const unknown = unknownQueryParam(c, ['by', 'since', 'root']);
-    if (unknown) return unknown;
+  app.get('/api/costs', takesQuery('by', 'since', 'root'), async (c) => {
     const by = CostGroup.safeParse(c.req.query('by') ?? 'agent');
     if (!by.success) return apiError(c, 400, 'invalid_request', `by: must be one of ${CostGroup.options.join(', ')}`, 'by');
     const now = ctx.now();

@@ -14,7 +14,8 @@ import { pricesInEffect } from '../../gateway/price-sources.js';
 import type { ModelPriceRow, ModelRouteRow } from '../../store/types.js';
 import { requireAdmin, type AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
-import { apiError, readBody, unknownQueryParam } from '../http-util.js';
+import { apiError, readBody } from '../http-util.js';
+import { takesQuery } from '../query-rule.js';
 import { iso } from '../views.js';
 
 /** What these routes need of the gateway: its configuration (for the configured routes) and the directory to invalidate after a change. */
@@ -87,9 +88,7 @@ export function mountGatewayRoutes(app: Hono<AppEnv>, ctx: ServerContext, deps: 
     return c.json(view);
   });
 
-  app.delete('/api/gateway/routes', requireAdmin(), async (c) => {
-    const unknown = unknownQueryParam(c, ['pattern']);
-    if (unknown) return unknown;
+  app.delete('/api/gateway/routes', requireAdmin(), takesQuery('pattern'), async (c) => {
     const pattern = c.req.query('pattern');
     if (!pattern) return apiError(c, 400, 'invalid_request', 'pattern: the query parameter is required', 'pattern');
     if (!(await ctx.store.deleteModelRoute(pattern))) return apiError(c, 404, 'not_found', `no API model route for pattern ${JSON.stringify(pattern)}`, 'pattern');
@@ -109,9 +108,7 @@ export function mountGatewayRoutes(app: Hono<AppEnv>, ctx: ServerContext, deps: 
     return c.json(priceView(row));
   });
 
-  app.delete('/api/gateway/prices', requireAdmin(), async (c) => {
-    const unknown = unknownQueryParam(c, ['model']);
-    if (unknown) return unknown;
+  app.delete('/api/gateway/prices', requireAdmin(), takesQuery('model'), async (c) => {
     const model = c.req.query('model');
     if (!model) return apiError(c, 400, 'invalid_request', 'model: the query parameter is required', 'model');
     if (!(await ctx.store.deleteModelPrice(model))) return apiError(c, 404, 'not_found', `no price override for model ${JSON.stringify(model)}`, 'model');

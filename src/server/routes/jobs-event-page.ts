@@ -2,7 +2,8 @@ import type { Hono } from 'hono';
 import type { JobEventPage } from '../../protocol/index.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
-import { apiError, idError, parseId, parsePositiveInt, unknownQueryParam } from '../http-util.js';
+import { apiError, idError, parseId, parsePositiveInt } from '../http-util.js';
+import { takesQuery } from '../query-rule.js';
 
 /**
  * `GET /api/jobs/{id}/events/page?before=&limit=` → {@link JobEventPage}: up to `limit` (1–2,000,
@@ -13,9 +14,7 @@ import { apiError, idError, parseId, parsePositiveInt, unknownQueryParam } from 
  * Bad id/before/limit → 400 `invalid_request` naming it; unknown job → 404 `not_found`.
  */
 export function mountJobEventPage(app: Hono<AppEnv>, ctx: ServerContext): void {
-  app.get('/api/jobs/:id/events/page', async (c) => {
-    const unknown = unknownQueryParam(c, ['before', 'limit']);
-    if (unknown) return unknown;
+  app.get('/api/jobs/:id/events/page', takesQuery('before', 'limit'), async (c) => {
     const id = parseId(c.req.param('id'));
     if (id === null) return idError(c, 'id', 'a job id');
     const beforeText = c.req.query('before');

@@ -4,6 +4,7 @@ import { isTerminal } from '../../core/job-state.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
 import { apiError, idError, parseId } from '../http-util.js';
+import { takesQuery } from '../query-rule.js';
 import { credentialCheck } from '../stream-auth.js';
 
 const PAGE = 500;
@@ -24,7 +25,7 @@ export function sseJobEvent(ev: JobEvent): string {
  * Bad id/cursor (outside 1..2147483647 / 0..2147483647) → 400 `invalid_request`; unknown job → 404 `not_found`.
  */
 export function mountJobEvents(app: Hono<AppEnv>, ctx: ServerContext): void {
-  app.get('/api/jobs/:id/events', async (c) => {
+  app.get('/api/jobs/:id/events', takesQuery('after'), async (c) => {
     const id = parseId(c.req.param('id'));
     if (id === null) return idError(c, 'id', 'a job id');
     const cursorText = c.req.header('last-event-id') ?? c.req.query('after');

@@ -2,7 +2,8 @@ import type { Hono } from 'hono';
 import { JobStatus, type JobList } from '../../protocol/index.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
-import { apiError, idError, parseId, parsePositiveInt, unknownQueryParam } from '../http-util.js';
+import { apiError, idError, parseId, parsePositiveInt } from '../http-util.js';
+import { takesQuery } from '../query-rule.js';
 import { jobView } from '../views.js';
 
 /** Largest page `GET /api/jobs` returns. */
@@ -17,9 +18,7 @@ export const MAX_JOB_PAGE = 200;
  * `invalid_request` naming the parameter.
  */
 export function mountListJobs(app: Hono<AppEnv>, ctx: ServerContext): void {
-  app.get('/api/jobs', async (c) => {
-    const unknown = unknownQueryParam(c, ['status', 'agent', 'runner', 'from', 'to', 'limit', 'before']);
-    if (unknown) return unknown;
+  app.get('/api/jobs', takesQuery('status', 'agent', 'runner', 'from', 'to', 'limit', 'before'), async (c) => {
     const q = c.req.query();
     let status: JobStatus | undefined;
     if (q.status !== undefined) {

@@ -3,7 +3,8 @@ import { CreateRunnerTokenRequest, type RunnerTokenInfo, type RunnerTokenList } 
 import { hashToken, newToken } from '../../core/tokens.js';
 import { requireAdmin, type AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
-import { apiError, idError, parseId, readBody, unknownQueryParam } from '../http-util.js';
+import { apiError, idError, parseId, readBody } from '../http-util.js';
+import { takesQuery } from '../query-rule.js';
 import type { RegistrationTokenRow } from '../../store/types.js';
 import { iso, isoOrNull } from '../views.js';
 
@@ -42,9 +43,7 @@ export function mountCreateRunnerToken(app: Hono<AppEnv>, ctx: ServerContext): v
  *   naming it; an id outside 1..2147483647 → 400 `invalid_request` (field `id`).
  */
 export function mountRunnerTokens(app: Hono<AppEnv>, ctx: ServerContext): void {
-  app.get('/api/runner-tokens', requireAdmin(), async (c) => {
-    const bad = unknownQueryParam(c, ['all']);
-    if (bad) return bad;
+  app.get('/api/runner-tokens', requireAdmin(), takesQuery('all'), async (c) => {
     const allText = c.req.query('all');
     if (allText !== undefined && allText !== 'true' && allText !== 'false') {
       return apiError(c, 400, 'invalid_request', `all: must be true or false, got ${JSON.stringify(allText.slice(0, 40))}`, 'all');

@@ -2,7 +2,8 @@ import type { Hono } from 'hono';
 import type { RunnerActivity } from '../../protocol/index.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
-import { apiError, idError, parseId, parsePositiveInt, unknownQueryParam } from '../http-util.js';
+import { apiError, idError, parseId, parsePositiveInt } from '../http-util.js';
+import { takesQuery } from '../query-rule.js';
 import { runnerActivityOf } from '../runner-activity.js';
 
 /**
@@ -14,9 +15,7 @@ import { runnerActivityOf } from '../runner-activity.js';
  * `invalid_request` naming it.
  */
 export function mountRunnerActivity(app: Hono<AppEnv>, ctx: ServerContext): void {
-  app.get('/api/runners/:id{[0-9]+}/activity', async (c) => {
-    const unknown = unknownQueryParam(c, ['limit']);
-    if (unknown) return unknown;
+  app.get('/api/runners/:id{[0-9]+}/activity', takesQuery('limit'), async (c) => {
     const limitText = c.req.query('limit');
     const limit = limitText === undefined ? 50 : parsePositiveInt(limitText);
     if (limit === null || limit > 200) return apiError(c, 400, 'invalid_request', 'limit: must be an integer from 1 to 200', 'limit');

@@ -3,7 +3,8 @@ import { parseLabelList, roleLabelConflict, RunnerStatus, type Runner, type Runn
 import { selectorMatches } from '../../core/labels.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
-import { apiError, unknownQueryParam } from '../http-util.js';
+import { apiError } from '../http-util.js';
+import { takesQuery } from '../query-rule.js';
 import { runnerView } from '../views.js';
 import type { ActiveAssignment } from '../../store/types.js';
 
@@ -17,9 +18,7 @@ import type { ActiveAssignment } from '../../store/types.js';
  * `role` other than the `label`'s role=: field `role`).
  */
 export function mountListRunners(app: Hono<AppEnv>, ctx: ServerContext): void {
-  app.get('/api/runners', async (c) => {
-    const unknown = unknownQueryParam(c, ['label', 'role', 'status']);
-    if (unknown) return unknown;
+  app.get('/api/runners', takesQuery('label', 'role', 'status'), async (c) => {
     let want: Record<string, string> = {};
     try {
       const label = c.req.query('label');

@@ -3,7 +3,8 @@ import type { ConversationInput, ConversationReply, ConversationTurn, JobEvent, 
 import type { TaskEventRow, TaskPromptRow } from '../../store/types.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
-import { apiError, idError, parseId, parsePositiveInt, unknownQueryParam } from '../http-util.js';
+import { apiError, idError, parseId, parsePositiveInt } from '../http-util.js';
+import { takesQuery } from '../query-rule.js';
 import { iso } from '../views.js';
 import { taskView } from './views.js';
 
@@ -35,9 +36,7 @@ function ordered(xs: Array<ConversationInput & { order: number }>): Conversation
  * `invalid_request` naming it; unknown task → 404 `not_found`.
  */
 export function mountTaskConversation(app: Hono<AppEnv>, ctx: ServerContext): void {
-  app.get('/api/tasks/:id/conversation', async (c) => {
-    const unknown = unknownQueryParam(c, ['limit', 'before']);
-    if (unknown) return unknown;
+  app.get('/api/tasks/:id/conversation', takesQuery('limit', 'before'), async (c) => {
     const id = parseId(c.req.param('id'));
     if (id === null) return idError(c, 'id', 'a task id');
     const limitText = c.req.query('limit');

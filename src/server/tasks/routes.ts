@@ -4,7 +4,8 @@ import type { TaskRow } from '../../store/types.js';
 import { isTerminal } from '../../core/job-state.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
-import { apiError, idError, parseId, parsePositiveInt, readBody, unknownQueryParam } from '../http-util.js';
+import { apiError, idError, parseId, parsePositiveInt, readBody } from '../http-util.js';
+import { takesQuery } from '../query-rule.js';
 import type { TaskEngine } from './engine.js';
 import { taskInputProblem } from './task-input.js';
 import { taskEventView, taskView } from './views.js';
@@ -37,9 +38,7 @@ async function findTask(c: Context<AppEnv>, ctx: ServerContext): Promise<Found> 
  * - `POST /api/tasks/:id/complete` → Task: completed, keys released, its job cancelled.
  */
 export function mountTasks(app: Hono<AppEnv>, ctx: ServerContext): void {
-  app.get('/api/tasks', async (c) => {
-    const unknown = unknownQueryParam(c, ['status', 'limit', 'before']);
-    if (unknown) return unknown;
+  app.get('/api/tasks', takesQuery('status', 'limit', 'before'), async (c) => {
     const status = c.req.query('status');
     if (status !== undefined && !TaskStatus.safeParse(status).success) return apiError(c, 400, 'invalid_request', `status: must be one of ${TaskStatus.options.join(', ')}`, 'status');
     const limitText = c.req.query('limit');
