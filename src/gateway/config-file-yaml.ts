@@ -97,4 +97,3 @@ export function lineAt(doc: Document, lines: LineCounter, path: string[], key?: 
   }
   return 1;
 }
-

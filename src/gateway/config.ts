@@ -134,8 +134,6 @@ function httpUrl(name: string, value: string, keySetting: string): string {
     throw new Error(`${name} has a ${url.search !== '' ? 'query (?...)' : 'fragment (#...)'}: a base URL takes the API's paths after it (${url.protocol}//${url.host}${url.pathname}); leave it out${url.search !== '' ? `, and put a key in ${keySetting}` : ''}`);
   }
   if (url.username !== '' || url.password !== '') {
-    url.username = '';
-    url.password = '';
     throw new Error(`${name} holds a user name or password (${url.protocol}//***@${url.host}${url.pathname}): the gateway does not send them upstream; put the provider's key in ${keySetting} and leave it out of the URL`);
   }
   return value.replace(/\/+$/, '');

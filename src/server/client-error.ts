@@ -29,8 +29,13 @@ export function answerClientError(err: NodeJS.ErrnoException & { reason?: string
     return;
   }
   const [status, code, message] = clientErrorReply(err, maxHeaderBytes);
-  const body = JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message, param: null, code } });
+  const body = errorBody(code, message);
   socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+}
+
+/** The JSON both wire formats' clients read: Anthropic's error shape with OpenAI's `param` and `code`. */
+function errorBody(code: string, message: string): string {
+  return JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message, param: null, code } });
 }
 
 /** `[status, code, message]` for a parser error (`err.code`: node's `HPE_*` names from llhttp, or ERR_HTTP_REQUEST_TIMEOUT). */
@@ -51,7 +56,7 @@ function clientErrorReply(err: NodeJS.ErrnoException & { reason?: string }, maxH
  */
 export function refuseWithoutHost(req: http.IncomingMessage, res: http.ServerResponse): boolean {
   if (req.headers.host !== undefined) return false;
-  const body = JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: 'the request has no Host header (HTTP/1.1 requires one)', param: null, code: 'missing_host_header' } });
+  const body = errorBody('missing_host_header', 'the request has no Host header (HTTP/1.1 requires one)');
   res.writeHead(400, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' }).end(body);
   return true;
 }
