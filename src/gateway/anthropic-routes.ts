@@ -51,8 +51,8 @@ export interface AnthropicRouteDeps {
  * of a job gets one ledger row: a served count_tokens call too (api `anthropic-count-tokens`,
  * not billed: no tokens, usage known, $0, unbilled-call.ts), and a scripted model without a
  * script for the agent (400, refused `no_script`; one whose script fails to load: 500,
- * `script_error`). An upstream 401/403 or 402 `billing_error` (the provider refused the server's
- * own key, or its account for billing) fails over to the ring's next key (retry.ts); on every key
+ * `script_error`). An upstream 401/403, 402 `billing_error` or 400 "credit balance is too low"
+ * (the provider refused the server's own key, or its account for billing) fails over to the ring's next key (retry.ts); on every key
  * tried, it reaches the job as 500 `api_error` with `x-should-retry: false`, recorded with the
  * upstream status (upstream-auth.ts gatewayKeyRefusal): never as the 402 of the job's own budget.
  */

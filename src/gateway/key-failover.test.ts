@@ -187,6 +187,24 @@ describe("a key whose account is out of credit, and OpenAI's rate limits", () =>
     expect(warns.map((w) => [w.fields.key, w.fields.status])).toEqual([[1, 429]]);
   });
 
+  it("Anthropic's 400 \"credit balance is too low\" on one key fails over to the other at once; any other 400 reaches the client as sent, on one key", async () => {
+    // Anthropic answers an account without credit 400 invalid_request_error (not only its documented 402)
+    const credit = (r: SeenRequest): FakeReply =>
+      GOOD.has(keyOf(r))
+        ? { body: ANT_OK }
+        : { status: 400, body: JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: 'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.' } }) };
+    const { gw, warns } = await start({ ANTHROPIC_API_KEY: `${ANT_BAD},${ANT_GOOD}` }, credit);
+    for (let i = 0; i < 3; i++) expect((await gw.post('/v1/messages', MSG)).status).toBe(200);
+    expect([seenWith(gw.up.seen, ANT_BAD), seenWith(gw.up.seen, ANT_GOOD)]).toEqual([1, 3]);
+    expect(warns.map((w) => [w.fields.key, w.fields.status])).toEqual([[1, 400]]);
+    // the job's own bad request (the same error type, other words): passed on, no failover
+    const bad = { type: 'error', error: { type: 'invalid_request_error', message: 'max_tokens: Field required' } };
+    const { gw: gw2, warns: warns2 } = await start({ ANTHROPIC_API_KEY: `${ANT_GOOD},${ANT_BAD}` }, () => ({ status: 400, body: JSON.stringify(bad) }));
+    const res = await gw2.post('/v1/messages', MSG);
+    expect([res.status, await res.json()]).toEqual([400, bad]);
+    expect([gw2.up.seen.length, warns2]).toEqual([1, []]);
+  });
+
   it('a 429 rate limit (no insufficient_quota) is retried after its retry-after, as the README says 429s are: 3 upstream calls, then x-should-retry: false', async () => {
     // fresh-user finding: the OpenAI routes passed every 429 straight on, unretried
     const limited = () => ({ status: 429, headers: { 'retry-after': '0' }, body: JSON.stringify({ error: { message: 'Rate limit reached for gpt-4o', type: 'requests', param: null, code: 'rate_limit_exceeded' } }) });

@@ -133,20 +133,33 @@ describe.each([401, 403])('the provider refuses the gateway\'s key (upstream %i)
   });
 });
 
-/** What the real APIs answer when the key's account has no credit: Anthropic 402 `billing_error`, OpenAI 429 `insufficient_quota`. */
-function refuseBilling(r: SeenRequest) {
-  const openai = !r.url.startsWith('/v1/messages');
-  const body = openai
-    ? { error: { message: 'You exceeded your current quota, please check your plan and billing details.', type: 'insufficient_quota', param: null, code: 'insufficient_quota' } }
-    : { type: 'error', error: { type: 'billing_error', message: 'Your credit balance is too low to access the Anthropic API.' } };
-  return { status: openai ? 429 : 402, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+/**
+ * What the real APIs answer when the key's account has no credit: OpenAI 429
+ * `insufficient_quota`; Anthropic its documented 402 `billing_error`, or (`anthropic400`) the 400
+ * `invalid_request_error` it sends in practice (the body Claude Code users report, with its
+ * request_id), on count_tokens too.
+ */
+function refuseBilling(anthropic400: boolean) {
+  return (r: SeenRequest) => {
+    const openai = !r.url.startsWith('/v1/messages');
+    const words = 'Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.';
+    const body = openai
+      ? { error: { message: 'You exceeded your current quota, please check your plan and billing details.', type: 'insufficient_quota', param: null, code: 'insufficient_quota' } }
+      : anthropic400
+        ? { type: 'error', error: { type: 'invalid_request_error', message: words }, request_id: 'req_011CbrFTcXhtiMzr3s6EocF7' }
+        : { type: 'error', error: { type: 'billing_error', message: words } };
+    return { status: openai ? 429 : anthropic400 ? 400 : 402, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) };
+  };
 }
 
-describe("the provider refuses the gateway's key for billing (Anthropic 402 billing_error, OpenAI 429 insufficient_quota)", () => {
+describe.each([
+  ['402 billing_error', 402],
+  ['400 "Your credit balance is too low"', 400],
+])("the provider refuses the gateway's key for billing (Anthropic %s, OpenAI 429 insufficient_quota)", (_, anthropicStatus) => {
   it("every route: 500 naming the provider account, never the 402 / 429 insufficient_quota of the job's own budget; one upstream call (no retry of the same key); $0; an error for the admin", async () => {
     // fresh-user finding: the provider's 429 insufficient_quota reached the job verbatim, the same
     // reply as the gateway's budget refusal, so Codex stopped as if its budget were spent
-    const out = await callEveryRoute(refuseBilling);
+    const out = await callEveryRoute(refuseBilling(anthropicStatus === 400));
     CALLS.forEach(([path, , format, , provider], i) => {
       const { status, retry, text } = out.replies[i]!;
       const json = JSON.parse(text) as ErrorBody;
@@ -154,16 +167,16 @@ describe("the provider refuses the gateway's key for billing (Anthropic 402 bill
       if (format === 'anthropic') expect([json.type, json.error.type], path).toEqual(['error', 'api_error']);
       else expect([json.error.type, json.error.code], path).toEqual(['server_error', 'upstream_billing_refused']);
       expect(json.error.message, path).toBe(
-        `the model provider (${provider}) refused the gateway's key for billing (HTTP ${format === 'anthropic' ? 402 : 429}): the provider account behind the server's key has no credit or quota left; ` +
+        `the model provider (${provider}) refused the gateway's key for billing (HTTP ${format === 'anthropic' ? anthropicStatus : 429}): the provider account behind the server's key has no credit or quota left; ` +
           `an admin must add credit to that account, or set a key of another account in ${provider === 'anthropic' ? 'ANTHROPIC_API_KEY (several keys: comma-separated)' : 'OPENAI_API_KEY (several keys: comma-separated; OPENAI_BASE_URL for another endpoint)'} in the server's environment and restart it. Not this job's budget, which had room for the call`,
       );
     });
     // one key, and a billing refusal is not retried on it: one upstream call per client call
     expect(out.upstreamCalls).toBe(CALLS.length);
-    expect(out.rows.map((r) => [r.api, r.http_status, r.refused, r.cost_micros])).toEqual(CALLS.map(([, , format, api]) => [api, format === 'anthropic' ? 402 : 429, null, 0]));
+    expect(out.rows.map((r) => [r.api, r.http_status, r.refused, r.cost_micros])).toEqual(CALLS.map(([, , format, api]) => [api, format === 'anthropic' ? anthropicStatus : 429, null, 0]));
     expect(out.spentAndReserved).toEqual([0, 0]);
     expect(out.errors.map((e) => [e.msg, e.fields.provider, e.fields.status])).toEqual(
-      CALLS.map(([, , format, , provider]) => ["gateway: the model provider refused the gateway's key for billing (its account has no credit or quota left): an admin must add credit or change the key", provider, format === 'anthropic' ? 402 : 429]),
+      CALLS.map(([, , format, , provider]) => ["gateway: the model provider refused the gateway's key for billing (its account has no credit or quota left): an admin must add credit or change the key", provider, format === 'anthropic' ? anthropicStatus : 429]),
     );
   });
 });

@@ -8,7 +8,10 @@ import { KEY_REFUSED_SKIP_MS, type KeyRefusal } from './retry.js';
  * Why the model provider refused the GATEWAY's own key, or null when `res` is no such refusal:
  * - `auth`: 401 or 403 — the key is revoked, expired or without access;
  * - `billing`: the account behind the key has no credit or quota left — Anthropic's 402
- *   `billing_error` (docs.anthropic.com/en/api/errors), OpenAI's 429 `insufficient_quota`
+ *   `billing_error` (docs.anthropic.com/en/api/errors) and the 400 `invalid_request_error`
+ *   "Your credit balance is too low to access the Anthropic API" it sends in practice (every
+ *   route, count_tokens too: the reply users of Claude Code report, github.com/anthropics/
+ *   claude-code issues #4208, #66314); OpenAI's 429 `insufficient_quota`
  *   (platform.openai.com/docs/guides/error-codes; its `error.code` or `error.type`, in a whole
  *   reply body; a 429 without it is a rate limit, retried as usual).
  * The gateway already accepted the job's token, so either is the server's problem, not the
@@ -22,21 +25,37 @@ export function gatewayKeyRefusal(res: Reply): 'auth' | 'billing' | null {
   if (res.status === 401 || res.status === 403) return 'auth';
   if (res.status === 402) return 'billing';
   if (res.status === 429 && res.body !== null && insufficientQuota(res.body)) return 'billing';
+  if (res.status === 400 && res.body !== null && creditTooLow(res.body)) return 'billing';
   return null;
 }
 
-/** Largest 429 body read for `insufficient_quota`, bytes (an error body is a few hundred). */
+/** Largest error body read for a billing refusal, bytes (an error body is a few hundred). */
 const QUOTA_BODY_MAX = 64 * 1024;
+
+/** `body`'s `error` object when it is a JSON error body of at most {@link QUOTA_BODY_MAX} bytes holding `marker`; else null. */
+function errorObject(body: Buffer, marker: string): { code?: unknown; type?: unknown; message?: unknown } | null {
+  if (body.byteLength > QUOTA_BODY_MAX || !body.includes(marker)) return null;
+  try {
+    const e = (JSON.parse(body.toString('utf8')) as { error?: unknown } | null)?.error;
+    return e !== null && typeof e === 'object' ? e : null;
+  } catch {
+    return null;
+  }
+}
 
 /** True when `body` is OpenAI's error JSON with `error.code` or `error.type` `insufficient_quota`. */
 function insufficientQuota(body: Buffer): boolean {
-  if (body.byteLength > QUOTA_BODY_MAX || !body.includes('insufficient_quota')) return false;
-  try {
-    const e = (JSON.parse(body.toString('utf8')) as { error?: { code?: unknown; type?: unknown } } | null)?.error;
-    return e?.code === 'insufficient_quota' || e?.type === 'insufficient_quota';
-  } catch {
-    return false;
-  }
+  const e = errorObject(body, 'insufficient_quota');
+  return e?.code === 'insufficient_quota' || e?.type === 'insufficient_quota';
+}
+
+/** Anthropic's words for an account without credit, in its 400 `invalid_request_error`. */
+const CREDIT_TOO_LOW = 'credit balance is too low';
+
+/** True when `body` is Anthropic's 400 `invalid_request_error` saying the credit balance is too low. */
+function creditTooLow(body: Buffer): boolean {
+  const e = errorObject(body, CREDIT_TOO_LOW);
+  return e?.type === 'invalid_request_error' && typeof e.message === 'string' && e.message.includes(CREDIT_TOO_LOW);
 }
 
 /**
