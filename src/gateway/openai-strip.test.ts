@@ -39,6 +39,8 @@ describe('usageChunkStripper', () => {
       const all = Buffer.from(events.join(''));
       const want = events[0] + events[1] + events[3];
       for (let cut = 0; cut <= all.length; cut++) expect(run([all.subarray(0, cut), all.subarray(cut)]), `${name}, cut ${cut}`).toBe(want);
+      // every byte its own chunk: an event held over many chunks, its blank line split across two
+      expect(run([...all].map((b) => Buffer.from([b]))), `${name}, byte by byte`).toBe(want);
       // streamed, not held to the end: the first event is out as soon as it is whole
       const t = usageChunkStripper();
       expect(t.push(Buffer.from(events[0] + events[1].slice(0, 10))).toString('utf8'), name).toBe(events[0]);

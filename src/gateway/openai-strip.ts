@@ -79,12 +79,27 @@ const LF = Buffer.from('\n');
  * the usage one): the bytes are the upstream's, less the usage event.
  */
 export function usageChunkStripper(): ChunkTransform {
-  let carry: Buffer | null = null;
+  // the unfinished event held: its pieces (joined once, when a blank line may have come: one
+  // 40 MB event was quadratic when every chunk re-joined and re-searched it, fresh-user finding)
+  let held: Buffer[] = [];
+  // its last (up to) 3 bytes: a blank line (at most 4 bytes) can begin there and end in the next chunk
+  let heldTail: Buffer = EMPTY;
   // the part last handed on ended with a CR: 'kept' or 'dropped' (the usage event), else null
   let afterCr: 'kept' | 'dropped' | null = null;
+  const hold = (b: Buffer): void => {
+    held.push(b);
+    heldTail = b.length >= 3 ? b.subarray(b.length - 3) : Buffer.concat([heldTail, b]).subarray(-3);
+  };
   return {
     push: (c) => {
-      let buf = carry ? Buffer.concat([carry, c]) : c;
+      if (held.length > 0 && lastBoundaryEnd(Buffer.concat([heldTail, c])) === 0) {
+        // no blank line has ended in this chunk (the held part has none of its own): hold on
+        hold(Buffer.from(c));
+        return EMPTY;
+      }
+      let buf = held.length > 0 ? Buffer.concat([...held, c]) : c;
+      held = [];
+      heldTail = EMPTY;
       let lf = false;
       if (afterCr !== null && buf.length > 0) {
         if (buf[0] === 10) {
@@ -94,15 +109,16 @@ export function usageChunkStripper(): ChunkTransform {
         afterCr = null;
       }
       const end = lastBoundaryEnd(buf);
-      carry = end < buf.length ? Buffer.from(buf.subarray(end)) : null;
+      if (end < buf.length) hold(Buffer.from(buf.subarray(end)));
       if (end === 0) return lf ? LF : EMPTY;
       const { out, lastDropped } = withoutUsage(end === buf.length ? buf : buf.subarray(0, end));
       if (buf[end - 1] === 13) afterCr = lastDropped ? 'dropped' : 'kept';
       return lf ? Buffer.concat([LF, out]) : out;
     },
     end: () => {
-      const rest = carry;
-      carry = null;
+      const rest = held.length > 0 ? Buffer.concat(held) : null;
+      held = [];
+      heldTail = EMPTY;
       return rest ? withoutUsage(rest).out : EMPTY;
     },
   };

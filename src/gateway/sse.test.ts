@@ -39,3 +39,29 @@ describe('SseParser', () => {
     expect(p.end()).toEqual([]);
   });
 });
+
+describe('SseParser: long lines', () => {
+  it('one event of 5 MB pushed in 64 KiB chunks (CRLF, a split character at every cut) comes out whole', () => {
+    // fresh-user finding: each chunk searched the whole line held so far again (quadratic)
+    const data = JSON.stringify({ type: 'content_block_delta', delta: { type: 'text_delta', text: '\u00e9x'.repeat(5 * 1024 * 1024 / 3) } });
+    const bytes = enc.encode(`event: content_block_delta\r\ndata: ${data}\r\n\r\ndata: after\r\n\r\n`);
+    const p = new SseParser();
+    const got = [];
+    for (let at = 0; at < bytes.length; at += 65_535) got.push(...p.push(bytes.subarray(at, at + 65_535)));
+    expect(got).toEqual([
+      { event: 'content_block_delta', data },
+      { event: 'message', data: 'after' },
+    ]);
+  });
+
+  it('a line over the limit is dropped whole, split over chunks or not; the lines after it are read', () => {
+    const p = new SseParser(10);
+    expect(p.push('data: 0123')).toEqual([]);
+    expect(p.push('456789abc')).toEqual([]); // 19 characters held: over 10, dropped
+    expect(p.push('def\ndata: ok\n\n')).toEqual([{ event: 'message', data: 'ok' }]);
+    // a held line of exactly the limit is kept
+    expect(p.push('data: 1234')).toEqual([]);
+    expect(p.push('\n\n')).toEqual([{ event: 'message', data: '1234' }]);
+    expect(p.push('event: e\ndata: x\n\n')).toEqual([{ event: 'e', data: 'x' }]);
+  });
+});

@@ -5,40 +5,56 @@ export interface SseEvent {
 }
 
 /**
+ * Longest line the parser keeps, in UTF-16 code units: 64 Mi (an SSE line of a model's reply is
+ * one JSON event, at most a few MB in practice). A longer line is dropped whole, as an unknown
+ * field is: its event is then missing (usage unknown: the meter charges an estimate, marked as
+ * one), and the parser's memory stays bounded whatever the upstream sends.
+ */
+export const MAX_SSE_LINE = 64 * 1024 * 1024;
+
+/**
  * Incremental parser for a `text/event-stream` body (the WHATWG rules that matter here):
  * bytes arrive in arbitrary chunks — a chunk may end mid-line or mid UTF-8 character — and
  * events come out once their terminating blank line has arrived. Lines end in `\n`, `\r\n`
- * or `\r`; `:` lines are comments; `id:`/`retry:` are ignored.
+ * or `\r`; `:` lines are comments; `id:`/`retry:` are ignored. Work is linear in the bytes
+ * pushed: each chunk is searched once for line ends, never the part of a line held from
+ * earlier chunks (it holds none: fresh-user finding, one 40 MB event took 18 s of the event
+ * loop when every chunk searched the whole line again).
  */
 export class SseParser {
   private readonly decoder = new TextDecoder('utf-8');
-  private buffer = '';
+  /** The start of a line whose end has not arrived yet (never holds a line end). */
+  private partial = '';
+  /** True while the line being read is over {@link MAX_SSE_LINE}: its rest is skipped. */
+  private skipping = false;
   private eventName = '';
   private dataLines: string[] = [];
   /** True when the last chunk ended in `\r`, so a leading `\n` in the next one is the same line end. */
   private pendingCr = false;
 
+  /** @param maxLine the longest line kept, UTF-16 code units ({@link MAX_SSE_LINE}; tests lower it). */
+  constructor(private readonly maxLine = MAX_SSE_LINE) {}
+
   /**
    * Feeds a chunk; returns the events it completed (possibly none). Lines are found with
-   * indexOf from a moving start (no regex, no re-slicing of the buffer per line): every event of
+   * indexOf from a moving start (no regex, no re-slicing of the chunk per line): every event of
    * every streamed call passes through here.
    */
   push(chunk: Uint8Array | string): SseEvent[] {
     let text = typeof chunk === 'string' ? chunk : this.decoder.decode(chunk, { stream: true });
     if (this.pendingCr && text.charCodeAt(0) === 10) text = text.slice(1);
     this.pendingCr = false;
-    const buf = this.buffer ? this.buffer + text : text;
     const out: SseEvent[] = [];
     let start = 0;
-    let cr = buf.indexOf('\r');
+    let cr = text.indexOf('\r');
     for (;;) {
-      if (cr !== -1 && cr < start) cr = buf.indexOf('\r', start);
-      const lf = buf.indexOf('\n', start);
+      if (cr !== -1 && cr < start) cr = text.indexOf('\r', start);
+      const lf = text.indexOf('\n', start);
       let end: number;
       let next: number;
       if (cr !== -1 && (lf === -1 || cr < lf)) {
         end = cr;
-        if (cr + 1 < buf.length) next = buf.charCodeAt(cr + 1) === 10 ? cr + 2 : cr + 1;
+        if (cr + 1 < text.length) next = text.charCodeAt(cr + 1) === 10 ? cr + 2 : cr + 1;
         else {
           // A `\r` at the very end may be the first half of `\r\n`: treat it as the line end and
           // swallow a `\n` that starts the next chunk.
@@ -49,11 +65,23 @@ export class SseParser {
         end = lf;
         next = lf + 1;
       } else break;
-      const ev = this.line(buf.slice(start, end));
-      if (ev) out.push(ev);
+      if (this.skipping) this.skipping = false;
+      else {
+        const piece = text.slice(start, end);
+        const ev = this.line(this.partial === '' ? piece : this.partial + piece);
+        if (ev) out.push(ev);
+      }
+      this.partial = '';
       start = next;
     }
-    this.buffer = start === 0 ? buf : buf.slice(start);
+    if (start < text.length && !this.skipping) {
+      // V8 joins these as a rope: appending is O(1), the line is flattened once when it ends
+      this.partial = this.partial + (start === 0 ? text : text.slice(start));
+      if (this.partial.length > this.maxLine) {
+        this.partial = '';
+        this.skipping = true;
+      }
+    }
     return out;
   }
 
