@@ -48,4 +48,43 @@ describe('KeyMask', () => {
     expect((await collect(m, ['data: sk-pro', 'bably not\n\n'])).pieces).toEqual(['data: ', 'sk-probably not\n\n']);
     expect((await collect(m, ['data: sk-'])).pieces).toEqual(['data: ', 'sk-']);
   });
+
+  describe('a key written with JSON escapes (RFC 8259 §7: `\\uXXXX` for any character, `\\/` for `/`)', () => {
+    // fresh-user finding: an upstream echoing the key as `\u0073k-ant…` or `sk\u002dant…` got it to the job
+    const K = 'sk-ant-api03-sec/ret-AAAA';
+    const esc = (ch: string, upper = false) => '\\u' + ch.charCodeAt(0).toString(16).padStart(4, '0')[upper ? 'toUpperCase' : 'toLowerCase']();
+    const forms = [
+      esc('s') + K.slice(1), // the first character
+      K.replace(/-/g, esc('-', true)), // every `-`, upper-case hex
+      K.replace('/', '\\/'), // `\/`
+      [...K].map((c) => esc(c)).join(''), // every character
+      K.slice(0, -1) + esc('A'), // the last
+    ];
+    const masked = '[redacted key ...AAAA]';
+
+    it('whole bodies: every form is masked (each decodes to the key); text with escapes but no key is the same buffer', () => {
+      const m = new KeyMask([K, B]);
+      for (const f of forms) {
+        expect(JSON.parse(`"${f}"`), f).toBe(K);
+        const body = `{"type":"error","error":{"message":"key ${f} refused; again: ${f}\\n"}}`;
+        expect(m.bytes(Buffer.from(body)).toString(), f).toBe(`{"type":"error","error":{"message":"key ${masked} refused; again: ${masked}\\n"}}`);
+      }
+      const clean = Buffer.from('{"text":"caf\\u00e9 \\/ sk-ant-api03 \\u0073k"}');
+      expect(m.bytes(clean)).toBe(clean);
+      // an escape that is not the key's character is no match
+      expect(m.bytes(Buffer.from(esc('t') + K.slice(1))).toString()).toBe(esc('t') + K.slice(1));
+    });
+
+    it('streams: every form, cut at every byte between two chunks, reaches the reader masked and never whole', async () => {
+      const m = new KeyMask([K]);
+      for (const f of forms) {
+        const text = `data: {"error":"bad key ${f}"}\n\n`;
+        const want = text.replace(f, masked);
+        for (let cut = 1; cut < text.length; cut++) {
+          const out = await collect(m, [text.slice(0, cut), text.slice(cut)]);
+          expect(out.text, `${f} cut at ${cut}`).toBe(want);
+        }
+      }
+    });
+  });
 });

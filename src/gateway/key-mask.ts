@@ -12,11 +12,16 @@ import { splitKeys } from './retry.js';
  * echoed by another, e.g. a company gateway fronting both) as `[redacted key ...<last 4>]`
  * (ASCII: it may land in a header), so an operator can still tell which key an error was about.
  *
+ * A key is masked however JSON wrote it (RFC 8259 §7: any character may be written `\uXXXX`,
+ * `/` also `\/`): `\u0073k-ant…` or `sk\u002dant…` is the key to any JSON decoder (fresh-user
+ * finding: an upstream echoing the key with escapes got it to the job unmasked).
+ *
  * Keys shorter than {@link MIN_MASKED_KEY_LENGTH} are not masked: such a value is no secret
  * (Ollama's customary key is `ollama`) and masking it would garble ordinary text in replies.
  *
  * Cost on the hot path: nothing without keys; else per reply one `includes` per header value
- * and key, one native `Buffer.indexOf` per key over a whole body, and per streamed chunk the
+ * and key, one native `Buffer.indexOf` per key over a whole body (and, only when the body holds a
+ * `\u` or `\/`, a walk of the places an escaped key could start), and per streamed chunk the
  * same plus a look at its last bytes (a key split across two chunks is caught: the tail that
  * could start a key is held back until the next chunk, which in SSE — events end in a blank
  * line — is practically never).
@@ -24,6 +29,89 @@ import { splitKeys } from './retry.js';
 export const MIN_MASKED_KEY_LENGTH = 8;
 
 const EMPTY = Buffer.alloc(0);
+const BACKSLASH = 0x5c;
+
+/** One character of a key: its UTF-8 bytes, and the `\uXXXX` escapes of its UTF-16 code units as JSON writes them. */
+interface KeyChar {
+  literal: Buffer;
+  units: number[];
+}
+
+/** A configured key: its text, bytes, mask, and characters (for its JSON-escaped forms). */
+interface MaskedKey {
+  text: string;
+  bytes: Buffer;
+  mask: Buffer;
+  chars: KeyChar[];
+  /** Most bytes a JSON-escaped form of the key can take (every character as `\uXXXX`). */
+  maxEscaped: number;
+}
+
+const NO_MATCH = -1;
+/** {@link escapedEnd}: `buf` ended while it still read as the key's start. */
+const PREFIX = -2;
+const HEX = (b: number): number => (b >= 0x30 && b <= 0x39 ? b - 0x30 : b >= 0x41 && b <= 0x46 ? b - 0x37 : b >= 0x61 && b <= 0x66 ? b - 0x57 : -1);
+
+/**
+ * Where a form of `key` (each character literal or JSON-escaped) that starts at `at` in `buf`
+ * ends (exclusive); {@link NO_MATCH}; or {@link PREFIX} when `buf` ends inside such a form.
+ */
+function escapedEnd(buf: Buffer, at: number, key: MaskedKey): number {
+  let p = at;
+  for (const c of key.chars) {
+    if (p >= buf.length) return PREFIX;
+    if (buf[p] !== BACKSLASH) {
+      const n = Math.min(c.literal.length, buf.length - p);
+      if (buf.compare(c.literal, 0, n, p, p + n) !== 0) return NO_MATCH;
+      if (n < c.literal.length) return PREFIX;
+      p += n;
+      continue;
+    }
+    if (c.units.length === 1 && c.units[0] === 0x2f && p + 1 < buf.length && buf[p + 1] === 0x2f) {
+      p += 2; // `\/`
+      continue;
+    }
+    for (const unit of c.units) {
+      // `\u` and four hex digits of `unit`, any case
+      for (let k = 0; k < 6; k++) {
+        if (p + k >= buf.length) return PREFIX;
+        const b = buf[p + k]!;
+        const ok = k === 0 ? b === BACKSLASH : k === 1 ? b === 0x75 : HEX(b) === ((unit >> (4 * (5 - k))) & 0xf);
+        if (!ok) return NO_MATCH;
+      }
+      p += 6;
+    }
+  }
+  return p;
+}
+
+/** The places in `buf` from `from` where a form of `key` could start: its first character's first byte, or a backslash. */
+function* starts(buf: Buffer, key: MaskedKey, from: number): Generator<number> {
+  const first = key.chars[0]!.literal[0]!;
+  let a = buf.indexOf(first, from);
+  let b = buf.indexOf(BACKSLASH, from);
+  while (a >= 0 || b >= 0) {
+    const i = a < 0 ? b : b < 0 ? a : Math.min(a, b);
+    yield i;
+    if (i === a) a = buf.indexOf(first, i + 1);
+    if (i === b) b = buf.indexOf(BACKSLASH, i + 1);
+  }
+}
+
+/** True when `buf` (from `from`) holds a JSON escape (`\u` or `\/`): only then can a key be in it escaped. */
+function hasEscapes(buf: Buffer, from = 0): boolean {
+  for (let i = buf.indexOf(BACKSLASH, from); i >= 0; i = buf.indexOf(BACKSLASH, i + 1)) {
+    const n = buf[i + 1];
+    if (n === 0x75 || n === 0x2f || n === undefined) return true;
+  }
+  return false;
+}
+
+/** `key`'s {@link MaskedKey} record. */
+function maskedKeyOf(k: string): MaskedKey {
+  const chars: KeyChar[] = [...k].map((ch) => ({ literal: Buffer.from(ch), units: Array.from({ length: ch.length }, (_, i) => ch.charCodeAt(i)) }));
+  return { text: k, bytes: Buffer.from(k), mask: Buffer.from(maskedKey(k)), chars, maxEscaped: chars.reduce((n, c) => n + 6 * c.units.length, 0) };
+}
 
 /** The text that replaces `key`. */
 export function maskedKey(key: string): string {
@@ -32,14 +120,14 @@ export function maskedKey(key: string): string {
 
 /** See the module comment. */
 export class KeyMask {
-  private readonly keys: Array<{ text: string; bytes: Buffer; mask: Buffer }>;
+  private readonly keys: MaskedKey[];
 
   /** `keys`: every configured upstream key (duplicates, short ones and comma-separated settings are fine). */
   constructor(keys: readonly string[]) {
     const uniq = [...new Set(keys.flatMap(splitKeys).filter((k) => k.length >= MIN_MASKED_KEY_LENGTH))];
     // Longest first: a key that contains another is masked whole.
     uniq.sort((a, b) => b.length - a.length);
-    this.keys = uniq.map((k) => ({ text: k, bytes: Buffer.from(k), mask: Buffer.from(maskedKey(k)) }));
+    this.keys = uniq.map(maskedKeyOf);
   }
 
   /** True when there is anything to mask. */
@@ -70,13 +158,45 @@ export class KeyMask {
       parts.push(out.subarray(from));
       out = Buffer.concat(parts);
     }
+    return hasEscapes(out) ? this.escaped(out) : out;
+  }
+
+  /** `buf` with every JSON-escaped form of every key masked (the same buffer when it holds none). */
+  private escaped(buf: Buffer): Buffer {
+    let out = buf;
+    for (const k of this.keys) {
+      const parts: Buffer[] = [];
+      let from = 0;
+      for (const i of starts(out, k, 0)) {
+        if (i < from) continue;
+        const end = escapedEnd(out, i, k);
+        if (end < 0) continue;
+        parts.push(out.subarray(from, i), k.mask);
+        from = end;
+      }
+      if (parts.length === 0) continue;
+      parts.push(out.subarray(from));
+      out = Buffer.concat(parts);
+    }
     return out;
   }
 
-  /** Length of the longest end of `buf` that is the start (not the whole) of some key; 0 mostly. */
+  /** Length of the longest end of `buf` that is the start (not the whole) of some key, written plainly or JSON-escaped; 0 mostly. */
   private heldTail(buf: Buffer): number {
     let hold = 0;
     for (const k of this.keys) {
+      // an escaped form can only end `buf` where the tail holds a backslash
+      const from = Math.max(0, buf.length - k.maxEscaped + 1);
+      if (buf.indexOf(BACKSLASH, from) >= 0) {
+        for (const i of starts(buf, k, from)) {
+          if (buf.length - i <= hold) break;
+          if (escapedEnd(buf, i, k) === PREFIX) {
+            hold = buf.length - i;
+            break;
+          }
+        }
+        continue;
+      }
       const first = k.bytes[0]!;
       // only the last (key length − 1) bytes can start an unfinished key
       for (let i = buf.indexOf(first, Math.max(0, buf.length - k.bytes.length + 1)); i >= 0 && i < buf.length; i = buf.indexOf(first, i + 1)) {
