@@ -42,6 +42,11 @@ describe('a budget pause stops the job process and holds its slot until it is go
     writeFileSync(join(agents, 'holder', 'prompt.md'), 'hold');
     // One scripted turn costs 10 × 3 + 100 × 15 = 1,530 µ$.
     writeFileSync(join(agents, 'holder', 'script.yaml'), 'turns:\n  - usage: { input_tokens: 10, output_tokens: 100 }\n    content:\n      - text: "ok"\n');
+    // stubborn: the same, with onBudgetExhausted: fail (it ignores the refusal and runs on)
+    mkdirSync(join(agents, 'stubborn'), { recursive: true });
+    writeFileSync(join(agents, 'stubborn', 'agent.yaml'), `name: stubborn\nharness: command\nonBudgetExhausted: fail\ncommand: [sh, -c, ${JSON.stringify(script)}]\n`);
+    writeFileSync(join(agents, 'stubborn', 'prompt.md'), 'hold');
+    writeFileSync(join(agents, 'stubborn', 'script.yaml'), 'turns:\n  - usage: { input_tokens: 10, output_tokens: 100 }\n    content:\n      - text: "ok"\n');
     mkdirSync(join(agents, 'quick'), { recursive: true });
     writeFileSync(join(agents, 'quick', 'agent.yaml'), 'name: quick\nharness: command\ncommand: [echo, hi]\n');
     writeFileSync(join(agents, 'quick', 'prompt.md'), 'q');
@@ -147,6 +152,36 @@ describe('a budget pause stops the job process and holds its slot until it is go
     expect(all[1]![1]).toBe(cwd);
     expect(all[1]![0]).not.toBe(pidText);
     expect((await events(created.id)).filter((e) => e.type === 'job.finished').map((e) => e.data.status)).toEqual(['cancelled', 'succeeded']);
+    rmSync(go());
+  });
+
+  it('onBudgetExhausted: fail: a command agent that runs on after the refusal is stopped and the job ends failed `budget`, not paused', async () => {
+    // fresh-user finding: such a job ran on, and ended `succeeded` (or failed `error`) when it exited
+    rmSync(log(), { force: true });
+    const created = (await (await t.api('/api/jobs', { json: { agent: 'stubborn', input: {}, budgetUsd: 0.002 } })).json()) as Job;
+    const [first] = await until('attempt 1 to start', () => (attempts().length === 1 ? attempts() : undefined));
+    const pid = Number(first![0]);
+    await until('the job to run', async () => (await job(created.id)).status === 'running');
+    expect((await callModel(first![2]!)).status).toBe(200);
+    const refused = await callModel(first![2]!);
+    expect(refused.status).toBe(402);
+    await refused.text();
+    expect(await job(created.id)).toMatchObject({ status: 'running' }); // not paused
+    // it ignores SIGTERM: SIGKILL after settle + grace, then the runner's report ends the job
+    await until('the process to die', () => !alive(pid), SETTLE_MS + GRACE_MS + 3000);
+    const ended = await until('the job to end', async () => {
+      const j = await job(created.id);
+      return j.status === 'failed' ? j : undefined;
+    });
+    expect(ended).toMatchObject({ status: 'failed', endReason: 'budget', attempt: 1 });
+    expect(ended.error).toMatch(/^budget exhausted: job tree \d+ .* The job failed: its agent says onBudgetExhausted: fail\.$/);
+    expect(ended.error).not.toContain('Top up');
+    // it stays failed when the script would have gone on to exit 0; no second attempt
+    writeFileSync(go(), '');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(await job(created.id)).toMatchObject({ status: 'failed', endReason: 'budget', attempt: 1 });
+    expect(attempts()).toHaveLength(1);
+    await until('the slot to be free', async () => (await slots()).slotsUsed === 0);
     rmSync(go());
   });
 

@@ -59,6 +59,16 @@ export function cancelledWhilePaused(message: string): string {
   return at === -1 ? message : `${message.slice(0, at)} Cancelled while paused: no top-up resumes it.`;
 }
 
+/**
+ * The error a job whose agent says `onBudgetExhausted: fail` ends with: the refusal's
+ * {@link budgetMessage} without the top-up advice (no top-up revives a failed job), and why it
+ * failed instead of pausing. Another text gets the same sentence appended.
+ */
+export function failedOnBudget(message: string): string {
+  const at = message.indexOf(TOP_UP_HINT);
+  return `${at === -1 ? message : message.slice(0, at)} The job failed: its agent says onBudgetExhausted: fail.`;
+}
+
 /** A reservation held for one call: settle it exactly once. */
 export interface Reservation {
   readonly micros: number;

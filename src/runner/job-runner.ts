@@ -84,6 +84,8 @@ export class JobRun {
   private readonly abort = new AbortController();
   private finished = false;
   private pauseTimer: NodeJS.Timeout | null = null;
+  /** The gateway's budget refusal when the agent fails on it ({@link failForBudget}); null otherwise. */
+  private budgetFailure: string | null = null;
   /** SIGTERM → SIGKILL grace for this attempt's processes, ms: the runner's, or shorter once given up. */
   private killGraceMs: number;
   /** Why the attempt was given up ({@link lose}); null while it was not. */
@@ -148,6 +150,22 @@ export class JobRun {
     if (this.finished || this.stopped || this.pauseTimer) return;
     this.log.info('budget pause: stopping the attempt unless the harness exits first', { settleMs: this.deps.pauseSettleMs ?? 2000 });
     this.pauseTimer = setTimeout(() => this.cancel(reason), this.deps.pauseSettleMs ?? 2000);
+  }
+
+  /**
+   * Ends the attempt `failed`, reason `budget`, with `reason` (the gateway's refusal) as its
+   * error, for an agent with `onBudgetExhausted: fail` (server `job.cancel` with `fail`): as
+   * {@link pause}, the harness first gets `pauseSettleMs` to exit on its own, then it is stopped
+   * (SIGTERM, grace, SIGKILL of the process group). Whatever the harness's own outcome (a
+   * command that exits 1, or 0 after the refusal, or is killed), the attempt ends failed
+   * `budget` — except a success the harness had reported before this arrived. Repeats are no-ops.
+   */
+  failForBudget(reason: string): void {
+    if (this.finished || this.stopped || this.budgetFailure !== null) return;
+    this.budgetFailure = reason;
+    if (this.pauseTimer) clearTimeout(this.pauseTimer);
+    this.log.info('budget exhausted (agent fails on it): stopping the attempt unless the harness exits first', { settleMs: this.deps.pauseSettleMs ?? 2000 });
+    this.pauseTimer = setTimeout(() => this.stop({ status: 'failed', reason: 'budget', error: reason }), this.deps.pauseSettleMs ?? 2000);
   }
 
   /**
@@ -381,6 +399,9 @@ export class JobRun {
     let data: JobFinished;
     if (this.stopped) {
       data = { ...this.stopped };
+    } else if (this.budgetFailure !== null && outcome?.status !== 'succeeded') {
+      // the agent fails on an exhausted budget: the harness's own ending after the refusal is that
+      data = { status: 'failed', reason: 'budget', error: this.budgetFailure };
     } else if (outcome) {
       data = { status: outcome.status };
       if (outcome.reason !== undefined) data.reason = outcome.reason;

@@ -314,7 +314,8 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
         const s = slots.get(k);
         if (!s) return;
         if (s.run.active) {
-          if (msg.pause) s.run.pause(msg.reason);
+          if (msg.fail) s.run.failForBudget(msg.reason);
+          else if (msg.pause) s.run.pause(msg.reason);
           else s.run.cancel(msg.reason);
         }
         // Finished: drop undelivered events only when the server refuses them (stale attempt);

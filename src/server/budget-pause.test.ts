@@ -31,11 +31,18 @@ it('pauses a running job unless its agent says onBudgetExhausted: fail; leaves a
     const pausing = await mk('pauser', 'a'.repeat(64));
     const failing = await mk('failer', 'b'.repeat(64));
     const agents = { get: (name: string) => ({ onBudgetExhausted: name === 'failer' ? 'fail' : 'pause' }) } as unknown as AgentRegistry;
-    const hook = budgetPauser({ store, agents, bus: new EventBus(), log: silentLogger, now: () => now });
+    const sent: Array<[number, unknown]> = [];
+    const stop = async (runnerId: number, msg: unknown) => (sent.push([runnerId, msg]), true);
+    const hook = budgetPauser({ store, agents, bus: new EventBus(), log: silentLogger, now: () => now, stop });
     await hook(pausing, 'budget exhausted: job tree 1 ...');
-    await hook(failing, 'budget exhausted: job tree 2 ...');
+    await hook(failing, 'budget exhausted: job tree 2 ... Top up with: flotilla budget 2 --add 1');
     expect(await store.getJob(pausing.id)).toMatchObject({ status: 'paused', endReason: 'budget', error: 'budget exhausted: job tree 1 ...' });
-    expect(await store.getJob(failing.id)).toMatchObject({ status: 'running' }); // the runner's failed/budget report ends it
+    // fail: not paused; its runner is told to end the attempt failed `budget` (the report ends the job), no top-up advice
+    expect(await store.getJob(failing.id)).toMatchObject({ status: 'running' });
+    expect(sent).toEqual([
+      [runner.id, { type: 'job.cancel', jobId: pausing.id, attempt: 1, reason: 'paused: job tree out of budget', pause: true }],
+      [runner.id, { type: 'job.cancel', jobId: failing.id, attempt: 1, reason: 'budget exhausted: job tree 2 ... The job failed: its agent says onBudgetExhausted: fail.', fail: true }],
+    ]);
     const evs = await store.listEvents(pausing.id, 0, 10);
     expect(evs.at(-1)).toMatchObject({ type: 'status', data: { status: 'paused', message: 'budget exhausted: job tree 1 ...' } });
   } finally {

@@ -5,6 +5,7 @@ import type { BudgetRaised } from '../store/budget-resume.js';
 import type { AgentRegistry } from './agents.js';
 import type { EventBus } from './event-bus.js';
 import { recordStatus } from './status-events.js';
+import { failedOnBudget } from '../gateway/budget.js';
 
 /**
  * The gateway's `onBudgetExhausted` hook (issue 3): a call of `job` was refused because its
@@ -17,8 +18,12 @@ import { recordStatus } from './status-events.js';
  * group; the workspace and the harness session stay for the resume). A paused job must not keep
  * running behind the fleet's back: until the runner reports the attempt ended, it keeps its
  * runner slot and is not resumed (server/paused-exit.ts settles that report; the hub repeats
- * the stop on heartbeats if it was missed). With `fail`, the runner's report ends it `failed`
- * (reason `budget`). `needMicros`, the refused call's worst case in µ$, is stored with the pause
+ * the stop on heartbeats if it was missed). With `fail`, the job is not paused: its runner is
+ * told to end the attempt `failed`, reason `budget` (`job.cancel` with `fail`: the harness gets
+ * the same settle time to exit on the refusal, then is stopped; whatever it does, the runner
+ * reports failed `budget` with {@link failedOnBudget}'s error), and the job ends on that report,
+ * so a harness that keeps running after the refusal (a `command` agent) cannot end `succeeded`
+ * or `failed` `error` instead (fresh-user finding). Each later refused call sends it again. `needMicros`, the refused call's worst case in µ$, is stored with the pause
  * for the resume rule (store/budget-resume.ts); absent, the store reads it from `message`.
  *
  * A top-up that commits between the refusal and the pause finds no paused job to resume (its
@@ -43,7 +48,13 @@ export function budgetPauser(o: {
 }) {
   return async (job: JobRow, message: string, needMicros?: number): Promise<void> => {
     const policy = o.agents.get(job.agent)?.onBudgetExhausted ?? 'pause';
-    if (policy === 'fail') return;
+    if (policy === 'fail') {
+      if (job.runnerId !== null && o.stop && (job.status === 'running' || job.status === 'assigned')) {
+        o.log.info('job failing: tree out of budget (its agent fails on it)', { jobId: job.id, rootId: job.rootId });
+        await o.stop(job.runnerId, { type: 'job.cancel', jobId: job.id, attempt: job.attempt, reason: failedOnBudget(message), fail: true });
+      }
+      return;
+    }
     const now = o.now();
     // the refused call's worst case (µ$) is kept for the resume rule (store/budget-resume.ts)
     const paused = await o.store.pauseJobForBudget(job.id, job.attempt, message, now, needMicros);
