@@ -1,3 +1,4 @@
+import { applyEdits, modify } from 'jsonc-parser';
 import { z } from 'zod';
 import { modelName, outputLimit, type MessagesRequest } from './request.js';
 import { jsonReply, type Reply } from './reply.js';
@@ -77,9 +78,9 @@ const isJsonSpace = (b: number | undefined) => b === 0x20 || b === 0x09 || b ===
 /**
  * The Chat Completions body `raw` asking the upstream for a stream's usage
  * (`stream_options.include_usage: true`, issue 3). When the client sent no `stream_options`
- * the key is spliced in after the body's opening `{` and every other byte goes through as sent
- * (no re-serialisation of a body that may be hundreds of KB); otherwise the body is
- * re-serialised from `chat` (already parsed) with the client's other stream options kept.
+ * the key is spliced in after the body's opening `{` (no work over a body that may be hundreds
+ * of KB); otherwise that one member is edited in the text ({@link editJson}), the client's other
+ * stream options kept. Every other byte goes through as sent either way.
  */
 export function withStreamUsage(raw: Uint8Array, chat: ChatRequest): Buffer {
   if (chat.stream_options === undefined) {
@@ -90,7 +91,22 @@ export function withStreamUsage(raw: Uint8Array, chat: ChatRequest): Buffer {
     // `{` then a first member (never `}`: model and messages are required)
     if (raw[i] === 0x7b && j < raw.length && raw[j] !== 0x7d) return Buffer.concat([raw.subarray(0, i + 1), STREAM_USAGE_MEMBER, raw.subarray(i + 1)]);
   }
-  return Buffer.from(JSON.stringify({ ...chat, stream_options: { ...(chat.stream_options ?? {}), include_usage: true } }));
+  const options = chat.stream_options;
+  return options !== null && typeof options === 'object' && !Array.isArray(options)
+    ? editJson(raw, [[['stream_options', 'include_usage'], true]])
+    : editJson(raw, [[['stream_options'], { include_usage: true }]]);
+}
+
+/**
+ * `raw` (a JSON object's bytes) with each `[path, value]` set (`undefined`: the member removed),
+ * as text edits (jsonc-parser `modify`): every byte outside the edited members is the client's
+ * own. Re-serialising the parsed body instead changed what JSON.parse cannot hold, e.g. an
+ * int64 `seed` of 9007199254740993 went upstream as ...992 (fresh-user finding).
+ */
+function editJson(raw: Uint8Array, edits: ReadonlyArray<[path: string[], value: unknown]>): Buffer {
+  let text = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('utf8');
+  for (const [path, value] of edits) text = applyEdits(text, modify(text, path, value, {}));
+  return Buffer.from(text);
 }
 const STREAM_USAGE_MEMBER = Buffer.from('"stream_options":{"include_usage":true},');
 
@@ -181,26 +197,26 @@ const NULLABLE_LIMITS = ['max_tokens', 'max_completion_tokens', 'max_output_toke
 
 /**
  * The body `raw` with `field: tokens` added (a request that set no output limit), and `req`
- * (its parsed copy) given the same field, so a later re-serialisation keeps it. Spliced after
- * the opening `{` with every other byte as sent when the body has no such key; re-serialised
- * from `req` when it has one (`max_output_tokens: null`) or another output limit set to null
- * (`max_tokens: null` when `field` is `max_completion_tokens`: dropped from both).
+ * (its parsed copy) given the same field. Spliced after the opening `{` when the body has no
+ * such key; else the members edited in the text ({@link editJson}) when it has one
+ * (`max_output_tokens: null`) or another output limit set to null (`max_tokens: null` when
+ * `field` is `max_completion_tokens`: removed from both). Every other byte goes through as sent.
  */
 export function withOutputLimit(raw: Uint8Array, req: ChatRequest | ResponsesRequest, field: string, tokens: number): Buffer {
   const had = Object.hasOwn(req, field);
   const fields = req as Record<string, unknown>;
   fields[field] = tokens;
   // another limit sent as null (absent) is dropped, so no upstream sees two limit fields
-  let dropped = false;
+  const removed: string[] = [];
   for (const other of NULLABLE_LIMITS) {
-    if (other !== field && fields[other] === null) dropped = delete fields[other];
+    if (other !== field && fields[other] === null && delete fields[other]) removed.push(other);
   }
-  if (!had && !dropped) {
+  if (!had && removed.length === 0) {
     let i = 0;
     while (isJsonSpace(raw[i])) i++;
     if (raw[i] === 0x7b) return Buffer.concat([raw.subarray(0, i + 1), Buffer.from(`${JSON.stringify(field)}:${tokens},`), raw.subarray(i + 1)]);
   }
-  return Buffer.from(JSON.stringify(req));
+  return editJson(raw, [[[field], tokens], ...removed.map((k): [string[], undefined] => [[k], undefined])]);
 }
 
 function textOf(content: unknown): string {
