@@ -62,3 +62,31 @@ it('a client that hangs up before a non-streamed reply (node path): the upstream
     await slow.close();
   }
 });
+
+it('a client that hangs up while the gateway waits out a 429 retry-after: the wait ends, no second upstream call, recorded as the 429 it got at $0 (no hang-up estimate)', async () => {
+  // fresh-user finding: such a call was charged an estimate as if the upstream had worked on it
+  let upstreamCalls = 0;
+  const limited = await startGateway({
+    upstream: () => (res) => {
+      upstreamCalls += 1;
+      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '5' });
+      res.end(JSON.stringify({ type: 'error', error: { type: 'rate_limit_error', message: 'slow down' } }));
+    },
+    job: { token: TOKEN, id: 4, budgetMicros: 5_000_000 },
+    config: { retry: { retries: 2, maxDelayMs: 10_000 } },
+  });
+  try {
+    const ac = new AbortController();
+    const sent = limited.post('/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'hi' }] }, { signal: ac.signal });
+    await expect.poll(() => upstreamCalls, { timeout: 5000 }).toBe(1); // the gateway now waits 5 s
+    ac.abort();
+    await sent.catch(() => undefined);
+    await expect.poll(() => limited.store.calls.length, { timeout: 3000 }).toBe(1); // well before the 5 s wait would end
+    expect(limited.store.calls[0]).toMatchObject({ httpStatus: 429, usageKnown: true, inputTokens: 0, outputTokens: 0, costMicros: 0 });
+    expect(limited.store.budgets.get(4)).toEqual({ limit: 5_000_000, spent: 0, reserved: 0 });
+    await new Promise((r) => setTimeout(r, 200));
+    expect(upstreamCalls).toBe(1);
+  } finally {
+    await limited.close();
+  }
+});

@@ -184,6 +184,10 @@ const RESPONSE_OPS: ReplyOps<Response> = {
  * @returns the last reply (with `x-should-retry: false` added when retries ran out on a
  *   retryable status and no key was refused during the call) and how many upstream calls were
  *   made (at most `policy.retries` + 1).
+ * A client that goes away (`opts.signal` aborted) during a wait between attempts ends the wait
+ * at once, and nothing more goes upstream: the last reply is returned as it came (the route
+ * records that upstream error unbilled, not a hang-up mid-call charged an estimate: fresh-user
+ * finding, a 429 waited out then charged as if the upstream had worked on it).
  * @throws the last connection error when every attempt failed to connect; at once, an error
  *   with `noRetry: true` (e.g. a 2xx reply over the size limit, upstream-http.ts), or any error
  *   once `opts.signal` is aborted.
@@ -193,7 +197,7 @@ export async function withRetries<R = Response>(
   keys: KeyRing,
   policy: RetryPolicy = DEFAULT_RETRY,
   opts: {
-    signal?: { readonly aborted: boolean };
+    signal?: { readonly aborted: boolean; addEventListener?(type: 'abort', listener: () => void, options?: { once?: boolean }): void; removeEventListener?(type: 'abort', listener: () => void): void };
     retryable?: (res: R) => boolean;
     sleep?: (ms: number) => Promise<void>;
     ops?: ReplyOps<R>;
@@ -202,7 +206,21 @@ export async function withRetries<R = Response>(
   } = {},
 ): Promise<{ response: R; calls: number }> {
   const ops = opts.ops ?? (RESPONSE_OPS as unknown as ReplyOps<R>);
-  const sleep = opts.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const signal = opts.signal;
+  // the wait between attempts ends early when the client goes away
+  const sleep =
+    opts.sleep ??
+    ((ms: number) =>
+      new Promise<void>((resolve) => {
+        if (signal?.aborted) return resolve();
+        const done = () => {
+          clearTimeout(timer);
+          signal?.removeEventListener?.('abort', done);
+          resolve();
+        };
+        const timer = setTimeout(done, ms);
+        signal?.addEventListener?.('abort', done, { once: true });
+      }));
   let calls = 0;
   // ring positions this call used, and those the provider refused (401/403)
   const tried = new Set<number>();
@@ -233,9 +251,10 @@ export async function withRetries<R = Response>(
       const untried = tried.size < keys.size ? keys.pick(tried) : null;
       const retried = untried === null ? keys.pick(refused) : null;
       if (untried === null && retried === null) return { response: res, calls };
-      await ops.discard(res);
       failover = untried ?? retried;
       if (retried !== null) await sleep(Math.min(policy.baseMs * 2 ** i * (0.5 + Math.random()), policy.maxDelayMs));
+      if (signal?.aborted) return { response: res, calls };
+      await ops.discard(res);
       continue;
     }
     // The common case (a success, or an error no one retries): no backoff or retry-after to work out.
@@ -258,7 +277,12 @@ export async function withRetries<R = Response>(
       if (retryable && refused.size === 0 && !waitedOut) return { response: ops.withHeader(res, 'x-should-retry', 'false'), calls };
       return { response: res, calls };
     }
-    if (res !== null) await ops.discard(res);
     await sleep(Math.min(wait, policy.maxDelayMs));
+    // the client went away while we waited: its last reply (or error) stands, nothing more goes upstream
+    if (signal?.aborted) {
+      if (res === null) throw error;
+      return { response: res, calls };
+    }
+    if (res !== null) await ops.discard(res);
   }
 }
