@@ -90,8 +90,8 @@ export interface StreamReader {
  * Reads usage from an OpenAI SSE stream incrementally. Chat Completions: `data: {chunk}` lines,
  * the usage in the chunk that carries `usage` (sent last when `stream_options.include_usage`),
  * complete at `data: [DONE]`. Responses: `response.created` starts, `response.completed` (or
- * `response.incomplete`) carries `response.usage` and completes; `response.failed`/`error` mark
- * it errored. Text and argument deltas are counted (bytes) for estimates. Web searches (H4):
+ * `response.incomplete`, or `response.failed` that reports usage) carries `response.usage` and
+ * completes; an `error`, or a `response.failed` without usage, marks it errored. Text and argument deltas are counted (bytes) for estimates. Web searches (H4):
  * the `web_search_call` items of response.completed's output, or (more) those seen in
  * `response.output_item.added`/`done` events; the other fee-bearing tool calls (tool-fees.ts)
  * the same way (the larger count, the union of containers).
@@ -155,7 +155,20 @@ export class OpenAiStreamReader implements StreamReader {
       return;
     }
     const type = typeof msg.type === 'string' ? msg.type : event;
-    if (type === 'error' || type === 'response.failed') {
+    if (type === 'response.failed') {
+      // A failed response that says what it used is charged that (fresh-user finding: its usage
+      // was dropped for an estimate from the request's size); one without usage is an error.
+      const r = msg.response as { usage?: unknown; model?: unknown } | undefined;
+      if (typeof r?.model === 'string') this.model = r.model;
+      const usage = usageFromOpenAi(r?.usage);
+      if (usage) {
+        this.usage = usage;
+        this.sawStart = true;
+        this.complete = true;
+      } else this.errored = true;
+      return;
+    }
+    if (type === 'error') {
       this.errored = true;
       return;
     }

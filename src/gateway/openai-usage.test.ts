@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import { OpenAiStreamReader } from './openai-usage.js';
+
+const ev = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+
+describe('OpenAiStreamReader: a Responses stream that ends in response.failed', () => {
+  it('with usage: that usage is the call\'s, known (fresh-user finding: it was dropped for an estimate)', () => {
+    const r = new OpenAiStreamReader();
+    r.push(ev('response.created', { response: { id: 'r', model: 'gpt-4o', status: 'in_progress' } }));
+    r.push(ev('response.failed', { response: { id: 'r', model: 'gpt-4o', status: 'failed', error: { code: 'server_error', message: 'x' }, usage: { input_tokens: 1234, input_tokens_details: { cached_tokens: 34 }, output_tokens: 50 } } }));
+    const st = r.end();
+    expect([st.complete, st.errored, st.invalidUsage]).toEqual([true, false, false]);
+    expect(st.usage).toMatchObject({ inputTokens: 1200, cacheReadTokens: 34, outputTokens: 50 });
+  });
+
+  it('without usage (null or absent): errored, the usage unknown (the meter estimates it)', () => {
+    for (const usage of [null, undefined]) {
+      const r = new OpenAiStreamReader();
+      r.push(ev('response.created', { response: { id: 'r', model: 'gpt-4o' } }));
+      r.push(ev('response.failed', { response: { id: 'r', model: 'gpt-4o', status: 'failed', usage } }));
+      const st = r.end();
+      expect([st.complete, st.errored]).toEqual([false, true]);
+    }
+  });
+});
