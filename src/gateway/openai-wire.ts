@@ -1,5 +1,6 @@
 import { applyEdits, modify } from 'jsonc-parser';
 import { z } from 'zod';
+import { resolveIssue } from '../protocol/errors.js';
 import { modelName, outputLimit, type MessagesRequest } from './request.js';
 import { jsonReply, type Reply } from './reply.js';
 import { storedStateRef } from './server-input.js';
@@ -151,7 +152,7 @@ export function parseOpenAiRequest(api: OpenAiApi, raw: string): { request: Chat
   }
   const r = (api === 'openai-chat' ? ChatRequest : ResponsesRequest).safeParse(json);
   if (!r.success) {
-    const issue = r.error.issues[0];
+    const issue = r.error.issues[0] ? resolveIssue(r.error.issues[0]) : undefined;
     const param = issue?.path.join('.') || null;
     return { error: `${param ?? 'body'}: ${issue?.message ?? 'invalid'}`, param };
   }

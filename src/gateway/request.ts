@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { MAX_OUTPUT_TOKENS_CEILING as PROTOCOL_OUTPUT_CEILING } from '../protocol/index.js';
+import { resolveIssue } from '../protocol/errors.js';
 import { storedStateRef } from './server-input.js';
 
 /**
@@ -101,7 +102,7 @@ export function parseMessagesRequest(raw: string): { request: MessagesRequest } 
   if (isMessagesRequest(json)) return storedRefused(json) ?? { request: json };
   const r = MessagesRequest.safeParse(json);
   if (!r.success) {
-    const issue = r.error.issues[0];
+    const issue = r.error.issues[0] ? resolveIssue(r.error.issues[0]) : undefined;
     return { error: `${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}` };
   }
   return storedRefused(r.data) ?? { request: r.data };
