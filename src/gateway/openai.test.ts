@@ -160,13 +160,14 @@ describe('OpenAI wire formats, openai-compatible upstream', () => {
     const prices = { version: 't', models: { 'qwen-local': { input: 1, output: 2, cacheWrite5m: 1, cacheWrite1h: 1, cacheRead: 0.5 } }, default: { input: 1, output: 2, cacheWrite5m: 1, cacheWrite1h: 1, cacheRead: 0.5 } };
     const { store, post } = await gateway({ prices, openai: { provider: 'openai-compatible', baseUrl: `http://127.0.0.1:${(up.address() as AddressInfo).port}/v1`, apiKeys: ['sk-local'] } });
     // the job's own choice of billed organization or project of the server's key is not forwarded (fresh-user finding)
-    const headers = { authorization: `Bearer ${TOKEN}`, 'openai-organization': 'org-job', 'openai-project': 'proj_job', 'x-client-note': 'kept' };
+    // a content-type that is not JSON goes upstream as application/json (fresh-user finding: sent as given)
+    const headers = { authorization: `Bearer ${TOKEN}`, 'openai-organization': 'org-job', 'openai-project': 'proj_job', 'x-client-note': 'kept', 'content-type': 'application/x-www-form-urlencoded' };
     const text = await (await post('/v1/chat/completions', { model: 'qwen-local', stream: true, messages: [{ role: 'user', content: 'hi' }], custom_field: { keep: true } }, headers)).text();
     expect(text).toContain('"content":"hel"');
     expect(text).not.toContain('prompt_tokens');
     expect(text.trim().endsWith('data: [DONE]')).toBe(true);
     expect(seen[0]).toMatchObject({ url: '/v1/chat/completions', auth: 'Bearer sk-local' });
-    expect([seen[0]!.headers['openai-organization'], seen[0]!.headers['openai-project'], seen[0]!.headers['x-client-note']]).toEqual([undefined, undefined, 'kept']);
+    expect([seen[0]!.headers['openai-organization'], seen[0]!.headers['openai-project'], seen[0]!.headers['x-client-note'], seen[0]!.headers['content-type']]).toEqual([undefined, undefined, 'kept', 'application/json']);
     expect(seen[0]!.body).toMatchObject({ stream_options: { include_usage: true }, custom_field: { keep: true } });
     // 600 input × 1 + 400 cached × 0.5 + 200 output × 2 = 600 + 200 + 400 = 1,200 µ$
     await expect.poll(() => store.calls.length).toBe(1);

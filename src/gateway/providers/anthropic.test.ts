@@ -232,3 +232,28 @@ describe('anthropic provider', () => {
     expect(h['x-kept']).toBe('yes');
   });
 });
+
+describe('the content-type a body goes upstream with', () => {
+  // fresh-user finding: text/plain (fetch's default for a string body) and curl's
+  // application/x-www-form-urlencoded reached the upstream as sent, with a JSON body
+  it('a type that is not JSON, or none, goes as application/json; a JSON type goes as the client sent it', async () => {
+    const up = await fakeUpstream((_, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ id: 'm', type: 'message', role: 'assistant', model: 'claude-haiku-4-5', content: [], usage: { input_tokens: 1, output_tokens: 1 } }));
+    });
+    cleanups.push(() => new Promise<void>((r) => up.server.close(() => r())));
+    const { gw } = await gatewayTo(up.url);
+    const body = JSON.stringify({ model: 'claude-haiku-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] });
+    const sent: Array<string | undefined> = ['text/plain', 'application/x-www-form-urlencoded', undefined, 'application/json; charset=utf-8', 'application/vnd.api+json'];
+    for (const type of sent) {
+      const headers: Record<string, string> = { 'x-api-key': JOB_TOKEN, 'anthropic-version': '2023-06-01' };
+      if (type) headers['content-type'] = type;
+      // a Blob body: fetch adds no content-type of its own for one without a type
+      const res = await fetch(gw.url + '/v1/messages', { method: 'POST', headers, body: new Blob([body]) });
+      expect(res.status, String(type)).toBe(200);
+      await res.text();
+    }
+    expect(up.seen.map((s) => s.headers['content-type'])).toEqual(['application/json', 'application/json', 'application/json', 'application/json; charset=utf-8', 'application/vnd.api+json']);
+    expect(up.seen.map((s) => s.body.toString())).toEqual(sent.map(() => body));
+  });
+});

@@ -80,6 +80,19 @@ function jobTokenIn(h: IncomingHttpHeaders | Record<string, string>): string | n
   return t !== undefined && t.length >= 16 ? t : null;
 }
 
+/**
+ * Sets `content-type: application/json` in `headers` (an upstream request's, from
+ * {@link filtered}) unless the client's is a JSON type already (`application/json`, `…/…+json`,
+ * parameters kept as sent). The gateway forwards only bodies it read as JSON; a client's
+ * `text/plain` (fetch's default for a string body) or curl's `application/x-www-form-urlencoded`
+ * would otherwise reach an upstream that may refuse it (fresh-user finding).
+ */
+export function asJsonBody(headers: Record<string, string>): void {
+  const type = headers['content-type'];
+  if (type === undefined || !JSON_TYPE.test(type)) headers['content-type'] = 'application/json';
+}
+const JSON_TYPE = /^\s*[a-z0-9!#$&^_.+-]+\/(?:[a-z0-9!#$&^_.+-]+\+)?json\s*(?:;|$)/i;
+
 /** The upstream reply without hop-by-hop headers; SSE gets `cache-control: no-cache` and `x-accel-buffering: no`. */
 export function proxiedReply(upstream: Reply): Reply {
   const out = filtered(upstream.headers, DROP_RESPONSE);
@@ -118,6 +131,7 @@ export async function forwardAnthropic(req: ForwardRequest): Promise<Reply> {
   const incoming = req.headers instanceof Headers ? Object.fromEntries(req.headers) : req.headers;
   const headers = filtered(incoming, DROP_REQUEST);
   headers['x-api-key'] = req.apiKey;
+  if (req.method !== 'GET' && req.method !== 'HEAD') asJsonBody(headers);
   // fields set one by one, not spread in (each spread is a copy on every call)
   const init: UpstreamInit = { method: req.method, headers };
   if (req.method !== 'GET' && req.method !== 'HEAD') init.body = req.body;
