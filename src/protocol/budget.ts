@@ -111,7 +111,8 @@ export type CostRollup = z.infer<typeof CostRollup>;
 
 /**
  * A `since` window: `<n>m|h|d|w` back from now, n ≥ 1 (e.g. `7d`, `12h`), or an ISO-8601 date/time.
- * @returns epoch ms, or null when the text is neither (`0d`, a window of nothing, included; and
+ * @returns epoch ms, or null when the text is neither (`0d`, a window of nothing, included; a
+ *   day its month does not have, such as `2026-02-30`, which Date.parse moves into March; and
  *   text with spaces around it, as every number and id the CLI and API take: `'7d '` was read
  *   as 7d while `' 1'` was refused as a job id, fresh-user finding).
  */
@@ -123,7 +124,11 @@ export function parseSince(text: string, now: number): number | null {
     const unit = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[m[2] as 'm' | 'h' | 'd' | 'w'];
     return now - Number(m[1]) * unit;
   }
-  if (!/^\d{4}-\d{2}-\d{2}/.test(text)) return null;
+  const ymd = /^(\d{4})-(\d{2})-(\d{2})/.exec(text);
+  if (!ymd) return null;
+  // a day the month does not have: Date.parse rolls 2026-02-30 over to March 2 (fresh-user finding)
+  const [y, mo, d] = [Number(ymd[1]), Number(ymd[2]), Number(ymd[3])];
+  if (mo < 1 || mo > 12 || d < 1 || d > new Date(Date.UTC(y, mo, 0)).getUTCDate()) return null;
   const t = Date.parse(text);
   return Number.isFinite(t) ? t : null;
 }

@@ -105,6 +105,11 @@ describe('budgets through the API and the gateway', () => {
     expect(((await badBy.json()) as { error: { field: string } }).error.field).toBe('by');
     expect((await t.api('/api/costs?since=yesterday')).status).toBe(400);
     expect((await t.api('/api/costs?since=0d')).status).toBe(400); // a window of nothing
+    // a day its month does not have is refused, not rolled into the next month (fresh-user finding)
+    for (const day of ['2026-02-30', '2026-02-29', '2026-04-31', '2026-13-01', '2026-00-10', '2026-01-00']) expect((await t.api(`/api/costs?since=${day}`)).status, day).toBe(400);
+    for (const [day, iso] of [['2028-02-29', '2028-02-29T00:00:00.000Z'], ['2026-04-30T12:00:00Z', '2026-04-30T12:00:00.000Z']]) {
+      expect(((await (await t.api(`/api/costs?since=${day}`)).json()) as CostRollup).since, day).toBe(iso);
+    }
     await r.close();
   });
 });
