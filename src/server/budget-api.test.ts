@@ -79,6 +79,9 @@ describe('budgets through the API and the gateway', () => {
       const fine = await t.api(`/api/jobs/${job.id}/budget`, { json: { addUsd } });
       expect([fine.status, await fine.json()]).toEqual([400, { error: { code: 'invalid_request', message: 'addUsd: must have at most 6 decimals (the smallest step is 0.000001, one micro-dollar)', field: 'addUsd' } }]);
     }
+    // a field given twice: refused naming it, never read as the last (fresh-user finding: $2 added)
+    const twice = await t.api(`/api/jobs/${job.id}/budget`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"addUsd":1, "addUsd":2}' });
+    expect([twice.status, await twice.json()]).toEqual([400, { error: { code: 'invalid_request', message: 'addUsd: given twice in the request body; give each field once', field: 'addUsd' } }]);
 
     const top = await t.api(`/api/jobs/${job.id}/budget`, { json: { addUsd: 2 } });
     expect(top.status).toBe(200);

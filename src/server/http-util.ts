@@ -3,6 +3,7 @@ import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z } from 'zod';
 import { findNul, parseJsonBounded } from '../core/json-depth.js';
+import { findRepeatedKey } from '../core/json-keys.js';
 import { describeIssues, ID_RANGE, MAX_ID, type ApiErrorBody } from '../protocol/index.js';
 
 /**
@@ -15,13 +16,25 @@ export function apiError(c: Context, status: ContentfulStatusCode, code: string,
   return c.json(body, status);
 }
 
+/**
+ * The 400 `invalid_request` for a JSON body `text` that gives a key twice in one object (field:
+ * its dotted path, cut at 100 characters; no value is repeated back), or null when it gives none.
+ */
+export function repeatedKeyError(c: Context, text: string): Response | null {
+  const at = findRepeatedKey(text);
+  if (at === null) return null;
+  const field = cutEcho(at);
+  return apiError(c, 400, 'invalid_request', `${field}: given twice in the request body; give each field once`, field);
+}
+
 /** Result of {@link readBody}: the parsed value, or the error response to return. */
 export type BodyResult<T> = { ok: true; value: T } | { ok: false; response: Response };
 
 /**
  * Reads the request body as JSON and validates it with `schema`.
  * Non-JSON (or empty, or nested deeper than core/json-depth.ts MAX_JSON_DEPTH) → 400 `invalid_json`;
- * a string or key holding NUL (U+0000, which PostgreSQL text cannot store) → 400 `invalid_request` naming it; schema failure → 400 `invalid_request` whose
+ * a string or key holding NUL (U+0000, which PostgreSQL text cannot store) → 400 `invalid_request` naming it; a key given twice in one
+ * object (JSON.parse would keep the last: core/json-keys.ts) → 400 `invalid_request` naming it ({@link repeatedKeyError}); schema failure → 400 `invalid_request` whose
  * message names every failing field (`labels.os: ...`) and whose `field` is the first one.
  */
 export async function readBody<S extends z.ZodType>(c: Context, schema: S): Promise<BodyResult<z.output<S>>> {
@@ -37,6 +50,8 @@ export async function readBody<S extends z.ZodType>(c: Context, schema: S): Prom
   // JSON can carry NUL only as the escape \u0000: look for it only then.
   const nulAt = text.includes('\\u0000') ? findNul(raw) : null;
   if (nulAt) return { ok: false, response: apiError(c, 400, 'invalid_request', `${nulAt}: text must not contain NUL (U+0000)`, nulAt) };
+  const repeated = repeatedKeyError(c, text);
+  if (repeated) return { ok: false, response: repeated };
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
     const first = parsed.error.issues[0];

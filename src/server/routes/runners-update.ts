@@ -3,7 +3,7 @@ import { describeIssues, UpdateRunnerRequest, type UpdateRunnerResponse } from '
 import { parseJsonBounded } from '../../core/json-depth.js';
 import { requireAdmin, type AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
-import { apiError, idError, parseId, type BodyResult } from '../http-util.js';
+import { apiError, idError, parseId, repeatedKeyError, type BodyResult } from '../http-util.js';
 import { runnerView } from '../views.js';
 import { heldSlotsOf } from '../runner-held.js';
 import { SERVER_VERSION } from '../runner-updates.js';
@@ -55,6 +55,8 @@ async function readUpdateBody(c: Context): Promise<BodyResult<UpdateRunnerReques
   } catch {
     return { ok: false, response: apiError(c, 400, 'invalid_json', 'request body must be empty or a JSON document like {"version": "0.2.0"}') };
   }
+  const repeated = repeatedKeyError(c, text);
+  if (repeated) return { ok: false, response: repeated };
   const parsed = UpdateRunnerRequest.safeParse(raw);
   if (parsed.success) return { ok: true, value: parsed.data };
   const first = parsed.error.issues[0];
