@@ -2,7 +2,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { MAX_ID, RoleName, RunnerName, parseLabelList, type Labels } from '../protocol/index.js';
+import { MAX_ID, PLAIN_DECIMAL, RoleName, RunnerName, parseLabelList, type Labels } from '../protocol/index.js';
 import { FlotillaClient } from '../client/index.js';
 import { makeDir, MakeDirError } from '../core/make-dir.js';
 import { cutEcho } from '../protocol/echo.js';
@@ -134,7 +134,6 @@ export interface UsdArgSpec {
  * The only form a USD amount is taken in: digits with an optional fraction (`5`, `0.5`), or a
  * fraction alone (`.5` = 0.5). No sign, exponent, hex, spaces, commas, trailing dot (`5.`).
  */
-const PLAIN_DECIMAL = /^(?:\d+(?:\.\d+)?|\.\d+)$/;
 
 /** Most decimal places a USD amount may have: 6, one micro-dollar (µ$, the unit money is kept in). */
 export const USD_MAX_DECIMALS = 6;

@@ -24,9 +24,14 @@ function yamlFile(lines: string[]): string {
   return file;
 }
 
-/** One price in flotilla.yaml (YAML flow mapping = JSON): the error message, or `ok`. */
+/** `value` as JSON with every number written as a plain decimal (JSON.stringify writes 1e-7, which flotilla.yaml refuses as not plain). */
+function plainJson(value: object): string {
+  return JSON.stringify(value, (_, v: unknown) => (typeof v === 'number' && /e/i.test(String(v)) ? `#${v.toFixed(20).replace(/0+$/, '')}#` : v)).replace(/"#([^#]*)#"/g, '$1');
+}
+
+/** One price in flotilla.yaml (YAML flow mapping = JSON, numbers plain decimals): the error message, or `ok`. */
 function yamlPrice(model: string, price: object): string {
-  const file = yamlFile(['prices:', `  ${JSON.stringify(model)}: ${JSON.stringify(price)}`]);
+  const file = yamlFile(['prices:', `  ${JSON.stringify(model)}: ${plainJson(price)}`]);
   try {
     loadGatewayFile(file);
     return 'ok';
@@ -64,6 +69,27 @@ describe('flotilla.yaml prices: the API\'s rules', () => {
     for (const price of [{ input: 0.000001, output: 999_999.999999 }, { input: 0.1 + 0.2, output: 1.234567, webSearch: 0.000001 }]) {
       expect([yamlPrice('my-model', price), apiPrice('my-model', price)]).toEqual(['ok', 'ok']);
     }
+  });
+
+  it('a number not written as a plain decimal (hex, exponent, sign, .inf) is refused with its line and path, as the CLI refuses it (fresh-user finding: input: 0x10 priced $16)', () => {
+    const written = (input: string) => {
+      const file = yamlFile(['prices:', '  m1:', `    input: ${input}`, '    output: 1']);
+      try {
+        loadGatewayFile(file);
+        return 'ok';
+      } catch (err) {
+        return (err as Error).message.replace(file, 'FILE');
+      }
+    };
+    for (const bad of ['0x10', '1e1', '+3', '0o7', '.inf', '1_000']) {
+      const got = written(bad);
+      // YAML 1.2 reads `1_000` as text (the schema refuses it: a number is expected)
+      if (bad === '1_000') expect(got).toMatch(/^FILE:4: gateway\.prices\.m1\.input: /);
+      else expect(got).toBe(`FILE:4: gateway.prices.m1.input: ${bad} is not a plain decimal (digits and an optional fraction, such as 3 or 0.3: no sign, exponent or hex)`);
+    }
+    for (const good of ['3', '0.3', '.5', '12.250000']) expect(written(good), good).toBe('ok');
+    const nested = yamlFile(['prices:', '  m2: { input: 1, output: 2, longContext: { aboveInputTokens: 2e5, input: 2, output: 4 } }']);
+    expect(() => loadGatewayFile(nested)).toThrow(`${nested}:3: gateway.prices.m2.longContext.aboveInputTokens: 2e5 is not a plain decimal`);
   });
 
   it('a model name with a space, a * or other characters is refused, naming the file and the name; the API refuses the same names', () => {

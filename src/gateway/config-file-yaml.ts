@@ -1,4 +1,5 @@
 import { isMap, isScalar, visit, type Document, type LineCounter, type Node } from 'yaml';
+import { PLAIN_DECIMAL } from '../protocol/usd.js';
 
 /**
  * What flotilla.yaml must look like as YAML before its values are read (config-file.ts
@@ -31,6 +32,28 @@ export function refuseNonStringKeys(file: string, doc: Document, lines: LineCoun
       throw new Error(`${at}: gateway.${section}: the ${what} ${written || '(empty)'} is read by YAML as ${read}, not a name: quote it (${JSON.stringify(written)})`);
     }
   }
+}
+
+/**
+ * Refuses a number of `gateway.prices` (a rate, `longContext`'s too) that YAML reads as a number but that is not written as a
+ * plain decimal (protocol/usd.ts PLAIN_DECIMAL, the rule of the CLI's `models price` flags):
+ * `0x10` is 16 to YAML, `1e1` 10, `+3` 3, `.inf` infinity (fresh-user finding: `input: 0x10`
+ * priced $16 per million without a word). Text (`"3"`) is left to the schema, which refuses it.
+ * @throws Error `FILE:LINE: gateway.prices.m1.input: 0x10 is not a plain decimal (digits and an optional fraction, ...)`.
+ */
+export function refuseUnplainRates(file: string, doc: Document, lines: LineCounter): void {
+  const prices = doc.getIn(['gateway', 'prices'], true);
+  if (!isMap(prices)) return;
+  const check = (node: Node | null, path: string): void => {
+    if (isMap(node)) {
+      for (const item of node.items) check(item.value as Node | null, `${path}.${isScalar(item.key) ? String(item.key.value) : ''}`);
+      return;
+    }
+    if (!isScalar(node) || typeof node.value !== 'number' || typeof node.source !== 'string' || PLAIN_DECIMAL.test(node.source)) return;
+    const at = node.range ? `${file}:${lines.linePos(node.range[0]).line}` : file;
+    throw new Error(`${at}: ${path}: ${node.source} is not a plain decimal (digits and an optional fraction, such as 3 or 0.3: no sign, exponent or hex)`);
+  };
+  check(prices, 'gateway.prices');
 }
 
 /**

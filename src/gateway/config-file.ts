@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { settingFromEnv } from '../core/setting-env.js';
 import { resolve } from 'node:path';
 import { LineCounter, parseDocument, type Document } from 'yaml';
-import { lineAt, refuseNonStringKeys, refuseRepeatedKeys, refuseUnknownSections } from './config-file-yaml.js';
+import { lineAt, refuseNonStringKeys, refuseRepeatedKeys, refuseUnknownSections, refuseUnplainRates } from './config-file-yaml.js';
 import { z } from 'zod';
 import type { GatewayConfig, ModelRoute } from './config.js';
 import { droppedLongContext, droppedLongContextMessage, overriddenPrice, type PriceOverride } from './price-override.js';
@@ -134,6 +134,7 @@ export function loadGatewayFile(file: string): GatewayFileConfig {
     refuseRepeatedKeys(file, yaml, lines);
     refuseUnknownSections(file, yaml, lines);
     refuseNonStringKeys(file, yaml, lines);
+    refuseUnplainRates(file, yaml, lines);
     doc = yaml.toJS();
   } catch (err) {
     const message = (err as Error).message;

@@ -29,6 +29,14 @@ export const UsdAmount = z
   // out of range: that one message only (1e308 × 10⁶ is Infinity, not a whole number of µ$)
   .refine((usd) => usd < 0.000001 || usd > 100_000 || wholeMicros(usd), { message: 'must have at most 6 decimals (the smallest step is 0.000001, one micro-dollar)', abort: true });
 
+/**
+ * A dollar amount or rate as written by a person (a CLI flag, a `FLOTILLA_*` variable, a
+ * flotilla.yaml price): digits with an optional fraction, or a fraction alone (`1`, `0.5`,
+ * `.5`). `Number()` and YAML also read `0x10` (16), `1e3`, `+5`, `5.` or `Infinity`; none of
+ * those is how a price is written, and each reads as another amount than a reader sees.
+ */
+export const PLAIN_DECIMAL = /^(?:\d+(?:\.\d+)?|\.\d+)$/;
+
 /** The most a job tree's budget may be, USD: a budget, and a budget after top-ups, is at most this. */
 export const MAX_BUDGET_USD = 100_000;
 export type UsdAmount = z.infer<typeof UsdAmount>;
