@@ -47,6 +47,8 @@ interface Seeded {
   chat: number;
   chatJob: number;
   split: number;
+  limited: number;
+  limitedChild: number;
 }
 
 /** The ledger: 4 model calls on two UTC days over two trees and one named runner (µ$ below). */
@@ -97,7 +99,14 @@ async function seed(store: Store, ids: Partial<Seeded>): Promise<void> {
   await store.appendServerEvent(chatJob.id, { type: 'message', data: { role: 'assistant', text: 'I regenerated it on branch fix/lock.' } } as EventBody, now + 4);
   await store.transitionJob(chatJob.id, null, ['queued'], 'cancelled', now + 5, { endReason: 'cancelled' });
   await store.updateTask(chat.id, ['running'], { status: 'idle', currentJobId: null }, now + 5);
-  Object.assign(ids, { alpha: alpha.id, alphaChild: alphaChild.id, beta: beta.id, big: big.id, done: done.id, box: box.id, chat: chat.id, chatJob: chatJob.id, split: split.id });
+  // A child whose own sub-limit ($0.15, $0.0882 spent) has more room than its tree ($0.22, $0.1911 spent: $0.0289 left).
+  const limited = await store.createJob({ parentId: null, agent: 'alpha', agentVersion: '1', input: {}, selector: { pool: 'nowhere' }, priority: 0, budgetMicros: 220_000, now });
+  const limitedChild = await store.createJob({ parentId: limited.id, agent: 'beta', agentVersion: '1', input: {}, selector: { pool: 'nowhere' }, priority: 0, budgetMicros: 150_000, now });
+  for (const [jobId, micros] of [[limitedChild.id, 88_200], [limited.id, 102_900]] as const) {
+    const r = await store.reserveBudget(limited.id, micros, now, undefined, jobId === limited.id ? undefined : jobId);
+    await store.settleBudget(limited.id, r!.reservationId!, micros, now);
+  }
+  Object.assign(ids, { alpha: alpha.id, alphaChild: alphaChild.id, beta: beta.id, big: big.id, done: done.id, box: box.id, chat: chat.id, chatJob: chatJob.id, split: split.id, limited: limited.id, limitedChild: limitedChild.id });
 }
 
 /** True when the page scrolls sideways (content wider than the viewport). */
@@ -272,6 +281,19 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     await screenshot(admin, 'job-top-up');
     await admin.context().close();
   }, 120_000);
+
+  it('job page: a child whose tree has less room than its own sub-limit says what is left and that the tree bounds it, as flotilla budget does', async () => {
+    // fresh-user finding: the bar showed only the sub-limit's "$0.0882 spent · limit $0.1500"
+    const admin = await signIn(up.browser, up.url, 'ada', 'admin-password-1');
+    await admin.goto(`${up.url}/jobs/${id('limitedChild')}`);
+    const legend = admin.locator('[data-testid=budget] .legend');
+    await expect.poll(() => legend.textContent(), { timeout: 10_000 }).toBe(`$0.0882 spent · limit $0.1500 · $0.0289 left: bounded by job tree ${id('limited')} (limit $0.2200)`);
+    // the tree itself, and a job bounded by its own budget, say nothing more
+    await admin.goto(`${up.url}/jobs/${id('limited')}`);
+    await expect.poll(() => legend.textContent(), { timeout: 10_000 }).toBe('$0.1911 spent · limit $0.2200');
+    expect(await admin.locator('[data-testid=budget-bound]').count()).toBe(0);
+    await admin.context().close();
+  }, 60_000);
 
   it('Resume on an ended job starts a job that continues its session on the same runner', async () => {
     const first = await up.admin.createJob({ agent: 'hello-py', input: {} });

@@ -2,9 +2,12 @@ import { usd } from '../format.js';
 
 /**
  * Spent (and, once the budgets API reports it, reserved) against the tree's limit, all µ$.
- * Widths are fractions of the limit, capped at 100%.
+ * Widths are fractions of the limit, capped at 100%. `bound`, when another budget on the job's
+ * path has less room than this one (the API's `boundedBy`: a child's sub-limit under a tree
+ * nearly spent), says what is really left and what bounds it, as `flotilla budget JOB` does: the
+ * bar alone read as room the job did not have (fresh-user finding).
  */
-export function BudgetBar({ spent, reserved = 0, limit }: { spent: number; reserved?: number; limit: number }) {
+export function BudgetBar({ spent, reserved = 0, limit, bound }: { spent: number; reserved?: number; limit: number; bound?: { left: number; by: string; byLimit: number } }) {
   const pct = (v: number) => `${limit > 0 ? Math.min(100, (v / limit) * 100) : 0}%`;
   const over = spent >= limit && limit > 0;
   return (
@@ -15,6 +18,12 @@ export function BudgetBar({ spent, reserved = 0, limit }: { spent: number; reser
       </div>
       <div className="legend">
         <span data-testid="spent">{usd(spent)}</span> spent{reserved > 0 && <> · {usd(reserved)} reserved</>} · limit {usd(limit)}
+        {bound && (
+          <span className="warn" data-testid="budget-bound">
+            {' '}
+            · {usd(bound.left)} left: bounded by {bound.by} (limit {usd(bound.byLimit)})
+          </span>
+        )}
       </div>
     </div>
   );

@@ -124,7 +124,20 @@ function JobView({ id }: { id: number }) {
         <div className="card">
           <h3>Cost</h3>
           {budget.data ? (
-            <BudgetBar spent={budget.data.budget.spentMicros} reserved={budget.data.budget.reservedMicros} limit={budget.data.budget.limitMicros} />
+            <BudgetBar
+              spent={budget.data.budget.spentMicros}
+              reserved={budget.data.budget.reservedMicros}
+              limit={budget.data.budget.limitMicros}
+              {...(budget.data.budget.boundedBy
+                ? {
+                    bound: {
+                      left: budget.data.budget.remainingMicros,
+                      by: budget.data.budget.boundedBy.jobId === undefined ? `job tree ${budget.data.budget.rootId}` : `job ${budget.data.budget.boundedBy.jobId}’s sub-limit`,
+                      byLimit: budget.data.budget.boundedBy.limitMicros,
+                    },
+                  }
+                : {})}
+            />
           ) : (
             <BudgetBar spent={usage?.costMicros ?? 0} limit={j.budgetMicros} />
           )}
