@@ -185,6 +185,26 @@ describe('a budget pause stops the job process and holds its slot until it is go
     rmSync(go());
   });
 
+  it('onBudgetExhausted: fail: a command agent that exits 0 right after the refusal still ends failed `budget` (not succeeded)', async () => {
+    // fresh-user finding: an exit 0 inside the settle time ended the job `succeeded`
+    rmSync(log(), { force: true });
+    rmSync(go(), { force: true });
+    const created = (await (await t.api('/api/jobs', { json: { agent: 'stubborn', input: {}, budgetUsd: 0.002 } })).json()) as Job;
+    const [first] = await until('attempt 1 to start', () => (attempts().length === 1 ? attempts() : undefined));
+    await until('the job to run', async () => (await job(created.id)).status === 'running');
+    expect((await callModel(first![2]!)).status).toBe(200);
+    const refused = await callModel(first![2]!);
+    expect(refused.status).toBe(402);
+    await refused.text();
+    writeFileSync(go(), ''); // the script echoes "done" and exits 0 at once
+    const ended = await until('the job to end', async () => {
+      const j = await job(created.id);
+      return ['failed', 'succeeded'].includes(j.status) ? j : undefined;
+    });
+    expect(ended).toMatchObject({ status: 'failed', endReason: 'budget', attempt: 1 });
+    rmSync(go());
+  });
+
   it('a top-up that comes while the stopped process is still dying waits for it: never two processes of one job', async () => {
     rmSync(log(), { force: true });
     const created = (await (await t.api('/api/jobs', { json: { agent: 'holder', input: {}, budgetUsd: 0.002 } })).json()) as Job;

@@ -204,7 +204,8 @@ export const ServerToRunner = z.discriminatedUnion('type', [
      * The tree's budget is spent and the job's agent says `onBudgetExhausted: fail`: the job is
      * not paused; the runner lets the harness exit on its own for the same settle time as a
      * pause, then stops it, and reports the attempt `failed`, reason `budget`, `reason` as its
-     * error, whatever the harness's own ending (a success it reported first stands). An older
+     * error, whatever the harness's own ending (an attempt that had finished before the message
+     * arrived keeps its outcome). An older
      * runner ignores the field and stops it at once (reported `cancelled`).
      */
     fail: z.boolean().optional(),

@@ -158,7 +158,8 @@ export class JobRun {
    * {@link pause}, the harness first gets `pauseSettleMs` to exit on its own, then it is stopped
    * (SIGTERM, grace, SIGKILL of the process group). Whatever the harness's own outcome (a
    * command that exits 1, or 0 after the refusal, or is killed), the attempt ends failed
-   * `budget` — except a success the harness had reported before this arrived. Repeats are no-ops.
+   * `budget`; only an attempt that had finished before this arrived keeps its outcome (it is a
+   * no-op then). Repeats are no-ops.
    */
   failForBudget(reason: string): void {
     if (this.finished || this.stopped || this.budgetFailure !== null) return;
@@ -399,8 +400,9 @@ export class JobRun {
     let data: JobFinished;
     if (this.stopped) {
       data = { ...this.stopped };
-    } else if (this.budgetFailure !== null && outcome?.status !== 'succeeded') {
-      // the agent fails on an exhausted budget: the harness's own ending after the refusal is that
+    } else if (this.budgetFailure !== null) {
+      // the agent fails on an exhausted budget: whatever the harness did after the refusal
+      // (exit 1, or exit 0 as if it were done: fresh-user finding), the attempt ended on it
       data = { status: 'failed', reason: 'budget', error: this.budgetFailure };
     } else if (outcome) {
       data = { status: outcome.status };
