@@ -49,13 +49,18 @@ function insufficientQuota(body: Buffer): boolean {
   return e?.code === 'insufficient_quota' || e?.type === 'insufficient_quota';
 }
 
-/** Anthropic's words for an account without credit, in its 400 `invalid_request_error`. */
-const CREDIT_TOO_LOW = 'credit balance is too low';
+/** How Anthropic's message for an account without credit begins, in its 400 `invalid_request_error`. */
+const CREDIT_TOO_LOW = 'Your credit balance is too low to access the Anthropic API';
 
-/** True when `body` is Anthropic's 400 `invalid_request_error` saying the credit balance is too low. */
+/**
+ * True when `body` is Anthropic's 400 `invalid_request_error` whose message begins with its
+ * credit refusal. Only the beginning: a 400 that quotes the job's own text (`Unexpected value(s)
+ * \`credit balance is too low\` for the anthropic-beta header`) must not let a job take the
+ * server's keys out of service or raise a false "add credit" alarm (fresh-user finding).
+ */
 function creditTooLow(body: Buffer): boolean {
   const e = errorObject(body, CREDIT_TOO_LOW);
-  return e?.type === 'invalid_request_error' && typeof e.message === 'string' && e.message.includes(CREDIT_TOO_LOW);
+  return e?.type === 'invalid_request_error' && typeof e.message === 'string' && e.message.startsWith(CREDIT_TOO_LOW);
 }
 
 /**
