@@ -88,6 +88,13 @@ describe('flotilla.yaml prices: the API\'s rules', () => {
       else expect(got).toBe(`FILE:4: gateway.prices.m1.input: ${bad} is not a plain decimal (digits and an optional fraction, such as 3 or 0.3: no sign, exponent or hex)`);
     }
     for (const good of ['3', '0.3', '.5', '12.250000']) expect(written(good), good).toBe('ok');
+    // YAML 1.1 (a %YAML 1.1 directive) reads 010 as octal 8: refused, not priced at $8
+    const dir = mkdtempSync(join(tmpdir(), 'flotilla-yaml-rules-'));
+    dirs.push(dir);
+    const v11 = join(dir, 'flotilla.yaml');
+    writeFileSync(v11, '%YAML 1.1\n---\ngateway:\n  prices:\n    a-model:\n      input: 010\n      output: 3\n');
+    expect(() => loadGatewayFile(v11)).toThrow(`${v11}:6: gateway.prices.a-model.input: 010 is read by YAML as 8: write it without leading zeros (or drop the %YAML 1.1 line)`);
+    expect(written('017')).toBe('ok'); // YAML 1.2: 17
     const nested = yamlFile(['prices:', '  m2: { input: 1, output: 2, longContext: { aboveInputTokens: 2e5, input: 2, output: 4 } }']);
     expect(() => loadGatewayFile(nested)).toThrow(`${nested}:3: gateway.prices.m2.longContext.aboveInputTokens: 2e5 is not a plain decimal`);
   });

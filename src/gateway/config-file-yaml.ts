@@ -49,9 +49,11 @@ export function refuseUnplainRates(file: string, doc: Document, lines: LineCount
       for (const item of node.items) check(item.value as Node | null, `${path}.${isScalar(item.key) ? String(item.key.value) : ''}`);
       return;
     }
-    if (!isScalar(node) || typeof node.value !== 'number' || typeof node.source !== 'string' || PLAIN_DECIMAL.test(node.source)) return;
+    if (!isScalar(node) || typeof node.value !== 'number' || typeof node.source !== 'string') return;
     const at = node.range ? `${file}:${lines.linePos(node.range[0]).line}` : file;
-    throw new Error(`${at}: ${path}: ${node.source} is not a plain decimal (digits and an optional fraction, such as 3 or 0.3: no sign, exponent or hex)`);
+    if (!PLAIN_DECIMAL.test(node.source)) throw new Error(`${at}: ${path}: ${node.source} is not a plain decimal (digits and an optional fraction, such as 3 or 0.3: no sign, exponent or hex)`);
+    // a plain decimal YAML reads as another number: `010` is octal 8 under a `%YAML 1.1` directive (fresh-user finding)
+    if (node.value !== Number(node.source)) throw new Error(`${at}: ${path}: ${node.source} is read by YAML as ${node.value}: write it without leading zeros (or drop the %YAML 1.1 line)`);
   };
   check(prices, 'gateway.prices');
 }
