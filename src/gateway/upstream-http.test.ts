@@ -1,6 +1,6 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { constants as zlibConstants, gzipSync } from 'node:zlib';
+import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { upstreamRequest, UpstreamRequestRefusedError } from './upstream-http.js';
 
@@ -29,6 +29,20 @@ function route(path: string, res: ServerResponse): void {
     const body = gzipSync(Buffer.from('{"ok":true,"text":"é"}'));
     res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip', 'content-length': body.length, 'set-cookie': ['a=1', 'b=2'], 'x-multi': ['one', 'two'] });
     return void res.end(body);
+  }
+  if (path === '/json-stacked') {
+    // brotli applied first, then gzip (content-encoding lists them in that order); a key the mask must see
+    const body = gzipSync(brotliCompressSync(Buffer.from('{"error":"bad key sk-ant-secret-KEY1"}')));
+    res.writeHead(400, { 'content-type': 'application/json', 'content-encoding': 'br, gzip', 'content-length': body.length });
+    return void res.end(body);
+  }
+  if (path === '/sse-stacked') {
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'content-encoding': 'gzip, identity, gzip' });
+    return void res.end(gzipSync(gzipSync(Buffer.from('event: ping\ndata: {}\n\n'))));
+  }
+  if (path === '/json-unknown') {
+    res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip, zstd' });
+    return void res.end('opaque');
   }
   if (path === '/sse-gzip') {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'content-encoding': 'gzip' });
@@ -87,6 +101,16 @@ describe('upstreamRequest (undici pool)', () => {
     expect(got.body).toBe('{"a":1}');
     expect(got.headers['anthropic-version']).toBe('2023-06-01');
     expect(got.headers['content-length']).toBe('7');
+  });
+
+  it('a stack of content-codings (br, gzip; gzip, identity, gzip) is undone layer by layer, whole bodies and streams; a stack with one it cannot undo passes with its bytes', async () => {
+    // fresh-user finding: `gzip, gzip` passed undecoded, so the key mask could not read it
+    const whole = await upstreamRequest(`${base}/json-stacked`, { method: 'POST', headers: {}, body: Buffer.from('{}') });
+    expect([whole.status, whole.body?.toString(), whole.headers['content-encoding'], whole.headers['content-length']]).toEqual([400, '{"error":"bad key sk-ant-secret-KEY1"}', undefined, undefined]);
+    const stream = await upstreamRequest(`${base}/sse-stacked`, { method: 'POST', headers: {}, body: Buffer.from('{}') });
+    expect(await readAll(stream.stream!)).toBe('event: ping\ndata: {}\n\n');
+    const unknown = await upstreamRequest(`${base}/json-unknown`, { method: 'POST', headers: {}, body: Buffer.from('{}') });
+    expect([unknown.body?.toString(), unknown.headers['content-encoding']]).toEqual(['opaque', 'gzip, zstd']);
   });
 
   it('decodes a gzip event stream, handed over as a live stream', async () => {

@@ -12,8 +12,8 @@ import { PushSource } from './push-source.js';
  * ~10× more; the gateway's whole point is to add almost nothing. No web streams: the reply's
  * body is a Buffer, or for `text/event-stream` a live {@link PushSource} (push-source.ts: each chunk
  * handed from undici to the reader as it arrives, honouring backpressure; with a
- * `content-encoding`, gzip/deflate/br, the decoded chunks, and `content-encoding` and
- * `content-length` are dropped).
+ * `content-encoding` of gzip/deflate/br, or a stack of them such as `gzip, gzip`, the decoded
+ * chunks, and `content-encoding` and `content-length` are dropped).
  * `signal` aborts the request (and the body). Redirects are not followed. Timeouts: the reply's
  * headers within {@link UPSTREAM_HEADERS_TIMEOUT_MS} of the request being sent, then at most
  * {@link UPSTREAM_BODY_TIMEOUT_MS} between two body chunks ({@link UpstreamTimeoutError}): a hung
@@ -203,6 +203,26 @@ const decoders: Record<string, (b: Buffer) => Promise<Buffer>> = {
 };
 const streamDecoders: Record<string, () => NodeJS.ReadWriteStream> = { gzip: createGunzip, 'x-gzip': createGunzip, deflate: createInflate, br: createBrotliDecompress };
 
+/**
+ * The content-codings of a `content-encoding` value in the order they were applied (RFC 9110
+ * §8.4: `gzip, gzip` is gzip applied twice; `identity` is none), when the gateway decodes every
+ * one of them; null when there is none, or one it does not decode (the body then passes with its
+ * bytes). A stack was passed on undecoded, so the gateway's key mask could not read it
+ * (fresh-user finding: a key echoed in a `gzip, gzip` body reached the job).
+ */
+export function decodableCodings(encoding: string): string[] | null {
+  const codings = encoding.split(',').map((c) => c.trim()).filter((c) => c !== '' && c !== 'identity');
+  // own keys only: the header is the upstream's text (`constructor` is not a decoder)
+  return codings.length > 0 && codings.every((c) => Object.hasOwn(decoders, c)) ? codings : null;
+}
+
+/** `b` with `codings` undone, the last applied first. */
+async function decodeAll(b: Buffer, codings: readonly string[]): Promise<Buffer> {
+  let out = b;
+  for (let i = codings.length - 1; i >= 0; i--) out = out.byteLength === 0 ? out : await decoders[codings[i]!]!(out);
+  return out;
+}
+
 /** What {@link upstreamRequest} sends. Header names lower case. */
 export interface UpstreamInit {
   method: string;
@@ -286,6 +306,8 @@ export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply>
     let status = 0;
     let out: Record<string, string> = {};
     let encoding = '';
+    /** The reply's content-codings the gateway undoes, in the order applied ({@link decodableCodings}); null: none. */
+    let codings: string[] | null = null;
     const chunks: Buffer[] = [];
     let size = 0;
     /** For SSE: what the caller reads; null for a whole body. */
@@ -343,8 +365,8 @@ export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply>
         out = headerRecord(rawHeaders as Buffer[] | null);
         resume = res;
         encoding = (out['content-encoding'] ?? '').toLowerCase();
-        // own keys only: the header is the upstream's text (`constructor` is not a decoder)
-        const decoded = Object.hasOwn(decoders, encoding);
+        codings = encoding === '' ? null : decodableCodings(encoding);
+        const decoded = codings !== null;
         if (decoded) {
           delete out['content-encoding'];
           delete out['content-length'];
@@ -360,7 +382,7 @@ export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply>
           });
           live = raw;
           settled = true;
-          resolve({ status, headers: out, body: null, stream: decoded ? decode(raw, encoding) : raw });
+          resolve({ status, headers: out, body: null, stream: decoded ? codings!.reduceRight((src, c) => decode(src, c), raw) : raw });
         }
         return true;
       },
@@ -382,12 +404,11 @@ export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply>
         settled = true;
         if (status === 204 || status === 304 || init.method === 'HEAD') return resolve({ status, headers: out, body: null });
         const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
-        const dec = Object.hasOwn(decoders, encoding) ? decoders[encoding] : undefined;
         // an empty body is empty whatever its content-encoding says (zlib refuses 0 bytes as a
         // truncated stream; a served 2xx with no body is metered as one, meter.ts)
-        if (!dec || body.byteLength === 0) return resolve({ status, headers: out, body });
+        if (codings === null || body.byteLength === 0) return resolve({ status, headers: out, body });
         const limit = replyLimit;
-        dec(body).then(
+        decodeAll(body, codings).then(
           (b) => resolve({ status, headers: out, body: b }),
           // zlib's maxOutputLength: the decoded body is over the limit; else it does not decode
           (e: Error & { code?: string }) => reject(e.code === 'ERR_BUFFER_TOO_LARGE' ? new ReplyTooLargeError(status, limit, limit + 1) : brokenBody(new Error(`its ${encoding} body does not decode: ${e.message}`))),
