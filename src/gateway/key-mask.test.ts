@@ -87,4 +87,20 @@ describe('KeyMask', () => {
       }
     });
   });
+
+  it('a key holding " or \\ (written \" and \\ by JSON.stringify), in bodies, streams and headers; a JSON-escaped key in a header', async () => {
+    // fresh-user findings: such a key leaked in all three spellings; `{"k":"\u0073k-..."}` in a header passed
+    const K = 'sk-test\\back"quote=+/x1234';
+    const m = new KeyMask([K, A]);
+    const inJson = JSON.stringify(K).slice(1, -1); // sk-test\\back\"quote=+/x1234
+    for (const form of [inJson, inJson.replace('/', '\\/'), [...K].map((c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0')).join('')]) {
+      expect(JSON.parse(`"${form}"`)).toBe(K);
+      expect(m.bytes(Buffer.from(`{"e":"bad ${form}"}`)).toString(), form).toBe('{"e":"bad [redacted key ...1234]"}');
+      const text = `data: {"e":"bad ${form}"}\n\n`;
+      for (let cut = 1; cut < text.length; cut++) expect((await collect(m, [text.slice(0, cut), text.slice(cut)])).text, `${form} cut at ${cut}`).toBe('data: {"e":"bad [redacted key ...1234]"}\n\n');
+    }
+    const escapedA = '\\u0073' + A.slice(1);
+    const r = m.reply({ status: 400, headers: { 'x-echo': `{"k":"${escapedA}"}`, 'x-plain': 'no \\n key' }, body: null });
+    expect(r.headers).toEqual({ 'x-echo': '{"k":"[redacted key ...AAAA]"}', 'x-plain': 'no \\n key' });
+  });
 });

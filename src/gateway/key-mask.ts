@@ -13,8 +13,11 @@ import { splitKeys } from './retry.js';
  * (ASCII: it may land in a header), so an operator can still tell which key an error was about.
  *
  * A key is masked however JSON wrote it (RFC 8259 §7: any character may be written `\uXXXX`,
- * `/` also `\/`): `\u0073k-ant…` or `sk\u002dant…` is the key to any JSON decoder (fresh-user
- * finding: an upstream echoing the key with escapes got it to the job unmasked).
+ * and `"`, `\`, `/` and the controls also `\"`, `\\`, `\/`, `\n`, ...): `\u0073k-ant…` or
+ * `sk\u002dant…` is the key to any JSON decoder (fresh-user finding: an upstream echoing the key
+ * with escapes got it to the job unmasked), in a body, a stream or a header. Not masked: a reply
+ * in a content-encoding the gateway cannot decode (upstream-http.ts passes it with its bytes),
+ * or JSON in UTF-16 (RFC 8259 §8.1: JSON between systems is UTF-8).
  *
  * Keys shorter than {@link MIN_MASKED_KEY_LENGTH} are not masked: such a value is no secret
  * (Ollama's customary key is `ollama`) and masking it would garble ordinary text in replies.
@@ -47,6 +50,18 @@ interface MaskedKey {
   maxEscaped: number;
 }
 
+/** JSON's two-character escapes (RFC 8259 §7): the character's code → the letter after the backslash. */
+const SHORT_ESCAPES: ReadonlyMap<number, number> = new Map([
+  [0x22, 0x22], // \"
+  [0x5c, 0x5c], // \\
+  [0x2f, 0x2f], // \/
+  [0x08, 0x62], // \b
+  [0x0c, 0x66], // \f
+  [0x0a, 0x6e], // \n
+  [0x0d, 0x72], // \r
+  [0x09, 0x74], // \t
+]);
+
 const NO_MATCH = -1;
 /** {@link escapedEnd}: `buf` ended while it still read as the key's start. */
 const PREFIX = -2;
@@ -67,8 +82,9 @@ function escapedEnd(buf: Buffer, at: number, key: MaskedKey): number {
       p += n;
       continue;
     }
-    if (c.units.length === 1 && c.units[0] === 0x2f && p + 1 < buf.length && buf[p + 1] === 0x2f) {
-      p += 2; // `\/`
+    const short = c.units.length === 1 ? SHORT_ESCAPES.get(c.units[0]!) : undefined;
+    if (short !== undefined && p + 1 < buf.length && buf[p + 1] === short) {
+      p += 2; // `\"`, `\\`, `\/`, ...
       continue;
     }
     for (const unit of c.units) {
@@ -98,11 +114,15 @@ function* starts(buf: Buffer, key: MaskedKey, from: number): Generator<number> {
   }
 }
 
-/** True when `buf` (from `from`) holds a JSON escape (`\u` or `\/`): only then can a key be in it escaped. */
-function hasEscapes(buf: Buffer, from = 0): boolean {
-  for (let i = buf.indexOf(BACKSLASH, from); i >= 0; i = buf.indexOf(BACKSLASH, i + 1)) {
+/**
+ * True when `buf` holds a JSON escape a key could be written with: `\u`, or the two-character
+ * escape of a character some key has (`letters`: usually none, or `/`); only then can a key be
+ * in it escaped. (`\n` in a reply's text, the common escape, is no key's.)
+ */
+function hasEscapes(buf: Buffer, letters: ReadonlySet<number>): boolean {
+  for (let i = buf.indexOf(BACKSLASH); i >= 0; i = buf.indexOf(BACKSLASH, i + 2)) {
     const n = buf[i + 1];
-    if (n === 0x75 || n === 0x2f || n === undefined) return true;
+    if (n === undefined || n === 0x75 || letters.has(n)) return true;
   }
   return false;
 }
@@ -121,6 +141,8 @@ export function maskedKey(key: string): string {
 /** See the module comment. */
 export class KeyMask {
   private readonly keys: MaskedKey[];
+  /** The letters of the two-character JSON escapes of the keys' characters (`/` → `/`, `"` → `"`): see hasEscapes. */
+  private readonly letters: ReadonlySet<number>;
 
   /** `keys`: every configured upstream key (duplicates, short ones and comma-separated settings are fine). */
   constructor(keys: readonly string[]) {
@@ -128,6 +150,7 @@ export class KeyMask {
     // Longest first: a key that contains another is masked whole.
     uniq.sort((a, b) => b.length - a.length);
     this.keys = uniq.map(maskedKeyOf);
+    this.letters = new Set(this.keys.flatMap((k) => k.chars.flatMap((c) => (c.units.length === 1 && SHORT_ESCAPES.has(c.units[0]!) ? [SHORT_ESCAPES.get(c.units[0]!)!] : []))));
   }
 
   /** True when there is anything to mask. */
@@ -135,11 +158,11 @@ export class KeyMask {
     return this.keys.length > 0;
   }
 
-  /** `s` with every key masked. */
+  /** `s` with every key masked, JSON-escaped forms too (a header may carry JSON: fresh-user finding). */
   text(s: string): string {
     let out = s;
     for (const k of this.keys) if (out.includes(k.text)) out = out.split(k.text).join(maskedKey(k.text));
-    return out;
+    return out.includes('\\') ? this.bytes(Buffer.from(out)).toString() : out;
   }
 
   /** `buf` with every key masked (the same buffer when it holds none). */
@@ -158,7 +181,7 @@ export class KeyMask {
       parts.push(out.subarray(from));
       out = Buffer.concat(parts);
     }
-    return hasEscapes(out) ? this.escaped(out) : out;
+    return hasEscapes(out, this.letters) ? this.escaped(out) : out;
   }
 
   /** `buf` with every JSON-escaped form of every key masked (the same buffer when it holds none). */
