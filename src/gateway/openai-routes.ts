@@ -19,7 +19,7 @@ import { upstreamRetryOptions } from './upstream-auth.js';
 import { unpassedReply } from './upstream-redirect.js';
 import { OpenAiStreamReader, usageFromOpenAiBody } from './openai-usage.js';
 import { reportedInputCap, serverInputAllowance } from './server-input.js';
-import { asScriptRequest, choicesOf, maxOutputOf, openaiBudgetError, openaiError, openaiRetryLater, outputLimitField, parseOpenAiRequest, withOutputLimit, withStreamUsage, type ChatRequest, type OpenAiApi } from './openai-wire.js';
+import { asScriptRequest, choicesOf, maxOutputOf, openaiBudgetError, openaiError, openaiRetryLater, outputLimitField, parseOpenAiRequest, UneditableBodyError, withOutputLimit, withStreamUsage, type ChatRequest, type OpenAiApi } from './openai-wire.js';
 import { priceFor } from './prices.js';
 import { forwardOpenAi } from './providers/openai.js';
 import { stripUsageChunks } from './openai-strip.js';
@@ -211,8 +211,15 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
         return addUsage ? stripUsageChunks(res) : res;
       }
       // No output limit: the upstream gets the one reserved for, or it could write past it.
-      if (outLimit === undefined) raw = withOutputLimit(raw, req, outputLimitField(api, provider), perChoice);
-      if (addUsage) raw = withStreamUsage(raw, chat);
+      try {
+        if (outLimit === undefined) raw = withOutputLimit(raw, req, outputLimitField(api, provider), perChoice);
+        if (addUsage) raw = withStreamUsage(raw, chat);
+      } catch (err) {
+        if (!(err instanceof UneditableBodyError)) throw err;
+        // recorded as refused; the reservation settled at $0 with the row
+        await recordRefused(ctx, 400, 'invalid_request');
+        return openaiError(400, 'invalid_request_error', err.message, 'invalid_request', err.param);
+      }
       let res: Reply;
       try {
         const body = raw;

@@ -44,7 +44,7 @@ async function gateway(config: Partial<GatewayConfig> = {}, budgetMicros = 10_00
   cleanups.push(() => gw.close());
   const post = (path: string, body: unknown, headers: Record<string, string> = { authorization: `Bearer ${TOKEN}` }) =>
     fetch(gw.url + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
-  return { store, post, paused };
+  return { store, post, paused, url: gw.url };
 }
 
 const chat = (extra: object = {}) => ({ model: 'claude-sonnet-4-5', messages: [{ role: 'system', content: 'Working directory: /w' }, { role: 'user', content: 'fix it' }], ...extra });
@@ -214,6 +214,33 @@ describe('OpenAI formats: the output bound reserved for is the one the upstream 
       expect(JSON.parse(seen[2]!)).toEqual({ model: 'qwen-local', input: 'hi', max_output_tokens: 32000 });
       expect(seen[3]).toBe(JSON.stringify(sent));
     }
+  });
+
+  it('a member the gateway must edit, given twice, or a body that is not UTF-8 where it must edit: refused 400 naming it, the upstream sees nothing, recorded as refused at $0', async () => {
+    // fresh-user finding: `"max_output_tokens":null` twice went upstream as 32000 then null (a
+    // last-wins upstream had no limit: spend past the budget); `stream_options` twice kept the client's include_usage: false
+    const { seen, baseUrl } = await upstream();
+    const { post, store, url } = await gateway({ prices, openai: { provider: 'openai-compatible', baseUrl, apiKeys: ['sk-x'] } });
+    const cases: Array<[path: string, body: string | Buffer, param: string | null]> = [
+      ['/v1/responses', '{"model":"qwen-local","input":"x","max_output_tokens":null,"max_output_tokens":null}', 'max_output_tokens'],
+      ['/v1/chat/completions', '{"model":"qwen-local","messages":[{"role":"user","content":"x"}],"max_tokens":100,"stream":true,"stream_options":{"include_usage":true},"stream_options":{"include_usage":false}}', 'stream_options'],
+      ['/v1/chat/completions', '{"model":"qwen-local","messages":[{"role":"user","content":"x"}],"max_tokens":100,"stream":true,"stream_options":{"include_usage":false,"include_usage":false}}', 'stream_options.include_usage'],
+      ['/v1/responses', Buffer.concat([Buffer.from('{"model":"qwen-local","max_output_tokens":null,"input":"a'), Buffer.from([0xff]), Buffer.from('b"}')]), null],
+    ];
+    for (const [path, body, param] of cases) {
+      const res = await fetch(url + path, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body });
+      const text = await res.text();
+      const json = JSON.parse(text) as { error: { type: string; param: string | null; message: string } };
+      if (!json.error) throw new Error(`${res.status} ${text}`);
+      expect([res.status, json.error.type, json.error.param], String(body)).toEqual([400, 'invalid_request_error', param]);
+      expect(json.error.message).toBe(param === null ? 'request body is not valid UTF-8 (RFC 8259 §8.1: JSON is UTF-8)' : `${param}: given twice in the request body; give each field once`);
+    }
+    expect(seen).toEqual([]);
+    await expect.poll(() => store.calls.filter((c) => c.refused === 'invalid_request').length).toBe(cases.length);
+    expect(store.calls.every((c) => c.costMicros === 0)).toBe(true);
+    // the same members given once are edited as usual; a body not UTF-8 that needs no edit goes as sent (spliced, byte for byte)
+    expect((await post('/v1/responses', { model: 'qwen-local', input: 'x', max_output_tokens: null })).status).toBe(200);
+    expect(JSON.parse(seen[0]!)).toEqual({ model: 'qwen-local', input: 'x', max_output_tokens: 32000 });
   });
 
   it('n choices reserve n times the output limit: what would not fit is refused and never reaches the upstream', async () => {
