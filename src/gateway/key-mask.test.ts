@@ -88,7 +88,7 @@ describe('KeyMask', () => {
     });
   });
 
-  it('a key holding " or \\ (written \" and \\ by JSON.stringify), in bodies, streams and headers; a JSON-escaped key in a header', async () => {
+  it('a key holding " or \\ (JSON.stringify writes them backslash-escaped), in bodies, streams and headers; a JSON-escaped key in a header', async () => {
     // fresh-user findings: such a key leaked in all three spellings; `{"k":"\u0073k-..."}` in a header passed
     const K = 'sk-test\\back"quote=+/x1234';
     const m = new KeyMask([K, A]);

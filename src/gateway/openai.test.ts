@@ -228,7 +228,7 @@ describe('OpenAI formats: the output bound reserved for is the one the upstream 
       ['/v1/responses', Buffer.concat([Buffer.from('{"model":"qwen-local","max_output_tokens":null,"input":"a'), Buffer.from([0xff]), Buffer.from('b"}')]), null],
     ];
     for (const [path, body, param] of cases) {
-      const res = await fetch(url + path, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body });
+      const res = await fetch(url + path, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: typeof body === 'string' ? body : new Uint8Array(body) });
       const text = await res.text();
       const json = JSON.parse(text) as { error: { type: string; param: string | null; message: string } };
       if (!json.error) throw new Error(`${res.status} ${text}`);
