@@ -7,6 +7,8 @@ import { describe, expect, it } from 'vitest';
 import type { TreeBudget } from '../store/types.js';
 import { reserveOrWait, refusedByCallsInFlight } from './budget-wait.js';
 import { MemoryGatewayStore } from './memory-store.js';
+import { abortJobCalls, liveCallCount } from './live-calls.js';
+import type { CallSignal } from './reply.js';
 
 const fig = (limit: number, spent: number, reserved: number): TreeBudget => ({ rootId: 1, limitMicros: limit, spentMicros: spent, reservedMicros: reserved, remainingMicros: Math.max(0, limit - spent - reserved) });
 
@@ -65,4 +67,36 @@ describe('reserveOrWait', () => {
     expect(got).toMatchObject({ inFlight: true });
     expect(Date.now() - t0).toBeLessThan(2_000);
   });
+
+  it('a call waiting when its job ends (the gateway cuts its calls) stops waiting and never reserves, even when budget frees at once', async () => {
+    // fresh-user finding: 10 calls waiting when their job was cancelled went upstream, charged, once budget freed
+    const { store, job } = setUp(900_000);
+    const first = await reserveOrWait(store, job, 60_000, { now: Date.now(), waitMs: 0 });
+    if ('refused' in first) throw new Error('must fit');
+    const signal = abortableSignal();
+    const waiting = reserveOrWait(store, job, 60_000, { now: Date.now(), waitMs: 10_000, pollMs: 10_000, signal });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(liveCallCount(job.id)).toBe(1); // the waiting call is one of its job's live calls
+    expect(abortJobCalls(store, job.id)).toBe(1);
+    await first.settle(1_000); // frees the room it waited for, in the same turn
+    expect(await waiting).toMatchObject({ inFlight: true });
+    expect(store.budgets.get(1)).toEqual({ limit: 1_000_000, spent: 901_000, reserved: 0 });
+    expect(liveCallCount(job.id)).toBe(0);
+  });
 });
+
+/** A CallSignal the gateway can abort (as the node adapter's is): what live-calls.ts tracks. */
+function abortableSignal(): CallSignal & { abort(): void } {
+  const listeners = new Set<() => void>();
+  const s = {
+    aborted: false,
+    addEventListener: (_: 'abort', l: () => void) => void listeners.add(l),
+    removeEventListener: (_: 'abort', l: () => void) => void listeners.delete(l),
+    abort() {
+      if (s.aborted) return;
+      s.aborted = true;
+      for (const l of [...listeners]) l();
+    },
+  };
+  return s;
+}

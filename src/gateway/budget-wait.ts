@@ -2,6 +2,7 @@ import { formatMicros } from '../core/money.js';
 import type { RefusingBudget } from '../store/job-budgets.js';
 import type { JobRow, PendingCall, TreeBudget } from '../store/types.js';
 import { ANY_TREE, reserve, watchSettles, type BudgetStore, type Reservation } from './budget.js';
+import { trackCall, untrackCall, type LiveCall } from './live-calls.js';
 import { takesCalls } from './open-calls.js';
 import type { CallSignal } from './reply.js';
 
@@ -84,20 +85,31 @@ export async function reserveOrWait(store: BudgetStore, job: JobRow, worst: numb
   const waitMs = Math.max(0, o.waitMs ?? DEFAULT_IN_FLIGHT_WAIT_MS);
   const deadline = o.now + waitMs;
   let now = o.now;
-  for (;;) {
-    const held = await reserve(store, job, worst, now, o.ttlMs, o.signal, o.call);
-    if (!('refused' in held)) {
-      if (takesCalls(store)) return held;
-      // reserved as the server began to stop: released, and the call goes nowhere upstream
-      await held.settle(0);
-      return { refused: 'the gateway is shutting down', budget: null, inFlight: false, stopped: true };
+  // A waiting call is one of its job's live calls (live-calls.ts): a cancel, or the job's attempt
+  // ending, aborts its signal, and it then never reserves nor goes upstream (fresh-user finding:
+  // 10 calls waiting when their job was cancelled went upstream and were charged once budget freed).
+  let waiting: LiveCall | null = null;
+  try {
+    for (;;) {
+      const held = await reserve(store, job, worst, now, o.ttlMs, o.signal, o.call);
+      if (!('refused' in held)) {
+        if (takesCalls(store)) return held;
+        // reserved as the server began to stop: released, and the call goes nowhere upstream
+        await held.settle(0);
+        return { refused: 'the gateway is shutting down', budget: null, inFlight: false, stopped: true };
+      }
+      const inFlight = refusedByCallsInFlight(held.budget, worst);
+      now = Date.now();
+      if (!takesCalls(store)) return { ...held, inFlight, stopped: true };
+      if (!inFlight || now >= deadline || o.signal?.aborted) return { ...held, inFlight };
+      waiting ??= trackCall(store, job.id, o.signal);
+      await settleOrTimeout(store, job.rootId, Math.min(deadline - now, o.pollMs ?? IN_FLIGHT_POLL_MS), o.signal);
+      // the client went away, or the gateway cut the call (its job ended) while it waited
+      if (o.signal?.aborted) return { ...held, inFlight };
+      now = Date.now();
     }
-    const inFlight = refusedByCallsInFlight(held.budget, worst);
-    now = Date.now();
-    if (!takesCalls(store)) return { ...held, inFlight, stopped: true };
-    if (!inFlight || now >= deadline || o.signal?.aborted) return { ...held, inFlight };
-    await settleOrTimeout(store, job.rootId, Math.min(deadline - now, o.pollMs ?? IN_FLIGHT_POLL_MS), o.signal);
-    now = Date.now();
+  } finally {
+    if (waiting !== null) untrackCall(job.id, waiting);
   }
 }
 
