@@ -35,12 +35,14 @@ export interface UpstreamFailure {
  *   tokens;
  * - the gateway cut the call (`signal` aborted by live-calls.ts, {@link cutReason}): the server
  *   is stopping → 503, retryable; its job's attempt ended → 502 saying so; recorded as an
- *   estimate (the request was sent: meter.ts recordUnreachable);
+ *   estimate when the request was sent (meter.ts recordUnreachable), with no tokens when it was
+ *   cut before its last byte was written (the AbortError's `notSent`);
  * - {@link UpstreamDroppedError}: the connection ended after the whole request was sent, before
  *   a reply (the provider may have worked on it) → 502 saying so, charged an estimate;
  * - anything else (connection refused, reset before the request was sent; or the client went
  *   away, `signal` aborted) → 502 "could not be reached", recorded with no tokens, or as an
- *   estimate when the client went away after the request was sent (meter.ts recordUnreachable).
+ *   estimate when the client went away after the request was sent whole (meter.ts
+ *   recordUnreachable; a client gone before that is not charged: fresh-user finding).
  * Each is recorded exactly once and settles the call's reservation.
  */
 export async function recordUpstreamFailure(ctx: CallContext, err: unknown, signal: CallSignal): Promise<UpstreamFailure> {
@@ -67,13 +69,15 @@ export async function recordUpstreamFailure(ctx: CallContext, err: unknown, sign
     return { status: 502, message: `the model provider closed the connection after the request was sent, before replying (${err.reason}); the call was charged an estimate` };
   }
   const gone = signal.aborted;
-  // its signal aborted: the client went away, or the gateway cut it (live-calls.ts)
+  // its signal aborted: the client went away, or the gateway cut it (live-calls.ts); before the
+  // request was written whole (upstream-http.ts notSent), the provider had nothing to work on
+  const sent = gone && (err as { notSent?: unknown } | null)?.notSent !== true;
   const cut = gone ? cutReason(signal) : undefined;
   if (cut === 'shutting_down') ctx.log.info('gateway: the call was cut before its reply: the server is stopping', { job: ctx.job.id });
   else if (cut === 'job_ended') ctx.log.info("gateway: the call was cut before its reply: its job's attempt ended", { job: ctx.job.id });
   else if (gone) ctx.log.info('gateway: the client went away before the reply', { job: ctx.job.id });
   else ctx.log.warn('gateway: upstream unreachable', { job: ctx.job.id, error: (err as Error).message });
-  await recordUnreachable(ctx, gone);
+  await recordUnreachable(ctx, sent);
   if (cut === 'shutting_down') return { status: 503, message: 'the Flotilla server is stopping: this call was cut before its reply and charged an estimate of what the provider may bill; try again', retry: true, retryAfterS: 5 };
   if (cut === 'job_ended') return { status: 502, message: "this call was cut before its reply: its job's attempt ended (cancelled, lost, finished or retried), and its token no longer authenticates" };
   return { status: 502, message: 'the model provider could not be reached' };

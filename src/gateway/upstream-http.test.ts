@@ -155,6 +155,18 @@ describe('upstreamRequest (undici pool)', () => {
     const t0 = Date.now();
     await expect(p).rejects.toMatchObject({ name: 'AbortError' });
     expect(Date.now() - t0).toBeLessThan(1_000);
+    // the request was written whole: the provider may be working on it (no notSent)
+    expect(((await p.catch((e: unknown) => e)) as { notSent?: boolean }).notSent).toBeUndefined();
+  });
+
+  it('a signal aborted before the request is sent: AbortError with notSent, and the upstream sees nothing', async () => {
+    const ac = new AbortController();
+    ac.abort();
+    const before = seen.length;
+    const err = (await upstreamRequest(`${base}/slow-headers`, { method: 'POST', headers: {}, body: Buffer.from('{}'), signal: ac.signal }).catch((e: unknown) => e)) as { name: string; notSent?: boolean };
+    expect([err.name, err.notSent]).toEqual(['AbortError', true]);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(seen.length).toBe(before);
   });
 
   it('an unreachable upstream rejects', async () => {

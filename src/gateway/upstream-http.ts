@@ -232,6 +232,11 @@ export interface UpstreamInit {
 }
 
 const abortError = () => new DOMException('aborted', 'AbortError');
+/**
+ * The `AbortError` of a request aborted before its last byte was written: `notSent: true` (the
+ * provider cannot have worked on it, so the call is not charged: upstream-failure.ts).
+ */
+const notSentAbort = () => Object.assign(abortError(), { notSent: true as const });
 
 /**
  * The gateway's HTTP client (undici) refused to build the upstream request, before anything was
@@ -282,7 +287,8 @@ function headerRecord(raw: Buffer[] | string[] | null): Record<string, string> {
  *   body its content-encoding cannot decode (either of these after a 2xx's headers:
  *   {@link ReplyBrokenError}, not retried), a whole body over the size limit (raw or decoded:
  *   {@link ReplyTooLargeError}, {@link MAX_REPLY_BYTES} unless {@link setMaxReplyBytes} set
- *   another), or `signal` aborted (an `AbortError`).
+ *   another), or `signal` aborted (an `AbortError`; `notSent: true` on it when the request's
+ *   last byte had not been written).
  */
 export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply> {
   const target = targetOf(url);
@@ -296,7 +302,7 @@ export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply>
   const limits = timeouts;
   return new Promise<Reply>((resolve, reject) => {
     const signal = init.signal;
-    if (signal?.aborted) return reject(abortError());
+    if (signal?.aborted) return reject(notSentAbort());
     let abort: ((err: Error) => void) | null = null;
     let settled = false;
     let complete = false;
@@ -313,7 +319,7 @@ export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply>
     /** For SSE: what the caller reads; null for a whole body. */
     let live: PushSource | null = null;
     let resume: (() => void) | null = null;
-    const onAbort = () => abort?.(abortError());
+    const onAbort = () => abort?.(sent ? abortError() : notSentAbort());
     signal?.addEventListener('abort', onAbort, { once: true });
     const done = () => signal?.removeEventListener('abort', onAbort);
     const fail = (e: Error) => {
@@ -351,7 +357,7 @@ export function upstreamRequest(url: string, init: UpstreamInit): Promise<Reply>
     const handler: Dispatcher.DispatchHandlers & { onRequestSent(): void } = {
       onConnect(a) {
         abort = a;
-        if (signal?.aborted) a(abortError());
+        if (signal?.aborted) a(notSentAbort());
       },
       onError: fail,
       onRequestSent() {
