@@ -90,3 +90,32 @@ it('a client that hangs up while the gateway waits out a 429 retry-after: the wa
     await limited.close();
   }
 });
+
+it('a client that hangs up on the last event of a complete stream, while the upstream holds the connection open: recorded with its reported usage, known (no estimate)', async () => {
+  // fresh-user finding: recorded as an estimate, input from the request's size (37 instead of 6)
+  const ev = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
+  const held = await startGateway({
+    upstream: () => (res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(ev('message_start', { message: { id: 'm', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [], usage: { input_tokens: 6, output_tokens: 1 } } }));
+      res.write(ev('message_delta', { delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 500 } }));
+      res.write(ev('message_stop', {}));
+      setTimeout(() => res.end(), 2_000); // the connection stays open after the last event
+    },
+    job: { token: TOKEN, id: 5, budgetMicros: 5_000_000 },
+  });
+  try {
+    const ac = new AbortController();
+    const res = await held.post('/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: 1000, stream: true, messages: [{ role: 'user', content: 'hi' }] }, { signal: ac.signal });
+    const reader = res.body!.getReader();
+    let text = '';
+    while (!text.includes('message_stop')) text += new TextDecoder().decode((await reader.read()).value);
+    ac.abort();
+    await expect.poll(() => held.store.calls.length, { timeout: 5000 }).toBe(1);
+    // 6 × 3 µ$ + 500 × 15 µ$ = 7,518 µ$
+    expect(held.store.calls[0]).toMatchObject({ usageKnown: true, inputTokens: 6, outputTokens: 500, costMicros: 7_518 });
+  } finally {
+    await held.close();
+  }
+});
+

@@ -301,8 +301,11 @@ export async function meteredReply(res: Reply, ctx: CallContext, signal?: CallSi
   const reader: StreamReader = ctx.streamReader ? ctx.streamReader() : new StreamUsageReader();
   const finish = async (how: 'ended' | 'broken' | 'cancelled') => {
     const st = how === 'ended' ? reader.end() : reader.state();
-    // a figure that cannot be real (usage.ts reportedCount) makes the whole usage unknown
-    const known = how === 'ended' && st.complete && !st.errored && !st.invalidUsage;
+    // A stream whose last event came (message_stop, [DONE], response.completed, with its usage)
+    // is known however its connection ended after it: a client that hangs up on the last event
+    // while the upstream holds the connection open was charged an estimate (fresh-user finding).
+    // A figure that cannot be real (usage.ts reportedCount) makes the whole usage unknown.
+    const known = st.complete && !st.errored && !st.invalidUsage;
     await record({
       httpStatus: res.status,
       model: st.model,
