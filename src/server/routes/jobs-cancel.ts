@@ -1,3 +1,4 @@
+import { readEmptyBody } from './empty-body.js';
 import type { Hono } from 'hono';
 import { isTerminal } from '../../core/job-state.js';
 import type { AppEnv } from '../auth.js';
@@ -19,6 +20,8 @@ export function mountCancelJob(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.post('/api/jobs/:id/cancel', async (c) => {
     const id = parseId(c.req.param('id'));
     if (id === null) return idError(c, 'id', 'a job id');
+    const body = await readEmptyBody(c);
+    if (!body.ok) return body.response;
     // A few tries: the job may move (e.g. get assigned) between reading and the fenced update.
     for (let i = 0; i < 5; i++) {
       const job = await ctx.store.getJob(id);

@@ -1,3 +1,4 @@
+import { readEmptyBody } from './empty-body.js';
 import type { Hono } from 'hono';
 import { CreateRunnerTokenRequest, type RunnerTokenInfo, type RunnerTokenList } from '../../protocol/index.js';
 import { hashToken, newToken } from '../../core/tokens.js';
@@ -57,6 +58,8 @@ export function mountRunnerTokens(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.post('/api/runner-tokens/:id/revoke', requireAdmin(), async (c) => {
     const id = parseId(c.req.param('id'));
     if (id === null) return idError(c, 'id', 'a runner registration token id');
+    const body = await readEmptyBody(c);
+    if (!body.ok) return body.response;
     const now = ctx.now();
     const row = await ctx.store.revokeRegistrationToken(id, now);
     if (!row) return apiError(c, 404, 'not_found', `no runner registration token ${id}`, 'id');

@@ -1,3 +1,4 @@
+import { readEmptyBody } from '../routes/empty-body.js';
 import type { Context, Hono } from 'hono';
 import { CreateTaskRequest, DEFAULT_COALESCE_SECONDS, SendTaskPromptRequest, TaskStatus, type TaskDetail } from '../../protocol/index.js';
 import type { TaskRow } from '../../store/types.js';
@@ -100,6 +101,8 @@ export function mountTasks(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.post('/api/tasks/:id/suspend', async (c) => {
     const f = await findTask(c, ctx);
     if (!f.ok) return f.response;
+    const body = await readEmptyBody(c);
+    if (!body.ok) return body.response;
     const t = await ctx.store.updateTask(f.task.id, ['idle', 'running', 'suspended', 'workspace_lost'], { status: 'suspended', slotUntil: null }, ctx.now());
     if (!t) return apiError(c, 409, 'invalid_state', `task ${f.task.id} is ${f.task.status}: only an active task can be suspended`);
     ctx.dispatcher.kick(); // its runner slot is free now
@@ -109,6 +112,8 @@ export function mountTasks(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.post('/api/tasks/:id/resume', async (c) => {
     const f = await findTask(c, ctx);
     if (!f.ok) return f.response;
+    const body = await readEmptyBody(c);
+    if (!body.ok) return body.response;
     const now = ctx.now();
     let t: TaskRow | null = null;
     if (f.task.status === 'suspended') t = await ctx.store.updateTask(f.task.id, ['suspended'], { status: f.task.currentJobId ? 'running' : 'idle' }, now);
@@ -122,6 +127,8 @@ export function mountTasks(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.post('/api/tasks/:id/stop', async (c) => {
     const f = await findTask(c, ctx);
     if (!f.ok) return f.response;
+    const body = await readEmptyBody(c);
+    if (!body.ok) return body.response;
     // Nothing to interrupt is an error, as suspending a completed task is (it answered 200 with the task as it was).
     const turn = f.task.currentJobId ? await ctx.store.getJob(f.task.currentJobId) : null;
     if (!turn || isTerminal(turn.status)) return apiError(c, 409, 'invalid_state', `task ${f.task.id} is ${f.task.status}: no turn is running to stop`);
@@ -132,6 +139,8 @@ export function mountTasks(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.post('/api/tasks/:id/complete', async (c) => {
     const f = await findTask(c, ctx);
     if (!f.ok) return f.response;
+    const body = await readEmptyBody(c);
+    if (!body.ok) return body.response;
     const t = await f.engine.complete(f.task.id, `task ${f.task.id} completed by request`);
     if (!t) return apiError(c, 409, 'invalid_state', `task ${f.task.id} is already completed`);
     return c.json(taskView(t));
