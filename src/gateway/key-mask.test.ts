@@ -103,4 +103,16 @@ describe('KeyMask', () => {
     const r = m.reply({ status: 400, headers: { 'x-echo': `{"k":"${escapedA}"}`, 'x-plain': 'no \\n key' }, body: null });
     expect(r.headers).toEqual({ 'x-echo': '{"k":"[redacted key ...AAAA]"}', 'x-plain': 'no \\n key' });
   });
+
+  it('the mask shows a key\'s last 4 characters only where JSON and headers take them as they are; others as *', () => {
+    // fresh-user finding: a key ending `\cc` made `[redacted key ...b\cc]`, and the reply's JSON no longer parsed
+    const K = 'sk-ant-key1/aaaa"bb\\cc';
+    expect(maskedKey(K)).toBe('[redacted key ...b*cc]');
+    expect(maskedKey('sk-quote-"end"')).toBe('[redacted key ...end*]');
+    expect(maskedKey('sk-ant-api03-AAAA')).toBe('[redacted key ...AAAA]');
+    const m = new KeyMask([K]);
+    const body = JSON.stringify({ error: { message: `bad ${K}` } });
+    expect(JSON.parse(m.bytes(Buffer.from(body)).toString())).toEqual({ error: { message: 'bad [redacted key ...b*cc]' } });
+  });
 });
+
