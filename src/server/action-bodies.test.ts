@@ -37,3 +37,26 @@ describe('body-less actions refuse a body with fields', () => {
     expect((await post(`/api/runner-tokens/${created.id}/revoke`)).status).toBe(200);
   });
 });
+
+describe('DELETE routes and sign-out take no fields', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer();
+  });
+  afterAll(async () => t?.close());
+
+  it('DELETE /api/tokens/:id with {"keep":true} is refused and the token keeps working; with no body it is revoked; POST /api/session/logout likewise', async () => {
+    // fresh-user finding: the body was ignored and the token revoked
+    const made = (await (await t.api('/api/tokens', { json: { name: 'ci', role: 'member' } })).json()) as { id: number; token: string };
+    const bad = await t.api(`/api/tokens/${made.id}`, { method: 'DELETE', headers: { 'content-type': 'application/json' }, body: '{"keep":true}' });
+    expect([bad.status, ((await bad.json()) as { error: { field?: string } }).error.field]).toEqual([400, 'keep']);
+    expect((await t.api('/api/jobs', { token: made.token })).status).toBe(200);
+    const del = await t.api(`/api/tokens/${made.id}`, { method: 'DELETE' });
+    expect([del.status, del.status === 204 ? '' : await del.text()]).toEqual([204, '']);
+    expect((await t.api('/api/jobs', { token: made.token })).status).toBe(401);
+    const out = await t.api('/api/session/logout', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"x":1}' });
+    expect(out.status).toBe(400);
+    const bye = await t.api('/api/session/logout', { method: 'POST' });
+    expect([bye.status, bye.status === 204 ? '' : await bye.text()]).toEqual([204, '']);
+  });
+});

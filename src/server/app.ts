@@ -39,6 +39,7 @@ import { mountWeb } from './web.js';
 import { jobTokenAuth } from './job-auth.js';
 import { mountJobTree } from './routes/jobs-tree.js';
 import { queryRule } from './query-rule.js';
+import { readEmptyBody } from './routes/empty-body.js';
 
 /** Largest request body the API reads, bytes (1 MiB): job inputs are small JSON documents. */
 export const MAX_API_BODY_BYTES = 1024 * 1024;
@@ -70,6 +71,13 @@ export function createApp(ctx: ServerContext): Hono<AppEnv> {
   app.use('/api/*', requireApiToken(ctx.store, ctx.now, apiTokens));
   // a query parameter a route does not declare (query-rule.ts takesQuery) is a 400, never ignored
   app.use('/api/*', queryRule());
+  // a DELETE takes no fields: a body with some is a 400 naming one, as an action that takes none
+  // (routes/empty-body.ts; fresh-user finding: `DELETE /api/tokens/2 {"keep":true}` revoked it)
+  app.use('/api/*', async (c, next) => {
+    if (c.req.method !== 'DELETE') return next();
+    const body = await readEmptyBody(c);
+    return body.ok ? next() : body.response;
+  });
   mountHealth(app, ctx);
   mountOpenApi(app);
   mountCreateJob(app, ctx);

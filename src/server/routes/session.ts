@@ -1,3 +1,4 @@
+import { readEmptyBody } from './empty-body.js';
 import type { Hono } from 'hono';
 import { SignInRequest, type SessionInfo } from '../../protocol/index.js';
 import { hashToken } from '../../core/tokens.js';
@@ -71,6 +72,8 @@ export function mountSession(app: Hono<AppEnv>, ctx: ServerContext, throttle: Si
   });
 
   app.post('/api/session/logout', async (c) => {
+    const body = await readEmptyBody(c);
+    if (!body.ok) return body.response;
     const cookie = sessionFromCookieHeader(c.req.header('cookie'));
     if (cookie) await ctx.store.deleteSession(hashToken(cookie));
     c.header('set-cookie', sessionCookie('', 0, isHttps(c.req.url, c.req.header('x-forwarded-proto'))));
