@@ -35,11 +35,14 @@ export function refuseNonStringKeys(file: string, doc: Document, lines: LineCoun
 }
 
 /**
- * Refuses a number of `gateway.prices` (a rate, `longContext`'s too) that YAML reads as a number but that is not written as a
- * plain decimal (protocol/usd.ts PLAIN_DECIMAL, the rule of the CLI's `models price` flags):
- * `0x10` is 16 to YAML, `1e1` 10, `+3` 3, `.inf` infinity (fresh-user finding: `input: 0x10`
- * priced $16 per million without a word). Text (`"3"`) is left to the schema, which refuses it.
- * @throws Error `FILE:LINE: gateway.prices.m1.input: 0x10 is not a plain decimal (digits and an optional fraction, ...)`.
+ * Refuses a number of `gateway.prices` (a rate, `longContext`'s too) that YAML reads as a
+ * number but that is not written as a plain decimal (protocol/usd.ts PLAIN_DECIMAL, the rule of
+ * the CLI's `models price` flags): `0x10` is 16 to YAML, `1e1` 10, `+3` 3, `.inf` infinity
+ * (fresh-user finding: `input: 0x10` priced $16 per million without a word); or that YAML reads
+ * as another number than its decimal text (`010` is octal 8 under `%YAML 1.1`). Text (`"3"`) is
+ * left to the schema, which refuses it.
+ * @throws Error `FILE:LINE: gateway.prices.m1.input: 0x10 is not a plain decimal (...)`, or
+ *   `... 010 is read by YAML as 8: ...`.
  */
 export function refuseUnplainRates(file: string, doc: Document, lines: LineCounter): void {
   const prices = doc.getIn(['gateway', 'prices'], true);

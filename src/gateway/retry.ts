@@ -181,13 +181,13 @@ const RESPONSE_OPS: ReplyOps<Response> = {
  * position) and, while retries are left, the next attempt goes at once to a key this call has
  * not tried; with none left untried, to one that failed retryably before (after the usual
  * backoff); with none of those either, the 401/403 is the reply.
- * @returns the last reply (with `x-should-retry: false` added when retries ran out on a
- *   retryable status and no key was refused during the call) and how many upstream calls were
- *   made (at most `policy.retries` + 1).
  * A client that goes away (`opts.signal` aborted) during a wait between attempts ends the wait
  * at once, and nothing more goes upstream: the last reply is returned as it came (the route
  * records that upstream error unbilled, not a hang-up mid-call charged an estimate: fresh-user
  * finding, a 429 waited out then charged as if the upstream had worked on it).
+ * @returns the last reply (with `x-should-retry: false` added when retries ran out on a
+ *   retryable status and no key was refused during the call) and how many upstream calls were
+ *   made (at most `policy.retries` + 1).
  * @throws the last connection error when every attempt failed to connect; at once, an error
  *   with `noRetry: true` (e.g. a 2xx reply over the size limit, upstream-http.ts), or any error
  *   once `opts.signal` is aborted.

@@ -23,8 +23,9 @@ import { failedOnBudget } from '../gateway/budget.js';
  * the same settle time to exit on the refusal, then is stopped; whatever it does, the runner
  * reports failed `budget` with {@link failedOnBudget}'s error), and the job ends on that report,
  * so a harness that keeps running after the refusal (a `command` agent) cannot end `succeeded`
- * or `failed` `error` instead (fresh-user finding). Each later refused call sends it again. `needMicros`, the refused call's worst case in µ$, is stored with the pause
- * for the resume rule (store/budget-resume.ts); absent, the store reads it from `message`.
+ * or `failed` `error` instead (fresh-user finding). Each later refused call sends it again.
+ * `needMicros`, the refused call's worst case in µ$, is stored with the pause for the resume
+ * rule (store/budget-resume.ts); absent, the store reads it from `message`.
  *
  * A top-up that commits between the refusal and the pause finds no paused job to resume (its
  * resumer lists paused jobs only), and the job would wait, paused with room, for a top-up nobody
