@@ -24,13 +24,22 @@ export interface ZodIssueLike {
 }
 
 /**
+ * The message for a number JSON.parse read as ±Infinity (a literal past ±1.8e308, RFC 8259 §6
+ * leaves the range to the parser): zod's own says "expected number, received Infinity" of a
+ * body that holds no "Infinity" (fresh-user finding: `{"addUsd":1e400}`).
+ */
+const OUT_OF_RANGE = 'number out of range (JSON numbers beyond ±1.8e308 cannot be read)';
+
+/**
  * `issue` with a field that may take several shapes (a zod union) said in words: zod's own
  * message for it is only "Invalid input" (fresh-user finding: `input: Invalid input` for a
  * Responses body with no input). When some branch got past the field's own type (e.g. an array
  * of the wrong items), that branch's first issue, its path joined on; when every branch failed
- * on the type, `Invalid input: expected string or array, received undefined`. Other issues as given.
+ * on the type, `Invalid input: expected string or array, received undefined`. A number read as
+ * ±Infinity: {@link OUT_OF_RANGE}. Other issues as given.
  */
 export function resolveIssue(issue: ZodIssueLike): { path: ReadonlyArray<PropertyKey>; message: string } {
+  if (issue.code === 'invalid_type' && /received (-?Infinity|NaN)\b/.test(issue.message)) return { path: issue.path, message: OUT_OF_RANGE };
   const firsts = issue.code === 'invalid_union' ? (issue.errors ?? []).map((b) => b[0]).filter((i): i is ZodIssueLike => i !== undefined) : [];
   if (firsts.length === 0) return issue;
   const deepest = firsts.reduce((a, b) => (b.path.length > a.path.length ? b : a));
