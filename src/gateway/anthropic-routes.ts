@@ -6,6 +6,7 @@ import type { GatewayConfig } from './config.js';
 import { anthropicError, providerNotConfiguredMessage, shuttingDown } from './errors.js';
 import { reserve } from './budget.js';
 import { outputBound } from './max-output.js';
+import { editJson, UneditableBodyError } from './json-edit.js';
 import { inFlightMessage, IN_FLIGHT_RETRY_AFTER_S, refusedByCallsInFlight, reserveOrWait, type BudgetRefusal } from './budget-wait.js';
 import { callWorstCase } from './worst-case.js';
 import { webSearchBound } from './server-tools.js';
@@ -241,6 +242,16 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
     const price = priceFor(ctx.prices, request.model);
     const maxOut = outputBound(request.max_tokens, price);
     ctx.maxOutputTokens = maxOut;
+    if (ctx.provider === 'anthropic' && request.max_tokens !== undefined && maxOut < request.max_tokens) {
+      // past the model's maximum output: the upstream gets the bound reserved for, or it could write (and bill) past it (max-output.ts)
+      try {
+        req.body = editJson(req.body, [[['max_tokens'], maxOut]]);
+      } catch (err) {
+        if (!(err instanceof UneditableBodyError)) throw err;
+        await recordRefused(ctx, 400, 'invalid_request');
+        return anthropicError(400, 'invalid_request_error', err.message, { retry: false });
+      }
+    }
     // server-side web search (H4): the searches the request allows are reserved for too
     const worst = callWorstCase(ctx, price, req.body.byteLength, maxOut, images, webSearchBound(request, 'anthropic-messages'), serverInput);
     const held = await reserveOrWait(store, job, worst.micros, { now: startedAt, ttlMs: config.reservationTtlMs, signal: req.signal, call: worst.call, waitMs: config.budgetWaitMs });

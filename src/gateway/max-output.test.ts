@@ -1,6 +1,7 @@
 /**
  * Per-model maximum output (issue 3; data/prices.json `maxOutput`, max-output.ts): a request
- * whose output limit is past its model's maximum reserves at most that maximum, and an OpenAI
+ * whose output limit is past its model's maximum reserves at most that maximum and goes upstream
+ * with that maximum as its limit (the upstream cannot write past the reservation), and an OpenAI
  * request without any output limit reserves the documented default (32,000), or the model's
  * maximum when that is lower — and sends that limit upstream —, never 0. Real
  * HTTP, fake upstreams; the worst case each call reserves is read off the store.
@@ -62,8 +63,30 @@ describe('a limit past the model\'s maximum output reserves that maximum', () =>
     // input at the 1-hour cache-write rate $6 (the highest input-side rate), output 8,192 × $15/MTok = 122,880 µ$
     expect(gw.store.held).toEqual([{ micros: worst(bytes, 6, 8_192, 15), call: expect.objectContaining({ outputTokens: 8_192 }) }]);
     expect(gw.store.held[0]!.micros).toBe(Math.ceil(bytes / 3) * 6 + 122_880);
-    // the request goes upstream as sent: Anthropic itself answers a limit past the maximum
-    expect(JSON.parse(gw.up.seen[0]!.body)).toMatchObject({ max_tokens: 100_000 });
+    // the upstream gets the bound reserved for, so it cannot write (and bill) past what is held
+    expect(JSON.parse(gw.up.seen[0]!.body)).toMatchObject({ max_tokens: 8_192 });
+  });
+
+  it('the lowered limit is the only byte changed: an int64 seed, key order and spacing go upstream as sent', async () => {
+    const text = '{"model": "claude-3-5-sonnet-20241022", "max_tokens": 100000, "seed": 9007199254740993, "messages": [{"role":"user","content":"hello"}]}';
+    const res = await gw.post('/v1/messages', text);
+    expect(res.status, await res.clone().text()).toBe(200);
+    await res.arrayBuffer();
+    expect(gw.up.seen[0]!.body).toBe(text.replace('100000', '8192'));
+  });
+
+  it('a limit past the maximum given twice cannot be lowered faithfully: 400 naming it, nothing upstream, nothing held', async () => {
+    const res = await gw.post('/v1/messages', '{"model":"claude-3-5-sonnet-20241022","max_tokens":100000,"max_tokens":100000,"messages":[{"role":"user","content":"hi"}]}');
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error', message: 'max_tokens: given twice in the request body; give each field once' } });
+    expect(gw.up.seen).toEqual([]);
+    expect(gw.store.held).toEqual([]);
+  });
+
+  it('a limit within the maximum goes upstream as sent', async () => {
+    await call('/v1/messages', { model: 'claude-3-5-sonnet-20241022', max_tokens: 8_192, messages: msgs });
+    await call('/v1/chat/completions', { model: 'gpt-4o', max_tokens: 16_384, messages: msgs });
+    expect(gw.up.seen.map((r) => JSON.parse(r.body) as object)).toEqual([expect.objectContaining({ max_tokens: 8_192 }), expect.objectContaining({ max_tokens: 16_384 })]);
   });
 
   it('Anthropic: a limit within the maximum is reserved as asked (claude-sonnet-4-5, max 64,000: 4,000)', async () => {
@@ -76,12 +99,19 @@ describe('a limit past the model\'s maximum output reserves that maximum', () =>
     const bytes = await call('/v1/responses', { model: 'gpt-5', max_output_tokens: 500_000, input: 'hello' });
     // input $1.25/MTok, output 128,000 × $10/MTok = 1,280,000 µ$
     expect(gw.store.held).toEqual([{ micros: worst(bytes, 1.25, 128_000, 10), call: expect.objectContaining({ outputTokens: 128_000 }) }]);
+    expect(JSON.parse(gw.up.seen[0]!.body)).toMatchObject({ max_output_tokens: 128_000 });
+  });
+
+  it('OpenAI Chat: the field the client used is the one lowered (max_tokens 50,000 for gpt-4o goes as max_tokens 16,384)', async () => {
+    await call('/v1/chat/completions', { model: 'gpt-4o', max_tokens: 50_000, max_completion_tokens: null, messages: msgs });
+    expect(JSON.parse(gw.up.seen[0]!.body)).toEqual({ model: 'gpt-4o', max_tokens: 16_384, max_completion_tokens: null, messages: msgs });
   });
 
   it('OpenAI Chat: gpt-4o (max output 16,384) with max_completion_tokens 50,000 and n 2 reserves 2 × 16,384', async () => {
     const bytes = await call('/v1/chat/completions', { model: 'gpt-4o', max_completion_tokens: 50_000, n: 2, messages: msgs });
     // 32,768 × $10/MTok = 327,680 µ$
     expect(gw.store.held).toEqual([{ micros: worst(bytes, 2.5, 32_768, 10), call: expect.objectContaining({ outputTokens: 32_768 }) }]);
+    expect(JSON.parse(gw.up.seen[0]!.body)).toMatchObject({ max_completion_tokens: 16_384, n: 2 });
   });
 });
 

@@ -8,7 +8,12 @@ import { DEFAULT_MAX_OUTPUT_TOKENS } from './worst-case.js';
  * already at most request.ts MAX_OUTPUT_TOKENS_CEILING) and its model's entry in the price table:
  * - a limit past the model's maximum output (`price.maxOutput`, tokens, data/prices.json) →
  *   that maximum: no model writes more in one call (Anthropic and OpenAI refuse such a request
- *   with a 400, which is not billed), so reserving more would only hold budget for nothing;
+ *   with a 400, which is not billed), so reserving more would only hold budget for nothing. The
+ *   gateway then sends the upstream this limit in place of the client's (anthropic-routes.ts,
+ *   openai-routes.ts), so a table behind the provider, or an admin's lower `--max-output`, never
+ *   lets the upstream write and bill past what was reserved and what is charged (fresh-user
+ *   finding: a 1,000-token limit went upstream under a `maxOutput` of 100; 500 tokens were
+ *   billed and 100 charged);
  * - no limit (the OpenAI formats make it optional) → the documented default
  *   {@link DEFAULT_MAX_OUTPUT_TOKENS} (32,000), or the model's maximum output when that is
  *   lower (gpt-4o: 16,384); never 0. The gateway then sends the upstream this limit

@@ -19,7 +19,8 @@ import { upstreamRetryOptions } from './upstream-auth.js';
 import { unpassedReply } from './upstream-redirect.js';
 import { OpenAiStreamReader, usageFromOpenAiBody } from './openai-usage.js';
 import { reportedInputCap, serverInputAllowance } from './server-input.js';
-import { asScriptRequest, choicesOf, maxOutputOf, openaiBudgetError, openaiError, openaiRetryLater, outputLimitField, parseOpenAiRequest, UneditableBodyError, withOutputLimit, withStreamUsage, type ChatRequest, type OpenAiApi } from './openai-wire.js';
+import { editJson, UneditableBodyError } from './json-edit.js';
+import { asScriptRequest, choicesOf, maxOutputOf, openaiBudgetError, openaiError, openaiRetryLater, limitFieldOf, outputLimitField, parseOpenAiRequest, withOutputLimit, withStreamUsage, type ChatRequest, type OpenAiApi } from './openai-wire.js';
 import { priceFor } from './prices.js';
 import { forwardOpenAi } from './providers/openai.js';
 import { stripUsageChunks } from './openai-strip.js';
@@ -210,9 +211,11 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
         const res = await meteredReply(scriptedOpenAiReply(api, script, job, asScriptRequest(api, req), ctx.streamed, true), ctx, request.signal);
         return addUsage ? stripUsageChunks(res) : res;
       }
-      // No output limit: the upstream gets the one reserved for, or it could write past it.
+      // No output limit, or one past the model's maximum output: the upstream gets the one
+      // reserved for, or it could write (and bill) past it (max-output.ts).
       try {
         if (outLimit === undefined) raw = withOutputLimit(raw, req, outputLimitField(api, provider), perChoice);
+        else if (perChoice < outLimit) raw = editJson(raw, [[[limitFieldOf(api, req)], perChoice]]);
         if (addUsage) raw = withStreamUsage(raw, chat);
       } catch (err) {
         if (!(err instanceof UneditableBodyError)) throw err;

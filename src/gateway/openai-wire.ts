@@ -1,10 +1,9 @@
-import { isUtf8 } from 'node:buffer';
-import { applyEdits, modify, parseTree, type Node as JsonNode } from 'jsonc-parser';
 import { z } from 'zod';
 import { resolveIssue } from '../protocol/errors.js';
 import { modelName, outputLimit, type MessagesRequest } from './request.js';
 import { jsonReply, type Reply } from './reply.js';
 import { storedStateRef } from './server-input.js';
+import { editJson } from './json-edit.js';
 
 /**
  * The OpenAI wire formats the gateway speaks: Chat Completions (`/v1/chat/completions`) and
@@ -100,55 +99,6 @@ export function withStreamUsage(raw: Uint8Array, chat: ChatRequest): Buffer {
     : editJson(raw, [[['stream_options'], { include_usage: true }]]);
 }
 
-/**
- * `raw` (a JSON object's bytes) with each `[path, value]` set (`undefined`: the member removed),
- * as text edits (jsonc-parser `modify`): every byte outside the edited members is the client's
- * own. Re-serialising the parsed body instead changed what JSON.parse cannot hold, e.g. an
- * int64 `seed` of 9007199254740993 went upstream as ...992 (fresh-user finding).
- */
-function editJson(raw: Uint8Array, edits: ReadonlyArray<[path: string[], value: unknown]>): Buffer {
-  // decoded and written back as UTF-8: other bytes would come back as U+FFFD, changed
-  if (!isUtf8(raw)) throw new UneditableBodyError('request body is not valid UTF-8 (RFC 8259 §8.1: JSON is UTF-8)', null);
-  let text = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('utf8');
-  const tree = parseTree(text);
-  for (const [path] of edits) {
-    const twice = repeatedOnPath(tree, path);
-    if (twice !== null) throw new UneditableBodyError(`${twice}: given twice in the request body; give each field once`, twice);
-  }
-  for (const [path, value] of edits) text = applyEdits(text, modify(text, path, value, {}));
-  return Buffer.from(text);
-}
-
-/**
- * The dotted prefix of `path` whose member `root` gives twice, or null. The gateway's JSON.parse
- * read the last of them, the edit would change the first, and an upstream reading the last would
- * not see it (fresh-user finding: `"max_output_tokens":null` given twice went upstream as 32000
- * then null: no limit, and spend past the budget).
- */
-function repeatedOnPath(root: JsonNode | undefined, path: readonly string[]): string | null {
-  let node = root;
-  for (let i = 0; i < path.length && node?.type === 'object'; i++) {
-    const members = (node.children ?? []).filter((m) => m.children?.[0]?.value === path[i]);
-    if (members.length > 1) return path.slice(0, i + 1).join('.');
-    node = members[0]?.children?.[1];
-  }
-  return null;
-}
-
-/**
- * A body the gateway must edit (an output limit or stream usage to set) but cannot edit
- * faithfully: a member on the edited path given twice, or bytes that are not UTF-8. The route
- * answers 400 `invalid_request_error` with `message` (and `param`), recorded as refused
- * (`invalid_request`), nothing sent upstream.
- */
-export class UneditableBodyError extends Error {
-  constructor(
-    message: string,
-    readonly param: string | null,
-  ) {
-    super(message);
-  }
-}
 const STREAM_USAGE_MEMBER = Buffer.from('"stream_options":{"include_usage":true},');
 
 /**
@@ -215,6 +165,12 @@ export function maxOutputOf(api: OpenAiApi, req: ChatRequest | ResponsesRequest)
     return c.max_completion_tokens ?? c.max_tokens ?? undefined;
   }
   return (req as ResponsesRequest).max_output_tokens ?? undefined;
+}
+
+/** The member that holds the output limit {@link maxOutputOf} read (Chat: `max_completion_tokens` when set, else `max_tokens`). */
+export function limitFieldOf(api: OpenAiApi, req: ChatRequest | ResponsesRequest): 'max_output_tokens' | 'max_completion_tokens' | 'max_tokens' {
+  if (api !== 'openai-chat') return 'max_output_tokens';
+  return (req as ChatRequest).max_completion_tokens != null ? 'max_completion_tokens' : 'max_tokens';
 }
 
 /** Choices a request asks for (Chat Completions `n`, default 1 when absent or null; Responses: 1). Each may use the whole output limit. */
