@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Labels, RoleName } from './labels.js';
 import { UsdAmount } from './usd.js';
+import { HarnessModel } from './harness-model.js';
 
 /** The programs that can drive a model for a job. */
 export const HarnessName = z.enum(['claude-code', 'codex', 'command']);
@@ -38,8 +39,8 @@ export const AgentFile = z
     version: z.string().min(1).max(64).default('1'),
     description: z.string().max(2000).default(''),
     harness: HarnessName,
-    /** Model name given to the harness; the gateway maps it to a provider. */
-    model: z.string().min(1).max(200).default('claude-sonnet-4-5'),
+    /** Model name given to the harness ({@link HarnessModel}); the gateway maps it to a provider. */
+    model: HarnessModel.default('claude-sonnet-4-5'),
     /** Effort tier (`max`, `high`, `medium`, or one the account defines): model + effort level; overrides `model`. A run may override it. */
     effort: z.string().min(1).max(64).optional(),
     /** Prompt file relative to the agent folder; `{{input.repo}}`-style placeholders are filled from the input. */

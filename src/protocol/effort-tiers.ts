@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { HarnessModel } from './harness-model.js';
 
 /** Effort levels a tier may name (Claude Code 2.1 `--effort`; same list as core/effort.ts EFFORT_LEVELS). */
 export const EffortLevel = z.enum(['low', 'medium', 'high', 'xhigh', 'max']);
@@ -29,6 +30,6 @@ export type EffortTierView = z.infer<typeof EffortTierView>;
 export const EffortTierList = z.object({ tiers: z.array(EffortTierView), defaultTier: z.string().nullable(), defaultSource: z.enum(['account', 'config']).nullable().default(null) });
 export type EffortTierList = z.infer<typeof EffortTierList>;
 
-/** `PUT /api/effort-tiers/{name}` body (admin): the model (1–200 characters) and the effort level. */
-export const SetEffortTierRequest = z.object({ model: z.string().trim().min(1).max(200), level: EffortLevel }).strict();
+/** `PUT /api/effort-tiers/{name}` body (admin): the model ({@link HarnessModel}) and the effort level. */
+export const SetEffortTierRequest = z.object({ model: HarnessModel, level: EffortLevel }).strict();
 export type SetEffortTierRequest = z.infer<typeof SetEffortTierRequest>;

@@ -8,6 +8,7 @@ export * from './job.js';
 export * from './budget.js';
 export * from './model-routes.js';
 export * from './effort-tiers.js';
+export * from './harness-model.js';
 export * from './events.js';
 export * from './runner.js';
 export * from './runner-tokens.js';

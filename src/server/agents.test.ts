@@ -63,6 +63,7 @@ describe('AgentRegistry', () => {
     ['unknown field', { 'a/agent.yaml': 'name: a\nharness: codex\ncolour: red\n', 'a/prompt.md': '' }, /a\/agent\.yaml: .*colour/],
     ['missing prompt file', { 'a/agent.yaml': 'name: a\nharness: codex\n' }, /a\/agent\.yaml: prompt: file .*prompt\.md cannot be read/],
     ['bad input schema', { 'a/agent.yaml': 'name: a\nharness: codex\ninputSchema: { type: 12 }\n', 'a/prompt.md': '' }, /a\/agent\.yaml: inputSchema: /],
+    ['an option-like model (one argument of the harness command line)', { 'a/agent.yaml': 'name: a\nharness: claude-code\nmodel: --dangerously-skip-permissions\n', 'a/prompt.md': '' }, /a\/agent\.yaml: model: must be 1-200 characters of letters, digits, \. _ : @ \/ \+ - \[ \], starting with a letter or digit/],
     ['command harness without command', { 'a/agent.yaml': 'name: a\nharness: command\n', 'a/prompt.md': '' }, /a\/agent\.yaml: command: required/],
   ];
   for (const [name, files, message] of bad) {

@@ -59,6 +59,19 @@ describe('effort tiers API', () => {
     expect(badName.status).toBe(400);
     expect(((await badName.json()) as { error: { field: string } }).error.field).toBe('name');
 
+    // the model is one argument of the harness's command line: an option-like or multi-line name is refused, nothing stored
+    for (const model of ['--dangerously-skip-permissions', 'a\nb', 'a b', '-m', 'x'.repeat(201)]) {
+      const bad = await t.api('/api/effort-tiers/weird', { method: 'PUT', json: { model, level: 'low' } });
+      expect(bad.status, model).toBe(400);
+      expect(await bad.json()).toEqual({ error: { code: 'invalid_request', message: "model: must be 1-200 characters of letters, digits, . _ : @ / + - [ ], starting with a letter or digit (the harness's --model)", field: 'model' } });
+    }
+    expect((await t.store.listEffortTiers()).map((x) => x.name).sort()).toEqual(['cheap', 'max']);
+    // names providers' clouds use, and Claude Code's 1M-context suffix
+    for (const model of ['claude-sonnet-4-5[1m]', 'anthropic.claude-3-5-sonnet-20241022-v2:0', 'claude-3-5-sonnet-v2@20241022', 'qwen2.5-coder:7b', 'openai/gpt-4o']) {
+      expect((await t.api('/api/effort-tiers/odd', { method: 'PUT', json: { model, level: 'low' } })).status, model).toBe(200);
+    }
+    expect((await t.api('/api/effort-tiers/odd', { method: 'DELETE' })).status).toBe(204);
+
     const list = (await (await t.api('/api/effort-tiers', { token: member })).json()) as EffortTierList;
     expect(list.tiers.map((x) => [x.name, x.model, x.level, x.source])).toEqual([
       ['cheap', 'claude-haiku-4-5', 'low', 'account'],

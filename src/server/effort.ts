@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { EFFORT_LEVELS, resolveEffortTier, type EffortTier } from '../core/effort.js';
-import type { AgentDefinition } from '../protocol/index.js';
+import { HarnessModel, type AgentDefinition } from '../protocol/index.js';
+import { findRepeatedKey } from '../core/json-keys.js';
 
 /** An account's own tiers: `{"name": {"model": "...", "level": "high"}}`. */
-const AccountTiers = z.record(z.string().regex(/^[a-z][a-z0-9-]{0,63}$/), z.object({ model: z.string().min(1).max(200), level: z.enum(EFFORT_LEVELS) }).strict());
+const AccountTiers = z.record(z.string().regex(/^[a-z][a-z0-9-]{0,63}$/), z.object({ model: HarnessModel, level: z.enum(EFFORT_LEVELS) }).strict());
 
 /** The account's effort settings: its own tiers and its default tier. */
 export interface AccountEffort {
@@ -15,7 +16,8 @@ export interface AccountEffort {
  * Reads the account's effort settings from the environment of the server:
  * `FLOTILLA_EFFORT_TIERS` (JSON, e.g. `{"cheap":{"model":"claude-haiku-4-5","level":"low"}}`)
  * and `FLOTILLA_DEFAULT_EFFORT` (the default tier name).
- * @throws Error naming the variable and the field when FLOTILLA_EFFORT_TIERS is not valid.
+ * @throws Error naming the variable and the field when FLOTILLA_EFFORT_TIERS is not valid (a
+ *   field given twice included; a tier's model must be a {@link HarnessModel}).
  */
 export function accountEffort(env: NodeJS.ProcessEnv = process.env): AccountEffort {
   let tiers: Record<string, EffortTier> = {};
@@ -27,6 +29,9 @@ export function accountEffort(env: NodeJS.ProcessEnv = process.env): AccountEffo
     } catch (err) {
       throw new Error(`FLOTILLA_EFFORT_TIERS: not JSON: ${(err as Error).message}`);
     }
+    // a tier given twice would be read as the last, without a word
+    const twice = findRepeatedKey(raw);
+    if (twice !== null) throw new Error(`FLOTILLA_EFFORT_TIERS: field ${twice}: given twice; give each once`);
     const r = AccountTiers.safeParse(json);
     if (!r.success) {
       const i = r.error.issues[0];

@@ -28,6 +28,10 @@ describe('checkServerEnv (real SQLite store)', () => {
 
   it('refuses each bad variable, naming it', async () => {
     await expect(checkServerEnv(store, { FLOTILLA_EFFORT_TIERS: '{bad' })).rejects.toThrow(/^FLOTILLA_EFFORT_TIERS: not JSON/);
+    await expect(checkServerEnv(store, { FLOTILLA_EFFORT_TIERS: '{"cheap":{"model":"a","level":"low"},"cheap":{"model":"b","level":"low"}}' })).rejects.toThrow('FLOTILLA_EFFORT_TIERS: field cheap: given twice; give each once');
+    await expect(checkServerEnv(store, { FLOTILLA_EFFORT_TIERS: '{"cheap":{"model":"--help","level":"low"}}' })).rejects.toThrow(
+      "FLOTILLA_EFFORT_TIERS: field cheap.model: must be 1-200 characters of letters, digits, . _ : @ / + - [ ], starting with a letter or digit (the harness's --model)",
+    );
     await expect(checkServerEnv(store, { FLOTILLA_DEFAULT_EFFORT: 'bogus' })).rejects.toThrow('FLOTILLA_DEFAULT_EFFORT: unknown tier "bogus"; known tiers: high, max, medium');
     await expect(checkServerEnv(store, { FLOTILLA_TREE_MAX_DEPTH: 'abc' })).rejects.toThrow('FLOTILLA_TREE_MAX_DEPTH must be an integer from 0 to 100, got "abc"');
     expect(await checkServerEnv(store, { FLOTILLA_TREE_MAX_DEPTH: 'abc' }, true)).toEqual([]); // limits given to the server
