@@ -36,6 +36,10 @@ describe('model → provider mapping', () => {
     expect(providerForModel(routes, 'qwen2.5-coder', 'scripted')).toBeNull();
     expect(providerForModel(undefined, 'anything', 'scripted')).toBe('scripted');
     expect(() => parseModelProviders('gpt-*=azure')).toThrow(/FLOTILLA_MODEL_PROVIDERS: rule "gpt-\*=azure"/);
+    expect(() => parseModelProviders('claude-*=anthropic,claude-*=openai')).toThrow('FLOTILLA_MODEL_PROVIDERS: the model pattern "claude-*" is given twice (the first rule wins, the second could never be used): give each once');
+    expect(() => parseModelProviders(' , ,')).toThrow('FLOTILLA_MODEL_PROVIDERS: no rule in " , ,": give <model pattern>=<anthropic|scripted|openai|openai-compatible>,... or leave it unset');
+    expect(() => parseModelProviders('**=anthropic')).toThrow('FLOTILLA_MODEL_PROVIDERS: rule "**=anthropic": the model pattern must not hold ** (a run of * matches what one * does: write one)');
+    expect(() => parseModelProviders('claude\u00e9*=anthropic')).toThrow(/^FLOTILLA_MODEL_PROVIDERS: rule "claude\u00e9\*=anthropic": the model pattern must be 1-200 characters of letters, digits/);
     expect(loadGatewayConfig({ FLOTILLA_MODEL_PROVIDERS: '*=scripted' }).modelProviders).toEqual([{ pattern: '*', provider: 'scripted' }]);
     expect(() => loadGatewayConfig({ FLOTILLA_GATEWAY_RETRIES: 'many' })).toThrow(/FLOTILLA_GATEWAY_RETRIES/);
     expect(loadGatewayConfig({ OPENAI_API_KEY: 'k1, k2' }).openai).toEqual({ provider: 'openai', baseUrl: 'https://api.openai.com/v1', apiKeys: ['k1', 'k2'] });

@@ -2,6 +2,7 @@ import type { PriceOverride } from './price-override.js';
 import { settingFromEnv } from '../core/setting-env.js';
 import { loadPriceTable, type PriceTable } from './prices.js';
 import { splitKeys, type RetryPolicy } from './retry.js';
+import { ModelPattern } from '../protocol/model-routes.js';
 
 /**
  * How the gateway reaches a model.
@@ -27,7 +28,7 @@ export interface GatewayConfig {
   openai?: { provider: 'openai' | 'openai-compatible'; baseUrl: string; apiKeys: string[] };
   /**
    * Model → provider by configuration (FLOTILLA_MODEL_PROVIDERS, e.g.
-   * `claude-*=anthropic,gpt-*=openai,qwen*=openai-compatible,*=scripted`), after the routes of
+   * `claude-*=anthropic,gpt-*=openai,*=scripted`), after the routes of
    * flotilla.yaml's `gateway.models` (config-file.ts): the first pattern that matches wins (`*`
    * = any run of characters; a lone `*` is the default, tried last). Routes set through the
    * API come first (model-directory.ts resolveProvider). Without any route every model goes to
@@ -81,11 +82,13 @@ export interface ModelRoute {
 }
 
 /**
- * Parses `pattern=provider,pattern=provider` (spaces allowed).
+ * Parses `pattern=provider,pattern=provider` (spaces allowed). Each pattern is a
+ * protocol ModelPattern, as in flotilla.yaml and the API; a pattern given twice is refused (the
+ * second rule could never be used), and so is a value with no rule in it (`,,`).
  * @throws Error naming FLOTILLA_MODEL_PROVIDERS and the bad rule.
  */
 export function parseModelProviders(text: string): ModelRoute[] {
-  return text
+  const rules = text
     .split(',')
     .map((r) => r.trim())
     .filter(Boolean)
@@ -94,8 +97,17 @@ export function parseModelProviders(text: string): ModelRoute[] {
       if (!m || !PROVIDERS.includes(m[2] as ProviderName)) {
         throw new Error(`FLOTILLA_MODEL_PROVIDERS: rule ${JSON.stringify(rule)} must be <model pattern>=<${PROVIDERS.join('|')}>`);
       }
-      return { pattern: m[1]!, provider: m[2] as ProviderName };
+      const pattern = ModelPattern.safeParse(m[1]);
+      if (!pattern.success) throw new Error(`FLOTILLA_MODEL_PROVIDERS: rule ${JSON.stringify(rule)}: the model pattern ${pattern.error.issues[0]?.message ?? 'is not valid'}`);
+      return { pattern: pattern.data, provider: m[2] as ProviderName };
     });
+  if (rules.length === 0) throw new Error(`FLOTILLA_MODEL_PROVIDERS: no rule in ${JSON.stringify(text)}: give <model pattern>=<${PROVIDERS.join('|')}>,... or leave it unset`);
+  const seen = new Set<string>();
+  for (const r of rules) {
+    if (seen.has(r.pattern)) throw new Error(`FLOTILLA_MODEL_PROVIDERS: the model pattern ${JSON.stringify(r.pattern)} is given twice (the first rule wins, the second could never be used): give each once`);
+    seen.add(r.pattern);
+  }
+  return rules;
 }
 
 /**

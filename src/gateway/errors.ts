@@ -50,13 +50,21 @@ export function providerSetting(provider: string): string {
  */
 export function providerNotConfiguredMessage(model: string, provider: string, instead?: string): string {
   const head = `model ${JSON.stringify(model)} maps to provider ${provider}, which is not configured on this server: `;
+  return head + (otherOpenAiAdvice(instead) ?? `set ${providerSetting(provider)} in the server's environment and restart it, or route the model to another provider (flotilla models)`);
+}
+
+/**
+ * What to do when a route names one OpenAI-format provider and the server is configured with
+ * the other (`instead`): the two are one upstream at a time. Null for any other `instead`.
+ */
+export function otherOpenAiAdvice(instead: string | undefined): string | null {
   if (instead === 'openai-compatible') {
-    return head + `its OpenAI-format provider is openai-compatible (FLOTILLA_OPENAI_COMPATIBLE_URL is set, and serves in place of OPENAI_API_KEY: one at a time): route the model to openai-compatible (flotilla models set), or unset FLOTILLA_OPENAI_COMPATIBLE_URL and restart the server`;
+    return `its OpenAI-format provider is openai-compatible (FLOTILLA_OPENAI_COMPATIBLE_URL is set, and serves in place of OPENAI_API_KEY: one at a time): route the model to openai-compatible (flotilla models set), or unset FLOTILLA_OPENAI_COMPATIBLE_URL and restart the server`;
   }
   if (instead === 'openai') {
-    return head + `its OpenAI-format provider is openai (OPENAI_API_KEY): route the model to openai (flotilla models set), or set FLOTILLA_OPENAI_COMPATIBLE_URL (it then serves in place of OPENAI_API_KEY) and restart the server`;
+    return `its OpenAI-format provider is openai (OPENAI_API_KEY): route the model to openai (flotilla models set), or set FLOTILLA_OPENAI_COMPATIBLE_URL (it then serves in place of OPENAI_API_KEY) and restart the server`;
   }
-  return head + `set ${providerSetting(provider)} in the server's environment and restart it, or route the model to another provider (flotilla models)`;
+  return null;
 }
 
 /**

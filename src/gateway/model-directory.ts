@@ -32,9 +32,21 @@ function specificity(pattern: string): number {
 }
 
 /**
+ * The order API routes other than `*` are tried in (< 0: `a` first): the more specific first
+ * ({@link specificity}), then by UTF-16 code units (`B*B*` before `B*a*`), never by the
+ * store's order or a locale's: the gateway and `flotilla models list` (server
+ * routes/gateway-routes.ts) share it, and SQLite and PostgreSQL collate text differently
+ * (fresh-user finding: the list showed `B*a*` first, the gateway used `B*B*`).
+ */
+export function compareApiRoutes(a: string, b: string): number {
+  return specificity(b) - specificity(a) || (a < b ? -1 : a > b ? 1 : 0);
+}
+
+/**
  * The provider for `model` from the API's routes (`api`, stored) over the configuration's
  * (`config`: flotilla.yaml `gateway.models`, then FLOTILLA_MODEL_PROVIDERS). The order:
- * 1. API routes other than `*`: an exact name, else the glob with the most literal characters;
+ * 1. API routes other than `*`: an exact name, else the glob with the most literal characters
+ *    (ties: {@link compareApiRoutes});
  * 2. configuration routes other than `*`: the first that matches, in file order;
  * 3. the API's default (route `*`); 4. the configuration's default (`*`);
  * 5. no route anywhere: `fallback` (the wire format's own provider);
@@ -44,7 +56,7 @@ export function resolveProvider(api: readonly ModelRouteRow[], config: readonly 
   let best: ModelRouteRow | null = null;
   for (const r of api) {
     if (r.pattern === '*' || !globMatches(r.pattern, model)) continue;
-    if (!best || specificity(r.pattern) > specificity(best.pattern)) best = r;
+    if (!best || compareApiRoutes(r.pattern, best.pattern) < 0) best = r;
   }
   if (best) return best.provider as ProviderName;
   const specific = (config ?? []).filter((r) => r.pattern !== '*');

@@ -8,6 +8,8 @@ import { globMatches, ModelDirectory, resolveProvider } from './model-directory.
 import { MemoryGatewayStore } from './memory-store.js';
 import { loadPriceTable } from './prices.js';
 import { parseModelScript } from './script.js';
+import { routesInOrder } from '../server/routes/gateway-routes.js';
+import { ModelPattern } from '../protocol/index.js';
 
 const TOKEN = 'flj_routes_test_0123456789abcdef';
 const script = parseModelScript({ model: 'my-model', turns: [{ usage: { input_tokens: 1000, output_tokens: 2000 }, content: [{ text: 'hi' }] }] });
@@ -24,6 +26,25 @@ describe('model routes: matching and order', () => {
     expect(globMatches('a*a', 'a')).toBe(false);
     expect(globMatches('qwen3', 'qwen3')).toBe(true);
     expect(globMatches('*', 'anything')).toBe(true);
+  });
+
+  it('API globs as specific as each other: the first in code-unit order wins, whatever order the store lists them in, and the list shows that order', () => {
+    const rows = [
+      { pattern: 'B*a*', provider: 'anthropic', updatedAt: 0 },
+      { pattern: 'B*B*', provider: 'openai-compatible', updatedAt: 0 },
+    ];
+    // 'B' (U+0042) sorts before 'a' (U+0061); a locale's collation puts 'a' first
+    expect(resolveProvider(rows, undefined, 'BaB', 'anthropic')).toBe('openai-compatible');
+    expect(resolveProvider([...rows].reverse(), undefined, 'BaB', 'anthropic')).toBe('openai-compatible');
+    const config = { provider: 'anthropic', anthropicBaseUrl: 'http://x', prices: loadPriceTable() } as const;
+    expect(routesInOrder(rows, config).map((r) => r.pattern)).toEqual(['B*B*', 'B*a*']);
+    expect(routesInOrder([...rows].reverse(), config).map((r) => r.pattern)).toEqual(['B*B*', 'B*a*']);
+  });
+
+  it('a run of * is refused as a pattern (** ranked above every configured route)', () => {
+    expect(ModelPattern.safeParse('**').success).toBe(false);
+    expect(ModelPattern.safeParse('claude-**').error?.issues[0]?.message).toBe('must not hold ** (a run of * matches what one * does: write one)');
+    expect(ModelPattern.safeParse('claude-*-*').success).toBe(true);
   });
 
   it('API routes (exact, then most specific glob) before configured ones, then the API default, then the configured default', () => {

@@ -54,10 +54,15 @@ export const UsdRate = z
 export const ProviderName = z.enum(['anthropic', 'scripted', 'openai', 'openai-compatible']);
 export type ProviderName = z.infer<typeof ProviderName>;
 
-/** A model name, or a glob of one (`*` = any run of characters; `*` alone = the default route). */
+/**
+ * A model name, or a glob of one (`*` = any run of characters; `*` alone = the default route).
+ * A run of `*` is refused: it matches what one does, but `**` would rank as a glob with no
+ * literal characters above every configured route and the `*` default (fresh-user finding).
+ */
 export const ModelPattern = z
   .string()
-  .regex(/^[A-Za-z0-9._:@/*+-]{1,200}$/, 'must be 1-200 characters of letters, digits, . _ : @ / + - and * (a glob)');
+  .regex(/^[A-Za-z0-9._:@/*+-]{1,200}$/, 'must be 1-200 characters of letters, digits, . _ : @ / + - and * (a glob)')
+  .refine((p) => !p.includes('**'), { message: 'must not hold ** (a run of * matches what one * does: write one)', abort: true });
 
 /** One route. `source`: `api` (stored, can be changed through the API) or `config` (flotilla.yaml / environment, read-only here). */
 export const ModelRoute = z.object({

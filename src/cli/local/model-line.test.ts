@@ -44,15 +44,30 @@ describe('modelLine with model routes', () => {
     expect(modelLine(config({ OPENAI_API_KEY: 'sk-x' }, 'gpt-*=openai,*=scripted'))).toBe(
       'flotilla: model routes: gpt-* → the OpenAI API at https://api.openai.com/v1; * (any other model) → the offline scripted model',
     );
-    expect(modelLine(config({ FLOTILLA_OPENAI_COMPATIBLE_URL: 'http://127.0.0.1:9/v1' }, 'gpt-*=openai')).split('\n')[1]).toMatch(
-      /^flotilla: warning: model route gpt-\* maps models to provider openai, which is not configured on this server: set OPENAI_API_KEY /,
-    );
+    // OPENAI_API_KEY set or not, FLOTILLA_OPENAI_COMPATIBLE_URL serves in its place: the warning says so, not "set OPENAI_API_KEY"
+    for (const env of [{ FLOTILLA_OPENAI_COMPATIBLE_URL: 'http://127.0.0.1:9/v1' }, { FLOTILLA_OPENAI_COMPATIBLE_URL: 'http://127.0.0.1:9/v1', OPENAI_API_KEY: 'sk-x' }]) {
+      expect(modelLine(config(env, 'gpt-*=openai')).split('\n')[1]).toBe(
+        'flotilla: warning: model route gpt-* maps models to provider openai, which is not configured on this server: its OpenAI-format provider is openai-compatible (FLOTILLA_OPENAI_COMPATIBLE_URL is set, and serves in place of OPENAI_API_KEY: one at a time): route the model to openai-compatible (flotilla models set), or unset FLOTILLA_OPENAI_COMPATIBLE_URL and restart the server',
+      );
+    }
+    expect(modelLine(config({}, 'gpt-*=openai')).split('\n')[1]).toMatch(/^flotilla: warning: model route gpt-\* maps models to provider openai, which is not configured on this server: set OPENAI_API_KEY /);
   });
 
   it('every route to scripted: the offline scripted model, in the order the gateway tries them (default last)', () => {
     const c = config({}, '*=scripted,claude-*=scripted');
     expect(modelLine(c)).toBe('flotilla: offline scripted model (every model route goes to it: claude-*, * (any other model))');
     expect(describeModels(c)).toEqual({ model: 'offline scripted model (every model route goes to it: claude-*, * (any other model))', offline: true, warnings: [] });
+  });
+
+  it('a configured route an earlier one shadows is warned about (first match wins)', () => {
+    const w = modelLine(config({}, 'claude-*=scripted,claude-sonnet-4-5=anthropic,claude-s*=openai,gpt-*=scripted,*=scripted')).split('\n').filter((l) => l.includes('never used'));
+    expect(w).toEqual([
+      'flotilla: warning: model route claude-sonnet-4-5 → anthropic is never used: the earlier route claude-* → scripted matches every model it does (configured routes are tried in order: put the more specific first)',
+      'flotilla: warning: model route claude-s* → openai is never used: the earlier route claude-* → scripted matches every model it does (configured routes are tried in order: put the more specific first)',
+    ]);
+    // the more specific first: both are used
+    expect(modelLine(config({}, 'claude-sonnet-4-5=scripted,claude-*=scripted,*=scripted'))).not.toContain('never used');
+    expect(modelLine(config({}, 'a*c=scripted,a*=scripted'))).not.toContain('never used');
   });
 
   it('no routes: the line as before', () => {

@@ -1,5 +1,6 @@
 import type { GatewayConfig, ModelRoute, ProviderName } from '../../gateway/config.js';
-import { providerSetting } from '../../gateway/errors.js';
+import { otherOpenAiAdvice, providerSetting } from '../../gateway/errors.js';
+import { globMatches } from '../../gateway/model-directory.js';
 
 /**
  * What `run --local` and `up` say first about the model jobs talk to ({@link describeModels}).
@@ -7,7 +8,8 @@ import { providerSetting } from '../../gateway/errors.js';
  * - `offline`: true when every model goes to the offline scripted model;
  * - `warnings`: one per model route whose provider is not configured (no key or URL), in the
  *   gateway's own words for the refusal a job would get (`... which is not configured on this
- *   server: set ANTHROPIC_API_KEY ...`), without the `flotilla: warning: ` prefix.
+ *   server: set ANTHROPIC_API_KEY ...`), and one per route an earlier one shadows, without the
+ *   `flotilla: warning: ` prefix.
  */
 export interface ModelDescription {
   model: string;
@@ -67,11 +69,14 @@ export function describeModels(gateway: GatewayConfig): ModelDescription {
   const warnings: string[] = [];
   const parts = tried.map((r) => {
     if (configured(gateway, r.provider)) return `${patternWords(r)} → ${providerWords(gateway, r.provider)}`;
+    // the other OpenAI-format provider configured: setting this one's key would not help (one at a time)
+    const instead = r.provider !== 'anthropic' && gateway.openai && gateway.openai.provider !== r.provider ? otherOpenAiAdvice(gateway.openai.provider) : null;
     warnings.push(
-      `model route ${r.pattern} maps models to provider ${r.provider}, which is not configured on this server: set ${providerSetting(r.provider)}, or route those models to another provider (flotilla.yaml gateway.models, FLOTILLA_MODEL_PROVIDERS)`,
+      `model route ${r.pattern} maps models to provider ${r.provider}, which is not configured on this server: ${instead ?? `set ${providerSetting(r.provider)}, or route those models to another provider (flotilla.yaml gateway.models, FLOTILLA_MODEL_PROVIDERS)`}`,
     );
     return `${patternWords(r)} → ${r.provider} (not configured: its calls will fail)`;
   });
+  warnings.push(...shadowedRoutes(routes));
   const noDefault = !routes.some((r) => r.pattern === '*');
   if (noDefault) parts.push('any other model → refused as unknown (no default route)');
   if (tried.every((r) => r.provider === 'scripted')) {
@@ -79,6 +84,22 @@ export function describeModels(gateway: GatewayConfig): ModelDescription {
     return { model: `offline scripted model (every model route goes to it: ${tried.map(patternWords).join(', ')}${unknown})`, offline: true, warnings };
   }
   return { model: `model routes: ${parts.join('; ')}`, offline: false, warnings };
+}
+
+/**
+ * A warning for each configured route other than `*` that can never be used: an earlier one
+ * (configured routes are tried in order, the first match wins) matches every model it does —
+ * the earlier glob matches the later pattern read as a name, its `*` a character the glob's own
+ * `*` can take (fresh-user finding: `claude-sonnet-4-5` after `claude-*` was listed, never used).
+ */
+function shadowedRoutes(routes: readonly ModelRoute[]): string[] {
+  const specific = routes.filter((r) => r.pattern !== '*');
+  const out: string[] = [];
+  specific.forEach((r, i) => {
+    const earlier = specific.slice(0, i).find((e) => globMatches(e.pattern, r.pattern));
+    if (earlier) out.push(`model route ${r.pattern} → ${r.provider} is never used: the earlier route ${earlier.pattern} → ${earlier.provider} matches every model it does (configured routes are tried in order: put the more specific first)`);
+  });
+  return out;
 }
 
 /**

@@ -8,7 +8,7 @@ import {
   type ProviderName,
 } from '../../protocol/index.js';
 import type { GatewayConfig } from '../../gateway/config.js';
-import type { ModelDirectory } from '../../gateway/model-directory.js';
+import { compareApiRoutes, type ModelDirectory } from '../../gateway/model-directory.js';
 import { droppedLongContext, droppedLongContextMessage } from '../../gateway/price-override.js';
 import { pricesInEffect } from '../../gateway/price-sources.js';
 import type { ModelPriceRow, ModelRouteRow } from '../../store/types.js';
@@ -24,13 +24,9 @@ export interface GatewayRoutesDeps {
   directory: ModelDirectory;
 }
 
-function specificity(p: string): number {
-  return p.includes('*') ? p.replace(/\*/g, '').length : Number.MAX_SAFE_INTEGER;
-}
-
 /** Routes in the order the gateway tries them (gateway/model-directory.ts resolveProvider). */
 export function routesInOrder(api: readonly ModelRouteRow[], config: GatewayConfig): ModelRoute[] {
-  const apiSpecific = api.filter((r) => r.pattern !== '*').sort((a, b) => specificity(b.pattern) - specificity(a.pattern) || a.pattern.localeCompare(b.pattern));
+  const apiSpecific = api.filter((r) => r.pattern !== '*').sort((a, b) => compareApiRoutes(a.pattern, b.pattern));
   const conf = config.modelProviders ?? [];
   const view = (r: ModelRouteRow): ModelRoute => ({ pattern: r.pattern, provider: r.provider as ProviderName, source: 'api', updatedAt: iso(r.updatedAt) });
   const confView = (r: { pattern: string; provider: string }): ModelRoute => ({ pattern: r.pattern, provider: r.provider as ProviderName, source: 'config', updatedAt: null });
