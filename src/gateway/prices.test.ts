@@ -34,6 +34,23 @@ describe('price table', () => {
     expect(priceFor(loadPriceTable(file), 'constructor')).toMatchObject({ input: 1, output: 2 });
   });
 
+  it('a price table file that gives a model twice, a field the table has not, or a name the API refuses is refused naming it', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flotilla-prices-strict-'));
+    const file = join(dir, 'prices.json');
+    const entry = '{"input":1,"output":2,"cacheWrite5m":1.25,"cacheWrite1h":2,"cacheRead":0.1}';
+    writeFileSync(file, `{"version":"t","models":{"m":${entry},"m":{"input":9,"output":9,"cacheWrite5m":9,"cacheWrite1h":9,"cacheRead":9}},"default":${entry}}`);
+    expect(() => loadPriceTable(file)).toThrow(`price table ${file}: field models.m: given twice; give each once`);
+    writeFileSync(file, `{"version":"t","models":{"m":{"input":1,"output":2,"cacheWrite5m":1.25,"cacheWrite1h":2,"cacheRead":0.1,"maxOuput":5}},"default":${entry}}`);
+    expect(() => loadPriceTable(file)).toThrow(`price table ${file}: field models.m: Unrecognized key: "maxOuput"`);
+    writeFileSync(file, `{"version":"t","foo":1,"models":{},"default":${entry}}`);
+    expect(() => loadPriceTable(file)).toThrow(`price table ${file}: field (root): Unrecognized key: "foo"`);
+    writeFileSync(file, `{"version":"t","models":{"bad name*":${entry}},"default":${entry}}`);
+    expect(() => loadPriceTable(file)).toThrow(/^price table .*: field models\.bad name\*: must be 1-200 characters of letters, digits/);
+    // the shipped table's own top-level words are kept
+    writeFileSync(file, `{"version":"t","unit":"USD per million tokens","note":"n","models":{"m":${entry}},"default":${entry}}`);
+    expect(loadPriceTable(file).models.m).toEqual({ input: 1, output: 2, cacheWrite5m: 1.25, cacheWrite1h: 2, cacheRead: 0.1 });
+  });
+
   const small: PriceTable = {
     version: 't',
     models: {

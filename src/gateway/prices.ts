@@ -2,6 +2,9 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { TablePriceSchema, type TablePrice } from './price-schema.js';
+import { findRepeatedKey } from '../core/json-keys.js';
+import { PriceModelName } from '../protocol/model-routes.js';
+import { resolveIssue } from '../protocol/errors.js';
 
 export type { LongContextPrice, TablePrice } from './price-schema.js';
 
@@ -18,11 +21,20 @@ export interface PriceTable {
   default: TablePrice;
 }
 
-const PriceFile = z.object({
-  version: z.string().min(1),
-  models: z.record(z.string(), TablePriceSchema),
-  default: TablePriceSchema,
-});
+/**
+ * A price table file: the shipped one's fields and nothing else (a misspelt `maxOuput` was
+ * dropped without a word, fresh-user finding); model names as the API and flotilla.yaml take
+ * them (protocol PriceModelName); `unit` and `note` are words for people.
+ */
+const PriceFile = z
+  .object({
+    version: z.string().min(1),
+    unit: z.string().optional(),
+    note: z.string().optional(),
+    models: z.record(PriceModelName, TablePriceSchema.strict()),
+    default: TablePriceSchema.strict(),
+  })
+  .strict();
 
 /**
  * The shipped table, `<package root>/data/prices.json`. Resolved from this module's URL, which
@@ -32,15 +44,21 @@ export const DEFAULT_PRICES_FILE = fileURLToPath(new URL('../../data/prices.json
 
 /**
  * Reads and validates a price table file (default: the shipped data/prices.json).
- * @throws Error naming the file and the bad field when the file is missing or malformed.
+ * @throws Error naming the file and the bad field when the file is missing or malformed (an
+ *   unknown field, a model name the API would refuse, or a field given twice included).
  */
 export function loadPriceTable(file: string = DEFAULT_PRICES_FILE): PriceTable {
   let raw: unknown;
+  let text: string;
   try {
-    raw = JSON.parse(readFileSync(file, 'utf8'));
+    text = readFileSync(file, 'utf8');
+    raw = JSON.parse(text);
   } catch (err) {
     throw new Error(`price table ${file}: ${(err as Error).message}`);
   }
+  // JSON.parse keeps the last of a model given twice: a table that prices one model two ways is refused
+  const twice = findRepeatedKey(text);
+  if (twice !== null) throw new Error(`price table ${file}: field ${twice}: given twice; give each once`);
   const models = (raw as { models?: unknown } | null)?.models;
   if (typeof models === 'object' && models !== null && Object.hasOwn(models, '__proto__')) {
     // the validation of a record drops this key (prototype pollution): it would be ignored without a word
@@ -48,8 +66,9 @@ export function loadPriceTable(file: string = DEFAULT_PRICES_FILE): PriceTable {
   }
   const parsed = PriceFile.safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new Error(`price table ${file}: field ${issue?.path.join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`);
+    const first = parsed.error.issues[0];
+    const issue = first && resolveIssue(first);
+    throw new Error(`price table ${file}: field ${issue?.path.map(String).join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`);
   }
   return parsed.data;
 }

@@ -21,6 +21,8 @@ export interface ZodIssueLike {
   code?: string;
   expected?: unknown;
   errors?: ReadonlyArray<ReadonlyArray<ZodIssueLike>>;
+  /** zod 4's `invalid_key` (a record's key refused) carries the key schema's issues. */
+  issues?: ReadonlyArray<ZodIssueLike>;
 }
 
 /**
@@ -36,10 +38,12 @@ const OUT_OF_RANGE = 'number out of range (JSON numbers beyond ±1.8e308 cannot 
  * Responses body with no input). When some branch got past the field's own type (e.g. an array
  * of the wrong items), that branch's first issue, its path joined on; when every branch failed
  * on the type, `Invalid input: expected string or array, received undefined`. A number read as
- * ±Infinity: {@link OUT_OF_RANGE}. Other issues as given.
+ * ±Infinity: {@link OUT_OF_RANGE}. A record key refused: the key rule's message. Other issues as given.
  */
 export function resolveIssue(issue: ZodIssueLike): { path: ReadonlyArray<PropertyKey>; message: string } {
   if (issue.code === 'invalid_type' && /received (-?Infinity|NaN)\b/.test(issue.message)) return { path: issue.path, message: OUT_OF_RANGE };
+  // "Invalid key in record" said why: the key schema's own message
+  if (issue.code === 'invalid_key' && issue.issues?.[0]) return { path: issue.path, message: issue.issues[0].message };
   const firsts = issue.code === 'invalid_union' ? (issue.errors ?? []).map((b) => b[0]).filter((i): i is ZodIssueLike => i !== undefined) : [];
   if (firsts.length === 0) return issue;
   const deepest = firsts.reduce((a, b) => (b.path.length > a.path.length ? b : a));

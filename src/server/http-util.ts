@@ -55,10 +55,20 @@ export async function readBody<S extends z.ZodType>(c: Context, schema: S): Prom
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
     const first = parsed.error.issues[0];
-    const field = first && first.path.length ? first.path.map(String).join('.') : undefined;
-    return { ok: false, response: apiError(c, 400, 'invalid_request', describeIssues(parsed.error.issues), field) };
+    return { ok: false, response: apiError(c, 400, 'invalid_request', describeIssues(parsed.error.issues), first && issueField(first)) };
   }
   return { ok: true, value: parsed.data };
+}
+
+/**
+ * The `field` of an API error for a zod issue: its dotted path, and for an unknown key the key
+ * itself under it (`extra`, `price.foo`: the object's path alone named no field at the top
+ * level, fresh-user finding), cut as echoes are; undefined for an issue of the whole body.
+ */
+function issueField(issue: z.core.$ZodIssue): string | undefined {
+  const path: PropertyKey[] = [...issue.path];
+  if (issue.code === 'unrecognized_keys' && issue.keys.length > 0) path.push(issue.keys[0]!);
+  return path.length ? cutEcho(path.map(String).join('.')) : undefined;
 }
 
 /**

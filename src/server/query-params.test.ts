@@ -59,6 +59,16 @@ describe('query parameters', () => {
     expect((await call('/api/nothing-here?x=1')).status).toBe(404);
   });
 
+  it('an unknown body field is named in field, at the top level and nested', async () => {
+    const top = await t.api('/api/gateway/routes', { method: 'PUT', json: { pattern: 'foo', provider: 'anthropic', extra: 1 } });
+    expect(top.status).toBe(400);
+    expect(await top.json()).toEqual({ error: { code: 'invalid_request', message: 'Unrecognized key: "extra"', field: 'extra' } });
+    const nested = await t.api('/api/gateway/prices', { method: 'PUT', json: { model: 'm1', price: { input: 1, output: 2, foo: 3 } } });
+    expect(nested.status).toBe(400);
+    expect(((await nested.json()) as { error: { field: string } }).error.field).toBe('price.foo');
+    expect(await t.store.listModelRoutes()).toEqual([]);
+  });
+
   it('the same endpoints answer as before with known parameters, each once', async () => {
     const costs = await call('/api/costs?by=job&since=7d');
     expect(costs.status).toBe(200);

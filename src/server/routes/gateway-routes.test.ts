@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { GatewayConfig } from '../../gateway/config.js';
 import { loadPriceTable } from '../../gateway/prices.js';
 import { resolveProvider } from '../../gateway/model-directory.js';
 import { routesInOrder } from './gateway-routes.js';
@@ -11,7 +12,7 @@ describe('routesInOrder', () => {
       { pattern: '*', provider: 'scripted', updatedAt: 0 },
       { pattern: 'exact-name', provider: 'scripted', updatedAt: 0 },
     ];
-    const config = { provider: 'anthropic', anthropicBaseUrl: 'http://x', prices: loadPriceTable(), modelProviders: [{ pattern: 'q*', provider: 'openai-compatible' as const }, { pattern: '*', provider: 'anthropic' as const }] } as const;
+    const config: GatewayConfig = { provider: 'anthropic', anthropicBaseUrl: 'http://x', prices: loadPriceTable(), modelProviders: [{ pattern: 'q*', provider: 'openai-compatible' }, { pattern: '*', provider: 'anthropic' }] };
     for (const order of [rows, [...rows].reverse()]) {
       expect(routesInOrder(order, config).map((r) => `${r.pattern}:${r.source}`)).toEqual(['exact-name:api', 'B*B*:api', 'B*a*:api', 'q*:config', '*:api', '*:config']);
       // the first listed route that matches is the one the gateway uses ('B' U+0042 before 'a' U+0061)
