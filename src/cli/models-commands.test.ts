@@ -67,7 +67,14 @@ describe('flotilla models', () => {
     expect(first.code).toBe(0);
     expect(JSON.parse(first.out)).toEqual({
       routes: [
-        { pattern: 'qwen*', provider: 'openai-compatible', source: 'config', updatedAt: null },
+        {
+          pattern: 'qwen*',
+          provider: 'openai-compatible',
+          source: 'config',
+          updatedAt: null,
+          // no FLOTILLA_OPENAI_COMPATIBLE_URL on this server
+          warning: "provider openai-compatible is not configured on this server, so the calls this route takes are refused: set FLOTILLA_OPENAI_COMPATIBLE_URL (and FLOTILLA_OPENAI_COMPATIBLE_KEY if it needs a key) in the server's environment and restart it, or route these models to another provider",
+        },
         { pattern: '*', provider: 'scripted', source: 'config', updatedAt: null },
       ],
       prices: [],
@@ -77,7 +84,13 @@ describe('flotilla models', () => {
     });
 
     const set = await run('models', 'set', 'claude-*', 'anthropic');
-    expect([set.code, set.out.trim()]).toEqual([0, 'route set: claude-* → anthropic']);
+    expect([set.code, set.out.trim(), set.err]).toEqual([0, 'route set: claude-* → anthropic', '']);
+    // a route to a provider this server has no key for is set, and said to be refused until one is
+    const unusable = await run('models', 'set', 'gpt-*', 'openai');
+    expect([unusable.code, unusable.out.trim()]).toEqual([0, 'route set: gpt-* → openai']);
+    expect(unusable.err).toMatch(/^warning: provider openai is not configured on this server, so the calls this route takes are refused: set OPENAI_API_KEY .* in the server's environment and restart it, or route these models to another provider\n$/);
+    expect((await run('models')).out).toMatch(/^warning: route gpt-\*: provider openai is not configured on this server/m);
+    expect((await run('models', 'delete', 'gpt-*')).code).toBe(0);
     process.env.FLOTILLA_JSON = '1';
     const def = await run('models', 'default', 'openai');
     delete process.env.FLOTILLA_JSON;

@@ -11,7 +11,7 @@ import {
   EffortTierList,
   EffortTierView,
   type EffortLevel,
-  type ModelPrice,
+  type ModelPriceRequest,
   type ProviderName,
   SessionInfo,
   User,
@@ -204,8 +204,11 @@ export class FlotillaClient extends FleetApi {
     await this.request('DELETE', `/api/gateway/routes?pattern=${encodeURIComponent(pattern)}`, null);
   }
 
-  /** `PUT /api/gateway/prices` (admin): overrides the price of `model` (USD per million tokens). */
-  async setModelPrice(model: string, price: ModelPrice): Promise<ModelPriceOverride> {
+  /**
+   * `PUT /api/gateway/prices` (admin): overrides the price of `model` (USD per million tokens).
+   * Cache rates left out are input × 1.25, × 2 and × 0.1 (protocol ModelPriceRequest).
+   */
+  async setModelPrice(model: string, price: z.input<typeof ModelPriceRequest>): Promise<ModelPriceOverride> {
     return this.request('PUT', '/api/gateway/prices', ModelPriceOverride, { model, price });
   }
 

@@ -123,6 +123,18 @@ export function providerForModel(routes: readonly ModelRoute[] | undefined, mode
   return null;
 }
 
+/**
+ * True when the gateway has what `provider` needs to be called: `scripted` always; `anthropic`
+ * a key (ANTHROPIC_API_KEY); `openai` OPENAI_API_KEY with no FLOTILLA_OPENAI_COMPATIBLE_URL
+ * (one OpenAI-format upstream at a time); `openai-compatible` its URL.
+ */
+export function providerConfigured(config: GatewayConfig, provider: ProviderName): boolean {
+  if (provider === 'scripted') return true;
+  if (provider === 'anthropic') return config.provider === 'anthropic';
+  if (provider === 'openai') return config.openai?.provider === 'openai' && config.openai.apiKeys.length > 0;
+  return config.openai?.provider === 'openai-compatible';
+}
+
 /** Default upstream for the `openai` provider. */
 export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';
 

@@ -71,6 +71,8 @@ export const ModelRoute = z.object({
   source: z.enum(['api', 'config']),
   /** When it was last set (api routes only), ISO-8601. */
   updatedAt: z.string().nullable(),
+  /** Present when its provider is not configured on the server that answered: what its calls get and how to fix it. */
+  warning: z.string().optional(),
 });
 export type ModelRoute = z.infer<typeof ModelRoute>;
 

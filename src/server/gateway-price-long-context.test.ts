@@ -95,7 +95,7 @@ describe('price overrides through the API: maxOutput and longContext', () => {
       [{ ...BASE, longContext: { aboveInputTokens: 100_000, input: 4 } }, 'price.longContext.output'],
       [{ ...BASE, longContext: { ...LONG, aboveInputTokens: 0 } }, 'price.longContext.aboveInputTokens'],
       [{ ...BASE, longContext: { ...LONG, cacheRead: -1 } }, 'price.longContext.cacheRead'],
-      [{ ...BASE, longContext: { ...LONG, webSearch: 10 } }, 'price.longContext'],
+      [{ ...BASE, longContext: { ...LONG, webSearch: 10 } }, 'price.longContext.webSearch'], // the unknown key itself
     ] as const) {
       const r = await putPrice('claude-sonnet-4-5', price);
       expect([r.status, (await errorOf(r)).field], JSON.stringify(price)).toEqual([400, field]);

@@ -17,7 +17,7 @@ describe('POST /api/jobs', () => {
     ['non-JSON body', { method: 'POST', body: 'agent=test-fixer', headers: { 'content-type': 'application/json' } }, 400, 'invalid_json', /JSON/, undefined],
     ['empty body', { method: 'POST' }, 400, 'invalid_json', /JSON/, undefined],
     ['missing agent', { json: { input: { repo: 'x' } } }, 400, 'invalid_request', /^agent: /, 'agent'],
-    ['unknown field', { json: { agent: 'test-fixer', input: { repo: 'x' }, colour: 'red' } }, 400, 'invalid_request', /colour/, undefined],
+    ['unknown field', { json: { agent: 'test-fixer', input: { repo: 'x' }, colour: 'red' } }, 400, 'invalid_request', /colour/, 'colour'],
     ['negative budget', { json: { agent: 'test-fixer', input: { repo: 'x' }, budgetUsd: -1 } }, 400, 'invalid_request', /^budgetUsd: /, 'budgetUsd'],
     ['budget finer than a micro-dollar', { json: { agent: 'test-fixer', input: { repo: 'x' }, budgetUsd: 0.0012345678 } }, 400, 'invalid_request', /^budgetUsd: must have at most 6 decimals/, 'budgetUsd'],
     ['bad label key', { json: { agent: 'test-fixer', input: { repo: 'x' }, labels: { 'bad key': 'v' } } }, 400, 'invalid_request', /^labels\.bad key: /, 'labels.bad key'],

@@ -38,4 +38,56 @@ describe.skipIf(!ready.ok)('model price overrides in Settings (Chromium)', () =>
     expect(await row.textContent()).toContain('long context flat');
     await screenshot(admin, 'settings-model-prices');
   });
+
+  it('a price needs only input and output (cache rates default as in the API), takes a max output, and its row stays inside the card', async () => {
+    const admin = await signIn(up.browser, up.url, 'ada', 'admin-password-1');
+    await admin.goto(`${up.url}/settings`);
+    await admin.locator('[data-testid=add-price]').waitFor({ timeout: 15_000 });
+    await admin.fill('[aria-label="price model"]', 'my-model');
+    await admin.fill('[aria-label="price input"]', '2');
+    await admin.fill('[aria-label="price output"]', '10');
+    await admin.fill('[aria-label="price max output"]', '100');
+    await admin.click('[data-testid=add-price]');
+    await expect.poll(async () => (await up.admin.listModelRoutes()).prices.find((p) => p.model === 'my-model')?.price, { timeout: 10_000 }).toEqual({
+      // input × 1.25, × 2, × 0.1
+      input: 2,
+      output: 10,
+      cacheWrite5m: 2.5,
+      cacheWrite1h: 4,
+      cacheRead: 0.2,
+      maxOutput: 100,
+    });
+    const card = admin.locator('[data-testid=model-providers]');
+    await expect.poll(() => admin.locator('[data-testid=prices] tr', { hasText: 'my-model' }).textContent(), { timeout: 10_000 }).toContain('max output 100');
+    // nothing wider than the card: every Remove button can be seen without scrolling inside it
+    expect(await card.evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
+  });
+
+  it('a route to a provider this server has no key for shows its warning; a member reads routes and prices but cannot change them', async () => {
+    const admin = await signIn(up.browser, up.url, 'ada', 'admin-password-1');
+    await admin.goto(`${up.url}/settings`);
+    await admin.locator('[data-testid=add-route]').waitFor({ timeout: 15_000 });
+    await admin.fill('[aria-label="route pattern"]', 'gpt-*');
+    await admin.selectOption('[aria-label="provider"]', 'openai');
+    await admin.click('[data-testid=add-route]');
+    const row = admin.locator('[data-testid=routes] tr', { hasText: 'gpt-*' });
+    await expect.poll(() => row.locator('[data-testid=route-warning]').textContent(), { timeout: 10_000 }).toMatch(/^provider openai is not configured on this server, so the calls this route takes are refused: set OPENAI_API_KEY/);
+
+    const member = await signIn(up.browser, up.url, 'mia', 'member-password-1');
+    await member.goto(`${up.url}/settings`);
+    await member.locator('[data-testid=routes] tr', { hasText: 'gpt-*' }).waitFor({ timeout: 15_000 });
+    expect(await member.locator('[data-testid=prices]').textContent()).toContain('claude-sonnet-4-5');
+    expect(await member.locator('[data-testid=add-route], [data-testid=add-price]').count()).toBe(0);
+    expect(await member.locator('[data-testid=model-providers] button', { hasText: 'Remove' }).count()).toBe(0);
+    await screenshot(member, 'settings-member-model-providers');
+    // an agent without a tier of its own runs at the account default tier, when there is one, not at its model
+    expect(await member.locator('tr', { hasText: 'test-fixer' }).locator('[data-testid=agent-tier]').textContent()).toBe('agent’s model claude-sonnet-4-5');
+    await up.admin.setDefaultEffortTier('medium');
+    try {
+      await member.reload();
+      await expect.poll(() => member.locator('tr', { hasText: 'test-fixer' }).locator('[data-testid=agent-tier]').textContent(), { timeout: 10_000 }).toBe('default tier medium');
+    } finally {
+      await up.admin.setDefaultEffortTier(null);
+    }
+  });
 });

@@ -62,6 +62,7 @@ function replacedLabel(r: PriceInEffect['replaces'], tableVersion: string): stri
 
 /**
  * Human-readable lines for a {@link ModelRoutesView}: the routes in the order tried, then the
+ * `warning: route P: ...` for each route whose provider this server has not configured, then the
  * prices in effect other than the table's (`pricesInEffect`: rates USD per million tokens,
  * SOURCE `flotilla.yaml` or `api`, the entry each REPLACES; web search, maximum output and
  * long-context rates below the table, with those kept from the replaced entry named).
@@ -71,6 +72,7 @@ export function describeRoutes(v: ModelRoutesView): string {
   if (!v.configured) lines.push('no model routes: every model goes to the provider of its wire format (Messages → anthropic or scripted; OpenAI formats → openai, openai-compatible or scripted)');
   else lines.push(formatTable(['PATTERN', 'PROVIDER', 'SOURCE', 'UPDATED'], v.routes.map((r) => [r.pattern === '*' ? '* (default)' : r.pattern, r.provider, r.source, r.updatedAt ?? '-'])));
   if (v.configured && !v.routes.some((r) => r.pattern === '*')) lines.push('no default route: a model no pattern matches is refused as unknown');
+  for (const r of v.routes) if (r.warning) lines.push(`warning: route ${r.pattern}: ${r.warning}`);
   const rows = v.pricesInEffect;
   lines.push(`prices: table ${v.priceTableVersion}${rows.length ? ' for models not below; overrides in effect (USD per million tokens; api over flotilla.yaml over table):' : ', no overrides'}`);
   if (rows.length) {
@@ -168,6 +170,7 @@ export function registerModels(program: Command, ctx: CliContext): void {
     const client = await clientFrom(opts);
     const route = await client.setModelRoute(pat, prov);
     out(wantsJson(self, opts) ? JSON.stringify(route) : `route set: ${route.pattern === '*' ? '* (default)' : route.pattern} → ${route.provider}`);
+    if (route.warning && !wantsJson(self, opts)) ctx.io.stderr.write(`warning: ${route.warning}\n`);
     // Once routes exist, a model no route matches is refused: say so when there is no default.
     if (pat !== '*' && !(await client.listModelRoutes()).routes.some((r) => r.pattern === '*')) {
       ctx.io.stderr.write(`warning: no default route: models matching no pattern (e.g. other than ${pat}) are now refused as unknown; set one with \`flotilla models default PROVIDER\`\n`);

@@ -1,4 +1,4 @@
-import type { GatewayConfig, ModelRoute, ProviderName } from '../../gateway/config.js';
+import { providerConfigured, type GatewayConfig, type ModelRoute, type ProviderName } from '../../gateway/config.js';
 import { otherOpenAiAdvice, providerSetting } from '../../gateway/errors.js';
 import { globMatches } from '../../gateway/model-directory.js';
 
@@ -25,14 +25,6 @@ function shownUrl(url: string): string {
   } catch {
     return 'a bad URL';
   }
-}
-
-/** True when the gateway has what `provider` needs to be called (its key, or its URL). */
-function configured(gateway: GatewayConfig, provider: ProviderName): boolean {
-  if (provider === 'scripted') return true;
-  if (provider === 'anthropic') return gateway.provider === 'anthropic';
-  if (provider === 'openai') return gateway.openai?.provider === 'openai' && gateway.openai.apiKeys.length > 0;
-  return gateway.openai?.provider === 'openai-compatible';
 }
 
 /** What a configured provider is, in words: `Claude through the Anthropic API`, `the OpenAI-compatible server at http://...`. */
@@ -68,7 +60,7 @@ export function describeModels(gateway: GatewayConfig): ModelDescription {
   const tried = [...routes.filter((r) => r.pattern !== '*'), ...routes.filter((r) => r.pattern === '*')];
   const warnings: string[] = [];
   const parts = tried.map((r) => {
-    if (configured(gateway, r.provider)) return `${patternWords(r)} → ${providerWords(gateway, r.provider)}`;
+    if (providerConfigured(gateway, r.provider)) return `${patternWords(r)} → ${providerWords(gateway, r.provider)}`;
     // the other OpenAI-format provider configured: setting this one's key would not help (one at a time)
     const instead = r.provider !== 'anthropic' && gateway.openai && gateway.openai.provider !== r.provider ? otherOpenAiAdvice(gateway.openai.provider) : null;
     warnings.push(

@@ -7,7 +7,8 @@ import {
   type ModelRoutesView,
   type ProviderName,
 } from '../../protocol/index.js';
-import type { GatewayConfig } from '../../gateway/config.js';
+import { providerConfigured, type GatewayConfig } from '../../gateway/config.js';
+import { otherOpenAiAdvice, providerSetting } from '../../gateway/errors.js';
 import { compareApiRoutes, type ModelDirectory } from '../../gateway/model-directory.js';
 import { droppedLongContext, droppedLongContextMessage } from '../../gateway/price-override.js';
 import { pricesInEffect } from '../../gateway/price-sources.js';
@@ -24,12 +25,26 @@ export interface GatewayRoutesDeps {
   directory: ModelDirectory;
 }
 
+/**
+ * A route as the API shows it, with a `warning` when this server has no key or URL for its
+ * provider (fresh-user finding: such a route was accepted without a word, and every call it
+ * took failed `provider_not_configured`).
+ */
+function routeView(config: GatewayConfig, pattern: string, provider: ProviderName, source: ModelRoute['source'], updatedAt: string | null): ModelRoute {
+  const route: ModelRoute = { pattern, provider, source, updatedAt };
+  if (!providerConfigured(config, provider)) {
+    const instead = provider !== 'anthropic' && config.openai && config.openai.provider !== provider ? otherOpenAiAdvice(config.openai.provider) : null;
+    route.warning = `provider ${provider} is not configured on this server, so the calls this route takes are refused: ${instead ?? `set ${providerSetting(provider)} in the server's environment and restart it, or route these models to another provider`}`;
+  }
+  return route;
+}
+
 /** Routes in the order the gateway tries them (gateway/model-directory.ts resolveProvider). */
 export function routesInOrder(api: readonly ModelRouteRow[], config: GatewayConfig): ModelRoute[] {
   const apiSpecific = api.filter((r) => r.pattern !== '*').sort((a, b) => compareApiRoutes(a.pattern, b.pattern));
   const conf = config.modelProviders ?? [];
-  const view = (r: ModelRouteRow): ModelRoute => ({ pattern: r.pattern, provider: r.provider as ProviderName, source: 'api', updatedAt: iso(r.updatedAt) });
-  const confView = (r: { pattern: string; provider: string }): ModelRoute => ({ pattern: r.pattern, provider: r.provider as ProviderName, source: 'config', updatedAt: null });
+  const view = (r: ModelRouteRow): ModelRoute => routeView(config, r.pattern, r.provider as ProviderName, 'api', iso(r.updatedAt));
+  const confView = (r: { pattern: string; provider: ProviderName }): ModelRoute => routeView(config, r.pattern, r.provider, 'config', null);
   return [
     ...apiSpecific.map(view),
     ...conf.filter((r) => r.pattern !== '*').map(confView),
@@ -80,8 +95,7 @@ export function mountGatewayRoutes(app: Hono<AppEnv>, ctx: ServerContext, deps: 
     const row = await ctx.store.setModelRoute(body.value.pattern, body.value.provider, ctx.now());
     deps.directory.invalidate();
     ctx.log.info('model route set', { pattern: row.pattern, provider: row.provider, by: c.var.principal.name });
-    const view: ModelRoute = { pattern: row.pattern, provider: row.provider as ProviderName, source: 'api', updatedAt: iso(row.updatedAt) };
-    return c.json(view);
+    return c.json(routeView(deps.config, row.pattern, row.provider as ProviderName, 'api', iso(row.updatedAt)));
   });
 
   app.delete('/api/gateway/routes', requireAdmin(), takesQuery('pattern'), async (c) => {

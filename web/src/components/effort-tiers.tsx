@@ -8,7 +8,8 @@ type Level = (typeof LEVELS)[number];
 
 /**
  * Effort tiers (issue 8): every tier in effect (`GET /api/effort-tiers`: built-in, configured,
- * account) and which tier each agent asks for. Admins add or replace account tiers (model +
+ * account) and which tier each agent's jobs run at: its own, else the account default tier,
+ * else (no default) its own model. Admins add or replace account tiers (model +
  * effort level, `PUT /api/effort-tiers/:name`), delete them, and set the account default tier
  * (`PUT /api/effort-default`; "none" falls back to the server's setting); members read. The server
  * checks again and its error is shown.
@@ -124,7 +125,7 @@ export function EffortTiers({ isAdmin }: { isAdmin: boolean }) {
           {(agents.data ?? []).map((a) => (
             <tr key={a.name}>
               <td>{a.name}</td>
-              <td>{a.effort ?? <span className="muted">agent’s model</span>}</td>
+              <td data-testid="agent-tier">{a.effort ?? (current ? <span className="muted">default tier {current}</span> : <span className="muted">agent’s model {a.model}</span>)}</td>
             </tr>
           ))}
         </tbody>

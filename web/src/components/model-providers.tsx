@@ -1,5 +1,5 @@
 import { useState, type FormEvent } from 'react';
-import { client, errorText, useApi, type ModelPrice, type PriceInEffect, type ProviderName } from '../api.js';
+import { client, errorText, useApi, type PriceInEffect, type ProviderName } from '../api.js';
 import { when } from '../format.js';
 
 const PROVIDERS: ProviderName[] = ['anthropic', 'openai', 'openai-compatible', 'scripted'];
@@ -26,15 +26,19 @@ function replacedLabel(r: PriceInEffect['replaces'], tableVersion: string): stri
  * which provider serves which model names (API routes can be changed here; configured ones are
  * read-only) and every price in effect other than the table's, USD per million tokens, with
  * where it came from (flotilla.yaml, read-only here, or the API, removable) and the entry it
- * replaced, as `flotilla models` lists them. Admins only (the page is).
+ * replaced, as `flotilla models` lists them. A route whose provider the server has no key or URL
+ * for shows its warning. Members read; admins also set and remove (the server checks again). A
+ * price needs input and output: cache rates left empty are the API's defaults (input × 1.25,
+ * × 2, × 0.1), as in the CLI.
  */
-export function ModelProviders() {
+export function ModelProviders({ isAdmin }: { isAdmin: boolean }) {
   const view = useApi(() => client.listModelRoutes(), []);
   const [pattern, setPattern] = useState('');
   const [provider, setProvider] = useState<ProviderName>('anthropic');
   const [model, setModel] = useState('');
   const [price, setPrice] = useState<Record<TokenRate, string>>({ input: '', output: '', cacheWrite5m: '', cacheWrite1h: '', cacheRead: '' });
   const [webSearch, setWebSearch] = useState('');
+  const [maxOutput, setMaxOutput] = useState('');
   const [flatLong, setFlatLong] = useState(false);
   const [error, setError] = useState('');
   const act = async (f: () => Promise<unknown>) => {
@@ -54,17 +58,24 @@ export function ModelProviders() {
   };
   const addPrice = async (e: FormEvent) => {
     e.preventDefault();
-    const bad = PRICE_FIELDS.find(([k]) => !(price[k].trim() !== '' && Number(price[k]) >= 0));
+    // input and output are needed; an empty cache rate is left to the API's default
+    const bad = PRICE_FIELDS.find(([k]) => (price[k].trim() !== '' || k === 'input' || k === 'output') && !(price[k].trim() !== '' && Number(price[k]) >= 0));
     if (bad) {
-      setError(`price ${bad[1]}: enter USD per million tokens (0 or more)`);
+      setError(`price ${bad[1]}: enter USD per million tokens (0 or more)${bad[0] === 'input' || bad[0] === 'output' ? '' : ', or leave it empty for the default'}`);
       return;
     }
     if (webSearch.trim() !== '' && !(Number(webSearch) >= 0)) {
       setError('price web search: enter USD per 1,000 searches (0 or more), or leave it empty');
       return;
     }
-    const p: ModelPrice = { input: Number(price.input), output: Number(price.output), cacheWrite5m: Number(price.cacheWrite5m), cacheWrite1h: Number(price.cacheWrite1h), cacheRead: Number(price.cacheRead) };
+    if (maxOutput.trim() !== '' && !/^[1-9][0-9]*$/.test(maxOutput.trim())) {
+      setError('price max output: enter a whole number of tokens, or leave it empty');
+      return;
+    }
+    const p: Parameters<typeof client.setModelPrice>[1] = { input: Number(price.input), output: Number(price.output) };
+    for (const [k] of PRICE_FIELDS) if (price[k].trim() !== '') p[k] = Number(price[k]);
     if (webSearch.trim() !== '') p.webSearch = Number(webSearch);
+    if (maxOutput.trim() !== '') p.maxOutput = Number(maxOutput);
     // A model with long-context rates in the price table (Claude Sonnet 4 / 4.5) takes an override
     // only with its own long-context rates or none at all (the API's 400 names price.longContext).
     if (flatLong) p.longContext = null;
@@ -90,8 +101,11 @@ export function ModelProviders() {
                   </td>
                   <td>{r.provider}</td>
                   <td className="muted">{r.source === 'api' ? `set ${when(r.updatedAt)}` : 'configured'}</td>
+                  <td className="error wrap" data-testid="route-warning">
+                    {r.warning ?? ''}
+                  </td>
                   <td>
-                    {r.source === 'api' && (
+                    {isAdmin && r.source === 'api' && (
                       <button className="link" onClick={() => act(() => client.deleteModelRoute(r.pattern))}>
                         Remove
                       </button>
@@ -101,6 +115,7 @@ export function ModelProviders() {
               ))}
             </tbody>
           </table>
+          {isAdmin && (
           <form className="inline" onSubmit={addRoute}>
             <input placeholder="model or glob, e.g. gpt-*" value={pattern} onChange={(e) => setPattern(e.target.value)} required aria-label="route pattern" />
             <select value={provider} onChange={(e) => setProvider(e.target.value as ProviderName)} aria-label="provider">
@@ -112,6 +127,7 @@ export function ModelProviders() {
               Set route
             </button>
           </form>
+          )}
           <h3 style={{ marginTop: '0.75rem' }}>Prices in effect other than the table’s (USD per million tokens)</h3>
           <table data-testid="prices">
             <tbody>
@@ -120,20 +136,20 @@ export function ModelProviders() {
                   <td>
                     <code>{p.model}</code>
                   </td>
-                  <td className="num">
+                  <td className="num wrap">
                     in {p.price.input} · out {p.price.output} · cache w {p.price.cacheWrite5m}/{p.price.cacheWrite1h} · cache r {p.price.cacheRead}
                     {p.price.webSearch !== undefined && ` · web search ${p.price.webSearch}/1k`}
                     {p.price.maxOutput !== undefined && ` · max output ${p.price.maxOutput}`}
                     {p.price.longContext === null && ' · long context flat'}
                     {p.price.longContext && ` · above ${p.price.longContext.aboveInputTokens} input: in ${p.price.longContext.input} · out ${p.price.longContext.output}`}
                   </td>
-                  <td className="muted" data-testid="price-source">
+                  <td className="muted wrap" data-testid="price-source">
                     {p.source === 'api' ? `set ${when(p.updatedAt)}` : p.source}
                     {` · replaces ${replacedLabel(p.replaces, v.priceTableVersion)}`}
                     {p.kept.length > 0 && ` (keeps its ${p.kept.map((k) => KEPT_WORDS[k]).join(', ')})`}
                   </td>
                   <td>
-                    {p.source === 'api' && (
+                    {isAdmin && p.source === 'api' && (
                       <button className="link" onClick={() => act(() => client.deleteModelPrice(p.model))}>
                         Remove
                       </button>
@@ -144,12 +160,14 @@ export function ModelProviders() {
             </tbody>
           </table>
           {v.pricesInEffect.length === 0 && <p className="muted">No overrides: the price table applies to every model.</p>}
+          {isAdmin && (
           <form className="inline" onSubmit={addPrice}>
             <input placeholder="model" value={model} onChange={(e) => setModel(e.target.value)} required aria-label="price model" />
             {PRICE_FIELDS.map(([k, label]) => (
               <input key={k} type="number" min="0" step="any" placeholder={label} aria-label={`price ${label}`} value={price[k]} onChange={(e) => setPrice({ ...price, [k]: e.target.value })} style={{ width: '7rem' }} />
             ))}
             <input type="number" min="0" step="any" placeholder="web search /1k" aria-label="price web search" value={webSearch} onChange={(e) => setWebSearch(e.target.value)} style={{ width: '7rem' }} />
+            <input type="number" min="1" step="1" placeholder="max output" aria-label="price max output" value={maxOutput} onChange={(e) => setMaxOutput(e.target.value)} style={{ width: '7rem' }} />
             <label title="Claude Sonnet 4 / 4.5 have higher rates above 200,000 input tokens in the price table: an override replaces them, so say to price long calls at these rates">
               <input type="checkbox" checked={flatLong} onChange={(e) => setFlatLong(e.target.checked)} aria-label="long calls at these rates" /> long calls at these rates
             </label>
@@ -157,6 +175,7 @@ export function ModelProviders() {
               Set price
             </button>
           </form>
+          )}
         </>
       )}
       {error && <p className="error">{error}</p>}

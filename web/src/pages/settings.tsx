@@ -6,14 +6,15 @@ import { EffortTiers } from '../components/effort-tiers.js';
 import { ModelProviders } from '../components/model-providers.js';
 import { Receivers } from '../components/receivers.js';
 
-/** Settings (admins): users, API tokens, effort tiers, model providers and prices, receivers. Members read the effort tiers only. */
+/** Settings (admins): users, API tokens, effort tiers, model providers and prices, receivers. Members read the effort tiers and the model providers and prices. */
 export function SettingsPage() {
   const { isAdmin } = useSession();
   if (!isAdmin) {
     return (
       <section>
-        <p className="empty">Settings are for admins. You are signed in as a member.</p>
+        <p className="empty">Only admins change settings. You are signed in as a member.</p>
         <EffortTiers isAdmin={false} />
+        <ModelProviders isAdmin={false} />
       </section>
     );
   }
@@ -23,7 +24,7 @@ export function SettingsPage() {
       <Users />
       <Tokens />
       <EffortTiers isAdmin />
-      <ModelProviders />
+      <ModelProviders isAdmin />
       <Receivers />
     </section>
   );
