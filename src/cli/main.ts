@@ -158,7 +158,8 @@ export function describeError(err: unknown): string {
   if (err instanceof ApiError) {
     let msg = err.message;
     if (err.field && !msg.includes(err.field)) msg += ` (field: ${err.field})`;
-    if (err.status === 401) msg += ' — check --token / FLOTILLA_TOKEN';
+    // (a message that already names the refused token, as run --parent-token's does, keeps its own advice)
+    if (err.status === 401 && !msg.includes('FLOTILLA_PARENT_TOKEN')) msg += ' — check --token / FLOTILLA_TOKEN';
     // Not a Flotilla reply (client/errors.ts: "... answered 404 with text/html: is it the Flotilla control plane?"), or no TLS where https was asked for.
     if (msg.endsWith('is it the Flotilla control plane?') || (err.code === 'network' && msg.includes('TLS handshake failed'))) msg += ' (check --server / FLOTILLA_SERVER)';
     else if (err.code === 'network') msg += ' — is `flotilla up` running? (--server / FLOTILLA_SERVER)';

@@ -99,7 +99,8 @@ export function registerRun(program: Command, ctx: CliContext): void {
         ctx.setExit(await runJob(client, request, { json, detach: opts.detach, io: ctx.io }));
       } catch (err) {
         if (err instanceof ApiError && err.status === 401) {
-          throw new CliError(`${err.message} — the job token of --parent-token / FLOTILLA_PARENT_TOKEN was refused (unknown, or its job has ended)`, 1);
+          // still the API's error (--json keeps its code and status), with what was refused
+          throw new ApiError(err.status, err.code, `${err.message} — the job token of --parent-token / FLOTILLA_PARENT_TOKEN was refused (unknown, or its job has ended)`, err.field);
         }
         throw err;
       }
