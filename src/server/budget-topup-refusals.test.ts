@@ -66,7 +66,11 @@ describe('budget top-ups that are refused', () => {
     // paused as the gateway pauses a job (budget-pause.ts), with its budget message (gateway/budget.ts)
     const paused = `budget exhausted: job tree ${job.id} (job ${job.id}) has a budget of $1.000000, $0.950000 spent and $0.000000 reserved by calls in flight, $0.050000 left; this call may cost up to $0.105200.`;
     expect(await t.store.transitionJob(job.id, a.assignment.attempt, ['running'], 'paused', Date.now(), { endReason: 'budget', error: `${paused} Top up with: flotilla budget ${job.id} --add <USD>` })).not.toBeNull();
+    // the paused job's own token on the API: paused, not "unknown" (tester finding); once cancelled, unknown
+    const own = await t.api(`/api/jobs/${job.id}/budget`, { token: a.assignment.token });
+    expect([own.status, await own.json()]).toEqual([409, { error: { code: 'job_paused', message: `job ${job.id} is paused for budget: its token works again once a top-up resumes it (flotilla budget ${job.id} --add USD)` } }]);
     expect((await t.api(`/api/jobs/${job.id}/cancel`, { method: 'POST' })).status).toBe(200);
+    expect((await t.api(`/api/jobs/${job.id}/budget`, { token: a.assignment.token })).status).toBe(401);
     const view = (await (await t.api(`/api/jobs/${job.id}`)).json()) as Job;
     expect(view).toMatchObject({ status: 'cancelled', endReason: 'cancelled', error: `${paused} Cancelled while paused: no top-up resumes it.` });
     expect((await topUp(job.id, 1)).status).toBe(409);
