@@ -19,6 +19,14 @@ const STEPS: Array<[number, EventBody]> = [
   [0, { type: 'job.finished', data: { status: 'succeeded' } }],
 ];
 
+/** A job paused for budget whose attempt then ends; the stream stays quiet a while, then the job is cancelled. */
+const PAUSE_STEPS: Array<[number, EventBody]> = [
+  [0, { type: 'status', data: { status: 'running' } }],
+  [0, { type: 'status', data: { status: 'paused', message: 'paused: budget exhausted' } }],
+  [50, { type: 'status', data: { status: 'paused', message: 'attempt 1 ended cancelled (cancelled); still paused for budget: its workspace and session are kept' } }],
+  [700, { type: 'job.finished', data: { status: 'cancelled' } }],
+];
+
 function job(status: Job['status']): Job {
   return {
     id: 3, parentId: null, rootId: 3, agent: 'test-fixer', agentVersion: '1', input: {}, status, endReason: null, error: null,
@@ -36,6 +44,21 @@ beforeAll(async () => {
     if (req.url === '/api/jobs/3') {
       res.writeHead(200, { 'content-type': 'application/json' });
       return res.end(JSON.stringify(job('succeeded')));
+    }
+    if (req.url === '/api/jobs/4') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ ...job('cancelled'), id: 4, rootId: 4 }));
+    }
+    if (req.url === '/api/jobs/4/events') {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      let seq = 0;
+      for (const [delay, body] of PAUSE_STEPS) {
+        if (delay) await new Promise((r) => setTimeout(r, delay));
+        seq++;
+        res.write(`id: ${seq}\nevent: job\ndata: ${JSON.stringify({ ...body, seq, jobId: 4, at: 'x' })}\n\n`);
+      }
+      res.end('event: end\ndata: {"status":"cancelled"}\n\n');
+      return;
     }
     if (req.url === '/api/jobs/3/events') {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -96,6 +119,14 @@ describe('followJob', () => {
       if (s === 'err') drawn = t !== CLEAR;
       else expect(drawn).toBe(false);
     }
+  });
+
+  it('not a TTY, paused: the still line says paused for budget, not the last status message', async () => {
+    const { io, writes } = orderedIO(false);
+    await followJob(new FlotillaClient({ url, token: 't' }), { ...job('running'), id: 4, rootId: 4 }, { json: false, io, spinnerAfterMs: 50, stillEveryMs: 200 });
+    const still = writes.filter(([s, t]) => s === 'err' && t.includes(' still ')).map(([, t]) => t);
+    expect(still.length).toBeGreaterThan(0);
+    for (const line of still) expect(line).toMatch(/^test-fixer … still paused for budget \(a top-up resumes it\) \(\d+s\)\n$/);
   });
 
   it('not a TTY: no spinner; --json prints events then {"job"}', async () => {

@@ -40,6 +40,9 @@ export interface FollowJobResult {
   paused?: boolean;
 }
 
+/** What the wait line says while the job is paused for budget. */
+const PAUSED_WAIT = 'paused for budget (a top-up resumes it)';
+
 const SPINNER = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
 
 /**
@@ -141,7 +144,9 @@ export async function followJob(client: FlotillaClient, job: Job, opts: FollowJo
       if (line) print(line);
       children?.onEvent(ev);
       const w = waitText(ev);
-      if (w) setWhat(w);
+      // while paused, the wait line says so in its own words: a status message of the pause
+      // ("attempt 1 ended cancelled (cancelled); still paused ...") read as "… still attempt 1 ended ..." (tester finding)
+      if (w) setWhat(paused ? PAUSED_WAIT : w);
       else if (!paused && (ev.type === 'harness.started' || ev.type === 'tool.result' || ev.type === 'tool.call' || ev.type === 'message')) setWhat('working');
       if (ev.type === 'job.finished') finished = ev;
       if (paused && opts.stopWhenPaused) {
