@@ -15,7 +15,7 @@ import { formatLabels } from './views.js';
 const NOTE_BATCH = 200;
 
 /** Why a queued job waits, as last told in its status (the kinds a new note replaces). */
-type NoteKind = 'unmatched' | 'held' | 'kept' | 'busy';
+type NoteKind = 'unmatched' | 'offline' | 'held' | 'kept' | 'busy';
 
 /** Runner names for a note: at most 5, then how many more. */
 function names(rs: ReadonlyArray<{ name: string }>): string {
@@ -101,6 +101,11 @@ export class WaitNotes {
               : runners.length === 0
                 ? 'no runner registered yet, waiting'
                 : `no runner matches ${want}, waiting`;
+      } else if (job.pinnedRunnerId !== null && !matching.some((r) => r.connected && !r.offline)) {
+        // a resume waits for the one runner that keeps its session (tester finding: it said only "resuming")
+        kind = 'offline';
+        const pinned = matching[0]!;
+        message = `it resumes a session kept on runner ${pinned.name} (${pinned.id}), which is offline: waiting for it to reconnect`;
       } else if (matching.some((r) => r.connected && !r.offline) && matching.every((r) => !(r.connected && !r.offline) || (r.hold !== null && r.hold.until > t))) {
         kind = 'held';
         const held = matching.filter((r) => r.connected && !r.offline);

@@ -89,6 +89,20 @@ describe.each([['sqlite', null], ...(pg ? [['postgres', pg.url]] : [])] as Array
     }
   });
 
+  it('a resume pinned to its runner while that runner is offline says so, then runs there once it connects', async () => {
+    const reg = await t.api('/api/runners/register', { token: null, json: { token: await t.regToken({}), name: 'home', labels: { zone: 'venus' }, capacity: 1 } });
+    const { runnerId, credential } = (await reg.json()) as { runnerId: number; credential: string };
+    const job = await t.store.createJob({ parentId: null, agent: 'test-fixer', agentVersion: '1', input: {}, selector: { zone: 'venus' }, priority: 0, budgetMicros: 1_000_000, pinnedRunnerId: runnerId, now: Date.now() });
+    expect(await waitingNote(t, job.id)).toBe(`it resumes a session kept on runner home (${runnerId}), which is offline: waiting for it to reconnect`);
+    const r = await FakeRunner.connect(t.url, runnerId, credential);
+    try {
+      await r.hello({ name: 'home', labels: { zone: 'venus' } });
+      expect((await r.next('job.assign')).assignment.jobId).toBe(job.id);
+    } finally {
+      await r.close();
+    }
+  });
+
   it('the note follows the fleet: no match, then a match (not connected), then connected but on hold; resumed, it runs', async () => {
     const res = await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'examples/calc' }, labels: { zone: 'mars' } } });
     const job = (await res.json()) as Job;
