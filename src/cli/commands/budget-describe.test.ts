@@ -7,6 +7,12 @@ describe('describeBudget', () => {
     // $2.00 limit, $50.10 spent → over by $48.10
     expect(describeBudget(view(2_000_000, 50_100_000))).toMatch(/^over by:\s+\$48\.100000 /m);
   });
+  it('an ended root: what is left is said to be spent by nothing more; a running one has no such line', () => {
+    expect(describeBudget(view(2_500_000, 0), undefined, 'cancelled')).toMatch(/^ended:\s+job 7 has ended \(cancelled\): its tree spends nothing more, and this budget takes no top-up$/m);
+    expect(describeBudget(view(2_500_000, 0), undefined, 'running')).not.toMatch(/ended/);
+    // a child that ended, shown the tree's budget (no sub-limit of its own): the tree may still spend
+    expect(describeBudget({ ...view(2_500_000, 0), jobId: 9 }, undefined, 'succeeded')).not.toMatch(/ended/);
+  });
   it('within its limit: no over line', () => {
     expect(describeBudget(view(2_000_000, 1_000_000, 1_000_000))).not.toMatch(/over by/);
   });

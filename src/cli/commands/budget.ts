@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import { formatMicros } from '../../core/money.js';
-import type { BudgetView, JobStatus } from '../../protocol/index.js';
+import { TERMINAL_STATUSES, type BudgetView, type JobStatus } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
 import { addClientOptions, budgetArg, clientFrom, parseJobId, refuseEmptyOptions, wantsJson, type ClientOptions } from '../options.js';
 
@@ -72,7 +72,8 @@ function pausedLine(v: BudgetView): string {
  * Human-readable lines for a {@link BudgetView}; `added` the top-up in USD; `jobStatus` the
  * status of job `v.jobId` and `endReason` its reason: `paused` adds a line saying which top-ups
  * resume it ({@link pausedLine}), or (reason `budget_resume`) that it resumes once its stopped
- * process has exited. `left` names the budget on the path that bounds it (`budget.boundedBy`)
+ * process has exited; an ended job whose budget is shown (the tree's of an ended root, or its own
+ * sub-limit) adds that nothing more is spent from it. `left` names the budget on the path that bounds it (`budget.boundedBy`)
  * when that is not the one shown.
  */
 export function describeBudget(v: BudgetView, added?: number, jobStatus?: JobStatus, endReason?: string | null): string {
@@ -91,6 +92,10 @@ export function describeBudget(v: BudgetView, added?: number, jobStatus?: JobSta
   const over = b.spentMicros + b.reservedMicros - b.limitMicros;
   if (over > 0) lines.push(`over by:   ${formatMicros(over)} (a top-up smaller than this leaves nothing to spend)`);
   if (v.resumed.length) lines.push(`resumed:   ${v.resumed.map((id) => `job ${id}`).join(', ')}`);
+  // an ended root (or an ended job's own sub-limit): what is left can no longer be spent (tester finding: it read as money to spend)
+  if (jobStatus !== undefined && TERMINAL_STATUSES.includes(jobStatus) && (v.jobId === b.rootId || b.jobId === v.jobId)) {
+    lines.push(`ended:     job ${v.jobId} has ended (${jobStatus}): ${v.jobId === b.rootId ? 'its tree spends' : 'it and its descendants spend'} nothing more, and this budget takes no top-up`);
+  }
   if (jobStatus === 'paused' && endReason === RESUME_PENDING) lines.push(`paused:    job ${v.jobId} resumes as soon as its stopped process has exited (no top-up needed)`);
   else if (jobStatus === 'paused') lines.push(pausedLine(v));
   return lines.join('\n');
