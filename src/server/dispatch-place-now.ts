@@ -50,7 +50,9 @@ export async function placeNow(d: PlaceNowDeps, jobId: number, o: { runnerId?: n
         : r.connected && !r.offline
           ? `runner ${r.name} (${r.id}) is connected to another server replica: run jobs start against the server it is connected to`
           : `runner ${r.name} (${r.id}) is not connected`;
-    return { ok: false, code: 'no_runner', message };
+    // the code runners update gives for the same thing (routes/runners-update.ts)
+    const elsewhere = r !== null && r.revokedAt === null && !hub.isUpdating(r.id) && r.connected && !r.offline;
+    return { ok: false, code: elsewhere ? 'not_connected' : 'no_runner', message };
   }
   const conns = hub.connections().filter((c) => (o.runnerId === undefined || c.runnerId === o.runnerId) && selectorMatches(job.selector, c.labels));
   if (conns.length === 0) return { ok: false, code: 'no_runner', message: noMatchMessage(job.selector, o.runnerId === undefined ? undefined : hub.connections().find((c) => c.runnerId === o.runnerId)) };

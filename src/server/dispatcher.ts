@@ -38,7 +38,7 @@ export type KickReason = 'work' | 'capacity';
 /** Outcome of {@link Dispatcher.placeNow}. */
 export type PlaceResult =
   | { ok: true; job: JobRow; runnerId: number; runnerName: string }
-  | { ok: false; code: 'not_found' | 'not_queued' | 'no_runner' | 'on_hold' | 'over_capacity'; message: string };
+  | { ok: false; code: 'not_found' | 'not_queued' | 'no_runner' | 'not_connected' | 'on_hold' | 'over_capacity'; message: string };
 
 /** What the dispatcher needs. `intervalMs`: the periodic pass (jobs created by other replicas), default 1000. */
 export interface DispatcherOptions {

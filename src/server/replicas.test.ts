@@ -58,7 +58,7 @@ describe.skipIf(pg === null)('two server replicas on one PostgreSQL database', (
     const res = await b.api(`/api/jobs/${job.id}/start`, { method: 'POST', json: { runnerId: r.runnerId, force: true } });
     expect(res.status).toBe(409);
     const body = (await res.json()) as { error: { code: string; message: string } };
-    expect(body.error).toMatchObject({ code: 'no_runner', message: `runner start-on-a (${r.runnerId}) is connected to another server replica: run jobs start against the server it is connected to` });
+    expect(body.error).toMatchObject({ code: 'not_connected', message: `runner start-on-a (${r.runnerId}) is connected to another server replica: run jobs start against the server it is connected to` });
     expect((await b.api(`/api/jobs/${job.id}/cancel`, { method: 'POST' })).status).toBe(200);
     await r.close();
   });

@@ -9,6 +9,8 @@ import { jobView } from '../views.js';
  * `POST /api/jobs/{id}/start` (admin; body {@link StartJobRequest}, `{}` allowed) → 200 Job
  * (status `assigned`): places a queued job now instead of waiting for its turn. Refusals:
  * 404 `not_found`, 409 `not_queued`, 409 `no_runner` (no matching runner connected),
+ * 409 `not_connected` (the runner asked for is connected to another server replica, as
+ * `POST /api/runners/{id}/update` says it),
  * 409 `on_hold` / `over_capacity` (placing it would use a held runner or go past capacity:
  * the message names the runners and their slots like `box 2/2`; repeat with `force: true`).
  * An id (path, or body `runnerId`) outside 1..2147483647 → 400 `invalid_request` naming it.

@@ -231,7 +231,7 @@ export function buildOpenApi(): Json {
           401: unauthorized,
           403: forbidden,
           404: error('`not_found`'),
-          409: error('`not_queued`, `no_runner`, `on_hold` or `over_capacity` (repeat with force)'),
+          409: error('`not_queued`, `no_runner`, `not_connected` (the runner is connected to another server replica), `on_hold` or `over_capacity` (repeat with force)'),
         },
       },
     },
