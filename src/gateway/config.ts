@@ -19,16 +19,23 @@ export interface GatewayConfig {
   anthropicBaseUrl: string;
   prices: PriceTable;
   /**
-   * Upstream of the OpenAI wire formats (`/v1/chat/completions`, `/v1/responses`); absent →
-   * the scripted model answers them. `openai`: OPENAI_API_KEY (comma-separated keys rotate),
+   * The default upstream of the OpenAI wire formats (`/v1/chat/completions`, `/v1/responses`),
+   * the one a model no route names goes to; absent → the scripted model answers them. `openai`: OPENAI_API_KEY (comma-separated keys rotate),
    * base OPENAI_BASE_URL (default https://api.openai.com/v1); `openai-compatible`:
    * FLOTILLA_OPENAI_COMPATIBLE_URL (any base URL with /v1, e.g. llama.cpp, Ollama) and
    * optional FLOTILLA_OPENAI_COMPATIBLE_KEY.
    */
-  openai?: { provider: 'openai' | 'openai-compatible'; baseUrl: string; apiKeys: string[] };
+  openai?: OpenAiUpstream;
+  /**
+   * The other OpenAI-format upstream, when both are configured: `openai` (OPENAI_API_KEY) beside
+   * an {@link openai} that is `openai-compatible` (FLOTILLA_OPENAI_COMPATIBLE_URL), so routes can
+   * send `gpt-*` to OpenAI and `qwen*` to a local server at once. A model with no route goes to
+   * {@link openai}, the default of the OpenAI formats.
+   */
+  openaiSecond?: OpenAiUpstream;
   /**
    * Model → provider by configuration (FLOTILLA_MODEL_PROVIDERS, e.g.
-   * `claude-*=anthropic,gpt-*=openai,*=scripted`), after the routes of
+   * `claude-*=anthropic,gpt-*=openai,qwen*=openai-compatible,*=scripted`), after the routes of
    * flotilla.yaml's `gateway.models` (config-file.ts): the first pattern that matches wins (`*`
    * = any run of characters; a lone `*` is the default, tried last). Routes set through the
    * API come first (model-directory.ts resolveProvider). Without any route every model goes to
@@ -74,6 +81,19 @@ export const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
 /** A provider the gateway can send a call to. */
 export type ProviderName = 'anthropic' | 'scripted' | 'openai' | 'openai-compatible';
 const PROVIDERS: readonly ProviderName[] = ['anthropic', 'scripted', 'openai', 'openai-compatible'];
+
+/** An OpenAI-format upstream: its provider, base URL (with /v1) and keys (rotated per upstream call; none for a server that takes none). */
+export interface OpenAiUpstream {
+  provider: 'openai' | 'openai-compatible';
+  baseUrl: string;
+  apiKeys: string[];
+}
+
+/** The OpenAI-format upstream of `provider` in `config` ({@link GatewayConfig.openai} or {@link GatewayConfig.openaiSecond}), if configured. */
+export function openAiUpstreamOf(config: Pick<GatewayConfig, 'openai' | 'openaiSecond'>, provider: string): OpenAiUpstream | undefined {
+  if (config.openai?.provider === provider) return config.openai;
+  return config.openaiSecond?.provider === provider ? config.openaiSecond : undefined;
+}
 
 /** One `pattern=provider` rule of FLOTILLA_MODEL_PROVIDERS. */
 export interface ModelRoute {
@@ -125,14 +145,13 @@ export function providerForModel(routes: readonly ModelRoute[] | undefined, mode
 
 /**
  * True when the gateway has what `provider` needs to be called: `scripted` always; `anthropic`
- * a key (ANTHROPIC_API_KEY); `openai` OPENAI_API_KEY with no FLOTILLA_OPENAI_COMPATIBLE_URL
- * (one OpenAI-format upstream at a time); `openai-compatible` its URL.
+ * a key (ANTHROPIC_API_KEY); `openai` OPENAI_API_KEY; `openai-compatible` its URL.
  */
 export function providerConfigured(config: GatewayConfig, provider: ProviderName): boolean {
   if (provider === 'scripted') return true;
   if (provider === 'anthropic') return config.provider === 'anthropic';
-  if (provider === 'openai') return config.openai?.provider === 'openai' && config.openai.apiKeys.length > 0;
-  return config.openai?.provider === 'openai-compatible';
+  const upstream = openAiUpstreamOf(config, provider);
+  return upstream !== undefined && (provider !== 'openai' || upstream.apiKeys.length > 0);
 }
 
 /** Default upstream for the `openai` provider. */
@@ -172,15 +191,23 @@ function withoutUserInfo(value: string): string {
   return value.replace(/^([a-z][a-z0-9+.-]*:\/\/)?[^/?#]*@/i, (_m, scheme: string | undefined) => `${scheme ?? ''}***@`);
 }
 
-/** The OpenAI-format upstream from the environment (see {@link GatewayConfig.openai}). @throws Error naming a bad URL variable. */
-export function loadOpenAiUpstream(env: NodeJS.ProcessEnv): GatewayConfig['openai'] {
-  const compat = settingFromEnv(env, 'FLOTILLA_OPENAI_COMPATIBLE_URL');
-  if (compat) {
-    return { provider: 'openai-compatible', baseUrl: httpUrl('FLOTILLA_OPENAI_COMPATIBLE_URL', compat, 'FLOTILLA_OPENAI_COMPATIBLE_KEY'), apiKeys: splitKeys(keySetting(env.FLOTILLA_OPENAI_COMPATIBLE_KEY)) };
-  }
+/**
+ * The OpenAI-format upstreams from the environment ({@link GatewayConfig.openai} and
+ * {@link GatewayConfig.openaiSecond}): FLOTILLA_OPENAI_COMPATIBLE_URL (+ _KEY) → the
+ * `openai-compatible` one, the default when set; OPENAI_API_KEY (+ OPENAI_BASE_URL) → the
+ * `openai` one, second when the other is set. @throws Error naming a bad URL variable.
+ */
+export function loadOpenAiUpstreams(env: NodeJS.ProcessEnv): Pick<GatewayConfig, 'openai' | 'openaiSecond'> {
+  const compatUrl = settingFromEnv(env, 'FLOTILLA_OPENAI_COMPATIBLE_URL');
+  const compat: OpenAiUpstream | undefined = compatUrl
+    ? { provider: 'openai-compatible', baseUrl: httpUrl('FLOTILLA_OPENAI_COMPATIBLE_URL', compatUrl, 'FLOTILLA_OPENAI_COMPATIBLE_KEY'), apiKeys: splitKeys(keySetting(env.FLOTILLA_OPENAI_COMPATIBLE_KEY)) }
+    : undefined;
   const keys = splitKeys(keySetting(env.OPENAI_API_KEY));
-  if (!keys.length) return undefined;
-  return { provider: 'openai', baseUrl: httpUrl('OPENAI_BASE_URL', env.OPENAI_BASE_URL?.trim() || DEFAULT_OPENAI_BASE_URL, 'OPENAI_API_KEY'), apiKeys: keys };
+  const openai: OpenAiUpstream | undefined = keys.length
+    ? { provider: 'openai', baseUrl: httpUrl('OPENAI_BASE_URL', env.OPENAI_BASE_URL?.trim() || DEFAULT_OPENAI_BASE_URL, 'OPENAI_API_KEY'), apiKeys: keys }
+    : undefined;
+  if (compat) return openai ? { openai: compat, openaiSecond: openai } : { openai: compat };
+  return openai ? { openai } : {};
 }
 
 /**
@@ -208,7 +235,7 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv): GatewayConfig {
   const base = httpUrl('ANTHROPIC_BASE_URL', env.ANTHROPIC_BASE_URL?.trim() || DEFAULT_ANTHROPIC_BASE_URL, 'ANTHROPIC_API_KEY');
   const pricesFile = settingFromEnv(env, 'FLOTILLA_PRICES_FILE');
   const prices = pricesFile ? loadPriceTable(pricesFile) : loadPriceTable();
-  const openai = loadOpenAiUpstream(env);
+  const upstreams = loadOpenAiUpstreams(env);
   const retriesText = settingFromEnv(env, 'FLOTILLA_GATEWAY_RETRIES');
   let retry: Partial<RetryPolicy> | undefined;
   if (retriesText) {
@@ -237,7 +264,7 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv): GatewayConfig {
     ...(budgetWaitMs !== undefined ? { budgetWaitMs } : {}),
     ...(modelProviders ? { modelProviders } : {}),
     ...(retry ? { retry } : {}),
-    ...(openai ? { openai } : {}),
+    ...upstreams,
     provider: key ? 'anthropic' : 'scripted',
     ...(key ? { anthropicApiKey: key } : {}),
     anthropicBaseUrl: base,

@@ -44,27 +44,9 @@ export function providerSetting(provider: string): string {
  * The message of the refusal for a model whose provider has no key (or URL) on this server:
  * names the model, the provider and the setting to add. Every wire format answers it without
  * calling the upstream, in a form harnesses do not retry (a retry cannot fix configuration).
- * `instead`: the other OpenAI-format provider, when that one is configured (a server has one
- * OpenAI-format upstream; FLOTILLA_OPENAI_COMPATIBLE_URL takes the place of OPENAI_API_KEY, so
- * "set OPENAI_API_KEY" misled a user who had: config.ts loadOpenAiUpstream).
  */
-export function providerNotConfiguredMessage(model: string, provider: string, instead?: string): string {
-  const head = `model ${JSON.stringify(model)} maps to provider ${provider}, which is not configured on this server: `;
-  return head + (otherOpenAiAdvice(instead) ?? `set ${providerSetting(provider)} in the server's environment and restart it, or route the model to another provider (flotilla models)`);
-}
-
-/**
- * What to do when a route names one OpenAI-format provider and the server is configured with
- * the other (`instead`): the two are one upstream at a time. Null for any other `instead`.
- */
-export function otherOpenAiAdvice(instead: string | undefined): string | null {
-  if (instead === 'openai-compatible') {
-    return `its OpenAI-format provider is openai-compatible (FLOTILLA_OPENAI_COMPATIBLE_URL is set, and serves in place of OPENAI_API_KEY: one at a time): route the model to openai-compatible (flotilla models set), or unset FLOTILLA_OPENAI_COMPATIBLE_URL and restart the server`;
-  }
-  if (instead === 'openai') {
-    return `its OpenAI-format provider is openai (OPENAI_API_KEY): route the model to openai (flotilla models set), or set FLOTILLA_OPENAI_COMPATIBLE_URL (it then serves in place of OPENAI_API_KEY) and restart the server`;
-  }
-  return null;
+export function providerNotConfiguredMessage(model: string, provider: string): string {
+  return `model ${JSON.stringify(model)} maps to provider ${provider}, which is not configured on this server: set ${providerSetting(provider)} in the server's environment and restart it, or route the model to another provider (flotilla models)`;
 }
 
 /**

@@ -137,7 +137,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
   const log = opts.log ?? silentLogger;
   const limit = config.maxRequestBytes ?? MAX_REQUEST_BYTES;
   // Every configured key of every provider is masked in what reaches a job (key-mask.ts).
-  const mask = new KeyMask([config.anthropicApiKey ?? '', ...(config.openai?.apiKeys ?? [])]);
+  const mask = new KeyMask([config.anthropicApiKey ?? '', ...(config.openai?.apiKeys ?? []), ...(config.openaiSecond?.apiKeys ?? [])]);
   const directory = opts.directory ?? new ModelDirectory(store, config.modelProviders, config.prices);
   // Job tokens: looked up once per call (before the body on the node path), rejections logged throttled.
   const callAuth = new CallAuth(store);

@@ -9,7 +9,7 @@ import { outputBound } from './max-output.js';
 import { webSearchBound } from './server-tools.js';
 import { toolFeeBound } from './tool-fees.js';
 import { estimateBytes, requestMedia } from './input-images.js';
-import { MAX_REQUEST_BYTES, type GatewayConfig } from './config.js';
+import { MAX_REQUEST_BYTES, openAiUpstreamOf, type GatewayConfig } from './config.js';
 import type { ModelDirectory } from './model-directory.js';
 import { meteredReply, recordRefused, type CallContext } from './meter.js';
 import { recordUpstreamFailure } from './upstream-failure.js';
@@ -75,7 +75,9 @@ export interface OpenAiRouteDeps {
  * upstream and the usage chunk removed from what the client sees.
  */
 export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) => Promise<Reply>; responses: (req: GatewayRequest) => Promise<Reply> } {
-  const keys = new KeyRing(d.config.openai?.apiKeys ?? []);
+  // one key rotation per OpenAI-format upstream (config.ts: openai, and openaiSecond when both are set)
+  const rings = new Map<string, KeyRing>();
+  for (const u of [d.config.openai, d.config.openaiSecond]) if (u) rings.set(u.provider, new KeyRing(u.apiKeys));
   const callAuth = d.callAuth ?? new CallAuth(d.store);
   const retryPolicy: RetryPolicy = { ...DEFAULT_RETRY, ...d.config.retry };
   /** A call of a job paused for budget: the budget refusal (429 insufficient_quota), recorded as refused (with the model the body names). */
@@ -94,13 +96,13 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
     if ('pausedForBudget' in auth) return refusePaused(auth.pausedForBudget, request, api, startedAt);
     const job = auth.job;
     let raw: Uint8Array = request.body;
-    const upstream = d.config.openai;
+    const fallback = d.config.openai?.provider ?? 'scripted';
     const ctx: CallContext = {
       store: d.store,
       prices: d.config.prices,
       log: d.log,
       job,
-      provider: upstream?.provider ?? 'scripted',
+      provider: fallback,
       requestModel: 'unknown',
       streamed: false,
       requestBytes: request.bodyBytes,
@@ -131,7 +133,7 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
     const req = parsed.request;
     ctx.requestModel = req.model;
     ctx.streamed = req.stream === true;
-    const provider = await d.directory.providerFor(req.model, upstream?.provider ?? 'scripted');
+    const provider = await d.directory.providerFor(req.model, fallback);
     ctx.prices = await d.directory.prices();
     if (provider === null) {
       await recordRefused(ctx, 404, 'unknown_model');
@@ -143,12 +145,14 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
       await recordRefused(ctx, 400, 'wrong_format');
       return openaiError(400, 'invalid_request_error', `model ${JSON.stringify(req.model)} is served by provider anthropic, which speaks the Messages format: call /v1/messages`, null, 'model');
     }
-    if (provider !== 'scripted' && (upstream?.provider !== provider || (provider === 'openai' && keys.size === 0))) {
+    const upstream = openAiUpstreamOf(d.config, provider);
+    const keys = rings.get(provider) ?? new KeyRing([]);
+    if (provider !== 'scripted' && (upstream === undefined || (provider === 'openai' && keys.size === 0))) {
       // Nothing reaches an upstream without its key or URL. Not a 5xx: Codex retries those up
       // to 30 times whatever the headers say (harness-facts.md), and a retry cannot fix
       // configuration; 400 (+ x-should-retry: false for the SDKs) is one request.
       await recordRefused(ctx, 400, 'provider_not_configured');
-      const res = openaiError(400, 'invalid_request_error', providerNotConfiguredMessage(req.model, provider, upstream !== undefined && upstream.provider !== provider ? upstream.provider : undefined), 'provider_not_configured', 'model');
+      const res = openaiError(400, 'invalid_request_error', providerNotConfiguredMessage(req.model, provider), 'provider_not_configured', 'model');
       res.headers['x-should-retry'] = 'false';
       return res;
     }

@@ -40,16 +40,17 @@ describe('modelLine with model routes', () => {
     );
   });
 
-  it('gpt-* → openai: with OPENAI_API_KEY the OpenAI API; an openai-compatible upstream does not serve openai', () => {
+  it('gpt-* → openai: with OPENAI_API_KEY the OpenAI API, beside an openai-compatible server when both are set; the compatible server alone does not serve openai', () => {
     expect(modelLine(config({ OPENAI_API_KEY: 'sk-x' }, 'gpt-*=openai,*=scripted'))).toBe(
       'flotilla: model routes: gpt-* → the OpenAI API at https://api.openai.com/v1; * (any other model) → the offline scripted model',
     );
-    // OPENAI_API_KEY set or not, FLOTILLA_OPENAI_COMPATIBLE_URL serves in its place: the warning says so, not "set OPENAI_API_KEY"
-    for (const env of [{ FLOTILLA_OPENAI_COMPATIBLE_URL: 'http://127.0.0.1:9/v1' }, { FLOTILLA_OPENAI_COMPATIBLE_URL: 'http://127.0.0.1:9/v1', OPENAI_API_KEY: 'sk-x' }]) {
-      expect(modelLine(config(env, 'gpt-*=openai')).split('\n')[1]).toBe(
-        'flotilla: warning: model route gpt-* maps models to provider openai, which is not configured on this server: its OpenAI-format provider is openai-compatible (FLOTILLA_OPENAI_COMPATIBLE_URL is set, and serves in place of OPENAI_API_KEY: one at a time): route the model to openai-compatible (flotilla models set), or unset FLOTILLA_OPENAI_COMPATIBLE_URL and restart the server',
-      );
-    }
+    // the compatible server alone does not serve openai routes: set OPENAI_API_KEY (both can be set)
+    expect(modelLine(config({ FLOTILLA_OPENAI_COMPATIBLE_URL: 'http://127.0.0.1:9/v1' }, 'gpt-*=openai')).split('\n')[1]).toMatch(
+      /^flotilla: warning: model route gpt-\* maps models to provider openai, which is not configured on this server: set OPENAI_API_KEY /,
+    );
+    expect(modelLine(config({ FLOTILLA_OPENAI_COMPATIBLE_URL: 'http://127.0.0.1:9/v1', OPENAI_API_KEY: 'sk-x' }, 'gpt-*=openai,qwen*=openai-compatible'))).toBe(
+      'flotilla: model routes: gpt-* → the OpenAI API at https://api.openai.com/v1; qwen* → the OpenAI-compatible server at http://127.0.0.1:9/v1; any other model → refused as unknown (no default route)',
+    );
     expect(modelLine(config({}, 'gpt-*=openai')).split('\n')[1]).toMatch(/^flotilla: warning: model route gpt-\* maps models to provider openai, which is not configured on this server: set OPENAI_API_KEY /);
   });
 

@@ -1,5 +1,5 @@
-import { providerConfigured, type GatewayConfig, type ModelRoute, type ProviderName } from '../../gateway/config.js';
-import { otherOpenAiAdvice, providerSetting } from '../../gateway/errors.js';
+import { openAiUpstreamOf, providerConfigured, type GatewayConfig, type ModelRoute, type ProviderName } from '../../gateway/config.js';
+import { providerSetting } from '../../gateway/errors.js';
 import { globMatches } from '../../gateway/model-directory.js';
 
 /**
@@ -31,7 +31,8 @@ function shownUrl(url: string): string {
 function providerWords(gateway: GatewayConfig, provider: ProviderName): string {
   if (provider === 'scripted') return 'the offline scripted model';
   if (provider === 'anthropic') return 'Claude through the Anthropic API';
-  const at = gateway.openai ? ` at ${shownUrl(gateway.openai.baseUrl)}` : '';
+  const upstream = openAiUpstreamOf(gateway, provider);
+  const at = upstream ? ` at ${shownUrl(upstream.baseUrl)}` : '';
   return provider === 'openai' ? `the OpenAI API${at}` : `the OpenAI-compatible server${at}`;
 }
 
@@ -61,10 +62,8 @@ export function describeModels(gateway: GatewayConfig): ModelDescription {
   const warnings: string[] = [];
   const parts = tried.map((r) => {
     if (providerConfigured(gateway, r.provider)) return `${patternWords(r)} → ${providerWords(gateway, r.provider)}`;
-    // the other OpenAI-format provider configured: setting this one's key would not help (one at a time)
-    const instead = r.provider !== 'anthropic' && gateway.openai && gateway.openai.provider !== r.provider ? otherOpenAiAdvice(gateway.openai.provider) : null;
     warnings.push(
-      `model route ${r.pattern} maps models to provider ${r.provider}, which is not configured on this server: ${instead ?? `set ${providerSetting(r.provider)}, or route those models to another provider (flotilla.yaml gateway.models, FLOTILLA_MODEL_PROVIDERS)`}`,
+      `model route ${r.pattern} maps models to provider ${r.provider}, which is not configured on this server: set ${providerSetting(r.provider)}, or route those models to another provider (flotilla.yaml gateway.models, FLOTILLA_MODEL_PROVIDERS)`,
     );
     return `${patternWords(r)} → ${r.provider} (not configured: its calls will fail)`;
   });

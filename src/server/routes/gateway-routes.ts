@@ -8,7 +8,7 @@ import {
   type ProviderName,
 } from '../../protocol/index.js';
 import { providerConfigured, type GatewayConfig } from '../../gateway/config.js';
-import { otherOpenAiAdvice, providerSetting } from '../../gateway/errors.js';
+import { providerSetting } from '../../gateway/errors.js';
 import { compareApiRoutes, type ModelDirectory } from '../../gateway/model-directory.js';
 import { droppedLongContext, droppedLongContextMessage } from '../../gateway/price-override.js';
 import { pricesInEffect } from '../../gateway/price-sources.js';
@@ -33,8 +33,7 @@ export interface GatewayRoutesDeps {
 function routeView(config: GatewayConfig, pattern: string, provider: ProviderName, source: ModelRoute['source'], updatedAt: string | null): ModelRoute {
   const route: ModelRoute = { pattern, provider, source, updatedAt };
   if (!providerConfigured(config, provider)) {
-    const instead = provider !== 'anthropic' && config.openai && config.openai.provider !== provider ? otherOpenAiAdvice(config.openai.provider) : null;
-    route.warning = `provider ${provider} is not configured on this server, so the calls this route takes are refused: ${instead ?? `set ${providerSetting(provider)} in the server's environment and restart it, or route these models to another provider`}`;
+    route.warning = `provider ${provider} is not configured on this server, so the calls this route takes are refused: set ${providerSetting(provider)} in the server's environment and restart it, or route these models to another provider`;
   }
   return route;
 }
