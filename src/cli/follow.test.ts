@@ -49,26 +49,18 @@ beforeAll(async () => {
       res.writeHead(200, { 'content-type': 'application/json' });
       return res.end(JSON.stringify({ ...job('cancelled'), id: 4, rootId: 4 }));
     }
-    if (req.url === '/api/jobs/4/events') {
+    const events = /^\/api\/jobs\/([34])\/events$/.exec(req.url ?? '');
+    if (events) {
+      // job 3 runs to success; job 4 pauses for budget, then is cancelled
+      const [id, steps, end] = events[1] === '3' ? [3, STEPS, 'succeeded'] : [4, PAUSE_STEPS, 'cancelled'];
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       let seq = 0;
-      for (const [delay, body] of PAUSE_STEPS) {
+      for (const [delay, body] of steps) {
         if (delay) await new Promise((r) => setTimeout(r, delay));
         seq++;
-        res.write(`id: ${seq}\nevent: job\ndata: ${JSON.stringify({ ...body, seq, jobId: 4, at: 'x' })}\n\n`);
+        res.write(`id: ${seq}\nevent: job\ndata: ${JSON.stringify({ ...body, seq, jobId: id, at: 'x' })}\n\n`);
       }
-      res.end('event: end\ndata: {"status":"cancelled"}\n\n');
-      return;
-    }
-    if (req.url === '/api/jobs/3/events') {
-      res.writeHead(200, { 'content-type': 'text/event-stream' });
-      let seq = 0;
-      for (const [delay, body] of STEPS) {
-        if (delay) await new Promise((r) => setTimeout(r, delay));
-        seq++;
-        res.write(`id: ${seq}\nevent: job\ndata: ${JSON.stringify({ ...body, seq, jobId: 3, at: 'x' })}\n\n`);
-      }
-      res.end('event: end\ndata: {"status":"succeeded"}\n\n');
+      res.end(`event: end\ndata: {"status":"${end}"}\n\n`);
       return;
     }
     res.writeHead(404).end();
