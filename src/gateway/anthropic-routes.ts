@@ -20,7 +20,7 @@ import { forwardAnthropic } from './providers/anthropic.js';
 import { noScriptMessage, scriptedMessagesReply } from './providers/scripted.js';
 import { jsonReply, type GatewayRequest, type Reply } from './reply.js';
 import { bodyRefusalOf, bodyRefusalReply } from './body-refusal.js';
-import { modelNamedIn } from './refused-model.js';
+import { modelNamedIn, refusedProvider } from './refused-model.js';
 import { meterUnbilled, unbilled } from './unbilled-call.js';
 import { upstreamRetryOptions } from './upstream-auth.js';
 import { unpassedReply } from './upstream-redirect.js';
@@ -143,6 +143,7 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
       const early = earlyContext(job, req, startedAt, api);
       // the model the body names, when it names one (refused-model.ts)
       early.requestModel = modelNamedIn(text);
+      early.provider = await refusedProvider(directory, early.requestModel, config.provider);
       await recordRefused(early, 400, 'invalid_request');
       return anthropicError(400, 'invalid_request_error', parsed.error, { retry: false });
     }
@@ -152,6 +153,7 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
       // the call has no output bound to reserve, so it is refused here, not forwarded.
       const early = earlyContext(job, req, startedAt, api);
       early.requestModel = request.model;
+      early.provider = await refusedProvider(directory, request.model, config.provider);
       await recordRefused(early, 400, 'invalid_request');
       return anthropicError(400, 'invalid_request_error', MAX_TOKENS_REQUIRED, { retry: false });
     }

@@ -14,7 +14,7 @@ import type { ModelDirectory } from './model-directory.js';
 import { meteredReply, recordRefused, type CallContext } from './meter.js';
 import { recordUpstreamFailure } from './upstream-failure.js';
 import { bodyRefusalOf, bodyRefusalReply } from './body-refusal.js';
-import { modelNamedIn } from './refused-model.js';
+import { modelNamedIn, refusedProvider } from './refused-model.js';
 import { upstreamRetryOptions } from './upstream-auth.js';
 import { unpassedReply } from './upstream-redirect.js';
 import { OpenAiStreamReader, usageFromOpenAiBody } from './openai-usage.js';
@@ -127,6 +127,7 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
     if ('error' in parsed) {
       // the model the body names, when it names one (refused-model.ts)
       ctx.requestModel = modelNamedIn(text);
+      ctx.provider = await refusedProvider(d.directory, ctx.requestModel, fallback);
       await recordRefused(ctx, 400, 'invalid_request');
       return openaiError(400, 'invalid_request_error', parsed.error, null, parsed.param);
     }

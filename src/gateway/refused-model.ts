@@ -1,3 +1,5 @@
+import type { ProviderName } from './config.js';
+import type { ModelDirectory } from './model-directory.js';
 import { modelNameProblem } from './request.js';
 
 /** The ledger's model for a refused call whose body named none the gateway could read. */
@@ -19,4 +21,16 @@ export function modelNamedIn(raw: string): string {
   }
   const model = json !== null && typeof json === 'object' && !Array.isArray(json) ? (json as { model?: unknown }).model : undefined;
   return typeof model === 'string' && modelNameProblem(model) === null ? model : UNKNOWN_MODEL;
+}
+
+/**
+ * The provider for the ledger row of a call refused before routing (a bad body): the one the
+ * route of `model` names, as a served call's row would (the README: a refusal row names "the
+ * provider its route names"); the wire format's own (`fallback`) when no model could be read or
+ * no route matches. Fresh-user finding: every malformed OpenAI-format call was recorded against
+ * the default OpenAI-format upstream, whatever its model's route.
+ */
+export async function refusedProvider(directory: Pick<ModelDirectory, 'providerFor'>, model: string, fallback: ProviderName): Promise<ProviderName> {
+  if (model === UNKNOWN_MODEL) return fallback;
+  return (await directory.providerFor(model, fallback)) ?? fallback;
 }

@@ -170,6 +170,29 @@ describe('the model and provider of a refused call', () => {
     expect(gw.up.seen).toHaveLength(0);
   });
 
+  it('a bad body whose model has a route: the row names that route\'s provider, not the wire format\'s default (tester finding)', async () => {
+    const gw = await gateway({
+      openai: 'openai-compatible',
+      config: { modelProviders: [{ pattern: 'gpt-*', provider: 'openai' }, { pattern: 'qwen*', provider: 'openai-compatible' }, { pattern: 'claude-*', provider: 'anthropic' }] },
+    });
+    const from = mark();
+    for (const [path, body] of [
+      ['/v1/chat/completions', { model: 'gpt-4o', messages: [] }],
+      ['/v1/chat/completions', { model: 'claude-haiku-4-5', messages: [] }],
+      ['/v1/messages', { model: 'qwen3-coder', messages: [] }],
+      ['/v1/messages', { model: 'qwen3-coder', messages: [{ role: 'user', content: 'x' }] }], // no max_tokens
+      ['/v1/responses', { model: 'no-route-matches', input: 1 }],
+    ] as const) expect((await gw.post(path, body)).status, JSON.stringify(body)).toBe(400);
+    expect(fields(rows(from))).toEqual([
+      ['openai-chat', 400, 'invalid_request', 'gpt-4o', 'openai'],
+      ['openai-chat', 400, 'invalid_request', 'claude-haiku-4-5', 'anthropic'],
+      ['anthropic-messages', 400, 'invalid_request', 'qwen3-coder', 'openai-compatible'],
+      ['anthropic-messages', 400, 'invalid_request', 'qwen3-coder', 'openai-compatible'],
+      // no route: the wire format's own
+      ['openai-responses', 400, 'invalid_request', 'no-route-matches', 'openai-compatible'],
+    ]);
+  });
+
   it('provider_not_configured: the row names the provider the route named (openai, openai-compatible), not scripted', async () => {
     // no OpenAI-format upstream at all on this server
     const gw = await gateway({ config: { modelProviders: [{ pattern: 'gpt-*', provider: 'openai' }, { pattern: 'qwen*', provider: 'openai-compatible' }, { pattern: 'claude-*', provider: 'anthropic' }] } });
