@@ -59,6 +59,30 @@ export function findNul(value: unknown, path = ''): string | null {
   return null;
 }
 
+/**
+ * True when JSON text `text` may hold a number JSON.parse reads as ±Infinity: an exponent of 3
+ * digits or more, or a run of 309 digits (past ±1.8e308). A cheap test before {@link findInfinite}.
+ */
+export function mayHoldInfinite(text: string): boolean {
+  return /[eE][+]?0*[1-9][0-9]{2}|[0-9]{309}/.test(text);
+}
+
+/**
+ * The dotted path of the first number in `value` that is not finite (JSON.parse read a literal
+ * past ±1.8e308 as ±Infinity), or null. Such a number would be stored as `null` by
+ * JSON.stringify without a word (fresh-user finding: a job's input `[1, 1e400]` ran as
+ * `[1, null]`): the API refuses it instead. Recurses like {@link findNul}.
+ */
+export function findInfinite(value: unknown, path = ''): string | null {
+  if (typeof value === 'number') return Number.isFinite(value) ? null : path || '(body)';
+  if (value === null || typeof value !== 'object') return null;
+  for (const [k, v] of Object.entries(value)) {
+    const hit = findInfinite(v, path ? `${path}.${k}` : k);
+    if (hit) return hit;
+  }
+  return null;
+}
+
 /** `value` with NUL (U+0000) in every string and key replaced by U+FFFD (webhook payloads: kept, but storable). */
 export function replaceNul(value: unknown): unknown {
   if (typeof value === 'string') return value.replaceAll('\u0000', '\uFFFD');

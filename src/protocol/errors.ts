@@ -30,7 +30,7 @@ export interface ZodIssueLike {
  * leaves the range to the parser): zod's own says "expected number, received Infinity" of a
  * body that holds no "Infinity" (fresh-user finding: `{"addUsd":1e400}`).
  */
-const OUT_OF_RANGE = 'number out of range (JSON numbers beyond ±1.8e308 cannot be read)';
+export const OUT_OF_RANGE = 'number out of range (JSON numbers beyond ±1.8e308 cannot be read)';
 
 /**
  * `issue` with a field that may take several shapes (a zod union) said in words: zod's own

@@ -2,9 +2,9 @@ import { cutEcho } from '../protocol/echo.js';
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z } from 'zod';
-import { findNul, parseJsonBounded } from '../core/json-depth.js';
+import { findInfinite, findNul, mayHoldInfinite, parseJsonBounded } from '../core/json-depth.js';
 import { findRepeatedKey } from '../core/json-keys.js';
-import { describeIssues, ID_RANGE, MAX_ID, type ApiErrorBody } from '../protocol/index.js';
+import { describeIssues, ID_RANGE, MAX_ID, OUT_OF_RANGE, type ApiErrorBody } from '../protocol/index.js';
 
 /**
  * Sends the API error body `{ error: { code, message, field? } }` with the given HTTP status.
@@ -33,7 +33,8 @@ export type BodyResult<T> = { ok: true; value: T } | { ok: false; response: Resp
 /**
  * Reads the request body as JSON and validates it with `schema`.
  * Non-JSON (or empty, or nested deeper than core/json-depth.ts MAX_JSON_DEPTH) → 400 `invalid_json`;
- * a string or key holding NUL (U+0000, which PostgreSQL text cannot store) → 400 `invalid_request` naming it; a key given twice in one
+ * a string or key holding NUL (U+0000, which PostgreSQL text cannot store) → 400 `invalid_request` naming it; a number past
+ * ±1.8e308 anywhere (JSON.parse: Infinity, stored as null) → 400 `invalid_request` naming it; a key given twice in one
  * object (JSON.parse would keep the last: core/json-keys.ts) → 400 `invalid_request` naming it ({@link repeatedKeyError}); schema failure → 400 `invalid_request` whose
  * message names every failing field (`labels.os: ...`) and whose `field` is the first one.
  */
@@ -50,6 +51,12 @@ export async function readBody<S extends z.ZodType>(c: Context, schema: S): Prom
   // JSON can carry NUL only as the escape \u0000: look for it only then.
   const nulAt = text.includes('\\u0000') ? findNul(raw) : null;
   if (nulAt) return { ok: false, response: apiError(c, 400, 'invalid_request', `${nulAt}: text must not contain NUL (U+0000)`, nulAt) };
+  // a number past ±1.8e308 (JSON.parse: Infinity) would be stored as null
+  const infiniteAt = mayHoldInfinite(text) ? findInfinite(raw) : null;
+  if (infiniteAt) {
+    const field = cutEcho(infiniteAt);
+    return { ok: false, response: apiError(c, 400, 'invalid_request', `${field}: ${OUT_OF_RANGE}`, field) };
+  }
   const repeated = repeatedKeyError(c, text);
   if (repeated) return { ok: false, response: repeated };
   const parsed = schema.safeParse(raw);

@@ -69,6 +69,13 @@ describe('query parameters', () => {
     expect(await t.store.listModelRoutes()).toEqual([]);
   });
 
+  it('a number past ±1.8e308 anywhere in a body is refused naming it, never stored as null', async () => {
+    const before = (await t.store.listJobs({ limit: 1000 })).length;
+    const res = await t.api('/api/jobs', { method: 'POST', body: '{"agent":"test-fixer","input":{"repo":"x","x":{"y":[1,1e400]}}}', headers: { 'content-type': 'application/json' } });
+    expect([res.status, await res.json()]).toEqual([400, { error: { code: 'invalid_request', message: 'input.x.y.1: number out of range (JSON numbers beyond ±1.8e308 cannot be read)', field: 'input.x.y.1' } }]);
+    expect((await t.store.listJobs({ limit: 1000 })).length).toBe(before);
+  });
+
   it('the same endpoints answer as before with known parameters, each once', async () => {
     const costs = await call('/api/costs?by=job&since=7d');
     expect(costs.status).toBe(200);
