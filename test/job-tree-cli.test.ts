@@ -118,7 +118,7 @@ describe('flotilla run / jobs show --tree over a job tree', () => {
     const deadJson = flotilla(['run', 'test-fixer', '{"repo":"y"}', '--detach', '--json'], { FLOTILLA_PARENT_TOKEN: a.assignment.token, FLOTILLA_URL: t.url });
     expect(await deadJson.exit).toBe(1);
     expect(JSON.parse(deadJson.err())).toEqual({
-      error: { message: 'unknown job token, or its job is no longer running — the job token of --parent-token / FLOTILLA_PARENT_TOKEN was refused (unknown, or its job has ended)', code: 'unauthorized', status: 401 },
+      error: { message: 'unknown job token, or its job is no longer running (a resumed or retried job runs with a new token) — the job token of --parent-token / FLOTILLA_PARENT_TOKEN was refused (unknown, or its job has ended)', code: 'unauthorized', status: 401 },
     });
     expect((await t.store.getJob(child.id))!.status).toBe('cancelled');
   }, 60_000);

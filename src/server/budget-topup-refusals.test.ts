@@ -68,7 +68,7 @@ describe('budget top-ups that are refused', () => {
     expect(await t.store.transitionJob(job.id, a.assignment.attempt, ['running'], 'paused', Date.now(), { endReason: 'budget', error: `${paused} Top up with: flotilla budget ${job.id} --add <USD>` })).not.toBeNull();
     // the paused job's own token on the API: paused, not "unknown" (tester finding); once cancelled, unknown
     const own = await t.api(`/api/jobs/${job.id}/budget`, { token: a.assignment.token });
-    expect([own.status, await own.json()]).toEqual([409, { error: { code: 'job_paused', message: `job ${job.id} is paused for budget: its token works again once a top-up resumes it (flotilla budget ${job.id} --add USD)` } }]);
+    expect([own.status, await own.json()]).toEqual([409, { error: { code: 'job_paused', message: `job ${job.id} is paused for budget: a top-up (flotilla budget ${job.id} --add USD) resumes it as a new attempt, with a new job token` } }]);
     expect((await t.api(`/api/jobs/${job.id}/cancel`, { method: 'POST' })).status).toBe(200);
     expect((await t.api(`/api/jobs/${job.id}/budget`, { token: a.assignment.token })).status).toBe(401);
     const view = (await (await t.api(`/api/jobs/${job.id}`)).json()) as Job;

@@ -13,7 +13,7 @@ const JOB_ROUTE = /^\/api\/jobs\/([0-9]{1,15})(?:\/(tree|events|budget|cancel))?
  * Middleware for /api/* that lets a running job call the API with its own job token
  * (`Authorization: Bearer flj_...`, the token its harness gets as FLOTILLA_JOB_TOKEN; issue 6).
  * A token of a job paused for budget → 409 `job_paused` naming the job and the top-up that
- * resumes it; of any other job that is not `assigned`/`running` → 401 `unauthorized`. What a job may do:
+ * resumes it (as a new attempt with a new token: this one is then refused 401); of any other job that is not `assigned`/`running` → 401 `unauthorized`. What a job may do:
  * - `POST /api/jobs`: start a child of itself (see child-jobs.ts);
  * - `GET /api/jobs/:id[/tree|/events|/budget]` for any job of its own tree;
  * - `POST /api/jobs/:id/cancel` for its descendants only;
@@ -30,8 +30,8 @@ export function jobTokenAuth(ctx: ServerContext): MiddlewareHandler<AppEnv> {
     if (!job) {
       // a job paused for budget is not over: say so rather than "unknown token" (its harness may still run for the pause's settle time)
       const paused = await ctx.store.findPausedJobByTokenHash(hashToken(token));
-      if (paused) return apiError(c, 409, 'job_paused', `job ${paused.id} is paused for budget: its token works again once a top-up resumes it (flotilla budget ${paused.id} --add USD)`);
-      return apiError(c, 401, 'unauthorized', 'unknown job token, or its job is no longer running');
+      if (paused) return apiError(c, 409, 'job_paused', `job ${paused.id} is paused for budget: a top-up (flotilla budget ${paused.id} --add USD) resumes it as a new attempt, with a new job token`);
+      return apiError(c, 401, 'unauthorized', 'unknown job token, or its job is no longer running (a resumed or retried job runs with a new token)');
     }
     const path = c.req.path.replace(/\/+$/, '');
     const method = c.req.method;
