@@ -36,6 +36,9 @@ describe('output limits past the ceiling', () => {
     expect(gw.store.budgets.get(9) ?? { reserved: 0, spent: 0 }).toMatchObject({ reserved: 0, spent: 0 });
     expect(exhausted).toEqual([]);
     expect(gw.up.seen).toHaveLength(0);
+    // past 2^53 too: the same message, not zod's safe-integer one (tester finding)
+    const huge = await gw.post('/v1/messages', '{"model":"claude-sonnet-4-5","max_tokens":100000000000000000000000,"messages":[{"role":"user","content":"hi"}]}');
+    expect(await huge.json()).toEqual({ type: 'error', error: { type: 'invalid_request_error', message: `max_tokens: ${CEILING}` } });
   });
 
   it('Anthropic: 1,000,000 itself is allowed (reserved and served); 0, -5 and 2.5 are refused as before', async () => {

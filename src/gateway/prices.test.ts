@@ -46,6 +46,8 @@ describe('price table', () => {
     expect(() => loadPriceTable(file)).toThrow(`price table ${file}: field (root): Unrecognized key: "foo"`);
     writeFileSync(file, `{"version":"t","models":{"bad name*":${entry}},"default":${entry}}`);
     expect(() => loadPriceTable(file)).toThrow(/^price table .*: field models\.bad name\*: must be 1-200 characters of letters, digits/);
+    writeFileSync(file, `{"version":"t","models":{"default":${entry}},"default":${entry}}`);
+    expect(() => loadPriceTable(file)).toThrow(`price table ${file}: field models.default: "default" is not a model name: the entry for the models the table does not list is the top-level "default", beside "models"`);
     // the shipped table's own top-level words are kept
     writeFileSync(file, `{"version":"t","unit":"USD per million tokens","note":"n","models":{"m":${entry}},"default":${entry}}`);
     expect(loadPriceTable(file).models.m).toEqual({ input: 1, output: 2, cacheWrite5m: 1.25, cacheWrite1h: 2, cacheRead: 0.1 });

@@ -60,8 +60,11 @@ export const MAX_OUTPUT_TOKENS_CEILING = PROTOCOL_OUTPUT_CEILING;
 /** The refusal's text for an output limit over {@link MAX_OUTPUT_TOKENS_CEILING}. */
 export const OUTPUT_CEILING_MESSAGE = `must be at most ${MAX_OUTPUT_TOKENS_CEILING} (the gateway's ceiling on output tokens per call)`;
 
-/** An output-limit field: an integer from 1 to {@link MAX_OUTPUT_TOKENS_CEILING}. */
-export const outputLimit = () => z.number().int().min(1).max(MAX_OUTPUT_TOKENS_CEILING, OUTPUT_CEILING_MESSAGE);
+/**
+ * An output-limit field: an integer from 1 to {@link MAX_OUTPUT_TOKENS_CEILING}. The ceiling is
+ * checked first, alone: a limit past 2^53 got zod's "expected int to be <=9007199254740991".
+ */
+export const outputLimit = () => z.number().max(MAX_OUTPUT_TOKENS_CEILING, { message: OUTPUT_CEILING_MESSAGE, abort: true }).int().min(1);
 
 /**
  * The refusal's text for a `/v1/messages` body without `max_tokens`: Anthropic's own (the

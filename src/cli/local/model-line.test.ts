@@ -71,6 +71,13 @@ describe('modelLine with model routes', () => {
     expect(modelLine(config({}, 'a*c=scripted,a*=scripted'))).not.toContain('never used');
   });
 
+  it('no routes, an OpenAI-format upstream: the line says where the OpenAI formats go', () => {
+    expect(modelLine(loadGatewayConfig({ OPENAI_API_KEY: 'sk-x' }))).toBe('flotilla: offline scripted model (no ANTHROPIC_API_KEY set); the OpenAI formats: the OpenAI API at https://api.openai.com/v1');
+    expect(modelLine(loadGatewayConfig({ OPENAI_API_KEY: 'sk-x', FLOTILLA_OPENAI_COMPATIBLE_URL: 'http://127.0.0.1:9/v1' }))).toBe(
+      'flotilla: offline scripted model (no ANTHROPIC_API_KEY set); the OpenAI formats: the OpenAI-compatible server at http://127.0.0.1:9/v1 (the OpenAI API at https://api.openai.com/v1 only for models routed to openai)',
+    );
+  });
+
   it('no routes: the line as before', () => {
     expect(modelLine(loadGatewayConfig({}))).toBe('flotilla: offline scripted model (no ANTHROPIC_API_KEY set)');
     expect(modelLine(loadGatewayConfig({ ANTHROPIC_API_KEY: 'k' }))).toBe('flotilla: using Claude through the Anthropic API');

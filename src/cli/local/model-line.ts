@@ -44,7 +44,7 @@ function patternWords(r: ModelRoute): string {
 /**
  * Which model jobs will talk to, as far as the gateway configuration tells before any job runs.
  * Without model routes: Claude through the Anthropic API when ANTHROPIC_API_KEY holds a key,
- * else the offline scripted model. With routes (flotilla.yaml `gateway.models`, then
+ * else the offline scripted model; and where the OpenAI formats go when they have an upstream. With routes (flotilla.yaml `gateway.models`, then
  * FLOTILLA_MODEL_PROVIDERS: `gateway.modelProviders`), each route in the order the gateway
  * tries them (model-directory.ts resolveProvider: the specific ones in order, then the default
  * `*`) with where it sends models, a warning for each route to a provider that is not
@@ -54,9 +54,11 @@ function patternWords(r: ModelRoute): string {
 export function describeModels(gateway: GatewayConfig): ModelDescription {
   const routes = gateway.modelProviders ?? [];
   if (routes.length === 0) {
-    return gateway.provider === 'anthropic'
-      ? { model: 'using Claude through the Anthropic API', offline: false, warnings: [] }
-      : { model: 'offline scripted model (no ANTHROPIC_API_KEY set)', offline: true, warnings: [] };
+    const messages = gateway.provider === 'anthropic' ? 'using Claude through the Anthropic API' : 'offline scripted model (no ANTHROPIC_API_KEY set)';
+    // where the OpenAI formats go, when they have an upstream (tester finding: nothing said so)
+    const second = gateway.openaiSecond ? ` (${providerWords(gateway, gateway.openaiSecond.provider)} only for models routed to ${gateway.openaiSecond.provider})` : '';
+    const openai = gateway.openai ? `; the OpenAI formats: ${providerWords(gateway, gateway.openai.provider)}${second}` : '';
+    return { model: messages + openai, offline: gateway.provider !== 'anthropic' && !gateway.openai, warnings: [] };
   }
   const tried = [...routes.filter((r) => r.pattern !== '*'), ...routes.filter((r) => r.pattern === '*')];
   const warnings: string[] = [];
