@@ -457,10 +457,12 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     await member.context().close();
   }, 60_000);
 
-  it('settings: admins see users, API tokens and effort tiers; members are turned away', async () => {
+  it('settings: admins see users, API tokens and effort tiers; members read tiers, routes and prices only', async () => {
     const member = await signIn(up.browser, up.url, 'mia', 'member-password-1');
     await member.goto(`${up.url}/settings`);
-    await expect.poll(() => member.locator('main').textContent(), { timeout: 10_000 }).toContain('Settings are for admins');
+    await expect.poll(() => member.locator('main').textContent(), { timeout: 10_000 }).toContain('Only admins change settings. You are signed in as a member.');
+    // read-only: no users or tokens, no forms to change routes or prices
+    expect(await member.locator('[data-testid=add-route], [data-testid=add-price]').count()).toBe(0);
     await member.context().close();
 
     const admin = await signIn(up.browser, up.url, 'ada', 'admin-password-1');
