@@ -45,6 +45,9 @@ export interface OpenAiRouteDeps {
   callAuth?: CallAuth;
 }
 
+/** The keys of a provider with no OpenAI-format upstream here (scripted; or refused as not configured). */
+const NO_KEYS = new KeyRing([]);
+
 /**
  * `POST /v1/chat/completions` and `POST /v1/responses` (OpenAI wire formats, streamed or not),
  * with the same rules as `/v1/messages`: a live job token (`Authorization: Bearer`, or
@@ -147,7 +150,7 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
       return openaiError(400, 'invalid_request_error', `model ${JSON.stringify(req.model)} is served by provider anthropic, which speaks the Messages format: call /v1/messages`, null, 'model');
     }
     const upstream = openAiUpstreamOf(d.config, provider);
-    const keys = rings.get(provider) ?? new KeyRing([]);
+    const keys = rings.get(provider) ?? NO_KEYS;
     if (provider !== 'scripted' && (upstream === undefined || (provider === 'openai' && keys.size === 0))) {
       // Nothing reaches an upstream without its key or URL. Not a 5xx: Codex retries those up
       // to 30 times whatever the headers say (harness-facts.md), and a retry cannot fix

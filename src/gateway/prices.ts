@@ -68,9 +68,10 @@ export function loadPriceTable(file: string = DEFAULT_PRICES_FILE): PriceTable {
   if (!parsed.success) {
     const first = parsed.error.issues[0];
     const issue = first && resolveIssue(first);
+    const field = issue?.path.map(String).join('.') || '(root)';
     // PriceModelName's advice for "default" (give the server a table of your own) is this very file
-    if (issue?.path.map(String).join('.') === 'models.default') throw new Error(`price table ${file}: field models.default: "default" is not a model name: the entry for the models the table does not list is the top-level "default", beside "models"`);
-    throw new Error(`price table ${file}: field ${issue?.path.map(String).join('.') || '(root)'}: ${issue?.message ?? 'invalid'}`);
+    if (field === 'models.default') throw new Error(`price table ${file}: field models.default: "default" is not a model name: the entry for the models the table does not list is the top-level "default", beside "models"`);
+    throw new Error(`price table ${file}: field ${field}: ${issue?.message ?? 'invalid'}`);
   }
   return parsed.data;
 }
