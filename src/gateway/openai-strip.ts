@@ -1,18 +1,28 @@
+import { applyEdits, modify, parseTree, type ParseError } from 'jsonc-parser';
 import { ChunkStream, type ChunkTransform } from './chunk-stream.js';
 import type { Reply } from './reply.js';
 
 /**
  * Chat Completions streaming: the gateway asks the upstream for usage when the client did not
- * (`stream_options.include_usage: true`, openai-routes.ts) and removes the usage-only chunk
- * (`choices: []` with `usage`) from what the client sees; every other event passes through as
- * it arrives, whole (an event is held until its blank line has arrived).
+ * (`stream_options.include_usage: true`, openai-routes.ts), and the client sees the stream it
+ * would have got without asking. OpenAI's documented wire format: with `include_usage`, an
+ * extra usage-only chunk (`choices: []` with `usage`) comes before `[DONE]` and "all other
+ * chunks will also include a usage field, but with a null value"; without it, no chunk has a
+ * `usage` field. So the usage-only event is removed, and so is the top-level `usage` member of
+ * every other event's data (`"usage":null`, or a figure some OpenAI-compatible servers put on
+ * a content chunk), as a text edit: every other byte is the upstream's. Each event passes
+ * through as it arrives, whole (an event is held until its blank line has arrived).
  *
- * Cost: per chunk one search for the last event boundary and one for `"choices"`; an event is
- * decoded and JSON-parsed only when its chunk has an empty `choices` array (the usage chunk).
+ * Cost: per chunk one search for the last event boundary and one for `"usage"`; a chunk naming
+ * `usage` is decoded, its events' data lines edited (OpenAI's `,"usage":null}` ending by a
+ * slice; other spellings through jsonc-parser), and a usage-only candidate JSON-parsed.
  */
+
+const EMPTY_CHOICES = /"choices"\s*:\s*\[\s*\]/;
 
 /** True for a Chat Completions usage-only event (`choices: []` with `usage`). */
 function isUsageOnly(event: string): boolean {
+  if (!EMPTY_CHOICES.test(event)) return false; // no JSON.parse for the content events
   const data = event
     .split(/\r\n|\n|\r/)
     .filter((l) => l.startsWith('data:'))
@@ -27,19 +37,57 @@ function isUsageOnly(event: string): boolean {
   }
 }
 
+/** OpenAI's own ending of a chunk's data when `include_usage` is on (a top-level member: see {@link withoutUsageMember}). */
+const NULL_USAGE_TAIL = ',"usage":null}';
+
+/**
+ * `json` (one event's data) without its top-level `usage` member(s), other bytes unchanged; as
+ * it is when it has none or is not a JSON object. The fast path: valid JSON ending in
+ * `,"usage":null}` ends in a member of the top-level object (a `}` closing a nested object
+ * would come before the last one, and the comma cannot end a string: `usage` would then be a
+ * bare word). Text that is not one JSON object is left as it is.
+ */
+export function withoutUsageMember(json: string): string {
+  if (!json.includes('"usage"')) return json;
+  const end = json.trimEnd();
+  if (end.endsWith(NULL_USAGE_TAIL)) return `${end.slice(0, -NULL_USAGE_TAIL.length)}}${json.slice(end.length)}`;
+  // jsonc-parser reads past errors (comments, trailing commas, a cut object): not JSON, not edited
+  const errors: ParseError[] = [];
+  const tree = parseTree(json, errors, { allowTrailingComma: false, disallowComments: true });
+  if (tree?.type !== 'object' || errors.length > 0) return json;
+  let text = json;
+  // a member given twice: each removed (a client reading either must not see usage)
+  for (const m of tree.children ?? []) if (m.children?.[0]?.value === 'usage') text = applyEdits(text, modify(text, ['usage'], undefined, {}));
+  return text;
+}
+
+/** `event` (one SSE event's text) with {@link withoutUsageMember} applied to each `data:` line; line ends kept. */
+function stripUsageMembers(event: string): string {
+  if (!event.includes('"usage"')) return event;
+  // lines at even indexes, their ends (CRLF, LF or CR: the SSE spec's three) at odd ones
+  const parts = event.split(/(\r\n|\n|\r)/);
+  for (let i = 0; i < parts.length; i += 2) {
+    const line = parts[i]!;
+    if (!line.startsWith('data:')) continue;
+    const from = line.charCodeAt(5) === 32 ? 6 : 5;
+    parts[i] = line.slice(0, from) + withoutUsageMember(line.slice(from));
+  }
+  return parts.join('');
+}
+
 const EMPTY = Buffer.alloc(0);
-const EMPTY_CHOICES = /"choices"\s*:\s*\[\s*\]/;
 // A blank line: two line ends, each CRLF, LF or CR (the SSE spec's three; a CR before an LF is
 // the CRLF, not a line end of its own). A CR last in a buffer counts as one: when an LF follows
 // in the next chunk, usageChunkStripper hands it on with the event before (or drops it with it).
 const BOUNDARY = /(?:\r\n|\n|\r(?!\n))(?:\r\n|\n|\r(?!\n))/g;
 
 /**
- * `events` (whole events, UTF-8) without the usage-only ones (`out`: the same buffer when none
- * is); `lastDropped`: the last event was one.
+ * `events` (whole events, UTF-8) without the usage-only ones and without the `usage` member of
+ * the others (`out`: the same buffer when no event names `usage`); `lastDropped`: the last
+ * event was a usage-only one.
  */
 function withoutUsage(events: Buffer): { out: Buffer; lastDropped: boolean } {
-  if (events.indexOf('"choices"') < 0 || !EMPTY_CHOICES.test(events.toString('latin1'))) return { out: events, lastDropped: false };
+  if (events.indexOf('"usage"') < 0) return { out: events, lastDropped: false };
   const text = events.toString('utf8');
   let out = '';
   let from = 0;
@@ -48,12 +96,12 @@ function withoutUsage(events: Buffer): { out: Buffer; lastDropped: boolean } {
     const event = text.slice(from, m.index + m[0].length);
     from = m.index + m[0].length;
     lastDropped = isUsageOnly(event);
-    if (!lastDropped) out += event;
+    if (!lastDropped) out += stripUsageMembers(event);
   }
   const rest = text.slice(from);
   if (rest) {
     lastDropped = isUsageOnly(rest);
-    if (!lastDropped) out += rest;
+    if (!lastDropped) out += stripUsageMembers(rest);
   }
   return { out: Buffer.from(out), lastDropped };
 }
@@ -73,7 +121,8 @@ function lastBoundaryEnd(b: Buffer): number {
 const LF = Buffer.from('\n');
 
 /**
- * A per-stream step (chunk-stream.ts) removing usage-only events; holds an unfinished event.
+ * A per-stream step (chunk-stream.ts) removing usage-only events and the other events' `usage`
+ * members; holds an unfinished event.
  * An event cut off after a CR last in a chunk goes out at once; when the next chunk starts
  * with the LF of that CRLF, the LF goes out with it (or is dropped with it, when the event was
  * the usage one): the bytes are the upstream's, less the usage event.
@@ -124,7 +173,7 @@ export function usageChunkStripper(): ChunkTransform {
   };
 }
 
-/** The reply without its usage-only events: a whole body at once, a stream chunk by chunk. */
+/** The reply without its usage-only events and `usage` members: a whole body at once, a stream chunk by chunk. */
 export function stripUsageChunks(res: Reply): Reply {
   if (!res.stream && !res.body) return res;
   const headers = { ...res.headers };
