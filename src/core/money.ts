@@ -8,11 +8,5 @@ export function usdToMicros(usd: number): number {
   return Math.round(usd * 1_000_000);
 }
 
-/** Micro-dollars → a display string in USD with up to 6 decimals, e.g. 54399 → "$0.054399". */
-export function formatMicros(micros: number): string {
-  const sign = micros < 0 ? '-' : '';
-  const abs = Math.abs(Math.trunc(micros));
-  const whole = Math.floor(abs / 1_000_000);
-  const frac = String(abs % 1_000_000).padStart(6, '0');
-  return `${sign}$${whole}.${frac}`;
-}
+// The one text of an amount, shared with the dashboard (which reaches only protocol and client).
+export { formatMicros } from '../protocol/usd.js';

@@ -16,6 +16,20 @@ export function wholeMicros(usd: number): boolean {
 }
 
 /**
+ * Micro-dollars → USD text with all 6 decimals, in integer arithmetic (exact; no binary float
+ * rounding), e.g. 54399 → "$0.054399", -11 → "-$0.000011". The one text of an amount: the CLI
+ * and the dashboard print every figure with it, so they agree to the µ$. A fraction of a µ$
+ * is cut off (amounts are whole µ$).
+ */
+export function formatMicros(micros: number): string {
+  const sign = micros < 0 ? '-' : '';
+  const abs = Math.abs(Math.trunc(micros));
+  const whole = Math.floor(abs / 1_000_000);
+  const frac = String(abs % 1_000_000).padStart(6, '0');
+  return `${sign}$${whole}.${frac}`;
+}
+
+/**
  * An amount of money as people type it, in USD: at least $0.000001 (1 micro-dollar, the unit
  * the store keeps money in; a smaller amount would round to 0 µ$, which for a child's
  * `budgetUsd` would even mean "no limit of its own"), at most $100,000, and with at most 6

@@ -22,9 +22,9 @@ const SCRIPT_TOOLS = script.turns.flatMap((t) => t.content.flatMap((c) => (c.too
 /** An agent no runner can take (label nobody has): its jobs stay queued, for the ledger. */
 const PARKED = ['name: parked', 'harness: command', 'command: [echo, hi]', 'runnerLabels: { pool: nowhere }', 'inputSchema: { type: object, properties: { n: { type: integer } } }'].join('\n');
 
-/** `$x.xxxx` the way the page must show µ$ (worked out here, not imported from the page). */
+/** `$x.xxxxxx` the way the page must show µ$, exact as the CLI prints it (worked out here, not imported from the page). */
 function dollars(micros: number): string {
-  return '$' + (micros / 1e6).toFixed(4);
+  return '$' + (micros / 1e6).toFixed(6);
 }
 
 describe.skipIf(!ready.ok)('dashboard in Chromium', () => {

@@ -20,9 +20,9 @@ if (!ready.ok && process.env.CI) throw new Error(`dashboard tests cannot run: ${
 const DAY = 86_400_000;
 const parked = (name: string) => [`name: ${name}`, 'harness: command', 'command: [echo, hi]', 'runnerLabels: { pool: nowhere }'].join('\n');
 
-/** `$x.xxxx` for µ$ under $10, worked out here (not imported from the page). */
+/** `$x.xxxxxx`: µ$ exact, as the CLI prints them, worked out here (not imported from the page). */
 function dollars(micros: number): string {
-  return '$' + (micros / 1e6).toFixed(4);
+  return '$' + (micros / 1e6).toFixed(6);
 }
 
 /** Events of the 10,000-event job: message, tool.call, tool.result (folds into its call), log; repeated. */
@@ -99,10 +99,11 @@ async function seed(store: Store, ids: Partial<Seeded>): Promise<void> {
   await store.appendServerEvent(chatJob.id, { type: 'message', data: { role: 'assistant', text: 'I regenerated it on branch fix/lock.' } } as EventBody, now + 4);
   await store.transitionJob(chatJob.id, null, ['queued'], 'cancelled', now + 5, { endReason: 'cancelled' });
   await store.updateTask(chat.id, ['running'], { status: 'idle', currentJobId: null }, now + 5);
-  // A child whose own sub-limit ($0.15, $0.0882 spent) has more room than its tree ($0.22, $0.1911 spent: $0.0289 left).
+  // A child whose own sub-limit ($0.15, $0.088211 spent) has more room than its tree ($0.22, $0.191111 spent: $0.028889 left).
+  // Figures not whole at 4 decimals: the page shows them exact, as the CLI does (it showed $0.0882, fresh-user finding).
   const limited = await store.createJob({ parentId: null, agent: 'alpha', agentVersion: '1', input: {}, selector: { pool: 'nowhere' }, priority: 0, budgetMicros: 220_000, now });
   const limitedChild = await store.createJob({ parentId: limited.id, agent: 'beta', agentVersion: '1', input: {}, selector: { pool: 'nowhere' }, priority: 0, budgetMicros: 150_000, now });
-  for (const [jobId, micros] of [[limitedChild.id, 88_200], [limited.id, 102_900]] as const) {
+  for (const [jobId, micros] of [[limitedChild.id, 88_211], [limited.id, 102_900]] as const) {
     const r = await store.reserveBudget(limited.id, micros, now, undefined, jobId === limited.id ? undefined : jobId);
     await store.settleBudget(limited.id, r!.reservationId!, micros, now);
   }
@@ -123,11 +124,11 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     const page = await signIn(up.browser, up.url, 'mia', 'member-password-1');
     await page.goto(`${up.url}/costs`);
     // 1.25 + 0.3 + 2.0 + 0.05 = $3.60 in four calls.
-    await expect.poll(() => page.locator('[data-testid=total-cost]').textContent(), { timeout: 15_000 }).toBe('$3.6000');
+    await expect.poll(() => page.locator('[data-testid=total-cost]').textContent(), { timeout: 15_000 }).toBe('$3.600000');
     const table = async (t: string) => Object.fromEntries(await page.locator(`[data-testid=${t}] tr`).evaluateAll((rows) => rows.map((r) => [r.querySelector('td')!.textContent, r.querySelector('[data-testid=cost]')!.textContent])));
-    expect(await table('by-agent')).toEqual({ alpha: '$1.3000', beta: '$2.3000' });
-    expect(await table('by-runner')).toEqual({ 'box-a': '$1.6000', 'no runner': '$2.0000' });
-    expect(await table('top-trees')).toEqual({ [`tree #${id('beta')}`]: '$2.0000', [`tree #${id('alpha')}`]: '$1.6000' });
+    expect(await table('by-agent')).toEqual({ alpha: '$1.300000', beta: '$2.300000' });
+    expect(await table('by-runner')).toEqual({ 'box-a': '$1.600000', 'no runner': '$2.000000' });
+    expect(await table('top-trees')).toEqual({ [`tree #${id('beta')}`]: '$2.000000', [`tree #${id('alpha')}`]: '$1.600000' });
 
     const points = async () => JSON.parse((await page.locator('[data-testid=chart]').getAttribute('data-points')) ?? '{}') as { x: number[]; series: Array<{ name: string; values: number[] }> };
     const today = Math.floor(Date.now() / DAY) * DAY;
@@ -273,9 +274,9 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     // The tree: alpha ($1.25 + $0.05) and its child ($0.30), $1.60 in all.
     const tree = admin.locator('[data-testid=job-tree]');
     await tree.waitFor({ timeout: 10_000 });
-    expect(await tree.locator('h3 .muted').textContent()).toBe('2 jobs · $1.6000');
-    expect(await tree.locator(`[data-testid=tree-node-${id('alpha')}] [data-testid=node-cost]`).textContent()).toBe('$1.3000');
-    expect(await tree.locator(`[data-testid=tree-node-${id('alphaChild')}] [data-testid=node-cost]`).textContent()).toBe('$0.3000');
+    expect(await tree.locator('h3 .muted').textContent()).toBe('2 jobs · $1.600000');
+    expect(await tree.locator(`[data-testid=tree-node-${id('alpha')}] [data-testid=node-cost]`).textContent()).toBe('$1.300000');
+    expect(await tree.locator(`[data-testid=tree-node-${id('alphaChild')}] [data-testid=node-cost]`).textContent()).toBe('$0.300000');
     expect(await tree.locator(`[data-testid=tree-node-${id('alphaChild')}] [data-testid=node-status]`).textContent()).toBe('cancelled');
     expect(await tree.locator(`[data-testid=tree-node-${id('alphaChild')}] a`).getAttribute('href')).toBe(`/jobs/${id('alphaChild')}`);
     await screenshot(admin, 'job-top-up');
@@ -287,10 +288,10 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     const admin = await signIn(up.browser, up.url, 'ada', 'admin-password-1');
     await admin.goto(`${up.url}/jobs/${id('limitedChild')}`);
     const legend = admin.locator('[data-testid=budget] .legend');
-    await expect.poll(() => legend.textContent(), { timeout: 10_000 }).toBe(`$0.0882 spent · limit $0.1500 · $0.0289 left: bounded by job tree ${id('limited')} (limit $0.2200)`);
+    await expect.poll(() => legend.textContent(), { timeout: 10_000 }).toBe(`$0.088211 spent · limit $0.150000 · $0.028889 left: bounded by job tree ${id('limited')} (limit $0.220000)`);
     // the tree itself, and a job bounded by its own budget, say nothing more
     await admin.goto(`${up.url}/jobs/${id('limited')}`);
-    await expect.poll(() => legend.textContent(), { timeout: 10_000 }).toBe('$0.1911 spent · limit $0.2200');
+    await expect.poll(() => legend.textContent(), { timeout: 10_000 }).toBe('$0.191111 spent · limit $0.220000');
     expect(await admin.locator('[data-testid=budget-bound]').count()).toBe(0);
     await admin.context().close();
   }, 60_000);

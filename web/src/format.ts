@@ -1,9 +1,14 @@
 // Display formats. Money arrives as integer micro-dollars (µ$) from the API.
+import { formatMicros } from '../../src/protocol/usd.js';
 
-/** µ$ → `$1.2345` (4 decimals under $10, else 2). The same arithmetic the CLI's cost table uses: µ$ / 1e6. */
+/**
+ * µ$ → `$0.008450`: exact to the µ$, in integer arithmetic, the text the CLI prints for the
+ * same figure (protocol/usd.ts formatMicros). Rounding to fewer decimals (binary floats'
+ * `toFixed`) showed 11 µ$ spent as `$0.0000` and 8,450 µ$ as `$0.0084`, disagreeing with the
+ * CLI and the API (fresh-user finding).
+ */
 export function usd(micros: number): string {
-  const d = micros / 1_000_000;
-  return `$${d.toFixed(Math.abs(d) < 10 ? 4 : 2)}`;
+  return formatMicros(micros);
 }
 
 /** Whole numbers with thousands separators. */

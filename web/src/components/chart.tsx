@@ -1,6 +1,7 @@
 import { useEffect, useRef } from 'react';
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
+import { usd } from '../format.js';
 
 const COLORS = ['#2563eb', '#16a34a', '#d97706', '#dc2626', '#7c3aed', '#0891b2', '#db2777', '#65a30d'];
 
@@ -51,7 +52,7 @@ export function TimeChart({ x, series, range, height = 240 }: { x: number[]; ser
       tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
       series: [
         { value: (_u: uPlot, v: number | null) => (v == null ? '—' : new Date(v * 1000).toISOString().slice(0, 10)) },
-        ...series.map((s, i) => ({ label: s.name, stroke: COLORS[i % COLORS.length], width: 2, points: { show: true }, value: (_u: uPlot, v: number | null) => (v == null ? '—' : `$${v.toFixed(4)}`) })),
+        ...series.map((s, i) => ({ label: s.name, stroke: COLORS[i % COLORS.length], width: 2, points: { show: true }, value: (_u: uPlot, v: number | null) => (v == null ? '—' : usd(Math.round(v * 1_000_000))) })),
       ],
       axes: [
         {
