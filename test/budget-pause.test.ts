@@ -44,6 +44,14 @@ describe('budget pause and top-up with the real Claude Code', () => {
     const starts = events.filter((e) => e.type === 'harness.started').map((e) => (e.data as { sessionId?: string }).sessionId);
     expect(starts).toHaveLength(2);
     expect(starts[1]).toBe(starts[0]); // the same session, resumed
+    // ... and the work done, not only "succeeded": the resumed session played the refused turn
+    // (Read), every tool call worked, and the fix is committed (fresh-user finding: it skipped
+    // the Read, the Edit was refused, nothing was committed, and the job still succeeded).
+    const results = events.filter((e) => e.type === 'tool.result').map((e) => e.data as { output: string; isError: boolean });
+    expect(results[0]?.isError).toBe(true); // the first `npm test`: the failing test to fix
+    expect(results.slice(1).filter((r) => r.isError).map((r) => r.output)).toEqual([]);
+    expect(done.result?.changedFiles).toEqual(['src/calc.js']);
+    expect(done.result?.commit).toMatch(/^[0-9a-f]{40}$/);
     const budget = await plane.client.getBudget(job.id);
     expect(budget.budget.reservedMicros).toBe(0);
     expect(budget.budget.spentMicros).toBe(done.usage!.costMicros);

@@ -38,6 +38,28 @@ describe('scriptedReply', () => {
     expect(second).toMatchObject({ turn: 1, stopReason: 'end_turn', content: [{ type: 'text', text: 'done' }] });
   });
 
+  it("a session resumed after a refused call (Claude Code's history on --resume) plays the turn that was refused, not the one after", () => {
+    // What Claude Code 2.1 sent on `--resume S -p PROMPT` after its second request got a 402
+    // (captured against a fake upstream): the tool result with "Continue from where you left
+    // off.", its filler assistant message, then the prompt again.
+    const resumed: MessagesRequest = {
+      ...req(0),
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'fix the test' }] },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_42_0_1', name: 'Bash', input: { command: 'npm test' } }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_42_0_1', content: '1 failed' }, { type: 'text', text: 'Continue from where you left off.' }] },
+        { role: 'assistant', content: [{ type: 'text', text: 'No response requested.' }] },
+        { role: 'user', content: [{ type: 'text', text: 'fix the test' }] },
+      ],
+    };
+    expect(scriptedReply(script, job, resumed)).toMatchObject({ turn: 1, content: [{ type: 'text', text: 'done' }] });
+    // the same text as a string content, too; any other assistant text is a turn played
+    const asString = { ...resumed, messages: resumed.messages.map((m, i) => (i === 3 ? { role: 'assistant', content: 'No response requested.' } : m)) };
+    expect(scriptedReply(script, job, asString).turn).toBe(1);
+    const other = { ...resumed, messages: resumed.messages.map((m, i) => (i === 3 ? { role: 'assistant', content: [{ type: 'text', text: 'No response requested. Really.' }] } : m)) };
+    expect(scriptedReply(script, job, other).turn).toBe(-1); // 2 turns played: past the script's end
+  });
+
   it('answers "script finished" past the last turn and says so when there is no script', () => {
     expect(scriptedReply(script, job, req(2))).toMatchObject({ content: [{ type: 'text', text: SCRIPT_FINISHED_TEXT }], stopReason: 'end_turn', usage: { input_tokens: 0, output_tokens: 0 } });
     const none = scriptedReply(null, job, req(0));

@@ -21,7 +21,7 @@ type ReplyBlock = { type: 'text'; text: string } | { type: 'tool_use'; id: strin
 
 /** The turn the scripted model plays back for one request. */
 export interface ScriptedReply {
-  /** 0-based index of the script turn (= number of assistant messages in the request), or -1 when none was played. */
+  /** 0-based index of the script turn (= number of assistant messages the model played in the request), or -1 when none was played. */
   turn: number;
   model: string;
   content: ReplyBlock[];
@@ -32,8 +32,27 @@ export interface ScriptedReply {
 const ZERO_USAGE: Required<ScriptUsage> = { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 };
 
 /**
+ * Claude Code's filler for an assistant turn that never came: resuming a session (`--resume`)
+ * whose last request got no reply (a budget refusal, a stopped process), Claude Code 2.1 sends
+ * the history with `Continue from where you left off.` after the last tool result and then an
+ * assistant message of exactly this text, before the new prompt (observed against a fake
+ * upstream). It is not a turn the model played.
+ */
+const NO_RESPONSE_FILLER = 'No response requested.';
+
+/** True for an assistant message the model wrote (not Claude Code's {@link NO_RESPONSE_FILLER}). */
+function playedTurn(m: MessagesRequest['messages'][number]): boolean {
+  if (m.role !== 'assistant') return false;
+  const c = m.content as unknown;
+  const text = typeof c === 'string' ? c : Array.isArray(c) && c.length === 1 && (c[0] as { type?: unknown }).type === 'text' ? (c[0] as { text?: unknown }).text : null;
+  return text !== NO_RESPONSE_FILLER;
+}
+
+/**
  * Picks and fills the reply for `request`: turn index = the number of `assistant` messages in
- * it, so a retried request gets the same turn. Past the last turn → {@link SCRIPT_FINISHED_TEXT};
+ * it that the model played (not Claude Code's filler on a resume: a budget top-up resuming a
+ * session mid-script replayed the turn after the refused one, skipping a Read, and the job
+ * "succeeded" without its fix — fresh-user finding), so a retried request gets the same turn. Past the last turn → {@link SCRIPT_FINISHED_TEXT};
  * no script → a text saying so. Both of those report zero usage. Output tokens are capped at
  * the request's `max_tokens` (the content is played whole). tool_use ids are
  * `toolu_<job>_<turn>_<n>`.
@@ -44,7 +63,7 @@ export function scriptedReply(script: ModelScript | null, job: JobRow, request: 
     const text = `(scripted model: no script for agent "${job.agent}". Add agents/${job.agent}/script.yaml, or set ANTHROPIC_API_KEY on the server to use Claude.)`;
     return { turn: -1, model, content: [{ type: 'text', text }], stopReason: 'end_turn', usage: ZERO_USAGE };
   }
-  const turn = request.messages.filter((m) => m.role === 'assistant').length;
+  const turn = request.messages.filter(playedTurn).length;
   const t = script.turns[turn];
   if (!t) return { turn: -1, model, content: [{ type: 'text', text: SCRIPT_FINISHED_TEXT }], stopReason: 'end_turn', usage: ZERO_USAGE };
   const ctx = { job: { id: job.id, branch: `flotilla/job-${job.id}` }, input: job.input, workspace: workingDirectoryOf(request) };
