@@ -56,4 +56,31 @@ describe('budget pause and top-up with the real Claude Code', () => {
     expect(budget.budget.reservedMicros).toBe(0);
     expect(budget.budget.spentMicros).toBe(done.usage!.costMicros);
   }, 240_000);
+
+  it('a top-up of exactly what the budget view says resumes the job and its resumed call fits (the resumed harness sends more)', async () => {
+    const job = await plane.client.createJob({ agent: 'test-fixer', input: { repo: 'examples/calc' }, budgetUsd: 0.6 });
+    await waitFor('job to pause', async () => {
+      const j = await plane.client.getJob(job.id);
+      if (['succeeded', 'failed', 'cancelled', 'lost'].includes(j.status)) throw new Error(`job ended ${j.status}: ${j.endReason} ${j.error}`);
+      return j.status === 'paused' ? j : null;
+    }, 90_000, 200);
+    await waitFor('the attempt to end', async () => (await allEvents(plane.store, job.id)).some((e) => e.type === 'job.finished'), 30_000);
+    const view = await plane.client.getBudget(job.id);
+    const short = view.resumeNeeds?.short ?? [];
+    expect(short).toHaveLength(1);
+    const top = await plane.client.topUpBudget(job.id, short[0]!.shortMicros / 1_000_000);
+    expect(top.resumed).toEqual([job.id]);
+    // Attempt 2 runs until its next call does not fit: exactly the room asked for holds its first
+    // call (Claude Code's resumed request carries the prompt again, ~1 KB more than the refused
+    // one: a top-up of the refused call's worst case alone got that call refused at once).
+    const again = await waitFor('attempt 2 to end', async () => {
+      const j = await plane.client.getJob(job.id);
+      return j.attempt === 2 && ['paused', 'succeeded', 'failed', 'cancelled', 'lost'].includes(j.status) ? j : null;
+    }, 120_000, 200);
+    expect(again.status).toBe('paused');
+    const [row] = (await plane.store.costRollup({ by: 'job', since: 0 })).filter((r) => r.key === String(job.id));
+    // attempt 1: one served call and the refused one; attempt 2: served calls, then one refused
+    expect(row!.refusedCalls).toBe(2);
+    expect(row!.calls - row!.refusedCalls).toBeGreaterThanOrEqual(2);
+  }, 240_000);
 });

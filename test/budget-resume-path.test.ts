@@ -3,7 +3,8 @@
  * real control plane (SQLite, the gateway's scripted model) with a fake runner, and the built
  * CLI as a child process for `flotilla budget JOB --add USD`:
  * the tester's tree — child A (sub-limit $0.03, $0.0096 left, its call needs more) and child B
- * (sub-limit $0.01, spent) both paused. Topping up B's sub-limit resumes B only (`resumed: job
+ * (sub-limit $0.01, spent) both paused; a resume needs room for the refused call grown by 8 KiB
+ * of input (a resumed harness sends its prompt again). Topping up B's sub-limit resumes B only (`resumed: job
  * B`); A stays paused with its sub-limit unchanged. Topping up the tree does not resume A (its
  * own sub-limit still lacks room for its call); topping up A's sub-limit by 1 µ$ less than its
  * call needs leaves it paused, by exactly enough resumes it.
@@ -75,14 +76,17 @@ describe('a top-up resumes only the paused jobs its budget gave room', () => {
   }
   /**
    * A model call of job `id` that does not fit: 402, the job paused for budget, its runner
-   * reports the attempt ended (the process is gone). @returns the refused call's worst case, µ$,
-   * as the refusal states it.
+   * reports the attempt ended (the process is gone). @returns what its resume needs, µ$: the
+   * refused call's worst case as the refusal states it (⌈bytes / 3⌉ input tokens at sonnet's
+   * dearest input rate, the 1-hour cache write's $6/MTok, + max_tokens at $15), grown by 8 KiB
+   * of input for the resumed harness's larger request (gateway/worst-case.ts RESUME_GROWTH_BYTES).
    */
   async function refuse(id: number, token: string, attempt: number, maxTokens: number): Promise<number> {
+    const sent = JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: maxTokens, messages: [{ role: 'user', content: 'fix it' }] });
     const res = await fetch(t.url + '/v1/messages', {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-api-key': token, 'anthropic-version': '2023-06-01' },
-      body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: maxTokens, messages: [{ role: 'user', content: 'fix it' }] }),
+      body: sent,
     });
     const body = (await res.json()) as { error: { message: string } };
     expect([res.status, body.error.message]).toEqual([402, expect.stringContaining('budget exhausted')]);
@@ -96,7 +100,9 @@ describe('a top-up resumes only the paused jobs its budget gave room', () => {
       await new Promise((res) => setTimeout(res, 50));
     }
     const m = /this call may cost up to \$(\d+)\.(\d{6})/.exec(body.error.message)!;
-    return Number(m[1]) * 1_000_000 + Number(m[2]);
+    const bytes = Buffer.byteLength(sent);
+    expect(Number(m[1]) * 1_000_000 + Number(m[2])).toBe(Math.ceil(bytes / 3) * 6 + maxTokens * 15);
+    return Math.ceil((bytes + 8192) / 3) * 6 + maxTokens * 15;
   }
   const usd = (micros: number) => (micros / 1_000_000).toFixed(6);
 
@@ -121,9 +127,9 @@ describe('a top-up resumes only the paused jobs its budget gave room', () => {
     const needA = await refuse(a.id, a.token, 1, 700);
     expect(needA).toBeGreaterThan(9_600); // A's call does not fit its $0.0096
     const needB = await refuse(b.id, b.token, 1, 100);
-    expect(needB).toBeLessThanOrEqual(10_000); // B's fits once $0.01 is added
+    expect(needB).toBeLessThanOrEqual(20_000); // B's fits once $0.02 is added
 
-    const topB = await cli(['budget', String(b.id), '--add', '0.01']);
+    const topB = await cli(['budget', String(b.id), '--add', '0.02']);
     expect(topB.err).toBe('');
     expect(topB.code).toBe(0);
     expect(topB.out.split('\n').filter((l) => l.startsWith('resumed:'))).toEqual([`resumed:   job ${b.id}`]);

@@ -78,10 +78,13 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
     api,
   });
 
-  /** Records the refusal of a call costing up to `worst` µ$, tells the control plane, and answers 402 billing_error (no retry). */
-  const refuseForBudget = async (ctx: CallContext, message: string, worst: number): Promise<Reply> => {
+  /**
+   * Records the refusal of a call, tells the control plane (the pause stores `resumeNeed`, µ$:
+   * worst-case.ts CallWorstCase.resumeMicros), and answers 402 billing_error (no retry).
+   */
+  const refuseForBudget = async (ctx: CallContext, message: string, resumeNeed: number): Promise<Reply> => {
     await recordRefused(ctx, 402, 'budget');
-    await budgetExhausted(ctx.job, message, worst);
+    await budgetExhausted(ctx.job, message, resumeNeed);
     log.info('gateway: refused a call: tree out of budget', { job: ctx.job.id, root: ctx.job.rootId });
     return anthropicError(402, 'billing_error', message, { retry: false });
   };
@@ -91,8 +94,8 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
    * kept out only by calls in flight (after the wait) → recorded as refused (`budget_in_flight`),
    * the job left running, 429 `rate_limit_error` with retry-after (M2).
    */
-  const refuse = async (ctx: CallContext, r: BudgetRefusal, worst: number): Promise<Reply> => {
-    if (!r.inFlight) return refuseForBudget(ctx, r.refused, worst);
+  const refuse = async (ctx: CallContext, r: BudgetRefusal, worst: number, resumeNeed: number): Promise<Reply> => {
+    if (!r.inFlight) return refuseForBudget(ctx, r.refused, resumeNeed);
     await recordRefused(ctx, 429, 'budget_in_flight');
     log.info('gateway: refused a call for now: calls in flight hold its budget', { job: ctx.job.id, root: ctx.job.rootId, worst });
     return anthropicError(429, 'rate_limit_error', inFlightMessage(ctx.job, r.budget, worst), { retry: true, retryAfterS: IN_FLIGHT_RETRY_AFTER_S });
@@ -258,7 +261,7 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
     const worst = callWorstCase(ctx, price, req.body.byteLength, maxOut, images, webSearchBound(request, 'anthropic-messages'), serverInput);
     const held = await reserveOrWait(store, job, worst.micros, { now: startedAt, ttlMs: config.reservationTtlMs, signal: req.signal, call: worst.call, waitMs: config.budgetWaitMs });
     if ('refused' in held) {
-      if (!held.stopped) return refuse(ctx, held, worst.micros);
+      if (!held.stopped) return refuse(ctx, held, worst.micros, worst.resumeMicros);
       await recordRefused(ctx, 503, 'shutting_down');
       return shuttingDown(req.path);
     }

@@ -67,20 +67,27 @@ describe('a spent tree', () => {
       expect(exhausted.length).toBe(before + 1);
       expect(exhausted.at(-1)![0]).toBe(21);
       // The refused call's worst case reaches the pause (stored for the resume rule): the amount
-      // the message names for a model call; 1 µ$ for count_tokens, which is never billed.
+      // the message names for a model call — ⌈bytes / 3⌉ input tokens at haiku's dearest input
+      // rate (1-hour cache write, $2/MTok) + 10 output at $5 —, grown by 8 KiB of input for the
+      // resumed harness's larger request (worst-case.ts RESUME_GROWTH_BYTES); 1 µ$ for
+      // count_tokens, which is never billed.
       const named = /may cost up to \$(\d+)\.(\d{6})/.exec(err.error.message)!;
-      expect(exhausted.at(-1)![2]).toBe(path.includes('count_tokens') ? 1 : Number(named[1]) * 1e6 + Number(named[2]));
+      const bytes = Buffer.byteLength(b);
+      if (!path.includes('count_tokens')) expect(Number(named[1]) * 1e6 + Number(named[2])).toBe(Math.ceil(bytes / 3) * 2 + 10 * 5);
+      expect(exhausted.at(-1)![2]).toBe(path.includes('count_tokens') ? 1 : Math.ceil((bytes + 8192) / 3) * 2 + 10 * 5);
     });
   }
 
-  it('chat completions: the refused call\'s worst case reaches the pause too', async () => {
+  it('chat completions: the refused call\'s worst case, grown for the resume, reaches the pause too', async () => {
     const res = await fetch(gw.url + '/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ model: 'gpt-4o-mini', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }) });
     expect(res.status).toBe(429);
     const err = (await res.json()) as { error: { code: string; message: string } };
     expect(err.error.code).toBe('insufficient_quota');
+    // gpt-4o-mini: input $0.15/MTok (its dearest input-side rate), output $0.60; µ$ rounded up
+    const bytes = Buffer.byteLength(JSON.stringify({ model: 'gpt-4o-mini', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }));
     const named = /may cost up to \$(\d+)\.(\d{6})/.exec(err.error.message)!;
-    expect(Number(named[1]) * 1e6 + Number(named[2])).toBeGreaterThan(1);
-    expect(exhausted.at(-1)!.slice(0, 1).concat(exhausted.at(-1)![2])).toEqual([21, Number(named[1]) * 1e6 + Number(named[2])]);
+    expect(Number(named[1]) * 1e6 + Number(named[2])).toBe(Math.ceil((Math.ceil(bytes / 3) * 15 + 10 * 60) / 100));
+    expect(exhausted.at(-1)!.slice(0, 1).concat(exhausted.at(-1)![2])).toEqual([21, Math.ceil((Math.ceil((bytes + 8192) / 3) * 15 + 10 * 60) / 100)]);
   });
 
   it('every refusal is in the ledger as refused, unbilled', () => {

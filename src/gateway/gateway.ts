@@ -33,7 +33,8 @@ export interface GatewayOptions {
    * only by calls in flight waits and gets a retryable 429 instead (M2, budget-wait.ts) — the
    * control plane pauses the job there (or leaves it to fail, per its agent's
    * `onBudgetExhausted`). `message` is the refusal's text; `needMicros` the refused call's worst
-   * case in µ$ (1 for `count_tokens`), kept with the pause for the resume rule
+   * case in µ$ with room for a resumed harness's larger request (worst-case.ts
+   * CallWorstCase.resumeMicros; 1 for `count_tokens`), kept with the pause for the resume rule
    * (store/budget-resume.ts). Errors are logged.
    */
   onBudgetExhausted?: (job: JobRow, message: string, needMicros: number) => Promise<void>;

@@ -190,7 +190,7 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
       }
       await recordRefused(ctx, 429, 'budget');
       try {
-        await d.onBudgetExhausted?.(job, held.refused, worst.micros);
+        await d.onBudgetExhausted?.(job, held.refused, worst.resumeMicros);
       } catch (err) {
         d.log.error('gateway: budget-exhausted handler failed', { job: job.id, error: (err as Error).message });
       }

@@ -62,10 +62,25 @@ export function worstInputTokens(requestBytes: number, images?: InlineImages): n
   return images === undefined || images.images === 0 ? Math.ceil(Math.max(0, requestBytes) / 3) : Math.ceil(Math.max(0, requestBytes - images.bytes) / 3) + images.images * IMAGE_TOKENS_BOUND;
 }
 
-/** What a call reserves: `micros` (µ$) and the call as the reservation keeps it (H7). */
+/**
+ * How much larger, in bytes, the request a harness sends on resuming its session may be than
+ * the one that was refused: Claude Code 2.1 adds "Continue from where you left off.", a filler
+ * assistant message and the prompt again (~1 KB for test-fixer, observed); Codex the prompt
+ * again. Room for an 8 KiB prompt. A job paused for budget needs this much more input room to
+ * resume (fresh-user finding: a top-up of exactly the refused call's worst case resumed the
+ * job, whose first call was then ~$0.001 short and paused it again).
+ */
+export const RESUME_GROWTH_BYTES = 8192;
+
+/**
+ * What a call reserves: `micros` (µ$) and the call as the reservation keeps it (H7);
+ * `resumeMicros`, µ$: the worst case of the same call with {@link RESUME_GROWTH_BYTES} more
+ * input, the need a budget pause stores (what a resume must have room for).
+ */
 export interface CallWorstCase {
   micros: number;
   call: PendingCall;
+  resumeMicros: number;
 }
 
 /**
@@ -83,12 +98,14 @@ export interface CallWorstCase {
  * the meter charges those fees by), and for a model that searches on every call
  * (`searches.perCall`) `ctx.searchesPerCall`.
  * The call's PendingCall carries these worst-case tokens and searches: the ledger row the sweep
- * writes if the call is never settled.
+ * writes if the call is never settled. `resumeMicros`: see {@link CallWorstCase}.
  */
 export function callWorstCase(ctx: CallContext, price: TablePrice, bodyBytes: number, maxOutputTokens: number, images: InlineImages | undefined, searches: WebSearchBound | null, serverInput: ServerInputAllowance | null = null, toolFees: ToolFeeBound | null = null): CallWorstCase {
   const added = serverInput?.tokens ?? 0;
   const tokens = worstCaseMicros(bodyBytes, maxOutputTokens, price, images, added);
-  const micros = Math.min(Number.MAX_SAFE_INTEGER, tokens + webSearchWorstMicros(price, searches) + toolFeeWorstMicros(toolFees));
+  const fees = webSearchWorstMicros(price, searches) + toolFeeWorstMicros(toolFees);
+  const micros = Math.min(Number.MAX_SAFE_INTEGER, tokens + fees);
+  const resumeMicros = Math.min(Number.MAX_SAFE_INTEGER, worstCaseMicros(bodyBytes + RESUME_GROWTH_BYTES, maxOutputTokens, price, images, added) + fees);
   ctx.maxWebSearches = webSearchCap(searches, maxOutputTokens);
   if (toolFees) ctx.toolFees = toolFees;
   if (searches?.perCall) ctx.searchesPerCall = searches.uses;
@@ -104,5 +121,5 @@ export function callWorstCase(ctx: CallContext, price: TablePrice, bodyBytes: nu
     outputTokens: Math.max(0, Math.ceil(maxOutputTokens)),
   };
   if (searches !== null && searches.uses > 0) call.webSearchRequests = searches.uses;
-  return { micros, call };
+  return { micros, call, resumeMicros };
 }

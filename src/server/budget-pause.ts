@@ -24,7 +24,8 @@ import { failedOnBudget } from '../gateway/budget.js';
  * reports failed `budget` with {@link failedOnBudget}'s error), and the job ends on that report,
  * so a harness that keeps running after the refusal (a `command` agent) cannot end `succeeded`
  * or `failed` `error` instead (fresh-user finding). Each later refused call sends it again.
- * `needMicros`, the refused call's worst case in µ$, is stored with the pause for the resume
+ * `needMicros`, the refused call's worst case in µ$ (grown for a resumed harness's larger
+ * request: gateway/worst-case.ts CallWorstCase.resumeMicros), is stored with the pause for the resume
  * rule (store/budget-resume.ts); absent, the store reads it from `message`.
  *
  * A top-up that commits between the refusal and the pause finds no paused job to resume (its
