@@ -165,7 +165,11 @@ describe('a budget pause stops the job process and holds its slot until it is go
     expect((await callModel(first![2]!)).status).toBe(200);
     const refused = await callModel(first![2]!);
     expect(refused.status).toBe(402);
-    await refused.text();
+    // what the harness sees (and its transcript keeps) says the job fails; no top-up advice, which
+    // would be refused (fresh-user finding)
+    const said = ((await refused.json()) as { error: { message: string } }).error.message;
+    expect(said).toMatch(/^budget exhausted: job tree \d+ .* The job failed: its agent says onBudgetExhausted: fail\.$/);
+    expect(said).not.toContain('Top up');
     expect(await job(created.id)).toMatchObject({ status: 'running' }); // not paused
     // it ignores SIGTERM: SIGKILL after settle + grace, then the runner's report ends the job
     await until('the process to die', () => !alive(pid), SETTLE_MS + GRACE_MS + 3000);

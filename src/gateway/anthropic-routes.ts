@@ -43,6 +43,8 @@ export interface AnthropicRouteDeps {
   limit: number;
   /** A call of `job` was refused because its tree is out of budget: the control plane pauses the job (gateway.ts; errors logged there). */
   budgetExhausted: (job: JobRow, message: string, needMicros: number) => Promise<void>;
+  /** The text a budget refusal of `job` answers with (gateway.ts: without top-up advice for an agent that fails on budget). Default: `message`. */
+  budgetText?: (job: JobRow, message: string) => string;
 }
 
 /**
@@ -86,7 +88,7 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
     await recordRefused(ctx, 402, 'budget');
     await budgetExhausted(ctx.job, message, resumeNeed);
     log.info('gateway: refused a call: tree out of budget', { job: ctx.job.id, root: ctx.job.rootId });
-    return anthropicError(402, 'billing_error', message, { retry: false });
+    return anthropicError(402, 'billing_error', d.budgetText?.(ctx.job, message) ?? message, { retry: false });
   };
 
   /**

@@ -13,7 +13,7 @@ import type { GatewayRequest, Reply } from './reply.js';
 import { nodeHandler } from './node-adapter.js';
 import { abortJobCalls, abortStoreCalls } from './live-calls.js';
 import { callClosed, callOpened, openCallCount, stopTakingCalls, untilNoOpenCalls } from './open-calls.js';
-import { wakeBudgetWaiters } from './budget.js';
+import { failedOnBudget, wakeBudgetWaiters } from './budget.js';
 import { fromRequest, toResponse } from './web-adapter.js';
 import type { ModelScript } from './script.js';
 
@@ -38,6 +38,12 @@ export interface GatewayOptions {
    * (store/budget-resume.ts). Errors are logged.
    */
   onBudgetExhausted?: (job: JobRow, message: string, needMicros: number) => Promise<void>;
+  /**
+   * True when `job`'s agent says `onBudgetExhausted: fail`: its budget refusals then end in the
+   * sentence its job's error has (budget.ts failedOnBudget), without the top-up advice no
+   * top-up would follow (fresh-user finding: the harness's transcript advised one). Default: never.
+   */
+  failsOnBudget?: (job: JobRow) => boolean;
   /**
    * Model routes and price overrides (configuration overlaid with the API's, model-directory.ts);
    * default: one over `store` and `config`. Pass the one the API invalidates after a change.
@@ -152,8 +158,11 @@ export function createGateway(opts: GatewayOptions): Gateway {
     }
   };
 
-  const anthropic = anthropicRoutes({ store, config, log, directory, callAuth, limit, scriptFor: opts.scriptFor, budgetExhausted });
-  const openai = openAiRoutes({ store, config, log, directory, callAuth, scriptFor: opts.scriptFor, onBudgetExhausted: budgetExhausted });
+  /** The text a budget refusal of `job` answers with. */
+  const budgetText = (job: JobRow, message: string): string => (opts.failsOnBudget?.(job) === true ? failedOnBudget(message) : message);
+
+  const anthropic = anthropicRoutes({ store, config, log, directory, callAuth, limit, scriptFor: opts.scriptFor, budgetExhausted, budgetText });
+  const openai = openAiRoutes({ store, config, log, directory, callAuth, scriptFor: opts.scriptFor, onBudgetExhausted: budgetExhausted, budgetText });
   const routes: Record<string, (req: GatewayRequest) => Promise<Reply>> = {
     '/v1/messages': anthropic.messages,
     '/v1/messages/count_tokens': anthropic.countTokens,

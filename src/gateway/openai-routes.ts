@@ -41,6 +41,8 @@ export interface OpenAiRouteDeps {
   directory: ModelDirectory;
   /** A call of `job` was refused because its tree is out of budget (not only by calls in flight): the refusal's message (gateway.ts). */
   onBudgetExhausted?: (job: JobRow, message: string, needMicros: number) => Promise<void>;
+  /** The text a budget refusal of `job` answers with (gateway.ts: without top-up advice for an agent that fails on budget). Default: `message`. */
+  budgetText?: (job: JobRow, message: string) => string;
   /** Job-token lookup and throttled rejection logs, shared with the node adapter (default: its own). */
   callAuth?: CallAuth;
 }
@@ -194,7 +196,7 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
       } catch (err) {
         d.log.error('gateway: budget-exhausted handler failed', { job: job.id, error: (err as Error).message });
       }
-      return openaiBudgetError(held.refused);
+      return openaiBudgetError(d.budgetText?.(job, held.refused) ?? held.refused);
     }
     ctx.reservation = held;
     try {

@@ -197,6 +197,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     // only a call that does not fit even with no call in flight pauses its job; one kept out by
     // calls in flight gets a retryable 429 (gateway/budget-wait.ts)
     onBudgetExhausted: budgetPauser({ store, agents, bus, log: log.child({ part: 'gateway' }), now, stop: (runnerId, msg) => hub.send(runnerId, msg), kick: () => dispatcher.kick() }),
+    failsOnBudget: (job) => agents.get(job.agent)?.onBudgetExhausted === 'fail',
   });
   // a cancelled, lost or fenced attempt's live model calls stop at once (gateway/live-calls.ts)
   abortCallsOnJobEnd(bus, (jobId) => gateway.abortJob(jobId), log.child({ part: 'gateway' }));
