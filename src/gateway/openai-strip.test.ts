@@ -48,8 +48,24 @@ describe('usageChunkStripper', () => {
     const notJson = '{"usage":null,';
     expect(withoutUsageMember(notJson)).toBe(notJson);
     expect(withoutUsageMember('[DONE]')).toBe('[DONE]');
-    // through the stripper, an event of two data lines and a comment line
-    expect(run([Buffer.from(': keep-alive "usage"\ndata: {"usage":null,\ndata: "id":"c"}\n\n')])).toBe(': keep-alive "usage"\ndata: {"usage":null,\ndata: "id":"c"}\n\n');
+    // through the stripper: an event's data lines are one value, joined by LF (the SSE spec), so
+    // a member split across them is found (fresh-user finding: `"usage":null}` on a line of its
+    // own passed); a comment line is kept
+    expect(run([Buffer.from(': keep-alive "usage"\ndata: {"usage":null,\ndata: "id":"c"}\n\n')])).toBe(': keep-alive "usage"\ndata: {"id":"c"}\n\n');
+    const split = 'data: {"id":"c1","choices":[{"index":0,\r\ndata: "delta":{"content":"ml"}}],\r\ndata: "usage":null}\r\n\r\n';
+    const want = 'data: {"id":"c1","choices":[{"index":0,\r\ndata: "delta":{"content":"ml"}}]}\r\n\r\n';
+    expect(run([Buffer.from(split + DONE)])).toBe(want + DONE);
+    for (let cut = 0; cut <= split.length; cut++) expect(run([Buffer.from(split.slice(0, cut)), Buffer.from(split.slice(cut))]), `cut ${cut}`).toBe(want);
+    // several data lines none of which names a usage member of the value: as sent
+    const two = 'data: {"choices":[],\ndata: "id":"usage"}\n\n';
+    expect(run([Buffer.from(two)])).toBe(two);
+  });
+
+  it("a usage-only event without a choices member (some OpenAI-compatible servers') is dropped too", () => {
+    expect(run([Buffer.from(A + 'data: {"id":"c","usage":{"prompt_tokens":9,"completion_tokens":2}}\n\n' + DONE)])).toBe(A0 + DONE);
+    // an event without choices and without usage figures is not a usage chunk
+    const err = 'data: {"error":{"message":"x"},"usage":null}\n\n';
+    expect(run([Buffer.from(err)])).toBe('data: {"error":{"message":"x"}}\n\n');
   });
 
   it('CR-only and mixed line ends (the SSE spec allows CRLF, LF and CR): each event passes as it completes, the usage event dropped, wherever the chunks are cut', () => {

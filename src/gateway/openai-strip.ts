@@ -20,9 +20,12 @@ import type { Reply } from './reply.js';
 
 const EMPTY_CHOICES = /"choices"\s*:\s*\[\s*\]/;
 
-/** True for a Chat Completions usage-only event (`choices: []` with `usage`). */
+/**
+ * True for a Chat Completions usage-only event: `usage` with `choices: []` (OpenAI's), or with
+ * no `choices` at all (some OpenAI-compatible servers').
+ */
 function isUsageOnly(event: string): boolean {
-  if (!EMPTY_CHOICES.test(event)) return false; // no JSON.parse for the content events
+  if (event.includes('"choices"') && !EMPTY_CHOICES.test(event)) return false; // no JSON.parse for the content events
   const data = event
     .split(/\r\n|\n|\r/)
     .filter((l) => l.startsWith('data:'))
@@ -31,7 +34,7 @@ function isUsageOnly(event: string): boolean {
   if (!data || data === '[DONE]') return false;
   try {
     const j = JSON.parse(data) as { choices?: unknown[]; usage?: unknown };
-    return Array.isArray(j.choices) && j.choices.length === 0 && j.usage !== null && j.usage !== undefined;
+    return (j.choices === undefined || (Array.isArray(j.choices) && j.choices.length === 0)) && j.usage !== null && j.usage !== undefined;
   } catch {
     return false;
   }
@@ -61,16 +64,33 @@ export function withoutUsageMember(json: string): string {
   return text;
 }
 
-/** `event` (one SSE event's text) with {@link withoutUsageMember} applied to each `data:` line; line ends kept. */
+/**
+ * `event` (one SSE event's text) with {@link withoutUsageMember} applied to its data. One data
+ * line is edited in place (line ends kept). Several are one value, joined by LF (the SSE spec,
+ * WHATWG HTML §9.2): a member split across them is found in the joined value, which, when
+ * edited, replaces the first data line as `data: ` lines and the others are dropped (a tester
+ * found a `"usage":null` on its own line passed through).
+ */
 function stripUsageMembers(event: string): string {
   if (!event.includes('"usage"')) return event;
   // lines at even indexes, their ends (CRLF, LF or CR: the SSE spec's three) at odd ones
   const parts = event.split(/(\r\n|\n|\r)/);
-  for (let i = 0; i < parts.length; i += 2) {
-    const line = parts[i]!;
-    if (!line.startsWith('data:')) continue;
-    const from = line.charCodeAt(5) === 32 ? 6 : 5;
-    parts[i] = line.slice(0, from) + withoutUsageMember(line.slice(from));
+  const data: number[] = [];
+  for (let i = 0; i < parts.length; i += 2) if (parts[i]!.startsWith('data:')) data.push(i);
+  const from = (line: string) => (line.charCodeAt(5) === 32 ? 6 : 5);
+  if (data.length === 1) {
+    const line = parts[data[0]!]!;
+    parts[data[0]!] = line.slice(0, from(line)) + withoutUsageMember(line.slice(from(line)));
+  } else if (data.length > 1) {
+    const joined = data.map((i) => parts[i]!.slice(from(parts[i]!))).join('\n');
+    const edited = withoutUsageMember(joined);
+    if (edited === joined) return event;
+    const eol = parts[data[0]! + 1] || '\n';
+    parts[data[0]!] = edited
+      .split('\n')
+      .map((l) => `data: ${l}`)
+      .join(eol);
+    for (const i of data.slice(1)) parts[i] = parts[i + 1] = '';
   }
   return parts.join('');
 }

@@ -61,7 +61,8 @@ function pausedLine(v: BudgetView): string {
     return `paused:    job ${id} is paused for budget: ${topUp} resumes it (flotilla budget ${id} --add USD)`;
   }
   const need = v.resumeNeeds?.needMicros;
-  const call = need ? `its refused call (up to ${formatMicros(need)})` : 'its refused call';
+  // the need is the refused call grown for the resumed harness's larger request (gateway/worst-case.ts RESUME_GROWTH_BYTES)
+  const call = need ? `its refused call, sent again on resuming (up to ${formatMicros(need)})` : 'its refused call';
   const names = short.map((s) => `${budgetName(v.budget.rootId, s.jobId)} (short by ${formatMicros(s.shortMicros)})`);
   const cmds = short.map((s) => `flotilla budget ${s.jobId ?? v.budget.rootId} --add USD`);
   const how = short.length > 1 ? 'top up each, the tree first,' : 'top it up';

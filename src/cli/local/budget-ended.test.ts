@@ -110,6 +110,6 @@ budgetServerSuites(({ server, job, tree, charge, view, cli }) => {
     }
     // the CLI says the same: C's sub-limit is short by $0.10
     const one = await cli('budget', String(d.id));
-    expect(one.out).toContain(`its refused call (up to $0.200000) does not fit job ${c.id}'s sub-limit (short by $0.100000)`);
+    expect(one.out).toContain(`its refused call, sent again on resuming (up to $0.200000) does not fit job ${c.id}'s sub-limit (short by $0.100000)`);
   });
 });

@@ -96,7 +96,7 @@ budgetServerSuites(({ server, tree, charge, view, cli }) => {
     const one = await cli('budget', String(d.id));
     expect([one.code, one.err]).toEqual([0, '']);
     expect(line(one.out, 'left:')).toBe(`left:      $0.100000 (bounded by job ${c.id}: $0.100000 left of its own $0.600000)`);
-    expect(line(one.out, 'paused:')).toBe(`paused:    job ${d.id} is paused for budget: its refused call (up to $0.200000) does not fit job ${c.id}'s sub-limit (short by $0.100000); top it up to resume it: flotilla budget ${c.id} --add USD`);
+    expect(line(one.out, 'paused:')).toBe(`paused:    job ${d.id} is paused for budget: its refused call, sent again on resuming (up to $0.200000) does not fit job ${c.id}'s sub-limit (short by $0.100000); top it up to resume it: flotilla budget ${c.id} --add USD`);
 
     await charge(r, r, 450_000); // the tree: $0.05 left, $0.15 short of $0.20
     const both = await cli('budget', String(d.id), '--json');
@@ -110,7 +110,7 @@ budgetServerSuites(({ server, tree, charge, view, cli }) => {
     });
     const text = await cli('budget', String(d.id));
     expect(line(text.out, 'paused:')).toBe(
-      `paused:    job ${d.id} is paused for budget: its refused call (up to $0.200000) does not fit job tree ${r.id} (short by $0.150000) nor job ${c.id}'s sub-limit (short by $0.100000); top up each, the tree first, to resume it: flotilla budget ${r.id} --add USD, then flotilla budget ${c.id} --add USD`,
+      `paused:    job ${d.id} is paused for budget: its refused call, sent again on resuming (up to $0.200000) does not fit job tree ${r.id} (short by $0.150000) nor job ${c.id}'s sub-limit (short by $0.100000); top up each, the tree first, to resume it: flotilla budget ${r.id} --add USD, then flotilla budget ${c.id} --add USD`,
     );
   });
 });

@@ -63,7 +63,11 @@ export function TimeChart({ x, series, range, height = 240 }: { x: number[]; ser
             return labels;
           },
         },
-         { values: (_u, vals) => vals.map((v) => `$${v}`) },
+        {
+          values: (_u, vals) => vals.map((v) => `$${v}`),
+          // wide enough for its longest tick label (uPlot's fixed 50 px cut `$100000` to `00000`)
+          size: (_u, vals) => Math.max(50, 16 + 7 * Math.max(0, ...(vals ?? []).map((t) => String(t).length))),
+        },
       ],
       scales: { x: { time: true, range: () => shown } },
       hooks: {
