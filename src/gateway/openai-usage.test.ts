@@ -23,3 +23,18 @@ describe('OpenAiStreamReader: a Responses stream that ends in response.failed', 
     }
   });
 });
+
+describe('OpenAiStreamReader: a Chat Completions stream', () => {
+  const chunk = (o: object) => `data: ${JSON.stringify(o)}\n\n`;
+  it("its usage is known with or without the chunks' `object` (some OpenAI-compatible servers leave it out)", () => {
+    for (const object of [{ object: 'chat.completion.chunk' }, {}]) {
+      const r = new OpenAiStreamReader();
+      r.push(chunk({ id: 'c', ...object, model: 'qwen', choices: [{ index: 0, delta: { content: 'hi' } }] }));
+      r.push(chunk({ id: 'c', ...object, model: 'qwen', choices: [], usage: { prompt_tokens: 222, completion_tokens: 11 } }));
+      r.push('data: [DONE]\n\n');
+      const st = r.end();
+      expect([st.complete, st.errored, st.model], JSON.stringify(object)).toEqual([true, false, 'qwen']);
+      expect(st.usage).toMatchObject({ inputTokens: 222, outputTokens: 11 });
+    }
+  });
+});

@@ -172,7 +172,10 @@ export class OpenAiStreamReader implements StreamReader {
       this.errored = true;
       return;
     }
-    if (typeof msg.object === 'string' && msg.object === 'chat.completion.chunk') {
+    // A Chat Completions chunk: OpenAI's names its `object`; some OpenAI-compatible servers' chunks
+    // have `choices` (or the usage chunk's `usage`) but no `object` (a tester's fake: its usage
+    // was dropped for an estimate). A Responses event always has a `type`.
+    if (msg.object === 'chat.completion.chunk' || (msg.object === undefined && typeof msg.type !== 'string' && (Array.isArray(msg.choices) || msg.usage !== undefined))) {
       this.sawStart = true;
       if (typeof msg.model === 'string') this.model = msg.model;
       this.takeUsage(msg.usage);
