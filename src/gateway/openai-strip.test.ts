@@ -39,6 +39,7 @@ describe('usageChunkStripper', () => {
     expect(withoutUsageMember('{"choices": [{"delta": {"content": "x"}}], "usage": {"prompt_tokens": 9, "completion_tokens": 2}}')).toBe('{"choices": [{"delta": {"content": "x"}}]}');
     expect(withoutUsageMember('{"usage" : null ,"id":"c","n":1.50}')).toBe('{"id":"c","n":1.50}');
     expect(withoutUsageMember('{"usage":null,"id":"c","usage":{"total_tokens":3}}')).toBe('{"id":"c"}');
+    expect(withoutUsageMember('{"usage":{"total_tokens":3},"id":"c","usage":null}')).toBe('{"id":"c"}');
     expect(withoutUsageMember('{"usage":null}  ')).toBe('{}  ');
     // not top-level: kept as sent
     const nested = '{"choices":[{"delta":{"usage":null}}],"id":"c"}';

@@ -53,7 +53,11 @@ const NULL_USAGE_TAIL = ',"usage":null}';
 export function withoutUsageMember(json: string): string {
   if (!json.includes('"usage"')) return json;
   const end = json.trimEnd();
-  if (end.endsWith(NULL_USAGE_TAIL)) return `${end.slice(0, -NULL_USAGE_TAIL.length)}}${json.slice(end.length)}`;
+  if (end.endsWith(NULL_USAGE_TAIL)) {
+    const cut = `${end.slice(0, -NULL_USAGE_TAIL.length)}}${json.slice(end.length)}`;
+    // another usage member before it (given twice) is for the full edit below
+    return cut.includes('"usage"') ? withoutUsageMember(cut) : cut;
+  }
   // jsonc-parser reads past errors (comments, trailing commas, a cut object): not JSON, not edited
   const errors: ParseError[] = [];
   const tree = parseTree(json, errors, { allowTrailingComma: false, disallowComments: true });
