@@ -89,4 +89,37 @@ describe.each(engines)('task engine ($name)', ({ open }) => {
       if (b !== a) await b.close();
     }
   });
+
+  it('a task reopened while its cancelled turn is still ending runs its pending events once that turn ends (it stayed idle with the dead job for ever)', async () => {
+    const [a, b] = await open();
+    try {
+      let clock = T;
+      const now = () => clock;
+      const task = await a.createTask({ agent: 'worker', title: 'issue 9', input: {}, keys: ['k'], coalesceMs: 1000, now: T });
+      const e = engine(a, now);
+      await a.addTaskEvent(task.id, ev('assigned'), T);
+      expect(await e.onEvent(task.id)).toBe('woke');
+      const turn1 = (await a.getTask(task.id))!.currentJobId!;
+      // the issue is closed (the task completes; its turn is being cancelled, its process still
+      // stopping), then reopened and commented on before that turn has ended
+      clock = T + 100;
+      await a.completeTask(task.id, clock);
+      expect(await a.reopenTask(task.id, clock)).toMatchObject({ status: 'idle', currentJobId: turn1 });
+      await a.addTaskEvent(task.id, ev('please act'), clock);
+      await e.onEvent(task.id);
+      // the turn ends; the next pass hands the pending events to a new turn
+      clock = T + 5000;
+      await a.transitionJob(turn1, null, ['queued'], 'cancelled', clock, { endReason: 'cancelled' });
+      await e.tick();
+      await e.tick();
+      const t = (await a.getTask(task.id))!;
+      expect({ status: t.status, turn: t.turn, pending: t.pendingEvents }).toEqual({ status: 'running', turn: 2, pending: 0 });
+      expect(t.currentJobId).not.toBe(turn1);
+      expect(String((await a.getJob(t.currentJobId!))!.input.taskPrompt)).toContain('please act');
+      await e.stop();
+    } finally {
+      await a.close();
+      if (b !== a) await b.close();
+    }
+  });
 });

@@ -176,9 +176,12 @@ export class TaskEngine {
       const job = await store.getJob(jobId);
       if (job && !isTerminal(job.status)) continue;
       const lost = job?.status === 'failed' && job.endReason === 'resume_failed';
+      // `idle` too: a task reopened (or resumed) while its cancelled turn was still ending is idle
+      // with that turn's job; left set, no later turn could start (fresh-user finding: its
+      // events waited for ever)
       const ended = await store.updateTask(
         taskId,
-        ['running', 'suspended', 'completed'],
+        ['running', 'suspended', 'completed', 'idle'],
         {
           whereCurrentJobId: jobId,
           currentJobId: null,
@@ -189,7 +192,7 @@ export class TaskEngine {
         this.deps.now(),
       );
       if (!ended) continue;
-      // running → idle (or workspace_lost); suspended/completed stay as they are. An idle task
+      // running → idle (or workspace_lost); suspended/completed/idle stay as they are. An idle task
       // with a workspace on a runner keeps that runner slot for the agent's idle time (0012).
       if (ended.status === 'running') {
         const t = this.deps.now();
