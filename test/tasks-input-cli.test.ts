@@ -34,6 +34,15 @@ describe('flotilla tasks / receivers / runners input checks', () => {
     expect(ok.code).toBe(0);
   });
 
+  it("refuses a task input holding a field every turn sets (taskPrompt, taskId, taskTurn), creating nothing (it was overwritten unseen: fresh-user finding)", async () => {
+    const before = (await t.store.listTasks({ limit: 200 })).length;
+    for (const field of ['taskId', 'taskPrompt', 'taskTurn']) {
+      const bad = await run('tasks', 'create', 'issue-worker', '--input', JSON.stringify({ [field]: 'x' }));
+      expect([bad.code, bad.err], field).toEqual([1, `flotilla: input.${field}: set by every turn of the task (taskPrompt, taskId, taskTurn); leave it out of the task's input\n`]);
+    }
+    expect((await t.store.listTasks({ limit: 200 })).length).toBe(before);
+  });
+
   it('refuses empty values: --assign-login "", --prompt "", --key "" (exit 2, nothing created)', async () => {
     const before = (await t.store.listTasks({ limit: 200 })).length;
     const empty = await run('receivers', 'create', 'g3', '--provider', 'github', '--assign-login', '', '--assign-agent', 'issue-worker');

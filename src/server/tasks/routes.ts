@@ -8,7 +8,7 @@ import type { ServerContext } from '../context.js';
 import { apiError, idError, parseId, parsePositiveInt, readBody } from '../http-util.js';
 import { takesQuery } from '../query-rule.js';
 import type { TaskEngine } from './engine.js';
-import { taskInputProblem } from './task-input.js';
+import { TASK_INPUT_FIELDS, taskInputProblem } from './task-input.js';
 import { taskEventView, taskView } from './views.js';
 
 type Found = { ok: true; task: TaskRow; engine: TaskEngine } | { ok: false; response: Response };
@@ -59,6 +59,9 @@ export function mountTasks(app: Hono<AppEnv>, ctx: ServerContext): void {
     if (!ctx.tasks) return apiError(c, 503, 'unavailable', 'tasks are not running on this server');
     const agent = ctx.agents.get(req.agent);
     if (!agent) return apiError(c, 404, 'unknown_agent', `unknown agent ${JSON.stringify(req.agent)}`, 'agent');
+    // every turn sets these (engine.ts wake): a value given here would be overwritten unseen
+    const reserved = TASK_INPUT_FIELDS.find((f) => req.input !== undefined && Object.hasOwn(req.input, f));
+    if (reserved) return apiError(c, 400, 'invalid_request', `input.${reserved}: set by every turn of the task (taskPrompt, taskId, taskTurn); leave it out of the task's input`, `input.${reserved}`);
     const unfit = taskInputProblem(ctx.agents, agent.name, req.input);
     if (unfit) return apiError(c, 422, 'invalid_input', unfit, 'agent');
     const now = ctx.now();
