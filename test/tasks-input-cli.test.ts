@@ -34,6 +34,17 @@ describe('flotilla tasks / receivers / runners input checks', () => {
     expect(ok.code).toBe(0);
   });
 
+  it('refuses an assignment policy on a generic receiver and a completed fallback task (both did nothing), creating nothing', async () => {
+    const generic = await run('receivers', 'create', 'r11', '--provider', 'generic', '--auth', 'bearer', '--key-expr', 'payload.k', '--assign-login', 'bot', '--assign-agent', 'issue-worker');
+    expect([generic.code, generic.err]).toEqual([1, 'flotilla: policies.assign: only github and gitea receivers take an assignment policy; a generic receiver routes by its keyExpr\n']);
+    const done = await t.store.createTask({ agent: 'issue-worker', title: 'done', input: {}, keys: ['done-key'], coalesceMs: 1000, now: Date.now() });
+    await t.store.completeTask(done.id, Date.now());
+    const fallback = await run('receivers', 'create', 'r10', '--provider', 'github', '--fallback-task', String(done.id));
+    expect([fallback.code, fallback.err]).toEqual([1, `flotilla: fallbackTaskId: task ${done.id} is completed and takes no events; reopen it or pick another\n`]);
+    expect((await t.store.listReceivers()).map((r) => r.name)).not.toContain('r10');
+    expect((await t.store.listReceivers()).map((r) => r.name)).not.toContain('r11');
+  });
+
   it("refuses a task input holding a field every turn sets (taskPrompt, taskId, taskTurn), creating nothing (it was overwritten unseen: fresh-user finding)", async () => {
     const before = (await t.store.listTasks({ limit: 200 })).length;
     for (const field of ['taskId', 'taskPrompt', 'taskTurn']) {

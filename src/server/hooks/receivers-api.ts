@@ -39,7 +39,12 @@ export function mountReceivers(app: Hono<AppEnv>, ctx: ServerContext): void {
         return apiError(c, 422, 'invalid_request', `${field}: ${(err as Error).message}`, field);
       }
     }
-    if (req.fallbackTaskId !== undefined && !(await ctx.store.getTask(req.fallbackTaskId))) return apiError(c, 404, 'unknown_task', `no task ${req.fallbackTaskId}`, 'fallbackTaskId');
+    // An assignment policy acts on forge issue/PR assignments; a generic sender has none (fresh-user finding: it was accepted and did nothing).
+    if (req.provider === 'generic' && req.policies.assign) return apiError(c, 422, 'invalid_request', 'policies.assign: only github and gitea receivers take an assignment policy; a generic receiver routes by its keyExpr', 'policies.assign');
+    const fallback = req.fallbackTaskId !== undefined ? await ctx.store.getTask(req.fallbackTaskId) : undefined;
+    if (req.fallbackTaskId !== undefined && !fallback) return apiError(c, 404, 'unknown_task', `no task ${req.fallbackTaskId}`, 'fallbackTaskId');
+    // a completed task takes no events: each unmatched delivery would be dropped (fresh-user finding)
+    if (fallback?.status === 'completed') return apiError(c, 422, 'invalid_request', `fallbackTaskId: task ${fallback.id} is completed and takes no events; reopen it or pick another`, 'fallbackTaskId');
     if (req.policies.assign && !ctx.agents.get(req.policies.assign.agent)) return apiError(c, 404, 'unknown_agent', `unknown agent ${JSON.stringify(req.policies.assign.agent)}`, 'policies.assign.agent');
     const unfit = req.policies.assign ? taskInputProblem(ctx.agents, req.policies.assign.agent) : null;
     if (unfit) return apiError(c, 422, 'invalid_input', unfit, 'policies.assign.agent');
