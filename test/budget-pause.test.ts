@@ -15,14 +15,17 @@ import { planeWithRunner, waitFor, allEvents } from './helpers.js';
 
 describe('budget pause and top-up with the real Claude Code', () => {
   const { plane } = planeWithRunner();
-
-  it('stops after one refused call, reads paused, and a top-up resumes it to success', async () => {
-    const job = await plane.client.createJob({ agent: 'test-fixer', input: { repo: 'examples/calc' }, budgetUsd: 0.6 });
-    const paused = await waitFor('job to pause', async () => {
-      const j = await plane.client.getJob(job.id);
+  /** Job `id` once it reads paused; throws when it ends instead. */
+  const pausedJob = (id: number) =>
+    waitFor('job to pause', async () => {
+      const j = await plane.client.getJob(id);
       if (['succeeded', 'failed', 'cancelled', 'lost'].includes(j.status)) throw new Error(`job ended ${j.status}: ${j.endReason} ${j.error}`);
       return j.status === 'paused' ? j : null;
     }, 90_000, 200);
+
+  it('stops after one refused call, reads paused, and a top-up resumes it to success', async () => {
+    const job = await plane.client.createJob({ agent: 'test-fixer', input: { repo: 'examples/calc' }, budgetUsd: 0.6 });
+    const paused = await pausedJob(job.id);
     expect(paused.endReason).toBe('budget');
     expect(paused.error).toMatch(/budget exhausted: job tree \d+/);
     // Let the runner finish the attempt (it reports failed/budget); the job must stay paused.
@@ -59,11 +62,7 @@ describe('budget pause and top-up with the real Claude Code', () => {
 
   it('a top-up of exactly what the budget view says resumes the job and its resumed call fits (the resumed harness sends more)', async () => {
     const job = await plane.client.createJob({ agent: 'test-fixer', input: { repo: 'examples/calc' }, budgetUsd: 0.6 });
-    await waitFor('job to pause', async () => {
-      const j = await plane.client.getJob(job.id);
-      if (['succeeded', 'failed', 'cancelled', 'lost'].includes(j.status)) throw new Error(`job ended ${j.status}: ${j.endReason} ${j.error}`);
-      return j.status === 'paused' ? j : null;
-    }, 90_000, 200);
+    await pausedJob(job.id);
     await waitFor('the attempt to end', async () => (await allEvents(plane.store, job.id)).some((e) => e.type === 'job.finished'), 30_000);
     const view = await plane.client.getBudget(job.id);
     const short = view.resumeNeeds?.short ?? [];
