@@ -159,6 +159,16 @@ export class FlotillaClient extends FleetApi {
     return this.request('POST', `/api/tasks/${id}/complete`, Task);
   }
 
+  /**
+   * `POST /api/tasks/:id/budget` → the task. `{ addUsd }` adds to its budget (its running turn's
+   * tree too; a turn paused for budget resumes); `{ budgetUsd }` sets it, between turns only.
+   * Errors: 409 `no_budget` (add to a task without one), 409 `invalid_state` (set while a turn
+   * runs), 400 naming `addUsd` past the $100,000 cap.
+   */
+  async setTaskBudget(id: number, req: { addUsd: number } | { budgetUsd: number }): Promise<Task> {
+    return this.request('POST', `/api/tasks/${id}/budget`, Task, req);
+  }
+
   /** `GET /api/receivers` → every receiver (never a secret). */
   async listReceivers(): Promise<Receiver[]> {
     return (await this.request('GET', '/api/receivers', ReceiverList)).receivers;

@@ -21,6 +21,11 @@ export const AgentLimits = z
     /** Budget for the job tree when the run does not give one, USD. */
     defaultBudgetUsd: UsdAmount.default(5),
     /**
+     * Budget of a task's turns together when the task does not give one, USD (issue 3, per
+     * task); absent: a task has none unless given, and each turn gets `defaultBudgetUsd`.
+     */
+    taskBudgetUsd: UsdAmount.optional(),
+    /**
      * Idle limit, seconds: no harness output and no model call for this long ends the job
      * `failed`, reason `blocked_on_input` (e.g. a process waiting on an interactive prompt).
      */

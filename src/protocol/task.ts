@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import { Id } from './ids.js';
+import { JobStatus } from './job.js';
+import { UsdAmount } from './usd.js';
 
 /**
  * Tasks, receivers and their events (issue 7). Times in the API are ISO-8601 strings;
@@ -56,8 +58,20 @@ export const Task = z.object({
    * completed, never ran). The slot is free for other jobs once this time has passed.
    */
   slotHeldUntil: z.string().nullable(),
-  /** Why the task is not working (e.g. the workspace is gone), or null. */
+  /** Why the task is not working (e.g. the workspace is gone, or its budget is spent), or null. */
   error: z.string().nullable(),
+  /**
+   * The budget of all the task's turns together, micro-dollars, or null: none (each turn is a
+   * job tree with its agent's `defaultBudgetUsd`). With one, each turn's tree gets what is
+   * left of it, and no turn starts when nothing is left.
+   */
+  budgetMicros: z.number().int().positive().nullable(),
+  /** What the task's turns have spent so far (their job trees' settled model calls), micro-dollars. */
+  spentMicros: z.number().int().nonnegative(),
+  /** What those trees hold reserved for model calls in flight, micro-dollars. */
+  reservedMicros: z.number().int().nonnegative(),
+  /** The status of the current turn's job (`currentJobId`), e.g. `paused` when its tree's budget ran out; null without one. */
+  turnJobStatus: JobStatus.nullable(),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
@@ -98,6 +112,8 @@ export const CreateTaskRequest = z
     /** First prompt: when given, the task wakes at once with it. */
     prompt: z.string().max(100_000).refine((p) => p.trim().length > 0, 'must not be empty').optional(),
     coalesceSeconds: z.number().int().min(0).max(MAX_COALESCE_SECONDS).optional(),
+    /** Budget of all the task's turns together, USD; default: its agent's `limits.taskBudgetUsd`, else none. */
+    budgetUsd: UsdAmount.optional(),
   })
   .strict();
 export type CreateTaskRequest = z.infer<typeof CreateTaskRequest>;
@@ -105,6 +121,17 @@ export type CreateTaskRequest = z.infer<typeof CreateTaskRequest>;
 /** `POST /api/tasks/:id/send` body: a prompt for the task's next turn. */
 export const SendTaskPromptRequest = z.object({ prompt: z.string().max(100_000).refine((p) => p.trim().length > 0, 'must not be empty') }).strict();
 export type SendTaskPromptRequest = z.infer<typeof SendTaskPromptRequest>;
+
+/**
+ * `POST /api/tasks/:id/budget` body: exactly one of `addUsd` (add to the task's budget; the
+ * running turn's tree gets it too, and a turn paused for budget resumes) and `budgetUsd` (set
+ * the budget, between turns only).
+ */
+export const TaskBudgetRequest = z
+  .object({ addUsd: UsdAmount.optional(), budgetUsd: UsdAmount.optional() })
+  .strict()
+  .refine((b) => (b.addUsd === undefined) !== (b.budgetUsd === undefined), { message: 'give exactly one of addUsd (add to the budget) and budgetUsd (set it)', path: ['addUsd'] });
+export type TaskBudgetRequest = z.infer<typeof TaskBudgetRequest>;
 
 /** Where a receiver's deliveries come from; decides how they are verified and routed. */
 export const ReceiverProvider = z.enum(['github', 'gitea', 'generic']);

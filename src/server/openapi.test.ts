@@ -34,6 +34,7 @@ describe('GET /openapi.json', () => {
         'POST /api/tasks/{id}/resume',
         'POST /api/tasks/{id}/stop',
         'POST /api/tasks/{id}/complete',
+        'POST /api/tasks/{id}/budget',
         'GET /api/receivers',
         'POST /api/receivers',
         'GET /api/receivers/{id}',

@@ -28,6 +28,7 @@ const TASK_COLUMNS = [
   'created_at',
   'updated_at',
   'pending_events',
+  'budget_micros',
 ] as const satisfies readonly (keyof TasksTable)[];
 const listsEveryColumn: [Exclude<keyof TasksTable, (typeof TASK_COLUMNS)[number]>] extends [never] ? true : never = true;
 void listsEveryColumn;

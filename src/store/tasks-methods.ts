@@ -13,6 +13,8 @@ export function taskMethods(c: StoreCtx): TaskStore {
     findTaskByKey: (key, all) => tasks.findTaskByKey(c, key, all),
     updateTask: (id, from, set, now) => tasks.updateTask(c, id, from, set, now),
     completeTask: (id, now) => tasks.completeTask(c, id, now),
+    addTaskBudget: (id, add, cap, now) => tasks.addTaskBudget(c, id, add, cap, now),
+    taskOfTurnJob: (jobId) => tasks.taskOfTurnJob(c, jobId),
     reopenTask: (id, now) => tasks.reopenTask(c, id, now),
     enqueueTaskPrompt: (id, text, now) => turns.enqueueTaskPrompt(c, id, text, now),
     addTaskEvent: (id, e, now) => turns.addTaskEvent(c, id, e, now),

@@ -24,6 +24,8 @@ export interface TasksTable {
   updated_at: Int8;
   /** 0017: events of the task no turn has taken yet (task_events with turn null), kept by every statement that adds, takes or puts back one. */
   pending_events: ColumnType<number, number | undefined, number>;
+  /** 0026: the budget of the task's turns together, µ$, or null (each turn its agent's default). */
+  budget_micros: ColumnType<number | string | null, number | null | undefined, number | null>;
 }
 
 export interface TaskKeysTable {

@@ -34,6 +34,14 @@ export interface TaskRow {
   queuedPrompts: number;
   /** Events not yet carried by a turn. */
   pendingEvents: number;
+  /** The budget of all the task's turns together (0026), µ$; null: none (each turn is a tree with its agent's `defaultBudgetUsd`). */
+  budgetMicros: number | null;
+  /** What the task's turns' job trees have spent (settled), µ$: the sum over its turns (0016 `task_turns`) of their trees' `spent_micros`. */
+  spentMicros: number;
+  /** What those trees hold reserved for model calls in flight, µ$. */
+  reservedMicros: number;
+  /** The status of the current turn's job (`currentJobId`), or null when there is none. */
+  turnJobStatus: JobStatus | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -45,6 +53,8 @@ export interface NewTask {
   /** Resource keys; each may be owned by one active (not completed) task only. */
   keys: string[];
   coalesceMs: number;
+  /** The budget of the task's turns together, µ$ (1 .. $100,000), or null/absent for none. */
+  budgetMicros?: number | null;
   now: number;
 }
 
@@ -149,6 +159,8 @@ export interface TaskUpdate {
   trailingDueAt?: number | null;
   /** Epoch ms until which the task keeps its runner slot, or null to release it (0012). */
   slotUntil?: number | null;
+  /** The budget of the task's turns together, µ$ (≥ 1), or null for none (0026). */
+  budgetMicros?: number | null;
   /** Condition: apply only while the task's current job is this one. */
   whereCurrentJobId?: number;
 }
@@ -176,6 +188,14 @@ export interface TaskStore {
   updateTask(id: number, from: readonly TaskRow['status'][] | null, set: TaskUpdate, now: number): Promise<TaskRow | null>;
   /** → `completed`, keys released (inactive), trailing wake cleared. Null when already completed or missing. */
   completeTask(id: number, now: number): Promise<TaskRow | null>;
+  /**
+   * Adds `addMicros` to the task's budget (0026) atomically, never past `capMicros` (µ$): the
+   * task after it, `no_budget` (it has none), `{ capped }` (refused: the budget now), or null
+   * (no task). @throws Error naming a field that is not a positive integer.
+   */
+  addTaskBudget(id: number, addMicros: number, capMicros: number, now: number): Promise<TaskRow | 'no_budget' | { capped: number } | null>;
+  /** The task of which job `jobId` runs a turn (0016 `task_turns`), or null. */
+  taskOfTurnJob(jobId: number): Promise<number | null>;
   /**
    * completed → idle, keys active again. Null when not completed or missing.
    * @throws Error `store: key ... is owned by task N` when another active task took a key meanwhile.

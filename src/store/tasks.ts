@@ -1,5 +1,5 @@
-import type { Selectable, Transaction } from 'kysely';
-import { TaskStatus as TaskStatusSchema, type TaskStatus } from '../protocol/index.js';
+import { sql, type Selectable, type Transaction } from 'kysely';
+import { TaskStatus as TaskStatusSchema, type JobStatus, type TaskStatus } from '../protocol/index.js';
 import { num, numOrNull } from './codec.js';
 import { assertInt, type StoreCtx } from './ctx.js';
 import type { Database } from './schema.js';
@@ -14,17 +14,33 @@ export const MAX_COALESCE_MS = 86_400_000;
 /**
  * `tasks` rows with their pending prompt count (a correlated subquery: one query) and pending
  * event count (the stored counter `pending_events`, 0017: a count of those rows grew with the
- * coalescing backlog).
+ * coalescing backlog); what their turns' job trees spent and hold reserved (0026: summed over
+ * `task_turns` → `tree_budgets`, µ$) and the current turn's job status.
  */
 export function selectTasks(db: Db) {
   return db
     .selectFrom('tasks')
     .selectAll('tasks')
-    .select((eb) => [eb.selectFrom('task_prompts').select((e) => e.fn.countAll().as('n')).whereRef('task_prompts.task_id', '=', 'tasks.id').where('task_prompts.turn', 'is', null).as('queued_prompts')]);
+    .select((eb) => [
+      eb.selectFrom('task_prompts').select((e) => e.fn.countAll().as('n')).whereRef('task_prompts.task_id', '=', 'tasks.id').where('task_prompts.turn', 'is', null).as('queued_prompts'),
+      eb
+        .selectFrom('task_turns')
+        .innerJoin('tree_budgets', 'tree_budgets.root_id', 'task_turns.job_id')
+        .select(sql<string>`coalesce(sum(tree_budgets.spent_micros), 0)`.as('s'))
+        .whereRef('task_turns.task_id', '=', 'tasks.id')
+        .as('spent_micros'),
+      eb
+        .selectFrom('task_turns')
+        .innerJoin('tree_budgets', 'tree_budgets.root_id', 'task_turns.job_id')
+        .select(sql<string>`coalesce(sum(tree_budgets.reserved_micros), 0)`.as('r'))
+        .whereRef('task_turns.task_id', '=', 'tasks.id')
+        .as('reserved_micros'),
+      eb.selectFrom('jobs').select('jobs.status').whereRef('jobs.id', '=', 'tasks.current_job_id').as('turn_job_status'),
+    ]);
 }
 
-/** A row of {@link selectTasks}. */
-export type TaskSelect = Selectable<TasksTable> & { queued_prompts: unknown; pending_events: unknown };
+/** A row of {@link selectTasks} (the summed and joined columns absent where a caller read `tasks` alone: 0 and null then). */
+export type TaskSelect = Selectable<TasksTable> & { queued_prompts: unknown; pending_events: unknown; spent_micros?: unknown; reserved_micros?: unknown; turn_job_status?: unknown };
 
 /** Task rows (from {@link selectTasks}) with their active keys: one more query for many tasks. */
 export async function toTaskRows(c: StoreCtx, db: Db, rows: TaskSelect[]): Promise<TaskRow[]> {
@@ -59,6 +75,10 @@ export function taskRowOf(c: StoreCtx, r: TaskSelect, keys: string[]): TaskRow {
     error: r.error,
     queuedPrompts: num(r.queued_prompts ?? 0),
     pendingEvents: num(r.pending_events ?? 0),
+    budgetMicros: numOrNull(r.budget_micros ?? null),
+    spentMicros: num(r.spent_micros ?? 0),
+    reservedMicros: num(r.reserved_micros ?? 0),
+    turnJobStatus: r.current_job_id === null ? null : ((r.turn_job_status ?? null) as JobStatus | null),
     createdAt: num(r.created_at),
     updatedAt: num(r.updated_at),
   };
@@ -84,6 +104,7 @@ export async function insertTask(c: StoreCtx, trx: Transaction<Database>, t: New
   assertInt('coalesceMs', t.coalesceMs, 0);
   if (t.coalesceMs > MAX_COALESCE_MS) throw new Error(`store: coalesceMs must be at most ${MAX_COALESCE_MS} (one day), got ${t.coalesceMs}`);
   assertInt('now', t.now, 0);
+  if (t.budgetMicros != null) assertInt('budgetMicros', t.budgetMicros, 1);
   const keys = [...new Set(t.keys)];
   if (keys.some((k) => typeof k !== 'string' || k.length === 0 || k.length > 1000)) throw new Error('store: keys must be strings of 1 to 1000 characters');
   await assertKeysFree(trx, keys, null);
@@ -105,6 +126,7 @@ export async function insertTask(c: StoreCtx, trx: Transaction<Database>, t: New
       last_event_at: null,
       slot_until: null,
       error: null,
+      budget_micros: t.budgetMicros ?? null,
       created_at: t.now,
       updated_at: t.now,
     })
@@ -171,6 +193,10 @@ export async function updateTask(c: StoreCtx, id: number, from: readonly TaskSta
     if (set.slotUntil !== null) assertInt('slotUntil', set.slotUntil, 0);
     values.slot_until = set.slotUntil;
   }
+  if (set.budgetMicros !== undefined) {
+    if (set.budgetMicros !== null) assertInt('budgetMicros', set.budgetMicros, 1);
+    values.budget_micros = set.budgetMicros;
+  }
   let q = c.db.updateTable('tasks').set(values).where('id', '=', id);
   if (from) q = q.where('status', 'in', [...from]);
   if (set.whereCurrentJobId !== undefined) q = q.where('current_job_id', '=', set.whereCurrentJobId);
@@ -223,4 +249,36 @@ export async function listTaskSlots(c: StoreCtx, now: number): Promise<TaskSlot[
     .orderBy('id')
     .execute();
   return rows.map((r) => ({ taskId: num(r.id), runnerId: num(r.runner_id), workspace: num(r.workspace_job_id), until: num(r.slot_until) }));
+}
+
+/**
+ * Adds `addMicros` (≥ 1) to task `id`'s budget (0026) in one conditional UPDATE, so that two
+ * top-ups at once both count and neither passes `capMicros`. µ$.
+ * @returns the task after it; `no_budget` when the task has none (nothing to add to: set one
+ *   first); `{ capped: limit }` when the budget would pass `capMicros` (nothing changed;
+ *   `limit` the budget now); null when there is no task `id`.
+ * @throws Error naming `addMicros` or `capMicros` when not a positive integer.
+ */
+export async function addTaskBudget(c: StoreCtx, id: number, addMicros: number, capMicros: number, now: number): Promise<TaskRow | 'no_budget' | { capped: number } | null> {
+  assertInt('addMicros', addMicros, 1);
+  assertInt('capMicros', capMicros, 1);
+  assertInt('now', now, 0);
+  const r = await c.db
+    .updateTable('tasks')
+    .set({ budget_micros: sql<number>`budget_micros + ${addMicros}`, updated_at: now })
+    .where('id', '=', id)
+    .where('budget_micros', 'is not', null)
+    .where(sql<boolean>`budget_micros + ${addMicros} <= ${capMicros}`)
+    .executeTakeFirst();
+  if (num(r.numUpdatedRows) > 0) return readTask(c, c.db, id);
+  const row = await c.db.selectFrom('tasks').select('budget_micros').where('id', '=', id).executeTakeFirst();
+  if (!row) return null;
+  return row.budget_micros === null ? 'no_budget' : { capped: num(row.budget_micros) };
+}
+
+/** The task whose turn job `jobId` is (0016 `task_turns`, indexed by job in 0026), or null: a job tree's root finds its task. */
+export async function taskOfTurnJob(c: StoreCtx, jobId: number): Promise<number | null> {
+  assertInt('jobId', jobId, 1);
+  const row = await c.db.selectFrom('task_turns').select('task_id').where('job_id', '=', jobId).executeTakeFirst();
+  return row ? num(row.task_id) : null;
 }

@@ -439,6 +439,33 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     await admin.context().close();
   }, 120_000);
 
+  it('a task budget: the list shows spent of budget, the task page its bar; admins add to it, members cannot', async () => {
+    const task = await up.admin.createTask({ agent: 'alpha', title: 'Budgeted 7', budgetUsd: 0.05 });
+    const none = await up.admin.createTask({ agent: 'alpha', title: 'Unbudgeted 8' });
+    const member = await signIn(up.browser, up.url, 'mia', 'member-password-1');
+    await member.goto(`${up.url}/tasks`);
+    const row = member.locator('[data-testid=task-row]', { hasText: 'Budgeted 7' });
+    await row.waitFor({ timeout: 10_000 });
+    expect(await row.locator('[data-testid=task-spent]').textContent()).toBe('$0.000000 of $0.050000');
+    expect(await member.locator('[data-testid=task-row]', { hasText: 'Unbudgeted 8' }).locator('[data-testid=task-spent]').textContent()).toBe('$0.000000');
+    await member.goto(`${up.url}/tasks/${task.id}`);
+    await member.locator('[data-testid=task-budget] [data-testid=budget]').waitFor({ timeout: 10_000 });
+    expect(await member.locator('[data-testid=task-budget] .legend').textContent()).toBe('$0.000000 spent · limit $0.050000');
+    expect(await member.locator('[data-testid=task-top-up]').isDisabled()).toBe(true);
+    await member.goto(`${up.url}/tasks/${none.id}`);
+    await expect.poll(() => member.locator('[data-testid=task-budget]').textContent(), { timeout: 10_000 }).toContain('None of its own: each turn gets its agent’s default budget.');
+    await member.context().close();
+
+    const admin = await signIn(up.browser, up.url, 'ada', 'admin-password-1');
+    await admin.goto(`${up.url}/tasks/${task.id}`);
+    await admin.locator('[data-testid=task-top-up]').waitFor({ timeout: 10_000 });
+    await admin.fill('[aria-label="add to the task\'s budget, USD"]', '1.25');
+    await admin.click('[data-testid=task-top-up]');
+    await waitFor('the top-up', async () => (await up.admin.getTask(task.id)).task.budgetMicros === 1_300_000, 10_000);
+    await expect.poll(() => admin.locator('[data-testid=task-budget] .legend').textContent(), { timeout: 10_000 }).toBe('$0.000000 spent · limit $1.300000');
+    await admin.context().close();
+  }, 60_000);
+
   it('a task conversation: each turn shows its prompt and webhook event, then the agent’s replies in order, with its job linked', async (ctx) => {
     const probe = await fetch(`${up.url}/api/tasks/${id('chat')}/conversation`, { headers: { authorization: `Bearer ${up.adminToken}` } });
     if (probe.status !== 200) ctx.skip();

@@ -1,14 +1,36 @@
 import { Command, Option } from 'commander';
+import { formatMicros } from '../../core/money.js';
 import { MAX_COALESCE_SECONDS, TaskStatus, type Task, type TaskDetail } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
 import { cut, formatTable } from '../format.js';
-import { addClientOptions, clientFrom, intIn, parseIdArg, parseInputJson, wantsJson, type ClientOptions } from '../options.js';
+import { addClientOptions, budgetArg, clientFrom, intIn, parseBudget, parseIdArg, parseInputJson, wantsJson, type ClientOptions } from '../options.js';
 
 const parseTaskId = parseIdArg('task id');
 
+/** The current turn's job as a cell: `12`, or `12 (paused)` when its job is not plainly running. */
+function turnCell(t: Task): string {
+  if (t.currentJobId === null) return '-';
+  return t.turnJobStatus === null || t.turnJobStatus === 'running' ? String(t.currentJobId) : `${t.currentJobId} (${t.turnJobStatus})`;
+}
+
 function taskLine(t: Task): string[] {
   const pending = t.queuedPrompts + t.pendingEvents;
-  return [String(t.id), t.agent, t.status, cut(t.title || t.keys[0] || '', 50), String(t.turns), t.currentJobId === null ? '-' : String(t.currentJobId), pending ? String(pending) : '-'];
+  const spent = formatMicros(t.spentMicros) + (t.budgetMicros === null ? '' : ` of ${formatMicros(t.budgetMicros)}`);
+  return [String(t.id), t.agent, t.status, cut(t.title || t.keys[0] || '', 50), String(t.turns), turnCell(t), pending ? String(pending) : '-', spent];
+}
+
+/** The task's budget as one line: budget, spent, reserved, left; or that it has none. µ$ shown as exact dollars. */
+function budgetLine(t: Task): string {
+  const spent = `spent ${formatMicros(t.spentMicros)}${t.reservedMicros > 0 ? `, ${formatMicros(t.reservedMicros)} reserved for calls in flight` : ''}`;
+  if (t.budgetMicros === null) return `none of its own (each turn gets its agent's default budget); ${spent}`;
+  return `${formatMicros(t.budgetMicros)} for all its turns; ${spent}; ${formatMicros(Math.max(0, t.budgetMicros - t.spentMicros - t.reservedMicros))} left`;
+}
+
+/** When the current turn is paused for its budget: what tops it up (the task's budget when it has one, else the turn's tree). */
+function pausedLine(t: Task): string | null {
+  if (t.currentJobId === null || t.turnJobStatus !== 'paused') return null;
+  const how = t.budgetMicros !== null ? `flotilla tasks budget ${t.id} --add <USD>` : `flotilla budget ${t.currentJobId} --add <USD>`;
+  return `turn job ${t.currentJobId} is paused for budget; a top-up resumes it: ${how} (flotilla budget ${t.currentJobId} shows what it needs)`;
 }
 
 /** A task as text: fields, keys, then its newest events. */
@@ -17,12 +39,15 @@ export function describeTask(d: TaskDetail): string {
   const lines = [
     `task ${t.id} (${t.agent}): ${t.status}${t.title ? ` — ${t.title}` : ''}`,
     `  keys:       ${t.keys.length ? t.keys.join(', ') : '-'}`,
-    `  turns:      ${t.turns}${t.currentJobId !== null ? ` (job ${t.currentJobId} running)` : ''}`,
+    `  turns:      ${t.turns}${t.currentJobId !== null ? ` (job ${t.currentJobId} ${t.turnJobStatus ?? 'running'})` : ''}`,
+    `  budget:     ${budgetLine(t)}`,
     `  workspace:  ${t.workspaceJobId !== null ? `job ${t.workspaceJobId} on runner ${t.runnerId ?? '?'}, session ${t.sessionId ?? '?'}` : 'none yet'}`,
     `  pending:    ${t.queuedPrompts} prompt(s), ${t.pendingEvents} event(s)${t.trailingWakeAt ? `; trailing wake at ${t.trailingWakeAt}` : ''}`,
     `  coalescing: ${t.coalesceSeconds} s`,
   ];
   if (t.slotHeldUntil && Date.parse(t.slotHeldUntil) > Date.now()) lines.push(`  slot:       runner ${t.runnerId ?? '?'} kept for the next turn until ${t.slotHeldUntil}`);
+  const paused = pausedLine(t);
+  if (paused) lines.push(`  paused:     ${paused}`);
   if (t.error) lines.push(`  error:      ${t.error}`);
   if (d.events.length) {
     lines.push('events (newest first):');
@@ -33,11 +58,12 @@ export function describeTask(d: TaskDetail): string {
 
 /**
  * `flotilla tasks [list]`, `tasks create AGENT`, `tasks show|send|suspend|resume|stop|complete ID`
- * (issue 7). Every option also reads a `FLOTILLA_TASK_*` environment variable.
+ * (issue 7), `tasks budget ID --add|--set USD` (issue 3, budgets per task). Every option also
+ * reads a `FLOTILLA_TASK_*` environment variable.
  */
 export function registerTasks(program: Command, ctx: CliContext): void {
   const out = (s: string) => ctx.io.stdout.write(s + '\n');
-  const tasks = program.command('tasks').description('durable tasks woken by events and prompts: list, create, show, send, suspend, resume, stop, complete');
+  const tasks = program.command('tasks').description('durable tasks woken by events and prompts: list, create, show, send, budget, suspend, resume, stop, complete');
 
   const list = tasks
     .command('list', { isDefault: true })
@@ -48,7 +74,7 @@ export function registerTasks(program: Command, ctx: CliContext): void {
     const rows = await (await clientFrom(opts)).listTasks({ ...(opts.status ? { status: opts.status } : {}), limit: opts.limit });
     if (wantsJson(self, opts)) return void out(JSON.stringify({ tasks: rows }));
     if (rows.length === 0) return void out('no tasks');
-    out(formatTable(['id', 'agent', 'status', 'title', 'turns', 'job', 'pending'], rows.map(taskLine)));
+    out(formatTable(['id', 'agent', 'status', 'title', 'turns', 'job', 'pending', 'spent'], rows.map(taskLine)));
   });
 
   const create = tasks
@@ -59,9 +85,10 @@ export function registerTasks(program: Command, ctx: CliContext): void {
     .addOption(new Option('--key <key...>', 'resource key(s) it owns, e.g. github.com/acme/api/issues/42').env('FLOTILLA_TASK_KEYS'))
     .addOption(new Option('--prompt <text>', 'first prompt').env('FLOTILLA_TASK_PROMPT'))
     .addOption(new Option('--input <json>', 'job input given to every turn (JSON object)').env('FLOTILLA_TASK_INPUT'))
-    .addOption(new Option('--coalesce <seconds>', `coalescing window (0-${MAX_COALESCE_SECONDS}); default 180`).argParser(intIn(0, MAX_COALESCE_SECONDS, 'coalesce')).env('FLOTILLA_TASK_COALESCE'));
+    .addOption(new Option('--coalesce <seconds>', `coalescing window (0-${MAX_COALESCE_SECONDS}); default 180`).argParser(intIn(0, MAX_COALESCE_SECONDS, 'coalesce')).env('FLOTILLA_TASK_COALESCE'))
+    .addOption(new Option('--budget <usd>', "budget of all its turns together, USD; default: the agent's limits.taskBudgetUsd, else none (each turn its agent's default)").argParser(parseBudget).env('FLOTILLA_TASK_BUDGET'));
   addClientOptions(create).action(
-    async (agent: string, opts: ClientOptions & { title?: string; key?: string[] | string; prompt?: string; input?: string; coalesce?: number }, self: Command) => {
+    async (agent: string, opts: ClientOptions & { title?: string; key?: string[] | string; prompt?: string; input?: string; coalesce?: number; budget?: number }, self: Command) => {
       // a blank --prompt or --key is refused before this (main.ts: options.ts refuseEmptyValues)
       const keys = opts.key === undefined ? [] : Array.isArray(opts.key) ? opts.key : opts.key.split(',').map((k) => k.trim()).filter(Boolean);
       const t = await (await clientFrom(opts)).createTask({
@@ -71,6 +98,7 @@ export function registerTasks(program: Command, ctx: CliContext): void {
         ...(opts.prompt !== undefined ? { prompt: opts.prompt } : {}),
         ...(opts.input ? { input: parseInputJson(opts.input, '--input') } : {}),
         ...(opts.coalesce !== undefined ? { coalesceSeconds: opts.coalesce } : {}),
+        ...(opts.budget !== undefined ? { budgetUsd: opts.budget } : {}),
       });
       if (wantsJson(self, opts)) return void out(JSON.stringify({ task: t }));
       out(`task ${t.id} created (${t.agent}): ${t.status}${t.currentJobId ? `, turn 1 is job ${t.currentJobId}` : ''}`);
@@ -93,9 +121,27 @@ export function registerTasks(program: Command, ctx: CliContext): void {
     const t = await (await clientFrom(opts)).sendTaskPrompt(id, prompt);
     if (wantsJson(self, opts)) return void out(JSON.stringify({ task: t }));
     if (t.status === 'idle' && t.currentJobId === null && t.error) throw new Error(`task ${t.id}: prompt queued, but its turn cannot start: ${t.error}`);
+    const paused = pausedLine(t);
+    if (paused) return void out(`task ${t.id}: prompt queued for the next turn, ${t.queuedPrompts} waiting; ${paused}`);
     const why =
       t.status === 'suspended' ? ` — the task is suspended: it runs after \`flotilla tasks resume ${t.id}\`` : t.status === 'workspace_lost' ? ` — the task's workspace is lost${t.error ? ` (${t.error})` : ''}: \`flotilla tasks resume ${t.id}\` starts it afresh` : '';
     out(`task ${t.id}: prompt queued; ${t.status}${t.currentJobId ? ` (job ${t.currentJobId})` : ''}, ${t.queuedPrompts} waiting${why}`);
+  });
+
+  const budget = tasks
+    .command('budget')
+    .description("add to a task's budget (its running turn gets it too; a turn paused for budget resumes) or set it between turns")
+    .argument('<id>', 'task id', parseTaskId)
+    .addOption(new Option('--add <usd>', 'dollars to add to the budget').argParser(budgetArg('--add')).env('FLOTILLA_TASK_BUDGET_ADD'))
+    .addOption(new Option('--set <usd>', 'the budget of all its turns together, USD (between turns only)').argParser(budgetArg('--set')).env('FLOTILLA_TASK_BUDGET_SET'));
+  addClientOptions(budget).action(async (id: number, opts: ClientOptions & { add?: number; set?: number }, self: Command) => {
+    if ((opts.add === undefined) === (opts.set === undefined)) throw new Error('give exactly one of --add <usd> (add to the budget) and --set <usd> (set it)');
+    const t = await (await clientFrom(opts)).setTaskBudget(id, opts.add !== undefined ? { addUsd: opts.add } : { budgetUsd: opts.set! });
+    if (wantsJson(self, opts)) return void out(JSON.stringify({ task: t }));
+    out(`task ${t.id}: budget ${budgetLine(t)}`);
+    const paused = pausedLine(t);
+    if (paused) out(`still paused: ${paused}`);
+    else if (t.currentJobId !== null) out(`turn job ${t.currentJobId}: ${t.turnJobStatus ?? 'running'}`);
   });
 
   const actions: Array<[string, string, 'suspendTask' | 'resumeTask' | 'stopTask' | 'completeTask']> = [

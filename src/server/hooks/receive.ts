@@ -1,3 +1,4 @@
+import { usdToMicros } from '../../core/money.js';
 import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { parseJsonBounded, replaceNul } from '../../core/json-depth.js';
@@ -165,7 +166,17 @@ export async function receiveDelivery(ctx: ServerContext, req: HookRequest): Pro
     deliveryId,
     event: { receiverId: receiver.id, key: routed.key, kind: routed.kind, actor: routed.actor, summary: routed.summary, occurredAt: routed.occurredAt },
     ...(assign && assignAgent
-      ? { createTask: { agent: assignAgent.name, title: routed.title, input: {}, keys: [], coalesceMs: (assign.coalesceSeconds ?? assignAgent.coalesceSeconds ?? DEFAULT_COALESCE_SECONDS) * 1000 } }
+      ? {
+          createTask: {
+            agent: assignAgent.name,
+            title: routed.title,
+            input: {},
+            keys: [],
+            coalesceMs: (assign.coalesceSeconds ?? assignAgent.coalesceSeconds ?? DEFAULT_COALESCE_SECONDS) * 1000,
+            // its agent's budget per task (issue 3), else none (each turn its defaultBudgetUsd)
+            budgetMicros: assignAgent.limits.taskBudgetUsd === undefined ? null : usdToMicros(assignAgent.limits.taskBudgetUsd),
+          },
+        }
       : {}),
     includeCompleted: routed.action === 'reopened' && pol.wakeOnReopen,
     fallbackTaskId: receiver.fallbackTaskId,

@@ -11,6 +11,7 @@ import { budgetViewOf } from '../budget-view.js';
 import { endedBudgetRefusal } from '../budget-ended.js';
 import type { BudgetRaised } from '../../store/budget-resume.js';
 import type { JobRow } from '../../store/types.js';
+import { noteTurnTreeTopUp } from '../tasks/task-budget.js';
 
 /**
  * Budgets of job trees (issue 3) and of child jobs' sub-limits (issue 6). "The budget job N
@@ -45,6 +46,8 @@ import type { JobRow } from '../../store/types.js';
  * a top-up that would raise the tree's limit past $100,000 ({@link MAX_BUDGET_USD}, the most a
  * budget may be) 400 `invalid_request` naming `addUsd`, the cap and the most that can be added.
  * The cap is checked in the store's update (store/budgets.ts): two top-ups at once cannot pass it.
+ * A tree that runs a task's turn: the task's budget (if it has one) grows by the same amount,
+ * so the next turn is not short of what this one was given (server/tasks/task-budget.ts).
  */
 export function mountJobBudget(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.get('/api/jobs/:id/budget', async (c) => {
@@ -90,6 +93,8 @@ export function mountJobBudget(app: Hono<AppEnv>, ctx: ServerContext): void {
         const most = formatMicros(Math.max(0, capMicros - err.limitMicros));
         return apiError(c, 400, 'invalid_request', `addUsd: job tree ${job.rootId}'s budget would be ${formatMicros(err.limitMicros + addMicros)}, over the cap of $${MAX_BUDGET_USD.toLocaleString('en-US')} per tree (it is ${formatMicros(err.limitMicros)}: at most ${most} can be added)`, 'addUsd');
       }
+      // A task turn's tree: its task's budget grows as much (server/tasks/task-budget.ts).
+      await noteTurnTreeTopUp(ctx, job.rootId, addMicros);
     }
     // Only the paused jobs this budget is on the path of and that now have room resume
     // (budget-pause.ts, store/budget-resume.ts); one whose stopped process has not exited yet

@@ -6,6 +6,7 @@ import type { JobRow, TaskRow } from '../../store/types.js';
 import type { ServerContext } from '../context.js';
 import { recordStatus } from '../status-events.js';
 import { cancelTaskJob } from './cancel-job.js';
+import { turnBudget } from './task-budget.js';
 
 /** What the engine needs from the server. */
 export type TaskEngineDeps = Pick<ServerContext, 'store' | 'agents' | 'bus' | 'hub' | 'dispatcher' | 'log' | 'now'>;
@@ -83,6 +84,10 @@ export class TaskEngine {
     const input = { ...task.input, taskPrompt, taskId: task.id, taskTurn: turn };
     const problems = agents.validateInput(agent.name, input);
     if (problems.length) return fail(`input for agent ${agent.name}: ${problems.map((p) => `${p.field}: ${p.message}`).join('; ')} (a task agent's inputSchema must allow taskPrompt, taskId, taskTurn)`);
+    // A task with a budget gives the turn what is left of it; with nothing left no turn starts
+    // (the events and prompts stay pending until a top-up wakes it: task-budget.ts).
+    const budget = turnBudget(task, usdToMicros(agent.limits.defaultBudgetUsd));
+    if ('spent' in budget) return fail(budget.spent);
     const resume = task.sessionId !== null && task.runnerId !== null && task.workspaceJobId !== null;
     let job: JobRow;
     try {
@@ -93,7 +98,7 @@ export class TaskEngine {
         input,
         selector: mergeSelector(agent.runnerLabels, {}),
         priority: 0,
-        budgetMicros: usdToMicros(agent.limits.defaultBudgetUsd),
+        budgetMicros: budget.micros,
         retries: resume ? 0 : agent.retries,
         ...(resume ? { resumeSessionId: task.sessionId, pinnedRunnerId: task.runnerId, workspaceJobId: task.workspaceJobId } : {}),
         now,

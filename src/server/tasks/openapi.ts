@@ -1,5 +1,5 @@
 import { error, json, ref, schemaOf, type Json } from '../openapi-kit.js';
-import { CreatedReceiver, CreateReceiverRequest, CreateTaskRequest, HookResult, MAX_ID, Receiver, ReceiverList, SendTaskPromptRequest, Task, TaskConversation, TaskDetail, TaskList, TaskStatus } from '../../protocol/index.js';
+import { CreatedReceiver, CreateReceiverRequest, CreateTaskRequest, HookResult, MAX_ID, Receiver, ReceiverList, SendTaskPromptRequest, Task, TaskBudgetRequest, TaskConversation, TaskDetail, TaskList, TaskStatus } from '../../protocol/index.js';
 
 
 /**
@@ -44,6 +44,7 @@ export function tasksOpenApi(): { schemas: Json; paths: Json } {
       TaskConversation: schemaOf(TaskConversation, 'output'),
       CreateTaskRequest: schemaOf(CreateTaskRequest, 'input'),
       SendTaskPromptRequest: schemaOf(SendTaskPromptRequest, 'input'),
+      TaskBudgetRequest: schemaOf(TaskBudgetRequest, 'input'),
       Receiver: schemaOf(Receiver, 'output'),
       ReceiverList: schemaOf(ReceiverList, 'output'),
       CreateReceiverRequest: schemaOf(CreateReceiverRequest, 'input'),
@@ -85,6 +86,21 @@ export function tasksOpenApi(): { schemas: Json; paths: Json } {
           parameters: [idParam],
           requestBody: body('SendTaskPromptRequest'),
           responses: { 200: ok('the task', ref('Task')), 400: error('`invalid_request`'), 401: unauthorized, 403: forbidden, 404: error('`not_found`'), 409: error('`invalid_state`: completed') },
+        },
+      },
+      '/api/tasks/{id}/budget': {
+        post: {
+          summary: "Add to the task's budget of all its turns (its running turn's tree too; a turn paused for budget resumes), or set it between turns",
+          parameters: [idParam],
+          requestBody: body('TaskBudgetRequest'),
+          responses: {
+            200: ok('the task', ref('Task')),
+            400: error('`invalid_request` (names `addUsd` or `budgetUsd`; over the $100,000 cap)'),
+            401: unauthorized,
+            403: forbidden,
+            404: error('`not_found`'),
+            409: error('`no_budget`: addUsd for a task without a budget; `invalid_state`: budgetUsd while a turn runs'),
+          },
         },
       },
       '/api/tasks/{id}/suspend': action('Suspend: no wakes until resumed'),

@@ -1,6 +1,7 @@
 import { readEmptyBody } from '../routes/empty-body.js';
 import type { Context, Hono } from 'hono';
-import { CreateTaskRequest, DEFAULT_COALESCE_SECONDS, SendTaskPromptRequest, TaskStatus, type TaskDetail } from '../../protocol/index.js';
+import { CreateTaskRequest, DEFAULT_COALESCE_SECONDS, SendTaskPromptRequest, TaskBudgetRequest, TaskStatus, type TaskDetail } from '../../protocol/index.js';
+import { usdToMicros } from '../../core/money.js';
 import type { TaskRow } from '../../store/types.js';
 import { isTerminal } from '../../core/job-state.js';
 import type { AppEnv } from '../auth.js';
@@ -10,6 +11,7 @@ import { takesQuery } from '../query-rule.js';
 import type { TaskEngine } from './engine.js';
 import { TASK_INPUT_FIELDS, taskInputProblem } from './task-input.js';
 import { taskEventView, taskView } from './views.js';
+import { topUpTask } from './task-budget.js';
 
 type Found = { ok: true; task: TaskRow; engine: TaskEngine } | { ok: false; response: Response };
 
@@ -36,7 +38,14 @@ async function findTask(c: Context<AppEnv>, ctx: ServerContext): Promise<Found> 
  *   workspace and session; then wakes when something is pending;
  * - `POST /api/tasks/:id/stop` → Task: cancels the current turn's job only (the task reads
  *   `running` until its runner reports the job ended); no turn running → 409 `invalid_state`;
- * - `POST /api/tasks/:id/complete` → Task: completed, keys released, its job cancelled.
+ * - `POST /api/tasks/:id/complete` → Task: completed, keys released, its job cancelled;
+ * - `POST /api/tasks/:id/budget` (TaskBudgetRequest) → Task: `addUsd` adds to the task's budget
+ *   and to the running turn's tree (a turn paused for budget resumes; with no turn running, a
+ *   turn held back by the spent budget starts: task-budget.ts topUpTask); a task without a
+ *   budget 409 `no_budget`, past $100,000 400 naming `addUsd`. `budgetUsd` sets the budget,
+ *   between turns only (a turn running: 409 `invalid_state`), and wakes the task.
+ * A task's budget (CreateTaskRequest `budgetUsd`, else its agent's `limits.taskBudgetUsd`, else
+ * none) covers all its turns: each turn's tree gets what is left of it (task-budget.ts).
  */
 export function mountTasks(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.get('/api/tasks', takesQuery('status', 'limit', 'before'), async (c) => {
@@ -67,7 +76,16 @@ export function mountTasks(app: Hono<AppEnv>, ctx: ServerContext): void {
     const now = ctx.now();
     let task: TaskRow;
     try {
-      task = await ctx.store.createTask({ agent: agent.name, title: req.title, input: req.input, keys: req.keys, coalesceMs: (req.coalesceSeconds ?? agent.coalesceSeconds ?? DEFAULT_COALESCE_SECONDS) * 1000, now });
+      const budgetUsd = req.budgetUsd ?? agent.limits.taskBudgetUsd;
+      task = await ctx.store.createTask({
+        agent: agent.name,
+        title: req.title,
+        input: req.input,
+        keys: req.keys,
+        coalesceMs: (req.coalesceSeconds ?? agent.coalesceSeconds ?? DEFAULT_COALESCE_SECONDS) * 1000,
+        budgetMicros: budgetUsd === undefined ? null : usdToMicros(budgetUsd),
+        now,
+      });
     } catch (err) {
       const msg = (err as Error).message;
       if (/is owned by task/.test(msg)) return apiError(c, 409, 'key_taken', msg.replace(/^store: /, ''), 'keys');
@@ -147,5 +165,26 @@ export function mountTasks(app: Hono<AppEnv>, ctx: ServerContext): void {
     const t = await f.engine.complete(f.task.id, `task ${f.task.id} completed by request`);
     if (!t) return apiError(c, 409, 'invalid_state', `task ${f.task.id} is already completed`);
     return c.json(taskView(t));
+  });
+
+  app.post('/api/tasks/:id/budget', async (c) => {
+    const body = await readBody(c, TaskBudgetRequest);
+    if (!body.ok) return body.response;
+    const f = await findTask(c, ctx);
+    if (!f.ok) return f.response;
+    if (body.value.addUsd !== undefined) {
+      const r = await topUpTask(ctx, f.task, usdToMicros(body.value.addUsd));
+      if (!r.ok) return apiError(c, r.status, r.code, r.message, r.code === 'invalid_request' ? 'addUsd' : undefined);
+      return c.json(taskView(r.task));
+    }
+    // Set: between turns only; the running turn's tree was sized from the budget it started with.
+    const turn = f.task.currentJobId ? await ctx.store.getJob(f.task.currentJobId) : null;
+    if (turn && !isTerminal(turn.status))
+      return apiError(c, 409, 'invalid_state', `task ${f.task.id}'s turn (job ${turn.id}) is ${turn.status}: a budget is set between turns; add to it with flotilla tasks budget ${f.task.id} --add <USD>`);
+    const t = await ctx.store.updateTask(f.task.id, null, { budgetMicros: usdToMicros(body.value.budgetUsd!) }, ctx.now());
+    if (!t) return apiError(c, 404, 'not_found', `no task ${f.task.id}`);
+    ctx.log.info('task budget set', { taskId: t.id, budgetMicros: t.budgetMicros });
+    await f.engine.wake(t.id);
+    return c.json(taskView((await ctx.store.getTask(t.id)) ?? t));
   });
 }

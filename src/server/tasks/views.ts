@@ -22,6 +22,10 @@ export function taskView(t: TaskRow): Task {
     trailingWakeAt: isoOrNull(t.trailingDueAt),
     slotHeldUntil: t.status === 'idle' || t.status === 'running' ? isoOrNull(t.slotUntil) : null,
     error: t.error,
+    budgetMicros: t.budgetMicros,
+    spentMicros: t.spentMicros,
+    reservedMicros: t.reservedMicros,
+    turnJobStatus: t.turnJobStatus,
     createdAt: iso(t.createdAt),
     updatedAt: iso(t.updatedAt),
   };

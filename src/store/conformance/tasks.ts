@@ -31,7 +31,8 @@ export function taskTests(h: Harness): void {
     expect(t).toEqual({
       id: t.id, agent: 'fixer', title: 'issue 42', input: { repo: 'r' }, status: 'idle', keys: [KEY], coalesceMs: 180_000,
       currentJobId: null, workspaceJobId: null, runnerId: null, sessionId: null, turn: 0, windowUntil: null, trailingDueAt: null,
-      lastEventAt: null, slotUntil: null, error: null, queuedPrompts: 0, pendingEvents: 0, createdAt: T, updatedAt: T,
+      lastEventAt: null, slotUntil: null, error: null, queuedPrompts: 0, pendingEvents: 0,
+      budgetMicros: null, spentMicros: 0, reservedMicros: 0, turnJobStatus: null, createdAt: T, updatedAt: T,
     });
     expect(await s.getTask(t.id)).toEqual(t);
     await expect(s.createTask({ agent: 'fixer', title: '', input: {}, keys: [KEY], coalesceMs: 0, now: T })).rejects.toThrow(`is owned by task ${t.id}`);
@@ -52,6 +53,42 @@ export function taskTests(h: Harness): void {
     expect((await s.listTasks({ limit: 10 })).map((x) => x.id)).toEqual([t2.id, t.id]);
     expect((await s.listTasks({ limit: 10, status: 'completed' })).map((x) => x.id)).toEqual([t2.id]);
     expect((await s.listTasks({ limit: 10, before: t2.id })).map((x) => x.id)).toEqual([t.id]);
+  });
+
+  it('task budgets (0026): stored, summed over the turns\' trees, raised atomically within a cap; a turn job finds its task', async () => {
+    const s = await h.open();
+    const t = await s.createTask({ agent: 'fixer', title: '', input: {}, keys: [], coalesceMs: 0, budgetMicros: 300_000, now: T });
+    expect([t.budgetMicros, t.spentMicros, t.reservedMicros, t.turnJobStatus]).toEqual([300_000, 0, 0, null]);
+    await expect(s.createTask({ agent: 'fixer', title: '', input: {}, keys: [], coalesceMs: 0, budgetMicros: 0, now: T })).rejects.toThrow(/budgetMicros/);
+    // two turns, each a tree: spent and reserved summed over both
+    const turnJob = async (micros: number) => {
+      await s.enqueueTaskPrompt(t.id, 'go', T);
+      const claim = await s.claimTaskTurn(t.id, T);
+      const job = await newJob(s, { budgetMicros: micros });
+      expect(await s.attachTurnJob(t.id, claim!.turn, job.id, T)).toBe(true);
+      return job;
+    };
+    const j1 = await turnJob(100_000);
+    const r1 = await s.reserveBudget(j1.id, 40_000, T);
+    await s.settleBudget(j1.id, r1!.ok ? r1!.reservationId : 0, 25_000, T);
+    await s.updateTask(t.id, null, { status: 'idle', currentJobId: null }, T);
+    const j2 = await turnJob(200_000);
+    expect(await s.reserveBudget(j2.id, 7_000, T)).toMatchObject({ ok: true });
+    expect(await s.getTask(t.id)).toMatchObject({ currentJobId: j2.id, spentMicros: 25_000, reservedMicros: 7_000, turnJobStatus: 'queued' });
+    expect((await s.listTasks({ limit: 10 })).find((x) => x.id === t.id)).toMatchObject({ spentMicros: 25_000, reservedMicros: 7_000 });
+    expect([await s.taskOfTurnJob(j1.id), await s.taskOfTurnJob(j2.id), await s.taskOfTurnJob(999_999)]).toEqual([t.id, t.id, null]);
+    // add: atomic (two at once both count), never past the cap, nothing changed when refused
+    await Promise.all([s.addTaskBudget(t.id, 50_000, 1_000_000, T + 1), s.addTaskBudget(t.id, 60_000, 1_000_000, T + 1)]);
+    expect((await s.getTask(t.id))?.budgetMicros).toBe(410_000);
+    expect(await s.addTaskBudget(t.id, 590_001, 1_000_000, T)).toEqual({ capped: 410_000 });
+    expect(await s.addTaskBudget(t.id, 590_000, 1_000_000, T)).toMatchObject({ budgetMicros: 1_000_000 });
+    const none = await s.createTask({ agent: 'fixer', title: '', input: {}, keys: [], coalesceMs: 0, now: T });
+    expect(await s.addTaskBudget(none.id, 1, 1_000_000, T)).toBe('no_budget');
+    expect(await s.addTaskBudget(999_999, 1, 1_000_000, T)).toBeNull();
+    await expect(s.addTaskBudget(t.id, 0, 1_000_000, T)).rejects.toThrow(/addMicros/);
+    // set and clear
+    expect((await s.updateTask(none.id, null, { budgetMicros: 5 }, T))?.budgetMicros).toBe(5);
+    expect((await s.updateTask(none.id, null, { budgetMicros: null }, T))?.budgetMicros).toBeNull();
   });
 
   it('turns: a claim takes pending events and prompts in order, once; abandon puts them back', async () => {

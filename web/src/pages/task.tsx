@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { client, errorText, useApi, type Task } from '../api.js';
-import { int, when } from '../format.js';
+import { int, usd, when } from '../format.js';
+import { BudgetBar } from '../components/budget-bar.js';
 import { Link } from '../router.js';
 import { ADMIN_ONLY, useSession } from '../session.js';
 import { TaskStatusBadge } from '../components/task-status.js';
@@ -29,6 +30,7 @@ function TaskView({ id }: { id: number }) {
   const [prompt, setPrompt] = useState('');
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
+  const [topUp, setTopUp] = useState('1');
   const act = async (f: () => Promise<unknown>) => {
     setError('');
     setBusy(true);
@@ -74,6 +76,11 @@ function TaskView({ id }: { id: number }) {
       </div>
       {error && <p className="error">{error}</p>}
       {t.error && <p className="warn">{t.error}</p>}
+      {t.currentJobId && t.turnJobStatus === 'paused' && (
+        <p className="warn" data-testid="task-paused">
+          Turn job #{t.currentJobId} is paused for budget: {t.budgetMicros !== null ? 'add to the task’s budget below to resume it.' : <>top it up on <Link to={`/jobs/${t.currentJobId}`}>its job page</Link>.</>}
+        </p>
+      )}
       <div className="job-grid">
         <div className="card">
           <dl>
@@ -89,12 +96,30 @@ function TaskView({ id }: { id: number }) {
             <dt>Turns</dt>
             <dd>{int(t.turns)}</dd>
             <dt>Job</dt>
-            <dd>{t.currentJobId ? <Link to={`/jobs/${t.currentJobId}`}>#{t.currentJobId} (running)</Link> : t.workspaceJobId ? <Link to={`/jobs/${t.workspaceJobId}`}>workspace of #{t.workspaceJobId}</Link> : '—'}</dd>
+            <dd data-testid="task-job">{t.currentJobId ? <Link to={`/jobs/${t.currentJobId}`}>#{t.currentJobId} ({t.turnJobStatus ?? 'running'})</Link> : t.workspaceJobId ? <Link to={`/jobs/${t.workspaceJobId}`}>workspace of #{t.workspaceJobId}</Link> : '—'}</dd>
             <dt>Runner</dt>
             <dd>{t.runnerId ? <Link to={`/runners/${t.runnerId}`}>#{t.runnerId}</Link> : '—'}</dd>
             <dt>Coalescing</dt>
             <dd>{t.coalesceSeconds} s</dd>
           </dl>
+        </div>
+        <div className="card" data-testid="task-budget">
+          <h3>Budget of all its turns</h3>
+          {t.budgetMicros !== null ? (
+            <>
+              <BudgetBar spent={t.spentMicros} reserved={t.reservedMicros} limit={t.budgetMicros} />
+              <div className="inline">
+                <input type="number" min="0" step="any" aria-label="add to the task's budget, USD" value={topUp} onChange={(e) => setTopUp(e.target.value)} style={{ width: '6rem' }} />
+                <button disabled={!isAdmin || busy || !(Number(topUp) > 0)} title={isAdmin ? 'Add dollars to the task’s budget (its running turn gets them too)' : ADMIN_ONLY} onClick={() => act(() => client.setTaskBudget(id, { addUsd: Number(topUp) }))} data-testid="task-top-up">
+                  Add to budget
+                </button>
+              </div>
+            </>
+          ) : (
+            <p className="muted">
+              None of its own: each turn gets its agent’s default budget. Its turns have spent <span data-testid="task-spent">{usd(t.spentMicros)}</span>.
+            </p>
+          )}
         </div>
       </div>
       <div className="card" data-testid="conversation">

@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { client, useApi, type TaskStatus } from '../api.js';
-import { ago, int } from '../format.js';
+import { ago, int, usd } from '../format.js';
 import { Link } from '../router.js';
 import { TaskStatusBadge } from '../components/task-status.js';
 
@@ -38,6 +38,7 @@ export function TasksPage() {
                 <th className="num">Queue</th>
                 <th className="num">Turns</th>
                 <th>Job</th>
+                <th className="num">Spent</th>
                 <th>Updated</th>
               </tr>
             </thead>
@@ -63,7 +64,14 @@ export function TasksPage() {
                     {int(t.queuedPrompts + t.pendingEvents)}
                   </td>
                   <td className="num">{int(t.turns)}</td>
-                  <td>{t.currentJobId ? <Link to={`/jobs/${t.currentJobId}`}>#{t.currentJobId}</Link> : '—'}</td>
+                  <td>
+                    {t.currentJobId ? <Link to={`/jobs/${t.currentJobId}`}>#{t.currentJobId}</Link> : '—'}
+                    {t.currentJobId && t.turnJobStatus && t.turnJobStatus !== 'running' && <span className={t.turnJobStatus === 'paused' ? 'warn' : 'muted'}> {t.turnJobStatus}</span>}
+                  </td>
+                  <td className="num" data-testid="task-spent">
+                    {usd(t.spentMicros)}
+                    {t.budgetMicros !== null && <span className="muted"> of {usd(t.budgetMicros)}</span>}
+                  </td>
                   <td className="muted">{ago(t.updatedAt)}</td>
                 </tr>
               ))}

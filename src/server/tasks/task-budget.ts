@@ -1,0 +1,90 @@
+import { isTerminal } from '../../core/job-state.js';
+import { formatMicros, usdToMicros } from '../../core/money.js';
+import { MAX_BUDGET_USD } from '../../protocol/index.js';
+import { BudgetCapError } from '../../store/budgets.js';
+import type { TaskRow } from '../../store/types.js';
+import { budgetResumer } from '../budget-pause.js';
+import type { ServerContext } from '../context.js';
+
+/**
+ * Budgets per task (issue 3: "budgets per job tree, and per task"). A task may have a budget
+ * of all its turns together (`tasks.budget_micros`, 0026): each turn's job tree then gets what
+ * is left of it (the budget less what the earlier turns' trees spent and hold reserved), so no
+ * number of comments on an assigned issue spends past it; a task without one gives each turn
+ * its agent's `defaultBudgetUsd`, as before. Money in µ$.
+ */
+
+/** What is left of task `t`'s budget for its next turn, µ$ (≤ 0: nothing), or null when it has none. */
+export function taskBudgetLeft(t: Pick<TaskRow, 'budgetMicros' | 'spentMicros' | 'reservedMicros'>): number | null {
+  return t.budgetMicros === null ? null : t.budgetMicros - t.spentMicros - t.reservedMicros;
+}
+
+/**
+ * The budget of task `t`'s next turn's tree: what is left of the task's budget, else
+ * `agentDefaultMicros` (the agent's `defaultBudgetUsd`). `{ spent }` with the task's error text
+ * (what it spent of what, and the command that tops it up) when nothing is left: no turn starts.
+ */
+export function turnBudget(t: TaskRow, agentDefaultMicros: number): { micros: number } | { spent: string } {
+  const left = taskBudgetLeft(t);
+  if (left === null) return { micros: agentDefaultMicros };
+  if (left > 0) return { micros: left };
+  const held = t.reservedMicros > 0 ? ` (and holds ${formatMicros(t.reservedMicros)} for calls in flight)` : '';
+  return { spent: `task budget spent: its turns have spent ${formatMicros(t.spentMicros)} of its ${formatMicros(t.budgetMicros!)}${held}; the next turn starts after a top-up: flotilla tasks budget ${t.id} --add <USD>` };
+}
+
+/** What {@link topUpTask} answers: the task after it, or a refusal (`status`, `code`, message naming `addUsd`). */
+export type TaskTopUp = { ok: true; task: TaskRow; resumed: number[] } | { ok: false; status: 404 | 409 | 400; code: string; message: string };
+
+/**
+ * Adds `addMicros` to task `task`'s budget (atomic, never past {@link MAX_BUDGET_USD}). A turn
+ * still running gets the same amount on its tree's budget, and its jobs paused for budget that
+ * now have room resume in their session (budget-pause.ts budgetResumer, as `flotilla budget
+ * JOB --add` does); with no turn running, the task wakes when something is pending (a turn held
+ * back because the budget was spent starts now).
+ * Refusals: the task has no budget (409 `no_budget`: set one first), or the budget would pass
+ * the cap (400 `invalid_request` naming `addUsd` and the most that can be added).
+ */
+export async function topUpTask(ctx: ServerContext, task: TaskRow, addMicros: number): Promise<TaskTopUp> {
+  const now = ctx.now();
+  const capMicros = usdToMicros(MAX_BUDGET_USD);
+  const r = await ctx.store.addTaskBudget(task.id, addMicros, capMicros, now);
+  if (r === null) return { ok: false, status: 404, code: 'not_found', message: `no task ${task.id}` };
+  if (r === 'no_budget')
+    return { ok: false, status: 409, code: 'no_budget', message: `task ${task.id} has no budget of its own (each turn gets its agent's defaultBudgetUsd): set one with flotilla tasks budget ${task.id} --set <USD>, or top up a turn's tree with flotilla budget JOB --add <USD>` };
+  if ('capped' in r) return { ok: false, status: 400, code: 'invalid_request', message: `addUsd: task ${task.id}'s budget would be ${formatMicros(r.capped + addMicros)}, over the cap of $${MAX_BUDGET_USD.toLocaleString('en-US')} (it is ${formatMicros(r.capped)}: at most ${formatMicros(Math.max(0, capMicros - r.capped))} can be added)` };
+  const resumed = await raiseLiveTurn(ctx, r, addMicros, `task ${task.id}'s budget topped up by ${formatMicros(addMicros)}`);
+  ctx.log.info('task budget topped up', { taskId: task.id, addMicros, resumed: resumed.join(',') });
+  if (resumed.length === 0 && r.currentJobId === null) await ctx.tasks?.wake(task.id);
+  return { ok: true, task: (await ctx.store.getTask(task.id)) ?? r, resumed };
+}
+
+/**
+ * Raises the tree of task `t`'s running turn (its current job, a root) by `addMicros` and
+ * resumes what now has room; the jobs resumed. Nothing when no turn runs (or its job ended).
+ */
+async function raiseLiveTurn(ctx: ServerContext, t: TaskRow, addMicros: number, why: string): Promise<number[]> {
+  if (t.currentJobId === null) return [];
+  const job = await ctx.store.getJob(t.currentJobId);
+  if (!job || isTerminal(job.status)) return [];
+  try {
+    await ctx.store.topUpBudget(job.rootId, addMicros, ctx.now(), usdToMicros(MAX_BUDGET_USD));
+  } catch (err) {
+    // The tree's limit is at most the task's budget, itself within the cap: not expected.
+    if (!(err instanceof BudgetCapError)) throw err;
+    ctx.log.warn('task top-up: the turn tree is at the budget cap', { taskId: t.id, rootId: job.rootId });
+    return [];
+  }
+  return budgetResumer({ store: ctx.store, bus: ctx.bus, now: ctx.now, kick: () => ctx.dispatcher.kick() })(job.rootId, 'tree', why);
+}
+
+/**
+ * A top-up of job tree `rootId` by `addMicros` (`flotilla budget JOB --add`): when that tree is
+ * a turn of a task with a budget, the task's budget grows by as much, so the money given to the
+ * turn is not taken from the turns after it. Nothing otherwise.
+ */
+export async function noteTurnTreeTopUp(ctx: ServerContext, rootId: number, addMicros: number): Promise<void> {
+  const taskId = await ctx.store.taskOfTurnJob(rootId);
+  if (taskId === null) return;
+  const r = await ctx.store.addTaskBudget(taskId, addMicros, Number.MAX_SAFE_INTEGER, ctx.now());
+  if (r !== null && r !== 'no_budget') ctx.log.info('task budget raised with its turn tree', { taskId, rootId, addMicros });
+}
