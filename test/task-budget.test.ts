@@ -31,6 +31,8 @@ describe('task budgets', () => {
       await writeFile(join(agents, name, 'prompt.md'), `Run ${name}.`);
     };
     await write('gpu-job', TEST_AGENTS['gpu-job']!);
+    // one scripted reply of 100 input and 10 output tokens: $3 and $15 per MTok (TEST_GATEWAY's prices) → 450 µ$
+    await writeFile(join(agents, 'gpu-job', 'script.yaml'), ['model: claude-haiku-4-5', 'turns:', '  - usage: { input_tokens: 100, output_tokens: 10 }', '    content:', '      - text: "done"'].join('\n'));
     await write('task-bot', ['name: task-bot', 'harness: command', 'command: [echo, hi]', 'limits: { defaultBudgetUsd: 0.5, taskBudgetUsd: 0.25 }', 'runnerLabels: { gpu: a100 }'].join('\n'));
     t = await startTestServer({ taskPollMs: 100, dispatchIntervalMs: 100, agentsDirs: [SHIPPED_AGENTS, agents] });
     r = await FakeRunner.start(t, { name: 'task-runner', labels: GPU, capacity: 2 });
@@ -182,6 +184,20 @@ describe('task budgets', () => {
       `flotilla: task ${plain.id} has no budget of its own (each turn gets its agent's defaultBudgetUsd): set one with flotilla tasks budget ${plain.id} --set <USD>, or top up a turn's tree with flotilla budget JOB --add <USD>\n`,
     ]);
     expect((await tree(plain.currentJobId!)).limitMicros).toBe(500_000);
+    // its turn's model call is counted under the task by `costs --by task`, as much as its tree spent
+    const { token } = await start(plain.currentJobId!);
+    const call = await fetch(t.url + '/v1/messages', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': token, 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: 'claude-haiku-4-5', max_tokens: 64, messages: [{ role: 'user', content: 'hello' }] }),
+    });
+    expect([call.status, call.status === 200 ? '' : await call.text()]).toEqual([200, '']);
+    const spent = (await tree(plain.currentJobId!)).spentMicros;
+    expect(spent).toBe(450);
+    const costs = await cli('costs', '--by', 'task', '--json');
+    const rows = (JSON.parse(costs.out) as { rows: { key: string; name?: string; calls: number; costMicros: number }[] }).rows;
+    expect(rows.find((x) => x.key === String(plain.id))).toEqual(expect.objectContaining({ name: 'gpu-job', calls: 1, costMicros: spent }));
+    expect((await task(plain.id)).spentMicros).toBe(spent);
 
     const bot = (await (await t.api('/api/tasks', { json: { agent: 'task-bot' } })).json()) as Task;
     expect(bot.budgetMicros).toBe(250_000);

@@ -9,7 +9,9 @@ const DAY_MS = 86_400_000;
  * Sums of the gateway's ledger (model_calls) grouped by `by`, for calls started in
  * [since, until) (epoch ms). Keys: `job` and `tree` → the job / root job id; `agent` → the
  * agent name; `runner` → the runner id at call time (`none` when the job had none); `day` →
- * the UTC date `YYYY-MM-DD`. Rows are ordered by cost descending, then key. One query.
+ * the UTC date `YYYY-MM-DD`; `task` → the task whose turn the call's tree is (0016
+ * `task_turns`, by its root job; `none` for trees that are no task's turn). Rows are ordered
+ * by cost descending, then key. One query.
  * @throws Error when since/until are not integers or `by` is unknown.
  */
 export async function costRollup(c: StoreCtx, q: { by: CostGroup; since: number; until?: number; rootId?: number }): Promise<CostRollupRow[]> {
@@ -28,13 +30,16 @@ export async function costRollup(c: StoreCtx, q: { by: CostGroup; since: number;
         return sql`mc.runner_id`;
       case 'day':
         return sql`(mc.started_at / ${sql.lit(DAY_MS)})`;
+      case 'task':
+        return sql`tt.task_id`;
       default:
-        throw new Error(`store: costRollup: by must be job, tree, agent, runner or day, got ${JSON.stringify(q.by)}`);
+        throw new Error(`store: costRollup: by must be job, tree, agent, runner, day or task, got ${JSON.stringify(q.by)}`);
     }
   })();
-  const rows = await c.db
-    .selectFrom('model_calls as mc')
-    .innerJoin('jobs as j', 'j.id', 'mc.job_id')
+  const calls = c.db.selectFrom('model_calls as mc').innerJoin('jobs as j', 'j.id', 'mc.job_id');
+  // A tree is at most one task's turn (task_turns: one row per turn, a job attached once).
+  const from = q.by === 'task' ? (calls.leftJoin('task_turns as tt', 'tt.job_id', 'j.root_id') as unknown as typeof calls) : calls;
+  const rows = await from
     .select((eb) => [
       keyExpr.as('k'),
       eb.fn.countAll().as('calls'),

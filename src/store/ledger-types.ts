@@ -196,7 +196,7 @@ export interface TreeBudget {
 }
 
 /** How {@link Store.costRollup} groups. */
-export type CostGroup = 'job' | 'tree' | 'agent' | 'runner' | 'day';
+export type CostGroup = 'job' | 'tree' | 'agent' | 'runner' | 'day' | 'task';
 
 /** One group of the cost rollup. Tokens in tokens, money in µ$ (costMicros: sum of rounded per-call costs) and nano-dollars (exact). */
 export interface CostRollupRow {

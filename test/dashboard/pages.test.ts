@@ -129,6 +129,8 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     expect(await table('by-agent')).toEqual({ alpha: '$1.300000', beta: '$2.300000' });
     expect(await table('by-runner')).toEqual({ 'box-a': '$1.600000', 'no runner': '$2.000000' });
     expect(await table('top-trees')).toEqual({ [`tree #${id('beta')}`]: '$2.000000', [`tree #${id('alpha')}`]: '$1.600000' });
+    // the seeded task's turn made no model call: no task has spent
+    expect(await page.locator('[data-testid=top-tasks]').textContent()).toBe('Top tasksNo spend.');
 
     const points = async () => JSON.parse((await page.locator('[data-testid=chart]').getAttribute('data-points')) ?? '{}') as { x: number[]; series: Array<{ name: string; values: number[] }> };
     const today = Math.floor(Date.now() / DAY) * DAY;

@@ -14,7 +14,7 @@ function sinceArg(text: string): string {
 }
 
 /**
- * `flotilla costs [--by job|tree|agent|runner|day] [--since 7d] [--root JOB] [--json]`: the
+ * `flotilla costs [--by job|tree|agent|runner|day|task] [--since 7d] [--root JOB] [--json]`: the
  * gateway ledger's model calls, tokens and dollars per group (env FLOTILLA_COSTS_BY,
  * FLOTILLA_COSTS_SINCE, FLOTILLA_COSTS_ROOT), biggest first, with a total line. `--by runner`
  * shows each runner as `name (id)`. An unknown `--root` job: exit 1, `--json` code `not_found`.

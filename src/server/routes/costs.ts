@@ -6,14 +6,15 @@ import { apiError, idError, parseId } from '../http-util.js';
 import { takesQuery } from '../query-rule.js';
 
 /**
- * `GET /api/costs?by=job|tree|agent|runner|day[&since=7d|<ISO date>][&root=ID]` →
+ * `GET /api/costs?by=job|tree|agent|runner|day|task[&since=7d|<ISO date>][&root=ID]` →
  * {@link CostRollup}: the gateway ledger's calls, tokens and cost (µ$, and exact nano-dollars)
  * per group for calls started since `since` (default 30d), biggest cost first, plus the total.
  * `root` limits it to one job tree: a job that does not exist → 404 `not_found`; a job that is not
  * its tree's root → 400 `invalid_request` naming the tree's root (a tree's calls are counted
  * under its root; an empty rollup would read as "this job spent nothing"). With `by=runner` each
  * row also has `name`, the runner's name (`key` stays its id; no `name` for `none` or a runner
- * the store no longer has). Bad `by`/`since`/`root` → 400 `invalid_request` naming it.
+ * the store no longer has); with `by=task` the key is the task id whose turns' trees made the
+ * calls (`none`: trees that are no task's turn). Bad `by`/`since`/`root` → 400 `invalid_request` naming it.
  */
 export function mountCosts(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.get('/api/costs', takesQuery('by', 'since', 'root'), async (c) => {
@@ -38,6 +39,14 @@ export function mountCosts(app: Hono<AppEnv>, ctx: ServerContext): void {
       for (const r of rows) {
         const name = names.get(r.key);
         if (name !== undefined) r.name = name;
+      }
+    }
+    if (by.data === 'task') {
+      // The same for tasks: the task's title (else its agent) beside its id.
+      for (const r of rows) {
+        const id = parseId(r.key);
+        const t = id === null ? null : await ctx.store.getTask(id);
+        if (t) r.name = t.title || t.agent;
       }
     }
     const total = { calls: 0, refusedCalls: 0, estimatedCalls: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costMicros: 0, costNanos: 0 };

@@ -125,7 +125,7 @@ export function budgetTests(h: Harness): void {
     expect(again).toMatchObject({ id: root.id, attempt: 2, resumeSessionId: 'sess-1', status: 'assigned' });
   });
 
-  it('costs: rollups per job, tree, agent, runner and UTC day, within [since, until)', async () => {
+  it('costs: rollups per job, tree, agent, runner, UTC day and task, within [since, until)', async () => {
     const s = await h.open();
     const runner = await newRunner(s);
     const root = await newJob(s, { agent: 'test-fixer' });
@@ -159,5 +159,15 @@ export function budgetTests(h: Harness): void {
     const byJob = await s.costRollup({ by: 'job', since, until: day0 + DAY });
     expect(byJob.map((r) => [r.key, r.costMicros])).toEqual([[String(root.id), 100]]);
     expect((await s.costRollup({ by: 'job', since, rootId: root.id })).map((r) => r.key).sort()).toEqual([String(root.id), String(child.id)].sort());
+    // by task: root's tree (root and its child) runs turn 1 of a task; `other` is no task's turn
+    const task = await s.createTask({ agent: 'test-fixer', title: '', input: {}, keys: [], coalesceMs: 0, now: T });
+    await s.enqueueTaskPrompt(task.id, 'go', T);
+    const turn = await s.claimTaskTurn(task.id, T);
+    expect(await s.attachTurnJob(task.id, turn!.turn, root.id, T)).toBe(true);
+    const byTask = await s.costRollup({ by: 'task', since });
+    expect(byTask.map((r) => [r.key, r.calls, r.costMicros])).toEqual([
+      ['none', 2, 400],
+      [String(task.id), 2, 300],
+    ]);
   });
 }

@@ -14,18 +14,29 @@ const MAX_TREES = 20;
 /** A tree is at work while any of its jobs waits, runs or is paused for budget: its budget is live. */
 const ACTIVE = ['queued', 'assigned', 'running', 'paused', 'cancelling'] as const;
 
+/** The tables' groups: the chart's dimensions and tasks (the trees of a task's turns together). */
+type Group = Dimension | 'task';
+
 interface Rollups {
   agent: CostRollup;
   runner: CostRollup;
   tree: CostRollup;
+  task: CostRollup;
   runnerNames: Map<string, string>;
 }
 
-/** The three server rollups of the window (agent, runner, tree) and the runners' names. */
+/** The four server rollups of the window (agent, runner, tree, task) and the runners' names. */
 async function loadRollups(days: number): Promise<Rollups> {
   const since = windowStart(days);
-  const [agent, runner, tree, runners] = await Promise.all([client.costs({ by: 'agent', since }), client.costs({ by: 'runner', since }), client.costs({ by: 'tree', since }), client.listRunners()]);
-  return { agent, runner, tree, runnerNames: new Map(runners.map((r) => [String(r.id), r.name])) };
+  const [agent, runner, tree, task, runners] = await Promise.all([
+    client.costs({ by: 'agent', since }),
+    client.costs({ by: 'runner', since }),
+    client.costs({ by: 'tree', since }),
+    client.costs({ by: 'task', since }),
+    client.listRunners(),
+  ]);
+  // Only trees that are a task's turn: the rest (key `none`) is every other job.
+  return { agent, runner, tree, task: { ...task, rows: task.rows.filter((x) => x.key !== 'none') }, runnerNames: new Map(runners.map((r) => [String(r.id), r.name])) };
 }
 
 /**
@@ -55,15 +66,16 @@ async function loadRunningTrees(): Promise<Array<{ job: Job; spent: number; rese
   );
 }
 
-function keyLabel(by: Dimension, key: string, runnerNames: Map<string, string>): string {
+function keyLabel(by: Group, key: string, runnerNames: Map<string, string>, name?: string): string {
   if (by === 'runner') return key === 'none' ? 'no runner' : (runnerNames.get(key) ?? `runner #${key}`);
   if (by === 'tree') return `tree #${key}`;
+  if (by === 'task') return `task #${key}${name ? ` ${name}` : ''}`;
   return key;
 }
 
 /**
  * Costs: spend per day by agent, runner or tree (uPlot), the window's totals by agent and by
- * runner, the top trees, and the budget of each running tree. Every figure is a server rollup
+ * runner, the top trees and tasks, and the budget of each running tree. Every figure is a server rollup
  * of the gateway ledger (GET /api/costs), in µ$; nothing is summed from jobs in the browser.
  */
 export function CostsPage() {
@@ -74,7 +86,7 @@ export function CostsPage() {
   const series = useApi(() => loadSeries(days, by, names ?? new Map()), [days, by, names?.size ?? 0], 30_000);
   const trees = useApi(loadRunningTrees, [], 10_000);
   const r = rollups.data;
-  const rows = (d: Dimension) => (r ? r[d].rows.map((x) => ({ key: x.key, label: keyLabel(d, x.key, r.runnerNames), cost: x.costMicros, calls: x.calls - x.refusedCalls, refused: x.refusedCalls, estimated: x.estimatedCalls })) : []);
+  const rows = (d: Group) => (r ? r[d].rows.map((x) => ({ key: x.key, label: keyLabel(d, x.key, r.runnerNames, x.name), cost: x.costMicros, calls: x.calls - x.refusedCalls, refused: x.refusedCalls, estimated: x.estimatedCalls })) : []);
   return (
     <section>
       <div className="bar">
@@ -109,6 +121,7 @@ export function CostsPage() {
         <Table title="By agent" rows={rows('agent')} testid="by-agent" />
         <Table title="By runner" rows={rows('runner')} testid="by-runner" />
         <Table title="Top trees" rows={rows('tree').slice(0, 10)} testid="top-trees" link={(k) => `/jobs/${k}`} />
+        <Table title="Top tasks" rows={rows('task').slice(0, 10)} testid="top-tasks" link={(k) => `/tasks/${k}`} />
       </div>
       <div className="card">
         <h3>Running trees</h3>
