@@ -39,7 +39,7 @@ describe('child budgets over the API', () => {
     const admin = new FlotillaClient({ url: t.url, token: t.admin });
 
     const own = (await (await t.api(`/api/jobs/${limited.id}/budget`)).json()) as BudgetView;
-    expect(own).toEqual({ jobId: limited.id, budget: { rootId: p.id, jobId: limited.id, limitMicros: 100_000, spentMicros: 0, reservedMicros: 0, remainingMicros: 100_000 }, resumed: [] });
+    expect(own).toEqual({ jobId: limited.id, budget: { rootId: p.id, jobId: limited.id, limitMicros: 100_000, spentMicros: 0, reservedMicros: 0, remainingMicros: 100_000 }, resumed: [], pausedJobs: [], jobStatus: expect.stringMatching(/^(queued|assigned)$/) });
     // tree left $1.00, child left $0.10: at most $0.90 more
     const tooMuch = await t.api(`/api/jobs/${limited.id}/budget`, { json: { addUsd: 0.95 } });
     expect(tooMuch.status).toBe(422);
@@ -94,7 +94,7 @@ describe('child budgets over the API', () => {
     const sharing = (await (await t.api('/api/jobs', { token: childToken, json: { agent: 'test-fixer', input: { repo: 'repos/api' } } })).json()) as Job;
     const own = (await (await t.api(`/api/jobs/${sharing.id}/budget`)).json()) as BudgetView;
     // child: $0.10 own limit, its grandchild `ok` holds none of it until it spends: $0.10 left
-    expect(own).toEqual({ jobId: sharing.id, budget: { rootId: p.id, jobId: child.id, limitMicros: 100_000, spentMicros: 0, reservedMicros: 0, remainingMicros: 100_000 }, resumed: [] });
+    expect(own).toEqual({ jobId: sharing.id, budget: { rootId: p.id, jobId: child.id, limitMicros: 100_000, spentMicros: 0, reservedMicros: 0, remainingMicros: 100_000 }, resumed: [], pausedJobs: [], jobStatus: expect.stringMatching(/^(queued|assigned)$/) });
     const admin = new FlotillaClient({ url: t.url, token: t.admin });
     expect(describeJob(await admin.getJob(sharing.id), await admin.getBudget(sharing.id))).toMatch(new RegExp(`^budget: {4}\\$0\\.100000 \\(shared with job ${child.id}'s sub-limit in job tree ${p.id}, \\$0\\.100000 left\\)$`, 'm'));
     const up = (await (await t.api(`/api/jobs/${sharing.id}/budget`, { json: { addUsd: 0.25 } })).json()) as BudgetView;

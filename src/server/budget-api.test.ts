@@ -86,7 +86,7 @@ describe('budgets through the API and the gateway', () => {
     const top = await t.api(`/api/jobs/${job.id}/budget`, { json: { addUsd: 2 } });
     expect(top.status).toBe(200);
     const view = (await top.json()) as BudgetView;
-    expect(view).toEqual({ jobId: job.id, budget: { rootId: job.id, limitMicros: 2_050_000, spentMicros: 55_362, reservedMicros: 0, remainingMicros: 1_994_638 }, resumed: [job.id] });
+    expect(view).toEqual({ jobId: job.id, budget: { rootId: job.id, limitMicros: 2_050_000, spentMicros: 55_362, reservedMicros: 0, remainingMicros: 1_994_638 }, resumed: [job.id], pausedJobs: [], jobStatus: expect.stringMatching(/^(queued|assigned)$/) }); // resumed: queued, or assigned already
     // A new attempt, resuming the session; the job shows the new limit.
     const again = await r.next('job.assign', (f) => f.assignment.jobId === job.id);
     expect(again.assignment).toMatchObject({ attempt: 2, resumeSessionId: 'sess-A' });

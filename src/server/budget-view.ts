@@ -1,5 +1,5 @@
 import type { BudgetView } from '../protocol/index.js';
-import type { JobRow } from '../store/types.js';
+import type { JobRow, Store } from '../store/types.js';
 import { budgetJobUses, budgetsOnPath, leastRoomOf, ownRoomMicros, type BudgetPathStore } from './budget-path.js';
 import { resumeNeedsOf } from './budget-resume-needs.js';
 
@@ -12,11 +12,12 @@ import { resumeNeedsOf } from './budget-resume-needs.js';
  *   `boundedBy` the budget with that least room when it is not the one shown and has strictly
  *   less room than the shown one's own (a tie: the one nearest the tree);
  * - `resumed`: as given (the jobs a top-up resumed);
- * - `resumeNeeds`: when the job is paused for budget, what would resume it (budget-resume-needs.ts).
+ * - `resumeNeeds`: when the job is paused for budget, what would resume it (budget-resume-needs.ts);
+ * - `jobStatus`: the job's status; `pausedJobs`: the tree's other jobs paused for budget (endReason `budget`).
  * µ$; `now` epoch ms (budget rows missing are created from their jobs). Null when the job's
  * tree has no root job.
  */
-export async function budgetViewOf(store: BudgetPathStore, job: JobRow, now: number, resumed: number[] = []): Promise<BudgetView | null> {
+export async function budgetViewOf(store: BudgetPathStore & Pick<Store, 'listTreeJobs'>, job: JobRow, now: number, resumed: number[] = []): Promise<BudgetView | null> {
   const path = await budgetsOnPath(store, job, now);
   if (!path) return null;
   const uses = budgetJobUses(path);
@@ -24,5 +25,7 @@ export async function budgetViewOf(store: BudgetPathStore, job: JobRow, now: num
   const boundedBy = ownRoomMicros(least) < ownRoomMicros(uses) ? { ...(least.jobId !== undefined ? { jobId: least.jobId } : {}), limitMicros: least.limitMicros, remainingMicros: ownRoomMicros(least) } : undefined;
   const budget = { ...uses, remainingMicros: ownRoomMicros(least), ...(boundedBy ? { boundedBy } : {}) };
   const resumeNeeds = resumeNeedsOf(job, path);
-  return { jobId: job.id, budget, resumed, ...(resumeNeeds ? { resumeNeeds } : {}) };
+  // the tree's other jobs waiting for budget: a root's view said nothing of a paused child (tester finding)
+  const pausedJobs = (await store.listTreeJobs(job.rootId)).filter((j) => j.id !== job.id && j.status === 'paused' && j.endReason === 'budget').map((j) => j.id);
+  return { jobId: job.id, jobStatus: job.status, budget, pausedJobs, resumed, ...(resumeNeeds ? { resumeNeeds } : {}) };
 }

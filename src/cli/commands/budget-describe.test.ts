@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { describeBudget } from './budget.js';
 
 describe('describeBudget', () => {
-  const view = (limit: number, spent: number, reserved = 0) => ({ jobId: 7, resumed: [], budget: { rootId: 7, limitMicros: limit, spentMicros: spent, reservedMicros: reserved, remainingMicros: Math.max(0, limit - spent - reserved) } });
+  const view = (limit: number, spent: number, reserved = 0, pausedJobs: number[] = []) => ({ jobId: 7, jobStatus: 'running' as const, pausedJobs, resumed: [], budget: { rootId: 7, limitMicros: limit, spentMicros: spent, reservedMicros: reserved, remainingMicros: Math.max(0, limit - spent - reserved) } });
   it('a tree spent past its limit says by how much', () => {
     // $2.00 limit, $50.10 spent → over by $48.10
     expect(describeBudget(view(2_000_000, 50_100_000))).toMatch(/^over by:\s+\$48\.100000 /m);
@@ -12,6 +12,11 @@ describe('describeBudget', () => {
     expect(describeBudget(view(2_500_000, 0), undefined, 'running')).not.toMatch(/ended/);
     // a child that ended, shown the tree's budget (no sub-limit of its own): the tree may still spend
     expect(describeBudget({ ...view(2_500_000, 0), jobId: 9 }, undefined, 'succeeded')).not.toMatch(/ended/);
+  });
+  it("the tree's other jobs paused for budget are named, with the command that shows what resumes each", () => {
+    expect(describeBudget(view(2_000_000, 2_000_000, 0, [9]))).toMatch(/^others:\s+job 9 of this tree is paused for budget: flotilla budget 9 says what resumes it$/m);
+    expect(describeBudget(view(2_000_000, 2_000_000, 0, [9, 12]))).toMatch(/^others:\s+jobs 9, 12 of this tree are paused for budget: flotilla budget 9 \(and each of the others\) says what resumes it$/m);
+    expect(describeBudget(view(2_000_000, 1_000_000))).not.toMatch(/others|paused/);
   });
   it('within its limit: no over line', () => {
     expect(describeBudget(view(2_000_000, 1_000_000, 1_000_000))).not.toMatch(/over by/);

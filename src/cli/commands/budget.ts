@@ -10,8 +10,8 @@ import { addClientOptions, budgetArg, clientFrom, parseJobId, refuseEmptyOptions
  * flight, left: the least room on JOB's path, naming the budget that bounds it when another);
  * with `--add` (env `FLOTILLA_BUDGET_ADD`) tops that budget up first, which resumes in their
  * sessions the paused jobs it gave room (server budget-resume rule: store/budget-resume.ts).
- * Says when job JOB is paused for budget and which top-ups would resume it; `--json` adds
- * `jobStatus` (JOB's status) to the API's view.
+ * Says when job JOB is paused for budget and which top-ups would resume it, and which other
+ * jobs of its tree are; `--json` prints the API's view (with `jobStatus`, JOB's status).
  * Exit 0 on success; 1 on an API error (e.g. unknown job, not an admin, a refused top-up); 2 on
  * a usage error: a bad `--add` (options.ts usdArg: a plain decimal, no spaces), or an option
  * given empty or blank (`--server ""`, `--token ""`, `--data ""` or its variable set to "";
@@ -31,7 +31,7 @@ export function registerBudget(program: Command, ctx: CliContext): void {
     const view = opts.add !== undefined ? await client.topUpBudget(job, opts.add) : await client.getBudget(job);
     // The job's status after the top-up (if any): a paused one waits for budget.
     const { status: jobStatus, endReason } = await client.getJob(job);
-    if (wantsJson(self, opts)) return void out(JSON.stringify({ ...view, jobStatus }));
+    if (wantsJson(self, opts)) return void out(JSON.stringify(view));
     out(describeBudget(view, opts.add, jobStatus, endReason));
   });
 }
@@ -74,7 +74,8 @@ function pausedLine(v: BudgetView): string {
  * status of job `v.jobId` and `endReason` its reason: `paused` adds a line saying which top-ups
  * resume it ({@link pausedLine}), or (reason `budget_resume`) that it resumes once its stopped
  * process has exited; an ended job whose budget is shown (the tree's of an ended root, or its own
- * sub-limit) adds that nothing more is spent from it. `left` names the budget on the path that bounds it (`budget.boundedBy`)
+ * sub-limit) adds that nothing more is spent from it; the tree's other jobs paused for budget
+ * (`pausedJobs`) get a line naming them. `left` names the budget on the path that bounds it (`budget.boundedBy`)
  * when that is not the one shown.
  */
 export function describeBudget(v: BudgetView, added?: number, jobStatus?: JobStatus, endReason?: string | null): string {
@@ -99,5 +100,9 @@ export function describeBudget(v: BudgetView, added?: number, jobStatus?: JobSta
   }
   if (jobStatus === 'paused' && endReason === RESUME_PENDING) lines.push(`paused:    job ${v.jobId} resumes as soon as its stopped process has exited (no top-up needed)`);
   else if (jobStatus === 'paused') lines.push(pausedLine(v));
+  // the tree's other jobs waiting for budget (a root's view said nothing of them: tester finding)
+  const others = v.pausedJobs;
+  if (others.length === 1) lines.push(`others:    job ${others[0]} of this tree is paused for budget: flotilla budget ${others[0]} says what resumes it`);
+  else if (others.length > 1) lines.push(`others:    jobs ${others.join(', ')} of this tree are paused for budget: flotilla budget ${others[0]} (and each of the others) says what resumes it`);
   return lines.join('\n');
 }

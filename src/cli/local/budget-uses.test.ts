@@ -31,9 +31,14 @@ budgetServerSuites(({ server, tree, charge, view, cli }) => {
     expect(await view(g.id)).toEqual({
       jobId: g.id,
       budget: { rootId: r.id, jobId: c.id, limitMicros: 600_000, spentMicros: 100_000, reservedMicros: 0, remainingMicros: 500_000 },
+      jobStatus: 'paused',
+      pausedJobs: [],
       resumed: [],
       resumeNeeds: { needMicros: 600_000, short: [{ jobId: c.id, shortMicros: 100_000 }] },
     });
+    // the root's view names its paused descendant, in the API and in `flotilla budget ROOT`
+    expect((await view(r.id)).pausedJobs).toEqual([g.id]);
+    expect(line((await cli('budget', String(r.id))).out, 'others:')).toBe(`others:    job ${g.id} of this tree is paused for budget: flotilla budget ${g.id} says what resumes it`);
     const show = await cli('jobs', 'show', String(g.id));
     expect([show.code, show.err]).toEqual([0, '']);
     expect(line(show.out, 'budget:')).toBe(`budget:    $0.600000 (shared with job ${c.id}'s sub-limit in job tree ${r.id}, $0.500000 left)`);
@@ -90,6 +95,8 @@ budgetServerSuites(({ server, tree, charge, view, cli }) => {
     expect(await view(d.id)).toEqual({
       jobId: d.id,
       budget: { rootId: r.id, jobId: d.id, limitMicros: 300_000, spentMicros: 0, reservedMicros: 0, remainingMicros: 100_000, boundedBy: { jobId: c.id, limitMicros: 600_000, remainingMicros: 100_000 } },
+      jobStatus: 'paused',
+      pausedJobs: [],
       resumed: [],
       resumeNeeds: { needMicros: 200_000, short: [{ jobId: c.id, shortMicros: 100_000 }] },
     });
@@ -107,6 +114,7 @@ budgetServerSuites(({ server, tree, charge, view, cli }) => {
       resumed: [],
       resumeNeeds: { needMicros: 200_000, short: [{ shortMicros: 150_000 }, { jobId: c.id, shortMicros: 100_000 }] },
       jobStatus: 'paused',
+      pausedJobs: [],
     });
     const text = await cli('budget', String(d.id));
     expect(line(text.out, 'paused:')).toBe(

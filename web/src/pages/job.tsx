@@ -141,6 +141,17 @@ function JobView({ id }: { id: number }) {
           ) : (
             <BudgetBar spent={usage?.costMicros ?? 0} limit={j.budgetMicros} />
           )}
+          {budget.data && budget.data.pausedJobs.length > 0 && (
+            <p className="warn" data-testid="paused-in-tree">
+              Paused for budget in this tree:{' '}
+              {budget.data.pausedJobs.map((p, i) => (
+                <span key={p}>
+                  {i > 0 && ', '}
+                  <Link to={`/jobs/${p}`}>#{p}</Link>
+                </span>
+              ))}
+            </p>
+          )}
           <div className="inline">
             <input type="number" min="0" step="any" aria-label="top up, USD" value={topUp} onChange={(e) => setTopUp(e.target.value)} style={{ width: '6rem' }} />
             <button disabled={!isAdmin || TERMINAL.has(j.status) || !(Number(topUp) > 0)} title={isAdmin ? (budget.data?.budget.jobId !== undefined ? `Add dollars to job ${budget.data.budget.jobId}’s sub-limit (the budget this job uses)` : 'Add dollars to this tree’s budget') : ADMIN_ONLY} onClick={() => act(() => client.topUpBudget(id, Number(topUp)))} data-testid="top-up">
