@@ -8,7 +8,7 @@ import { reserve } from './budget.js';
 import { outputBound } from './max-output.js';
 import { editJson, UneditableBodyError } from './json-edit.js';
 import { inFlightMessage, IN_FLIGHT_RETRY_AFTER_S, refusedByCallsInFlight, reserveOrWait, type BudgetRefusal } from './budget-wait.js';
-import { callWorstCase } from './worst-case.js';
+import { callWorstCase, countedCallResumeMicros } from './worst-case.js';
 import { webSearchBound } from './server-tools.js';
 import { estimateBytes, requestMedia } from './input-images.js';
 import { meteredReply, recordRefused, recordUnreachable, type CallContext } from './meter.js';
@@ -200,12 +200,17 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
     const startedAt = Date.now();
     const admitted = await admit(req, startedAt, 'anthropic-count-tokens');
     if (!('ctx' in admitted)) return admitted;
-    const { ctx } = admitted;
+    const { ctx, request } = admitted;
     // Not billed, but a spent tree gets the budget error here too (1 µ$ must still fit); a tree
-    // whose room only calls in flight hold is not spent: counted (M2).
+    // whose room only calls in flight hold is not spent: counted (M2). The pause's need is the
+    // counted call's worst case (worst-case.ts countedCallResumeMicros).
     const held = await reserve(store, ctx.job, 1, startedAt);
     if ('refused' in held) {
-      if (!refusedByCallsInFlight(held.budget, 1)) return refuseForBudget(ctx, held.refused, 1);
+      if (!refusedByCallsInFlight(held.budget, 1)) {
+        const price = priceFor(ctx.prices, request.model);
+        const need = countedCallResumeMicros(req.body.byteLength, outputBound(request.max_tokens, price), price, requestMedia(request, req.body.byteLength).images);
+        return refuseForBudget(ctx, held.refused, need);
+      }
     } else await held.settle(0);
     // Recorded as every call is, but never billed: no tokens, usage known, $0 (unbilled-call.ts).
     unbilled(ctx);

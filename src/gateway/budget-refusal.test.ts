@@ -69,14 +69,24 @@ describe('a spent tree', () => {
       // The refused call's worst case reaches the pause (stored for the resume rule): the amount
       // the message names for a model call — ⌈bytes / 3⌉ input tokens at haiku's dearest input
       // rate (1-hour cache write, $2/MTok) + 10 output at $5 —, grown by 8 KiB of input for the
-      // resumed harness's larger request (worst-case.ts RESUME_GROWTH_BYTES); 1 µ$ for
-      // count_tokens, which is never billed.
+      // resumed harness's larger request (worst-case.ts RESUME_GROWTH_BYTES); for count_tokens,
+      // never billed, the same figure: the Messages call it counts for (it was 1 µ$, and a
+      // top-up of $0.000001 resumed the job only for its next call to pause it again).
       const named = /may cost up to \$(\d+)\.(\d{6})/.exec(err.error.message)!;
       const bytes = Buffer.byteLength(b);
       if (!path.includes('count_tokens')) expect(Number(named[1]) * 1e6 + Number(named[2])).toBe(Math.ceil(bytes / 3) * 2 + 10 * 5);
-      expect(exhausted.at(-1)![2]).toBe(path.includes('count_tokens') ? 1 : Math.ceil((bytes + 8192) / 3) * 2 + 10 * 5);
+      expect(exhausted.at(-1)![2]).toBe(Math.ceil((bytes + 8192) / 3) * 2 + 10 * 5);
     });
   }
+
+  it('count_tokens without max_tokens (as harnesses send it): the pause needs the counted call with the default output limit', async () => {
+    const b = JSON.stringify({ model: 'claude-haiku-4-5', messages: [{ role: 'user', content: 'count me' }] });
+    const res = await fetch(gw.url + '/v1/messages/count_tokens', { method: 'POST', headers: { 'content-type': 'application/json', 'anthropic-version': '2023-06-01', 'x-api-key': TOKEN }, body: b });
+    expect(res.status).toBe(402);
+    expect(upstreamCalls).toBe(0);
+    // haiku 4.5: its dearest input rate $2/MTok; no max_tokens → 32,000 output tokens (below its 64,000 maximum) at $5/MTok
+    expect(exhausted.at(-1)![2]).toBe(Math.ceil((Buffer.byteLength(b) + 8192) / 3) * 2 + 32_000 * 5);
+  });
 
   it('chat completions: the refused call\'s worst case, grown for the resume, reaches the pause too', async () => {
     const res = await fetch(gw.url + '/v1/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` }, body: JSON.stringify({ model: 'gpt-4o-mini', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }) });
@@ -91,8 +101,8 @@ describe('a spent tree', () => {
   });
 
   it('every refusal is in the ledger as refused, unbilled', () => {
-    // the Anthropic forms' 402s, then the chat completion's 429 (OpenAI's insufficient_quota)
-    expect(store.calls.map((c) => c.httpStatus)).toEqual([...forms.map(() => 402), 429]);
+    // the Anthropic forms' 402s, the bare count_tokens' 402, then the chat completion's 429 (OpenAI's insufficient_quota)
+    expect(store.calls.map((c) => c.httpStatus)).toEqual([...forms.map(() => 402), 402, 429]);
     expect(store.calls.every((c) => c.refused === 'budget' && c.costMicros === 0)).toBe(true);
     expect(store.budgets.get(20)).toEqual({ limit: 500_000, spent: 500_000, reserved: 0 });
   });

@@ -123,3 +123,15 @@ export function callWorstCase(ctx: CallContext, price: TablePrice, bodyBytes: nu
   if (searches !== null && searches.uses > 0) call.webSearchRequests = searches.uses;
   return { micros, call, resumeMicros };
 }
+
+/**
+ * What a job refused at `count_tokens` needs to resume, µ$: that endpoint is never billed (a
+ * spent tree is refused there all the same), so the need stored with the pause is the worst case
+ * of the Messages call being counted — the counted body (`bodyBytes`, `images`) grown by
+ * {@link RESUME_GROWTH_BYTES} for the resumed harness's larger request, and `maxOutputTokens`
+ * (max-output.ts outputBound: the request's `max_tokens`, else the limit a call without one
+ * gets). 1 µ$ before: a top-up of $0.000001 "resumed" it only for its next call to pause it again.
+ */
+export function countedCallResumeMicros(bodyBytes: number, maxOutputTokens: number, price: TablePrice, images?: InlineImages): number {
+  return worstCaseMicros(bodyBytes + RESUME_GROWTH_BYTES, maxOutputTokens, price, images);
+}
