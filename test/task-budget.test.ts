@@ -35,8 +35,8 @@ describe('task budgets', () => {
     await writeFile(join(agents, 'gpu-job', 'script.yaml'), ['model: claude-haiku-4-5', 'turns:', '  - usage: { input_tokens: 100, output_tokens: 10 }', '    content:', '      - text: "done"'].join('\n'));
     await write('task-bot', ['name: task-bot', 'harness: command', 'command: [echo, hi]', 'limits: { defaultBudgetUsd: 0.5, taskBudgetUsd: 0.25 }', 'runnerLabels: { gpu: a100 }'].join('\n'));
     t = await startTestServer({ taskPollMs: 100, dispatchIntervalMs: 100, agentsDirs: [SHIPPED_AGENTS, agents] });
-    r = await FakeRunner.start(t, { name: 'task-runner', labels: GPU, capacity: 2 });
-    await r.hello({ name: 'task-runner', labels: GPU, capacity: 2 });
+    r = await FakeRunner.start(t, { name: 'task-runner', labels: GPU, capacity: 4 });
+    await r.hello({ name: 'task-runner', labels: GPU, capacity: 4 });
   });
   afterAll(async () => {
     r.close();
@@ -175,6 +175,26 @@ describe('task budgets', () => {
     expect(((await (await t.api(`/api/jobs/${j2}`)).json()) as Job).budgetMicros).toBe(1_030_000);
   });
 
+  it("a top-up of a turn's tree may not take its task's budget past the $100,000 cap (the tree's own was below it)", async () => {
+    const created = (await (await t.api('/api/tasks', { json: { agent: 'gpu-job', prompt: 'one', budgetUsd: 100_000 } })).json()) as Task;
+    const j1 = created.currentJobId!;
+    const a1 = await start(j1);
+    await spend(j1, 10);
+    await finish(j1, a1.attempt, 'succeeded');
+    await until(created.id, (x) => x.currentJobId === null, 'ended turn 1');
+    await t.api(`/api/tasks/${created.id}/send`, { json: { prompt: 'two' } });
+    const j2 = (await until(created.id, (x) => x.currentJobId !== null, 'started turn 2')).currentJobId!;
+    expect((await tree(j2)).limitMicros).toBe(100_000_000_000 - 10);
+    const refused = await cli('budget', String(j2), '--add', '0.00001');
+    expect([refused.code, refused.err]).toEqual([
+      1,
+      `flotilla: addUsd: job tree ${j2} is a turn of task ${created.id}, whose budget would be $100000.000010, over the cap of $100,000 (it is $100000.000000: at most $0.000000 can be added)\n`,
+    ]);
+    expect([(await tree(j2)).limitMicros, (await task(created.id)).budgetMicros]).toEqual([100_000_000_000 - 10, 100_000_000_000]);
+    const a2 = await start(j2);
+    await finish(j2, a2.attempt, 'succeeded'); // its runner slot free for the next test
+  });
+
   it("a task without a budget gives each turn its agent's default; the agent's taskBudgetUsd is a task's default; bad input is refused", async () => {
     const plain = (await (await t.api('/api/tasks', { json: { agent: 'gpu-job', prompt: 'go' } })).json()) as Task;
     expect([plain.budgetMicros, (await tree(plain.currentJobId!)).limitMicros]).toEqual([null, 500_000]);
@@ -210,7 +230,10 @@ describe('task budgets', () => {
     const both = await t.api(`/api/tasks/${bot.id}/budget`, { json: { addUsd: 1, budgetUsd: 2 } });
     expect([both.status, ((await both.json()) as { error: { message: string } }).error.message]).toEqual([400, expect.stringContaining('exactly one of addUsd')]);
     const none = await cli('tasks', 'budget', String(bot.id));
-    expect([none.code, none.err]).toEqual([1, 'flotilla: give exactly one of --add <usd> (add to the budget) and --set <usd> (set it)\n']);
+    // a usage error (exit 2), from flags or their variables
+    expect([none.code, none.err]).toEqual([2, 'flotilla: give exactly one of --add <usd> (add to the budget) and --set <usd> (set it)\n']);
+    const twoWays = await cli('tasks', 'budget', String(bot.id), '--add', '1', '--set', '2', '--json');
+    expect([twoWays.code, JSON.parse(twoWays.err)]).toEqual([2, { error: { message: 'give exactly one of --add <usd> (add to the budget) and --set <usd> (set it)', code: 'usage' } }]);
     expect((await cli('tasks', 'budget', String(bot.id), '--add', '0')).code).toBe(2);
     const cap = await t.api(`/api/tasks/${bot.id}/budget`, { json: { addUsd: 99_999 } });
     expect([cap.status, ((await cap.json()) as { error: { message: string; field: string } }).error]).toEqual([

@@ -69,11 +69,11 @@ export type ResumeNeeds = z.infer<typeof ResumeNeeds>;
  */
 export const BudgetView = z.object({
   jobId: z.number().int().positive(),
-  /** Job `jobId`'s status (after the top-up, on POST): `paused` waits for budget (see `resumeNeeds`). */
-  jobStatus: JobStatus,
+  /** Job `jobId`'s status (after the top-up, on POST): `paused` waits for budget (see `resumeNeeds`). Absent from servers older than it. */
+  jobStatus: JobStatus.optional(),
   budget: TreeBudget,
   /** The other jobs of the tree paused for budget (ids ascending): each one's own view says what resumes it. */
-  pausedJobs: z.array(z.number().int().positive()),
+  pausedJobs: z.array(z.number().int().positive()).default([]),
   /** Ids of jobs that were paused for budget and are queued again (POST only). */
   resumed: z.array(z.number().int().positive()),
   /** Set when job `jobId` is paused for budget (endReason `budget`): what would resume it. */

@@ -65,13 +65,14 @@ export const Task = z.object({
    * job tree with its agent's `defaultBudgetUsd`). With one, each turn's tree gets what is
    * left of it, and no turn starts when nothing is left.
    */
-  budgetMicros: z.number().int().positive().nullable(),
+  budgetMicros: z.number().int().positive().nullable().default(null),
   /** What the task's turns have spent so far (their job trees' settled model calls), micro-dollars. */
-  spentMicros: z.number().int().nonnegative(),
+  spentMicros: z.number().int().nonnegative().default(0),
   /** What those trees hold reserved for model calls in flight, micro-dollars. */
-  reservedMicros: z.number().int().nonnegative(),
+  reservedMicros: z.number().int().nonnegative().default(0),
   /** The status of the current turn's job (`currentJobId`), e.g. `paused` when its tree's budget ran out; null without one. */
-  turnJobStatus: JobStatus.nullable(),
+  turnJobStatus: JobStatus.nullable().default(null),
+  // (the four above default for a server older than them: a client reads its replies all the same)
   createdAt: z.string(),
   updatedAt: z.string(),
 });

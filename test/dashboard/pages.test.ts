@@ -453,6 +453,7 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     await member.goto(`${up.url}/tasks/${task.id}`);
     await member.locator('[data-testid=task-budget] [data-testid=budget]').waitFor({ timeout: 10_000 });
     expect(await member.locator('[data-testid=task-budget] .legend').textContent()).toBe('$0.000000 spent · limit $0.050000');
+    expect(await member.locator('[data-testid=task-budget-left]').textContent()).toBe('$0.050000 left for its turns');
     expect(await member.locator('[data-testid=task-top-up]').isDisabled()).toBe(true);
     await member.goto(`${up.url}/tasks/${none.id}`);
     await expect.poll(() => member.locator('[data-testid=task-budget]').textContent(), { timeout: 10_000 }).toContain('None of its own: each turn gets its agent’s default budget.');
@@ -461,6 +462,11 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     const admin = await signIn(up.browser, up.url, 'ada', 'admin-password-1');
     await admin.goto(`${up.url}/tasks/${task.id}`);
     await admin.locator('[data-testid=task-top-up]').waitFor({ timeout: 10_000 });
+    // what the CLI refuses, the page does not send: an exponent, more than 6 decimals, nothing
+    for (const bad of ['1e3', '0.0000001', '']) {
+      await admin.fill('[aria-label="add to the task\'s budget, USD"]', bad);
+      expect(await admin.locator('[data-testid=task-top-up]').isDisabled()).toBe(true);
+    }
     await admin.fill('[aria-label="add to the task\'s budget, USD"]', '1.25');
     await admin.click('[data-testid=task-top-up]');
     await waitFor('the top-up', async () => (await up.admin.getTask(task.id)).task.budgetMicros === 1_300_000, 10_000);

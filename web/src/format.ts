@@ -11,6 +11,18 @@ export function usd(micros: number): string {
   return formatMicros(micros);
 }
 
+/**
+ * A dollar amount typed in a top-up box → USD, or null when it is not what the CLI takes: a
+ * plain decimal of at most 6 places, from $0.000001 to $100,000 (`1e3`, which the browser's
+ * number field lets through, is refused as `flotilla budget --add 1e3` is).
+ */
+export function typedUsd(text: string): number | null {
+  const t = text.trim();
+  if (!/^\d+(\.\d{1,6})?$/.test(t)) return null;
+  const n = Number(t);
+  return n >= 0.000001 && n <= 100_000 ? n : null;
+}
+
 /** Whole numbers with thousands separators. */
 export function int(n: number): string {
   return n.toLocaleString('en-US');

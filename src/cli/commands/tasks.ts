@@ -3,7 +3,7 @@ import { formatMicros } from '../../core/money.js';
 import { MAX_COALESCE_SECONDS, TaskStatus, type Task, type TaskDetail } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
 import { cut, formatTable } from '../format.js';
-import { addClientOptions, budgetArg, clientFrom, intIn, parseBudget, parseIdArg, parseInputJson, wantsJson, type ClientOptions } from '../options.js';
+import { addClientOptions, budgetArg, CliError, clientFrom, intIn, parseBudget, parseIdArg, parseInputJson, wantsJson, type ClientOptions } from '../options.js';
 
 const parseTaskId = parseIdArg('task id');
 
@@ -130,12 +130,13 @@ export function registerTasks(program: Command, ctx: CliContext): void {
 
   const budget = tasks
     .command('budget')
-    .description("add to a task's budget (its running turn gets it too; a turn paused for budget resumes) or set it between turns")
+    .description("add to a task's budget (its running turn gets it too; a turn paused for budget resumes) or set it between turns: one of --add and --set; a budget is at most $100,000")
     .argument('<id>', 'task id', parseTaskId)
     .addOption(new Option('--add <usd>', 'dollars to add to the budget').argParser(budgetArg('--add')).env('FLOTILLA_TASK_BUDGET_ADD'))
     .addOption(new Option('--set <usd>', 'the budget of all its turns together, USD (between turns only)').argParser(budgetArg('--set')).env('FLOTILLA_TASK_BUDGET_SET'));
   addClientOptions(budget).action(async (id: number, opts: ClientOptions & { add?: number; set?: number }, self: Command) => {
-    if ((opts.add === undefined) === (opts.set === undefined)) throw new Error('give exactly one of --add <usd> (add to the budget) and --set <usd> (set it)');
+    // a usage error (exit 2), as a bad value is: the two come from flags or FLOTILLA_TASK_BUDGET_ADD / _SET
+    if ((opts.add === undefined) === (opts.set === undefined)) throw new CliError('give exactly one of --add <usd> (add to the budget) and --set <usd> (set it)', 2);
     const t = await (await clientFrom(opts)).setTaskBudget(id, opts.add !== undefined ? { addUsd: opts.add } : { budgetUsd: opts.set! });
     if (wantsJson(self, opts)) return void out(JSON.stringify({ task: t }));
     out(`task ${t.id}: budget ${budgetLine(t)}`);

@@ -11,7 +11,7 @@ import { budgetViewOf } from '../budget-view.js';
 import { endedBudgetRefusal } from '../budget-ended.js';
 import type { BudgetRaised } from '../../store/budget-resume.js';
 import type { JobRow } from '../../store/types.js';
-import { noteTurnTreeTopUp } from '../tasks/task-budget.js';
+import { noteTurnTreeTopUp, turnTreeTopUpRefusal } from '../tasks/task-budget.js';
 
 /**
  * Budgets of job trees (issue 3) and of child jobs' sub-limits (issue 6). "The budget job N
@@ -84,6 +84,9 @@ export function mountJobBudget(app: Hono<AppEnv>, ctx: ServerContext): void {
       if (r) raised = { jobId: usesJobId };
     }
     if (raised === 'tree') {
+      // a task turn's tree raises its task's budget too: that may not pass the cap either
+      const taskCap = await turnTreeTopUpRefusal(ctx, job.rootId, addMicros);
+      if (taskCap) return apiError(c, 400, 'invalid_request', taskCap, 'addUsd');
       // A sub-limit never grows past what is left above it, so only the tree's own limit can
       // pass the cap: checked in the store's update itself (two top-ups at once cannot pass it).
       try {

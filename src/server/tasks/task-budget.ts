@@ -78,13 +78,32 @@ async function raiseLiveTurn(ctx: ServerContext, t: TaskRow, addMicros: number, 
 }
 
 /**
+ * Before a top-up of job tree `rootId` by `addMicros` (`flotilla budget JOB --add`): when that
+ * tree is a turn of a task with a budget, the task's budget grows with it ({@link noteTurnTreeTopUp}),
+ * and may not pass {@link MAX_BUDGET_USD} either. The refusal's message (naming `addUsd`, the
+ * task, and the most that can be added), or null when the top-up may go ahead. µ$.
+ */
+export async function turnTreeTopUpRefusal(ctx: ServerContext, rootId: number, addMicros: number): Promise<string | null> {
+  const taskId = await ctx.store.taskOfTurnJob(rootId);
+  const t = taskId === null ? null : await ctx.store.getTask(taskId);
+  if (!t || t.budgetMicros === null) return null;
+  const capMicros = usdToMicros(MAX_BUDGET_USD);
+  if (t.budgetMicros + addMicros <= capMicros) return null;
+  return `addUsd: job tree ${rootId} is a turn of task ${t.id}, whose budget would be ${formatMicros(t.budgetMicros + addMicros)}, over the cap of $${MAX_BUDGET_USD.toLocaleString('en-US')} (it is ${formatMicros(t.budgetMicros)}: at most ${formatMicros(Math.max(0, capMicros - t.budgetMicros))} can be added)`;
+}
+
+/**
  * A top-up of job tree `rootId` by `addMicros` (`flotilla budget JOB --add`): when that tree is
  * a turn of a task with a budget, the task's budget grows by as much, so the money given to the
- * turn is not taken from the turns after it. Nothing otherwise.
+ * turn is not taken from the turns after it; never past {@link MAX_BUDGET_USD} (checked first by
+ * {@link turnTreeTopUpRefusal}; a top-up of the task at the same moment that took the room
+ * leaves it at the cap). Nothing otherwise.
  */
 export async function noteTurnTreeTopUp(ctx: ServerContext, rootId: number, addMicros: number): Promise<void> {
   const taskId = await ctx.store.taskOfTurnJob(rootId);
   if (taskId === null) return;
-  const r = await ctx.store.addTaskBudget(taskId, addMicros, Number.MAX_SAFE_INTEGER, ctx.now());
+  const capMicros = usdToMicros(MAX_BUDGET_USD);
+  const r = await ctx.store.addTaskBudget(taskId, addMicros, capMicros, ctx.now());
+  if (r !== null && typeof r === 'object' && 'capped' in r) await ctx.store.updateTask(taskId, null, { budgetMicros: capMicros }, ctx.now());
   if (r !== null && r !== 'no_budget') ctx.log.info('task budget raised with its turn tree', { taskId, rootId, addMicros });
 }

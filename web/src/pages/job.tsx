@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import { client, errorText, useApi } from '../api.js';
-import { int, jobDuration, usd, when } from '../format.js';
+import { int, jobDuration, typedUsd, usd, when } from '../format.js';
 import { Link, useRoute } from '../router.js';
 import { ResultBox } from '../components/result-box.js';
 import { JobTreeCard } from '../components/job-tree.js';
@@ -153,8 +153,8 @@ function JobView({ id }: { id: number }) {
             </p>
           )}
           <div className="inline">
-            <input type="number" min="0" step="any" aria-label="top up, USD" value={topUp} onChange={(e) => setTopUp(e.target.value)} style={{ width: '6rem' }} />
-            <button disabled={!isAdmin || TERMINAL.has(j.status) || !(Number(topUp) > 0)} title={isAdmin ? (budget.data?.budget.jobId !== undefined ? `Add dollars to job ${budget.data.budget.jobId}’s sub-limit (the budget this job uses)` : 'Add dollars to this tree’s budget') : ADMIN_ONLY} onClick={() => act(() => client.topUpBudget(id, Number(topUp)))} data-testid="top-up">
+            <input type="text" inputMode="decimal" aria-label="top up, USD" value={topUp} onChange={(e) => setTopUp(e.target.value)} style={{ width: '6rem' }} />
+            <button disabled={!isAdmin || TERMINAL.has(j.status) || typedUsd(topUp) === null} title={isAdmin ? (budget.data?.budget.jobId !== undefined ? `Add dollars to job ${budget.data.budget.jobId}’s sub-limit (the budget this job uses)` : 'Add dollars to this tree’s budget') : ADMIN_ONLY} onClick={() => act(() => client.topUpBudget(id, typedUsd(topUp)!))} data-testid="top-up">
               Top up
             </button>
           </div>

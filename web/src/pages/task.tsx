@@ -1,6 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { client, errorText, useApi, type Task } from '../api.js';
-import { int, usd, when } from '../format.js';
+import { int, typedUsd, usd, when } from '../format.js';
 import { BudgetBar } from '../components/budget-bar.js';
 import { Link } from '../router.js';
 import { ADMIN_ONLY, useSession } from '../session.js';
@@ -108,9 +108,12 @@ function TaskView({ id }: { id: number }) {
           {t.budgetMicros !== null ? (
             <>
               <BudgetBar spent={t.spentMicros} reserved={t.reservedMicros} limit={t.budgetMicros} />
+              <p className="muted" data-testid="task-budget-left">
+                {usd(Math.max(0, t.budgetMicros - t.spentMicros - t.reservedMicros))} left for its turns
+              </p>
               <div className="inline">
-                <input type="number" min="0" step="any" aria-label="add to the task's budget, USD" value={topUp} onChange={(e) => setTopUp(e.target.value)} style={{ width: '6rem' }} />
-                <button disabled={!isAdmin || busy || !(Number(topUp) > 0)} title={isAdmin ? 'Add dollars to the task’s budget (its running turn gets them too)' : ADMIN_ONLY} onClick={() => act(() => client.setTaskBudget(id, { addUsd: Number(topUp) }))} data-testid="task-top-up">
+                <input type="text" inputMode="decimal" aria-label="add to the task's budget, USD" value={topUp} onChange={(e) => setTopUp(e.target.value)} style={{ width: '6rem' }} />
+                <button disabled={!isAdmin || busy || typedUsd(topUp) === null} title={isAdmin ? 'Add dollars to the task’s budget (its running turn gets them too)' : ADMIN_ONLY} onClick={() => act(() => client.setTaskBudget(id, { addUsd: typedUsd(topUp)! }))} data-testid="task-top-up">
                   Add to budget
                 </button>
               </div>
