@@ -13,14 +13,11 @@
  * child E (whose path holds D's sub-limit), not C again.
  * Needs `npx tsc -p tsconfig.build.json` first (bin/flotilla.js runs dist/).
  */
-import { spawn } from 'node:child_process';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { BudgetView, Job } from '../src/protocol/index.js';
 import { FakeRunner, startTestServer, type TestServer } from '../src/server/test-helpers.js';
+import { runFlotilla } from './helpers.js';
 
-const BIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'flotilla.js');
 
 describe('a top-up resumes only the paused jobs its budget gave room', () => {
   let t: TestServer;
@@ -41,15 +38,7 @@ describe('a top-up resumes only the paused jobs its budget gave room', () => {
   afterEach(() => r.close());
 
   /** Runs the built CLI against the test server; stdout, stderr and exit code. */
-  function cli(args: string[]): Promise<{ code: number; out: string; err: string }> {
-    const child = spawn(process.execPath, [BIN, ...args, '--server', t.url, '--token', t.admin], { env: { ...process.env, FLOTILLA_LOG_LEVEL: 'error' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    return new Promise((resolve) => child.on('close', (code) => resolve({ code: code ?? -1, out, err })));
-  }
-
+  const cli = (args: string[]) => runFlotilla([...args, '--server', t.url, '--token', t.admin], { FLOTILLA_LOG_LEVEL: 'error' });
   const at = () => new Date().toISOString();
   const seqs = new Map<number, number>();
   /** The next event sequence number of job `id` (per job, from 1). */

@@ -154,6 +154,16 @@ export function spawnFlotilla(args: string[], env: NodeJS.ProcessEnv = {}): Chil
   return Object.assign(child, { output: () => out });
 }
 
+/** Runs the built `flotilla <args>` to its end (env: this process's plus `env`): its exit code (-1 when killed), stdout and stderr apart. */
+export function runFlotilla(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number; out: string; err: string }> {
+  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  return new Promise((resolve) => child.on('close', (code) => resolve({ code: code ?? -1, out, err })));
+}
+
 /** Polls `fn` every `everyMs` until it returns a truthy value, or throws after `timeoutMs`. */
 export async function waitFor<T>(what: string, fn: () => Promise<T | undefined | null | false> | T | undefined | null | false, timeoutMs = 30_000, everyMs = 100): Promise<T> {
   const start = Date.now();

@@ -6,16 +6,14 @@
  * top-up of a turn's tree raises the task's budget too, and with nothing left no turn starts
  * until a top-up. Needs `npx tsc -p tsconfig.build.json` first (bin/flotilla.js runs dist/).
  */
-import { spawn } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BudgetView, Job, Task } from '../src/protocol/index.js';
+import { runFlotilla } from './helpers.js';
 import { FakeRunner, SHIPPED_AGENTS, startTestServer, TEST_AGENTS, type TestServer } from '../src/server/test-helpers.js';
 
-const BIN = join(dirname(fileURLToPath(import.meta.url)), '..', 'bin', 'flotilla.js');
 const GPU = { gpu: 'a100' };
 
 describe('task budgets', () => {
@@ -44,15 +42,8 @@ describe('task budgets', () => {
     await rm(agents, { recursive: true, force: true });
   });
 
-  /** Runs the built CLI against the test server; stdout, stderr and exit code. */
-  function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-    const child = spawn(process.execPath, [BIN, ...args, '--server', t.url, '--token', t.admin], { env: { PATH: process.env.PATH ?? '' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (err += d));
-    return new Promise((resolve) => child.on('close', (code) => resolve({ code: code ?? -1, out, err })));
-  }
+  /** The built CLI against the test server, without FLOTILLA_* variables of this process. */
+  const cli = (...args: string[]) => runFlotilla([...args, '--server', t.url, '--token', t.admin], Object.fromEntries(Object.keys(process.env).filter((k) => k.startsWith('FLOTILLA_')).map((k) => [k, undefined])));
   const at = () => new Date().toISOString();
   const seqs = new Map<number, number>();
   const rseq = (id: number) => {
@@ -238,7 +229,7 @@ describe('task budgets', () => {
     const cap = await t.api(`/api/tasks/${bot.id}/budget`, { json: { addUsd: 99_999 } });
     expect([cap.status, ((await cap.json()) as { error: { message: string; field: string } }).error]).toEqual([
       400,
-      { code: 'invalid_request', field: 'addUsd', message: `addUsd: task ${bot.id}'s budget would be $100001.500000, over the cap of $100,000 (it is $2.500000: at most $99997.500000 can be added)` },
+      { code: 'invalid_request', field: 'addUsd', message: `addUsd: task ${bot.id}, whose budget would be $100001.500000, over the cap of $100,000 (it is $2.500000: at most $99997.500000 can be added)` },
     ]);
     expect((await task(bot.id)).budgetMicros).toBe(2_500_000);
     expect((await t.api('/api/tasks/999999/budget', { json: { addUsd: 1 } })).status).toBe(404);

@@ -32,6 +32,12 @@ export function turnBudget(t: TaskRow, agentDefaultMicros: number): { micros: nu
   return { spent: `task budget spent: its turns have spent ${formatMicros(t.spentMicros)} of its ${formatMicros(t.budgetMicros!)}${held}; the next turn starts after a top-up: flotilla tasks budget ${t.id} --add <USD>` };
 }
 
+/** The cap refusal's text: `what`'s budget, now `limitMicros`, would pass the cap by `addMicros` more (µ$). */
+const overCap = (what: string, limitMicros: number, addMicros: number): string => {
+  const capMicros = usdToMicros(MAX_BUDGET_USD);
+  return `${what}, whose budget would be ${formatMicros(limitMicros + addMicros)}, over the cap of $${MAX_BUDGET_USD.toLocaleString('en-US')} (it is ${formatMicros(limitMicros)}: at most ${formatMicros(Math.max(0, capMicros - limitMicros))} can be added)`;
+};
+
 /** What {@link topUpTask} answers: the task after it, or a refusal (`status`, `code`, message naming `addUsd`). */
 export type TaskTopUp = { ok: true; task: TaskRow; resumed: number[] } | { ok: false; status: 404 | 409 | 400; code: string; message: string };
 
@@ -51,7 +57,7 @@ export async function topUpTask(ctx: ServerContext, task: TaskRow, addMicros: nu
   if (r === null) return { ok: false, status: 404, code: 'not_found', message: `no task ${task.id}` };
   if (r === 'no_budget')
     return { ok: false, status: 409, code: 'no_budget', message: `task ${task.id} has no budget of its own (each turn gets its agent's defaultBudgetUsd): set one with flotilla tasks budget ${task.id} --set <USD>, or top up a turn's tree with flotilla budget JOB --add <USD>` };
-  if ('capped' in r) return { ok: false, status: 400, code: 'invalid_request', message: `addUsd: task ${task.id}'s budget would be ${formatMicros(r.capped + addMicros)}, over the cap of $${MAX_BUDGET_USD.toLocaleString('en-US')} (it is ${formatMicros(r.capped)}: at most ${formatMicros(Math.max(0, capMicros - r.capped))} can be added)` };
+  if ('capped' in r) return { ok: false, status: 400, code: 'invalid_request', message: overCap(`addUsd: task ${task.id}`, r.capped, addMicros) };
   const resumed = await raiseLiveTurn(ctx, r, addMicros, `task ${task.id}'s budget topped up by ${formatMicros(addMicros)}`);
   ctx.log.info('task budget topped up', { taskId: task.id, addMicros, resumed: resumed.join(',') });
   if (resumed.length === 0 && r.currentJobId === null) await ctx.tasks?.wake(task.id);
@@ -89,7 +95,7 @@ export async function turnTreeTopUpRefusal(ctx: ServerContext, rootId: number, a
   if (!t || t.budgetMicros === null) return null;
   const capMicros = usdToMicros(MAX_BUDGET_USD);
   if (t.budgetMicros + addMicros <= capMicros) return null;
-  return `addUsd: job tree ${rootId} is a turn of task ${t.id}, whose budget would be ${formatMicros(t.budgetMicros + addMicros)}, over the cap of $${MAX_BUDGET_USD.toLocaleString('en-US')} (it is ${formatMicros(t.budgetMicros)}: at most ${formatMicros(Math.max(0, capMicros - t.budgetMicros))} can be added)`;
+  return overCap(`addUsd: job tree ${rootId} is a turn of task ${t.id}`, t.budgetMicros, addMicros);
 }
 
 /**
