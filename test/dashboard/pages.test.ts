@@ -46,6 +46,7 @@ interface Seeded {
   box: number;
   chat: number;
   chatJob: number;
+  pausedChild: number;
   split: number;
   limited: number;
   limitedChild: number;
@@ -107,7 +108,11 @@ async function seed(store: Store, ids: Partial<Seeded>): Promise<void> {
     const r = await store.reserveBudget(limited.id, micros, now, undefined, jobId === limited.id ? undefined : jobId);
     await store.settleBudget(limited.id, r!.reservationId!, micros, now);
   }
-  Object.assign(ids, { alpha: alpha.id, alphaChild: alphaChild.id, beta: beta.id, big: big.id, done: done.id, box: box.id, chat: chat.id, chatJob: chatJob.id, split: split.id, limited: limited.id, limitedChild: limitedChild.id });
+  // and a child of that tree paused for budget (its attempt ended): the root's page names it
+  const pausedChild = await store.createJob({ parentId: limited.id, agent: 'beta', agentVersion: '1', input: {}, selector: { pool: 'nowhere' }, priority: 0, budgetMicros: 0, now });
+  await store.transitionJob(pausedChild.id, null, ['queued'], 'assigned', now);
+  await store.transitionJob(pausedChild.id, null, ['assigned'], 'paused', now, { endReason: 'budget', finishedAt: now });
+  Object.assign(ids, { pausedChild: pausedChild.id, alpha: alpha.id, alphaChild: alphaChild.id, beta: beta.id, big: big.id, done: done.id, box: box.id, chat: chat.id, chatJob: chatJob.id, split: split.id, limited: limited.id, limitedChild: limitedChild.id });
 }
 
 /** True when the page scrolls sideways (content wider than the viewport). */
@@ -295,6 +300,9 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     await admin.goto(`${up.url}/jobs/${id('limited')}`);
     await expect.poll(() => legend.textContent(), { timeout: 10_000 }).toBe('$0.191111 spent · limit $0.220000');
     expect(await admin.locator('[data-testid=budget-bound]').count()).toBe(0);
+    // the tree's child paused for budget is named, linked (the view's pausedJobs)
+    await expect.poll(() => admin.locator('[data-testid=paused-in-tree]').textContent(), { timeout: 10_000 }).toBe(`Paused for budget in this tree: #${id('pausedChild')}`);
+    expect(await admin.locator('[data-testid=paused-in-tree] a').getAttribute('href')).toBe(`/jobs/${id('pausedChild')}`);
     await admin.context().close();
   }, 60_000);
 
