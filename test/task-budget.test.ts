@@ -186,6 +186,44 @@ describe('task budgets', () => {
     await finish(j2, a2.attempt, 'succeeded'); // its runner slot free for the next test
   });
 
+  it('a running turn whose child is paused for budget says so; a task top-up resumes the child', async () => {
+    const created = (await (await t.api('/api/tasks', { json: { agent: 'gpu-job', title: 'fan-out', prompt: 'go', budgetUsd: 0.02 } })).json()) as Task;
+    const turnJob = created.currentJobId!;
+    const a = await start(turnJob);
+    // the turn starts a child in its tree; the child's call (worst case $0.03 > the $0.02 left) is refused: the child pauses
+    const res = await t.api('/api/jobs', { token: a.token, json: { agent: 'gpu-job', input: {} } });
+    expect(res.status).toBe(201);
+    const child = (await res.json()) as Job;
+    const c = await start(child.id);
+    const call = await fetch(t.url + '/v1/messages', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': c.token, 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 2000, messages: [{ role: 'user', content: 'fix it' }] }),
+    });
+    expect(call.status).toBe(402);
+    await finish(child.id, c.attempt, 'failed', 'budget');
+    await r.next('job.cancel', (f) => f.jobId === child.id, 10_000);
+    const waiting = await until(created.id, (x) => x.turnPausedJobs === 1, 'counted its paused child');
+    expect([waiting.status, waiting.turnJobStatus]).toEqual(['running', 'running']);
+    const shown = await cli('tasks', 'show', String(created.id));
+    expect(shown.out).toContain(`  paused:     1 job that turn job ${turnJob} started is paused for budget; a top-up resumes it: flotilla tasks budget ${created.id} --add <USD> (flotilla budget ${turnJob} names them)`);
+    expect((await cli('tasks')).out).toMatch(new RegExp(`^${created.id}\\s+gpu-job\\s+running\\s+fan-out\\s+1\\s+${turnJob} \\(1 paused\\)`, 'm'));
+    for (let i = 0; (await t.store.getJob(child.id))?.finishedAt === null; i++) {
+      if (i > 100) throw new Error('paused attempt never ended');
+      await new Promise((res2) => setTimeout(res2, 50));
+    }
+    // the task top-up goes to the turn's tree: the child resumes in its session
+    expect((await cli('tasks', 'budget', String(created.id), '--add', '1')).code).toBe(0);
+    const again = await r.next('job.assign', (f) => f.assignment.jobId === child.id, 10_000);
+    expect(again.assignment.resumeSessionId).toBe(`sess-${child.id}`);
+    expect((await task(created.id)).turnPausedJobs).toBe(0);
+    // both end, their runner slots free for the next test
+    r.send({ type: 'job.accepted', jobId: child.id, attempt: again.assignment.attempt });
+    seqs.set(child.id, 0);
+    await finish(child.id, again.assignment.attempt, 'succeeded');
+    await finish(turnJob, a.attempt, 'succeeded');
+  });
+
   it("a task without a budget gives each turn its agent's default; the agent's taskBudgetUsd is a task's default; bad input is refused", async () => {
     const plain = (await (await t.api('/api/tasks', { json: { agent: 'gpu-job', prompt: 'go' } })).json()) as Task;
     expect([plain.budgetMicros, (await tree(plain.currentJobId!)).limitMicros]).toEqual([null, 500_000]);

@@ -4,11 +4,11 @@ import type { Logger } from '../core/log.js';
 import type { JobRow } from '../store/types.js';
 import type { GatewayConfig } from './config.js';
 import { anthropicError, providerNotConfiguredMessage, shuttingDown } from './errors.js';
-import { reserve } from './budget.js';
+import { budgetMessage, reserve } from './budget.js';
 import { outputBound } from './max-output.js';
 import { editJson, UneditableBodyError } from './json-edit.js';
 import { inFlightMessage, IN_FLIGHT_RETRY_AFTER_S, refusedByCallsInFlight, reserveOrWait, type BudgetRefusal } from './budget-wait.js';
-import { callWorstCase, countedCallResumeMicros } from './worst-case.js';
+import { callWorstCase, countedCallResumeMicros, worstCaseMicros } from './worst-case.js';
 import { webSearchBound } from './server-tools.js';
 import { estimateBytes, requestMedia } from './input-images.js';
 import { meteredReply, recordRefused, recordUnreachable, type CallContext } from './meter.js';
@@ -207,9 +207,12 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
     const held = await reserve(store, ctx.job, 1, startedAt);
     if ('refused' in held) {
       if (!refusedByCallsInFlight(held.budget, 1)) {
+        // its text names that call's worst case too (it said $0.000001, and a top-up of that resumed nothing: tester finding)
         const price = priceFor(ctx.prices, request.model);
-        const need = countedCallResumeMicros(req.body.byteLength, outputBound(request.max_tokens, price), price, requestMedia(request, req.body.byteLength).images);
-        return refuseForBudget(ctx, held.refused, need);
+        const maxOut = outputBound(request.max_tokens, price);
+        const images = requestMedia(request, req.body.byteLength).images;
+        const message = budgetMessage(ctx.job, held.budget, worstCaseMicros(req.body.byteLength, maxOut, price, images), 'the Messages call it counts may cost up to');
+        return refuseForBudget(ctx, message, countedCallResumeMicros(req.body.byteLength, maxOut, price, images));
       }
     } else await held.settle(0);
     // Recorded as every call is, but never billed: no tokens, usage known, $0 (unbilled-call.ts).

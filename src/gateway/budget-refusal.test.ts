@@ -86,6 +86,10 @@ describe('a spent tree', () => {
     expect(upstreamCalls).toBe(0);
     // haiku 4.5: its dearest input rate $2/MTok; no max_tokens → 32,000 output tokens (below its 64,000 maximum) at $5/MTok
     expect(exhausted.at(-1)![2]).toBe(Math.ceil((Buffer.byteLength(b) + 8192) / 3) * 2 + 32_000 * 5);
+    // and its text names the counted call's worst case (without the resume's 8 KiB), not the free count's 1 µ$
+    const counted = Math.ceil(Buffer.byteLength(b) / 3) * 2 + 32_000 * 5;
+    const text = ((await res.json()) as { error: { message: string } }).error.message;
+    expect(text).toContain(`$0.000000 left; the Messages call it counts may cost up to $0.${String(counted).padStart(6, '0')}.`);
   });
 
   it('chat completions: the refused call\'s worst case, grown for the resume, reaches the pause too', async () => {

@@ -23,15 +23,16 @@ function budgetName(job: JobRow, b: TreeBudget): string {
  * call — the tree's, or a sub-limit on the job's path (issue 6) — its figures (µ$ written as
  * $ with six decimals), what is left, the call's worst case `worst` µ$, and how to top it up.
  * `b` is the store's refusal (store/job-budgets.ts {@link RefusingBudget}): the short budget
- * with least room; when several on the path are short (`shortOnPath`), the others are listed
+ * with least room (`costs` how the worst case is named: a free count_tokens call names the
+ * Messages call it counts); when several on the path are short (`shortOnPath`), the others are listed
  * too and the hint names each, from the top of the tree down (a sub-limit never grows past
  * what is left above it, so one top-up alone would not be enough).
  */
-export function budgetMessage(job: JobRow, b: TreeBudget | null, worst: number): string {
+export function budgetMessage(job: JobRow, b: TreeBudget | null, worst: number, costs = 'this call may cost up to'): string {
   if (!b) return `budget exhausted: job tree ${job.rootId} has no budget`;
   const figures =
     `${formatMicros(b.spentMicros)} spent and ${formatMicros(b.reservedMicros)} reserved by calls in flight, ` +
-    `${formatMicros(b.remainingMicros)} left; this call may cost up to ${formatMicros(worst)}.`;
+    `${formatMicros(b.remainingMicros)} left; ${costs} ${formatMicros(worst)}.`;
   const head =
     b.jobId !== undefined
       ? // issue 6: a child's sub-limit (its own, or an ancestor's it shares)

@@ -88,7 +88,7 @@ export type CostGroup = z.infer<typeof CostGroup>;
 /** One group of a cost rollup. costNanos is the exact sum in nano-dollars (costMicros sums rounded per-call costs). */
 export const CostRow = z.object({
   key: z.string(),
-  /** `by=runner`: the runner's name (absent for key `none`, or a runner no longer in the store); `by=task`: the task's title, else its agent. `key` stays the id. */
+  /** `by=runner`: the runner's name (absent for key `none`, or a runner no longer in the store); `by=task`: the task's title, else its first key, else its agent. `key` stays the id. */
   name: z.string().optional(),
   /** The group's ledger rows: the calls made AND the ones the gateway refused (`refusedCalls`); calls made = calls - refusedCalls (what `jobs show` counts). */
   calls: z.number().int().nonnegative(),

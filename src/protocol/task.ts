@@ -72,7 +72,9 @@ export const Task = z.object({
   reservedMicros: z.number().int().nonnegative().default(0),
   /** The status of the current turn's job (`currentJobId`), e.g. `paused` when its tree's budget ran out; null without one. */
   turnJobStatus: JobStatus.nullable().default(null),
-  // (the four above default for a server older than them: a client reads its replies all the same)
+  /** Jobs of the current turn's tree paused for budget: its own job or children it started (a turn reading `running` may wait on them). */
+  turnPausedJobs: z.number().int().nonnegative().default(0),
+  // (the five above default for a server older than them: a client reads its replies all the same)
   createdAt: z.string(),
   updatedAt: z.string(),
 });

@@ -42,6 +42,8 @@ export interface TaskRow {
   reservedMicros: number;
   /** The status of the current turn's job (`currentJobId`), or null when there is none. */
   turnJobStatus: JobStatus | null;
+  /** Jobs of the current turn's tree paused for budget (its own job or children; endReason `budget`); 0 without a turn. */
+  turnPausedJobs: number;
   createdAt: number;
   updatedAt: number;
 }

@@ -15,7 +15,8 @@ export const MAX_COALESCE_MS = 86_400_000;
  * `tasks` rows with their pending prompt count (a correlated subquery: one query) and pending
  * event count (the stored counter `pending_events`, 0017: a count of those rows grew with the
  * coalescing backlog); what their turns' job trees spent and hold reserved (0026: summed over
- * `task_turns` → `tree_budgets`, µ$) and the current turn's job status.
+ * `task_turns` → `tree_budgets`, µ$), the current turn's job status, and how many jobs of the
+ * current turn's tree are paused for budget.
  */
 export function selectTasks(db: Db) {
   return db
@@ -36,11 +37,19 @@ export function selectTasks(db: Db) {
         .whereRef('task_turns.task_id', '=', 'tasks.id')
         .as('reserved_micros'),
       eb.selectFrom('jobs').select('jobs.status').whereRef('jobs.id', '=', 'tasks.current_job_id').as('turn_job_status'),
+      // the current turn's tree (rooted at its job) paused for budget: its own job or a child
+      eb
+        .selectFrom('jobs as pj')
+        .select((e) => e.fn.countAll().as('n'))
+        .whereRef('pj.root_id', '=', 'tasks.current_job_id')
+        .where('pj.status', '=', 'paused')
+        .where('pj.end_reason', '=', 'budget')
+        .as('turn_paused_jobs'),
     ]);
 }
 
 /** A row of {@link selectTasks} (the summed and joined columns absent where a caller read `tasks` alone: 0 and null then). */
-export type TaskSelect = Selectable<TasksTable> & { queued_prompts: unknown; pending_events: unknown; spent_micros?: unknown; reserved_micros?: unknown; turn_job_status?: unknown };
+export type TaskSelect = Selectable<TasksTable> & { queued_prompts: unknown; pending_events: unknown; spent_micros?: unknown; reserved_micros?: unknown; turn_job_status?: unknown; turn_paused_jobs?: unknown };
 
 /** Task rows (from {@link selectTasks}) with their active keys: one more query for many tasks. */
 export async function toTaskRows(c: StoreCtx, db: Db, rows: TaskSelect[]): Promise<TaskRow[]> {
@@ -79,6 +88,7 @@ export function taskRowOf(c: StoreCtx, r: TaskSelect, keys: string[]): TaskRow {
     spentMicros: num(r.spent_micros ?? 0),
     reservedMicros: num(r.reserved_micros ?? 0),
     turnJobStatus: r.current_job_id === null ? null : ((r.turn_job_status ?? null) as JobStatus | null),
+    turnPausedJobs: r.current_job_id === null ? 0 : num(r.turn_paused_jobs ?? 0),
     createdAt: num(r.created_at),
     updatedAt: num(r.updated_at),
   };

@@ -471,7 +471,7 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     await admin.goto(`${up.url}/tasks/${task.id}`);
     await admin.locator('[data-testid=task-top-up]').waitFor({ timeout: 10_000 });
     // what the CLI refuses, the page does not send: an exponent, more than 6 decimals, nothing
-    for (const bad of ['1e3', '0.0000001', '']) {
+    for (const bad of ['1e3', '0.0000001', '', '-1', '1.']) {
       await admin.fill('[aria-label="add to the task\'s budget, USD"]', bad);
       expect(await admin.locator('[data-testid=task-top-up]').isDisabled()).toBe(true);
     }

@@ -1,5 +1,5 @@
 // Display formats. Money arrives as integer micro-dollars (µ$) from the API.
-import { formatMicros } from '../../src/protocol/usd.js';
+import { formatMicros, PLAIN_DECIMAL } from '../../src/protocol/usd.js';
 
 /**
  * µ$ → `$0.008450`: exact to the µ$, in integer arithmetic, the text the CLI prints for the
@@ -12,13 +12,14 @@ export function usd(micros: number): string {
 }
 
 /**
- * A dollar amount typed in a top-up box → USD, or null when it is not what the CLI takes: a
- * plain decimal of at most 6 places, from $0.000001 to $100,000 (`1e3`, which the browser's
- * number field lets through, is refused as `flotilla budget --add 1e3` is).
+ * A dollar amount typed in a top-up box → USD, or null when it is not what the CLI takes
+ * (protocol/usd.ts PLAIN_DECIMAL, as cli/options.ts usdArg): a plain decimal (`1`, `0.5`, `.5`)
+ * of at most 6 places, from $0.000001 to $100,000 (`1e3`, which the browser's number field lets
+ * through, is refused as `flotilla budget --add 1e3` is). Spaces around it are ignored.
  */
 export function typedUsd(text: string): number | null {
   const t = text.trim();
-  if (!/^\d+(\.\d{1,6})?$/.test(t)) return null;
+  if (!PLAIN_DECIMAL.test(t) || (t.split('.')[1]?.length ?? 0) > 6) return null;
   const n = Number(t);
   return n >= 0.000001 && n <= 100_000 ? n : null;
 }

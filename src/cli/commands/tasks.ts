@@ -7,9 +7,10 @@ import { addClientOptions, budgetArg, CliError, clientFrom, intIn, parseBudget, 
 
 const parseTaskId = parseIdArg('task id');
 
-/** The current turn's job as a cell: `12`, or `12 (paused)` when its job is not plainly running. */
+/** The current turn's job as a cell: `12`, `12 (paused)` when its job is not plainly running, `12 (2 paused)` when jobs of its tree wait for budget. */
 function turnCell(t: Task): string {
   if (t.currentJobId === null) return '-';
+  if (t.turnJobStatus !== 'paused' && t.turnPausedJobs > 0) return `${t.currentJobId} (${t.turnPausedJobs} paused)`;
   return t.turnJobStatus === null || t.turnJobStatus === 'running' ? String(t.currentJobId) : `${t.currentJobId} (${t.turnJobStatus})`;
 }
 
@@ -26,11 +27,16 @@ function budgetLine(t: Task): string {
   return `${formatMicros(t.budgetMicros)} for all its turns; ${spent}; ${formatMicros(Math.max(0, t.budgetMicros - t.spentMicros - t.reservedMicros))} left`;
 }
 
-/** When the current turn is paused for its budget: what tops it up (the task's budget when it has one, else the turn's tree). */
+/**
+ * When the current turn's job, or jobs it started, are paused for budget: what tops them up (the
+ * task's budget when it has one, else the turn's tree), else null.
+ */
 function pausedLine(t: Task): string | null {
-  if (t.currentJobId === null || t.turnJobStatus !== 'paused') return null;
+  if (t.currentJobId === null || (t.turnJobStatus !== 'paused' && t.turnPausedJobs === 0)) return null;
   const how = t.budgetMicros !== null ? `flotilla tasks budget ${t.id} --add <USD>` : `flotilla budget ${t.currentJobId} --add <USD>`;
-  return `turn job ${t.currentJobId} is paused for budget; a top-up resumes it: ${how} (flotilla budget ${t.currentJobId} shows what it needs)`;
+  if (t.turnJobStatus === 'paused') return `turn job ${t.currentJobId} is paused for budget; a top-up resumes it: ${how} (flotilla budget ${t.currentJobId} shows what it needs)`;
+  const n = t.turnPausedJobs;
+  return `${n} job${n === 1 ? '' : 's'} that turn job ${t.currentJobId} started ${n === 1 ? 'is' : 'are'} paused for budget; a top-up resumes ${n === 1 ? 'it' : 'them'}: ${how} (flotilla budget ${t.currentJobId} names them)`;
 }
 
 /** A task as text: fields, keys, then its newest events. */

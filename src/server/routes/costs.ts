@@ -14,7 +14,8 @@ import { takesQuery } from '../query-rule.js';
  * under its root; an empty rollup would read as "this job spent nothing"). With `by=runner` each
  * row also has `name`, the runner's name (`key` stays its id; no `name` for `none` or a runner
  * the store no longer has); with `by=task` the key is the task id whose turns' trees made the
- * calls (`none`: trees that are no task's turn). Bad `by`/`since`/`root` → 400 `invalid_request` naming it.
+ * calls (`none`: trees that are no task's turn) and `name` its title (else its first key, else
+ * its agent). Bad `by`/`since`/`root` → 400 `invalid_request` naming it.
  */
 export function mountCosts(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.get('/api/costs', takesQuery('by', 'since', 'root'), async (c) => {
@@ -42,11 +43,11 @@ export function mountCosts(app: Hono<AppEnv>, ctx: ServerContext): void {
       }
     }
     if (by.data === 'task') {
-      // The same for tasks: the task's title (else its agent) beside its id.
+      // The same for tasks: the task's title (else its first key, else its agent, as `flotilla tasks` shows it) beside its id.
       for (const r of rows) {
         const id = parseId(r.key);
         const t = id === null ? null : await ctx.store.getTask(id);
-        if (t) r.name = t.title || t.agent;
+        if (t) r.name = t.title || t.keys[0] || t.agent;
       }
     }
     const total = { calls: 0, refusedCalls: 0, estimatedCalls: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costMicros: 0, costNanos: 0 };

@@ -26,6 +26,7 @@ export function taskView(t: TaskRow): Task {
     spentMicros: t.spentMicros,
     reservedMicros: t.reservedMicros,
     turnJobStatus: t.turnJobStatus,
+    turnPausedJobs: t.turnPausedJobs,
     createdAt: iso(t.createdAt),
     updatedAt: iso(t.updatedAt),
   };

@@ -32,7 +32,7 @@ export function taskTests(h: Harness): void {
       id: t.id, agent: 'fixer', title: 'issue 42', input: { repo: 'r' }, status: 'idle', keys: [KEY], coalesceMs: 180_000,
       currentJobId: null, workspaceJobId: null, runnerId: null, sessionId: null, turn: 0, windowUntil: null, trailingDueAt: null,
       lastEventAt: null, slotUntil: null, error: null, queuedPrompts: 0, pendingEvents: 0,
-      budgetMicros: null, spentMicros: 0, reservedMicros: 0, turnJobStatus: null, createdAt: T, updatedAt: T,
+      budgetMicros: null, spentMicros: 0, reservedMicros: 0, turnJobStatus: null, turnPausedJobs: 0, createdAt: T, updatedAt: T,
     });
     expect(await s.getTask(t.id)).toEqual(t);
     await expect(s.createTask({ agent: 'fixer', title: '', input: {}, keys: [KEY], coalesceMs: 0, now: T })).rejects.toThrow(`is owned by task ${t.id}`);

@@ -76,6 +76,11 @@ function TaskView({ id }: { id: number }) {
       </div>
       {error && <p className="error">{error}</p>}
       {t.error && <p className="warn">{t.error}</p>}
+      {t.currentJobId && t.turnJobStatus !== 'paused' && t.turnPausedJobs > 0 && (
+        <p className="warn" data-testid="task-paused">
+          {t.turnPausedJobs === 1 ? 'A job' : `${t.turnPausedJobs} jobs`} that turn job #{t.currentJobId} started {t.turnPausedJobs === 1 ? 'is' : 'are'} paused for budget: {t.budgetMicros !== null ? 'add to the task’s budget below to resume them.' : <>top up <Link to={`/jobs/${t.currentJobId}`}>the turn’s tree</Link>.</>}
+        </p>
+      )}
       {t.currentJobId && t.turnJobStatus === 'paused' && (
         <p className="warn" data-testid="task-paused">
           Turn job #{t.currentJobId} is paused for budget: {t.budgetMicros !== null ? 'add to the task’s budget below to resume it.' : <>top it up on <Link to={`/jobs/${t.currentJobId}`}>its job page</Link>.</>}

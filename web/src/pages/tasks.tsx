@@ -67,6 +67,7 @@ export function TasksPage() {
                   <td>
                     {t.currentJobId ? <Link to={`/jobs/${t.currentJobId}`}>#{t.currentJobId}</Link> : '—'}
                     {t.currentJobId && t.turnJobStatus && t.turnJobStatus !== 'running' && <span className={t.turnJobStatus === 'paused' ? 'warn' : 'muted'}> {t.turnJobStatus}</span>}
+                    {t.currentJobId && t.turnJobStatus !== 'paused' && t.turnPausedJobs > 0 && <span className="warn"> {t.turnPausedJobs} paused</span>}
                   </td>
                   <td className="num" data-testid="task-spent">
                     {usd(t.spentMicros)}
