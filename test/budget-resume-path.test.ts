@@ -9,8 +9,9 @@
  * own sub-limit still lacks room for its call); topping up A's sub-limit by 1 µ$ less than its
  * call needs leaves it paused, by exactly enough resumes it.
  * And the tree as the blocker: a sharing child C and a sub-limited child D paused; topping up
- * the tree resumes C, not D (D's sub-limit is spent); topping up D resumes D and its paused
- * child E (whose path holds D's sub-limit), not C again.
+ * the tree resumes C, not D (D's sub-limit is spent); topping up D by room for one call resumes
+ * D, not its paused child E too (E's path holds D's sub-limit: the two fit only one after the
+ * other), and a second such top-up resumes E; never C again.
  * Needs `npx tsc -p tsconfig.build.json` first (bin/flotilla.js runs dist/).
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -149,7 +150,7 @@ describe('a top-up resumes only the paused jobs its budget gave room', () => {
     expect(await budget(a.id)).toMatchObject({ limitMicros: 30_000 + needA - 9_600, spentMicros: 20_400, remainingMicros: needA });
   });
 
-  it("topping up the tree resumes the jobs whose sub-limits have room; a sub-limit's top-up resumes its job and its descendants", async () => {
+  it("topping up the tree resumes the jobs whose sub-limits have room; a sub-limit's top-up resumes its job and its descendants as far as they fit together", async () => {
     const { root, token, child } = await rootJob(0.05);
     const c = await child(token, {}); // shares the tree's budget
     const d = await child(token, { budgetUsd: 0.02 });
@@ -165,11 +166,16 @@ describe('a top-up resumes only the paused jobs its budget gave room', () => {
     expect((await r.next('job.assign', (f) => f.assignment.jobId === c.id, 10_000)).assignment).toMatchObject({ attempt: 2, resumeSessionId: `sess-${c.id}-1` });
     expect([(await job(d.id)).status, (await job(e.id)).status]).toEqual(['paused', 'paused']);
 
+    // $0.02 on D's sub-limit is room for one of D's and E's calls (each ~$0.018), not both:
+    // D resumes (the lower id), E stays paused (both resumed before, and E was refused at once)
     const topD = await cli(['budget', String(d.id), '--add', '0.02']);
     expect(topD.code).toBe(0);
-    expect(topD.out.split('\n').filter((l) => l.startsWith('resumed:'))).toEqual([`resumed:   job ${d.id}, job ${e.id}`]);
-    for (const id of [d.id, e.id]) {
-      expect((await r.next('job.assign', (f) => f.assignment.jobId === id, 10_000)).assignment).toMatchObject({ attempt: 2, resumeSessionId: `sess-${id}-1` });
-    }
+    expect(topD.out.split('\n').filter((l) => l.startsWith('resumed:'))).toEqual([`resumed:   job ${d.id}`]);
+    expect((await r.next('job.assign', (f) => f.assignment.jobId === d.id, 10_000)).assignment).toMatchObject({ attempt: 2, resumeSessionId: `sess-${d.id}-1` });
+    expect((await job(e.id)).status).toBe('paused');
+    // another $0.02 there (through E, which uses D's sub-limit): E resumes
+    const topE = await cli(['budget', String(e.id), '--add', '0.02']);
+    expect(topE.out.split('\n').filter((l) => l.startsWith('resumed:'))).toEqual([`resumed:   job ${e.id}`]);
+    expect((await r.next('job.assign', (f) => f.assignment.jobId === e.id, 10_000)).assignment).toMatchObject({ attempt: 2, resumeSessionId: `sess-${e.id}-1` });
   });
 });

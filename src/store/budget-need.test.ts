@@ -61,12 +61,48 @@ async function scenario(s: Store, raw: RawNeed): Promise<void> {
   expect((await s.getJob(reworded.id))?.pausedNeedMicros).toBeNull();
 }
 
+/**
+ * Two paused siblings sharing the tree, each needing $0.255656: a top-up with room for one
+ * resumes one (the lower id), not both (tester finding: both resumed, and the second was refused
+ * and paused again at once); room for both resumes both; a granted resume still waiting for its
+ * process to exit holds its need too.
+ */
+async function together(s: Store): Promise<void> {
+  const runner = await s.createRunner({ name: `t-${T}`, labels: {}, capacity: 8, credentialHash: 't'.padEnd(64, '0'), now: T });
+  const job = (parentId: number | null, budgetMicros: number) => s.createJob({ parentId, agent: 'a', agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros, now: T });
+  const root = await job(null, 100_000);
+  const kids = [await job(root.id, 0), await job(root.id, 0), await job(root.id, 0)];
+  let k = 0;
+  for (const kid of kids) {
+    await s.claimJobById(kid.id, { id: runner.id, labels: {} }, `tog${++k}`.padEnd(64, '0'), T);
+    await s.transitionJob(kid.id, 1, ['assigned'], 'running', T, { sessionId: `sess-${kid.id}`, startedAt: T });
+  }
+  const r = await s.reserveBudget(root.id, 100_000, T);
+  await s.settleBudget(root.id, r!.ok ? r!.reservationId : 0, 100_000, T); // the tree spent: $0 left
+  const [a, b, c] = kids as [typeof root, typeof root, typeof root];
+  for (const kid of [a, b]) expect(await s.pauseJobForBudget(kid.id, 1, 'budget exhausted', T + 1, 255_656)).toMatchObject({ status: 'paused' });
+  await s.topUpBudget(root.id, 400_000, T + 2); // room $0.40: one $0.255656 call, not two
+  expect(await s.listResumableBudgetPausedJobs(root.id, 'tree')).toEqual([a.id]);
+  await s.topUpBudget(root.id, 111_312, T + 3); // room $0.511312 = 2 × $0.255656
+  expect(await s.listResumableBudgetPausedJobs(root.id, 'tree')).toEqual([a.id, b.id]);
+  // a granted resume waiting for its exit (a's attempt still holds its runner) holds its need: then b fits, and c (paused too) no longer does
+  expect((await s.deferHeldBudgetResumes(root.id, [a.id])).map((j) => j.id)).toEqual([a.id]);
+  expect(await s.listResumableBudgetPausedJobs(root.id, 'tree')).toEqual([b.id]);
+  expect(await s.pauseJobForBudget(c.id, 1, 'budget exhausted', T + 4, 255_656)).toMatchObject({ status: 'paused' });
+  expect(await s.listResumableBudgetPausedJobs(root.id, 'tree')).toEqual([b.id]);
+}
+
 describe('on SQLite', () => {
   const dir = mkdtempSync(join(tmpdir(), 'flotilla-budget-need-'));
   const opened: Array<{ close(): unknown }> = [];
   afterAll(async () => {
     for (const o of opened) await o.close();
     rmSync(dir, { recursive: true, force: true });
+  });
+  it('paused siblings resume together only when they fit together', async () => {
+    const s = await openSqliteStore(join(dir, 'together.sqlite'));
+    opened.push(s);
+    await together(s);
   });
   it('resumes only when room >= the stored need, whatever the reason says', async () => {
     const file = join(dir, 'db.sqlite');
@@ -85,6 +121,9 @@ describe('on SQLite', () => {
 const pgDb: TestDatabase | null = await createTestDatabase();
 const f = pgStoreFixture(pgDb);
 describe.skipIf(!pgDb)('on PostgreSQL', () => {
+  it('paused siblings resume together only when they fit together', async () => {
+    await together(f.store);
+  });
   it('resumes only when room >= the stored need, whatever the reason says', async () => {
     await scenario(f.store, {
       get: async (id) => {

@@ -19,8 +19,20 @@ import type { Database } from './schema.js';
  *    kept out only by them waits for them instead of pausing again.
  * A resumed job whose next call cannot fit would only be refused again, pause again and burn an
  * attempt (issue: a top-up of a sibling's sub-limit resumed every paused job of the tree).
+ * Jobs resume together only when they fit together: taken in ascending id, each resumed job's
+ * need is held against every budget on its path before the next is checked (as is the need of a
+ * job whose resume was already granted and waits for its process to exit, `budget_resume`), so
+ * a top-up with room for one of two paused siblings resumes one (tester finding: it resumed
+ * both, and the second was refused and paused again at once).
  * Money is integer micro-dollars.
  */
+
+/**
+ * endReason of a budget-paused job whose tree was topped up while its stopped attempt's
+ * process had not exited yet (server/paused-exit.ts): it resumes when the runner reports that
+ * exit (budgets.ts endPausedAttempt), never before, so one job never runs two processes at once.
+ */
+export const BUDGET_RESUME_PENDING = 'budget_resume';
 
 /** The budget a top-up raised: the tree's, or the sub-limit of child job `jobId`. */
 export type BudgetRaised = 'tree' | { jobId: number };
@@ -103,7 +115,9 @@ export async function budgetPausedMayResume(db: Db, job: PausedJobNeed, raised: 
 
 /**
  * The jobs of tree `rootId` paused for budget (endReason `budget`) that may resume now that
- * `raised` was raised ({@link mayResumeForBudget}), ascending ids. Reads only.
+ * `raised` was raised ({@link mayResumeForBudget}), ascending ids, each checked with the needs
+ * of the ones before it (and of granted resumes waiting for their exit, endReason
+ * `budget_resume`) held against the budgets on its path: together they fit. Reads only.
  * @throws Error when rootId is not an integer >= 1 or raised.jobId is not.
  */
 export async function listResumableBudgetPausedJobs(c: StoreCtx, rootId: number, raised: BudgetRaised): Promise<number[]> {
@@ -111,16 +125,31 @@ export async function listResumableBudgetPausedJobs(c: StoreCtx, rootId: number,
   if (raised !== 'tree') assertInt('raised.jobId', raised.jobId, 1);
   const paused = await c.db
     .selectFrom('jobs')
-    .select(['id', 'root_id', 'error', 'paused_need_micros'])
+    .select(['id', 'root_id', 'error', 'paused_need_micros', 'end_reason'])
     .where('root_id', '=', rootId)
     .where('status', '=', 'paused')
-    .where('end_reason', '=', 'budget')
+    .where('end_reason', 'in', ['budget', BUDGET_RESUME_PENDING])
     .orderBy('id')
     .execute();
+  // µ$ held per budget (key: 'tree' or the sub-limited job's id) by the resumes granted so far
+  const held = new Map<string, number>();
+  const keyOf = (b: PathBudget) => (b.jobId === undefined ? 'tree' : String(b.jobId));
+  const hold = (path: readonly PathBudget[], need: number) => {
+    for (const b of path) held.set(keyOf(b), (held.get(keyOf(b)) ?? 0) + need);
+  };
   const out: number[] = [];
+  const pending = paused.filter((j) => j.end_reason === BUDGET_RESUME_PENDING);
+  for (const j of pending) hold(await pathBudgets(c.db, rootId, num(j.id)), Math.max(1, pausedNeedMicros(j) ?? 1));
   for (const j of paused) {
-    const job = { id: num(j.id), root_id: j.root_id, error: j.error, paused_need_micros: j.paused_need_micros };
-    if (await budgetPausedMayResume(c.db, job, raised)) out.push(job.id);
+    if (j.end_reason !== 'budget') continue;
+    const id = num(j.id);
+    const path = await pathBudgets(c.db, rootId, id);
+    const onPath = raised === 'tree' || path.some((b) => b.jobId === raised.jobId);
+    const need = Math.max(1, pausedNeedMicros(j) ?? 1);
+    const room = path.map((b) => ({ ...b, spentMicros: b.spentMicros + (held.get(keyOf(b)) ?? 0) }));
+    if (!mayResumeForBudget(onPath, room, need)) continue;
+    hold(path, need);
+    out.push(id);
   }
   return out;
 }

@@ -5,7 +5,7 @@ import { toJobRow } from './codec.js';
 import { modelCallValues } from './model-calls.js';
 import { chargeSubLimitsLate, parseJobIds, reserveWithSubLimits, settleJobRows } from './job-budgets.js';
 import { encodePendingCall } from './pending-call.js';
-import { budgetPausedMayResume, refusedCallMicros } from './budget-resume.js';
+import { BUDGET_RESUME_PENDING, budgetPausedMayResume, refusedCallMicros } from './budget-resume.js';
 import type { BudgetReservationResult, JobRow, NewModelCall, PendingCall, TreeBudget } from './types.js';
 import type { Database } from './schema.js';
 
@@ -384,12 +384,7 @@ export async function resumeBudgetPausedJobs(c: StoreCtx, rootId: number, now: n
   return rows.map((r) => toJobRow(c.codec, r)).sort((a, b) => a.id - b.id);
 }
 
-/**
- * endReason of a budget-paused job whose tree was topped up while its stopped attempt's
- * process had not exited yet (server/paused-exit.ts): it resumes when the runner reports that
- * exit ({@link endPausedAttempt}), never before, so one job never runs two processes at once.
- */
-export const BUDGET_RESUME_PENDING = 'budget_resume';
+export { BUDGET_RESUME_PENDING };
 
 /**
  * The first half of a top-up's resume: every job of the tree paused for budget whose attempt
