@@ -117,6 +117,8 @@ export class RunnerHub {
   /** Sockets whose `hello` has not been accepted yet: never used for dispatch or sends. */
   private readonly unhelloed = new Set<Connection>();
   private closing = false;
+  /** The store writes of connections that closed on their own (release, history line): close() waits for them, or they found the store closed. */
+  private readonly ending = new Set<Promise<unknown>>();
   private pending = 0;
   /** Self-updates in progress (runner-updates.ts): an updating runner gets no new job here. */
   private readonly updates: RunnerUpdates;
@@ -299,6 +301,10 @@ export class RunnerHub {
         .then(() => this.o.store.releaseRunnerInstance(runnerId, conn.key))
         .then(() => noteRunner(this.o, runnerId, 'disconnected', 'disconnected (its connection closed)'))
         .catch((err: unknown) => log.warn('marking runner disconnected failed', { err: String(err) }));
+      // a runner stopping with the server (`flotilla up`) closes first: its writes must land before the store closes (tester: "driver has already been destroyed")
+      const ending = conn.queue;
+      this.ending.add(ending);
+      void ending.finally(() => this.ending.delete(ending));
     });
   }
 
@@ -458,7 +464,7 @@ export class RunnerHub {
         }),
     );
     await Promise.all(closed);
-    await Promise.all(conns.map((c) => c.queue));
+    await Promise.all([...conns.map((c) => c.queue), ...this.ending]);
     // Runners of this server are disconnected now (and free for their next connection, on any
     // replica); the sweep judges their jobs later.
     await Promise.all(held.map((c) => this.o.store.releaseRunnerInstance(c.runnerId, c.key).catch(() => undefined)));
