@@ -40,22 +40,8 @@ describe('a top-up resumes only the paused jobs its budget gave room', () => {
 
   /** Runs the built CLI against the test server; stdout, stderr and exit code. */
   const cli = (args: string[]) => runFlotilla([...args, '--server', t.url, '--token', t.admin], { FLOTILLA_LOG_LEVEL: 'error' });
-  const at = () => new Date().toISOString();
-  const seqs = new Map<number, number>();
-  /** The next event sequence number of job `id` (per job, from 1). */
-  const rseq = (id: number) => {
-    seqs.set(id, (seqs.get(id) ?? 0) + 1);
-    return seqs.get(id)!;
-  };
   /** Takes the assignment of job `id` (any attempt), starts it with session `sess-<id>-<attempt>`; its token. */
-  async function start(id: number): Promise<{ token: string; attempt: number }> {
-    const a = await r.next('job.assign', (f) => f.assignment.jobId === id, 10_000);
-    const attempt = a.assignment.attempt;
-    r.send({ type: 'job.accepted', jobId: id, attempt });
-    r.send({ type: 'job.events', jobId: id, attempt, events: [{ rseq: rseq(id), at: at(), type: 'harness.started', data: { harness: 'claude-code', pid: 1, sessionId: `sess-${id}-${attempt}` } }] });
-    await r.next('ack', () => true, 10_000);
-    return { token: a.assignment.token, attempt };
-  }
+  const start = (id: number) => r.startJob(id, (attempt) => `sess-${id}-${attempt}`);
   const job = async (id: number) => (await (await t.api(`/api/jobs/${id}`)).json()) as Job;
   const budget = async (id: number) => ((await (await t.api(`/api/jobs/${id}/budget`)).json()) as BudgetView).budget;
   /** Charges `micros` to job `id`'s path (its tree and sub-limits), as a settled model call does. */
@@ -81,8 +67,7 @@ describe('a top-up resumes only the paused jobs its budget gave room', () => {
     const body = (await res.json()) as { error: { message: string } };
     expect([res.status, body.error.message]).toEqual([402, expect.stringContaining('budget exhausted')]);
     expect(await job(id)).toMatchObject({ status: 'paused', endReason: 'budget', attempt });
-    r.send({ type: 'job.events', jobId: id, attempt, events: [{ rseq: rseq(id), at: at(), type: 'job.finished', data: { status: 'failed', reason: 'budget', error: 'API Error: 402', sessionId: `sess-${id}-${attempt}` } }] });
-    await r.next('ack', () => true, 10_000);
+    await r.events(id, attempt, { type: 'job.finished', data: { status: 'failed', reason: 'budget', error: 'API Error: 402', sessionId: `sess-${id}-${attempt}` } });
     await r.next('job.cancel', (f) => f.jobId === id, 10_000);
     // its slot freed (paused-exit.ts): a top-up now requeues it at once rather than on its exit
     for (let i = 0; (await t.store.getJob(id))?.finishedAt === null; i++) {

@@ -44,25 +44,10 @@ describe('task budgets', () => {
 
   /** The built CLI against the test server, without FLOTILLA_* variables of this process. */
   const cli = (...args: string[]) => runFlotilla([...args, '--server', t.url, '--token', t.admin], Object.fromEntries(Object.keys(process.env).filter((k) => k.startsWith('FLOTILLA_')).map((k) => [k, undefined])));
-  const at = () => new Date().toISOString();
-  const seqs = new Map<number, number>();
-  const rseq = (id: number) => {
-    seqs.set(id, (seqs.get(id) ?? 0) + 1);
-    return seqs.get(id)!;
-  };
   /** Takes the next assignment of job `id`, starts it with session `sess-<id>`; its token and attempt. */
-  async function start(id: number): Promise<{ token: string; attempt: number }> {
-    const a = await r.next('job.assign', (f) => f.assignment.jobId === id, 10_000);
-    const attempt = a.assignment.attempt;
-    r.send({ type: 'job.accepted', jobId: id, attempt });
-    r.send({ type: 'job.events', jobId: id, attempt, events: [{ rseq: rseq(id), at: at(), type: 'harness.started', data: { harness: 'claude-code', pid: 1, sessionId: `sess-${id}` } }] });
-    await r.next('ack', () => true, 10_000);
-    return { token: a.assignment.token, attempt };
-  }
-  async function finish(id: number, attempt: number, status: 'succeeded' | 'failed', reason?: string) {
-    r.send({ type: 'job.events', jobId: id, attempt, events: [{ rseq: rseq(id), at: at(), type: 'job.finished', data: { status, ...(reason ? { reason, error: 'API Error: 402' } : {}), sessionId: `sess-${id}` } }] });
-    await r.next('ack', () => true, 10_000);
-  }
+  const start = (id: number) => r.startJob(id, () => `sess-${id}`);
+  const finish = (id: number, attempt: number, status: 'succeeded' | 'failed', reason?: string) =>
+    r.events(id, attempt, { type: 'job.finished', data: { status, ...(reason ? { reason, error: 'API Error: 402' } : {}), sessionId: `sess-${id}` } });
   const task = async (id: number) => ((await (await t.api(`/api/tasks/${id}`)).json()) as { task: Task }).task;
   const tree = async (jobId: number) => ((await (await t.api(`/api/jobs/${jobId}/budget`)).json()) as BudgetView).budget;
   /** Waits until task `id` satisfies `ok`; the task then. */
@@ -131,9 +116,7 @@ describe('task budgets', () => {
     expect(resumed.assignment.resumeSessionId).toBe(`sess-${j2}`);
     const a2b = { token: resumed.assignment.token, attempt: resumed.assignment.attempt };
     r.send({ type: 'job.accepted', jobId: j2, attempt: a2b.attempt });
-    seqs.set(j2, 0); // each attempt's events from rseq 1
-    r.send({ type: 'job.events', jobId: j2, attempt: a2b.attempt, events: [{ rseq: rseq(j2), at: at(), type: 'harness.started', data: { harness: 'claude-code', pid: 2, sessionId: `sess-${j2}` } }] });
-    await r.next('ack', () => true, 10_000);
+    await r.events(j2, a2b.attempt, { type: 'harness.started', data: { harness: 'claude-code', pid: 2, sessionId: `sess-${j2}` } });
     await until(t0.id, (x) => x.turnJobStatus === 'running', 'resumed its turn');
 
     // a top-up of the turn's tree (flotilla budget JOB --add) raises the task's budget as much
@@ -147,8 +130,7 @@ describe('task budgets', () => {
 
     // the turn spends all its tree has: nothing is left for a next turn
     await spend(j2, 1_030_000);
-    r.send({ type: 'job.events', jobId: j2, attempt: a2b.attempt, events: [{ rseq: rseq(j2), at: at(), type: 'job.finished', data: { status: 'succeeded', sessionId: `sess-${j2}` } }] });
-    await r.next('ack', () => true, 10_000);
+    await finish(j2, a2b.attempt, 'succeeded');
     await until(t0.id, (x) => x.status === 'idle' && x.currentJobId === null, 'ended turn 2');
     const refused = await cli('tasks', 'send', String(t0.id), 'third');
     expect(refused.code).toBe(1);
@@ -219,7 +201,6 @@ describe('task budgets', () => {
     expect((await task(created.id)).turnPausedJobs).toBe(0);
     // both end, their runner slots free for the next test
     r.send({ type: 'job.accepted', jobId: child.id, attempt: again.assignment.attempt });
-    seqs.set(child.id, 0);
     await finish(child.id, again.assignment.attempt, 'succeeded');
     await finish(turnJob, a.attempt, 'succeeded');
   });

@@ -152,6 +152,33 @@ export class FakeRunner {
     this.ws.send(JSON.stringify(msg));
   }
 
+  private readonly rseqs = new Map<string, number>();
+  /** The next event sequence number of job `jobId`'s attempt `attempt` (each attempt's events from 1). */
+  rseq(jobId: number, attempt: number): number {
+    const k = `${jobId}/${attempt}`;
+    const n = (this.rseqs.get(k) ?? 0) + 1;
+    this.rseqs.set(k, n);
+    return n;
+  }
+
+  /** Sends events of job `jobId`'s attempt `attempt` (rseq and time filled in) and waits for the ack. */
+  async events(jobId: number, attempt: number, ...events: Array<{ type: string; data: Record<string, unknown> }>): Promise<void> {
+    this.send({ type: 'job.events', jobId, attempt, events: events.map((e) => ({ rseq: this.rseq(jobId, attempt), at: new Date().toISOString(), ...e })) });
+    await this.next('ack', () => true, 10_000);
+  }
+
+  /**
+   * Takes the next assignment of job `jobId` (any attempt), accepts it and reports its harness
+   * started with session `sessionId(attempt)`. Its job token and attempt.
+   */
+  async startJob(jobId: number, sessionId: (attempt: number) => string): Promise<{ token: string; attempt: number }> {
+    const a = await this.next('job.assign', (f) => f.assignment.jobId === jobId, 10_000);
+    const attempt = a.assignment.attempt;
+    this.send({ type: 'job.accepted', jobId, attempt });
+    await this.events(jobId, attempt, { type: 'harness.started', data: { harness: 'claude-code', pid: 1, sessionId: sessionId(attempt) } });
+    return { token: a.assignment.token, attempt };
+  }
+
   /** Sends hello (with `instance`: as that runner process; without: as an older runner) and waits for welcome. */
   async hello(o: { name?: string; labels?: Labels; capacity?: number; running?: { jobId: number; attempt: number }[]; instance?: string } = {}) {
     this.send({ type: 'hello', name: o.name ?? 'fake', labels: o.labels ?? {}, capacity: o.capacity ?? 1, version: 'test', running: o.running ?? [], ...(o.instance !== undefined ? { instance: o.instance } : {}) });
