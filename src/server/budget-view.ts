@@ -17,7 +17,7 @@ import { resumeNeedsOf } from './budget-resume-needs.js';
  * µ$; `now` epoch ms (budget rows missing are created from their jobs). Null when the job's
  * tree has no root job.
  */
-export async function budgetViewOf(store: BudgetPathStore & Pick<Store, 'listTreeJobs'>, job: JobRow, now: number, resumed: number[] = []): Promise<BudgetView | null> {
+export async function budgetViewOf(store: BudgetPathStore & Pick<Store, 'listBudgetPausedJobs'>, job: JobRow, now: number, resumed: number[] = []): Promise<BudgetView | null> {
   const path = await budgetsOnPath(store, job, now);
   if (!path) return null;
   const uses = budgetJobUses(path);
@@ -26,6 +26,6 @@ export async function budgetViewOf(store: BudgetPathStore & Pick<Store, 'listTre
   const budget = { ...uses, remainingMicros: ownRoomMicros(least), ...(boundedBy ? { boundedBy } : {}) };
   const resumeNeeds = resumeNeedsOf(job, path);
   // the tree's other jobs waiting for budget: a root's view said nothing of a paused child (tester finding)
-  const pausedJobs = (await store.listTreeJobs(job.rootId)).filter((j) => j.id !== job.id && j.status === 'paused' && j.endReason === 'budget').map((j) => j.id);
+  const pausedJobs = (await store.listBudgetPausedJobs(job.rootId)).filter((id) => id !== job.id);
   return { jobId: job.id, jobStatus: job.status, budget, pausedJobs, resumed, ...(resumeNeeds ? { resumeNeeds } : {}) };
 }

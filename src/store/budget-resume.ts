@@ -123,14 +123,7 @@ export async function budgetPausedMayResume(db: Db, job: PausedJobNeed, raised: 
 export async function listResumableBudgetPausedJobs(c: StoreCtx, rootId: number, raised: BudgetRaised): Promise<number[]> {
   assertInt('rootId', rootId, 1);
   if (raised !== 'tree') assertInt('raised.jobId', raised.jobId, 1);
-  const paused = await c.db
-    .selectFrom('jobs')
-    .select(['id', 'root_id', 'error', 'paused_need_micros', 'end_reason'])
-    .where('root_id', '=', rootId)
-    .where('status', '=', 'paused')
-    .where('end_reason', 'in', ['budget', BUDGET_RESUME_PENDING])
-    .orderBy('id')
-    .execute();
+  const paused = await pausedRows(c, rootId, ['budget', BUDGET_RESUME_PENDING]);
   // µ$ held per budget (key: 'tree' or the sub-limited job's id) by the resumes granted so far
   const held = new Map<string, number>();
   const keyOf = (b: PathBudget) => (b.jobId === undefined ? 'tree' : String(b.jobId));
@@ -152,4 +145,22 @@ export async function listResumableBudgetPausedJobs(c: StoreCtx, rootId: number,
     out.push(id);
   }
   return out;
+}
+
+/** The paused jobs of tree `rootId` whose endReason is one of `reasons`, as the rule reads them, ids ascending (one query, on the jobs_root index). */
+function pausedRows(c: StoreCtx, rootId: number, reasons: string[]) {
+  return c.db
+    .selectFrom('jobs')
+    .select(['id', 'root_id', 'error', 'paused_need_micros', 'end_reason'])
+    .where('root_id', '=', rootId)
+    .where('status', '=', 'paused')
+    .where('end_reason', 'in', reasons)
+    .orderBy('id')
+    .execute();
+}
+
+/** The jobs of tree `rootId` paused for budget (endReason `budget`), ids ascending: the budget view's `pausedJobs`. Reads only. @throws Error when rootId is not an integer >= 1. */
+export async function listBudgetPausedJobs(c: StoreCtx, rootId: number): Promise<number[]> {
+  assertInt('rootId', rootId, 1);
+  return (await pausedRows(c, rootId, ['budget'])).map((j) => num(j.id));
 }

@@ -87,6 +87,8 @@ export interface LedgerStore {
    * path has room for their refused call (store/budget-resume.ts, the one rule). Ids ascending.
    */
   listResumableBudgetPausedJobs(rootId: number, raised: BudgetRaised): Promise<number[]>;
+  /** The jobs of the tree paused for budget (endReason `budget`), ids ascending (store/budget-resume.ts). */
+  listBudgetPausedJobs(rootId: number): Promise<number[]>;
   /** Budget-paused jobs of the tree (only `jobIds` when given) → `queued` with resumeSessionId = their sessionId. Returns them. */
   resumeBudgetPausedJobs(rootId: number, now: number, jobIds?: readonly number[]): Promise<JobRow[]>;
   /**
