@@ -111,6 +111,7 @@ describe('task budgets', () => {
     const up = await cli('tasks', 'budget', String(t0.id), '--add', '1');
     expect([up.code, up.err]).toEqual([0, '']);
     expect(up.out).toContain(`task ${t0.id}: budget $1.050000 for all its turns; spent $0.030000; $1.020000 left`);
+    expect(up.out).toContain(`resumed:   job ${j2}\n`);
     expect((await tree(j2)).limitMicros).toBe(1_020_000);
     const resumed = await r.next('job.assign', (f) => f.assignment.jobId === j2, 10_000);
     expect(resumed.assignment.resumeSessionId).toBe(`sess-${j2}`);
@@ -195,7 +196,10 @@ describe('task budgets', () => {
       await new Promise((res2) => setTimeout(res2, 50));
     }
     // the task top-up goes to the turn's tree: the child resumes in its session
-    expect((await cli('tasks', 'budget', String(created.id), '--add', '1')).code).toBe(0);
+    const up = await cli('tasks', 'budget', String(created.id), '--add', '1', '--json');
+    expect(up.code).toBe(0);
+    const upJson = JSON.parse(up.out) as { task: Task; resumed: number[] };
+    expect([upJson.resumed, upJson.task.id, upJson.task.budgetMicros]).toEqual([[child.id], created.id, 1_020_000]);
     const again = await r.next('job.assign', (f) => f.assignment.jobId === child.id, 10_000);
     expect(again.assignment.resumeSessionId).toBe(`sess-${child.id}`);
     expect((await task(created.id)).turnPausedJobs).toBe(0);
@@ -235,7 +239,7 @@ describe('task budgets', () => {
     expect(given.budgetMicros).toBe(100_000);
     // between turns --set takes
     const set = await cli('tasks', 'budget', String(bot.id), '--set', '2.5', '--json');
-    expect((JSON.parse(set.out) as { task: Task }).task.budgetMicros).toBe(2_500_000);
+    expect(JSON.parse(set.out) as { task: Task; resumed: number[] }).toMatchObject({ task: { budgetMicros: 2_500_000 }, resumed: [] });
 
     const both = await t.api(`/api/tasks/${bot.id}/budget`, { json: { addUsd: 1, budgetUsd: 2 } });
     expect([both.status, ((await both.json()) as { error: { message: string } }).error.message]).toEqual([400, expect.stringContaining('exactly one of addUsd')]);

@@ -23,6 +23,7 @@ import {
   Task,
   TaskList,
   TaskDetail,
+  TaskBudgetResult,
   CreateTaskRequest,
   Receiver,
   ReceiverList,
@@ -160,13 +161,14 @@ export class FlotillaClient extends FleetApi {
   }
 
   /**
-   * `POST /api/tasks/:id/budget` → the task. `{ addUsd }` adds to its budget (its running turn's
-   * tree too; a turn paused for budget resumes); `{ budgetUsd }` sets it, between turns only.
+   * `POST /api/tasks/:id/budget` → the task, with `resumed`: the jobs the top-up resumed.
+   * `{ addUsd }` adds to its budget (its running turn's tree too; a turn paused for budget
+   * resumes); `{ budgetUsd }` sets it, between turns only.
    * Errors: 409 `no_budget` (add to a task without one), 409 `invalid_state` (set while a turn
    * runs), 400 naming `addUsd` past the $100,000 cap.
    */
-  async setTaskBudget(id: number, req: { addUsd: number } | { budgetUsd: number }): Promise<Task> {
-    return this.request('POST', `/api/tasks/${id}/budget`, Task, req);
+  async setTaskBudget(id: number, req: { addUsd: number } | { budgetUsd: number }): Promise<TaskBudgetResult> {
+    return this.request('POST', `/api/tasks/${id}/budget`, TaskBudgetResult, req);
   }
 
   /** `GET /api/receivers` → every receiver (never a secret). */

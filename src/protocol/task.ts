@@ -136,6 +136,14 @@ export const TaskBudgetRequest = z
   .refine((b) => (b.addUsd === undefined) !== (b.budgetUsd === undefined), { message: 'give exactly one of addUsd (add to the budget) and budgetUsd (set it)', path: ['addUsd'] });
 export type TaskBudgetRequest = z.infer<typeof TaskBudgetRequest>;
 
+/**
+ * `POST /api/tasks/:id/budget` response: the task after the change, and `resumed`, the jobs of
+ * its running turn's tree that the top-up resumed from a pause for budget, lowest id first
+ * (empty for a set, or when none was paused or none fits yet; default for an older server).
+ */
+export const TaskBudgetResult = Task.extend({ resumed: z.array(z.number().int().positive()).default([]) });
+export type TaskBudgetResult = z.infer<typeof TaskBudgetResult>;
+
 /** Where a receiver's deliveries come from; decides how they are verified and routed. */
 export const ReceiverProvider = z.enum(['github', 'gitea', 'generic']);
 export type ReceiverProvider = z.infer<typeof ReceiverProvider>;

@@ -47,6 +47,8 @@ interface Seeded {
   chat: number;
   chatJob: number;
   pausedChild: number;
+  stuck: number;
+  stuckJob: number;
   split: number;
   limited: number;
   limitedChild: number;
@@ -112,7 +114,17 @@ async function seed(store: Store, ids: Partial<Seeded>): Promise<void> {
   const pausedChild = await store.createJob({ parentId: limited.id, agent: 'beta', agentVersion: '1', input: {}, selector: { pool: 'nowhere' }, priority: 0, budgetMicros: 0, now });
   await store.transitionJob(pausedChild.id, null, ['queued'], 'assigned', now);
   await store.transitionJob(pausedChild.id, null, ['assigned'], 'paused', now, { endReason: 'budget', finishedAt: now });
-  Object.assign(ids, { pausedChild: pausedChild.id, alpha: alpha.id, alphaChild: alphaChild.id, beta: beta.id, big: big.id, done: done.id, box: box.id, chat: chat.id, chatJob: chatJob.id, split: split.id, limited: limited.id, limitedChild: limitedChild.id });
+  // a task with a $0.03 budget whose turn spent it all and is paused for budget
+  const stuck = await store.createTask({ agent: 'alpha', title: 'Out of budget 9', input: {}, keys: [], coalesceMs: 0, budgetMicros: 30_000, now });
+  await store.enqueueTaskPrompt(stuck.id, 'Go on.', now);
+  await store.claimTaskTurn(stuck.id, now);
+  const stuckJob = await store.createJob({ parentId: null, agent: 'alpha', agentVersion: '1', input: { taskId: stuck.id, taskTurn: 1 }, selector: { pool: 'nowhere' }, priority: 0, budgetMicros: 30_000, now });
+  await store.attachTurnJob(stuck.id, 1, stuckJob.id, now);
+  const spent = await store.reserveBudget(stuckJob.id, 30_000, now);
+  await store.settleBudget(stuckJob.id, spent!.reservationId!, 30_000, now);
+  await store.transitionJob(stuckJob.id, null, ['queued'], 'assigned', now);
+  await store.transitionJob(stuckJob.id, null, ['assigned'], 'paused', now, { endReason: 'budget', finishedAt: now });
+  Object.assign(ids, { stuck: stuck.id, stuckJob: stuckJob.id, pausedChild: pausedChild.id, alpha: alpha.id, alphaChild: alphaChild.id, beta: beta.id, big: big.id, done: done.id, box: box.id, chat: chat.id, chatJob: chatJob.id, split: split.id, limited: limited.id, limitedChild: limitedChild.id });
 }
 
 /** True when the page scrolls sideways (content wider than the viewport). */
@@ -479,6 +491,26 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     await admin.click('[data-testid=task-top-up]');
     await waitFor('the top-up', async () => (await up.admin.getTask(task.id)).task.budgetMicros === 1_300_000, 10_000);
     await expect.poll(() => admin.locator('[data-testid=task-budget] .legend').textContent(), { timeout: 10_000 }).toBe('$0.000000 spent · limit $1.300000');
+    // nothing was paused: no job is named as resumed
+    expect(await admin.locator('[data-testid=task-resumed]').count()).toBe(0);
+    await admin.context().close();
+  }, 60_000);
+
+  it('a task whose turn is paused for budget says so; adding to its budget resumes the turn and names it', async () => {
+    const admin = await signIn(up.browser, up.url, 'ada', 'admin-password-1');
+    await admin.goto(`${up.url}/tasks/${id('stuck')}`);
+    await expect.poll(() => admin.locator('[data-testid=task-paused]').textContent(), { timeout: 10_000 }).toBe(`Turn job #${id('stuckJob')} is paused for budget: add to the task’s budget below to resume it.`);
+    expect(await admin.locator('[data-testid=task-job]').textContent()).toBe(`#${id('stuckJob')} (paused)`);
+    expect(await admin.locator('[data-testid=task-budget-left]').textContent()).toBe('$0.000000 left for its turns');
+    await admin.fill('[aria-label="add to the task\'s budget, USD"]', '0.5');
+    await admin.click('[data-testid=task-top-up]');
+    await expect.poll(() => admin.locator('[data-testid=task-resumed]').textContent(), { timeout: 10_000 }).toBe(`Resumed #${id('stuckJob')}`);
+    expect(await admin.locator('[data-testid=task-resumed] a').getAttribute('href')).toBe(`/jobs/${id('stuckJob')}`);
+    // the turn's tree got the $0.50 as well, and the job left its pause (queued again for its runner)
+    expect((await up.admin.getBudget(id('stuckJob'))).budget.limitMicros).toBe(530_000);
+    expect((await up.admin.getJob(id('stuckJob'))).status).not.toBe('paused');
+    await expect.poll(() => admin.locator('[data-testid=task-paused]').count(), { timeout: 10_000 }).toBe(0);
+    expect(await admin.locator('[data-testid=task-budget-left]').textContent()).toBe('$0.500000 left for its turns');
     await admin.context().close();
   }, 60_000);
 

@@ -144,8 +144,10 @@ export function registerTasks(program: Command, ctx: CliContext): void {
     // a usage error (exit 2), as a bad value is: the two come from flags or FLOTILLA_TASK_BUDGET_ADD / _SET
     if ((opts.add === undefined) === (opts.set === undefined)) throw new CliError('give exactly one of --add <usd> (add to the budget) and --set <usd> (set it)', 2);
     const t = await (await clientFrom(opts)).setTaskBudget(id, opts.add !== undefined ? { addUsd: opts.add } : { budgetUsd: opts.set! });
-    if (wantsJson(self, opts)) return void out(JSON.stringify({ task: t }));
+    const { resumed, ...task } = t;
+    if (wantsJson(self, opts)) return void out(JSON.stringify({ task, resumed }));
     out(`task ${t.id}: budget ${budgetLine(t)}`);
+    if (resumed.length > 0) out(`resumed:   ${resumed.map((j) => `job ${j}`).join(', ')}`);
     const paused = pausedLine(t);
     if (paused) out(`still paused: ${paused}`);
     else if (t.currentJobId !== null) out(`turn job ${t.currentJobId}: ${t.turnJobStatus ?? 'running'}`);

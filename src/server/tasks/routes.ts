@@ -39,7 +39,7 @@ async function findTask(c: Context<AppEnv>, ctx: ServerContext): Promise<Found> 
  * - `POST /api/tasks/:id/stop` → Task: cancels the current turn's job only (the task reads
  *   `running` until its runner reports the job ended); no turn running → 409 `invalid_state`;
  * - `POST /api/tasks/:id/complete` → Task: completed, keys released, its job cancelled;
- * - `POST /api/tasks/:id/budget` (TaskBudgetRequest) → Task: `addUsd` adds to the task's budget
+ * - `POST /api/tasks/:id/budget` (TaskBudgetRequest) → TaskBudgetResult (the task, `resumed`: the jobs resumed): `addUsd` adds to the task's budget
  *   and to the running turn's tree (a turn paused for budget resumes; with no turn running, a
  *   turn held back by the spent budget starts: task-budget.ts topUpTask); a task without a
  *   budget 409 `no_budget`, past $100,000 400 naming `addUsd`. `budgetUsd` sets the budget,
@@ -175,7 +175,7 @@ export function mountTasks(app: Hono<AppEnv>, ctx: ServerContext): void {
     if (body.value.addUsd !== undefined) {
       const r = await topUpTask(ctx, f.task, usdToMicros(body.value.addUsd));
       if (!r.ok) return apiError(c, r.status, r.code, r.message, r.code === 'invalid_request' ? 'addUsd' : undefined);
-      return c.json(taskView(r.task));
+      return c.json({ ...taskView(r.task), resumed: r.resumed });
     }
     // Set: between turns only; the running turn's tree was sized from the budget it started with.
     const turn = f.task.currentJobId ? await ctx.store.getJob(f.task.currentJobId) : null;
@@ -185,6 +185,6 @@ export function mountTasks(app: Hono<AppEnv>, ctx: ServerContext): void {
     if (!t) return apiError(c, 404, 'not_found', `no task ${f.task.id}`);
     ctx.log.info('task budget set', { taskId: t.id, budgetMicros: t.budgetMicros });
     await f.engine.wake(t.id);
-    return c.json(taskView((await ctx.store.getTask(t.id)) ?? t));
+    return c.json({ ...taskView((await ctx.store.getTask(t.id)) ?? t), resumed: [] });
   });
 }

@@ -31,8 +31,11 @@ function TaskView({ id }: { id: number }) {
   const [error, setError] = useState('');
   const [busy, setBusy] = useState(false);
   const [topUp, setTopUp] = useState('1');
+  // The jobs the last top-up resumed from a pause for budget (POST /api/tasks/:id/budget `resumed`).
+  const [resumed, setResumed] = useState<number[]>([]);
   const act = async (f: () => Promise<unknown>) => {
     setError('');
+    setResumed([]);
     setBusy(true);
     try {
       await f();
@@ -118,10 +121,20 @@ function TaskView({ id }: { id: number }) {
               </p>
               <div className="inline">
                 <input type="text" inputMode="decimal" aria-label="add to the task's budget, USD" value={topUp} onChange={(e) => setTopUp(e.target.value)} style={{ width: '6rem' }} />
-                <button disabled={!isAdmin || busy || typedUsd(topUp) === null} title={isAdmin ? 'Add dollars to the task’s budget (its running turn gets them too)' : ADMIN_ONLY} onClick={() => act(() => client.setTaskBudget(id, { addUsd: typedUsd(topUp)! }))} data-testid="task-top-up">
+                <button disabled={!isAdmin || busy || typedUsd(topUp) === null} title={isAdmin ? 'Add dollars to the task’s budget (its running turn gets them too)' : ADMIN_ONLY} onClick={() => act(async () => setResumed((await client.setTaskBudget(id, { addUsd: typedUsd(topUp)! })).resumed))} data-testid="task-top-up">
                   Add to budget
                 </button>
               </div>
+              {resumed.length > 0 && (
+                <p className="muted" data-testid="task-resumed">
+                  Resumed {resumed.map((j, i) => (
+                    <span key={j}>
+                      {i > 0 && ', '}
+                      <Link to={`/jobs/${j}`}>#{j}</Link>
+                    </span>
+                  ))}
+                </p>
+              )}
             </>
           ) : (
             <p className="muted">
