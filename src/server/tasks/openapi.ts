@@ -1,5 +1,5 @@
 import { error, json, ref, schemaOf, type Json } from '../openapi-kit.js';
-import { CreatedReceiver, CreateReceiverRequest, CreateTaskRequest, HookResult, MAX_ID, Receiver, ReceiverList, SendTaskPromptRequest, Task, TaskBudgetRequest, TaskConversation, TaskDetail, TaskList, TaskStatus } from '../../protocol/index.js';
+import { CreatedReceiver, CreateReceiverRequest, CreateTaskRequest, HookResult, MAX_ID, Receiver, ReceiverList, SendTaskPromptRequest, Task, TaskBudgetRequest, TaskBudgetResult, TaskConversation, TaskDetail, TaskList, TaskStatus } from '../../protocol/index.js';
 
 
 /**
@@ -45,6 +45,7 @@ export function tasksOpenApi(): { schemas: Json; paths: Json } {
       CreateTaskRequest: schemaOf(CreateTaskRequest, 'input'),
       SendTaskPromptRequest: schemaOf(SendTaskPromptRequest, 'input'),
       TaskBudgetRequest: schemaOf(TaskBudgetRequest, 'input'),
+      TaskBudgetResult: schemaOf(TaskBudgetResult, 'output'),
       Receiver: schemaOf(Receiver, 'output'),
       ReceiverList: schemaOf(ReceiverList, 'output'),
       CreateReceiverRequest: schemaOf(CreateReceiverRequest, 'input'),
@@ -94,7 +95,7 @@ export function tasksOpenApi(): { schemas: Json; paths: Json } {
           parameters: [idParam],
           requestBody: body('TaskBudgetRequest'),
           responses: {
-            200: ok('the task', ref('Task')),
+            200: ok('the task, with `resumed`: the jobs the top-up resumed from a pause for budget', ref('TaskBudgetResult')),
             400: error('`invalid_request` (names `addUsd` or `budgetUsd`; over the $100,000 cap)'),
             401: unauthorized,
             403: forbidden,
