@@ -45,6 +45,11 @@ describe('flotilla tasks / receivers', () => {
     const list = await run('tasks', '--status', 'running');
     expect(list.out).toMatch(new RegExp(`^${task.id}\\s+gpu-job\\s+running\\s+fix flaky`, 'm'));
     expect((await run('tasks', 'complete', String(task.id))).out).toBe(`task ${task.id}: completed (job ${next})\n`);
+    // an event recorded after it completed (a webhook's closing event) is not waiting for a turn: it says so
+    await t.store.addTaskEvent(task.id, { receiverId: null, key: null, kind: 'issues.closed', actor: 'octocat', summary: 'octocat closed the issue', occurredAt: Date.now() }, Date.now());
+    const closed = await run('tasks', 'show', String(task.id));
+    expect(closed.out).toContain('pending:    0 prompt(s), 1 event(s) (the task is completed: they go to its next turn if it is reopened)');
+    expect(closed.out).toMatch(/ issues\.closed octocat \[undelivered\]: octocat closed the issue\n/);
     const again = await run('tasks', 'complete', String(task.id));
     expect(again.code).toBe(1);
     expect(again.err).toMatch(/already completed/);

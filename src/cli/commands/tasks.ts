@@ -48,7 +48,7 @@ export function describeTask(d: TaskDetail): string {
     `  turns:      ${t.turns}${t.currentJobId !== null ? ` (job ${t.currentJobId} ${t.turnJobStatus ?? 'running'})` : ''}`,
     `  budget:     ${budgetLine(t)}`,
     `  workspace:  ${t.workspaceJobId !== null ? `job ${t.workspaceJobId} on runner ${t.runnerId ?? '?'}, session ${t.sessionId ?? '?'}` : 'none yet'}`,
-    `  pending:    ${t.queuedPrompts} prompt(s), ${t.pendingEvents} event(s)${t.trailingWakeAt ? `; trailing wake at ${t.trailingWakeAt}` : ''}`,
+    `  pending:    ${t.queuedPrompts} prompt(s), ${t.pendingEvents} event(s)${t.trailingWakeAt ? `; trailing wake at ${t.trailingWakeAt}` : ''}${t.status === 'completed' && t.queuedPrompts + t.pendingEvents > 0 ? ' (the task is completed: they go to its next turn if it is reopened)' : ''}`,
     `  coalescing: ${t.coalesceSeconds} s`,
   ];
   if (t.slotHeldUntil && Date.parse(t.slotHeldUntil) > Date.now()) lines.push(`  slot:       runner ${t.runnerId ?? '?'} kept for the next turn until ${t.slotHeldUntil}`);
@@ -57,7 +57,7 @@ export function describeTask(d: TaskDetail): string {
   if (t.error) lines.push(`  error:      ${t.error}`);
   if (d.events.length) {
     lines.push('events (newest first):');
-    for (const e of d.events.slice(0, 20)) lines.push(`  ${e.occurredAt} ${e.kind}${e.actor ? ` ${e.actor}` : ''}${e.turn ? ` [turn ${e.turn}]` : ' [pending]'}: ${cut(e.summary.replace(/\s+/g, ' '), 100)}`);
+    for (const e of d.events.slice(0, 20)) lines.push(`  ${e.occurredAt} ${e.kind}${e.actor ? ` ${e.actor}` : ''}${e.turn ? ` [turn ${e.turn}]` : t.status === 'completed' ? ' [undelivered]' : ' [pending]'}: ${cut(e.summary.replace(/\s+/g, ' '), 100)}`);
   }
   return lines.join('\n');
 }

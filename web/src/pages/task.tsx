@@ -100,6 +100,7 @@ function TaskView({ id }: { id: number }) {
             <dd data-testid="task-queue">
               {int(t.queuedPrompts)} prompts, {int(t.pendingEvents)} events
               {t.trailingWakeAt && <span className="muted"> · wakes {when(t.trailingWakeAt)}</span>}
+              {t.status === 'completed' && t.queuedPrompts + t.pendingEvents > 0 && <span className="muted"> · not delivered: the task is completed (its next turn gets them if it is reopened)</span>}
             </dd>
             <dt>Turns</dt>
             <dd>{int(t.turns)}</dd>
