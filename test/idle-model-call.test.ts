@@ -45,6 +45,24 @@ r, w = os.pipe()
 os.read(r, 1)
 `;
 
+// A parent that starts a child (labelled for a pool no runner is in: it stays queued) and
+// waits silently for three idle limits, polling it over the API as an orchestrator does.
+const WAITS_CHILD_PY = `import json, os, sys, time, urllib.request
+sys.stdin.read()
+url, tok = os.environ["FLOTILLA_URL"], os.environ["FLOTILLA_JOB_TOKEN"]
+def api(method, path, body=None):
+    req = urllib.request.Request(url + path, method=method, data=None if body is None else json.dumps(body).encode(),
+        headers={"authorization": "Bearer " + tok, "content-type": "application/json"})
+    return json.load(urllib.request.urlopen(req, timeout=30))
+child = api("POST", "/api/jobs", {"agent": "yn-prompt", "input": {}, "labels": {"pool": "nowhere"}})
+end = time.time() + ${3 * IDLE_SECONDS}
+while time.time() < end:
+    time.sleep(0.5)
+    api("GET", "/api/jobs/%d" % child["id"])
+api("POST", "/api/jobs/%d/cancel" % child["id"])
+print(json.dumps({"type": "message", "data": {"role": "assistant", "text": "child %d waited for" % child["id"]}}))
+`;
+
 function agentYaml(name: string): string {
   return [
     `name: ${name}`,
@@ -68,7 +86,7 @@ function agentYaml(name: string): string {
 }
 
 function writeAgents(dir: string): void {
-  for (const [name, py] of [['slow-call', SLOW_AGENT_PY], ['yn-prompt', PROMPT_AGENT_PY]] as const) {
+  for (const [name, py] of [['slow-call', SLOW_AGENT_PY], ['yn-prompt', PROMPT_AGENT_PY], ['waits-child', WAITS_CHILD_PY]] as const) {
     mkdirSync(join(dir, name), { recursive: true });
     writeFileSync(join(dir, name, 'agent.yaml'), agentYaml(name));
     writeFileSync(join(dir, name, 'prompt.md'), 'Say hi.\n');
@@ -174,6 +192,15 @@ for (const mode of ['sqlite', 'postgres, gateway on another replica'] as const) 
       // The gateway noted the call's start and end: nothing in flight now.
       const [act] = await a.store.modelCallActivity([{ jobId: job.id, attempt: job.attempt }]);
       expect(act).toMatchObject({ jobId: job.id, inFlight: 0 });
+    }, 90_000);
+
+    it('a parent waiting on a child that has not ended (no output, no model call of its own) is not ended as blocked_on_input', async () => {
+      const { job, events } = await runToEnd(client, a.store, 'waits-child');
+      expect(job.status, job.error ?? '').toBe('succeeded');
+      const text = events.filter((e) => e.type === 'message').map((e) => e.type === 'message' && e.data.text);
+      expect(text).toEqual([expect.stringMatching(/^child \d+ waited for$/)]);
+      const child = Number(/\d+/.exec(String(text[0]))![0]);
+      expect(await a.store.getJob(child)).toMatchObject({ parentId: job.id, status: 'cancelled' });
     }, 90_000);
 
     it('a y/n prompt nobody answers (no output, no model call) still ends as blocked_on_input', async () => {

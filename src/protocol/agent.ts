@@ -28,6 +28,8 @@ export const AgentLimits = z
     /**
      * Idle limit, seconds: no harness output and no model call for this long ends the job
      * `failed`, reason `blocked_on_input` (e.g. a process waiting on an interactive prompt).
+     * A job with a child that has not ended (queued, running, paused for budget) is waiting on
+     * it, not idle (server/model-activity.ts).
      */
     idleSeconds: z.number().int().positive().max(24 * 3600).default(600),
   })

@@ -215,7 +215,9 @@ export const ServerToRunner = z.discriminatedUnion('type', [
    * that reports any (issue 4: the idle limit is "no output AND no model call for N
    * seconds"). Per attempt that made model calls: `inFlight` calls now and `idleMs`, how long
    * ago (server clock, ms) a call last started or ended. Relative, so clock skew does not
-   * matter. Attempts without any call are left out. An older runner ignores the frame.
+   * matter. A job waiting on a child that has not ended counts one call more, `idleMs` 0 (it
+   * is not blocked on input). Attempts without any call or child are left out. An older
+   * runner ignores the frame.
    */
   z.object({
     type: z.literal('job.activity'),

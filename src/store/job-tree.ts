@@ -15,6 +15,27 @@ export async function listTreeJobs(c: StoreCtx, rootId: number): Promise<JobRow[
   return rows.map((r) => toJobRow(c.codec, r));
 }
 
+/**
+ * Which of `jobIds` have a child that has not ended (any status but the terminal ones,
+ * `cancelling` included): a parent waiting on its children (issue 6), which the runner's idle
+ * limit does not count as blocked on input (server/model-activity.ts). In no particular order,
+ * each id once. One query on the `jobs_parent` index; at most 1000 ids.
+ * @throws Error when an id is not a positive integer or there are more than 1000.
+ */
+export async function listJobsWithLiveChildren(c: StoreCtx, jobIds: readonly number[]): Promise<number[]> {
+  if (jobIds.length === 0) return [];
+  if (jobIds.length > 1000) throw new Error(`store: at most 1000 job ids per call, got ${jobIds.length}`);
+  for (const id of jobIds) assertInt('jobId', id, 1);
+  const rows = await c.db
+    .selectFrom('jobs')
+    .select('parent_id')
+    .distinct()
+    .where('parent_id', 'in', [...new Set(jobIds)])
+    .where('status', 'not in', [...TERMINAL_STATUSES])
+    .execute();
+  return rows.map((r) => num(r.parent_id));
+}
+
 /** A job left running by its parent's end (see {@link listOrphanedJobs}). */
 export interface OrphanedJob {
   id: number;

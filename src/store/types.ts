@@ -226,6 +226,8 @@ export interface Store extends TaskStore, AgentVersionStore, EffortTierStore, Da
   // --- job trees (issue 6; store/job-tree.ts) --------------------------------------------
   /** Every job whose rootId is `rootId` (the root and its descendants), id ascending; [] when none. */
   listTreeJobs(rootId: number): Promise<JobRow[]>;
+  /** Which of these jobs (≤ 1000) have a child not yet ended: parents waiting on their children (store/job-tree.ts). */
+  listJobsWithLiveChildren(jobIds: readonly number[]): Promise<number[]>;
   /** Jobs not ended whose parent has ended, oldest first, at most `limit` (1–1000): job-tree.ts listOrphanedJobs. */
   listOrphanedJobs(limit: number): Promise<OrphanedJob[]>;
 
