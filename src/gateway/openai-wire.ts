@@ -4,6 +4,7 @@ import { modelName, outputLimit, type MessagesRequest } from './request.js';
 import { jsonReply, type Reply } from './reply.js';
 import { storedStateRef } from './server-input.js';
 import { editJson } from './json-edit.js';
+import { givenTwice, repeatedMember, WATCHED_MEMBERS } from './repeated-members.js';
 
 /**
  * The OpenAI wire formats the gateway speaks: Chat Completions (`/v1/chat/completions`) and
@@ -127,7 +128,7 @@ export const responsesLimitRefused = (field: string) => `${field}: not a Respons
 
 /**
  * Parses a body of `api`; `{ error }` names the bad field (`messages: ...`) or says it is not
- * JSON. Errors too: a Responses body with `background: true` ({@link BACKGROUND_REFUSED}), or
+ * JSON, or that a field it reads is given twice (repeated-members.ts). Errors too: a Responses body with `background: true` ({@link BACKGROUND_REFUSED}), or
  * with `max_tokens`/`max_completion_tokens` ({@link responsesLimitRefused}); a Chat body with
  * both output limits ({@link BOTH_OUTPUT_LIMITS_REFUSED}); a body referring to state stored on
  * the provider (server-input.ts storedStateRef: `previous_response_id`, `conversation`,
@@ -140,6 +141,8 @@ export function parseOpenAiRequest(api: OpenAiApi, raw: string): { request: Chat
   } catch {
     return { error: 'request body is not valid JSON', param: null };
   }
+  const twice = repeatedMember(raw, WATCHED_MEMBERS[api]);
+  if (twice !== null) return { error: givenTwice(twice), param: twice };
   const r = (api === 'openai-chat' ? ChatRequest : ResponsesRequest).safeParse(json);
   if (!r.success) {
     const issue = r.error.issues[0] ? resolveIssue(r.error.issues[0]) : undefined;

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { MAX_OUTPUT_TOKENS_CEILING as PROTOCOL_OUTPUT_CEILING } from '../protocol/index.js';
 import { resolveIssue } from '../protocol/errors.js';
 import { storedStateRef } from './server-input.js';
+import { givenTwice, repeatedMember, WATCHED_MEMBERS } from './repeated-members.js';
 
 /**
  * The part of an Anthropic Messages request body the gateway reads; everything else passes
@@ -88,7 +89,8 @@ export type MessagesRequest = z.infer<typeof MessagesRequest>;
 
 /**
  * Parses the raw body bytes.
- * @returns the request, or `{ error }` with a message naming the bad field (or "body is not JSON");
+ * @returns the request, or `{ error }` with a message naming the bad field (or "body is not
+ * JSON", or a field the gateway reads given twice: repeated-members.ts);
  * a body referring to a file stored on the provider (server-input.ts storedStateRef: a block
  * whose `source` is `{type: "file", file_id}`) is an error too: the
  * gateway cannot bound the input it adds.
@@ -100,6 +102,8 @@ export function parseMessagesRequest(raw: string): { request: MessagesRequest } 
   } catch {
     return { error: 'request body is not valid JSON' };
   }
+  const twice = repeatedMember(raw, WATCHED_MEMBERS['anthropic-messages']);
+  if (twice !== null) return { error: givenTwice(twice) };
   // Every model call comes through here: the common, valid body is checked by hand (the same
   // rules as the schema, no copy); zod runs when that check fails, for its error message.
   if (isMessagesRequest(json)) return storedRefused(json) ?? { request: json };
