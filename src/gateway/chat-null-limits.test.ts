@@ -55,3 +55,17 @@ describe('Chat Completions: null limits and n mean absent', () => {
     expect((JSON.parse(both.text) as { error: { message: string } }).error.message).toBe(BOTH_OUTPUT_LIMITS_REFUSED);
   });
 });
+
+describe('stream: null (OpenAI: boolean or null) is not streamed, as when left out', () => {
+  it('Chat Completions and Responses: served (200), recorded not streamed; include_usage: null is taken too', async () => {
+    const r = await send(chat({ stream: null, stream_options: { include_usage: null } }));
+    expect(r.status, r.text).toBe(200);
+    expect(r.upstream).toMatchObject({ stream: null });
+    expect(gw.store.calls.at(-1)).toMatchObject({ httpStatus: 200, streamed: false, inputTokens: 10, outputTokens: 5, usageKnown: true });
+    const before = gw.up.seen.length;
+    const res = await gw.post('/v1/responses', { model: 'gpt-4o', input: 'hi', stream: null });
+    expect(res.status, await res.text()).toBe(200);
+    expect(JSON.parse(gw.up.seen[before]!.body)).toMatchObject({ stream: null });
+    expect(gw.store.calls.at(-1)).toMatchObject({ httpStatus: 200, streamed: false });
+  });
+});

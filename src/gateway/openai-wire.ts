@@ -50,14 +50,15 @@ export const ChatRequest = z
   .object({
     model: modelName(),
     messages: z.array(z.object({ role: z.string() }).passthrough()).min(1),
-    stream: z.boolean().optional(),
+    // null (OpenAI's spec: boolean or null) is absent: not streamed; likewise include_usage
+    stream: z.boolean().nullable().optional(),
     // at most the gateway's ceiling (request.ts MAX_OUTPUT_TOKENS_CEILING): past it a 400, not a
     // budget refusal; null (OpenAI accepts it) means absent, as for Responses max_output_tokens
     max_tokens: outputLimit().nullable().optional(),
     max_completion_tokens: outputLimit().nullable().optional(),
     /** Choices to generate (OpenAI: 1–128; null: absent, 1): each may use the whole output limit. */
     n: z.number().int().min(1).max(128).nullable().optional(),
-    stream_options: z.object({ include_usage: z.boolean().optional() }).passthrough().nullable().optional(),
+    stream_options: z.object({ include_usage: z.boolean().nullable().optional() }).passthrough().nullable().optional(),
   })
   .passthrough();
 export type ChatRequest = z.infer<typeof ChatRequest>;
@@ -67,7 +68,7 @@ export const ResponsesRequest = z
     model: modelName(),
     input: z.union([z.string(), z.array(z.object({}).passthrough())]),
     instructions: z.string().nullable().optional(),
-    stream: z.boolean().optional(),
+    stream: z.boolean().nullable().optional(),
     max_output_tokens: outputLimit().nullable().optional(),
     /** Refused when true ({@link BACKGROUND_REFUSED}). */
     background: z.boolean().nullable().optional(),
