@@ -100,6 +100,39 @@ describe('Gateway.drain', () => {
     }
   });
 
+  it('a stream that ends during the drain reaches its client whole before the connections close (its call settles just before its last chunk)', async () => {
+    const events = [
+      { type: 'message_start', message: { id: 'm', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [], usage: { input_tokens: 10, output_tokens: 1 } } },
+      { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } },
+      { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'x'.repeat(64 * 1024) } },
+      { type: 'content_block_stop', index: 0 },
+      { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 20 } },
+      { type: 'message_stop' },
+    ].map((e) => `event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`);
+    const gw = await startGateway({
+      job: { token: 'flj_drain_test_tail_0123456789abc', id: 44, budgetMicros: 1_000_000 },
+      upstream: () => (res) => {
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(events.slice(0, 3).join(''));
+        setTimeout(() => res.end(events.slice(3).join('')), 200);
+      },
+    });
+    let closed = false;
+    try {
+      const res = await gw.post('/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: 100, stream: true, messages: [{ role: 'user', content: 'hi' }] });
+      expect(res.status).toBe(200);
+      const text = res.text();
+      // the server stops as `flotilla up` does: drain, then every connection closed
+      expect(await gw.app.drain(5000)).toEqual({ open: 1, aborted: 0 });
+      await gw.close();
+      closed = true;
+      expect(await text).toBe(events.join(''));
+      expect(gw.store.calls.map((c) => c.costMicros)).toEqual([330]);
+    } finally {
+      if (!closed) await gw.close();
+    }
+  });
+
   it('with nothing in flight it returns at once', async () => {
     const gw = await startGateway({ job: { token: 'flj_drain_test_idle_0123456789abc', id: 42, budgetMicros: 1_000_000 } });
     try {

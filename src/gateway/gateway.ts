@@ -75,7 +75,8 @@ export type Gateway = Hono & {
    * already reserved are waited for, up to `graceMs` (default {@link DRAIN_GRACE_MS}), until
    * each is settled and its ledger row written; those still running then are aborted as a
    * cancelled job's are (settled with the usage seen so far, or the estimate, marked as one)
-   * and waited for up to {@link DRAIN_ABORT_MS} more. Never rejects.
+   * and waited for up to {@link DRAIN_ABORT_MS} more; then the streamed replies still being
+   * written get up to {@link REPLY_FLUSH_MS} to send their last chunks. Never rejects.
    * @returns how many calls held a reservation when it began, and how many were aborted.
    */
   drain(graceMs?: number): Promise<{ open: number; aborted: number }>;
@@ -92,6 +93,12 @@ export const DRAIN_GRACE_MS = 8_000;
 
 /** How long it then waits for the calls it aborted to be settled, ms: 5 s. */
 export const DRAIN_ABORT_MS = 5_000;
+
+/**
+ * After a stop's calls have settled, how long the streamed replies still being written get to
+ * send their last chunks before the connections close, ms (node-adapter.ts NodeHandler).
+ */
+export const REPLY_FLUSH_MS = 1_000;
 
 /**
  * The model gateway. The control plane's HTTP listener hands every `/v1/*` request to
@@ -205,7 +212,14 @@ export function createGateway(opts: GatewayOptions): Gateway {
     if (n > 0) log.info('gateway: aborted the live calls of an ended job', { job: jobId, calls: n });
     return n;
   };
+  const node = nodeHandler(handle, limit, log, callAuth);
   const drain = async (graceMs = DRAIN_GRACE_MS): Promise<{ open: number; aborted: number }> => {
+    const settled = await drainCalls(graceMs);
+    // a stream's call settles just before its last chunk goes out: let that chunk reach its client
+    await node.untilRepliesWritten(REPLY_FLUSH_MS);
+    return settled;
+  };
+  const drainCalls = async (graceMs: number): Promise<{ open: number; aborted: number }> => {
     draining = true;
     // calls waiting for budget stop waiting; none reserved from now on goes upstream
     stopTakingCalls(store);
@@ -218,5 +232,5 @@ export function createGateway(opts: GatewayOptions): Gateway {
     if (!(await untilNoOpenCalls(store, DRAIN_ABORT_MS))) log.error('gateway: stopping: model calls still not settled; the sweeper charges them after their expiry', { calls: openCallCount(store) });
     return { open, aborted };
   };
-  return Object.assign(app, { handle, abortJob, drain, hurryDrain: () => hurry(), node: nodeHandler(handle, limit, log, callAuth) });
+  return Object.assign(app, { handle, abortJob, drain, hurryDrain: () => hurry(), node });
 }

@@ -67,8 +67,9 @@ const EMPTY = Buffer.alloc(0);
  * call with it) and the stream is closed. A handler that throws gets a 500 in the path's wire format (errors.ts internalError; message
  * logged, not sent). Without `auth`, every body is read first (as before preflight existed).
  */
-export function nodeHandler(handle: (req: GatewayRequest) => Promise<Reply>, limit: number, log: Logger, auth?: CallAuth): (req: IncomingMessage, res: ServerResponse) => void {
-  return (req, res) => {
+export function nodeHandler(handle: (req: GatewayRequest) => Promise<Reply>, limit: number, log: Logger, auth?: CallAuth): NodeHandler {
+  const replies = new OpenReplies();
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
     const ac = new ClientSignal();
     res.on('close', () => {
       if (!res.writableFinished) ac.abort();
@@ -76,7 +77,7 @@ export function nodeHandler(handle: (req: GatewayRequest) => Promise<Reply>, lim
     req.on('error', () => ac.abort());
     const url = req.url ?? '/';
     const q = url.indexOf('?');
-    const call: Call = { req, res, ac, path: q === -1 ? url : url.slice(0, q), url, handle, limit, log };
+    const call: Call = { req, res, ac, path: q === -1 ? url : url.slice(0, q), url, handle, limit, log, replies };
     const pre = auth ? auth.preflight(req.method, call.path, req.headers) : undefined;
     if (pre instanceof Promise) {
       pre
@@ -87,6 +88,45 @@ export function nodeHandler(handle: (req: GatewayRequest) => Promise<Reply>, lim
         .catch(lastResort(call));
     } else admit(call, pre ?? undefined, pre !== undefined);
   };
+  return Object.assign(handler, { untilRepliesWritten: (ms: number) => replies.untilNone(ms) });
+}
+
+/**
+ * The node:http handler of {@link nodeHandler}, and `untilRepliesWritten(ms)`: resolves true once
+ * no streamed reply is being written (each one's last chunk is out, or its client is gone), false
+ * after `ms`. A stopping server waits for it after the calls have settled (gateway.ts drain): a
+ * stream's call is settled just before its last chunk goes out, and closing the connections
+ * then cut that chunk off (a fresh tester's stream ending as the server stopped: curl exit 18,
+ * the call charged in full).
+ */
+export type NodeHandler = ((req: IncomingMessage, res: ServerResponse) => void) & { untilRepliesWritten(ms: number): Promise<boolean> };
+
+/** Streamed replies being written by one {@link nodeHandler}: a counter, and who waits for it to reach 0. */
+class OpenReplies {
+  private open = 0;
+  private idle: Array<() => void> = [];
+  opened(): void {
+    this.open++;
+  }
+  closed(): void {
+    if (--this.open > 0) return;
+    for (const wake of this.idle.splice(0)) wake();
+  }
+  untilNone(ms: number): Promise<boolean> {
+    if (this.open === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        this.idle = this.idle.filter((w) => w !== wake);
+        resolve(false);
+      }, ms);
+      timer.unref();
+      this.idle.push(wake);
+    });
+  }
 }
 
 /** One request being served by {@link nodeHandler}. */
@@ -99,6 +139,7 @@ interface Call {
   handle: (req: GatewayRequest) => Promise<Reply>;
   limit: number;
   log: Logger;
+  replies: OpenReplies;
 }
 
 /**
@@ -154,7 +195,7 @@ function serve(c: Call, body: Buffer, bodyBytes: number, headers: IncomingHttpHe
   if (refusal) request.bodyRefusal = refusal;
   c.handle(request)
     .then(
-      (reply) => writeReply(c.res, reply, close, c.log),
+      (reply) => writeReply(c.res, reply, close, c.log, c.replies),
       (err: unknown) => fail(c.res, c.log, c.path, err),
     )
     .catch(lastResort(c));
@@ -189,8 +230,9 @@ function fail(res: ServerResponse, log: Logger, path: string, err: unknown): voi
  * that goes away destroys the source, which aborts the upstream; the call is still recorded
  * (meter.ts, the stream's finish hook). A broken upstream cuts the response unfinished.
  * `close`: the request's body was left unread, so the connection closes after the reply.
+ * A stream counts in `replies` until `res` closes.
  */
-function writeReply(res: ServerResponse, reply: Reply, close: boolean, log: Logger): void {
+function writeReply(res: ServerResponse, reply: Reply, close: boolean, log: Logger, replies: OpenReplies): void {
   if (!reply.stream) {
     writeHead(res, reply.status, flatHeaders(reply.headers, close, reply.body?.byteLength ?? 0), log);
     res.end(reply.body ?? undefined);
@@ -219,6 +261,9 @@ function writeReply(res: ServerResponse, reply: Reply, close: boolean, log: Logg
   });
   res.on('drain', control.resume);
   res.once('close', control.cancel);
+  // written until its last chunk is out or its client is gone (a stopping server waits: NodeHandler)
+  replies.opened();
+  res.once('close', () => replies.closed());
 }
 
 /**
