@@ -81,12 +81,20 @@ export function shuttingDown(path: string): Reply {
 }
 
 /**
- * No such endpoint (`method` `path`): 404 in the path's wire format ({@link openAiPath}: as
- * OpenAI answers an unknown URL), `x-should-retry: false`.
+ * No such endpoint (`method` `path`): 404, `x-should-retry: false`, in the wire format of the
+ * client asking: Anthropic's for `/v1/messages*` and `/v1/complete`, OpenAI's for an OpenAI path
+ * ({@link openAiPath}); for any other (`/v1/models`, `/v1/batches`, `/v1/files`: both providers
+ * have one) Anthropic's when the request carries `anthropic-version` (its SDKs send it on every
+ * request), else OpenAI's — a Bearer-only `GET /v1/models` got Anthropic's (fresh-tester
+ * finding). A path with a doubled slash or capitals (`//v1/messages`: a base URL ending in `/`)
+ * gets a hint.
  */
-export function noSuchEndpoint(method: string, path: string): Reply {
-  const message = `no such endpoint: ${method} ${path}`;
-  return openAiPath(path) ? openaiError(404, 'invalid_request_error', message) : anthropicError(404, 'not_found_error', message, { retry: false });
+export function noSuchEndpoint(method: string, path: string, headers: Record<string, string | string[] | undefined> = {}): Reply {
+  const lower = path.replace(/^\/+/, '/').toLowerCase();
+  const hint = lower !== path ? ' (paths start with a single /v1/ and are lower case: check the client\'s base URL)' : '';
+  const message = `no such endpoint: ${method} ${path}${hint}`;
+  const anthropic = lower.startsWith('/v1/messages') || lower === '/v1/complete' || (!openAiPath(lower) && headers['anthropic-version'] !== undefined);
+  return anthropic ? anthropicError(404, 'not_found_error', message, { retry: false }) : openaiError(404, 'invalid_request_error', message);
 }
 
 /**

@@ -140,7 +140,7 @@ export const REPLY_FLUSH_MS = 1_000;
  * call kept out only by calls in flight waits up to `config.budgetWaitMs` for them to settle,
  * then gets 429 `rate_limit_error` / `rate_limit_exceeded` with `retry-after` (retryable),
  * recorded as refused (`budget_in_flight`), its job left running (M2, budget-wait.ts).
- * - any other `/v1/*` → 404 `not_found_error` (OpenAI's `invalid_request_error` under an OpenAI path, errors.ts noSuchEndpoint).
+ * - any other `/v1/*` → 404 in the asking client's wire format (errors.ts noSuchEndpoint).
  * - a body over `maxRequestBytes` → 413 (`request_too_large`, recorded as refused on model calls).
  * Other paths (e.g. Claude Code's `HEAD /` preconnect) are not routed here; the host app's
  * 404 answers them at once.
@@ -181,7 +181,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
   let hurry = (): void => undefined;
   const handle = async (req: GatewayRequest): Promise<Reply> => {
     const route = req.method === 'POST' ? routes[req.path] : undefined;
-    if (!route) return noSuchEndpoint(req.method, req.path);
+    if (!route) return noSuchEndpoint(req.method, req.path, req.headers);
     if (draining) return shuttingDown(req.path);
     // open until its route answers (a stopping server waits for it: open-calls.ts)
     callOpened(store, 'request');

@@ -106,6 +106,9 @@ async function restartGraceMs(store: Store, heartbeatTimeoutMs: number, now: num
   return restarted ? grace : heartbeatTimeoutMs;
 }
 
+/** A gateway path spelt with more than one leading slash or capitals: served by the gateway (its 404). */
+const MISSPELT_GATEWAY_PATH = /^\/+v1\//i;
+
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const log = opts.log ?? silentLogger;
   const now = opts.now ?? Date.now;
@@ -207,7 +210,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // node's own Host check answers a bare 400: ours names it (client-error.ts)
   const server = createServer({ requireHostHeader: false }, (req, res) => {
     if (refuseWithoutHost(req, res)) return;
-    if (req.url?.startsWith('/v1/')) gateway.node(req, res);
+    // `//v1/…` or `/V1/…` (a client's base URL ending in `/`): the gateway's 404 in the client's wire format, naming it
+    if (req.url?.startsWith('/v1/') || (req.url !== undefined && MISSPELT_GATEWAY_PATH.test(req.url))) gateway.node(req, res);
     else if (!(req.url?.startsWith('/hooks/') && serveHook(ctx, req, res))) void honoListener(req, res);
   });
   // a request node's parser refused gets a body naming what is wrong, not a bare status (client-error.ts)
