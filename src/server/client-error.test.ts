@@ -6,6 +6,7 @@
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from './test-helpers.js';
+import { hashToken } from '../core/tokens.js';
 
 /** Writes `bytes` on a fresh connection and reads until the server closes it. */
 function raw(url: string, bytes: string): Promise<string> {
@@ -87,5 +88,27 @@ describe('requests the HTTP parser refuses', () => {
     });
     const res = await t.api('/api/jobs');
     expect(res.status).toBe(200);
+  });
+
+  it('a request whose body stalls after its headers (a valid job token): 408 naming it once the request timeout passes, and the connection closes', async () => {
+    const slow = await startTestServer({ requestTimeoutMs: 600 });
+    try {
+      const now = Date.now();
+      const runner = await slow.store.createRunner({ name: 'stall', labels: {}, capacity: 1, credentialHash: 'c'.repeat(64), now });
+      const job = await slow.store.createJob({ parentId: null, agent: 'test-fixer', agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros: 1_000_000, now });
+      const token = 'flj_stalled_body_0123456789abcdefghij';
+      await slow.store.claimJob({ id: runner.id, labels: {} }, hashToken(token), now);
+      await slow.store.transitionJob(job.id, 1, ['assigned'], 'running', now, { startedAt: now });
+      const t0 = Date.now();
+      const reply = parse(await raw(slow.url, `POST /v1/messages HTTP/1.1\r\nhost: x\r\nx-api-key: ${token}\r\ncontent-type: application/json\r\ncontent-length: 500\r\n\r\n{"model":`));
+      expect(reply.status).toBe(408);
+      expect(reply.headers.connection).toBe('close');
+      expect(reply.body.error).toMatchObject({ code: 'request_timeout', message: 'the request did not arrive whole in time' });
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(600);
+      // the server goes on serving
+      expect((await slow.api('/api/jobs')).status).toBe(200);
+    } finally {
+      await slow.close();
+    }
   });
 });

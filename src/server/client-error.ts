@@ -23,6 +23,16 @@ export function answerClientError(err: NodeJS.ErrnoException & { reason?: string
   // out first, then this one (answered at once, the earlier reply was lost: fresh-user finding,
   // a POST's one-time token among them). Its 'finish' fires once it is all written.
   const earlier = (socket as { _httpMessage?: http.ServerResponse })._httpMessage;
+  // ...unless it is the timed-out request's own reply: a handler waiting for a body that never
+  // came whole (a model call whose body stalled after a valid token) would hold the connection
+  // open for good (fresh-tester finding: still open after 420 s). Answered in its place.
+  if (earlier && err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && !earlier.req.complete) {
+    if (earlier.headersSent) return void socket.destroy();
+    const [status, code, message] = clientErrorReply(err, maxHeaderBytes);
+    const body = errorBody(code, message);
+    earlier.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' }).end(body);
+    return;
+  }
   if (earlier && !earlier.writableFinished) {
     earlier.once('finish', () => answerClientError(err, socket, maxHeaderBytes));
     earlier.once('close', () => earlier.writableFinished || socket.destroy());

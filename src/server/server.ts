@@ -62,6 +62,11 @@ export interface ServerOptions {
   gatewayDrainMs?: number;
   /** Task pass period (ends finished turns, fires trailing wakes); default 1000. */
   taskPollMs?: number;
+  /**
+   * How long a request may take to arrive whole (headers and body), ms; past it 408 and the
+   * connection closes (node's `requestTimeout`, checked every few seconds); default node's 300,000.
+   */
+  requestTimeoutMs?: number;
   log?: Logger;
   /** Clock (epoch ms); default Date.now. For tests. */
   now?: () => number;
@@ -208,7 +213,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // plain node:http handlers, past Hono and web streams; everything else to the Hono app.
   const honoListener = getRequestListener(app.fetch);
   // node's own Host check answers a bare 400: ours names it (client-error.ts)
-  const server = createServer({ requireHostHeader: false }, (req, res) => {
+  const server = createServer({ requireHostHeader: false, ...(opts.requestTimeoutMs !== undefined ? { requestTimeout: opts.requestTimeoutMs, connectionsCheckingInterval: Math.min(30_000, Math.max(100, opts.requestTimeoutMs / 4)) } : {}) }, (req, res) => {
     if (refuseWithoutHost(req, res)) return;
     // `//v1/…` or `/V1/…` (a client's base URL ending in `/`): the gateway's 404 in the client's wire format, naming it
     if (req.url?.startsWith('/v1/') || (req.url !== undefined && MISSPELT_GATEWAY_PATH.test(req.url))) gateway.node(req, res);
