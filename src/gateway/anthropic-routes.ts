@@ -301,7 +301,7 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
         // A job must not "succeed" on a model that never ran: refuse, not retried (issue 2);
         // recorded as refused, the reservation settled at $0 with the row.
         await recordRefused(ctx, 400, 'no_script');
-        return anthropicError(400, 'invalid_request_error', noScriptMessage(job.agent), { retry: false });
+        return anthropicError(400, 'invalid_request_error', noScriptMessage(job.agent, request.model), { retry: false });
       }
       res = scriptedMessagesReply(script, job, request);
     } else {

@@ -215,7 +215,7 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
         if (!script) {
           // recorded as refused; the reservation settled at $0 with the row
           await recordRefused(ctx, 400, 'no_script');
-          return openaiError(400, 'invalid_request_error', noScriptMessage(job.agent), 'no_script');
+          return openaiError(400, 'invalid_request_error', noScriptMessage(job.agent, req.model), 'no_script');
         }
         // The scripted model always reports usage to the meter; the client sees it only when asked.
         const res = await meteredReply(scriptedOpenAiReply(api, script, job, asScriptRequest(api, req), ctx.streamed, true), ctx, request.signal);

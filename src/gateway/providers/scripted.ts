@@ -10,10 +10,13 @@ export const SCRIPT_FINISHED_TEXT = '(scripted model: script finished)';
 
 /**
  * The gateway's refusal (HTTP 400, not retried) when the scripted model has no script for the
- * job's agent: the job fails with this message instead of "succeeding" without a model.
+ * job's agent: the job fails with this message instead of "succeeding" without a model. It
+ * names both ways out, for the scripted provider serves `model` either by a route or as the
+ * default of a server without a key (it told a server with ANTHROPIC_API_KEY set, whose route
+ * sent the model to `scripted`, to set the key: fresh-tester finding).
  */
-export function noScriptMessage(agent: string): string {
-  return `scripted model: no script for agent "${agent}". Add agents/${agent}/script.yaml, or set ANTHROPIC_API_KEY (OPENAI_API_KEY for OpenAI routes) on the server to use a real model.`;
+export function noScriptMessage(agent: string, model: string): string {
+  return `scripted model: no script for agent "${agent}", and model ${JSON.stringify(model)} is served by the scripted provider. Add agents/${agent}/script.yaml, or send the model to a real provider: a route (flotilla models set PATTERN PROVIDER), or, with no route for it, the server's default, which is a real model once ANTHROPIC_API_KEY (OPENAI_API_KEY for OpenAI formats) is set on the server.`;
 }
 
 /** A content block of an Anthropic Messages reply. */
