@@ -172,8 +172,12 @@ export function registerModels(program: Command, ctx: CliContext): void {
     out(wantsJson(self, opts) ? JSON.stringify(route) : `route set: ${route.pattern === '*' ? '* (default)' : route.pattern} → ${route.provider}`);
     if (route.warning && !wantsJson(self, opts)) ctx.io.stderr.write(`warning: ${route.warning}\n`);
     // Once routes exist, a model no route matches is refused: say so when there is no default.
-    if (pat !== '*' && !(await client.listModelRoutes()).routes.some((r) => r.pattern === '*')) {
-      ctx.io.stderr.write(`warning: no default route: models matching no pattern (e.g. other than ${pat}) are now refused as unknown; set one with \`flotilla models default PROVIDER\`\n`);
+    // (every pattern named: the file's and the API's, not only the one just set, fresh-tester finding)
+    const routes = (await client.listModelRoutes()).routes;
+    if (pat !== '*' && !routes.some((r) => r.pattern === '*')) {
+      const patterns = routes.map((r) => r.pattern);
+      const named = patterns.length > 8 ? `${patterns.slice(0, 8).join(', ')}, … (${patterns.length} in all)` : patterns.join(', ');
+      ctx.io.stderr.write(`warning: no default route: a model matching none of the routes (${named}) is refused as unknown; set one with \`flotilla models default PROVIDER\`\n`);
     }
   };
   addClientOptions(

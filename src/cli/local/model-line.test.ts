@@ -30,6 +30,14 @@ describe('modelLine with model routes', () => {
     expect(line).not.toContain('SECRET');
   });
 
+  it('an ANTHROPIC_BASE_URL other than Anthropic\'s own is named, with and without routes (a proxy or a fake upstream)', () => {
+    expect(modelLine(config({ ANTHROPIC_API_KEY: 'sk-ant-SECRET', ANTHROPIC_BASE_URL: 'http://127.0.0.1:19110/' }, 'claude-*=anthropic'))).toBe(
+      'flotilla: model routes: claude-* → Claude through the Anthropic API at http://127.0.0.1:19110; any other model → refused as unknown (no default route)',
+    );
+    expect(describeModels(loadGatewayConfig({ ANTHROPIC_API_KEY: 'sk-ant-SECRET', ANTHROPIC_BASE_URL: 'http://127.0.0.1:19110' })).model).toBe('using Claude through the Anthropic API at http://127.0.0.1:19110');
+    expect(describeModels(loadGatewayConfig({ ANTHROPIC_API_KEY: 'sk-ant-SECRET' })).model).toBe('using Claude through the Anthropic API');
+  });
+
   it('* → openai-compatible with its URL: names the server (not its key; a URL with user info is refused at start, gateway/config.ts); without it: warns naming FLOTILLA_OPENAI_COMPATIBLE_URL', () => {
     const on = modelLine(config({ FLOTILLA_OPENAI_COMPATIBLE_URL: 'http://127.0.0.1:9/v1/', FLOTILLA_OPENAI_COMPATIBLE_KEY: 'k-SECRET' }, '*=openai-compatible'));
     expect(on).toBe('flotilla: model routes: * (any other model) → the OpenAI-compatible server at http://127.0.0.1:9/v1');

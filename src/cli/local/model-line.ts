@@ -1,4 +1,4 @@
-import { openAiUpstreamOf, providerConfigured, type GatewayConfig, type ModelRoute, type ProviderName } from '../../gateway/config.js';
+import { DEFAULT_ANTHROPIC_BASE_URL, openAiUpstreamOf, providerConfigured, type GatewayConfig, type ModelRoute, type ProviderName } from '../../gateway/config.js';
 import { providerSetting } from '../../gateway/errors.js';
 import { globMatches } from '../../gateway/model-directory.js';
 
@@ -27,10 +27,15 @@ function shownUrl(url: string): string {
   }
 }
 
+/** ` at URL` when the Anthropic upstream is not Anthropic's own (ANTHROPIC_BASE_URL: a proxy, a fake), else nothing (fresh-tester finding: it was not named). */
+function anthropicAt(gateway: GatewayConfig): string {
+  return gateway.anthropicBaseUrl && gateway.anthropicBaseUrl !== DEFAULT_ANTHROPIC_BASE_URL ? ` at ${shownUrl(gateway.anthropicBaseUrl)}` : '';
+}
+
 /** What a configured provider is, in words: `Claude through the Anthropic API`, `the OpenAI-compatible server at http://...`. */
 function providerWords(gateway: GatewayConfig, provider: ProviderName): string {
   if (provider === 'scripted') return 'the offline scripted model';
-  if (provider === 'anthropic') return 'Claude through the Anthropic API';
+  if (provider === 'anthropic') return `Claude through the Anthropic API${anthropicAt(gateway)}`;
   const upstream = openAiUpstreamOf(gateway, provider);
   const at = upstream ? ` at ${shownUrl(upstream.baseUrl)}` : '';
   return provider === 'openai' ? `the OpenAI API${at}` : `the OpenAI-compatible server${at}`;
@@ -54,7 +59,7 @@ function patternWords(r: ModelRoute): string {
 export function describeModels(gateway: GatewayConfig): ModelDescription {
   const routes = gateway.modelProviders ?? [];
   if (routes.length === 0) {
-    const messages = gateway.provider === 'anthropic' ? 'using Claude through the Anthropic API' : 'offline scripted model (no ANTHROPIC_API_KEY set)';
+    const messages = gateway.provider === 'anthropic' ? `using Claude through the Anthropic API${anthropicAt(gateway)}` : 'offline scripted model (no ANTHROPIC_API_KEY set)';
     // where the OpenAI formats go, when they have an upstream (tester finding: nothing said so)
     const second = gateway.openaiSecond ? ` (${providerWords(gateway, gateway.openaiSecond.provider)} only for models routed to ${gateway.openaiSecond.provider})` : '';
     const openai = gateway.openai ? `; the OpenAI formats: ${providerWords(gateway, gateway.openai.provider)}${second}` : '';
