@@ -132,7 +132,7 @@ describe('a budget pause stops the job process and holds its slot until it is go
     expect(paused).toMatchObject({ status: 'paused', endReason: 'budget', attempt: 1, sessionId: 'sess-hold' });
     const evs = await events(created.id);
     expect(evs.filter((e) => e.type === 'job.finished').map((e) => e.data)).toMatchObject([{ status: 'cancelled', error: 'paused: job tree out of budget' }]);
-    expect(evs.at(-1)).toMatchObject({ type: 'status', data: { status: 'paused', message: expect.stringMatching(/^attempt 1 ended cancelled \(cancelled\); still paused for budget/) } });
+    expect(evs.at(-1)).toMatchObject({ type: 'status', data: { status: 'paused', message: expect.stringMatching(/^attempt 1 stopped for the pause \(its harness was ended\); still paused for budget/) } });
     // The other job ran once, on the freed slot.
     await until('the other job to succeed', async () => (await job(other.id)).status === 'succeeded');
     expect(await job(other.id)).toMatchObject({ attempt: 1 });
@@ -239,7 +239,7 @@ describe('a budget pause stops the job process and holds its slot until it is go
     expect(done).toMatchObject({ attempt: 2 });
     expect(attempts()).toHaveLength(2);
     expect((await events(created.id)).map((e) => (e.type === 'status' ? `${e.data.status}: ${e.data.message}` : null)).filter(Boolean)).toContainEqual(
-      expect.stringMatching(/^queued: attempt 1 ended cancelled \(cancelled\); budget topped up meanwhile: resuming session sess-hold$/),
+      expect.stringMatching(/^queued: attempt 1 stopped for the pause \(its harness was ended\); budget topped up meanwhile: resuming session sess-hold$/),
     );
     rmSync(go());
   });
@@ -326,7 +326,7 @@ describe('a job.finished for a budget-paused job', () => {
     expect(await ended()).toMatchObject({ status: 'paused', endReason: 'budget', sessionId: 'sess-x' });
     expect(await used(r)).toBe(0);
     const evs = await t.store.listEvents(id, 0, 100);
-    expect(evs.at(-1)).toMatchObject({ type: 'status', data: { status: 'paused', message: `attempt 1 ended failed (budget); still paused for budget: its workspace and session are kept, a top-up resumes it (flotilla budget ${id} shows which)` } });
+    expect(evs.at(-1)).toMatchObject({ type: 'status', data: { status: 'paused', message: `attempt 1's harness exited on the budget refusal (failed, budget); still paused for budget: its workspace and session are kept, a top-up resumes it (flotilla budget ${id} shows which)` } });
     // Reported ended: heartbeats no longer get the stop, and the top-up resumes it at once in its session.
     const top = (await (await t.api(`/api/jobs/${id}/budget`, { json: { addUsd: 1 } })).json()) as BudgetView;
     expect(top.resumed).toEqual([id]);

@@ -23,7 +23,7 @@ const STEPS: Array<[number, EventBody]> = [
 const PAUSE_STEPS: Array<[number, EventBody]> = [
   [0, { type: 'status', data: { status: 'running' } }],
   [0, { type: 'status', data: { status: 'paused', message: 'paused: budget exhausted' } }],
-  [50, { type: 'status', data: { status: 'paused', message: 'attempt 1 ended cancelled (cancelled); still paused for budget: its workspace and session are kept' } }],
+  [50, { type: 'status', data: { status: 'paused', message: 'attempt 1 stopped for the pause (its harness was ended); still paused for budget: its workspace and session are kept' } }],
   [700, { type: 'job.finished', data: { status: 'cancelled' } }],
 ];
 

@@ -145,7 +145,7 @@ export async function followJob(client: FlotillaClient, job: Job, opts: FollowJo
       children?.onEvent(ev);
       const w = waitText(ev);
       // while paused, the wait line says so in its own words: a status message of the pause
-      // ("attempt 1 ended cancelled (cancelled); still paused ...") read as "… still attempt 1 ended ..." (tester finding)
+      // ("attempt 1 stopped for the pause …; still paused ...") read as "… still attempt 1 ended ..." (tester finding)
       if (w) setWhat(paused ? PAUSED_WAIT : w);
       else if (!paused && (ev.type === 'harness.started' || ev.type === 'tool.result' || ev.type === 'tool.call' || ev.type === 'message')) setWhat('working');
       if (ev.type === 'job.finished') finished = ev;

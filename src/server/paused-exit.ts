@@ -36,11 +36,22 @@ export function pausedExitTap(o: PausedExitDeps) {
       void (async () => {
         const job = await o.store.getJob(jobId);
         if (!job || job.status !== 'paused' || job.finishedAt !== null) return;
-        await pausedAttemptEnded(o, jobId, job.attempt, `attempt ${job.attempt} ended ${d.status}${d.reason ? ` (${d.reason})` : ''}`, d.sessionId);
+        await pausedAttemptEnded(o, jobId, job.attempt, pausedAttemptHow(job.attempt, d.status, d.reason), d.sessionId);
       })().catch((err: unknown) => o.log.error('could not settle a paused job whose attempt ended', { jobId, error: (err as Error).message }));
       return;
     }
   };
+}
+
+/**
+ * How a paused job's attempt ended, in words that do not read as the job being cancelled
+ * (fresh-tester finding: "attempt 1 ended cancelled (cancelled); still paused for budget"):
+ * `cancelled` is the runner's stop for the pause; another status is the harness's own exit on
+ * the budget refusal.
+ */
+export function pausedAttemptHow(attempt: number, status: string, reason?: string | null): string {
+  if (status === 'cancelled') return `attempt ${attempt} stopped for the pause (its harness was ended)`;
+  return `attempt ${attempt}'s harness exited on the budget refusal (${status}${reason ? `, ${reason}` : ''})`;
 }
 
 /** What {@link pausedExitTap} and {@link pausedAttemptEnded} use. */
