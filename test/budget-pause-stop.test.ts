@@ -147,6 +147,9 @@ describe('a budget pause stops the job process and holds its slot until it is go
       return j.status === 'succeeded' ? j : undefined;
     });
     expect(done).toMatchObject({ attempt: 2, sessionId: 'sess-hold' });
+    // Started is the job's first start, before the pause (the resumed attempt's own came after it)
+    expect(Date.parse(done.startedAt!)).toBe(Date.parse(paused.startedAt!));
+    expect(Date.parse(done.startedAt!)).toBeLessThan(pausedAt);
     const all = attempts();
     expect(all).toHaveLength(2);
     expect(all[1]![1]).toBe(cwd);

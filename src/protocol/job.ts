@@ -101,6 +101,7 @@ export const Job = z.object({
   result: JobResult.nullable(),
   createdAt: z.string(),
   assignedAt: z.string().nullable(),
+  /** When the job's first attempt started running (its harness up); a resumed or retried attempt keeps it. */
   startedAt: z.string().nullable(),
   /** When the job ended; for a `paused` job, when its stopped attempt's process ended (null: still stopping, it holds its runner slot). */
   finishedAt: z.string().nullable(),

@@ -14,9 +14,9 @@ describe('frameMove', () => {
     expect(frameMove([msg(1), msg(2)], 100)).toBeUndefined();
   });
 
-  it('harness.started: assigned → running at now, with its session id', () => {
-    expect(frameMove([started(1, 's-1'), msg(2)], 100)).toEqual({ from: ['assigned'], to: 'running', startedAt: 100, sessionId: 's-1' });
-    expect(frameMove([started(1)], 100)).toEqual({ from: ['assigned'], to: 'running', startedAt: 100 });
+  it('harness.started: assigned → running, started at now unless an earlier attempt started it, with its session id', () => {
+    expect(frameMove([started(1, 's-1'), msg(2)], 100)).toEqual({ from: ['assigned'], to: 'running', startedAtIfUnset: 100, sessionId: 's-1' });
+    expect(frameMove([started(1)], 100)).toEqual({ from: ['assigned'], to: 'running', startedAtIfUnset: 100 });
   });
 
   it('job.finished: its status from assigned, running or cancelling (a success also from paused); reason defaults by status; children collected', () => {

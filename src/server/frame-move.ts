@@ -37,6 +37,8 @@ export function frameMove(events: readonly UploadedEvent[], now: number): FrameM
       ...(started ? { startedAtIfUnset: now } : {}),
     };
   }
-  if (started) return { from: ['assigned'], to: 'running', startedAt: now, ...(started.data.sessionId ? { sessionId: started.data.sessionId } : {}) };
+  // startedAt is the job's first start: a resumed or retried attempt keeps it (the job page's
+  // Started and Duration showed the last attempt's alone, fresh-tester finding)
+  if (started) return { from: ['assigned'], to: 'running', startedAtIfUnset: now, ...(started.data.sessionId ? { sessionId: started.data.sessionId } : {}) };
   return undefined;
 }

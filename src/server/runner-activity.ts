@@ -21,7 +21,8 @@ export function runnerActivityOf(runner: RunnerRow, events: readonly RunnerEvent
   for (const a of attempts) {
     const j = a.job;
     const which = a.attempt > 1 ? ` (attempt ${a.attempt})` : '';
-    const started = a.current ? (j.startedAt ?? j.assignedAt ?? a.assignedAt) : a.assignedAt;
+    // the job's startedAt is its first attempt's (frame-move.ts): a later attempt's own start is its assignment
+    const started = a.current && a.attempt === 1 ? (j.startedAt ?? j.assignedAt ?? a.assignedAt) : a.assignedAt;
     if (started !== null) push(started, 1, 'job.started', `job #${j.id} ${j.agent} started${which}`, j.id);
     if (a.endedAt === null) continue;
     if (a.current) {
