@@ -14,6 +14,7 @@ import { outputBound } from './max-output.js';
 import { loadPriceTable, priceFor } from './prices.js';
 import { forFile, startGateway, type GatewayStart } from './test-server.js';
 import { RecordingStore } from './test-stores.js';
+import { replyByWireFormat } from './test-upstream.js';
 
 /** The set-up of both gateways: `claude-*` to anthropic, `gpt-*` and `o*` to `provider`, any other model to openai-compatible. */
 const setUp = (provider: 'openai' | 'openai-compatible', o: GatewayStart<RecordingStore>): GatewayStart<RecordingStore> => ({
@@ -32,12 +33,7 @@ const setUp = (provider: 'openai' | 'openai-compatible', o: GatewayStart<Recordi
 const gw = forFile(() =>
   startGateway(
     setUp('openai', {
-      upstream: (r) =>
-        r.url.startsWith('/v1/messages')
-          ? { body: JSON.stringify({ id: 'm', type: 'message', role: 'assistant', model: 'x', content: [], stop_reason: 'end_turn', usage: { input_tokens: 10, output_tokens: 2 } }) }
-          : r.url.endsWith('/responses')
-            ? { body: JSON.stringify({ id: 'r', object: 'response', status: 'completed', model: 'x', output: [], usage: { input_tokens: 10, output_tokens: 2 } }) }
-            : { body: JSON.stringify({ id: 'c', object: 'chat.completion', model: 'x', choices: [], usage: { prompt_tokens: 10, completion_tokens: 2 } }) },
+      upstream: replyByWireFormat,
       store: new RecordingStore(),
     }),
   ),

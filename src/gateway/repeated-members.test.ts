@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { repeatedMember, WATCHED_MEMBERS } from './repeated-members.js';
 import { forFile, startGateway } from './test-server.js';
 import { RecordingStore } from './test-stores.js';
+import { replyByWireFormat } from './test-upstream.js';
 
 const MESSAGES = WATCHED_MEMBERS['anthropic-messages'];
 /** repeatedMember of `raw`, which must be valid JSON (as it is when the gateway asks). */
@@ -44,12 +45,7 @@ const gw = forFile(() =>
     job: { token: 'flj_repeated_0123456789abcdefghijkl', id: 4, budgetMicros: 1_000_000_000 },
     openai: 'openai',
     config: { modelProviders: [{ pattern: 'claude-*', provider: 'anthropic' }, { pattern: '*', provider: 'openai' }] },
-    upstream: (r) =>
-      r.url.startsWith('/v1/messages')
-        ? { body: JSON.stringify({ id: 'm', type: 'message', role: 'assistant', model: 'x', content: [], stop_reason: 'end_turn', usage: { input_tokens: 10, output_tokens: 2 } }) }
-        : r.url.endsWith('/responses')
-          ? { body: JSON.stringify({ id: 'r', object: 'response', status: 'completed', model: 'x', output: [], usage: { input_tokens: 10, output_tokens: 2 } }) }
-          : { body: JSON.stringify({ id: 'c', object: 'chat.completion', model: 'x', choices: [], usage: { prompt_tokens: 10, completion_tokens: 2 } }) },
+    upstream: replyByWireFormat,
     store: new RecordingStore(),
   }),
 );

@@ -23,6 +23,16 @@ export interface FakeReply {
  */
 export type FakeAnswer = FakeReply | Promise<FakeReply> | ((res: ServerResponse) => void);
 
+/**
+ * A {@link fakeUpstream} answer for any of the three wire formats, chosen by the request's path:
+ * a whole Messages, Responses or Chat Completions reply with 10 input and 2 output tokens.
+ */
+export function replyByWireFormat(r: SeenRequest): FakeReply {
+  if (r.url.startsWith('/v1/messages')) return { body: JSON.stringify({ id: 'm', type: 'message', role: 'assistant', model: 'x', content: [], stop_reason: 'end_turn', usage: { input_tokens: 10, output_tokens: 2 } }) };
+  if (r.url.endsWith('/responses')) return { body: JSON.stringify({ id: 'r', object: 'response', status: 'completed', model: 'x', output: [], usage: { input_tokens: 10, output_tokens: 2 } }) };
+  return { body: JSON.stringify({ id: 'c', object: 'chat.completion', model: 'x', choices: [], usage: { prompt_tokens: 10, completion_tokens: 2 } }) };
+}
+
 /** A running fake model provider: its base URL, every request it received (`seen`), and a close(). */
 export interface FakeUpstream {
   url: string;
