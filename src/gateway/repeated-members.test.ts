@@ -26,6 +26,13 @@ describe('repeatedMember', () => {
     expect(check('{"model":"a","messages":[],"tools":[],"tools":[{"name":"x"}]}', MESSAGES)).toBe('tools');
   });
 
+  it("finds a member given twice in a tool, an MCP server or stream_options (what the call is reserved and charged for), by its path", () => {
+    expect(check('{"model":"a","tools":[{"type":"web_search_20250305","name":"web_search","max_uses":50,"max_uses":1}],"messages":[]}', MESSAGES)).toBe('tools[0].max_uses');
+    expect(check('{"model":"a","input":"hi","tools":[{"type":"function","name":"f"}, {"type":"image_generation","quality":"high","\\u0071uality":"low"}]}', WATCHED_MEMBERS['openai-responses'])).toBe('tools[1].quality');
+    expect(check('{"model":"a","messages":[],"mcp_servers":[{"type":"url","url":"https://a","url":"https://b","name":"m"}]}', MESSAGES)).toBe('mcp_servers[0].url');
+    expect(check('{"model":"a","messages":[],"stream":true,"stream_options":{"include_usage":false,"include_usage":true}}', WATCHED_MEMBERS['openai-chat'])).toBe('stream_options.include_usage');
+  });
+
   it('leaves alone: one of each, nested repeats, a name as a value or inside a string, unwatched repeats', () => {
     expect(check('{"model":"a","max_tokens":5,"messages":[{"role":"user","content":"hi"}]}', MESSAGES)).toBeNull();
     // a tool whose schema has its own "model" and "max_tokens" properties (Claude Code's Task tool has a model)
@@ -72,6 +79,15 @@ describe('the gateway refuses a body that gives a field it reads twice', () => {
     const responses = await gw.post('/v1/responses', '{"model":"gpt-4o","input":"hi","stream":false,"\\u0073tream":true}');
     expect(responses.status).toBe(400);
     expect(((await responses.json()) as { error: { param: string } }).error.param).toBe('stream');
+    expect(gw.up.seen).toEqual([]);
+    expect(gw.store.held).toEqual([]);
+  });
+
+  it('a tool\'s member given twice (web search max_uses 50 then 1: one search reserved, 50 possible) and stream_options.include_usage: 400 naming the path', async () => {
+    const res = await gw.post('/v1/messages', '{"model":"claude-haiku-4-5","max_tokens":10,"tools":[{"type":"web_search_20250305","name":"web_search","max_uses":50,"max_uses":1}],"messages":[{"role":"user","content":"hi"}]}');
+    expect([res.status, await res.json()]).toEqual([400, { type: 'error', error: { type: 'invalid_request_error', message: 'tools[0].max_uses: given twice in the request body; give each field once' } }]);
+    const chat = await gw.post('/v1/chat/completions', '{"model":"gpt-4o","max_tokens":10,"stream":true,"stream_options":{"include_usage":false,"include_usage":true},"messages":[{"role":"user","content":"hi"}]}');
+    expect([chat.status, await chat.json()]).toEqual([400, { error: { message: 'stream_options.include_usage: given twice in the request body; give each field once', type: 'invalid_request_error', param: 'stream_options.include_usage', code: null } }]);
     expect(gw.up.seen).toEqual([]);
     expect(gw.store.held).toEqual([]);
   });
