@@ -124,12 +124,14 @@ describe('aborting a cancelled job’s live calls', () => {
       const send = (what: string) => gw.post('/v1/messages', body(what, false));
       const pending = [send('hold-2'), send('hold-3')];
       await expect.poll(() => liveCallCount(33), { timeout: 5_000, interval: 20 }).toBe(2);
+      // both sent upstream (which may bill them): an abort before that owes nothing and is recorded $0
+      await expect.poll(() => up.seen.filter((r) => ['hold-2', 'hold-3'].includes(firstMessage(r))).length, { timeout: 5_000, interval: 20 }).toBe(2);
       expect(gw.app.abortJob(34)).toBe(0);
       expect(liveCallCount(33)).toBe(2);
       expect(gw.app.abortJob(33)).toBe(2);
       expect(liveCallCount(33)).toBe(0);
       expect((await Promise.all(pending)).map((r) => r.status)).toEqual([502, 502]);
-      await expect.poll(() => gw.store.calls.length, { timeout: 1_000, interval: 20 }).toBe(2);
+      await expect.poll(() => gw.store.calls.length, { timeout: 5_000, interval: 20 }).toBe(2);
       expect(gw.store.calls.every((c) => c.usageKnown === false && c.costMicros > 0)).toBe(true);
     } finally {
       await gw.close();
