@@ -46,7 +46,8 @@ os.read(r, 1)
 `;
 
 // A parent that starts a child (labelled for a pool no runner is in: it stays queued) and
-// waits silently for three idle limits, polling it over the API as an orchestrator does.
+// waits silently for three idle limits, polling it over the API as an orchestrator does; then
+// cancels it and stays silent for half an idle limit more after it ended.
 const WAITS_CHILD_PY = `import json, os, sys, time, urllib.request
 sys.stdin.read()
 url, tok = os.environ["FLOTILLA_URL"], os.environ["FLOTILLA_JOB_TOKEN"]
@@ -60,6 +61,10 @@ while time.time() < end:
     time.sleep(0.5)
     api("GET", "/api/jobs/%d" % child["id"])
 api("POST", "/api/jobs/%d/cancel" % child["id"])
+while api("GET", "/api/jobs/%d" % child["id"])["status"] != "cancelled":
+    time.sleep(0.2)
+# silent a while after the child ended, within the idle limit counted from its end
+time.sleep(${IDLE_SECONDS / 2})
 print(json.dumps({"type": "message", "data": {"role": "assistant", "text": "child %d waited for" % child["id"]}}))
 `;
 

@@ -33,4 +33,23 @@ describe('hub: heartbeats are answered with the model-call activity of the repor
     expect(a!.idleMs).toBeLessThan(10_000);
     await r.close();
   });
+
+  it('a job waiting on a child is active while the child lives; once it ends, idle from the child\'s end, not from the last report', async () => {
+    const r = await FakeRunner.start(s, { name: 'parent-act' });
+    await r.hello({ name: 'parent-act' });
+    const parent = (await (await s.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'x' } } })).json()) as Job;
+    expect((await r.next('job.assign', () => true, 5000)).assignment.jobId).toBe(parent.id);
+    const child = await s.store.createJob({ parentId: parent.id, agent: 'test-fixer', agentVersion: '1', input: {}, selector: { pool: 'nowhere' }, priority: 0, budgetMicros: 0, now: Date.now() });
+    r.send({ type: 'heartbeat', running: [{ jobId: parent.id, attempt: 1 }] });
+    expect((await r.next('job.activity')).jobs).toEqual([{ jobId: parent.id, attempt: 1, inFlight: 1, idleMs: 0 }]);
+    // the child ends 3 s "ago": the parent has been idle since then
+    const ended = Date.now() - 3000;
+    await s.store.transitionJob(child.id, null, ['queued'], 'cancelled', ended, { endReason: 'cancelled' });
+    r.send({ type: 'heartbeat', running: [{ jobId: parent.id, attempt: 1 }] });
+    const [a] = (await r.next('job.activity')).jobs;
+    expect(a).toMatchObject({ jobId: parent.id, attempt: 1, inFlight: 0 });
+    expect(a!.idleMs).toBeGreaterThanOrEqual(3000);
+    expect(a!.idleMs).toBeLessThan(10_000);
+    await r.close();
+  });
 });

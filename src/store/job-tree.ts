@@ -15,25 +15,40 @@ export async function listTreeJobs(c: StoreCtx, rootId: number): Promise<JobRow[
   return rows.map((r) => toJobRow(c.codec, r));
 }
 
+/** What a job's children tell its idle limit ({@link childActivity}). */
+export interface ChildActivity {
+  jobId: number;
+  /** Children not ended (any status but the terminal ones, `cancelling` and `paused` included). */
+  liveChildren: number;
+  /** When its last child to end ended (epoch ms), or null when none has. */
+  lastChildEndedAt: number | null;
+}
+
 /**
- * Which of `jobIds` have a child that has not ended (any status but the terminal ones,
- * `cancelling` included): a parent waiting on its children (issue 6), which the runner's idle
- * limit does not count as blocked on input (server/model-activity.ts). In no particular order,
- * each id once. One query on the `jobs_parent` index; at most 1000 ids.
+ * For each of `jobIds` that has children: how many have not ended, and when the last one that
+ * ended did. A parent waiting on its children (issue 6) is not blocked on input while one lives,
+ * and its idle time counts from the moment the last one ended, not from the runner's last
+ * heartbeat (server/model-activity.ts; a parent polling a child was ended 0–2 s after the child
+ * finished: fresh-tester finding). Jobs without children are left out; no particular order. One
+ * grouped query on the `jobs_parent` index; at most 1000 ids.
  * @throws Error when an id is not a positive integer or there are more than 1000.
  */
-export async function listJobsWithLiveChildren(c: StoreCtx, jobIds: readonly number[]): Promise<number[]> {
+export async function childActivity(c: StoreCtx, jobIds: readonly number[]): Promise<ChildActivity[]> {
   if (jobIds.length === 0) return [];
   if (jobIds.length > 1000) throw new Error(`store: at most 1000 job ids per call, got ${jobIds.length}`);
   for (const id of jobIds) assertInt('jobId', id, 1);
+  const terminal = [...TERMINAL_STATUSES];
   const rows = await c.db
     .selectFrom('jobs')
-    .select('parent_id')
-    .distinct()
+    .select((eb) => [
+      'parent_id',
+      eb.fn.sum<number>(eb.case().when('status', 'in', terminal).then(0).else(1).end()).as('live'),
+      eb.fn.max(eb.case().when('status', 'in', terminal).then(eb.ref('finished_at')).else(null).end()).as('last_end'),
+    ])
     .where('parent_id', 'in', [...new Set(jobIds)])
-    .where('status', 'not in', [...TERMINAL_STATUSES])
+    .groupBy('parent_id')
     .execute();
-  return rows.map((r) => num(r.parent_id));
+  return rows.map((r) => ({ jobId: num(r.parent_id), liveChildren: num(r.live), lastChildEndedAt: r.last_end === null ? null : num(r.last_end) }));
 }
 
 /** A job left running by its parent's end (see {@link listOrphanedJobs}). */

@@ -27,7 +27,7 @@ import { taskMethods } from './tasks-methods.js';
 import { dashboardMethods } from './dashboard-methods.js';
 import { dispatchMethods } from './dispatch-methods.js';
 import { jobUsageMany } from './usage-batch.js';
-import { listJobsWithLiveChildren, listOrphanedJobs, listTreeJobs } from './job-tree.js';
+import { childActivity, listOrphanedJobs, listTreeJobs } from './job-tree.js';
 
 /**
  * The {@link Store} over a migrated Kysely database of either engine. Each method delegates
@@ -120,7 +120,7 @@ export function kyselyStore(db: Kysely<Database>, dialect: SqlDialect, afterClos
     endPausedAttempt: (id, attempt, now, sessionId) => budgets.endPausedAttempt(c, id, attempt, now, sessionId),
     jobUsageMany: (ids) => jobUsageMany(c, ids),
     listTreeJobs: (rootId) => listTreeJobs(c, rootId),
-    listJobsWithLiveChildren: (jobIds) => listJobsWithLiveChildren(c, jobIds),
+    childActivity: (jobIds) => childActivity(c, jobIds),
     listOrphanedJobs: (limit) => listOrphanedJobs(c, limit),
     createUser: (u) => users.createUser(c, u),
     findUserCredentials: (name) => users.findUserCredentials(c, name),

@@ -7,7 +7,7 @@ import type { LedgerStore } from './ledger-types.js';
 import type { JobStatus, JobResult, Labels, EventBody, JobEvent } from '../protocol/index.js';
 import type { JobHolds } from '../protocol/index.js';
 import type { TreeLimits } from '../protocol/index.js';
-import type { OrphanedJob } from './job-tree.js';
+import type { ChildActivity, OrphanedJob } from './job-tree.js';
 import type { InstanceClaimRequest, RunnerInstanceClaim } from './runner-instance.js';
 import type { RunnerRename } from './runner-names.js';
 
@@ -226,8 +226,8 @@ export interface Store extends TaskStore, AgentVersionStore, EffortTierStore, Da
   // --- job trees (issue 6; store/job-tree.ts) --------------------------------------------
   /** Every job whose rootId is `rootId` (the root and its descendants), id ascending; [] when none. */
   listTreeJobs(rootId: number): Promise<JobRow[]>;
-  /** Which of these jobs (≤ 1000) have a child not yet ended: parents waiting on their children (store/job-tree.ts). */
-  listJobsWithLiveChildren(jobIds: readonly number[]): Promise<number[]>;
+  /** For these jobs (≤ 1000) that have children: how many live, when the last one ended (store/job-tree.ts childActivity). */
+  childActivity(jobIds: readonly number[]): Promise<ChildActivity[]>;
   /** Jobs not ended whose parent has ended, oldest first, at most `limit` (1–1000): job-tree.ts listOrphanedJobs. */
   listOrphanedJobs(limit: number): Promise<OrphanedJob[]>;
 
