@@ -8,6 +8,8 @@ export interface RunLocalParams {
   data: string;
   /** Extra agent folders, on top of `<package root>/agents`. */
   agentsDirs: string[];
+  /** With `--repo-base`: where the local runner resolves repo paths (default: the current folder). */
+  repoBaseDir?: string;
   json: boolean;
   io: CliIO;
 }

@@ -417,3 +417,24 @@ export async function clientFrom(opts: ClientOptions): Promise<FlotillaClient> {
     throw new CliError(msg.startsWith('token ') ? msg : `--server: ${msg}`, 2);
   }
 }
+
+/**
+ * `--repo-base <dir>` (`FLOTILLA_REPO_BASE`) of a command that starts a runner: where the
+ * relative repo paths of job inputs resolve, and the folder local repositories must be inside
+ * (runner/workspace.ts); default: the folder the command was started in.
+ */
+export function repoBaseOption(): Option {
+  return new Option('--repo-base <dir>', 'where relative repo paths of job inputs resolve; local repos must be inside it (default: current folder)').env('FLOTILLA_REPO_BASE');
+}
+
+/**
+ * The folder `--repo-base` names, resolved against the current folder; undefined when not given.
+ * @throws CliError (exit 2) naming the option when it is not a folder.
+ */
+export async function repoBaseDir(value: string | undefined): Promise<string | undefined> {
+  if (value === undefined) return undefined;
+  const dir = resolve(value);
+  const st = await stat(dir).catch(() => null);
+  if (!st?.isDirectory()) throw new CliError(`--repo-base (FLOTILLA_REPO_BASE): ${dir} is not a folder`, 2);
+  return dir;
+}

@@ -146,7 +146,7 @@ export async function confinedRepoPath(baseDir: string, path: string, label: str
   });
   const rel = relative(base, real);
   if (rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel))) return real;
-  throw new WorkspaceError(`repo ${label}: ${real} is outside the runner's repo base ${base} (local repositories must be under --repo-base)`);
+  throw new WorkspaceError(`repo ${label}: ${real} is outside the runner's repo base ${base} (local repositories must be inside it: --repo-base DIR or FLOTILLA_REPO_BASE of the runner, flotilla up or run --local; default the folder it was started in)`);
 }
 
 /** A job without a repo (input.repo absent) works in a fresh, empty repository. */

@@ -3,7 +3,7 @@ import type { Labels } from '../../protocol/index.js';
 import { ApiError } from '../../client/index.js';
 import type { CliContext } from '../context.js';
 import { runJob } from '../run-job.js';
-import { CliError, addClientOptions, checkFolderOption, checkRoleLabels, clientFrom, intIn, makeFolderOption, parseBudget, parseIdArg, parseInputJson, parseLabels, parseRole, refuseEmptyLabels, refuseEmptyOptions, wantsJson, type ClientOptions } from '../options.js';
+import { CliError, addClientOptions, checkFolderOption, checkRoleLabels, clientFrom, intIn, makeFolderOption, parseBudget, parseIdArg, parseInputJson, parseLabels, parseRole, refuseEmptyLabels, refuseEmptyOptions, repoBaseDir, repoBaseOption, wantsJson, type ClientOptions } from '../options.js';
 
 interface RunOptions extends ClientOptions {
   budget?: number;
@@ -15,6 +15,7 @@ interface RunOptions extends ClientOptions {
   resume?: number;
   effort?: string;
   agents?: string[];
+  repoBase?: string;
   parentToken?: string;
 }
 
@@ -53,7 +54,8 @@ export function registerRun(program: Command, ctx: CliContext): void {
       ),
     )
     .addOption(new Option('--local', 'start a server and a runner in this process for this one job (no `flotilla up` needed)').env('FLOTILLA_LOCAL'))
-    .addOption(new Option('--agents <dir...>', 'with --local: more agent folders besides the shipped ones').env('FLOTILLA_AGENTS'));
+    .addOption(new Option('--agents <dir...>', 'with --local: more agent folders besides the shipped ones').env('FLOTILLA_AGENTS'))
+    .addOption(repoBaseOption());
   addClientOptions(cmd);
   cmd.action(async (agent: string, inputJson: string | undefined, opts: RunOptions, self: Command) => {
     const json = wantsJson(self, opts);
@@ -82,7 +84,8 @@ export function registerRun(program: Command, ctx: CliContext): void {
       await checkFolderOption('--data', opts.data, 'FLOTILLA_DATA');
       await makeFolderOption('--data', opts.data, 0o700);
       const agentsDirs = typeof opts.agents === 'string' ? [opts.agents] : (opts.agents ?? []);
-      ctx.setExit(await ctx.runLocal({ request, data: opts.data, agentsDirs, json, io: ctx.io }));
+      const repoBase = await repoBaseDir(opts.repoBase);
+      ctx.setExit(await ctx.runLocal({ request, data: opts.data, agentsDirs, json, io: ctx.io, ...(repoBase !== undefined ? { repoBaseDir: repoBase } : {}) }));
       return;
     }
     if (opts.parentToken !== undefined) {

@@ -37,6 +37,7 @@ export async function runLocal(p: RunLocalParams): Promise<number> {
       port: 0,
       agentsDirs: p.agentsDirs,
       runnerLabels: p.request.labels ?? {},
+      ...(p.repoBaseDir !== undefined ? { repoBaseDir: p.repoBaseDir } : {}),
       gateway,
       log,
     });

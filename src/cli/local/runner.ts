@@ -1,4 +1,3 @@
-import { stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { randomUUID } from 'node:crypto';
@@ -7,7 +6,7 @@ import type { CliContext } from '../context.js';
 import { onInterrupt } from '../io.js';
 import { revokedRunnerMessage } from './revoked.js';
 import { DEFAULT_UPDATE_COMMAND } from '../../runner/self-update.js';
-import { CliError, DEFAULT_SERVER, checkFolderOption, checkRoleLabels, defaultDataDir, refuseEmptyOptions, intIn, makeFolderOption, parseLabels, parseRole, parseRunnerName } from '../options.js';
+import { CliError, DEFAULT_SERVER, checkFolderOption, checkRoleLabels, defaultDataDir, refuseEmptyOptions, intIn, makeFolderOption, parseLabels, parseRole, parseRunnerName, repoBaseDir, repoBaseOption } from '../options.js';
 
 interface RunnerCliOptions {
   server: string;
@@ -49,7 +48,7 @@ export function registerRunner(program: Command, ctx: CliContext): void {
     .addOption(new Option('--role <role>', 'role of this runner (label role=ROLE; agents asking for a role go only to runners with it)').env('FLOTILLA_ROLE').argParser(parseRole))
     .addOption(new Option('--work-dir <dir>', 'work folder: credential, workspaces, homes').env('FLOTILLA_WORK_DIR').default(join(defaultDataDir(), 'runner'), '~/.flotilla/runner'))
     .addOption(new Option('--update-command <cmd>', 'shell command `flotilla runners update` runs (env FLOTILLA_UPDATE_VERSION = the version); then the runner restarts itself').env('FLOTILLA_UPDATE_COMMAND').default(DEFAULT_UPDATE_COMMAND))
-    .addOption(new Option('--repo-base <dir>', 'where relative repo paths of job inputs resolve; local repos must be inside it (default: current folder)').env('FLOTILLA_REPO_BASE'))
+    .addOption(repoBaseOption())
     .action(async function (this: Command, opts: RunnerCliOptions) {
       const { io } = ctx;
       // An empty value given (a script's variable that expanded to nothing) is an error, never "unset".
@@ -60,10 +59,7 @@ export function registerRunner(program: Command, ctx: CliContext): void {
       await checkFolderOption('--work-dir', opts.workDir);
       // Made here, not by startRunner: Node's recursive mkdir spins for ever on a path such as /proc/nope (core/make-dir.ts).
       await makeFolderOption('--work-dir', opts.workDir);
-      if (opts.repoBase) {
-        const st = await stat(resolve(opts.repoBase)).catch(() => null);
-        if (!st?.isDirectory()) throw new CliError(`--repo-base (FLOTILLA_REPO_BASE): ${resolve(opts.repoBase)} is not a folder`, 2);
-      }
+      const repoBase = await repoBaseDir(opts.repoBase);
       const { cliLogger } = await import('./stack.js');
       const { startRunner } = await import('../../runner/runner.js');
       const { INSTANCE_ENV } = await import('../../runner/reexec.js');
@@ -82,7 +78,7 @@ export function registerRunner(program: Command, ctx: CliContext): void {
         labels: opts.role !== undefined ? { ...opts.labels, role: opts.role } : opts.labels,
         capacity: opts.capacity,
         browserSlots: opts.browserSlots,
-        repoBaseDir: opts.repoBase ? resolve(opts.repoBase) : undefined,
+        repoBaseDir: repoBase,
         update: { command: opts.updateCommand, restart: () => restart() },
         instance,
         log,

@@ -5,7 +5,7 @@ import { parseDurationMs } from '../../core/duration.js';
 import type { Labels } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
 import { onInterrupt, untilInterrupted } from '../io.js';
-import { CliError, checkFolderOption, dataOption, defaultDataDir, intIn, makeFolderOption, parseLabels, refuseEmptyOptions } from '../options.js';
+import { CliError, checkFolderOption, dataOption, defaultDataDir, intIn, makeFolderOption, parseLabels, refuseEmptyOptions, repoBaseDir, repoBaseOption } from '../options.js';
 import { shellLine, shellQuote } from '../../protocol/shell-quote.js';
 
 interface UpOptions {
@@ -13,6 +13,7 @@ interface UpOptions {
   port: number;
   data: string;
   agents?: string[] | string;
+  repoBase?: string;
   runner: boolean;
   labels?: Labels;
   capacity: number;
@@ -53,6 +54,7 @@ export function registerUp(program: Command, ctx: CliContext): void {
     .addOption(new Option('--agents <dir...>', 'more agent folders besides the shipped ones').env('FLOTILLA_AGENTS'))
     .addOption(new Option('--no-runner', 'do not start a runner in this process').env('FLOTILLA_NO_RUNNER'))
     .addOption(new Option('--labels <k=v,...>', 'labels of the local runner').env('FLOTILLA_LABELS').argParser(parseLabels))
+    .addOption(repoBaseOption())
     .addOption(new Option('--capacity <n>', 'parallel jobs of the local runner (1-4)').env('FLOTILLA_CAPACITY').argParser(intIn(1, 4, 'capacity')).default(1))
     .addOption(new Option('--heartbeat-interval <ms>', 'how often runners heartbeat, milliseconds (default 5000)').env('FLOTILLA_HEARTBEAT_INTERVAL_MS').argParser(intIn(100, 600_000, 'heartbeat interval')))
     .addOption(new Option('--heartbeat-timeout <ms>', 'a runner silent this long is offline and its jobs lost, milliseconds (default 20000)').env('FLOTILLA_HEARTBEAT_TIMEOUT_MS').argParser(intIn(500, 3_600_000, 'heartbeat timeout')))
@@ -88,6 +90,7 @@ export function registerUp(program: Command, ctx: CliContext): void {
         runner: opts.runner,
         runnerLabels: labels,
         runnerCapacity: opts.capacity,
+        repoBaseDir: await repoBaseDir(opts.repoBase),
         heartbeatIntervalMs: opts.heartbeatInterval,
         heartbeatTimeoutMs: opts.heartbeatTimeout,
         newRunnerHoldMs: opts.holdNewRunners,
