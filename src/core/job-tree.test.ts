@@ -33,5 +33,8 @@ describe('job tree rules', () => {
     expect(treeLimitsFromEnv({ FLOTILLA_TREE_MAX_DEPTH: '1', FLOTILLA_TREE_MAX_JOBS: '7' })).toEqual({ maxDepth: 1, maxJobs: 7 });
     expect(() => treeLimitsFromEnv({ FLOTILLA_TREE_MAX_JOBS: '0' })).toThrow('FLOTILLA_TREE_MAX_JOBS must be an integer from 1 to 100000, got "0"');
     expect(() => treeLimitsFromEnv({ FLOTILLA_TREE_MAX_DEPTH: 'x' })).toThrow(/FLOTILLA_TREE_MAX_DEPTH must be an integer/);
+    // set blank or padded: refused, not read as the default (a script's unset variable expands to nothing)
+    expect(() => treeLimitsFromEnv({ FLOTILLA_TREE_MAX_DEPTH: '' })).toThrow('FLOTILLA_TREE_MAX_DEPTH must be an integer from 0 to 100, got ""');
+    expect(() => treeLimitsFromEnv({ FLOTILLA_TREE_MAX_JOBS: ' 3' })).toThrow('FLOTILLA_TREE_MAX_JOBS must be an integer from 1 to 100000, got " 3"');
   });
 });

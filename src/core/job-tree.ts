@@ -69,14 +69,16 @@ export function childRefusal(jobs: readonly TreeJobRef[], parentId: number, limi
 
 /**
  * The tree limits from the environment: `FLOTILLA_TREE_MAX_DEPTH` (0–100) and
- * `FLOTILLA_TREE_MAX_JOBS` (1–100000); each unset or empty takes {@link DEFAULT_TREE_LIMITS}.
+ * `FLOTILLA_TREE_MAX_JOBS` (1–100000); each unset takes {@link DEFAULT_TREE_LIMITS}. Set blank or
+ * with spaces it is refused, as the server's other settings are (README: a variable set to
+ * nothing never means unset; a blank one was read as the default, fresh-tester finding).
  * @throws Error naming the variable when a value is not an integer in its range.
  */
 export function treeLimitsFromEnv(env: Record<string, string | undefined>): TreeLimits {
   const read = (name: string, min: number, max: number, dflt: number): number => {
     const raw = env[name];
-    if (raw === undefined || raw.trim() === '') return dflt;
-    if (!/^\s*\d+\s*$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    if (raw === undefined) return dflt;
+    if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
       throw new Error(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
     }
     return Number(raw);
