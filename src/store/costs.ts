@@ -79,5 +79,12 @@ export async function costRollup(c: StoreCtx, q: { by: CostGroup; since: number;
       costNanos: num(r.nanos),
     };
   });
-  return out.sort((a, b) => b.costMicros - a.costMicros || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  // ties by key, numerically when both are ids (job 2 before job 10, not "10" before "2": fresh-tester finding)
+  return out.sort((a, b) => b.costMicros - a.costMicros || byKey(a.key, b.key));
+}
+
+/** Keys in order: two whole numbers (ids) by value, else as text. */
+function byKey(a: string, b: string): number {
+  if (/^\d+$/.test(a) && /^\d+$/.test(b)) return Number(a) - Number(b);
+  return a < b ? -1 : a > b ? 1 : 0;
 }

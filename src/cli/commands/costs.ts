@@ -23,7 +23,7 @@ export function registerCosts(program: Command, ctx: CliContext): void {
   const out = (s: string) => ctx.io.stdout.write(s + '\n');
   const cmd = program
     .command('costs')
-    .description('model calls, tokens and dollars per job, tree, agent, runner or day')
+    .description('model calls, tokens and dollars per job, tree, agent, runner, day or task')
     .addOption(new Option('--by <group>', 'group by').choices(CostGroup.options).default('agent').env('FLOTILLA_COSTS_BY'))
     .addOption(new Option('--since <when>', 'window: 30m, 12h, 7d, 2w or an ISO date').default('30d').env('FLOTILLA_COSTS_SINCE').argParser(sinceArg))
     .addOption(new Option('--root <job>', 'only this job tree').argParser(parseJobId).env('FLOTILLA_COSTS_ROOT'));

@@ -125,6 +125,16 @@ export function budgetTests(h: Harness): void {
     expect(again).toMatchObject({ id: root.id, attempt: 2, resumeSessionId: 'sess-1', status: 'assigned' });
   });
 
+  it('costs: rows of equal cost keyed by id come in id order (9 before 10), not as text', async () => {
+    const s = await h.open();
+    const jobs = [];
+    for (let i = 0; i < 11; i++) jobs.push(await newJob(s, { agent: 'test-fixer' }));
+    for (const j of [...jobs].reverse()) await s.recordModelCall(call(j.id, { costMicros: 5, startedAt: T }));
+    const ids = jobs.map((j) => j.id).sort((a, b) => a - b);
+    expect(ids.some((id) => id >= 10)).toBe(true);
+    expect((await s.costRollup({ by: 'job', since: T - 1 })).map((r) => r.key)).toEqual(ids.map(String));
+  });
+
   it('costs: rollups per job, tree, agent, runner, UTC day and task, within [since, until)', async () => {
     const s = await h.open();
     const runner = await newRunner(s);
