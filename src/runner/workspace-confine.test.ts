@@ -43,7 +43,7 @@ describe('local repo paths are confined to the repo base', () => {
 
   it('refuses .. out of the base', async () => {
     const e = await refused(prep(3, '../outside'));
-    expect(e.message).toBe(`repo ../outside: ${outside} is outside the runner's repo base ${base} (local repositories must be under --repo-base)`);
+    expect(e.message).toBe(`repo ../outside: ${outside} is outside the runner's repo base ${base} (local repositories must be inside it: --repo-base DIR or FLOTILLA_REPO_BASE of the runner, flotilla up or run --local; default the folder it was started in)`);
     await refused(prep(4, 'proj/../../outside'));
   });
 
