@@ -11,11 +11,10 @@
  * (fresh-tester finding: `"max_uses":50,"max_uses":1` reserved one web search and went upstream
  * with both). Deeper repeats (a tool's input schema) and other fields pass as given.
  *
- * Cost: a body without those nested members is cleared by string searches alone when each
- * watched name's quoted spelling is found at most once and no printable ASCII is escaped
- * (`\u0041`, which JSON.stringify never writes, and which could spell a name the searches
- * miss). Otherwise its members are read in one pass that skips string contents with `indexOf`
- * (a 16 MB body with 400,000 nested "model" keys: under a second).
+ * Cost: one pass over the top-level object that skips every string with `indexOf('"')` and
+ * reads only the structure between them (a 300 KB Claude Code-like body: ~85 µs; searching it
+ * for each watched name's quoted spelling instead took ~1.4 ms, V8's multi-character indexOf
+ * being ~1 ns a byte), then the members of the tools, MCP servers and stream_options.
  */
 
 /** Fields each wire format's routes read to route, reserve, meter or refuse a call (top-level members). */
@@ -38,15 +37,17 @@ export const givenTwice = (name: string): string => `${name}: given twice in the
  * decoded name (`"model"` and `"\u006dodel"` are one name); null when none is.
  */
 export function repeatedMember(raw: string, watched: readonly string[]): string | null {
-  if (!mayRepeat(raw, watched)) return null;
   const open = skipSpace(raw, 0);
   if (raw.charCodeAt(open) !== 0x7b) return null;
   const top = members(raw, open);
-  const twice = firstRepeat(top, watched);
-  if (twice !== null) return twice;
-  for (const m of top) {
+  return firstRepeat(top, watched) ?? nestedRepeat(raw, top.filter((m) => watched.includes(m.key)));
+}
+
+/** The first repeat among the members of `nested` (tools, mcp_servers: each object of the array; stream_options: the object), as a path, or null. */
+function nestedRepeat(raw: string, nested: readonly Member[]): string | null {
+  for (const m of nested) {
     const kind = NESTED[m.key];
-    if (kind === undefined || !watched.includes(m.key)) continue;
+    if (kind === undefined) continue;
     if (kind === 'object') {
       if (raw.charCodeAt(m.value) !== 0x7b) continue;
       const inner = firstRepeat(members(raw, m.value), null);
@@ -75,23 +76,6 @@ function firstRepeat(ms: readonly Member[], only: readonly string[] | null): str
     seen.add(key);
   }
   return null;
-}
-
-/** False when nothing checked can be given twice: no nested member named, each watched quoted spelling found at most once, no escaped printable ASCII. */
-function mayRepeat(raw: string, watched: readonly string[]): boolean {
-  for (const name of watched) {
-    const quoted = `"${name}"`;
-    const first = raw.indexOf(quoted);
-    if (first < 0) continue;
-    if (NESTED[name] !== undefined || raw.indexOf(quoted, first + quoted.length) >= 0) return true;
-  }
-  // `\u0020`–`\u007F`: a name spelled with escapes (a JSON-escaped backslash before a literal
-  // "u00…" matches too: only the slower, exact path follows)
-  for (let i = raw.indexOf('\\u00'); i >= 0; i = raw.indexOf('\\u00', i + 4)) {
-    const c = raw.charCodeAt(i + 4);
-    if (c >= 0x32 && c <= 0x37) return true; // '2'..'7'
-  }
-  return false;
 }
 
 /** One member of an object: its decoded key and where its value starts in the text. */
