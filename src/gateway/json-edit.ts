@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { applyEdits, modify, parseTree, type Node as JsonNode } from 'jsonc-parser';
+import { givenTwice } from './repeated-members.js';
 
 /**
  * `raw` (a JSON object's bytes) with each `[path, value]` set (`undefined`: the member removed),
@@ -15,7 +16,7 @@ export function editJson(raw: Uint8Array, edits: ReadonlyArray<[path: string[], 
   const tree = parseTree(text);
   for (const [path] of edits) {
     const twice = repeatedOnPath(tree, path);
-    if (twice !== null) throw new UneditableBodyError(`${twice}: given twice in the request body; give each field once`, twice);
+    if (twice !== null) throw new UneditableBodyError(givenTwice(twice), twice);
   }
   for (const [path, value] of edits) text = applyEdits(text, modify(text, path, value, {}));
   return Buffer.from(text);

@@ -27,7 +27,7 @@ export const WATCHED_MEMBERS = {
 /** Top-level members whose own objects' members are all checked: arrays of objects, or one object. */
 const NESTED: Readonly<Record<string, 'array' | 'object'>> = { tools: 'array', mcp_servers: 'array', stream_options: 'object' };
 
-/** The refusal's text for a watched member given twice (the same words as json-edit.ts's). */
+/** The refusal's text for a member given twice (here, and for a member json-edit.ts cannot edit faithfully). */
 export const givenTwice = (name: string): string => `${name}: given twice in the request body; give each field once`;
 
 /**
