@@ -8,6 +8,7 @@ import { MAX_REQUEST_BYTES, type GatewayConfig } from './config.js';
 import { internalError, noSuchEndpoint, shuttingDown } from './errors.js';
 import { anthropicRoutes } from './anthropic-routes.js';
 import { openAiRoutes } from './openai-routes.js';
+import { isModelsPath, serveModels } from './list-models.js';
 import { ModelDirectory } from './model-directory.js';
 import type { GatewayRequest, Reply } from './reply.js';
 import { nodeHandler } from './node-adapter.js';
@@ -140,6 +141,8 @@ export const REPLY_FLUSH_MS = 1_000;
  * call kept out only by calls in flight waits up to `config.budgetWaitMs` for them to settle,
  * then gets 429 `rate_limit_error` / `rate_limit_exceeded` with `retry-after` (retryable),
  * recorded as refused (`budget_in_flight`), its job left running (M2, budget-wait.ts).
+ * - `GET /v1/models`, `GET /v1/models/{id}`: the models a job can call here, in the asking
+ *   client's wire format (list-models.ts); job token required, nothing metered.
  * - any other `/v1/*` → 404 in the asking client's wire format (errors.ts noSuchEndpoint).
  * - a body over `maxRequestBytes` → 413 (`request_too_large`, recorded as refused on model calls).
  * Other paths (e.g. Claude Code's `HEAD /` preconnect) are not routed here; the host app's
@@ -181,7 +184,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
   let hurry = (): void => undefined;
   const handle = async (req: GatewayRequest): Promise<Reply> => {
     const route = req.method === 'POST' ? routes[req.path] : undefined;
-    if (!route) return noSuchEndpoint(req.method, req.path, req.headers);
+    if (!route) return isModelsPath(req.method, req.path) ? mask.reply(await serveModels(req, { directory, config, callAuth, log })) : noSuchEndpoint(req.method, req.path, req.headers);
     if (draining) return shuttingDown(req.path);
     // open until its route answers (a stopping server waits for it: open-calls.ts)
     callOpened(store, 'request');

@@ -140,6 +140,24 @@ export class ModelDirectory {
   }
 
   /**
+   * The model names this gateway knows (the price table's, with flotilla.yaml's and the API's
+   * prices, and every route pattern without a `*`), each with the provider it resolves to
+   * ({@link resolveProvider}, `fallback` when no route is set); names no route matches are
+   * left out. In code-point order of the name. Also the price table's `version` (a date).
+   */
+  async knownModels(fallback: ProviderName): Promise<{ version: string; models: Array<{ id: string; provider: ProviderName }> }> {
+    const { routes, prices } = await this.current();
+    const names = new Set(Object.keys(prices.models));
+    for (const r of [...routes, ...(this.configRoutes ?? [])]) if (!r.pattern.includes('*')) names.add(r.pattern);
+    const models: Array<{ id: string; provider: ProviderName }> = [];
+    for (const id of [...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))) {
+      const provider = resolveProvider(routes, this.configRoutes, id, fallback);
+      if (provider !== null) models.push({ id, provider });
+    }
+    return { version: prices.version, models };
+  }
+
+  /**
    * {@link providerFor} and {@link prices} from one copy of the routes and prices: at once (no
    * promise, no await on the gateway's per-call path) while the stored copy is fresh or there
    * is no store, else once it has been read.

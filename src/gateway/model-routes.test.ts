@@ -131,3 +131,21 @@ describe('model routes and price overrides set through the API reach the gateway
     expect(store.reservations.size).toBe(0);
   });
 });
+
+describe('ModelDirectory.knownModels (GET /v1/models)', () => {
+  const P = { input: 1, output: 2, cacheWrite5m: 1.25, cacheWrite1h: 2, cacheRead: 0.1 };
+  const table = { version: 'v', models: { 'b-model': P, 'a-model': P }, default: P };
+  it('without routes: every priced name, at the fallback provider, in code-point order', async () => {
+    const d = new ModelDirectory(null, undefined, table);
+    expect(await d.knownModels('scripted')).toEqual({ version: 'v', models: [{ id: 'a-model', provider: 'scripted' }, { id: 'b-model', provider: 'scripted' }] });
+  });
+  it('with routes: names no route matches are left out; exact API and configured patterns are names too', async () => {
+    const store = { listModelRoutes: async () => [{ pattern: 'Z-api', provider: 'openai', updatedAt: 0 }], listModelPrices: async () => [] };
+    const d = new ModelDirectory(store, [{ pattern: 'a-*', provider: 'anthropic' }, { pattern: 'local', provider: 'scripted' }], table);
+    expect((await d.knownModels('anthropic')).models).toEqual([
+      { id: 'Z-api', provider: 'openai' },
+      { id: 'a-model', provider: 'anthropic' },
+      { id: 'local', provider: 'scripted' },
+    ]);
+  });
+});

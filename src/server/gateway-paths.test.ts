@@ -1,7 +1,7 @@
 /**
  * A `/v1/*` path no route serves, through the control plane's HTTP server: a 404 in the asking
  * client's wire format (gateway/errors.ts noSuchEndpoint) — OpenAI's for a Bearer-only client on
- * a path both providers have (`/v1/models`, `/v1/batches`), Anthropic's when it sends
+ * a path both providers have (`/v1/files`, `/v1/batches`), Anthropic's when it sends
  * `anthropic-version` — and a path spelt `//v1/…` or `/V1/…` (a base URL ending in `/`) reaches
  * the gateway too, whose 404 says how to mend it, not the control plane's `no route` (fresh-tester
  * findings).
@@ -26,9 +26,9 @@ async function call(method: string, path: string, headers: Record<string, string
 
 describe('unknown gateway paths', () => {
   it('paths both providers have: OpenAI shape for a Bearer-only client, Anthropic shape with anthropic-version', async () => {
-    expect(await call('GET', '/v1/models', { authorization: 'Bearer flj_x' })).toEqual([404, { error: { message: 'no such endpoint: GET /v1/models', type: 'invalid_request_error', param: null, code: null } }]);
+    expect(await call('GET', '/v1/files', { authorization: 'Bearer flj_x' })).toEqual([404, { error: { message: 'no such endpoint: GET /v1/files', type: 'invalid_request_error', param: null, code: null } }]);
     expect(await call('POST', '/v1/batches', { authorization: 'Bearer flj_x' })).toEqual([404, { error: { message: 'no such endpoint: POST /v1/batches', type: 'invalid_request_error', param: null, code: null } }]);
-    expect(await call('GET', '/v1/models', { 'x-api-key': 'flj_x', 'anthropic-version': '2023-06-01' })).toEqual([404, { type: 'error', error: { type: 'not_found_error', message: 'no such endpoint: GET /v1/models' } }]);
+    expect(await call('GET', '/v1/files', { 'x-api-key': 'flj_x', 'anthropic-version': '2023-06-01' })).toEqual([404, { type: 'error', error: { type: 'not_found_error', message: 'no such endpoint: GET /v1/files' } }]);
   });
 
   it('a doubled slash or capitals reach the gateway, whose 404 names the mistake in the wire format of the path meant', async () => {
