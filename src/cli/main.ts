@@ -1,6 +1,7 @@
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { ApiError } from '../client/index.js';
 import { redact } from '../core/log.js';
+import { SettingError } from '../core/setting-env.js';
 import { maskUrlPasswords } from '../protocol/index.js';
 import { cutQuotedEchoes } from '../protocol/echo.js';
 import { registerAgents } from './commands/agents.js';
@@ -120,7 +121,8 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
       if (jsonErrors()) fail(EXIT_USAGE, err.code === 'commander.help' ? 'a subcommand is required (add --help for usage)' : cutQuotedEchoes(err.message.replace(/^error: /, '')));
       return EXIT_USAGE;
     }
-    return fail(err instanceof CliError ? err.exitCode : 1, describeError(err), err);
+    // a FLOTILLA_* setting the server cannot use: a usage error, as a bad flag is
+    return fail(err instanceof CliError ? err.exitCode : err instanceof SettingError ? EXIT_USAGE : 1, describeError(err), err);
   }
 }
 

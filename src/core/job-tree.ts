@@ -1,3 +1,4 @@
+import { SettingError } from './setting-env.js';
 import type { TreeLimits } from '../protocol/index.js';
 
 /**
@@ -79,7 +80,7 @@ export function treeLimitsFromEnv(env: Record<string, string | undefined>): Tree
     const raw = env[name];
     if (raw === undefined) return dflt;
     if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
-      throw new Error(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+      throw new SettingError(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
     }
     return Number(raw);
   };

@@ -4,12 +4,21 @@
  * is refused, not read as unset: the server would otherwise start quietly on defaults (another
  * config file, other retries) instead of the setting its operator meant. The providers' own
  * variables (ANTHROPIC_API_KEY, OPENAI_BASE_URL, ...) keep their convention, blank = unset.
- * @throws Error `FLOTILLA_CONFIG is set to "": give a value, or unset FLOTILLA_CONFIG`.
+ * @throws SettingError `FLOTILLA_CONFIG is set to "": give a value, or unset FLOTILLA_CONFIG`.
  */
 export function settingFromEnv(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const raw = env[name];
   if (raw === undefined) return undefined;
   const v = raw.trim();
-  if (v === '') throw new Error(`${name} is set to "": give a value, or unset ${name}`);
+  if (v === '') throw new SettingError(`${name} is set to "": give a value, or unset ${name}`);
   return v;
+}
+
+/**
+ * A `FLOTILLA_*` setting (or the config file it names) with a value the server cannot use; the
+ * message names the variable and what is wrong. A usage error as a bad flag is: the CLI exits 2
+ * for both (cli/main.ts), so `FLOTILLA_PORT=abc` and `FLOTILLA_TREE_MAX_DEPTH=abc` end alike.
+ */
+export class SettingError extends Error {
+  override readonly name = 'SettingError';
 }

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { settingFromEnv } from '../core/setting-env.js';
+import { SettingError, settingFromEnv } from '../core/setting-env.js';
 import { resolve } from 'node:path';
 import { LineCounter, parseDocument, type Document } from 'yaml';
 import { lineAt, refuseNonStringKeys, refuseRepeatedKeys, refuseUnknownSections, refuseUnplainRates } from './config-file-yaml.js';
@@ -83,7 +83,7 @@ export function configFilePath(env: NodeJS.ProcessEnv, cwd = process.cwd()): str
   const named = settingFromEnv(env, 'FLOTILLA_CONFIG');
   if (named) {
     const p = resolve(cwd, named);
-    if (!existsSync(p)) throw new Error(`FLOTILLA_CONFIG: no such file ${p}`);
+    if (!existsSync(p)) throw new SettingError(`FLOTILLA_CONFIG: no such file ${p}`);
     return p;
   }
   const p = resolve(cwd, 'flotilla.yaml');

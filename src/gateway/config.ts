@@ -1,5 +1,5 @@
 import type { PriceOverride } from './price-override.js';
-import { settingFromEnv } from '../core/setting-env.js';
+import { SettingError, settingFromEnv } from '../core/setting-env.js';
 import { loadPriceTable, type PriceTable } from './prices.js';
 import { splitKeys, type RetryPolicy } from './retry.js';
 import { ModelPattern } from '../protocol/model-routes.js';
@@ -115,16 +115,16 @@ export function parseModelProviders(text: string): ModelRoute[] {
     .map((rule) => {
       const m = /^([^=\s]+)\s*=\s*(\S+)$/.exec(rule);
       if (!m || !PROVIDERS.includes(m[2] as ProviderName)) {
-        throw new Error(`FLOTILLA_MODEL_PROVIDERS: rule ${JSON.stringify(rule)} must be <model pattern>=<${PROVIDERS.join('|')}>`);
+        throw new SettingError(`FLOTILLA_MODEL_PROVIDERS: rule ${JSON.stringify(rule)} must be <model pattern>=<${PROVIDERS.join('|')}>`);
       }
       const pattern = ModelPattern.safeParse(m[1]);
-      if (!pattern.success) throw new Error(`FLOTILLA_MODEL_PROVIDERS: rule ${JSON.stringify(rule)}: the model pattern ${pattern.error.issues[0]?.message ?? 'is not valid'}`);
+      if (!pattern.success) throw new SettingError(`FLOTILLA_MODEL_PROVIDERS: rule ${JSON.stringify(rule)}: the model pattern ${pattern.error.issues[0]?.message ?? 'is not valid'}`);
       return { pattern: pattern.data, provider: m[2] as ProviderName };
     });
-  if (rules.length === 0) throw new Error(`FLOTILLA_MODEL_PROVIDERS: no rule in ${JSON.stringify(text)}: give <model pattern>=<${PROVIDERS.join('|')}>,... or leave it unset`);
+  if (rules.length === 0) throw new SettingError(`FLOTILLA_MODEL_PROVIDERS: no rule in ${JSON.stringify(text)}: give <model pattern>=<${PROVIDERS.join('|')}>,... or leave it unset`);
   const seen = new Set<string>();
   for (const r of rules) {
-    if (seen.has(r.pattern)) throw new Error(`FLOTILLA_MODEL_PROVIDERS: the model pattern ${JSON.stringify(r.pattern)} is given twice (the first rule wins, the second could never be used): give each once`);
+    if (seen.has(r.pattern)) throw new SettingError(`FLOTILLA_MODEL_PROVIDERS: the model pattern ${JSON.stringify(r.pattern)} is given twice (the first rule wins, the second could never be used): give each once`);
     seen.add(r.pattern);
   }
   return rules;
@@ -169,15 +169,15 @@ function httpUrl(name: string, value: string, keySetting: string): string {
   try {
     url = new URL(value);
   } catch {
-    throw new Error(`${name} is not a URL: ${JSON.stringify(withoutUserInfo(value))}`);
+    throw new SettingError(`${name} is not a URL: ${JSON.stringify(withoutUserInfo(value))}`);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`${name} must be http(s), got ${JSON.stringify(withoutUserInfo(value))}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new SettingError(`${name} must be http(s), got ${JSON.stringify(withoutUserInfo(value))}`);
   if (url.search !== '' || url.hash !== '') {
     // the API paths go after the base URL (`${base}/chat/completions`): after a query they would be part of it
-    throw new Error(`${name} has a ${url.search !== '' ? 'query (?...)' : 'fragment (#...)'}: a base URL takes the API's paths after it (${url.protocol}//${url.host}${url.pathname}); leave it out${url.search !== '' ? `, and put a key in ${keySetting}` : ''}`);
+    throw new SettingError(`${name} has a ${url.search !== '' ? 'query (?...)' : 'fragment (#...)'}: a base URL takes the API's paths after it (${url.protocol}//${url.host}${url.pathname}); leave it out${url.search !== '' ? `, and put a key in ${keySetting}` : ''}`);
   }
   if (url.username !== '' || url.password !== '') {
-    throw new Error(`${name} holds a user name or password (${url.protocol}//***@${url.host}${url.pathname}): the gateway does not send them upstream; put the provider's key in ${keySetting} and leave it out of the URL`);
+    throw new SettingError(`${name} holds a user name or password (${url.protocol}//***@${url.host}${url.pathname}): the gateway does not send them upstream; put the provider's key in ${keySetting} and leave it out of the URL`);
   }
   return value.replace(/\/+$/, '');
 }
@@ -248,7 +248,7 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv): GatewayConfig {
   if (ttlText) {
     reservationTtlMs = Number(ttlText);
     if (!/^\d+$/.test(ttlText) || reservationTtlMs < 10_000 || reservationTtlMs > 86_400_000) {
-      throw new Error(`FLOTILLA_GATEWAY_RESERVATION_TTL_MS must be milliseconds from 10000 to 86400000, got ${JSON.stringify(ttlText)}`);
+      throw new SettingError(`FLOTILLA_GATEWAY_RESERVATION_TTL_MS must be milliseconds from 10000 to 86400000, got ${JSON.stringify(ttlText)}`);
     }
   }
   const waitText = settingFromEnv(env, 'FLOTILLA_GATEWAY_BUDGET_WAIT_MS');

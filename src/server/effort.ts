@@ -1,3 +1,4 @@
+import { SettingError } from '../core/setting-env.js';
 import { z } from 'zod';
 import { EFFORT_LEVELS, resolveEffortTier, type EffortTier } from '../core/effort.js';
 import { HarnessModel, type AgentDefinition } from '../protocol/index.js';
@@ -27,15 +28,15 @@ export function accountEffort(env: NodeJS.ProcessEnv = process.env): AccountEffo
     try {
       json = JSON.parse(raw);
     } catch (err) {
-      throw new Error(`FLOTILLA_EFFORT_TIERS: not JSON: ${(err as Error).message}`);
+      throw new SettingError(`FLOTILLA_EFFORT_TIERS: not JSON: ${(err as Error).message}`);
     }
     // a tier given twice would be read as the last, without a word
     const twice = findRepeatedKey(raw);
-    if (twice !== null) throw new Error(`FLOTILLA_EFFORT_TIERS: field ${twice}: given twice; give each once`);
+    if (twice !== null) throw new SettingError(`FLOTILLA_EFFORT_TIERS: field ${twice}: given twice; give each once`);
     const r = AccountTiers.safeParse(json);
     if (!r.success) {
       const i = r.error.issues[0];
-      throw new Error(`FLOTILLA_EFFORT_TIERS: field ${i?.path.join('.') || '(root)'}: ${i?.message ?? 'invalid'}`);
+      throw new SettingError(`FLOTILLA_EFFORT_TIERS: field ${i?.path.join('.') || '(root)'}: ${i?.message ?? 'invalid'}`);
     }
     tiers = r.data;
   }

@@ -1,3 +1,4 @@
+import { SettingError } from '../core/setting-env.js';
 import { BUILTIN_EFFORT_TIERS } from '../core/effort.js';
 import { treeLimitsFromEnv } from '../core/job-tree.js';
 import type { Store } from '../store/types.js';
@@ -22,7 +23,7 @@ export async function checkServerEnv(store: Pick<Store, 'listEffortTiers' | 'get
   const isTier = (name: string) => Object.hasOwn(BUILTIN_EFFORT_TIERS, name) || Object.hasOwn(effort.tiers, name);
   // Checked even while a stored default hides it: clearing the stored one brings it back.
   const fromEnv = env.FLOTILLA_DEFAULT_EFFORT?.trim();
-  if (fromEnv && !isTier(fromEnv)) throw new Error(`FLOTILLA_DEFAULT_EFFORT: unknown tier ${JSON.stringify(fromEnv)}; known tiers: ${known}`);
+  if (fromEnv && !isTier(fromEnv)) throw new SettingError(`FLOTILLA_DEFAULT_EFFORT: unknown tier ${JSON.stringify(fromEnv)}; known tiers: ${known}`);
   const d = effort.defaultTier;
   if (d !== null && !isTier(d)) {
     warnings.push(`the stored default effort tier ${JSON.stringify(d)} names no tier (known: ${known}); jobs without a tier are refused until an admin sets another (flotilla tiers default NAME)`);

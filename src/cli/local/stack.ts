@@ -5,6 +5,8 @@ import { join, resolve } from 'node:path';
 import { runnerNameFrom, type Labels } from '../../protocol/index.js';
 import { createLogger, type Logger, type LogLevel } from '../../core/log.js';
 import { turnBatchedLines } from '../../core/log-sink.js';
+import { settingFromEnv } from '../../core/setting-env.js';
+import { treeLimitsFromEnv } from '../../core/job-tree.js';
 import { loadGatewayConfig, type GatewayConfig } from '../../gateway/config.js';
 import { loadGatewaySettings } from '../../gateway/config-file.js';
 import { createApiToken, createRegistrationToken } from '../../server/auth.js';
@@ -64,10 +66,13 @@ export interface LocalStack {
 /** The first line `run --local` and `up` print, which model jobs will talk to: model-line.ts (routes taken into account). */
 export { describeModels, modelLine, type ModelDescription } from './model-line.js';
 
-/** Log level from FLOTILLA_LOG_LEVEL (debug, info, warn, error, silent), else `dflt`. */
+/**
+ * Log level from FLOTILLA_LOG_LEVEL (debug, info, warn, error, silent), else `dflt`.
+ * @throws SettingError when it is set blank (core/setting-env.ts); CliError (exit 2) naming the levels for another word.
+ */
 export function logLevelFrom(env: NodeJS.ProcessEnv, dflt: LogLevel): LogLevel {
-  const v = env.FLOTILLA_LOG_LEVEL?.trim().toLowerCase();
-  if (!v) return dflt;
+  const v = settingFromEnv(env, 'FLOTILLA_LOG_LEVEL')?.toLowerCase();
+  if (v === undefined) return dflt;
   if (['debug', 'info', 'warn', 'error', 'silent'].includes(v)) return v as LogLevel;
   throw new CliError(`FLOTILLA_LOG_LEVEL must be one of debug, info, warn, error, silent; got ${JSON.stringify(v)}`, 2);
 }
@@ -94,6 +99,8 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   // flotilla.yaml (or FLOTILLA_CONFIG) `gateway:` section over the environment (gateway/config-file.ts)
   const gateway = opts.gateway ?? loadGatewaySettings(env, loadGatewayConfig);
   const agentsDirs = [join(packageRoot(), 'agents'), ...opts.agentsDirs.map((d) => resolve(d))];
+  // checked again by the server (env-check.ts); here so a bad value stops before the database is made
+  treeLimitsFromEnv(env);
   // The data folder and the runner's, made here first: the store's and the runner's own
   // recursive mkdir (Node's) would spin for ever on a path such as /proc/nope (core/make-dir.ts).
   await makeDir(data, 0o700);

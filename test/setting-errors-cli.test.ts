@@ -1,0 +1,44 @@
+/**
+ * A `FLOTILLA_*` setting the server cannot use stops `flotilla up` (and `run --local`) with the
+ * message naming the variable and exit 2, as a bad flag does (`FLOTILLA_PORT=abc`): they exited
+ * 1 or 2 depending on which part read them, a blank `FLOTILLA_LOG_LEVEL` was read as unset while
+ * every other blank setting is refused, and a bad tree limit was found only after the database
+ * had been opened and migrated (findings of stop 28's testers). The built CLI as a process.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runFlotilla, tempDir } from './helpers.js';
+
+const dir = tempDir('flotilla-setting-errors-');
+afterAll(() => dir.cleanup());
+
+const CASES: Array<[Record<string, string>, string]> = [
+  [{ FLOTILLA_LOG_LEVEL: ' ' }, 'FLOTILLA_LOG_LEVEL is set to "": give a value, or unset FLOTILLA_LOG_LEVEL'],
+  [{ FLOTILLA_LOG_LEVEL: 'loud' }, 'FLOTILLA_LOG_LEVEL must be one of debug, info, warn, error, silent; got "loud"'],
+  [{ FLOTILLA_CONFIG: '' }, 'FLOTILLA_CONFIG is set to "": give a value, or unset FLOTILLA_CONFIG'],
+  [{ FLOTILLA_GATEWAY_RETRIES: '' }, 'FLOTILLA_GATEWAY_RETRIES is set to "": give a value, or unset FLOTILLA_GATEWAY_RETRIES'],
+  [{ FLOTILLA_TREE_MAX_DEPTH: 'x' }, 'FLOTILLA_TREE_MAX_DEPTH must be an integer from 0 to 100, got "x"'],
+  [{ FLOTILLA_MODEL_PROVIDERS: 'x' }, 'FLOTILLA_MODEL_PROVIDERS: rule "x" must be <model pattern>=<anthropic|scripted|openai|openai-compatible>'],
+  [{ ANTHROPIC_BASE_URL: 'ftp://example.test' }, 'ANTHROPIC_BASE_URL must be http(s), got "ftp://example.test"'],
+  [{ FLOTILLA_DEFAULT_EFFORT: 'zz' }, 'FLOTILLA_DEFAULT_EFFORT: unknown tier "zz"; known tiers: high, max, medium'],
+];
+
+describe('bad settings stop the server with exit 2', () => {
+  it.each(CASES)('flotilla up with %o', async (env, message) => {
+    const data = join(dir.path, `up-${Object.keys(env)[0]}-${Math.random().toString(36).slice(2)}`);
+    const r = await runFlotilla(['up', '--data', data, '--port', '0'], env);
+    expect(r.code).toBe(2);
+    expect(r.err.split('\n')).toContain(`flotilla: ${message}`);
+  });
+
+  it('a bad tree limit is found before the database is made; run --local ends the same way', async () => {
+    const data = join(dir.path, 'never-made');
+    const up = await runFlotilla(['up', '--data', data, '--port', '0'], { FLOTILLA_TREE_MAX_JOBS: '0' });
+    expect([up.code, up.err]).toEqual([2, 'flotilla: FLOTILLA_TREE_MAX_JOBS must be an integer from 1 to 100000, got "0"\n']);
+    expect(existsSync(join(data, 'flotilla.db'))).toBe(false);
+    const run = await runFlotilla(['run', '--local', 'test-fixer', '{"repo":"examples/calc"}', '--data', data], { FLOTILLA_LOG_LEVEL: '' });
+    expect([run.code, run.err]).toEqual([2, 'flotilla: FLOTILLA_LOG_LEVEL is set to "": give a value, or unset FLOTILLA_LOG_LEVEL\n']);
+    expect(existsSync(join(data, 'flotilla.db'))).toBe(false);
+  });
+});
