@@ -78,10 +78,20 @@ export async function ensureAdminToken(store: Store, dataDir: string, now: numbe
  * @throws RangeError when ttlMs is not a positive number.
  */
 export async function createRegistrationToken(store: Store, labels: Labels, ttlMs: number, now: number): Promise<string> {
+  return (await registrationToken(store, labels, ttlMs, now)).token;
+}
+
+/**
+ * {@link createRegistrationToken}, also giving the stored token's `id` (to revoke it once it is
+ * no longer needed: `flotilla up`'s own runner, which often registers with its stored
+ * credential instead).
+ * @throws RangeError when ttlMs is not a positive number.
+ */
+export async function registrationToken(store: Store, labels: Labels, ttlMs: number, now: number): Promise<{ token: string; id: number }> {
   if (!Number.isFinite(ttlMs) || ttlMs <= 0) throw new RangeError(`ttlMs must be a positive number of milliseconds, got ${ttlMs}`);
   const token = newToken('flr');
-  await store.createRegistrationToken({ tokenHash: hashToken(token), labels, expiresAt: now + ttlMs, now });
-  return token;
+  const row = await store.createRegistrationToken({ tokenHash: hashToken(token), labels, expiresAt: now + ttlMs, now });
+  return { token, id: row.id };
 }
 
 /** The bearer token of an `Authorization: Bearer <token>` header, or null. */

@@ -9,7 +9,7 @@ import { settingFromEnv } from '../../core/setting-env.js';
 import { treeLimitsFromEnv } from '../../core/job-tree.js';
 import { loadGatewayConfig, type GatewayConfig } from '../../gateway/config.js';
 import { loadGatewaySettings } from '../../gateway/config-file.js';
-import { createApiToken, createRegistrationToken } from '../../server/auth.js';
+import { createApiToken, registrationToken } from '../../server/auth.js';
 import { startServer, type RunningServer } from '../../server/server.js';
 import { startRunner, type RunningRunner } from '../../runner/runner.js';
 import { adoptLocalCredential, localRunnerInstance } from './local-runner-identity.js';
@@ -108,7 +108,14 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   const store = await openStore({ databaseUrl: env.DATABASE_URL, dataDir: data, log: opts.log.child({ part: 'store' }) });
   let server: RunningServer | null = null;
   let runner: RunningRunner | null = null;
+  /** Revokes the local runner's registration token (set once it exists). */
+  let revokeRegistration = (): Promise<void> => Promise.resolve();
   const close = async () => {
+    try {
+      await revokeRegistration();
+    } catch (err) {
+      opts.log.warn('registration token not revoked', { error: String(err) });
+    }
     try {
       await runner?.stop({ cancelJobs: true });
     } catch (err) {
@@ -153,14 +160,18 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     }
     if (opts.runner !== false) {
       const labels = opts.runnerLabels ?? {};
-      const registrationToken = await createRegistrationToken(store, labels, 10 * 60_000, Date.now());
+      // Revoked once the runner has started: it registers with it only the first time (later
+      // starts present the stored credential), and a live token nobody uses was left in
+      // `runners token list` for its 10 minutes after every start (fresh-tester finding).
+      const registration = await registrationToken(store, labels, 10 * 60_000, Date.now());
+      revokeRegistration = () => store.revokeRegistrationToken(registration.id, Date.now()).then(() => undefined);
       // The data folder's own runner: the same registration on any port, the same process
       // identity after a crash on this host (local-runner-identity.ts).
       const workDir = join(data, 'runner');
       await adoptLocalCredential(workDir, server.url, store);
       runner = await startRunner({
         serverUrl: server.url,
-        registrationToken,
+        registrationToken: registration.token,
         workDir,
         instance: await localRunnerInstance(workDir),
         // Jobs must not read the admin token nor the database (the runner's own work folder stays visible).
@@ -171,6 +182,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
         repoBaseDir: opts.repoBaseDir ?? process.cwd(),
         log: opts.log.child({ part: 'runner' }),
       });
+      await revokeRegistration();
       // The new-runner hold is for runners joining from elsewhere, not this process's own.
       if (opts.newRunnerHoldMs) await store.setRunnerHold(runner.runnerId, null);
     }
