@@ -5,7 +5,7 @@
  * every other blank setting is refused, and a bad tree limit was found only after the database
  * had been opened and migrated (findings of stop 28's testers). The built CLI as a process.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runFlotilla, tempDir } from './helpers.js';
@@ -22,6 +22,9 @@ const CASES: Array<[Record<string, string>, string]> = [
   [{ FLOTILLA_MODEL_PROVIDERS: 'x' }, 'FLOTILLA_MODEL_PROVIDERS: rule "x" must be <model pattern>=<anthropic|scripted|openai|openai-compatible>'],
   [{ ANTHROPIC_BASE_URL: 'ftp://example.test' }, 'ANTHROPIC_BASE_URL must be http(s), got "ftp://example.test"'],
   [{ FLOTILLA_DEFAULT_EFFORT: 'zz' }, 'FLOTILLA_DEFAULT_EFFORT: unknown tier "zz"; known tiers: high, max, medium'],
+  [{ FLOTILLA_GATEWAY_BUDGET_WAIT_MS: 'abc' }, 'FLOTILLA_GATEWAY_BUDGET_WAIT_MS must be milliseconds from 0 to 600000, got "abc"'],
+  [{ FLOTILLA_GATEWAY_RETRIES: '-1' }, 'FLOTILLA_GATEWAY_RETRIES must be a whole number from 0 to 10, got "-1"'],
+  [{ FLOTILLA_PRICES_FILE: '/nonexistent/prices.json' }, "price table /nonexistent/prices.json: ENOENT: no such file or directory, open '/nonexistent/prices.json'"],
 ];
 
 describe('bad settings stop the server with exit 2', () => {
@@ -30,6 +33,21 @@ describe('bad settings stop the server with exit 2', () => {
     const r = await runFlotilla(['up', '--data', data, '--port', '0'], env);
     expect(r.code).toBe(2);
     expect(r.err.split('\n')).toContain(`flotilla: ${message}`);
+  });
+
+  it('a config file the server cannot use: exit 2 naming the file, line and field', async () => {
+    const file = join(dir.path, 'flotilla.yaml');
+    writeFileSync(file, 'gateway:\n  prices:\n    x: { input: -1 }\n');
+    const r = await runFlotilla(['up', '--data', join(dir.path, 'cfg'), '--port', '0'], { FLOTILLA_CONFIG: file });
+    expect([r.code, r.err.split('\n').filter((l) => l.startsWith('flotilla:'))]).toEqual([2, [`flotilla: ${file}:3: gateway.prices.x.input: -1 is not a plain decimal (digits and an optional fraction, such as 3 or 0.3: no sign, exponent or hex)`]]);
+  });
+
+  it('a port clients could not reach (the Fetch standard blocks 6000) is refused before the data folder is made', async () => {
+    const data = join(dir.path, 'port-6000');
+    const r = await runFlotilla(['up', '--data', data, '--port', '6000']);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('port 6000 is one the Fetch standard blocks');
+    expect(existsSync(data)).toBe(false);
   });
 
   it('a bad tree limit is found before the database is made; run --local ends the same way', async () => {

@@ -181,10 +181,17 @@ export function withGatewayFile(config: GatewayConfig, file: GatewayFileConfig):
 /**
  * The gateway's configuration as `flotilla up` builds it: the environment (config.ts
  * loadGatewayConfig) plus the `gateway:` section of the config file ({@link configFilePath}).
- * @throws Error naming the bad variable, or the file and field.
+ * @throws SettingError naming the bad variable, or the file and field (a file that cannot be
+ *   read or parsed, a price table's error: configuration the server cannot use, as a bad
+ *   variable's value is; the CLI exits 2 for both).
  */
 export function loadGatewaySettings(env: NodeJS.ProcessEnv, load: (env: NodeJS.ProcessEnv) => GatewayConfig, cwd = process.cwd()): GatewayConfig {
-  const config = load(env);
-  const file = configFilePath(env, cwd);
-  return file ? withGatewayFile(config, loadGatewayFile(file)) : config;
+  try {
+    const config = load(env);
+    const file = configFilePath(env, cwd);
+    return file ? withGatewayFile(config, loadGatewayFile(file)) : config;
+  } catch (err) {
+    if (err instanceof SettingError) throw err;
+    throw new SettingError((err as Error).message, { cause: err });
+  }
 }

@@ -240,7 +240,7 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv): GatewayConfig {
   let retry: Partial<RetryPolicy> | undefined;
   if (retriesText) {
     const n = Number(retriesText);
-    if (!/^\d+$/.test(retriesText) || n > 10) throw new Error(`FLOTILLA_GATEWAY_RETRIES must be a whole number from 0 to 10, got ${JSON.stringify(retriesText)}`);
+    if (!/^\d+$/.test(retriesText) || n > 10) throw new SettingError(`FLOTILLA_GATEWAY_RETRIES must be a whole number from 0 to 10, got ${JSON.stringify(retriesText)}`);
     retry = { retries: n };
   }
   const ttlText = settingFromEnv(env, 'FLOTILLA_GATEWAY_RESERVATION_TTL_MS');
@@ -255,7 +255,7 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv): GatewayConfig {
   let budgetWaitMs: number | undefined;
   if (waitText) {
     budgetWaitMs = Number(waitText);
-    if (!/^\d+$/.test(waitText) || budgetWaitMs > 600_000) throw new Error(`FLOTILLA_GATEWAY_BUDGET_WAIT_MS must be milliseconds from 0 to 600000, got ${JSON.stringify(waitText)}`);
+    if (!/^\d+$/.test(waitText) || budgetWaitMs > 600_000) throw new SettingError(`FLOTILLA_GATEWAY_BUDGET_WAIT_MS must be milliseconds from 0 to 600000, got ${JSON.stringify(waitText)}`);
   }
   const routesText = settingFromEnv(env, 'FLOTILLA_MODEL_PROVIDERS');
   const modelProviders = routesText ? parseModelProviders(routesText) : undefined;

@@ -7,6 +7,7 @@ import type { CliContext } from '../context.js';
 import { onInterrupt, untilInterrupted } from '../io.js';
 import { CliError, checkFolderOption, dataOption, defaultDataDir, intIn, makeFolderOption, parseLabels, refuseEmptyOptions, repoBaseDir, repoBaseOption } from '../options.js';
 import { shellLine, shellQuote } from '../../protocol/shell-quote.js';
+import { assertReachablePort } from '../../server/blocked-ports.js';
 
 interface UpOptions {
   host: string;
@@ -49,7 +50,7 @@ export function registerUp(program: Command, ctx: CliContext): void {
     .command('up')
     .description('start the control plane (and a local runner) on this machine; runs until Ctrl-C')
     .addOption(new Option('--host <host>', 'address to listen on (0.0.0.0: reachable from other machines)').env('FLOTILLA_HOST').default('127.0.0.1'))
-    .addOption(new Option('--port <port>', 'port to listen on (0 = any free port)').env('FLOTILLA_PORT').argParser(intIn(0, 65535, 'port')).default(8787))
+    .addOption(new Option('--port <port>', 'port to listen on (0 = any free port)').env('FLOTILLA_PORT').argParser(listenPort).default(8787))
     .addOption(dataOption('data folder: SQLite database (unless DATABASE_URL is set), admin-token, runner/'))
     .addOption(new Option('--agents <dir...>', 'more agent folders besides the shipped ones').env('FLOTILLA_AGENTS'))
     .addOption(new Option('--no-runner', 'do not start a runner in this process').env('FLOTILLA_NO_RUNNER'))
@@ -140,4 +141,20 @@ export function registerUp(program: Command, ctx: CliContext): void {
       }
       ctx.setExit(0);
     });
+}
+
+/**
+ * `--port` (FLOTILLA_PORT): a whole number 0..65535 that clients can reach (server/blocked-ports.ts:
+ * the Fetch standard's bad ports are refused here, exit 2, before the data folder or its database
+ * is made; the server refuses them again when it binds).
+ * @throws InvalidArgumentError naming the rule.
+ */
+function listenPort(text: string): number {
+  const port = intIn(0, 65535, 'port')(text);
+  try {
+    assertReachablePort(port);
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+  return port;
 }
