@@ -202,6 +202,15 @@ describe.skipIf(!ready.ok)('dashboard in Chromium', () => {
     const want = (await up.admin.listJobs({ agent: 'test-fixer', status: 'succeeded' })).jobs.map((j) => j.id);
     await expect.poll(async () => (await firstIds()).join(), { timeout: 15_000 }).toBe(want.join());
     await screenshot(page, 'ledger');
+
+    // A date range of one day: "to" includes the day picked (the API's `to` is exclusive: the
+    // page sends the next midnight; it listed nothing for from = to = today, fresh-tester finding).
+    const listed = (await up.admin.listJobs({ agent: 'test-fixer', status: 'succeeded' })).jobs;
+    const day = listed[0]!.createdAt.slice(0, 10);
+    const sameDay = listed.filter((j) => j.createdAt.startsWith(day)).map((j) => j.id);
+    expect(sameDay.length).toBeGreaterThan(0);
+    await page.goto(`${up.url}/jobs?agent=test-fixer&status=succeeded&from=${day}&to=${day}`);
+    await expect.poll(async () => (await firstIds()).join(), { timeout: 15_000 }).toBe(sameDay.join());
     await page.context().close();
   }, 240_000);
 });

@@ -52,6 +52,7 @@ interface Seeded {
   split: number;
   limited: number;
   limitedChild: number;
+  needy: number;
 }
 
 /** The ledger: 4 model calls on two UTC days over two trees and one named runner (µ$ below). */
@@ -124,7 +125,12 @@ async function seed(store: Store, ids: Partial<Seeded>): Promise<void> {
   await store.settleBudget(stuckJob.id, spent!.reservationId!, 30_000, now);
   await store.transitionJob(stuckJob.id, null, ['queued'], 'assigned', now);
   await store.transitionJob(stuckJob.id, null, ['assigned'], 'paused', now, { endReason: 'budget', finishedAt: now });
-  Object.assign(ids, { stuck: stuck.id, stuckJob: stuckJob.id, pausedChild: pausedChild.id, alpha: alpha.id, alphaChild: alphaChild.id, beta: beta.id, big: big.id, done: done.id, box: box.id, chat: chat.id, chatJob: chatJob.id, split: split.id, limited: limited.id, limitedChild: limitedChild.id });
+  // a tree ($0.01, nothing spent) paused on a call that may cost up to $0.05: $0.04 short
+  const needy = await store.createJob({ parentId: null, agent: 'alpha', agentVersion: '1', input: {}, selector: { pool: 'nowhere' }, priority: 0, budgetMicros: 10_000, now });
+  await store.transitionJob(needy.id, null, ['queued'], 'assigned', now);
+  const refusal = `budget exhausted: job tree ${needy.id} (job ${needy.id}) has a budget of $0.010000, $0.000000 spent, $0.000000 reserved, $0.010000 left; this call may cost up to $0.050000.`;
+  await store.transitionJob(needy.id, null, ['assigned'], 'paused', now, { endReason: 'budget', error: refusal, finishedAt: now } as Parameters<Store['transitionJob']>[5]);
+  Object.assign(ids, { needy: needy.id, stuck: stuck.id, stuckJob: stuckJob.id, pausedChild: pausedChild.id, alpha: alpha.id, alphaChild: alphaChild.id, beta: beta.id, big: big.id, done: done.id, box: box.id, chat: chat.id, chatJob: chatJob.id, split: split.id, limited: limited.id, limitedChild: limitedChild.id });
 }
 
 /** True when the page scrolls sideways (content wider than the viewport). */
@@ -531,6 +537,27 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     await member.locator('a.turn-job').click();
     await member.waitForURL((u) => u.pathname === `/jobs/${id('chatJob')}`, { timeout: 10_000 });
     await member.context().close();
+  }, 60_000);
+
+  it('a job paused for budget says what top-up resumes it; a top-up too small says it is still paused, a big enough one resumes it', async () => {
+    // fresh-tester finding: a top-up too small to resume the job changed only the bar, and the
+    // refusal's figures (at the pause) read as the budget now
+    const admin = await signIn(up.browser, up.url, 'ada', 'admin-password-1');
+    const n = id('needy');
+    await admin.goto(`${up.url}/jobs/${n}`);
+    const needs = admin.locator('[data-testid=resume-needs]');
+    await expect.poll(() => needs.textContent(), { timeout: 10_000 }).toBe('Paused for budget: a top-up of at least $0.040000 resumes it.');
+    expect(await admin.locator('p.error').first().textContent()).toMatch(/^When it paused: budget exhausted: job tree \d+ \(job \d+\) has a budget of \$0\.010000/);
+    await admin.fill('[aria-label="top up, USD"]', '0.01');
+    await admin.click('[data-testid=top-up]');
+    await expect.poll(() => admin.locator('[data-testid=top-up-note]').textContent(), { timeout: 10_000 }).toBe(`Added $0.010000 to job tree ${n}; job #${n} is still paused: not enough to resume it.`);
+    await expect.poll(() => needs.textContent(), { timeout: 10_000 }).toBe('Paused for budget: a top-up of at least $0.030000 resumes it.');
+    await admin.fill('[aria-label="top up, USD"]', '0.03');
+    await admin.click('[data-testid=top-up]');
+    await expect.poll(() => admin.locator('[data-testid=top-up-note]').textContent(), { timeout: 10_000 }).toBe(`Added $0.030000 to job tree ${n}; resumed #${n}.`);
+    await expect.poll(() => needs.count(), { timeout: 10_000 }).toBe(0);
+    expect((await up.admin.getJob(n)).status).toBe('queued');
+    await admin.context().close();
   }, 60_000);
 
   it('settings: admins see users, API tokens and effort tiers; members read tiers, routes and prices only', async () => {

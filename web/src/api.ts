@@ -5,7 +5,7 @@ import { FlotillaClient } from '../../src/client/client.js';
 import { ApiError } from '../../src/client/errors.js';
 
 export { ApiError };
-export type { Job, JobEvent, Runner, AgentDefinition, Principal, User, ApiTokenInfo, JobStatus, JobUsage, CostRollup, JobResult, RunnerDetail, JobTree, JobTreeNode, ModelRoutesView, ModelPrice, PriceInEffect, ProviderName, Task, TaskEvent, TaskStatus, Receiver, ReceiverProvider, TaskConversation, ConversationTurn, ConversationInput, RunnerActivityEntry, JobEventPage, RunnerTokenInfo } from '../../src/protocol/index.js';
+export type { Job, JobEvent, Runner, AgentDefinition, Principal, User, ApiTokenInfo, JobStatus, JobUsage, CostRollup, JobResult, RunnerDetail, JobTree, JobTreeNode, ModelRoutesView, ModelPrice, PriceInEffect, ProviderName, Task, TaskEvent, TaskStatus, Receiver, ReceiverProvider, TaskConversation, ConversationTurn, ConversationInput, RunnerActivityEntry, JobEventPage, RunnerTokenInfo, BudgetView } from '../../src/protocol/index.js';
 
 /** The SDK pointed at the server that served this page; same-origin cookies carry the session. */
 export const client = new FlotillaClient({ url: window.location.origin });

@@ -13,7 +13,8 @@ export const MAX_JOB_PAGE = 200;
  * `GET /api/jobs?status=&agent=&runner=&from=&to=&limit=&before=` → {@link JobList}, newest
  * first, each job with its `usage` (tokens, µ$). `limit` 1..200 (default 50); `before` is the
  * `nextCursor` of the previous page (a job id); `runner` a runner id; `from`/`to` ISO-8601
- * bounds on createdAt (from inclusive, to exclusive).
+ * bounds on createdAt (from inclusive, to exclusive; from not before to → 400). The dashboard's
+ * "to" day is included: it sends the next UTC midnight.
  * Bad parameters, and unknown ones (e.g. `cursor`: this list pages with `before`) → 400
  * `invalid_request` naming the parameter.
  */
@@ -50,6 +51,9 @@ export function mountListJobs(app: Hono<AppEnv>, ctx: ServerContext): void {
       const ms = Date.parse(q[param]);
       if (!Number.isFinite(ms) || ms < 0) return apiError(c, 400, 'invalid_request', `${param}: must be an ISO-8601 date or time`, param);
       range[key] = ms;
+    }
+    if (range.createdFrom !== undefined && range.createdTo !== undefined && range.createdFrom >= range.createdTo) {
+      return apiError(c, 400, 'invalid_request', `from: must be before to (to is exclusive), got from ${q.from} and to ${q.to}`, 'from');
     }
     const rows = await ctx.store.listJobs({
       limit,

@@ -9,6 +9,7 @@ import { BudgetBar } from '../components/budget-bar.js';
 import { JobStatusBadge } from '../components/status.js';
 import { Transcript } from '../components/transcript.js';
 import { useTranscript } from '../components/use-transcript.js';
+import { resumeNeedsText, topUpText } from '../budget-words.js';
 
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled', 'lost']);
 
@@ -30,6 +31,8 @@ function JobView({ id }: { id: number }) {
   // The tree's budget (issue 3's API): spent, reserved, limit. Falls back to this job's usage.
   const budget = useApi(() => client.getBudget(id), [id, t.ended], done ? 0 : 1500);
   const [topUp, setTopUp] = useState('1');
+  // what the last top-up did (resumed jobs, or the job still paused: resume-needs says for what)
+  const [topUpNote, setTopUpNote] = useState('');
   const j = job.data;
   useEffect(() => {
     if (j && TERMINAL.has(j.status)) setDone(true);
@@ -119,7 +122,12 @@ function JobView({ id }: { id: number }) {
               </>
             )}
           </dl>
-          {j.error && <p className="error">{j.error}</p>}
+          {j.error && (
+            <p className="error">
+              {j.status === 'paused' ? 'When it paused: ' : ''}
+              {j.error}
+            </p>
+          )}
         </div>
         <div className="card">
           <h3>Cost</h3>
@@ -141,6 +149,12 @@ function JobView({ id }: { id: number }) {
           ) : (
             <BudgetBar spent={usage?.costMicros ?? 0} limit={j.budgetMicros} />
           )}
+          {j.status === 'paused' && j.endReason === 'budget' && budget.data && (
+            <p className="warn" data-testid="resume-needs">
+              {resumeNeedsText(budget.data)}
+            </p>
+          )}
+          {topUpNote && <p data-testid="top-up-note">{topUpNote}</p>}
           {budget.data && budget.data.pausedJobs.length > 0 && (
             <p className="warn" data-testid="paused-in-tree">
               Paused for budget in this tree:{' '}
@@ -154,7 +168,7 @@ function JobView({ id }: { id: number }) {
           )}
           <div className="inline">
             <input type="text" inputMode="decimal" aria-label="top up, USD" value={topUp} onChange={(e) => setTopUp(e.target.value)} style={{ width: '6rem' }} />
-            <button disabled={!isAdmin || TERMINAL.has(j.status) || typedUsd(topUp) === null} title={isAdmin ? (budget.data?.budget.jobId !== undefined ? `Add dollars to job ${budget.data.budget.jobId}’s sub-limit (the budget this job uses)` : 'Add dollars to this tree’s budget') : ADMIN_ONLY} onClick={() => act(() => client.topUpBudget(id, typedUsd(topUp)!))} data-testid="top-up">
+            <button disabled={!isAdmin || TERMINAL.has(j.status) || typedUsd(topUp) === null} title={isAdmin ? (budget.data?.budget.jobId !== undefined ? `Add dollars to job ${budget.data.budget.jobId}’s sub-limit (the budget this job uses)` : 'Add dollars to this tree’s budget') : ADMIN_ONLY} onClick={() => act(async () => setTopUpNote(topUpText(await client.topUpBudget(id, typedUsd(topUp)!), typedUsd(topUp)!)))} data-testid="top-up">
               Top up
             </button>
           </div>

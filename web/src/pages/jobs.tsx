@@ -35,7 +35,8 @@ export function JobsPage() {
         ...(agent ? { agent } : {}),
         ...(runner ? { runner: Number(runner) } : {}),
         ...(from ? { from: new Date(from).toISOString() } : {}),
-        ...(to ? { to: new Date(to).toISOString() } : {}),
+        // the API's `to` is exclusive: the day picked is included (its next UTC midnight)
+        ...(to ? { to: new Date(Date.parse(to) + 86_400_000).toISOString() } : {}),
         ...(before !== undefined ? { before } : {}),
       }),
     [key, before],

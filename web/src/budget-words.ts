@@ -1,0 +1,30 @@
+import type { BudgetView } from './api.js';
+import { usd } from './format.js';
+
+/** "job tree 1" or "job 2's sub-limit": a budget on a path (`jobId` absent: the tree `rootId`'s). */
+const budgetName = (rootId: number, jobId?: number) => (jobId === undefined ? `job tree ${rootId}` : `job ${jobId}’s sub-limit`);
+
+/**
+ * What resumes job `v.jobId`, paused for budget, in the words of `flotilla budget` (cli/commands/
+ * budget.ts pausedLine) with the page's Top up button for its command: from `v.resumeNeeds` (the
+ * budgets on its path short of room for its refused call, tree first). The page showed nothing
+ * of it, so a top-up too small to resume the job looked like one that did (fresh-tester finding).
+ */
+export function resumeNeedsText(v: BudgetView): string {
+  const short = v.resumeNeeds?.short ?? [];
+  if (short.length === 0) return `Paused for budget: a top-up resumes it.`;
+  if (short.length === 1 && short[0]!.jobId === v.budget.jobId) return `Paused for budget: a top-up of at least ${usd(short[0]!.shortMicros)} resumes it.`;
+  const need = v.resumeNeeds?.needMicros;
+  const call = need ? `its refused call, sent again on resuming (up to ${usd(need)}),` : 'its refused call';
+  const names = short.map((s) => `${budgetName(v.budget.rootId, s.jobId)} (short by ${usd(s.shortMicros)})`);
+  const pages = short.map((s) => `#${s.jobId ?? v.budget.rootId}`);
+  return `Paused for budget: ${call} does not fit ${names.join(' nor ')}; top up ${short.length > 1 ? `each, the tree first (on the pages of ${pages.join(', then ')})` : `it (on the page of ${pages[0]})`} to resume it.`;
+}
+
+/** What a top-up of `addedUsd` did, from the server's answer: the jobs it resumed, or that job `v.jobId` is still paused. */
+export function topUpText(v: BudgetView, addedUsd: number): string {
+  const added = `Added ${usd(Math.round(addedUsd * 1_000_000))} to ${budgetName(v.budget.rootId, v.budget.jobId)}`;
+  if (v.resumed.length > 0) return `${added}; resumed ${v.resumed.map((r) => `#${r}`).join(', ')}.`;
+  if (v.jobStatus === 'paused') return `${added}; job #${v.jobId} is still paused: not enough to resume it.`;
+  return `${added}.`;
+}
