@@ -19,6 +19,8 @@ import type { Job, RunnerList } from '../src/protocol/index.js';
 let t: TestServer;
 let html: Server;
 let htmlUrl = '';
+let json: Server;
+let jsonUrl = '';
 const fakes: FakeRunner[] = [];
 
 /** Runs the built CLI with no FLOTILLA_* variable but those in `env`; stdout and stderr apart. */
@@ -43,10 +45,18 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => html.listen(0, '127.0.0.1', r));
   htmlUrl = `http://127.0.0.1:${(html.address() as AddressInfo).port}`;
+  // Not Flotilla either: answers every request 200 with some JSON (another API on that port).
+  json = createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end('{"id":"msg_1","type":"message","content":[]}');
+  });
+  await new Promise<void>((r) => json.listen(0, '127.0.0.1', r));
+  jsonUrl = `http://127.0.0.1:${(json.address() as AddressInfo).port}`;
 });
 afterAll(async () => {
   for (const f of fakes) await f.close();
   await new Promise<void>((r) => html.close(() => r()));
+  await new Promise<void>((r) => json.close(() => r()));
   await t.close();
 });
 
@@ -107,6 +117,16 @@ describe('a --server that is not the Flotilla control plane', () => {
     expect(j.code).toBe(1);
     expect(jsonError(j.err).error).toMatchObject({ code: 'http_404', status: 404 });
     expect(j.err).not.toContain('<');
+  });
+
+  it('an HTTP server answering JSON of another shape: one short line naming the URL and the first field amiss', async () => {
+    for (const args of [['jobs'], ['run', 'test-fixer', '{}', '--detach']]) {
+      const r = await cli([...args, '--server', jsonUrl, '--token', 'fla_abc']);
+      expect(r.code).toBe(1);
+      expect(r.err.split('\n')).toHaveLength(2); // one line and its newline
+      expect(r.err).toMatch(new RegExp(`^flotilla: (GET|POST) /api/jobs\\S*: ${jsonUrl.replace(/\./g, '\\.')} answered 200 with JSON that is not the reply Flotilla sends \\([^)]*, and \\d+ more\\): is it the Flotilla control plane\\? \\(check --server / FLOTILLA_SERVER\\)\n$`));
+      expect(r.err.length).toBeLessThan(300);
+    }
   });
 
   it('https:// to a plain-HTTP port: "TLS handshake failed: is the server https?", one line', async () => {

@@ -94,7 +94,14 @@ export abstract class ApiTransport {
       throw new ApiError(res.status, 'bad_response', `${what}: ${this.url} answered ${res.status} with ${contentTypeOf(res)}, not JSON: is it the Flotilla control plane?`);
     }
     const parsed = schema.safeParse(json);
-    if (!parsed.success) throw new ApiError(res.status, 'bad_response', `${what}: unexpected reply: ${describeIssues(parsed.error.issues)}`);
+    if (!parsed.success) {
+      // One line: a server that answers any request with some JSON (another service on that port)
+      // listed every field of the reply it lacked, ~2 KB (fresh-tester finding).
+      const issues = parsed.error.issues;
+      const first = describeIssues(issues.slice(0, 1));
+      const more = issues.length > 1 ? `, and ${issues.length - 1} more` : '';
+      throw new ApiError(res.status, 'bad_response', `${what}: ${this.url} answered ${res.status} with JSON that is not the reply Flotilla sends (${first}${more}): is it the Flotilla control plane?`);
+    }
     return parsed.data;
   }
 }
