@@ -138,6 +138,18 @@ describe('a --server that is not the Flotilla control plane', () => {
 });
 
 describe('what lists and shows print', () => {
+  it('jobs: the "more:" line pages the same list (its filters and page size kept)', async () => {
+    for (let i = 0; i < 3; i++) await t.api('/api/jobs', { json: { agent: 'gpu-job', input: {}, labels: { pool: 'nobody' } } });
+    const queued = (await (await t.api('/api/jobs?agent=gpu-job&status=queued&limit=200')).json()) as { jobs: Job[] };
+    const newest = queued.jobs.map((j) => j.id);
+    expect(newest.length).toBeGreaterThanOrEqual(3);
+    const r = await api('jobs', '--agent', 'gpu-job', '--status', 'queued', '--limit', '2');
+    expect(r.code).toBe(0);
+    expect(r.out.trimEnd().split('\n').at(-1)).toBe(`more: flotilla jobs --status queued --agent gpu-job --limit 2 --before ${newest[1]}`);
+    const next = await api('jobs', '--status', 'queued', '--agent', 'gpu-job', '--limit', '2', '--before', String(newest[1]));
+    expect(next.out.split('\n').filter((l) => /^\d+ /.test(l)).map((l) => Number(l.split(' ')[0]))).toEqual(newest.slice(2, 4));
+  });
+
   it('jobs show masks the password of a repo URL in the input (the job keeps the real one); --json is the API\'s job', async () => {
     const repo = 'https://ada:s3cret-pw@git.example.com/team/api.git';
     const res = await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo }, labels: { pool: 'nobody' } } });

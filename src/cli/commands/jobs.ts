@@ -1,3 +1,4 @@
+import { shellLine } from '../../protocol/shell-quote.js';
 import { Command, Option } from 'commander';
 import { JobStatus, maskUrlPasswords, type BudgetView, type Job } from '../../protocol/index.js';
 import { formatMicros } from '../../core/money.js';
@@ -36,7 +37,11 @@ export function registerJobs(program: Command, ctx: CliContext): void {
     // Runners by name, as `flotilla runners` lists them (the API's job has the id).
     const names = await runnerNames(client, page.jobs.map((j) => j.runnerId));
     out(formatTable(headers, page.jobs.map((j) => jobRow(j, names).slice(0, headers.length))));
-    if (page.nextCursor !== null) out(`more: flotilla jobs --before ${page.nextCursor}`);
+    // the next page of the same list: the filters and page size given (they were dropped: fresh-tester finding)
+    if (page.nextCursor !== null) {
+      const same = [...(opts.status ? ['--status', opts.status] : []), ...(opts.agent ? ['--agent', opts.agent] : []), ...(opts.limit !== 20 ? ['--limit', String(opts.limit)] : [])];
+      out(`more: ${shellLine(['flotilla', 'jobs', ...same, '--before', String(page.nextCursor)])}`);
+    }
   });
 
   const show = jobs
