@@ -560,6 +560,44 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     await admin.context().close();
   }, 60_000);
 
+  it('pages load without console errors or Content-Security-Policy violations once signed in', async () => {
+    // fresh-tester finding: zod's eval probe broke the CSP on every load, and /favicon.ico was a 404
+    const context = await up.browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await context.addInitScript(() => {
+      const w = window as unknown as { cspViolations: string[] };
+      w.cspViolations = [];
+      document.addEventListener('securitypolicyviolation', (e) => w.cspViolations.push(`${e.violatedDirective} ${e.blockedURI}`));
+    });
+    const page = await context.newPage();
+    const errors: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error') errors.push(m.text());
+    });
+    page.on('pageerror', (e) => errors.push(e.message));
+    const failed: string[] = [];
+    page.on('response', (r) => {
+      if (r.status() >= 400) failed.push(`${r.status()} ${new URL(r.url()).pathname}`);
+    });
+    await page.goto(up.url + '/');
+    await page.fill('input[name=name]', 'ada');
+    await page.fill('input[name=password]', 'admin-password-1');
+    await page.click('button[type=submit]');
+    await page.waitForSelector('[data-testid=who]');
+    // before sign-in the page asks who is signed in: that 401 is the one failure expected
+    expect(failed).toEqual(['401 /api/session']);
+    failed.length = 0;
+    errors.length = 0;
+    for (const path of ['/', '/jobs', `/jobs/${id('alpha')}`, '/costs', '/tasks', `/tasks/${id('chat')}`, '/settings']) {
+      await page.goto(up.url + path);
+      await page.waitForSelector('[data-testid=who]');
+      await page.waitForTimeout(400);
+      expect(await page.evaluate(() => (window as unknown as { cspViolations: string[] }).cspViolations)).toEqual([]);
+    }
+    expect(errors).toEqual([]);
+    expect(failed).toEqual([]);
+    await context.close();
+  }, 60_000);
+
   it('settings: admins see users, API tokens and effort tiers; members read tiers, routes and prices only', async () => {
     const member = await signIn(up.browser, up.url, 'mia', 'member-password-1');
     await member.goto(`${up.url}/settings`);

@@ -1,3 +1,4 @@
+import './zod-config.js';
 import { createRoot } from 'react-dom/client';
 import { App } from './app.js';
 import './style.css';
