@@ -24,7 +24,8 @@ import { modelNamedIn, refusedProvider } from './refused-model.js';
 import { meterUnbilled, unbilled } from './unbilled-call.js';
 import { upstreamRetryOptions } from './upstream-auth.js';
 import { unpassedReply } from './upstream-redirect.js';
-import { recordUpstreamFailure } from './upstream-failure.js';
+import { recordUpstreamFailure, unreachableMessage } from './upstream-failure.js';
+import { ReplyBrokenError } from './upstream-http.js';
 import { MAX_TOKENS_REQUIRED, parseMessagesRequest, type MessagesRequest } from './request.js';
 import type { ModelScript } from './script.js';
 import type { GatewayStore } from './gateway.js';
@@ -231,7 +232,9 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
         log.warn('gateway: upstream unreachable', { job: ctx.job.id, error: (err as Error).message });
         // nothing is billed, even when the client went away: status 0, no tokens
         await recordUnreachable(ctx);
-        return anthropicError(502, 'api_error', 'the model provider could not be reached', { retry: false });
+        // a reply that began and broke is not "could not be reached" (fresh-tester finding)
+        const message = err instanceof ReplyBrokenError ? `the model provider's reply${err.status ? ` (HTTP ${err.status})` : ''} could not be read: ${err.reason}; a token count is not billed` : unreachableMessage('anthropic', err, req.signal.aborted);
+        return anthropicError(502, 'api_error', message, { retry: false });
       }
       return (await unpassedReply(res, ctx, 'anthropic', req.signal)) ?? meterUnbilled(res, ctx, req.signal);
     }

@@ -1,3 +1,4 @@
+import { SettingError } from '../core/setting-env.js';
 import { describe, expect, it } from 'vitest';
 import { loadGatewayConfig } from './config.js';
 
@@ -42,6 +43,12 @@ describe('model → provider mapping', () => {
     expect(() => parseModelProviders('claude\u00e9*=anthropic')).toThrow(/^FLOTILLA_MODEL_PROVIDERS: rule "claude\u00e9\*=anthropic": the model pattern must be 1-200 characters of letters, digits/);
     expect(loadGatewayConfig({ FLOTILLA_MODEL_PROVIDERS: '*=scripted' }).modelProviders).toEqual([{ pattern: '*', provider: 'scripted' }]);
     expect(() => loadGatewayConfig({ FLOTILLA_GATEWAY_RETRIES: 'many' })).toThrow(/FLOTILLA_GATEWAY_RETRIES/);
+    // whole numbers as the CLI's number flags take them: no spaces around (they were trimmed away, fresh-tester finding)
+    expect(loadGatewayConfig({ FLOTILLA_GATEWAY_RETRIES: '4', FLOTILLA_GATEWAY_BUDGET_WAIT_MS: '0', FLOTILLA_GATEWAY_RESERVATION_TTL_MS: '60000' })).toMatchObject({ retry: { retries: 4 }, budgetWaitMs: 0, reservationTtlMs: 60_000 });
+    expect(() => loadGatewayConfig({ FLOTILLA_GATEWAY_RETRIES: ' 2' })).toThrow(new SettingError('FLOTILLA_GATEWAY_RETRIES must be a whole number from 0 to 10, got " 2"'));
+    expect(() => loadGatewayConfig({ FLOTILLA_GATEWAY_RETRIES: '2 ' })).toThrow('FLOTILLA_GATEWAY_RETRIES must be a whole number from 0 to 10, got "2 "');
+    expect(() => loadGatewayConfig({ FLOTILLA_GATEWAY_BUDGET_WAIT_MS: ' 20000' })).toThrow('FLOTILLA_GATEWAY_BUDGET_WAIT_MS must be milliseconds from 0 to 600000, got " 20000"');
+    expect(() => loadGatewayConfig({ FLOTILLA_GATEWAY_RESERVATION_TTL_MS: '6e4' })).toThrow('FLOTILLA_GATEWAY_RESERVATION_TTL_MS must be milliseconds from 10000 to 86400000, got "6e4"');
     expect(loadGatewayConfig({ OPENAI_API_KEY: 'k1, k2' }).openai).toEqual({ provider: 'openai', baseUrl: 'https://api.openai.com/v1', apiKeys: ['k1', 'k2'] });
     expect(loadGatewayConfig({ FLOTILLA_OPENAI_COMPATIBLE_URL: 'http://127.0.0.1:8080/v1/' }).openai).toEqual({ provider: 'openai-compatible', baseUrl: 'http://127.0.0.1:8080/v1', apiKeys: [] });
     expect(() => loadGatewayConfig({ FLOTILLA_OPENAI_COMPATIBLE_URL: 'ftp://x' })).toThrow(/FLOTILLA_OPENAI_COMPATIBLE_URL must be http/);

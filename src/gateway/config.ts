@@ -1,5 +1,5 @@
 import type { PriceOverride } from './price-override.js';
-import { SettingError, settingFromEnv } from '../core/setting-env.js';
+import { intSettingFromEnv, SettingError, settingFromEnv } from '../core/setting-env.js';
 import { loadPriceTable, type PriceTable } from './prices.js';
 import { splitKeys, type RetryPolicy } from './retry.js';
 import { ModelPattern } from '../protocol/model-routes.js';
@@ -236,27 +236,10 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv): GatewayConfig {
   const pricesFile = settingFromEnv(env, 'FLOTILLA_PRICES_FILE');
   const prices = pricesFile ? loadPriceTable(pricesFile) : loadPriceTable();
   const upstreams = loadOpenAiUpstreams(env);
-  const retriesText = settingFromEnv(env, 'FLOTILLA_GATEWAY_RETRIES');
-  let retry: Partial<RetryPolicy> | undefined;
-  if (retriesText) {
-    const n = Number(retriesText);
-    if (!/^\d+$/.test(retriesText) || n > 10) throw new SettingError(`FLOTILLA_GATEWAY_RETRIES must be a whole number from 0 to 10, got ${JSON.stringify(retriesText)}`);
-    retry = { retries: n };
-  }
-  const ttlText = settingFromEnv(env, 'FLOTILLA_GATEWAY_RESERVATION_TTL_MS');
-  let reservationTtlMs: number | undefined;
-  if (ttlText) {
-    reservationTtlMs = Number(ttlText);
-    if (!/^\d+$/.test(ttlText) || reservationTtlMs < 10_000 || reservationTtlMs > 86_400_000) {
-      throw new SettingError(`FLOTILLA_GATEWAY_RESERVATION_TTL_MS must be milliseconds from 10000 to 86400000, got ${JSON.stringify(ttlText)}`);
-    }
-  }
-  const waitText = settingFromEnv(env, 'FLOTILLA_GATEWAY_BUDGET_WAIT_MS');
-  let budgetWaitMs: number | undefined;
-  if (waitText) {
-    budgetWaitMs = Number(waitText);
-    if (!/^\d+$/.test(waitText) || budgetWaitMs > 600_000) throw new SettingError(`FLOTILLA_GATEWAY_BUDGET_WAIT_MS must be milliseconds from 0 to 600000, got ${JSON.stringify(waitText)}`);
-  }
+  const retries = intSettingFromEnv(env, 'FLOTILLA_GATEWAY_RETRIES', 0, 10);
+  const retry: Partial<RetryPolicy> | undefined = retries === undefined ? undefined : { retries };
+  const reservationTtlMs = intSettingFromEnv(env, 'FLOTILLA_GATEWAY_RESERVATION_TTL_MS', 10_000, 86_400_000, 'milliseconds');
+  const budgetWaitMs = intSettingFromEnv(env, 'FLOTILLA_GATEWAY_BUDGET_WAIT_MS', 0, 600_000, 'milliseconds');
   const routesText = settingFromEnv(env, 'FLOTILLA_MODEL_PROVIDERS');
   const modelProviders = routesText ? parseModelProviders(routesText) : undefined;
   return {

@@ -237,7 +237,7 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
       try {
         const body = raw;
         // a 429 `insufficient_quota` refuses the key (upstream-auth.ts gatewayKeyRefusal: another key, then a 500 for the admin); other 429s are rate limits, retried
-        const out = await withRetries((apiKey) => forwardOpenAi({ baseUrl: upstream.baseUrl, apiKey, path, headers: request.headers, body, signal: request.signal }), keys, retryPolicy, upstreamRetryOptions(ctx, request.signal));
+        const out = await withRetries((apiKey) => forwardOpenAi({ baseUrl: upstream.baseUrl, apiKey, path: path + queryOf(request.pathAndQuery), headers: request.headers, body, signal: request.signal }), keys, retryPolicy, upstreamRetryOptions(ctx, request.signal));
         res = out.response;
       } catch (err) {
         // Too large, timed out, broken or unreachable: recorded once (upstream-failure.ts), never retried by the harness.
@@ -259,4 +259,13 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
     }
   };
   return { chat: route('openai-chat', '/chat/completions'), responses: route('openai-responses', '/responses') };
+}
+
+/**
+ * The query of `pathAndQuery` (`?api-version=...`: Azure OpenAI and some company gateways need
+ * theirs), passed upstream as sent, as `/v1/messages?beta=true` is; '' without one.
+ */
+function queryOf(pathAndQuery: string): string {
+  const q = pathAndQuery.indexOf('?');
+  return q < 0 ? '' : pathAndQuery.slice(q);
 }

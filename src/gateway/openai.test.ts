@@ -177,6 +177,27 @@ describe('OpenAI wire formats, openai-compatible upstream', () => {
     await expect.poll(() => store.calls.length).toBe(1);
     expect(store.calls[0]).toMatchObject({ provider: 'openai-compatible', model: 'qwen-local', inputTokens: 600, cacheReadTokens: 400, outputTokens: 200, costMicros: 1200, usageKnown: true });
   });
+
+  it("the client's query goes upstream as sent, on both routes (Azure-style ?api-version=; it was dropped)", async () => {
+    const urls: string[] = [];
+    const up: Server = createServer((req: IncomingMessage, res) => {
+      urls.push(req.url ?? '');
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        const usage = req.url!.startsWith('/v1/responses') ? { input_tokens: 10, output_tokens: 2, total_tokens: 12 } : { prompt_tokens: 10, completion_tokens: 2, total_tokens: 12 };
+        res.end(JSON.stringify(req.url!.startsWith('/v1/responses') ? { id: 'r1', object: 'response', status: 'completed', output: [], usage } : { id: 'c1', object: 'chat.completion', choices: [], usage }));
+      });
+    });
+    await new Promise<void>((r) => up.listen(0, '127.0.0.1', r));
+    cleanups.push(() => new Promise((r) => up.close(() => r())));
+    const { store, post } = await gateway({ openai: { provider: 'openai-compatible', baseUrl: `http://127.0.0.1:${(up.address() as AddressInfo).port}/v1`, apiKeys: [] } });
+    expect((await post('/v1/chat/completions?api-version=2024-10-21', { model: 'qwen-local', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] })).status).toBe(200);
+    expect((await post('/v1/responses?x=1&y=%20', { model: 'qwen-local', max_output_tokens: 10, input: 'hi' })).status).toBe(200);
+    expect((await post('/v1/chat/completions', { model: 'qwen-local', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] })).status).toBe(200);
+    expect(urls).toEqual(['/v1/chat/completions?api-version=2024-10-21', '/v1/responses?x=1&y=%20', '/v1/chat/completions']);
+    await expect.poll(() => store.calls.length).toBe(3);
+  });
 });
 
 describe('OpenAI formats: the output bound reserved for is the one the upstream keeps', () => {

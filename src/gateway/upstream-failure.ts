@@ -1,3 +1,4 @@
+import { BASE_URL_SETTING } from './upstream-redirect.js';
 import { recordUnreachable, type CallContext } from './meter.js';
 import type { CallSignal } from './reply.js';
 import { cutReason } from './live-calls.js';
@@ -80,5 +81,19 @@ export async function recordUpstreamFailure(ctx: CallContext, err: unknown, sign
   await recordUnreachable(ctx, sent);
   if (cut === 'shutting_down') return { status: 503, message: 'the Flotilla server is stopping: this call was cut before its reply and charged an estimate of what the provider may bill; try again', retry: true, retryAfterS: 5 };
   if (cut === 'job_ended') return { status: 502, message: "this call was cut before its reply: its job's attempt ended (cancelled, lost, finished or retried), and its token no longer authenticates" };
-  return { status: 502, message: 'the model provider could not be reached' };
+  return { status: 502, message: unreachableMessage(ctx.provider, err, gone) };
+}
+
+/**
+ * The 502 text of an upstream the gateway could not reach: the provider, the connection's
+ * error (`connect ECONNREFUSED 127.0.0.1:8080`: host and port only, the base URL holds no
+ * credentials, config.ts refuses them) and the setting an admin should check (fresh-tester
+ * finding: "could not be reached" alone, the cause only in the server log). `clientGone`: the
+ * call ended because its client went away, which names no setting.
+ */
+export function unreachableMessage(provider: string, err: unknown, clientGone = false): string {
+  if (clientGone) return `the model provider (${provider}) call ended before its reply: the client went away`;
+  const cause = err instanceof Error && err.message ? `: ${err.message}` : '';
+  const setting = BASE_URL_SETTING[provider];
+  return `the model provider (${provider}) could not be reached${cause}${setting ? `; an admin should check ${setting} in the server's environment` : ''}`;
 }

@@ -3,9 +3,10 @@ import { meteredReply, type CallContext } from './meter.js';
 import { openaiError } from './openai-wire.js';
 import { discardReply, headerOf, type CallSignal, type Reply } from './reply.js';
 import { upstreamAuthRefusal } from './upstream-auth.js';
+import { upstreamNotJsonReply } from './upstream-not-json.js';
 
-/** The setting that gives each provider's base URL (what a redirecting upstream most likely means is wrong). */
-const BASE_URL_SETTING: Record<string, string> = {
+/** The setting that gives each provider's base URL (what a redirecting or unreachable upstream most likely means is wrong). */
+export const BASE_URL_SETTING: Record<string, string> = {
   anthropic: 'ANTHROPIC_BASE_URL',
   openai: 'OPENAI_BASE_URL',
   'openai-compatible': 'FLOTILLA_OPENAI_COMPATIBLE_URL',
@@ -41,11 +42,12 @@ export async function upstreamRedirectRefusal(res: Reply, ctx: CallContext, form
 
 /**
  * The gateway's answer to a provider reply it does not pass on — its own key refused (401/403,
- * upstream-auth.ts) or a redirect ({@link upstreamRedirectRefusal}) — recorded once; null for
+ * upstream-auth.ts), a redirect ({@link upstreamRedirectRefusal}) or an error whose body is not
+ * JSON (upstream-not-json.ts) — recorded once; null for
  * any other reply (the route meters it as usual). What every route checks after the upstream call.
  */
 export async function unpassedReply(res: Reply, ctx: CallContext, format: 'anthropic' | 'openai', signal?: CallSignal): Promise<Reply | null> {
-  return (await upstreamAuthRefusal(res, ctx, format, signal)) ?? (await upstreamRedirectRefusal(res, ctx, format, signal));
+  return (await upstreamAuthRefusal(res, ctx, format, signal)) ?? (await upstreamRedirectRefusal(res, ctx, format, signal)) ?? (await upstreamNotJsonReply(res, ctx, format, signal));
 }
 
 /** The origin (`scheme://host:port`) of a Location value, or null when it has none (relative, or not a URL). */

@@ -14,7 +14,7 @@ export interface OpenAiForward {
   baseUrl: string;
   /** ONE upstream key (a KeyRing's `take()`); empty = send none (local servers). */
   apiKey: string;
-  /** `/chat/completions` or `/responses`. */
+  /** `/chat/completions` or `/responses`, with the client's query when it sent one (`?api-version=...`). */
   path: string;
   headers: IncomingHttpHeaders | Headers;
   body: Uint8Array;

@@ -1,0 +1,65 @@
+/**
+ * An upstream error reply whose body is not JSON (a proxy's HTML page, a line of text, nothing)
+ * reaches the client as the wire format's own error with the same status, naming the provider,
+ * status, content type and the start of the text, the retry advice kept; recorded as any upstream
+ * error (status, no tokens, $0). It reached the client as it came (fresh-tester finding). A JSON
+ * error body, whatever its content type says, still passes as sent. Gateway over node:http,
+ * memory store, no retries.
+ */
+import { describe, expect, it } from 'vitest';
+import { startGateway } from './test-server.js';
+
+const TOKEN = 'flj_notjson_0123456789abcdefghijk';
+const MESSAGES = { model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'x' }] };
+const CHAT = { model: 'gpt-4o', max_tokens: 100, messages: [{ role: 'user', content: 'x' }] };
+const NGINX = '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n';
+
+describe('an upstream error whose body is not JSON', () => {
+  it("Anthropic format: the status kept, Anthropic's error shape, the text quoted without its tags", async () => {
+    const gw = await startGateway({ job: { token: TOKEN, id: 4, budgetMicros: 5_000_000 } });
+    try {
+      gw.setReply({ status: 502, headers: { 'content-type': 'text/html', 'retry-after': '3' }, body: NGINX });
+      const res = await gw.post('/v1/messages', MESSAGES);
+      expect(res.status).toBe(502);
+      expect(res.headers.get('content-type')).toBe('application/json');
+      expect(res.headers.get('retry-after')).toBe('3');
+      expect(await res.json()).toEqual({
+        type: 'error',
+        error: { type: 'api_error', message: 'the model provider (anthropic) answered HTTP 502 with text/html, not the JSON error its API sends: "502 Bad Gateway 502 Bad Gateway nginx" (a proxy or gateway in front of it?)' },
+      });
+      await expect.poll(() => gw.store.calls.length).toBe(1);
+      expect(gw.store.calls[0]).toMatchObject({ httpStatus: 502, costMicros: 0, inputTokens: 0, outputTokens: 0 });
+
+      gw.setReply({ status: 529, headers: { 'content-type': 'text/plain' }, body: 'upstream exploded' });
+      const overloaded = await gw.post('/v1/messages', { ...MESSAGES, stream: true });
+      expect([overloaded.status, await overloaded.json()]).toEqual([
+        529,
+        { type: 'error', error: { type: 'overloaded_error', message: 'the model provider (anthropic) answered HTTP 529 with text/plain, not the JSON error its API sends: "upstream exploded" (a proxy or gateway in front of it?)' } },
+      ]);
+
+      gw.setReply({ status: 503, headers: {}, body: '' });
+      const empty = await gw.post('/v1/messages/count_tokens', MESSAGES);
+      expect([empty.status, ((await empty.json()) as { error: { message: string } }).error.message]).toEqual([503, 'the model provider (anthropic) answered HTTP 503 with no body (no content type), not the JSON error its API sends (a proxy or gateway in front of it?)']);
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it("OpenAI format: OpenAI's shape, code upstream_not_json; a JSON error sent as text/plain passes as sent", async () => {
+    const gw = await startGateway({ openai: 'openai-compatible', job: { token: TOKEN, id: 4, budgetMicros: 5_000_000 } });
+    try {
+      gw.setReply({ status: 500, headers: { 'content-type': 'text/plain' }, body: 'Internal Server Error' });
+      const res = await gw.post('/v1/chat/completions', CHAT);
+      expect([res.status, await res.json()]).toEqual([
+        500,
+        { error: { message: 'the model provider (openai-compatible) answered HTTP 500 with text/plain, not the JSON error its API sends: "Internal Server Error" (a proxy or gateway in front of it?)', type: 'server_error', param: null, code: 'upstream_not_json' } },
+      ]);
+      const json = '{"error":{"message":"model is loading","type":"unavailable"}}';
+      gw.setReply({ status: 503, headers: { 'content-type': 'text/plain' }, body: json });
+      const passed = await gw.post('/v1/chat/completions', CHAT);
+      expect([passed.status, await passed.text()]).toEqual([503, json]);
+    } finally {
+      await gw.close();
+    }
+  });
+});
