@@ -62,6 +62,6 @@ describe('flotilla budget and flotilla costs', () => {
     expect(bad.err).toMatch(/planet/);
     const badSince = await run('costs', '--since', 'yesterday');
     expect(badSince.code).toBe(2); // a bad flag value: refused before asking the server
-    expect(badSince.err).toMatch(/^flotilla: option '--since <when>' argument 'yesterday' is invalid\. --since must be like 30m, 12h, 7d, 2w or an ISO-8601 date/);
+    expect(badSince.err).toMatch(/^flotilla: option '--since <when>' argument 'yesterday' is invalid\. --since must be like 30m, 12h, 7d, 2w \(1 to 6 digits\) or an ISO-8601 date/);
   });
 });

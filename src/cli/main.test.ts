@@ -78,7 +78,7 @@ describe('bad arguments: non-zero exit, the message names the problem', () => {
     await fails(['costs', '--since', '7d', '--by', 'job', '--since', '1d'], /^flotilla: option '--since <when>' given twice: give it once/);
   });
   it('--since with spaces around it is refused, as ids and amounts with spaces are (fresh-user finding: "7d " was read as 7d)', async () => {
-    for (const since of ['7d ', ' 7d', '2026-11-01 ']) await fails(['costs', '--since', since], /--since must be like 30m, 12h, 7d, 2w or an ISO-8601 date/);
+    for (const since of ['7d ', ' 7d', '2026-11-01 ']) await fails(['costs', '--since', since], /--since must be like 30m, 12h, 7d, 2w \(1 to 6 digits\) or an ISO-8601 date/);
   });
   it('a list option (--key <key...>) and a flag may repeat', async () => {
     // --help ends the parse after the options: exit 0 means they were taken
@@ -119,7 +119,7 @@ describe('bad arguments: non-zero exit, the message names the problem', () => {
   it('bad server URL', () => fails(['jobs', '--server', 'localhost:8787', '--token', 't'], /--server: url "localhost:8787" must start with http/));
 
   it('costs --since a word: exit 2 like every other bad value (the server would refuse it)', () =>
-    fails(['costs', '--since', 'yesterday'], /^flotilla: option '--since <when>' argument 'yesterday' is invalid\. --since must be like 30m, 12h, 7d, 2w or an ISO-8601 date \(e\.g\. 2026-11-01\)\n/));
+    fails(['costs', '--since', 'yesterday'], /^flotilla: option '--since <when>' argument 'yesterday' is invalid\. --since must be like 30m, 12h, 7d, 2w \(1 to 6 digits\) or an ISO-8601 date \(e\.g\. 2026-11-01\), not before 1970\n/));
   it('FLOTILLA_COSTS_SINCE with a bad value names the variable', async () => {
     process.env.FLOTILLA_COSTS_SINCE = 'last week';
     await fails(['costs'], /^flotilla: option '--since <when>' value 'last week' from env 'FLOTILLA_COSTS_SINCE' is invalid\. --since must be like/);

@@ -115,7 +115,15 @@ export const CostRollup = z.object({
 export type CostRollup = z.infer<typeof CostRollup>;
 
 /**
- * A `since` window: `<n>m|h|d|w` back from now, n ≥ 1 (e.g. `7d`, `12h`), or an ISO-8601 date/time.
+ * What a `since` window may be, in the words of the refusals (CLI `--since`, API `since`): the
+ * rule of {@link parseSince}.
+ */
+export const SINCE_RULE = 'like 30m, 12h, 7d, 2w (1 to 6 digits) or an ISO-8601 date (e.g. 2026-11-01), not before 1970';
+
+/**
+ * A `since` window: `<n>m|h|d|w` back from now, n 1..999999 (e.g. `7d`, `12h`), or an ISO-8601
+ * date/time; never before 1970-01-01 (epoch 0: `100000w` reached back to 1917 and was shown as
+ * 1970, fresh-tester finding).
  * @returns epoch ms, or null when the text is neither (`0d`, a window of nothing, included; a
  *   day its month does not have, such as `2026-02-30`, which Date.parse moves into March; and
  *   text with spaces around it, as every number and id the CLI and API take: `'7d '` was read
@@ -127,7 +135,8 @@ export function parseSince(text: string, now: number): number | null {
   if (m && Number(m[1]) === 0) return null;
   if (m) {
     const unit = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000 }[m[2] as 'm' | 'h' | 'd' | 'w'];
-    return now - Number(m[1]) * unit;
+    const t = now - Number(m[1]) * unit;
+    return t >= 0 ? t : null;
   }
   const ymd = /^(\d{4})-(\d{2})-(\d{2})/.exec(text);
   if (!ymd) return null;
@@ -135,5 +144,5 @@ export function parseSince(text: string, now: number): number | null {
   const [y, mo, d] = [Number(ymd[1]), Number(ymd[2]), Number(ymd[3])];
   if (mo < 1 || mo > 12 || d < 1 || d > new Date(Date.UTC(y, mo, 0)).getUTCDate()) return null;
   const t = Date.parse(text);
-  return Number.isFinite(t) ? t : null;
+  return Number.isFinite(t) && t >= 0 ? t : null;
 }

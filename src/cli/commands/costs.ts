@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander';
 import { formatMicros } from '../../core/money.js';
 import { InvalidArgumentError } from 'commander';
-import { CostGroup, parseSince } from '../../protocol/index.js';
+import { CostGroup, parseSince, SINCE_RULE } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
 import { formatTable } from '../format.js';
 import { ApiError } from '../../client/index.js';
@@ -9,7 +9,7 @@ import { addClientOptions, CliError, clientFrom, parseJobId, wantsJson, type Cli
 
 /** `--since`: checked here (exit 2) with the server's own rule (protocol parseSince), sent as given. */
 function sinceArg(text: string): string {
-  if (parseSince(text, Date.now()) === null) throw new InvalidArgumentError('--since must be like 30m, 12h, 7d, 2w or an ISO-8601 date (e.g. 2026-11-01)');
+  if (parseSince(text, Date.now()) === null) throw new InvalidArgumentError(`--since must be ${SINCE_RULE}`);
   return text;
 }
 

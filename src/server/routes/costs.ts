@@ -1,5 +1,5 @@
 import type { Hono } from 'hono';
-import { CostGroup, parseSince, type CostRollup, type CostRow } from '../../protocol/index.js';
+import { CostGroup, parseSince, SINCE_RULE, type CostRollup, type CostRow } from '../../protocol/index.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
 import { apiError, idError, parseId } from '../http-util.js';
@@ -24,7 +24,7 @@ export function mountCosts(app: Hono<AppEnv>, ctx: ServerContext): void {
     const now = ctx.now();
     const sinceText = c.req.query('since') ?? '30d';
     const since = parseSince(sinceText, now);
-    if (since === null) return apiError(c, 400, 'invalid_request', 'since: must be like 7d, 12h, 30m, 2w or an ISO-8601 date', 'since');
+    if (since === null) return apiError(c, 400, 'invalid_request', `since: must be ${SINCE_RULE}`, 'since');
     const rootText = c.req.query('root');
     const rootId = rootText === undefined ? undefined : parseId(rootText);
     if (rootId === null) return idError(c, 'root', 'a job id');
