@@ -3,7 +3,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { requireApiToken, type AppEnv } from './auth.js';
 import { ApiTokenCache } from './api-token-cache.js';
 import type { ServerContext } from './context.js';
-import { apiError } from './http-util.js';
+import { apiError, idError, parseId } from './http-util.js';
 import { mountCreateJob } from './routes/jobs-create.js';
 import { mountListJobs } from './routes/jobs-list.js';
 import { mountGetJob } from './routes/jobs-get.js';
@@ -114,7 +114,13 @@ export function createApp(ctx: ServerContext): Hono<AppEnv> {
   // app (server.ts, hooks/hooks-node.ts).
   // Last: the dashboard answers every other GET with its index.html.
   mountWeb(app);
-  app.notFound((c) => apiError(c, 404, 'not_found', `no route ${c.req.method} ${c.req.path}`));
+  app.notFound((c) => {
+    // `/api/runners/abc`: its routes take numeric ids only (beside register and connect), so a
+    // bad id fell through to "no route"; `/api/jobs/abc` answers 400 naming it (fresh-tester finding)
+    const runner = /^\/api\/runners\/([^/]+)(\/|$)/.exec(c.req.path);
+    if (runner && !['register', 'connect'].includes(runner[1]!) && parseId(runner[1]!) === null) return idError(c, 'id', 'a runner id');
+    return apiError(c, 404, 'not_found', `no route ${c.req.method} ${c.req.path}`);
+  });
   app.onError((err, c) => {
     ctx.log.error('request failed', { method: c.req.method, path: c.req.path, err: String(err) });
     return apiError(c, 500, 'internal', 'internal error (see the server log)');

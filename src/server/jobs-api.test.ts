@@ -132,6 +132,13 @@ describe('GET /api/jobs and /api/jobs/:id', () => {
     expect(job.usage).toEqual({ modelCalls: 2, inputTokens: 105, outputTokens: 27, cacheReadTokens: 2000, cacheWriteTokens: 2000, costMicros: 8_520, estimatedCalls: 1 });
     expect((await t.api('/api/jobs/999999')).status).toBe(404);
     expect((await t.api('/api/jobs/abc')).status).toBe(400);
+    // a runner id that is not one: 400 naming it too (it was "no route", fresh-tester finding); a number none has: 404
+    for (const path of ['/api/runners/abc', '/api/runners/abc/activity', '/api/runners/-1/hold', '/api/runners/0']) {
+      const res = await t.api(path);
+      expect([res.status, ((await res.json()) as { error: { field?: string; message: string } }).error]).toEqual([400, { code: 'invalid_request', field: 'id', message: 'id: must be an integer from 1 to 2147483647 (a runner id)' }]);
+    }
+    expect((await t.api('/api/runners/999999')).status).toBe(404);
+    expect((await t.api('/api/runners/register')).status).toBe(404);
   });
 
   it('GET /api/agents lists the loaded agents with their prompt text', async () => {
