@@ -13,6 +13,19 @@ export interface JsonSchema {
   title?: string;
   minimum?: number;
   maximum?: number;
+  additionalProperties?: boolean | JsonSchema;
+}
+
+/** The form value holding the input as JSON text when the schema names no property ({@link takesFreeInput}). */
+export const FREE_INPUT = '*';
+
+/**
+ * True when the schema names no property and does not forbid others (`type: object` alone, or no
+ * schema): the agent takes any JSON object, given as JSON text. The form said "no input fields"
+ * and sent `{}`, though the API took any object (fresh-tester finding).
+ */
+export function takesFreeInput(schema: JsonSchema): boolean {
+  return Object.keys(schema.properties ?? {}).length === 0 && schema.additionalProperties !== false;
 }
 
 export type FormValues = Record<string, string | boolean>;
@@ -32,6 +45,18 @@ export function initialValues(schema: JsonSchema): FormValues {
  * @throws Error naming the field when a number or JSON field does not parse, or a required one is empty.
  */
 export function toInput(schema: JsonSchema, values: FormValues): Record<string, unknown> {
+  if (takesFreeInput(schema)) {
+    const text = typeof values[FREE_INPUT] === 'string' ? values[FREE_INPUT].trim() : '';
+    if (text === '') return {};
+    let v: unknown;
+    try {
+      v = JSON.parse(text);
+    } catch {
+      throw new Error('input: must be a JSON object, e.g. {"repo": "org/app"}');
+    }
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new Error('input: must be a JSON object, e.g. {"repo": "org/app"}');
+    return v as Record<string, unknown>;
+  }
   const out: Record<string, unknown> = {};
   const required = new Set(schema.required ?? []);
   for (const [k, p] of Object.entries(schema.properties ?? {})) {
@@ -65,6 +90,14 @@ export function toInput(schema: JsonSchema, values: FormValues): Record<string, 
 export function SchemaFields({ schema, values, onChange }: { schema: JsonSchema; values: FormValues; onChange: (v: FormValues) => void }) {
   const required = new Set(schema.required ?? []);
   const props = Object.entries(schema.properties ?? {});
+  if (takesFreeInput(schema)) {
+    return (
+      <label>
+        Input <small className="muted">any JSON object (this agent names no fields)</small>
+        <textarea name="input-json" rows={3} placeholder="{}" value={typeof values[FREE_INPUT] === 'string' ? values[FREE_INPUT] : ''} onChange={(e) => onChange({ ...values, [FREE_INPUT]: e.target.value })} />
+      </label>
+    );
+  }
   if (props.length === 0) return <p className="muted">This agent takes no input fields.</p>;
   return (
     <>

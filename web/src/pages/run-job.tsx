@@ -1,5 +1,6 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { client, errorText, useApi } from '../api.js';
+import { typedUsd } from '../format.js';
 import { useRoute } from '../router.js';
 import { ADMIN_ONLY, useSession } from '../session.js';
 import { SchemaFields, initialValues, toInput, type FormValues, type JsonSchema } from '../components/schema-form.js';
@@ -42,10 +43,13 @@ export function RunJobPage() {
     setBusy(true);
     try {
       const input = toInput(schema, values);
+      // the CLI's and API's rule for dollars (no exponent: `1e2` was taken as $100, fresh-tester finding)
+      const budgetUsd = budget.trim() ? typedUsd(budget) : undefined;
+      if (budgetUsd === null) throw new Error('Budget, USD: a plain decimal from 0.000001 to 100000, at most 6 decimals (no sign, exponent or spaces)');
       const job = await client.createJob({
         agent: agentName,
         input,
-        ...(budget.trim() ? { budgetUsd: Number(budget) } : {}),
+        ...(budgetUsd !== undefined ? { budgetUsd } : {}),
         ...(labels.trim() ? { labels: parseLabels(labels) } : {}),
         priority: Number(priority) || 0,
       });
@@ -77,7 +81,7 @@ export function RunJobPage() {
         </fieldset>
         <label>
           Budget, USD
-          <input name="budget" type="number" min="0" step="any" value={budget} onChange={(e) => setBudget(e.target.value)} />
+          <input name="budget" type="text" inputMode="decimal" value={budget} onChange={(e) => setBudget(e.target.value)} />
         </label>
         <label>
           Runner labels <small className="muted">key=value, comma-separated (e.g. os=linux)</small>
