@@ -24,6 +24,8 @@ const CASES: Array<[Record<string, string>, string]> = [
   [{ FLOTILLA_DEFAULT_EFFORT: 'zz' }, 'FLOTILLA_DEFAULT_EFFORT: unknown tier "zz"; known tiers: high, max, medium'],
   [{ FLOTILLA_GATEWAY_BUDGET_WAIT_MS: 'abc' }, 'FLOTILLA_GATEWAY_BUDGET_WAIT_MS must be milliseconds from 0 to 600000, got "abc"'],
   [{ FLOTILLA_GATEWAY_RETRIES: '-1' }, 'FLOTILLA_GATEWAY_RETRIES must be a whole number from 0 to 10, got "-1"'],
+  [{ DATABASE_URL: '' }, 'DATABASE_URL is set to "": give a value, or unset DATABASE_URL'],
+  [{ DATABASE_URL: 'mysql://u:pw@h/db' }, 'DATABASE_URL must start with postgres:// or postgresql://, got "mysql://u:***@h/db"'],
   [{ FLOTILLA_PRICES_FILE: '/nonexistent/prices.json' }, "price table /nonexistent/prices.json: ENOENT: no such file or directory, open '/nonexistent/prices.json'"],
 ];
 
@@ -40,6 +42,13 @@ describe('bad settings stop the server with exit 2', () => {
     writeFileSync(file, 'gateway:\n  prices:\n    x: { input: -1 }\n');
     const r = await runFlotilla(['up', '--data', join(dir.path, 'cfg'), '--port', '0'], { FLOTILLA_CONFIG: file });
     expect([r.code, r.err.split('\n').filter((l) => l.startsWith('flotilla:'))]).toEqual([2, [`flotilla: ${file}:3: gateway.prices.x.input: -1 is not a plain decimal (digits and an optional fraction, such as 3 or 0.3: no sign, exponent or hex)`]]);
+  });
+
+  it('a DATABASE_URL whose password is a query parameter: never printed, in the error or the log', async () => {
+    const r = await runFlotilla(['up', '--data', join(dir.path, 'pg-pass'), '--port', '0'], { DATABASE_URL: 'postgres://127.0.0.1:1/x?password=Secret99&user=postgres' });
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('flotilla: store: cannot open PostgreSQL at postgres://127.0.0.1:1/x?password=***&user=postgres: ');
+    expect(r.err + r.out).not.toContain('Secret99');
   });
 
   it('a port clients could not reach (the Fetch standard blocks 6000) is refused before the data folder is made', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LabelValue } from './labels.js';
-import { maskUrlPasswords, oneLine, oneLineText } from './text.js';
+import { maskUrlPasswords, oneLine, oneLineText, urlPasswords } from './text.js';
 
 describe('one-line text', () => {
   it('oneLine replaces each run of C0/C1 controls, DEL, U+2028 and U+2029 by one space and keeps the rest', () => {
@@ -37,5 +37,11 @@ describe('maskUrlPasswords', () => {
     expect(maskUrlPasswords('https://ghp_abc123@github.com/o/r.git')).toBe('https://***@github.com/o/r.git');
     expect(maskUrlPasswords('ssh://git@host/x.git')).toBe('ssh://git@host/x.git');
     for (const s of ['git@github.com:o/r.git', 'https://host/a@b', 'mail me: a@b.c', 'examples/calc', 'https://user:***@host/r']) expect(maskUrlPasswords(s)).toBe(s);
+  });
+
+  it('masks a password given as a query parameter (node-postgres reads ?password= and ?sslpassword=; fresh-tester finding)', () => {
+    expect(maskUrlPasswords('cannot open PostgreSQL at postgres://127.0.0.1:5433/x?password=Secret99: connect ECONNREFUSED')).toBe('cannot open PostgreSQL at postgres://127.0.0.1:5433/x?password=***: connect ECONNREFUSED');
+    expect(maskUrlPasswords('postgres:///db?host=/run&Password=S3c&sslpassword=k3y&user=u')).toBe('postgres:///db?host=/run&Password=***&sslpassword=***&user=u');
+    expect(urlPasswords('postgres://h/db?password=Secret99&user=postgres and https://a:b@c/d')).toEqual(['Secret99', 'b']);
   });
 });

@@ -46,28 +46,34 @@ export function describeChar(v: string): string {
 // `scheme://user:password@` (the password up to the authority's last `@`), and `http(s)://token@`.
 const URL_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/)([^\s/?#@:"'`<>]*):([^\s/?#"'`<>]*)@/gi;
 const HTTP_USER_ONLY = /\b(https?:\/\/)([^\s/?#@:"'`<>]+)@/gi;
+// a password given as a URL's query parameter (`postgres://host/db?password=...`, `sslpassword`)
+// (its value up to the next parameter or space, less a trailing `:,;.` of the text around it)
+const QUERY_PASSWORD = /([?&](?:ssl)?password=)([^&#\s"'`<>]*[^&#\s"'`<>:,;.])/gi;
 
 /**
  * `text` with the password of every URL in it masked: `https://user:secret@host/repo.git` →
  * `https://user:***@host/repo.git` (any scheme; the user name stays). An http(s) URL with a user
  * name but no password (`https://ghp_token@github.com/...`, a token passed as the user) has its
  * whole user part masked: `https://***@github.com/...`; other schemes keep a lone user name
- * (`ssh://git@host/...`). For text shown to people (job inputs, error messages); what runs the
+ * (`ssh://git@host/...`). A `password=` / `sslpassword=` query parameter is masked too
+ * (`postgres://host/db?password=***`: node-postgres reads it). For text shown to people (job inputs, error messages); what runs the
  * job keeps the real URL. The text itself when it holds no such URL.
  */
 export function maskUrlPasswords(text: string): string {
-  if (!text.includes('@')) return text;
-  return text.replace(URL_PASSWORD, (_m, scheme: string, user: string) => `${scheme}${user}:***@`).replace(HTTP_USER_ONLY, (m, scheme: string, user: string) => (user === '***' ? m : `${scheme}***@`));
+  const queried = text.includes('password=') || text.includes('PASSWORD=') ? text.replace(QUERY_PASSWORD, '$1***') : text;
+  if (!queried.includes('@')) return queried;
+  return queried.replace(URL_PASSWORD, (_m, scheme: string, user: string) => `${scheme}${user}:***@`).replace(HTTP_USER_ONLY, (m, scheme: string, user: string) => (user === '***' ? m : `${scheme}***@`));
 }
 
 /**
- * The secrets {@link maskUrlPasswords} hides in `text`: each URL's password, and the user part of
- * an http(s) URL without one (a token passed as the user). For masking them wherever else they
+ * The secrets {@link maskUrlPasswords} hides in `text`: each URL's password (in its user part or
+ * a `password=` query parameter), and the user part of an http(s) URL without one (a token passed as the user). For masking them wherever else they
  * may show (a job's transcript: runner/event-secrets.ts). Empty when there is none.
  */
 export function urlPasswords(text: string): string[] {
-  if (!text.includes('@')) return [];
   const out: string[] = [];
+  for (const m of text.matchAll(QUERY_PASSWORD)) if (m[2] && m[2] !== '***') out.push(m[2]);
+  if (!text.includes('@')) return out;
   for (const m of text.matchAll(URL_PASSWORD)) if (m[3]) out.push(m[3]);
   for (const m of text.matchAll(HTTP_USER_ONLY)) if (m[2]) out.push(m[2]);
   return out;

@@ -61,11 +61,16 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
   return withPipelinedIngest(kyselyStore(db, 'postgres'), db, ingestPool, opts.log);
 }
 
-/** The URL without its password (for error messages and logs). */
+/**
+ * The URL without its password (for error messages and logs): the user part's, and a query
+ * parameter naming one (`?password=`, `sslpassword`: node-postgres reads them from the
+ * connection string; they were printed in clear, fresh-tester finding).
+ */
 export function safeUrl(url: string): string {
   try {
     const u = new URL(url);
     if (u.password) u.password = '***';
+    for (const k of [...u.searchParams.keys()]) if (/pass|secret|token/i.test(k)) u.searchParams.set(k, '***');
     return u.toString();
   } catch {
     return '(unparseable database URL)';

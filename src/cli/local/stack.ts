@@ -5,7 +5,8 @@ import { join, resolve } from 'node:path';
 import { runnerNameFrom, type Labels } from '../../protocol/index.js';
 import { createLogger, type Logger, type LogLevel } from '../../core/log.js';
 import { turnBatchedLines } from '../../core/log-sink.js';
-import { settingFromEnv } from '../../core/setting-env.js';
+import { SettingError, settingFromEnv } from '../../core/setting-env.js';
+import { safeUrl } from '../../store/postgres.js';
 import { treeLimitsFromEnv } from '../../core/job-tree.js';
 import { loadGatewayConfig, type GatewayConfig } from '../../gateway/config.js';
 import { loadGatewaySettings } from '../../gateway/config-file.js';
@@ -101,11 +102,17 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   const agentsDirs = [join(packageRoot(), 'agents'), ...opts.agentsDirs.map((d) => resolve(d))];
   // checked again by the server (env-check.ts); here so a bad value stops before the database is made
   treeLimitsFromEnv(env);
+  // Set blank (a unit file's `DATABASE_URL=${DB}` with DB unset) it is refused, not read as unset:
+  // that started a SQLite control plane of its own beside the PostgreSQL replicas (fresh-tester finding).
+  const databaseUrl = settingFromEnv(env, 'DATABASE_URL');
+  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new SettingError(`DATABASE_URL must start with postgres:// or postgresql://, got ${JSON.stringify(safeUrl(databaseUrl))}`);
+  }
   // The data folder and the runner's, made here first: the store's and the runner's own
   // recursive mkdir (Node's) would spin for ever on a path such as /proc/nope (core/make-dir.ts).
   await makeDir(data, 0o700);
   if (opts.runner !== false) await makeDir(join(data, 'runner'));
-  const store = await openStore({ databaseUrl: env.DATABASE_URL, dataDir: data, log: opts.log.child({ part: 'store' }) });
+  const store = await openStore({ ...(databaseUrl !== undefined ? { databaseUrl } : {}), dataDir: data, log: opts.log.child({ part: 'store' }) });
   let server: RunningServer | null = null;
   let runner: RunningRunner | null = null;
   /** Revokes the local runner's registration token (set once it exists). */
@@ -175,7 +182,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
         workDir,
         instance: await localRunnerInstance(workDir),
         // Jobs must not read the admin token nor the database (the runner's own work folder stays visible).
-        hidePaths: [adminTokenFile, ...(env.DATABASE_URL ? [] : ['flotilla.db', 'flotilla.db-wal', 'flotilla.db-shm', 'flotilla.db-journal'].map((f) => join(data, f)))].filter((f) => existsSync(f)),
+        hidePaths: [adminTokenFile, ...(databaseUrl !== undefined ? [] : ['flotilla.db', 'flotilla.db-wal', 'flotilla.db-shm', 'flotilla.db-journal'].map((f) => join(data, f)))].filter((f) => existsSync(f)),
         name: runnerNameFrom(`${hostname().slice(0, 57)}-local`),
         labels,
         capacity: opts.runnerCapacity ?? 1,
