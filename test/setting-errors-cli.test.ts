@@ -6,6 +6,7 @@
  * had been opened and migrated (findings of stop 28's testers). The built CLI as a process.
  */
 import { existsSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runFlotilla, tempDir } from './helpers.js';
@@ -57,6 +58,20 @@ describe('bad settings stop the server with exit 2', () => {
     expect(r.code).toBe(2);
     expect(r.err).toContain('port 6000 is one the Fetch standard blocks');
     expect(existsSync(data)).toBe(false);
+  });
+
+  it('a port in use is found before the data folder is made (exit 1, the server\'s own words)', async () => {
+    const busy = createServer();
+    await new Promise<void>((r) => busy.listen(0, '127.0.0.1', r));
+    const port = (busy.address() as AddressInfo).port;
+    try {
+      const data = join(dir.path, 'port-busy');
+      const r = await runFlotilla(['up', '--data', data, '--port', String(port)]);
+      expect([r.code, r.err]).toEqual([1, `flotilla: cannot listen on 127.0.0.1:${port}: listen EADDRINUSE: address already in use 127.0.0.1:${port}\n`]);
+      expect(existsSync(data)).toBe(false);
+    } finally {
+      await new Promise<void>((r) => busy.close(() => r()));
+    }
   });
 
   it('a bad tree limit is found before the database is made; run --local ends the same way', async () => {

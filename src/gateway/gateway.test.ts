@@ -112,7 +112,7 @@ describe('gateway requests', () => {
     expect(err.type).toBe('error');
     expect(err.error.type).toBe('invalid_request_error');
     expect(err.error.message).toBe(
-      'scripted model: no script for agent "test-fixer", and model "claude-sonnet-4-5" is served by the scripted provider. Add agents/test-fixer/script.yaml, or send the model to a real provider: a route (flotilla models set PATTERN PROVIDER), or, with no route for it, the server\'s default, which is a real model once ANTHROPIC_API_KEY (OPENAI_API_KEY for OpenAI formats) is set on the server.',
+      'scripted model: no script for agent "test-fixer", and model "claude-sonnet-4-5" is served by the scripted provider. Add a script.yaml beside the agent\'s agent.yaml (the folder it was loaded from: agents/test-fixer/ or the --agents folder), or send the model to a real provider: a route (flotilla models set PATTERN PROVIDER), or, with no route for it, the server\'s default, which is a real model once ANTHROPIC_API_KEY (OPENAI_API_KEY for OpenAI formats) is set on the server.',
     );
     const chat = await app.request('/v1/chat/completions', { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'gpt-5', messages: [{ role: 'user', content: 'hi' }] }) });
     expect(chat.status).toBe(400);

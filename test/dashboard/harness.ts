@@ -58,7 +58,9 @@ export async function startUp(extraAgents: Record<string, string> = {}, seed?: (
   }
   const child = spawnFlotilla(['up', '--port', '0', '--data', join(dir.path, 'data'), '--agents', join(ROOT, 'test', 'fixtures', 'agents'), agentsDir], {
     ANTHROPIC_API_KEY: '',
-    DATABASE_URL: '',
+    // unset, whatever this process has (spawn leaves out undefined values): SQLite in the data
+    // folder. Blank is refused (a blank DATABASE_URL is an operator's mistake, not "unset").
+    DATABASE_URL: undefined,
     FLOTILLA_LOG_LEVEL: 'warn',
   });
   let exited = false;

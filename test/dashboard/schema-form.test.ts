@@ -21,6 +21,6 @@ describe('Run job form', () => {
   it('the budget: plain decimals only, as the CLI and API take dollars', () => {
     expect(typedUsd('2.5')).toBe(2.5);
     expect(typedUsd('0.000001')).toBe(0.000001);
-    for (const bad of ['1e2', '-1', '0', '0.0000001', '100001', '0x10', ' ', '+3']) expect(typedUsd(bad)).toBeNull();
+    for (const bad of ['1e2', '-1', '0', '0.0000001', '100001', '0x10', ' ', '+3', ' 2 ', '2 ']) expect(typedUsd(bad)).toBeNull();
   });
 });

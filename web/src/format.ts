@@ -15,12 +15,12 @@ export function usd(micros: number): string {
  * A dollar amount typed in a top-up box → USD, or null when it is not what the CLI takes
  * (protocol/usd.ts PLAIN_DECIMAL, as cli/options.ts usdArg): a plain decimal (`1`, `0.5`, `.5`)
  * of at most 6 places, from $0.000001 to $100,000 (`1e3`, which the browser's number field lets
- * through, is refused as `flotilla budget --add 1e3` is). Spaces around it are ignored.
+ * through, is refused as `flotilla budget --add 1e3` is). Spaces around it are refused, as the CLI refuses them.
  */
 export function typedUsd(text: string): number | null {
-  const t = text.trim();
-  if (!PLAIN_DECIMAL.test(t) || (t.split('.')[1]?.length ?? 0) > 6) return null;
-  const n = Number(t);
+  // a " 2 " budget started a $2 job (fresh-tester finding): PLAIN_DECIMAL has no room for spaces
+  if (!PLAIN_DECIMAL.test(text) || (text.split('.')[1]?.length ?? 0) > 6) return null;
+  const n = Number(text);
   return n >= 0.000001 && n <= 100_000 ? n : null;
 }
 

@@ -1,3 +1,4 @@
+import { createServer } from 'node:net';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
@@ -77,6 +78,10 @@ export function registerUp(program: Command, ctx: CliContext): void {
         // The server's own rule (server.ts): one late beat must not lose a healthy runner's jobs.
         throw new CliError(`--heartbeat-timeout (FLOTILLA_HEARTBEAT_TIMEOUT_MS) ${timeout} ms must be at least twice --heartbeat-interval (FLOTILLA_HEARTBEAT_INTERVAL_MS) ${interval} ms`, 2);
       }
+      // Before the data folder, its database and admin token are made: a port in use or a host
+      // that is not this machine's left them behind (fresh-tester finding). The server binds again
+      // (another process could take the port in between: then it fails as before).
+      await probeListen(opts.host ?? '127.0.0.1', opts.port ?? 8787);
       await makeFolderOption('--data', opts.data, 0o700);
       const { cliLogger, modelLine, startLocalStack } = await import('./stack.js');
       const { createRegistrationToken } = await import('../../server/auth.js');
@@ -157,4 +162,18 @@ function listenPort(text: string): number {
     throw new InvalidArgumentError((err as Error).message);
   }
   return port;
+}
+
+/**
+ * Binds `host:port` and lets it go at once, to find a port in use (EADDRINUSE) or a host this
+ * machine has no address for before anything is written; port 0 (any free port) is not tried.
+ * @throws CliError (exit 1) `cannot listen on HOST:PORT: <the OS error>`, the server's own wording.
+ */
+async function probeListen(host: string, port: number): Promise<void> {
+  if (port === 0) return;
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err: Error) => reject(new CliError(`cannot listen on ${host}:${port}: ${err.message}`)));
+    server.listen({ host, port, exclusive: true }, () => server.close(() => resolve()));
+  });
 }

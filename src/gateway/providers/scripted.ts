@@ -16,7 +16,7 @@ export const SCRIPT_FINISHED_TEXT = '(scripted model: script finished)';
  * sent the model to `scripted`, to set the key: fresh-tester finding).
  */
 export function noScriptMessage(agent: string, model: string): string {
-  return `scripted model: no script for agent "${agent}", and model ${JSON.stringify(model)} is served by the scripted provider. Add agents/${agent}/script.yaml, or send the model to a real provider: a route (flotilla models set PATTERN PROVIDER), or, with no route for it, the server's default, which is a real model once ANTHROPIC_API_KEY (OPENAI_API_KEY for OpenAI formats) is set on the server.`;
+  return `scripted model: no script for agent "${agent}", and model ${JSON.stringify(model)} is served by the scripted provider. Add a script.yaml beside the agent's agent.yaml (the folder it was loaded from: agents/${agent}/ or the --agents folder), or send the model to a real provider: a route (flotilla models set PATTERN PROVIDER), or, with no route for it, the server's default, which is a real model once ANTHROPIC_API_KEY (OPENAI_API_KEY for OpenAI formats) is set on the server.`;
 }
 
 /** A content block of an Anthropic Messages reply. */
@@ -63,7 +63,7 @@ function playedTurn(m: MessagesRequest['messages'][number]): boolean {
 export function scriptedReply(script: ModelScript | null, job: JobRow, request: MessagesRequest): ScriptedReply {
   const model = script?.model ?? request.model;
   if (!script) {
-    const text = `(scripted model: no script for agent "${job.agent}". Add agents/${job.agent}/script.yaml, or set ANTHROPIC_API_KEY on the server to use Claude.)`;
+    const text = `(scripted model: no script for agent "${job.agent}". Add a script.yaml beside the agent's agent.yaml, or set ANTHROPIC_API_KEY on the server to use Claude.)`;
     return { turn: -1, model, content: [{ type: 'text', text }], stopReason: 'end_turn', usage: ZERO_USAGE };
   }
   const turn = request.messages.filter(playedTurn).length;

@@ -96,6 +96,16 @@ function EventRow({ ev }: { ev: JobEvent }) {
     case 'tool.result':
       return <div className="sys">result of {ev.data.name ?? ev.data.id}: {short(ev.data.output)}</div>;
     case 'job.finished':
+      // An attempt the budget refusal ended is not the job's end: the job waits paused for a
+      // top-up (or fails, when its agent says so: a status line follows either way). It read
+      // "finished: failed (budget)" before the job went on and succeeded (fresh-tester finding).
+      if (ev.data.reason === 'budget') {
+        return (
+          <div className="sys" data-testid="finished">
+            the attempt ended on the budget refusal ({ev.data.status}){ev.data.error ? ` — ${ev.data.error}` : ''}
+          </div>
+        );
+      }
       return (
         <div className="sys" data-testid="finished">
           finished: {ev.data.status}
