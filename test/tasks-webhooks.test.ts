@@ -86,4 +86,28 @@ describe('tasks woken by forge webhooks', () => {
     const job3 = await plane.client.getJob(again.workspaceJobId!);
     expect(job3).toMatchObject({ status: 'succeeded', result: { summary: 'noted' } });
   }, 240_000);
+
+  // Last in the file: it revokes the file's runner.
+  it('a task whose session is kept on a revoked runner: a wake says workspace_lost, and no turn job waits queued for ever', async () => {
+    // the earlier tasks' idle slots on the one runner are released first (an idle task keeps its slot)
+    for (const t of await plane.client.listTasks({ status: 'idle' })) await plane.client.completeTask(t.id);
+    const created = await plane.client.createTask({ agent: 'task-py', title: 'revoked', prompt: 'write the notes' });
+    const idle = await waitFor('first turn over', async () => {
+      const t = (await plane.client.getTask(created.id)).task;
+      return t.status === 'idle' && t.turns === 1 && t.sessionId ? t : null;
+    }, 90_000, 200);
+    const runner = await plane.client.revokeRunner(idle.runnerId!);
+    const jobsBefore = (await plane.client.listJobs({ agent: 'task-py', limit: 200 })).jobs.length;
+    await plane.client.sendTaskPrompt(created.id, 'read the notes');
+    const lost = await waitFor('workspace_lost', async () => {
+      const t = (await plane.client.getTask(created.id)).task;
+      return t.status === 'workspace_lost' ? t : null;
+    }, 30_000, 200);
+    expect(lost.currentJobId).toBeNull();
+    expect(lost.error).toBe(`workspace or session gone: runner ${runner.name} (${runner.id}), which kept this task's session, was revoked; resume the task to start over in a fresh workspace (flotilla tasks resume ${created.id})`);
+    expect((await plane.client.listJobs({ agent: 'task-py', limit: 200 })).jobs.length).toBe(jobsBefore);
+    // resume: a fresh workspace; the prompt is still pending for the next turn
+    const resumed = await plane.client.resumeTask(created.id);
+    expect([resumed.workspaceJobId, resumed.sessionId, resumed.runnerId]).toEqual([null, null, null]);
+  }, 240_000);
 });

@@ -89,6 +89,19 @@ export class TaskEngine {
     const budget = turnBudget(task, usdToMicros(agent.limits.defaultBudgetUsd));
     if ('spent' in budget) return fail(budget.spent);
     const resume = task.sessionId !== null && task.runnerId !== null && task.workspaceJobId !== null;
+    if (resume) {
+      // The turn would resume a session kept on a revoked runner: a job pinned there never runs
+      // (it waited queued for ever while the task read `running`: fresh-tester finding). The task
+      // says its workspace is gone; its events and prompts stay pending for a resume.
+      const runner = await store.getRunner(task.runnerId!);
+      if (!runner || runner.revokedAt !== null) {
+        await store.abandonTaskTurn(taskId, turn, this.deps.now());
+        const why = `workspace or session gone: runner ${runner ? `${runner.name} (${runner.id})` : task.runnerId}, which kept this task's session, ${runner ? 'was revoked' : 'no longer exists'}; resume the task to start over in a fresh workspace (flotilla tasks resume ${taskId})`;
+        await store.updateTask(taskId, ['idle'], { status: 'workspace_lost', error: why }, this.deps.now());
+        log.warn('task wake failed: workspace lost', { taskId, runnerId: task.runnerId });
+        return null;
+      }
+    }
     let job: JobRow;
     try {
       job = await store.createJob({
