@@ -54,6 +54,13 @@ describe('an upstream error whose body is not JSON', () => {
         500,
         { error: { message: 'the model provider (openai-compatible) answered HTTP 500 with text/plain, not the JSON error its API sends: "Internal Server Error" (a proxy or gateway in front of it?)', type: 'server_error', param: null, code: 'upstream_not_json' } },
       ]);
+      // a base URL without its /v1: the server's own 404 page, and the setting to check
+      gw.setReply({ status: 404, headers: { 'content-type': 'text/html; charset=utf-8' }, body: '<!DOCTYPE html><html><body><pre>Cannot POST /chat/completions</pre></body></html>' });
+      const wrongPath = await gw.post('/v1/chat/completions', CHAT);
+      expect([wrongPath.status, ((await wrongPath.json()) as { error: { message: string; type: string } }).error]).toMatchObject([
+        404,
+        { type: 'invalid_request_error', message: 'the model provider (openai-compatible) answered HTTP 404 with text/html; charset=utf-8, not the JSON error its API sends: "Cannot POST /chat/completions" (a proxy or gateway in front of it? or a wrong path: an admin should check FLOTILLA_OPENAI_COMPATIBLE_URL)' },
+      ]);
       const json = '{"error":{"message":"model is loading","type":"unavailable"}}';
       gw.setReply({ status: 503, headers: { 'content-type': 'text/plain' }, body: json });
       const passed = await gw.post('/v1/chat/completions', CHAT);

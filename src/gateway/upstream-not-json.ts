@@ -2,6 +2,7 @@ import { anthropicError, type AnthropicErrorType } from './errors.js';
 import { meteredReply, type CallContext } from './meter.js';
 import { openaiError } from './openai-wire.js';
 import { discardReply, type CallSignal, type Reply } from './reply.js';
+import { BASE_URL_SETTING } from './upstream-redirect.js';
 
 /**
  * Anthropic's error `type` for an HTTP status (its documented errors: 400 invalid_request_error,
@@ -37,7 +38,8 @@ const SNIPPET_CHARS = 200;
  * `{"error":{...}}`), which SDKs and harnesses read; an HTML body reached the client as it came
  * (fresh-tester finding). The call is recorded as any upstream error is (meter.ts: the upstream
  * status, no tokens, $0); the message names the provider, the status, the content type and the
- * start of the text (tags dropped, at most {@link SNIPPET_CHARS} characters); the retry advice
+ * start of the text (tags dropped, at most {@link SNIPPET_CHARS} characters), and for a 404 or
+ * 405 the base-URL setting (a URL without its `/v1` answers so); the retry advice
  * headers are kept. OpenAI's shape: `type` `server_error` for a 5xx, else
  * `invalid_request_error`, code `upstream_not_json`.
  */
@@ -48,7 +50,9 @@ export async function upstreamNotJsonReply(res: Reply, ctx: CallContext, format:
   const type = res.headers['content-type'] || 'no content type';
   const text = res.body ? snippet(res.body.toString('utf8')) : '';
   const what = text ? `${type}, not the JSON error its API sends: ${JSON.stringify(text)}` : `no body (${type}), not the JSON error its API sends`;
-  const message = `the model provider (${ctx.provider}) answered HTTP ${res.status} with ${what} (a proxy or gateway in front of it?)`;
+  // a 404/405 page is most often a base URL without its version path (`…/v1` left out)
+  const setting = res.status === 404 || res.status === 405 ? BASE_URL_SETTING[ctx.provider] : undefined;
+  const message = `the model provider (${ctx.provider}) answered HTTP ${res.status} with ${what} (a proxy or gateway in front of it?${setting ? ` or a wrong path: an admin should check ${setting}` : ''})`;
   const reply = format === 'anthropic' ? anthropicError(res.status, anthropicTypeOf(res.status), message) : openaiError(res.status, res.status >= 500 ? 'server_error' : 'invalid_request_error', message, 'upstream_not_json');
   for (const h of KEPT) if (res.headers[h] !== undefined) reply.headers[h] = res.headers[h];
   return reply;
