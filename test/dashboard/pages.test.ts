@@ -346,6 +346,9 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     expect(next.sessionId).toBe(ended.sessionId);
     expect(next.runnerId).toBe(ended.runnerId);
     await expect.poll(() => page.locator('[data-testid=job-status]').textContent(), { timeout: 15_000 }).toBe('succeeded');
+    // the runner by name, as the jobs list names it (a bare id before)
+    const runner = (await up.admin.getRunner(next.runnerId!)).runner;
+    await expect.poll(() => page.locator('[data-testid=runner-name]').textContent(), { timeout: 10_000 }).toBe(`${runner.name} (#${runner.id})`);
     await page.context().close();
   }, 240_000);
 

@@ -10,6 +10,7 @@ import { JobStatusBadge } from '../components/status.js';
 import { Transcript } from '../components/transcript.js';
 import { useTranscript } from '../components/use-transcript.js';
 import { resumeNeedsText, topUpText } from '../budget-words.js';
+import { RunnerName } from '../components/runner-name.js';
 
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled', 'lost']);
 
@@ -98,7 +99,9 @@ function JobView({ id }: { id: number }) {
         <div className="card">
           <dl>
             <dt>Runner</dt>
-            <dd>{j.runnerId ?? '—'}</dd>
+            <dd>
+              <RunnerName id={j.runnerId} />
+            </dd>
             <dt>Created</dt>
             <dd>{when(j.createdAt)}</dd>
             <dt>Started</dt>

@@ -2,6 +2,7 @@ import { useState, type FormEvent } from 'react';
 import { client, errorText, useApi, type Task } from '../api.js';
 import { int, typedUsd, usd, when } from '../format.js';
 import { BudgetBar } from '../components/budget-bar.js';
+import { RunnerName } from '../components/runner-name.js';
 import { Link } from '../router.js';
 import { ADMIN_ONLY, useSession } from '../session.js';
 import { TaskStatusBadge } from '../components/task-status.js';
@@ -107,7 +108,9 @@ function TaskView({ id }: { id: number }) {
             <dt>Job</dt>
             <dd data-testid="task-job">{t.currentJobId ? <Link to={`/jobs/${t.currentJobId}`}>#{t.currentJobId} ({t.turnJobStatus ?? 'running'})</Link> : t.workspaceJobId ? <Link to={`/jobs/${t.workspaceJobId}`}>workspace of #{t.workspaceJobId}</Link> : '—'}</dd>
             <dt>Runner</dt>
-            <dd>{t.runnerId ? <Link to={`/runners/${t.runnerId}`}>#{t.runnerId}</Link> : '—'}</dd>
+            <dd>
+              <RunnerName id={t.runnerId} />
+            </dd>
             <dt>Coalescing</dt>
             <dd>{t.coalesceSeconds} s</dd>
           </dl>
