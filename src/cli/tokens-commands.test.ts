@@ -106,6 +106,9 @@ describe('flotilla tokens', () => {
     expect([blank.code, blank.err]).toEqual([2, expect.stringContaining('NAME must be 1-100 characters, not only spaces')]);
     const long = await run('tokens', 'create', 'x'.repeat(101), '--role', 'member');
     expect([long.code, long.err]).toEqual([2, expect.stringContaining('NAME must be 1-100 characters')]);
+    // the API's own reason for a name of two lines (it was told it must be 1-100 characters)
+    const twoLines = await run('tokens', 'create', 'a\nb', '--role', 'member');
+    expect([twoLines.code, twoLines.err]).toEqual([2, expect.stringContaining('NAME: must be one line of printable text: found a newline (U+000A)')]);
     for (const id of ['abc', '0', '2147483648']) {
       const r = await run('tokens', 'revoke', id);
       expect([id, r.code, r.err]).toEqual([id, 2, expect.stringContaining(`flotilla: command-argument value '${id}' is invalid for argument 'id'. token id must be a whole number from 1 to 2147483647`)]);

@@ -4,10 +4,15 @@ import type { CliContext } from '../context.js';
 import { formatTable } from '../format.js';
 import { addClientOptions, clientFrom, parseIdArg, wantsJson, type ClientOptions } from '../options.js';
 
-/** NAME of a new token: what the API takes (1–100 characters), checked before any request. */
+/**
+ * NAME of a new token: what the API takes (one line of 1–100 characters, not only spaces),
+ * checked before any request; the refusal gives the API's own reason (a name with a newline was
+ * told it must be 1-100 characters: fresh-tester finding).
+ */
 function tokenName(text: string): string {
   const r = CreateApiTokenRequest.shape.name.safeParse(text);
-  if (!r.success || text.trim() === '') throw new InvalidArgumentError('NAME must be 1-100 characters, not only spaces (e.g. ci or alice-laptop)');
+  if (text.trim() === '' || text.length > 100) throw new InvalidArgumentError('NAME must be 1-100 characters, not only spaces (e.g. ci or alice-laptop)');
+  if (!r.success) throw new InvalidArgumentError(`NAME: ${r.error.issues[0]?.message ?? 'not a token name'} (e.g. ci or alice-laptop)`);
   return text;
 }
 
