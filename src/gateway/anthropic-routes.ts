@@ -26,6 +26,7 @@ import { upstreamRetryOptions } from './upstream-auth.js';
 import { unpassedReply } from './upstream-redirect.js';
 import { recordUpstreamFailure, unreachableMessage } from './upstream-failure.js';
 import { ReplyBrokenError } from './upstream-http.js';
+import { brokenMessage } from './upstream-broken.js';
 import { MAX_TOKENS_REQUIRED, parseMessagesRequest, type MessagesRequest } from './request.js';
 import type { ModelScript } from './script.js';
 import type { GatewayStore } from './gateway.js';
@@ -233,7 +234,7 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
         // nothing is billed, even when the client went away: status 0, no tokens
         await recordUnreachable(ctx);
         // a reply that began and broke is not "could not be reached" (fresh-tester finding)
-        const message = err instanceof ReplyBrokenError ? `the model provider's reply${err.status ? ` (HTTP ${err.status})` : ''} could not be read: ${err.reason}; a token count is not billed` : unreachableMessage('anthropic', err, req.signal.aborted);
+        const message = err instanceof ReplyBrokenError ? brokenMessage(err, 'a token count is not billed') : unreachableMessage('anthropic', err, req.signal.aborted);
         return anthropicError(502, 'api_error', message, { retry: false });
       }
       return (await unpassedReply(res, ctx, 'anthropic', req.signal)) ?? meterUnbilled(res, ctx, req.signal);

@@ -5,7 +5,7 @@ import { providerConfigured, type GatewayConfig, type ProviderName } from './con
 import { anthropicError } from './errors.js';
 import { openaiError } from './openai-wire.js';
 import type { ModelDirectory } from './model-directory.js';
-import { jsonReply, type GatewayRequest, type Reply } from './reply.js';
+import { jsonReply, queryOf, type GatewayRequest, type Reply } from './reply.js';
 
 /** What the models routes need: the directory (routes and prices), the configuration (which providers have a key or URL) and the job-token check. */
 export interface ListModelsDeps {
@@ -89,12 +89,6 @@ export async function serveModels(req: GatewayRequest, d: ListModelsDeps): Promi
   if ('error' in page) return anthropicError(400, 'invalid_request_error', page.error, { retry: false });
   const data = offered.slice(page.from, page.to).map(view);
   return jsonReply(200, { data, has_more: page.hasMore, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null });
-}
-
-/** The query string of `url` (after `?`), or ''. */
-function queryOf(url: string | undefined): string {
-  const q = url?.indexOf('?') ?? -1;
-  return q < 0 ? '' : url!.slice(q + 1);
 }
 
 /**

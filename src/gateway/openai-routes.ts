@@ -26,7 +26,7 @@ import { forwardOpenAi } from './providers/openai.js';
 import { stripUsageChunks } from './openai-strip.js';
 import { scriptedOpenAiReply } from './providers/scripted-openai.js';
 import { noScriptMessage } from './providers/scripted.js';
-import type { GatewayRequest, Reply } from './reply.js';
+import { queryOf, type GatewayRequest, type Reply } from './reply.js';
 import type { ModelScript } from './script.js';
 import type { GatewayStore } from './gateway.js';
 import { DEFAULT_RETRY, KeyRing, withRetries, type RetryPolicy } from './retry.js';
@@ -259,13 +259,4 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
     }
   };
   return { chat: route('openai-chat', '/chat/completions'), responses: route('openai-responses', '/responses') };
-}
-
-/**
- * The query of `pathAndQuery` (`?api-version=...`: Azure OpenAI and some company gateways need
- * theirs), passed upstream as sent, as `/v1/messages?beta=true` is; '' without one.
- */
-function queryOf(pathAndQuery: string): string {
-  const q = pathAndQuery.indexOf('?');
-  return q < 0 ? '' : pathAndQuery.slice(q);
 }

@@ -60,6 +60,15 @@ export interface Reply {
   stream?: AsyncIterable<Uint8Array>;
 }
 
+/**
+ * The query of a request's `pathAndQuery`, `?` included (`?api-version=...`), or '' without one:
+ * what the routes pass upstream after their own path, and what `GET /v1/models` pages by.
+ */
+export function queryOf(pathAndQuery: string): string {
+  const q = pathAndQuery.indexOf('?');
+  return q < 0 ? '' : pathAndQuery.slice(q);
+}
+
 /** A header of a node-style header record (first value when repeated), or undefined. */
 export function headerOf(h: IncomingHttpHeaders, name: string): string | undefined {
   const v = h[name];

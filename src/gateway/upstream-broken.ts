@@ -17,9 +17,9 @@ import type { ReplyBrokenError } from './upstream-http.js';
 /** HTTP status the client gets for a broken reply. */
 export const BROKEN_STATUS = 502;
 
-/** The message of the 502 the client gets. */
-export function brokenMessage(err: ReplyBrokenError): string {
-  return `the model provider's reply${err.status ? ` (HTTP ${err.status})` : ''} could not be read: ${err.reason}; the call was charged an estimate and not retried`;
+/** The message of the 502 the client gets; `outcome` what became of the call (count_tokens: not billed). */
+export function brokenMessage(err: ReplyBrokenError, outcome = 'the call was charged an estimate and not retried'): string {
+  return `the model provider's reply${err.status ? ` (HTTP ${err.status})` : ''} could not be read: ${err.reason}; ${outcome}`;
 }
 
 /** Records the call of a broken reply (see the module comment). */

@@ -2,6 +2,7 @@ import path from 'node:path';
 import type { Logger } from '../core/log.js';
 import { silentLogger } from '../core/log.js';
 import { makeDir } from '../core/make-dir.js';
+import { SettingError } from '../core/setting-env.js';
 import type { Store } from './types.js';
 import { lockDataFolder } from './lock.js';
 import { openSqliteStore } from './sqlite.js';
@@ -24,15 +25,13 @@ export interface OpenStoreOptions {
  * at `<dataDir>/flotilla.db`, after taking the data folder's exclusive lock (released by
  * `close()`).
  * @throws Error "data folder X is in use by process N" when another live process holds the
- *   folder; Error naming `databaseUrl` when it is not a postgres URL; driver/migration errors.
+ *   folder; SettingError naming `databaseUrl` when it is not a postgres URL; driver/migration errors.
  */
 export async function openStore(opts: OpenStoreOptions): Promise<Store> {
   const log = opts.log ?? silentLogger;
   const url = opts.databaseUrl?.trim();
   if (url) {
-    if (!/^postgres(ql)?:\/\//.test(url)) {
-      throw new Error(`DATABASE_URL must start with postgres:// or postgresql://, got ${JSON.stringify(safeUrl(url))}`);
-    }
+    assertDatabaseUrl(url);
     const t0 = Date.now();
     const store = await openPostgresStore(url, { log });
     log.info('store opened', { dialect: 'postgres', url: safeUrl(url), ms: Date.now() - t0 });
@@ -52,4 +51,12 @@ export async function openStore(opts: OpenStoreOptions): Promise<Store> {
     lock.release();
     throw e;
   }
+}
+
+/**
+ * Refuses a DATABASE_URL that is not a PostgreSQL URL (password masked in the message).
+ * @throws SettingError `DATABASE_URL must start with postgres:// or postgresql://, got "mysql://u:***@h/db"`.
+ */
+export function assertDatabaseUrl(url: string): void {
+  if (!/^postgres(ql)?:\/\//.test(url)) throw new SettingError(`DATABASE_URL must start with postgres:// or postgresql://, got ${JSON.stringify(safeUrl(url))}`);
 }

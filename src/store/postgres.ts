@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { Logger } from '../core/log.js';
+import { maskUrlPasswords } from '../protocol/text.js';
 import type { Database } from './schema.js';
 import type { Store } from './types.js';
 import { kyselyStore } from './kysely-store.js';
@@ -62,16 +63,15 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
 }
 
 /**
- * The URL without its password (for error messages and logs): the user part's, and a query
- * parameter naming one (`?password=`, `sslpassword`: node-postgres reads them from the
- * connection string; they were printed in clear, fresh-tester finding).
+ * The URL without its password (for error messages and logs): the user part's, and a
+ * `?password=` / `?sslpassword=` parameter (node-postgres reads them from the connection string;
+ * they were printed in clear, fresh-tester finding), by the rule every shown URL is masked with
+ * (protocol/text.ts maskUrlPasswords). A text that is not a URL is not shown at all.
  */
 export function safeUrl(url: string): string {
   try {
-    const u = new URL(url);
-    if (u.password) u.password = '***';
-    for (const k of [...u.searchParams.keys()]) if (/pass|secret|token/i.test(k)) u.searchParams.set(k, '***');
-    return u.toString();
+    new URL(url);
+    return maskUrlPasswords(url);
   } catch {
     return '(unparseable database URL)';
   }

@@ -5,8 +5,7 @@ import { join, resolve } from 'node:path';
 import { runnerNameFrom, type Labels } from '../../protocol/index.js';
 import { createLogger, type Logger, type LogLevel } from '../../core/log.js';
 import { turnBatchedLines } from '../../core/log-sink.js';
-import { SettingError, settingFromEnv } from '../../core/setting-env.js';
-import { safeUrl } from '../../store/postgres.js';
+import { settingFromEnv } from '../../core/setting-env.js';
 import { treeLimitsFromEnv } from '../../core/job-tree.js';
 import { loadGatewayConfig, type GatewayConfig } from '../../gateway/config.js';
 import { loadGatewaySettings } from '../../gateway/config-file.js';
@@ -14,7 +13,7 @@ import { createApiToken, registrationToken } from '../../server/auth.js';
 import { startServer, type RunningServer } from '../../server/server.js';
 import { startRunner, type RunningRunner } from '../../runner/runner.js';
 import { adoptLocalCredential, localRunnerInstance } from './local-runner-identity.js';
-import { openStore } from '../../store/open.js';
+import { assertDatabaseUrl, openStore } from '../../store/open.js';
 import type { Store } from '../../store/types.js';
 import { makeDir } from '../../core/make-dir.js';
 import { packageRoot } from '../paths.js';
@@ -105,9 +104,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   // Set blank (a unit file's `DATABASE_URL=${DB}` with DB unset) it is refused, not read as unset:
   // that started a SQLite control plane of its own beside the PostgreSQL replicas (fresh-tester finding).
   const databaseUrl = settingFromEnv(env, 'DATABASE_URL');
-  if (databaseUrl !== undefined && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
-    throw new SettingError(`DATABASE_URL must start with postgres:// or postgresql://, got ${JSON.stringify(safeUrl(databaseUrl))}`);
-  }
+  if (databaseUrl !== undefined) assertDatabaseUrl(databaseUrl);
   // The data folder and the runner's, made here first: the store's and the runner's own
   // recursive mkdir (Node's) would spin for ever on a path such as /proc/nope (core/make-dir.ts).
   await makeDir(data, 0o700);
@@ -190,6 +187,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
         log: opts.log.child({ part: 'runner' }),
       });
       await revokeRegistration();
+      revokeRegistration = () => Promise.resolve(); // done: close() need not write it again
       // The new-runner hold is for runners joining from elsewhere, not this process's own.
       if (opts.newRunnerHoldMs) await store.setRunnerHold(runner.runnerId, null);
     }
