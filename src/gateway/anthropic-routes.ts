@@ -7,7 +7,7 @@ import { anthropicError, providerNotConfiguredMessage, shuttingDown } from './er
 import { budgetMessage, reserve } from './budget.js';
 import { outputBound } from './max-output.js';
 import { editJson, UneditableBodyError } from './json-edit.js';
-import { inFlightMessage, IN_FLIGHT_RETRY_AFTER_S, refusedByCallsInFlight, reserveOrWait, type BudgetRefusal } from './budget-wait.js';
+import { abandonedWait, inFlightMessage, IN_FLIGHT_RETRY_AFTER_S, refusedByCallsInFlight, reserveOrWait, type BudgetRefusal } from './budget-wait.js';
 import { callWorstCase, countedCallResumeMicros, worstCaseMicros } from './worst-case.js';
 import { webSearchBound } from './server-tools.js';
 import { estimateBytes, requestMedia } from './input-images.js';
@@ -94,11 +94,17 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
   };
 
   /**
-   * The refusal of a call costing up to `worst` µ$: out of budget → {@link refuseForBudget};
+   * The refusal of a call costing up to `worst` µ$: its wait cut short (client gone, job ended)
+   * → budget-wait.ts abandonedWait; out of budget → {@link refuseForBudget};
    * kept out only by calls in flight (after the wait) → recorded as refused (`budget_in_flight`),
    * the job left running, 429 `rate_limit_error` with retry-after (M2).
    */
   const refuse = async (ctx: CallContext, r: BudgetRefusal, worst: number, resumeNeed: number): Promise<Reply> => {
+    const abandoned = abandonedWait(r);
+    if (abandoned) {
+      await recordRefused(ctx, abandoned.status, abandoned.refused);
+      return anthropicError(502, 'api_error', abandoned.message, { retry: false });
+    }
     if (!r.inFlight) return refuseForBudget(ctx, r.refused, resumeNeed);
     await recordRefused(ctx, 429, 'budget_in_flight');
     log.info('gateway: refused a call for now: calls in flight hold its budget', { job: ctx.job.id, root: ctx.job.rootId, worst });

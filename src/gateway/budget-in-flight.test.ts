@@ -12,7 +12,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { hashToken } from '../core/tokens.js';
-import type { JobRow, Store } from '../store/types.js';
+import type { JobRow, NewModelCall, Store } from '../store/types.js';
+import { abortJobCalls, liveCallCount } from './live-calls.js';
 import { createGateway } from './gateway.js';
 import type { PriceTable } from './prices.js';
 import { onSqlite, onTwoPostgres } from './test-stores.js';
@@ -99,7 +100,7 @@ async function gatewayOver(store: Store, upUrl: string, waitMs: number) {
       body: await r.text(),
       at: Date.now(),
     }));
-  return { exhausted, post, close: () => server.close() };
+  return { exhausted, post, url: server.url, close: () => server.close() };
 }
 
 /** Runs `fn` with a gateway over a fresh SQLite store, a job with `spent` µ$ spent, and a held upstream. */
@@ -185,6 +186,63 @@ describe('a call kept out only by calls in flight (M2)', () => {
       expect(await store.getTreeBudget(jobId, Date.now())).toMatchObject({ spentMicros: 900_000 + 2 * COST, reservedMicros: 0 });
     }));
 });
+
+describe('a call whose wait for calls in flight is cut short', () => {
+  it('its client hangs up: recorded with no reply (status 0, refused client_gone), not as a 429 it never got; nothing goes upstream', () =>
+    withSqlite(900_000, 20_000, async ({ store, jobId, up, gw }) => {
+      const body = messagesBody(CALL);
+      const a = gw.post('/v1/messages', body);
+      await expect.poll(() => up.seen(), { timeout: 10_000 }).toBe(1);
+      const recorded = ledgerSpy(store);
+      const ac = new AbortController();
+      const b = fetch(gw.url + '/v1/messages', { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TOKEN }, body, signal: ac.signal });
+      await new Promise((r) => setTimeout(r, 300));
+      ac.abort();
+      await expect(b).rejects.toThrow();
+      await expect.poll(() => recorded.map((c) => [c.httpStatus, c.refused]), { timeout: 5_000 }).toEqual([[0, 'client_gone']]);
+      expect(recorded[0]).toMatchObject({ jobId, costMicros: 0, api: 'anthropic-messages' });
+      up.release();
+      expect((await a).status).toBe(200);
+      expect(up.seen()).toBe(1);
+      expect(gw.exhausted).toEqual([]);
+      expect(await store.getTreeBudget(jobId, Date.now())).toMatchObject({ spentMicros: 900_000 + COST, reservedMicros: 0 });
+    }));
+
+  it("its job's attempt ends: a 502 the harness does not retry (refused job_ended), not a 429 to try again in 5 s (Anthropic and OpenAI shapes)", () =>
+    withSqlite(900_000, 20_000, async ({ store, jobId, up, gw }) => {
+      const a = gw.post('/v1/messages', messagesBody(CALL));
+      await expect.poll(() => up.seen(), { timeout: 10_000 }).toBe(1);
+      const recorded = ledgerSpy(store);
+      const b = gw.post('/v1/messages', messagesBody(CALL));
+      const c = gw.post('/v1/responses', responsesBody(CALL));
+      await expect.poll(() => liveCallCount(jobId), { timeout: 5_000 }).toBe(3); // the held call and the two waiting
+      expect(abortJobCalls(store, jobId)).toBe(3);
+      const [rb, rc] = await Promise.all([b, c]);
+      expect(rb.status).toBe(502);
+      expect(rb.headers.get('x-should-retry')).toBe('false');
+      expect((JSON.parse(rb.body) as { error: { type: string; message: string } }).error).toEqual({ type: 'api_error', message: expect.stringMatching(/^this call was cut while it waited for budget room: its job's attempt ended/) });
+      expect(rc.status).toBe(502);
+      expect(rc.headers.get('x-should-retry')).toBe('false');
+      expect((JSON.parse(rc.body) as { error: { message: string } }).error.message).toMatch(/^this call was cut while it waited for budget room/);
+      expect(recorded.filter((x) => x.refused !== undefined).map((x) => [x.api, x.httpStatus, x.refused]).sort()).toEqual([
+        ['anthropic-messages', 502, 'job_ended'],
+        ['openai-responses', 502, 'job_ended'],
+      ]);
+      expect(up.seen()).toBe(1);
+      await a; // the held call was cut too
+    }));
+});
+
+/** The ledger rows `store` records as refusals (recordModelCall) from now on, in order. */
+function ledgerSpy(store: Store): NewModelCall[] {
+  const seen: NewModelCall[] = [];
+  const record = store.recordModelCall.bind(store);
+  store.recordModelCall = (call) => {
+    seen.push(call);
+    return record(call);
+  };
+  return seen;
+}
 
 describe('a call that does not fit even with nothing in flight', () => {
   it('gets the non-retryable budget error at once, and its job is paused (Anthropic 402, OpenAI 429 insufficient_quota), while another call is in flight', () =>

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { TreeBudget } from '../store/types.js';
-import { reserveOrWait, refusedByCallsInFlight } from './budget-wait.js';
+import { abandonedWait, reserveOrWait, refusedByCallsInFlight, type BudgetRefusal } from './budget-wait.js';
 import { MemoryGatewayStore } from './memory-store.js';
 import { abortJobCalls, liveCallCount } from './live-calls.js';
 import type { CallSignal } from './reply.js';
@@ -51,6 +51,8 @@ describe('reserveOrWait', () => {
     const waited = await reserveOrWait(store, job, 60_000, { now: t0, waitMs: 200, pollMs: 50 });
     expect(Date.now() - t0).toBeGreaterThanOrEqual(190);
     expect(waited).toMatchObject({ inFlight: true, budget: { spentMicros: 900_000, reservedMicros: 60_000 } });
+    expect(waited).not.toHaveProperty('cut'); // the wait ran out: no one cut it
+    expect(abandonedWait(waited as BudgetRefusal)).toBeNull();
     const t1 = Date.now();
     const never = await reserveOrWait(store, job, 100_001, { now: t1, waitMs: 5_000 });
     expect(never).toMatchObject({ inFlight: false, refused: expect.stringMatching(/^budget exhausted/) });
@@ -64,7 +66,8 @@ describe('reserveOrWait', () => {
     const t0 = Date.now();
     setTimeout(() => ac.abort(), 100);
     const got = await reserveOrWait(store, job, 60_000, { now: t0, waitMs: 10_000, pollMs: 10_000, signal: ac.signal });
-    expect(got).toMatchObject({ inFlight: true });
+    expect(got).toMatchObject({ inFlight: true, cut: 'client_gone' });
+    expect(abandonedWait(got as BudgetRefusal)).toEqual({ status: 0, refused: 'client_gone', message: 'the client went away while the call waited for budget room' });
     expect(Date.now() - t0).toBeLessThan(2_000);
   });
 
@@ -79,7 +82,9 @@ describe('reserveOrWait', () => {
     expect(liveCallCount(job.id)).toBe(1); // the waiting call is one of its job's live calls
     expect(abortJobCalls(store, job.id)).toBe(1);
     await first.settle(1_000); // frees the room it waited for, in the same turn
-    expect(await waiting).toMatchObject({ inFlight: true });
+    const got = await waiting;
+    expect(got).toMatchObject({ inFlight: true, cut: 'job_ended' });
+    expect(abandonedWait(got as BudgetRefusal)).toMatchObject({ status: 502, refused: 'job_ended' });
     expect(store.budgets.get(1)).toEqual({ limit: 1_000_000, spent: 901_000, reserved: 0 });
     expect(liveCallCount(job.id)).toBe(0);
   });

@@ -2,7 +2,7 @@ import { formatMicros } from '../core/money.js';
 import type { RefusingBudget } from '../store/job-budgets.js';
 import type { JobRow, PendingCall, TreeBudget } from '../store/types.js';
 import { ANY_TREE, reserve, watchSettles, type BudgetStore, type Reservation } from './budget.js';
-import { trackCall, untrackCall, type LiveCall } from './live-calls.js';
+import { cutReason, trackCall, untrackCall, type CutReason, type LiveCall } from './live-calls.js';
 import { takesCalls } from './open-calls.js';
 import type { CallSignal } from './reply.js';
 
@@ -59,6 +59,31 @@ export interface BudgetRefusal {
   inFlight: boolean;
   /** The server is stopping (open-calls.ts stopTakingCalls): answer a retryable 503 (errors.ts shuttingDown), nothing reserved. */
   stopped?: true;
+  /**
+   * The wait ended because the call's signal aborted: its client went away (`client_gone`: no
+   * reply reaches anyone), or the gateway cut it (live-calls.ts: its job's attempt ended; the
+   * server stopping sets `stopped` too). Such a call is no refusal for calls in flight:
+   * {@link abandonedWait} says how it is recorded and answered.
+   */
+  cut?: CutReason | 'client_gone';
+}
+
+/**
+ * How a call whose budget wait was cut short (`r.cut`) is recorded and answered, or null when
+ * it was not: a client gone → HTTP status 0 (no reply was sent: it was recorded 429 before, a
+ * reply nobody read) and refused `client_gone`; its job's attempt ended → 502 refused
+ * `job_ended`, not retryable (the job's token no longer authenticates: a 429 to retry in 5 s
+ * only led to a 401). The server stopping is `r.stopped` (errors.ts shuttingDown).
+ */
+export function abandonedWait(r: BudgetRefusal): { status: number; refused: string; message: string } | null {
+  if (r.cut === 'client_gone') return { status: 0, refused: 'client_gone', message: 'the client went away while the call waited for budget room' };
+  if (r.cut === 'job_ended') return { status: 502, refused: 'job_ended', message: "this call was cut while it waited for budget room: its job's attempt ended (cancelled, lost, finished or retried), and its token no longer authenticates" };
+  return null;
+}
+
+/** The {@link BudgetRefusal.cut} of a call whose `signal` aborted. */
+function cutOf(signal: CallSignal): CutReason | 'client_gone' {
+  return cutReason(signal) ?? 'client_gone';
 }
 
 /** Options of {@link reserveOrWait}. */
@@ -101,11 +126,12 @@ export async function reserveOrWait(store: BudgetStore, job: JobRow, worst: numb
       const inFlight = refusedByCallsInFlight(held.budget, worst);
       now = Date.now();
       if (!takesCalls(store)) return { ...held, inFlight, stopped: true };
-      if (!inFlight || now >= deadline || o.signal?.aborted) return { ...held, inFlight };
+      if (inFlight && o.signal?.aborted) return { ...held, inFlight, cut: cutOf(o.signal) };
+      if (!inFlight || now >= deadline) return { ...held, inFlight };
       waiting ??= trackCall(store, job.id, o.signal);
       await settleOrTimeout(store, job.rootId, Math.min(deadline - now, o.pollMs ?? IN_FLIGHT_POLL_MS), o.signal);
-      // the client went away, or the gateway cut the call (its job ended) while it waited
-      if (o.signal?.aborted) return { ...held, inFlight };
+      // the client went away, or the gateway cut the call (its job ended, the server stops) while it waited
+      if (o.signal?.aborted) return takesCalls(store) ? { ...held, inFlight, cut: cutOf(o.signal) } : { ...held, inFlight, stopped: true, cut: cutOf(o.signal) };
       now = Date.now();
     }
   } finally {

@@ -3,7 +3,7 @@ import { CallAuth, openaiTokenOf } from './call-auth.js';
 import { providerNotConfiguredMessage, shuttingDown } from './errors.js';
 import type { Logger } from '../core/log.js';
 import type { JobRow } from '../store/types.js';
-import { inFlightMessage, IN_FLIGHT_RETRY_AFTER_S, reserveOrWait } from './budget-wait.js';
+import { abandonedWait, inFlightMessage, IN_FLIGHT_RETRY_AFTER_S, reserveOrWait } from './budget-wait.js';
 import { callWorstCase } from './worst-case.js';
 import { outputBound } from './max-output.js';
 import { webSearchBound } from './server-tools.js';
@@ -184,6 +184,13 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
       if (held.stopped) {
         await recordRefused(ctx, 503, 'shutting_down');
         return shuttingDown(request.path);
+      }
+      const abandoned = abandonedWait(held);
+      if (abandoned) {
+        await recordRefused(ctx, abandoned.status, abandoned.refused);
+        const reply = openaiError(502, 'server_error', abandoned.message);
+        reply.headers['x-should-retry'] = 'false';
+        return reply;
       }
       if (held.inFlight) {
         await recordRefused(ctx, 429, 'budget_in_flight');
