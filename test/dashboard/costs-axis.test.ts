@@ -48,9 +48,12 @@ async function drawn(page: Page): Promise<Drawn> {
 describe.skipIf(!ready.ok)('costs page time axis (Chromium)', () => {
   const up = dashboardForFile({ agents: { parked: ['name: parked', 'harness: command', 'command: [echo, hi]', 'runnerLabels: { pool: nowhere }'].join('\n') }, seed });
 
-  it('last 7 and last 14 days: the axis runs from the window\'s first day to today, the one day with spend at its place', async () => {
+  it('first the last 30 days (as the CLI and API default to); last 7 and last 14 days: the axis runs from the window\'s first day to today, the one day with spend at its place', async () => {
     const page = await signIn(up.browser, up.url, 'ada', 'admin-password-1');
     await page.goto(`${up.url}/costs`);
+    // First the last 30 days, as `flotilla costs` and GET /api/costs default to: 29 days ago to today.
+    await expect.poll(() => page.locator('.muted', { hasText: 'model calls since' }).textContent(), { timeout: 15_000 }).toContain(`since ${new Date(daysAgo(29)).toISOString().slice(0, 10)}`);
+    expect(await page.locator('[data-testid=window]').inputValue()).toBe('30');
     await page.selectOption('[data-testid=window]', '7');
     await expect.poll(() => page.locator('.muted', { hasText: 'model calls since' }).textContent(), { timeout: 15_000 }).toContain(new Date(daysAgo(6)).toISOString().slice(0, 10));
     await page.locator('[data-testid=chart] canvas').waitFor();

@@ -9,6 +9,8 @@ import { perDaySeries, spendDays, windowSpan, windowStart, type DaySeries } from
 type Dimension = 'agent' | 'runner' | 'tree';
 const DIMENSIONS: Dimension[] = ['agent', 'runner', 'tree'];
 const WINDOWS = [7, 14, 30, 90] as const;
+/** The window shown first, days: 30, as `flotilla costs` and GET /api/costs default to (`--since 30d`). */
+const DEFAULT_WINDOW_DAYS = 30;
 /** Running trees whose budget the page shows (one GET /api/jobs/:id/budget each). */
 const MAX_TREES = 20;
 /** A tree is at work while any of its jobs waits, runs or is paused for budget: its budget is live. */
@@ -79,7 +81,7 @@ function keyLabel(by: Group, key: string, runnerNames: Map<string, string>, name
  * of the gateway ledger (GET /api/costs), in µ$; nothing is summed from jobs in the browser.
  */
 export function CostsPage() {
-  const [days, setDays] = useState<number>(14);
+  const [days, setDays] = useState<number>(DEFAULT_WINDOW_DAYS);
   const [by, setBy] = useState<Dimension>('agent');
   const rollups = useApi(() => loadRollups(days), [days], 15_000);
   const names = rollups.data?.runnerNames;
