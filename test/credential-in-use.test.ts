@@ -64,6 +64,8 @@ describe('one runner credential in two runner processes', () => {
     expect(copy.code).toBe(1);
     expect(copy.err).toMatch(/refused this runner process \(close 4409\): another runner process is connected with this runner credential \(runner twin \(id \d+\), version \S+, connected since /);
     expect(copy.err).toContain('`flotilla runners token create`');
+    // said once (it was printed three times: the error frame's warning, the log line, the CLI's line)
+    expect(copy.err.split('another runner process is connected with this runner credential').length - 1).toBe(1);
 
     const done = await until('the job to end', async () => t.store.getJob(job.id), (j) => j !== null && !['queued', 'assigned', 'running'].includes(j.status));
     expect(done).toMatchObject({ status: 'succeeded', attempt: 1, runnerId });

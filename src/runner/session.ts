@@ -95,6 +95,9 @@ export const CLOSE_REVOKED = 4403;
 /** The close code a server uses when another runner process holds this credential (server/hub.ts CLOSE_CODES.credentialInUse). */
 export const CLOSE_CREDENTIAL_IN_USE = 4409;
 
+/** How long an `error` frame waits for the close that may follow it before it is logged, ms (Session unloggedServerError). */
+const SERVER_ERROR_LOG_DELAY_MS = 1_000;
+
 /**
  * The runner's connection to the control plane: one WebSocket, `hello` as the first frame,
  * heartbeats every `welcome.heartbeatIntervalMs` (plus a WebSocket ping; a server silent for
@@ -124,6 +127,12 @@ export class Session {
   private firstWelcome: { resolve: (w: Welcome) => void; reject: (e: Error) => void } | null = null;
   /** The last `error` frame's message on the current connection (a 4409 close explains itself in one first). */
   private lastServerError: string | null = null;
+  /**
+   * An `error` frame not logged yet: a close that ends the session for good (4409) usually
+   * follows it, and its SessionEndedError carries the message (the runner CLI prints it once);
+   * logged as a warning when anything else follows, or after {@link SERVER_ERROR_LOG_DELAY_MS}.
+   */
+  private unloggedServerError: { message: string; timer: NodeJS.Timeout } | null = null;
   private readonly url: string;
 
   constructor(private readonly opts: SessionOptions) {
@@ -307,11 +316,15 @@ export class Session {
       this.ws = null;
       this.welcomed = false;
       this.stopHeartbeat();
+      const ends = code === CLOSE_REVOKED || code === CLOSE_CREDENTIAL_IN_USE;
+      // the session's end error carries it: not logged as well (it was printed three times)
+      this.logServerError(ends && !this.closed);
       if (this.closed) return;
-      if (code === CLOSE_REVOKED || code === CLOSE_CREDENTIAL_IN_USE) {
+      if (ends) {
         const reason = reasonBuf.toString() || (code === CLOSE_REVOKED ? 'runner revoked' : 'runner credential in use by another runner process');
         const e = this.endedError(code, reason);
-        this.opts.log.error(code === CLOSE_REVOKED ? 'the control plane revoked this runner; not reconnecting' : 'the control plane refused this runner process: another one uses its credential; not reconnecting', { reason: e.message });
+        // the reason once, in the error the session ends with (onEnded; the runner CLI prints it)
+        this.opts.log.error(code === CLOSE_REVOKED ? 'the control plane revoked this runner; not reconnecting' : 'the control plane refused this runner process: another one uses its credential; not reconnecting', { code });
         this.closed = true;
         if (code === CLOSE_REVOKED) this.opts.onRevoked?.(reason);
         this.opts.onEnded?.(e);
@@ -353,6 +366,7 @@ export class Session {
       return;
     }
     const msg = parsed.data;
+    this.logServerError();
     if (msg.type === 'welcome') {
       this.welcomed = true;
       this.failures = 0;
@@ -367,12 +381,23 @@ export class Session {
     }
     if (msg.type === 'error') {
       this.lastServerError = msg.message;
-      this.opts.log.warn('server reported an error', { message: msg.message });
+      const timer = setTimeout(() => this.logServerError(), SERVER_ERROR_LOG_DELAY_MS);
+      timer.unref();
+      this.unloggedServerError = { message: msg.message, timer };
     }
     this.opts.onMessage(msg);
   }
 
   /** The error for a close that ends the session: the server's `error` frame when it sent one (4409 does), else the close reason. */
+  /** Logs the {@link unloggedServerError} as a warning (`drop`: forgets it instead). */
+  private logServerError(drop = false): void {
+    const e = this.unloggedServerError;
+    if (e === null) return;
+    this.unloggedServerError = null;
+    clearTimeout(e.timer);
+    if (!drop) this.opts.log.warn('server reported an error', { message: e.message });
+  }
+
   private endedError(code: number, reason: string): SessionEndedError {
     const server = this.opts.serverUrl;
     if (code === CLOSE_REVOKED) return new SessionEndedError(code, `server ${server} revoked this runner (close ${code}: ${reason}): register it again with a new registration token`);
