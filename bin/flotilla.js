@@ -1,7 +1,18 @@
 #!/usr/bin/env node
 // The `flotilla` command. The TypeScript sources are compiled to dist/ by `npm ci`
 // (the `prepare` script) and by `npm run build`.
-import { main } from '../dist/cli/main.js';
+
+// Ctrl-C (or SIGTERM) before the command listens for it itself — while the modules load (about
+// a second), or in a command that never does: said, and exit 130 (143) as Node's default would,
+// which ended the process without a word. A command that listens (onInterrupt, cli/io.ts) handles it alone.
+const fallback = (signal, code, said) => () => {
+  if (process.listenerCount(signal) > 1) return;
+  process.stderr.write(`\nflotilla: ${said}\n`);
+  process.exit(code);
+};
+process.on('SIGINT', fallback('SIGINT', 130, 'interrupted'));
+process.on('SIGTERM', fallback('SIGTERM', 143, 'terminated'));
+const { main } = await import('../dist/cli/main.js');
 
 // A reader that stops early (`flotilla runners show r1 | head -1`) closes the pipe, and the
 // next write fails with EPIPE, an 'error' event nobody handled: a stack trace and exit 1. End

@@ -36,19 +36,28 @@ export interface RunJobOptions {
  */
 export async function runJob(client: FlotillaClient, req: CreateJobInput, opts: RunJobOptions): Promise<number> {
   const { io, json } = opts;
-  const job = await client.createJob(req);
-  opts.onCreated?.(job.id);
-  if (opts.detach) {
-    if (json) io.stdout.write(JSON.stringify({ job }) + '\n');
-    else io.stdout.write(`job ${job.id} ${job.status} (${job.agent}); follow it with: flotilla jobs show ${job.id}\n`);
-    return 0;
-  }
+  // Listening before the job is submitted: a Ctrl-C while it is (an HTTP round trip) cancels it
+  // once it exists (followJob returns at once, interrupted), never leaves it queued behind.
   const ac = new AbortController();
   let signalName = '';
   const off = onInterrupt(io, (sig) => {
     signalName = sig;
     ac.abort();
   });
+  let job;
+  try {
+    job = await client.createJob(req);
+  } catch (err) {
+    off();
+    throw err;
+  }
+  opts.onCreated?.(job.id);
+  if (opts.detach) {
+    off();
+    if (json) io.stdout.write(JSON.stringify({ job }) + '\n');
+    else io.stdout.write(`job ${job.id} ${job.status} (${job.agent}); follow it with: flotilla jobs show ${job.id}\n`);
+    return 0;
+  }
   let result;
   try {
     result = await followJob(client, job, { json, io, signal: ac.signal, cancelsOnInterrupt: true, ...(opts.failWhenPaused ? { stopWhenPaused: true } : {}) });
