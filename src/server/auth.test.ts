@@ -86,6 +86,8 @@ describe('API authentication', () => {
     const denied = await t.api('/api/runner-tokens', { token: member, json: {} });
     expect(denied.status).toBe(403);
     expect(((await denied.json()) as { error: { code: string } }).error.code).toBe('forbidden');
+    // the README's one exception to "members read everything": who may sign in or connect
+    for (const path of ['/api/users', '/api/tokens', '/api/runner-tokens']) expect([path, (await t.api(path, { token: member })).status]).toEqual([path, 403]);
     const before = Date.now();
     const ok = await t.api('/api/runner-tokens', { json: { labels: { os: 'linux' }, expiresInSeconds: 120 } });
     expect(ok.status).toBe(201);
