@@ -238,3 +238,10 @@ export const ServerToRunner = z.discriminatedUnion('type', [
   z.object({ type: z.literal('error'), message: z.string() }),
 ]);
 export type ServerToRunner = z.infer<typeof ServerToRunner>;
+
+/**
+ * Why a runner gave its running attempts up when it was stopped (Ctrl-C, SIGTERM: runner.ts
+ * stop), the end of its `progress` event of phase `lost`. The control plane ends such an
+ * attempt at once and gives that connection no further job (server/hub-lost-attempt.ts).
+ */
+export const RUNNER_STOPPED_REASON = 'runner stopped';

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { makeDir } from '../core/make-dir.js';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
-import { RECONNECT_WINDOW_MS, RunnerInstance, runnerNameFrom, urlPasswords, type EventBody, type JobAssignment, type Labels, type RunnerToServer, type RunningJobReport, type ServerToRunner } from '../protocol/index.js';
+import { RECONNECT_WINDOW_MS, RUNNER_STOPPED_REASON, RunnerInstance, runnerNameFrom, urlPasswords, type EventBody, type JobAssignment, type Labels, type RunnerToServer, type RunningJobReport, type ServerToRunner } from '../protocol/index.js';
 import { silentLogger, type Logger } from '../core/log.js';
 import { credentialPath, ensureSecretDir, loadCredential, normalizeServerUrl, register, saveCredential } from './credential.js';
 import { probeHiding } from './secret-mask.js';
@@ -83,10 +83,11 @@ export interface RunningRunner {
   /**
    * Stops the runner. `cancelJobs` (default true; SIGTERM/SIGINT of `flotilla runner`): kill
    * running jobs (whole process groups, the runner's grace) and give them up (JobRun.lose: no
-   * `job.finished`), so the control plane ends them as a crashed runner's once it stops hearing
-   * from this one (its heartbeat timeout): retried when the agent has retries left, else `lost`
-   * — a runner stopped for maintenance is no worse than one that crashed. Their events so far
-   * are delivered, waiting briefly for the server to acknowledge. False: take no new jobs and
+   * `job.finished`, a `progress` event of phase `lost` ending with RUNNER_STOPPED_REASON), so
+   * the control plane ends them as a crashed runner's at once (server/hub-lost-attempt.ts):
+   * retried when the agent has retries left, else `lost` — a runner stopped for maintenance is
+   * no worse than one that crashed. Their events so far are delivered, waiting briefly for the
+   * server to acknowledge. False: take no new jobs and
    * wait for the running ones to finish and be acknowledged. Then disconnects.
    */
   stop(opts?: { cancelJobs?: boolean }): Promise<void>;
@@ -420,7 +421,7 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
         const cancel = o?.cancelJobs ?? true;
         const slotsNow = [...slots.values()];
         // Given up, not cancelled: the server retries them as a crashed runner's (stop() docstring).
-        if (cancel) for (const s of slotsNow) s.run.lose('runner stopped', graceMs);
+        if (cancel) for (const s of slotsNow) s.run.lose(RUNNER_STOPPED_REASON, graceMs);
         await Promise.all(slotsNow.map((s) => s.done));
         flush();
         const deadline = Date.now() + (cancel ? STOP_ACK_TIMEOUT_MS : DRAIN_ACK_TIMEOUT_MS);

@@ -3,7 +3,7 @@ import { isTerminal, pausedHoldsRunner } from '../core/job-state.js';
 import { pauseStop } from './budget-pause.js';
 import type { Connection } from './hub-connection.js';
 import type { HubOptions } from './hub.js';
-import { recordStatus, reportEndedJobs } from './status-events.js';
+import { endGoneAttempt } from './hub-lost-attempt.js';
 
 // What a runner says it runs (hello, heartbeat, job.accepted) against the store (hub.ts).
 
@@ -39,43 +39,11 @@ export async function reconcile(o: HubOptions, conn: Connection, running: readon
     if (t - m.since < o.heartbeatTimeoutMs) continue;
     conn.missing.delete(job.id);
     const secs = Math.round((t - m.since) / 1000);
-    if (job.status === 'paused') await o.onPausedGone?.(job.id, job.attempt, `runner ${conn.name} no longer runs it (${secs}s)`);
-    else if (job.status === 'assigned') {
-      // Back in the queue with no retry used, or failed once it went back that way too often
-      // (store/unstarted.ts: a runner that takes jobs and never starts them must not keep one).
-      const back = await store.requeueUnstartedJob(job.id, job.attempt, t);
-      if (back?.status === 'queued') {
-        await recordStatus(store, o.bus, job.id, 'queued', `runner ${conn.name} never started it (${secs}s); back in the queue`, t, conn.runnerId);
-        o.onWork('work');
-      } else if (back) {
-        await recordStatus(store, o.bus, job.id, back.status, `runner ${conn.name} never started it (${secs}s); ${back.error ?? 'failed'}`, t, conn.runnerId);
-        o.onWork('capacity');
-      }
-    } else {
-      if (job.status === 'cancelling') {
-        // The runner no longer runs it: its tree is gone with the attempt.
-        if (await store.transitionJob(job.id, job.attempt, ['cancelling'], 'cancelled', t, { endReason: 'cancelled' })) {
-          await recordStatus(store, o.bus, job.id, 'cancelled', `runner ${conn.name} no longer runs it`, t, conn.runnerId);
-          o.onWork('capacity');
-        }
-        continue;
-      }
-      const cause = `runner ${conn.name} no longer runs it (${secs}s)`;
-      const retried = await store.retryLostJob(job.id, job.attempt, t);
-      if (retried) {
-        await reportEndedJobs(store, o.bus, [retried], () => cause, t);
-        o.onWork('work');
-        continue;
-      }
-      const moved = await store.transitionJob(job.id, job.attempt, ['running'], 'lost', t, {
-        endReason: 'runner_lost',
-        error: `runner ${conn.name} stopped reporting the job for ${secs}s`,
-      });
-      if (moved) {
-        await recordStatus(store, o.bus, job.id, 'lost', cause, t, conn.runnerId);
-        o.onWork('capacity');
-      }
-    }
+    await endGoneAttempt(o, conn, job, {
+      cause: `runner ${conn.name} no longer runs it (${secs}s)`,
+      neverStarted: `runner ${conn.name} never started it (${secs}s)`,
+      lostError: `runner ${conn.name} stopped reporting the job for ${secs}s`,
+    });
   }
 }
 

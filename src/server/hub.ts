@@ -19,6 +19,7 @@ import { bearerToken } from './auth.js';
 import { frameMove } from './frame-move.js';
 import { fastRunnerFrame } from './frame-fast.js';
 import { gapText, uploadedEventsProblem } from './frame-checks.js';
+import { endGivenUpAttempt } from './hub-lost-attempt.js';
 import { recordStatus } from './status-events.js';
 import { noteRunner } from './runner-history.js';
 import { activityFrame } from './model-activity.js';
@@ -432,6 +433,8 @@ export class RunnerHub {
       if (isTerminal(res.moved.status)) this.o.onWork('capacity');
     }
     await conn.send({ type: 'ack', jobId, attempt, upTo: res.upTo });
+    // a runner that gave the attempt up (stopped, its lease out): ended now, not at the sweep
+    await endGivenUpAttempt(this.o, conn, jobId, attempt, events);
     if (res.afterFinish) {
       // Events after the attempt's job.finished were not stored: the attempt is over, as for a
       // stale one (its process must go, its undelivered events are dropped).
