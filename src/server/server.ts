@@ -25,6 +25,7 @@ import { abortCallsOnJobEnd } from './live-call-aborts.js';
 import { pausedAttemptEnded, pausedExitTap, type PausedExitDeps } from './paused-exit.js';
 import { TaskEngine } from './tasks/engine.js';
 import { serveHook } from './hooks/hooks-node.js';
+import { serveIgnoringUpgrade } from './ignored-upgrade.js';
 import { answerClientError, refuseWithoutHost } from './client-error.js';
 
 /** Options of {@link startServer}. Durations in milliseconds. */
@@ -224,7 +225,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   server.on('upgrade', (req, socket, head) => {
     const path = (req.url ?? '').split('?')[0];
     if (path === '/api/runners/connect') return hub.handleUpgrade(req, socket, head);
-    socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    // any other upgrade (h2c, a WebSocket to /v1/…) is ignored: the request is served as asked (ignored-upgrade.ts)
+    serveIgnoringUpgrade(server, req, socket, head);
   });
   await new Promise<void>((resolve, reject) => {
     const onError = (err: Error) => reject(new Error(`cannot listen on ${host}:${opts.port ?? 8787}: ${err.message}`));
