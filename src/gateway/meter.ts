@@ -47,8 +47,8 @@ export interface CallContext {
   maxInputTokens?: number;
   /**
    * The most server-side web searches the call may be charged (server-tools.ts webSearchCap:
-   * the request's `max_uses`/`max_tool_calls`, else per output token allowed); a reported count
-   * past it is charged at it, marked estimated (H1). Absent: the output bound's cap.
+   * none without a search tool, the request's `max_uses`/`max_tool_calls`, else per output token
+   * allowed); a reported count past it is charged at it, marked estimated (H1). Absent: none.
    */
   maxWebSearches?: number;
   /**

@@ -90,6 +90,21 @@ describe('web search charges (H4)', () => {
     expect(r.row).toMatchObject({ costMicros: 21_050, webSearchRequests: 2, usageKnown: false });
   });
 
+  it('a request that enables no web search is charged none, whatever the upstream reports (Anthropic and Responses): the tokens only, as an estimate', async () => {
+    // fresh-tester finding: 1,000 searches reported on a tool-less call were charged $10 on a $0.01 tree
+    const anthropic = await call('/v1/messages', messages({ tools: [] }), { body: message({ input_tokens: 100, output_tokens: 10, server_tool_use: { web_search_requests: 1000 } }) });
+    // 100 × 3 + 10 × 15, no search
+    expect(anthropic.row).toMatchObject({ costMicros: 450, webSearchRequests: 0, usageKnown: false });
+    expect(anthropic.spent).toBe(450);
+    const few = await call('/v1/messages', messages({ tools: [FETCH] }), { body: message({ input_tokens: 100, output_tokens: 10, server_tool_use: { web_search_requests: 7 } }) });
+    expect(few.row).toMatchObject({ costMicros: 450, webSearchRequests: 0, usageKnown: false });
+    const ws = { type: 'web_search_call', id: 'ws_1', status: 'completed', action: { type: 'search', query: 'q' } };
+    const out = { id: 'resp_1', object: 'response', model: 'gpt-x', status: 'completed', output: Array.from({ length: 40 }, (_, i) => ({ ...ws, id: `ws_${i}` })), usage: { input_tokens: 100, output_tokens: 10, total_tokens: 110 } };
+    const responses = await call('/v1/responses', JSON.stringify({ model: 'gpt-x', input: 'hi', max_output_tokens: 50 }), { body: JSON.stringify(out) });
+    // 100 × 2 + 10 × 10, no search
+    expect(responses.row).toMatchObject({ costMicros: 300, webSearchRequests: 0, usageKnown: false });
+  });
+
   it('a model priced without a search price takes the default entry\'s ($25 per 1,000)', async () => {
     const r = await call('/v1/messages', messages({ model: 'claude-nosearch' }), { body: message({ input_tokens: 10, output_tokens: 10, server_tool_use: { web_search_requests: 1 } }) });
     // 10 × 1 + 10 × 1 + 25,000

@@ -104,11 +104,15 @@ export function webSearchWorstMicros(price: ModelPrice, bound: WebSearchBound | 
 
 /**
  * The most searches a call may be charged (H1: reported usage is not trusted past what the
- * request allows): a declared bound (`max_uses`, `max_tool_calls`) as given, else
+ * request allows): none when the request enables no web search (`bound` null: no search tool,
+ * not a search model — nothing was reserved for one, and a provider runs none then; a fresh
+ * tester's upstream reporting 1,000 searches on a tool-less call was charged $1 on a $0.01
+ * tree), a declared bound (`max_uses`, `max_tool_calls`) as given, else
  * {@link WEB_SEARCHES_PER_OUTPUT_TOKEN} per output token allowed (`maxOutputTokens`).
  */
 export function webSearchCap(bound: WebSearchBound | null, maxOutputTokens: number): number {
-  return bound?.declared ? bound.uses : Math.max(0, maxOutputTokens) * WEB_SEARCHES_PER_OUTPUT_TOKEN;
+  if (bound === null) return 0;
+  return bound.declared ? bound.uses : Math.max(0, maxOutputTokens) * WEB_SEARCHES_PER_OUTPUT_TOKEN;
 }
 
 /** `u` with at least `n` web searches (no copy when it has them already). */
