@@ -150,6 +150,16 @@ describe('OpenAI Responses built-in tool fees', () => {
     expect(r.row).toMatchObject({ costMicros: 33_200, usageKnown: false });
   });
 
+  it('items of a tool the request did not enable are charged no fee, as an estimate (they were charged at the dearest fees, past the reservation)', async () => {
+    // only file_search enabled: 2 searches × 2,500; the image and the new container reported beside them are charged nothing
+    const some = await call(request([{ type: 'file_search', vector_store_ids: ['vs_1'] }]), reply([fileSearch(1), fileSearch(2), image(3), interpreter(4, 'cntr_a')]));
+    expect(some.row).toMatchObject({ costMicros: TOKENS + 5_000, usageKnown: false });
+    // no tool at all: the tokens only
+    const none = await call(JSON.stringify({ model: 'gpt-x', input: 'hi', max_output_tokens: 1000 }), reply([fileSearch(1), image(2), interpreter(3, 'cntr_b')]));
+    expect(none.row).toMatchObject({ costMicros: TOKENS, usageKnown: false });
+    expect(none.spent).toBe(TOKENS);
+  });
+
   it('the reservation holds the fees: max_tool_calls × the dearest enabled fee; without it the defaults', async () => {
     const ok = reply([]);
     const declared = request([{ type: 'file_search', vector_store_ids: ['vs_1'] }, { type: 'image_generation', quality: 'medium', size: '1024x1024' }], { maxToolCalls: 4 });

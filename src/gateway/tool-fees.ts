@@ -207,13 +207,13 @@ export function toolCallCap(bound: ToolFeeBound | null, maxOutputTokens: number)
 
 /**
  * The fees of a reply's fee-bearing items `calls` under the request's `bound` (null: the
- * request enabled none of these tools — items the upstream reports anyway are charged at the
- * dearest fees), in µ$: file searches × {@link FILE_SEARCH_CALL_MICROS}; containers created in
- * the call (ids not in `bound.existingContainers`; none when the request's code_interpreter
- * tools all name a container; an upstream reporting containers the request did not enable is
- * charged the dearest size) × the tool's container fee; images × the tool's per-image fee
- * (`estimated`). When `limit` is true (not the scripted model) the items are first held to
- * {@link toolCallCap} in all (`capped`), the dearest kind kept first.
+ * request enabled none of these tools), in µ$: file searches × {@link FILE_SEARCH_CALL_MICROS};
+ * containers created in the call (ids not in `bound.existingContainers`; none when the
+ * request's code_interpreter tools all name a container) × the tool's container fee; images ×
+ * the tool's per-image fee (`estimated`). When `limit` is true (not the scripted model) items
+ * of a kind the request did not enable are charged none, and the rest are held to
+ * {@link toolCallCap} in all, the dearest kind kept first (either: `capped`). Unlimited (the
+ * scripted model's own figures), a kind not enabled is charged at the dearest fee.
  */
 export function toolFeeCharge(calls: ToolCalls, bound: ToolFeeBound | null, maxOutputTokens: number, limit = true): ToolFeeCharge {
   const existing = bound?.existingContainers;
@@ -226,6 +226,12 @@ export function toolFeeCharge(calls: ToolCalls, bound: ToolFeeBound | null, maxO
   let searches = calls.fileSearch;
   let capped = false;
   if (limit) {
+    // H1: a kind of tool the request did not enable is charged none — nothing was reserved for
+    // it and a provider runs no tool it was not given (the same rule as web search's,
+    // server-tools.ts webSearchCap; they were charged at the dearest fees, past the reservation)
+    if (images > 0 && !(bound !== null && bound.imageTools > 0)) [images, capped] = [0, true];
+    if (containers > 0 && !(bound !== null && bound.autoContainers + bound.namedContainers > 0)) [containers, capped] = [0, true];
+    if (searches > 0 && bound?.fileSearch !== true) [searches, capped] = [0, true];
     let left = toolCallCap(bound, maxOutputTokens);
     const kinds = [
       { fee: imageFee, take: (n: number) => (images = n), n: images },
