@@ -63,7 +63,10 @@ describe('the gateway refuses a body that gives a field it reads twice', () => {
     expect([res.status, await res.json()]).toEqual([400, { type: 'error', error: { type: 'invalid_request_error', message: 'model: given twice in the request body; give each field once' } }]);
     expect(gw.up.seen).toEqual([]);
     expect(gw.store.held).toEqual([]);
-    expect(gw.store.calls.at(-1)).toMatchObject({ httpStatus: 400, refused: 'invalid_request', costMicros: 0 });
+    // the body names no one model: recorded as unknown (it named the second copy, which JSON.parse keeps)
+    expect(gw.store.calls.at(-1)).toMatchObject({ httpStatus: 400, refused: 'invalid_request', costMicros: 0, model: 'unknown' });
+    await gw.post('/v1/chat/completions', '{"model":"gpt-4o","\\u006dodel":"gpt-5","messages":[]}');
+    expect(gw.store.calls.at(-1)).toMatchObject({ httpStatus: 400, refused: 'invalid_request', model: 'unknown' });
   });
 
   it('count_tokens too: two message lists', async () => {
