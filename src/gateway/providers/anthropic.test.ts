@@ -76,6 +76,9 @@ const clientHeaders = {
   'anthropic-beta': 'claude-code-20250219,interleaved-thinking-2025-05-14',
   'x-claude-code-session-id': 'sess-1',
   'proxy-authorization': 'Basic abc',
+  // which account of the server's key is billed is the admin's choice, on this route too (tester finding)
+  'openai-organization': 'org-job',
+  'openai-project': 'proj_job',
 };
 
 describe('anthropic provider', () => {
@@ -122,6 +125,7 @@ describe('anthropic provider', () => {
     expect(seen.headers['x-claude-code-session-id']).toBe('sess-1');
     expect(seen.headers['authorization']).toBeUndefined();
     expect(seen.headers['proxy-authorization']).toBeUndefined();
+    expect([seen.headers['openai-organization'], seen.headers['openai-project']]).toEqual([undefined, undefined]);
     expect(JSON.stringify(seen.headers)).not.toContain('jobtoken');
 
     await waitFor(() => store.calls.length === 1);

@@ -8,7 +8,7 @@ import type { CallSignal, Reply } from '../reply.js';
  * upstream's response with its body still streaming (never buffered here).
  */
 
-/** Hop-by-hop headers (RFC 9110 §7.6.1) plus ones that must not cross the proxy. */
+/** What no call forwards: hop-by-hop headers (RFC 9110 §7.6.1) plus ones that must not cross the proxy. */
 export const DROP_REQUEST = new Set([
   'connection',
   'keep-alive',
@@ -31,6 +31,12 @@ export const DROP_REQUEST = new Set([
   'cookie',
   // let the upstream pick; fetch decodes whatever it sends
   'accept-encoding',
+  // which organization or project of the server's key is billed (OpenAI-Organization,
+  // OpenAI-Project: platform.openai.com/docs/api-reference/authentication): the key is the
+  // server's, so the admin's choice of account holds, not the job's (fresh-user finding) — on
+  // every route: an ANTHROPIC_BASE_URL may be a company gateway that reads them (tester finding)
+  'openai-organization',
+  'openai-project',
 ]);
 
 export const DROP_RESPONSE = new Set([

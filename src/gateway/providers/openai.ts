@@ -21,18 +21,10 @@ export interface OpenAiForward {
   signal?: CallSignal;
 }
 
-/**
- * What an OpenAI-format call does not forward: {@link DROP_REQUEST}, and the headers that pick
- * which organization or project of the server's key is billed (OpenAI-Organization,
- * OpenAI-Project: platform.openai.com/docs/api-reference/authentication). The key is the
- * server's, so the admin's choice of account holds, not the job's (fresh-user finding).
- */
-const DROP_OPENAI_REQUEST = new Set([...DROP_REQUEST, 'openai-organization', 'openai-project']);
-
 /** @throws the connection error when the upstream cannot be reached. */
 export async function forwardOpenAi(req: OpenAiForward): Promise<Reply> {
   const incoming = req.headers instanceof Headers ? Object.fromEntries(req.headers) : req.headers;
-  const headers = filtered(incoming, DROP_OPENAI_REQUEST);
+  const headers = filtered(incoming, DROP_REQUEST);
   if (req.apiKey) headers['authorization'] = `Bearer ${req.apiKey}`;
   asJsonBody(headers);
   return proxiedReply(await upstreamRequest(req.baseUrl + req.path, { method: 'POST', headers, body: req.body, ...(req.signal ? { signal: req.signal } : {}) }));
