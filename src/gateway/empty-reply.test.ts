@@ -180,6 +180,8 @@ describe('a 2xx reply with no body is charged the estimate, never $0', () => {
     const before = { rows: ledger().length, ...(await tree()) };
     const count = await fetch(gw.url + '/v1/messages/count_tokens', { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': TOKEN }, body: bodyOf('messages', 'count', false) });
     expect([count.status, await count.text()]).toEqual([204, '']);
+    // RFC 9110 §8.6: a 204 carries no Content-Length (the gateway added "content-length: 0": tester finding)
+    expect(count.headers.get('content-length')).toBeNull();
     expect(ledger().slice(before.rows)).toEqual([{ http_status: 204, api: 'anthropic-count-tokens', streamed: 0, usage_known: 1, input_tokens: 0, output_tokens: 0, cost_micros: 0, refused: null }]);
     expect(await tree()).toEqual({ spent: before.spent, reserved: 0 });
   });

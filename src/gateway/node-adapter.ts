@@ -234,7 +234,9 @@ function fail(res: ServerResponse, log: Logger, path: string, err: unknown): voi
  */
 function writeReply(res: ServerResponse, reply: Reply, close: boolean, log: Logger, replies: OpenReplies): void {
   if (!reply.stream) {
-    writeHead(res, reply.status, flatHeaders(reply.headers, close, reply.body?.byteLength ?? 0), log);
+    // RFC 9110 §8.6: no Content-Length on a 204 (nor a 304's, which would describe another body)
+    const length = reply.status === 204 || reply.status === 304 ? null : (reply.body?.byteLength ?? 0);
+    writeHead(res, reply.status, flatHeaders(reply.headers, close, length), log);
     res.end(reply.body ?? undefined);
     return;
   }
