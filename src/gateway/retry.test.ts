@@ -98,6 +98,21 @@ describe('upstream retries', () => {
     expect(retryAfterMs(new Headers({ 'retry-after': new Date(Date.now() + 5000).toUTCString() }), Date.now())).toBeGreaterThan(3000);
   });
 
+  it('retry-after: 0 (or retry-after-ms: 0) is taken for none, as the Anthropic and OpenAI SDKs take it: the usual backoff (it retried at once, 3 calls in 10 ms)', async () => {
+    for (const headers of [{ 'retry-after': '0' }, { 'retry-after-ms': '0' }]) {
+      const waits: number[] = [];
+      let n = 0;
+      await withRetries(async () => (n++, new Response('{}', { status: 529, headers })), new KeyRing(['k']), { retries: 2, baseMs: 100, maxDelayMs: 10_000 }, { sleep: async (ms: number) => void waits.push(ms) });
+      expect(n).toBe(3);
+      // baseMs × 2^i with ±50 % jitter: 50..150, then 100..300
+      expect(waits).toHaveLength(2);
+      expect(waits[0]).toBeGreaterThanOrEqual(50);
+      expect(waits[0]).toBeLessThanOrEqual(150);
+      expect(waits[1]).toBeGreaterThanOrEqual(100);
+      expect(waits[1]).toBeLessThanOrEqual(300);
+    }
+  });
+
   it('retry-after: delay-seconds or an HTTP-date (RFC 9110 §10.2.3); a negative number is neither, and counts as absent', () => {
     const now = Date.parse('2026-12-03T12:00:00Z');
     const ra = (v: string) => retryAfterMs(new Headers({ 'retry-after': v }), now);

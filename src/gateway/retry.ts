@@ -263,7 +263,9 @@ export async function withRetries<R = Response>(
     let wait = policy.baseMs * 2 ** i * (0.5 + Math.random());
     const got = res;
     const asked = got !== null ? retryAfterOf((n) => ops.header(got, n)) : null;
-    if (asked !== null) wait = asked;
+    // a zero wait is taken for none, as the Anthropic and OpenAI SDKs take it (they honour a
+    // retry-after only above 0): the usual backoff, not 3 calls within 10 ms to an overloaded provider
+    if (asked !== null && asked > 0) wait = asked;
     if (!retryable || i >= policy.retries || wait > policy.maxDelayMs || opts.signal?.aborted) {
       if (res === null) throw error;
       // We retried as much as allowed: the harness must not retry on top — unless a refused
