@@ -22,10 +22,11 @@ describe('Gateway.drain', () => {
       const drain = gw.app.drain(5000).then((d) => ((drained = true), d));
 
       const late = await gw.post('/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'late' }] });
-      expect([late.status, late.headers.get('x-should-retry'), late.headers.get('retry-after'), await late.json()]).toEqual([
+      expect([late.status, late.headers.get('x-should-retry'), late.headers.get('retry-after'), late.headers.get('connection'), await late.json()]).toEqual([
         503,
         'true',
         '5',
+        'close', // the retry comes on a new connection, to the server once it is back
         { type: 'error', error: { type: 'api_error', message: 'the gateway is shutting down: try again shortly' } },
       ]);
       const lateChat = await gw.post('/v1/chat/completions', { model: 'gpt-4o', max_tokens: 100, messages: [{ role: 'user', content: 'late' }] });

@@ -70,13 +70,16 @@ export function internalError(path: string): Reply {
 /**
  * The gateway is stopping (its server is shutting down): 503 in the path's wire format
  * ({@link openAiPath}), retryable (`x-should-retry: true`, `retry-after` 5 s): the harness tries
- * again, against the server once it is back. Nothing is reserved or recorded.
+ * again, against the server once it is back, on a new connection (`connection: close`).
+ * Nothing is reserved or recorded.
  */
 export function shuttingDown(path: string): Reply {
   const message = 'the gateway is shutting down: try again shortly';
   const reply = openAiPath(path) ? openaiError(503, 'server_error', message) : anthropicError(503, 'api_error', message, { retry: true });
   reply.headers['x-should-retry'] = 'true';
   reply.headers['retry-after'] = '5';
+  // this connection ends with the server: the retry comes on a new one (it said keep-alive: tester finding)
+  reply.headers['connection'] = 'close';
   return reply;
 }
 
