@@ -99,7 +99,7 @@ describe('upstream retries', () => {
   });
 
   it('retry-after: 0 (or retry-after-ms: 0) is taken for none, as the Anthropic and OpenAI SDKs take it: the usual backoff (it retried at once, 3 calls in 10 ms)', async () => {
-    for (const headers of [{ 'retry-after': '0' }, { 'retry-after-ms': '0' }]) {
+    for (const headers of [{ 'retry-after': '0' }, { 'retry-after-ms': '0' }] as Record<string, string>[]) {
       const waits: number[] = [];
       let n = 0;
       await withRetries(async () => (n++, new Response('{}', { status: 529, headers })), new KeyRing(['k']), { retries: 2, baseMs: 100, maxDelayMs: 10_000 }, { sleep: async (ms: number) => void waits.push(ms) });
