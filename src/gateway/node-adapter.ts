@@ -129,6 +129,21 @@ class OpenReplies {
   }
 }
 
+// Requests sent with `Expect: 100-continue` whose 100 Continue is not sent yet (expectContinue).
+const awaitingContinue = new WeakSet<IncomingMessage>();
+
+/**
+ * Marks `req` (sent with `Expect: 100-continue`, handed to the server's `checkContinue`
+ * listener, so node sent no 100 Continue itself) for {@link nodeHandler}: it sends the 100
+ * Continue only when it is about to read the body, never before a refusal it makes from the
+ * headers alone (unknown token 401, declared size over the limit 413, not a model call 404) —
+ * node's own sent it at once, inviting the client to upload 100 MB that was then refused
+ * (tester finding). RFC 9110 §10.1.1: a server may answer with the final status instead.
+ */
+export function expectContinue(req: IncomingMessage): void {
+  awaitingContinue.add(req);
+}
+
 /** One request being served by {@link nodeHandler}. */
 interface Call {
   req: IncomingMessage;
@@ -154,6 +169,8 @@ function admit(c: Call, found: JobAuth | undefined, checked: boolean): void {
     const unread = declared > 0 || req.headers['transfer-encoding'] !== undefined;
     return serve(c, EMPTY, declared || 0, req.headers, found, unread);
   }
+  // `Expect: 100-continue`: the client waits for this before it sends the body (RFC 9110 §10.1.1)
+  if (awaitingContinue.delete(req)) c.res.writeContinue();
   const chunks: Buffer[] = [];
   let kept = 0;
   let total = 0;

@@ -3,7 +3,7 @@ import { assertReachablePort } from './blocked-ports.js';
 import { cancelOneJob } from './cancel-tree.js';
 import type { AddressInfo } from 'node:net';
 import { RECONNECT_WINDOW_MS, type TreeLimits } from '../protocol/index.js';
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { getRequestListener } from '@hono/node-server';
 import type { Store } from '../store/types.js';
 import { silentLogger, type Logger } from '../core/log.js';
@@ -25,6 +25,7 @@ import { abortCallsOnJobEnd } from './live-call-aborts.js';
 import { pausedAttemptEnded, pausedExitTap, type PausedExitDeps } from './paused-exit.js';
 import { TaskEngine } from './tasks/engine.js';
 import { serveHook } from './hooks/hooks-node.js';
+import { expectContinue } from '../gateway/node-adapter.js';
 import { serveIgnoringUpgrade } from './ignored-upgrade.js';
 import { answerClientError, refuseWithoutHost } from './client-error.js';
 
@@ -214,11 +215,21 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // plain node:http handlers, past Hono and web streams; everything else to the Hono app.
   const honoListener = getRequestListener(app.fetch);
   // node's own Host check answers a bare 400: ours names it (client-error.ts)
-  const server = createServer({ requireHostHeader: false, ...(opts.requestTimeoutMs !== undefined ? { requestTimeout: opts.requestTimeoutMs, connectionsCheckingInterval: Math.min(30_000, Math.max(100, opts.requestTimeoutMs / 4)) } : {}) }, (req, res) => {
+  // `//v1/…` or `/V1/…` (a client's base URL ending in `/`): the gateway's 404 in the client's wire format, naming it
+  const isGatewayPath = (url: string | undefined) => url !== undefined && (url.startsWith('/v1/') || MISSPELT_GATEWAY_PATH.test(url));
+  const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     if (refuseWithoutHost(req, res)) return;
-    // `//v1/…` or `/V1/…` (a client's base URL ending in `/`): the gateway's 404 in the client's wire format, naming it
-    if (req.url?.startsWith('/v1/') || (req.url !== undefined && MISSPELT_GATEWAY_PATH.test(req.url))) gateway.node(req, res);
+    if (isGatewayPath(req.url)) gateway.node(req, res);
     else if (!(req.url?.startsWith('/hooks/') && serveHook(ctx, req, res))) void honoListener(req, res);
+  };
+  const server = createServer({ requireHostHeader: false, ...(opts.requestTimeoutMs !== undefined ? { requestTimeout: opts.requestTimeoutMs, connectionsCheckingInterval: Math.min(30_000, Math.max(100, opts.requestTimeoutMs / 4)) } : {}) }, onRequest);
+  // `Expect: 100-continue`: a model call gets its 100 Continue only once the gateway will read
+  // its body (not before a 401 or 413 it answers from the headers: node-adapter.ts
+  // expectContinue); every other request at once, as node's default does
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    if (isGatewayPath(req.url)) expectContinue(req);
+    else res.writeContinue();
+    onRequest(req, res);
   });
   // a request node's parser refused gets a body naming what is wrong, not a bare status (client-error.ts)
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => answerClientError(err, socket));
