@@ -131,10 +131,28 @@ export async function register(
   if (!res.ok) {
     const e = ApiErrorBody.safeParse(json);
     if (!e.success) throw new Error(`runner registration failed: ${notFlotilla}`);
-    throw new Error(`runner registration at ${serverUrl} failed (HTTP ${res.status}): ${e.data.error.message}`);
+    throw new Error(`runner registration at ${serverUrl} failed (HTTP ${res.status}): ${e.data.error.message}${wrongPathHint(serverUrl, res.status, e.data.error.field)}`);
   }
   if (json === null) throw new Error(`runner registration failed: ${notFlotilla}`);
   const parsed = RegisterRunnerResponse.safeParse(json);
   if (!parsed.success) throw new Error(`runner registration at ${serverUrl}: unexpected response ${text.slice(0, 200)}`);
   return parsed.data;
+}
+
+/**
+ * A hint for a registration that reached the control plane at the wrong path: `--server` with a
+ * path (`http://host:8787/api`) whose registration URL is no route (404) or an API route that
+ * wants an API token (401 not about the registration token: no `field`). It read "missing API
+ * token: send Authorization: Bearer <token>, or sign in", as if the registration token were
+ * wrong. Empty otherwise (a server behind a proxy at a path is fine).
+ */
+function wrongPathHint(serverUrl: string, status: number, field: string | undefined): string {
+  let path: string;
+  try {
+    path = new URL(serverUrl).pathname.replace(/\/+$/, '');
+  } catch {
+    return '';
+  }
+  if (path === '' || !(status === 404 || (status === 401 && field === undefined))) return '';
+  return ` (--server ${serverUrl} has the path ${path}: give the control plane's base URL, the one \`flotilla up\` prints, such as ${new URL(serverUrl).origin})`;
 }
