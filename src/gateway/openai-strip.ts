@@ -1,5 +1,6 @@
 import { applyEdits, modify, parseTree, type ParseError } from 'jsonc-parser';
 import { ChunkStream, type ChunkTransform } from './chunk-stream.js';
+import { SSE_BOUNDARY, sseEventStep } from './sse-event-step.js';
 import type { Reply } from './reply.js';
 
 /**
@@ -99,12 +100,6 @@ function stripUsageMembers(event: string): string {
   return parts.join('');
 }
 
-const EMPTY = Buffer.alloc(0);
-// A blank line: two line ends, each CRLF, LF or CR (the SSE spec's three; a CR before an LF is
-// the CRLF, not a line end of its own). A CR last in a buffer counts as one: when an LF follows
-// in the next chunk, usageChunkStripper hands it on with the event before (or drops it with it).
-const BOUNDARY = /(?:\r\n|\n|\r(?!\n))(?:\r\n|\n|\r(?!\n))/g;
-
 /**
  * `events` (whole events, UTF-8) without the usage-only ones and without the `usage` member of
  * the others (`out`: the same buffer when no event names `usage`); `lastDropped`: the last
@@ -116,7 +111,7 @@ function withoutUsage(events: Buffer): { out: Buffer; lastDropped: boolean } {
   let out = '';
   let from = 0;
   let lastDropped = false;
-  for (const m of text.matchAll(BOUNDARY)) {
+  for (const m of text.matchAll(SSE_BOUNDARY)) {
     const event = text.slice(from, m.index + m[0].length);
     from = m.index + m[0].length;
     lastDropped = isUsageOnly(event);
@@ -130,71 +125,12 @@ function withoutUsage(events: Buffer): { out: Buffer; lastDropped: boolean } {
   return { out: Buffer.from(out), lastDropped };
 }
 
-/** End of the last blank line (event boundary) in `b`, or 0 when it has none. */
-function lastBoundaryEnd(b: Buffer): number {
-  if (b.indexOf(13) < 0) {
-    // LF only (the common case): no regex, one search back for the blank line
-    const lf = b.lastIndexOf('\n\n');
-    return lf < 0 ? 0 : lf + 2;
-  }
-  let end = 0;
-  for (const m of b.toString('latin1').matchAll(BOUNDARY)) end = m.index + m[0].length;
-  return end;
-}
-
-const LF = Buffer.from('\n');
-
 /**
  * A per-stream step (chunk-stream.ts) removing usage-only events and the other events' `usage`
- * members; holds an unfinished event.
- * An event cut off after a CR last in a chunk goes out at once; when the next chunk starts
- * with the LF of that CRLF, the LF goes out with it (or is dropped with it, when the event was
- * the usage one): the bytes are the upstream's, less the usage event.
+ * members (sse-event-step.ts: whole events, an unfinished one held).
  */
 export function usageChunkStripper(): ChunkTransform {
-  // the unfinished event held: its pieces (joined once, when a blank line may have come: one
-  // 40 MB event was quadratic when every chunk re-joined and re-searched it, fresh-user finding)
-  let held: Buffer[] = [];
-  // its last (up to) 3 bytes: a blank line (at most 4 bytes) can begin there and end in the next chunk
-  let heldTail: Buffer = EMPTY;
-  // the part last handed on ended with a CR: 'kept' or 'dropped' (the usage event), else null
-  let afterCr: 'kept' | 'dropped' | null = null;
-  const hold = (b: Buffer): void => {
-    held.push(b);
-    heldTail = b.length >= 3 ? b.subarray(b.length - 3) : Buffer.concat([heldTail, b]).subarray(-3);
-  };
-  return {
-    push: (c) => {
-      if (held.length > 0 && lastBoundaryEnd(Buffer.concat([heldTail, c])) === 0) {
-        // no blank line has ended in this chunk (the held part has none of its own): hold on
-        hold(Buffer.from(c));
-        return EMPTY;
-      }
-      let buf = held.length > 0 ? Buffer.concat([...held, c]) : c;
-      held = [];
-      heldTail = EMPTY;
-      let lf = false;
-      if (afterCr !== null && buf.length > 0) {
-        if (buf[0] === 10) {
-          lf = afterCr === 'kept';
-          buf = buf.subarray(1);
-        }
-        afterCr = null;
-      }
-      const end = lastBoundaryEnd(buf);
-      if (end < buf.length) hold(Buffer.from(buf.subarray(end)));
-      if (end === 0) return lf ? LF : EMPTY;
-      const { out, lastDropped } = withoutUsage(end === buf.length ? buf : buf.subarray(0, end));
-      if (buf[end - 1] === 13) afterCr = lastDropped ? 'dropped' : 'kept';
-      return lf ? Buffer.concat([LF, out]) : out;
-    },
-    end: () => {
-      const rest = held.length > 0 ? Buffer.concat(held) : null;
-      held = [];
-      heldTail = EMPTY;
-      return rest ? withoutUsage(rest).out : EMPTY;
-    },
-  };
+  return sseEventStep(withoutUsage);
 }
 
 /** The reply without its usage-only events and `usage` members: a whole body at once, a stream chunk by chunk. */
