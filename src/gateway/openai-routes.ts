@@ -24,6 +24,7 @@ import { asScriptRequest, choicesOf, maxOutputOf, openaiBudgetError, openaiError
 import { priceFor } from './prices.js';
 import { forwardOpenAi } from './providers/openai.js';
 import { stripUsageChunks } from './openai-strip.js';
+import { withClientLimitEcho } from './responses-limit-echo.js';
 import { scriptedOpenAiReply } from './providers/scripted-openai.js';
 import { noScriptMessage } from './providers/scripted.js';
 import { queryOf, type GatewayRequest, type Reply } from './reply.js';
@@ -259,7 +260,10 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
       const unpassed = await unpassedReply(res, ctx, 'openai', request.signal);
       if (unpassed) return unpassed;
       const metered = await meteredReply(res, ctx, request.signal);
-      return addUsage ? stripUsageChunks(metered) : metered;
+      if (addUsage) return stripUsageChunks(metered);
+      // a Responses limit the gateway set is echoed as the client's own (responses-limit-echo.ts)
+      const limitSet = outLimit === undefined || perChoice < outLimit;
+      return api === 'openai-responses' && limitSet ? withClientLimitEcho(metered, outLimit ?? null) : metered;
     } catch (err) {
       await held.settle(0);
       throw err;

@@ -85,3 +85,33 @@ export function sseEventStep(edit: SseEventEdit): ChunkTransform {
   };
 }
 
+
+/**
+ * `event` (one SSE event's text) with `edit` applied to its data. One data line is edited in
+ * place (line ends kept). Several are one value, joined by LF (the SSE spec, WHATWG HTML §9.2):
+ * a member split across them is found in the joined value, which, when edited, replaces the
+ * first data line as `data: ` lines and the others are dropped (a tester found a `"usage":null`
+ * on its own line passed through). An event `edit` leaves as it is comes back unchanged.
+ */
+export function editEventData(event: string, edit: (data: string) => string): string {
+  // lines at even indexes, their ends (CRLF, LF or CR: the SSE spec's three) at odd ones
+  const parts = event.split(/(\r\n|\n|\r)/);
+  const data: number[] = [];
+  for (let i = 0; i < parts.length; i += 2) if (parts[i]!.startsWith('data:')) data.push(i);
+  const from = (line: string) => (line.charCodeAt(5) === 32 ? 6 : 5);
+  if (data.length === 1) {
+    const line = parts[data[0]!]!;
+    parts[data[0]!] = line.slice(0, from(line)) + edit(line.slice(from(line)));
+  } else if (data.length > 1) {
+    const joined = data.map((i) => parts[i]!.slice(from(parts[i]!))).join('\n');
+    const edited = edit(joined);
+    if (edited === joined) return event;
+    const eol = parts[data[0]! + 1] || '\n';
+    parts[data[0]!] = edited
+      .split('\n')
+      .map((l) => `data: ${l}`)
+      .join(eol);
+    for (const i of data.slice(1)) parts[i] = parts[i + 1] = '';
+  }
+  return parts.join('');
+}
