@@ -25,6 +25,7 @@ import { meterUnbilled, unbilled } from './unbilled-call.js';
 import { upstreamRetryOptions } from './upstream-auth.js';
 import { unpassedReply } from './upstream-redirect.js';
 import { recordUpstreamFailure, unreachableMessage } from './upstream-failure.js';
+import { upstreamSignal } from './upstream-signal.js';
 import { ReplyBrokenError } from './upstream-http.js';
 import { brokenMessage } from './upstream-broken.js';
 import { MAX_TOKENS_REQUIRED, parseMessagesRequest, type MessagesRequest } from './request.js';
@@ -315,6 +316,7 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
       }
       res = scriptedMessagesReply(script, job, request);
     } else {
+      const upstream = upstreamSignal(req.signal, ctx.streamed);
       try {
         const out = await withRetries(
           (apiKey) =>
@@ -325,7 +327,8 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
               method: 'POST',
               headers: req.headers,
               body: req.body,
-              signal: req.signal,
+              // a non-streamed reply is read to its end when the client goes away (upstream-signal.ts)
+              signal: upstream,
             }),
           anthropicKeys,
           retryPolicy,

@@ -34,30 +34,68 @@ it('reads 5 events, hangs up: recorded with its input tokens, output > 0, charge
   await expect.poll(() => upstreamClosed, { timeout: 5000 }).toBe(true);
 });
 
-it('a client that hangs up before a non-streamed reply (node path): the upstream call is aborted, the call recorded as an estimate (input by size, output 1), charged', async () => {
-  let upstreamGone = false;
+it('a client that hangs up before a non-streamed reply (node path): the upstream is read to its end and the call charged what it reports, known (it was aborted and charged input + 1 output token)', async () => {
+  // fresh-tester finding: a provider may serve and bill a request whose connection dropped; the
+  // estimate charged ~nothing for a reply that may have cost its whole max_tokens
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
   let upstreamGot = false;
+  let upstreamClosedEarly = false;
+  let answered = false;
+  const slow = await startGateway({
+    upstream: () => (res) => {
+      upstreamGot = true;
+      res.on('close', () => (upstreamClosedEarly ||= !answered));
+      void released.then(() => {
+        answered = true;
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ id: 'm', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [{ type: 'text', text: 'done' }], stop_reason: 'end_turn', usage: { input_tokens: 120, output_tokens: 90 } }));
+      });
+    },
+    job: { token: TOKEN, id: 3, budgetMicros: 5_000_000 },
+  });
+  try {
+    const ac = new AbortController();
+    const sent = slow.post('/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'x'.repeat(400) }] }, { signal: ac.signal });
+    await expect.poll(() => upstreamGot, { timeout: 5000 }).toBe(true); // the call is upstream now
+    ac.abort();
+    await sent.catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 300));
+    expect([upstreamClosedEarly, slow.store.calls.length]).toEqual([false, 0]); // still upstream, not recorded yet
+    release();
+    await expect.poll(() => slow.store.calls.length, { timeout: 5000 }).toBe(1);
+    // 120 × 3 µ$ + 90 × 15 µ$ = 1,710 µ$ (sonnet-4-5)
+    expect(slow.store.calls[0]).toMatchObject({ httpStatus: 200, usageKnown: true, inputTokens: 120, outputTokens: 90, costMicros: 1_710 });
+    expect(slow.store.budgets.get(3)).toEqual({ limit: 5_000_000, spent: 1_710, reserved: 0 });
+    expect(slow.up.seen).toHaveLength(1);
+  } finally {
+    release();
+    await slow.close();
+  }
+});
+
+it("its job's attempt ending (the gateway cuts its calls) still aborts a non-streamed call upstream: recorded as an estimate (input by size, output 1), charged", async () => {
+  let upstreamGot = false;
+  let upstreamGone = false;
   const slow = await startGateway({
     upstream: () => (res) => {
       upstreamGot = true;
       res.on('close', () => (upstreamGone = true)); // never answers
     },
-    job: { token: TOKEN, id: 3, budgetMicros: 5_000_000 },
+    job: { token: TOKEN, id: 6, budgetMicros: 5_000_000 },
   });
   try {
     const body = JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'x'.repeat(400) }] });
-    const ac = new AbortController();
-    const sent = slow.post('/v1/messages', body, { signal: ac.signal });
-    await expect.poll(() => upstreamGot, { timeout: 5000 }).toBe(true); // the call is upstream now
-    ac.abort();
-    await sent.catch(() => undefined);
-    await expect.poll(() => slow.store.calls.length, { timeout: 5000 }).toBe(1);
-    // the gateway destroyed its upstream socket; the upstream sees the close a moment later
+    const sent = slow.post('/v1/messages', body);
+    await expect.poll(() => upstreamGot, { timeout: 5000 }).toBe(true);
+    expect(slow.app.abortJob(6)).toBe(1);
+    const res = await sent;
+    expect(res.status).toBe(502);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/its job's attempt ended/);
     await expect.poll(() => upstreamGone, { timeout: 5000 }).toBe(true);
     // input ⌈bytes / 4⌉, output 1, at sonnet-4-5's $3 / $15 per million: µ$ = 3 × input + 15
     const input = Math.ceil(Buffer.byteLength(body) / 4);
     expect(slow.store.calls[0]).toMatchObject({ httpStatus: 0, usageKnown: false, inputTokens: input, outputTokens: 1, costMicros: 3 * input + 15 });
-    expect(slow.store.budgets.get(3)).toEqual({ limit: 5_000_000, spent: 3 * input + 15, reserved: 0 });
   } finally {
     await slow.close();
   }

@@ -211,10 +211,11 @@ export async function recordRefused(ctx: CallContext, httpStatus: number, reason
 /**
  * Records the call whose request never got a reply: httpStatus 0. When the upstream could not
  * be reached, no tokens and usage known (nothing was served, so nothing is owed). When the
- * client went away first (`clientGone`: the upstream call was aborted after it was sent, and
- * the provider may bill what it read and began to write), an estimate marked as one: input
- * from the request's size, output 1 ({@link estimateUsage}; issue 3: never $0 for a call
- * that may cost).
+ * request had gone whole before the call ended (`clientGone`: the gateway cut it — its job's
+ * attempt ended, the server stops; a non-streamed call is not cut when only its client goes
+ * away, upstream-signal.ts — or the upstream dropped the connection), the provider may bill
+ * what it read and began to write: an estimate marked as one, input from the request's size,
+ * output 1 ({@link estimateUsage}; issue 3: never $0 for a call that may cost).
  */
 export async function recordUnreachable(ctx: CallContext, clientGone = false): Promise<void> {
   if (!clientGone) return recorder(ctx)({ httpStatus: 0, model: null, usage: NO_USAGE, usageKnown: true });

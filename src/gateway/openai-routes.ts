@@ -13,6 +13,7 @@ import { MAX_REQUEST_BYTES, openAiUpstreamOf, type GatewayConfig } from './confi
 import type { ModelDirectory } from './model-directory.js';
 import { meteredReply, recordRefused, type CallContext } from './meter.js';
 import { recordUpstreamFailure } from './upstream-failure.js';
+import { upstreamSignal } from './upstream-signal.js';
 import { bodyRefusalOf, bodyRefusalReply } from './body-refusal.js';
 import { modelNamedIn, refusedProvider } from './refused-model.js';
 import { upstreamRetryOptions } from './upstream-auth.js';
@@ -245,7 +246,9 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
       try {
         const body = raw;
         // a 429 `insufficient_quota` refuses the key (upstream-auth.ts gatewayKeyRefusal: another key, then a 500 for the admin); other 429s are rate limits, retried
-        const out = await withRetries((apiKey) => forwardOpenAi({ baseUrl: upstream.baseUrl, apiKey, path: path + queryOf(request.pathAndQuery), headers: request.headers, body, signal: request.signal }), keys, retryPolicy, upstreamRetryOptions(ctx, request.signal));
+        // a non-streamed reply is read to its end when the client goes away (upstream-signal.ts)
+        const signal = upstreamSignal(request.signal, ctx.streamed);
+        const out = await withRetries((apiKey) => forwardOpenAi({ baseUrl: upstream.baseUrl, apiKey, path: path + queryOf(request.pathAndQuery), headers: request.headers, body, signal }), keys, retryPolicy, upstreamRetryOptions(ctx, request.signal));
         res = out.response;
       } catch (err) {
         // Too large, timed out, broken or unreachable: recorded once (upstream-failure.ts), never retried by the harness.
