@@ -6,7 +6,7 @@
 import { describe, it, expect, afterAll } from 'vitest';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
-import { tempDir, startPlane, startLocalRunner, waitFor, allEvents, groupAlive } from './helpers.js';
+import { tempDir, startPlane, startLocalRunner, waitFor, groupAlive, sleeperRunning } from './helpers.js';
 
 const GRACE_MS = 3000;
 
@@ -24,14 +24,8 @@ describe('cancel', () => {
     const runner = await startLocalRunner(plane, join(dir.path, 'runner'), { graceMs: GRACE_MS });
     cleanups.push(() => runner.stop());
 
-    const job = await plane.client.createJob({ agent: 'sleeper', input: { seconds: 300 }, priority: 0 });
     // Wait until the long command is running (its tool call is recorded).
-    const events = await waitFor('the sleep to start', async () => {
-      const ev = await allEvents(plane.store, job.id);
-      return ev.some((e) => e.type === 'tool.call') ? ev : null;
-    }, 60_000);
-    const started = events.find((e) => e.type === 'harness.started');
-    const pid = started?.type === 'harness.started' ? started.data.pid : 0;
+    const { job, pid } = await sleeperRunning(plane, 300);
     expect(pid).toBeGreaterThan(0);
     await new Promise((r) => setTimeout(r, 300)); // let the shell start `sleep`
     expect(groupAlive(pid)).toBe(true);

@@ -14,7 +14,7 @@ import { createRegistrationToken } from '../src/server/auth.js';
 import { startRunner, type RunningRunner } from '../src/runner/runner.js';
 import { FlotillaClient } from '../src/client/client.js';
 import type { Store } from '../src/store/types.js';
-import type { JobEvent } from '../src/protocol/index.js';
+import type { Job, JobEvent } from '../src/protocol/index.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const AGENTS_DIRS = [join(ROOT, 'agents'), join(ROOT, 'test', 'fixtures', 'agents')];
@@ -183,6 +183,21 @@ export async function waitFor<T>(what: string, fn: () => Promise<T | undefined |
 /** Every stored event of a job, in order. */
 export async function allEvents(store: Store, jobId: number): Promise<JobEvent[]> {
   return store.listEvents(jobId, 0, 10_000);
+}
+
+/**
+ * Starts the `sleeper` test agent's job (a shell command sleeping `seconds`) on `plane` and waits
+ * (up to 60 s) until its command runs: its tool call is recorded. Returns the job, its events so
+ * far and its harness's pid (the process group's leader; 0 when not reported).
+ */
+export async function sleeperRunning(plane: Pick<Plane, 'client' | 'store'>, seconds: number): Promise<{ job: Job; events: JobEvent[]; pid: number }> {
+  const job = await plane.client.createJob({ agent: 'sleeper', input: { seconds }, priority: 0 });
+  const events = await waitFor('the sleep to start', async () => {
+    const ev = await allEvents(plane.store, job.id);
+    return ev.some((e) => e.type === 'tool.call') ? ev : null;
+  }, 60_000);
+  const started = events.find((e) => e.type === 'harness.started');
+  return { job, events, pid: started?.type === 'harness.started' ? started.data.pid : 0 };
 }
 
 /** True while any process of group `pgid` exists. */

@@ -5,7 +5,7 @@
 import { describe, it, expect, afterAll } from 'vitest';
 import { join } from 'node:path';
 import { readFileSync } from 'node:fs';
-import { tempDir, startPlane, spawnFlotilla, waitFor, allEvents, groupAlive, ROOT } from './helpers.js';
+import { tempDir, startPlane, spawnFlotilla, waitFor, allEvents, groupAlive, sleeperRunning, ROOT } from './helpers.js';
 
 const TIMEOUT_MS = 3000;
 const SWEEP_MS = 500;
@@ -34,13 +34,7 @@ describe('runner killed mid-job', () => {
     const runner = spawnFlotilla(['runner', '--server', plane.url, '--token', await plane.registrationToken(), '--work-dir', join(dir.path, 'runner'), '--name', 'doomed'], { FLOTILLA_REPO_BASE: ROOT });
     cleanups.push(() => void runner.kill('SIGKILL'));
 
-    const job = await plane.client.createJob({ agent: 'sleeper', input: { seconds: 120 }, priority: 0 });
-    const before = await waitFor('the sleep to start', async () => {
-      const ev = await allEvents(plane.store, job.id);
-      return ev.some((e) => e.type === 'tool.call') ? ev : null;
-    }, 60_000);
-    const started = before.find((e) => e.type === 'harness.started');
-    const pid = started?.type === 'harness.started' ? started.data.pid : 0;
+    const { job, events: before, pid } = await sleeperRunning(plane, 120);
     cleanups.push(() => {
       if (pid && groupAlive(pid)) process.kill(-pid, 'SIGKILL');
     });
