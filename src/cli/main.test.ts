@@ -70,6 +70,27 @@ describe('bad arguments: non-zero exit, the message names the problem', () => {
   }
 
   it('unknown command', () => fails(['frobnicate'], /unknown command 'frobnicate'/));
+  it("after a bad argument, the command's own help is named (it said \"(add --help for usage)\", read as a command named add)", async () => {
+    expect(await fails(['budget', '5', '--add', '-1'], /--add must be a positive number/)).toMatch(/\n\(see flotilla budget --help\)\n$/);
+    expect(await fails(['jobs', 'show', 'abc'], /job id must be a whole number/)).toMatch(/\n\(see flotilla jobs show --help\)\n$/);
+  });
+  it('--json: an API error\'s field is a key of its own, not repeated in the message', async () => {
+    const server = createServer((_req, res) => {
+      res.writeHead(409, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'not_resumable', message: 'job 26 is paused for budget', field: 'resumeJobId' } }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const text = recordingIO();
+      expect(await main(cli('run', 'test-fixer', '--resume', '26', '--server', url, '--token', 'fla_x'), text)).toBe(1);
+      expect(text.err()).toBe('flotilla: job 26 is paused for budget (field: resumeJobId)\n');
+      const json = recordingIO();
+      expect(await main(cli('run', 'test-fixer', '--resume', '26', '--server', url, '--token', 'fla_x', '--json'), json)).toBe(1);
+      expect(JSON.parse(json.err())).toMatchObject({ error: { message: 'job 26 is paused for budget', code: 'not_resumable', field: 'resumeJobId' } });
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
   it('unknown option', () => fails(['run', 'test-fixer', '--budjet', '1'], /unknown option '--budjet'[\s\S]*--budget/));
   it('an option of one value given twice (fresh-user finding: `budget 1 --add 1 --add 2` added $2, exit 0), naming neither value (a --token is a secret)', async () => {
     expect(await fails(['budget', '1', '--add', '1', '--add', '2'], /^flotilla: option '--add <usd>' given twice: give it once\n/)).not.toMatch(/1, |then 2/);

@@ -48,7 +48,6 @@ export function buildProgram(ctx: CliContext, quietErrors: () => boolean = () =>
       // Its `error: ` prefix becomes ours: every failure reads `flotilla: <message>` (README).
       outputError: (s, write) => write(cutQuotedEchoes(s).replace(/^error: /, 'flotilla: ')),
     })
-    .showHelpAfterError('(add --help for usage)')
     .showSuggestionAfterError(true)
     // Boolean FLOTILLA_* variables: only 1/0/true/false/yes/no (commander takes any value as true);
     // any other option given blank, from its flag or its variable, is refused.
@@ -76,7 +75,16 @@ export function buildProgram(ctx: CliContext, quietErrors: () => boolean = () =>
   refuseUnknownSubcommands(program);
   // `--add 1 --add 2`: a usage error, not the last one silently
   refuseRepeatedOptions(program);
+  // after a bad argument, the command's own help: "(see flotilla budget --help)" (it said
+  // "(add --help for usage)", read as a command named add: tester finding)
+  helpHintPerCommand(program, 'flotilla');
   return program;
+}
+
+/** Sets each command's hint after an error to its own help command, `(see flotilla jobs show --help)`, and so on down. */
+function helpHintPerCommand(cmd: Command, path: string): void {
+  cmd.showHelpAfterError(`(see ${path} --help)`);
+  for (const sub of cmd.commands) helpHintPerCommand(sub, `${path} ${sub.name()}`);
 }
 
 /**
@@ -118,11 +126,12 @@ export async function main(argv: string[], io: CliIO = processIO()): Promise<num
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return 0;
       if (err.exitCode === 0) return 0;
       // Commander printed the message itself, unless JSON was asked for (quietErrors).
-      if (jsonErrors()) fail(EXIT_USAGE, err.code === 'commander.help' ? 'a subcommand is required (add --help for usage)' : cutQuotedEchoes(err.message.replace(/^error: /, '')));
+      if (jsonErrors()) fail(EXIT_USAGE, err.code === 'commander.help' ? 'a subcommand is required (see its --help)' : cutQuotedEchoes(err.message.replace(/^error: /, '')));
       return EXIT_USAGE;
     }
     // a FLOTILLA_* setting the server cannot use: a usage error, as a bad flag is
-    return fail(err instanceof CliError ? err.exitCode : err instanceof SettingError ? EXIT_USAGE : 1, describeError(err), err);
+    // --json: the field is a key of its own, not repeated in the message (tester finding)
+    return fail(err instanceof CliError ? err.exitCode : err instanceof SettingError ? EXIT_USAGE : 1, describeError(err, !jsonErrors()), err);
   }
 }
 
@@ -155,11 +164,11 @@ function argvWantsJson(argv: string[]): boolean {
   }
 }
 
-/** A one-line explanation of an error for the user, with a hint for the common API failures. */
-export function describeError(err: unknown): string {
+/** A one-line explanation of an error for the user, with a hint for the common API failures; `withField`: the API error's field named after it when the message does not name it (not for --json, which gives it as a key). */
+export function describeError(err: unknown, withField = true): string {
   if (err instanceof ApiError) {
     let msg = err.message;
-    if (err.field && !msg.includes(err.field)) msg += ` (field: ${err.field})`;
+    if (withField && err.field && !msg.includes(err.field)) msg += ` (field: ${err.field})`;
     // (a message that already names the refused token, as run --parent-token's does, keeps its own advice)
     if (err.status === 401 && !msg.includes('FLOTILLA_PARENT_TOKEN')) msg += ' — check --token / FLOTILLA_TOKEN';
     // Not a Flotilla reply (client/errors.ts: "... answered 404 with text/html: is it the Flotilla control plane?"), or no TLS where https was asked for.

@@ -201,8 +201,12 @@ describe('jobs start and listings', () => {
     expect(forced.status).toBe(200);
     expect((await home.next('job.assign')).assignment.jobId).toBe(pinned.id);
 
-    const orphan = await t.store.createJob({ parentId: null, agent: 'test-fixer', agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros: 1_000_000, pinnedRunnerId: other.runnerId, now: Date.now() });
+    const waiting = await t.store.createJob({ parentId: null, agent: 'test-fixer', agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros: 1_000_000, pinnedRunnerId: other.runnerId, now: Date.now() });
     expect((await t.api(`/api/runners/${other.runnerId}/revoke`, { method: 'POST' })).status).toBe(200);
+    // queued to resume a session kept there: lost with the revoke (store revokeRunner)
+    expect(await t.store.getJob(waiting.id)).toMatchObject({ status: 'lost', endReason: 'runner_revoked' });
+    // one pinned there afterwards (a store row as a resume would make it) is named so by jobs start
+    const orphan = await t.store.createJob({ parentId: null, agent: 'test-fixer', agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros: 1_000_000, pinnedRunnerId: other.runnerId, now: Date.now() });
     const gone = await start(orphan.id, { force: true });
     expect(gone.status).toBe(409);
     expect(((await gone.json()) as { error: { message: string } }).error.message).toBe(`job ${orphan.id} resumes a session kept on runner other (${other.runnerId}), which was revoked: it can never run`);

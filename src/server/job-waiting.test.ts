@@ -89,6 +89,36 @@ describe.each([['sqlite', null], ...(pg ? [['postgres', pg.url]] : [])] as Array
     }
   });
 
+  it('a job paused for budget on a runner that is then revoked is lost at once, saying why; a top-up is refused as for an ended job (it took the money, said resumed, and the job waited for ever)', async () => {
+    const reg = await t.api('/api/runners/register', { token: null, json: { token: await t.regToken({}), name: 'doomed', labels: {}, capacity: 1 } });
+    const { runnerId } = (await reg.json()) as { runnerId: number };
+    const job = await t.store.createJob({ parentId: null, agent: 'test-fixer', agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros: 10_000, now: Date.now() });
+    await t.store.claimJobById(job.id, { id: runnerId, labels: {} }, 'c'.repeat(64), Date.now());
+    await t.store.transitionJob(job.id, 1, ['assigned'], 'running', Date.now(), { startedAt: Date.now(), sessionId: 'sess-doomed' });
+    await t.store.pauseJobForBudget(job.id, 1, 'budget exhausted: job tree', Date.now(), 500_000);
+    expect((await t.api(`/api/runners/${runnerId}/revoke`, { json: {} })).status).toBe(200);
+    const why = `its session and workspace are kept on runner doomed (${runnerId}), which was revoked: it cannot resume; start a new run`;
+    expect(await getJob(t, job.id)).toMatchObject({ status: 'lost', endReason: 'runner_revoked', error: why });
+    const statuses = (await t.store.listEvents(job.id, 0, 100)).filter((e) => e.type === 'status').map((e) => e.data);
+    expect(statuses.at(-1)).toMatchObject({ status: 'lost', message: why, runnerId });
+    const topUp = await t.api(`/api/jobs/${job.id}/budget`, { json: { addUsd: 1 } });
+    expect([topUp.status, ((await topUp.json()) as { error: { code: string } }).error.code]).toEqual([409, 'job_ended']);
+    // resuming its session in a new job is refused too: it lives on the revoked runner only
+    const resume = await t.api('/api/jobs', { json: { agent: 'test-fixer', input: {}, resumeJobId: job.id } });
+    expect([resume.status, await resume.json()]).toEqual([409, { error: { code: 'not_resumable', field: 'resumeJobId', message: `job ${job.id}'s session and workspace are kept on runner doomed (${runnerId}), which was revoked: it cannot be resumed; start a new run` } }]);
+  });
+
+  it('resuming a job paused for budget in a new job is refused with what resumes it: a top-up (it said "resume it once it has ended")', async () => {
+    const job = await t.store.createJob({ parentId: null, agent: 'test-fixer', agentVersion: '1', input: {}, selector: { zone: 'nowhere' }, priority: 0, budgetMicros: 10_000, now: Date.now() });
+    const reg = await t.api('/api/runners/register', { token: null, json: { token: await t.regToken({}), name: 'payer', labels: {}, capacity: 1 } });
+    const { runnerId } = (await reg.json()) as { runnerId: number };
+    await t.store.claimJobById(job.id, { id: runnerId, labels: { zone: 'nowhere' } }, 'd'.repeat(64), Date.now());
+    await t.store.transitionJob(job.id, 1, ['assigned'], 'running', Date.now(), { startedAt: Date.now() });
+    await t.store.pauseJobForBudget(job.id, 1, 'budget exhausted: job tree', Date.now(), 500_000);
+    const res = await t.api('/api/jobs', { json: { agent: 'test-fixer', input: {}, resumeJobId: job.id } });
+    expect([res.status, await res.json()]).toEqual([409, { error: { code: 'not_resumable', field: 'resumeJobId', message: `job ${job.id} is paused for budget: a top-up resumes it in its own session (flotilla budget ${job.id} --add USD); resumeJobId starts a new job from an ended one` } }]);
+  });
+
   it('a resume pinned to its runner while that runner is offline says so, then runs there once it connects', async () => {
     const reg = await t.api('/api/runners/register', { token: null, json: { token: await t.regToken({}), name: 'home', labels: { zone: 'venus' }, capacity: 1 } });
     const { runnerId, credential } = (await reg.json()) as { runnerId: number; credential: string };

@@ -5,7 +5,7 @@ import { parseHolds } from '../core/capacity.js';
 import { num, numOrNull, toJobRow, toRunnerRow } from './codec.js';
 import { assertInt, type StoreCtx } from './ctx.js';
 import type { Database } from './schema.js';
-import type { ActiveAssignment, JobRow, QueuedJobRef, RunnerHold, RunnerRow, SweptJob } from './types.js';
+import type { ActiveAssignment, JobRow, RevokedRunner, QueuedJobRef, RunnerHold, RunnerRow, SweptJob } from './types.js';
 import { pausedHolding } from './paused-hold.js';
 import { unstartedSet } from './unstarted.js';
 
@@ -277,7 +277,7 @@ export async function listHeldRunnerIds(c: StoreCtx, now: number): Promise<numbe
  * @returns the runner and the jobs whose tokens this call cleared (by id ascending; still
  *   active), or null when the runner does not exist.
  */
-export async function revokeRunner(c: StoreCtx, id: number, now: number): Promise<{ runner: RunnerRow; jobs: JobRow[] } | null> {
+export async function revokeRunner(c: StoreCtx, id: number, now: number): Promise<RevokedRunner | null> {
   assertInt('now', now, 0);
   return c.db.transaction().execute(async (trx) => {
     const row = await trx
@@ -295,7 +295,23 @@ export async function revokeRunner(c: StoreCtx, id: number, now: number): Promis
       .where('token_hash', 'is not', null)
       .returningAll()
       .execute();
-    return { runner: toRunnerRow(c.codec, row), jobs: jobs.map((r) => toJobRow(c.codec, r)).sort((a, b) => a.id - b.id) };
+    // A session kept on this runner can never resume: a job paused for budget on it, or queued
+    // to resume there (pinned), is lost now. A top-up took the money and said "resumed" for a
+    // job that then stayed queued for ever (fresh-tester finding).
+    const error = `its session and workspace are kept on runner ${row.name} (${id}), which was revoked: it cannot resume; start a new run`;
+    const stranded = await trx
+      .updateTable('jobs')
+      .set({ status: 'lost', end_reason: 'runner_revoked', error, finished_at: sql<number>`coalesce(finished_at, ${now})`, token_hash: null, paused_need_micros: null })
+      .where((eb) =>
+        eb.or([
+          eb.and([eb('status', '=', 'paused'), eb('runner_id', '=', id)]),
+          eb.and([eb('status', '=', 'queued'), eb('pinned_runner_id', '=', id)]),
+        ]),
+      )
+      .returningAll()
+      .execute();
+    const byId = (a: JobRow, b: JobRow) => a.id - b.id;
+    return { runner: toRunnerRow(c.codec, row), jobs: jobs.map((r) => toJobRow(c.codec, r)).sort(byId), stranded: stranded.map((r) => toJobRow(c.codec, r)).sort(byId) };
   });
 }
 

@@ -140,12 +140,15 @@ export interface Store extends TaskStore, AgentVersionStore, EffortTierStore, Da
   /** Ids of runners whose hold ends after `now` (epoch ms). */
   listHeldRunnerIds(now: number): Promise<number[]>;
   /**
-   * Revokes a runner, one transaction: revokedAt = now, offline, disconnected; its
-   * assigned/running jobs end like a lost runner's (see sweepStaleRunners: retried when they
-   * have retries left, else `lost` with endReason `runner_revoked`), tokens cleared.
-   * Null when the runner does not exist; a second call returns it with no jobs.
+   * Revokes a runner, one transaction: revokedAt = now (the first time's kept), disconnected.
+   * Its assigned/running/cancelling jobs keep their status with their tokens cleared (`jobs`):
+   * the liveness sweep ends them like a lost runner's once its lease has run out
+   * (sweepStaleRunners). Jobs whose session can only resume there — `paused` for budget on it,
+   * or `queued` pinned to it — end `lost` now (`stranded`: endReason `runner_revoked`, the error
+   * naming the runner; finishedAt kept, or now). Null when the runner does not exist; a second
+   * call returns it with no jobs.
    */
-  revokeRunner(id: number, now: number): Promise<{ runner: RunnerRow; jobs: JobRow[] } | null>;
+  revokeRunner(id: number, now: number): Promise<RevokedRunner | null>;
   /** Every assigned/running job as (jobId, runnerId, attempt, status), in one query. */
   listActiveAssignments(): Promise<ActiveAssignment[]>;
   /**
@@ -351,6 +354,13 @@ export interface NewJob {
    */
   treeLimits?: TreeLimits;
   now: number;
+}
+
+/** What {@link Store.revokeRunner} returns: the runner, the jobs whose tokens it cleared (`jobs`) and the ones it ended (`stranded`), by id. */
+export interface RevokedRunner {
+  runner: RunnerRow;
+  jobs: JobRow[];
+  stranded: JobRow[];
 }
 
 /**

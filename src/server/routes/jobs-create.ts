@@ -17,8 +17,9 @@ import { createChildJob } from '../child-jobs.js';
  * agent 404 `unknown_agent`, input failing the agent's inputSchema 422 `invalid_input`
  * (`input.repo: must be string`). Budget defaults to the agent's limits.defaultBudgetUsd.
  * `resumeJobId` (issue 4, sessions): the new job resumes that ended job's harness session on
- * the same runner (pinned) in the same workspace; unknown job 404 `unknown_job`, a job still
- * active or without a session or runner 409 `not_resumable`, another harness 422
+ * the same runner (pinned) in the same workspace; unknown job 404 `unknown_job`, a job paused
+ * for budget (a top-up resumes it), still active, without a session or runner, or whose runner
+ * was revoked 409 `not_resumable`, another harness 422
  * `invalid_request` (all with field `resumeJobId`). An empty input takes that job's input.
  * Called with a job token (`flj_...`), it creates a child of that job instead (child-jobs.ts).
  */
@@ -39,8 +40,13 @@ export function mountCreateJob(app: Hono<AppEnv>, ctx: ServerContext): void {
     if (req.resumeJobId !== undefined) {
       const from = await ctx.store.getJob(req.resumeJobId);
       if (!from) return apiError(c, 404, 'unknown_job', `job ${req.resumeJobId} does not exist`, 'resumeJobId');
+      // paused for budget: a top-up resumes it in its own session (it said "resume it once it has ended": tester finding)
+      if (from.status === 'paused') return apiError(c, 409, 'not_resumable', `job ${from.id} is paused for budget: a top-up resumes it in its own session (flotilla budget ${from.id} --add USD); resumeJobId starts a new job from an ended one`, 'resumeJobId');
       if (!isTerminal(from.status)) return apiError(c, 409, 'not_resumable', `job ${from.id} is still ${from.status}: resume it once it has ended`, 'resumeJobId');
       if (!from.sessionId || from.runnerId === null) return apiError(c, 409, 'not_resumable', `job ${from.id} recorded no harness session to resume`, 'resumeJobId');
+      // its session lives on that runner only: a revoked one never runs the new job
+      const keeper = await ctx.store.getRunner(from.runnerId);
+      if (!keeper || keeper.revokedAt !== null) return apiError(c, 409, 'not_resumable', `job ${from.id}'s session and workspace are kept on runner ${keeper ? `${keeper.name} (${keeper.id})` : from.runnerId}, which was revoked: it cannot be resumed; start a new run`, 'resumeJobId');
       const fromHarness = ctx.agents.get(from.agent)?.harness;
       if (fromHarness !== agent.harness) {
         return apiError(c, 422, 'invalid_request', `job ${from.id} ran harness ${fromHarness ?? '(agent no longer loaded)'}, agent ${agent.name} uses ${agent.harness}: a session resumes only in the same harness`, 'resumeJobId');

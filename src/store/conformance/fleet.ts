@@ -23,6 +23,33 @@ export function fleetTests(h: Harness): void {
     await expect(s.setRunnerHold(a.id, { until: 1.5, reason: 'x', kind: 'manual' })).rejects.toThrow(/hold.until/);
   });
 
+  it('fleet: revoking a runner loses at once the jobs whose session can only resume there (paused for budget on it, queued to resume there); others are untouched', async () => {
+    const s = await h.open();
+    const r = await newRunner(s, {}, 'r');
+    const other = await newRunner(s, {}, 'other');
+    const paused = await newJob(s);
+    const resuming = await newJob(s);
+    const elsewhere = await newJob(s);
+    for (const [j, on] of [[paused, r], [resuming, r], [elsewhere, other]] as const) {
+      await s.claimJobById(j.id, { id: on.id, labels: {} }, fakeHash('t'), T + 1);
+      await s.transitionJob(j.id, 1, ['assigned'], 'running', T + 2, { startedAt: T + 2 });
+      expect(await s.pauseJobForBudget(j.id, 1, 'budget exhausted: job tree N', T + 3, 500)).toMatchObject({ status: 'paused' });
+    }
+    // a top-up resumed this one: queued, pinned to r (its session is there)
+    expect((await s.resumeBudgetPausedJobs(resuming.id, T + 4, [resuming.id])).map((j) => j.status)).toEqual(['queued']);
+    const res = await s.revokeRunner(r.id, T + 10);
+    expect(res?.jobs).toEqual([]);
+    const error = `its session and workspace are kept on runner r (${r.id}), which was revoked: it cannot resume; start a new run`;
+    expect(res?.stranded.map((j) => [j.id, j.status, j.endReason, j.error, j.finishedAt])).toEqual([
+      [paused.id, 'lost', 'runner_revoked', error, T + 10],
+      [resuming.id, 'lost', 'runner_revoked', error, T + 10],
+    ]);
+    expect(await s.getJob(paused.id)).toMatchObject({ status: 'lost', endReason: 'runner_revoked' });
+    expect(await s.getJob(elsewhere.id)).toMatchObject({ status: 'paused', endReason: 'budget' });
+    // a second revoke ends nothing more
+    expect((await s.revokeRunner(r.id, T + 20))?.stranded).toEqual([]);
+  });
+
   it('fleet: revoking kills the tokens of the runner’s active jobs at once; the sweep ends them (retried when allowed) once its heartbeat is stale', async () => {
     const s = await h.open();
     const r = await newRunner(s, {}, 'r');
