@@ -53,7 +53,7 @@ export const CreateJobRequest = z
     input: z.record(z.string(), z.unknown()).default({}),
     /** Dollar budget for the job tree, USD (stored as micro-dollars). Defaults to the agent's. */
     budgetUsd: UsdAmount.optional(),
-    /** Extra labels a runner must have, on top of the agent's. */
+    /** Labels a runner must have, added to the agent's runnerLabels; a key the agent names takes this value instead (a run may ask for another GPU or role). */
     labels: Labels.optional(),
     /** Runner role this run asks for (label `role=<role>`), over the agent's `role`; a different `labels.role` → 400 naming `role`. */
     role: RoleName.optional(),

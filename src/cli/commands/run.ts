@@ -38,7 +38,7 @@ export function registerRun(program: Command, ctx: CliContext): void {
     .argument('<agent>', 'agent name, e.g. test-fixer')
     .argument('[input_json]', 'the job input as a JSON object, e.g. \'{"repo":"examples/calc"}\'')
     .addOption(new Option('--budget <usd>', 'dollar budget for the job tree (default: the agent\'s)').env('FLOTILLA_BUDGET').argParser(parseBudget))
-    .addOption(new Option('--labels <k=v,...>', 'labels a runner must have, on top of the agent\'s').env('FLOTILLA_RUN_LABELS').argParser(parseLabels))
+    .addOption(new Option('--labels <k=v,...>', 'labels a runner must have, added to the agent\'s runnerLabels (a key the agent names takes this value instead)').env('FLOTILLA_RUN_LABELS').argParser(parseLabels))
     .addOption(new Option('--role <role>', 'runner role this run asks for (runners started with --role ROLE), over the agent\'s').env('FLOTILLA_RUN_ROLE').argParser(parseRole))
     .addOption(new Option('--priority <n>', 'higher runs first (-100..100)').env('FLOTILLA_PRIORITY').argParser(intIn(-100, 100, 'priority')))
     .addOption(new Option('--detach', 'submit and return at once with the job id, leaving the job running (attached, Ctrl-C cancels it)').env('FLOTILLA_DETACH'))
