@@ -107,6 +107,41 @@ describe('session against a server', () => {
     wss.close();
   });
 
+  it('stops for good when revoked while away: the connection drops, the next upgrade is refused 401 runner_revoked (it retried every few seconds for ever)', async () => {
+    const wss = new WebSocketServer({ noServer: true });
+    let upgrades = 0;
+    server = createServer();
+    server.on('upgrade', (req, socket, head) => {
+      upgrades++;
+      if (upgrades > 1) {
+        // as hub.ts answers a revoked runner's credential
+        const body = JSON.stringify({ error: { code: 'runner_revoked', message: 'runner revoked: register it again with a new registration token' } });
+        socket.end(`HTTP/1.1 401 Unauthorized\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+        return;
+      }
+      wss.handleUpgrade(req, socket, head, (ws) => {
+        ws.on('message', () => {
+          ws.send(JSON.stringify({ type: 'welcome', runnerId: 7, heartbeatIntervalMs: 1000, serverTime: new Date().toISOString() }));
+          setTimeout(() => ws.terminate(), 50); // dropped, no close frame (1006): the runner was away
+        });
+      });
+    });
+    await new Promise<void>((r) => server!.listen(0, '127.0.0.1', () => r()));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    let revoked = '';
+    let ended: SessionEndedError | null = null;
+    const s = new Session({ serverUrl: url, credential: 'flc_x', hello, running: () => [], onWelcome: () => {}, onMessage: () => {}, onRevoked: (r) => (revoked = r), onEnded: (e) => (ended = e), reconnect: { minMs: 10, maxMs: 20 }, log: silentLogger });
+    await s.start(5000);
+    await new Promise((r) => setTimeout(r, 600));
+    expect(upgrades).toBe(2); // one reconnect, refused, and no more
+    expect(revoked).toBe('runner revoked: register it again with a new registration token');
+    expect(ended).toBeInstanceOf(SessionEndedError);
+    expect(ended!.code).toBe(CLOSE_REVOKED);
+    expect(ended!.message).toBe(`server ${url} revoked this runner (HTTP 401 when it reconnected: runner revoked: register it again with a new registration token)`);
+    await s.close();
+    wss.close();
+  });
+
   /** A server that refuses every hello as a second process (error frame, close 4409), after a `welcome` when `welcomeFirst`; counts upgrades. */
   const refusingServer = async (welcomeFirst: boolean) => {
     const wss = new WebSocketServer({ noServer: true });

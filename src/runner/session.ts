@@ -304,6 +304,15 @@ export class Session {
           this.firstWelcome.reject(e);
           return;
         }
+        // revoked while it was away (asleep, cut off, frozen): as the 4403 close of a connected
+        // one, for good — it retried every few seconds for ever (fresh-tester finding)
+        if (this.lastCode === 'runner_revoked') {
+          this.opts.log.error('the control plane revoked this runner; not reconnecting', { status });
+          this.closed = true;
+          this.opts.onRevoked?.(this.lastReason ?? 'runner revoked');
+          this.opts.onEnded?.(new SessionEndedError(CLOSE_REVOKED, `server ${this.opts.serverUrl} revoked this runner (HTTP ${status} when it reconnected: ${why})`));
+          return;
+        }
         this.opts.log.error('runner credential refused; will keep retrying', { status });
         return;
       }
