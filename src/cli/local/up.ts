@@ -9,6 +9,7 @@ import { onInterrupt, untilInterrupted } from '../io.js';
 import { CliError, checkFolderOption, dataOption, defaultDataDir, intIn, makeFolderOption, parseLabels, refuseEmptyOptions, repoBaseDir, repoBaseOption } from '../options.js';
 import { shellLine, shellQuote } from '../../protocol/shell-quote.js';
 import { assertReachablePort } from '../../server/blocked-ports.js';
+import { credentialPath } from '../../runner/credential.js';
 
 interface UpOptions {
   host: string;
@@ -131,7 +132,14 @@ export function registerUp(program: Command, ctx: CliContext): void {
         }
         if (LOOPBACK.has(opts.host)) say('  (this server listens on 127.0.0.1 only: start it with --host 0.0.0.0 to accept other machines)');
         say('flotilla: press Ctrl-C to stop');
-        const sig = await untilInterrupted(io);
+        // the local runner revoked (or its credential taken by another process): up stops with
+        // it, as it would at its next start (it kept serving with no runner: tester finding)
+        const ended = stack.runner?.ended ?? new Promise<never>(() => {});
+        const sig = await Promise.race([untilInterrupted(io), ended]);
+        if (typeof sig !== 'string') {
+          const workDir = resolve(opts.data, 'runner');
+          throw new CliError(`local runner stopped: ${sig.message.replace(/[:;] register (?:it )?again with a new registration token\.?$/, '')}; flotilla up stops with it. To run a local runner again: delete ${credentialPath(workDir)} and start flotilla up again (or start it with --no-runner)`, 1);
+        }
         say(`flotilla: ${sig}: stopping (model calls in flight may run on for up to 8 s; Ctrl-C again cuts them now)`);
         // A second signal cuts the model calls still running, each recorded with what was seen
         // (gateway.ts drain); a third gets Node's default, exit at once. It killed the process
