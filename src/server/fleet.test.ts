@@ -181,7 +181,7 @@ describe.each([['sqlite', null], ...(pg ? [['postgres', pg.url]] : [])] as Array
     expect(await t.store.getJob(job.id)).toMatchObject({ status: 'lost', endReason: 'runner_lost' });
     // The sweep writes the job row, then its status event: wait for the event too.
     const evs = await waitFor(async () => t.store.listEvents(job.id, 0, 100), (e) => e.at(-1)?.type === 'status');
-    expect(evs.at(-1)).toMatchObject({ type: 'status', data: { status: 'lost', message: expect.stringMatching(/^runner doomed silent for \ds$/) } });
+    expect(evs.at(-1)).toMatchObject({ type: 'status', data: { status: 'lost', message: expect.stringMatching(/^runner doomed was revoked; its lease ran out \ds after its last heartbeat$/) } });
 
     // Revoked through another replica (straight in the store): its next heartbeat here closes it.
     const other = await runnerWithCredential('doomed-too', { pool: 'rv2' });
@@ -221,7 +221,8 @@ describe.each([['sqlite', null], ...(pg ? [['postgres', pg.url]] : [])] as Array
       expect(assignedAt - lastBeat).toBeGreaterThanOrEqual(TIMEOUT);
       expect(await t.store.getJob(job.id)).toMatchObject({ attempt: 2, runnerId: b.runnerId, retriesLeft: 0 });
       const statuses = (await t.store.listEvents(job.id, 0, 100)).filter((e) => e.type === 'status').map((e) => (e as JobEvent & { data: { message: string } }).data.message);
-      expect(statuses.some((m) => /runner revoked-busy silent for \ds; back in the queue for a retry on any matching runner \(0 retries left\)/.test(m))).toBe(true);
+      // it says the runner was revoked (it read "silent for Ns", as if it had gone quiet by itself)
+      expect(statuses.some((m) => /runner revoked-busy was revoked; its lease ran out \ds after its last heartbeat; back in the queue for a retry on any matching runner \(0 retries left\)/.test(m))).toBe(true);
       expect((await gateway(second.token)).status).toBe(200);
     } finally {
       stopA();

@@ -107,16 +107,18 @@ export class Sweeper {
     // Belt and braces after closeSilent: whatever runner the store swept is out of dispatch here
     // before its requeued jobs are announced (a dispatch pass picks only ready, live connections).
     for (const runnerId of new Set(lost.map((j) => j.runnerId))) if (runnerId !== null) this.o.disconnect?.(runnerId, 'no heartbeat within the timeout');
-    const names = new Map<number, { name: string; last: number | null }>();
+    const names = new Map<number, { name: string; last: number | null; revoked: boolean }>();
     for (const job of lost) {
       if (job.runnerId !== null && !names.has(job.runnerId)) {
         const r = await store.getRunner(job.runnerId);
-        names.set(job.runnerId, { name: r?.name ?? `#${job.runnerId}`, last: r?.lastHeartbeatAt ?? null });
+        names.set(job.runnerId, { name: r?.name ?? `#${job.runnerId}`, last: r?.lastHeartbeatAt ?? null, revoked: (r?.revokedAt ?? null) !== null });
       }
     }
     const silentFor = (job: JobRow) => {
       const info = job.runnerId !== null ? names.get(job.runnerId) : undefined;
       const silent = info?.last != null ? t - info.last : timeoutMs;
+      // a revoked runner's jobs end here too, once its lease has run out: say it was revoked (it read "silent for 22s")
+      if (info?.revoked) return `runner ${info.name} was revoked; its lease ran out ${Math.round(silent / 1000)}s after its last heartbeat`;
       return `${info ? `runner ${info.name}` : 'its runner'} silent for ${Math.round(silent / 1000)}s`;
     };
     // A job that ran out of unstarted requeues (store/unstarted.ts) fails: its status says why.
