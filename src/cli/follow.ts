@@ -1,6 +1,6 @@
 import type { FlotillaClient } from '../client/index.js';
 import type { Job, JobEvent } from '../protocol/index.js';
-import { TERMINAL_STATUSES } from '../protocol/index.js';
+import { TERMINAL_STATUSES, withoutTopUpHint } from '../protocol/index.js';
 import { EventFormatter, elapsed, formatJobSummary, waitText } from './format.js';
 import type { CliIO } from './io.js';
 import { TreeFollower } from './follow-tree.js';
@@ -141,7 +141,8 @@ export async function followJob(client: FlotillaClient, job: Job, opts: FollowJo
         continue;
       }
       const line = fmt.line(ev);
-      if (line) print(line);
+      // --local: its server ends with the command, so the pause's "Top up with: ..." cannot be followed
+      if (line) print(paused && opts.stopWhenPaused ? withoutTopUpHint(line) : line);
       children?.onEvent(ev);
       const w = waitText(ev);
       // while paused, the wait line says so in its own words: a status message of the pause

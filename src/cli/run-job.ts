@@ -81,7 +81,8 @@ export async function runJob(client: FlotillaClient, req: CreateJobInput, opts: 
   }
   if (result.paused) {
     const budget = req.budgetUsd !== undefined ? ` (--budget ${req.budgetUsd})` : '';
-    const why = `job ${job.id} paused: its budget${budget} does not cover the next model call; a --local run cannot be topped up (its server ends with the command): run it again with a larger --budget, or against \`flotilla up\` and top it up with \`flotilla budget ${job.id} --add USD\``;
+    const larger = await largerBudget(client, job.id);
+    const why = `job ${job.id} paused: its budget${budget} does not cover the next model call; a --local run cannot be topped up (its server ends with the command): run it again with ${larger}, or against \`flotilla up\` and top it up with \`flotilla budget ${job.id} --add USD\``;
     if (!json) io.stderr.write(`\nflotilla: ${why}\n`);
     const after = await cancelAndWait(client, job.id);
     // --json: stdout already ended with `{"job": <the paused job>}` (follow.ts); the failure as main.ts prints one.
@@ -90,4 +91,23 @@ export async function runJob(client: FlotillaClient, req: CreateJobInput, opts: 
     return 1;
   }
   return result.job.status === 'succeeded' ? 0 : 1;
+}
+
+/**
+ * The `--budget` advice for a `--local` run paused on its budget: `--budget X or more`, X the
+ * tree's budget plus what it lacked for the refused call (GET /api/jobs/:id/budget
+ * `resumeNeeds`), rounded up to whole cents: the budget that would have let that call through
+ * with the same spending before it (it said only "a larger --budget": tester finding). Without
+ * those figures (an older server, a read that failed): "a larger --budget".
+ */
+async function largerBudget(client: FlotillaClient, jobId: number): Promise<string> {
+  try {
+    const view = await client.getBudget(jobId);
+    const tree = view.resumeNeeds?.short.find((x) => x.jobId === undefined);
+    if (!tree || view.budget.jobId !== undefined) return 'a larger --budget';
+    const cents = Math.ceil((view.budget.limitMicros + tree.shortMicros) / 10_000);
+    return `--budget ${(cents / 100).toFixed(2)} or more (what would have let the refused call through)`;
+  } catch {
+    return 'a larger --budget';
+  }
 }

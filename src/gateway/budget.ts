@@ -1,4 +1,5 @@
 import { formatMicros } from '../core/money.js';
+import { TOP_UP_HINT } from '../protocol/budget.js';
 import { DEFAULT_RESERVATION_TTL_MS } from '../store/budgets.js';
 import { noteCallStart, type ActivityStore } from './activity.js';
 import { trackCall, untrackCall } from './live-calls.js';
@@ -47,8 +48,6 @@ export function budgetMessage(job: JobRow, b: TreeBudget | null, worst: number, 
   );
 }
 
-/** Where {@link budgetMessage}'s top-up advice starts. */
-const TOP_UP_HINT = ' Top up with: ';
 
 /**
  * A paused job's {@link budgetMessage} once it was cancelled: why it paused, without the

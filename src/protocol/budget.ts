@@ -146,3 +146,12 @@ export function parseSince(text: string, now: number): number | null {
   const t = Date.parse(text);
   return Number.isFinite(t) && t >= 0 ? t : null;
 }
+
+/** Where a budget refusal's top-up advice starts (gateway/budget.ts budgetMessage: `… Top up with: flotilla budget N --add <USD>`). */
+export const TOP_UP_HINT = ' Top up with: ';
+
+/** A budget refusal's text without its top-up advice (`flotilla run --local`: its server ends with the command, no top-up can come); another text as it is. */
+export function withoutTopUpHint(message: string): string {
+  const at = message.indexOf(TOP_UP_HINT);
+  return at === -1 ? message : message.slice(0, at);
+}

@@ -52,6 +52,14 @@ describe('flotilla run --local', () => {
     expect(io.out()).toMatch(/^test-fixer … budget exhausted: job tree \d+ \(job \d+\) has a budget of \$0\.010000/m);
     expect(io.err()).toMatch(/flotilla: job (\d+) paused: its budget \(--budget 0\.01\) does not cover the next model call; a --local run cannot be topped up .*\nflotilla: job \1 cancelled\n$/);
     expect(io.err()).not.toMatch(/still working/);
+    // no top-up advice it cannot follow (its server ends with the command: tester finding) ...
+    expect(io.out()).not.toContain('Top up with');
+    // ... and the --budget that would have let the refused call through: its worst case (the
+    // pause line's figure) plus at most the 8 KiB growth allowance (8,192 / 3 tokens × 6 µ$), in whole cents, rounded up
+    const worst = Math.round(Number(/this call may cost up to \$(\d+\.\d{6})/.exec(io.out())![1]) * 1e6);
+    const advised = Math.round(Number(/run it again with --budget (\d+\.\d\d) or more \(what would have let the refused call through\)/.exec(io.err())![1]) * 100);
+    expect(advised).toBeGreaterThanOrEqual(Math.ceil(worst / 10_000));
+    expect(advised).toBeLessThanOrEqual(Math.ceil((worst + Math.ceil(8192 / 3) * 6) / 10_000));
   });
 
   it('reads flotilla.yaml (FLOTILLA_CONFIG) as `flotilla up` does: its price for the job\'s model sets the budget check', async () => {
