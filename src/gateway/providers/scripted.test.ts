@@ -36,6 +36,9 @@ describe('scriptedReply', () => {
     expect(r.usage).toEqual({ input_tokens: 10, output_tokens: 20, cache_read_input_tokens: 0, cache_creation_input_tokens: 30 });
     const second = scriptedReply(script, job, req(1));
     expect(second).toMatchObject({ turn: 1, stopReason: 'end_turn', content: [{ type: 'text', text: 'done' }] });
+    // a job resuming job 9's session works in its workspace, on its branch (it named flotilla/job-43, which does not exist: tester finding)
+    const resumed = { ...job, id: 43, workspaceJobId: 9 };
+    expect(scriptedReply(script, resumed, req(0)).content[0]).toEqual({ type: 'text', text: 'Running on flotilla/job-9' });
   });
 
   it("a session resumed after a refused call (Claude Code's history on --resume) plays the turn that was refused, not the one after", () => {

@@ -69,7 +69,8 @@ export function scriptedReply(script: ModelScript | null, job: JobRow, request: 
   const turn = request.messages.filter(playedTurn).length;
   const t = script.turns[turn];
   if (!t) return { turn: -1, model, content: [{ type: 'text', text: SCRIPT_FINISHED_TEXT }], stopReason: 'end_turn', usage: ZERO_USAGE };
-  const ctx = { job: { id: job.id, branch: `flotilla/job-${job.id}` }, input: job.input, workspace: workingDirectoryOf(request) };
+  // a job that resumes another's session works in that job's workspace, on its branch (runner/workspace.ts reuseWorkspace)
+  const ctx = { job: { id: job.id, branch: `flotilla/job-${job.workspaceJobId ?? job.id}` }, input: job.input, workspace: workingDirectoryOf(request) };
   let n = 0;
   const content = t.content.map((b: ScriptBlock): ReplyBlock => {
     if ('text' in b) return { type: 'text', text: fillPlaceholders(b.text, ctx) };
