@@ -38,12 +38,24 @@ function job(status: Job['status']): Job {
 
 let server: Server;
 let url: string;
+let downFor5 = 0;
 
 beforeAll(async () => {
   server = createServer(async (req, res) => {
     if (req.url === '/api/jobs/3') {
       res.writeHead(200, { 'content-type': 'application/json' });
       return res.end(JSON.stringify(job('succeeded')));
+    }
+    if (req.url === '/api/jobs/5') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ ...job('succeeded'), id: 5, rootId: 5 }));
+    }
+    if (req.url === '/api/jobs/5/events') {
+      // the server is down for the first 4 tries (503), then streams the job to its end
+      if (++downFor5 <= 4) return res.writeHead(503).end();
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.write(`id: 1\nevent: job\ndata: ${JSON.stringify({ type: 'job.finished', data: { status: 'succeeded' }, seq: 1, jobId: 5, at: 'x' })}\n\n`);
+      return res.end('event: end\ndata: {"status":"succeeded"}\n\n');
     }
     if (req.url === '/api/jobs/4') {
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -119,6 +131,14 @@ describe('followJob', () => {
     const still = writes.filter(([s, t]) => s === 'err' && t.includes(' still ')).map(([, t]) => t);
     expect(still.length).toBeGreaterThan(0);
     for (const line of still) expect(line).toMatch(/^test-fixer … still paused for budget \(a top-up resumes it\) \(\d+s\)\n$/);
+  });
+
+  it('not a TTY, the server unreachable: the still line says so, not "still working" (tester finding: it did for a whole outage)', async () => {
+    const { io, writes } = orderedIO(false);
+    await followJob(new FlotillaClient({ url, token: 't', reconnectDelayMs: 200 }), { ...job('running'), id: 5, rootId: 5 }, { json: false, io, spinnerAfterMs: 50, stillEveryMs: 200 });
+    const still = writes.filter(([s, t]) => s === 'err' && t.includes(' still ')).map(([, t]) => t);
+    expect(still.length).toBeGreaterThan(0);
+    for (const line of still) expect(line).toMatch(/^test-fixer … still the server cannot be reached \(HTTP 503\); trying again \(\d+s\)\n$/);
   });
 
   it('not a TTY: no spinner; --json prints events then {"job"}', async () => {

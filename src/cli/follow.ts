@@ -125,7 +125,18 @@ export async function followJob(client: FlotillaClient, job: Job, opts: FollowJo
   // Children the job starts (issue 6): their tool lines, prefixed by their agent (follow-tree.ts).
   const children = json ? null : new TreeFollower(client, print, opts.signal);
   try {
-    for await (const ev of client.followEvents(job.id, { signal: stop.signal })) {
+    // while the stream is lost, the wait line says so (not "still working" through a server outage)
+    let before: string | null = null;
+    const onTrouble = (problem: string | null) => {
+      if (problem !== null) {
+        before ??= what;
+        setWhat(`the server cannot be reached (${problem}); trying again`);
+      } else if (before !== null) {
+        setWhat(before);
+        before = null;
+      }
+    };
+    for await (const ev of client.followEvents(job.id, { signal: stop.signal, onTrouble })) {
       if (ev.type === 'status') {
         const wasPaused = paused;
         paused = ev.data.status === 'paused';

@@ -12,6 +12,13 @@ export interface FollowOptions {
   signal?: AbortSignal;
   /** Called with the job's status from the stream's final `end` event. */
   onEnd?: (status: string) => void;
+  /**
+   * Called with what went wrong each time the stream is lost and about to be tried again
+   * (`cannot reach URL: ECONNREFUSED`, `HTTP 503`, `the stream broke: ...`), and with null once
+   * a stream is open again: a follower can say the server is unreachable instead of "still
+   * working" (tester finding: an attached run said so for the whole outage).
+   */
+  onTrouble?: (problem: string | null) => void;
 }
 
 /** What following needs of the client: where, how to fetch, its auth headers, reconnect policy. */
@@ -47,6 +54,7 @@ export async function* followJobEvents(t: EventTransport, jobId: number, opts: F
       if (failures > t.maxReconnects) {
         throw new ApiError(0, 'network', `event stream of job ${jobId} kept failing (${failures} tries): ${lastProblem}`);
       }
+      opts.onTrouble?.(lastProblem);
       await sleep(Math.min(retryMs * 2 ** (failures - 1), 5000), signal);
       if (signal?.aborted) return;
     }
@@ -76,6 +84,7 @@ export async function* followJobEvents(t: EventTransport, jobId: number, opts: F
       await res.body.cancel().catch(() => undefined);
       throw new ApiError(res.status, 'bad_response', `GET ${path}: expected an event stream, got ${type || 'no content-type'}`);
     }
+    if (failures > 0) opts.onTrouble?.(null);
     const parser = new SseParser();
     try {
       for await (const ev of parseSseStream(res.body, parser)) {
