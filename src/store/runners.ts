@@ -282,7 +282,8 @@ export async function revokeRunner(c: StoreCtx, id: number, now: number): Promis
   return c.db.transaction().execute(async (trx) => {
     const row = await trx
       .updateTable('runners')
-      .set({ revoked_at: sql<number>`coalesce(revoked_at, ${now})`, connected: 0 })
+      // its hold goes with it: a revoked runner takes no job anyway (it still listed as held: tester finding)
+      .set({ revoked_at: sql<number>`coalesce(revoked_at, ${now})`, connected: 0, hold_until: null, hold_reason: null, hold_kind: null })
       .where('id', '=', id)
       .returningAll()
       .executeTakeFirst();

@@ -140,7 +140,7 @@ export interface Store extends TaskStore, AgentVersionStore, EffortTierStore, Da
   /** Ids of runners whose hold ends after `now` (epoch ms). */
   listHeldRunnerIds(now: number): Promise<number[]>;
   /**
-   * Revokes a runner, one transaction: revokedAt = now (the first time's kept), disconnected.
+   * Revokes a runner, one transaction: revokedAt = now (the first time's kept), disconnected, its hold cleared.
    * Its assigned/running/cancelling jobs keep their status with their tokens cleared (`jobs`):
    * the liveness sweep ends them like a lost runner's once its lease has run out
    * (sweepStaleRunners). Jobs whose session can only resume there — `paused` for budget on it,

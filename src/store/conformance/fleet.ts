@@ -37,8 +37,11 @@ export function fleetTests(h: Harness): void {
     }
     // a top-up resumed this one: queued, pinned to r (its session is there)
     expect((await s.resumeBudgetPausedJobs(resuming.id, T + 4, [resuming.id])).map((j) => j.status)).toEqual(['queued']);
+    await s.setRunnerHold(r.id, { until: T + 900_000, reason: 'maintenance', kind: 'manual' });
     const res = await s.revokeRunner(r.id, T + 10);
     expect(res?.jobs).toEqual([]);
+    expect(res?.runner.hold).toBeNull(); // a revoked runner is not listed as held
+    expect(await s.listHeldRunnerIds(T + 10)).toEqual([]);
     const error = `its session and workspace are kept on runner r (${r.id}), which was revoked: it cannot resume; start a new run`;
     expect(res?.stranded.map((j) => [j.id, j.status, j.endReason, j.error, j.finishedAt])).toEqual([
       [paused.id, 'lost', 'runner_revoked', error, T + 10],
