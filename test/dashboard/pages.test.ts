@@ -286,15 +286,29 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     expect(await member.locator('[data-testid=result-change]').getAttribute('href')).toBe('https://git.example/org/repo/pull/7');
     expect(await member.locator('[data-testid=result-files]').textContent()).toBe('a.js, b.js');
     expect(await member.locator('[data-testid=resume-job]').isDisabled()).toBe(true);
-    await member.goto(`${up.url}/jobs/${id('alpha')}`);
-    await member.locator('[data-testid=top-up]').waitFor();
-    expect(await member.locator('[data-testid=top-up]').isDisabled()).toBe(true);
     await member.context().close();
+    // an ended job: Top up is off, its title says why (it said "Add dollars to this tree's budget")
+    const adminDone = await signIn(up.browser, up.url, 'ada', 'admin-password-1');
+    await adminDone.goto(`${up.url}/jobs/${id('done')}`);
+    await adminDone.locator('[data-testid=top-up]').waitFor();
+    expect(await adminDone.locator('[data-testid=top-up]').isDisabled()).toBe(true);
+    expect(await adminDone.locator('[data-testid=top-up]').getAttribute('title')).toMatch(new RegExp(`^job ${id('done')} is \\w+: no top-up resumes an ended job$`));
+    await adminDone.context().close();
+    const member2 = await signIn(up.browser, up.url, 'mia', 'member-password-1');
+    await member2.goto(`${up.url}/jobs/${id('alpha')}`);
+    await member2.locator('[data-testid=top-up]').waitFor();
+    expect(await member2.locator('[data-testid=top-up]').isDisabled()).toBe(true);
+    await member2.context().close();
 
     const admin = await signIn(up.browser, up.url, 'ada', 'admin-password-1');
     await admin.goto(`${up.url}/jobs/${id('alpha')}`);
     const before = (await up.admin.getBudget(id('alpha'))).budget.limitMicros;
+    // an amount it does not take: the button is off and the box says why (it was off without a word)
+    await admin.fill('[aria-label="top up, USD"]', '1e3');
+    expect(await admin.locator('[data-testid=top-up]').isDisabled()).toBe(true);
+    expect(await admin.locator('[data-testid=top-up-problem]').textContent()).toMatch(/^an amount in US dollars from 0\.000001 to 100000, such as 1 or 0\.5/);
     await admin.fill('[aria-label="top up, USD"]', '1.5');
+    expect(await admin.locator('[data-testid=top-up-problem]').count()).toBe(0);
     await admin.click('[data-testid=top-up]');
     await waitFor('the limit raised', async () => (await up.admin.getBudget(id('alpha'))).budget.limitMicros === before + 1_500_000, 10_000);
     await expect.poll(() => admin.locator('[data-testid=budget] .legend').textContent(), { timeout: 10_000 }).toContain(`limit ${dollars(before + 1_500_000)}`);

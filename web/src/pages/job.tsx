@@ -13,6 +13,8 @@ import { resumeNeedsText, topUpText } from '../budget-words.js';
 import { RunnerName } from '../components/runner-name.js';
 
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled', 'lost']);
+/** What the top-up box takes (format.ts typedUsd: the CLI's `--add` rule). */
+const TOP_UP_RULE = 'an amount in US dollars from 0.000001 to 100000, such as 1 or 0.5: digits and an optional fraction of at most 6 places (no sign, exponent or spaces)';
 
 /** The API resumes (POST /api/jobs with resumeJobId) an ended job that recorded a harness session on a runner. */
 function resumable(j: { status: string; sessionId: string | null; runnerId: number | null }): boolean {
@@ -75,6 +77,8 @@ function JobView({ id }: { id: number }) {
       </section>
     );
   const usage = j.usage;
+  // why Top up is off, as its title says (no title but the action's when it is on)
+  const topUpBlocked = !isAdmin ? ADMIN_ONLY : TERMINAL.has(j.status) ? `job ${j.id} is ${j.status}: no top-up resumes an ended job` : typedUsd(topUp) === null ? TOP_UP_RULE : null;
   return (
     <section className="job">
       <div className="bar">
@@ -171,9 +175,15 @@ function JobView({ id }: { id: number }) {
           )}
           <div className="inline">
             <input type="text" inputMode="decimal" aria-label="top up, USD" value={topUp} onChange={(e) => setTopUp(e.target.value)} style={{ width: '6rem' }} />
-            <button disabled={!isAdmin || TERMINAL.has(j.status) || typedUsd(topUp) === null} title={isAdmin ? (budget.data?.budget.jobId !== undefined ? `Add dollars to job ${budget.data.budget.jobId}’s sub-limit (the budget this job uses)` : 'Add dollars to this tree’s budget') : ADMIN_ONLY} onClick={() => act(async () => setTopUpNote(topUpText(await client.topUpBudget(id, typedUsd(topUp)!), typedUsd(topUp)!)))} data-testid="top-up">
+            <button disabled={topUpBlocked !== null} title={topUpBlocked ?? (budget.data?.budget.jobId !== undefined ? `Add dollars to job ${budget.data.budget.jobId}’s sub-limit (the budget this job uses)` : 'Add dollars to this tree’s budget')} onClick={() => act(async () => setTopUpNote(topUpText(await client.topUpBudget(id, typedUsd(topUp)!), typedUsd(topUp)!)))} data-testid="top-up">
               Top up
             </button>
+            {/* why the button is off, said where the amount is typed (it was disabled without a word: tester finding) */}
+            {isAdmin && !TERMINAL.has(j.status) && topUp.trim() !== '' && typedUsd(topUp) === null && (
+              <span className="warn" data-testid="top-up-problem">
+                {TOP_UP_RULE}
+              </span>
+            )}
           </div>
           <p>
             <span data-testid="job-cost">{usd(usage?.costMicros ?? 0)}</span> · {int(usage?.modelCalls ?? 0)} model calls · {int(usage?.inputTokens ?? 0)} in / {int(usage?.outputTokens ?? 0)} out tokens
