@@ -74,6 +74,35 @@ it('a client that hangs up before a non-streamed reply (node path): the upstream
   }
 });
 
+it('a non-streamed call read on after its client left is still cut when its job then ends: the upstream is aborted, the call charged the estimate', async () => {
+  let upstreamGot = false;
+  let upstreamGone = false;
+  const slow = await startGateway({
+    upstream: () => (res) => {
+      upstreamGot = true;
+      res.on('close', () => (upstreamGone = true)); // never answers
+    },
+    job: { token: TOKEN, id: 7, budgetMicros: 5_000_000 },
+  });
+  try {
+    const body = JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'y'.repeat(400) }] });
+    const ac = new AbortController();
+    const sent = slow.post('/v1/messages', body, { signal: ac.signal });
+    await expect.poll(() => upstreamGot, { timeout: 5000 }).toBe(true);
+    ac.abort();
+    await sent.catch(() => undefined);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(upstreamGone).toBe(false); // read on: its client left, the gateway did not cut it
+    expect(slow.app.abortJob(7)).toBe(1);
+    await expect.poll(() => upstreamGone, { timeout: 5000 }).toBe(true);
+    await expect.poll(() => slow.store.calls.length, { timeout: 5000 }).toBe(1);
+    const input = Math.ceil(Buffer.byteLength(body) / 4);
+    expect(slow.store.calls[0]).toMatchObject({ httpStatus: 0, usageKnown: false, inputTokens: input, outputTokens: 1, costMicros: 3 * input + 15 });
+  } finally {
+    await slow.close();
+  }
+});
+
 it("its job's attempt ending (the gateway cuts its calls) still aborts a non-streamed call upstream: recorded as an estimate (input by size, output 1), charged", async () => {
   let upstreamGot = false;
   let upstreamGone = false;

@@ -71,12 +71,42 @@ export function abortJobCalls(store: object, jobId: number, why: CutReason = 'jo
   for (const call of had instanceof Set ? [...had] : [had]) {
     if (call.store !== store) continue;
     untrackCall(jobId, call);
-    if (call.signal.aborted) continue;
+    if (call.signal.aborted) {
+      // its client left first: a non-streamed call still upstream (upstream-signal.ts) stops now
+      if (!cuts.has(call.signal) && cutListeners.has(call.signal)) {
+        cuts.set(call.signal, why);
+        notifyCut(call.signal);
+        n += 1;
+      }
+      continue;
+    }
     n += 1;
     cuts.set(call.signal, why);
+    notifyCut(call.signal);
     call.signal.abort();
   }
   return n;
+}
+
+// Who waits for the gateway to cut a signal's call (onCut), whether or not its client is gone.
+const cutListeners = new WeakMap<object, Array<() => void>>();
+
+/**
+ * Calls `listener` once when the gateway cuts the call of `signal` (abortJobCalls: its job's
+ * attempt ended, the server stops) — also after its client went away, when aborting the signal
+ * itself does nothing more (upstream-signal.ts: a non-streamed call read to its end).
+ */
+export function onCut(signal: CallSignal, listener: () => void): void {
+  const l = cutListeners.get(signal);
+  if (l) l.push(listener);
+  else cutListeners.set(signal, [listener]);
+}
+
+function notifyCut(signal: object): void {
+  const l = cutListeners.get(signal);
+  if (!l) return;
+  cutListeners.delete(signal);
+  for (const fn of l) fn();
 }
 
 /**

@@ -1,4 +1,4 @@
-import { cutReason } from './live-calls.js';
+import { cutReason, onCut } from './live-calls.js';
 import type { CallSignal } from './reply.js';
 
 /**
@@ -17,14 +17,14 @@ export function upstreamSignal(signal: CallSignal, streamed: boolean): CallSigna
   return streamed ? signal : new CutOnlySignal(signal);
 }
 
-/** Aborted when `source` is aborted by the gateway (a {@link cutReason}), not by its client going away. */
+/** Aborted when the gateway cuts the call of `source` (live-calls.ts onCut: before or after its client went away), not by its client going away. */
 class CutOnlySignal implements CallSignal {
   aborted = false;
   private listeners: Array<() => void> = [];
 
-  constructor(private readonly source: CallSignal) {
-    if (source.aborted) this.aborted = cutReason(source) !== undefined;
-    else source.addEventListener('abort', () => this.sourceAborted(), { once: true });
+  constructor(source: CallSignal) {
+    if (cutReason(source) !== undefined) this.aborted = true;
+    else onCut(source, () => this.cut());
   }
 
   addEventListener(_type: 'abort', listener: () => void): void {
@@ -36,8 +36,8 @@ class CutOnlySignal implements CallSignal {
     if (i >= 0) this.listeners.splice(i, 1);
   }
 
-  private sourceAborted(): void {
-    if (this.aborted || cutReason(this.source) === undefined) return;
+  private cut(): void {
+    if (this.aborted) return;
     this.aborted = true;
     for (const l of this.listeners.splice(0)) l();
   }
