@@ -80,10 +80,10 @@ describe.each(engines)('%s', (_name, open) => {
     opened.push(s);
     const { jobId, runnerId } = await pausedJob(s, 'c');
     await s.deferHeldBudgetResumes(jobId);
-    // Revoked: the sweep releases it once the runner's heartbeat is stale (revoke leaves it to the sweep).
-    const res = await s.revokeRunner(runnerId, T + 6);
-    expect(res!.jobs.map((j) => j.id)).not.toContain(jobId);
+    // Gone silent: the sweep releases it once the runner's heartbeat is stale (a revoked runner's
+    // paused job is lost instead: its session can never resume, store conformance fleet.ts)
     expect((await s.sweepStaleRunners(T + 1_000_000, T + 7)).map((j) => j.id)).not.toContain(jobId);
+    expect((await s.getRunner(runnerId))?.offline).toBe(true);
     expect(await s.getJob(jobId)).toMatchObject({ status: 'paused', endReason: 'budget', finishedAt: T + 7 });
     expect(await held(s, jobId)).toEqual([]);
   });

@@ -173,7 +173,9 @@ export function dispatchBatchTests(h: Harness): void {
     await s.revokeRunner(r2.id, T + 60);
     expect((await s.listDispatchHead(10, T + 60)).heldRunnerIds).toEqual([r2.id, r3.id]);
     expect((await s.listDispatchState(10, T + 60)).heldRunnerIds).toEqual([r2.id, r3.id]);
-    expect((await s.listDispatchHead(10, T)).queue.map((q) => q.id)).toEqual([b.id, a.id, c.id]);
+    // b was queued to resume a session kept on r2: lost with the revoke (store revokeRunner)
+    expect((await s.listDispatchHead(10, T)).queue.map((q) => q.id)).toEqual([a.id, c.id]);
+    expect(await s.getJob(b.id)).toMatchObject({ status: 'lost', endReason: 'runner_revoked' });
     await expect(s.listDispatchHead(0, T)).rejects.toThrow(/limit/);
   });
   it('listDispatchState: the head of the queue with the holds, the live assignments and the kept task slots, as the three reads give them', async () => {
