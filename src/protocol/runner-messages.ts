@@ -245,3 +245,10 @@ export type ServerToRunner = z.infer<typeof ServerToRunner>;
  * attempt at once and gives that connection no further job (server/hub-lost-attempt.ts).
  */
 export const RUNNER_STOPPED_REASON = 'runner stopped';
+
+/**
+ * The start of the `progress` event (phase `lost`) a runner sends when it gives an attempt up
+ * with its processes gone (runner/job-runner.ts), followed by why (e.g. {@link RUNNER_STOPPED_REASON});
+ * the control plane reads the why from it (server/hub-lost-attempt.ts).
+ */
+export const ATTEMPT_GIVEN_UP = 'runner gave the attempt up, its processes are gone: ';

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { EventBody, JobAssignment, JobResult } from '../protocol/index.js';
+import { ATTEMPT_GIVEN_UP } from '../protocol/index.js';
 import type { Logger } from '../core/log.js';
 import { renderTemplate } from '../core/template.js';
 import { PARSER_TICK_MS, type Harness, type HarnessContext, type HarnessOutcome } from './harness/types.js';
@@ -394,7 +395,7 @@ export class JobRun {
     if (this.lostReason !== null) {
       // No job.finished: the control plane decides (job-runner class comment).
       this.log.info('job attempt given up', { reason: this.lostReason });
-      this.deps.emit({ type: 'progress', data: { phase: 'lost', message: `runner gave the attempt up, its processes are gone: ${this.lostReason}` } });
+      this.deps.emit({ type: 'progress', data: { phase: 'lost', message: `${ATTEMPT_GIVEN_UP}${this.lostReason}` } });
       return;
     }
     let data: JobFinished;

@@ -1,5 +1,5 @@
 import type { JobRow } from '../store/types.js';
-import { RUNNER_STOPPED_REASON, type UploadedEvent } from '../protocol/index.js';
+import { ATTEMPT_GIVEN_UP, RUNNER_STOPPED_REASON, type UploadedEvent } from '../protocol/index.js';
 import type { Connection } from './hub-connection.js';
 import type { HubOptions } from './hub.js';
 import { recordStatus, reportEndedJobs } from './status-events.js';
@@ -64,9 +64,6 @@ export async function endGoneAttempt(o: HubOptions, conn: Connection, job: JobRo
   }
 }
 
-/** The start of the message of the `progress` event (phase `lost`) a runner sends when it gives an attempt up (runner/job-runner.ts). */
-const GIVEN_UP = 'runner gave the attempt up, its processes are gone: ';
-
 /**
  * After a runner's `job.events` frame was stored: when it holds a `progress` event of phase
  * `lost` — the runner gave the attempt up and its processes are gone (stopped with Ctrl-C or
@@ -82,7 +79,7 @@ export async function endGivenUpAttempt(o: HubOptions, conn: Connection, jobId: 
   if (!job || job.runnerId !== conn.runnerId || job.attempt !== attempt) return;
   conn.missing.delete(jobId);
   const text = lost.data.message;
-  const detail = (text.startsWith(GIVEN_UP) ? text.slice(GIVEN_UP.length) : text).slice(0, 300);
+  const detail = (text.startsWith(ATTEMPT_GIVEN_UP) ? text.slice(ATTEMPT_GIVEN_UP.length) : text).slice(0, 300);
   // A stopping runner closes this connection in a moment: no job goes to it before then (the
   // job requeued here would be offered to it, refused, and use up an attempt)
   if (detail === RUNNER_STOPPED_REASON) conn.holdUntil = Infinity;
