@@ -3,6 +3,11 @@ import { credentialPath } from '../../runner/credential.js';
 /** The advice the runner and the server end a revoked runner's message with: true, but not all one must do. */
 const SHORT_ADVICE = /[:;] register (?:it )?again with a new registration token\.?$/;
 
+/** A revoked runner's message without its short advice ("register it again with a new registration token"), for a caller that gives its own steps (`flotilla up`). */
+export function withoutShortAdvice(message: string): string {
+  return message.replace(SHORT_ADVICE, '');
+}
+
 /**
  * A revoked runner's message (`server URL revoked this runner (close 4403: ...): register it
  * again with a new registration token`, or the server's refusal of its credential at start) with

@@ -10,6 +10,7 @@ import { CliError, checkFolderOption, dataOption, defaultDataDir, intIn, makeFol
 import { shellLine, shellQuote } from '../../protocol/shell-quote.js';
 import { assertReachablePort } from '../../server/blocked-ports.js';
 import { credentialPath } from '../../runner/credential.js';
+import { withoutShortAdvice } from './revoked.js';
 
 interface UpOptions {
   host: string;
@@ -138,7 +139,7 @@ export function registerUp(program: Command, ctx: CliContext): void {
         const sig = await Promise.race([untilInterrupted(io), ended]);
         if (typeof sig !== 'string') {
           const workDir = resolve(opts.data, 'runner');
-          throw new CliError(`local runner stopped: ${sig.message.replace(/[:;] register (?:it )?again with a new registration token\.?$/, '')}; flotilla up stops with it. To run a local runner again: delete ${credentialPath(workDir)} and start flotilla up again (or start it with --no-runner)`, 1);
+          throw new CliError(`local runner stopped: ${withoutShortAdvice(sig.message)}; flotilla up stops with it. To run a local runner again: delete ${credentialPath(workDir)} and start flotilla up again (or start it with --no-runner)`, 1);
         }
         say(`flotilla: ${sig}: stopping (model calls in flight may run on for up to 8 s; Ctrl-C again cuts them now)`);
         // A second signal cuts the model calls still running, each recorded with what was seen
