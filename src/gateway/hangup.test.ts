@@ -17,6 +17,20 @@ const gw = forFile(() =>
   }),
 );
 
+/** A gateway for job `id` whose upstream takes each call and never answers; `got()` once it has one, `gone()` once the gateway closed it. */
+async function silentUpstream(id: number) {
+  let got = false;
+  let gone = false;
+  const gw = await startGateway({
+    upstream: () => (res) => {
+      got = true;
+      res.on('close', () => (gone = true)); // never answers
+    },
+    job: { token: TOKEN, id, budgetMicros: 5_000_000 },
+  });
+  return { gw, got: () => got, gone: () => gone };
+}
+
 it('reads 5 events, hangs up: recorded with its input tokens, output > 0, charged, reservation released', async () => {
   const ac = new AbortController();
   const res = await gw.post('/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: 4000, stream: true, messages: [{ role: 'user', content: 'write a lot' }] }, { signal: ac.signal });
@@ -75,26 +89,18 @@ it('a client that hangs up before a non-streamed reply (node path): the upstream
 });
 
 it('a non-streamed call read on after its client left is still cut when its job then ends: the upstream is aborted, the call charged the estimate', async () => {
-  let upstreamGot = false;
-  let upstreamGone = false;
-  const slow = await startGateway({
-    upstream: () => (res) => {
-      upstreamGot = true;
-      res.on('close', () => (upstreamGone = true)); // never answers
-    },
-    job: { token: TOKEN, id: 7, budgetMicros: 5_000_000 },
-  });
+  const { gw: slow, got, gone } = await silentUpstream(7);
   try {
     const body = JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'y'.repeat(400) }] });
     const ac = new AbortController();
     const sent = slow.post('/v1/messages', body, { signal: ac.signal });
-    await expect.poll(() => upstreamGot, { timeout: 5000 }).toBe(true);
+    await expect.poll(got, { timeout: 5000 }).toBe(true);
     ac.abort();
     await sent.catch(() => undefined);
     await new Promise((r) => setTimeout(r, 200));
-    expect(upstreamGone).toBe(false); // read on: its client left, the gateway did not cut it
+    expect(gone()).toBe(false); // read on: its client left, the gateway did not cut it
     expect(slow.app.abortJob(7)).toBe(1);
-    await expect.poll(() => upstreamGone, { timeout: 5000 }).toBe(true);
+    await expect.poll(gone, { timeout: 5000 }).toBe(true);
     await expect.poll(() => slow.store.calls.length, { timeout: 5000 }).toBe(1);
     const input = Math.ceil(Buffer.byteLength(body) / 4);
     expect(slow.store.calls[0]).toMatchObject({ httpStatus: 0, usageKnown: false, inputTokens: input, outputTokens: 1, costMicros: 3 * input + 15 });
@@ -104,24 +110,16 @@ it('a non-streamed call read on after its client left is still cut when its job 
 });
 
 it("its job's attempt ending (the gateway cuts its calls) still aborts a non-streamed call upstream: recorded as an estimate (input by size, output 1), charged", async () => {
-  let upstreamGot = false;
-  let upstreamGone = false;
-  const slow = await startGateway({
-    upstream: () => (res) => {
-      upstreamGot = true;
-      res.on('close', () => (upstreamGone = true)); // never answers
-    },
-    job: { token: TOKEN, id: 6, budgetMicros: 5_000_000 },
-  });
+  const { gw: slow, got, gone } = await silentUpstream(6);
   try {
     const body = JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'x'.repeat(400) }] });
     const sent = slow.post('/v1/messages', body);
-    await expect.poll(() => upstreamGot, { timeout: 5000 }).toBe(true);
+    await expect.poll(got, { timeout: 5000 }).toBe(true);
     expect(slow.app.abortJob(6)).toBe(1);
     const res = await sent;
     expect(res.status).toBe(502);
     expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/its job's attempt ended/);
-    await expect.poll(() => upstreamGone, { timeout: 5000 }).toBe(true);
+    await expect.poll(gone, { timeout: 5000 }).toBe(true);
     // input ⌈bytes / 4⌉, output 1, at sonnet-4-5's $3 / $15 per million: µ$ = 3 × input + 15
     const input = Math.ceil(Buffer.byteLength(body) / 4);
     expect(slow.store.calls[0]).toMatchObject({ httpStatus: 0, usageKnown: false, inputTokens: input, outputTokens: 1, costMicros: 3 * input + 15 });
