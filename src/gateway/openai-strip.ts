@@ -1,6 +1,6 @@
 import { applyEdits, modify, parseTree, type ParseError } from 'jsonc-parser';
 import { ChunkStream, type ChunkTransform } from './chunk-stream.js';
-import { editEventData, SSE_BOUNDARY, sseEventStep } from './sse-event-step.js';
+import { editEventData, perEvent, sseEventStep } from './sse-event-step.js';
 import type { Reply } from './reply.js';
 
 /**
@@ -75,29 +75,10 @@ function stripUsageMembers(event: string): string {
 }
 
 /**
- * `events` (whole events, UTF-8) without the usage-only ones and without the `usage` member of
- * the others (`out`: the same buffer when no event names `usage`); `lastDropped`: the last
- * event was a usage-only one.
+ * Whole events without the usage-only ones and without the `usage` member of the others (`out`:
+ * the same buffer when no event names `usage`); `lastDropped`: the last event was a usage-only one.
  */
-function withoutUsage(events: Buffer): { out: Buffer; lastDropped: boolean } {
-  if (events.indexOf('"usage"') < 0) return { out: events, lastDropped: false };
-  const text = events.toString('utf8');
-  let out = '';
-  let from = 0;
-  let lastDropped = false;
-  for (const m of text.matchAll(SSE_BOUNDARY)) {
-    const event = text.slice(from, m.index + m[0].length);
-    from = m.index + m[0].length;
-    lastDropped = isUsageOnly(event);
-    if (!lastDropped) out += stripUsageMembers(event);
-  }
-  const rest = text.slice(from);
-  if (rest) {
-    lastDropped = isUsageOnly(rest);
-    if (!lastDropped) out += stripUsageMembers(rest);
-  }
-  return { out: Buffer.from(out), lastDropped };
-}
+const withoutUsage = perEvent('"usage"', (event) => (isUsageOnly(event) ? null : stripUsageMembers(event)));
 
 /**
  * A per-stream step (chunk-stream.ts) removing usage-only events and the other events' `usage`

@@ -1,7 +1,7 @@
 import { applyEdits, findNodeAtLocation, modify, parseTree, type ParseError } from 'jsonc-parser';
 import { ChunkStream } from './chunk-stream.js';
 import { isEventStream, type Reply } from './reply.js';
-import { editEventData, SSE_BOUNDARY, sseEventStep } from './sse-event-step.js';
+import { editEventData, perEvent, sseEventStep } from './sse-event-step.js';
 
 /**
  * OpenAI Responses echoes the request's `max_output_tokens` in its response object: the
@@ -30,20 +30,9 @@ function withNumberAt(json: string, path: string[], value: number | null): strin
 
 const RESPONSE_LIMIT = ['response', 'max_output_tokens'];
 
-/** Whole SSE events (UTF-8) with each event's `response.max_output_tokens` set to `value` (`out`: the same buffer when none names it). */
-function eventsWithLimit(events: Buffer, value: number | null): { out: Buffer; lastDropped: boolean } {
-  if (events.indexOf(MEMBER) < 0) return { out: events, lastDropped: false };
-  const text = events.toString('utf8');
-  let out = '';
-  let from = 0;
-  const edit = (event: string) => (event.includes(MEMBER) ? editEventData(event, (data) => withNumberAt(data, RESPONSE_LIMIT, value)) : event);
-  for (const m of text.matchAll(SSE_BOUNDARY)) {
-    out += edit(text.slice(from, m.index + m[0].length));
-    from = m.index + m[0].length;
-  }
-  out += edit(text.slice(from));
-  return { out: Buffer.from(out), lastDropped: false };
-}
+/** Whole SSE events with each event's `response.max_output_tokens` set to `value` (`out`: the same buffer when none names it). */
+const eventsWithLimit = (value: number | null) =>
+  perEvent(MEMBER, (event) => (event.includes(MEMBER) ? editEventData(event, (data) => withNumberAt(data, RESPONSE_LIMIT, value)) : event));
 
 /**
  * `res` (a Responses reply) with the `max_output_tokens` it echoes set back to the client's
@@ -55,10 +44,10 @@ export function withClientLimitEcho(res: Reply, value: number | null): Reply {
   if (!res.stream && !res.body) return res;
   const headers = { ...res.headers };
   delete headers['content-length'];
-  if (res.stream) return { status: res.status, headers, body: null, stream: ChunkStream.from(res.stream).through(sseEventStep((e) => eventsWithLimit(e, value))) };
+  if (res.stream) return { status: res.status, headers, body: null, stream: ChunkStream.from(res.stream).through(sseEventStep(eventsWithLimit(value))) };
   const body = res.body!;
   if (body.indexOf(MEMBER) < 0) return res;
-  if (isEventStream(res)) return { status: res.status, headers, body: eventsWithLimit(body, value).out };
+  if (isEventStream(res)) return { status: res.status, headers, body: eventsWithLimit(value)(body).out };
   const text = body.toString('utf8');
   const edited = withNumberAt(text, ['max_output_tokens'], value);
   return edited === text ? res : { status: res.status, headers, body: Buffer.from(edited) };

@@ -17,6 +17,32 @@ export const SSE_BOUNDARY = /(?:\r\n|\n|\r(?!\n))(?:\r\n|\n|\r(?!\n))/g;
  */
 export type SseEventEdit = (events: Buffer) => { out: Buffer; lastDropped: boolean };
 
+/**
+ * An {@link SseEventEdit} applying `edit` to each whole event (its text, blank line included) of
+ * a buffer that mentions `mention`; `edit` returning null drops the event. A buffer without
+ * `mention` comes back as it is, not decoded (the common case: one search a chunk).
+ */
+export function perEvent(mention: string, edit: (event: string) => string | null): SseEventEdit {
+  return (events) => {
+    if (events.indexOf(mention) < 0) return { out: events, lastDropped: false };
+    const text = events.toString('utf8');
+    let out = '';
+    let lastDropped = false;
+    const take = (event: string) => {
+      const e = edit(event);
+      lastDropped = e === null;
+      if (e !== null) out += e;
+    };
+    let from = 0;
+    for (const m of text.matchAll(SSE_BOUNDARY)) {
+      take(text.slice(from, m.index + m[0].length));
+      from = m.index + m[0].length;
+    }
+    if (from < text.length) take(text.slice(from));
+    return { out: Buffer.from(out), lastDropped };
+  };
+}
+
 /** End of the last blank line (event boundary) in `b`, or 0 when it has none. */
 function lastBoundaryEnd(b: Buffer): number {
   if (b.indexOf(13) < 0) {
