@@ -36,14 +36,14 @@ export interface Plane {
 }
 
 /** Opens a store and starts a control plane on an ephemeral port (scripted model). */
-export async function startPlane(opts: { dataDir: string; databaseUrl?: string; heartbeatIntervalMs?: number; heartbeatTimeoutMs?: number; sweepIntervalMs?: number }): Promise<Plane> {
+export async function startPlane(opts: { dataDir: string; databaseUrl?: string; heartbeatIntervalMs?: number; heartbeatTimeoutMs?: number; sweepIntervalMs?: number; agentsDirs?: string[] }): Promise<Plane> {
   const store = await openStore({ dataDir: opts.dataDir, databaseUrl: opts.databaseUrl });
   const { loadGatewayConfig } = await import('../src/gateway/config.js');
   const server = await startServer({
     store,
     dataDir: opts.dataDir,
     port: 0,
-    agentsDirs: AGENTS_DIRS,
+    agentsDirs: [...AGENTS_DIRS, ...(opts.agentsDirs ?? [])],
     gateway: loadGatewayConfig({ ...process.env, ANTHROPIC_API_KEY: '' }),
     heartbeatIntervalMs: opts.heartbeatIntervalMs,
     heartbeatTimeoutMs: opts.heartbeatTimeoutMs,

@@ -89,8 +89,15 @@ export interface RunningRunner {
    * no worse than one that crashed. Their events so far are delivered, waiting briefly for the
    * server to acknowledge. False: take no new jobs and
    * wait for the running ones to finish and be acknowledged. Then disconnects.
+   *
+   * With cancelJobs, the jobs' grace is the smaller of the runner's and {@link STOP_GRACE_MS}
+   * (or `graceMs` when given), and the wait for acknowledgements ends {@link STOP_TOTAL_MS}
+   * after the stop began (at least 1 s after the jobs are gone): a runner told to stop by
+   * `docker stop` or Kubernetes (SIGTERM, SIGKILL 10 s later by default) has said it gave its
+   * jobs up before it is killed. Called again while stopping (a second Ctrl-C) with a smaller
+   * `graceMs` (0: SIGKILL now), it shortens the kill under way and returns the same promise.
    */
-  stop(opts?: { cancelJobs?: boolean }): Promise<void>;
+  stop(opts?: { cancelJobs?: boolean; graceMs?: number }): Promise<void>;
 }
 
 /** Version reported in `hello` (the package's). */
@@ -100,6 +107,10 @@ export const RUNNER_VERSION: string = readVersion();
 const ACTIVITY_REPLY_TIMEOUT_MS = 3000;
 /** How long stop() waits for the server to acknowledge the last events, ms. */
 const STOP_ACK_TIMEOUT_MS = 5000;
+/** The most grace stop() gives a job's process group before SIGKILL, ms (see {@link RunningRunner.stop}). */
+export const STOP_GRACE_MS = 7000;
+/** When stop() with cancelJobs stops waiting for acknowledgements, ms after it began: within `docker stop`'s 10 s. */
+export const STOP_TOTAL_MS = 9000;
 /** With cancelJobs false: how long stop() waits for acknowledgements after the jobs ended, ms. */
 const DRAIN_ACK_TIMEOUT_MS = 60_000;
 
@@ -415,16 +426,21 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
   return {
     runnerId: welcome.runnerId,
     ended,
-    stop(o?: { cancelJobs?: boolean }): Promise<void> {
+    stop(o?: { cancelJobs?: boolean; graceMs?: number }): Promise<void> {
+      const cancel = o?.cancelJobs ?? true;
+      // Given up, not cancelled: the server retries them as a crashed runner's (stop() docstring).
+      // Called again (a second Ctrl-C), a smaller grace shortens the kill under way (JobRun.lose).
+      if (cancel) {
+        const grace = Math.min(graceMs, o?.graceMs ?? STOP_GRACE_MS);
+        for (const s of slots.values()) s.run.lose(RUNNER_STOPPED_REASON, grace);
+      }
       stopped ??= (async () => {
+        const began = Date.now();
         stopping = true;
-        const cancel = o?.cancelJobs ?? true;
         const slotsNow = [...slots.values()];
-        // Given up, not cancelled: the server retries them as a crashed runner's (stop() docstring).
-        if (cancel) for (const s of slotsNow) s.run.lose(RUNNER_STOPPED_REASON, graceMs);
         await Promise.all(slotsNow.map((s) => s.done));
         flush();
-        const deadline = Date.now() + (cancel ? STOP_ACK_TIMEOUT_MS : DRAIN_ACK_TIMEOUT_MS);
+        const deadline = cancel ? Math.max(Date.now() + 1000, Math.min(Date.now() + STOP_ACK_TIMEOUT_MS, began + STOP_TOTAL_MS)) : Date.now() + DRAIN_ACK_TIMEOUT_MS;
         while ([...slots.values()].some((s) => !s.outbox.done) && Date.now() < deadline) {
           await new Promise((r) => setTimeout(r, 20));
         }

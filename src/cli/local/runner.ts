@@ -24,7 +24,7 @@ interface RunnerCliOptions {
 /**
  * `flotilla runner --server URL --token T [--labels k=v,...] [--name] [--capacity] [--work-dir
  * DIR]`: registers (first time; the credential is kept in the work folder), connects out to
- * the control plane and runs jobs until SIGINT/SIGTERM (its running jobs are stopped and given up as a crashed runner's are: retried elsewhere when their agent allows, else `lost`, once the server's heartbeat timeout passes).
+ * the control plane and runs jobs until SIGINT/SIGTERM (its running jobs are stopped — SIGTERM, SIGKILL after up to 7 s, at once on a second signal — and given up as a crashed runner's are: retried elsewhere when their agent allows, else `lost`; the runner says so before it exits, and the server ends them then).
  * `--update-command CMD` (env FLOTILLA_UPDATE_COMMAND; default `npm install -g
  * "flotilla@$FLOTILLA_UPDATE_VERSION"`) is what `flotilla runners update` makes it run once its
  * jobs are done; on success it stops and runs its own command line again (runner/reexec.ts),
@@ -61,7 +61,7 @@ export function registerRunner(program: Command, ctx: CliContext): void {
       await makeFolderOption('--work-dir', opts.workDir);
       const repoBase = await repoBaseDir(opts.repoBase);
       const { cliLogger } = await import('./stack.js');
-      const { startRunner } = await import('../../runner/runner.js');
+      const { startRunner, STOP_GRACE_MS } = await import('../../runner/runner.js');
       const { INSTANCE_ENV } = await import('../../runner/reexec.js');
       // One id per runner process; a process started again after a self-update goes on with its parent's.
       const handed = RunnerInstance.safeParse(process.env[INSTANCE_ENV]);
@@ -107,8 +107,19 @@ export function registerRunner(program: Command, ctx: CliContext): void {
         ctx.setExit(process.env[SUPERVISED_ENV] === '1' ? RESTART_EXIT_CODE : await superviseRestarts({ signals: io.signals, log, env: { ...process.env, [INSTANCE_ENV]: instance } }));
         return;
       }
-      io.stdout.write(`flotilla: ${why}: stopping (running jobs are stopped; the server retries them elsewhere when their agent allows)\n`);
-      await runner.stop({ cancelJobs: true });
+      io.stdout.write(`flotilla: ${why}: stopping (running jobs are stopped, SIGKILL after up to ${STOP_GRACE_MS / 1000} s; Ctrl-C again kills them now; the server retries them elsewhere when their agent allows)\n`);
+      // A second signal kills the jobs' processes at once, and the runner still says it gave
+      // them up before it exits; a third gets Node's default: exit at once (the server then
+      // ends the jobs when the runner's silence passes its heartbeat timeout).
+      const offAgain = onInterrupt(io, (again) => {
+        io.stdout.write(`flotilla: ${again} again: killing the running jobs now (once more: exit at once)\n`);
+        void runner.stop({ cancelJobs: true, graceMs: 0 });
+      });
+      try {
+        await runner.stop({ cancelJobs: true });
+      } finally {
+        offAgain();
+      }
       ctx.setExit(0);
     });
 }

@@ -146,7 +146,8 @@ export function registerUp(program: Command, ctx: CliContext): void {
         // (gateway.ts drain); a third gets Node's default, exit at once. It killed the process
         // with calls in flight, their reservations left for the sweeper's worst-case charge.
         offAgain = onInterrupt(io, (again) => {
-          say(`flotilla: ${again} again: cutting the model calls still running (once more: exit at once, and calls not yet recorded are charged their worst case after a restart)`);
+          say(`flotilla: ${again} again: killing the local runner's jobs and cutting the model calls still running (once more: exit at once, and calls not yet recorded are charged their worst case after a restart)`);
+          void stack.runner?.stop({ cancelJobs: true, graceMs: 0 });
           stack.server.hurryClose();
         });
       } finally {
