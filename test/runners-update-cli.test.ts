@@ -69,3 +69,23 @@ describe('runners update CLI', () => {
     expect(listed.out).toMatch(new RegExp(`^${b.runnerId}\\s+cli-b\\s+updating\\s`, 'm'));
   });
 });
+
+describe('runners update CLI: the runner inside `flotilla up`', () => {
+  it('by name: exit 1 with the server’s reason; --all skips it (exit 0 when the rest are sent) and says so', async () => {
+    const inside = await FakeRunner.start(t, { name: 'cli-inside' });
+    fakes.push(inside);
+    await inside.hello({ name: 'cli-inside', selfUpdate: false });
+    const one = await run('runners', 'update', 'cli-inside');
+    expect(one.code).toBe(1);
+    expect(one.err.trim()).toBe(`flotilla: runner cli-inside (${inside.runnerId}) runs inside \`flotilla up\` and cannot update itself: update the package on its machine and start \`flotilla up\` again`);
+    const other = await fake('cli-c');
+    const all = await run('runners', 'update', '--all', '--to', '0.3.0', '--json');
+    expect(all.code).toBe(0);
+    const results = (JSON.parse(all.out) as { results: Array<Record<string, unknown>> }).results;
+    expect(results.find((r) => r.runnerId === inside.runnerId)).toEqual({ runnerId: inside.runnerId, name: 'cli-inside', skipped: { code: 'cannot_update', message: expect.stringContaining('cannot update itself') } });
+    expect((await other.next('runner.update')).version).toBe('0.3.0');
+    expect(await inside.none('runner.update', 200)).toBe(true);
+    const text = await run('runners', 'update', '--all', '--to', '0.3.0');
+    expect(text.out).toContain(`runner cli-inside (${inside.runnerId}): skipped: runner cli-inside (${inside.runnerId}) runs inside \`flotilla up\``);
+  });
+});

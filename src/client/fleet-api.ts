@@ -71,7 +71,7 @@ export abstract class FleetApi extends JobsApi {
    * `POST /api/runners/:id/update` (admin) → the runner, `updating`: it drains its jobs, runs its
    * update command for `version` (absent: the server's own) and re-executes itself.
    * @throws ApiError `invalid_request` (400, field `version`), `not_found` (404), or 409
-   *   `revoked` / `offline` / `not_connected`.
+   *   `revoked` / `offline` / `cannot_update` (the runner inside `flotilla up`) / `not_connected`.
    */
   async updateRunner(id: number, req: { version?: string } = {}): Promise<UpdateRunnerResponse> {
     return this.request('POST', `/api/runners/${jobIdPath(id)}/update`, UpdateRunnerResponse, req);

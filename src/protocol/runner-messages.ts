@@ -87,6 +87,13 @@ export const RunnerToServer = z.discriminatedUnion('type', [
      * replaces its old socket. Absent (older runners): a new connection replaces the old one.
      */
     instance: RunnerInstance.optional(),
+    /**
+     * False: this runner cannot update itself (the runner inside `flotilla up`, which cannot
+     * restart its own process): the server refuses `runners update` for it (409
+     * `cannot_update`) instead of sending a `runner.update` it would only refuse. Absent (and
+     * older runners): it can.
+     */
+    selfUpdate: z.boolean().optional(),
   }),
   z.object({ type: z.literal('heartbeat'), running: z.array(RunningJobReport) }),
   /**

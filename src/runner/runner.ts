@@ -372,7 +372,7 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
       credential,
       // A name only when one was given: a runner started again without --name keeps the name it
       // has (an admin may have renamed it, or it got NAME-2), not the host name again.
-      hello: () => ({ type: 'hello', ...(helloName !== undefined ? { name: helloName } : {}), labels, capacity, browserSlots, version: RUNNER_VERSION, running: running(), instance, ...(updater.updating !== null ? { updating: updater.updating } : {}) }),
+      hello: () => ({ type: 'hello', ...(helloName !== undefined ? { name: helloName } : {}), labels, capacity, browserSlots, version: RUNNER_VERSION, running: running(), instance, ...(updater.updating !== null ? { updating: updater.updating } : {}), ...(opts.update?.restart ? {} : { selfUpdate: false }) }),
       running,
       onWelcome: (w) => {
         // Bound by the registration token: say so where the user looks (the server only logs it).

@@ -30,6 +30,8 @@ export class Connection implements RunnerConnection {
   readonly key: string = randomUUID();
   /** The runner process's `hello.instance` (null: an older runner without one, or no hello yet). */
   instance: string | null = null;
+  /** False when the runner said in its `hello` that it cannot update itself (`hello.selfUpdate`). */
+  selfUpdate = true;
 
   constructor(
     readonly runnerId: number,

@@ -81,6 +81,7 @@ export async function onHello(hub: HelloHub, conn: Connection, msg: Extract<Runn
   void noteRunner(o, id, 'connected', `connected as ${conn.name}`);
   conn.labels = labels;
   conn.offer = { capacity: msg.capacity, browserSlots };
+  conn.selfUpdate = msg.selfUpdate !== false;
   conn.capacity = row?.ownerCapacity ?? msg.capacity;
   conn.browserSlots = Math.min(row?.ownerBrowserSlots ?? browserSlots, conn.capacity);
   const ignoredLabels = refused.map((key) => ({ key, asked: msg.labels[key] ?? '', bound: labels[key] ?? '' }));

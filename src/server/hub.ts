@@ -148,11 +148,14 @@ export class RunnerHub {
   /**
    * Tells runner `runnerId`, connected here, to update itself to `version` (`runner.update`),
    * marking it updating first so no job goes to it meanwhile. `already`: it is updating (nothing
-   * sent); `not_connected`: it has no ready connection here (nothing changes).
+   * sent); `not_connected`: it has no ready connection here; `cannot_update`: it said it cannot
+   * update itself (`hello.selfUpdate` false: the runner inside `flotilla up`). Nothing changes
+   * but for `sent`.
    */
-  async requestUpdate(runnerId: number, version: string, from: string | null, by: string): Promise<'sent' | 'already' | 'not_connected'> {
+  async requestUpdate(runnerId: number, version: string, from: string | null, by: string): Promise<'sent' | 'already' | 'not_connected' | 'cannot_update'> {
     const c = this.conns.get(runnerId);
     if (!c || !c.ready || c.dead) return 'not_connected';
+    if (!c.selfUpdate) return 'cannot_update';
     if (!this.updates.begin(runnerId, version, from, by)) return 'already';
     if (await c.send({ type: 'runner.update', version })) return 'sent';
     this.updates.cancel(runnerId);

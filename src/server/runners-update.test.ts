@@ -70,6 +70,19 @@ describe('POST /api/runners/{id}/update', () => {
     expect(await r.none('runner.update', 200)).toBe(true);
   });
 
+  it('a runner that said it cannot update itself (hello.selfUpdate false: the one inside `up`) → 409 cannot_update; nothing sent, still online', async () => {
+    const r = await FakeRunner.start(t, { name: 'upd-inside-up' });
+    fakes.push(r);
+    await r.hello({ name: 'upd-inside-up', selfUpdate: false });
+    const res = await update(r.runnerId, '{}');
+    expect(res.status).toBe(409);
+    const e = (await res.json()) as ErrorBody;
+    expect(e.error.code).toBe('cannot_update');
+    expect(e.error.message).toBe(`runner upd-inside-up (${r.runnerId}) runs inside \`flotilla up\` and cannot update itself: update the package on its machine and start \`flotilla up\` again`);
+    expect(await r.none('runner.update', 300)).toBe(true);
+    expect(await status('upd-inside-up')).toBe('online');
+  });
+
   it('sends runner.update (the server’s version by default); updating: no job for it; after `failed` it is online and gets the job', async () => {
     const r = await connect('upd-live', { pool: 'upd', gpu: 'a100' });
     const res = await update(r.runnerId);

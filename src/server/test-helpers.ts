@@ -180,8 +180,8 @@ export class FakeRunner {
   }
 
   /** Sends hello (with `instance`: as that runner process; without: as an older runner) and waits for welcome. */
-  async hello(o: { name?: string; labels?: Labels; capacity?: number; running?: { jobId: number; attempt: number }[]; instance?: string } = {}) {
-    this.send({ type: 'hello', name: o.name ?? 'fake', labels: o.labels ?? {}, capacity: o.capacity ?? 1, version: 'test', running: o.running ?? [], ...(o.instance !== undefined ? { instance: o.instance } : {}) });
+  async hello(o: { name?: string; labels?: Labels; capacity?: number; running?: { jobId: number; attempt: number }[]; instance?: string; selfUpdate?: boolean } = {}) {
+    this.send({ type: 'hello', name: o.name ?? 'fake', labels: o.labels ?? {}, capacity: o.capacity ?? 1, version: 'test', running: o.running ?? [], ...(o.instance !== undefined ? { instance: o.instance } : {}), ...(o.selfUpdate !== undefined ? { selfUpdate: o.selfUpdate } : {}) });
     return this.next('welcome');
   }
 

@@ -24,7 +24,9 @@ export function labelText(labels: Labels): string {
  * `runners revoke RUNNER`, `runners update RUNNER|--all [--to VERSION]` (admin: the runner takes
  * no new job, finishes its running ones, runs its update command and restarts on the new code;
  * `--json` → the API's UpdateRunnerResponse, with `--all` `{ results: [...] }`, one per runner
- * that is connected: the response, or `{ runnerId, name, error: { code, message } }`), and
+ * that is connected: the response, `{ runnerId, name, error: { code, message } }` (exit 1), or
+ * `{ runnerId, name, skipped: {...} }` for the runner inside `flotilla up`, which cannot update
+ * itself (409 cannot_update; not a failure of --all)), and
  * registration tokens (admin). (`--to`, not `--version`: the root command's `--version` is
  * recognised after subcommands too.) Registration tokens:
  * - `runners token create [--labels k=v,...] [--ttl SECONDS]` (env FLOTILLA_RUNNER_TOKEN_LABELS,
@@ -129,20 +131,24 @@ export function registerRunners(program: Command, ctx: CliContext): void {
       return void out(say(r));
     }
     const connected = (await client.listRunners()).filter((r) => r.status !== 'offline' && r.status !== 'revoked');
-    const results: Array<UpdateRunnerResponse | { runnerId: number; name: string; error: { code: string; message: string } }> = [];
+    // A runner that cannot update itself (the one inside `flotilla up`: 409 cannot_update) is
+    // skipped, not a failure of --all: nothing could make it update this way.
+    type Outcome = UpdateRunnerResponse | { runnerId: number; name: string; error: { code: string; message: string } } | { runnerId: number; name: string; skipped: { code: string; message: string } };
+    const results: Outcome[] = [];
     for (const r of connected) {
       try {
         results.push(await client.updateRunner(r.id, req));
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;
-        results.push({ runnerId: r.id, name: r.name, error: { code: err.code, message: err.message } });
+        const why = { code: err.code, message: err.message };
+        results.push(err.code === 'cannot_update' ? { runnerId: r.id, name: r.name, skipped: why } : { runnerId: r.id, name: r.name, error: why });
       }
     }
     const failed = results.filter((r) => 'error' in r).length;
     if (failed) ctx.setExit(1);
     if (wantsJson(self, opts)) return void out(JSON.stringify({ results }));
     if (results.length === 0) return void out('no connected runners to update');
-    for (const r of results) out('error' in r ? `runner ${r.name} (${r.runnerId}): not updated: ${r.error.message}` : say(r));
+    for (const r of results) out('error' in r ? `runner ${r.name} (${r.runnerId}): not updated: ${r.error.message}` : 'skipped' in r ? `runner ${r.name} (${r.runnerId}): skipped: ${r.skipped.message}` : say(r));
   });
 
   const set = runners

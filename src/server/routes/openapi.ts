@@ -217,7 +217,7 @@ export function buildOpenApi(): Json {
           401: unauthorized,
           403: forbidden,
           404: error('`not_found`'),
-          409: error('`revoked`, `offline`, or `not_connected`: it is connected to another server replica'),
+          409: error('`revoked`, `offline`, `cannot_update` (the runner inside `flotilla up`, which cannot restart itself), or `not_connected`: it is connected to another server replica'),
         },
       },
     },

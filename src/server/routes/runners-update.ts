@@ -16,7 +16,9 @@ import { SERVER_VERSION } from '../runner-updates.js';
  * back `online` on the new code; a failed command is a line of its activity and it is `online`
  * again). Already updating → 200 with `started: false` (nothing sent again).
  * Errors (nothing changes): bad body → 400 `invalid_json` / `invalid_request` naming the field;
- * unknown runner → 404 `not_found`; revoked → 409 `revoked`; offline → 409 `offline`; connected
+ * unknown runner → 404 `not_found`; revoked → 409 `revoked`; offline → 409 `offline`; a runner
+ * that cannot update itself (the one inside `flotilla up`, `hello.selfUpdate` false) → 409
+ * `cannot_update`; connected
  * to another server replica (or not ready yet) → 409 `not_connected`; an id outside
  * 1..2147483647 → 400 `invalid_request` (field `id`).
  */
@@ -38,6 +40,9 @@ export function mountUpdateRunner(app: Hono<AppEnv>, ctx: ServerContext): void {
     if (before.status === 'offline') return apiError(c, 409, 'offline', `runner ${row.name} (${row.id}) is offline: it can update once it is connected`);
     const version = body.value.version ?? SERVER_VERSION;
     const sent = await ctx.hub.requestUpdate(row.id, version, row.version, c.var.principal.name);
+    if (sent === 'cannot_update') {
+      return apiError(c, 409, 'cannot_update', `runner ${row.name} (${row.id}) runs inside \`flotilla up\` and cannot update itself: update the package on its machine and start \`flotilla up\` again`);
+    }
     if (sent === 'not_connected') return apiError(c, 409, 'not_connected', `runner ${row.name} (${row.id}) is not connected to this server (it may be connected to another replica: ask that one)`);
     ctx.log.info('runner update requested', { runnerId: row.id, version, started: sent === 'sent' });
     const res: UpdateRunnerResponse = { runner: await view(), version, started: sent === 'sent' };

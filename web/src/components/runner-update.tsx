@@ -9,7 +9,8 @@ const CAN_UPDATE: ReadonlySet<Runner['status']> = new Set(['online', 'busy', 'on
  * The Update button of a runner card (admins; `POST /api/runners/:id/update` via
  * client.updateRunner, the server's own version): the runner takes no new job, lets its running
  * ones finish, runs its update command and restarts on the new code (status `updating`). Shows
- * what was sent, or the server's refusal (offline, revoked, connected to another replica).
+ * what was sent, or the server's refusal (offline, revoked, connected to another replica, the
+ * runner inside `flotilla up`, which cannot update itself).
  */
 export function UpdateRunnerButton({ runner, isAdmin, onSent }: { runner: Runner; isAdmin: boolean; onSent: () => void }) {
   const [note, setNote] = useState('');
@@ -37,7 +38,11 @@ export function UpdateRunnerButton({ runner, isAdmin, onSent }: { runner: Runner
         Update
       </button>
       {note && <span className="muted" data-testid="update-note">{note}</span>}
-      {error && <span className="error">{error}</span>}
+      {error && (
+        <span className="error" data-testid="update-error">
+          {error}
+        </span>
+      )}
     </div>
   );
 }
