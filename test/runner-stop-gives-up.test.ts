@@ -101,6 +101,9 @@ describe('a runner stopped while its job ignores SIGTERM', () => {
 
   it('SIGTERM: SIGKILL after 7 s, the give-up said, the runner gone within 10 s (docker stop)', async () => {
     const { plane, runner, job, pid, exited } = await deafJobOn('deaf-term');
+    // registered: its spent registration token is not in what `ps` shows (argv-token.ts)
+    const cmdline = readFileSync(`/proc/${runner.pid}/cmdline`, 'utf8').replace(/\0+/g, ' ').trim();
+    expect(cmdline).toMatch(/^flotilla runner --server http:\/\/127\.0\.0\.1:\d+ --work-dir \S+ --name deaf-term$/);
     const t0 = Date.now();
     runner.kill('SIGTERM');
     expect(await exited, runner.output()).toBe(0);

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import type { EventEmitter } from 'node:events';
 import type { Logger } from '../core/log.js';
+import { withoutTokenArg } from './argv-token.js';
 
 /**
  * Set (to `1`) in the environment of a runner process started by {@link superviseRestarts}: after
@@ -27,7 +28,7 @@ const SETPRIV = '/usr/bin/setpriv';
 export interface SuperviseOptions {
   /** Default process.execPath. */
   execPath?: string;
-  /** Node options, then the script and its arguments; default [...process.execArgv, ...process.argv.slice(1)]. */
+  /** Node options, then the script and its arguments; default [...process.execArgv, ...process.argv.slice(1)] without `--token` (argv-token.ts: spent, and kept out of `ps`). */
   args?: readonly string[];
   /** Default process.env (plus {@link SUPERVISED_ENV}). */
   env?: NodeJS.ProcessEnv;
@@ -38,7 +39,7 @@ export interface SuperviseOptions {
 
 /**
  * Re-executes the runner after a self-update: starts this process's command line again (same
- * argv, so the same work folder and credential; the new code is what is installed now) and
+ * argv but the spent registration token, so the same work folder and credential; the new code is what is installed now) and
  * waits for it, starting it again each time it exits with {@link RESTART_EXIT_CODE} (a later
  * update). The caller, the old runner, has stopped and released its work folder first. The new
  * process inherits stdio, runs in its own process group (a terminal's Ctrl-C reaches it once,
@@ -47,7 +48,7 @@ export interface SuperviseOptions {
  */
 export async function superviseRestarts(o: SuperviseOptions): Promise<number> {
   const execPath = o.execPath ?? process.execPath;
-  const args = o.args ?? [...process.execArgv, ...process.argv.slice(1)];
+  const args = o.args ?? [...process.execArgv, ...withoutTokenArg(process.argv.slice(1))];
   const env = { ...(o.env ?? process.env), [SUPERVISED_ENV]: '1' };
   const signals = o.signals ?? process;
   for (;;) {

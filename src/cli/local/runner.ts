@@ -88,6 +88,12 @@ export function registerRunner(program: Command, ctx: CliContext): void {
         throw err;
       });
       io.stdout.write(`flotilla: runner ${runner.runnerId} connected to ${opts.server}; press Ctrl-C to stop\n`);
+      // Registered: the (spent) registration token leaves what `ps` shows (runner/argv-token.ts).
+      const argv = process.argv.slice(2);
+      if (argv.some((a) => a === '--token' || a.startsWith('--token='))) {
+        const { withoutTokenArg } = await import('../../runner/argv-token.js');
+        process.title = ['flotilla', ...withoutTokenArg(argv)].join(' ');
+      }
       let offInterrupt = () => {};
       const interrupted = new Promise<'SIGINT' | 'SIGTERM'>((resolve) => (offInterrupt = onInterrupt(io, resolve)));
       const why = await Promise.race([interrupted, restarting, runner.ended]);
