@@ -68,8 +68,16 @@ export function registerJobs(program: Command, ctx: CliContext): void {
   const cancel = jobs.command('cancel').description('cancel a queued or running job').argument('<id>', 'job id', parseJobId);
   addClientOptions(cancel).action(async (id: number, opts: ClientOptions, self: Command) => {
     const client = await clientFrom(opts);
-    // `cancelling`: its runner is killing the process tree; wait (up to 60 s) for the end.
-    const job = await cancelAndWait(client, id);
+    // `cancelling`: its runner is killing the process tree; wait (up to 60 s) for the end,
+    // saying so on stderr (not with --json) while it takes (a frozen runner: ~20 s).
+    const json = wantsJson(self, opts);
+    let runnerName: string | undefined;
+    const job = await cancelAndWait(client, id, 60_000, async (j, waited) => {
+      if (json) return;
+      if (runnerName === undefined && j.runnerId !== null) runnerName = await client.getRunner(j.runnerId).then((d) => d.runner.name, () => `${j.runnerId}`);
+      const s = Math.round(waited / 1000);
+      ctx.io.stderr.write(`flotilla: job ${id} is cancelling: waiting for runner ${runnerName ?? '?'} to report its processes gone (${s} s; a runner that cannot be reached is given up after the server's heartbeat timeout)\n`);
+    });
     if (wantsJson(self, opts)) return void out(JSON.stringify({ job }));
     if (job.status === 'cancelling') throw new CliError(`job ${id} is still cancelling after 60 s: its runner has not reported its processes gone`);
     if (job.status !== 'cancelled') throw new CliError(`job ${id} is ${job.status}, not cancelled`);
