@@ -104,8 +104,12 @@ describe('fleet CLI', () => {
     expect(json.code).toBe(0);
     expect((JSON.parse(json.out) as { runner: Runner }).runner).toMatchObject({ id: c.runnerId, capacity: 3, browserSlots: 1 });
     const over = await run('runners', 'set', 'box-c', '--capacity', '1', '--browser-slots', '2');
-    expect(over.code).toBe(1);
+    // both given: a usage error (exit 2), as every other bad argument, before any request
+    expect(over.code).toBe(2);
     expect(over.err).toBe('flotilla: runners set: --browser-slots 2 is more than the capacity (1 parallel job): pass --browser-slots 1 or less, or a larger --capacity\n');
+    // only the slots given, above the capacity the server has (3 here): the server's refusal, exit 1
+    const overServer = await run('runners', 'set', 'box-c', '--browser-slots', '4');
+    expect([overServer.code, overServer.err]).toEqual([1, 'flotilla: runners set: --browser-slots 4 is more than the capacity (3 parallel jobs): pass --browser-slots 3 or less, or a larger --capacity\n']);
     expect((await run('runners', 'set', 'box-c', '--capacity', '5')).code).toBe(2);
     expect((await run('runners', 'set', 'box-c')).code).toBe(2);
     const auto = await run('runners', 'set', 'box-c', '--capacity', 'auto', '--browser-slots', 'auto');

@@ -159,6 +159,10 @@ export function registerRunners(program: Command, ctx: CliContext): void {
     .addOption(new Option('--browser-slots <n|auto>', 'browser slots 1-4, at most the capacity (auto: the runner\'s own)').env('FLOTILLA_RUNNER_BROWSER_SLOTS').argParser(slotsOrAuto('browser-slots')));
   addClientOptions(set).action(async (runner: string, opts: ClientOptions & { capacity?: number; browserSlots?: number }, self: Command) => {
     if (opts.capacity === undefined && opts.browserSlots === undefined) throw new CliError('runners set: nothing to set: give --capacity <1-4|auto> and/or --browser-slots <1-4|auto>', 2); // not InvalidArgumentError: thrown from an action commander prints nothing
+    // Both given as numbers: a combination the server refuses is a usage error (exit 2), before any request.
+    if (opts.capacity && opts.browserSlots && opts.browserSlots > opts.capacity) {
+      throw new CliError(tooManySlots(opts.browserSlots, opts.capacity), 2);
+    }
     const client = await clientFrom(opts);
     const id = await resolveRunner(client, runner);
     // Only the capacity given: the server lowers browser slots above it (say so, below).
@@ -250,7 +254,12 @@ function cliWordsForCapacity(err: unknown): unknown {
   if (!(err instanceof ApiError) || err.field !== 'browserSlots') return err;
   const m = /browserSlots \((\d+)\) must not exceed capacity \((\d+)\)/.exec(err.message);
   if (!m) return err;
-  return new CliError(`runners set: --browser-slots ${m[1]} is more than the capacity (${m[2]} parallel job${m[2] === '1' ? '' : 's'}): pass --browser-slots ${m[2]} or less, or a larger --capacity`);
+  return new CliError(tooManySlots(Number(m[1]), Number(m[2])));
+}
+
+/** The words for browser slots above the capacity (exit 2 when both were given, 1 when the server's setting refused them). */
+function tooManySlots(slots: number, capacity: number): string {
+  return `runners set: --browser-slots ${slots} is more than the capacity (${capacity} parallel job${capacity === 1 ? '' : 's'}): pass --browser-slots ${capacity} or less, or a larger --capacity`;
 }
 
 /**
