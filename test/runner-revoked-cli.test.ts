@@ -1,9 +1,11 @@
 /**
  * A revoked `flotilla runner` stops with exit 1 and says every step of running the machine as
- * a runner again; following those steps as said (same work folder) works. Before, it said only
- * "register it again with a new registration token", which then failed: the revoked credential
- * was still in the work folder.
+ * a runner again; following those steps as said (same work folder) works: a new registration
+ * token given with --token replaces the revoked credential (the command the dashboard's token
+ * rotation prints; it failed while the revoked credential was in the work folder, and the
+ * message said to delete it first). A spent token says both refusals.
  */
+import { readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -33,10 +35,11 @@ describe('a revoked runner', () => {
   it('says the complete steps; following them with the same work folder, it runs again', async () => {
     const work = join(dir, 'work');
     const credential = join(work, 'secret', 'credential.json');
-    const steps = `To run this machine as a runner again: delete ${credential}, make a new registration token with \`flotilla runners token create\`, then start \`flotilla runner --token <new token>\` again\n`;
+    const steps = `To run this machine as a runner again: make a new registration token with \`flotilla runners token create\`, then start \`flotilla runner --token <new token>\` again (it replaces the revoked credential in ${credential})\n`;
     const io = recordingIO();
     const args = ['runner', '--server', t.url, '--work-dir', work, '--name', 'gone', '--repo-base', dir];
-    const first = main(['node', 'flotilla', ...args, '--token', await t.regToken()], io);
+    const firstToken = await t.regToken();
+    const first = main(['node', 'flotilla', ...args, '--token', firstToken], io);
     await waitFor(() => /runner \d+ connected/.test(io.out()), 'the runner to connect');
     const id = Number(/runner (\d+) connected/.exec(io.out())![1]);
     expect((await t.api(`/api/runners/${id}/revoke`, { json: {} })).status).toBe(200);
@@ -50,14 +53,19 @@ describe('a revoked runner', () => {
     expect(again.err).toMatch(/^flotilla: server \S+ refused the runner credential \(HTTP 401\): runner revoked\. /);
     expect(again.err.endsWith(steps)).toBe(true);
 
-    // The steps, as said: delete the credential, a new token, start again.
-    await rm(credential);
+    // Started again with the spent token (a unit file that keeps it): both refusals, what to do.
+    const spent = await runCli([...args, '--token', firstToken]);
+    expect(spent.code).toBe(1);
+    expect(spent.err).toMatch(new RegExp(`^flotilla: runner ${id} was revoked on \\S+, and registering again with the token given failed: .+; create a new registration token \\(flotilla runners token create\\) and start the runner with it\\n$`));
+
+    // The steps, as said: a new token, start again (the revoked credential is replaced).
     const io2 = recordingIO();
     const back = main(['node', 'flotilla', ...args, '--token', await t.regToken()], io2);
     await waitFor(() => /runner \d+ connected/.test(io2.out()) || io2.err() !== '', 'the runner to connect again');
     expect(io2.err()).toBe('');
     const newId = Number(/runner (\d+) connected/.exec(io2.out())![1]);
     expect(newId).not.toBe(id);
+    expect((JSON.parse(readFileSync(credential, 'utf8')) as { runnerId: number }).runnerId).toBe(newId);
     io2.signals.emit('SIGTERM');
     expect(await back).toBe(0);
   }, 60_000);

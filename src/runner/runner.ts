@@ -27,6 +27,14 @@ export interface RunnerOptions {
   serverUrl: string;
   /** `flr_...` registration token, traded once for a credential (needed when workDir has none for this server). */
   registrationToken?: string;
+  /**
+   * True when `registrationToken` is one a person gave (`flotilla runner --token`): a stored
+   * credential the server revoked is then replaced by registering with it, as a new runner (the
+   * dashboard's token rotation and `runners revoke` + `runners token create` print that
+   * command). False/absent (`flotilla up`'s local runner, whose token is made automatically): a
+   * revoked runner never registers itself again; the error says to delete the credential.
+   */
+  registerIfRevoked?: boolean;
   /** Holds secret/credential.json (folder 0700, file 0600; hidden from jobs), workspaces/, homes/. Created if missing. */
   workDir: string;
   /**
@@ -413,11 +421,17 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
     // Not one it revoked: an admin took this runner out on purpose (flotilla up's local runner
     // came back by itself as a new runner); registering it again is a deliberate act.
     if (!(err instanceof AuthError) || !stored || !opts.registrationToken) throw err;
-    if (err.code === 'runner_revoked') {
+    if (err.code === 'runner_revoked' && !opts.registerIfRevoked) {
       throw new AuthError(`runner ${stored.runnerId} was revoked on ${serverUrl}: it cannot connect again; to register this machine as a new runner, delete ${credentialPath(workDir)} and start it with a new registration token (flotilla runners token create)`, err.code);
     }
-    log.warn('stored runner credential refused; registering again', { workDir });
-    cred = await registerNow();
+    log.warn(err.code === 'runner_revoked' ? `runner ${stored.runnerId} was revoked; registering again with the registration token given` : 'stored runner credential refused; registering again', { workDir });
+    try {
+      cred = await registerNow();
+    } catch (regErr) {
+      // e.g. a spent token left in a unit file: say both refusals and what to do
+      if (err.code !== 'runner_revoked') throw regErr;
+      throw new AuthError(`runner ${stored.runnerId} was revoked on ${serverUrl}, and registering again with the token given failed: ${(regErr as Error).message}; create a new registration token (flotilla runners token create) and start the runner with it`, err.code);
+    }
     session = makeSession(cred.credential);
     welcome = await session.start(connectTimeoutMs);
   }

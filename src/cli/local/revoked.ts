@@ -11,11 +11,11 @@ export function withoutShortAdvice(message: string): string {
 /**
  * A revoked runner's message (`server URL revoked this runner (close 4403: ...): register it
  * again with a new registration token`, or the server's refusal of its credential at start) with
- * the complete steps instead of the short advice: the credential stays in the work folder, and
- * a new token is not used while it is there (runner/runner.ts then refuses, naming the file).
- * Messages without that advice come back as they are.
+ * the complete steps instead of the short advice: a new token given with `--token` replaces the
+ * revoked credential in the work folder (runner/runner.ts registerIfRevoked), so the runner
+ * registers as a new one. Messages without that advice come back as they are.
  */
 export function revokedRunnerMessage(message: string, workDir: string): string {
   if (!SHORT_ADVICE.test(message)) return message;
-  return `${message.replace(SHORT_ADVICE, '')}. To run this machine as a runner again: delete ${credentialPath(workDir)}, make a new registration token with \`flotilla runners token create\`, then start \`flotilla runner --token <new token>\` again`;
+  return `${message.replace(SHORT_ADVICE, '')}. To run this machine as a runner again: make a new registration token with \`flotilla runners token create\`, then start \`flotilla runner --token <new token>\` again (it replaces the revoked credential in ${credentialPath(workDir)})`;
 }

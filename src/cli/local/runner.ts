@@ -73,6 +73,8 @@ export function registerRunner(program: Command, ctx: CliContext): void {
       const runner = await startRunner({
         serverUrl: opts.server,
         registrationToken: opts.token,
+        // a token given here is a deliberate act: a revoked runner registers again with it (runner.ts)
+        registerIfRevoked: opts.token !== undefined,
         workDir,
         name: opts.name,
         labels: opts.role !== undefined ? { ...opts.labels, role: opts.role } : opts.labels,
