@@ -13,6 +13,7 @@ import { webSearchBound } from './server-tools.js';
 import { estimateBytes, requestMedia } from './input-images.js';
 import { meteredReply, recordRefused, recordUnreachable, type CallContext } from './meter.js';
 import { reportedInputCap, serverInputAllowance } from './server-input.js';
+import { anthropicToolPromptTokens } from './prompt-allowance.js';
 import { priceFor } from './prices.js';
 import { DEFAULT_RETRY, KeyRing, withRetries, type RetryPolicy } from './retry.js';
 import type { ModelDirectory } from './model-directory.js';
@@ -279,7 +280,8 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
       }
     }
     // server-side web search (H4): the searches the request allows are reserved for too
-    const worst = callWorstCase(ctx, price, req.body.byteLength, maxOut, images, webSearchBound(request, 'anthropic-messages'), serverInput);
+    // the tool-use system prompt and Anthropic-defined tools' definitions, billed but not in the body (prompt-allowance.ts)
+    const worst = callWorstCase(ctx, price, req.body.byteLength, maxOut, images, webSearchBound(request, 'anthropic-messages'), serverInput, null, anthropicToolPromptTokens(request));
     const held = await reserveOrWait(store, job, worst.micros, { now: startedAt, ttlMs: config.reservationTtlMs, signal: req.signal, call: worst.call, waitMs: config.budgetWaitMs });
     if ('refused' in held) {
       if (!held.stopped) return refuse(ctx, held, worst.micros, worst.resumeMicros);

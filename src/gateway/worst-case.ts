@@ -93,15 +93,18 @@ export interface CallWorstCase {
  * serverInputAllowance: `max_uses` × `max_content_tokens` where the request gives them, else
  * SERVER_INPUT_TOKENS_PER_USE per use) at the highest input-side rate, and the per-call fees of
  * the other built-in tools it enables (`toolFees`, OpenAI Responses file_search,
- * code_interpreter containers, image_generation: tool-fees.ts toolFeeWorstMicros). Also sets
+ * code_interpreter containers, image_generation: tool-fees.ts toolFeeWorstMicros), and the input
+ * tokens the provider adds for the tools the request declares (`promptTokens`,
+ * prompt-allowance.ts: Anthropic's tool-use system prompt and its defined tools) at the highest
+ * input-side rate. Also sets
  * `ctx.maxWebSearches`, the most searches the call may then be charged, `ctx.toolFees` (what
  * the meter charges those fees by), and for a model that searches on every call
  * (`searches.perCall`) `ctx.searchesPerCall`.
  * The call's PendingCall carries these worst-case tokens and searches: the ledger row the sweep
  * writes if the call is never settled. `resumeMicros`: see {@link CallWorstCase}.
  */
-export function callWorstCase(ctx: CallContext, price: TablePrice, bodyBytes: number, maxOutputTokens: number, images: InlineImages | undefined, searches: WebSearchBound | null, serverInput: ServerInputAllowance | null = null, toolFees: ToolFeeBound | null = null): CallWorstCase {
-  const added = serverInput?.tokens ?? 0;
+export function callWorstCase(ctx: CallContext, price: TablePrice, bodyBytes: number, maxOutputTokens: number, images: InlineImages | undefined, searches: WebSearchBound | null, serverInput: ServerInputAllowance | null = null, toolFees: ToolFeeBound | null = null, promptTokens = 0): CallWorstCase {
+  const added = (serverInput?.tokens ?? 0) + Math.max(0, promptTokens);
   const tokens = worstCaseMicros(bodyBytes, maxOutputTokens, price, images, added);
   const fees = webSearchWorstMicros(price, searches) + toolFeeWorstMicros(toolFees);
   const micros = Math.min(Number.MAX_SAFE_INTEGER, tokens + fees);
