@@ -2,8 +2,8 @@
  * H3: a streamed call's usage is known only when the stream gave all of it — Anthropic:
  * message_start carried usage AND a message_delta carried the final output figure (then
  * message_stop); OpenAI: the usage chunk (Chat) or response.completed's usage (Responses).
- * Otherwise it is charged the estimate (usage.ts estimateUsage: input the larger of the
- * reported and ⌈request bytes / 4⌉, output the larger of the reported and ⌈streamed text
+ * Otherwise it is charged the estimate (usage.ts estimateUsage: input as reported, else
+ * ⌈request bytes / 4⌉, output the larger of the reported and ⌈streamed text
  * bytes / 4⌉ up to the limit), marked estimated: never $0, never 1 output token for a
  * streamed text. Real HTTP through the gateway to a fake upstream. Prices (test-metering.ts):
  * claude-cheap 3 µ$ input, 15 output; gpt-cheap 2 and 10.

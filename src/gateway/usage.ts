@@ -394,8 +394,10 @@ export class StreamUsageReader {
 
 /**
  * A stand-in usage when the real one could not be read (client gone, upstream broke, a reply
- * without usage): never zero. Input = the larger of what message_start reported (input + cache
- * figures kept as reported) and ⌈requestBytes / 4⌉; output = the larger of the last reported
+ * without usage): never zero. Input = what message_start reported (input + cache figures as
+ * reported: the provider's own count of the call's input, which a cut leaves as it was), or
+ * ⌈requestBytes / 4⌉ when nothing was reported (the bytes guess charged a stream of 1,000 input
+ * tokens cut by `up` stopping as 10,024: a fresh tester's finding); output = the larger of the last reported
  * output and ⌈textBytes / 4⌉ capped at `maxOutputTokens` (the request's max_tokens: a model
  * stops there, so a huge reply body does not make a huge bill), at least 1; web searches and
  * other built-in tool calls (`toolCalls`) as `partial` has them.
@@ -403,9 +405,8 @@ export class StreamUsageReader {
 export function estimateUsage(partial: CallUsage | null, requestBytes: number, textBytes: number, maxOutputTokens = Number.MAX_SAFE_INTEGER): CallUsage {
   const p = partial ?? { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0 };
   const reportedIn = p.inputTokens + p.cacheReadTokens + p.cacheWriteTokens;
-  const byBytes = Math.ceil(requestBytes / 4);
   const u: CallUsage = {
-    inputTokens: reportedIn >= byBytes ? p.inputTokens : byBytes - p.cacheReadTokens - p.cacheWriteTokens,
+    inputTokens: reportedIn > 0 ? p.inputTokens : Math.ceil(requestBytes / 4),
     outputTokens: Math.max(p.outputTokens, Math.min(Math.ceil(textBytes / 4), Math.max(1, maxOutputTokens)), 1),
     cacheReadTokens: p.cacheReadTokens,
     cacheWriteTokens: p.cacheWriteTokens,
