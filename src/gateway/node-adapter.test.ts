@@ -52,6 +52,15 @@ describe('gateway over plain node:http', () => {
     expect(gw.store.calls[0]).toMatchObject({ jobId: 3, httpStatus: 200, inputTokens: 100, outputTokens: 20, usageKnown: true, costMicros: 600, streamed: false });
   });
 
+  it('a job token in the query (?key=...) is not sent upstream; the rest of the query is, as sent', async () => {
+    // a client authenticating with `?key=` as some SDKs do for Google's API sent its live token to the provider (fresh-tester finding)
+    const res = await post(`/v1/messages?beta=true&key=${TOKEN}&x=a%20b`, JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'x' }] }));
+    expect(res.status).toBe(200);
+    const seen = gw.up.seen.at(-1)!;
+    expect(seen.url).toBe('/v1/messages?beta=true&x=a%20b');
+    expect(JSON.stringify(seen)).not.toContain(TOKEN);
+  });
+
   it('Expect: 100-continue (curl sends it for bodies over 1 MB): the body is taken after 100 Continue and the call goes upstream without the header', async () => {
     // It reached undici, which refuses `expect` before sending anything: the client got 502
     // "provider could not be reached" (fresh-user finding). The expectation is met here, hop by hop.

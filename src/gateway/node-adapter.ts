@@ -7,6 +7,7 @@ import type { JobAuth } from './job-auth.js';
 import { ChunkStream } from './chunk-stream.js';
 import { internalError } from './errors.js';
 import type { CallSignal, GatewayRequest, Reply } from './reply.js';
+import { withoutTokenParams } from './query-tokens.js';
 
 /**
  * The request's {@link CallSignal}: aborted by {@link ClientSignal.abort} when the client goes
@@ -208,7 +209,7 @@ function decoded(c: Call, d: DecodedBody, enc: string | string[], found: JobAuth
 
 /** Hands the request to the gateway and writes its reply (`close`: the body was left unread; `refusal`: why its body could not be decoded). */
 function serve(c: Call, body: Buffer, bodyBytes: number, headers: IncomingHttpHeaders, found: JobAuth | undefined, close: boolean, refusal?: BodyRefusal): void {
-  const request: PreAuthedRequest & RefusedBodyRequest = { method: c.req.method ?? 'GET', path: c.path, pathAndQuery: c.url, headers, body, bodyBytes, signal: c.ac, auth: found };
+  const request: PreAuthedRequest & RefusedBodyRequest = { method: c.req.method ?? 'GET', path: c.path, pathAndQuery: withoutTokenParams(c.url), headers, body, bodyBytes, signal: c.ac, auth: found };
   if (refusal) request.bodyRefusal = refusal;
   c.handle(request)
     .then(

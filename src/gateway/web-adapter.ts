@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { decodeBody, decodedHeaders, encodingsOf } from './body-encoding.js';
 import { bodyRefusalFor, type RefusedBodyRequest } from './body-refusal.js';
 import type { GatewayRequest, Reply } from './reply.js';
+import { withoutTokenParams } from './query-tokens.js';
 
 /**
  * The gateway through web `fetch` types, for tests and embedders (`createGateway().fetch`); the
@@ -55,7 +56,7 @@ export async function fromRequest(req: Request, limit: number): Promise<{ reques
   req.headers.forEach((v, k) => (headers[k] = v));
   const all = Buffer.from(await req.arrayBuffer());
   const body = all.byteLength > limit ? all.subarray(0, limit) : all;
-  const request: RefusedBodyRequest = { method: req.method, path: url.pathname, pathAndQuery: url.pathname + url.search, headers, body, bodyBytes: all.byteLength, signal: ac.signal };
+  const request: RefusedBodyRequest = { method: req.method, path: url.pathname, pathAndQuery: withoutTokenParams(url.pathname + url.search), headers, body, bodyBytes: all.byteLength, signal: ac.signal };
   const enc = headers['content-encoding'];
   const encodings = all.byteLength > limit ? [] : encodingsOf(enc);
   if (enc !== undefined && encodings.length > 0) {
