@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Outbox, MAX_BATCH_EVENTS } from './outbox.js';
+import { Outbox, MAX_BATCH_EVENTS, MAX_IN_FLIGHT_EVENTS } from './outbox.js';
 
 const msg = (text: string) => ({ type: 'message' as const, data: { role: 'assistant' as const, text } });
 const rseqs = (b: ReturnType<Outbox['nextBatch']>) => b?.events.map((e) => e.rseq) ?? null;
@@ -53,5 +53,40 @@ describe('Outbox', () => {
     expect(o.done).toBe(false);
     o.ack(2);
     expect(o.done).toBe(true);
+  });
+
+  it('sends at most MAX_IN_FLIGHT_EVENTS (1,000) unacknowledged; an ack opens the window by what it acknowledged', () => {
+    expect(MAX_IN_FLIGHT_EVENTS).toBe(1000);
+    const o = new Outbox(1, 1);
+    for (let i = 0; i < 2500; i++) o.push(msg(`line ${i}`));
+    const sent: number[] = [];
+    for (let b = o.nextBatch(); b; b = o.nextBatch()) sent.push(...b.events.map((e) => e.rseq));
+    expect(sent).toEqual(Array.from({ length: 1000 }, (_, i) => i + 1)); // 5 batches of 200, then nothing
+    o.ack(150); // 150 acknowledged: room for 150 more
+    const more = o.nextBatch();
+    expect(rseqs(more)).toEqual(Array.from({ length: 150 }, (_, i) => 1001 + i));
+    expect(o.nextBatch()).toBeNull();
+    o.rewind(); // a new connection: the 1,000 unacknowledged go again first, in order
+    expect(rseqs(o.nextBatch())?.slice(0, 2)).toEqual([151, 152]);
+  });
+
+  it('200,000 events acknowledged in uneven steps: each delivered in order, the last ack leaves none held', () => {
+    const o = new Outbox(1, 1);
+    const N = 200_000;
+    let delivered = 0;
+    let expected = 1;
+    let step = 1;
+    for (let i = 0; i < N; i++) {
+      o.push(msg('x'));
+      if (i % 997 !== 0 && i !== N - 1) continue;
+      for (let b = o.nextBatch(); b; b = o.nextBatch()) {
+        for (const e of b.events) if (e.rseq !== expected++) throw new Error(`rseq ${e.rseq} sent where ${expected - 1} was due`);
+        delivered += b.events.length;
+        o.ack(b.events.at(-1)!.rseq - (step++ % 3)); // acks that lag by 0-2 events
+      }
+    }
+    o.ack(N);
+    for (let b = o.nextBatch(); b; b = o.nextBatch()) delivered += b.events.length;
+    expect([delivered, o.unacked, o.ackedUpTo]).toEqual([N, 0, N]);
   });
 });

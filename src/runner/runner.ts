@@ -347,6 +347,7 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
         const k = key(msg.jobId, msg.attempt);
         slots.get(k)?.outbox.ack(msg.upTo);
         forgetIfDone(k);
+        scheduleFlush(); // the ack opened the outbox's window (outbox.ts MAX_IN_FLIGHT_EVENTS)
         return;
       }
       case 'job.activity': {
