@@ -73,7 +73,7 @@ describe('flotilla tokens', () => {
     await expect(member.listJobs()).rejects.toMatchObject({ status: 401 });
     expect((await admin.listApiTokens()).map((t) => t.id)).not.toContain(row.id);
     const again = await run('tokens', 'revoke', String(row.id));
-    expect([again.code, again.out, again.err]).toEqual([1, '', `flotilla: no API token ${row.id}\n`]);
+    expect([again.code, again.out, again.err]).toEqual([1, '', `flotilla: no API token ${row.id}: never made, or revoked already (a revoked token is deleted)\n`]);
   });
 
   it('--json: create prints the API’s CreatedApiToken, revoke {revoked: ID}; FLOTILLA_TOKENS_ROLE gives the role', async () => {

@@ -8,7 +8,7 @@ import { getRequestListener } from '@hono/node-server';
 import type { Store } from '../store/types.js';
 import { silentLogger, type Logger } from '../core/log.js';
 import type { GatewayConfig } from '../gateway/config.js';
-import { createGateway } from '../gateway/gateway.js';
+import { createGateway, DRAIN_GRACE_MS } from '../gateway/gateway.js';
 import { ModelDirectory } from '../gateway/model-directory.js';
 import { mountGatewayRoutes } from './routes/gateway-routes.js';
 import { AgentRegistry } from './agents.js';
@@ -84,9 +84,11 @@ export interface RunningServer {
   /**
    * Stops timers, closes runner sockets and event streams, stops taking connections, lets the
    * model calls in flight end and be recorded (up to `gatewayDrainMs`, then aborted and settled:
-   * gateway.ts drain), then closes the HTTP server. Does not close the store.
+   * gateway.ts drain), then closes the HTTP server. Does not close the store. `drainMs`, when
+   * smaller, bounds that wait instead (`flotilla up`: what is left of its stop's time once its
+   * own runner has stopped its jobs, cli/local/stack.ts). A second call returns the first's promise.
    */
-  close(): Promise<void>;
+  close(o?: { drainMs?: number }): Promise<void>;
   /** During {@link close}: cut the model calls still running now, settled with what was seen (a second Ctrl-C). */
   hurryClose(): void;
 }
@@ -255,7 +257,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   log.info('server listening', { url, agents: agents.list().map((a) => a.name).join(',') });
 
   let closing: Promise<void> | null = null;
-  const close = () =>
+  const close = (o?: { drainMs?: number }) =>
     (closing ??= (async () => {
       clearInterval(agentsTimer);
       await tasks.stop();
@@ -266,7 +268,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       // No new connections; the model calls in flight end and are recorded before the store
       // closes (the caller closes it next): closed under them, their ledger rows were lost.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      const drained = await gateway.drain(opts.gatewayDrainMs);
+      const drainMs = o?.drainMs !== undefined ? Math.min(o.drainMs, opts.gatewayDrainMs ?? DRAIN_GRACE_MS) : opts.gatewayDrainMs;
+      const drained = await gateway.drain(drainMs);
       if (drained.open > 0) log.info('gateway: model calls in flight at stop', drained);
       server.closeAllConnections();
       await closed;

@@ -11,7 +11,7 @@ import { loadGatewayConfig, type GatewayConfig } from '../../gateway/config.js';
 import { loadGatewaySettings } from '../../gateway/config-file.js';
 import { createApiToken, registrationToken } from '../../server/auth.js';
 import { startServer, type RunningServer } from '../../server/server.js';
-import { startRunner, type RunningRunner } from '../../runner/runner.js';
+import { startRunner, STOP_TOTAL_MS, type RunningRunner } from '../../runner/runner.js';
 import { adoptLocalCredential, localRunnerInstance } from './local-runner-identity.js';
 import { assertDatabaseUrl, openStore } from '../../store/open.js';
 import type { Store } from '../../store/types.js';
@@ -120,13 +120,16 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     } catch (err) {
       opts.log.warn('registration token not revoked', { error: String(err) });
     }
+    // The whole stop within `docker stop`'s 10 s: the calls in flight get what is left of
+    // STOP_TOTAL_MS once the runner has stopped its jobs (at most 7 s), at least 1 s.
+    const began = Date.now();
     try {
       await runner?.stop({ cancelJobs: true });
     } catch (err) {
       opts.log.warn('runner did not stop cleanly', { error: String(err) });
     }
     try {
-      await server?.close();
+      await server?.close({ drainMs: Math.max(1000, STOP_TOTAL_MS - (Date.now() - began)) });
     } catch (err) {
       opts.log.warn('server did not stop cleanly', { error: String(err) });
     }

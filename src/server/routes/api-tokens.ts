@@ -46,7 +46,7 @@ export function mountApiTokens(app: Hono<AppEnv>, ctx: ServerContext, tokens: Pi
     }
     const deleted = await ctx.store.deleteApiToken(id);
     tokens.invalidate(); // after the delete: a request checked meanwhile read the store again
-    if (!deleted) return apiError(c, 404, 'not_found', `no API token ${id}`);
+    if (!deleted) return apiError(c, 404, 'not_found', `no API token ${id}: never made, or revoked already (a revoked token is deleted)`);
     ctx.log.info('api token revoked', { id, by: c.var.principal.name });
     return c.body(null, 204);
   });
