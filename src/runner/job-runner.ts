@@ -44,8 +44,27 @@ export interface JobRunDeps {
   watchdog?: Pick<JobWatchdog, 'watch' | 'unwatch'>;
   /** Receives the attempt's events in order (the runner numbers and uploads them). */
   emit: (event: EventBody) => void;
+  /**
+   * Events emitted and not yet stored by the server (the outbox's unacknowledged): past
+   * {@link OUTPUT_HIGH_WATER} the harness's output pipes are paused until it is back under
+   * {@link OUTPUT_LOW_WATER} (the harness then blocks on its writes, as on a full pipe). Absent: never paused.
+   */
+  backlog?: () => number;
   log: Logger;
 }
+
+/**
+ * Output backpressure (JobRunDeps.backlog), events: a job printing 10 million lines (1 GB) made
+ * the runner hold every line the server had not stored yet, 4 GB, until it died of it (and
+ * `flotilla up`, whose runner shares its process, with it: a fresh tester's finding). Reading
+ * stops at 20,000 events waiting (a few MB; about a second of the server's storing, so a stop
+ * still reports within its time) and starts again under 5,000.
+ */
+export const OUTPUT_HIGH_WATER = 20_000;
+/** See {@link OUTPUT_HIGH_WATER}. */
+export const OUTPUT_LOW_WATER = 5_000;
+/** How often paused output looks at the backlog again, ms. */
+const OUTPUT_RESUME_POLL_MS = 25;
 
 type JobFinished = Extract<EventBody, { type: 'job.finished' }>['data'];
 
@@ -326,18 +345,43 @@ export class JobRun {
     const touch = () => idle.output();
     const out = new LineSplitter((l) => onEvents(parser.stdout(l)));
     const err = new LineSplitter((l) => onEvents(parser.stderr(l)));
+    // Backpressure (OUTPUT_HIGH_WATER): both pipes paused while the upload is far behind.
+    let resumeTimer: NodeJS.Timeout | null = null;
+    const backlog = this.deps.backlog;
+    const throttle = () => {
+      if (!backlog || resumeTimer || backlog() < OUTPUT_HIGH_WATER) return;
+      proc.stdout.pause();
+      proc.stderr.pause();
+      resumeTimer = setInterval(() => {
+        touch(); // held by the upload, not idle: the idle limit must not end it meanwhile
+        if (backlog() >= OUTPUT_LOW_WATER && !this.stopped) return;
+        clearInterval(resumeTimer!);
+        resumeTimer = null;
+        proc.stdout.resume();
+        proc.stderr.resume();
+      }, OUTPUT_RESUME_POLL_MS);
+    };
     proc.stdout.on('data', (c: Buffer) => {
       touch();
       out.push(c);
+      throttle();
     });
     proc.stderr.on('data', (c: Buffer) => {
       touch();
       err.push(c);
+      throttle();
     });
     const outEnded = new Promise<void>((r) => proc.stdout.once('close', () => r()));
     const errEnded = new Promise<void>((r) => proc.stderr.once('close', () => r()));
 
     const exit = await proc.exited;
+    // the output left in the pipes is read to their end (a stopped job's too: its pipes must close)
+    if (resumeTimer) {
+      clearInterval(resumeTimer);
+      resumeTimer = null;
+      proc.stdout.resume();
+      proc.stderr.resume();
+    }
     if (!this.stopped) this.harnessExited = true;
     idle.stop();
     this.idle = null;

@@ -314,6 +314,7 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
         outbox.push(mask.event(e));
         scheduleFlush();
       },
+      backlog: () => outbox.unacked,
     });
     send({ type: 'job.accepted', jobId: a.jobId, attempt: a.attempt });
     log.info('job assigned', { jobId: a.jobId, attempt: a.attempt, agent: a.agent.name });
