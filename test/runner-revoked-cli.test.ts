@@ -42,8 +42,11 @@ describe('a revoked runner', () => {
     const first = main(['node', 'flotilla', ...args, '--token', firstToken], io);
     await waitFor(() => /runner \d+ connected/.test(io.out()), 'the runner to connect');
     const id = Number(/runner (\d+) connected/.exec(io.out())![1]);
+    const revokedAt = Date.now();
     expect((await t.api(`/api/runners/${id}/revoke`, { json: {} })).status).toBe(200);
     expect(await first).toBe(1);
+    // at once: no ack can come after the revoke, so none is waited for (it waited 5 s)
+    expect(Date.now() - revokedAt).toBeLessThan(2500);
     expect(io.err()).toMatch(/^flotilla: runner stopped: server \S+ revoked this runner \(close 4403: runner revoked\)\. /m);
     expect(io.err().endsWith(steps)).toBe(true);
 

@@ -101,6 +101,25 @@ describe('Gateway.drain', () => {
     }
   });
 
+  it('hurryDrain before the drain began (a second Ctrl-C while `up` still stops its runner): the drain waits for nothing', async () => {
+    const gw = await startGateway({ job: { token: 'flj_drain_test_early_0123456789ab', id: 45, budgetMicros: 1_000_000 }, upstream: () => new Promise<FakeReply>(() => undefined) });
+    try {
+      const call = gw.post('/v1/messages', { model: 'claude-sonnet-4-5', max_tokens: 100, messages: [{ role: 'user', content: 'hangs' }] }).then(
+        (r) => r.status,
+        () => 'dropped',
+      );
+      while (gw.up.seen.length === 0) await new Promise((r) => setTimeout(r, 5));
+      gw.app.hurryDrain();
+      const t0 = Date.now();
+      expect(await gw.app.drain(60_000)).toEqual({ open: 1, aborted: 1 });
+      expect(Date.now() - t0).toBeLessThan(2000);
+      await call;
+      expect(gw.store.calls.map((c) => [c.usageKnown, c.costMicros > 0])).toEqual([[false, true]]);
+    } finally {
+      await gw.close();
+    }
+  });
+
   it('a stream that ends during the drain reaches its client whole before the connections close (its call settles just before its last chunk)', async () => {
     const events = [
       { type: 'message_start', message: { id: 'm', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [], usage: { input_tokens: 10, output_tokens: 1 } } },

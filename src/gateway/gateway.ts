@@ -81,7 +81,7 @@ export type Gateway = Hono & {
    * @returns how many calls held a reservation when it began, and how many were aborted.
    */
   drain(graceMs?: number): Promise<{ open: number; aborted: number }>;
-  /** Ends a {@link drain}'s grace period now: the calls still running are aborted and settled at once (a second Ctrl-C). */
+  /** Ends a {@link drain}'s grace period now: the calls still running are aborted and settled at once (a second Ctrl-C); called before the drain began, the drain waits for nothing. */
   hurryDrain(): void;
 };
 
@@ -182,6 +182,9 @@ export function createGateway(opts: GatewayOptions): Gateway {
 
   let draining = false;
   let hurry = (): void => undefined;
+  // Asked before the drain began (`up`'s second Ctrl-C while its runner still stops its jobs):
+  // the drain then waits for nothing (fresh-tester finding: it waited its whole grace).
+  let hurriedEarly = false;
   const handle = async (req: GatewayRequest): Promise<Reply> => {
     const route = req.method === 'POST' ? routes[req.path] : undefined;
     if (!route) return isModelsPath(req.method, req.path) ? mask.reply(await serveModels(req, { directory, config, callAuth, log })) : noSuchEndpoint(req.method, req.path, req.headers);
@@ -229,11 +232,11 @@ export function createGateway(opts: GatewayOptions): Gateway {
     wakeBudgetWaiters(store);
     const open = openCallCount(store);
     const hurried = new Promise<false>((resolve) => (hurry = () => resolve(false)));
-    if (await Promise.race([untilNoOpenCalls(store, graceMs), hurried])) return { open, aborted: 0 };
+    if (await Promise.race([untilNoOpenCalls(store, hurriedEarly ? 0 : graceMs), hurried])) return { open, aborted: 0 };
     const aborted = abortStoreCalls(store);
     log.warn('gateway: stopping: aborted the model calls still running', { calls: aborted, graceMs });
     if (!(await untilNoOpenCalls(store, DRAIN_ABORT_MS))) log.error('gateway: stopping: model calls still not settled; the sweeper charges them after their expiry', { calls: openCallCount(store) });
     return { open, aborted };
   };
-  return Object.assign(app, { handle, abortJob, drain, hurryDrain: () => hurry(), node });
+  return Object.assign(app, { handle, abortJob, drain, hurryDrain: () => ((hurriedEarly = true), hurry()), node });
 }

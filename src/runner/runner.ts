@@ -368,6 +368,9 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
   const instance = opts.instance ?? randomUUID();
   let endedNow: (e: SessionEndedError) => void = () => {};
   const ended = new Promise<SessionEndedError>((resolve) => (endedNow = resolve));
+  // Ended for good (revoked, credential taken): no ack can come, stop() waits for none.
+  let endedForGood = false;
+  void ended.then(() => (endedForGood = true));
   // What a welcome tells the user (a name or label the server did not take) holds for the whole
   // process: said once, not again on every reconnect.
   const said = new Set<string>();
@@ -457,7 +460,7 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
         await Promise.all(slotsNow.map((s) => s.done));
         flush();
         const deadline = cancel ? Math.max(Date.now() + 1000, Math.min(Date.now() + STOP_ACK_TIMEOUT_MS, began + STOP_TOTAL_MS)) : Date.now() + DRAIN_ACK_TIMEOUT_MS;
-        while ([...slots.values()].some((s) => !s.outbox.done) && Date.now() < deadline) {
+        while (!endedForGood && [...slots.values()].some((s) => !s.outbox.done) && Date.now() < deadline) {
           await new Promise((r) => setTimeout(r, 20));
         }
         await session.drain();

@@ -34,7 +34,11 @@ export function RotateTokenCard({ runner, isAdmin, onDone }: { runner: Runner; i
   return (
     <div className="card" data-testid="rotate">
       <h3>Token</h3>
-      <p className="muted">{runner.revokedAt ? 'This runner is revoked. Create a registration token to bring the machine back.' : 'Rotating revokes this runner’s credential now and gives a new single-use registration token for the same machine.'}</p>
+      <p className="muted">
+        {runner.revokedAt
+          ? 'This runner is revoked. Create a registration token to bring the machine back.'
+          : 'Rotating revokes this runner’s credential now and gives a new single-use registration token for the same machine. The runner inside `flotilla up` cannot take a new token: rotating it stops `flotilla up` (start it again after deleting its credential file, as it then says).'}
+      </p>
       {!confirm ? (
         <button className="danger" disabled={!isAdmin || busy} title={isAdmin ? '' : ADMIN_ONLY} onClick={() => setConfirm(true)} data-testid="rotate-start">
           {runner.revokedAt ? 'New registration token' : 'Rotate token…'}
