@@ -57,12 +57,13 @@ export interface JobRunDeps {
  * Output backpressure (JobRunDeps.backlog), events: a job printing 10 million lines (1 GB) made
  * the runner hold every line the server had not stored yet, 4 GB, until it died of it (and
  * `flotilla up`, whose runner shares its process, with it: a fresh tester's finding). Reading
- * stops at 20,000 events waiting (a few MB; about a second of the server's storing, so a stop
- * still reports within its time) and starts again under 5,000.
+ * stops at 10,000 events waiting (a few MB; under a second of the server's storing, so a
+ * runner stopped mid-flood still delivers them and its give-up within its stop's time: with a
+ * million waiting it exited before its give-up reached the server) and starts again under 2,500.
  */
-export const OUTPUT_HIGH_WATER = 20_000;
+export const OUTPUT_HIGH_WATER = 10_000;
 /** See {@link OUTPUT_HIGH_WATER}. */
-export const OUTPUT_LOW_WATER = 5_000;
+export const OUTPUT_LOW_WATER = 2_500;
 /** How often paused output looks at the backlog again, ms. */
 const OUTPUT_RESUME_POLL_MS = 25;
 

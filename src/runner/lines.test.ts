@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cutLogLine, LineSplitter, type Line } from './lines.js';
+import { cutLogLine, LineSplitter, truncatedLineText, type Line } from './lines.js';
 
 function collect(max?: number): { lines: Line[]; s: LineSplitter } {
   const lines: Line[] = [];
@@ -108,5 +108,17 @@ describe('cutLogLine', () => {
     // 'a' then 5,000 rockets (2 UTF-16 units, 4 bytes each): unit 8191 starts a pair, so the cut
     // comes before it: 'a' + 4,095 rockets kept, 905 rockets (3,620 bytes) cut.
     expect(cutLogLine('a' + '🚀'.repeat(5000), 8192)).toBe(`a${'🚀'.repeat(4095)}… [3,620 bytes cut]`);
+  });
+});
+
+describe('truncatedLineText', () => {
+  it('a 10,000,000-byte line read as its first 8 MiB: the marker counts every byte left out, within 8,192 characters', () => {
+    const read = 8 * 1024 * 1024;
+    const t = truncatedLineText({ text: 'y'.repeat(read), truncated: true, droppedBytes: 10_000_000 - read, invalidUtf8: false }, 8192);
+    const head = '[line of 10000000 bytes truncated, not parsed] ';
+    expect(t.startsWith(head + 'yyy')).toBe(true);
+    const kept = 8192 - head.length - 32;
+    expect(t).toBe(`${head}${'y'.repeat(kept)}… [${(10_000_000 - kept).toLocaleString('en-US')} bytes cut]`);
+    expect(t.length).toBeLessThanOrEqual(8192);
   });
 });

@@ -121,3 +121,22 @@ export function cutLogLine(text: string, maxChars: number): string {
   if (end > 0 && last >= 0xd800 && last <= 0xdbff) end--; // a high surrogate: keep its pair together
   return `${text.slice(0, end)}… [${Buffer.byteLength(text.slice(end)).toLocaleString('en-US')} bytes cut]`;
 }
+
+/**
+ * The `log` text of a line too long to be read whole (`line.truncated`: past the splitter's
+ * buffer, `line.droppedBytes` never read): `[line of N bytes truncated, not parsed] ` and its
+ * start, within `maxChars`, ending in `… [M bytes cut]` where M counts every byte left out,
+ * read or not (a 10,000,000-byte line said "[8,380,463 bytes cut]": only what the buffer held
+ * beyond the part kept, a fresh tester's finding).
+ */
+export function truncatedLineText(line: Line, maxChars: number): string {
+  const total = Buffer.byteLength(line.text) + line.droppedBytes;
+  const head = `[line of ${total} bytes truncated, not parsed] `;
+  const room = Math.max(0, maxChars - head.length - 32); // the marker's room
+  if (line.text.length <= room && line.droppedBytes === 0) return head + line.text;
+  let end = Math.min(room, line.text.length);
+  const last = line.text.charCodeAt(end - 1);
+  if (end > 0 && last >= 0xd800 && last <= 0xdbff) end--; // a high surrogate: keep its pair together
+  const kept = line.text.slice(0, end);
+  return `${head}${kept}… [${(total - Buffer.byteLength(kept)).toLocaleString('en-US')} bytes cut]`;
+}

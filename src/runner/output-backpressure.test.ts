@@ -1,6 +1,6 @@
 /**
  * Output backpressure (job-runner.ts OUTPUT_HIGH_WATER): while the server stores nothing, a job
- * printing lines fast is held once 20,000 of its events wait (its writes block on the full
+ * printing lines fast is held once 10,000 of its events wait (its writes block on the full
  * pipe), and goes on to its end, every line delivered in order, once the acks come. Before, the
  * runner read the pipe as fast as it could and held every line not stored yet: a 1 GB flood
  * took 4 GB and killed it (and `flotilla up`, whose runner is in its process). A fake control
@@ -21,7 +21,7 @@ beforeEach(async () => {
 afterEach(() => fleet.close());
 
 describe('output backpressure', () => {
-  it('holds the job while 20,000 events wait unacknowledged; all lines arrive in order once acks come', async () => {
+  it('holds the job while 10,000 events wait unacknowledged; all lines arrive in order once acks come', async () => {
     const { cp } = fleet;
     const a: JobAssignment = {
       jobId: 1,

@@ -63,7 +63,8 @@ describe('ClaudeStreamParser edge cases', () => {
     expect(p.stdout(line('{"type":"assistant", broken'))).toEqual([{ type: 'log', data: { stream: 'stdout', line: '{"type":"assistant", broken' } }]);
     expect(p.stdout(line('[1,2]'))).toEqual([{ type: 'log', data: { stream: 'stdout', line: '[1,2]' } }]);
     expect(p.stdout({ text: '{"type":"user"', truncated: true, droppedBytes: 100, invalidUtf8: false })).toEqual([
-      { type: 'log', data: { stream: 'stdout', line: '[line of 114 bytes truncated, not parsed] {"type":"user"' } },
+      // the 100 bytes never read are counted in the cut: 114 in all, 14 kept
+      { type: 'log', data: { stream: 'stdout', line: '[line of 114 bytes truncated, not parsed] {"type":"user"… [100 bytes cut]' } },
     ]);
     expect(p.stdout({ text: 'ab\uFFFD', truncated: false, droppedBytes: 0, invalidUtf8: true })).toEqual([{ type: 'log', data: { stream: 'stdout', line: '[invalid UTF-8] ab\uFFFD' } }]);
     expect(p.stdout(line(''))).toEqual([]);

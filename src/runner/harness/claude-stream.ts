@@ -1,5 +1,5 @@
 import type { EventBody } from '../../protocol/index.js';
-import { cutLogLine, type Line } from '../lines.js';
+import { cutLogLine, truncatedLineText, type Line } from '../lines.js';
 import type { HarnessOutcome, HarnessParser } from './types.js';
 
 /** Tool output longer than this (UTF-8 bytes) is cut and marked `truncated: true`. */
@@ -54,7 +54,7 @@ export class ClaudeStreamParser implements HarnessParser {
 
   stdout(line: Line): EventBody[] {
     if (line.truncated) {
-      return [logEvent('stdout', `[line of ${Buffer.byteLength(line.text) + line.droppedBytes} bytes truncated, not parsed] ${line.text}`)];
+      return [logEvent('stdout', truncatedLineText(line, LOG_LINE_LIMIT_CHARS))];
     }
     if (line.text.trim() === '') return [];
     let msg: unknown;

@@ -1,5 +1,5 @@
 import type { EventBody } from '../../protocol/index.js';
-import { cutLogLine, type Line } from '../lines.js';
+import { cutLogLine, truncatedLineText, type Line } from '../lines.js';
 import { cutBytes, LOG_LINE_LIMIT_CHARS, TOOL_OUTPUT_LIMIT_BYTES } from './claude-stream.js';
 import { CodexRollout, type CodexCallUsage } from './codex-rollout.js';
 import type { HarnessOutcome, HarnessParser } from './types.js';
@@ -126,7 +126,7 @@ export class CodexJsonParser implements HarnessParser {
   }
 
   private parse(line: Line): EventBody[] {
-    if (line.truncated) return [log('stdout', `[line of ${Buffer.byteLength(line.text) + line.droppedBytes} bytes truncated, not parsed] ${line.text}`)];
+    if (line.truncated) return [log('stdout', truncatedLineText(line, LOG_LINE_LIMIT_CHARS))];
     if (line.text.trim() === '') return [];
     let msg: unknown;
     try {

@@ -1,5 +1,5 @@
 import { EventBody } from '../../protocol/index.js';
-import { cutLogLine, type Line } from '../lines.js';
+import { cutLogLine, truncatedLineText, type Line } from '../lines.js';
 import { cutBytes, LOG_LINE_LIMIT_CHARS, TOOL_OUTPUT_LIMIT_BYTES } from './claude-stream.js';
 import type { HarnessOutcome, HarnessParser } from './types.js';
 
@@ -60,7 +60,7 @@ export class CommandEventParser implements HarnessParser {
 
   stdout(line: Line): EventBody[] {
     if (line.truncated) {
-      return [logEvent('stdout', `[line of ${Buffer.byteLength(line.text) + line.droppedBytes} bytes truncated, not parsed] ${line.text}`)];
+      return [logEvent('stdout', truncatedLineText(line, LOG_LINE_LIMIT_CHARS))];
     }
     const text = line.text.trim();
     if (text === '') return [];
