@@ -348,9 +348,13 @@ export class JobRun {
     const err = new LineSplitter((l) => onEvents(parser.stderr(l)));
     // Backpressure (OUTPUT_HIGH_WATER): both pipes paused while the upload is far behind.
     let resumeTimer: NodeJS.Timeout | null = null;
+    // Once the harness has exited, what is left in the pipes (at most their buffers) is read
+    // without a pause: paused again, the pipes never closed, were cut after PIPE_CLOSE_TIMEOUT_MS
+    // and the last lines were lost.
+    let exited = false;
     const backlog = this.deps.backlog;
     const throttle = () => {
-      if (!backlog || resumeTimer || backlog() < OUTPUT_HIGH_WATER) return;
+      if (exited || !backlog || resumeTimer || backlog() < OUTPUT_HIGH_WATER) return;
       proc.stdout.pause();
       proc.stderr.pause();
       resumeTimer = setInterval(() => {
@@ -377,6 +381,7 @@ export class JobRun {
 
     const exit = await proc.exited;
     // the output left in the pipes is read to their end (a stopped job's too: its pipes must close)
+    exited = true;
     if (resumeTimer) {
       clearInterval(resumeTimer);
       resumeTimer = null;
