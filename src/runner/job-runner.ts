@@ -12,6 +12,7 @@ import { forgetGroup, recordGroup } from './orphans.js';
 import type { JobWatchdog } from './watchdog.js';
 import { spawnGroup, type GroupProcess } from './process.js';
 import { killJobProcesses, RUN_MARKER_VAR } from './proc-tree.js';
+import { OutputHold } from './output-hold.js';
 import { readOnlyCommand, verifyReadOnly } from './readonly.js';
 import { hideSecretsCommand } from './secret-mask.js';
 import { collectChanges, prepareWorkspace, reuseWorkspace, WorkspaceError, type Workspace } from './workspace.js';
@@ -46,26 +47,12 @@ export interface JobRunDeps {
   emit: (event: EventBody) => void;
   /**
    * Events emitted and not yet stored by the server (the outbox's unacknowledged): past
-   * {@link OUTPUT_HIGH_WATER} the harness's output pipes are paused until it is back under
-   * {@link OUTPUT_LOW_WATER} (the harness then blocks on its writes, as on a full pipe). Absent: never paused.
+   * OUTPUT_HIGH_WATER (output-hold.ts) the harness's output pipes are paused until it is back under
+   * OUTPUT_LOW_WATER (the harness then blocks on its writes, as on a full pipe). Absent: never paused.
    */
   backlog?: () => number;
   log: Logger;
 }
-
-/**
- * Output backpressure (JobRunDeps.backlog), events: a job printing 10 million lines (1 GB) made
- * the runner hold every line the server had not stored yet, 4 GB, until it died of it (and
- * `flotilla up`, whose runner shares its process, with it: a fresh tester's finding). Reading
- * stops at 10,000 events waiting (a few MB; under a second of the server's storing, so a
- * runner stopped mid-flood still delivers them and its give-up within its stop's time: with a
- * million waiting it exited before its give-up reached the server) and starts again under 2,500.
- */
-export const OUTPUT_HIGH_WATER = 10_000;
-/** See {@link OUTPUT_HIGH_WATER}. */
-export const OUTPUT_LOW_WATER = 2_500;
-/** How often paused output looks at the backlog again, ms. */
-const OUTPUT_RESUME_POLL_MS = 25;
 
 type JobFinished = Extract<EventBody, { type: 'job.finished' }>['data'];
 
@@ -346,48 +333,24 @@ export class JobRun {
     const touch = () => idle.output();
     const out = new LineSplitter((l) => onEvents(parser.stdout(l)));
     const err = new LineSplitter((l) => onEvents(parser.stderr(l)));
-    // Backpressure (OUTPUT_HIGH_WATER): both pipes paused while the upload is far behind.
-    let resumeTimer: NodeJS.Timeout | null = null;
-    // Once the harness has exited, what is left in the pipes (at most their buffers) is read
-    // without a pause: paused again, the pipes never closed, were cut after PIPE_CLOSE_TIMEOUT_MS
-    // and the last lines were lost.
-    let exited = false;
+    // Backpressure (output-hold.ts): both pipes held while the upload is far behind.
     const backlog = this.deps.backlog;
-    const throttle = () => {
-      if (exited || !backlog || resumeTimer || backlog() < OUTPUT_HIGH_WATER) return;
-      proc.stdout.pause();
-      proc.stderr.pause();
-      resumeTimer = setInterval(() => {
-        touch(); // held by the upload, not idle: the idle limit must not end it meanwhile
-        if (backlog() >= OUTPUT_LOW_WATER && !this.stopped) return;
-        clearInterval(resumeTimer!);
-        resumeTimer = null;
-        proc.stdout.resume();
-        proc.stderr.resume();
-      }, OUTPUT_RESUME_POLL_MS);
-    };
+    const hold = backlog ? new OutputHold([proc.stdout, proc.stderr], backlog, touch, () => this.stopped !== null) : null;
     proc.stdout.on('data', (c: Buffer) => {
       touch();
       out.push(c);
-      throttle();
+      hold?.check();
     });
     proc.stderr.on('data', (c: Buffer) => {
       touch();
       err.push(c);
-      throttle();
+      hold?.check();
     });
     const outEnded = new Promise<void>((r) => proc.stdout.once('close', () => r()));
     const errEnded = new Promise<void>((r) => proc.stderr.once('close', () => r()));
 
     const exit = await proc.exited;
-    // the output left in the pipes is read to their end (a stopped job's too: its pipes must close)
-    exited = true;
-    if (resumeTimer) {
-      clearInterval(resumeTimer);
-      resumeTimer = null;
-      proc.stdout.resume();
-      proc.stderr.resume();
-    }
+    hold?.harnessExited(); // what is left in the pipes is read to their end
     if (!this.stopped) this.harnessExited = true;
     idle.stop();
     this.idle = null;

@@ -1,5 +1,5 @@
 /**
- * Output backpressure (job-runner.ts OUTPUT_HIGH_WATER): while the server stores nothing, a job
+ * Output backpressure (output-hold.ts OUTPUT_HIGH_WATER): while the server stores nothing, a job
  * printing lines fast is held once 10,000 of its events wait (its writes block on the full
  * pipe), and goes on to its end, every line delivered in order, once the acks come. Before, the
  * runner read the pipe as fast as it could and held every line not stored yet: a 1 GB flood
@@ -8,7 +8,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentDefinition, type JobAssignment } from '../protocol/index.js';
-import { OUTPUT_HIGH_WATER } from './job-runner.js';
+import { OUTPUT_HIGH_WATER } from './output-hold.js';
 import { MAX_IN_FLIGHT_EVENTS } from './outbox.js';
 import { startFakeFleet, type FakeFleet } from './testdata/fake-fleet.js';
 
