@@ -17,7 +17,7 @@ describe.skipIf(!HAS_CODEX)('budget pause and top-up with the real Codex', () =>
 
   it('stops after one refused call, reads paused, and a top-up lets it finish', async () => {
     const job = await plane.client.createJob({ agent: 'hello-codex', input: {}, budgetUsd: 0.1 });
-    await waitFor('the attempt to end', async () => (await allEvents(plane.store, job.id)).some((e) => e.type === 'job.finished'), 90_000, 200);
+    await waitFor('the attempt to end', async () => (await allEvents(plane.store, job.id)).some((e) => e.type === 'attempt.ended'), 90_000, 200);
     const paused = await plane.client.getJob(job.id);
     expect({ status: paused.status, reason: paused.endReason }).toEqual({ status: 'paused', reason: 'budget' });
     const calls = await plane.store.costRollup({ by: 'job', since: 0 });

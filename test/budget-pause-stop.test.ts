@@ -131,7 +131,9 @@ describe('a budget pause stops the job process and holds its slot until it is go
     });
     expect(paused).toMatchObject({ status: 'paused', endReason: 'budget', attempt: 1, sessionId: 'sess-hold' });
     const evs = await events(created.id);
-    expect(evs.filter((e) => e.type === 'job.finished').map((e) => e.data)).toMatchObject([{ status: 'cancelled', error: 'paused: job tree out of budget' }]);
+    // The paused attempt's end is not the job's end: stored as attempt.ended, no job.finished yet
+    expect(evs.filter((e) => e.type === 'attempt.ended').map((e) => e.data)).toMatchObject([{ attempt: 1, status: 'cancelled', error: 'paused: job tree out of budget' }]);
+    expect(evs.filter((e) => e.type === 'job.finished')).toEqual([]);
     expect(evs.at(-1)).toMatchObject({ type: 'status', data: { status: 'paused', message: expect.stringMatching(/^attempt 1 stopped for the pause \(its harness was ended\); still paused for budget/) } });
     // The other job ran once, on the freed slot.
     await until('the other job to succeed', async () => (await job(other.id)).status === 'succeeded');
@@ -154,7 +156,10 @@ describe('a budget pause stops the job process and holds its slot until it is go
     expect(all).toHaveLength(2);
     expect(all[1]![1]).toBe(cwd);
     expect(all[1]![0]).not.toBe(pidText);
-    expect((await events(created.id)).filter((e) => e.type === 'job.finished').map((e) => e.data.status)).toEqual(['cancelled', 'succeeded']);
+    // One job.finished, the stream's last event; the paused attempt's end before it
+    const final = await events(created.id);
+    expect(final.filter((e) => e.type === 'job.finished' || e.type === 'attempt.ended').map((e) => `${e.type} ${String(e.data.status)}`)).toEqual(['attempt.ended cancelled', 'job.finished succeeded']);
+    expect(final.at(-1)).toMatchObject({ type: 'job.finished', data: { status: 'succeeded' } });
     rmSync(go());
   });
 
@@ -329,6 +334,8 @@ describe('a job.finished for a budget-paused job', () => {
     expect(await ended()).toMatchObject({ status: 'paused', endReason: 'budget', sessionId: 'sess-x' });
     expect(await used(r)).toBe(0);
     const evs = await t.store.listEvents(id, 0, 100);
+    expect(evs.at(-2)).toMatchObject({ type: 'attempt.ended', data: { attempt: 1, status: 'failed', reason: 'budget', error: 'API Error: 402', sessionId: 'sess-x' } });
+    expect(evs.filter((e) => e.type === 'job.finished')).toEqual([]);
     expect(evs.at(-1)).toMatchObject({ type: 'status', data: { status: 'paused', message: `attempt 1's harness exited on the budget refusal (failed, budget); still paused for budget: its workspace and session are kept, a top-up resumes it (flotilla budget ${id} shows which)` } });
     // Reported ended: heartbeats no longer get the stop, and the top-up resumes it at once in its session.
     const top = (await (await t.api(`/api/jobs/${id}/budget`, { json: { addUsd: 1 } })).json()) as BudgetView;

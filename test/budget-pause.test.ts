@@ -29,7 +29,7 @@ describe('budget pause and top-up with the real Claude Code', () => {
     expect(paused.endReason).toBe('budget');
     expect(paused.error).toMatch(/budget exhausted: job tree \d+/);
     // Let the runner finish the attempt (it reports failed/budget); the job must stay paused.
-    await waitFor('the attempt to end', async () => (await allEvents(plane.store, job.id)).some((e) => e.type === 'job.finished'), 30_000);
+    await waitFor('the attempt to end', async () => (await allEvents(plane.store, job.id)).some((e) => e.type === 'attempt.ended'), 30_000);
     const stillPaused = await plane.client.getJob(job.id);
     expect(stillPaused.status).toBe('paused');
     const calls1 = await plane.store.costRollup({ by: 'job', since: 0 });
@@ -44,6 +44,10 @@ describe('budget pause and top-up with the real Claude Code', () => {
     expect({ status: done.status, reason: done.endReason, error: done.error }).toEqual({ status: 'succeeded', reason: null, error: null });
     expect(done.attempt).toBe(2);
     const events = await allEvents(plane.store, job.id);
+    // The paused attempt's end is an attempt.ended; the job's one job.finished is its last event
+    // (a client stopping at the first job.finished stopped at the pause: fresh-tester finding)
+    expect(events.filter((e) => e.type === 'attempt.ended').map((e) => (e.data as { attempt: number }).attempt)).toEqual([1]);
+    expect(events.filter((e) => e.type === 'job.finished').map((e) => e.seq)).toEqual([events.at(-1)!.seq]);
     const starts = events.filter((e) => e.type === 'harness.started').map((e) => (e.data as { sessionId?: string }).sessionId);
     expect(starts).toHaveLength(2);
     expect(starts[1]).toBe(starts[0]); // the same session, resumed
@@ -63,7 +67,7 @@ describe('budget pause and top-up with the real Claude Code', () => {
   it('a top-up of exactly what the budget view says resumes the job and its resumed call fits (the resumed harness sends more)', async () => {
     const job = await plane.client.createJob({ agent: 'test-fixer', input: { repo: 'examples/calc' }, budgetUsd: 0.6 });
     await pausedJob(job.id);
-    await waitFor('the attempt to end', async () => (await allEvents(plane.store, job.id)).some((e) => e.type === 'job.finished'), 30_000);
+    await waitFor('the attempt to end', async () => (await allEvents(plane.store, job.id)).some((e) => e.type === 'attempt.ended'), 30_000);
     const view = await plane.client.getBudget(job.id);
     const short = view.resumeNeeds?.short ?? [];
     expect(short).toHaveLength(1);

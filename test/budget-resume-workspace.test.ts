@@ -19,7 +19,7 @@ describe('budget resume of a harness without a session', () => {
       return j.status === 'paused' ? j : null;
     }, 60_000, 100);
     expect(paused.endReason).toBe('budget');
-    await waitFor('the attempt to end', async () => (await allEvents(plane.store, job.id)).some((e) => e.type === 'job.finished'), 30_000);
+    await waitFor('the attempt to end', async () => (await allEvents(plane.store, job.id)).some((e) => e.type === 'attempt.ended'), 30_000);
     expect((await plane.client.topUpBudget(job.id, 1)).resumed).toEqual([job.id]);
     const done = await waitFor('job to finish', async () => {
       const j = await plane.client.getJob(job.id);

@@ -39,7 +39,25 @@ export const EventBody = z.discriminatedUnion('type', [
   }),
   /** A child job joined the tree. `label`: a short name of its work (its input's `name`, or the last part of its `repo`), when it has one. */
   z.object({ type: z.literal('child.started'), data: z.object({ jobId: z.number().int(), agent: z.string(), label: z.string().optional() }) }),
-  /** The runner's final word on the job. Ends the stream. */
+  /**
+   * An attempt of a job paused for budget ended (issue 3), the job did not: its runner's
+   * `job.finished` for that attempt, stored under this type by the server (server/paused-attempt-end.ts),
+   * so a job has one `job.finished`, its last word. `status`: how the attempt ended (`cancelled`:
+   * the runner stopped it for the pause; `failed`: the harness exited on the budget refusal);
+   * `reason`, `error` and `sessionId` as the runner reported them. A `status` event follows
+   * (still paused, or resuming). Runners may not send it.
+   */
+  z.object({
+    type: z.literal('attempt.ended'),
+    data: z.object({
+      attempt: z.number().int().positive(),
+      status: z.enum(['failed', 'cancelled']),
+      reason: z.string().optional(),
+      error: z.string().optional(),
+      sessionId: z.string().optional(),
+    }),
+  }),
+  /** The runner's final word on the job: its one `job.finished`, the last event of its stream (a paused attempt's end is `attempt.ended`). */
   z.object({
     type: z.literal('job.finished'),
     data: z.object({

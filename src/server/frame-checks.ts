@@ -12,7 +12,8 @@ const ISO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2
  *   is the store's check, store/frame-sql.ts leavesGap; both close with 4400, and the runner's
  *   reconnect resends everything after its last ack);
  * - `at` an ISO-8601 time (it orders the job's history in every view);
- * - no `status` event: those are the server's own record of the job's status, never a runner's.
+ * - no `status` or `attempt.ended` event: those are the server's own record of the job's
+ *   status and of a paused job's attempt end (paused-attempt-end.ts), never a runner's.
  */
 export function uploadedEventsProblem(events: readonly UploadedEvent[]): string | null {
   let last = 0;
@@ -23,6 +24,7 @@ export function uploadedEventsProblem(events: readonly UploadedEvent[]): string 
     last = e.rseq;
     if (!ISO_TIME.test(e.at) || Number.isNaN(Date.parse(e.at))) return `bad frame: events[${i}].at ${JSON.stringify(e.at.slice(0, 40))} is not an ISO-8601 time`;
     if (e.type === 'status') return `bad frame: events[${i}] is a status event; the server records a job's status, a runner may not send one`;
+    if (e.type === 'attempt.ended') return `bad frame: events[${i}] is an attempt.ended event; the server records a paused job's attempt end from its job.finished, a runner may not send one`;
   }
   return null;
 }

@@ -19,6 +19,7 @@ import { bearerToken } from './auth.js';
 import { frameMove } from './frame-move.js';
 import { fastRunnerFrame } from './frame-fast.js';
 import { gapText, uploadedEventsProblem } from './frame-checks.js';
+import { endsAttemptUnsucceeded, withPausedAttemptEnd } from './paused-attempt-end.js';
 import { endGivenUpAttempt } from './hub-lost-attempt.js';
 import { recordStatus } from './status-events.js';
 import { noteRunner } from './runner-history.js';
@@ -406,12 +407,14 @@ export class RunnerHub {
     }
   }
 
-  private async onEvents(conn: Connection, jobId: number, attempt: number, events: readonly UploadedEvent[]): Promise<void> {
+  private async onEvents(conn: Connection, jobId: number, attempt: number, uploaded: readonly UploadedEvent[]): Promise<void> {
     const { store, bus } = this.o;
     // One store call (store/runner-frame.ts): the events, fenced by runner and attempt, and the
     // status change they carry (frame-move.ts) in one transaction. The move follows the uploaded
     // events (not only newly stored ones) so a resend after a crash before the ack still moves
     // the job; it is conditional on the job's status and attempt.
+    // A paused job's attempt end is stored as `attempt.ended`, not as the job's end (paused-attempt-end.ts).
+    const events = endsAttemptUnsucceeded(uploaded) ? withPausedAttemptEnd(await store.getJob(jobId), attempt, uploaded) : uploaded;
     const now = this.o.now();
     const res = await store.applyRunnerFrame({ jobId, attempt, runnerId: conn.runnerId, events, ...withMove(frameMove(events, now)) }, now);
     if (!res.accepted) {

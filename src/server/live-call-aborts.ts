@@ -21,8 +21,8 @@ const ENDS_CALLS: ReadonlySet<JobStatus> = new Set<JobStatus>(['cancelling', 'ca
 export function abortCallsOnJobEnd(bus: EventBus, abortJob: (jobId: number) => number, log: Logger): void {
   bus.tap((jobId, events) => {
     for (const ev of events) {
-      // the runner's final word (job.finished) ends the attempt too
-      if (ev.type !== 'job.finished' && (ev.type !== 'status' || !ENDS_CALLS.has(ev.data.status))) continue;
+      // the runner's final word (job.finished; a paused job's attempt.ended) ends the attempt too
+      if (ev.type !== 'job.finished' && ev.type !== 'attempt.ended' && (ev.type !== 'status' || !ENDS_CALLS.has(ev.data.status))) continue;
       const n = abortJob(jobId);
       if (n > 0) log.info('aborted the live model calls of a job', { jobId, status: ev.data.status, calls: n });
       return;

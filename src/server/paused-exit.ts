@@ -31,7 +31,9 @@ import { recordStatus } from './status-events.js';
 export function pausedExitTap(o: PausedExitDeps) {
   return (jobId: number, events: readonly JobEvent[]): void => {
     for (const e of events) {
-      if (e.type !== 'job.finished' || e.data.status === 'succeeded') continue;
+      // attempt.ended: the hub's record of a paused attempt's job.finished (paused-attempt-end.ts);
+      // a job.finished that is not a success: one that raced the pause
+      if (e.type !== 'attempt.ended' && (e.type !== 'job.finished' || e.data.status === 'succeeded')) continue;
       const d = e.data;
       void (async () => {
         const job = await o.store.getJob(jobId);

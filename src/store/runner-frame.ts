@@ -134,8 +134,8 @@ export function frameSql(codec: Codec, f: RunnerFrame, now: number): FrameSql {
   const byRseq = new Map<number, FrameEvent>();
   for (const e of f.events) if (!byRseq.has(e.rseq)) byRseq.set(e.rseq, capFrameEvent(e));
   let events = [...byRseq.values()].sort((a, b) => a.rseq - b.rseq);
-  // The attempt ends at its job.finished: what the frame has after it is refused.
-  const fin = events.findIndex((e) => e.type === 'job.finished');
+  // The attempt ends at its job.finished (a paused job's: attempt.ended): what the frame has after it is refused.
+  const fin = events.findIndex((e) => e.type === 'job.finished' || e.type === 'attempt.ended');
   const afterFinish = fin >= 0 && fin < events.length - 1 ? { finishedRseq: events[fin]!.rseq, refused: events.length - fin - 1 } : null;
   if (afterFinish) events = events.slice(0, fin + 1);
   return { jobId: f.jobId, attempt: f.attempt, runnerId: f.runnerId, events, afterFinish, plan, startedAtIfUnset: move?.startedAtIfUnset, needKids: move?.withChildren !== undefined, move };
@@ -161,7 +161,7 @@ async function applyInTransaction(c: StoreCtx, trx: Transaction<Database>, q: Fr
       .select('rseq')
       .where('job_id', '=', q.jobId)
       .where('attempt', '=', q.attempt)
-      .where('type', '=', 'job.finished')
+      .where('type', 'in', ['job.finished', 'attempt.ended'])
       .where('rseq', 'is not', null)
       .orderBy('rseq', 'asc')
       .limit(1)

@@ -130,8 +130,8 @@ async function seed(store: Store, ids: Partial<Seeded>): Promise<void> {
   await store.transitionJob(needy.id, null, ['queued'], 'assigned', now);
   const refusal = `budget exhausted: job tree ${needy.id} (job ${needy.id}) has a budget of $0.010000, $0.000000 spent, $0.000000 reserved, $0.010000 left; this call may cost up to $0.050000.`;
   await store.transitionJob(needy.id, null, ['assigned'], 'paused', now, { endReason: 'budget', error: refusal, finishedAt: now } as Parameters<Store['transitionJob']>[5]);
-  // its attempt's end as the runner reports it: the harness exited on the budget refusal
-  await store.appendServerEvent(needy.id, { type: 'job.finished', data: { status: 'failed', reason: 'budget', error: 'API Error: 402 budget exhausted' } }, now);
+  // its attempt's end as the hub stores the runner's report (server/paused-attempt-end.ts): the harness exited on the budget refusal
+  await store.appendServerEvent(needy.id, { type: 'attempt.ended', data: { attempt: 1, status: 'failed', reason: 'budget', error: 'API Error: 402 budget exhausted' } }, now);
   Object.assign(ids, { needy: needy.id, stuck: stuck.id, stuckJob: stuckJob.id, pausedChild: pausedChild.id, alpha: alpha.id, alphaChild: alphaChild.id, beta: beta.id, big: big.id, done: done.id, box: box.id, chat: chat.id, chatJob: chatJob.id, split: split.id, limited: limited.id, limitedChild: limitedChild.id });
 }
 
@@ -567,7 +567,8 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     const needs = admin.locator('[data-testid=resume-needs]');
     await expect.poll(() => needs.textContent(), { timeout: 10_000 }).toBe('Paused for budget: a top-up of at least $0.040000 resumes it.');
     // the attempt's end is not read as the job's (it said "finished: failed (budget)")
-    await expect.poll(() => admin.locator('[data-testid=finished]').textContent(), { timeout: 10_000 }).toBe('the attempt ended on the budget refusal (failed) — API Error: 402 budget exhausted');
+    await expect.poll(() => admin.locator('[data-testid=attempt-ended]').textContent(), { timeout: 10_000 }).toBe('attempt 1 ended on the budget refusal (failed) — API Error: 402 budget exhausted');
+    expect(await admin.locator('[data-testid=finished]').count()).toBe(0);
     expect(await admin.locator('p.error').first().textContent()).toMatch(/^When it paused: budget exhausted: job tree \d+ \(job \d+\) has a budget of \$0\.010000/);
     await admin.fill('[aria-label="top up, USD"]', '0.01');
     await admin.click('[data-testid=top-up]');

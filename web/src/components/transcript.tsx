@@ -95,6 +95,14 @@ function EventRow({ ev }: { ev: JobEvent }) {
       return <div className="log">{ev.data.line}</div>;
     case 'tool.result':
       return <div className="sys">result of {ev.data.name ?? ev.data.id}: {short(ev.data.output)}</div>;
+    case 'attempt.ended':
+      // A paused job's attempt ended, the job did not (a status line follows: still paused, or resuming)
+      return (
+        <div className="sys" data-testid="attempt-ended">
+          {ev.data.status === 'cancelled' ? `attempt ${ev.data.attempt} stopped for the budget pause` : `attempt ${ev.data.attempt} ended on the budget refusal (${ev.data.status})`}
+          {ev.data.error ? ` — ${ev.data.error}` : ''}
+        </div>
+      );
     case 'job.finished':
       // An attempt the budget refusal ended is not the job's end: the job waits paused for a
       // top-up (or fails, when its agent says so: a status line follows either way). It read
