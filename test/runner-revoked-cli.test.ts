@@ -72,4 +72,23 @@ describe('a revoked runner', () => {
     io2.signals.emit('SIGTERM');
     expect(await back).toBe(0);
   }, 60_000);
+
+  it('registered again without --name, it gets the name it had (not the host name)', async () => {
+    const work = join(dir, 'work-named');
+    const args = ['runner', '--server', t.url, '--work-dir', work, '--repo-base', dir];
+    const io = recordingIO();
+    const first = main(['node', 'flotilla', ...args, '--name', 'build-x', '--token', await t.regToken()], io);
+    await waitFor(() => /runner \d+ connected/.test(io.out()), 'the runner to connect');
+    const id = Number(/runner (\d+) connected/.exec(io.out())![1]);
+    expect((await t.api(`/api/runners/${id}/revoke`, { json: {} })).status).toBe(200);
+    expect(await first).toBe(1);
+    const io2 = recordingIO();
+    const back = main(['node', 'flotilla', ...args, '--token', await t.regToken()], io2);
+    await waitFor(() => /runner \d+ connected/.test(io2.out()) || io2.err() !== '', 'the runner to connect again');
+    const newId = Number(/runner (\d+) connected/.exec(io2.out())![1]);
+    // the revoked runner freed its name: the new one has it
+    expect(((await (await t.api(`/api/runners/${newId}`)).json()) as { runner: { name: string } }).runner.name).toBe('build-x');
+    io2.signals.emit('SIGTERM');
+    expect(await back).toBe(0);
+  }, 60_000);
 });

@@ -26,6 +26,11 @@ export interface StoredCredential {
   serverUrl: string;
   runnerId: number;
   credential: string;
+  /**
+   * The name the runner got at registration (absent in files written before it was kept): a
+   * runner registering again after a revoke without `--name` asks for it, not the host name.
+   */
+  name?: string;
 }
 
 /** `http://Host:8787/` → `http://host:8787` (so equal servers compare equal). */
@@ -57,7 +62,7 @@ export async function loadCredential(workDir: string, serverUrl: string): Promis
     const c = JSON.parse(text) as Partial<StoredCredential>;
     if (typeof c.credential !== 'string' || typeof c.runnerId !== 'number' || typeof c.serverUrl !== 'string') return null;
     if (normalizeServerUrl(c.serverUrl) !== normalizeServerUrl(serverUrl)) return null;
-    return { serverUrl: c.serverUrl, runnerId: c.runnerId, credential: c.credential };
+    return { serverUrl: c.serverUrl, runnerId: c.runnerId, credential: c.credential, ...(typeof c.name === 'string' && c.name !== '' ? { name: c.name } : {}) };
   } catch {
     return null;
   }

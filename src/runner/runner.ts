@@ -195,13 +195,16 @@ async function startLocked(opts: RunnerOptions): Promise<RunningRunner> {
     if (!opts.registrationToken) {
       throw new Error(`no runner credential for ${serverUrl} in ${workDir}: give a registration token (flotilla runners token create) to register this runner`);
     }
-    const r = await register(serverUrl, { token: opts.registrationToken, name, labels, capacity });
-    const c = { serverUrl, runnerId: r.runnerId, credential: r.credential };
+    // Registering again (revoked, or a credential the server no longer knows) without --name:
+    // the name it had, not the host name (a runner "build-1" came back as the machine's name).
+    const asked = opts.name !== undefined ? name : (stored?.name ?? name);
+    const r = await register(serverUrl, { token: opts.registrationToken, name: asked, labels, capacity });
+    const c = { serverUrl, runnerId: r.runnerId, credential: r.credential, name: r.name ?? asked };
     helloName = undefined;
     await saveCredential(workDir, c);
     // Names are unique among live runners: a taken one is registered as NAME-2, ... (server says so).
     if (r.warning) log.warn(r.warning);
-    log.info('runner registered', { runnerId: r.runnerId, name: r.name ?? name });
+    log.info('runner registered', { runnerId: r.runnerId, name: r.name ?? asked });
     return c;
   };
   const stored = await loadCredential(workDir, serverUrl);
