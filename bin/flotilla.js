@@ -12,6 +12,14 @@ const fallback = (signal, code, said) => () => {
 };
 process.on('SIGINT', fallback('SIGINT', 130, 'interrupted'));
 process.on('SIGTERM', fallback('SIGTERM', 143, 'terminated'));
+// A library's process warning (pg's notice about `sslmode=require` is nine lines under
+// "(node:PID) Warning:") is said as flotilla says things: `flotilla: warning: <its text>`, each
+// line of it, without Node's --trace-warnings hint (the user did not run node).
+process.removeAllListeners('warning');
+process.on('warning', (w) => {
+  const text = String(w.message ?? w).replace(/\n{2,}/g, '\n').trim();
+  process.stderr.write(`flotilla: warning: ${text}\n`);
+});
 const { main } = await import('../dist/cli/main.js');
 
 // A reader that stops early (`flotilla runners show r1 | head -1`) closes the pipe, and the
