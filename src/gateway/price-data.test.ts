@@ -12,8 +12,16 @@ import { loadPriceTable, priceFor } from './prices.js';
 const table = loadPriceTable();
 
 describe('price table: figures from the providers’ pages (2026-12-02)', () => {
-  it('is the 2026-12-02 edition', () => {
-    expect(table.version).toBe('2026-12-02');
+  it('is the 2026-12-06 edition (2026-12-02 and three OpenAI models added)', () => {
+    expect(table.version).toBe('2026-12-06');
+  });
+
+  it('OpenAI models a cheaper model\'s name prefixes are listed at their own prices (read 2026-12-06)', () => {
+    // https://community.openai.com/t/1299919 (deep research in the API: o3 $10 / $40, o4-mini $2 / $8) and the models' pages
+    // (cached input $2.50 / $0.50, 100K max output); gpt-4o-2024-05-13: $5 / $15, no cached-input rate, 4,096 max output
+    expect(priceFor(table, 'o3-deep-research')).toEqual({ input: 10, output: 40, cacheWrite5m: 10, cacheWrite1h: 10, cacheRead: 2.5, webSearch: 10, maxOutput: 100_000 });
+    expect(priceFor(table, 'o4-mini-deep-research')).toEqual({ input: 2, output: 8, cacheWrite5m: 2, cacheWrite1h: 2, cacheRead: 0.5, webSearch: 10, maxOutput: 100_000 });
+    expect(priceFor(table, 'gpt-4o-2024-05-13')).toEqual({ input: 5, output: 15, cacheWrite5m: 5, cacheWrite1h: 5, cacheRead: 5, webSearch: 25, maxOutput: 4096 });
   });
 
   it('Anthropic models added in 2026', () => {

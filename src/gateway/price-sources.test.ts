@@ -23,14 +23,14 @@ describe('pricesInEffect', () => {
       routes: [],
       file: '/etc/flotilla.yaml',
       prices: {
-        qwen3: rates(0.4, 1.2), // a name prefix: qwen3-coder etc.
+        qwen3: rates(0.4, 1.2), // not qwen3-coder's price: `coder` may name a dearer model (prices.ts SAME_OR_CHEAPER_WORDS)
         'claude-haiku-4-5': { ...rates(0.8, 4), maxOutput: 32000 },
         'claude-sonnet-4-5': { ...rates(2, 10), longContext: null },
       },
     });
     const store = new MemoryGatewayStore();
     store.prices.set('claude-haiku-4-5', rates(0.5, 2)); // over flotilla.yaml's
-    store.prices.set('qwen3-coder', { ...rates(0.3, 0.9), webSearch: 5 }); // over flotilla.yaml's qwen3 by prefix
+    store.prices.set('qwen3-coder', { ...rates(0.3, 0.9), webSearch: 5 }); // a name no price covered: over the table's default
     store.prices.set('gpt-5', rates(1, 8)); // over the table's
     const rows = pricesInEffect(config, await store.listModelPrices());
     // by hand from data/prices.json: claude-haiku-4-5 and claude-sonnet-4-5 have webSearch 10,
@@ -41,7 +41,7 @@ describe('pricesInEffect', () => {
       { model: 'claude-haiku-4-5', price: { ...rates(0.5, 2), webSearch: 10, maxOutput: 32000 }, source: 'api', updatedAt: '1970-01-01T00:00:00.000Z', replaces: { source: 'flotilla.yaml', model: 'claude-haiku-4-5' }, kept: ['webSearch', 'maxOutput'] },
       { model: 'claude-sonnet-4-5', price: { ...rates(2, 10), webSearch: 10, maxOutput: 64000, longContext: null }, source: 'flotilla.yaml', updatedAt: null, replaces: { source: 'table', model: 'claude-sonnet-4-5' }, kept: ['webSearch', 'maxOutput'] },
       { model: 'gpt-5', price: { ...rates(1, 8), webSearch: 10, maxOutput: 128000 }, source: 'api', updatedAt: '1970-01-01T00:00:00.000Z', replaces: { source: 'table', model: 'gpt-5' }, kept: ['webSearch', 'maxOutput'] },
-      { model: 'qwen3-coder', price: { ...rates(0.3, 0.9), webSearch: 5 }, source: 'api', updatedAt: '1970-01-01T00:00:00.000Z', replaces: { source: 'flotilla.yaml', model: 'qwen3' }, kept: [] },
+      { model: 'qwen3-coder', price: { ...rates(0.3, 0.9), webSearch: 5 }, source: 'api', updatedAt: '1970-01-01T00:00:00.000Z', replaces: { source: 'table', model: null }, kept: [] },
     ]);
     // the gateway prices each of those names with exactly that (longContext null = none)
     const charged = await new ModelDirectory(store, config.modelProviders, config.prices).prices();

@@ -68,8 +68,12 @@ describe('price table', () => {
     ['m-a-b-20250929', 2], // date suffix stripped
     ['m-a@20250929', 1],
     ['m-a-latest', 1],
-    ['m-a-b-c', 2], // longest prefix at a dash boundary
-    ['m-a-x', 1],
+    ['m-a-b-2025-09-29', 2], // OpenAI's date form stripped too
+    ['m-a-b-chat', 2], // longest prefix at a dash boundary, the words after it never a dearer model
+    ['m-a-b-codex-mini', 2],
+    ['m-a-v2@20241022', 1],
+    ['m-a-b-c', 9], // any other word may name a dearer model: the default
+    ['m-a-x', 9],
     ['m-abc', 9], // "m-ab" is not a prefix at a dash boundary
     ['other', 9],
   ])('%s → input price %d', (model, input) => {
@@ -85,6 +89,24 @@ describe('price table', () => {
     expect([priceFor(table, 'gpt-5-pro-2025-10-06').input, priceFor(table, 'gpt-5-pro-2025-10-06').output]).toEqual([15, 120]);
     expect([priceFor(table, 'o3-pro').input, priceFor(table, 'o3-pro').output]).toEqual([20, 80]);
     expect(priceFor(table, 'gpt-5-codex-pro')).toEqual(table.default);
+  });
+
+  it('a variant named after a listed model is not priced as it unless every word after the name is one that never names a dearer model', () => {
+    // fresh-tester finding: these were charged at o3's, o4-mini's and gpt-4o's rates, 2-5x below
+    // their own (OpenAI list prices, USD per million input / output tokens)
+    expect([priceFor(table, 'o3-deep-research').input, priceFor(table, 'o3-deep-research').output]).toEqual([10, 40]);
+    expect([priceFor(table, 'o4-mini-deep-research').input, priceFor(table, 'o4-mini-deep-research').output]).toEqual([2, 8]);
+    expect([priceFor(table, 'gpt-4o-2024-05-13').input, priceFor(table, 'gpt-4o-2024-05-13').output]).toEqual([5, 15]);
+    // the whole kind: unlisted variants with other words get the default ($15 / $75), never a cheaper model's rates
+    for (const name of ['o3-deep-research-2025-06-26x', 'gpt-4o-realtime-preview', 'gpt-4o-audio-preview', 'gpt-4o-mini-transcribe', 'o1-preview', 'gpt-5-thinking', 'claude-sonnet-4-5-fast']) {
+      expect(priceFor(table, name), name).toEqual(table.default);
+    }
+    // dated snapshots and same-price variants keep their model's price
+    expect(priceFor(table, 'o3-deep-research-2025-06-26').input).toBe(10);
+    expect(priceFor(table, 'gpt-4o-2024-08-06').input).toBe(2.5);
+    expect(priceFor(table, 'gpt-4o-mini-2024-07-18').input).toBe(0.15);
+    expect(priceFor(table, 'gpt-5.1-chat-latest')).toEqual(priceFor(table, 'gpt-5.1'));
+    expect(priceFor(table, 'gpt-5.1-codex')).toEqual(priceFor(table, 'gpt-5.1'));
   });
 
   it('finds dated real model names', () => {

@@ -76,16 +76,24 @@ export function loadPriceTable(file: string = DEFAULT_PRICES_FILE): PriceTable {
   return parsed.data;
 }
 
-/** `claude-sonnet-4-5-20250929` → `claude-sonnet-4-5`; `claude-3-7-sonnet@20250219` → `claude-3-7-sonnet`. */
+/**
+ * The name without its snapshot date or `-latest`: `claude-sonnet-4-5-20250929` →
+ * `claude-sonnet-4-5`; `claude-3-7-sonnet@20250219` → `claude-3-7-sonnet` (Vertex AI's form);
+ * `gpt-4o-mini-2024-07-18` → `gpt-4o-mini` (OpenAI's). A snapshot priced unlike its model
+ * (OpenAI's `gpt-4o-2024-05-13`) is listed under its own name in the table, which wins.
+ */
 function stripDate(model: string): string {
-  return model.replace(/[-@]\d{8}$/, '').replace(/-latest$/, '');
+  return model.replace(/(?:[-@]\d{8}|-\d{4}-\d{2}-\d{2})$/, '').replace(/-latest$/, '');
 }
 
 /**
  * The price of `model`: exact name, then the name without a date (or `-latest`) suffix, then
- * the longest listed name that is a prefix of it (at a `-` boundary), else `table.default`. A
- * premium variant of a listed model (`-pro`, `-max`, `-ultra` after its name) gets the default:
- * an unknown model must not look cheap. A price without `webSearch` (USD per 1,000 searches)
+ * the longest listed name that is a prefix of it (at a `-` boundary) when every word after it
+ * is one that never names a dearer model ({@link SAME_OR_CHEAPER_WORDS}: `gpt-5.1-codex`,
+ * `gpt-5.2-chat`), else `table.default`. Any other variant of a listed model
+ * (`o3-deep-research`, `gpt-4o-realtime-preview`, `gpt-5-pro`: 2–12× its model's rates) gets
+ * the default: an unknown model must not look cheap (fresh-tester finding: a deny-list of
+ * `-pro`, `-max`, `-ultra` charged `o3-deep-research` at `o3`'s rates, a fifth of its price). A price without `webSearch` (USD per 1,000 searches)
  * gets the default entry's (H4: a web search must not look free); a price override that leaves
  * it out already took the entry it replaced's when that has one (price-override.ts
  * overriddenPrice), so only a model whose table entry has none gets the default's here.
@@ -116,12 +124,12 @@ export function tokenPriceFor(table: PriceTable, model: string): TablePrice {
   if (undated) return undated;
   let best: string | null = null;
   for (const name of Object.keys(table.models)) {
-    if ((base === name || base.startsWith(name + '-')) && (best === null || name.length > best.length)) best = name;
+    if (base.startsWith(name + '-') && (best === null || name.length > best.length)) best = name;
   }
-  // A premium variant of a listed model (`gpt-5-pro`, `o3-pro`: 8–12× the base's price) is not
-  // the base model: it gets the default price unless it is listed itself.
-  if (best !== null && base !== best && base.slice(best.length + 1).split('-').some((w) => PREMIUM_VARIANTS.has(w))) return table.default;
-  return best !== null ? table.models[best]! : table.default;
+  // A variant of a listed model is that model's price only when every word after its name is
+  // one that never names a dearer model; any other gets the default price unless it is listed.
+  if (best === null || !base.slice(best.length + 1).split('-').every(sameOrCheaperWord)) return table.default;
+  return table.models[best]!;
 }
 
 /**
@@ -142,5 +150,13 @@ export function setModelPrice(models: Record<string, TablePrice>, name: string, 
   Object.defineProperty(models, name, { value: price, enumerable: true, writable: true, configurable: true });
 }
 
-/** Name parts after a listed model's name that mark a pricier variant of it (OpenAI's `-pro` models; `-max`, `-ultra` by the same pattern). */
-const PREMIUM_VARIANTS: ReadonlySet<string> = new Set(['pro', 'max', 'ultra']);
+/**
+ * Name parts after a listed model's name that never make a dearer model of it, from the
+ * providers' model lists: `chat` and `codex` (OpenAI's `gpt-5.1-chat-latest` and
+ * `gpt-5.1-codex` are priced as `gpt-5.1`), `mini` and `nano` (cheaper: charged at the listed
+ * model's rates, more than they cost, never less), `latest`, and a version `v2` (Vertex AI's
+ * `claude-3-5-sonnet-v2@20241022`). Every other word (`pro`, `max`, `ultra`, `deep`,
+ * `research`, `realtime`, `audio`, `search`, `preview`, ...) may name a dearer model.
+ */
+const SAME_OR_CHEAPER_WORDS: ReadonlySet<string> = new Set(['chat', 'codex', 'mini', 'nano', 'latest']);
+const sameOrCheaperWord = (w: string): boolean => SAME_OR_CHEAPER_WORDS.has(w) || /^v\d{1,3}$/.test(w);
