@@ -86,7 +86,8 @@ describe('anthropic provider', () => {
     let release!: () => void;
     const released = new Promise<void>((r) => (release = r));
     const up = await fakeUpstream((_req, res) => {
-      res.writeHead(200, { 'content-type': 'text/event-stream', 'request-id': 'req_123', 'cache-control': 'private' });
+      // the account the server's key belongs to (Anthropic's and OpenAI's reply headers) is not the job's to know (tester finding)
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'request-id': 'req_123', 'cache-control': 'private', 'anthropic-organization-id': 'org-server', 'openai-organization': 'org-server', 'openai-project': 'proj_server' });
       res.write(HEAD_EVENTS);
       void released.then(() => res.end(TAIL_EVENTS));
     });
@@ -96,6 +97,7 @@ describe('anthropic provider', () => {
     const res = await fetch(gw.url + '/v1/messages?beta=true', { method: 'POST', headers: clientHeaders, body: REQUEST_BODY });
     expect(res.status).toBe(200);
     expect(res.headers.get('request-id')).toBe('req_123');
+    expect([res.headers.get('anthropic-organization-id'), res.headers.get('openai-organization'), res.headers.get('openai-project')]).toEqual([null, null, null]);
     expect(res.headers.get('cache-control')).toBe('no-cache');
     expect(res.headers.get('x-accel-buffering')).toBe('no');
     const reader = res.body!.getReader();

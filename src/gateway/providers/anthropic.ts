@@ -52,6 +52,12 @@ export const DROP_RESPONSE = new Set([
   // gateway decoded is gone already (upstream-http.ts), one it could not (zstd) stays with its bytes
   'content-length',
   'set-cookie',
+  // which account the server's key belongs to (Anthropic's anthropic-organization-id, OpenAI's
+  // openai-organization and openai-project reply headers): the key and its account are the
+  // server's; a job has no use for them (tester finding: they reached every job)
+  'anthropic-organization-id',
+  'openai-organization',
+  'openai-project',
 ]);
 
 /**
