@@ -158,6 +158,10 @@ describe('a top-up resumes only the paused jobs its budget gave room', () => {
     expect(topD.out.split('\n').filter((l) => l.startsWith('resumed:'))).toEqual([`resumed:   job ${d.id}`]);
     expect((await r.next('job.assign', (f) => f.assignment.jobId === d.id, 10_000)).assignment).toMatchObject({ attempt: 2, resumeSessionId: `sess-${d.id}-1` });
     expect((await job(e.id)).status).toBe('paused');
+    // C and D make the calls they were resumed for: until then they hold the tree's room for
+    // them (budget-resume.ts resumedNeedHolds; the gateway ends a hold once the call is
+    // recorded, test/budget-resume-hold.test.ts), here ended as the gateway's hook does
+    for (const id of [c.id, d.id]) expect(await t.store.endBudgetResumeHold(id)).toBe(root.id);
     // another $0.02 there (through E, which uses D's sub-limit): E resumes
     const topE = await cli(['budget', String(e.id), '--add', '0.02']);
     expect(topE.out.split('\n').filter((l) => l.startsWith('resumed:'))).toEqual([`resumed:   job ${e.id}`]);

@@ -49,6 +49,8 @@ export interface AnthropicRouteDeps {
   budgetExhausted: (job: JobRow, message: string, needMicros: number) => Promise<void>;
   /** The text a budget refusal of `job` answers with (gateway.ts: without top-up advice for an agent that fails on budget). Default: `message`. */
   budgetText?: (job: JobRow, message: string) => string;
+  /** A call of a job a top-up resumed was recorded (gateway.ts GatewayOptions.onResumedCallRecorded; errors handled there). */
+  resumedCall?: (job: JobRow) => void;
 }
 
 /**
@@ -189,6 +191,7 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
       api,
     };
     if (request.max_tokens !== undefined) ctx.maxOutputTokens = request.max_tokens;
+    if (d.resumedCall && job.pausedNeedMicros != null) ctx.onRecorded = d.resumedCall;
     if (provider === null) {
       await recordRefused(ctx, 404, 'unknown_model');
       return anthropicError(404, 'not_found_error', `unknown model ${JSON.stringify(request.model)}: no model route matches it (see flotilla models list)`, { retry: false });

@@ -46,6 +46,14 @@ export interface GatewayOptions {
    */
   failsOnBudget?: (job: JobRow) => boolean;
   /**
+   * Called (not awaited) once a call of `job` is recorded when the job was resumed by a budget
+   * top-up and still holds the room of the call that paused it (`job.pausedNeedMicros` set on a
+   * live job: store/budget-resume.ts resumedNeedHolds): the control plane ends the hold and
+   * checks whether the freed room resumes another paused job (server/budget-pause.ts
+   * resumeHoldEnder). Errors are logged.
+   */
+  onResumedCallRecorded?: (job: JobRow) => Promise<void>;
+  /**
    * Model routes and price overrides (configuration overlaid with the API's, model-directory.ts);
    * default: one over `store` and `config`. Pass the one the API invalidates after a change.
    */
@@ -168,11 +176,18 @@ export function createGateway(opts: GatewayOptions): Gateway {
     }
   };
 
+  /** The control plane's `onResumedCallRecorded`, not awaited (errors logged). */
+  const resumedCall = opts.onResumedCallRecorded
+    ? (job: JobRow): void => {
+        opts.onResumedCallRecorded!(job).catch((err: unknown) => log.error('gateway: resumed-call handler failed', { job: job.id, error: (err as Error).message }));
+      }
+    : undefined;
+
   /** The text a budget refusal of `job` answers with. */
   const budgetText = (job: JobRow, message: string): string => (opts.failsOnBudget?.(job) === true ? failedOnBudget(message) : message);
 
-  const anthropic = anthropicRoutes({ store, config, log, directory, callAuth, limit, scriptFor: opts.scriptFor, budgetExhausted, budgetText });
-  const openai = openAiRoutes({ store, config, log, directory, callAuth, scriptFor: opts.scriptFor, onBudgetExhausted: budgetExhausted, budgetText });
+  const anthropic = anthropicRoutes({ store, config, log, directory, callAuth, limit, scriptFor: opts.scriptFor, budgetExhausted, budgetText, ...(resumedCall ? { resumedCall } : {}) });
+  const openai = openAiRoutes({ store, config, log, directory, callAuth, scriptFor: opts.scriptFor, onBudgetExhausted: budgetExhausted, budgetText, ...(resumedCall ? { resumedCall } : {}) });
   const routes: Record<string, (req: GatewayRequest) => Promise<Reply>> = {
     '/v1/messages': anthropic.messages,
     '/v1/messages/count_tokens': anthropic.countTokens,

@@ -65,6 +65,12 @@ export interface CallContext {
   toolFees?: ToolFeeBound;
   /** Epoch ms when the gateway received the request. */
   startedAt: number;
+  /**
+   * Called with `job` once the call is recorded, when the call was admitted (it had a
+   * reservation): set by the routes for a job a budget top-up resumed that still holds the
+   * room of its refused call (`job.pausedNeedMicros`; gateway.ts GatewayOptions.onResumedCallRecorded).
+   */
+  onRecorded?: (job: JobRow) => void;
   /** The wire format the client spoke (`anthropic-messages`, `openai-chat`, `openai-responses`). Default anthropic-messages. */
   api?: string;
   /** The budget reservation to settle with the call's cost once it is known. */
@@ -176,6 +182,7 @@ function recorder(ctx: CallContext) {
         ctx.log.error('gateway: could not record model call', { job: ctx.job.id, error: (err as Error).message });
       }
     }
+    if (ctx.reservation && ctx.onRecorded) ctx.onRecorded(ctx.job);
     const fields: Record<string, unknown> = {
       job: ctx.job.id,
       provider: ctx.provider,

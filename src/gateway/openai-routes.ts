@@ -47,6 +47,8 @@ export interface OpenAiRouteDeps {
   budgetText?: (job: JobRow, message: string) => string;
   /** Job-token lookup and throttled rejection logs, shared with the node adapter (default: its own). */
   callAuth?: CallAuth;
+  /** A call of a job a top-up resumed was recorded (gateway.ts GatewayOptions.onResumedCallRecorded; errors handled there). */
+  resumedCall?: (job: JobRow) => void;
 }
 
 /** The keys of a provider with no OpenAI-format upstream here (scripted; or refused as not configured). */
@@ -118,6 +120,7 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
       usageFromBody: usageFromOpenAiBody,
       streamReader: () => new OpenAiStreamReader(),
     };
+    if (d.resumedCall && job.pausedNeedMicros != null) ctx.onRecorded = d.resumedCall;
     const undecoded = bodyRefusalOf(request);
     if (undecoded) {
       // a content-encoding the adapter could not undo (node-adapter.ts): no model to name

@@ -111,6 +111,23 @@ export function budgetResumer(o: { store: Store; bus: EventBus; now: () => numbe
   };
 }
 
+/**
+ * The gateway's `onResumedCallRecorded` hook: a call of `job`, which a top-up resumed and which
+ * held the room of its refused call until now (store/budget-resume.ts resumedNeedHolds), was
+ * recorded. The hold ends (store.endBudgetResumeHold), and the tree's paused jobs that the room
+ * it leaves now fits resume ({@link budgetResumer}, as a top-up of the tree would): without
+ * this, a sibling kept paused by the hold waited for a top-up nobody knew was needed. Nothing
+ * when the job held nothing (ended already: a later call, another replica).
+ */
+export function resumeHoldEnder(o: { store: Store; bus: EventBus; log: Logger; now: () => number; kick?: () => void }) {
+  return async (job: JobRow): Promise<void> => {
+    const rootId = await o.store.endBudgetResumeHold(job.id);
+    if (rootId === null) return;
+    const resumed = await budgetResumer(o)(rootId, 'tree', `job ${job.id} made the call it was resumed for: the room it held is free`);
+    if (resumed.length) o.log.info('budget: room freed by a resumed job\'s call: resuming', { rootId, resumed: resumed.join(',') });
+  };
+}
+
 /** The stop a budget-paused attempt's runner gets (and gets again on heartbeats while the attempt holds it: hub.ts). */
 export function pauseStop(jobId: number, attempt: number): Extract<ServerToRunner, { type: 'job.cancel' }> {
   return { type: 'job.cancel', jobId, attempt, reason: 'paused: job tree out of budget', pause: true };

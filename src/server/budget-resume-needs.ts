@@ -1,5 +1,5 @@
 import type { ResumeNeeds } from '../protocol/index.js';
-import { mayResumeForBudget, pausedNeedMicros } from '../store/budget-resume.js';
+import { mayResumeForBudget, pausedNeedMicros, withHolds, type BudgetHolds } from '../store/budget-resume.js';
 import type { JobRow, TreeBudget } from '../store/types.js';
 
 /**
@@ -10,14 +10,16 @@ import type { JobRow, TreeBudget } from '../store/types.js';
  * before 0024, or a row read without that column, the amount its pause reason names, "... this
  * call may cost up to $X"; null when neither says, 1 µ$ then counts) and the budgets of `path`
  * (server/budget-path.ts budgetsOnPath: the tree's first, then the sub-limits from the top down)
- * that lack room for it, each with `shortMicros` = need − (limit − spent). Undefined when the
+ * that lack room for it, each with `shortMicros` = need − (limit − spent − held), `held` what
+ * jobs resumed earlier hold on that budget until their first call (`holds`:
+ * store/budget-resume.ts resumedNeedHolds; the rule counts it as spent). Undefined when the
  * job is not paused for budget. µ$.
  */
-export function resumeNeedsOf(job: JobRow, path: readonly TreeBudget[]): ResumeNeeds | undefined {
+export function resumeNeedsOf(job: JobRow, path: readonly TreeBudget[], holds: BudgetHolds = new Map()): ResumeNeeds | undefined {
   if (job.status !== 'paused' || job.endReason !== 'budget') return undefined;
   const needMicros = pausedNeedMicros({ id: job.id, root_id: job.rootId, error: job.error, paused_need_micros: job.pausedNeedMicros });
   const need = Math.max(1, needMicros ?? 1);
-  const short = path
+  const short = withHolds(path, holds)
     .filter((b) => !mayResumeForBudget(true, [b], needMicros))
     .map((b) => ({ ...(b.jobId !== undefined ? { jobId: b.jobId } : {}), shortMicros: need - (b.limitMicros - b.spentMicros) }));
   return { needMicros: needMicros === null ? null : need, short };

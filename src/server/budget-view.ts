@@ -12,19 +12,21 @@ import { resumeNeedsOf } from './budget-resume-needs.js';
  *   `boundedBy` the budget with that least room when it is not the one shown and has strictly
  *   less room than the shown one's own (a tie: the one nearest the tree);
  * - `resumed`: as given (the jobs a top-up resumed);
- * - `resumeNeeds`: when the job is paused for budget, what would resume it (budget-resume-needs.ts);
+ * - `resumeNeeds`: when the job is paused for budget, what would resume it (budget-resume-needs.ts,
+ *   with the room jobs resumed earlier hold until their first call);
  * - `jobStatus`: the job's status; `pausedJobs`: the tree's other jobs paused for budget (endReason `budget`).
  * µ$; `now` epoch ms (budget rows missing are created from their jobs). Null when the job's
  * tree has no root job.
  */
-export async function budgetViewOf(store: BudgetPathStore & Pick<Store, 'listBudgetPausedJobs'>, job: JobRow, now: number, resumed: number[] = []): Promise<BudgetView | null> {
+export async function budgetViewOf(store: BudgetPathStore & Pick<Store, 'listBudgetPausedJobs' | 'budgetResumeHolds'>, job: JobRow, now: number, resumed: number[] = []): Promise<BudgetView | null> {
   const path = await budgetsOnPath(store, job, now);
   if (!path) return null;
   const uses = budgetJobUses(path);
   const least = leastRoomOf(path) ?? uses;
   const boundedBy = ownRoomMicros(least) < ownRoomMicros(uses) ? { ...(least.jobId !== undefined ? { jobId: least.jobId } : {}), limitMicros: least.limitMicros, remainingMicros: ownRoomMicros(least) } : undefined;
   const budget = { ...uses, remainingMicros: ownRoomMicros(least), ...(boundedBy ? { boundedBy } : {}) };
-  const resumeNeeds = resumeNeedsOf(job, path);
+  // what jobs resumed earlier hold until their first call counts against this one's resume (store/budget-resume.ts)
+  const resumeNeeds = job.status === 'paused' && job.endReason === 'budget' ? resumeNeedsOf(job, path, await store.budgetResumeHolds(job.rootId, job.id)) : undefined;
   // the tree's other jobs waiting for budget: a root's view said nothing of a paused child (tester finding)
   const pausedJobs = (await store.listBudgetPausedJobs(job.rootId)).filter((id) => id !== job.id);
   return { jobId: job.id, jobStatus: job.status, budget, pausedJobs, resumed, ...(resumeNeeds ? { resumeNeeds } : {}) };

@@ -20,7 +20,7 @@ import { EffortSettings } from './effort-cache.js';
 import { EventBus } from './event-bus.js';
 import { CLOSE_CODES, RunnerHub } from './hub.js';
 import { Sweeper } from './sweeper.js';
-import { budgetPauser } from './budget-pause.js';
+import { budgetPauser, resumeHoldEnder } from './budget-pause.js';
 import { abortCallsOnJobEnd } from './live-call-aborts.js';
 import { pausedAttemptEnded, pausedExitTap, type PausedExitDeps } from './paused-exit.js';
 import { TaskEngine } from './tasks/engine.js';
@@ -210,6 +210,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     // calls in flight gets a retryable 429 (gateway/budget-wait.ts)
     onBudgetExhausted: budgetPauser({ store, agents, bus, log: log.child({ part: 'gateway' }), now, stop: (runnerId, msg) => hub.send(runnerId, msg), kick: () => dispatcher.kick() }),
     failsOnBudget: (job) => agents.get(job.agent)?.onBudgetExhausted === 'fail',
+    onResumedCallRecorded: resumeHoldEnder({ store, bus, log: log.child({ part: 'gateway' }), now, kick: () => dispatcher.kick() }),
   });
   // a cancelled, lost or fenced attempt's live model calls stop at once (gateway/live-calls.ts)
   abortCallsOnJobEnd(bus, (jobId) => gateway.abortJob(jobId), log.child({ part: 'gateway' }));

@@ -55,10 +55,13 @@ async function scenario(s: Store, raw: RawNeed): Promise<void> {
     expect(await s.topUpJobBudget(kid.id, 100, T + 3)).toMatchObject({ ok: true, budget: { remainingMicros: 10_100 } });
     expect(await s.listResumableBudgetPausedJobs(root.id, { jobId: kid.id })).toEqual([kid.id]);
   }
-  // resumed: the stored need goes with the pause
+  // resumed: the stored need stays, held against the tree until the resumed attempt's first call (budget-resume.ts resumedNeedHolds)
   expect((await s.resumeBudgetPausedJobs(root.id, T + 4, [reworded.id])).map((j) => j.status)).toEqual(['queued']);
-  expect(await raw.get(reworded.id)).toBeNull();
-  expect((await s.getJob(reworded.id))?.pausedNeedMicros).toBeNull();
+  expect(await raw.get(reworded.id)).toBe(10_100);
+  expect(await s.budgetResumeHolds(root.id)).toEqual(new Map([['tree', 10_100], [String(reworded.id), 10_100]])); // its own sub-limit too
+  expect(await s.budgetResumeHolds(root.id, reworded.id)).toEqual(new Map());
+  // a queued job holds no call yet: the hold ends only once it runs and calls
+  expect(await s.endBudgetResumeHold(reworded.id)).toBeNull();
 }
 
 /**

@@ -23,7 +23,10 @@ import type { Database } from './schema.js';
  * need is held against every budget on its path before the next is checked (as is the need of a
  * job whose resume was already granted and waits for its process to exit, `budget_resume`), so
  * a top-up with room for one of two paused siblings resumes one (tester finding: it resumed
- * both, and the second was refused and paused again at once).
+ * both, and the second was refused and paused again at once). A job an earlier top-up resumed
+ * holds its need the same way until its resumed attempt's first call is recorded
+ * ({@link resumedNeedHolds}): a second top-up of 1 µ$ resumed a sibling into the room the first
+ * had given a job that had not called yet (tester finding).
  * Money is integer micro-dollars.
  */
 
@@ -101,16 +104,87 @@ export function pausedNeedMicros(job: PausedJobNeed): number | null {
   return job.paused_need_micros !== null && job.paused_need_micros !== undefined ? num(job.paused_need_micros) : refusedCallMicros(job.error);
 }
 
+/** µ$ held per budget on the way to a resume: key `tree`, or a sub-limited job's id as text. */
+export type BudgetHolds = Map<string, number>;
+
+/** The key of `b` in {@link BudgetHolds}. */
+export const holdKey = (b: { jobId?: number }): string => (b.jobId === undefined ? 'tree' : String(b.jobId));
+
+/** Adds `need` µ$ to every budget of `path` in `holds`. */
+function hold(holds: BudgetHolds, path: readonly PathBudget[], need: number): void {
+  for (const b of path) holds.set(holdKey(b), (holds.get(holdKey(b)) ?? 0) + need);
+}
+
+/** `path` with what `holds` holds counted as spent. */
+export function withHolds<T extends PathBudget>(path: readonly T[], holds: BudgetHolds): T[] {
+  return path.map((b) => ({ ...b, spentMicros: b.spentMicros + (holds.get(holdKey(b)) ?? 0) }));
+}
+
+/**
+ * The needs (µ$) held against tree `rootId`'s budgets by jobs a top-up resumed that have not
+ * made their first call since: status `queued` (the resumed attempt not claimed yet), or
+ * `assigned`/`running` with no ledger row for its attempt, with the need their pause stored
+ * (`paused_need_micros`, kept by the resume for this), each against every budget on its path.
+ * Such a job's call is the one the top-up made room for; until it is recorded (its reservation
+ * does not count: calls in flight are left out of the rule) the room is the job's. `except`: a
+ * job left out (the one being checked). Reads only.
+ */
+export async function resumedNeedHolds(db: Db, rootId: number, except?: number): Promise<BudgetHolds> {
+  const rows = await db
+    .selectFrom('jobs')
+    .select(['id', 'paused_need_micros'])
+    .where('root_id', '=', rootId)
+    .where('paused_need_micros', 'is not', null)
+    .where((eb) =>
+      eb.or([
+        eb('status', '=', 'queued'),
+        eb.and([
+          eb('status', 'in', ['assigned', 'running']),
+          eb.not(eb.exists(eb.selectFrom('model_calls').select('model_calls.id').whereRef('model_calls.job_id', '=', 'jobs.id').whereRef('model_calls.attempt', '=', 'jobs.attempt'))),
+        ]),
+      ]),
+    )
+    .orderBy('id')
+    .execute();
+  const holds: BudgetHolds = new Map();
+  for (const r of rows) {
+    const id = num(r.id);
+    if (id === except) continue;
+    hold(holds, await pathBudgets(db, rootId, id), Math.max(1, num(r.paused_need_micros!)));
+  }
+  return holds;
+}
+
+/**
+ * Ends the hold of a job a top-up resumed (see {@link resumedNeedHolds}) once its first call
+ * since is recorded: clears its `paused_need_micros` while it is `assigned` or `running` (a job
+ * paused again keeps the need of its new pause). One UPDATE.
+ * @returns its tree's root id when a hold ended, else null (none held, or ended already).
+ * @throws Error when jobId is not an integer >= 1.
+ */
+export async function endBudgetResumeHold(c: StoreCtx, jobId: number): Promise<number | null> {
+  assertInt('jobId', jobId, 1);
+  const row = await c.db
+    .updateTable('jobs')
+    .set({ paused_need_micros: null })
+    .where('id', '=', jobId)
+    .where('status', 'in', ['assigned', 'running'])
+    .where('paused_need_micros', 'is not', null)
+    .returning('root_id')
+    .executeTakeFirst();
+  return row ? num(row.root_id) : null;
+}
+
 /**
  * Whether paused job `job` may resume after `raised` was raised ({@link mayResumeForBudget}
- * on its path as it is in `db`, for {@link pausedNeedMicros}); `raised` null: no raise is
- * required (the resume was already granted by a top-up and is only being carried out:
- * endPausedAttempt).
+ * on its path as it is in `db`, less the needs other resumed jobs hold, {@link resumedNeedHolds},
+ * for {@link pausedNeedMicros}); `raised` null: no raise is required (the resume was already
+ * granted by a top-up and is only being carried out: endPausedAttempt).
  */
 export async function budgetPausedMayResume(db: Db, job: PausedJobNeed, raised: BudgetRaised | null): Promise<boolean> {
   const path = await pathBudgets(db, num(job.root_id), job.id);
   const onPath = raised === null || raised === 'tree' || path.some((b) => b.jobId === raised.jobId);
-  return mayResumeForBudget(onPath, path, pausedNeedMicros(job));
+  return mayResumeForBudget(onPath, withHolds(path, await resumedNeedHolds(db, num(job.root_id), job.id)), pausedNeedMicros(job));
 }
 
 /**
@@ -124,24 +198,20 @@ export async function listResumableBudgetPausedJobs(c: StoreCtx, rootId: number,
   assertInt('rootId', rootId, 1);
   if (raised !== 'tree') assertInt('raised.jobId', raised.jobId, 1);
   const paused = await pausedRows(c, rootId, ['budget', BUDGET_RESUME_PENDING]);
-  // µ$ held per budget (key: 'tree' or the sub-limited job's id) by the resumes granted so far
-  const held = new Map<string, number>();
-  const keyOf = (b: PathBudget) => (b.jobId === undefined ? 'tree' : String(b.jobId));
-  const hold = (path: readonly PathBudget[], need: number) => {
-    for (const b of path) held.set(keyOf(b), (held.get(keyOf(b)) ?? 0) + need);
-  };
+  // µ$ held per budget by the resumes granted so far: jobs resumed that have not called yet,
+  // resumes waiting for their process to exit, and each one this top-up grants below
+  const held = await resumedNeedHolds(c.db, rootId);
   const out: number[] = [];
   const pending = paused.filter((j) => j.end_reason === BUDGET_RESUME_PENDING);
-  for (const j of pending) hold(await pathBudgets(c.db, rootId, num(j.id)), Math.max(1, pausedNeedMicros(j) ?? 1));
+  for (const j of pending) hold(held, await pathBudgets(c.db, rootId, num(j.id)), Math.max(1, pausedNeedMicros(j) ?? 1));
   for (const j of paused) {
     if (j.end_reason !== 'budget') continue;
     const id = num(j.id);
     const path = await pathBudgets(c.db, rootId, id);
     const onPath = raised === 'tree' || path.some((b) => b.jobId === raised.jobId);
     const need = Math.max(1, pausedNeedMicros(j) ?? 1);
-    const room = path.map((b) => ({ ...b, spentMicros: b.spentMicros + (held.get(keyOf(b)) ?? 0) }));
-    if (!mayResumeForBudget(onPath, room, need)) continue;
-    hold(path, need);
+    if (!mayResumeForBudget(onPath, withHolds(path, held), need)) continue;
+    hold(held, path, need);
     out.push(id);
   }
   return out;

@@ -357,7 +357,7 @@ const resumeColumns = (eb: ExpressionBuilder<Database, 'jobs'>) =>
     assigned_at: null,
     token_hash: null,
     finished_at: null,
-    paused_need_micros: null,
+    // kept: the resumed job holds the room for this call until its first call is recorded (budget-resume.ts resumedNeedHolds)
   }) as const;
 
 /**

@@ -115,6 +115,8 @@ export function kyselyStore(db: Kysely<Database>, dialect: SqlDialect, afterClos
     pauseJobForBudget: (id, attempt, reason, now, need) => budgets.pauseJobForBudget(c, id, attempt, reason, now, need),
     listResumableBudgetPausedJobs: (id, raised) => budgetResume.listResumableBudgetPausedJobs(c, id, raised),
     listBudgetPausedJobs: (id) => budgetResume.listBudgetPausedJobs(c, id),
+    budgetResumeHolds: (id, except) => budgetResume.resumedNeedHolds(c.db, id, except),
+    endBudgetResumeHold: (id) => budgetResume.endBudgetResumeHold(c, id),
     resumeBudgetPausedJobs: (id, now, ids) => budgets.resumeBudgetPausedJobs(c, id, now, ids),
     deferHeldBudgetResumes: (id, ids) => budgets.deferHeldBudgetResumes(c, id, ids),
     endPausedAttempt: (id, attempt, now, sessionId) => budgets.endPausedAttempt(c, id, attempt, now, sessionId),

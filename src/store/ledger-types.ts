@@ -89,6 +89,14 @@ export interface LedgerStore {
   listResumableBudgetPausedJobs(rootId: number, raised: BudgetRaised): Promise<number[]>;
   /** The jobs of the tree paused for budget (endReason `budget`), ids ascending (store/budget-resume.ts). */
   listBudgetPausedJobs(rootId: number): Promise<number[]>;
+  /**
+   * µ$ held against the tree's budgets (key `tree`, or a sub-limited job's id as text) by jobs a
+   * top-up resumed that have not made their first call since, `exceptJobId` left out
+   * (store/budget-resume.ts resumedNeedHolds: the resume rule counts them as spent).
+   */
+  budgetResumeHolds(rootId: number, exceptJobId?: number): Promise<Map<string, number>>;
+  /** Ends the hold of resumed job `jobId` after its first call (store/budget-resume.ts endBudgetResumeHold): its root id, or null when it held none. */
+  endBudgetResumeHold(jobId: number): Promise<number | null>;
   /** Budget-paused jobs of the tree (only `jobIds` when given) → `queued` with resumeSessionId = their sessionId. Returns them. */
   resumeBudgetPausedJobs(rootId: number, now: number, jobIds?: readonly number[]): Promise<JobRow[]>;
   /**

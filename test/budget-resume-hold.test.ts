@@ -1,0 +1,111 @@
+/**
+ * A job a top-up resumed holds the room of the call it was resumed for until that call is
+ * recorded (store/budget-resume.ts resumedNeedHolds): the tester's case — two sharing children
+ * paused for budget, a top-up with room for one resumed X; a second top-up of 1 µ$ then resumed
+ * Y too, into the room X had not spent yet (X's resumed call or Y's would be refused and pause
+ * again). Now the 1 µ$ resumes nothing, the budget view says what Y lacks with X's hold counted,
+ * and once X's call is recorded by the gateway (a real upstream call, $0.000180) the hold ends
+ * and the room left resumes Y with no further top-up (server/budget-pause.ts resumeHoldEnder).
+ * Real server over SQLite, real HTTP, a fake runner, a fake Anthropic upstream in node:http.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { BudgetView, Job } from '../src/protocol/index.js';
+import { FakeRunner, startTestServer, TEST_GATEWAY, type TestServer } from '../src/server/test-helpers.js';
+
+describe('a resumed job holds its room until its call', () => {
+  let t: TestServer;
+  let upstream: Server;
+  let upstreamCalls = 0;
+  beforeAll(async () => {
+    // usage 10 in / 10 out at the test prices ($3 / $15 per million): 30 + 150 = 180 µ$
+    upstream = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        upstreamCalls++;
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', usage: { input_tokens: 10, output_tokens: 10 } }));
+      });
+    });
+    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+    t = await startTestServer({ dispatchIntervalMs: 100, gateway: { ...TEST_GATEWAY, provider: 'anthropic', anthropicApiKey: 'sk-test', anthropicBaseUrl: url, retry: { retries: 0 } } });
+  });
+  afterAll(async () => {
+    await t.close();
+    upstream.close();
+  });
+
+  it('a 1 µ$ top-up does not resume a sibling into the room a resumed job has not spent; its recorded call frees the rest', async () => {
+    const r = await FakeRunner.start(t, { name: 'hold-runner', capacity: 4 });
+    await r.hello({ name: 'hold-runner', capacity: 4 });
+    const job = async (id: number) => (await (await t.api(`/api/jobs/${id}`)).json()) as Job;
+    const view = async (id: number) => (await (await t.api(`/api/jobs/${id}/budget`)).json()) as BudgetView;
+    const start = (id: number) => r.startJob(id, (attempt) => `sess-${id}-${attempt}`);
+    const call = (token: string) =>
+      fetch(t.url + '/v1/messages', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': token, 'anthropic-version': '2023-06-01' },
+        body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 1000, messages: [{ role: 'user', content: 'go on' }] }),
+      });
+
+    const root = (await (await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'examples/calc' }, budgetUsd: 0.1 } })).json()) as Job;
+    const { token } = await start(root.id);
+    const kids: { id: number; token: string }[] = [];
+    for (let i = 0; i < 2; i++) {
+      const kid = (await (await t.api('/api/jobs', { token, json: { agent: 'test-fixer', input: { repo: `repos/k${i}` } } })).json()) as Job;
+      kids.push({ id: kid.id, token: (await start(kid.id)).token });
+    }
+    const [x, y] = kids as [{ id: number; token: string }, { id: number; token: string }];
+    // the tree spent but $0.005: a call with max_tokens 1000 ($0.015 of output alone) does not fit
+    const held = await t.store.reserveBudget(root.id, 95_000, Date.now(), 60_000);
+    await t.store.settleBudget(root.id, held!.reservationId!, 95_000, Date.now());
+    for (const k of [x, y]) {
+      const res = await call(k.token);
+      expect(res.status).toBe(402);
+      await res.arrayBuffer();
+      expect(await job(k.id)).toMatchObject({ status: 'paused', endReason: 'budget' });
+      await r.events(k.id, 1, { type: 'job.finished', data: { status: 'failed', reason: 'budget', error: 'API Error: 402', sessionId: `sess-${k.id}-1` } });
+      await r.next('job.cancel', (f) => f.jobId === k.id, 10_000);
+      for (let i = 0; (await t.store.getJob(k.id))?.finishedAt === null; i++) {
+        if (i > 100) throw new Error(`job ${k.id}'s paused attempt never ended`);
+        await new Promise((z) => setTimeout(z, 50));
+      }
+    }
+    expect(upstreamCalls).toBe(0);
+    const needX = (await view(x.id)).resumeNeeds!.needMicros!;
+    const needY = (await view(y.id)).resumeNeeds!.needMicros!;
+    expect(needX).toBeGreaterThan(15_000);
+
+    // room for X's call exactly: X resumes (the lower id), Y does not
+    const topX = (await (await t.api(`/api/jobs/${root.id}/budget`, { json: { addUsd: (needX - 5_000) / 1e6 } })).json()) as BudgetView;
+    expect(topX.resumed).toEqual([x.id]);
+    const x2 = (await r.next('job.assign', (f) => f.assignment.jobId === x.id, 10_000)).assignment;
+    expect(x2.attempt).toBe(2);
+
+    // the tester's 1 µ$: Y stayed paused? It was resumed into X's room. Now it is not.
+    const one = (await (await t.api(`/api/jobs/${root.id}/budget`, { json: { addUsd: 0.000001 } })).json()) as BudgetView;
+    expect(one.resumed).toEqual([]);
+    expect((await job(y.id)).status).toBe('paused');
+    // what Y lacks counts X's hold: the tree has needX + 1 µ$ left, X holds needX of it
+    expect((await view(y.id)).resumeNeeds).toEqual({ needMicros: needY, short: [{ shortMicros: needY - 1 }] });
+
+    // room for Y only once X's hold is gone: still paused
+    const more = (await (await t.api(`/api/jobs/${root.id}/budget`, { json: { addUsd: (needY - 2) / 1e6 } })).json()) as BudgetView;
+    expect(more.resumed).toEqual([]);
+    expect(await r.none('job.assign', 300)).toBe(true);
+
+    // X makes its call ($0.000180, recorded): its hold ends, and needY − 1 + needX − 180 ≥ needY is left: Y resumes
+    const res = await call(x2.token);
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
+    expect(upstreamCalls).toBe(1);
+    const y2 = (await r.next('job.assign', (f) => f.assignment.jobId === y.id, 10_000)).assignment;
+    expect(y2).toMatchObject({ attempt: 2, resumeSessionId: `sess-${y.id}-1` });
+    expect((await t.store.getJob(x.id))?.pausedNeedMicros).toBeNull();
+    const b = (await view(root.id)).budget;
+    expect(b).toMatchObject({ limitMicros: 100_000 + (needX - 5_000) + 1 + (needY - 2), spentMicros: 95_000 + 180 });
+    await r.close();
+  }, 60_000);
+});
