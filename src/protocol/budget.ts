@@ -71,6 +71,11 @@ export const BudgetView = z.object({
   jobId: z.number().int().positive(),
   /** Job `jobId`'s status (after the top-up, on POST): `paused` waits for budget (see `resumeNeeds`). Absent from servers older than it. */
   jobStatus: JobStatus.optional(),
+  /**
+   * Set when job `jobId` is not its tree's root and the root has ended: the root's status. The
+   * tree then spends nothing more and its budget takes no top-up (409 `job_ended`).
+   */
+  rootStatus: JobStatus.optional(),
   budget: TreeBudget,
   /** The other jobs of the tree paused for budget (ids ascending): each one's own view says what resumes it. */
   pausedJobs: z.array(z.number().int().positive()).default([]),

@@ -84,8 +84,9 @@ describe('budget top-ups that are refused', () => {
     await r.next('ack', () => true, 10_000);
     const child = (await (await t.api('/api/jobs', { token: a.assignment.token, json: { agent: 'test-fixer', input: { repo: 'y' }, labels: { pool: 'nobody' } } })).json()) as Job;
     expect(child.rootId).toBe(root.id);
-    // Before the root ends, the child's top-up goes to the tree.
+    // Before the root ends, the child's top-up goes to the tree, and the child's view names no ended root.
     expect((await topUp(child.id, 1)).status).toBe(200);
+    expect(((await (await t.api(`/api/jobs/${child.id}/budget`)).json()) as BudgetView).rootStatus).toBeUndefined();
     expect((await budget(root.id)).limitMicros).toBe(2_000_000);
     r.send({ type: 'job.events', jobId: root.id, attempt: a.assignment.attempt, events: [{ rseq: 2, at: new Date().toISOString(), type: 'job.finished', data: { status: 'succeeded' } }] });
     await r.next('ack', () => true, 10_000);
@@ -95,5 +96,7 @@ describe('budget top-ups that are refused', () => {
     expect(res.status).toBe(409);
     expect(await res.json()).toEqual({ error: { code: 'job_ended', message: `job ${root.id} (the root of job ${child.id}'s tree) has ended (succeeded): its tree spends nothing more, so it takes no top-up` } });
     expect((await budget(root.id)).limitMicros).toBe(2_000_000);
+    // the child's view says so before any top-up is tried (tester finding: only the root's did)
+    expect(((await (await t.api(`/api/jobs/${child.id}/budget`)).json()) as BudgetView).rootStatus).toBe('succeeded');
   });
 });

@@ -2,6 +2,7 @@ import type { BudgetView } from '../protocol/index.js';
 import type { JobRow, Store } from '../store/types.js';
 import { budgetJobUses, budgetsOnPath, leastRoomOf, ownRoomMicros, type BudgetPathStore } from './budget-path.js';
 import { resumeNeedsOf } from './budget-resume-needs.js';
+import { isTerminal } from '../core/job-state.js';
 
 /**
  * The {@link BudgetView} of `job` (`GET/POST /api/jobs/:id/budget`), as the store has it now:
@@ -14,7 +15,8 @@ import { resumeNeedsOf } from './budget-resume-needs.js';
  * - `resumed`: as given (the jobs a top-up resumed);
  * - `resumeNeeds`: when the job is paused for budget, what would resume it (budget-resume-needs.ts,
  *   with the room jobs resumed earlier hold until their first call);
- * - `jobStatus`: the job's status; `pausedJobs`: the tree's other jobs paused for budget (endReason `budget`).
+ * - `jobStatus`: the job's status; `pausedJobs`: the tree's other jobs paused for budget (endReason `budget`);
+ * - `rootStatus`: for a job that is not its tree's root, the root's status once it has ended.
  * µ$; `now` epoch ms (budget rows missing are created from their jobs). Null when the job's
  * tree has no root job.
  */
@@ -29,5 +31,8 @@ export async function budgetViewOf(store: BudgetPathStore & Pick<Store, 'listBud
   const resumeNeeds = job.status === 'paused' && job.endReason === 'budget' ? resumeNeedsOf(job, path, await store.budgetResumeHolds(job.rootId, job.id)) : undefined;
   // the tree's other jobs waiting for budget: a root's view said nothing of a paused child (tester finding)
   const pausedJobs = (await store.listBudgetPausedJobs(job.rootId)).filter((id) => id !== job.id);
-  return { jobId: job.id, jobStatus: job.status, budget, pausedJobs, resumed, ...(resumeNeeds ? { resumeNeeds } : {}) };
+  // a child's view of a tree whose root has ended: that tree takes no top-up (tester finding: only the root's view said so)
+  const root = job.rootId !== job.id ? await store.getJob(job.rootId) : null;
+  const rootEnded = root && isTerminal(root.status) ? { rootStatus: root.status } : {};
+  return { jobId: job.id, jobStatus: job.status, ...rootEnded, budget, pausedJobs, resumed, ...(resumeNeeds ? { resumeNeeds } : {}) };
 }

@@ -97,6 +97,9 @@ export function describeBudget(v: BudgetView, added?: number, jobStatus?: JobSta
   // an ended root (or an ended job's own sub-limit): what is left can no longer be spent (tester finding: it read as money to spend)
   if (jobStatus !== undefined && TERMINAL_STATUSES.includes(jobStatus) && (v.jobId === b.rootId || b.jobId === v.jobId)) {
     lines.push(`ended:     job ${v.jobId} has ended (${jobStatus}): ${v.jobId === b.rootId ? 'its tree spends' : 'it and its descendants spend'} nothing more, and this budget takes no top-up`);
+  } else if (v.rootStatus !== undefined) {
+    // a child of a tree whose root ended: the root's view said so, the child's did not (tester finding)
+    lines.push(`ended:     job tree ${b.rootId} has ended (its root job ${b.rootId} is ${v.rootStatus}): the tree spends nothing more, and its budget takes no top-up`);
   }
   if (jobStatus === 'paused' && endReason === RESUME_PENDING) lines.push(`paused:    job ${v.jobId} resumes as soon as its stopped process has exited (no top-up needed)`);
   else if (jobStatus === 'paused') lines.push(pausedLine(v));
