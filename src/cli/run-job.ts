@@ -2,6 +2,7 @@ import { ApiError, type CreateJobInput, type FlotillaClient } from '../client/in
 import { followJob } from './follow.js';
 import { cancelAndWait } from './cancel.js';
 import { onInterrupt, type CliIO } from './io.js';
+import { refusedCallMicros } from '../core/budget-message.js';
 
 /** Exit code after Ctrl-C (128 + SIGINT), as shells report it. */
 export const EXIT_INTERRUPTED = 130;
@@ -94,18 +95,25 @@ export async function runJob(client: FlotillaClient, req: CreateJobInput, opts: 
 }
 
 /**
- * The `--budget` advice for a `--local` run paused on its budget: `--budget X or more`, X the
- * tree's budget plus what it lacked for the refused call (GET /api/jobs/:id/budget
- * `resumeNeeds`), rounded up to whole cents: the budget that would have let that call through
- * with the same spending before it (it said only "a larger --budget": tester finding). Without
- * those figures (an older server, a read that failed): "a larger --budget".
+ * The `--budget` advice for a `--local` run paused on its budget: `--budget X or more`, X what
+ * the tree spent plus the refused call's worst case as its refusal states it (the job's error,
+ * core/budget-message.ts refusedCallMicros), rounded up to whole cents: the budget that would
+ * have let that call through with the same spending before it (it said only "a larger
+ * --budget": tester finding). Not the resume rule's need (GET /api/jobs/:id/budget
+ * `resumeNeeds`), which grows the call for a resumed harness's larger request: a run started
+ * again sends the call as it was (a tester's $0.030294 was advised as $0.05, not $0.04). That
+ * need is used only when the refusal names no figure; without either (an older server, a read
+ * that failed): "a larger --budget".
  */
 async function largerBudget(client: FlotillaClient, jobId: number): Promise<string> {
   try {
-    const view = await client.getBudget(jobId);
+    const [view, job] = await Promise.all([client.getBudget(jobId), client.getJob(jobId)]);
+    if (view.budget.jobId !== undefined) return 'a larger --budget';
+    const call = refusedCallMicros(job.error);
     const tree = view.resumeNeeds?.short.find((x) => x.jobId === undefined);
-    if (!tree || view.budget.jobId !== undefined) return 'a larger --budget';
-    const cents = Math.ceil((view.budget.limitMicros + tree.shortMicros) / 10_000);
+    const needed = call !== null ? Math.max(view.budget.spentMicros + call, view.budget.limitMicros + 1) : tree ? view.budget.limitMicros + tree.shortMicros : null;
+    if (needed === null) return 'a larger --budget';
+    const cents = Math.ceil(needed / 10_000);
     return `--budget ${(cents / 100).toFixed(2)} or more (what would have let the refused call through)`;
   } catch {
     return 'a larger --budget';

@@ -47,15 +47,9 @@ export interface PathBudget {
   spentMicros: number;
 }
 
-/**
- * The worst case, µ$, of the call whose refusal paused a job, read from its pause reason (the
- * gateway's budget message: "... this call may cost up to $0.010100. ..."; six decimals, as
- * core/money.ts formatMicros writes them). Null when the reason does not name one.
- */
-export function refusedCallMicros(reason: string | null): number | null {
-  const m = reason ? /this call may cost up to \$(\d{1,9})\.(\d{6})\b/.exec(reason) : null;
-  return m ? Number(m[1]) * 1_000_000 + Number(m[2]) : null;
-}
+// The worst case of the call whose refusal paused a job, from its pause reason (core/budget-message.ts).
+import { refusedCallMicros } from '../core/budget-message.js';
+export { refusedCallMicros };
 
 /**
  * The rule (see the top of this file) for one paused job: `raisedOnPath` whether the raised
