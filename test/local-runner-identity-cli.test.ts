@@ -33,7 +33,7 @@ async function runners(url: string, data: string): Promise<{ id: number; name: s
 
 /** Starts `flotilla up` on `data`; resolves with the process and its URL once it says where it listens and that its local runner works. */
 async function up(data: string, port: number) {
-  const child = spawnFlotilla(['up', '--data', data, '--port', String(port), '--agents', ...AGENTS_DIRS], { FLOTILLA_LOG_LEVEL: 'warn' });
+  const child = spawnFlotilla(['up', '--data', data, '--port', String(port), ...AGENTS_DIRS.flatMap((d) => ['--agents', d])], { FLOTILLA_LOG_LEVEL: 'warn' });
   procs.push(child);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)));
   let gone: number | null | undefined;

@@ -1,3 +1,4 @@
+import { listOption } from '../list-option.js';
 import { Command, Option } from 'commander';
 import type { Labels } from '../../protocol/index.js';
 import { ApiError } from '../../client/index.js';
@@ -54,7 +55,7 @@ export function registerRun(program: Command, ctx: CliContext): void {
       ),
     )
     .addOption(new Option('--local', 'start a server and a runner in this process for this one job (no `flotilla up` needed)').env('FLOTILLA_LOCAL'))
-    .addOption(new Option('--agents <dir...>', 'with --local: more agent folders besides the shipped ones').env('FLOTILLA_AGENTS'))
+    .addOption(listOption('--agents <dir>', 'with --local: an agent folder besides the shipped ones').env('FLOTILLA_AGENTS'))
     .addOption(repoBaseOption());
   addClientOptions(cmd);
   cmd.action(async (agent: string, inputJson: string | undefined, opts: RunOptions, self: Command) => {

@@ -1,3 +1,4 @@
+import { listOption } from '../list-option.js';
 import { Command, Option } from 'commander';
 import { formatMicros } from '../../core/money.js';
 import { MAX_COALESCE_SECONDS, TaskStatus, type Task, type TaskDetail } from '../../protocol/index.js';
@@ -88,7 +89,7 @@ export function registerTasks(program: Command, ctx: CliContext): void {
     .description('create a task of an agent owning resource keys; with --prompt it starts at once')
     .argument('<agent>', 'agent name')
     .addOption(new Option('--title <text>', 'what the task is about').env('FLOTILLA_TASK_TITLE'))
-    .addOption(new Option('--key <key...>', 'resource key(s) it owns, e.g. github.com/acme/api/issues/42').env('FLOTILLA_TASK_KEYS'))
+    .addOption(listOption('--key <key>', 'a resource key it owns, e.g. github.com/acme/api/issues/42; or several, comma-separated').env('FLOTILLA_TASK_KEYS'))
     .addOption(new Option('--prompt <text>', 'first prompt').env('FLOTILLA_TASK_PROMPT'))
     .addOption(new Option('--input <json>', 'job input given to every turn (JSON object)').env('FLOTILLA_TASK_INPUT'))
     .addOption(new Option('--coalesce <seconds>', `coalescing window (0-${MAX_COALESCE_SECONDS}); default 180`).argParser(intIn(0, MAX_COALESCE_SECONDS, 'coalesce')).env('FLOTILLA_TASK_COALESCE'))
@@ -96,7 +97,7 @@ export function registerTasks(program: Command, ctx: CliContext): void {
   addClientOptions(create).action(
     async (agent: string, opts: ClientOptions & { title?: string; key?: string[] | string; prompt?: string; input?: string; coalesce?: number; budget?: number }, self: Command) => {
       // a blank --prompt or --key is refused before this (main.ts: options.ts refuseEmptyValues)
-      const keys = opts.key === undefined ? [] : Array.isArray(opts.key) ? opts.key : opts.key.split(',').map((k) => k.trim()).filter(Boolean);
+      const keys = (opts.key === undefined ? [] : Array.isArray(opts.key) ? opts.key : [opts.key]).flatMap((k) => k.split(',')).map((k) => k.trim()).filter(Boolean);
       const t = await (await clientFrom(opts)).createTask({
         agent,
         keys,

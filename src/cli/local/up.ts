@@ -1,3 +1,4 @@
+import { listOption } from '../list-option.js';
 import { createServer } from 'node:net';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
@@ -55,7 +56,7 @@ export function registerUp(program: Command, ctx: CliContext): void {
     .addOption(new Option('--host <host>', 'address to listen on (0.0.0.0: reachable from other machines)').env('FLOTILLA_HOST').default('127.0.0.1'))
     .addOption(new Option('--port <port>', 'port to listen on (0 = any free port)').env('FLOTILLA_PORT').argParser(listenPort).default(8787))
     .addOption(dataOption('data folder: SQLite database (unless DATABASE_URL is set), admin-token, runner/'))
-    .addOption(new Option('--agents <dir...>', 'more agent folders besides the shipped ones').env('FLOTILLA_AGENTS'))
+    .addOption(listOption('--agents <dir>', 'an agent folder besides the shipped ones').env('FLOTILLA_AGENTS'))
     .addOption(new Option('--no-runner', 'do not start a runner in this process').env('FLOTILLA_NO_RUNNER'))
     .addOption(new Option('--labels <k=v,...>', 'labels of the local runner').env('FLOTILLA_LABELS').argParser(parseLabels))
     .addOption(repoBaseOption())
