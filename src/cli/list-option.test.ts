@@ -18,7 +18,9 @@ describe('list options (--agents, --key)', () => {
     try {
       let got: unknown;
       const p = new Command().exitOverride().argument('<agent>').argument('[input]');
-      p.addOption(listOption('--dirs <dir>', 'a folder').env('FLOTILLA_X_DIRS')).action((agent: string, input: string | undefined, o: { dirs?: string[] }) => (got = { agent, input, dirs: o.dirs }));
+      p.addOption(listOption('--dirs <dir>', 'a folder').env('FLOTILLA_X_DIRS')).action((agent: string, input: string | undefined, o: { dirs?: string[] }) => {
+        got = { agent, input, dirs: o.dirs };
+      });
       refuseRepeatedOptions(p);
       p.parse(['node', 'x', ...argv]);
       return got;
