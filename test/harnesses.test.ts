@@ -112,8 +112,9 @@ describe('harnesses run the same task the same way', () => {
       const j = await plane.client.getJob(created.id);
       return j.status === 'paused' ? j : null;
     }, 60_000, 200);
-    const fin = await waitFor('the harness to stop', async () => (await allEvents(plane.store, created.id)).find((e) => e.type === 'job.finished'), 30_000, 100);
-    expect(fin?.type === 'job.finished' && fin.data).toMatchObject({ status: 'failed', reason: 'budget' });
+    // the paused attempt's end: attempt.ended, not the job's job.finished (server/paused-attempt-end.ts)
+    const fin = await waitFor('the harness to stop', async () => (await allEvents(plane.store, created.id)).find((e) => e.type === 'attempt.ended'), 30_000, 100);
+    expect(fin?.type === 'attempt.ended' && fin.data).toMatchObject({ attempt: 1, status: 'failed', reason: 'budget' });
     expect(job.usage).toMatchObject({ costMicros: 0, outputTokens: 0 }); // the refused call cost nothing
     await plane.client.cancelJob(created.id);
   }, 120_000);

@@ -56,7 +56,7 @@ export async function startUp(extraAgents: Record<string, string> = {}, seed?: (
       await store.close();
     }
   }
-  const child = spawnFlotilla(['up', '--port', '0', '--data', join(dir.path, 'data'), '--agents', join(ROOT, 'test', 'fixtures', 'agents'), agentsDir], {
+  const child = spawnFlotilla(['up', '--port', '0', '--data', join(dir.path, 'data'), '--agents', join(ROOT, 'test', 'fixtures', 'agents'), '--agents', agentsDir], {
     ANTHROPIC_API_KEY: '',
     // unset, whatever this process has (spawn leaves out undefined values): SQLite in the data
     // folder. Blank is refused (a blank DATABASE_URL is an operator's mistake, not "unset").
