@@ -7,7 +7,8 @@ import type { Database } from './schema.js';
 /**
  * THE rule deciding which budget-paused jobs resume (the only one: a top-up of the tree or of
  * a sub-limit, server/budget-pause.ts budgetResumer, and a deferred resume when the paused
- * attempt's process has exited, budgets.ts endPausedAttempt). A paused job resumes when
+ * attempt's process has exited, budgets.ts endPausedAttempt; and the call a resumed job was
+ * resumed for, once recorded, server/budget-pause.ts resumeHoldEnder). A paused job resumes when
  * 1. the budget that was raised is on its path (`raised` is the tree, which is on every job's
  *    path, or a sub-limited job that is the job itself or one of its ancestors), and
  * 2. every budget on its path — the tree's and each sub-limit of the job and its ancestors —
@@ -26,7 +27,8 @@ import type { Database } from './schema.js';
  * both, and the second was refused and paused again at once). A job an earlier top-up resumed
  * holds its need the same way until its resumed attempt's first call is recorded
  * ({@link resumedNeedHolds}): a second top-up of 1 µ$ resumed a sibling into the room the first
- * had given a job that had not called yet (tester finding).
+ * had given a job that had not called yet (tester finding). When that call is recorded the
+ * hold ends and the rule runs again for the tree (the room it leaves may fit a sibling).
  * Money is integer micro-dollars.
  */
 
