@@ -108,4 +108,73 @@ describe('a resumed job holds its room until its call', () => {
     expect(b).toMatchObject({ limitMicros: 100_000 + (needX - 5_000) + 1 + (needY - 2), spentMicros: 95_000 + 180 });
     await r.close();
   }, 60_000);
+
+  it('a job not first in line is told the top-up that resumes it; a resumed job that ends without calling frees its room; a paused job cancelled gets its job.finished', async () => {
+    const r = await FakeRunner.start(t, { name: 'line-runner', capacity: 4 });
+    await r.hello({ name: 'line-runner', capacity: 4 });
+    const job = async (id: number) => (await (await t.api(`/api/jobs/${id}`)).json()) as Job;
+    const view = async (id: number) => (await (await t.api(`/api/jobs/${id}/budget`)).json()) as BudgetView;
+    const start = (id: number) => r.startJob(id, (attempt) => `sess-${id}-${attempt}`);
+    const root = (await (await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'examples/calc' }, budgetUsd: 0.1 } })).json()) as Job;
+    const { token } = await start(root.id);
+    const kids: { id: number; token: string }[] = [];
+    for (let i = 0; i < 3; i++) {
+      const kid = (await (await t.api('/api/jobs', { token, json: { agent: 'test-fixer', input: { repo: `repos/l${i}` } } })).json()) as Job;
+      kids.push({ id: kid.id, token: (await start(kid.id)).token });
+    }
+    const [x, y, z] = kids as [{ id: number; token: string }, { id: number; token: string }, { id: number; token: string }];
+    const held = await t.store.reserveBudget(root.id, 95_000, Date.now(), 60_000);
+    await t.store.settleBudget(root.id, held!.reservationId!, 95_000, Date.now());
+    for (const k of kids) {
+      const res = await fetch(t.url + '/v1/messages', { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': k.token, 'anthropic-version': '2023-06-01' }, body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 1000, messages: [{ role: 'user', content: 'go on' }] }) });
+      expect(res.status).toBe(402);
+      await res.arrayBuffer();
+      await r.events(k.id, 1, { type: 'job.finished', data: { status: 'failed', reason: 'budget', error: 'API Error: 402', sessionId: `sess-${k.id}-1` } });
+      await r.next('job.cancel', (f) => f.jobId === k.id, 10_000);
+      for (let i = 0; (await t.store.getJob(k.id))?.finishedAt === null; i++) {
+        if (i > 100) throw new Error(`job ${k.id}'s paused attempt never ended`);
+        await new Promise((z2) => setTimeout(z2, 50));
+      }
+    }
+    const need = (await view(x.id)).resumeNeeds!.needMicros!; // the same request: the same need for each
+    // $0.005 left: X is short need − 5,000; Y, behind X, need × 2 − 5,000; Z need × 3 − 5,000
+    expect((await view(x.id)).resumeNeeds!.short).toEqual([{ shortMicros: need - 5_000 }]);
+    expect((await view(y.id)).resumeNeeds!.short).toEqual([{ shortMicros: 2 * need - 5_000 }]);
+    expect((await view(z.id)).resumeNeeds!.short).toEqual([{ shortMicros: 3 * need - 5_000 }]);
+    // Y's figure resumes X and Y (it said X's figure, and the top-up resumed X alone: tester finding)
+    const top = (await (await t.api(`/api/jobs/${y.id}/budget`, { json: { addUsd: (2 * need - 5_000) / 1e6 } })).json()) as BudgetView;
+    expect(top.resumed).toEqual([x.id, y.id]);
+    const x2 = (await r.next('job.assign', (f) => f.assignment.jobId === x.id, 10_000)).assignment;
+    await r.next('job.assign', (f) => f.assignment.jobId === y.id, 10_000);
+    // Z: the room X and Y hold, then its own need
+    expect((await view(z.id)).resumeNeeds!.short).toEqual([{ shortMicros: need }]);
+    await (await t.api(`/api/jobs/${root.id}/budget`, { json: { addUsd: need / 1e6 - 0.000001 } })).arrayBuffer();
+    expect((await job(z.id)).status).toBe('paused');
+    // X ends without the call it was resumed for: the room it held is free, Z resumes with no top-up
+    r.send({ type: 'job.accepted', jobId: x.id, attempt: x2.attempt });
+    await r.events(x.id, x2.attempt, { type: 'job.finished', data: { status: 'succeeded' } });
+    await r.next('job.assign', (f) => f.assignment.jobId === z.id, 10_000);
+    expect(await job(x.id)).toMatchObject({ status: 'succeeded' });
+    await r.close();
+  }, 60_000);
+
+  it('a job cancelled while paused for budget ends with its job.finished, the last event of its stream', async () => {
+    const r = await FakeRunner.start(t, { name: 'cancel-runner', capacity: 2 });
+    await r.hello({ name: 'cancel-runner', capacity: 2 });
+    const root = (await (await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'examples/calc' }, budgetUsd: 0.001 } })).json()) as Job;
+    const { token } = await r.startJob(root.id, (a) => `sess-c-${a}`);
+    const res = await fetch(t.url + '/v1/messages', { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': token, 'anthropic-version': '2023-06-01' }, body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 1000, messages: [{ role: 'user', content: 'go on' }] }) });
+    expect(res.status).toBe(402);
+    await res.arrayBuffer();
+    await r.events(root.id, 1, { type: 'job.finished', data: { status: 'cancelled', reason: 'cancelled', error: 'paused: job tree out of budget' } });
+    for (let i = 0; (await t.store.getJob(root.id))?.finishedAt === null; i++) {
+      if (i > 100) throw new Error('the paused attempt never ended');
+      await new Promise((z2) => setTimeout(z2, 50));
+    }
+    expect((await (await t.api(`/api/jobs/${root.id}/cancel`, { json: {} })).json()) as Job).toMatchObject({ status: 'cancelled' });
+    const evs = await t.store.listEvents(root.id, 0, 100);
+    expect(evs.filter((e) => e.type === 'job.finished' || e.type === 'attempt.ended').map((e) => e.type)).toEqual(['attempt.ended', 'job.finished']);
+    expect(evs.at(-1)).toMatchObject({ type: 'job.finished', data: { status: 'cancelled', reason: 'cancelled' } });
+    await r.close();
+  }, 60_000);
 });

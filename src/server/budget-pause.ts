@@ -1,5 +1,6 @@
 import type { Logger } from '../core/log.js';
-import type { ServerToRunner } from '../protocol/index.js';
+import type { JobEvent, ServerToRunner } from '../protocol/index.js';
+import { isTerminal } from '../core/job-state.js';
 import type { JobRow, Store } from '../store/types.js';
 import type { BudgetRaised } from '../store/budget-resume.js';
 import type { AgentRegistry } from './agents.js';
@@ -125,6 +126,29 @@ export function resumeHoldEnder(o: { store: Store; bus: EventBus; log: Logger; n
     if (rootId === null) return;
     const resumed = await budgetResumer(o)(rootId, 'tree', `job ${job.id} made the call it was resumed for: the room it held is free`);
     if (resumed.length) o.log.info('budget: room freed by a resumed job\'s call: resuming', { rootId, resumed: resumed.join(',') });
+  };
+}
+
+/**
+ * The bus tap that frees the room a resumed job held when it ends without having made the call
+ * it was resumed for (store/budget-resume.ts resumedNeedHolds: an ended job holds nothing): on
+ * its `job.finished` (the runner's, or the server's for a job it ended: status-events.ts) or a
+ * `lost` status, when the job still had its pause's need (`pausedNeedMicros`) and its tree has
+ * jobs paused for budget, the tree's paused jobs that now fit resume ({@link budgetResumer}, as
+ * for a top-up of the tree). Fresh-tester finding: a resumed job that succeeded (or was
+ * cancelled) without calling again left its paused siblings waiting, with room, for a top-up.
+ * Errors are logged.
+ */
+export function endedHoldTap(o: { store: Store; bus: EventBus; log: Logger; now: () => number; kick?: () => void }) {
+  return (jobId: number, events: readonly JobEvent[]): void => {
+    if (!events.some((e) => e.type === 'job.finished' || (e.type === 'status' && e.data.status === 'lost'))) return;
+    void (async () => {
+      const job = await o.store.getJob(jobId);
+      if (!job || !isTerminal(job.status) || job.pausedNeedMicros == null) return;
+      if (!(await o.store.listBudgetPausedJobs(job.rootId)).length) return;
+      const resumed = await budgetResumer(o)(job.rootId, 'tree', `job ${job.id} ended (${job.status}) without the call it was resumed for: the room it held is free`);
+      if (resumed.length) o.log.info('budget: room freed by an ended resumed job: resuming', { rootId: job.rootId, resumed: resumed.join(',') });
+    })().catch((err: unknown) => o.log.error('could not resume the jobs an ended job left room for', { jobId, error: (err as Error).message }));
   };
 }
 

@@ -20,7 +20,7 @@ import { EffortSettings } from './effort-cache.js';
 import { EventBus } from './event-bus.js';
 import { CLOSE_CODES, RunnerHub } from './hub.js';
 import { Sweeper } from './sweeper.js';
-import { budgetPauser, resumeHoldEnder } from './budget-pause.js';
+import { budgetPauser, endedHoldTap, resumeHoldEnder } from './budget-pause.js';
 import { abortCallsOnJobEnd } from './live-call-aborts.js';
 import { pausedAttemptEnded, pausedExitTap, type PausedExitDeps } from './paused-exit.js';
 import { TaskEngine } from './tasks/engine.js';
@@ -157,6 +157,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   kick = (reason) => dispatcher.kick(reason);
   // A paused job's stopped attempt ended on its runner: free its slot, or resume it (issue 3).
   bus.tap(pausedExitTap(pausedExit));
+  // A resumed job that ends without its call frees the room it held for its paused siblings (issue 3).
+  bus.tap(endedHoldTap({ store, bus, log: log.child({ part: 'gateway' }), now, kick: () => dispatcher.kick() }));
   const sweeper = new Sweeper({
     store,
     bus,

@@ -6,6 +6,12 @@ import type { EventBus } from './event-bus.js';
  * Stores a server-made `status` event for a job (next seq) and publishes it on the bus.
  * `now` is epoch ms; `runnerId` is included when the change concerns a runner; `lostAttempt`
  * on the `queued` of a lost attempt's retry (protocol/events.ts).
+ * A job the server itself ends `cancelled` or `failed` (cancelled while queued or paused for
+ * budget, with its ancestor, or failed before any runner took it: no runner reports its end)
+ * also gets its `job.finished` after the status event, with its end reason and error as stored:
+ * a job has one `job.finished`, its last event (a paused attempt's end is `attempt.ended`:
+ * paused-attempt-end.ts; fresh-tester finding: a job cancelled while paused ended without one
+ * and a script waiting for it hung). A job `lost` with its runner ends with its status event.
  */
 export async function recordStatus(
   store: Store,
@@ -19,7 +25,15 @@ export async function recordStatus(
 ): Promise<JobEvent> {
   const data = { status, message, ...(runnerId !== undefined ? { runnerId } : {}), ...(lostAttempt !== undefined ? { lostAttempt } : {}) };
   const ev = await store.appendServerEvent(jobId, { type: 'status', data }, now);
-  bus.publish(jobId, [ev]);
+  const events = [ev];
+  if (status === 'cancelled' || status === 'failed') {
+    const job = await store.getJob(jobId);
+    if (job && job.status === status) {
+      const fin = { status, reason: job.endReason ?? (status === 'cancelled' ? 'cancelled' : 'error'), ...(job.error ? { error: job.error } : {}), ...(job.sessionId ? { sessionId: job.sessionId } : {}) };
+      events.push(await store.appendServerEvent(jobId, { type: 'job.finished', data: fin }, now));
+    }
+  }
+  bus.publish(jobId, events);
   return ev;
 }
 

@@ -58,7 +58,9 @@ async function scenario(s: Store, raw: RawNeed): Promise<void> {
   // resumed: the stored need stays, held against the tree until the resumed attempt's first call (budget-resume.ts resumedNeedHolds)
   expect((await s.resumeBudgetPausedJobs(root.id, T + 4, [reworded.id])).map((j) => j.status)).toEqual(['queued']);
   expect(await raw.get(reworded.id)).toBe(10_100);
-  expect(await s.budgetResumeHolds(root.id)).toEqual(new Map([['tree', 10_100], [String(reworded.id), 10_100]])); // its own sub-limit too
+  // what stands before each paused job (the budget view's figure): reworded's hold (the tree and its own sub-limit), and the paused jobs of lower id
+  expect(await s.budgetResumeHolds(root.id, otherAmount.id)).toEqual(new Map([['tree', 10_100], [String(reworded.id), 10_100]]));
+  expect(await s.budgetResumeHolds(root.id, legacy.id)).toEqual(new Map([['tree', 20_200], [String(reworded.id), 10_100], [String(otherAmount.id), 10_100]]));
   expect(await s.budgetResumeHolds(root.id, reworded.id)).toEqual(new Map());
   // a queued job holds no call yet: the hold ends only once it runs and calls
   expect(await s.endBudgetResumeHold(reworded.id)).toBeNull();

@@ -152,6 +152,34 @@ export async function resumedNeedHolds(db: Db, rootId: number, except?: number):
 }
 
 /**
+ * What stands before paused job `jobId` when a top-up of tree `rootId` is shared out (the
+ * budget view's `resumeNeeds`, server/budget-resume-needs.ts): the needs held by resumed jobs
+ * that have not called yet ({@link resumedNeedHolds}), by resumes waiting for their process to
+ * exit (`budget_resume`), and by the jobs paused for budget with a lower id, which the rule
+ * takes first — each against every budget on its path. So "a top-up of at least X resumes it"
+ * holds for a job that is not first in line (fresh-tester finding: job 3 was told the figure
+ * job 2's resume took). Reads only.
+ */
+export async function holdsAhead(db: Db, rootId: number, jobId: number): Promise<BudgetHolds> {
+  const holds = await resumedNeedHolds(db, rootId, jobId);
+  const rows = await db
+    .selectFrom('jobs')
+    .select(['id', 'root_id', 'error', 'paused_need_micros', 'end_reason'])
+    .where('root_id', '=', rootId)
+    .where('status', '=', 'paused')
+    .where('end_reason', 'in', ['budget', BUDGET_RESUME_PENDING])
+    .where('id', '<>', jobId)
+    .orderBy('id')
+    .execute();
+  for (const j of rows) {
+    const id = num(j.id);
+    if (j.end_reason === 'budget' && id > jobId) continue;
+    hold(holds, await pathBudgets(db, rootId, id), Math.max(1, pausedNeedMicros(j) ?? 1));
+  }
+  return holds;
+}
+
+/**
  * Ends the hold of a job a top-up resumed (see {@link resumedNeedHolds}) once its first call
  * since is recorded: clears its `paused_need_micros` while it is `assigned` or `running` (a job
  * paused again keeps the need of its new pause). One UPDATE.

@@ -115,7 +115,7 @@ export function kyselyStore(db: Kysely<Database>, dialect: SqlDialect, afterClos
     pauseJobForBudget: (id, attempt, reason, now, need) => budgets.pauseJobForBudget(c, id, attempt, reason, now, need),
     listResumableBudgetPausedJobs: (id, raised) => budgetResume.listResumableBudgetPausedJobs(c, id, raised),
     listBudgetPausedJobs: (id) => budgetResume.listBudgetPausedJobs(c, id),
-    budgetResumeHolds: (id, except) => budgetResume.resumedNeedHolds(c.db, id, except),
+    budgetResumeHolds: (id, jobId) => budgetResume.holdsAhead(c.db, id, jobId),
     endBudgetResumeHold: (id) => budgetResume.endBudgetResumeHold(c, id),
     resumeBudgetPausedJobs: (id, now, ids) => budgets.resumeBudgetPausedJobs(c, id, now, ids),
     deferHeldBudgetResumes: (id, ids) => budgets.deferHeldBudgetResumes(c, id, ids),

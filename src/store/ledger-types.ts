@@ -90,11 +90,12 @@ export interface LedgerStore {
   /** The jobs of the tree paused for budget (endReason `budget`), ids ascending (store/budget-resume.ts). */
   listBudgetPausedJobs(rootId: number): Promise<number[]>;
   /**
-   * µ$ held against the tree's budgets (key `tree`, or a sub-limited job's id as text) by jobs a
-   * top-up resumed that have not made their first call since, `exceptJobId` left out
-   * (store/budget-resume.ts resumedNeedHolds: the resume rule counts them as spent).
+   * µ$ that stands before paused job `jobId` in the tree's budgets (key `tree`, or a sub-limited
+   * job's id as text): held by resumed jobs that have not called yet, by resumes waiting for their
+   * process to exit, and by jobs paused for budget with a lower id (store/budget-resume.ts
+   * holdsAhead: the resume rule takes them first).
    */
-  budgetResumeHolds(rootId: number, exceptJobId?: number): Promise<Map<string, number>>;
+  budgetResumeHolds(rootId: number, jobId: number): Promise<Map<string, number>>;
   /** Ends the hold of resumed job `jobId` after its first call (store/budget-resume.ts endBudgetResumeHold): its root id, or null when it held none. */
   endBudgetResumeHold(jobId: number): Promise<number | null>;
   /** Budget-paused jobs of the tree (only `jobIds` when given) → `queued` with resumeSessionId = their sessionId. Returns them. */
