@@ -211,6 +211,11 @@ describe('bad arguments: non-zero exit, the message names the problem', () => {
 
   it('tasks create --key "": --key is empty, exit 2', () => fails(['tasks', 'create', 'issue-worker', '--key', ''], /^flotilla: --key is empty: give a value, or leave --key out\n$/));
 
+  it('tasks create --key "," or "k8,": an empty key among them, exit 2 (they were dropped: a task with no key was made)', async () => {
+    await fails(['tasks', 'create', 'issue-worker', '--key', ','], /^flotilla: --key \(FLOTILLA_TASK_KEYS\) has an empty key in ",": give each key, comma-separated or one per --key\n$/);
+    await fails(['tasks', 'create', 'issue-worker', '--key', 'a', '--key', 'k8,'], /^flotilla: --key \(FLOTILLA_TASK_KEYS\) has an empty key in "a,k8,"/);
+  });
+
   it('any option that takes a value, given blank from its flag or its FLOTILLA_* variable, exits 2 naming both (never read as unset)', async () => {
     await fails(['jobs', '--status', ' '], /^flotilla: option '--status <status>' argument ' ' is invalid/);
     await fails(['hold', 'r1', '--for', '1h', '--reason', ' '], /^flotilla: --reason is empty: give a value, or leave --reason out\n$/);

@@ -98,7 +98,7 @@ describe('price table', () => {
     expect([priceFor(table, 'o4-mini-deep-research').input, priceFor(table, 'o4-mini-deep-research').output]).toEqual([2, 8]);
     expect([priceFor(table, 'gpt-4o-2024-05-13').input, priceFor(table, 'gpt-4o-2024-05-13').output]).toEqual([5, 15]);
     // the whole kind: unlisted variants with other words get the default ($15 / $75), never a cheaper model's rates
-    for (const name of ['o3-deep-research-2025-06-26x', 'gpt-4o-realtime-preview', 'gpt-4o-audio-preview', 'gpt-4o-mini-transcribe', 'o1-preview', 'gpt-5-thinking', 'claude-sonnet-4-5-fast']) {
+    for (const name of ['gpt-5-12345678', 'gpt-5.1-2025-13-45', 'o3-deep-research-2025-06-26x', 'gpt-4o-realtime-preview', 'gpt-4o-audio-preview', 'gpt-4o-mini-transcribe', 'o1-preview', 'gpt-5-thinking', 'claude-sonnet-4-5-fast']) {
       expect(priceFor(table, name), name).toEqual(table.default);
     }
     // dated snapshots and same-price variants keep their model's price

@@ -83,8 +83,11 @@ export function loadPriceTable(file: string = DEFAULT_PRICES_FILE): PriceTable {
  * (OpenAI's `gpt-4o-2024-05-13`) is listed under its own name in the table, which wins.
  */
 function stripDate(model: string): string {
-  return model.replace(/(?:[-@]\d{8}|-\d{4}-\d{2}-\d{2})$/, '').replace(/-latest$/, '');
+  return model.replace(SNAPSHOT_DATE, '').replace(/-latest$/, '');
 }
+
+/** A snapshot date at the end of a name: a real calendar date of 2000–2099 (`-12345678` is no date: tester finding), 8 digits or OpenAI's `-YYYY-MM-DD`. */
+const SNAPSHOT_DATE = /(?:[-@]20\d\d(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])|-20\d\d-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01]))$/;
 
 /**
  * The price of `model`: exact name, then the name without a date (or `-latest`) suffix, then

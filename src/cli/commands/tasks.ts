@@ -97,7 +97,9 @@ export function registerTasks(program: Command, ctx: CliContext): void {
   addClientOptions(create).action(
     async (agent: string, opts: ClientOptions & { title?: string; key?: string[] | string; prompt?: string; input?: string; coalesce?: number; budget?: number }, self: Command) => {
       // a blank --prompt or --key is refused before this (main.ts: options.ts refuseEmptyValues)
-      const keys = (opts.key === undefined ? [] : Array.isArray(opts.key) ? opts.key : [opts.key]).flatMap((k) => k.split(',')).map((k) => k.trim()).filter(Boolean);
+      const keys = (opts.key === undefined ? [] : Array.isArray(opts.key) ? opts.key : [opts.key]).flatMap((k) => k.split(',')).map((k) => k.trim());
+      // `--key ","` or `--key "k8,"`: an empty key is a mistake, never dropped without a word (tester finding)
+      if (keys.some((k) => k === '')) throw new CliError(`--key (FLOTILLA_TASK_KEYS) has an empty key in ${JSON.stringify((Array.isArray(opts.key) ? opts.key : [opts.key]).join(','))}: give each key, comma-separated or one per --key`, 2);
       const t = await (await clientFrom(opts)).createTask({
         agent,
         keys,
