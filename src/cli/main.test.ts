@@ -209,6 +209,8 @@ describe('bad arguments: non-zero exit, the message names the problem', () => {
     await fails(['models', 'price', 'gz-', '--input', '1', '--output', '1'], /^flotilla: command-argument value 'gz-' is invalid for argument 'model'\. model must not end with "-"/);
   });
 
+  it('run --agents without --local: exit 2 (it was ignored without a word)', () => fails(['run', 'test-fixer', '{}', '--agents', '/tmp', '--server', 'http://127.0.0.1:9', '--token', 't'], /^flotilla: --agents works with --local only: a server reads its agent folders when it starts \(flotilla up --agents DIR\)\n$/));
+
   it('tasks create --key "": --key is empty, exit 2', () => fails(['tasks', 'create', 'issue-worker', '--key', ''], /^flotilla: --key is empty: give a value, or leave --key out\n$/));
 
   it('tasks create --key "," or "k8,": an empty key among them, exit 2 (they were dropped: a task with no key was made)', async () => {

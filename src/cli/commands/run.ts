@@ -89,6 +89,8 @@ export function registerRun(program: Command, ctx: CliContext): void {
       ctx.setExit(await ctx.runLocal({ request, data: opts.data, agentsDirs, json, io: ctx.io, ...(repoBase !== undefined ? { repoBaseDir: repoBase } : {}) }));
       return;
     }
+    // a server reads its agent folders when it starts: the flag would be ignored without a word (tester finding)
+    if (self.getOptionValueSource('agents') === 'cli') throw new CliError('--agents works with --local only: a server reads its agent folders when it starts (flotilla up --agents DIR)', 2);
     if (opts.parentToken !== undefined) {
       // issue 6: a child of the job holding this token (same tree, budget and cancel), on
       // --server, else FLOTILLA_URL (set by the runner), else FLOTILLA_SERVER; --token is not used.
