@@ -20,10 +20,14 @@ export interface FollowJobOptions {
   /** Clock, epoch ms (tests). */
   now?: () => number;
   /**
-   * Stop following when the job pauses on its tree's budget (`run --local`: its server stops
-   * with the command, so nobody could top the job up); the result then says `paused`.
+   * Stop following when the job — or another job of its tree (a child it started) — pauses on
+   * the tree's budget (`run --local`: its server stops with the command, so nobody could top
+   * either up); the result then says `paused`. Children are checked once a second (the budget
+   * view's `pausedJobs`).
    */
   stopWhenPaused?: boolean;
+  /** How often `stopWhenPaused` checks the tree's other jobs, ms (default 1000). */
+  treePausePollMs?: number;
   /**
    * The caller cancels the job when `signal` aborts (`flotilla run`): when the job pauses on its
    * budget (and `stopWhenPaused` is off), say once on stderr that a top-up from elsewhere
@@ -38,6 +42,8 @@ export interface FollowJobResult {
   interrupted: boolean;
   /** Following stopped because the job paused on its budget (only with `stopWhenPaused`). */
   paused?: boolean;
+  /** With `paused`: the job of the tree that paused when it is not the one followed (a child). */
+  pausedJobId?: number;
 }
 
 /** What the wait line says while the job is paused for budget. */
@@ -124,6 +130,23 @@ export async function followJob(client: FlotillaClient, job: Job, opts: FollowJo
   if (opts.signal?.aborted) stop.abort();
   // Children the job starts (issue 6): their tool lines, prefixed by their agent (follow-tree.ts).
   const children = json ? null : new TreeFollower(client, print, opts.signal);
+  // run --local: a child paused for budget waits for a top-up nobody can give (its root only
+  // waits for it: tester finding, the command printed "still ..." until the root's timeout)
+  let pausedJobId: number | undefined;
+  const treeWatch = opts.stopWhenPaused
+    ? setInterval(() => {
+        void client
+          .getBudget(job.id)
+          .then((v) => {
+            if (!v.pausedJobs.length || stop.signal.aborted) return;
+            pausedJobId = v.pausedJobs[0];
+            stoppedPaused = true;
+            stop.abort();
+          })
+          .catch(() => undefined);
+      }, opts.treePausePollMs ?? 1000)
+    : null;
+  treeWatch?.unref();
   try {
     // while the stream is lost, the wait line says so (not "still working" through a server outage)
     let before: string | null = null;
@@ -170,6 +193,7 @@ export async function followJob(client: FlotillaClient, job: Job, opts: FollowJo
   } finally {
     opts.signal?.removeEventListener('abort', onAbort);
     if (timer) clearInterval(timer);
+    if (treeWatch) clearInterval(treeWatch);
     clearSpinner();
     await children?.stop();
   }
@@ -189,5 +213,5 @@ export async function followJob(client: FlotillaClient, job: Job, opts: FollowJo
     // A job that started children ends with the tree's tables (per job, per agent with counts).
     print(children && children.followed > 0 ? formatTreeTables(await client.getJobTree(job.id)) : formatJobSummary(final));
   }
-  return { job: final, interrupted, ...(stoppedPaused ? { paused: true } : {}) };
+  return { job: final, interrupted, ...(stoppedPaused ? { paused: true } : {}), ...(pausedJobId !== undefined ? { pausedJobId } : {}) };
 }

@@ -82,12 +82,15 @@ export async function runJob(client: FlotillaClient, req: CreateJobInput, opts: 
   }
   if (result.paused) {
     const budget = req.budgetUsd !== undefined ? ` (--budget ${req.budgetUsd})` : '';
-    const larger = await largerBudget(client, job.id);
-    const why = `job ${job.id} paused: its budget${budget} does not cover the next model call; a --local run cannot be topped up (its server ends with the command): run it again with ${larger}, or against \`flotilla up\` and top it up with \`flotilla budget ${job.id} --add USD\``;
+    // the job itself, or a child of it (follow.ts: the tree's other paused jobs)
+    const paused = result.pausedJobId ?? job.id;
+    const larger = await largerBudget(client, paused);
+    const who = paused === job.id ? `job ${job.id} paused: its budget${budget} does not cover the next model call` : `job ${paused}, a child of job ${job.id}, paused: the tree's budget${budget} does not cover its next model call`;
+    const why = `${who}; a --local run cannot be topped up (its server ends with the command): run it again with ${larger}, or against \`flotilla up\` and top it up with \`flotilla budget ${paused} --add USD\``;
     if (!json) io.stderr.write(`\nflotilla: ${why}\n`);
     const after = await cancelAndWait(client, job.id);
     // --json: stdout already ended with `{"job": <the paused job>}` (follow.ts); the failure as main.ts prints one.
-    if (json) io.stderr.write(JSON.stringify({ error: { message: `${why}; job ${job.id} ${after.status}`, code: 'budget_paused', jobId: job.id, jobStatus: after.status } }) + '\n');
+    if (json) io.stderr.write(JSON.stringify({ error: { message: `${why}; job ${job.id} ${after.status}`, code: 'budget_paused', jobId: job.id, jobStatus: after.status, ...(paused !== job.id ? { pausedJobId: paused } : {}) } }) + '\n');
     else io.stderr.write(`flotilla: job ${job.id} ${after.status}\n`);
     return 1;
   }
