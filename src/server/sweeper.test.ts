@@ -147,6 +147,8 @@ describe('Sweeper.sweepOnce: a job its runners never start', () => {
             runnerId: runner.id,
           },
         },
+        // ended by the server, not a runner: its job.finished, the last event (status-events.ts)
+        { seq: 2, type: 'job.finished', data: { status: 'failed', reason: 'runner_never_started', error: 'assigned 4 times and never started (back in the queue 3 times without using a retry): failed, so that it does not go round for ever; the runners’ logs say why they did not start it' } },
       ]);
       expect(await sweeper.sweepOnce()).toEqual([]);
     });
