@@ -37,42 +37,58 @@ describe('a resumed job holds its room until its call', () => {
     upstream.close();
   });
 
-  it('a 1 µ$ top-up does not resume a sibling into the room a resumed job has not spent; its recorded call frees the rest', async () => {
-    const r = await FakeRunner.start(t, { name: 'hold-runner', capacity: 4 });
-    await r.hello({ name: 'hold-runner', capacity: 4 });
-    const job = async (id: number) => (await (await t.api(`/api/jobs/${id}`)).json()) as Job;
-    const view = async (id: number) => (await (await t.api(`/api/jobs/${id}/budget`)).json()) as BudgetView;
+  type Kid = { id: number; token: string };
+  const job = async (id: number) => (await (await t.api(`/api/jobs/${id}`)).json()) as Job;
+  const view = async (id: number) => (await (await t.api(`/api/jobs/${id}/budget`)).json()) as BudgetView;
+  /** A call of the job holding `token` with max_tokens 1000: at the test prices ($15 per million output) it may cost over $0.015. */
+  const call = (token: string) =>
+    fetch(t.url + '/v1/messages', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': token, 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 1000, messages: [{ role: 'user', content: 'go on' }] }),
+    });
+  /** A $0.10 root and `n` children sharing its tree, all started on `r` (sessions `sess-<id>-<attempt>`); the tree then spent but $0.005, too little for any call. */
+  async function tree(r: FakeRunner, n: number): Promise<{ root: Job; kids: Kid[] }> {
     const start = (id: number) => r.startJob(id, (attempt) => `sess-${id}-${attempt}`);
-    const call = (token: string) =>
-      fetch(t.url + '/v1/messages', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-api-key': token, 'anthropic-version': '2023-06-01' },
-        body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 1000, messages: [{ role: 'user', content: 'go on' }] }),
-      });
-
     const root = (await (await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'examples/calc' }, budgetUsd: 0.1 } })).json()) as Job;
     const { token } = await start(root.id);
-    const kids: { id: number; token: string }[] = [];
-    for (let i = 0; i < 2; i++) {
+    const kids: Kid[] = [];
+    for (let i = 0; i < n; i++) {
       const kid = (await (await t.api('/api/jobs', { token, json: { agent: 'test-fixer', input: { repo: `repos/k${i}` } } })).json()) as Job;
       kids.push({ id: kid.id, token: (await start(kid.id)).token });
     }
-    const [x, y] = kids as [{ id: number; token: string }, { id: number; token: string }];
-    // the tree spent but $0.005: a call with max_tokens 1000 ($0.015 of output alone) does not fit
     const held = await t.store.reserveBudget(root.id, 95_000, Date.now(), 60_000);
     await t.store.settleBudget(root.id, held!.reservationId!, 95_000, Date.now());
-    for (const k of [x, y]) {
+    return { root, kids };
+  }
+  /**
+   * Each job's call is refused (402) and the job paused for budget; its runner `r` reports the
+   * attempt ended with `finished` (a harness exiting on the refusal, or the pause's stop), and
+   * the server records that end (the job's slot is freed).
+   */
+  async function pauseOnBudget(r: FakeRunner, jobs: Kid[], finished: (id: number) => { status: 'failed' | 'cancelled'; reason: string; error: string; sessionId?: string }): Promise<void> {
+    for (const k of jobs) {
       const res = await call(k.token);
       expect(res.status).toBe(402);
       await res.arrayBuffer();
       expect(await job(k.id)).toMatchObject({ status: 'paused', endReason: 'budget' });
-      await r.events(k.id, 1, { type: 'job.finished', data: { status: 'failed', reason: 'budget', error: 'API Error: 402', sessionId: `sess-${k.id}-1` } });
+      await r.events(k.id, 1, { type: 'job.finished', data: finished(k.id) });
       await r.next('job.cancel', (f) => f.jobId === k.id, 10_000);
       for (let i = 0; (await t.store.getJob(k.id))?.finishedAt === null; i++) {
         if (i > 100) throw new Error(`job ${k.id}'s paused attempt never ended`);
         await new Promise((z) => setTimeout(z, 50));
       }
     }
+  }
+  const refused402 = (id: number) => ({ status: 'failed' as const, reason: 'budget', error: 'API Error: 402', sessionId: `sess-${id}-1` });
+
+  it('a 1 µ$ top-up does not resume a sibling into the room a resumed job has not spent; its recorded call frees the rest', async () => {
+    const r = await FakeRunner.start(t, { name: 'hold-runner', capacity: 4 });
+    await r.hello({ name: 'hold-runner', capacity: 4 });
+    // the tree spent but $0.005: a call with max_tokens 1000 ($0.015 of output alone) does not fit
+    const { root, kids } = await tree(r, 2);
+    const [x, y] = kids as [Kid, Kid];
+    await pauseOnBudget(r, kids, refused402);
     expect(upstreamCalls).toBe(0);
     const needX = (await view(x.id)).resumeNeeds!.needMicros!;
     const needY = (await view(y.id)).resumeNeeds!.needMicros!;
@@ -112,30 +128,9 @@ describe('a resumed job holds its room until its call', () => {
   it('a job not first in line is told the top-up that resumes it; a resumed job that ends without calling frees its room; a paused job cancelled gets its job.finished', async () => {
     const r = await FakeRunner.start(t, { name: 'line-runner', capacity: 4 });
     await r.hello({ name: 'line-runner', capacity: 4 });
-    const job = async (id: number) => (await (await t.api(`/api/jobs/${id}`)).json()) as Job;
-    const view = async (id: number) => (await (await t.api(`/api/jobs/${id}/budget`)).json()) as BudgetView;
-    const start = (id: number) => r.startJob(id, (attempt) => `sess-${id}-${attempt}`);
-    const root = (await (await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'examples/calc' }, budgetUsd: 0.1 } })).json()) as Job;
-    const { token } = await start(root.id);
-    const kids: { id: number; token: string }[] = [];
-    for (let i = 0; i < 3; i++) {
-      const kid = (await (await t.api('/api/jobs', { token, json: { agent: 'test-fixer', input: { repo: `repos/l${i}` } } })).json()) as Job;
-      kids.push({ id: kid.id, token: (await start(kid.id)).token });
-    }
-    const [x, y, z] = kids as [{ id: number; token: string }, { id: number; token: string }, { id: number; token: string }];
-    const held = await t.store.reserveBudget(root.id, 95_000, Date.now(), 60_000);
-    await t.store.settleBudget(root.id, held!.reservationId!, 95_000, Date.now());
-    for (const k of kids) {
-      const res = await fetch(t.url + '/v1/messages', { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': k.token, 'anthropic-version': '2023-06-01' }, body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 1000, messages: [{ role: 'user', content: 'go on' }] }) });
-      expect(res.status).toBe(402);
-      await res.arrayBuffer();
-      await r.events(k.id, 1, { type: 'job.finished', data: { status: 'failed', reason: 'budget', error: 'API Error: 402', sessionId: `sess-${k.id}-1` } });
-      await r.next('job.cancel', (f) => f.jobId === k.id, 10_000);
-      for (let i = 0; (await t.store.getJob(k.id))?.finishedAt === null; i++) {
-        if (i > 100) throw new Error(`job ${k.id}'s paused attempt never ended`);
-        await new Promise((z2) => setTimeout(z2, 50));
-      }
-    }
+    const { root, kids } = await tree(r, 3);
+    const [x, y, z] = kids as [Kid, Kid, Kid];
+    await pauseOnBudget(r, kids, refused402);
     const need = (await view(x.id)).resumeNeeds!.needMicros!; // the same request: the same need for each
     // $0.005 left: X is short need − 5,000; Y, behind X, need × 2 − 5,000; Z need × 3 − 5,000
     expect((await view(x.id)).resumeNeeds!.short).toEqual([{ shortMicros: need - 5_000 }]);
@@ -163,14 +158,7 @@ describe('a resumed job holds its room until its call', () => {
     await r.hello({ name: 'cancel-runner', capacity: 2 });
     const root = (await (await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'examples/calc' }, budgetUsd: 0.001 } })).json()) as Job;
     const { token } = await r.startJob(root.id, (a) => `sess-c-${a}`);
-    const res = await fetch(t.url + '/v1/messages', { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': token, 'anthropic-version': '2023-06-01' }, body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 1000, messages: [{ role: 'user', content: 'go on' }] }) });
-    expect(res.status).toBe(402);
-    await res.arrayBuffer();
-    await r.events(root.id, 1, { type: 'job.finished', data: { status: 'cancelled', reason: 'cancelled', error: 'paused: job tree out of budget' } });
-    for (let i = 0; (await t.store.getJob(root.id))?.finishedAt === null; i++) {
-      if (i > 100) throw new Error('the paused attempt never ended');
-      await new Promise((z2) => setTimeout(z2, 50));
-    }
+    await pauseOnBudget(r, [{ id: root.id, token }], () => ({ status: 'cancelled', reason: 'cancelled', error: 'paused: job tree out of budget' }));
     expect((await (await t.api(`/api/jobs/${root.id}/cancel`, { json: {} })).json()) as Job).toMatchObject({ status: 'cancelled' });
     const evs = await t.store.listEvents(root.id, 0, 100);
     expect(evs.filter((e) => e.type === 'job.finished' || e.type === 'attempt.ended').map((e) => e.type)).toEqual(['attempt.ended', 'job.finished']);

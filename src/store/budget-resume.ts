@@ -3,6 +3,10 @@ import { num } from './codec.js';
 import { assertInt, type StoreCtx } from './ctx.js';
 import { subLimitChain } from './job-budgets.js';
 import type { Database } from './schema.js';
+import { refusedCallMicros } from '../core/budget-message.js';
+
+// The worst case of the call whose refusal paused a job, from its pause reason (core/budget-message.ts).
+export { refusedCallMicros };
 
 /**
  * THE rule deciding which budget-paused jobs resume (the only one: a top-up of the tree or of
@@ -48,10 +52,6 @@ export interface PathBudget {
   limitMicros: number;
   spentMicros: number;
 }
-
-// The worst case of the call whose refusal paused a job, from its pause reason (core/budget-message.ts).
-import { refusedCallMicros } from '../core/budget-message.js';
-export { refusedCallMicros };
 
 /**
  * The rule (see the top of this file) for one paused job: `raisedOnPath` whether the raised
@@ -104,7 +104,7 @@ export function pausedNeedMicros(job: PausedJobNeed): number | null {
 export type BudgetHolds = Map<string, number>;
 
 /** The key of `b` in {@link BudgetHolds}. */
-export const holdKey = (b: { jobId?: number }): string => (b.jobId === undefined ? 'tree' : String(b.jobId));
+const holdKey = (b: { jobId?: number }): string => (b.jobId === undefined ? 'tree' : String(b.jobId));
 
 /** Adds `need` µ$ to every budget of `path` in `holds`. */
 function hold(holds: BudgetHolds, path: readonly PathBudget[], need: number): void {
@@ -162,18 +162,9 @@ export async function resumedNeedHolds(db: Db, rootId: number, except?: number):
  */
 export async function holdsAhead(db: Db, rootId: number, jobId: number): Promise<BudgetHolds> {
   const holds = await resumedNeedHolds(db, rootId, jobId);
-  const rows = await db
-    .selectFrom('jobs')
-    .select(['id', 'root_id', 'error', 'paused_need_micros', 'end_reason'])
-    .where('root_id', '=', rootId)
-    .where('status', '=', 'paused')
-    .where('end_reason', 'in', ['budget', BUDGET_RESUME_PENDING])
-    .where('id', '<>', jobId)
-    .orderBy('id')
-    .execute();
-  for (const j of rows) {
+  for (const j of await pausedRows(db, rootId, ['budget', BUDGET_RESUME_PENDING])) {
     const id = num(j.id);
-    if (j.end_reason === 'budget' && id > jobId) continue;
+    if (id === jobId || (j.end_reason === 'budget' && id > jobId)) continue;
     hold(holds, await pathBudgets(db, rootId, id), Math.max(1, pausedNeedMicros(j) ?? 1));
   }
   return holds;
@@ -221,7 +212,7 @@ export async function budgetPausedMayResume(db: Db, job: PausedJobNeed, raised: 
 export async function listResumableBudgetPausedJobs(c: StoreCtx, rootId: number, raised: BudgetRaised): Promise<number[]> {
   assertInt('rootId', rootId, 1);
   if (raised !== 'tree') assertInt('raised.jobId', raised.jobId, 1);
-  const paused = await pausedRows(c, rootId, ['budget', BUDGET_RESUME_PENDING]);
+  const paused = await pausedRows(c.db, rootId, ['budget', BUDGET_RESUME_PENDING]);
   // µ$ held per budget by the resumes granted so far: jobs resumed that have not called yet,
   // resumes waiting for their process to exit, and each one this top-up grants below
   const held = await resumedNeedHolds(c.db, rootId);
@@ -242,8 +233,8 @@ export async function listResumableBudgetPausedJobs(c: StoreCtx, rootId: number,
 }
 
 /** The paused jobs of tree `rootId` whose endReason is one of `reasons`, as the rule reads them, ids ascending (one query, on the jobs_root index). */
-function pausedRows(c: StoreCtx, rootId: number, reasons: string[]) {
-  return c.db
+function pausedRows(db: Db, rootId: number, reasons: string[]) {
+  return db
     .selectFrom('jobs')
     .select(['id', 'root_id', 'error', 'paused_need_micros', 'end_reason'])
     .where('root_id', '=', rootId)
@@ -256,5 +247,5 @@ function pausedRows(c: StoreCtx, rootId: number, reasons: string[]) {
 /** The jobs of tree `rootId` paused for budget (endReason `budget`), ids ascending: the budget view's `pausedJobs`. Reads only. @throws Error when rootId is not an integer >= 1. */
 export async function listBudgetPausedJobs(c: StoreCtx, rootId: number): Promise<number[]> {
   assertInt('rootId', rootId, 1);
-  return (await pausedRows(c, rootId, ['budget'])).map((j) => num(j.id));
+  return (await pausedRows(c.db, rootId, ['budget'])).map((j) => num(j.id));
 }

@@ -1,5 +1,5 @@
-import { listOption } from '../list-option.js';
 import { Command, Option } from 'commander';
+import { listOption } from '../list-option.js';
 import type { Labels } from '../../protocol/index.js';
 import { ApiError } from '../../client/index.js';
 import type { CliContext } from '../context.js';
@@ -84,7 +84,7 @@ export function registerRun(program: Command, ctx: CliContext): void {
       refuseEmptyOptions(self, ['data']);
       await checkFolderOption('--data', opts.data, 'FLOTILLA_DATA');
       await makeFolderOption('--data', opts.data, 0o700);
-      const agentsDirs = typeof opts.agents === 'string' ? [opts.agents] : (opts.agents ?? []);
+      const agentsDirs = opts.agents ?? [];
       const repoBase = await repoBaseDir(opts.repoBase);
       ctx.setExit(await ctx.runLocal({ request, data: opts.data, agentsDirs, json, io: ctx.io, ...(repoBase !== undefined ? { repoBaseDir: repoBase } : {}) }));
       return;

@@ -1,5 +1,5 @@
-import { listOption } from '../list-option.js';
 import { Command, Option } from 'commander';
+import { listOption } from '../list-option.js';
 import { formatMicros } from '../../core/money.js';
 import { MAX_COALESCE_SECONDS, TaskStatus, type Task, type TaskDetail } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
@@ -95,11 +95,12 @@ export function registerTasks(program: Command, ctx: CliContext): void {
     .addOption(new Option('--coalesce <seconds>', `coalescing window (0-${MAX_COALESCE_SECONDS}); default 180`).argParser(intIn(0, MAX_COALESCE_SECONDS, 'coalesce')).env('FLOTILLA_TASK_COALESCE'))
     .addOption(new Option('--budget <usd>', "budget of all its turns together, USD; default: the agent's limits.taskBudgetUsd, else none (each turn its agent's default)").argParser(parseBudget).env('FLOTILLA_TASK_BUDGET'));
   addClientOptions(create).action(
-    async (agent: string, opts: ClientOptions & { title?: string; key?: string[] | string; prompt?: string; input?: string; coalesce?: number; budget?: number }, self: Command) => {
+    async (agent: string, opts: ClientOptions & { title?: string; key?: string[]; prompt?: string; input?: string; coalesce?: number; budget?: number }, self: Command) => {
       // a blank --prompt or --key is refused before this (main.ts: options.ts refuseEmptyValues)
-      const keys = (opts.key === undefined ? [] : Array.isArray(opts.key) ? opts.key : [opts.key]).flatMap((k) => k.split(',')).map((k) => k.trim());
+      const given = (opts.key ?? []).join(',');
+      const keys = given === '' ? [] : given.split(',').map((k) => k.trim());
       // `--key ","` or `--key "k8,"`: an empty key is a mistake, never dropped without a word (tester finding)
-      if (keys.some((k) => k === '')) throw new CliError(`--key (FLOTILLA_TASK_KEYS) has an empty key in ${JSON.stringify((Array.isArray(opts.key) ? opts.key : [opts.key]).join(','))}: give each key, comma-separated or one per --key`, 2);
+      if (keys.some((k) => k === '')) throw new CliError(`--key (FLOTILLA_TASK_KEYS) has an empty key in ${JSON.stringify(given)}: give each key, comma-separated or one per --key`, 2);
       const t = await (await clientFrom(opts)).createTask({
         agent,
         keys,

@@ -1,8 +1,8 @@
-import { listOption } from '../list-option.js';
 import { createServer } from 'node:net';
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { listOption } from '../list-option.js';
 import { parseDurationMs } from '../../core/duration.js';
 import type { Labels } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
@@ -17,7 +17,7 @@ interface UpOptions {
   host: string;
   port: number;
   data: string;
-  agents?: string[] | string;
+  agents?: string[];
   repoBase?: string;
   runner: boolean;
   labels?: Labels;
@@ -89,7 +89,7 @@ export function registerUp(program: Command, ctx: CliContext): void {
       const { cliLogger, modelLine, startLocalStack } = await import('./stack.js');
       const { createRegistrationToken } = await import('../../server/auth.js');
       const log = cliLogger(process.env, 'info', (line) => void io.stderr.write(line));
-      const agentsDirs = typeof opts.agents === 'string' ? [opts.agents] : (opts.agents ?? []);
+      const agentsDirs = opts.agents ?? [];
       const labels = opts.labels ?? {};
       const stack = await startLocalStack({
         data: opts.data,
