@@ -3,9 +3,10 @@ import type { Kysely } from 'kysely';
 import { assertInt } from './ctx.js';
 import { DEFAULT_RESERVATION_TTL_MS } from './budgets.js';
 import { modelCallValues } from './model-calls.js';
-import { chargeSubLimitsLate, parseJobIds } from './job-budgets.js';
+import { chargeSubLimitsLate } from './job-budgets.js';
 import { createGroupCommit } from './sqlite-group-commit.js';
-import { sqliteTreeRows, type TreeRow } from './sqlite-tree-rows.js';
+import { sqliteTreeRows } from './sqlite-tree-rows.js';
+import { sqliteBudgetUnits } from './sqlite-budget-units.js';
 import { sqliteActivityNotes, type ActivityNotes } from './sqlite-activity.js';
 import { codecFor } from './codec.js';
 import { frameSql } from './runner-frame.js';
@@ -15,8 +16,7 @@ import { sqliteDispatchStateReader } from './sqlite-dispatch-state.js';
 import type { DispatchState } from './dispatch-state.js';
 import { checkClaims } from './claim-batch.js';
 import type { Database } from './schema.js';
-import type { BudgetReservationResult, JobRow, NewModelCall, PendingCall, Store } from './types.js';
-import type { SettleFound } from './budgets.js';
+import type { JobRow, NewModelCall, PendingCall, Store } from './types.js';
 import { encodePendingCall } from './pending-call.js';
 
 /** How long a job-token lookup is reused on SQLite, ms (any store write that may change a job clears it at once). */
@@ -60,8 +60,6 @@ const KEEPS_TOKENS = /^(get|list|find|count)|^(jobUsage|jobUsageMany|costRollup|
  * Results and errors are those of the Kysely implementation.
  */
 export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: BetterSqlite3.Database, tokenTtlMs = TOKEN_CACHE_TTL_MS): Store {
-  let stmts: ReturnType<typeof prepare> | null = null;
-  const s = () => (stmts ??= prepare(sqlite));
   // The tree budget rows a group transaction holds in memory after its first reserve of each (sqlite-tree-rows.ts).
   const trees = sqliteTreeRows(sqlite);
   // Kysely's SQLite driver holds the connection for a whole transaction: a batch that finds one
@@ -76,79 +74,8 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
     tokens.clear();
   };
 
-  // A reserve or settle is one unit of the group transaction WITHOUT a savepoint of its own
-  // (SAVEPOINT + RELEASE were ~5 µs of the ~25 µs of SQLite work per call; measured with
-  // better-sqlite3 on the real schema). Each unit stays atomic all the same: its first write is
-  // the only statement that can fail on its own (a constraint, e.g. the ledger row's job_id; a
-  // failed statement leaves nothing behind), and it fails alone, as with a savepoint. A later
-  // statement can only fail on what SQLite reports for a whole transaction (disk full, I/O
-  // error, out of memory): then the unit's earlier writes cannot be taken back alone, so the
-  // whole group transaction is rolled back and every caller of the batch gets the error
-  // (sqlite-group-commit.ts: nothing of the batch is kept). Never a half-applied reserve or settle.
-  const abandonGroup = (err: unknown): never => {
-    if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
-    throw err;
-  };
-  // The check and the reservation: store/budgets.ts's conditional UPDATE. The first reserve of a
-  // tree in a group transaction runs it and holds the row it returns (sqlite-tree-rows.ts); the
-  // later ones make it in memory on that row, and their reservation row is their only write in
-  // SQL: when it is refused, nothing of the reserve happened.
-  const reserveTx = (rootId: number, worst: number, now: number, ttlMs: number, callJson: string | null): BudgetReservationResult | null => {
-    let row = trees.held(rootId);
-    if (row === undefined) {
-      const r = s().reserve.get(worst, now, rootId, worst) as BudgetRow | undefined;
-      if (!r) return null;
-      row = trees.hold({ rootId, limitMicros: Number(r.limit_micros), spentMicros: Number(r.spent_micros), reservedMicros: Number(r.reserved_micros), updatedAt: now });
-      let res: BetterSqlite3.RunResult;
-      try {
-        res = s().insertReservation.run(rootId, worst, now, now + ttlMs, callJson);
-      } catch (err) {
-        return abandonGroup(err);
-      }
-      return { ok: true, budget: budgetOf(row), reservationId: Number(res.lastInsertRowid) };
-    }
-    if (row.spentMicros + row.reservedMicros + worst > row.limitMicros) return null;
-    const res = s().insertReservation.run(rootId, worst, now, now + ttlMs, callJson);
-    row.reservedMicros += worst;
-    row.updatedAt = now;
-    row.dirty = true;
-    return { ok: true, budget: budgetOf(row), reservationId: Number(res.lastInsertRowid) };
-  };
-  const settleTx = (rootId: number, reservationId: number, cost: number, now: number, values: Record<string, unknown> | null): SettleFound => {
-    // The ledger row first: when it is refused (a constraint), nothing of the settle was written
-    // and the caller settles without it (meter.ts). Same rows as budgets.ts, another order.
-    if (values) s().insertCall(values);
-    let held: { micros: number; job_ids: string | null; charged_micros: number | null; call_id: number | null } | undefined;
-    try {
-      held = s().deleteReservation.get(reservationId, rootId) as typeof held;
-    } catch (err) {
-      if (!values) throw err; // the unit's first write: nothing to take back
-      return abandonGroup(err);
-    }
-    // H7: a reservation the sweep charged as unknown usage: its charge and ledger row are replaced
-    const swept = held && held.charged_micros !== null ? Number(held.charged_micros) : null;
-    try {
-      const micros = held && swept === null ? Number(held.micros) : 0;
-      const delta = cost - (swept ?? 0);
-      // store/budgets.ts's settle UPDATE, in memory on the row this transaction holds
-      // (sqlite-tree-rows.ts), else in SQL; the change to spent may be negative (a late settle
-      // of a swept reservation, H7): never below 0
-      const row = trees.held(rootId);
-      if (row === undefined) s().settle.run(micros, micros, delta, now, rootId);
-      else {
-        row.reservedMicros = row.reservedMicros >= micros ? row.reservedMicros - micros : 0;
-        row.spentMicros = Math.max(row.spentMicros + delta, 0);
-        row.updatedAt = now;
-        row.dirty = true;
-      }
-      // issue 6: the child sub-limits the reservation also held (job-budgets.ts), ascending id
-      for (const j of parseJobIds(held?.job_ids).sort((a, b) => a - b)) s().settleJob.run(micros, micros, delta, now, j);
-      if (held && held.call_id !== null) s().deleteCall.run(held.call_id);
-    } catch (err) {
-      return abandonGroup(err);
-    }
-    return held === undefined ? 'gone' : swept === null ? 'held' : 'swept';
-  };
+  // The reserve and the settle (sqlite-budget-units.ts), on this connection.
+  const units = sqliteBudgetUnits(sqlite, trees);
 
   // A runner's job.events frame (store/runner-frame.ts), group-committed (sqlite-frame.ts).
   const codec = codecFor('sqlite');
@@ -202,7 +129,7 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
       assertInt('now', now, 0);
       assertInt('ttlMs', ttlMs, 1);
       const callJson = encodePendingCall(call);
-      const done = await group.run(() => reserveTx(rootId, worstMicros, now, ttlMs, callJson));
+      const done = await group.run(() => units.reserve(rootId, worstMicros, now, ttlMs, callJson));
       return done ?? store.reserveBudget(rootId, worstMicros, now, ttlMs, undefined, call);
     },
     async settleBudget(rootId, reservationId, costMicros, now, call?: NewModelCall) {
@@ -210,7 +137,7 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
       assertInt('reservationId', reservationId, 1);
       assertInt('costMicros', costMicros, 0);
       const values = call ? (modelCallValues(call) as Record<string, unknown>) : null;
-      const found = await group.run(() => settleTx(rootId, reservationId, costMicros, now, values));
+      const found = await group.run(() => units.settle(rootId, reservationId, costMicros, now, values));
       if (found === 'gone' && call) await chargeSubLimitsLate(db, call.jobId, costMicros, now);
       return found === 'held';
     },
@@ -286,69 +213,3 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
   });
 }
 
-type BudgetRow = { limit_micros: number; spent_micros: number; reserved_micros: number };
-
-/** A tree's figures as a reservation result gives them (µ$). */
-function budgetOf(row: TreeRow) {
-  const remainingMicros = Math.max(0, row.limitMicros - row.spentMicros - row.reservedMicros);
-  return { rootId: row.rootId, limitMicros: row.limitMicros, spentMicros: row.spentMicros, reservedMicros: row.reservedMicros, remainingMicros };
-}
-
-/** The prepared statements (after the migrations made the tables). */
-function prepare(sqlite: BetterSqlite3.Database) {
-  const callCols = Object.keys(modelCallValues(SAMPLE_CALL));
-  // Positional parameters, passed one by one: ~3 µs a row less than binding 18 named ones from
-  // the object (better-sqlite3, measured). Only while the ledger's columns are the ones listed
-  // here (model-calls.ts may add one): else by name, as before.
-  const sameCols = callCols.length === CALL_COLS.length && CALL_COLS.every((c) => callCols.includes(c));
-  let insertCall: (v: Record<string, unknown>) => BetterSqlite3.RunResult;
-  if (sameCols) {
-    const byPos = sqlite.prepare(`insert into model_calls (${CALL_COLS.join(', ')}) values (${CALL_COLS.map(() => '?').join(', ')})`);
-    insertCall = (v) =>
-      byPos.run(v.job_id, v.attempt, v.provider, v.model, v.api, v.streamed, v.http_status, v.input_tokens, v.output_tokens, v.cache_read_tokens, v.cache_write_tokens, v.usage_known, v.cost_micros, v.cost_nanos, v.runner_id, v.refused, v.started_at, v.duration_ms, v.web_search_requests);
-  } else {
-    const byName = sqlite.prepare(`insert into model_calls (${callCols.join(', ')}) values (${callCols.map((c) => '@' + c).join(', ')})`);
-    insertCall = (v) => byName.run(v);
-  }
-  return {
-    reserve: sqlite.prepare(
-      'update tree_budgets set reserved_micros = reserved_micros + ?, updated_at = ? where root_id = ? and spent_micros + reserved_micros + ? <= limit_micros returning limit_micros, spent_micros, reserved_micros',
-    ),
-    // the change to spent may be negative (a late settle of a swept reservation, H7): never below 0
-    settle: sqlite.prepare(
-      'update tree_budgets set reserved_micros = case when reserved_micros >= ? then reserved_micros - ? else 0 end, spent_micros = max(spent_micros + ?, 0), updated_at = ? where root_id = ?',
-    ),
-    insertReservation: sqlite.prepare('insert into budget_reservations (root_id, micros, created_at, expires_at, call) values (?, ?, ?, ?, ?)'),
-    deleteReservation: sqlite.prepare('delete from budget_reservations where id = ? and root_id = ? returning micros, job_ids, charged_micros, call_id'),
-    // the change to spent may be negative (a late settle of a swept reservation, H7): never below 0
-    settleJob: sqlite.prepare(
-      'update job_budgets set reserved_micros = case when reserved_micros >= ? then reserved_micros - ? else 0 end, spent_micros = max(spent_micros + ?, 0), updated_at = ? where job_id = ?',
-    ),
-    /** Deletes the ledger row the sweep wrote for a reservation settled late after all (H7). */
-    deleteCall: sqlite.prepare('delete from model_calls where id = ?'),
-    /** Writes one ledger row (the values of model-calls.ts modelCallValues). */
-    insertCall,
-  };
-}
-
-/** The ledger's columns in the order of the positional insert's arguments (`insertCall` in prepare). */
-const CALL_COLS = ['job_id', 'attempt', 'provider', 'model', 'api', 'streamed', 'http_status', 'input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'usage_known', 'cost_micros', 'cost_nanos', 'runner_id', 'refused', 'started_at', 'duration_ms', 'web_search_requests'];
-
-/** Only its keys are used: the ledger's columns, as model-calls.ts writes them. */
-const SAMPLE_CALL: NewModelCall = {
-  jobId: 1,
-  attempt: 0,
-  provider: 'x',
-  model: 'x',
-  api: 'x',
-  streamed: false,
-  httpStatus: 0,
-  inputTokens: 0,
-  outputTokens: 0,
-  cacheReadTokens: 0,
-  cacheWriteTokens: 0,
-  usageKnown: true,
-  costMicros: 0,
-  startedAt: 0,
-  durationMs: 0,
-};
