@@ -7,6 +7,8 @@ import { chargeSubLimitsLate } from './job-budgets.js';
 import { createGroupCommit } from './sqlite-group-commit.js';
 import { sqliteTreeRows } from './sqlite-tree-rows.js';
 import { sqliteBudgetUnits } from './sqlite-budget-units.js';
+import { sqliteWriter } from './sqlite-writer.js';
+import type { MainWriteLock } from './thread-write-lock.js';
 import { sqliteActivityNotes, type ActivityNotes } from './sqlite-activity.js';
 import { codecFor } from './codec.js';
 import { frameSql } from './runner-frame.js';
@@ -21,6 +23,22 @@ import { encodePendingCall } from './pending-call.js';
 
 /** How long a job-token lookup is reused on SQLite, ms (any store write that may change a job clears it at once). */
 export const TOKEN_CACHE_TTL_MS = 1000;
+
+/** A store of {@link withSqliteFastPaths} answers this key with its SqliteWriter (sqlite-writer.ts; null without one): for tests and diagnostics. */
+export const SQLITE_WRITER = Symbol('flotilla.sqliteWriter');
+
+/** What {@link withSqliteFastPaths} takes besides the store. */
+export interface SqliteFastOptions {
+  /** How long a job-token lookup is reused, ms (default {@link TOKEN_CACHE_TTL_MS}). */
+  tokenTtlMs?: number;
+  /**
+   * The gateway's reserves and settles on a writer thread (sqlite-writer.ts): the database
+   * file, the write lock both connections take (thread-write-lock.ts; the store's Kysely
+   * driver takes `lock` too, sqlite.ts), how long either waits for it, ms. Without it (a
+   * `:memory:` database), they run on the store's connection.
+   */
+  thread?: { file: string; lockMemory: SharedArrayBuffer; lock: MainWriteLock; busyTimeoutMs: number };
+}
 
 /**
  * Store methods that never change a job's status or token: they leave the token cache alone.
@@ -49,8 +67,13 @@ const KEEPS_TOKENS = /^(get|list|find|count)|^(jobUsage|jobUsageMany|costRollup|
  *   claim-batch.ts prepared once (sqlite-claim.ts), group-committed the same way.
  * - `listDispatchState` (a dispatch pass's first reads): prepared (sqlite-dispatch-state.ts),
  *   read outside any open transaction.
+ * - On a database file, the reserves and settles run on a writer thread with its own connection
+ *   (sqlite-writer.ts), once it is up: their SQLite work is then off the event loop. Both
+ *   connections take the write lock of thread-write-lock.ts before writing; every other method
+ *   of this store first waits for the units already sent (the writer's barrier).
  * - `writesInTurnOrder` (types.ts): true — a settle is queued for the group commit of the turn
- *   it is issued in, so the gateway sends a JSON reply without waiting for it (meter.ts).
+ *   it is issued in (or the writer thread's next batch), and whatever this store runs later
+ *   runs after it, so the gateway sends a JSON reply without waiting for it (meter.ts).
  * - `findJobByTokenHash`: a hit is reused for {@link TOKEN_CACHE_TTL_MS}. A SQLite data folder
  *   has one writer process (open.ts lock), so every write that could end a job or kill a token
  *   goes through this object: any call of a method not in KEEPS_TOKENS clears the cache before
@@ -59,12 +82,14 @@ const KEEPS_TOKENS = /^(get|list|find|count)|^(jobUsage|jobUsageMany|costRollup|
  *   other replicas write too.)
  * Results and errors are those of the Kysely implementation.
  */
-export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: BetterSqlite3.Database, tokenTtlMs = TOKEN_CACHE_TTL_MS): Store {
+export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: BetterSqlite3.Database, opts: SqliteFastOptions = {}): Store {
+  const tokenTtlMs = opts.tokenTtlMs ?? TOKEN_CACHE_TTL_MS;
   // The tree budget rows a group transaction holds in memory after its first reserve of each (sqlite-tree-rows.ts).
   const trees = sqliteTreeRows(sqlite);
   // Kysely's SQLite driver holds the connection for a whole transaction: a batch that finds one
   // open waits for the connection (sqlite-group-commit.ts).
-  const group = createGroupCommit(sqlite, (fn) => db.connection().execute(async () => fn()), { begin: trees.reset, end: trees.flush });
+  const thread = opts.thread;
+  const group = createGroupCommit(sqlite, (fn) => db.connection().execute(async () => fn()), { begin: trees.reset, end: trees.flush, lock: thread?.lock, lockTimeoutMs: thread?.busyTimeoutMs });
   const tokens = new Map<string, { job: JobRow; at: number }>();
   let generation = 0;
   /** Writes the activity notes not written yet (set below when the store notes activity). */
@@ -76,6 +101,12 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
 
   // The reserve and the settle (sqlite-budget-units.ts), on this connection.
   const units = sqliteBudgetUnits(sqlite, trees);
+  // ...or on the writer thread's connection, once it is up (sqlite-writer.ts).
+  const writer = thread ? sqliteWriter({ ...thread, group, units }) : null;
+  const reserveUnit = writer ? writer.reserve : (rootId: number, worst: number, now: number, ttlMs: number, callJson: string | null) => group.run(() => units.reserve(rootId, worst, now, ttlMs, callJson));
+  const settleUnit = writer
+    ? writer.settle
+    : (rootId: number, reservationId: number, cost: number, now: number, values: Record<string, unknown> | null) => group.run(() => units.settle(rootId, reservationId, cost, now, values));
 
   // A runner's job.events frame (store/runner-frame.ts), group-committed (sqlite-frame.ts).
   const codec = codecFor('sqlite');
@@ -129,7 +160,7 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
       assertInt('now', now, 0);
       assertInt('ttlMs', ttlMs, 1);
       const callJson = encodePendingCall(call);
-      const done = await group.run(() => units.reserve(rootId, worstMicros, now, ttlMs, callJson));
+      const done = await reserveUnit(rootId, worstMicros, now, ttlMs, callJson);
       return done ?? store.reserveBudget(rootId, worstMicros, now, ttlMs, undefined, call);
     },
     async settleBudget(rootId, reservationId, costMicros, now, call?: NewModelCall) {
@@ -137,13 +168,14 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
       assertInt('reservationId', reservationId, 1);
       assertInt('costMicros', costMicros, 0);
       const values = call ? (modelCallValues(call) as Record<string, unknown>) : null;
-      const found = await group.run(() => units.settle(rootId, reservationId, costMicros, now, values));
+      const found = await settleUnit(rootId, reservationId, costMicros, now, values);
       if (found === 'gone' && call) await chargeSubLimitsLate(db, call.jobId, costMicros, now);
       return found === 'held';
     },
     async close() {
       await flushActivity(); // activity notes not written yet
       await group.drain(); // queued settles and notes are written before the database closes
+      await writer?.close(); // and those on the writer thread (its connection closes first)
       clear();
       return store.close();
     },
@@ -199,12 +231,25 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
   return new Proxy(store, {
     get(target, prop, receiver) {
       if (typeof prop === 'string' && prop in fast) return fast[prop as keyof Store];
+      if (prop === SQLITE_WRITER) return writer;
       const v = Reflect.get(target, prop, receiver) as unknown;
-      if (typeof v !== 'function' || typeof prop !== 'string' || KEEPS_TOKENS.test(prop)) return v;
+      if (typeof v !== 'function' || typeof prop !== 'string') return v;
+      const method = v as (...a: unknown[]) => Promise<unknown>;
+      // Every other method runs after the units already sent to the writer thread (its
+      // barrier): a read after a settle sees it, as on one connection.
+      if (KEEPS_TOKENS.test(prop)) {
+        if (!writer) return v;
+        return (...args: unknown[]) => {
+          const before = writer.barrier();
+          return before ? before.then(() => method.apply(target, args)) : method.apply(target, args);
+        };
+      }
       return async (...args: unknown[]) => {
         clear();
         try {
-          return await (v as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+          const before = writer?.barrier();
+          if (before) await before;
+          return await method.apply(target, args);
         } finally {
           clear();
         }

@@ -1,4 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
+import type { MainWriteLock } from './thread-write-lock.js';
 
 /**
  * Group commit for the gateway's per-call writes on SQLite (issue 3 speed goals: at 64 clients
@@ -45,6 +46,13 @@ type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
  * budget rows held in memory for one transaction).
  */
 export interface GroupHooks {
+  /**
+   * The write lock shared with the store's writer thread (thread-write-lock.ts): taken around
+   * each group transaction, waited for (without blocking) while the thread holds it; `lockTimeoutMs`
+   * (default 5,000) is how long, after which the batch's callers get its WriteLockTimeout.
+   */
+  lock?: MainWriteLock;
+  lockTimeoutMs?: number;
   /** Before the first unit. */
   begin?(): void;
   /** After the last unit, before COMMIT; when it throws, the transaction is rolled back and every caller of the batch gets the error. */
@@ -98,12 +106,26 @@ export function createGroupCommit(sqlite: BetterSqlite3.Database, exclusive: (fn
   const flush = (): void => {
     scheduled = false;
     if (blocked || queue.length === 0) return; // a blocked batch flushes the queue when it gets its turn
-    if (!sqlite.inTransaction) {
-      commit(take());
+    const lock = hooks.lock;
+    if (!sqlite.inTransaction && (!lock || lock.tryAcquire())) {
+      try {
+        commit(take());
+      } finally {
+        lock?.release();
+      }
       return;
     }
     let taken: Item[] = [];
-    blocked = exclusive(() => {
+    // In someone's open (Kysely) transaction: wait for Kysely's connection (its driver takes the
+    // lock too, sqlite.ts). Else the writer thread holds the lock: wait for it.
+    const wait = sqlite.inTransaction || !lock ? exclusive : (fn: () => void) => lock.acquire(hooks.lockTimeoutMs ?? 5_000).then(() => {
+      try {
+        fn();
+      } finally {
+        lock.release();
+      }
+    });
+    blocked = wait(() => {
       taken = take();
       commit(taken);
     })

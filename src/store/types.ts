@@ -29,10 +29,11 @@ export interface Store extends TaskStore, AgentVersionStore, EffortTierStore, Da
   /** `sqlite` or `postgres`. */
   readonly dialect: 'sqlite' | 'postgres';
   /**
-   * True when a budget settle issued in one event-loop turn is committed before this process
-   * reads any later request, so a caller need not await it for later requests (and reads) to
-   * see it: SQLite's group commit (sqlite-group-commit.ts) commits the turn's writes at its
-   * `setImmediate`, before the next poll for I/O, and work queued later runs behind it.
+   * True when a budget settle issued in one event-loop turn is committed before any later call
+   * of this store runs, so a caller need not await it for later requests (and reads) to see
+   * it: on SQLite the gateway's reserves and settles run in issue order (the group commit of
+   * sqlite-group-commit.ts, or the writer thread's batches, sqlite-writer.ts), and every other
+   * method first waits for those already issued (sqlite-fast.ts).
    * Absent (PostgreSQL, a round trip away; test stores): await the write.
    */
   readonly writesInTurnOrder?: boolean;

@@ -1,0 +1,128 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openStore } from './open.js';
+import { SQLITE_WRITER } from './sqlite-fast.js';
+import type { SqliteWriter } from './sqlite-writer.js';
+import type { NewModelCall, Store } from './types.js';
+
+const dirs: string[] = [];
+afterAll(() => dirs.forEach((d) => fs.rmSync(d, { recursive: true, force: true })));
+const T = 1_800_000_000_000;
+const LIMIT = 1_000_000; // µ$
+
+/** A store on a data folder with one running root job whose tree has LIMIT µ$, and its writer. */
+async function tree(): Promise<{ s: Store; dataDir: string; jobId: number; writer: SqliteWriter }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'flotilla-writer-'));
+  dirs.push(dir);
+  const dataDir = path.join(dir, 'data');
+  const s = await openStore({ dataDir });
+  const runner = await s.createRunner({ name: 'r', labels: {}, capacity: 1, credentialHash: 'c'.repeat(64), now: T });
+  const job = await s.createJob({ parentId: null, agent: 'a', agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros: LIMIT, now: T });
+  await s.claimJob({ id: runner.id, labels: {} }, 'a'.repeat(64), T);
+  await s.transitionJob(job.id, 1, ['assigned'], 'running', T, { startedAt: T });
+  const writer = (s as unknown as Record<symbol, SqliteWriter | null>)[SQLITE_WRITER];
+  if (!writer) throw new Error('a store on a file has a writer');
+  return { s, dataDir, jobId: job.id, writer };
+}
+
+const call = (jobId: number, costMicros: number): NewModelCall => ({
+  jobId,
+  attempt: 1,
+  provider: 'anthropic',
+  model: 'claude-sonnet-4-5',
+  api: 'anthropic-messages',
+  streamed: false,
+  httpStatus: 200,
+  inputTokens: 10,
+  outputTokens: 5,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+  usageKnown: true,
+  costMicros,
+  startedAt: T,
+  durationMs: 1,
+});
+
+/** Meters zero-cost calls until the writer thread runs the units (it starts at the first one), 10 s at most. */
+async function untilOnThread(t: { s: Store; jobId: number; writer: SqliteWriter }): Promise<void> {
+  expect(t.writer.onThread).toBe(false);
+  const deadline = Date.now() + 10_000;
+  while (!t.writer.onThread && Date.now() < deadline) {
+    const r = await t.s.reserveBudget(t.jobId, 0, T);
+    if (!r?.ok) throw new Error('a zero reserve fits');
+    await t.s.settleBudget(t.jobId, r.reservationId, 0, T);
+    await new Promise((res) => setTimeout(res, 20));
+  }
+  expect(t.writer.onThread).toBe(true);
+}
+
+describe('SQLite writer thread (sqlite-writer.ts)', () => {
+  it('runs the budget check exactly on its own connection: of 50 concurrent reserves of 30,000 µ$ against 1,000,000, 33 fit; settles and their ledger rows are seen by the next read', async () => {
+    const t = await tree();
+    await untilOnThread(t);
+    const reserves = await Promise.all(Array.from({ length: 50 }, () => t.s.reserveBudget(t.jobId, 30_000, T + 1)));
+    const held = reserves.filter((r) => r?.ok === true);
+    // floor(1,000,000 / 30,000) = 33; the 34th would make 1,020,000
+    expect(held).toHaveLength(33);
+    expect(reserves.filter((r) => r?.ok === false)).toHaveLength(17);
+    expect(await t.s.getTreeBudget(t.jobId, T + 1)).toMatchObject({ limitMicros: LIMIT, spentMicros: 0, reservedMicros: 990_000 });
+    // Settles not awaited: the read issued after them waits for them (the writer's barrier).
+    const settles = held.map((r) => t.s.settleBudget(t.jobId, (r as { reservationId: number }).reservationId, 10_000, T + 2, call(t.jobId, 10_000)));
+    const usage = await t.s.jobUsage(t.jobId);
+    expect(usage).toMatchObject({ modelCalls: 33, costMicros: 330_000, inputTokens: 330, outputTokens: 165 });
+    expect(await Promise.all(settles)).toEqual(Array(33).fill(true));
+    expect(await t.s.getTreeBudget(t.jobId, T + 2)).toMatchObject({ spentMicros: 330_000, reservedMicros: 0 });
+    expect(t.writer.onThread).toBe(true);
+    await t.s.close();
+    // Closed with the thread's writes in the file.
+    const db = new Database(path.join(t.dataDir, 'flotilla.db'), { readonly: true });
+    try {
+      expect(db.prepare('select count(*) n, sum(cost_micros) c from model_calls').get()).toEqual({ n: 33, c: 330_000 });
+      expect(db.prepare('select count(*) n from budget_reservations').get()).toEqual({ n: 0 });
+    } finally {
+      db.close();
+    }
+  });
+
+  it("a unit that fails gets SQLite's own error and fails alone; the batch's other units are kept", async () => {
+    const t = await tree();
+    await untilOnThread(t);
+    const [a, b] = await Promise.all([t.s.reserveBudget(t.jobId, 1_000, T + 1), t.s.reserveBudget(t.jobId, 2_000, T + 1)]);
+    if (!a?.ok || !b?.ok) throw new Error('both fit');
+    // Same turn, one batch: the first one's ledger row names a job that does not exist.
+    const [bad, good] = await Promise.allSettled([t.s.settleBudget(t.jobId, a.reservationId, 700, T + 2, call(t.jobId + 1000, 700)), t.s.settleBudget(t.jobId, b.reservationId, 1_500, T + 2, call(t.jobId, 1_500))]);
+    expect(bad.status).toBe('rejected');
+    expect((bad as PromiseRejectedResult).reason).toBeInstanceOf(Database.SqliteError);
+    expect((bad as PromiseRejectedResult).reason.code).toBe('SQLITE_CONSTRAINT_FOREIGNKEY');
+    expect(good).toEqual({ status: 'fulfilled', value: true });
+    // The failed settle wrote nothing: its reservation (1,000) is still held, the other is spent.
+    expect(await t.s.getTreeBudget(t.jobId, T + 2)).toMatchObject({ spentMicros: 1_500, reservedMicros: 1_000 });
+    expect(await t.s.jobUsage(t.jobId)).toMatchObject({ modelCalls: 1, costMicros: 1_500 });
+    await t.s.close();
+  });
+
+  it("the event loop's writes and the thread's share the file without a busy error: 40 top-ups during 200 metered calls all land", async () => {
+    const t = await tree();
+    await untilOnThread(t);
+    const metered = Array.from({ length: 200 }, async (_, i) => {
+      const r = await t.s.reserveBudget(t.jobId, 4_000, T + 1);
+      if (!r?.ok) return 0;
+      await t.s.settleBudget(t.jobId, r.reservationId, 1_000 + i, T + 2, call(t.jobId, 1_000 + i));
+      return 1_000 + i;
+    });
+    // Kysely's writes on the store's connection (a transaction each), interleaved with them.
+    const topUps = Array.from({ length: 40 }, async (_, i) => {
+      await new Promise((res) => setTimeout(res, i % 5));
+      return t.s.topUpBudget(t.jobId, 10_000, T + 3);
+    });
+    const [spent, ups] = await Promise.all([Promise.all(metered), Promise.all(topUps)]);
+    expect(ups.every((u) => u !== null)).toBe(true);
+    const total = spent.reduce((a, b) => a + b, 0);
+    expect(await t.s.getTreeBudget(t.jobId, T + 3)).toMatchObject({ limitMicros: LIMIT + 400_000, spentMicros: total, reservedMicros: 0 });
+    expect((await t.s.jobUsage(t.jobId)).costMicros).toBe(total);
+    await t.s.close();
+  });
+});

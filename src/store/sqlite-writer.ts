@@ -1,0 +1,220 @@
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import BetterSqlite3 from 'better-sqlite3';
+import type { BudgetUnits } from './sqlite-budget-units.js';
+import type { GroupCommit } from './sqlite-group-commit.js';
+import type { MainWriteLock } from './thread-write-lock.js';
+import type { WriterBatch, WriterError, WriterReply, WriterSetup, WriterUnit } from './sqlite-writer-wire.js';
+import type { BudgetReservationResult } from './types.js';
+import type { SettleFound } from './budgets.js';
+
+/**
+ * Where a SQLite store runs the gateway's per-call writes (the budget reserve and settle,
+ * sqlite-budget-units.ts): on a writer thread with its own connection to the file
+ * (sqlite-writer-worker.ts), so that their SQLite work — about a third of the gateway's CPU per
+ * call at 64 concurrent clients (bench/gateway-cpu.bench.js with BENCH_GATEWAY_STORE=memory) —
+ * is not on the event loop, which serves the HTTP side meanwhile.
+ *
+ * - The thread starts at the first unit (most stores never meter a call); until it says it is
+ *   ready, units run in `group` on the store's own connection, as they did before the thread
+ *   existed. It takes over inside a group transaction, after every unit queued before, so the
+ *   units keep the order they were issued in.
+ * - Units issued in one event-loop turn go to the thread as one batch at the next
+ *   `setImmediate`, and the thread runs each batch as one transaction (the group commit of
+ *   sqlite-group-commit.ts, same outcomes and errors: a unit that throws fails alone; a batch
+ *   SQLite rolled back fails whole). Batches run in the order sent.
+ * - The two connections never meet a busy file: each takes the write lock of
+ *   thread-write-lock.ts first.
+ * - {@link SqliteWriter.barrier}: the store's other methods wait for the units sent before them
+ *   (sqlite-fast.ts), so a read after a settle sees it, as with one connection.
+ * - When the thread cannot start or stops (a crash), its units in flight are rejected with the
+ *   error and later units run in `group` again.
+ */
+export interface SqliteWriter {
+  /** sqlite-budget-units.ts reserve. @throws (rejects with) its error, or the thread's. */
+  reserve(rootId: number, worst: number, now: number, ttlMs: number, callJson: string | null): Promise<BudgetReservationResult | null>;
+  /** sqlite-budget-units.ts settle. @throws (rejects with) its error, or the thread's. */
+  settle(rootId: number, reservationId: number, cost: number, now: number, values: Record<string, unknown> | null): Promise<SettleFound>;
+  /** Null when no unit is waiting for the thread; else resolves (never rejects) once every unit issued so far is done. */
+  barrier(): Promise<void> | null;
+  /** True once the thread runs the units (for tests and diagnostics). */
+  readonly onThread: boolean;
+  /** Waits for the units in flight, then closes the thread's connection and ends it. */
+  close(): Promise<void>;
+}
+
+/**
+ * Batches sent to the thread and not answered yet, at most. A message to a thread that sleeps
+ * costs the sender its wake-up (~15 µs here, a few times that on a busy machine); with two sent,
+ * the thread mostly finds the next batch waiting when it ends one. More would only make the
+ * batches smaller (measured at 64 clients, bench/gateway.bench.js: ~20 units a batch either way).
+ */
+const MAX_BATCHES_SENT = 2;
+
+type Deferred = { resolve: (v: unknown) => void; reject: (e: unknown) => void };
+type Pending = { units: WriterUnit[]; waiters: Deferred[]; done: Promise<void>; finish: () => void };
+
+/**
+ * A {@link SqliteWriter} for the database `file` (not `:memory:`: another connection cannot see
+ * it): `lock` is the event loop's side of the write lock in `lockMemory`; `group` and `units`
+ * run the units on the store's connection while the thread is not up. `busyTimeoutMs`: how long
+ * the thread waits for the lock or a busy file before the batch fails (SQLite's busy_timeout).
+ */
+export function sqliteWriter(opts: { file: string; lock: MainWriteLock; lockMemory: SharedArrayBuffer; group: GroupCommit; units: BudgetUnits; busyTimeoutMs: number }): SqliteWriter {
+  const { group, units } = opts;
+  let state: 'idle' | 'starting' | 'thread' | 'main' | 'closed' = 'idle';
+  let worker: Worker | null = null;
+  let queued: Pending | null = null;
+  const sent = new Map<number, Pending>();
+  let nextId = 1;
+  let last: Promise<void> | null = null;
+  let exited: Promise<void> = Promise.resolve();
+
+  const newPending = (): Pending => {
+    let finish!: () => void;
+    const done = new Promise<void>((r) => (finish = r));
+    return { units: [], waiters: [], done, finish };
+  };
+  const fail = (p: Pending, err: unknown) => {
+    for (const w of p.waiters) w.reject(err);
+    p.finish();
+  };
+  const errorOf = (e: WriterError): Error => {
+    const err = e.code ? new BetterSqlite3.SqliteError(e.message, e.code) : new Error(e.message);
+    if (!e.code) err.name = e.name;
+    return err;
+  };
+  const settled = () => {
+    if (sent.size === 0 && !queued) {
+      last = null;
+      worker?.unref(); // idle: it never keeps the process alive
+    }
+  };
+
+  const flush = () => {
+    const p = queued;
+    queued = null;
+    if (!p) return;
+    if (state !== 'thread' || !worker) {
+      // The thread stopped after these were queued: on the store's connection, in order.
+      p.units.forEach((u, i) => runOnMain(u).then(p.waiters[i]!.resolve, p.waiters[i]!.reject));
+      p.finish();
+      return;
+    }
+    if (sent.size >= MAX_BATCHES_SENT) {
+      // The units that come meanwhile wait for a reply and go as the next batch.
+      queued = p;
+      return;
+    }
+    const id = nextId++;
+    sent.set(id, p);
+    worker.ref();
+    worker.postMessage({ id, units: p.units } satisfies WriterBatch);
+  };
+
+  const onReply = (msg: WriterReply | 'ready') => {
+    if (msg === 'ready') {
+      // Takes over inside a group transaction: every unit queued on the store's connection
+      // before commits first (this unit runs after them), every later one goes to the thread.
+      const take = () => {
+        if (state === 'starting' && worker) state = 'thread';
+      };
+      if (state === 'starting') void group.run(take).catch(() => undefined);
+      return;
+    }
+    const p = sent.get(msg.id);
+    if (!p) return;
+    sent.delete(msg.id);
+    if ('error' in msg) fail(p, errorOf(msg.error));
+    else {
+      msg.outcomes.forEach((o, i) => (o.ok ? p.waiters[i]!.resolve(o.value) : p.waiters[i]!.reject(errorOf(o.error))));
+      p.finish();
+    }
+    if (queued) flush(); // what came while it ran
+    settled();
+  };
+
+  const onGone = (err: Error) => {
+    opts.lock.forceReleaseWriter(); // it may have died holding the lock
+    for (const p of sent.values()) fail(p, err);
+    sent.clear();
+    worker = null;
+    if (state !== 'closed') state = 'main';
+    settled();
+  };
+
+  const start = () => {
+    state = 'starting';
+    try {
+      const [entry, extra] = workerEntry();
+      const w = new Worker(entry, { ...extra, workerData: { file: opts.file, lock: opts.lockMemory, busyTimeoutMs: opts.busyTimeoutMs } satisfies WriterSetup });
+      worker = w;
+      w.unref();
+      w.on('message', onReply);
+      w.on('error', (err) => onGone(new Error(`SQLite writer thread failed: ${err.message}`)));
+      exited = new Promise((resolve) =>
+        w.once('exit', (code) => {
+          if (worker === w) onGone(new Error(`SQLite writer thread exited (code ${code})`));
+          resolve();
+        }),
+      );
+    } catch {
+      state = 'main'; // no thread: the store's connection, as before
+    }
+  };
+
+  const runOnMain = (u: WriterUnit): Promise<unknown> =>
+    u.kind === 'reserve' ? group.run(() => units.reserve(u.rootId, u.worst, u.now, u.ttlMs, u.callJson)) : group.run(() => units.settle(u.rootId, u.reservationId, u.cost, u.now, u.values));
+
+  const run = (u: WriterUnit): Promise<unknown> => {
+    if (state === 'idle') start();
+    if (state !== 'thread') return runOnMain(u);
+    return new Promise((resolve, reject) => {
+      if (!queued) {
+        queued = newPending();
+        setImmediate(flush);
+        const done = queued.done;
+        last = done;
+      }
+      queued.units.push(u);
+      queued.waiters.push({ resolve, reject });
+    });
+  };
+
+  return {
+    reserve: (rootId, worst, now, ttlMs, callJson) => run({ kind: 'reserve', rootId, worst, now, ttlMs, callJson }) as Promise<BudgetReservationResult | null>,
+    settle: (rootId, reservationId, cost, now, values) => run({ kind: 'settle', rootId, reservationId, cost, now, values }) as Promise<SettleFound>,
+    barrier: () => last,
+    get onThread() {
+      return state === 'thread';
+    },
+    async close() {
+      if (state === 'starting') await group.drain(); // its take-over unit, if it is ready
+      while (last) await last; // what is queued or in flight: done where it was sent
+      const w = worker;
+      state = 'closed';
+      if (!w) return;
+      worker = null;
+      w.ref();
+      w.postMessage('close');
+      await exited;
+    },
+  };
+}
+
+/**
+ * The thread's module and options: the compiled `.js` beside this one, or — when this module
+ * runs from its TypeScript source (the test suite, through vitest) — a bootstrap that registers
+ * tsx's loader in the thread and imports the `.ts` source (Node 20 runs no TypeScript itself,
+ * and a loader given by `--import` in a thread's execArgv does not reach its own imports).
+ */
+function workerEntry(): [URL | string, { eval?: boolean }] {
+  const source = new URL('./sqlite-writer-worker.ts', import.meta.url);
+  if (!import.meta.url.endsWith('.ts')) return [new URL('./sqlite-writer-worker.js', import.meta.url), {}];
+  // tsx's ESM API (its package's `./esm/api` import entry; resolving it here would give the require one)
+  const api = pathToFileURL(join(dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist/esm/api/index.mjs')).href;
+  const boot = `import(${JSON.stringify(api)}).then(({ register }) => { register(); return import(${JSON.stringify(source.href)}); })`;
+  return [boot, { eval: true }];
+}
