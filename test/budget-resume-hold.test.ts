@@ -106,6 +106,12 @@ describe('a resumed job holds its room until its call', () => {
     expect((await job(y.id)).status).toBe('paused');
     // what Y lacks counts X's hold: the tree has needX + 1 µ$ left, X holds needX of it
     expect((await view(y.id)).resumeNeeds).toEqual({ needMicros: needY, short: [{ shortMicros: needY - 1 }] });
+    // and so does the refusal Y's old token gets (it said "its budget now covers the call")
+    const again = await call(y.token);
+    expect(again.status).toBe(402);
+    const msg = ((await again.json()) as { error: { message: string } }).error.message;
+    expect(msg).toContain(`the job resumes after a top-up of at least $${((needY - 1) / 1e6).toFixed(6)}`);
+    expect((await job(y.id)).status).toBe('paused');
 
     // room for Y only once X's hold is gone: still paused
     const more = (await (await t.api(`/api/jobs/${root.id}/budget`, { json: { addUsd: (needY - 2) / 1e6 } })).json()) as BudgetView;

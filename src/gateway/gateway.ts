@@ -20,7 +20,7 @@ import type { ModelScript } from './script.js';
 
 /** The Store methods the gateway uses (a full `Store` fits). */
 export type GatewayStore = Pick<Store, 'findJobByTokenHash' | 'recordModelCall' | 'reserveBudget' | 'settleBudget' | 'listModelRoutes' | 'listModelPrices'> &
-  Partial<Pick<Store, 'findPausedJobByTokenHash' | 'getTreeBudget' | 'getJobBudget' | 'writesInTurnOrder'>>;
+  Partial<Pick<Store, 'findPausedJobByTokenHash' | 'getTreeBudget' | 'getJobBudget' | 'writesInTurnOrder' | 'budgetResumeHolds'>>;
 
 /** Options of {@link createGateway}. */
 export interface GatewayOptions {

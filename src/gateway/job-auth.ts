@@ -5,7 +5,7 @@ import { priceFor } from './prices.js';
 import { recordRefused, type CallContext } from './meter.js';
 import { modelNamedIn, UNKNOWN_MODEL } from './refused-model.js';
 import { jobTokenHash } from './token-hash.js';
-import { refusedCallMicros } from '../store/budget-resume.js';
+import { refusedCallMicros, withHolds } from '../store/budget-resume.js';
 
 /** The Store methods job authentication uses (`findPausedJobByTokenHash` optional: without it a paused job's token is just unknown). */
 export type JobAuthStore = Pick<Store, 'findJobByTokenHash'> & Partial<Pick<Store, 'findPausedJobByTokenHash'>>;
@@ -39,18 +39,25 @@ export async function authenticateJob(store: JobAuthStore, token: string | null)
  * else `roomFor` µ$, a call like this one, {@link roomForCall}), released at once — not this
  * call's, which may be far cheaper (a fresh user's cheap-model request was told "room").
  * - no room: that call's worst case, what is left now, and that the job resumes after a top-up,
- *   of at least the shortfall when spending alone keeps it out (calls in flight do not count
+ *   of at least the shortfall when spending (with the room jobs resumed before it hold until
+ *   their first call, `store.budgetResumeHolds`) keeps it out (calls in flight do not count
  *   against a resume);
  * - room: says so.
  */
-export async function pausedJobMessage(store: BudgetStore, job: JobRow, now: number, roomFor: number): Promise<string> {
+export async function pausedJobMessage(store: BudgetStore & Partial<Pick<Store, 'budgetResumeHolds'>>, job: JobRow, now: number, roomFor: number): Promise<string> {
   const need = job.pausedNeedMicros ?? refusedCallMicros(job.error) ?? Math.max(1, Math.ceil(roomFor));
-  const held = await reserve(store, job, need, now);
+  // What jobs resumed before it hold until their first call (store/budget-resume.ts
+  // resumedNeedHolds, holdsAhead) is not reserved, but the resume rule and `flotilla budget`
+  // count it as spent: so does this message (the most held on one budget of its path).
+  const holds = store.budgetResumeHolds ? await store.budgetResumeHolds(job.rootId, job.id) : new Map<string, number>();
+  const ahead = holds.size ? Math.max(...holds.values()) : 0;
+  const held = await reserve(store, job, need + ahead, now);
   const paused = `budget exhausted: job ${job.id} is paused for budget (${job.error ?? 'its tree ran out'})`;
   if ('refused' in held) {
     const b = held.budget;
     if (!b) return `${paused}; the job resumes after a top-up, as a new attempt with a new token`;
-    const short = need - (b.limitMicros - b.spentMicros);
+    const [bh] = withHolds([b], holds);
+    const short = need - (bh!.limitMicros - bh!.spentMicros);
     const topUp = short > 0 ? `a top-up of at least ${formatMicros(short)}` : 'a top-up';
     return `${paused}; the call that paused it may cost up to ${formatMicros(need)} and its budget has ${formatMicros(b.remainingMicros)} left now: the job resumes after ${topUp}, as a new attempt with a new token`;
   }
@@ -76,7 +83,7 @@ export function roomForCall(ctx: CallContext): number {
  * already names one; its price also sizes the room looked for ({@link roomForCall}).
  * Returns the message for the wire format's budget error ({@link pausedJobMessage}).
  */
-export async function refusePausedCall(store: BudgetStore, ctx: CallContext, httpStatus: number, body?: Buffer): Promise<string> {
+export async function refusePausedCall(store: BudgetStore & Partial<Pick<Store, 'budgetResumeHolds'>>, ctx: CallContext, httpStatus: number, body?: Buffer): Promise<string> {
   if (body !== undefined && ctx.requestModel === UNKNOWN_MODEL) ctx.requestModel = modelNamedIn(body.toString('utf8'));
   const message = await pausedJobMessage(store, ctx.job, ctx.startedAt, roomForCall(ctx));
   await recordRefused(ctx, httpStatus, 'budget');
