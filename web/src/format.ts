@@ -53,10 +53,14 @@ export function ago(isoText: string | null | undefined, now = Date.now()): strin
   return `${duration(now - Date.parse(isoText))} ago`;
 }
 
-/** A job's run time: started → finished (or now while running). */
-export function jobDuration(j: { startedAt: string | null; finishedAt: string | null }, now = Date.now()): string {
+/**
+ * A job's run time: started → finished (or now while running). A job paused for budget has the
+ * end of its stopped attempt as `finishedAt` but is not over: its time so far, marked `(paused)`.
+ */
+export function jobDuration(j: { status?: string; startedAt: string | null; finishedAt: string | null }, now = Date.now()): string {
   if (!j.startedAt) return '—';
-  return duration((j.finishedAt ? Date.parse(j.finishedAt) : now) - Date.parse(j.startedAt));
+  const d = duration((j.finishedAt ? Date.parse(j.finishedAt) : now) - Date.parse(j.startedAt));
+  return j.status === 'paused' ? `${d} (paused)` : d;
 }
 
 /** `{os: "linux"}` → `os=linux`. */
