@@ -2,13 +2,14 @@
 // it runs the gateway's reserves and settles (sqlite-budget-units.ts) that the event loop sends
 // it, one batch per message, each batch one transaction, under the write lock it shares with the
 // event loop's connection (thread-write-lock.ts). Answers each batch with one message.
-import { parentPort, workerData } from 'node:worker_threads';
+// The thread runs no event loop of its own: it reads the port in a loop (below) until 'close'.
+import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
 import { sqliteTreeRows } from './sqlite-tree-rows.js';
 import { sqliteBudgetUnits } from './sqlite-budget-units.js';
 import { FALLBACK_AUTOCHECKPOINT_PAGES } from './sqlite-checkpoint.js';
 import { writerSide } from './thread-write-lock.js';
-import type { WriterBatch, WriterError, WriterOutcome, WriterReply, WriterSetup } from './sqlite-writer-wire.js';
+import { RING, SLEEPING, WRITER_SPIN_MS, type WriterBatch, type WriterError, type WriterOutcome, type WriterReply, type WriterSetup } from './sqlite-writer-wire.js';
 
 const setup = workerData as WriterSetup;
 const port = parentPort!;
@@ -43,12 +44,7 @@ const batch = sqlite.transaction((list: WriterBatch['units']): WriterOutcome[] =
   return out;
 });
 
-port.on('message', (msg: WriterBatch | 'close') => {
-  if (msg === 'close') {
-    sqlite.close();
-    port.close();
-    return;
-  }
+const run = (msg: WriterBatch): void => {
   let reply: WriterReply;
   try {
     lock.acquire(setup.busyTimeoutMs);
@@ -61,5 +57,35 @@ port.on('message', (msg: WriterBatch | 'close') => {
     reply = { id: msg.id, error: plain(err) };
   }
   port.postMessage(reply);
-});
+};
+
+// Batches come by the port, read here without this thread's event loop (receiveMessageOnPort).
+// After a batch the port is polled for WRITER_SPIN_MS: a batch the event loop sends meanwhile is
+// taken at once, and the sender is spared waking a sleeping thread (~15 µs of its CPU here, more
+// on a busy machine: that wake-up was most of what handing the work over cost the event loop).
+// Then the thread sleeps on the doorbell until the event loop rings it (sqlite-writer.ts).
+const bell = new Int32Array(setup.doorbell);
+const next = (): WriterBatch | 'close' => {
+  for (;;) {
+    let got = receiveMessageOnPort(port);
+    if (got) return got.message as WriterBatch | 'close';
+    const until = performance.now() + WRITER_SPIN_MS;
+    while (performance.now() < until) {
+      got = receiveMessageOnPort(port);
+      if (got) return got.message as WriterBatch | 'close';
+    }
+    // Asleep from here: a batch sent before the flag was up finds it down and rings nothing, so
+    // look once more; one sent after changes RING, and `wait` returns at once or is woken.
+    const seen = Atomics.load(bell, RING);
+    Atomics.store(bell, SLEEPING, 1);
+    got = receiveMessageOnPort(port);
+    if (!got) Atomics.wait(bell, RING, seen);
+    Atomics.store(bell, SLEEPING, 0);
+    if (got) return got.message as WriterBatch | 'close';
+  }
+};
+
 port.postMessage('ready');
+for (let msg = next(); msg !== 'close'; msg = next()) run(msg);
+sqlite.close();
+port.close();

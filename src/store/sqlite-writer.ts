@@ -6,7 +6,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import type { BudgetUnits } from './sqlite-budget-units.js';
 import type { GroupCommit } from './sqlite-group-commit.js';
 import type { MainWriteLock } from './thread-write-lock.js';
-import type { WriterBatch, WriterError, WriterReply, WriterSetup, WriterUnit } from './sqlite-writer-wire.js';
+import { RING, SLEEPING, type WriterBatch, type WriterError, type WriterReply, type WriterSetup, type WriterUnit } from './sqlite-writer-wire.js';
 import type { BudgetReservationResult } from './types.js';
 import type { SettleFound } from './budgets.js';
 
@@ -22,7 +22,8 @@ import type { SettleFound } from './budgets.js';
  *   existed. It takes over inside a group transaction, after every unit queued before, so the
  *   units keep the order they were issued in.
  * - Units issued in one event-loop turn go to the thread as one batch at the next
- *   `setImmediate`, and the thread runs each batch as one transaction (the group commit of
+ *   `setImmediate` (one message; the thread reads its port itself and is rung only when it
+ *   sleeps, sqlite-writer-wire.ts RING), and it runs each batch as one transaction (the group commit of
  *   sqlite-group-commit.ts, same outcomes and errors: a unit that throws fails alone; a batch
  *   SQLite rolled back fails whole). Batches run in the order sent.
  * - The two connections never meet a busy file: each takes the write lock of
@@ -72,6 +73,13 @@ export function sqliteWriter(opts: { file: string; lock: MainWriteLock; lockMemo
   let last: Promise<void> | null = null;
   let exited: Promise<void> = Promise.resolve();
 
+  const doorbell = new SharedArrayBuffer(8);
+  const bell = new Int32Array(doorbell);
+  /** Wakes the thread when it waits for a batch (it reads the port itself otherwise). */
+  const ring = () => {
+    Atomics.add(bell, RING, 1);
+    if (Atomics.load(bell, SLEEPING) === 1) Atomics.notify(bell, RING);
+  };
   const newPending = (): Pending => {
     let finish!: () => void;
     const done = new Promise<void>((r) => (finish = r));
@@ -112,6 +120,7 @@ export function sqliteWriter(opts: { file: string; lock: MainWriteLock; lockMemo
     sent.set(id, p);
     worker.ref();
     worker.postMessage({ id, units: p.units } satisfies WriterBatch);
+    ring();
   };
 
   const onReply = (msg: WriterReply | 'ready') => {
@@ -149,7 +158,7 @@ export function sqliteWriter(opts: { file: string; lock: MainWriteLock; lockMemo
     state = 'starting';
     try {
       const [entry, extra] = workerEntry();
-      const w = new Worker(entry, { ...extra, workerData: { file: opts.file, lock: opts.lockMemory, busyTimeoutMs: opts.busyTimeoutMs } satisfies WriterSetup });
+      const w = new Worker(entry, { ...extra, workerData: { file: opts.file, lock: opts.lockMemory, doorbell, busyTimeoutMs: opts.busyTimeoutMs } satisfies WriterSetup });
       worker = w;
       w.unref();
       w.on('message', onReply);
@@ -199,6 +208,7 @@ export function sqliteWriter(opts: { file: string; lock: MainWriteLock; lockMemo
       worker = null;
       w.ref();
       w.postMessage('close');
+      ring();
       await exited;
     },
   };
