@@ -5,7 +5,11 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openStore } from './open.js';
 import { SQLITE_WRITER } from './sqlite-fast.js';
-import type { SqliteWriter } from './sqlite-writer.js';
+import { sqliteWriter, type SqliteWriter } from './sqlite-writer.js';
+import { sqliteTreeRows } from './sqlite-tree-rows.js';
+import { createGroupCommit } from './sqlite-group-commit.js';
+import { sqliteBudgetUnits } from './sqlite-budget-units.js';
+import { mainSide, newLockMemory } from './thread-write-lock.js';
 import type { NewModelCall, Store } from './types.js';
 
 const dirs: string[] = [];
@@ -124,5 +128,34 @@ describe('SQLite writer thread (sqlite-writer.ts)', () => {
     expect(await t.s.getTreeBudget(t.jobId, T + 3)).toMatchObject({ limitMicros: LIMIT + 400_000, spentMicros: total, reservedMicros: 0 });
     expect((await t.s.jobUsage(t.jobId)).costMicros).toBe(total);
     await t.s.close();
+  });
+});
+
+describe('SQLite writer thread that cannot start', () => {
+  it("the units run on the store's connection, as without a thread", async () => {
+    const t = await tree();
+    const zero = await t.s.reserveBudget(t.jobId, 0, T); // makes the tree's budget row
+    if (!zero?.ok) throw new Error('a zero reserve fits');
+    await t.s.settleBudget(t.jobId, zero.reservationId, 0, T);
+    await t.s.close();
+    const sqlite = new Database(path.join(t.dataDir, 'flotilla.db'));
+    try {
+      const trees = sqliteTreeRows(sqlite);
+      const group = createGroupCommit(sqlite, async (fn) => fn(), { begin: trees.reset, end: trees.flush });
+      const memory = newLockMemory();
+      // A file the thread cannot open: it fails as it starts.
+      const writer = sqliteWriter({ file: path.join(t.dataDir, 'gone', 'x.db'), lock: mainSide(memory), lockMemory: memory, group, units: sqliteBudgetUnits(sqlite, trees), busyTimeoutMs: 1_000 });
+      const first = await writer.reserve(t.jobId, 100_000, T + 1, 60_000, null);
+      expect(first).toMatchObject({ ok: true, budget: { reservedMicros: 100_000 } });
+      await new Promise((res) => setTimeout(res, 1_500)); // the thread has failed by now
+      expect(writer.onThread).toBe(false);
+      const second = await writer.reserve(t.jobId, 950_000, T + 1, 60_000, null); // 100,000 + 950,000 > 1,000,000
+      expect(second).toBeNull();
+      expect(await writer.settle(t.jobId, (first as { reservationId: number }).reservationId, 40_000, T + 2, null)).toBe('held');
+      expect(sqlite.prepare('select spent_micros s, reserved_micros r from tree_budgets where root_id = ?').get(t.jobId)).toEqual({ s: 40_000, r: 0 });
+      await writer.close();
+    } finally {
+      sqlite.close();
+    }
   });
 });

@@ -106,9 +106,10 @@ export function sqliteWriter(opts: { file: string; lock: MainWriteLock; lockMemo
     queued = null;
     if (!p) return;
     if (state !== 'thread' || !worker) {
-      // The thread stopped after these were queued: on the store's connection, in order.
-      p.units.forEach((u, i) => runOnMain(u).then(p.waiters[i]!.resolve, p.waiters[i]!.reject));
-      p.finish();
+      // The thread stopped after these were queued: on the store's connection, in order (the
+      // barrier holds until they are done there).
+      const done = p.units.map((u, i) => runOnMain(u).then(p.waiters[i]!.resolve, p.waiters[i]!.reject));
+      void Promise.all(done).then(p.finish);
       return;
     }
     if (sent.size >= MAX_BATCHES_SENT) {
@@ -151,6 +152,7 @@ export function sqliteWriter(opts: { file: string; lock: MainWriteLock; lockMemo
     sent.clear();
     worker = null;
     if (state !== 'closed') state = 'main';
+    if (queued) flush(); // waiting for a reply that will not come: on the store's connection
     settled();
   };
 
