@@ -23,9 +23,10 @@ export interface TreeRow {
  * call (1 client) runs the same statements as without this.
  *
  * Why this is the same as one statement per call: the transaction runs its units one after
- * another on the one connection that writes the file (SQLite allows one writer; open.ts's lock
- * makes this process the only one), so nothing else reads or writes the row between the read
- * and the write, and each unit sees every earlier unit's change exactly as it would have in the
+ * another on the one connection that writes the file while it lasts (SQLite allows one writer;
+ * open.ts's lock makes this process the only one, and of its two connections — the store's and
+ * the writer thread's, sqlite-writer.ts — only the one holding thread-write-lock.ts writes), so
+ * nothing else writes the row between the read and the write, and each unit sees every earlier unit's change exactly as it would have in the
  * row. The check `spent + reserved + worst <= limit` is the conditional UPDATE's of
  * store/budgets.ts, made on the same figures; a transaction that fails or is abandoned is
  * rolled back whole, and its in-memory rows with it ({@link TreeRows.reset} at the next one).
