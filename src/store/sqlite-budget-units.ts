@@ -4,6 +4,7 @@ import { parseJobIds } from './job-budgets.js';
 import type { TreeRow, TreeRows } from './sqlite-tree-rows.js';
 import type { BudgetReservationResult, NewModelCall } from './types.js';
 import type { SettleFound } from './budgets.js';
+import type { WriterUnit } from './sqlite-writer-wire.js';
 
 /**
  * The gateway's two per-call writes on SQLite, as units of a group transaction
@@ -29,6 +30,11 @@ export interface BudgetUnits {
    * @throws as {@link BudgetUnits.reserve}.
    */
   settle(rootId: number, reservationId: number, cost: number, now: number, values: Record<string, unknown> | null): SettleFound;
+}
+
+/** Runs `u` (a reserve or a settle, as sent to the writer thread) with `units`: what its method returns or throws. */
+export function runBudgetUnit(units: BudgetUnits, u: WriterUnit): BudgetReservationResult | null | SettleFound {
+  return u.kind === 'reserve' ? units.reserve(u.rootId, u.worst, u.now, u.ttlMs, u.callJson) : units.settle(u.rootId, u.reservationId, u.cost, u.now, u.values);
 }
 
 /** {@link BudgetUnits} on `sqlite` (after the migrations made the tables); `trees` holds the tree rows of the running group transaction. */

@@ -39,7 +39,8 @@ export interface GroupCommit {
 }
 
 type Item = { work: () => unknown; resolve: (v: unknown) => void; reject: (e: unknown) => void };
-type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+/** A unit's outcome in a group transaction: what it returned, or what it threw. */
+export type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 /**
  * What runs inside each group transaction around its units (sqlite-tree-rows.ts: the tree
@@ -60,6 +61,28 @@ export interface GroupHooks {
 }
 
 /**
+ * Runs `n` units (`run(i)`, in order) inside the caller's open transaction on `sqlite`, as a
+ * group transaction runs them: `hooks.begin` first, `hooks.end` last; a unit that throws fails
+ * alone (its outcome is the error) unless SQLite rolled the whole transaction back (e.g.
+ * SQLITE_FULL: nothing of it holds), which is thrown. Used by the group commit here and by the
+ * writer thread (sqlite-writer-worker.ts).
+ */
+export function unitOutcomes(sqlite: BetterSqlite3.Database, n: number, run: (i: number) => unknown, hooks: Pick<GroupHooks, 'begin' | 'end'>): Outcome[] {
+  hooks.begin?.();
+  const out: Outcome[] = [];
+  for (let i = 0; i < n; i++) {
+    try {
+      out.push({ ok: true, value: run(i) });
+    } catch (error) {
+      if (!sqlite.inTransaction) throw error;
+      out.push({ ok: false, error });
+    }
+  }
+  hooks.end?.();
+  return out;
+}
+
+/**
  * A {@link GroupCommit} over `sqlite`. `exclusive(fn)` runs `fn` while holding the connection
  * that Kysely shares (e.g. `(fn) => db.connection().execute(async () => fn())`); `hooks` run
  * inside each group transaction ({@link GroupHooks}).
@@ -69,21 +92,7 @@ export function createGroupCommit(sqlite: BetterSqlite3.Database, exclusive: (fn
   let scheduled = false;
   let blocked: Promise<void> | null = null;
 
-  const group = sqlite.transaction((items: Item[]): Outcome[] => {
-    hooks.begin?.();
-    const out: Outcome[] = [];
-    for (const it of items) {
-      try {
-        out.push({ ok: true, value: it.work() });
-      } catch (error) {
-        // SQLite rolled the whole transaction back (e.g. SQLITE_FULL): nothing of it holds.
-        if (!sqlite.inTransaction) throw error;
-        out.push({ ok: false, error });
-      }
-    }
-    hooks.end?.();
-    return out;
-  });
+  const group = sqlite.transaction((items: Item[]): Outcome[] => unitOutcomes(sqlite, items.length, (i) => items[i]!.work(), hooks));
 
   const commit = (items: Item[]): void => {
     if (items.length === 0) return;

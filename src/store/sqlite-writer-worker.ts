@@ -6,7 +6,8 @@
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
 import { sqliteTreeRows } from './sqlite-tree-rows.js';
-import { sqliteBudgetUnits } from './sqlite-budget-units.js';
+import { runBudgetUnit, sqliteBudgetUnits } from './sqlite-budget-units.js';
+import { unitOutcomes } from './sqlite-group-commit.js';
 import { FALLBACK_AUTOCHECKPOINT_PAGES } from './sqlite-checkpoint.js';
 import { writerSide } from './thread-write-lock.js';
 import { RING, SLEEPING, WRITER_SPIN_MS, type WriterBatch, type WriterError, type WriterOutcome, type WriterReply, type WriterSetup } from './sqlite-writer-wire.js';
@@ -27,22 +28,13 @@ const plain = (err: unknown): WriterError => {
   return { message: String(e?.message ?? err), name: typeof e?.name === 'string' ? e.name : 'Error', code: typeof e?.code === 'string' ? e.code : undefined };
 };
 
-// As sqlite-group-commit.ts runs a batch: units in order, a unit that throws fails alone unless
-// SQLite rolled the whole transaction back (then every unit of the batch gets the error).
-const batch = sqlite.transaction((list: WriterBatch['units']): WriterOutcome[] => {
-  trees.reset();
-  const out: WriterOutcome[] = [];
-  for (const u of list) {
-    try {
-      out.push({ ok: true, value: u.kind === 'reserve' ? units.reserve(u.rootId, u.worst, u.now, u.ttlMs, u.callJson) : units.settle(u.rootId, u.reservationId, u.cost, u.now, u.values) });
-    } catch (err) {
-      if (!sqlite.inTransaction) throw err;
-      out.push({ ok: false, error: plain(err) });
-    }
-  }
-  trees.flush();
-  return out;
-});
+// As sqlite-group-commit.ts runs a batch (unitOutcomes): units in order, a unit that throws
+// fails alone unless SQLite rolled the whole transaction back (then every unit of the batch gets the error).
+const batch = sqlite.transaction((list: WriterBatch['units']): WriterOutcome[] =>
+  unitOutcomes(sqlite, list.length, (i) => runBudgetUnit(units, list[i]!), { begin: trees.reset, end: trees.flush }).map((o) =>
+    o.ok ? { ok: true, value: o.value as Extract<WriterOutcome, { ok: true }>['value'] } : { ok: false, error: plain(o.error) },
+  ),
+);
 
 const run = (msg: WriterBatch): void => {
   let reply: WriterReply;

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
-import type { BudgetUnits } from './sqlite-budget-units.js';
+import { runBudgetUnit, type BudgetUnits } from './sqlite-budget-units.js';
 import type { GroupCommit } from './sqlite-group-commit.js';
 import type { MainWriteLock } from './thread-write-lock.js';
 import { RING, SLEEPING, type WriterBatch, type WriterError, type WriterReply, type WriterSetup, type WriterUnit } from './sqlite-writer-wire.js';
@@ -176,8 +176,7 @@ export function sqliteWriter(opts: { file: string; lock: MainWriteLock; lockMemo
     }
   };
 
-  const runOnMain = (u: WriterUnit): Promise<unknown> =>
-    u.kind === 'reserve' ? group.run(() => units.reserve(u.rootId, u.worst, u.now, u.ttlMs, u.callJson)) : group.run(() => units.settle(u.rootId, u.reservationId, u.cost, u.now, u.values));
+  const runOnMain = (u: WriterUnit): Promise<unknown> => group.run(() => runBudgetUnit(units, u));
 
   const run = (u: WriterUnit): Promise<unknown> => {
     if (state === 'idle') start();
