@@ -42,11 +42,3 @@ export type WriterReply = { id: number; outcomes: WriterOutcome[] } | { id: numb
  */
 export const SLEEPING = 0;
 export const RING = 1;
-
-/**
- * How long the thread polls the port after a batch before it sleeps, ms. At 64 concurrent
- * gateway clients the event loop's CPU per call was 87–108 µs with 0.1 ms against 95–127 with
- * none (the sender's wake-ups; 4 interleaved rounds of the bench's raw load, 2 cores), for
- * ~5 µs more of the thread's own CPU per call. 0.2 ms was no better in a noisier run.
- */
-export const WRITER_SPIN_MS = 0.1;

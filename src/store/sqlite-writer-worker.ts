@@ -10,7 +10,8 @@ import { runBudgetUnit, sqliteBudgetUnits } from './sqlite-budget-units.js';
 import { unitOutcomes } from './sqlite-group-commit.js';
 import { FALLBACK_AUTOCHECKPOINT_PAGES } from './sqlite-checkpoint.js';
 import { writerSide } from './thread-write-lock.js';
-import { RING, SLEEPING, WRITER_SPIN_MS, type WriterBatch, type WriterError, type WriterOutcome, type WriterReply, type WriterSetup } from './sqlite-writer-wire.js';
+import { WRITER_SPIN_MS, writerSpin } from './writer-spin.js';
+import { RING, SLEEPING, type WriterBatch, type WriterError, type WriterOutcome, type WriterReply, type WriterSetup } from './sqlite-writer-wire.js';
 
 const setup = workerData as WriterSetup;
 const port = parentPort!;
@@ -52,28 +53,40 @@ const run = (msg: WriterBatch): void => {
 };
 
 // Batches come by the port, read here without this thread's event loop (receiveMessageOnPort).
-// After a batch the port is polled for WRITER_SPIN_MS: a batch the event loop sends meanwhile is
-// taken at once, and the sender is spared waking a sleeping thread (~15 µs of its CPU here, more
-// on a busy machine: that wake-up was most of what handing the work over cost the event loop).
-// Then the thread sleeps on the doorbell until the event loop rings it (sqlite-writer.ts).
+// When none is waiting after a batch, the port is polled for WRITER_SPIN_MS while polling has
+// lately caught batches (writer-spin.ts): a batch sent meanwhile is taken at once, and the event
+// loop is spared waking a sleeping thread. Otherwise, or when the poll finds nothing, the thread
+// sleeps on the doorbell until the event loop rings it (sqlite-writer.ts).
 const bell = new Int32Array(setup.doorbell);
+const spin = writerSpin();
+const poll = (): WriterBatch | 'close' | undefined => receiveMessageOnPort(port)?.message as WriterBatch | 'close' | undefined;
 const next = (): WriterBatch | 'close' => {
-  for (;;) {
-    let got = receiveMessageOnPort(port);
-    if (got) return got.message as WriterBatch | 'close';
-    const until = performance.now() + WRITER_SPIN_MS;
+  let got = poll();
+  if (got) return got;
+  const t0 = performance.now();
+  if (spin.worth()) {
+    const until = t0 + WRITER_SPIN_MS;
     while (performance.now() < until) {
-      got = receiveMessageOnPort(port);
-      if (got) return got.message as WriterBatch | 'close';
+      got = poll();
+      if (got) {
+        spin.observe(performance.now() - t0);
+        return got;
+      }
     }
+  }
+  for (;;) {
     // Asleep from here: a batch sent before the flag was up finds it down and rings nothing, so
     // look once more; one sent after changes RING, and `wait` returns at once or is woken.
     const seen = Atomics.load(bell, RING);
     Atomics.store(bell, SLEEPING, 1);
-    got = receiveMessageOnPort(port);
+    got = poll();
     if (!got) Atomics.wait(bell, RING, seen);
     Atomics.store(bell, SLEEPING, 0);
-    if (got) return got.message as WriterBatch | 'close';
+    got ??= poll();
+    if (got) {
+      spin.observe(performance.now() - t0);
+      return got;
+    }
   }
 };
 

@@ -159,3 +159,52 @@ describe('SQLite writer thread that cannot start', () => {
     }
   });
 });
+
+describe('SQLite writer thread that dies while it runs units', () => {
+  it('its units in flight fail with the error, the rest run on the store\'s connection, and spent still equals the ledger', async () => {
+    const t = await tree();
+    await untilOnThread(t);
+    // 60 calls (reserve 10,000 µ$, then settle at 5,000 with a ledger row), issued over three
+    // turns so that when the thread dies some units are in flight and some queued behind them.
+    const flows: Promise<'settled' | 'refused' | Error>[] = [];
+    for (let wave = 0; wave < 3; wave++) {
+      for (let i = 0; i < 20; i++) {
+        flows.push(
+          (async () => {
+            const r = await t.s.reserveBudget(t.jobId, 10_000, T + 1);
+            if (!r?.ok) return 'refused';
+            expect(await t.s.settleBudget(t.jobId, r.reservationId, 5_000, T + 2, call(t.jobId, 5_000))).toBe(true);
+            return 'settled';
+          })().catch((e: Error) => e),
+        );
+      }
+      await new Promise((res) => setImmediate(res));
+    }
+    await t.writer.kill();
+    expect(t.writer.onThread).toBe(false);
+    const outcomes = await Promise.all(flows);
+    const errors = outcomes.filter((o): o is Error => o instanceof Error);
+    for (const e of errors) expect(e.message).toMatch(/^SQLite writer thread (exited|failed)/);
+    const settled = outcomes.filter((o) => o === 'settled').length;
+    // 60 × 10,000 = 600,000 ≤ 1,000,000: none refused
+    expect(outcomes.filter((o) => o === 'refused')).toHaveLength(0);
+    expect(settled + errors.length).toBe(60);
+    // Each settle and its ledger row are one unit: whatever the thread committed before it died,
+    // spent equals the ledger's sum. A settle committed whose reply was lost is in both.
+    const usage = await t.s.jobUsage(t.jobId);
+    const before = await t.s.getTreeBudget(t.jobId, T + 2);
+    expect(before!.spentMicros).toBe(usage.costMicros);
+    expect(usage.costMicros % 5_000).toBe(0);
+    expect(usage.costMicros).toBeGreaterThanOrEqual(settled * 5_000);
+    expect(usage.costMicros).toBeLessThanOrEqual(60 * 5_000);
+    // Later calls run on the store's connection, exactly.
+    const r = await t.s.reserveBudget(t.jobId, 10_000, T + 3);
+    if (!r?.ok) throw new Error(`10,000 fits in ${JSON.stringify(before)}`);
+    expect(r.budget.reservedMicros).toBe(before!.reservedMicros + 10_000);
+    expect(await t.s.settleBudget(t.jobId, r.reservationId, 7_000, T + 4, call(t.jobId, 7_000))).toBe(true);
+    expect(await t.s.getTreeBudget(t.jobId, T + 4)).toMatchObject({ spentMicros: before!.spentMicros + 7_000, reservedMicros: before!.reservedMicros });
+    expect((await t.s.jobUsage(t.jobId)).costMicros).toBe(usage.costMicros + 7_000);
+    expect(t.writer.onThread).toBe(false);
+    await t.s.close();
+  });
+});

@@ -44,6 +44,12 @@ export interface SqliteWriter {
   readonly onThread: boolean;
   /** Waits for the units in flight, then closes the thread's connection and ends it. */
   close(): Promise<void>;
+  /**
+   * Ends the thread at once, as a crash would (Worker.terminate: its connection closes, a
+   * transaction it had begun is rolled back): for tests of what its units then get. Resolves
+   * once it has exited and the units it held are failed or handed to the store's connection.
+   */
+  kill(): Promise<void>;
 }
 
 /**
@@ -210,6 +216,10 @@ export function sqliteWriter(opts: { file: string; lock: MainWriteLock; lockMemo
       w.ref();
       w.postMessage('close');
       ring();
+      await exited;
+    },
+    async kill() {
+      await worker?.terminate();
       await exited;
     },
   };
