@@ -29,6 +29,7 @@ async function tree(): Promise<{ s: Store; dataDir: string; jobId: number; write
   await s.transitionJob(job.id, 1, ['assigned'], 'running', T, { startedAt: T });
   const writer = (s as unknown as Record<symbol, SqliteWriter | null>)[SQLITE_WRITER];
   if (!writer) throw new Error('a store on a file has a writer');
+  writer.smallBatchesOnMain = false; // every batch on the thread, however small (one test below turns it back on)
   return { s, dataDir, jobId: job.id, writer };
 }
 
@@ -127,6 +128,35 @@ describe('SQLite writer thread (sqlite-writer.ts)', () => {
     const total = spent.reduce((a, b) => a + b, 0);
     expect(await t.s.getTreeBudget(t.jobId, T + 3)).toMatchObject({ limitMicros: LIMIT + 400_000, spentMicros: total, reservedMicros: 0 });
     expect((await t.s.jobUsage(t.jobId)).costMicros).toBe(total);
+    await t.s.close();
+  });
+});
+
+describe('small batches while the thread sleeps', () => {
+  it('run on the store\'s connection; larger ones, and any while a batch is on the thread, go to the thread; the order holds', async () => {
+    const t = await tree();
+    await untilOnThread(t);
+    t.writer.smallBatchesOnMain = true;
+    const sleeping = () => new Promise((res) => setTimeout(res, 50)); // the thread is asleep by then
+    await sleeping();
+    const sent = t.writer.threadBatches;
+    // One reserve and its settle, each a batch of one: both on the store's connection.
+    const a = await t.s.reserveBudget(t.jobId, 10_000, T + 1);
+    if (!a?.ok) throw new Error('fits');
+    expect(await t.s.settleBudget(t.jobId, a.reservationId, 4_000, T + 2, call(t.jobId, 4_000))).toBe(true);
+    expect(t.writer.threadBatches).toBe(sent);
+    expect(await t.s.getTreeBudget(t.jobId, T + 2)).toMatchObject({ spentMicros: 4_000, reservedMicros: 0 });
+    await sleeping();
+    // Three in one turn (more than MAIN_BATCH_UNITS): one batch on the thread. A single reserve
+    // issued in the next turn, while that batch is in flight, follows it to the thread.
+    const three = [1, 2, 3].map(() => t.s.reserveBudget(t.jobId, 100_000, T + 3));
+    await new Promise((res) => setImmediate(res));
+    const fourth = t.s.reserveBudget(t.jobId, 100_000, T + 3);
+    const results = await Promise.all([...three, fourth]);
+    expect(results.map((r) => r?.ok)).toEqual([true, true, true, true]);
+    expect(t.writer.threadBatches).toBe(sent + 2);
+    // Issue order kept: the fourth saw the three before it (4,000 spent + 4 × 100,000 reserved).
+    expect(results[3]).toMatchObject({ budget: { reservedMicros: 400_000, spentMicros: 4_000 } });
     await t.s.close();
   });
 });

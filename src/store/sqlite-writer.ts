@@ -26,6 +26,9 @@ import type { SettleFound } from './budgets.js';
  *   sleeps, sqlite-writer-wire.ts RING), and it runs each batch as one transaction (the group commit of
  *   sqlite-group-commit.ts, same outcomes and errors: a unit that throws fails alone; a batch
  *   SQLite rolled back fails whole). Batches run in the order sent.
+ * - A batch of at most {@link MAIN_BATCH_UNITS} units, when the thread sleeps with nothing in
+ *   flight, runs in `group` on the store's connection instead: at low load, waking the thread
+ *   would only add its wake-up to the call's path. The next batch waits for it, so the order holds.
  * - The two connections never meet a busy file: each takes the write lock of
  *   thread-write-lock.ts first.
  * - {@link SqliteWriter.barrier}: the store's other methods wait for the units sent before them
@@ -42,6 +45,14 @@ export interface SqliteWriter {
   barrier(): Promise<void> | null;
   /** True once the thread runs the units (for tests and diagnostics). */
   readonly onThread: boolean;
+  /**
+   * Whether a batch of at most {@link MAIN_BATCH_UNITS} units runs on the store's connection when
+   * the thread sleeps with nothing in flight (default true; tests set it false to run every
+   * batch on the thread).
+   */
+  smallBatchesOnMain: boolean;
+  /** How many batches have been sent to the thread so far (diagnostics, tests). */
+  readonly threadBatches: number;
   /** Waits for the units in flight, then closes the thread's connection and ends it. */
   close(): Promise<void>;
   /**
@@ -59,6 +70,17 @@ export interface SqliteWriter {
  * batches smaller (measured at 64 clients, bench/gateway.bench.js: ~20 units a batch either way).
  */
 const MAX_BATCHES_SENT = 2;
+
+/**
+ * The most units a batch may have to run on the store's connection instead of the thread, when
+ * the thread sleeps and has nothing in flight. Waking it puts the scheduler's wake-up latency on
+ * the calls' path (a reserve is on the way to the upstream): on 2 busy cores, 64 concurrent
+ * streams (1–2 units a turn) got their first event 0.5–1.5 ms later with every batch on the
+ * thread than with none (bench/gateway-streams.bench.js, 2026-12-06), and one client's p50 rose
+ * ~0.04 ms. Under load the batches are larger (~18 units at 64 non-streamed clients) or the
+ * thread is awake, and they go to the thread, which takes their SQLite work off the event loop.
+ */
+export const MAIN_BATCH_UNITS = 2;
 
 type Deferred = { resolve: (v: unknown) => void; reject: (e: unknown) => void };
 type Pending = { units: WriterUnit[]; waiters: Deferred[]; done: Promise<void>; finish: () => void };
@@ -78,6 +100,9 @@ export function sqliteWriter(opts: { file: string; lock: MainWriteLock; lockMemo
   let nextId = 1;
   let last: Promise<void> | null = null;
   let exited: Promise<void> = Promise.resolve();
+  /** The batch running on the store's connection while the thread is up (a small one, see flush), if any. */
+  let onMain: Pending | null = null;
+  let smallOnMain = true;
 
   const doorbell = new SharedArrayBuffer(8);
   const bell = new Int32Array(doorbell);
@@ -101,10 +126,19 @@ export function sqliteWriter(opts: { file: string; lock: MainWriteLock; lockMemo
     return err;
   };
   const settled = () => {
-    if (sent.size === 0 && !queued) {
+    if (sent.size === 0 && !queued && !onMain) {
       last = null;
       worker?.unref(); // idle: it never keeps the process alive
     }
+  };
+
+  /** Runs batch `p` on the store's connection (`group`), in order; `then` once every unit is done. */
+  const runBatchOnMain = (p: Pending, then: () => void) => {
+    const done = p.units.map((u, i) => runOnMain(u).then(p.waiters[i]!.resolve, p.waiters[i]!.reject));
+    void Promise.all(done).then(() => {
+      p.finish();
+      then();
+    });
   };
 
   const flush = () => {
@@ -114,13 +148,22 @@ export function sqliteWriter(opts: { file: string; lock: MainWriteLock; lockMemo
     if (state !== 'thread' || !worker) {
       // The thread stopped after these were queued: on the store's connection, in order (the
       // barrier holds until they are done there).
-      const done = p.units.map((u, i) => runOnMain(u).then(p.waiters[i]!.resolve, p.waiters[i]!.reject));
-      void Promise.all(done).then(p.finish);
+      runBatchOnMain(p, () => undefined);
       return;
     }
-    if (sent.size >= MAX_BATCHES_SENT) {
-      // The units that come meanwhile wait for a reply and go as the next batch.
+    if (onMain || sent.size >= MAX_BATCHES_SENT) {
+      // The units that come meanwhile wait for a reply (or the batch on the store's
+      // connection) and go as the next batch: batches never overtake each other.
       queued = p;
+      return;
+    }
+    if (smallOnMain && sent.size === 0 && p.units.length <= MAIN_BATCH_UNITS && Atomics.load(bell, SLEEPING) === 1) {
+      onMain = p;
+      runBatchOnMain(p, () => {
+        onMain = null;
+        if (queued) flush();
+        settled();
+      });
       return;
     }
     const id = nextId++;
@@ -205,6 +248,15 @@ export function sqliteWriter(opts: { file: string; lock: MainWriteLock; lockMemo
     barrier: () => last,
     get onThread() {
       return state === 'thread';
+    },
+    get smallBatchesOnMain() {
+      return smallOnMain;
+    },
+    set smallBatchesOnMain(on: boolean) {
+      smallOnMain = on;
+    },
+    get threadBatches() {
+      return nextId - 1;
     },
     async close() {
       if (state === 'starting') await group.drain(); // its take-over unit, if it is ready
