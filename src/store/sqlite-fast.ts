@@ -153,8 +153,14 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
       }
     },
     async reserveBudget(rootId, worstMicros, now, ttlMs = DEFAULT_RESERVATION_TTL_MS, jobId?: number, call?: PendingCall) {
-      // issue 6: a child job's call may have sub-limits on its path: budgets.ts/job-budgets.ts
-      if (jobId !== undefined) return store.reserveBudget(rootId, worstMicros, now, ttlMs, jobId, call);
+      // issue 6: a child job's call may have sub-limits on its path: budgets.ts/job-budgets.ts,
+      // after the units issued before it (a settle not awaited frees room it may need), as
+      // every other method of the store waits for them (the Proxy below)
+      if (jobId !== undefined) {
+        const before = writer?.barrier();
+        if (before) await before;
+        return store.reserveBudget(rootId, worstMicros, now, ttlMs, jobId, call);
+      }
       assertInt('rootId', rootId, 1);
       assertInt('worstMicros', worstMicros, 0);
       assertInt('now', now, 0);

@@ -132,6 +132,25 @@ describe('SQLite writer thread (sqlite-writer.ts)', () => {
   });
 });
 
+describe("a child job's reserve (sub-limits on its path: the store's Kysely path)", () => {
+  it.each([false, true])('waits for the units issued before it: it sees a settle issued in the same turn (small batches on the store\'s connection: %s)', async (smallOnMain) => {
+    const t = await tree();
+    await untilOnThread(t);
+    t.writer.smallBatchesOnMain = smallOnMain;
+    await new Promise((res) => setTimeout(res, 50)); // the thread sleeps: a batch of one goes where smallOnMain says
+    const child = await t.s.createJob({ parentId: t.jobId, agent: 'a', agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros: 0, now: T });
+    const big = await t.s.reserveBudget(t.jobId, 900_000, T + 1);
+    if (!big?.ok) throw new Error('900,000 of 1,000,000 fits');
+    // Settled at 100,000, not awaited; the child's 800,000 fits only once that settle has freed
+    // the 900,000 held: 100,000 spent + 800,000 = 900,000 ≤ 1,000,000 (with it still held: 1,700,000).
+    const settle = t.s.settleBudget(t.jobId, big.reservationId, 100_000, T + 2, call(t.jobId, 100_000));
+    const r = await t.s.reserveBudget(t.jobId, 800_000, T + 2, 60_000, child.id);
+    expect(await settle).toBe(true);
+    expect(r).toMatchObject({ ok: true, budget: { spentMicros: 100_000, reservedMicros: 800_000 } });
+    await t.s.close();
+  });
+});
+
 describe('small batches while the thread sleeps', () => {
   it('run on the store\'s connection; larger ones, and any while a batch is on the thread, go to the thread; the order holds', async () => {
     const t = await tree();
