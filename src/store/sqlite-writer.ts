@@ -75,9 +75,9 @@ const MAX_BATCHES_SENT = 2;
  * The most units a batch may have to run on the store's connection instead of the thread, when
  * the thread sleeps and has nothing in flight. Waking it puts the scheduler's wake-up latency on
  * the calls' path (a reserve is on the way to the upstream): on 2 busy cores, 64 concurrent
- * streams (1–2 units a turn) got their first event 0.5–1.5 ms later with every batch on the
- * thread than with none (bench/gateway-streams.bench.js, 2026-12-06), and one client's p50 rose
- * ~0.04 ms. Under load the batches are larger (~18 units at 64 non-streamed clients) or the
+ * streams (1–2 units a turn) got their first event 0.2–1.4 ms later with every batch on the
+ * thread than with none in 6 of 7 interleaved rounds (bench/gateway-streams.bench.js,
+ * 2026-12-06), and one client's p50 rose ~0.04 ms. Under load the batches are larger (~18 units at 64 non-streamed clients) or the
  * thread is awake, and they go to the thread, which takes their SQLite work off the event loop.
  */
 export const MAIN_BATCH_UNITS = 2;
