@@ -100,8 +100,8 @@ export function sqliteWriter(opts: { file: string; lock: MainWriteLock; lockMemo
   let nextId = 1;
   let last: Promise<void> | null = null;
   let exited: Promise<void> = Promise.resolve();
-  /** The batch running on the store's connection while the thread is up (a small one, see flush), if any. */
-  let onMain: Pending | null = null;
+  /** True while a batch runs on the store's connection with the thread up (a small one, see flush). */
+  let onMain = false;
   let smallOnMain = true;
 
   const doorbell = new SharedArrayBuffer(8);
@@ -158,9 +158,9 @@ export function sqliteWriter(opts: { file: string; lock: MainWriteLock; lockMemo
       return;
     }
     if (smallOnMain && sent.size === 0 && p.units.length <= MAIN_BATCH_UNITS && Atomics.load(bell, SLEEPING) === 1) {
-      onMain = p;
+      onMain = true;
       runBatchOnMain(p, () => {
-        onMain = null;
+        onMain = false;
         if (queued) flush();
         settled();
       });
