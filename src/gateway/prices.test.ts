@@ -139,3 +139,21 @@ describe('price table', () => {
     expect(loadPriceTable(f).models.m).toEqual({ ...base, maxOutput: 8_192, longContext: long });
   });
 });
+
+describe('the names a price also covers, as the refusal of a name ending in "-" lists them', () => {
+  it('every name the message says "gz" prices gets gz\'s price; the one it says needs its own gets the default', async () => {
+    const { PriceModelName } = await import('../protocol/index.js');
+    const { withOverrides } = await import('./model-directory.js');
+    const r = PriceModelName.safeParse('gz-');
+    expect(r.success).toBe(false);
+    const message = r.error!.issues[0]!.message;
+    const [covered, other] = message.split('; any other name');
+    const names = [...covered!.matchAll(/"(gz-[^"]+)"/g)].map((m) => m[1]!);
+    expect(names).toEqual(['gz-20250101', 'gz-latest', 'gz-mini', 'gz-nano', 'gz-chat', 'gz-codex', 'gz-v2']);
+    const gz = { input: 0.01, output: 0.02, cacheWrite5m: 0.0125, cacheWrite1h: 0.02, cacheRead: 0.001 };
+    const table = withOverrides(loadPriceTable(), [{ model: 'gz', price: gz, updatedAt: 0 }] as never);
+    for (const n of names) expect({ n, input: priceFor(table, n).input }).toEqual({ n, input: 0.01 });
+    expect(other).toMatch(/"gz-pro"/);
+    expect(priceFor(table, 'gz-pro').input).toBe(table.default.input);
+  });
+});

@@ -11,16 +11,19 @@ import { wholeMicros } from './usd.js';
 /**
  * A model name or name prefix that a price is set for (price tables match names as
  * gateway/prices.ts priceFor does): 1-200 characters of letters, digits and `. _ : @ / + -`; no
- * `*` (prices are not globs), spaces or other characters, and not ending with `-` (a name
- * covers the names that continue it after a `-`, so `gz-` would match only itself). The one rule for `PUT
+ * `*` (prices are not globs), spaces or other characters, and not ending with `-` (`gz-` would
+ * match only itself). A name's price also covers its snapshots and the variants that never
+ * name a dearer model (gateway/prices.ts priceFor: `gz-20250101`, `gz-latest`, `gz-mini`,
+ * `gz-nano`, `gz-chat`, `gz-codex`, `gz-v2`), not any name that continues it (`gz-pro` is
+ * another model, priced at the table's default until it has a price). The one rule for `PUT
  * /api/gateway/prices` ({@link SetModelPriceRequest} `model`) and flotilla.yaml
  * `gateway.prices` (gateway/config-file.ts), so a name one takes the other takes too.
  */
 export const PriceModelName = z
   .string()
   .regex(/^[A-Za-z0-9._:@/+-]{1,200}$/, 'must be 1-200 characters of letters, digits, . _ : @ / + and - (a model name or name prefix: no *, spaces or other characters)')
-  // a prefix matches at a `-` boundary (`gz` covers `gz-a`): `gz-` would only ever match itself
-  .refine((m) => !m.endsWith('-'), { message: 'must not end with "-" (a name covers the names that continue it after a "-": give "gz" to price "gz-a", "gz-b", ...)', abort: true })
+  // a prefix matches at a `-` boundary, and only some words after it (prices.ts priceFor): `gz-` would only ever match itself
+  .refine((m) => !m.endsWith('-'), { message: 'must not end with "-": give the model\'s own name ("gz" also prices "gz-20250101", "gz-latest", "gz-mini", "gz-nano", "gz-chat", "gz-codex" and "gz-v2"; any other name, such as "gz-pro", needs a price of its own)', abort: true })
   // an override of that name priced only a model called "default", not the table's default entry (a fresh user's finding)
   .refine((m) => m !== 'default', { message: `must not be "default": that is the price table's entry for the models it does not list, which an override does not replace (give the server a price table of your own with FLOTILLA_PRICES_FILE)`, abort: true });
 
