@@ -218,7 +218,9 @@ export class FlotillaClient extends FleetApi {
 
   /**
    * `PUT /api/gateway/prices` (admin): overrides the price of `model` (USD per million tokens).
-   * Cache rates left out are input × 1.25, × 2 and × 0.1 (protocol ModelPriceRequest).
+   * Cache rates left out are set by the server from the input rate and the ratios of the price
+   * table entry the override replaces (protocol setModelPriceRequestFor: gpt-4o's cache reads
+   * at input × 0.5; × 1.25, × 2, × 0.1 for a model the table does not list).
    */
   async setModelPrice(model: string, price: z.input<typeof ModelPriceRequest>): Promise<ModelPriceOverride> {
     return this.request('PUT', '/api/gateway/prices', ModelPriceOverride, { model, price });

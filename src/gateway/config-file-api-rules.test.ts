@@ -234,3 +234,13 @@ describe('flotilla.yaml top level: only known sections', () => {
     expect([load(''), load('# nothing yet\n'), load('gateway:\n'), load('gateway:\n  models:\n    a: scripted\n')]).toEqual(['routes ', 'routes ', 'routes ', 'routes a=scripted']);
   });
 });
+
+describe('flotilla.yaml: left-out cache rates take the ratios of the table entry the price replaces, as the API does', () => {
+  it('gpt-4o { input: 5, output: 20 } reads at 2.5 (the table reads gpt-4o at half its input rate); an unlisted model at × 0.1', () => {
+    const file = yamlFile(['prices:', '  gpt-4o: { input: 5, output: 20 }', '  my-model: { input: 5, output: 20 }']);
+    const loaded = loadGatewayFile(file, loadPriceTable());
+    expect(loaded.prices['gpt-4o']).toEqual({ input: 5, output: 20, cacheWrite5m: 5, cacheWrite1h: 5, cacheRead: 2.5 });
+    // the table's default entry: 18.75 / 15 = 1.25, 30 / 15 = 2, 1.5 / 15 = 0.1
+    expect(loaded.prices['my-model']).toEqual({ input: 5, output: 20, cacheWrite5m: 6.25, cacheWrite1h: 10, cacheRead: 0.5 });
+  });
+});

@@ -7,8 +7,8 @@ import { z } from 'zod';
 import type { GatewayConfig, ModelRoute } from './config.js';
 import { droppedLongContext, droppedLongContextMessage, overriddenPrice, type PriceOverride } from './price-override.js';
 import { LongContextPriceSchema, TablePriceSchema } from './price-schema.js';
-import { setModelPrice } from './prices.js';
-import { ModelPattern, PriceModelName, ProviderName, withDefaultPriceRates } from '../protocol/index.js';
+import { setModelPrice, tokenPriceFor, type PriceTable } from './prices.js';
+import { ModelPattern, PriceModelName, priceRatiosOf, ProviderName, withDefaultPriceRates, type PriceRatios } from '../protocol/index.js';
 import { cutEcho } from '../protocol/echo.js';
 
 /**
@@ -18,16 +18,30 @@ import { cutEcho } from '../protocol/echo.js';
  * long-context rates must say so, price-override.ts).
  */
 const Written = TablePriceSchema.extend({ longContext: LongContextPriceSchema.nullable().optional() });
-/** The cache rates, each optional in the file: absent, set from the input rate beside it as the API and CLI do (protocol withDefaultCacheRates: × 1.25, × 2, × 0.1). */
+/**
+ * The cache rates, each optional in the file: absent, set from the input rate beside it as the
+ * API does (protocol withDefaultPriceRates), with the ratios of the price table entry the
+ * override replaces (gpt-4o's cache reads at input × 0.5; × 1.25, × 2, × 0.1 for a model the
+ * table does not list).
+ */
 const optionalCache = {
   cacheWrite5m: TablePriceSchema.shape.cacheWrite5m.optional(),
   cacheWrite1h: TablePriceSchema.shape.cacheWrite1h.optional(),
   cacheRead: TablePriceSchema.shape.cacheRead.optional(),
 };
-const Price = TablePriceSchema.extend({ ...optionalCache, longContext: LongContextPriceSchema.extend(optionalCache).strict().nullable().optional() })
-  .strict()
-  .transform(withDefaultPriceRates)
-  .pipe(Written);
+const PriceInput = TablePriceSchema.extend({ ...optionalCache, longContext: LongContextPriceSchema.extend(optionalCache).strict().nullable().optional() }).strict();
+
+/** `gateway.prices`: each entry's left-out cache rates set with `ratiosFor(its model)`, then checked as written prices. */
+function pricesSection(ratiosFor: (model: string) => PriceRatios) {
+  return z
+    .record(PriceModelName, PriceInput)
+    .transform((prices, ctx) => {
+      const out: Record<string, unknown> = {};
+      for (const [model, p] of Object.entries(prices)) out[model] = withDefaultPriceRates(p, ctx, ratiosFor(model), [model]);
+      return out;
+    })
+    .pipe(z.record(z.string(), Written));
+}
 
 /**
  * The `gateway:` section of flotilla.yaml (its only section: any other top-level key is refused,
@@ -40,7 +54,9 @@ const Price = TablePriceSchema.extend({ ...optionalCache, longContext: LongConte
  *     "*": scripted
  *   prices:              # USD per million tokens, over data/prices.json
  *     my-model: { input: 1, output: 2, cacheWrite5m: 1.25, cacheWrite1h: 2, cacheRead: 0.1 }
- *     short-model: { input: 1, output: 2 }   # cache rates left out: input × 1.25, × 2, × 0.1
+ *     short-model: { input: 1, output: 2 }   # cache rates left out: input × the replaced
+ *                        # table entry's ratios (gpt-4o reads at × 0.5), × 1.25, × 2, × 0.1 for
+ *                        # a model the table does not list
  *     other-model: { input: 1, output: 2, cacheWrite5m: 1, cacheWrite1h: 1, cacheRead: 0.1, webSearch: 10, maxOutput: 32000 }
  *                        # webSearch: USD per 1,000 server-side web searches (optional);
  *                        # maxOutput: the model's maximum output, tokens (optional);
@@ -57,12 +73,13 @@ const Price = TablePriceSchema.extend({ ...optionalCache, longContext: LongConte
  * (claude-sonnet-4, claude-sonnet-4-5) needs `longContext` (rates, or null to price flat), else
  * {@link withGatewayFile} refuses the file naming `gateway.prices.<model>.longContext`.
  */
-const GatewaySection = z
-  .object({
-    models: z.record(ModelPattern, ProviderName).optional(),
-    prices: z.record(PriceModelName, Price).optional(),
-  })
-  .strict();
+const gatewaySection = (ratiosFor: (model: string) => PriceRatios) =>
+  z
+    .object({
+      models: z.record(ModelPattern, ProviderName).optional(),
+      prices: pricesSection(ratiosFor).optional(),
+    })
+    .strict();
 
 /** What flotilla.yaml says about the gateway. */
 export interface GatewayFileConfig {
@@ -111,7 +128,9 @@ function sectionIssue(file: string, issue: z.core.$ZodIssue | undefined, line: (
 
 /**
  * Reads the `gateway:` section of a flotilla.yaml file (absent section → no routes, no prices),
- * with the API's rules for patterns, providers, model names and rates (see GatewaySection).
+ * with the API's rules for patterns, providers, model names and rates (see gatewaySection); a
+ * price's left-out cache rates take the ratios of `table`'s entry it replaces (the server's
+ * price table; without it, Anthropic's).
  * The file's shape is checked first (config-file-yaml.ts: one document, no key given twice, only
  * known sections, names that YAML reads as text).
  * @throws Error naming the file, the line and the bad field: `flotilla.yaml:1: unknown section "gatway" ...`,
@@ -120,7 +139,7 @@ function sectionIssue(file: string, issue: z.core.$ZodIssue | undefined, line: (
  *   `flotilla.yaml:3: gateway.prices.my-model.input: must have at most 6 decimals ...`,
  *   `flotilla.yaml:4: gateway.prices: the model name 1e3 is read by YAML as the number 1000 ...`.
  */
-export function loadGatewayFile(file: string): GatewayFileConfig {
+export function loadGatewayFile(file: string, table?: PriceTable): GatewayFileConfig {
   let doc: unknown;
   const lines = new LineCounter();
   let yaml: Document;
@@ -146,10 +165,10 @@ export function loadGatewayFile(file: string): GatewayFileConfig {
   if (typeof section !== 'object' || Array.isArray(section) || Object.getPrototypeOf(section) !== Object.prototype) {
     throw new Error(`${file}:${lineAt(yaml, lines, ['gateway'])}: gateway: must be a mapping (models:, prices:)`);
   }
-  const parsed = GatewaySection.safeParse(section);
+  const parsed = gatewaySection((model) => priceRatiosOf(table ? tokenPriceFor(table, model) : null)).safeParse(section);
   if (!parsed.success) throw new Error(sectionIssue(file, parsed.error.issues[0], (path, key) => lineAt(yaml, lines, ['gateway', ...path], key)));
   const routes = Object.entries(parsed.data.models ?? {}).map(([pattern, provider]) => ({ pattern, provider }));
-  return { routes, prices: parsed.data.prices ?? {}, file };
+  return { routes, prices: (parsed.data.prices ?? {}) as Record<string, PriceOverride>, file };
 }
 
 /**
@@ -189,7 +208,7 @@ export function loadGatewaySettings(env: NodeJS.ProcessEnv, load: (env: NodeJS.P
   try {
     const config = load(env);
     const file = configFilePath(env, cwd);
-    return file ? withGatewayFile(config, loadGatewayFile(file)) : config;
+    return file ? withGatewayFile(config, loadGatewayFile(file, config.prices)) : config;
   } catch (err) {
     if (err instanceof SettingError) throw err;
     throw new SettingError((err as Error).message, { cause: err });

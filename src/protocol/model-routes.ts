@@ -159,81 +159,125 @@ export interface CacheRates {
 }
 
 /**
+ * What each cache rate a price leaves out is, as a multiple of its `input` rate: the ratios of
+ * the price table entry the override replaces ({@link cacheRatiosOf}), so that overriding an
+ * OpenAI model's rates keeps OpenAI's cached-input discount (gpt-4o reads at half its input
+ * rate, gpt-5 at a tenth; a fresh tester's gpt-4o override read at a tenth undercharged every
+ * cached token by 5x), or, for a model the table prices at nothing, Anthropic's multipliers
+ * ({@link ANTHROPIC_CACHE_RATIOS}).
+ */
+export interface CacheRatios {
+  cacheWrite5m: number;
+  cacheWrite1h: number;
+  cacheRead: number;
+}
+
+/** Anthropic's cache multipliers (its pricing page): 5-minute writes input × 1.25, 1-hour writes × 2, reads × 0.1; also the price table's default entry's. */
+export const ANTHROPIC_CACHE_RATIOS: CacheRatios = { cacheWrite5m: 1.25, cacheWrite1h: 2, cacheRead: 0.1 };
+
+/** The cache ratios of a price (each cache rate ÷ its input rate), or {@link ANTHROPIC_CACHE_RATIOS} when it has none or its input rate is 0. */
+export function cacheRatiosOf(price: ({ input: number } & CacheRates) | null | undefined): CacheRatios {
+  if (!price || !(price.input > 0)) return ANTHROPIC_CACHE_RATIOS;
+  return { cacheWrite5m: price.cacheWrite5m / price.input, cacheWrite1h: price.cacheWrite1h / price.input, cacheRead: price.cacheRead / price.input };
+}
+
+/** The ratios a price's base rates and its `longContext` rates take their left-out cache rates from. */
+export interface PriceRatios {
+  base: CacheRatios;
+  longContext: CacheRatios;
+}
+
+/**
+ * The ratios an override of a model takes its left-out cache rates from: those of `replaced`,
+ * the price table entry it replaces (gateway/prices.ts tokenPriceFor; the table's default
+ * entry for a model it does not list), its long-context rates' from the entry's long-context
+ * rates, else from its base ones. Without an entry: Anthropic's.
+ */
+export function priceRatiosOf(replaced: ({ input: number; longContext?: ({ input: number } & CacheRates) | null } & CacheRates) | null | undefined): PriceRatios {
+  const base = cacheRatiosOf(replaced);
+  return { base, longContext: replaced?.longContext ? cacheRatiosOf(replaced.longContext) : base };
+}
+
+const round6 = (x: number) => Math.round(x * 1e6) / 1e6;
+
+/**
  * The cache rates a price leaves out, worked out from its `input` rate (USD per million
- * tokens) with Anthropic's multipliers: cache writes 5-minute = input × 1.25, 1-hour =
- * input × 2, cache reads = input × 0.1, each rounded to 6 decimals so float noise
- * is not stored (input 3 → 3.75, 6 and 0.3, not 0.30000000000000004). The one rule for
- * `PUT /api/gateway/prices` ({@link SetModelPriceRequest}) and `flotilla models price`, base and
- * long-context rates alike, so the API and the CLI cannot drift apart.
+ * tokens) and `ratios` (default Anthropic's: × 1.25, × 2, × 0.1), each rounded to 6 decimals
+ * so float noise is not stored (input 3 → 3.75, 6 and 0.3, not 0.30000000000000004). The one
+ * rule for `PUT /api/gateway/prices` ({@link setModelPriceRequestFor}), flotilla.yaml and the
+ * dashboard's price form (both leave them to it), base and long-context rates alike.
  * @throws nothing; `input` is assumed validated (0 to 1,000,000): a result past 1,000,000 is
  *   refused by the schema the price then passes ({@link ModelPrice}).
  */
-export function defaultCacheRates(input: number): CacheRates {
-  const round = (x: number) => Math.round(x * 1e6) / 1e6;
-  return { cacheWrite5m: round(input * 1.25), cacheWrite1h: round(input * 2), cacheRead: round(input * 0.1) };
+export function defaultCacheRates(input: number, ratios: CacheRatios = ANTHROPIC_CACHE_RATIOS): CacheRates {
+  return { cacheWrite5m: round6(input * ratios.cacheWrite5m), cacheWrite1h: round6(input * ratios.cacheWrite1h), cacheRead: round6(input * ratios.cacheRead) };
 }
 
-/** `rates` with each cache rate it leaves out (absent or undefined) set by {@link defaultCacheRates} from its `input`; the other keys as given. */
-export function withDefaultCacheRates<T extends { input: number } & Partial<CacheRates>>(rates: T): T & CacheRates {
-  const d = defaultCacheRates(rates.input);
+/** `rates` with each cache rate it leaves out (absent or undefined) set by {@link defaultCacheRates} from its `input` and `ratios`; the other keys as given. */
+export function withDefaultCacheRates<T extends { input: number } & Partial<CacheRates>>(rates: T, ratios: CacheRatios = ANTHROPIC_CACHE_RATIOS): T & CacheRates {
+  const d = defaultCacheRates(rates.input, ratios);
   return { ...rates, cacheWrite5m: rates.cacheWrite5m ?? d.cacheWrite5m, cacheWrite1h: rates.cacheWrite1h ?? d.cacheWrite1h, cacheRead: rates.cacheRead ?? d.cacheRead };
 }
 
 const rate = UsdRate;
 /**
- * The cache rates `rates` leaves out whose default ({@link defaultCacheRates}) is past the most
- * a rate may be (1,000,000: an input rate above 500,000 makes the 1-hour write's), each with
- * the message saying so: `left out, it defaults to input × 2 = 1600000, past the most a rate may
- * be (1000000): give cacheWrite1h`. The API, flotilla.yaml and `flotilla models price` say this
- * rather than "too big" about a field the user did not give.
+ * The cache rates `rates` leaves out whose default ({@link defaultCacheRates} with `ratios`) is
+ * past the most a rate may be (1,000,000: with Anthropic's ratios an input rate above 500,000
+ * makes the 1-hour write's), each with the message saying so: `left out, it defaults to input ×
+ * 2 = 1600000, past the most a rate may be (1000000): give cacheWrite1h`. The API, flotilla.yaml
+ * and `flotilla models price` say this rather than "too big" about a field the user did not give.
  */
-export function defaultsPastMax(rates: { input: number } & Partial<CacheRates>): Array<{ key: keyof CacheRates; message: string }> {
-  const d = defaultCacheRates(rates.input);
+export function defaultsPastMax(rates: { input: number } & Partial<CacheRates>, ratios: CacheRatios = ANTHROPIC_CACHE_RATIOS): Array<{ key: keyof CacheRates; message: string }> {
+  const d = defaultCacheRates(rates.input, ratios);
   const out: Array<{ key: keyof CacheRates; message: string }> = [];
-  for (const [key, times] of [['cacheWrite5m', '1.25'], ['cacheWrite1h', '2'], ['cacheRead', '0.1']] as const) {
-    if (rates[key] === undefined && d[key] > 1_000_000) out.push({ key, message: `left out, it defaults to input × ${times} = ${d[key]}, past the most a rate may be (1000000): give ${key}` });
+  for (const key of ['cacheWrite5m', 'cacheWrite1h', 'cacheRead'] as const) {
+    if (rates[key] === undefined && d[key] > 1_000_000) out.push({ key, message: `left out, it defaults to input × ${round6(ratios[key])} = ${d[key]}, past the most a rate may be (1000000): give ${key}` });
   }
   return out;
 }
 
 /**
  * The zod transform of a price whose cache rates — and those of its `longContext`, if any — may
- * be left out: each set from the input rate beside it ({@link withDefaultCacheRates}); a default
- * past the most a rate may be is an issue at that field ({@link defaultsPastMax}) and nothing
- * is returned. The one step for `PUT /api/gateway/prices` ({@link ModelPriceRequest}) and
- * flotilla.yaml's `gateway.prices` (gateway/config-file.ts); the result is checked after it.
+ * be left out: each set from the input rate beside it and `ratios` ({@link withDefaultCacheRates});
+ * a default past the most a rate may be is an issue at that field ({@link defaultsPastMax},
+ * under `path`) and nothing is returned. The one step for `PUT /api/gateway/prices`
+ * ({@link setModelPriceRequestFor}) and flotilla.yaml's `gateway.prices` (gateway/config-file.ts).
  */
 export function withDefaultPriceRates<P extends { input: number } & Partial<CacheRates>, L extends { input: number } & Partial<CacheRates>>(
   p: P & { longContext?: L | null },
   ctx: z.RefinementCtx,
+  ratios: PriceRatios = { base: ANTHROPIC_CACHE_RATIOS, longContext: ANTHROPIC_CACHE_RATIOS },
+  path: (string | number)[] = [],
 ): (Omit<P, 'longContext'> & CacheRates & { longContext?: (L & CacheRates) | null }) {
   const { longContext, ...base } = p;
   const past = [
-    ...defaultsPastMax(base).map((x) => ({ path: [x.key], message: x.message })),
-    ...(longContext ? defaultsPastMax(longContext).map((x) => ({ path: ['longContext', x.key], message: x.message })) : []),
+    ...defaultsPastMax(base, ratios.base).map((x) => ({ path: [...path, x.key], message: x.message })),
+    ...(longContext ? defaultsPastMax(longContext, ratios.longContext).map((x) => ({ path: [...path, 'longContext', x.key], message: x.message })) : []),
   ];
   for (const x of past) ctx.addIssue({ code: 'custom', path: x.path, message: x.message });
   if (past.length > 0) return z.NEVER;
-  return { ...withDefaultCacheRates(base as unknown as P), ...(longContext === undefined ? {} : { longContext: longContext && withDefaultCacheRates(longContext) }) };
+  return { ...withDefaultCacheRates(base as unknown as P, ratios.base), ...(longContext === undefined ? {} : { longContext: longContext && withDefaultCacheRates(longContext, ratios.longContext) }) };
 }
 
 /** The cache rates as a request may give them: each optional, defaulted from `input` ({@link defaultCacheRates}). */
 const optionalCacheRates = {
-  cacheWrite5m: rate.optional().describe('cache writes, 5-minute, USD per million tokens (absent: input × 1.25)'),
-  cacheWrite1h: rate.optional().describe('cache writes, 1-hour, USD per million tokens (absent: input × 2)'),
-  cacheRead: rate.optional().describe('cache reads, USD per million tokens (absent: input × 0.1)'),
+  cacheWrite5m: rate.optional().describe('cache writes, 5-minute, USD per million tokens (absent: input × the replaced price table entry\'s ratio; × 1.25 for a model the table does not list)'),
+  cacheWrite1h: rate.optional().describe('cache writes, 1-hour, USD per million tokens (absent: input × the replaced entry\'s ratio; × 2 for a model the table does not list)'),
+  cacheRead: rate.optional().describe('cache reads, USD per million tokens (absent: input × the replaced entry\'s ratio, e.g. 0.5 for gpt-4o; × 0.1 for a model the table does not list)'),
 };
+
+/** A price as `PUT /api/gateway/prices` takes it, before its left-out cache rates are set ({@link setModelPriceRequestFor}). */
+export const ModelPriceInput = ModelPrice.extend({ ...optionalCacheRates, longContext: LongContextPrice.extend(optionalCacheRates).nullable().optional() });
 
 /**
  * A price as `PUT /api/gateway/prices` takes it: {@link ModelPrice} whose cache rates (and
- * those of `longContext`) may be left out, each then set from the input rate beside it by
- * {@link defaultCacheRates} (as `flotilla models price` does); the result is checked as a
- * {@link ModelPrice}. A default past 1,000,000 is a 400 naming the field left out and saying it
- * is a default (`price.cacheWrite1h: left out, it defaults to input × 2 = 1600000, ...`).
+ * those of `longContext`) may be left out, each then set from the input rate beside it with
+ * Anthropic's ratios; the result is checked as a {@link ModelPrice}. (The API itself takes
+ * them from the price table entry the override replaces: {@link setModelPriceRequestFor}.)
+ * A default past 1,000,000 is a 400 naming the field left out and saying it is a default
+ * (`price.cacheWrite1h: left out, it defaults to input × 2 = 1600000, ...`).
  */
-export const ModelPriceRequest = ModelPrice.extend({ ...optionalCacheRates, longContext: LongContextPrice.extend(optionalCacheRates).nullable().optional() })
-  .transform(withDefaultPriceRates)
-  .pipe(ModelPrice);
+export const ModelPriceRequest = ModelPriceInput.transform((p, ctx) => withDefaultPriceRates(p, ctx)).pipe(ModelPrice);
 
 /** A price override set through the API, for a model name (or name prefix, matched as the price table matches names). */
 export const ModelPriceOverride = z.object({ model: z.string(), price: ModelPrice, updatedAt: z.string() });
@@ -297,14 +341,27 @@ export const SetModelRouteRequest = z.object({ pattern: ModelPattern, provider: 
 export type SetModelRouteRequest = z.infer<typeof SetModelRouteRequest>;
 
 /**
- * `PUT /api/gateway/prices` body: create or replace the price override of `model` (no `*`).
- * `price` is a {@link ModelPriceRequest}: cache rates left out are input × 1.25 (5-minute
- * writes), × 2 (1-hour writes) and × 0.1 (reads). 400 naming `price.longContext` when `price`
- * leaves `longContext` out for a model whose price table entry has long-context rates
- * ({@link ModelPrice}). `model` is a {@link PriceModelName}; every rate a {@link UsdRate} (400
- * naming the field, e.g. `price.input: must have at most 6 decimals ...`).
+ * `PUT /api/gateway/prices` body: create or replace the price override of `model` (no `*`),
+ * as the API reads it: `price` is a {@link ModelPriceInput} whose left-out cache rates are
+ * set from its input rate with `ratiosFor(model)` (the server: the ratios of the price table
+ * entry the override replaces, {@link priceRatiosOf}; gpt-4o's cache reads at input × 0.5,
+ * Claude's at × 0.1, a model the table does not list at the default entry's, Anthropic's
+ * × 1.25, × 2, × 0.1). 400 naming `price.longContext` when `price` leaves `longContext` out
+ * for a model whose price table entry has long-context rates ({@link ModelPrice}). `model` is
+ * a {@link PriceModelName}; every rate a {@link UsdRate} (400 naming the field, e.g.
+ * `price.input: must have at most 6 decimals ...`).
  */
-export const SetModelPriceRequest = z
-  .object({ model: PriceModelName, price: ModelPriceRequest })
-  .strict();
+export function setModelPriceRequestFor(ratiosFor: (model: string) => PriceRatios) {
+  return z
+    .object({ model: PriceModelName, price: ModelPriceInput })
+    .strict()
+    .transform((v, ctx) => {
+      const price = withDefaultPriceRates(v.price, ctx, ratiosFor(v.model), ['price']);
+      return price === z.NEVER ? z.NEVER : { model: v.model, price };
+    })
+    .pipe(z.object({ model: z.string(), price: ModelPrice }));
+}
+
+/** {@link setModelPriceRequestFor} with Anthropic's ratios for every model: the body's shape for the OpenAPI document and clients. */
+export const SetModelPriceRequest = setModelPriceRequestFor(() => ({ base: ANTHROPIC_CACHE_RATIOS, longContext: ANTHROPIC_CACHE_RATIOS }));
 export type SetModelPriceRequest = z.infer<typeof SetModelPriceRequest>;

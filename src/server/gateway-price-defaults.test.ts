@@ -1,11 +1,14 @@
 /**
- * `PUT /api/gateway/prices` defaults the cache rates a price leaves out as `flotilla models
- * price` does (protocol defaultCacheRates): cache writes 5-minute = input × 1.25, 1-hour =
- * input × 2, cache reads = input × 0.1, rounded to 6 decimals; long-context rates alike. Over
+ * `PUT /api/gateway/prices` defaults the cache rates a price leaves out (protocol
+ * setModelPriceRequestFor): the input rate times the ratios of the price table entry the
+ * override replaces — for a model the table does not list (its default entry's) and Claude
+ * models, cache writes 5-minute = input × 1.25, 1-hour = input × 2, cache reads = input × 0.1;
+ * for gpt-4o reads × 0.5 — rounded to 6 decimals; long-context rates alike. Over
  * real HTTP against a real server and SQLite store; every expected value worked out by hand.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from './test-helpers.js';
+import { loadPriceTable } from '../gateway/prices.js';
+import { startTestServer, TEST_GATEWAY, type TestServer } from './test-helpers.js';
 
 let t: TestServer;
 beforeAll(async () => {
@@ -78,8 +81,38 @@ describe('PUT /api/gateway/prices: cache rates default from the input rate', () 
     const doc = (await (await t.api('/openapi.json', { token: null })).json()) as { components: { schemas: Record<string, { properties: Record<string, { required?: string[]; properties?: Record<string, { description?: string }> }> }> } };
     const price = doc.components.schemas.SetModelPriceRequest!.properties.price!;
     expect(price.required).toEqual(['input', 'output']);
-    expect(price.properties!.cacheWrite5m!.description).toContain('input × 1.25');
-    expect(price.properties!.cacheWrite1h!.description).toContain('input × 2');
-    expect(price.properties!.cacheRead!.description).toContain('input × 0.1');
+    expect(price.properties!.cacheWrite5m!.description).toContain("the replaced price table entry's ratio; × 1.25");
+    expect(price.properties!.cacheWrite1h!.description).toContain('× 2 for a model the table does not list');
+    expect(price.properties!.cacheRead!.description).toContain('× 0.1 for a model the table does not list');
+  });
+});
+
+describe('PUT /api/gateway/prices: a model the table lists keeps its cache ratios (fresh tester: a gpt-4o override read cached input at a tenth of its rate, 5× too cheap)', () => {
+  // a server over the shipped price table (data/prices.json)
+  let shipped: TestServer;
+  beforeAll(async () => {
+    shipped = await startTestServer({ gateway: { ...TEST_GATEWAY, prices: loadPriceTable() } });
+  });
+  afterAll(() => shipped.close());
+  const listed = async (model: string) => ((await (await shipped.api('/api/gateway/routes')).json()) as View).prices.find((p) => p.model === model)?.price;
+  const put = (model: string, price: object) => shipped.api('/api/gateway/prices', { method: 'PUT', json: { model, price } });
+
+  it('gpt-4o (table: input 2.5, cache writes 2.5 / 2.5, reads 1.25) at input 5 → cache writes 5 and 5, reads 2.5', async () => {
+    const res = await put('gpt-4o', { input: 5, output: 20 });
+    expect(res.status, await res.clone().text()).toBe(200);
+    // ratios 2.5 / 2.5 = 1, 2.5 / 2.5 = 1, 1.25 / 2.5 = 0.5
+    expect(await listed('gpt-4o')).toEqual({ input: 5, output: 20, cacheWrite5m: 5, cacheWrite1h: 5, cacheRead: 2.5 });
+  });
+
+  it('gpt-4.1 (reads 0.5 of input 2) and gpt-5 (reads 0.125 of input 1.25) keep theirs: × 0.25 and × 0.1', async () => {
+    expect((await put('gpt-4.1', { input: 4, output: 16 })).status).toBe(200);
+    expect(await listed('gpt-4.1')).toEqual({ input: 4, output: 16, cacheWrite5m: 4, cacheWrite1h: 4, cacheRead: 1 });
+    expect((await put('gpt-5', { input: 2, output: 16 })).status).toBe(200);
+    expect(await listed('gpt-5')).toEqual({ input: 2, output: 16, cacheWrite5m: 2, cacheWrite1h: 2, cacheRead: 0.2 });
+  });
+
+  it('a snapshot name takes its model\'s entry: gpt-4o-2024-11-20 at input 10 reads at 5', async () => {
+    expect((await put('gpt-4o-2024-11-20', { input: 10, output: 40, cacheWrite5m: 10 })).status).toBe(200);
+    expect(await listed('gpt-4o-2024-11-20')).toEqual({ input: 10, output: 40, cacheWrite5m: 10, cacheWrite1h: 10, cacheRead: 5 });
   });
 });

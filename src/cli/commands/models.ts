@@ -1,6 +1,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { ApiError, type FlotillaClient } from '../../client/index.js';
-import { defaultsPastMax, MAX_LONG_CONTEXT_ABOVE, MAX_OUTPUT_TOKENS_CEILING, ModelPattern, PriceModelName, ProviderName, withDefaultCacheRates, type LongContextPrice, type ModelPrice, type ModelPriceOverride, type ModelRoutesView, type PriceInEffect } from '../../protocol/index.js';
+import { MAX_LONG_CONTEXT_ABOVE, MAX_OUTPUT_TOKENS_CEILING, ModelPattern, PriceModelName, ProviderName, type ModelPrice, type ModelPriceInput, type ModelPriceOverride, type ModelRoutesView, type PriceInEffect } from '../../protocol/index.js';
+import type { z } from 'zod';
 import type { CliContext } from '../context.js';
 import { formatTable } from '../format.js';
 import { addClientOptions, CliError, clientFrom, intIn, usdArg, wantsJson, type ClientOptions } from '../options.js';
@@ -255,7 +256,7 @@ export function registerModels(program: Command, ctx: CliContext): void {
     const longFlags = [opts.longContextAbove, opts.longContextInput, opts.longContextOutput, opts.longContextCacheWrite5m, opts.longContextCacheWrite1h, opts.longContextCacheRead];
     const anyLong = longFlags.some((v) => v !== undefined);
     if (anyLong && !opts.longContext) throw new CliError('models price: --no-long-context cannot go with --long-context-* rates: give the rates or no long-context rates', 2);
-    let longContext: LongContextPrice | null | undefined;
+    let longContext: PriceRequest['longContext'];
     if (!opts.longContext) longContext = null;
     else if (anyLong) {
       if (opts.longContextAbove === undefined || opts.longContextInput === undefined || opts.longContextOutput === undefined) {
@@ -263,23 +264,16 @@ export function registerModels(program: Command, ctx: CliContext): void {
       }
       longContext = {
         aboveInputTokens: opts.longContextAbove,
+        input: opts.longContextInput,
         output: opts.longContextOutput,
-        // input, and the cache rates left out at the API's defaults (protocol defaultCacheRates)
-        ...withDefaultCacheRates({ input: opts.longContextInput, cacheWrite5m: opts.longContextCacheWrite5m, cacheWrite1h: opts.longContextCacheWrite1h, cacheRead: opts.longContextCacheRead }),
+        ...given({ cacheWrite5m: opts.longContextCacheWrite5m, cacheWrite1h: opts.longContextCacheWrite1h, cacheRead: opts.longContextCacheRead }),
       };
     }
-    // a left-out rate whose default is past the most: name its flag, as a default (not "too big")
-    const flagOf = { cacheWrite5m: '--cache-write-5m', cacheWrite1h: '--cache-write-1h', cacheRead: '--cache-read' } as const;
-    const said = (prefix: string) => (x: { key: keyof typeof flagOf; message: string }) => `${prefix}${flagOf[x.key].slice(2)}: ${x.message.replace(/give \w+$/, `give ${prefix}${flagOf[x.key].slice(2)}`)}`;
-    const past = [
-      ...defaultsPastMax({ input: opts.input, cacheWrite5m: opts.cacheWrite5m, cacheWrite1h: opts.cacheWrite1h, cacheRead: opts.cacheRead }).map(said('--')),
-      ...(anyLong && opts.longContextInput !== undefined
-        ? defaultsPastMax({ input: opts.longContextInput, cacheWrite5m: opts.longContextCacheWrite5m, cacheWrite1h: opts.longContextCacheWrite1h, cacheRead: opts.longContextCacheRead }).map(said('--long-context-'))
-        : []),
-    ];
-    if (past.length > 0) throw new CliError(`models price: ${past.join('; ')}`, 2);
-    const price: ModelPrice = {
-      ...withDefaultCacheRates({ input: opts.input, cacheWrite5m: opts.cacheWrite5m, cacheWrite1h: opts.cacheWrite1h, cacheRead: opts.cacheRead }),
+    // cache rates left out are the server's to set: from the ratios of the price table entry
+    // the override replaces (protocol setModelPriceRequestFor), which only the server knows
+    const price: PriceRequest = {
+      input: opts.input,
+      ...given({ cacheWrite5m: opts.cacheWrite5m, cacheWrite1h: opts.cacheWrite1h, cacheRead: opts.cacheRead }),
       output: opts.output,
       ...(opts.webSearch !== undefined ? { webSearch: opts.webSearch } : {}),
       ...(opts.maxOutput !== undefined ? { maxOutput: opts.maxOutput } : {}),
@@ -289,6 +283,12 @@ export function registerModels(program: Command, ctx: CliContext): void {
     try {
       row = await client.setModelPrice(model, price);
     } catch (err) {
+      // a left-out rate whose default is past the most: name its flag, as a default (not "too big")
+      const left = err instanceof ApiError ? /^price\.(longContext\.)?(cacheWrite5m|cacheWrite1h|cacheRead)$/.exec(err.field ?? '') : null;
+      if (left && err instanceof ApiError && err.message.includes('left out, it defaults')) {
+        const flag = `--${left[1] ? 'long-context-' : ''}${FLAG_OF[left[2] as keyof typeof FLAG_OF]}`;
+        throw new CliError(`models price: ${flag}: ${err.message.replace(/^[\w.]+: /, '').replace(/give \w+$/, `give ${flag}`)}`, 2);
+      }
       // The table has long-context rates for this model: say which flags decide.
       if (err instanceof ApiError && err.field === 'price.longContext' && longContext === undefined) {
         throw new ApiError(err.status, err.code, `${err.message} (flags: --long-context-above TOKENS --long-context-input USD --long-context-output USD, or --no-long-context)`, err.field);
@@ -299,6 +299,19 @@ export function registerModels(program: Command, ctx: CliContext): void {
     if (row.price.maxOutput === undefined) extras.push(`max output as in ${await keptFrom(client, row.model)}`);
     out(wantsJson(self, opts) ? JSON.stringify(row) : `price override set: ${row.model} ${rates(row.price)} USD per million tokens${extras.map((e) => '; ' + e).join('')}`);
   });
+}
+
+/** A price as `PUT /api/gateway/prices` takes it (cache rates optional: protocol ModelPriceInput). */
+type PriceRequest = z.input<typeof ModelPriceInput>;
+
+/** The flag (without `--`, nor `long-context-`) of each cache rate. */
+const FLAG_OF = { cacheWrite5m: 'cache-write-5m', cacheWrite1h: 'cache-write-1h', cacheRead: 'cache-read' } as const;
+
+/** The cache rates given (a flag left out is not sent: the server sets it). */
+function given(rates: Partial<Record<keyof typeof FLAG_OF, number | undefined>>): Partial<Record<keyof typeof FLAG_OF, number>> {
+  const out: Partial<Record<keyof typeof FLAG_OF, number>> = {};
+  for (const k of Object.keys(FLAG_OF) as (keyof typeof FLAG_OF)[]) if (rates[k] !== undefined) out[k] = rates[k];
+  return out;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Hono } from 'hono';
 import {
-  SetModelPriceRequest,
+  setModelPriceRequestFor,
+  priceRatiosOf,
   SetModelRouteRequest,
   type ModelPriceOverride,
   type ModelRoute,
@@ -11,6 +12,7 @@ import { providerConfigured, type GatewayConfig } from '../../gateway/config.js'
 import { providerSetting } from '../../gateway/errors.js';
 import { compareApiRoutes, type ModelDirectory } from '../../gateway/model-directory.js';
 import { droppedLongContext, droppedLongContextMessage } from '../../gateway/price-override.js';
+import { tokenPriceFor } from '../../gateway/prices.js';
 import { pricesInEffect } from '../../gateway/price-sources.js';
 import type { ModelPriceRow, ModelRouteRow } from '../../store/types.js';
 import { requireAdmin, type AppEnv } from '../auth.js';
@@ -68,7 +70,8 @@ function priceView(p: ModelPriceRow): ModelPriceOverride {
  *   route (configured routes cannot be deleted here); 400 `invalid_request` without `pattern`;
  * - `PUT /api/gateway/prices` {@link SetModelPriceRequest} (admin) → 200 {@link ModelPriceOverride}
  *   (the price as stored: `maxOutput` / `longContext` only when given; cache rates left out
- *   set from the input rate by protocol defaultCacheRates, as the CLI does). 400 naming
+ *   set from the input rate with the ratios of the price table entry the override replaces:
+ *   protocol setModelPriceRequestFor). 400 naming
  *   `price.longContext` when it leaves `longContext` out for a model whose entry in the price
  *   table (data/prices.json with flotilla.yaml's prices: `config.prices`) has long-context rates:
  *   it must give its own or `null` (protocol/model-routes.ts ModelPrice says why);
@@ -106,8 +109,10 @@ export function mountGatewayRoutes(app: Hono<AppEnv>, ctx: ServerContext, deps: 
     return c.body(null, 204);
   });
 
+  // left-out cache rates take the ratios of the entry the override replaces (gpt-4o reads at input × 0.5)
+  const setPriceRequest = setModelPriceRequestFor((model) => priceRatiosOf(tokenPriceFor(deps.config.prices, model)));
   app.put('/api/gateway/prices', requireAdmin(), async (c) => {
-    const body = await readBody(c, SetModelPriceRequest);
+    const body = await readBody(c, setPriceRequest);
     if (!body.ok) return body.response;
     const dropped = droppedLongContext(deps.config.prices, body.value.model, body.value.price);
     if (dropped) return apiError(c, 400, 'invalid_request', `price.longContext: ${droppedLongContextMessage(body.value.model, dropped)}`, 'price.longContext');

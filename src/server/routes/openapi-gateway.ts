@@ -37,7 +37,7 @@ export function gatewayRoutesOpenApi(): { schemas: Json; paths: Json } {
       },
       '/api/gateway/prices': {
         put: {
-          summary: 'Override the price of a model, USD per million tokens per token category (admin); cache rates left out default to input × 1.25 (5-minute writes), × 2 (1-hour writes) and × 0.1 (reads), long-context rates alike',
+          summary: 'Override the price of a model, USD per million tokens per token category (admin); cache rates left out are the input rate times the ratios of the price table entry the override replaces (gpt-4o reads at × 0.5; a model the table does not list: × 1.25 for 5-minute writes, × 2 for 1-hour writes, × 0.1 for reads), long-context rates alike',
           requestBody: { required: true, content: json(ref('SetModelPriceRequest')) },
           responses: { 200: { description: 'the override', content: json(ref('ModelPriceOverride')) }, 400: error('`invalid_json` or `invalid_request` (names the field)'), 401: unauthorized, 403: forbidden },
         },

@@ -28,8 +28,9 @@ function replacedLabel(r: PriceInEffect['replaces'], tableVersion: string): stri
  * where it came from (flotilla.yaml, read-only here, or the API, removable) and the entry it
  * replaced, as `flotilla models` lists them. A route whose provider the server has no key or URL
  * for shows its warning. Members read; admins also set and remove (the server checks again). A
- * price needs input and output: cache rates left empty are the API's defaults (input × 1.25,
- * × 2, × 0.1), as in the CLI.
+ * price needs input and output: cache rates left empty are set by the API, from the input rate
+ * and the ratios of the table entry the override replaces (gpt-4o reads at input × 0.5; × 1.25,
+ * × 2, × 0.1 for a model the table does not list), as in the CLI.
  */
 export function ModelProviders({ isAdmin }: { isAdmin: boolean }) {
   const view = useApi(() => client.listModelRoutes(), []);
