@@ -101,6 +101,19 @@ export function noSuchEndpoint(method: string, path: string, headers: Record<str
 }
 
 /**
+ * A request to a model-call endpoint (`path`, served for POST only) with another method (GET,
+ * HEAD, PUT, ...): 405 with `Allow: POST` (RFC 9110 §15.5.6: a 405 must list the methods the
+ * resource takes), in the path's wire format (Anthropic's `invalid_request_error` for
+ * `/v1/messages*`, else OpenAI's), `x-should-retry: false`, naming the method and the one it
+ * takes (a fresh tester's GET got "no such endpoint", as if the path were wrong).
+ */
+export function methodNotAllowed(method: string, path: string): Reply {
+  const message = `${method} ${path}: this endpoint takes POST (a model call sends its request body with POST)`;
+  const reply = path.startsWith('/v1/messages') ? anthropicError(405, 'invalid_request_error', message, { retry: false }) : openaiError(405, 'invalid_request_error', message, 'method_not_allowed');
+  return { ...reply, headers: { ...reply.headers, allow: 'POST' } };
+}
+
+/**
  * A refusal for a request to `path` that any route gives the same way (body-refusal.ts: a body
  * the adapter could not decode), in that route's wire format: Anthropic's shape (`type` =
  * `anthropicType`) for `/v1/messages*`, else OpenAI's (`type` `invalid_request_error`, `code` =

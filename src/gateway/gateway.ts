@@ -5,7 +5,7 @@ import { CallAuth } from './call-auth.js';
 import { KeyMask } from './key-mask.js';
 import type { JobRow, Store } from '../store/types.js';
 import { MAX_REQUEST_BYTES, type GatewayConfig } from './config.js';
-import { internalError, noSuchEndpoint, shuttingDown } from './errors.js';
+import { internalError, methodNotAllowed, noSuchEndpoint, shuttingDown } from './errors.js';
 import { anthropicRoutes } from './anthropic-routes.js';
 import { openAiRoutes } from './openai-routes.js';
 import { isModelsPath, serveModels } from './list-models.js';
@@ -151,6 +151,7 @@ export const REPLY_FLUSH_MS = 1_000;
  * recorded as refused (`budget_in_flight`), its job left running (M2, budget-wait.ts).
  * - `GET /v1/models`, `GET /v1/models/{id}`: the models a job can call here, in the asking
  *   client's wire format (list-models.ts); job token required, nothing metered.
+ * - another method than POST on one of the routes above → 405 with `Allow: POST` (errors.ts methodNotAllowed).
  * - any other `/v1/*` → 404 in the asking client's wire format (errors.ts noSuchEndpoint).
  * - a body over `maxRequestBytes` → 413 (`request_too_large`, recorded as refused on model calls).
  * Other paths (e.g. Claude Code's `HEAD /` preconnect) are not routed here; the host app's
@@ -202,7 +203,10 @@ export function createGateway(opts: GatewayOptions): Gateway {
   let hurriedEarly = false;
   const handle = async (req: GatewayRequest): Promise<Reply> => {
     const route = req.method === 'POST' ? routes[req.path] : undefined;
-    if (!route) return isModelsPath(req.method, req.path) ? mask.reply(await serveModels(req, { directory, config, callAuth, log })) : noSuchEndpoint(req.method, req.path, req.headers);
+    if (!route) {
+      if (isModelsPath(req.method, req.path)) return mask.reply(await serveModels(req, { directory, config, callAuth, log }));
+      return Object.hasOwn(routes, req.path) ? methodNotAllowed(req.method, req.path) : noSuchEndpoint(req.method, req.path, req.headers);
+    }
     if (draining) return shuttingDown(req.path);
     // open until its route answers (a stopping server waits for it: open-calls.ts)
     callOpened(store, 'request');

@@ -73,13 +73,21 @@ describe('price lookups and overrides by such names', () => {
 });
 
 describe('the gateway answers its own errors in the route\'s wire format', () => {
-  it('GET /v1/chat/completions: 404 in OpenAI\'s shape; GET /v1/messages: Anthropic\'s', async () => {
+  it('GET /v1/chat/completions: 405 in OpenAI\'s shape; GET /v1/messages: Anthropic\'s; both with Allow: POST (RFC 9110 §15.5.6)', async () => {
     const o = await fetch(`${openai.url}/v1/chat/completions`);
-    expect(o.status).toBe(404);
-    expect(await o.json()).toEqual({ error: { message: 'no such endpoint: GET /v1/chat/completions', type: 'invalid_request_error', param: null, code: null } });
+    expect(o.status).toBe(405);
+    expect(o.headers.get('allow')).toBe('POST');
+    expect(await o.json()).toEqual({ error: { message: 'GET /v1/chat/completions: this endpoint takes POST (a model call sends its request body with POST)', type: 'invalid_request_error', param: null, code: 'method_not_allowed' } });
     expect(o.headers.get('x-should-retry')).toBe('false');
     const a = await fetch(`${anthropic.url}/v1/messages`);
-    expect(a.status).toBe(404);
-    expect(await a.json()).toEqual({ type: 'error', error: { type: 'not_found_error', message: 'no such endpoint: GET /v1/messages' } });
+    expect(a.status).toBe(405);
+    expect(a.headers.get('allow')).toBe('POST');
+    expect(await a.json()).toEqual({ type: 'error', error: { type: 'invalid_request_error', message: 'GET /v1/messages: this endpoint takes POST (a model call sends its request body with POST)' } });
+    // the other POST routes alike (HEAD: the status and header, no body); a path no route has is still a 404
+    for (const [method, path] of [['HEAD', '/v1/messages'], ['PUT', '/v1/messages/count_tokens'], ['DELETE', '/v1/responses']] as const) {
+      const r = await fetch(`${openai.url}${path}`, { method });
+      expect([method, path, r.status, r.headers.get('allow')]).toEqual([method, path, 405, 'POST']);
+    }
+    expect((await fetch(`${openai.url}/v1/nothing-here`)).status).toBe(404);
   });
 });

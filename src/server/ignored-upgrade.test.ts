@@ -93,11 +93,11 @@ describe('a request asking for an upgrade the server does not offer', () => {
     expect(String(seen[0]!.headers.connection ?? '')).not.toMatch(/upgrade/i);
   });
 
-  it('a WebSocket to the gateway: the gateway\'s own 404 in Anthropic\'s shape, naming the method and path (it was a bare 404, no body); the API answers as usual', async () => {
+  it('a WebSocket to the gateway: the gateway\'s own 405 in Anthropic\'s shape, naming the method and path (it was a bare 404, no body); the API answers as usual', async () => {
     const c = rawConnection(Number(new URL(t.url).port));
     try {
       const r = await c.send('GET /v1/messages HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nanthropic-version: 2023-06-01\r\n\r\n');
-      expect([r.status, JSON.parse(r.body)]).toEqual([404, { type: 'error', error: { type: 'not_found_error', message: expect.stringMatching(/GET \/v1\/messages/) } }]);
+      expect([r.status, JSON.parse(r.body)]).toEqual([405, { type: 'error', error: { type: 'invalid_request_error', message: expect.stringMatching(/^GET \/v1\/messages: this endpoint takes POST/) } }]);
       const h = await c.send('GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: keep-alive, Upgrade\r\nUpgrade: h2c\r\n\r\n');
       expect(h.status).toBe(200);
       expect(JSON.parse(h.body)).toMatchObject({ ok: true });
