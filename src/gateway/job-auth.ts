@@ -52,14 +52,17 @@ export async function pausedJobMessage(store: BudgetStore & Partial<Pick<Store, 
   const holds = store.budgetResumeHolds ? await store.budgetResumeHolds(job.rootId, job.id) : new Map<string, number>();
   const ahead = holds.size ? Math.max(...holds.values()) : 0;
   const held = await reserve(store, job, need + ahead, now);
-  const paused = `budget exhausted: job ${job.id} is paused for budget (${job.error ?? 'its tree ran out'})`;
+  // the pause's own refusal (job.error) is not quoted: its figures and top-up advice are the
+  // ones of then, and this message gives today's (a fresh tester read two "may cost up to")
+  const paused = `budget exhausted: job ${job.id} is paused for budget`;
   if ('refused' in held) {
     const b = held.budget;
-    if (!b) return `${paused}; the job resumes after a top-up, as a new attempt with a new token`;
+    if (!b) return `${paused}; the job resumes after a top-up (flotilla budget ${job.id} --add <USD>), as a new attempt with a new token`;
     const [bh] = withHolds([b], holds);
     const short = need - (bh!.limitMicros - bh!.spentMicros);
     const topUp = short > 0 ? `a top-up of at least ${formatMicros(short)}` : 'a top-up';
-    return `${paused}; the call that paused it may cost up to ${formatMicros(need)} and its budget has ${formatMicros(b.remainingMicros)} left now: the job resumes after ${topUp}, as a new attempt with a new token`;
+    const which = b.jobId !== undefined ? `job ${b.jobId}'s budget (a sub-limit in job tree ${job.rootId})` : `job tree ${job.rootId}'s budget`;
+    return `${paused}; the call that paused it may cost up to ${formatMicros(need)} and ${which} has ${formatMicros(b.remainingMicros)} left now: the job resumes after ${topUp} (flotilla budget ${b.jobId ?? job.rootId} --add <USD>), as a new attempt with a new token`;
   }
   await held.settle(0);
   return `${paused}; its budget now covers the call that paused it (up to ${formatMicros(need)}), but this token stays refused: the job resumes as a new attempt with a new token`;
