@@ -51,7 +51,7 @@ describe('a body the gateway edits keeps every other byte as the client sent it'
 describe('a field of several shapes given none of them: the error names the shapes and what came', () => {
   // fresh-user finding: a Responses body without input got `input: Invalid input`
   it('Responses input missing, a number, or a list of numbers', () => {
-    expect(parseOpenAiRequest('openai-responses', '{"model":"gpt-4o","max_output_tokens":10}')).toEqual({ error: 'input: Invalid input: expected string or array, received undefined', param: 'input' });
+    expect(parseOpenAiRequest('openai-responses', '{"model":"gpt-4o","max_output_tokens":10}')).toEqual({ error: 'input: Field required (expected string or array)', param: 'input' });
     expect(parseOpenAiRequest('openai-responses', '{"model":"gpt-4o","input":42}')).toEqual({ error: 'input: Invalid input: expected string or array, received number', param: 'input' });
     expect(parseOpenAiRequest('openai-responses', '{"model":"gpt-4o","input":["hi"]}')).toEqual({ error: 'input.0: Invalid input: expected object, received string', param: 'input.0' });
   });

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { resolveIssue } from '../protocol/errors.js';
-import { modelName, outputLimit, type MessagesRequest } from './request.js';
+import { modelName, outputLimit, wireIssue, type MessagesRequest } from './request.js';
 import { jsonReply, type Reply } from './reply.js';
 import { storedStateRef } from './server-input.js';
 import { editJson } from './json-edit.js';
@@ -146,7 +145,7 @@ export function parseOpenAiRequest(api: OpenAiApi, raw: string): { request: Chat
   if (twice !== null) return { error: givenTwice(twice), param: twice };
   const r = (api === 'openai-chat' ? ChatRequest : ResponsesRequest).safeParse(json);
   if (!r.success) {
-    const issue = r.error.issues[0] ? resolveIssue(r.error.issues[0]) : undefined;
+    const issue = r.error.issues[0] ? wireIssue(r.error.issues[0]) : undefined;
     const param = issue?.path.join('.') || null;
     return { error: `${param ?? 'body'}: ${issue?.message ?? 'invalid'}`, param };
   }

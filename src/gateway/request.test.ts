@@ -63,3 +63,12 @@ describe('parseMessagesRequest', () => {
     expect(parseMessagesRequest(JSON.stringify({ model: 'c'.repeat(256), messages: [] }))).toMatchObject({ request: { model: 'c'.repeat(256) } });
   });
 });
+
+describe('a missing field of a model call body is said as Anthropic says one', () => {
+  it('no model: "model: Field required (expected string)", worded as max_tokens\'s "Field required" (fresh tester: zod\'s "Invalid input ... received undefined" read as another rule)', () => {
+    expect(parseMessagesRequest('{"max_tokens":10,"messages":[]}')).toEqual({ error: 'model: Field required (expected string)' });
+    expect(parseMessagesRequest('{"model":"m","max_tokens":10}')).toEqual({ error: 'messages: Field required (expected array)' });
+    // a field of the wrong type keeps zod's words
+    expect(parseMessagesRequest('{"model":5,"max_tokens":10,"messages":[]}')).toEqual({ error: 'model: Invalid input: expected string, received number' });
+  });
+});

@@ -109,10 +109,23 @@ export function parseMessagesRequest(raw: string): { request: MessagesRequest } 
   if (isMessagesRequest(json)) return storedRefused(json) ?? { request: json };
   const r = MessagesRequest.safeParse(json);
   if (!r.success) {
-    const issue = r.error.issues[0] ? resolveIssue(r.error.issues[0]) : undefined;
+    const issue = r.error.issues[0] ? wireIssue(r.error.issues[0]) : undefined;
     return { error: `${issue?.path.join('.') || 'body'}: ${issue?.message ?? 'invalid'}` };
   }
   return storedRefused(r.data) ?? { request: r.data };
+}
+
+/**
+ * A zod issue of a model call's body as the gateway words it ({@link resolveIssue}), a missing
+ * field said as Anthropic says it, "Field required", with the type it takes: `model: Field
+ * required (expected string)`, as `max_tokens: Field required` ({@link MAX_TOKENS_REQUIRED}) —
+ * not zod's "Invalid input: expected string, received undefined" (fresh tester: the two read
+ * as two rules). The OpenAI routes word theirs the same way (openai-wire.ts).
+ */
+export function wireIssue(issue: Parameters<typeof resolveIssue>[0]): { path: ReadonlyArray<PropertyKey>; message: string } {
+  const r = resolveIssue(issue);
+  const missing = /^Invalid input: expected (.+), received undefined$/.exec(r.message);
+  return missing ? { path: r.path, message: `Field required (expected ${missing[1]})` } : r;
 }
 
 /** The refusal of a Messages body referring to provider-stored files, or null. */

@@ -115,8 +115,8 @@ async function restartGraceMs(store: Store, heartbeatTimeoutMs: number, now: num
   return restarted ? grace : heartbeatTimeoutMs;
 }
 
-/** A gateway path spelt with more than one leading slash or capitals: served by the gateway (its 404). */
-const MISSPELT_GATEWAY_PATH = /^\/+v1\//i;
+/** A gateway path spelt with more than one leading slash, capitals or an encoded slash (`/v1%2fmessages`): served by the gateway (its 404, in the client's wire format). */
+const MISSPELT_GATEWAY_PATH = /^\/+v1(\/|%2f)/i;
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const log = opts.log ?? silentLogger;
