@@ -52,7 +52,9 @@ describe.skipIf(!ready.ok)('costs page time axis (Chromium)', () => {
     const page = await signIn(up.browser, up.url, 'ada', 'admin-password-1');
     await page.goto(`${up.url}/costs`);
     // First the last 30 days, as `flotilla costs` and GET /api/costs default to: 29 days ago to today.
-    await expect.poll(() => page.locator('.muted', { hasText: 'model calls since' }).textContent(), { timeout: 15_000 }).toContain(`since ${new Date(daysAgo(29)).toISOString().slice(0, 10)}`);
+    const first = new Date(daysAgo(29)).toISOString().slice(0, 10);
+    // whole UTC days, and the CLI command that sums the same window (fresh tester: the CLI's 30d counts back from now)
+    await expect.poll(() => page.locator('.muted', { hasText: 'model calls since' }).textContent(), { timeout: 15_000 }).toContain(`since ${first} 00:00 UTC (whole days: flotilla costs --since ${first};`);
     expect(await page.locator('[data-testid=window]').inputValue()).toBe('30');
     await page.selectOption('[data-testid=window]', '7');
     await expect.poll(() => page.locator('.muted', { hasText: 'model calls since' }).textContent(), { timeout: 15_000 }).toContain(new Date(daysAgo(6)).toISOString().slice(0, 10));
