@@ -41,7 +41,8 @@ describe('flotilla --help', () => {
     [['runners'], ['list', 'token']],
     [['runners', 'token', 'create'], ['--labels', '--ttl']],
     [['agents'], ['list']],
-    [['up'], ['--host', '--port', '--data', '--agents', '--no-runner', '--labels', '--capacity', 'FLOTILLA_PORT']],
+    // up: its provider settings too, which are environment only (fresh tester found them in the README alone)
+    [['up'], ['--host', '--port', '--data', '--agents', '--no-runner', '--labels', '--capacity', 'FLOTILLA_PORT', 'ANTHROPIC_API_KEY', 'OPENAI_BASE_URL', 'FLOTILLA_CONFIG', 'FLOTILLA_PRICES_FILE', 'DATABASE_URL']],
     [['runner'], ['--server', '--token', '--labels', '--name', '--capacity', '--work-dir', 'FLOTILLA_RUNNER_TOKEN']],
   ];
   for (const [words, expected] of commands) {

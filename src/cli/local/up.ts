@@ -69,6 +69,20 @@ export function registerUp(program: Command, ctx: CliContext): void {
         .argParser(durationArg('--hold-new-runners'))
         .default(0, 'off'),
     )
+    .addHelpText(
+      'after',
+      [
+        '',
+        'Model providers and the gateway (environment only: keys never go on a command line; the README has every setting):',
+        '  ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL      Anthropic upstream (unset: the offline scripted model); comma-separated keys rotate',
+        '  OPENAI_API_KEY, OPENAI_BASE_URL            OpenAI upstream for /v1/chat/completions and /v1/responses',
+        '  FLOTILLA_OPENAI_COMPATIBLE_URL (+ _KEY)    an openai-compatible upstream (llama.cpp, Ollama, a company gateway)',
+        '  FLOTILLA_MODEL_PROVIDERS                   model -> provider rules, e.g. claude-*=anthropic,gpt-*=openai',
+        '  FLOTILLA_CONFIG                            the config file (default ./flotilla.yaml when present): gateway.models and gateway.prices',
+        '  FLOTILLA_PRICES_FILE                       a price table of your own instead of data/prices.json',
+        '  DATABASE_URL                               postgres://... puts every state in PostgreSQL (default: SQLite in --data)',
+      ].join('\n'),
+    )
     .action(async (opts: UpOptions, self: Command) => {
       const { io } = ctx;
       // FLOTILLA_DATA= used the current folder (a blank FLOTILLA_HOST, which listened on every
