@@ -124,7 +124,7 @@ describe('gateway over plain node:http', () => {
     expect(gw.up.seen).toHaveLength(0);
   });
 
-  it('bad token → 401; unknown /v1 path or method → 404 not_found_error; nothing recorded', async () => {
+  it('bad token → 401; unknown /v1 path → 404 not_found_error; another method than POST → 405 Allow: POST; nothing recorded', async () => {
     const a = await post('/v1/messages', '{}', { token: 'flj_nope' });
     expect(a.status).toBe(401);
     expect(a.headers.get('x-should-retry')).toBe('false');
@@ -134,7 +134,7 @@ describe('gateway over plain node:http', () => {
     expect(b.headers.get('x-should-retry')).toBe('false'); // retrying cannot make the endpoint exist
     expect(((await b.json()) as { error: { message: string } }).error.message).toBe('no such endpoint: POST /v1/complete');
     const c = await fetch(gw.url + '/v1/messages', { headers: { 'x-api-key': TOKEN } });
-    expect(c.status).toBe(404);
+    expect([c.status, c.headers.get('allow')]).toEqual([405, 'POST']);
     expect(gw.store.calls).toHaveLength(0);
   });
 });
