@@ -101,6 +101,12 @@ describe('flotilla models', () => {
     // a cache rate left out whose default (input × 2) is past 1,000,000: named by its flag, as a default
     const big = await run('models', 'price', 'my-model', '--input', '600000', '--output', '1');
     expect([big.code, big.err.trim()]).toEqual([2, 'flotilla: models price: --cache-write-1h: left out, it defaults to input × 2 = 1200000, past the most a rate may be (1000000): give --cache-write-1h']);
+    // two past at once (fresh tester: the second named the API field and the first's flag): each its own flag
+    const both = await run('models', 'price', 'my-model', '--input', '1000000', '--output', '1');
+    expect([both.code, both.err.trim()]).toEqual([
+      2,
+      'flotilla: models price: --cache-write-5m: left out, it defaults to input × 1.25 = 1250000, past the most a rate may be (1000000): give --cache-write-5m; --cache-write-1h: left out, it defaults to input × 2 = 2000000, past the most a rate may be (1000000): give --cache-write-1h',
+    ]);
     // an API override of a name flotilla.yaml prices wins over it (and keeps what it kept)
     const haiku = await run('models', 'price', 'claude-haiku-4-5', '--input', '.5', '--output', '2');
     expect(haiku.code, haiku.err).toBe(0);

@@ -156,4 +156,11 @@ describe('the names a price also covers, as the refusal of a name ending in "-" 
     expect(other).toMatch(/"gz-pro"/);
     expect(priceFor(table, 'gz-pro').input).toBe(table.default.input);
   });
+
+  it('the advice names the name given, without its "-" (fresh tester: it said "gz" of "gpt-4o-")', async () => {
+    const { PriceModelName } = await import('../protocol/index.js');
+    const r = PriceModelName.safeParse('gpt-4o-');
+    expect(r.error!.issues[0]!.message).toContain('give the model\'s own name ("gpt-4o" also prices "gpt-4o-20250101", "gpt-4o-latest", "gpt-4o-mini"');
+    expect(r.error!.issues[0]!.message).toContain('such as "gpt-4o-pro", needs a price of its own');
+  });
 });

@@ -19,11 +19,17 @@ import { wholeMicros } from './usd.js';
  * /api/gateway/prices` ({@link SetModelPriceRequest} `model`) and flotilla.yaml
  * `gateway.prices` (gateway/config-file.ts), so a name one takes the other takes too.
  */
+/** The refusal of a price name ending in "-" (`gpt-4o-`), with the names the name without it would price (prices.ts priceFor's words). */
+function endsWithDash(name: string): string {
+  const m = name.replace(/-+$/, '') || 'gz';
+  return `must not end with "-": give the model's own name ("${m}" also prices "${m}-20250101", "${m}-latest", "${m}-mini", "${m}-nano", "${m}-chat", "${m}-codex" and "${m}-v2"; any other name, such as "${m}-pro", needs a price of its own)`;
+}
+
 export const PriceModelName = z
   .string()
   .regex(/^[A-Za-z0-9._:@/+-]{1,200}$/, 'must be 1-200 characters of letters, digits, . _ : @ / + and - (a model name or name prefix: no *, spaces or other characters)')
   // a prefix matches at a `-` boundary, and only some words after it (prices.ts priceFor): `gz-` would only ever match itself
-  .refine((m) => !m.endsWith('-'), { message: 'must not end with "-": give the model\'s own name ("gz" also prices "gz-20250101", "gz-latest", "gz-mini", "gz-nano", "gz-chat", "gz-codex" and "gz-v2"; any other name, such as "gz-pro", needs a price of its own)', abort: true })
+  .refine((m) => !m.endsWith('-'), { error: (iss) => endsWithDash(String(iss.input)), abort: true })
   // an override of that name priced only a model called "default", not the table's default entry (a fresh user's finding)
   .refine((m) => m !== 'default', { message: `must not be "default": that is the price table's entry for the models it does not list, which an override does not replace (give the server a price table of your own with FLOTILLA_PRICES_FILE)`, abort: true });
 

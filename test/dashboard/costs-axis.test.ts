@@ -58,6 +58,8 @@ describe.skipIf(!ready.ok)('costs page time axis (Chromium)', () => {
     expect(await page.locator('[data-testid=window]').inputValue()).toBe('30');
     await page.selectOption('[data-testid=window]', '7');
     await expect.poll(() => page.locator('.muted', { hasText: 'model calls since' }).textContent(), { timeout: 15_000 }).toContain(new Date(daysAgo(6)).toISOString().slice(0, 10));
+    // the CLI's window of as many days (fresh tester: it said 30d for every window)
+    expect(await page.locator('.muted', { hasText: 'model calls since' }).textContent()).toContain("the CLI's --since 7d counts back from now");
     await page.locator('[data-testid=chart] canvas').waitFor();
     await expect.poll(async () => (await drawn(page)).range?.[0], { timeout: 10_000 }).toBe((daysAgo(6) - DAY_MS / 2) / 1000);
     const week = await drawn(page);

@@ -145,8 +145,9 @@ async function deletePriceOverride(client: FlotillaClient, model: string): Promi
  *   glob like `claude-*`) to PROVIDER; `models default PROVIDER` = `models set '*' PROVIDER`;
  * - `models delete PATTERN` (admin): remove an API route;
  * - `models price MODEL --input --output [--cache-write-5m --cache-write-1h --cache-read]`
- *   (admin; USD per million tokens; cache prices default to input × 1.25, × 2, × 0.1, the
- *   Anthropic ratios; env FLOTILLA_PRICE_INPUT, ...), and optionally `--web-search` (USD per
+ *   (admin; USD per million tokens; cache prices left out are set by the server: input × the
+ *   ratios of the table entry the override replaces, × 1.25, × 2, × 0.1 for Claude and unlisted
+ *   models, gpt-4o reads × 0.5; env FLOTILLA_PRICE_INPUT, ...), and optionally `--web-search` (USD per
  *   1,000 searches), `--max-output` (tokens; absent: the price table's for the model), long-context
  *   rates `--long-context-above TOKENS --long-context-input --long-context-output
  *   [--long-context-cache-write-5m --long-context-cache-write-1h --long-context-cache-read]`
@@ -225,17 +226,17 @@ export function registerModels(program: Command, ctx: CliContext): void {
       .argument('<model>', 'model name or name prefix (matched like the price table)', priceModel)
       .addOption(new Option('--input <usd>', 'input tokens').env('FLOTILLA_PRICE_INPUT').argParser(usdPerMTok('--input')))
       .addOption(new Option('--output <usd>', 'output tokens').env('FLOTILLA_PRICE_OUTPUT').argParser(usdPerMTok('--output')))
-      .addOption(new Option('--cache-write-5m <usd>', 'cache writes, 5-minute (default input × 1.25)').env('FLOTILLA_PRICE_CACHE_WRITE_5M').argParser(usdPerMTok('--cache-write-5m')))
-      .addOption(new Option('--cache-write-1h <usd>', 'cache writes, 1-hour (default input × 2)').env('FLOTILLA_PRICE_CACHE_WRITE_1H').argParser(usdPerMTok('--cache-write-1h')))
-      .addOption(new Option('--cache-read <usd>', 'cache reads (default input × 0.1)').env('FLOTILLA_PRICE_CACHE_READ').argParser(usdPerMTok('--cache-read')))
+      .addOption(new Option('--cache-write-5m <usd>', 'cache writes, 5-minute (default: input × the replaced table entry\'s ratio, 1.25 for Claude and unlisted models)').env('FLOTILLA_PRICE_CACHE_WRITE_5M').argParser(usdPerMTok('--cache-write-5m')))
+      .addOption(new Option('--cache-write-1h <usd>', 'cache writes, 1-hour (default: input × the replaced entry\'s ratio, 2 for Claude and unlisted models)').env('FLOTILLA_PRICE_CACHE_WRITE_1H').argParser(usdPerMTok('--cache-write-1h')))
+      .addOption(new Option('--cache-read <usd>', 'cache reads (default: input × the replaced entry\'s ratio: 0.1 for Claude and unlisted models, 0.5 for gpt-4o)').env('FLOTILLA_PRICE_CACHE_READ').argParser(usdPerMTok('--cache-read')))
       .addOption(new Option('--web-search <usd-per-1000>', "server-side web searches, USD per 1,000 (default: the price table's for the model, else its default entry's)").env('FLOTILLA_PRICE_WEB_SEARCH').argParser(usdPerMTok('--web-search', 'per 1,000 searches')))
       .addOption(new Option('--max-output <tokens>', "the model's maximum output per call, tokens: no call is reserved or charged for more (default: the price table's for the model)").env('FLOTILLA_PRICE_MAX_OUTPUT').argParser(intIn(1, MAX_OUTPUT_TOKENS_CEILING, '--max-output')))
       .addOption(new Option('--long-context-above <tokens>', 'long-context rates: for every token of a call whose input + cache write + cache read tokens are above this (with --long-context-input and --long-context-output)').env('FLOTILLA_PRICE_LONG_CONTEXT_ABOVE').argParser(intIn(1, MAX_LONG_CONTEXT_ABOVE, '--long-context-above')))
       .addOption(new Option('--long-context-input <usd>', 'long-context input tokens').env('FLOTILLA_PRICE_LONG_CONTEXT_INPUT').argParser(usdPerMTok('--long-context-input')))
       .addOption(new Option('--long-context-output <usd>', 'long-context output tokens').env('FLOTILLA_PRICE_LONG_CONTEXT_OUTPUT').argParser(usdPerMTok('--long-context-output')))
-      .addOption(new Option('--long-context-cache-write-5m <usd>', 'long-context cache writes, 5-minute (default long-context input × 1.25)').env('FLOTILLA_PRICE_LONG_CONTEXT_CACHE_WRITE_5M').argParser(usdPerMTok('--long-context-cache-write-5m')))
-      .addOption(new Option('--long-context-cache-write-1h <usd>', 'long-context cache writes, 1-hour (default long-context input × 2)').env('FLOTILLA_PRICE_LONG_CONTEXT_CACHE_WRITE_1H').argParser(usdPerMTok('--long-context-cache-write-1h')))
-      .addOption(new Option('--long-context-cache-read <usd>', 'long-context cache reads (default long-context input × 0.1)').env('FLOTILLA_PRICE_LONG_CONTEXT_CACHE_READ').argParser(usdPerMTok('--long-context-cache-read')))
+      .addOption(new Option('--long-context-cache-write-5m <usd>', 'long-context cache writes, 5-minute (default: long-context input × the replaced entry\'s long-context ratio, 1.25)').env('FLOTILLA_PRICE_LONG_CONTEXT_CACHE_WRITE_5M').argParser(usdPerMTok('--long-context-cache-write-5m')))
+      .addOption(new Option('--long-context-cache-write-1h <usd>', 'long-context cache writes, 1-hour (default: long-context input × the replaced entry\'s ratio, 2)').env('FLOTILLA_PRICE_LONG_CONTEXT_CACHE_WRITE_1H').argParser(usdPerMTok('--long-context-cache-write-1h')))
+      .addOption(new Option('--long-context-cache-read <usd>', 'long-context cache reads (default: long-context input × the replaced entry\'s ratio, 0.1)').env('FLOTILLA_PRICE_LONG_CONTEXT_CACHE_READ').argParser(usdPerMTok('--long-context-cache-read')))
       .addOption(new Option('--no-long-context', "no long-context rates: every call at the base rates (needed to drop the price table's, e.g. claude-sonnet-4-5's above 200,000 tokens)").env('FLOTILLA_PRICE_NO_LONG_CONTEXT'))
       .addOption(new Option('--delete', 'remove the override instead').env('FLOTILLA_PRICE_DELETE')),
   ).action(async (model: string, opts: PriceOpts, self: Command) => {
@@ -283,11 +284,15 @@ export function registerModels(program: Command, ctx: CliContext): void {
     try {
       row = await client.setModelPrice(model, price);
     } catch (err) {
-      // a left-out rate whose default is past the most: name its flag, as a default (not "too big")
-      const left = err instanceof ApiError ? /^price\.(longContext\.)?(cacheWrite5m|cacheWrite1h|cacheRead)$/.exec(err.field ?? '') : null;
-      if (left && err instanceof ApiError && err.message.includes('left out, it defaults')) {
-        const flag = `--${left[1] ? 'long-context-' : ''}${FLAG_OF[left[2] as keyof typeof FLAG_OF]}`;
-        throw new CliError(`models price: ${flag}: ${err.message.replace(/^[\w.]+: /, '').replace(/give \w+$/, `give ${flag}`)}`, 2);
+      // a left-out rate whose default is past the most: name its flag, as a default (not "too big"), each part its own
+      if (err instanceof ApiError && /^price\.(longContext\.)?(cacheWrite5m|cacheWrite1h|cacheRead)$/.test(err.field ?? '') && err.message.includes('left out, it defaults')) {
+        const parts = err.message.split('; ').map((part) => {
+          const m = /^(?:price\.)?(longContext\.)?(cacheWrite5m|cacheWrite1h|cacheRead): (.*)give \w+$/.exec(part);
+          if (!m) return part;
+          const flag = `--${m[1] ? 'long-context-' : ''}${FLAG_OF[m[2] as keyof typeof FLAG_OF]}`;
+          return `${flag}: ${m[3]}give ${flag}`;
+        });
+        throw new CliError(`models price: ${parts.join('; ')}`, 2);
       }
       // The table has long-context rates for this model: say which flags decide.
       if (err instanceof ApiError && err.field === 'price.longContext' && longContext === undefined) {

@@ -94,7 +94,7 @@ export function CostsPage() {
       <div className="bar">
         <h1>Costs</h1>
         <span data-testid="total-cost">{r ? usd(r.tree.total.costMicros) : '…'}</span>
-        <span className="muted">{r ? `${int(r.tree.total.calls - r.tree.total.refusedCalls)} model calls${r.tree.total.refusedCalls > 0 ? `, and ${int(r.tree.total.refusedCalls)} refused` : ''} since ${r.tree.since.slice(0, 10)} 00:00 UTC (whole days: flotilla costs --since ${r.tree.since.slice(0, 10)}; the CLI's --since 30d counts back from now)` : 'loading…'}</span>
+        <span className="muted">{r ? `${int(r.tree.total.calls - r.tree.total.refusedCalls)} model calls${r.tree.total.refusedCalls > 0 ? `, and ${int(r.tree.total.refusedCalls)} refused` : ''} since ${r.tree.since.slice(0, 10)} 00:00 UTC (whole days: flotilla costs --since ${r.tree.since.slice(0, 10)}; the CLI's --since ${days}d counts back from now)` : 'loading…'}</span>
         <select aria-label="window" value={days} onChange={(e) => setDays(Number(e.target.value))} data-testid="window">
           {WINDOWS.map((w) => (
             <option key={w} value={w}>
