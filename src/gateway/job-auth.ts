@@ -62,7 +62,7 @@ export async function pausedJobMessage(store: BudgetStore & Partial<Pick<Store, 
     const short = need - (bh!.limitMicros - bh!.spentMicros);
     const topUp = short > 0 ? `a top-up of at least ${formatMicros(short)}` : 'a top-up';
     const which = b.jobId !== undefined ? `job ${b.jobId}'s budget (a sub-limit in job tree ${job.rootId})` : `job tree ${job.rootId}'s budget`;
-    return `${paused}; the call that paused it may cost up to ${formatMicros(need)} and ${which} has ${formatMicros(b.remainingMicros)} left now: the job resumes after ${topUp} (flotilla budget ${b.jobId ?? job.rootId} --add <USD>), as a new attempt with a new token`;
+    return `${paused}; the call that paused it, sent again on resuming (with room for the larger request a resumed harness sends), may cost up to ${formatMicros(need)} and ${which} has ${formatMicros(b.remainingMicros)} left now: the job resumes after ${topUp} (flotilla budget ${b.jobId ?? job.rootId} --add <USD>), as a new attempt with a new token`;
   }
   await held.settle(0);
   return `${paused}; its budget now covers the call that paused it (up to ${formatMicros(need)}), but this token stays refused: the job resumes as a new attempt with a new token`;

@@ -51,7 +51,7 @@ describe('the message a budget-paused job token gets', () => {
       expect(msg).not.toMatch(/covers/);
       // one worst case and one top-up advice, today's: not the pause's own refusal quoted inside (fresh tester)
       expect([msg.match(/may cost up to/g)?.length, msg.match(/flotilla budget/g)?.length, msg.includes('Top up with')]).toEqual([1, 1, false]);
-      expect(msg).toBe(`budget exhausted: job 4 is paused for budget; the call that paused it may cost up to $0.480300 and job tree 4's budget has $0.100000 left now: the job resumes after a top-up of at least $0.380300 (flotilla budget 4 --add <USD>), as a new attempt with a new token`);
+      expect(msg).toBe(`budget exhausted: job 4 is paused for budget; the call that paused it, sent again on resuming (with room for the larger request a resumed harness sends), may cost up to $0.480300 and job tree 4's budget has $0.100000 left now: the job resumes after a top-up of at least $0.380300 (flotilla budget 4 --add <USD>), as a new attempt with a new token`);
     }
     // the probes were released: nothing reserved, nothing spent
     expect(store.budgets.get(4)).toEqual({ limit: 1_000_000, spent: 900_000, reserved: 0 });
@@ -60,14 +60,14 @@ describe('the message a budget-paused job token gets', () => {
 
   it('tree fully spent: the same, $0 left', async () => {
     const { messages } = await refusals(1_000_000, 1_000_000);
-    expect(messages).toBe(`budget exhausted: job 4 is paused for budget; the call that paused it may cost up to $0.480300 and job tree 4's budget has $0.000000 left now: the job resumes after a top-up of at least $0.480300 (flotilla budget 4 --add <USD>), as a new attempt with a new token`);
+    expect(messages).toBe(`budget exhausted: job 4 is paused for budget; the call that paused it, sent again on resuming (with room for the larger request a resumed harness sends), may cost up to $0.480300 and job tree 4's budget has $0.000000 left now: the job resumes after a top-up of at least $0.480300 (flotilla budget 4 --add <USD>), as a new attempt with a new token`);
   });
 
   it('a request for a far cheaper model is not told there is room: the call that paused the job still does not fit', async () => {
     // $0.30 left: a 'cheap' call (10 output tokens at $0.40 per million) fits, the $0.480300 one does not
     const { messages, responses } = await refusals(1_000_000, 700_000, 'cheap');
     for (const msg of [messages, responses]) {
-      expect(msg).toBe(`budget exhausted: job 4 is paused for budget; the call that paused it may cost up to $0.480300 and job tree 4's budget has $0.300000 left now: the job resumes after a top-up of at least $0.180300 (flotilla budget 4 --add <USD>), as a new attempt with a new token`);
+      expect(msg).toBe(`budget exhausted: job 4 is paused for budget; the call that paused it, sent again on resuming (with room for the larger request a resumed harness sends), may cost up to $0.480300 and job tree 4's budget has $0.300000 left now: the job resumes after a top-up of at least $0.180300 (flotilla budget 4 --add <USD>), as a new attempt with a new token`);
     }
   });
 

@@ -106,7 +106,7 @@ describe('a job paused for budget', () => {
           expect(JSON.parse(text), name).toMatchObject({ error: { type: 'insufficient_quota', code: 'insufficient_quota' } });
         }
         const message = (JSON.parse(text) as { error: { message: string } }).error.message;
-        expect(message, name).toMatch(new RegExp(`^budget exhausted: job ${id} is paused for budget; the call that paused it may cost up to \\$[\\d.]+ and job tree ${id}'s budget has \\$0\\.000000 left now`));
+        expect(message, name).toMatch(new RegExp(`^budget exhausted: job ${id} is paused for budget; the call that paused it, sent again on resuming \\(with room for the larger request a resumed harness sends\\), may cost up to \\$[\\d.]+ and job tree ${id}'s budget has \\$0\\.000000 left now`));
       }
       expect(up.calls()).toBe(0);
       // each refusal is in the ledger as refused for budget, unbilled; the tree is untouched
