@@ -208,7 +208,7 @@ describe('flotilla models', () => {
     expect([json.code, (JSON.parse(json.err) as { error: { code: string } }).error.code]).toEqual([1, 'not_found']);
     const nowhere = await run('models', 'price', 'priced-nowhere', '--delete');
     expect(nowhere.code).toBe(1);
-    expect(nowhere.err).toMatch(/no price override for model "priced-nowhere"/);
+    expect(nowhere.err).toMatch(/no price override set through the API for model "priced-nowhere"/);
     expect(nowhere.err).not.toMatch(/flotilla\.yaml/);
     // flotilla.yaml's price is still in effect
     const view = JSON.parse((await run('models', '--json')).out) as { pricesInEffect: unknown[] };

@@ -116,3 +116,19 @@ describe('PUT /api/gateway/prices: a model the table lists keeps its cache ratio
     expect(await listed('gpt-4o-2024-11-20')).toEqual({ input: 10, output: 40, cacheWrite5m: 10, cacheWrite1h: 10, cacheRead: 5 });
   });
 });
+
+describe('DELETE /api/gateway/prices of a model flotilla.yaml prices', () => {
+  it('404 naming the file, not a bare "no price override" (second fresh tester); a model priced nowhere: the plain 404', async () => {
+    const file = '/srv/flotilla.yaml';
+    const table = TEST_GATEWAY.prices;
+    const s = await startTestServer({ gateway: { ...TEST_GATEWAY, priceFile: { file, prices: { 'gpt-4o': { input: 5, output: 20, cacheWrite5m: 5, cacheWrite1h: 5, cacheRead: 2.5 } }, table } } });
+    try {
+      const res = await s.api('/api/gateway/prices?model=gpt-4o', { method: 'DELETE' });
+      expect([res.status, await res.json()]).toEqual([404, { error: { code: 'not_found', field: 'model', message: `no price override set through the API for model "gpt-4o": its price is set in ${file} (gateway.prices), which the API does not change; edit the file and restart the server` } }]);
+      const other = await s.api('/api/gateway/prices?model=nowhere', { method: 'DELETE' });
+      expect([other.status, await other.json()]).toEqual([404, { error: { code: 'not_found', field: 'model', message: 'no price override set through the API for model "nowhere"' } }]);
+    } finally {
+      await s.close();
+    }
+  });
+});

@@ -75,7 +75,8 @@ function priceView(p: ModelPriceRow): ModelPriceOverride {
  *   `price.longContext` when it leaves `longContext` out for a model whose entry in the price
  *   table (data/prices.json with flotilla.yaml's prices: `config.prices`) has long-context rates:
  *   it must give its own or `null` (protocol/model-routes.ts ModelPrice says why);
- * - `DELETE /api/gateway/prices?model=M` (admin) → 204; 404 when M has no override.
+ * - `DELETE /api/gateway/prices?model=M` (admin) → 204; 404 when M has no API override (naming
+ *   the config file when it is flotilla.yaml that prices M).
  * Bad bodies → 400 `invalid_json` / `invalid_request` naming the field.
  */
 export function mountGatewayRoutes(app: Hono<AppEnv>, ctx: ServerContext, deps: GatewayRoutesDeps): void {
@@ -125,7 +126,12 @@ export function mountGatewayRoutes(app: Hono<AppEnv>, ctx: ServerContext, deps: 
   app.delete('/api/gateway/prices', requireAdmin(), takesQuery('model'), async (c) => {
     const model = c.req.query('model');
     if (!model) return apiError(c, 400, 'invalid_request', 'model: the query parameter is required', 'model');
-    if (!(await ctx.store.deleteModelPrice(model))) return apiError(c, 404, 'not_found', `no price override for model ${JSON.stringify(model)}`, 'model');
+    if (!(await ctx.store.deleteModelPrice(model))) {
+      // a price flotilla.yaml sets is not the API's to delete: say where it is (second fresh tester: a bare 404)
+      const file = deps.config.priceFile && Object.hasOwn(deps.config.priceFile.prices, model) ? deps.config.priceFile.file : null;
+      const where = file ? `: its price is set in ${file} (gateway.prices), which the API does not change; edit the file and restart the server` : '';
+      return apiError(c, 404, 'not_found', `no price override set through the API for model ${JSON.stringify(model)}${where}`, 'model');
+    }
     deps.directory.invalidate();
     ctx.log.info('model price override deleted', { model, by: c.var.principal.name });
     return c.body(null, 204);
