@@ -24,7 +24,7 @@ describe.skipIf(!ready.ok)('model price overrides in Settings (Chromium)', () =>
       await admin.fill(`[aria-label="price ${label}"]`, v!);
     }
     await admin.click('[data-testid=add-price]');
-    await expect.poll(() => admin.locator('[data-testid=model-providers] .error').textContent(), { timeout: 10_000 }).toContain('longContext');
+    await expect.poll(() => admin.locator('[data-testid=model-providers] .error').textContent(), { timeout: 10_000 }).toContain('here: tick “long calls at these rates” to price every call at the rates above');
     expect((await up.admin.listModelRoutes()).prices).toEqual([]);
 
     await admin.fill('[aria-label="price web search"]', '12');

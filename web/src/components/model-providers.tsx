@@ -1,5 +1,5 @@
 import { useState, type FormEvent } from 'react';
-import { client, errorText, useApi, type PriceInEffect, type ProviderName } from '../api.js';
+import { ApiError, client, errorText, useApi, type PriceInEffect, type ProviderName } from '../api.js';
 import { when } from '../format.js';
 
 const PROVIDERS: ProviderName[] = ['anthropic', 'openai', 'openai-compatible', 'scripted'];
@@ -49,7 +49,10 @@ export function ModelProviders({ isAdmin }: { isAdmin: boolean }) {
       view.reload();
       return true;
     } catch (e) {
-      setError(errorText(e));
+      // this form has no long-context rate fields: its own way through (second fresh tester)
+      if (e instanceof ApiError && e.field === 'price.longContext') {
+        setError(`${e.message} — here: tick “long calls at these rates” to price every call at the rates above, or set long-context rates with flotilla models price --long-context-above … (price.longContext)`);
+      } else setError(errorText(e));
       return false;
     }
   };
@@ -169,7 +172,7 @@ export function ModelProviders({ isAdmin }: { isAdmin: boolean }) {
             ))}
             <input type="number" min="0" step="any" placeholder="web search /1k" aria-label="price web search" value={webSearch} onChange={(e) => setWebSearch(e.target.value)} style={{ width: '7rem' }} />
             <input type="number" min="1" step="1" placeholder="max output" aria-label="price max output" value={maxOutput} onChange={(e) => setMaxOutput(e.target.value)} style={{ width: '7rem' }} />
-            <label title="Claude Sonnet 4 / 4.5 have higher rates above 200,000 input tokens in the price table: an override replaces them, so say to price long calls at these rates">
+            <label title="Some models (Claude Sonnet 4 / 4.5, the newer GPT models: see flotilla models) have higher rates above a long-context threshold in the price table: an override replaces them, so say to price long calls at these rates (long-context rates of your own: flotilla models price --long-context-*)">
               <input type="checkbox" checked={flatLong} onChange={(e) => setFlatLong(e.target.checked)} aria-label="long calls at these rates" /> long calls at these rates
             </label>
             <button type="submit" data-testid="add-price">
