@@ -93,8 +93,9 @@ export function shuttingDown(path: string): Reply {
  * gets a hint.
  */
 export function noSuchEndpoint(method: string, path: string, headers: Record<string, string | string[] | undefined> = {}): Reply {
-  const lower = path.replace(/^\/+/, '/').replace(/%2f/gi, '/').toLowerCase();
-  const hint = lower !== path ? ' (paths start with a single /v1/, are lower case and have no encoded slashes: check the client\'s base URL)' : '';
+  // `//v1/…`, `/v1//messages` (a base URL ending in `/`), `/V1/…`, `/v1%2fmessages`, `/v1/messages/`: the path meant, and a hint
+  const lower = path.replace(/%2f/gi, '/').replace(/\/{2,}/g, '/').replace(/(.)\/$/, '$1').toLowerCase();
+  const hint = lower !== path ? ' (paths have single slashes, no trailing or encoded ones, and are lower case: check the client\'s base URL)' : '';
   const message = `no such endpoint: ${method} ${path}${hint}`;
   const anthropic = lower.startsWith('/v1/messages') || lower === '/v1/complete' || (!openAiPath(lower) && headers['anthropic-version'] !== undefined);
   return anthropic ? anthropicError(404, 'not_found_error', message, { retry: false }) : openaiError(404, 'invalid_request_error', message);

@@ -17,7 +17,7 @@ afterAll(async () => {
   await t.close();
 });
 
-const HINT = " (paths start with a single /v1/, are lower case and have no encoded slashes: check the client's base URL)";
+const HINT = " (paths have single slashes, no trailing or encoded ones, and are lower case: check the client's base URL)";
 
 async function call(method: string, path: string, headers: Record<string, string>): Promise<[number, unknown]> {
   const res = await fetch(t.url + path, { method, headers: { 'content-type': 'application/json', ...headers }, ...(method === 'POST' ? { body: '{}' } : {}) });
@@ -36,6 +36,9 @@ describe('unknown gateway paths', () => {
     expect(await call('POST', '/V1/chat/completions', { authorization: 'Bearer flj_x' })).toEqual([404, { error: { message: `no such endpoint: POST /V1/chat/completions${HINT}`, type: 'invalid_request_error', param: null, code: null } }]);
     // an encoded slash (fresh tester: the control plane's own error shape answered it)
     expect(await call('POST', '/v1%2fmessages', { 'x-api-key': 'flj_x' })).toEqual([404, { type: 'error', error: { type: 'not_found_error', message: `no such endpoint: POST /v1%2fmessages${HINT}` } }]);
+    // a doubled slash inside, a trailing one (second fresh tester: only a leading // got the hint)
+    expect(await call('POST', '/v1//messages', { 'x-api-key': 'flj_x' })).toEqual([404, { type: 'error', error: { type: 'not_found_error', message: `no such endpoint: POST /v1//messages${HINT}` } }]);
+    expect(await call('POST', '/v1/chat/completions/', { authorization: 'Bearer flj_x' })).toEqual([404, { error: { message: `no such endpoint: POST /v1/chat/completions/${HINT}`, type: 'invalid_request_error', param: null, code: null } }]);
     // the control plane's own paths are left to it
     const api = await fetch(`${t.url}/api/nothing-here`, { headers: { authorization: `Bearer ${t.admin}` } });
     expect(api.status).toBe(404);
