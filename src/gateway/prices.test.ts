@@ -2,6 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { PriceModelName } from '../protocol/index.js';
+import { withOverrides } from './model-directory.js';
 import { loadPriceTable, priceFor, type PriceTable } from './prices.js';
 
 describe('price table', () => {
@@ -141,9 +143,7 @@ describe('price table', () => {
 });
 
 describe('the names a price also covers, as the refusal of a name ending in "-" lists them', () => {
-  it('every name the message says "gz" prices gets gz\'s price; the one it says needs its own gets the default', async () => {
-    const { PriceModelName } = await import('../protocol/index.js');
-    const { withOverrides } = await import('./model-directory.js');
+  it('every name the message says "gz" prices gets gz\'s price; the one it says needs its own gets the default', () => {
     const r = PriceModelName.safeParse('gz-');
     expect(r.success).toBe(false);
     const message = r.error!.issues[0]!.message;
@@ -157,8 +157,7 @@ describe('the names a price also covers, as the refusal of a name ending in "-" 
     expect(priceFor(table, 'gz-pro').input).toBe(table.default.input);
   });
 
-  it('the advice names the name given, without its "-" (fresh tester: it said "gz" of "gpt-4o-")', async () => {
-    const { PriceModelName } = await import('../protocol/index.js');
+  it('the advice names the name given, without its "-" (fresh tester: it said "gz" of "gpt-4o-")', () => {
     const r = PriceModelName.safeParse('gpt-4o-');
     expect(r.error!.issues[0]!.message).toContain('give the model\'s own name ("gpt-4o" also prices "gpt-4o-20250101", "gpt-4o-latest", "gpt-4o-mini"');
     expect(r.error!.issues[0]!.message).toContain('such as "gpt-4o-pro", needs a price of its own');

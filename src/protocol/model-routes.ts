@@ -8,6 +8,12 @@ import { wholeMicros } from './usd.js';
  * per million tokens. Provider API keys are never part of these shapes.
  */
 
+/** The refusal of a price name ending in "-" (`gpt-4o-`), with the names the name without it would price (prices.ts priceFor's words). */
+function endsWithDash(name: string): string {
+  const m = name.replace(/-+$/, '') || 'gz';
+  return `must not end with "-": give the model's own name ("${m}" also prices "${m}-20250101", "${m}-latest", "${m}-mini", "${m}-nano", "${m}-chat", "${m}-codex" and "${m}-v2"; any other name, such as "${m}-pro", needs a price of its own)`;
+}
+
 /**
  * A model name or name prefix that a price is set for (price tables match names as
  * gateway/prices.ts priceFor does): 1-200 characters of letters, digits and `. _ : @ / + -`; no
@@ -19,12 +25,6 @@ import { wholeMicros } from './usd.js';
  * /api/gateway/prices` ({@link SetModelPriceRequest} `model`) and flotilla.yaml
  * `gateway.prices` (gateway/config-file.ts), so a name one takes the other takes too.
  */
-/** The refusal of a price name ending in "-" (`gpt-4o-`), with the names the name without it would price (prices.ts priceFor's words). */
-function endsWithDash(name: string): string {
-  const m = name.replace(/-+$/, '') || 'gz';
-  return `must not end with "-": give the model's own name ("${m}" also prices "${m}-20250101", "${m}-latest", "${m}-mini", "${m}-nano", "${m}-chat", "${m}-codex" and "${m}-v2"; any other name, such as "${m}-pro", needs a price of its own)`;
-}
-
 export const PriceModelName = z
   .string()
   .regex(/^[A-Za-z0-9._:@/+-]{1,200}$/, 'must be 1-200 characters of letters, digits, . _ : @ / + and - (a model name or name prefix: no *, spaces or other characters)')

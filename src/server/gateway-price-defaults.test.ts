@@ -17,8 +17,12 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 type View = { prices: Array<{ model: string; price: Record<string, unknown> }> };
-const listed = async (model: string) => ((await (await t.api('/api/gateway/routes')).json()) as View).prices.find((p) => p.model === model)?.price;
-const put = (model: string, price: object) => t.api('/api/gateway/prices', { method: 'PUT', json: { model, price } });
+/** The stored price of `model` on server `s`, as GET /api/gateway/routes lists it. */
+const listedOn = (s: () => TestServer) => async (model: string) => ((await (await s().api('/api/gateway/routes')).json()) as View).prices.find((p) => p.model === model)?.price;
+/** PUT /api/gateway/prices on server `s`. */
+const putOn = (s: () => TestServer) => (model: string, price: object) => s().api('/api/gateway/prices', { method: 'PUT', json: { model, price } });
+const listed = listedOn(() => t);
+const put = putOn(() => t);
 
 describe('PUT /api/gateway/prices: cache rates default from the input rate', () => {
   it('all three left out: input 3 → cache writes 3.75 (5 min) and 6 (1 h), cache reads 0.3', async () => {
@@ -94,8 +98,8 @@ describe('PUT /api/gateway/prices: a model the table lists keeps its cache ratio
     shipped = await startTestServer({ gateway: { ...TEST_GATEWAY, prices: loadPriceTable() } });
   });
   afterAll(() => shipped.close());
-  const listed = async (model: string) => ((await (await shipped.api('/api/gateway/routes')).json()) as View).prices.find((p) => p.model === model)?.price;
-  const put = (model: string, price: object) => shipped.api('/api/gateway/prices', { method: 'PUT', json: { model, price } });
+  const listed = listedOn(() => shipped);
+  const put = putOn(() => shipped);
 
   it('gpt-4o (table: input 2.5, cache writes 2.5 / 2.5, reads 1.25) at input 5 → cache writes 5 and 5, reads 2.5', async () => {
     const res = await put('gpt-4o', { input: 5, output: 20 });
