@@ -89,6 +89,8 @@ export interface GatewayFileConfig {
   prices: Record<string, PriceOverride>;
   /** The file's path, for messages. */
   file?: string;
+  /** The line of each price's model name in the file (1-based), for messages. */
+  priceLines?: Record<string, number>;
 }
 
 /**
@@ -120,7 +122,10 @@ function sectionIssue(file: string, issue: z.core.$ZodIssue | undefined, line: (
   if (issue.code === 'invalid_key') {
     const key = path.pop() ?? '';
     const what = path[1] === 'models' ? 'model pattern' : 'model name';
-    return `${file}:${line(within.slice(0, -1), key)}: ${path.join('.')}: the ${what} ${JSON.stringify(key)} ${issue.issues[0]?.message ?? 'is invalid'}`;
+    const why = issue.issues[0]?.message ?? 'is invalid';
+    // `must not be "default": ...` after `the model name "default"` would say the name twice
+    const said = `must not be ${JSON.stringify(key)}`;
+    return `${file}:${line(within.slice(0, -1), key)}: ${path.join('.')}: the ${what} ${JSON.stringify(key)} ${why.startsWith(said) ? `is refused${why.slice(said.length)}` : why}`;
   }
   const key = issue.code === 'unrecognized_keys' ? issue.keys[0] : undefined;
   return `${file}:${line(within, key)}: ${path.join('.')}: ${cutEcho(issue.message, 400)}`;
@@ -168,7 +173,9 @@ export function loadGatewayFile(file: string, table?: PriceTable): GatewayFileCo
   const parsed = gatewaySection((model) => priceRatiosOf(table ? tokenPriceFor(table, model) : null)).safeParse(section);
   if (!parsed.success) throw new Error(sectionIssue(file, parsed.error.issues[0], (path, key) => lineAt(yaml, lines, ['gateway', ...path], key)));
   const routes = Object.entries(parsed.data.models ?? {}).map(([pattern, provider]) => ({ pattern, provider }));
-  return { routes, prices: (parsed.data.prices ?? {}) as Record<string, PriceOverride>, file };
+  const prices = (parsed.data.prices ?? {}) as Record<string, PriceOverride>;
+  const priceLines = Object.fromEntries(Object.keys(prices).map((model) => [model, lineAt(yaml, lines, ['gateway', 'prices'], model)]));
+  return { routes, prices, file, priceLines };
 }
 
 /**
@@ -176,7 +183,7 @@ export function loadGatewayFile(file: string, table?: PriceTable): GatewayFileCo
  * its prices laid over the price table, each combined with the entry it replaces
  * (price-override.ts overriddenPrice: a missing `maxOutput` is the table's); when the file has
  * prices, `priceFile` records them as written and the table they replaced entries of.
- * @throws Error naming the file and `gateway.prices.<model>.longContext` when an entry leaves
+ * @throws Error naming the file, the entry's line and `gateway.prices.<model>.longContext` when an entry leaves
  *   out `longContext` for a model whose table entry has long-context rates (say them, or null).
  */
 export function withGatewayFile(config: GatewayConfig, file: GatewayFileConfig): GatewayConfig {
@@ -184,7 +191,8 @@ export function withGatewayFile(config: GatewayConfig, file: GatewayFileConfig):
   const models = { ...config.prices.models };
   for (const [model, price] of Object.entries(file.prices)) {
     const dropped = droppedLongContext(config.prices, model, price);
-    if (dropped) throw new Error(`${file.file ?? 'flotilla.yaml'}: gateway.prices.${model}.longContext: ${droppedLongContextMessage(model, dropped)}`);
+    const at = file.priceLines?.[model];
+    if (dropped) throw new Error(`${file.file ?? 'flotilla.yaml'}${at ? `:${at}` : ''}: gateway.prices.${model}.longContext: ${droppedLongContextMessage(model, dropped)}`);
     setModelPrice(models, model, overriddenPrice(config.prices, model, price));
   }
   const overrides = Object.keys(file.prices).length > 0;

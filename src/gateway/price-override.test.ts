@@ -40,9 +40,10 @@ function longCall(prices: GatewayConfig['prices'], model: string): number {
 }
 
 describe('flotilla.yaml price overrides over the table', () => {
-  it('one that leaves out the table\'s long-context rates is refused naming the file and gateway.prices.<model>.longContext', () => {
-    const { file, merged } = withFile(`    claude-sonnet-4-5: ${base}\n`);
-    expect(merged).toThrow(`${file}: gateway.prices.claude-sonnet-4-5.longContext: the price table prices claude-sonnet-4-5 calls above 200000 input-side tokens`);
+  it('one that leaves out the table\'s long-context rates is refused naming the file, its line and gateway.prices.<model>.longContext', () => {
+    // the entry is on line 4 (gateway:, prices:, then claude-haiku-4-5 on line 3)
+    const { file, merged } = withFile(`    claude-haiku-4-5: { input: 1, output: 5 }\n    claude-sonnet-4-5: ${base}\n`);
+    expect(merged).toThrow(`${file}:4: gateway.prices.claude-sonnet-4-5.longContext: the price table prices claude-sonnet-4-5 calls above 200000 input-side tokens`);
     expect(merged).toThrow(/longContext: null/);
   });
 
