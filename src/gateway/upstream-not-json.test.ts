@@ -7,6 +7,7 @@
  * memory store, no retries.
  */
 import { describe, expect, it } from 'vitest';
+import { snippet } from './upstream-not-json.js';
 import { startGateway } from './test-server.js';
 
 const TOKEN = 'flj_notjson_0123456789abcdefghijk';
@@ -68,5 +69,35 @@ describe('an upstream error whose body is not JSON', () => {
     } finally {
       await gw.close();
     }
+  });
+
+  it('a key the upstream echoed is never quoted in part: the quote ends between words, and the whole reply is masked (fresh-tester finding)', async () => {
+    const key = 'sk-ant-key2-BBBBBBBBBBBB';
+    const gw = await startGateway({ config: { anthropicApiKey: `sk-ant-key1-AAAAAAAAAAAA,${key}` }, job: { token: TOKEN, id: 4, budgetMicros: 5_000_000 } });
+    try {
+      // every place the 200-character quote could end: before the key, inside it, after it
+      for (let pad = 170; pad <= 200; pad++) {
+        gw.setReply({ status: 502, headers: { 'content-type': 'text/plain' }, body: `${'x'.repeat(pad)} ${key} trailing` });
+        const text = await (await gw.post('/v1/messages', MESSAGES)).text();
+        // no 8 characters of the key in a row (MIN_MASKED_KEY_LENGTH), masked or cut
+        for (let i = 0; i + 8 <= key.length; i++) expect(text, `pad ${pad}`).not.toContain(key.slice(i, i + 8));
+      }
+      // a key with no space before it, cut: the one long word is left out
+      gw.setReply({ status: 502, headers: { 'content-type': 'text/plain' }, body: `${'x'.repeat(177)}${key} trailing` });
+      expect(((await (await gw.post('/v1/messages', MESSAGES)).json()) as { error: { message: string } }).error.message).toBe(
+        'the model provider (anthropic) answered HTTP 502 with text/plain, not the JSON error its API sends: "…" (a proxy or gateway in front of it?)',
+      );
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('the quote: whole words up to 200 characters, then " …"', () => {
+    const words = Array.from({ length: 30 }, (_, i) => `word${String(i).padStart(2, '0')}`).join(' '); // 30 × 6 + 29 = 209 characters
+    // 28 words are 28 × 6 + 27 = 195 characters; the 29th would end at 202
+    expect(snippet(words)).toBe(`${words.slice(0, 195)} …`);
+    expect(snippet('a'.repeat(200))).toBe('a'.repeat(200));
+    expect(snippet(`${'a'.repeat(200)} b`)).toBe(`${'a'.repeat(200)} …`);
+    expect(snippet('a'.repeat(201))).toBe('…');
   });
 });

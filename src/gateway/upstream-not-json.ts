@@ -38,7 +38,7 @@ const SNIPPET_CHARS = 200;
  * `{"error":{...}}`), which SDKs and harnesses read; an HTML body reached the client as it came
  * (fresh-tester finding). The call is recorded as any upstream error is (meter.ts: the upstream
  * status, no tokens, $0); the message names the provider, the status, the content type and the
- * start of the text (tags dropped, at most {@link SNIPPET_CHARS} characters), and for a 404 or
+ * start of the text (tags dropped, at most {@link SNIPPET_CHARS} characters, cut between words), and for a 404 or
  * 405 the base-URL setting (a URL without its `/v1` answers so); the retry advice
  * headers are kept. OpenAI's shape: `type` `server_error` for a 5xx, else
  * `invalid_request_error`, code `upstream_not_json`.
@@ -70,12 +70,20 @@ function isJson(res: Reply): boolean {
   }
 }
 
-/** `text` with tags and runs of white space dropped, cut to {@link SNIPPET_CHARS} characters. */
-function snippet(text: string): string {
+/**
+ * `text` with tags and runs of white space dropped, cut to at most {@link SNIPPET_CHARS}
+ * characters at a space, never inside a word: the key mask (key-mask.ts, run on the whole reply
+ * after this) knows only whole keys, so a key an upstream echoed and the cut split reached the
+ * job as 23 of its 24 characters (fresh-tester finding). A word running past the limit is left
+ * out whole; text of one such word is quoted as `…`.
+ */
+export function snippet(text: string): string {
   const plain = text
     .replace(/<(script|style)\b[\s\S]*?<\/\1>/gi, ' ')
     .replace(/<[^>]*>/g, ' ')
     .replace(/\s+/g, ' ')
     .trim();
-  return plain.length > SNIPPET_CHARS ? `${plain.slice(0, SNIPPET_CHARS)}…` : plain;
+  if (plain.length <= SNIPPET_CHARS) return plain;
+  const cut = plain.lastIndexOf(' ', SNIPPET_CHARS);
+  return cut > 0 ? `${plain.slice(0, cut)} …` : '…';
 }
