@@ -37,4 +37,21 @@ describe('OpenAiStreamReader: a Chat Completions stream', () => {
       expect(st.usage).toMatchObject({ inputTokens: 222, outputTokens: 11 });
     }
   });
+
+  it('text bytes for an estimate count content, refusals, reasoning (reasoning_content, reasoning) and tool arguments (fresh-tester finding: 20 reasoning deltas were estimated as 1 token)', () => {
+    const r = new OpenAiStreamReader();
+    const text = 'é'.repeat(27); // 54 bytes
+    for (const delta of [{ reasoning_content: text }, { reasoning: text }, { content: text }, { refusal: text }, { tool_calls: [{ index: 0, function: { arguments: text } }] }, { role: 'assistant' }]) {
+      r.push(chunk({ id: 'c', object: 'chat.completion.chunk', model: 'deepseek-r1', choices: [{ index: 0, delta }] }));
+    }
+    // cut before any usage: 5 × 54 bytes
+    expect(r.state()).toMatchObject({ complete: false, textBytes: 270 });
+  });
+
+  it('a Responses stream counts reasoning text and refusal deltas too', () => {
+    const r = new OpenAiStreamReader();
+    r.push(ev('response.created', { response: { id: 'r', model: 'gpt-oss-120b' } }));
+    for (const type of ['response.reasoning_text.delta', 'response.refusal.delta', 'response.output_text.delta']) r.push(ev(type, { delta: 'abcd' }));
+    expect(r.state()).toMatchObject({ complete: false, textBytes: 12 });
+  });
 });

@@ -86,12 +86,21 @@ export interface StreamReader {
   state(): StreamUsageState;
 }
 
+/** The parts of a Chat Completions chunk's `choices[].delta` whose text an estimate counts (OpenAI's `content`, `refusal`, `tool_calls`; OpenAI-compatible servers' `reasoning_content` / `reasoning`). */
+interface ChatDelta {
+  content?: unknown;
+  refusal?: unknown;
+  reasoning_content?: unknown;
+  reasoning?: unknown;
+  tool_calls?: Array<{ function?: { arguments?: unknown } } | null>;
+}
+
 /**
  * Reads usage from an OpenAI SSE stream incrementally. Chat Completions: `data: {chunk}` lines,
  * the usage in the chunk that carries `usage` (sent last when `stream_options.include_usage`),
  * complete at `data: [DONE]`. Responses: `response.created` starts, `response.completed` (or
  * `response.incomplete`, or `response.failed` that reports usage) carries `response.usage` and
- * completes; an `error`, or a `response.failed` without usage, marks it errored. Text and argument deltas are counted (bytes) for estimates. Web searches (H4):
+ * completes; an `error`, or a `response.failed` without usage, marks it errored. Text, refusal, reasoning and argument deltas are counted (bytes) for estimates. Web searches (H4):
  * the `web_search_call` items of response.completed's output, or (more) those seen in
  * `response.output_item.added`/`done` events; the other fee-bearing tool calls (tool-fees.ts)
  * the same way (the larger count, the union of containers).
@@ -179,9 +188,14 @@ export class OpenAiStreamReader implements StreamReader {
       this.sawStart = true;
       if (typeof msg.model === 'string') this.model = msg.model;
       this.takeUsage(msg.usage);
-      for (const ch of (Array.isArray(msg.choices) ? msg.choices : []) as Array<{ delta?: { content?: unknown; tool_calls?: Array<{ function?: { arguments?: unknown } }> } }>) {
-        if (typeof ch.delta?.content === 'string') this.textBytes += Buffer.byteLength(ch.delta.content, 'utf8');
-        for (const tc of ch.delta?.tool_calls ?? []) if (typeof tc.function?.arguments === 'string') this.textBytes += Buffer.byteLength(tc.function.arguments, 'utf8');
+      for (const ch of (Array.isArray(msg.choices) ? msg.choices : []) as Array<{ delta?: ChatDelta }>) {
+        const d = ch.delta;
+        if (!d) continue;
+        // the output an estimate counts: text, a refusal, and reasoning as OpenAI-compatible
+        // servers stream it (DeepSeek, vLLM: reasoning_content; Ollama, llama.cpp, OpenRouter:
+        // reasoning) — billed as output, and left out it was estimated as 1 token (fresh-tester finding)
+        for (const text of [d.content, d.refusal, d.reasoning_content, d.reasoning]) if (typeof text === 'string') this.textBytes += Buffer.byteLength(text, 'utf8');
+        if (Array.isArray(d.tool_calls)) for (const tc of d.tool_calls) if (typeof tc?.function?.arguments === 'string') this.textBytes += Buffer.byteLength(tc.function.arguments, 'utf8');
       }
       return;
     }
@@ -189,7 +203,7 @@ export class OpenAiStreamReader implements StreamReader {
       this.sawStart = true;
       const r = msg.response as { model?: unknown } | undefined;
       if (typeof r?.model === 'string') this.model = r.model;
-    } else if (type === 'response.output_text.delta' || type === 'response.function_call_arguments.delta' || type === 'response.reasoning_summary_text.delta') {
+    } else if (type === 'response.output_text.delta' || type === 'response.function_call_arguments.delta' || type === 'response.reasoning_summary_text.delta' || type === 'response.reasoning_text.delta' || type === 'response.refusal.delta') {
       if (typeof msg.delta === 'string') this.textBytes += Buffer.byteLength(msg.delta, 'utf8');
     } else if (type === 'response.output_item.added' || type === 'response.output_item.done') {
       const item = msg.item as { type?: unknown; id?: unknown } | undefined;
