@@ -25,10 +25,8 @@ import { modelNamedIn, refusedProvider } from './refused-model.js';
 import { meterUnbilled, unbilled } from './unbilled-call.js';
 import { upstreamRetryOptions } from './upstream-auth.js';
 import { unpassedReply } from './upstream-redirect.js';
-import { recordUpstreamFailure, unreachableMessage } from './upstream-failure.js';
+import { countFailureMessage, recordUpstreamFailure } from './upstream-failure.js';
 import { upstreamSignal } from './upstream-signal.js';
-import { ReplyBrokenError } from './upstream-http.js';
-import { brokenMessage } from './upstream-broken.js';
 import { MAX_TOKENS_REQUIRED, parseMessagesRequest, type MessagesRequest } from './request.js';
 import type { ModelScript } from './script.js';
 import type { GatewayStore } from './gateway.js';
@@ -241,12 +239,10 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
         );
         res = out.response;
       } catch (err) {
-        log.warn('gateway: upstream unreachable', { job: ctx.job.id, error: (err as Error).message });
+        log.warn('gateway: token count failed upstream', { job: ctx.job.id, error: (err as Error).message });
         // nothing is billed, even when the client went away: status 0, no tokens
         await recordUnreachable(ctx);
-        // a reply that began and broke is not "could not be reached" (fresh-tester finding)
-        const message = err instanceof ReplyBrokenError ? brokenMessage(err, 'a token count is not billed') : unreachableMessage('anthropic', err, req.signal.aborted);
-        return anthropicError(502, 'api_error', message, { retry: false });
+        return anthropicError(502, 'api_error', countFailureMessage('anthropic', err, req.signal.aborted), { retry: false });
       }
       return (await unpassedReply(res, ctx, 'anthropic', req.signal)) ?? meterUnbilled(res, ctx, req.signal);
     }

@@ -97,3 +97,22 @@ export function unreachableMessage(provider: string, err: unknown, clientGone = 
   const setting = BASE_URL_SETTING[provider];
   return `the model provider (${provider}) could not be reached${cause}${setting ? `; an admin should check ${setting} in the server's environment` : ''}`;
 }
+
+/**
+ * The 502 text of a `count_tokens` call whose upstream request threw `err` after the retries: a
+ * token count is never billed, so each error of {@link recordUpstreamFailure}'s table is named as
+ * there, without its charge: a reply over the size limit, a stalled or silent upstream, a reply
+ * that broke, a connection closed after the request was sent, a request the gateway would not
+ * send; else {@link unreachableMessage} (fresh-tester finding: every one of them was "could not be
+ * reached", sending an admin to check a base URL that worked).
+ */
+export function countFailureMessage(provider: string, err: unknown, clientGone: boolean): string {
+  const free = 'a token count is not billed';
+  if (err instanceof ReplyTooLargeError) return `the model provider's reply (HTTP ${err.status}) is over the gateway's ${err.limit}-byte limit for a whole reply; it was not passed on (${free})`;
+  if (err instanceof UpstreamTimeoutError && !clientGone) return `${timeoutMessage(err)} (${free})`;
+  if (err instanceof ReplyBrokenError) return brokenMessage(err, free);
+  if (err instanceof UpstreamRequestRefusedError) return `the gateway could not send this request to the model provider (${err.reason}); nothing was sent`;
+  if (err instanceof UpstreamDroppedError && !clientGone) return `the model provider (${provider}) closed the connection after the request was sent, before replying (${err.reason}); ${free}`;
+  return unreachableMessage(provider, err, clientGone);
+}
+
