@@ -89,7 +89,8 @@ export interface CallContext {
  */
 function recorder(ctx: CallContext) {
   let done = false;
-  return async (r: { httpStatus: number; model: string | null; usage: CallUsage; usageKnown: boolean; refused?: string; replyBytes?: number }): Promise<void> => {
+  // `unserved`: a 2xx that served nothing (a stream that was only an error event): no tokens is its usage, not a broken report
+  return async (r: { httpStatus: number; model: string | null; usage: CallUsage; usageKnown: boolean; refused?: string; replyBytes?: number; unserved?: boolean }): Promise<void> => {
     if (done) return;
     done = true;
     // Priced and recorded by the requested model, never the reply's (H2); the ledger has one
@@ -98,7 +99,7 @@ function recorder(ctx: CallContext) {
     let usage = r.usage;
     let usageKnown = r.usageKnown;
     // a search model searched for a call it served (or may have: an estimate), reported or not
-    if (ctx.searchesPerCall && (!usageKnown || (r.httpStatus >= 200 && r.httpStatus < 300))) usage = withCallSearches(usage, ctx.searchesPerCall);
+    if (ctx.searchesPerCall && r.unserved !== true && (!usageKnown || (r.httpStatus >= 200 && r.httpStatus < 300))) usage = withCallSearches(usage, ctx.searchesPerCall);
     // H1: no correct provider reports past the bounds reserved for; such a figure is charged
     // at its bound, as an estimate. The scripted model's figures are the gateway's own.
     if (ctx.provider !== 'scripted') {
@@ -106,7 +107,7 @@ function recorder(ctx: CallContext) {
       // A served call reported as using no token at all: no provider serves one so (an input
       // of 0 comes with cache reads, an answer is at least a token). Its usage is not known: the
       // estimate, never $0 (a broken OpenAI-compatible server would otherwise spend nothing).
-      if (usageKnown && ctx.unbilled !== true && r.httpStatus >= 200 && r.httpStatus < 300 && usage.inputTokens + usage.outputTokens + usage.cacheReadTokens + usage.cacheWriteTokens === 0) {
+      if (usageKnown && ctx.unbilled !== true && r.unserved !== true && r.httpStatus >= 200 && r.httpStatus < 300 && usage.inputTokens + usage.outputTokens + usage.cacheReadTokens + usage.cacheWriteTokens === 0) {
         ctx.log.warn('gateway: the upstream reported no tokens for a call it served: charged an estimate', { job: ctx.job.id, model });
         usage = estimateUsage(usage, ctx.requestBytes, r.replyBytes ?? 0, maxOut);
         usageKnown = false;
@@ -245,7 +246,8 @@ export async function recordEstimated(ctx: CallContext, httpStatus: number, usag
  *   charged an estimate marked as one ({@link estimateUsage}: input by the request's size,
  *   output 1 token), never $0; the reply passes on as it came (no body invented);
  * - SSE (`text/event-stream`): chunks pass through as they arrive while usage is read from
- *   them; the row is written when the stream ends (before the client sees the end), fails, or
+ *   them (a stream whose only event is an error, before the message began, is an error: no
+ *   tokens); the row is written when the stream ends (before the client sees the end), fails, or
  *   the client goes away (`signal` aborted, or the consumer stops early). Usage is known only
  *   when the stream completed with its whole usage (Anthropic: message_start's usage and a
  *   message_delta's output figure, then message_stop; OpenAI: the usage chunk or
@@ -314,6 +316,13 @@ export async function meteredReply(res: Reply, ctx: CallContext, signal?: CallSi
     // while the upstream holds the connection open was charged an estimate (fresh-user finding).
     // A figure that cannot be real (usage.ts reportedCount) makes the whole usage unknown.
     const known = st.complete && !st.errored && !st.invalidUsage;
+    if (st.errored && !st.sawStart && st.textBytes === 0) {
+      // an error event before the message began (Anthropic documents `overloaded_error` sent so
+      // after a 200; a Responses `error` before response.created): nothing was served, and
+      // errors are not billed (fresh-tester finding: charged an estimate)
+      await record({ httpStatus: res.status, model: st.model, usage: NO_USAGE, usageKnown: true, unserved: true });
+      return;
+    }
     await record({
       httpStatus: res.status,
       model: st.model,
