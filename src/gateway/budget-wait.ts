@@ -128,7 +128,7 @@ export async function reserveOrWait(store: BudgetStore, job: JobRow, worst: numb
       if (!takesCalls(store)) return { ...held, inFlight, stopped: true };
       if (inFlight && o.signal?.aborted) return { ...held, inFlight, cut: cutOf(o.signal) };
       if (!inFlight || now >= deadline) return { ...held, inFlight };
-      waiting ??= trackCall(store, job.id, o.signal);
+      waiting ??= trackCall(store, job.id, job.attempt, o.signal);
       await settleOrTimeout(store, job.rootId, Math.min(deadline - now, o.pollMs ?? IN_FLIGHT_POLL_MS), o.signal);
       // the client went away, or the gateway cut the call (its job ended, the server stops) while it waited
       if (o.signal?.aborted) return takesCalls(store) ? { ...held, inFlight, cut: cutOf(o.signal) } : { ...held, inFlight, stopped: true, cut: cutOf(o.signal) };

@@ -113,7 +113,7 @@ export async function reserve(store: BudgetStore, job: JobRow, worst: number, no
   callOpened(store, 'reservation');
   // While the call runs its reservation stays (see keepAlive): a stream may outlast the TTL.
   const kept = keepAlive(store, id, ttlMs ?? DEFAULT_RESERVATION_TTL_MS);
-  const tracked = trackCall(store, job.id, signal);
+  const tracked = trackCall(store, job.id, job.attempt, signal);
   return {
     micros: worst,
     id,

@@ -12,7 +12,7 @@ import { isModelsPath, serveModels } from './list-models.js';
 import { ModelDirectory } from './model-directory.js';
 import type { GatewayRequest, Reply } from './reply.js';
 import { nodeHandler } from './node-adapter.js';
-import { abortJobCalls, abortStoreCalls } from './live-calls.js';
+import { abortJobCalls, liveCallJobs, abortStoreCalls } from './live-calls.js';
 import { callClosed, callOpened, openCallCount, stopTakingCalls, untilNoOpenCalls } from './open-calls.js';
 import { failedOnBudget, wakeBudgetWaiters } from './budget.js';
 import { fromRequest, toResponse } from './web-adapter.js';
@@ -75,9 +75,12 @@ export type Gateway = Hono & {
    * Aborts every model call of job `jobId` this gateway is serving (the job was cancelled, or
    * its attempt lost or fenced: the control plane calls this, server/live-call-aborts.ts): the
    * upstream request is aborted, a streamed reply ends for the client, and each call is settled
-   * with the usage seen so far or the estimate, marked as one (live-calls.ts). @returns how many.
+   * with the usage seen so far or the estimate, marked as one (live-calls.ts). With
+   * `beforeAttempt`, only the calls of its earlier attempts (a newer attempt runs). @returns how many.
    */
-  abortJob(jobId: number): number;
+  abortJob(jobId: number, beforeAttempt?: number): number;
+  /** The jobs with model calls live in this gateway, each with the attempts they belong to (live-calls.ts liveCallJobs; server/live-call-fence.ts). */
+  liveJobs(): Map<number, Set<number>>;
   /**
    * Lets the calls in flight end before the server stops (its store closes next): from now on a
    * new model call gets a retryable 503 (errors.ts shuttingDown), nothing reserved; the calls
@@ -232,8 +235,8 @@ export function createGateway(opts: GatewayOptions): Gateway {
   };
   const app = new Hono();
   app.all('/v1/*', (c) => viaFetch(c.req.raw));
-  const abortJob = (jobId: number): number => {
-    const n = abortJobCalls(store, jobId);
+  const abortJob = (jobId: number, beforeAttempt?: number): number => {
+    const n = abortJobCalls(store, jobId, 'job_ended', beforeAttempt);
     if (n > 0) log.info('gateway: aborted the live calls of an ended job', { job: jobId, calls: n });
     return n;
   };
@@ -257,5 +260,5 @@ export function createGateway(opts: GatewayOptions): Gateway {
     if (!(await untilNoOpenCalls(store, DRAIN_ABORT_MS))) log.error('gateway: stopping: model calls still not settled; the sweeper charges them after their expiry', { calls: openCallCount(store) });
     return { open, aborted };
   };
-  return Object.assign(app, { handle, abortJob, drain, hurryDrain: () => ((hurriedEarly = true), hurry()), node });
+  return Object.assign(app, { handle, abortJob, liveJobs: () => liveCallJobs(store), drain, hurryDrain: () => ((hurriedEarly = true), hurry()), node });
 }

@@ -26,9 +26,10 @@ export function cutReason(signal: CallSignal): CutReason | undefined {
   return cuts.get(signal);
 }
 
-/** One tracked call: the store it reserved in (a job id means a job of that store) and its signal. */
+/** One tracked call: the store it reserved in (a job id means a job of that store), its job's attempt and its signal. */
 export interface LiveCall {
   readonly store: object;
+  readonly attempt: number;
   readonly signal: CallSignal & { abort(): void };
 }
 
@@ -36,12 +37,12 @@ export interface LiveCall {
 const byJob = new Map<number, LiveCall | Set<LiveCall>>();
 
 /**
- * Tracks a call of job `jobId` (reserved in `store`) until {@link untrackCall}. Null (nothing
- * tracked) when its signal cannot be aborted from here (a plain AbortSignal).
+ * Tracks a call of attempt `attempt` of job `jobId` (reserved in `store`) until {@link untrackCall}.
+ * Null (nothing tracked) when its signal cannot be aborted from here (a plain AbortSignal).
  */
-export function trackCall(store: object, jobId: number, signal: CallSignal | undefined): LiveCall | null {
+export function trackCall(store: object, jobId: number, attempt: number, signal: CallSignal | undefined): LiveCall | null {
   if (signal === undefined || typeof signal.abort !== 'function') return null;
-  const call: LiveCall = { store, signal: signal as LiveCall['signal'] };
+  const call: LiveCall = { store, attempt, signal: signal as LiveCall['signal'] };
   const had = byJob.get(jobId);
   if (had === undefined) byJob.set(jobId, call);
   else if (had instanceof Set) had.add(call);
@@ -60,16 +61,17 @@ export function untrackCall(jobId: number, call: LiveCall): void {
 }
 
 /**
- * Aborts every live call of job `jobId` in `store` (see the module comment); each settles on its
- * own as its reply ends (meter.ts), and one not answered yet tells its client `why`
- * ({@link cutReason}, upstream-failure.ts). @returns how many were aborted.
+ * Aborts every live call of job `jobId` in `store` (see the module comment) — only those of
+ * attempts before `beforeAttempt` when it is given (a newer attempt runs: the older one is
+ * fenced); each settles on its own as its reply ends (meter.ts), and one not answered yet tells
+ * its client `why` ({@link cutReason}, upstream-failure.ts). @returns how many were aborted.
  */
-export function abortJobCalls(store: object, jobId: number, why: CutReason = 'job_ended'): number {
+export function abortJobCalls(store: object, jobId: number, why: CutReason = 'job_ended', beforeAttempt?: number): number {
   const had = byJob.get(jobId);
   if (had === undefined) return 0;
   let n = 0;
   for (const call of had instanceof Set ? [...had] : [had]) {
-    if (call.store !== store) continue;
+    if (call.store !== store || (beforeAttempt !== undefined && call.attempt >= beforeAttempt)) continue;
     untrackCall(jobId, call);
     if (call.signal.aborted) {
       // its client left first: a non-streamed call still upstream (upstream-signal.ts) stops now
@@ -118,6 +120,23 @@ export function abortStoreCalls(store: object): number {
   let n = 0;
   for (const jobId of [...byJob.keys()]) n += abortJobCalls(store, jobId, 'shutting_down');
   return n;
+}
+
+/**
+ * The jobs of `store` with live calls here, each with the attempts those calls belong to: what
+ * server/live-call-fence.ts checks against the store, for jobs ended through another replica.
+ */
+export function liveCallJobs(store: object): Map<number, Set<number>> {
+  const out = new Map<number, Set<number>>();
+  for (const [jobId, had] of byJob) {
+    for (const call of had instanceof Set ? had : [had]) {
+      if (call.store !== store) continue;
+      const attempts = out.get(jobId);
+      if (attempts) attempts.add(call.attempt);
+      else out.set(jobId, new Set([call.attempt]));
+    }
+  }
+  return out;
 }
 
 /** How many calls of job `jobId` are tracked (tests, diagnostics). */

@@ -8,7 +8,7 @@ import type { EventBus } from './event-bus.js';
  * the old attempt is fenced). Not `paused`: a budget pause lets the calls already in flight
  * finish (they were reserved for; server/budget-pause.ts stops the process after a settle time).
  */
-const ENDS_CALLS: ReadonlySet<JobStatus> = new Set<JobStatus>(['cancelling', 'cancelled', 'lost', 'succeeded', 'failed', 'queued']);
+export const ENDS_CALLS: ReadonlySet<JobStatus> = new Set<JobStatus>(['cancelling', 'cancelled', 'lost', 'succeeded', 'failed', 'queued']);
 
 /**
  * Wires the control plane's job status changes to the gateway in the same process: when a job's
@@ -16,7 +16,8 @@ const ENDS_CALLS: ReadonlySet<JobStatus> = new Set<JobStatus>(['cancelling', 'ca
  * its attempt is over, or its runner's `job.finished` arrives, `abortJob(jobId)` aborts the job's live model calls (gateway.ts
  * `Gateway.abortJob`: the upstream stream stops, the client's stream ends, the call is settled
  * with what was seen). Uses the bus's server-side tap, so it costs nothing per model call.
- * Calls served by another replica's gateway are not reached (the bus is per process).
+ * Calls served by another replica's gateway are not reached (the bus is per process): each
+ * replica's live-call-fence.ts reads their jobs back instead.
  */
 export function abortCallsOnJobEnd(bus: EventBus, abortJob: (jobId: number) => number, log: Logger): void {
   bus.tap((jobId, events) => {

@@ -22,6 +22,7 @@ import { CLOSE_CODES, RunnerHub } from './hub.js';
 import { Sweeper } from './sweeper.js';
 import { budgetPauser, endedHoldTap, resumeHoldEnder } from './budget-pause.js';
 import { abortCallsOnJobEnd } from './live-call-aborts.js';
+import { liveCallFence } from './live-call-fence.js';
 import { pausedAttemptEnded, pausedExitTap, type PausedExitDeps } from './paused-exit.js';
 import { TaskEngine } from './tasks/engine.js';
 import { serveHook } from './hooks/hooks-node.js';
@@ -64,6 +65,8 @@ export interface ServerOptions {
   gatewayDrainMs?: number;
   /** Task pass period (ends finished turns, fires trailing wakes); default 1000. */
   taskPollMs?: number;
+  /** How often the jobs of live model calls are read back, for jobs ended through another replica, ms (live-call-fence.ts); default 1000. */
+  liveCallFenceMs?: number;
   /**
    * How long a request may take to arrive whole (headers and body), ms; past it 408 and the
    * connection closes (node's `requestTimeout`, checked every few seconds); default node's 300,000.
@@ -216,6 +219,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   });
   // a cancelled, lost or fenced attempt's live model calls stop at once (gateway/live-calls.ts)
   abortCallsOnJobEnd(bus, (jobId) => gateway.abortJob(jobId), log.child({ part: 'gateway' }));
+  // ... and those of a job ended through another replica within a second (live-call-fence.ts)
+  const fence = liveCallFence({ store, liveJobs: () => gateway.liveJobs(), abortJob: (jobId, before) => gateway.abortJob(jobId, before), log: log.child({ part: 'gateway' }), ...(opts.liveCallFenceMs !== undefined ? { intervalMs: opts.liveCallFenceMs } : {}) });
   // The gateway's /v1/* calls (issue 3 speed goals) and the webhook deliveries (issue 7) go to
   // plain node:http handlers, past Hono and web streams; everything else to the Hono app.
   const honoListener = getRequestListener(app.fetch);
@@ -263,6 +268,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const close = (o?: { drainMs?: number }) =>
     (closing ??= (async () => {
       clearInterval(agentsTimer);
+      fence.stop();
       await tasks.stop();
       await sweeper.stop();
       await dispatcher.stop();
