@@ -21,7 +21,7 @@ import { forwardAnthropic } from './providers/anthropic.js';
 import { noScriptMessage, scriptedMessagesReply } from './providers/scripted.js';
 import { jsonReply, type GatewayRequest, type Reply } from './reply.js';
 import { bodyRefusalOf, bodyRefusalReply } from './body-refusal.js';
-import { modelNamedIn, refusedProvider } from './refused-model.js';
+import { refusedProvider, requestNamedIn } from './refused-model.js';
 import { meterUnbilled, unbilled } from './unbilled-call.js';
 import { upstreamRetryOptions } from './upstream-auth.js';
 import { unpassedReply } from './upstream-redirect.js';
@@ -156,8 +156,10 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
     const parsed = parseMessagesRequest(text);
     if ('error' in parsed) {
       const early = earlyContext(job, req, startedAt, api);
-      // the model the body names, when it names one (refused-model.ts)
-      early.requestModel = modelNamedIn(text);
+      // the model the body names, when it names one, and whether it streams (refused-model.ts)
+      const named = requestNamedIn(text);
+      early.requestModel = named.model;
+      early.streamed = named.streamed;
       early.provider = await refusedProvider(directory, early.requestModel, config.provider);
       await recordRefused(early, 400, 'invalid_request');
       return anthropicError(400, 'invalid_request_error', parsed.error, { retry: false });

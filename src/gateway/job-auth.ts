@@ -3,7 +3,7 @@ import { formatMicros } from '../core/money.js';
 import { DEFAULT_MAX_OUTPUT_TOKENS, reserve, worstCaseMicros, type BudgetStore } from './budget.js';
 import { priceFor } from './prices.js';
 import { recordRefused, type CallContext } from './meter.js';
-import { modelNamedIn, UNKNOWN_MODEL } from './refused-model.js';
+import { requestNamedIn, UNKNOWN_MODEL } from './refused-model.js';
 import { jobTokenHash } from './token-hash.js';
 import { refusedCallMicros, withHolds } from '../store/budget-resume.js';
 
@@ -81,13 +81,17 @@ export function roomForCall(ctx: CallContext): number {
  * Refuses a call of a job paused for budget, the same on every route: records it as refused
  * (`httpStatus`: the wire format's budget status, reason `budget`; `ctx` made before the body
  * was parsed) and logs it. The row's model: the one the request `body` names when it names a
- * valid one (best effort, as for the other refusals: refused-model.ts modelNamedIn; a body
+ * valid one (best effort, as for the other refusals: refused-model.ts requestNamedIn, which also says whether it streams; a body
  * that is not JSON, cut at the size limit or still encoded gives `unknown`), unless `ctx`
  * already names one; its price also sizes the room looked for ({@link roomForCall}).
  * Returns the message for the wire format's budget error ({@link pausedJobMessage}).
  */
 export async function refusePausedCall(store: BudgetStore & Partial<Pick<Store, 'budgetResumeHolds'>>, ctx: CallContext, httpStatus: number, body?: Buffer): Promise<string> {
-  if (body !== undefined && ctx.requestModel === UNKNOWN_MODEL) ctx.requestModel = modelNamedIn(body.toString('utf8'));
+  if (body !== undefined && ctx.requestModel === UNKNOWN_MODEL) {
+    const named = requestNamedIn(body.toString('utf8'));
+    ctx.requestModel = named.model;
+    ctx.streamed = named.streamed;
+  }
   const message = await pausedJobMessage(store, ctx.job, ctx.startedAt, roomForCall(ctx));
   await recordRefused(ctx, httpStatus, 'budget');
   ctx.log.info('gateway: refused a call of a job paused for budget', { job: ctx.job.id, root: ctx.job.rootId });

@@ -15,7 +15,7 @@ import { meteredReply, recordRefused, type CallContext } from './meter.js';
 import { recordUpstreamFailure } from './upstream-failure.js';
 import { upstreamSignal } from './upstream-signal.js';
 import { bodyRefusalOf, bodyRefusalReply } from './body-refusal.js';
-import { modelNamedIn, refusedProvider } from './refused-model.js';
+import { refusedProvider, requestNamedIn } from './refused-model.js';
 import { upstreamRetryOptions } from './upstream-auth.js';
 import { unpassedReply } from './upstream-redirect.js';
 import { OpenAiStreamReader, usageFromOpenAiBody } from './openai-usage.js';
@@ -135,8 +135,10 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
     const text = request.body.toString('utf8');
     const parsed = parseOpenAiRequest(api, text);
     if ('error' in parsed) {
-      // the model the body names, when it names one (refused-model.ts)
-      ctx.requestModel = modelNamedIn(text);
+      // the model the body names, when it names one, and whether it streams (refused-model.ts)
+      const named = requestNamedIn(text);
+      ctx.requestModel = named.model;
+      ctx.streamed = named.streamed;
       ctx.provider = await refusedProvider(d.directory, ctx.requestModel, fallback);
       await recordRefused(ctx, 400, 'invalid_request');
       return openaiError(400, 'invalid_request_error', parsed.error, null, parsed.param);

@@ -1,7 +1,8 @@
 /**
  * A call of a job paused for budget is refused (job-auth.ts refusePausedCall) and recorded; its
  * ledger row names the model the request named, read best-effort as for the other refusals
- * (refused-model.ts): on every route, `unknown` only when the body names no valid model.
+ * (refused-model.ts): on every route, `unknown` only when the body names no valid model; and
+ * whether it streams.
  * Real HTTP, a real SQLite store (the row read from the file), a job really paused for budget.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -27,8 +28,10 @@ describe('a refused call of a job paused for budget', () => {
       const gw = await startGateway<Store>({ store, job: { token: TOKEN }, openai: 'openai', upstream: () => ({ status: 500, body: '{}' }) });
       const sent: Array<[path: string, body: string, status: number]> = [
         ['/v1/messages', JSON.stringify({ model: 'claude-haiku-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }), 402],
+        ['/v1/messages', JSON.stringify({ model: 'claude-haiku-4-5', max_tokens: 10, stream: true, messages: [{ role: 'user', content: 'hi' }] }), 402],
         ['/v1/messages/count_tokens', JSON.stringify({ model: 'claude-opus-4-1', messages: [{ role: 'user', content: 'hi' }] }), 402],
         ['/v1/chat/completions', JSON.stringify({ model: 'gpt-5', messages: [{ role: 'user', content: 'hi' }] }), 429],
+        ['/v1/chat/completions', JSON.stringify({ model: 'gpt-5', stream: true, messages: [{ role: 'user', content: 'hi' }] }), 429],
         ['/v1/responses', JSON.stringify({ model: 'gpt-5-mini', input: 'hi' }), 429],
         ['/v1/messages', JSON.stringify({ max_tokens: 10, messages: [] }), 402],
         ['/v1/chat/completions', 'not json', 429],
@@ -45,14 +48,17 @@ describe('a refused call of a job paused for budget', () => {
       }
       const db = new BetterSqlite3(file, { readonly: true });
       try {
-        const rows = db.prepare('select api, model, http_status, refused from model_calls order by id').all();
+        const rows = db.prepare('select api, model, streamed, http_status, refused from model_calls order by id').all();
+        // a streaming call is recorded as streamed (fresh-tester finding: 0 while paused)
         expect(rows).toEqual([
-          { api: 'anthropic-messages', model: 'claude-haiku-4-5', http_status: 402, refused: 'budget' },
-          { api: 'anthropic-count-tokens', model: 'claude-opus-4-1', http_status: 402, refused: 'budget' },
-          { api: 'openai-chat', model: 'gpt-5', http_status: 429, refused: 'budget' },
-          { api: 'openai-responses', model: 'gpt-5-mini', http_status: 429, refused: 'budget' },
-          { api: 'anthropic-messages', model: 'unknown', http_status: 402, refused: 'budget' },
-          { api: 'openai-chat', model: 'unknown', http_status: 429, refused: 'budget' },
+          { api: 'anthropic-messages', model: 'claude-haiku-4-5', streamed: 0, http_status: 402, refused: 'budget' },
+          { api: 'anthropic-messages', model: 'claude-haiku-4-5', streamed: 1, http_status: 402, refused: 'budget' },
+          { api: 'anthropic-count-tokens', model: 'claude-opus-4-1', streamed: 0, http_status: 402, refused: 'budget' },
+          { api: 'openai-chat', model: 'gpt-5', streamed: 0, http_status: 429, refused: 'budget' },
+          { api: 'openai-chat', model: 'gpt-5', streamed: 1, http_status: 429, refused: 'budget' },
+          { api: 'openai-responses', model: 'gpt-5-mini', streamed: 0, http_status: 429, refused: 'budget' },
+          { api: 'anthropic-messages', model: 'unknown', streamed: 0, http_status: 402, refused: 'budget' },
+          { api: 'openai-chat', model: 'unknown', streamed: 0, http_status: 429, refused: 'budget' },
         ]);
       } finally {
         db.close();

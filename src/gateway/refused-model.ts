@@ -9,23 +9,25 @@ const MODEL_ONLY = ['model'] as const;
 export const UNKNOWN_MODEL = 'unknown';
 
 /**
- * The model a request body names, for the ledger row of a call refused for another field (e.g.
- * `max_tokens: "10"`): the body's `model` when the body is a JSON object whose `model` is a
- * string a request may give (request.ts modelNameProblem), else
- * {@link UNKNOWN_MODEL} (`raw` not JSON, not an object, `model` missing, bad or given twice). Only on the
- * refusal path: it parses the body again.
+ * What a refused call's ledger row names from its body, read again on the refusal path only
+ * (e.g. `max_tokens: "10"`, or a job paused for budget): `model`, the body's when the body is a
+ * JSON object whose `model` is a string a request may give (request.ts modelNameProblem) and is
+ * given once, else {@link UNKNOWN_MODEL}; `streamed`, true when its `stream` is `true` (a
+ * streaming call refused was recorded as not streamed: fresh-tester finding).
  */
-export function modelNamedIn(raw: string): string {
+export function requestNamedIn(raw: string): { model: string; streamed: boolean } {
   let json: unknown;
   try {
     json = JSON.parse(raw);
   } catch {
-    return UNKNOWN_MODEL;
+    return { model: UNKNOWN_MODEL, streamed: false };
   }
-  const model = json !== null && typeof json === 'object' && !Array.isArray(json) ? (json as { model?: unknown }).model : undefined;
-  if (typeof model !== 'string' || modelNameProblem(model) !== null) return UNKNOWN_MODEL;
+  const body = json !== null && typeof json === 'object' && !Array.isArray(json) ? (json as { model?: unknown; stream?: unknown }) : {};
+  const streamed = body.stream === true;
+  const model = body.model;
+  if (typeof model !== 'string' || modelNameProblem(model) !== null) return { model: UNKNOWN_MODEL, streamed };
   // a body giving `model` twice names none (JSON.parse kept the last: the ledger named the copy refused)
-  return repeatedMember(raw, MODEL_ONLY) === null ? model : UNKNOWN_MODEL;
+  return { model: repeatedMember(raw, MODEL_ONLY) === null ? model : UNKNOWN_MODEL, streamed };
 }
 
 /**
