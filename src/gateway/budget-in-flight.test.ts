@@ -158,7 +158,7 @@ describe('a call kept out only by calls in flight (M2)', () => {
       expect(b.headers.get('x-should-retry')).not.toBe('false');
       const err = (JSON.parse(b.body) as { type: string; error: { type: string; message: string } }).error;
       expect(err.type).toBe('rate_limit_error');
-      expect(err.message).toContain(`job tree ${jobId}'s budget of $1.000000: $0.900000 spent, $${(worst / 1e6).toFixed(6)} held by calls in flight`);
+      expect(err.message).toContain(`job tree ${jobId}'s budget of $1.000000: $0.900000 spent, $${(worst / 1e6).toFixed(6)} held by calls in flight; this call may cost up to $${(worst / 1e6).toFixed(6)}: it fits in the $0.100000 not spent, but not beside what those calls hold, and may once they settle`);
 
       const rb = responsesBody(CALL);
       expect(900_000 + worst + worstOf(rb, CALL)).toBeGreaterThan(1_000_000);

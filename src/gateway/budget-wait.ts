@@ -168,8 +168,12 @@ function settleOrTimeout(store: BudgetStore, rootId: number, ms: number, signal?
 export function inFlightMessage(job: JobRow, b: TreeBudget | null, worst: number, retryIn = true): string {
   const whose = b?.jobId !== undefined ? `job ${b.jobId}'s budget (sub-limit in job tree ${job.rootId})` : `job tree ${job.rootId}'s budget`;
   const figures = b ? ` of ${formatMicros(b.limitMicros)}: ${formatMicros(b.spentMicros)} spent, ${formatMicros(b.reservedMicros)} held by calls in flight` : '';
+  // it fits in what is not spent, not beside what those calls hold: whether it fits once they
+  // settle depends on what they cost (at most what they hold; "fits once those calls settle"
+  // promised room the settles did not leave: fresh-tester finding)
+  const left = b ? ` ${formatMicros(b.limitMicros - b.spentMicros)} not spent,` : ' what is not spent,';
   return (
-    `budget busy: ${whose}${figures}; this call may cost up to ${formatMicros(worst)}, which fits once those calls settle. ` +
+    `budget busy: ${whose}${figures}; this call may cost up to ${formatMicros(worst)}: it fits in the${left} but not beside what those calls hold, and may once they settle (each is charged what it used, at most what it holds). ` +
     (retryIn ? `Not out of budget: retry in ${IN_FLIGHT_RETRY_AFTER_S}s (job ${job.id})` : `Not out of budget (job ${job.id}).`)
   );
 }
