@@ -150,7 +150,7 @@ describe('costs and models: unknown job, unknown subcommand', () => {
     expect([text.code, text.out, text.err]).toEqual([1, '', 'flotilla: --root 999: no job 999 (flotilla jobs lists them)\n']);
     const json = await cli(['costs', '--root', '999', '--json', ...at()]);
     expect(json.code).toBe(1);
-    expect(JSON.parse(json.err)).toEqual({ error: { code: 'not_found', message: '--root 999: no job 999 (flotilla jobs lists them)' } });
+    expect(JSON.parse(json.err)).toEqual({ error: { code: 'not_found', status: 404, field: 'root', message: '--root 999: no job 999 (flotilla jobs lists them)' } });
   });
 
   it('models bogus: unknown command listing the models commands, exit 2 (text and --json)', async () => {

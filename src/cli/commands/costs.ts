@@ -5,7 +5,7 @@ import { CostGroup, parseSince, SINCE_RULE } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
 import { formatTable } from '../format.js';
 import { ApiError } from '../../client/index.js';
-import { addClientOptions, CliError, clientFrom, parseJobId, wantsJson, type ClientOptions } from '../options.js';
+import { addClientOptions, clientFrom, parseJobId, wantsJson, type ClientOptions } from '../options.js';
 
 /** `--since`: checked here (exit 2) with the server's own rule (protocol parseSince), sent as given. */
 function sinceArg(text: string): string {
@@ -17,7 +17,7 @@ function sinceArg(text: string): string {
  * `flotilla costs [--by job|tree|agent|runner|day|task] [--since 7d] [--root JOB] [--json]`: the
  * gateway ledger's model calls, tokens and dollars per group (env FLOTILLA_COSTS_BY,
  * FLOTILLA_COSTS_SINCE, FLOTILLA_COSTS_ROOT), biggest first, with a total line. `--by runner`
- * shows each runner as `name (id)`. An unknown `--root` job: exit 1, `--json` code `not_found`.
+ * shows each runner as `name (id)`. An unknown `--root` job: exit 1, `--json` code `not_found`, status 404, field `root`.
  */
 export function registerCosts(program: Command, ctx: CliContext): void {
   const out = (s: string) => ctx.io.stdout.write(s + '\n');
@@ -33,7 +33,8 @@ export function registerCosts(program: Command, ctx: CliContext): void {
     if (opts.root !== undefined) {
       const root = opts.root;
       await client.getJob(root).catch((err: unknown) => {
-        if (err instanceof ApiError && err.status === 404) throw new CliError(`--root ${root}: no job ${root} (flotilla jobs lists them)`, 1, 'not_found');
+        // as the API's own 404 (status and field in --json, as `jobs show` and `budget` give them)
+        if (err instanceof ApiError && err.status === 404) throw new ApiError(404, 'not_found', `--root ${root}: no job ${root} (flotilla jobs lists them)`, 'root');
         throw err;
       });
     }
