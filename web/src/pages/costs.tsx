@@ -153,8 +153,8 @@ function Table({ title, rows, testid, link }: { title: string; rows: Array<{ key
           {rows.map((x) => (
             <tr key={x.key} data-key={x.key}>
               {/* label and calls wrap, so the cost (never wrapped) stays inside the card */}
-              <td className="wrap">{link ? <Link to={link(x.key)}>{x.label}</Link> : x.label}</td>
-              <td className="num wrap">{int(x.calls)} call{x.calls === 1 ? '' : 's'}{x.estimated > 0 && <span className="warn"> ({x.estimated} est.)</span>}{x.refused > 0 && <span className="muted"> +{x.refused} refused</span>}</td>
+              <td className="wrap name">{link ? <Link to={link(x.key)}>{x.label}</Link> : x.label}</td>
+              <td className="num wrap words">{int(x.calls)} call{x.calls === 1 ? '' : 's'}{x.estimated > 0 && <span className="warn"> ({x.estimated} est.)</span>}{x.refused > 0 && <span className="muted"> +{x.refused} refused</span>}</td>
               <td className="num" data-testid="cost">
                 {usd(x.cost)}
               </td>
