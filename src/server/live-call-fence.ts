@@ -49,12 +49,14 @@ export function liveCallFence(o: LiveCallFenceDeps): { check(): Promise<number>;
     let cut = 0;
     for (const [jobId, attempts] of o.liveJobs()) {
       const job = await o.store.getJob(jobId);
-      const newest = Math.max(...attempts);
-      if (attemptCallsEnded(job, newest)) cut += o.abortJob(jobId);
+      let n: number;
+      if (attemptCallsEnded(job, Math.max(...attempts))) n = o.abortJob(jobId);
       // an older attempt's calls beside the current one's: only those
-      else if (job !== null && Math.min(...attempts) < job.attempt) cut += o.abortJob(jobId, job.attempt);
+      else if (job !== null && Math.min(...attempts) < job.attempt) n = o.abortJob(jobId, job.attempt);
       else continue;
-      o.log.info('cut the live model calls of a job ended through another replica', { jobId, status: job?.status ?? 'gone', attempt: job?.attempt ?? null, calls: cut });
+      cut += n;
+      // (a job ended through this process had its calls cut by its event already: n is 0 then)
+      if (n > 0) o.log.info('cut the live model calls of a job that ended (read back from the store: ended through another replica)', { jobId, status: job?.status ?? 'gone', attempt: job?.attempt ?? null, calls: n });
     }
     return cut;
   };
