@@ -27,6 +27,21 @@ describe('KeyMask', () => {
     expect(dirty.body!.toString()).toBe('{"m":"[redacted key ...AAAA]"}');
   });
 
+  it('a percent-encoded key is masked as the key: encodeURIComponent\'s form, every non-alphanumeric encoded, either hex case; in text, bodies and streams (fresh-tester finding)', async () => {
+    const key = 'sk-ant-api03_x+y/z=AAAA';
+    const m = new KeyMask([key]);
+    const forms = [encodeURIComponent(key), 'sk%2Dant%2Dapi03%5Fx%2By%2Fz%3DAAAA', 'sk%2dant%2dapi03%5fx%2by%2fz%3dAAAA', encodeURIComponent(key).replace(/%[0-9A-F]{2}/g, (h) => h.toLowerCase())];
+    for (const f of forms) {
+      expect(m.text(`url=https://x/?key=${f}&a=1`), f).toBe('url=https://x/?key=[redacted key ...AAAA]&a=1');
+      expect(m.bytes(Buffer.from(`{"m":"${f}"}`)).toString(), f).toBe('{"m":"[redacted key ...AAAA]"}');
+      const text = `data: {"error":"bad key ${f}"}\n\n`;
+      const cut = text.indexOf(f) + 7;
+      expect((await collect(m, [text.slice(0, cut), text.slice(cut)])).text, f).toBe('data: {"error":"bad key [redacted key ...AAAA]"}\n\n');
+    }
+    // a key of letters, digits and - only: encodeURIComponent leaves it as it is; %2D is still masked
+    expect(new KeyMask([A]).text(`k=${A.replaceAll('-', '%2D')}`)).toBe('k=[redacted key ...AAAA]');
+  });
+
   it('a key containing another is masked whole; keys under 8 characters are not masked (no secret, and would garble text)', () => {
     const m = new KeyMask(['secret-1234', 'secret-1234-longer-9999', 'ollama']);
     expect(m.text('secret-1234-longer-9999 secret-1234 ollama')).toBe('[redacted key ...9999] [redacted key ...1234] ollama');

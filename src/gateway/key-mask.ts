@@ -16,7 +16,8 @@ import { BACKSLASH, escapedEnd, hasEscapes, PREFIX, SHORT_ESCAPES, starts, type 
  * A key is masked however JSON wrote it (RFC 8259 §7: any character may be written `\uXXXX`,
  * and `"`, `\`, `/` and the controls also `\"`, `\\`, `\/`, `\n`, ...): `\u0073k-ant…` or
  * `sk\u002dant…` is the key to any JSON decoder (fresh-user finding: an upstream echoing the key
- * with escapes got it to the job unmasked), in a body, a stream or a header. Not masked: a reply
+ * with escapes got it to the job unmasked), in a body, a stream or a header; and percent-encoded
+ * ({@link encodedForms}: an upstream echoing the URL or query a key was in). Not masked: a reply
  * in a content-encoding the gateway cannot decode (upstream-http.ts passes it with its bytes),
  * or JSON in UTF-16 (RFC 8259 §8.1: JSON between systems is UTF-8).
  *
@@ -44,10 +45,25 @@ export function maskedKey(key: string): string {
   return `[redacted key ...${[...key].slice(-4).map((c) => (/^[A-Za-z0-9\-_.~+=/]$/.test(c) ? c : '*')).join('')}]`;
 }
 
-/** `key`'s {@link MaskedKey} record. */
-function maskedKeyOf(k: string): MaskedKey {
-  const chars: KeyChar[] = [...k].map((ch) => ({ literal: Buffer.from(ch), units: Array.from({ length: ch.length }, (_, i) => ch.charCodeAt(i)) }));
-  return { text: k, bytes: Buffer.from(k), mask: Buffer.from(maskedKey(k)), chars, maxEscaped: chars.reduce((n, c) => n + 6 * c.units.length, 0) };
+/** The {@link MaskedKey} record of `form`, a way `key` may be written (itself, or percent-encoded), masked as `key`. */
+function maskedKeyOf(form: string, key = form): MaskedKey {
+  const chars: KeyChar[] = [...form].map((ch) => ({ literal: Buffer.from(ch), units: Array.from({ length: ch.length }, (_, i) => ch.charCodeAt(i)) }));
+  return { text: form, bytes: Buffer.from(form), mask: Buffer.from(maskedKey(key)), chars, maxEscaped: chars.reduce((n, c) => n + 6 * c.units.length, 0) };
+}
+
+/**
+ * The forms of `key` an upstream may echo besides itself: percent-encoded (RFC 3986 §2.1), as a
+ * URL or a query in an error holds it — `encodeURIComponent`'s, and with every character that
+ * is not a letter or digit encoded (`sk%2Dant%2D…`: a fresh tester's upstream echoed it so, and
+ * it reached the job unmasked); each with upper- and lower-case hex digits. Only forms that
+ * differ from the key.
+ */
+function encodedForms(key: string): string[] {
+  const bytes = Buffer.from(key);
+  const every = [...bytes].map((b) => (/[A-Za-z0-9]/.test(String.fromCharCode(b)) ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`)).join('');
+  const forms = new Set<string>();
+  for (const f of [encodeURIComponent(key), every]) for (const v of [f, f.replace(/%[0-9A-F]{2}/g, (h) => h.toLowerCase())]) if (v !== key) forms.add(v);
+  return [...forms];
 }
 
 /** See the module comment. */
@@ -61,7 +77,9 @@ export class KeyMask {
     const uniq = [...new Set(keys.flatMap(splitKeys).filter((k) => k.length >= MIN_MASKED_KEY_LENGTH))];
     // Longest first: a key that contains another is masked whole.
     uniq.sort((a, b) => b.length - a.length);
-    this.keys = uniq.map(maskedKeyOf);
+    this.keys = uniq.flatMap((k) => [maskedKeyOf(k), ...encodedForms(k).map((f) => maskedKeyOf(f, k))]);
+    // longest first again: an encoded form is longer than its key, and may hold another key's text
+    this.keys.sort((a, b) => b.text.length - a.text.length);
     this.letters = new Set(this.keys.flatMap((k) => k.chars.flatMap((c) => (c.units.length === 1 && SHORT_ESCAPES.has(c.units[0]!) ? [SHORT_ESCAPES.get(c.units[0]!)!] : []))));
   }
 
