@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { liveCallCount } from './live-calls.js';
 import { startGateway } from './test-server.js';
-import { fakeUpstream, firstMessage, type FakeUpstream } from './test-upstream.js';
+import { fakeUpstream, firstMessage, readToEnd, readUntil, type FakeUpstream } from './test-upstream.js';
 
 const sse = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 const DELTA = sse('content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'x'.repeat(400) } });
@@ -49,27 +49,13 @@ describe('aborting a cancelled job’s live calls', () => {
         const res = await gw.post('/v1/messages', sent);
         expect(res.status).toBe(200);
         const reader = res.body!.getReader();
-        let text = '';
-        while (!text.includes('content_block_delta')) {
-          const n = await reader.read();
-          if (n.done) throw new Error('the stream ended early');
-          text += Buffer.from(n.value).toString();
-        }
+        await readUntil(reader, 'content_block_delta');
         expect(liveCallCount(31)).toBe(1);
         // the job is cancelled: its token dies and the control plane aborts its calls
         gw.store.removeToken(token);
         const t0 = Date.now();
         expect(gw.app.abortJob(31)).toBe(1);
-        const ended = (async () => {
-          try {
-            for (;;) if ((await reader.read()).done) return 'done';
-          } catch {
-            return 'cut';
-          }
-        })();
-        const giveUp = setTimeout(() => void reader.cancel(), 3_000); // without the abort the stream never ends
-        await ended;
-        clearTimeout(giveUp);
+        await readToEnd(reader, 3_000); // without the abort the stream never ends
         expect(Date.now() - t0).toBeLessThan(1_000);
         await expect.poll(() => closedAt.get(what), { timeout: 1_000, interval: 20 }).toBeDefined();
         expect(closedAt.get(what)! - t0).toBeLessThan(1_000);

@@ -191,3 +191,33 @@ export async function rawUpstream(answer: (socket: Socket, body: string) => void
       }),
   };
 }
+
+/**
+ * Reads a reply's stream until the text read so far holds `marker` (an event the test waits
+ * for). @returns that text. @throws Error when the stream ends first.
+ */
+export async function readUntil(reader: ReadableStreamDefaultReader<Uint8Array>, marker: string): Promise<string> {
+  let text = '';
+  while (!text.includes(marker)) {
+    const n = await reader.read();
+    if (n.done) throw new Error(`the stream ended before ${JSON.stringify(marker)}`);
+    text += Buffer.from(n.value).toString();
+  }
+  return text;
+}
+
+/**
+ * Reads a reply's stream to its end — an error counts as one (a stream the gateway cut) —,
+ * cancelling it after `giveUpMs` (a stream that would never end otherwise, so the test's own
+ * timing check fails instead of the test hanging). @returns how it ended.
+ */
+export async function readToEnd(reader: ReadableStreamDefaultReader<Uint8Array>, giveUpMs: number): Promise<'done' | 'cut'> {
+  const giveUp = setTimeout(() => void reader.cancel(), giveUpMs);
+  try {
+    for (;;) if ((await reader.read()).done) return 'done';
+  } catch {
+    return 'cut';
+  } finally {
+    clearTimeout(giveUp);
+  }
+}

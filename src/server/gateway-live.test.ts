@@ -12,6 +12,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readToEnd, readUntil } from '../gateway/test-upstream.js';
 import { runningJob, startTestServer, TEST_GATEWAY, type TestServer } from './test-helpers.js';
 
 const sse = (event: string, data: unknown) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
@@ -71,23 +72,10 @@ describe('gateway and control plane in one process', () => {
     const res = await callModel(token, 'stream', { stream: true });
     expect(res.status).toBe(200);
     const reader = res.body!.getReader();
-    let text = '';
-    while (!text.includes('content_block_delta')) {
-      const n = await reader.read();
-      if (n.done) throw new Error('the stream ended early');
-      text += Buffer.from(n.value).toString();
-    }
+    await readUntil(reader, 'content_block_delta');
     const t0 = Date.now();
     expect((await t.api(`/api/jobs/${job.id}/cancel`, { method: 'POST' })).status).toBe(200);
-    const giveUp = setTimeout(() => void reader.cancel(), 3_000); // without the abort the stream never ends
-    await (async () => {
-      try {
-        while (!(await reader.read()).done);
-      } catch {
-        /* cut: as good as ended */
-      }
-    })();
-    clearTimeout(giveUp);
+    await readToEnd(reader, 3_000); // without the abort the stream never ends
     expect(Date.now() - t0).toBeLessThan(1_000);
     await expect.poll(() => closedAt.get('stream'), { timeout: 1_000, interval: 20 }).toBeDefined();
     await expect.poll(async () => (await t.store.jobUsage(job.id)).modelCalls, { timeout: 1_000, interval: 20 }).toBe(1);

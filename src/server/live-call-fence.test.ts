@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { JobRow } from '../store/types.js';
 import { silentLogger } from '../core/log.js';
 import { createTestDatabase } from '../store/test-pg.js';
+import { readToEnd, readUntil } from '../gateway/test-upstream.js';
 import { attemptCallsEnded, liveCallFence } from './live-call-fence.js';
 import { runningJob, startTestServer, TEST_GATEWAY, type TestServer } from './test-helpers.js';
 
@@ -106,21 +107,10 @@ describe.skipIf(pg === null)('two replicas on one PostgreSQL database', () => {
     });
     expect(res.status).toBe(200);
     const reader = res.body!.getReader();
-    let text = '';
-    while (!text.includes('content_block_delta')) {
-      const n = await reader.read();
-      if (n.done) throw new Error('the stream ended early');
-      text += Buffer.from(n.value).toString();
-    }
+    await readUntil(reader, 'content_block_delta');
     const t0 = Date.now();
     expect((await a.api(`/api/jobs/${job.id}/cancel`, { method: 'POST' })).status).toBe(200);
-    const giveUp = setTimeout(() => void reader.cancel(), 5_000); // without the fence the stream never ends
-    try {
-      while (!(await reader.read()).done);
-    } catch {
-      /* cut: as good as ended */
-    }
-    clearTimeout(giveUp);
+    await readToEnd(reader, 5_000); // without the fence the stream never ends
     // B's fence reads every 200 ms; a second at most, with room for a loaded machine
     expect(Date.now() - t0).toBeLessThan(1_500);
     await expect.poll(() => upstreamClosed, { timeout: 2_000 }).toBe(true);
