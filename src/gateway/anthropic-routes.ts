@@ -2,8 +2,8 @@ import { refusePausedCall } from './job-auth.js';
 import { messagesTokenOf, type CallAuth } from './call-auth.js';
 import type { Logger } from '../core/log.js';
 import type { JobRow } from '../store/types.js';
-import type { GatewayConfig } from './config.js';
-import { anthropicError, providerNotConfiguredMessage, shuttingDown } from './errors.js';
+import { providerConfigured, type GatewayConfig } from './config.js';
+import { anthropicError, providerNotConfiguredMessage, shuttingDown, wrongFormatMessage } from './errors.js';
 import { budgetMessage, reserve } from './budget.js';
 import { outputBound } from './max-output.js';
 import { editJson, UneditableBodyError } from './json-edit.js';
@@ -198,7 +198,7 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
     }
     if (provider !== 'anthropic' && provider !== 'scripted') {
       await recordRefused(ctx, 400, 'wrong_format');
-      return anthropicError(400, 'invalid_request_error', `model ${JSON.stringify(request.model)} is served by provider ${provider}, which speaks the OpenAI formats: call /v1/chat/completions or /v1/responses`, { retry: false });
+      return anthropicError(400, 'invalid_request_error', wrongFormatMessage(request.model, provider, 'anthropic', providerConfigured(config, provider)), { retry: false });
     }
     if (provider === 'anthropic' && anthropicKeys.size === 0) {
       // Nothing is sent upstream without a key. Anthropic has no "not configured" error type:

@@ -50,6 +50,22 @@ export function providerNotConfiguredMessage(model: string, provider: string): s
 }
 
 /**
+ * The 400 of a model whose route names a provider of the other wire format: which format that
+ * provider speaks and the endpoints that take it, how to route the model to a provider of the
+ * format called instead (a harness cannot switch endpoints: Claude Code only calls
+ * /v1/messages), and, when that provider is not configured either, its setting (fresh-tester
+ * finding: a Claude model routed to an OpenAI provider without a key was told only to call
+ * /v1/chat/completions, which would have failed too).
+ */
+export function wrongFormatMessage(model: string, provider: string, calledFormat: 'anthropic' | 'openai', configured: boolean): string {
+  const m = JSON.stringify(model);
+  const speaks = calledFormat === 'anthropic' ? 'the OpenAI formats: call /v1/chat/completions or /v1/responses' : 'the Messages format: call /v1/messages';
+  const instead = calledFormat === 'anthropic' ? 'anthropic' : 'openai';
+  const missing = configured ? '' : `; provider ${provider} is not configured on this server either: set ${providerSetting(provider)}`;
+  return `model ${m} is served by provider ${provider}, which speaks ${speaks}, or route the model to a provider of this format (flotilla models set ${model} ${instead})${missing}`;
+}
+
+/**
  * True for a path of the OpenAI wire formats (`/v1/chat/...`, `/v1/responses...`,
  * `/v1/completions`, `/v1/embeddings`): what the gateway answers there itself (no such
  * endpoint, an internal error) is in OpenAI's error shape; elsewhere in Anthropic's.

@@ -1,6 +1,6 @@
 import { refusePausedCall } from './job-auth.js';
 import { CallAuth, openaiTokenOf } from './call-auth.js';
-import { providerNotConfiguredMessage, shuttingDown } from './errors.js';
+import { providerNotConfiguredMessage, shuttingDown, wrongFormatMessage } from './errors.js';
 import type { Logger } from '../core/log.js';
 import type { JobRow } from '../store/types.js';
 import { abandonedWait, inFlightMessage, IN_FLIGHT_RETRY_AFTER_S, reserveOrWait } from './budget-wait.js';
@@ -9,7 +9,7 @@ import { outputBound } from './max-output.js';
 import { webSearchBound } from './server-tools.js';
 import { toolFeeBound } from './tool-fees.js';
 import { estimateBytes, requestMedia } from './input-images.js';
-import { MAX_REQUEST_BYTES, openAiUpstreamOf, type GatewayConfig } from './config.js';
+import { MAX_REQUEST_BYTES, openAiUpstreamOf, providerConfigured, type GatewayConfig } from './config.js';
 import type { ModelDirectory } from './model-directory.js';
 import { meteredReply, recordRefused, type CallContext } from './meter.js';
 import { recordUpstreamFailure } from './upstream-failure.js';
@@ -156,7 +156,7 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
     ctx.provider = provider;
     if (provider === 'anthropic') {
       await recordRefused(ctx, 400, 'wrong_format');
-      return openaiError(400, 'invalid_request_error', `model ${JSON.stringify(req.model)} is served by provider anthropic, which speaks the Messages format: call /v1/messages`, null, 'model');
+      return openaiError(400, 'invalid_request_error', wrongFormatMessage(req.model, provider, 'openai', providerConfigured(d.config, provider)), null, 'model');
     }
     const upstream = openAiUpstreamOf(d.config, provider);
     const keys = rings.get(provider) ?? NO_KEYS;
