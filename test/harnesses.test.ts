@@ -7,6 +7,7 @@
  * the harness cannot find reads `resume failed`.
  */
 import { describe, it, expect } from 'vitest';
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { planeWithRunner, waitFor, allEvents, spawnFlotilla } from './helpers.js';
@@ -78,6 +79,17 @@ describe('harnesses run the same task the same way', () => {
     expect(kinds(again.events)).toEqual(['harness.started', 'tool.call', 'usage', 'tool.result', 'message', 'usage', 'job.finished']);
     expect(again.events.flatMap((e) => (e.type === 'usage' ? [[e.data.inputTokens, e.data.outputTokens]] : []))).toEqual([[200, 12], [220, 6]]);
     expect(again.job.usage).toMatchObject({ modelCalls: 2, inputTokens: 420, outputTokens: 18 });
+  }, 180_000);
+
+  it('codex: the agent commits on its job branch (the sandbox kept .git read-only: the commit failed and the fix was left uncommitted)', async () => {
+    const { job, events } = await runToEnd('commit-codex');
+    expect(job).toMatchObject({ status: 'succeeded', result: { summary: 'done' } });
+    const r = events.find((e) => e.type === 'tool.result');
+    expect(r?.type === 'tool.result' && [r.data.isError ?? false, r.data.output.trim()]).toEqual([false, 'add out.txt']);
+    // the runner reports the branch's new commit: its message is the agent's
+    expect(job.result?.commit).toMatch(/^[0-9a-f]{40}$/);
+    const log = spawnSync('git', ['log', '--format=%H %s', '-1'], { cwd: ws(job.id), encoding: 'utf8' }).stdout.trim();
+    expect(log).toBe(`${job.result?.commit} add out.txt`);
   }, 180_000);
 
   it('resume: the next job sees the uncommitted file and the model gets the earlier conversation', async () => {

@@ -37,6 +37,9 @@ describe('codex harness', () => {
       expect(toml).toContain('model_provider = "flotilla"\nmodel = "gpt-5"\nmodel_reasoning_effort = "xhigh"\n');
       expect(toml).toContain('base_url = "http://127.0.0.1:8787/v1"\nwire_api = "responses"\nenv_key = "OPENAI_API_KEY"');
       expect(toml).toContain('[analytics]\nenabled = false');
+      // the agent may commit on its branch: the sandbox keeps .git read-only unless it is a writable root
+      expect(toml).toContain('[sandbox_workspace_write]\nwritable_roots = ["/w/.git"]\n');
+      expect(codexConfig(ctx({}, { readOnly: true }))).not.toContain('sandbox_workspace_write');
       expect(toml).toContain('[features]\nplugins = false');
       expect(toml).not.toContain('flj_');
       expect(toml).toContain(`[mcp_servers.flotilla]\ncommand = ${JSON.stringify(process.execPath)}\n`);

@@ -33,7 +33,11 @@ export function codexEffort(level: string): string {
  * `$CODEX_HOME/config.toml` for one job (harness-facts.md): the gateway's Responses endpoint as
  * the only model provider, the job token read from `OPENAI_API_KEY`, no retries (the gateway
  * answers budget refusals so that a retry is useless), analytics and plugins off (otherwise it
- * dials out, and a `git ls-remote` it starts can outlive it).
+ * dials out, and a `git ls-remote` it starts can outlive it). For an agent that may write, the
+ * workspace's `.git` is a writable root of Codex's `workspace-write` sandbox
+ * (`sandbox_workspace_write.writable_roots`): the sandbox keeps a writable root's `.git`
+ * read-only, so the agent's `git commit` on its job branch failed (`index.lock: Read-only file
+ * system`) and the job ended with its fix uncommitted (fresh-tester finding, Codex 0.171).
  */
 export function codexConfig(ctx: HarnessContext): string {
   const url = `${ctx.serverUrl.replace(/\/+$/, '')}/v1`;
@@ -51,6 +55,7 @@ export function codexConfig(ctx: HarnessContext): string {
     'request_max_retries = 0',
     'stream_max_retries = 0',
     '',
+    ...(ctx.agent.readOnly ? [] : ['[sandbox_workspace_write]', `writable_roots = [${JSON.stringify(join(ctx.workspace, '.git'))}]`, '']),
     '[analytics]',
     'enabled = false',
     '',
