@@ -113,6 +113,8 @@ export class OpenAiStreamReader implements StreamReader {
   private errored = false;
   private invalidUsage = false;
   private textBytes = 0;
+  /** `textBytes` when the last usage was taken: text past it came after the usage, which then does not count it. */
+  private textAtUsage: number | null = null;
   private model: string | null = null;
   /** Ids of the web_search_call items seen (response.output_item.added/done), for the count (H4). */
   private readonly searches = new Set<string>();
@@ -138,7 +140,8 @@ export class OpenAiStreamReader implements StreamReader {
       sawStart: this.sawStart,
       complete: this.complete && this.usage !== null,
       errored: this.errored,
-      invalidUsage: this.invalidUsage,
+      // text after the final usage (an upstream that reports and then writes on) is not in it: unknown, estimated
+      invalidUsage: this.invalidUsage || (this.textAtUsage !== null && this.textBytes > this.textAtUsage),
       usage: withServerTools(usage, this.finalSearches ?? this.searches.size, this.finalTools === null ? this.tools.calls() : mergeToolCalls(this.tools.calls(), this.finalTools))!,
       textBytes: this.textBytes,
       model: this.model,
@@ -148,8 +151,10 @@ export class OpenAiStreamReader implements StreamReader {
   /** Keeps a usage object's figures, or notes that it gave impossible ones (the call's usage is then unknown). */
   private takeUsage(u: unknown): void {
     const usage = usageFromOpenAi(u);
-    if (usage) this.usage = usage;
-    else if (invalidOpenAiUsage(u)) this.invalidUsage = true;
+    if (usage) {
+      this.usage = usage;
+      this.textAtUsage = this.textBytes;
+    } else if (invalidOpenAiUsage(u)) this.invalidUsage = true;
   }
 
   private onEvent(event: string, data: string): void {
@@ -187,7 +192,6 @@ export class OpenAiStreamReader implements StreamReader {
     if (msg.object === 'chat.completion.chunk' || (msg.object === undefined && typeof msg.type !== 'string' && (Array.isArray(msg.choices) || msg.usage !== undefined))) {
       this.sawStart = true;
       if (typeof msg.model === 'string') this.model = msg.model;
-      this.takeUsage(msg.usage);
       for (const ch of (Array.isArray(msg.choices) ? msg.choices : []) as Array<{ delta?: ChatDelta }>) {
         const d = ch.delta;
         if (!d) continue;
@@ -197,6 +201,8 @@ export class OpenAiStreamReader implements StreamReader {
         for (const text of [d.content, d.refusal, d.reasoning_content, d.reasoning]) if (typeof text === 'string') this.textBytes += Buffer.byteLength(text, 'utf8');
         if (Array.isArray(d.tool_calls)) for (const tc of d.tool_calls) if (typeof tc?.function?.arguments === 'string') this.textBytes += Buffer.byteLength(tc.function.arguments, 'utf8');
       }
+      // after its deltas: a chunk's usage (servers that send it in every chunk) covers its own text
+      this.takeUsage(msg.usage);
       return;
     }
     if (type === 'response.created' || type === 'response.in_progress') {

@@ -307,6 +307,8 @@ export class StreamUsageReader {
   private finalOutput = false;
   private errored = false;
   private textBytes = 0;
+  /** `textBytes` when a message_delta gave the final output figure: text past it is not in that figure. */
+  private textAtFinal: number | null = null;
   /** `server_tool_use` web_search blocks started (the searches charged when the usage does not say). */
   private searchBlocks = 0;
   private model: string | null = null;
@@ -349,7 +351,8 @@ export class StreamUsageReader {
       // usage is final only with message_start's figures and message_delta's output (H3)
       complete: this.stopped && this.startUsage && this.finalOutput,
       errored: this.errored,
-      invalidUsage: this.figures.invalid,
+      // text after the final output figure (an upstream that reports and then writes on) is not in it: unknown, estimated
+      invalidUsage: this.figures.invalid || (this.textAtFinal !== null && this.textBytes > this.textAtFinal),
       usage: this.figures.toUsage(this.searchBlocks),
       textBytes: this.textBytes,
       model: this.model,
@@ -378,7 +381,10 @@ export class StreamUsageReader {
       if (reportedCount((msg.message?.usage as WireUsage | undefined)?.input_tokens) !== null) this.startUsage = true;
     } else if (type === 'message_delta') {
       this.figures.apply(msg.usage);
-      if (reportedCount((msg.usage as WireUsage | undefined)?.output_tokens) !== null) this.finalOutput = true;
+      if (reportedCount((msg.usage as WireUsage | undefined)?.output_tokens) !== null) {
+        this.finalOutput = true;
+        this.textAtFinal = this.textBytes;
+      }
     } else if (type === 'content_block_start') {
       if (isWebSearchBlock((msg as { content_block?: unknown }).content_block)) this.searchBlocks++;
     } else if (type === 'content_block_delta') {
