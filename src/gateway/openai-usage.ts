@@ -141,9 +141,10 @@ export class OpenAiStreamReader implements StreamReader {
       complete: this.complete && this.usage !== null,
       errored: this.errored,
       // text after the final usage (an upstream that reports and then writes on) is not in it: unknown, estimated
-      invalidUsage: this.invalidUsage || (this.textAtUsage !== null && this.textBytes > this.textAtUsage),
+      // (and a line over the parser's limit: its event, text or usage, is missing)
+      invalidUsage: this.invalidUsage || (this.textAtUsage !== null && this.textBytes > this.textAtUsage) || this.parser.skipped > 0,
       usage: withServerTools(usage, this.finalSearches ?? this.searches.size, this.finalTools === null ? this.tools.calls() : mergeToolCalls(this.tools.calls(), this.finalTools))!,
-      textBytes: this.textBytes,
+      textBytes: this.textBytes + this.parser.skipped,
       model: this.model,
     };
   }

@@ -59,9 +59,12 @@ describe('SseParser: long lines', () => {
     expect(p.push('data: 0123')).toEqual([]);
     expect(p.push('456789abc')).toEqual([]); // 19 characters held: over 10, dropped
     expect(p.push('def\ndata: ok\n\n')).toEqual([{ event: 'message', data: 'ok' }]);
+    // the dropped line's characters are counted (readers charge them as text): 10 + 9 + 3
+    expect(p.skipped).toBe(22);
     // a held line of exactly the limit is kept
     expect(p.push('data: 1234')).toEqual([]);
     expect(p.push('\n\n')).toEqual([{ event: 'message', data: '1234' }]);
     expect(p.push('event: e\ndata: x\n\n')).toEqual([{ event: 'e', data: 'x' }]);
+    expect(p.skipped).toBe(22);
   });
 });

@@ -27,6 +27,12 @@ export class SseParser {
   private partial = '';
   /** True while the line being read is over {@link MAX_SSE_LINE}: its rest is skipped. */
   private skipping = false;
+  /**
+   * Characters of the lines skipped for being over the limit (UTF-16 code units): their events
+   * are missing, so a reader counts them as text for its estimate and takes the usage as unknown
+   * (fresh-tester finding: a 64 MiB text delta reached the client and was charged 1 output token).
+   */
+  skipped = 0;
   private eventName = '';
   private dataLines: string[] = [];
   /** True when the last chunk ended in `\r`, so a leading `\n` in the next one is the same line end. */
@@ -65,8 +71,10 @@ export class SseParser {
         end = lf;
         next = lf + 1;
       } else break;
-      if (this.skipping) this.skipping = false;
-      else {
+      if (this.skipping) {
+        this.skipped += end - start;
+        this.skipping = false;
+      } else {
         const piece = text.slice(start, end);
         const ev = this.line(this.partial === '' ? piece : this.partial + piece);
         if (ev) out.push(ev);
@@ -74,10 +82,12 @@ export class SseParser {
       this.partial = '';
       start = next;
     }
-    if (start < text.length && !this.skipping) {
+    if (start < text.length && this.skipping) this.skipped += text.length - start;
+    else if (start < text.length) {
       // V8 joins these as a rope: appending is O(1), the line is flattened once when it ends
       this.partial = this.partial + (start === 0 ? text : text.slice(start));
       if (this.partial.length > this.maxLine) {
+        this.skipped += this.partial.length;
         this.partial = '';
         this.skipping = true;
       }

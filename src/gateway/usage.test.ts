@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { deltaTextBytes, estimateUsage, StreamUsageReader, usageFromMessage } from './usage.js';
+import { OpenAiStreamReader } from './openai-usage.js';
+import { MAX_SSE_LINE } from './sse.js';
 
 const ev = (type: string, data: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
 
@@ -143,5 +145,28 @@ describe('deltaTextBytes (content_block_delta text read without JSON.parse)', ()
     const r = new StreamUsageReader();
     r.push('event: content_block_delta\ndata: {"index":0,"type":"content_block_delta","delta":{"text":"abc","type":"text_delta"}}\n\n');
     expect(r.end().textBytes).toBe(3);
+  });
+});
+
+describe('a stream line over the SSE parser\'s limit (sse.ts MAX_SSE_LINE)', () => {
+  it('its characters count as text for the estimate and the usage is unknown, in both readers (fresh-tester finding: a 64 MiB text delta was charged 1 output token)', () => {
+    const half = 'x'.repeat(MAX_SSE_LINE / 2 + 8);
+    const start = 'event: message_start\ndata: {"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"usage":{"input_tokens":10,"output_tokens":1}}}\n\n';
+    const a = new StreamUsageReader();
+    a.push(Buffer.from(start));
+    // one text_delta line in three chunks: held, then over the limit while held and skipped
+    a.push(`event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"${half}`);
+    a.push(half);
+    a.push('"}}\n\n');
+    const st = a.end();
+    expect(st.invalidUsage).toBe(true);
+    expect(st.textBytes).toBeGreaterThan(MAX_SSE_LINE);
+    const o = new OpenAiStreamReader();
+    o.push(`data: {"id":"c","object":"chat.completion.chunk","model":"gpt-4o","choices":[{"index":0,"delta":{"content":"${half}`);
+    o.push(half);
+    o.push('"}}]}\n\ndata: [DONE]\n\n');
+    const os = o.end();
+    expect(os.invalidUsage).toBe(true);
+    expect(os.textBytes).toBeGreaterThan(MAX_SSE_LINE);
   });
 });

@@ -352,9 +352,10 @@ export class StreamUsageReader {
       complete: this.stopped && this.startUsage && this.finalOutput,
       errored: this.errored,
       // text after the final output figure (an upstream that reports and then writes on) is not in it: unknown, estimated
-      invalidUsage: this.figures.invalid || (this.textAtFinal !== null && this.textBytes > this.textAtFinal),
+      // (and a line over the parser's limit: its event, text or usage, is missing)
+      invalidUsage: this.figures.invalid || (this.textAtFinal !== null && this.textBytes > this.textAtFinal) || this.parser.skipped > 0,
       usage: this.figures.toUsage(this.searchBlocks),
-      textBytes: this.textBytes,
+      textBytes: this.textBytes + this.parser.skipped,
       model: this.model,
     };
   }
