@@ -42,6 +42,12 @@ describe('KeyMask', () => {
     expect(new KeyMask([A]).text(`k=${A.replaceAll('-', '%2D')}`)).toBe('k=[redacted key ...AAAA]');
   });
 
+  it('a header whose name holds a key (lower-cased, as header names are) is dropped; the others stay (fresh-tester finding)', () => {
+    const m = new KeyMask([A, B]);
+    const r = m.reply({ status: 200, headers: { [`x-k-${A.toLowerCase()}`]: '1', [`x-${encodeURIComponent(B).toLowerCase()}-y`]: '2', 'x-request-id': 'req_1', 'content-type': 'application/json' }, body: Buffer.from('{}') });
+    expect(r.headers).toEqual({ 'x-request-id': 'req_1', 'content-type': 'application/json' });
+  });
+
   it('a key containing another is masked whole; keys under 8 characters are not masked (no secret, and would garble text)', () => {
     const m = new KeyMask(['secret-1234', 'secret-1234-longer-9999', 'ollama']);
     expect(m.text('secret-1234-longer-9999 secret-1234 ollama')).toBe('[redacted key ...9999] [redacted key ...1234] ollama');
