@@ -1,6 +1,7 @@
 import { ChunkStream, type ChunkTransform } from './chunk-stream.js';
 import type { Reply } from './reply.js';
 import { splitKeys } from './retry.js';
+import { KeyFragments } from './key-fragments.js';
 import { BACKSLASH, escapedEnd, hasEscapes, PREFIX, SHORT_ESCAPES, starts, type KeyChar, type MaskedKey } from './escaped-key.js';
 
 /**
@@ -73,6 +74,8 @@ export class KeyMask {
   private readonly lowered: string[];
   /** Length of the shortest form: a shorter header name holds none. */
   private readonly shortest: number;
+  /** Parts of keys, masked in error replies (key-fragments.ts). */
+  private readonly fragments: KeyFragments;
   /** The letters of the two-character JSON escapes of the keys' characters (`/` → `/`, `"` → `"`): see hasEscapes. */
   private readonly letters: ReadonlySet<number>;
 
@@ -81,6 +84,7 @@ export class KeyMask {
     const uniq = [...new Set(keys.flatMap(splitKeys).filter((k) => k.length >= MIN_MASKED_KEY_LENGTH))];
     // Longest first: a key that contains another is masked whole.
     uniq.sort((a, b) => b.length - a.length);
+    this.fragments = new KeyFragments(uniq);
     this.keys = uniq.flatMap((k) => [maskedKeyOf(k), ...encodedForms(k).map((f) => maskedKeyOf(f, k))]);
     // longest first again: an encoded form is longer than its key, and may hold another key's text
     this.keys.sort((a, b) => b.text.length - a.text.length);
@@ -218,7 +222,19 @@ export class KeyMask {
         headers[name] = m;
       }
     }
-    const body = r.body ? this.bytes(r.body) : r.body;
+    let body = r.body ? this.bytes(r.body) : r.body;
+    // an error reply: parts of keys too (key-fragments.ts), in header values and the body
+    if (r.status >= 400 && this.fragments.active) {
+      for (const name in headers) {
+        const v = headers[name]!;
+        const m = this.fragments.text(v);
+        if (m !== v) {
+          if (headers === r.headers) headers = { ...r.headers };
+          headers[name] = m;
+        }
+      }
+      if (body) body = this.fragments.bytes(body);
+    }
     if (headers === r.headers && body === r.body && !r.stream) return r;
     const out: Reply = { status: r.status, headers, body };
     if (r.stream) out.stream = ChunkStream.from(r.stream).through(this.transform());
