@@ -57,6 +57,7 @@ describe('parseMessagesRequest', () => {
     expect(parseMessagesRequest('{"model":"a\\u001bb","messages":[]}')).toEqual({ error: 'model: must not contain control characters' });
     expect(parseMessagesRequest('{"model":"a\\u007fb","messages":[]}')).toEqual({ error: 'model: must not contain control characters' });
     for (const c1 of ['\\u0080', '\\u0085', '\\u009f']) expect(parseMessagesRequest(`{"model":"claude${c1}","messages":[]}`), c1).toEqual({ error: 'model: must not contain control characters' });
+    for (const bidi of ['\\u202e', '\\u200f', '\\u2066']) expect(parseMessagesRequest(`{"model":"claude-sonnet-4-5${bidi}","messages":[]}`), bidi).toEqual({ error: 'model: must not contain bidirectional formatting characters (U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069)' });
     expect(parseMessagesRequest('{"model":"caf\\u00e9","messages":[]}')).toMatchObject({ request: { model: 'café' } });
     // a space inside a name is a name (a local server may call its model so)
     expect(parseMessagesRequest('{"model":"my model","messages":[]}')).toMatchObject({ request: { model: 'my model' } });

@@ -12,6 +12,8 @@ import { givenTwice, repeatedMember, WATCHED_MEMBERS } from './repeated-members.
 export const MAX_MODEL_NAME = 256;
 
 const EDGE_SPACE = /^\s|\s$/;
+/** Bidirectional formatting characters: stored in the ledger, they reorder how a model name (and the text after it) displays (a fresh tester's `claude-sonnet-4-5\u202e`). */
+const BIDI = /[\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
 /** Whether `s` holds a control character: C0, DEL or C1 (U+0000-U+001F, U+007F-U+009F). */
 function hasControl(s: string): boolean {
@@ -25,7 +27,7 @@ function hasControl(s: string): boolean {
 /**
  * Why `model` is not a model name a request may give, or null when it is one: 1 to
  * {@link MAX_MODEL_NAME} characters (stored in every ledger row, written in logs), no control
- * character (no provider names a model so), no whitespace at either end — `"claude-sonnet-4-5 "`
+ * character and no bidirectional formatting character (no provider names a model so), no whitespace at either end — `"claude-sonnet-4-5 "`
  * is no model a provider serves, and priced by the longest listed prefix it would have been
  * charged as another model (`claude-sonnet-4-`), past an override of `claude-sonnet-4-5`.
  * The one rule of every wire format's `model` (request.ts, openai-wire.ts, refused-model.ts).
@@ -35,6 +37,7 @@ export function modelNameProblem(model: string): string | null {
   if (model.length > MAX_MODEL_NAME) return `must be at most ${MAX_MODEL_NAME} characters`;
   if (model.includes('\0')) return 'must not contain NUL';
   if (hasControl(model)) return 'must not contain control characters';
+  if (BIDI.test(model)) return 'must not contain bidirectional formatting characters (U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069)';
   if (EDGE_SPACE.test(model)) return 'must not begin or end with whitespace';
   return null;
 }
