@@ -18,6 +18,8 @@ describe('KeyFragments', () => {
     // inside JSON: the run stops at the string's quote
     expect(JSON.parse(f.text(JSON.stringify({ m: `key ${KEY.slice(5, 60)}` })))).toEqual({ m: `key ${FRAGMENT_MASK}` });
     expect(new KeyFragments(['short-key']).active).toBe(false);
+    // windows that may be words are not looked for: a test key holding "background" masks no word
+    expect(new KeyFragments(['sk-test-background']).text('param: background')).toBe('param: background');
   });
 
   it('KeyMask masks fragments in error replies (body and header values), not in 2xx ones; whole keys in both', () => {

@@ -4,7 +4,8 @@
  * short (`invalid key sk-ant-api03-…` with its end left off, the first 30 characters in a
  * header) gave the job most of the key — and with the whole-key mask's last 4 characters, all of
  * it (fresh-tester finding). Any run of characters that keys are made of and that holds
- * {@link FRAGMENT_CHARS} consecutive characters of a key is replaced by {@link FRAGMENT_MASK}.
+ * {@link FRAGMENT_CHARS} consecutive characters of a key (with a digit or a capital among them:
+ * not a word) is replaced by {@link FRAGMENT_MASK}.
  *
  * Only error replies (status ≥ 400: where providers and proxies echo what they were sent) are
  * searched: every window of every key is one native `indexOf` over the body, too much for every
@@ -16,6 +17,9 @@ export const FRAGMENT_CHARS = 10;
 
 /** What a fragment is replaced by (ASCII, no `"` or `\`: it lands inside JSON strings and headers). */
 export const FRAGMENT_MASK = '[redacted key fragment]';
+
+/** A window worth looking for: it holds a digit or a capital letter (see the constructor). */
+const SECRET_LIKE = /[0-9A-Z]/;
 
 /** The characters a fragment's run may extend over, when a key holds them. */
 const RUN_CHAR = /^[A-Za-z0-9\-_.~+/=]$/;
@@ -33,7 +37,13 @@ export class KeyFragments {
     const chars = new Set<number>();
     for (const k of keys) {
       if (k.length <= FRAGMENT_CHARS) continue; // masked whole by key-mask.ts
-      for (let i = 0; i + FRAGMENT_CHARS <= k.length; i++) windows.add(k.slice(i, i + FRAGMENT_CHARS));
+      for (let i = 0; i + FRAGMENT_CHARS <= k.length; i++) {
+        const w = k.slice(i, i + FRAGMENT_CHARS);
+        // a window of lower-case letters and dashes may be a word (`sk-test-background` holds
+        // "background"): only windows with a digit or a capital, as nearly every window of a
+        // random key has (all but (26/62)^10 ≈ 0.02 % of base-62 ones), are looked for
+        if (SECRET_LIKE.test(w)) windows.add(w);
+      }
       // a run extends only over the characters keys are usually made of: never over `"`, `\\` or
       // a space (a key holding one must not make a fragment swallow JSON or header structure)
       for (let i = 0; i < k.length; i++) if (RUN_CHAR.test(k[i]!)) chars.add(k.charCodeAt(i));
