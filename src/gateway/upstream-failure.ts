@@ -67,7 +67,7 @@ export async function recordUpstreamFailure(ctx: CallContext, err: unknown, sign
   if (err instanceof UpstreamDroppedError && !signal.aborted) {
     ctx.log.warn('gateway: the upstream closed the connection after the request was sent', { job: ctx.job.id, error: err.reason });
     await recordUnreachable(ctx, true);
-    return { status: 502, message: `the model provider closed the connection after the request was sent, before replying (${err.reason}); the call was charged an estimate` };
+    return { status: 502, message: droppedMessage(err, 'the call was charged an estimate') };
   }
   const gone = signal.aborted;
   // its signal aborted: the client went away, or the gateway cut it (live-calls.ts); before the
@@ -108,11 +108,15 @@ export function unreachableMessage(provider: string, err: unknown, clientGone = 
  */
 export function countFailureMessage(provider: string, err: unknown, clientGone: boolean): string {
   const free = 'a token count is not billed';
-  if (err instanceof ReplyTooLargeError) return `the model provider's reply (HTTP ${err.status}) is over the gateway's ${err.limit}-byte limit for a whole reply; it was not passed on (${free})`;
+  if (err instanceof ReplyTooLargeError) return tooLargeMessage(err, ` (${free})`);
   if (err instanceof UpstreamTimeoutError && !clientGone) return `${timeoutMessage(err)} (${free})`;
   if (err instanceof ReplyBrokenError) return brokenMessage(err, free);
   if (err instanceof UpstreamRequestRefusedError) return `the gateway could not send this request to the model provider (${err.reason}); nothing was sent`;
-  if (err instanceof UpstreamDroppedError && !clientGone) return `the model provider (${provider}) closed the connection after the request was sent, before replying (${err.reason}); ${free}`;
+  if (err instanceof UpstreamDroppedError && !clientGone) return droppedMessage(err, free, provider);
   return unreachableMessage(provider, err, clientGone);
 }
 
+/** The 502 text of a connection the upstream closed after the whole request was sent, before a reply: the provider when given, the socket's error, then `outcome` (what it was charged). */
+function droppedMessage(err: UpstreamDroppedError, outcome: string, provider?: string): string {
+  return `the model provider${provider ? ` (${provider})` : ''} closed the connection after the request was sent, before replying (${err.reason}); ${outcome}`;
+}

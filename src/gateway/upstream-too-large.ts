@@ -13,9 +13,9 @@ import type { ReplyTooLargeError } from './upstream-http.js';
  * format, with `x-should-retry: false`).
  */
 
-/** The message of the 502 the client gets: names the limit in bytes. */
-export function tooLargeMessage(err: ReplyTooLargeError): string {
-  return `the model provider's reply (HTTP ${err.status}) is over the gateway's ${err.limit}-byte limit for a whole reply; it was not passed on. Ask for a shorter reply (a lower max_tokens) or stream it`;
+/** The message of the 502 the client gets: names the limit in bytes, then `advice` (a model call's, by default; count_tokens says it is not billed). */
+export function tooLargeMessage(err: ReplyTooLargeError, advice = '. Ask for a shorter reply (a lower max_tokens) or stream it'): string {
+  return `the model provider's reply (HTTP ${err.status}) is over the gateway's ${err.limit}-byte limit for a whole reply; it was not passed on${advice}`;
 }
 
 /**
