@@ -77,8 +77,20 @@ export interface CallContext {
   reservation?: Reservation;
   /** A call the provider does not bill (unbilled-call.ts): its reply's usage is none, and that is no sign of a fault. */
   unbilled?: boolean;
-  /** Usage of a non-streamed reply body (default: Anthropic Messages, usage.ts). */
-  usageFromBody?: (body: unknown) => CallUsage | null;
+  /**
+   * Usage of a non-streamed reply body (default: Anthropic Messages, usage.ts usageFromMessage):
+   * null when it is not known whole; with `partial`, the figures it does report (the rest 0),
+   * or null when it reports none, for the estimate of a call whose usage is not known.
+   */
+  usageFromBody?: (body: unknown, partial?: boolean) => CallUsage | null;
+  /**
+   * Set when an upstream attempt of this call may have been billed though it got no reply (its
+   * connection closed after the whole request was sent: upstream-http.ts UpstreamDroppedError)
+   * and the call went on to another attempt: the call is then charged at least an estimate,
+   * whatever the last attempt got (a refused connection, a 503): never $0 for a call the
+   * provider may bill (fresh-tester finding: a drop then a refused retry was charged $0).
+   */
+  unansweredAttempt?: boolean;
   /** A fresh stream usage reader (default: Anthropic Messages SSE, usage.ts). */
   streamReader?: () => StreamReader;
 }
@@ -98,6 +110,11 @@ function recorder(ctx: CallContext) {
     const model = ctx.requestModel.includes('\0') ? ctx.requestModel.replaceAll('\0', '\uFFFD') : ctx.requestModel;
     let usage = r.usage;
     let usageKnown = r.usageKnown;
+    // an earlier attempt the provider may have worked on and billed, and no tokens for this outcome
+    if (ctx.unansweredAttempt === true && ctx.unbilled !== true && r.refused === undefined && usage.inputTokens + usage.outputTokens + usage.cacheReadTokens + usage.cacheWriteTokens === 0) {
+      usage = estimateUsage(usage, ctx.requestBytes, r.replyBytes ?? 0, ctx.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS);
+      usageKnown = false;
+    }
     // a search model searched for a call it served (or may have: an estimate), reported or not
     if (ctx.searchesPerCall && r.unserved !== true && (!usageKnown || (r.httpStatus >= 200 && r.httpStatus < 300))) usage = withCallSearches(usage, ctx.searchesPerCall);
     // H1: no correct provider reports past the bounds reserved for; such a figure is charged
@@ -289,12 +306,13 @@ export async function meteredReply(res: Reply, ctx: CallContext, signal?: CallSi
     } catch {
       /* not JSON: usage unknown */
     }
-    const usage = (ctx.usageFromBody ?? usageFromMessage)(parsed);
+    const read = ctx.usageFromBody ?? usageFromMessage;
+    const usage = read(parsed);
     const model = parsed && typeof (parsed as { model?: unknown }).model === 'string' ? (parsed as { model: string }).model : null;
     const recorded = record({
       httpStatus: res.status,
       model,
-      usage: usage ?? estimateUsage(null, ctx.requestBytes, buf.byteLength, ctx.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS),
+      usage: usage ?? estimateUsage(read(parsed, true), ctx.requestBytes, buf.byteLength, ctx.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS),
       usageKnown: usage !== null,
       replyBytes: buf.byteLength,
     });

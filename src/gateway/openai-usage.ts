@@ -17,16 +17,29 @@ import { INVALID_COUNT, reportedCount, type CallUsage, type StreamUsageState } f
  * call is charged an estimate) without input and output figures, or when a figure it gives is
  * not a possible count (usage.ts reportedCount: negative, fractional, not a number, over
  * MAX_REPORTED_TOKENS).
+ * `partial`: for the estimate of a call whose usage is not known (usage.ts estimateUsage), the
+ * possible figures it does give (a missing or impossible one taken as 0), or null when it gives
+ * neither an input nor an output figure (an OpenAI-compatible server reporting `prompt_tokens`
+ * alone: its input was charged as ⌈request bytes / 4⌉, a fresh tester's finding).
  */
-export function usageFromOpenAi(u: unknown): CallUsage | null {
+export function usageFromOpenAi(u: unknown, partial = false): CallUsage | null {
   if (u === null || typeof u !== 'object') return null;
   const w = u as Record<string, unknown>;
-  const input = reportedCount(w.prompt_tokens) ?? reportedCount(w.input_tokens);
-  const output = reportedCount(w.completion_tokens) ?? reportedCount(w.output_tokens);
+  const count = (v: unknown): number | null => {
+    const n = reportedCount(v);
+    return partial && n === INVALID_COUNT ? null : n;
+  };
+  let input = count(w.prompt_tokens) ?? count(w.input_tokens);
+  let output = count(w.completion_tokens) ?? count(w.output_tokens);
+  if (partial) {
+    if (input === null && output === null) return null;
+    input ??= 0;
+    output ??= 0;
+  }
   if (input === null || output === null || input === INVALID_COUNT || output === INVALID_COUNT) return null;
   const details = (w.prompt_tokens_details ?? w.input_tokens_details) as Record<string, unknown> | null | undefined;
-  const c = reportedCount(details?.cached_tokens);
-  const wr = reportedCount(details?.cache_write_tokens);
+  const c = count(details?.cached_tokens);
+  const wr = count(details?.cache_write_tokens);
   if (c === INVALID_COUNT || wr === INVALID_COUNT) return null;
   // each part at most what is left of the input figure they are counted in
   const cached = Math.min(input, c ?? 0);
@@ -72,11 +85,12 @@ function withServerTools(u: CallUsage | null, searches: number, calls: ToolCalls
  * Usage of a non-streamed Chat Completions or Responses body, or null: with its
  * web_search_call items ({@link webSearchCalls}) and its other fee-bearing built-in tool calls
  * (file_search_call, code_interpreter_call containers, image_generation_call: tool-fees.ts).
+ * `partial`: as {@link usageFromOpenAi}'s, for an estimate.
  */
-export function usageFromOpenAiBody(body: unknown): CallUsage | null {
+export function usageFromOpenAiBody(body: unknown, partial = false): CallUsage | null {
   if (body === null || typeof body !== 'object') return null;
   const output = (body as { output?: unknown }).output;
-  return withServerTools(usageFromOpenAi((body as { usage?: unknown }).usage), webSearchCalls(output), Array.isArray(output) ? toolCallsIn(output) : null);
+  return withServerTools(usageFromOpenAi((body as { usage?: unknown }).usage, partial), webSearchCalls(output), Array.isArray(output) ? toolCallsIn(output) : null);
 }
 
 /** A reader with the interface meter.ts drives (push bytes as they pass, then end()). */
@@ -108,6 +122,8 @@ interface ChatDelta {
 export class OpenAiStreamReader implements StreamReader {
   private readonly parser = new SseParser();
   private usage: CallUsage | null = null;
+  /** The figures of a usage object that did not give the whole usage (usageFromOpenAi `partial`), for the estimate. */
+  private partialUsage: CallUsage | null = null;
   private sawStart = false;
   private complete = false;
   private errored = false;
@@ -135,7 +151,7 @@ export class OpenAiStreamReader implements StreamReader {
   }
 
   state(): StreamUsageState {
-    const usage = this.usage ?? { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0 };
+    const usage = this.usage ?? this.partialUsage ?? { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0 };
     return {
       sawStart: this.sawStart,
       complete: this.complete && this.usage !== null,
@@ -155,7 +171,10 @@ export class OpenAiStreamReader implements StreamReader {
     if (usage) {
       this.usage = usage;
       this.textAtUsage = this.textBytes;
-    } else if (invalidOpenAiUsage(u)) this.invalidUsage = true;
+      return;
+    }
+    if (invalidOpenAiUsage(u)) this.invalidUsage = true;
+    this.partialUsage = usageFromOpenAi(u, true) ?? this.partialUsage;
   }
 
   private onEvent(event: string, data: string): void {

@@ -181,6 +181,9 @@ const RESPONSE_OPS: ReplyOps<Response> = {
  * position) and, while retries are left, the next attempt goes at once to a key this call has
  * not tried; with none left untried, to one that failed retryably before (after the usual
  * backoff); with none of those either, the 401/403 is the reply.
+ * An attempt that throws an error marked `mayBeBilled` (the provider had the whole request and
+ * gave no reply: upstream-http.ts UpstreamDroppedError) calls `opts.onMayBeBilled`, whatever
+ * comes after it: the call may cost money even when a later attempt gets none.
  * A client that goes away (`opts.signal` aborted) during a wait between attempts ends the wait
  * at once, and nothing more goes upstream: the last reply is returned as it came (the route
  * records that upstream error unbilled, not a hang-up mid-call charged an estimate: fresh-user
@@ -203,6 +206,7 @@ export async function withRetries<R = Response>(
     ops?: ReplyOps<R>;
     onKeyRefused?: (refusal: KeyRefusal) => void;
     keyRefused?: (res: R) => boolean;
+    onMayBeBilled?: () => void;
   } = {},
 ): Promise<{ response: R; calls: number }> {
   const ops = opts.ops ?? (RESPONSE_OPS as unknown as ReplyOps<R>);
@@ -237,6 +241,7 @@ export async function withRetries<R = Response>(
     try {
       res = await attempt(position === null ? '' : keys.keyAt(position));
     } catch (err) {
+      if ((err as { mayBeBilled?: unknown } | null)?.mayBeBilled === true) opts.onMayBeBilled?.();
       // An error marked `noRetry` (upstream-http.ts ReplyTooLargeError of a 2xx: the provider
       // did the work and billed it; another call would bill it again) ends the retries at once.
       if (opts.signal?.aborted || (err as { noRetry?: unknown } | null)?.noRetry === true) throw err;

@@ -106,10 +106,11 @@ export function logKeyRefused(ctx: CallContext): (refusal: KeyRefusal) => void {
 /**
  * The options of retry.ts withRetries for one call of `ctx` to a provider: `signal`, the
  * gateway's replies ({@link REPLY_OPS}), a refused key ({@link gatewayKeyRefusal}: skipped by the
- * ring, the call failing over to another key) logged by {@link logKeyRefused}.
+ * ring, the call failing over to another key) logged by {@link logKeyRefused}, and an attempt
+ * the provider may have billed without replying noted on `ctx` (meter.ts `unansweredAttempt`).
  */
 export function upstreamRetryOptions(ctx: CallContext, signal?: CallSignal) {
-  return { signal, ops: REPLY_OPS, keyRefused: (r: Reply) => gatewayKeyRefusal(r) !== null, onKeyRefused: logKeyRefused(ctx) };
+  return { signal, ops: REPLY_OPS, keyRefused: (r: Reply) => gatewayKeyRefusal(r) !== null, onKeyRefused: logKeyRefused(ctx), onMayBeBilled: () => void (ctx.unansweredAttempt = true) };
 }
 
 /**

@@ -81,7 +81,8 @@ export async function recordUpstreamFailure(ctx: CallContext, err: unknown, sign
   await recordUnreachable(ctx, sent);
   if (cut === 'shutting_down') return { status: 503, message: 'the Flotilla server is stopping: this call was cut before its reply and charged an estimate of what the provider may bill; try again', retry: true, retryAfterS: 5 };
   if (cut === 'job_ended') return { status: 502, message: "this call was cut before its reply: its job's attempt ended (cancelled, lost, finished or retried), and its token no longer authenticates" };
-  return { status: 502, message: unreachableMessage(ctx.provider, err, gone) };
+  const charged = ctx.unansweredAttempt === true ? '; an earlier attempt closed after the request was sent, before a reply, so the call was charged an estimate' : '';
+  return { status: 502, message: unreachableMessage(ctx.provider, err, gone) + charged };
 }
 
 /**

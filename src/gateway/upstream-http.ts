@@ -181,6 +181,8 @@ export class ReplyBrokenError extends Error {
  * so is charged an estimate, marked as one (upstream-failure.ts), not $0: its usage cannot be known.
  */
 export class UpstreamDroppedError extends Error {
+  /** The provider had the whole request and may bill it (retry.ts withRetries `onMayBeBilled`). */
+  readonly mayBeBilled = true;
   constructor(
     /** The socket's error message. */
     readonly reason: string,

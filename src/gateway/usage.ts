@@ -177,15 +177,21 @@ class Figures {
  * figures, or any figure in it is not a possible count ({@link reportedCount}). Web searches:
  * `usage.server_tool_use.web_search_requests`, else the `server_tool_use` web_search blocks of
  * `content` ({@link webSearchBlocks}).
+ * `partial`: for the estimate of a call whose usage is not known ({@link estimateUsage}), the
+ * possible figures the body does report (the others 0), or null when it reports none: a reply
+ * giving its input but no output figure is charged that input, not a guess from the request's
+ * size (fresh-tester finding: 1,000 reported input tokens charged as 25).
  */
-export function usageFromMessage(body: unknown): CallUsage | null {
+export function usageFromMessage(body: unknown, partial = false): CallUsage | null {
   if (body === null || typeof body !== 'object') return null;
   const u = (body as { usage?: unknown }).usage;
   if (u === null || typeof u !== 'object') return null;
   const f = new Figures();
   f.apply(u);
+  const searches = () => (f.webSearch === null ? webSearchBlocks((body as { content?: unknown }).content) : 0);
+  if (partial) return f.input === null && f.output === null && f.cacheRead === null && f.cacheWrite === null ? null : f.toUsage(searches());
   if (f.invalid || f.input === null || f.output === null) return null;
-  return f.toUsage(f.webSearch === null ? webSearchBlocks((body as { content?: unknown }).content) : 0);
+  return f.toUsage(searches());
 }
 
 /**
