@@ -153,6 +153,23 @@ describe('costs and models: unknown job, unknown subcommand', () => {
     expect(JSON.parse(json.err)).toEqual({ error: { code: 'not_found', status: 404, field: 'root', message: '--root 999: no job 999 (flotilla jobs lists them)' } });
   });
 
+  it('costs over $9.007M (2^53 n$): the table and --json work, the µ$ total exact, costNanos left out (fresh-tester finding: exit 1, "is it the Flotilla control plane?")', async () => {
+    const job = await plane.client.createJob({ agent: 'sleeper', input: {}, budgetUsd: 1, labels: { pool: 'nowhere' } });
+    const row = { jobId: job.id, attempt: 1, provider: 'anthropic', model: 'claude-sonnet-4-5', api: 'anthropic-messages', streamed: false, httpStatus: 200, inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0, usageKnown: true, runnerId: null, startedAt: Date.now(), durationMs: 1 };
+    await plane.store.recordModelCall({ ...row, costMicros: 5_000_000_000_000, costNanos: 5_000_000_000_000_000 });
+    await plane.store.recordModelCall({ ...row, costMicros: 5_000_000_000_001, costNanos: 5_000_000_000_000_601 });
+    const text = await cli(['costs', '--root', String(job.id), ...at()]);
+    expect([text.code, text.err]).toEqual([0, '']);
+    expect(text.out).toContain('10000000.000001');
+    const json = await cli(['costs', '--root', String(job.id), '--json', ...at()]);
+    expect(json.code, json.err).toBe(0);
+    const body = JSON.parse(json.out) as { total: Record<string, unknown>; rows: Array<Record<string, unknown>> };
+    expect(body.total).toMatchObject({ calls: 2, costMicros: 10_000_000_000_001 });
+    expect(body.total).not.toHaveProperty('costNanos');
+    expect(body.rows[0]).not.toHaveProperty('costNanos');
+    await plane.client.cancelJob(job.id);
+  });
+
   it('models bogus: unknown command listing the models commands, exit 2 (text and --json)', async () => {
     const text = await cli(['models', 'bogus', ...at()]);
     expect(text.code).toBe(2);

@@ -106,7 +106,11 @@ export const CostRow = z.object({
   cacheReadTokens: z.number().int().nonnegative(),
   cacheWriteTokens: z.number().int().nonnegative(),
   costMicros: z.number().int().nonnegative(),
-  costNanos: z.number().int().nonnegative(),
+  /**
+   * The exact sum in nano-dollars; absent when past Number.MAX_SAFE_INTEGER (2^53 − 1 n$, about
+   * $9.007M), which a JSON number cannot carry exactly (costMicros can, to about $9 billion).
+   */
+  costNanos: z.number().int().nonnegative().optional(),
 });
 export type CostRow = z.infer<typeof CostRow>;
 
@@ -126,9 +130,20 @@ export type CostRollup = z.infer<typeof CostRollup>;
 export const SINCE_RULE = 'like 30m, 12h, 7d, 2w (1 to 6 digits) or an ISO-8601 date (e.g. 2026-11-01), not before 1970';
 
 /**
+ * An ISO-8601 date, or date and time (`T` or one space between; seconds and a fraction
+ * optional) with an optional offset (`Z`, `+02:00`): RFC 3339's profile, the space and a
+ * missing offset allowed. Nothing else: Date.parse also takes `2026-12-07 PST` or
+ * `2026-12-07 (hello)` (fresh-tester finding).
+ */
+const ISO_SINCE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})?)?$/i;
+
+/**
  * A `since` window: `<n>m|h|d|w` back from now, n 1..999999 (e.g. `7d`, `12h`), or an ISO-8601
- * date/time; never before 1970-01-01 (epoch 0: `100000w` reached back to 1917 and was shown as
- * 1970, fresh-tester finding).
+ * date/time ({@link ISO_SINCE}), in UTC unless it gives an offset — a date alone is 00:00 UTC,
+ * and a time without an offset is UTC too, whatever the time zone of the process that reads
+ * it (it was the server's: two replicas read one window two ways, fresh-tester finding), as the
+ * rollups' days are UTC days; never before 1970-01-01 (epoch 0: `100000w` reached back to 1917
+ * and was shown as 1970, fresh-tester finding).
  * @returns epoch ms, or null when the text is neither (`0d`, a window of nothing, included; a
  *   day its month does not have, such as `2026-02-30`, which Date.parse moves into March; and
  *   text with spaces around it, as every number and id the CLI and API take: `'7d '` was read
@@ -143,12 +158,14 @@ export function parseSince(text: string, now: number): number | null {
     const t = now - Number(m[1]) * unit;
     return t >= 0 ? t : null;
   }
-  const ymd = /^(\d{4})-(\d{2})-(\d{2})/.exec(text);
-  if (!ymd) return null;
+  const iso = ISO_SINCE.exec(text);
+  if (!iso) return null;
   // a day the month does not have: Date.parse rolls 2026-02-30 over to March 2 (fresh-user finding)
-  const [y, mo, d] = [Number(ymd[1]), Number(ymd[2]), Number(ymd[3])];
+  const [y, mo, d] = [Number(iso[1]), Number(iso[2]), Number(iso[3])];
   if (mo < 1 || mo > 12 || d < 1 || d > new Date(Date.UTC(y, mo, 0)).getUTCDate()) return null;
-  const t = Date.parse(text);
+  const [hh = '00', mi = '00', ss = '00', frac = '', zone = 'Z'] = iso.slice(4);
+  if (Number(hh) > 23 || Number(mi) > 59 || Number(ss) > 59) return null;
+  const t = Date.parse(`${iso[1]}-${iso[2]}-${iso[3]}T${hh}:${mi}:${ss}${frac.slice(0, 4)}${zone.toUpperCase()}`);
   return Number.isFinite(t) && t >= 0 ? t : null;
 }
 

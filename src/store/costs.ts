@@ -11,7 +11,8 @@ const DAY_MS = 86_400_000;
  * agent name; `runner` → the runner id at call time (`none` when the job had none); `day` →
  * the UTC date `YYYY-MM-DD`; `task` → the task whose turn the call's tree is (0016
  * `task_turns`, by its root job; `none` for trees that are no task's turn). Rows are ordered
- * by cost descending, then key. One query.
+ * by cost descending, then key; days newest first. `costNanos` is left out of a row whose sum
+ * is past Number.MAX_SAFE_INTEGER ({@link exactCount}). One query.
  * @throws Error when since/until are not integers or `by` is unknown.
  */
 export async function costRollup(c: StoreCtx, q: { by: CostGroup; since: number; until?: number; rootId?: number }): Promise<CostRollupRow[]> {
@@ -66,7 +67,7 @@ export async function costRollup(c: StoreCtx, q: { by: CostGroup; since: number;
     if (q.by === 'day') key = new Date(num(k) * DAY_MS).toISOString().slice(0, 10);
     else if (k === null || k === undefined) key = 'none';
     else key = String(k);
-    return {
+    const row: CostRollupRow = {
       key,
       calls: num(r.calls),
       refusedCalls: num(r.refused),
@@ -76,11 +77,27 @@ export async function costRollup(c: StoreCtx, q: { by: CostGroup; since: number;
       cacheReadTokens: num(r.cacheRead),
       cacheWriteTokens: num(r.cacheWrite),
       costMicros: num(r.cost),
-      costNanos: num(r.nanos),
     };
+    const nanos = exactCount(r.nanos);
+    if (nanos !== null) row.costNanos = nanos;
+    return row;
   });
+  // days newest first, in date order (by cost they read 12-06, 12-04, 12-05: fresh-tester finding)
+  if (q.by === 'day') return out.sort((a, b) => byKey(b.key, a.key));
   // ties by key, numerically when both are ids (job 2 before job 10, not "10" before "2": fresh-tester finding)
   return out.sort((a, b) => b.costMicros - a.costMicros || byKey(a.key, b.key));
+}
+
+/**
+ * A sum the driver returned (a number from SQLite; a numeric's text, or a bigint, from
+ * PostgreSQL) as a number when it is one exactly, else null: past Number.MAX_SAFE_INTEGER a JS
+ * number rounds (a nano-dollar sum past ~$9.007M came back 1 n$ off, and a schema refusing it
+ * broke every rollup over such a window: fresh-tester finding).
+ */
+function exactCount(v: unknown): number | null {
+  if (typeof v === 'number') return Number.isSafeInteger(v) ? v : null;
+  const big = typeof v === 'bigint' ? v : /^\d+$/.test(String(v)) ? BigInt(String(v)) : null;
+  return big !== null && big <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(big) : null;
 }
 
 /** Keys in order: two whole numbers (ids) by value, else as text. */

@@ -220,5 +220,6 @@ export interface CostRollupRow {
   cacheReadTokens: number;
   cacheWriteTokens: number;
   costMicros: number;
-  costNanos: number;
+  /** The exact sum, n$; absent past Number.MAX_SAFE_INTEGER (about $9.007M), which a JS number cannot hold exactly. */
+  costNanos?: number;
 }

@@ -16,7 +16,8 @@ function sinceArg(text: string): string {
 /**
  * `flotilla costs [--by job|tree|agent|runner|day|task] [--since 7d] [--root JOB] [--json]`: the
  * gateway ledger's model calls, tokens and dollars per group (env FLOTILLA_COSTS_BY,
- * FLOTILLA_COSTS_SINCE, FLOTILLA_COSTS_ROOT), biggest first, with a total line. `--by runner`
+ * FLOTILLA_COSTS_SINCE, FLOTILLA_COSTS_ROOT), biggest first (`--by day`: UTC days, newest
+ * first), with a total line. `--since` dates and times are UTC unless they give an offset. `--by runner`
  * shows each runner as `name (id)`. An unknown `--root` job: exit 1, `--json` code `not_found`, status 404, field `root`.
  */
 export function registerCosts(program: Command, ctx: CliContext): void {
@@ -25,7 +26,7 @@ export function registerCosts(program: Command, ctx: CliContext): void {
     .command('costs')
     .description('model calls, tokens and dollars per job, tree, agent, runner, day or task')
     .addOption(new Option('--by <group>', 'group by').choices(CostGroup.options).default('agent').env('FLOTILLA_COSTS_BY'))
-    .addOption(new Option('--since <when>', 'window: 30m, 12h, 7d, 2w or an ISO date').default('30d').env('FLOTILLA_COSTS_SINCE').argParser(sinceArg))
+    .addOption(new Option('--since <when>', 'window: 30m, 12h, 7d, 2w, or an ISO-8601 date or date-time, UTC unless it gives an offset (2026-11-01, 2026-11-01T09:00+02:00)').default('30d').env('FLOTILLA_COSTS_SINCE').argParser(sinceArg))
     .addOption(new Option('--root <job>', 'only this job tree').argParser(parseJobId).env('FLOTILLA_COSTS_ROOT'));
   addClientOptions(cmd).action(async (opts: ClientOptions & { by: CostGroup; since: string; root?: number }, self: Command) => {
     const client = await clientFrom(opts);

@@ -50,8 +50,13 @@ export function mountCosts(app: Hono<AppEnv>, ctx: ServerContext): void {
         if (t) r.name = t.title || t.keys[0] || t.agent;
       }
     }
-    const total = { calls: 0, refusedCalls: 0, estimatedCalls: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costMicros: 0, costNanos: 0 };
-    for (const r of rows) for (const k of Object.keys(total) as (keyof typeof total)[]) total[k] += r[k];
+    const total: CostRollup['total'] = { calls: 0, refusedCalls: 0, estimatedCalls: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costMicros: 0 };
+    const summed = ['calls', 'refusedCalls', 'estimatedCalls', 'inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens', 'costMicros'] as const;
+    for (const r of rows) for (const k of summed) total[k] += r[k];
+    // the exact sum only while a JSON number carries it exactly (protocol CostRow.costNanos)
+    let nanos: number | null = 0;
+    for (const r of rows) nanos = nanos === null || r.costNanos === undefined ? null : nanos + r.costNanos;
+    if (nanos !== null && Number.isSafeInteger(nanos)) total.costNanos = nanos;
     const body: CostRollup = { by: by.data, since: new Date(Math.max(0, since)).toISOString(), rows, total };
     return c.json(body);
   });

@@ -135,6 +135,20 @@ export function budgetTests(h: Harness): void {
     expect((await s.costRollup({ by: 'job', since: T - 1 })).map((r) => r.key)).toEqual(ids.map(String));
   });
 
+  it('costs: a nano-dollar sum past 2^53 − 1 (~$9.007M) is left out, never rounded; the µ$ sum stays exact', async () => {
+    const s = await h.open();
+    const job = await newJob(s, { agent: 'big-spender' });
+    // $5M and $5M + 1 n$ (odd): their sum, 10,000,000,000,000,001 n$, is past what a double holds exactly
+    await s.recordModelCall(call(job.id, { costMicros: 5_000_000_000_000, costNanos: 5_000_000_000_000_000, startedAt: T }));
+    await s.recordModelCall(call(job.id, { costMicros: 5_000_000_000_000, costNanos: 5_000_000_000_000_001, startedAt: T + 1 }));
+    const [row] = await s.costRollup({ by: 'agent', since: T - 1, rootId: job.id });
+    expect(row).toMatchObject({ key: 'big-spender', calls: 2, costMicros: 10_000_000_000_000 });
+    expect(row).not.toHaveProperty('costNanos');
+    // one of them alone is still exact
+    const [first] = await s.costRollup({ by: 'agent', since: T - 1, until: T + 1, rootId: job.id });
+    expect(first).toMatchObject({ costMicros: 5_000_000_000_000, costNanos: 5_000_000_000_000_000 });
+  });
+
   it('costs: rollups per job, tree, agent, runner, UTC day and task, within [since, until)', async () => {
     const s = await h.open();
     const runner = await newRunner(s);
@@ -147,7 +161,7 @@ export function budgetTests(h: Harness): void {
     await s.recordModelCall(call(child.id, { inputTokens: 20, outputTokens: 2, costMicros: 200, runnerId: runner.id, startedAt: day0 + DAY + 5 }));
     await s.recordModelCall(call(other.id, { inputTokens: 40, costMicros: 400, startedAt: day0 + DAY + 6, usageKnown: false }));
     await s.recordModelCall(call(other.id, { costMicros: 0, startedAt: day0 + DAY + 7, refused: 'budget', httpStatus: 402 }));
-    await s.recordModelCall(call(other.id, { inputTokens: 1, costMicros: 7, startedAt: day0 - 1 })); // before `since`
+    await s.recordModelCall(call(other.id, { inputTokens: 1, costMicros: 700, startedAt: day0 - 1 })); // before `since`; the dearest day
     const since = day0;
     const byAgent = await s.costRollup({ by: 'agent', since });
     expect(byAgent.map((r) => [r.key, r.calls, r.costMicros, r.inputTokens])).toEqual([
@@ -160,11 +174,12 @@ export function budgetTests(h: Harness): void {
     expect(byTree.map((r) => [r.key, r.costMicros])).toEqual([[String(other.id), 400], [String(root.id), 300]]);
     const byRunner = await s.costRollup({ by: 'runner', since });
     expect(byRunner.map((r) => [r.key, r.costMicros])).toEqual([['none', 400], [String(runner.id), 300]]);
+    // days newest first, whatever they cost (the 14th cost most)
     const byDay = await s.costRollup({ by: 'day', since: day0 - DAY });
     expect(byDay.map((r) => [r.key, r.calls, r.costMicros])).toEqual([
       ['2027-01-16', 3, 600],
       ['2027-01-15', 1, 100],
-      ['2027-01-14', 1, 7],
+      ['2027-01-14', 1, 700],
     ]);
     const byJob = await s.costRollup({ by: 'job', since, until: day0 + DAY });
     expect(byJob.map((r) => [r.key, r.costMicros])).toEqual([[String(root.id), 100]]);
