@@ -4,12 +4,13 @@ import { silentLogger, type Logger } from '../core/log.js';
 import { CallAuth } from './call-auth.js';
 import { KeyMask } from './key-mask.js';
 import type { JobRow, Store } from '../store/types.js';
-import { MAX_REQUEST_BYTES, type GatewayConfig } from './config.js';
+import { MAX_REQUEST_BYTES, openAiUpstreamOf, type GatewayConfig } from './config.js';
 import { internalError, methodNotAllowed, noSuchEndpoint, shuttingDown } from './errors.js';
 import { anthropicRoutes } from './anthropic-routes.js';
 import { openAiRoutes } from './openai-routes.js';
 import { isModelsPath, serveModels } from './list-models.js';
 import { ModelDirectory } from './model-directory.js';
+import { UpstreamModels } from './upstream-models.js';
 import type { GatewayRequest, Reply } from './reply.js';
 import { nodeHandler } from './node-adapter.js';
 import { abortJobCalls, liveCallJobs, abortStoreCalls } from './live-calls.js';
@@ -168,6 +169,9 @@ export function createGateway(opts: GatewayOptions): Gateway {
   // Every configured key of every provider is masked in what reaches a job (key-mask.ts).
   const mask = new KeyMask([config.anthropicApiKey ?? '', ...(config.openai?.apiKeys ?? []), ...(config.openaiSecond?.apiKeys ?? [])]);
   const directory = opts.directory ?? new ModelDirectory(store, config.modelProviders, config.prices);
+  // what an OpenAI-compatible upstream lists itself, for GET /v1/models (upstream-models.ts)
+  const compatible = openAiUpstreamOf(config, 'openai-compatible');
+  const upstreamModels = compatible ? new UpstreamModels(compatible, log) : null;
   // Job tokens: looked up once per call (before the body on the node path), rejections logged throttled.
   const callAuth = new CallAuth(store);
 
@@ -207,7 +211,7 @@ export function createGateway(opts: GatewayOptions): Gateway {
   const handle = async (req: GatewayRequest): Promise<Reply> => {
     const route = req.method === 'POST' ? routes[req.path] : undefined;
     if (!route) {
-      if (isModelsPath(req.method, req.path)) return mask.reply(await serveModels(req, { directory, config, callAuth, log }));
+      if (isModelsPath(req.method, req.path)) return mask.reply(await serveModels(req, { directory, config, callAuth, log, ...(upstreamModels ? { upstreamModels } : {}) }));
       return Object.hasOwn(routes, req.path) ? methodNotAllowed(req.method, req.path) : noSuchEndpoint(req.method, req.path, req.headers);
     }
     if (draining) return shuttingDown(req.path);

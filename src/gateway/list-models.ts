@@ -4,7 +4,9 @@ import { messagesTokenOf, openaiTokenOf } from './call-auth.js';
 import { providerConfigured, type GatewayConfig, type ProviderName } from './config.js';
 import { anthropicError } from './errors.js';
 import { openaiError } from './openai-wire.js';
+import { modelNameProblem } from './request.js';
 import type { ModelDirectory } from './model-directory.js';
+import type { UpstreamModels } from './upstream-models.js';
 import { jsonReply, queryOf, type GatewayRequest, type Reply } from './reply.js';
 
 /** What the models routes need: the directory (routes and prices), the configuration (which providers have a key or URL) and the job-token check. */
@@ -13,6 +15,8 @@ export interface ListModelsDeps {
   config: GatewayConfig;
   callAuth: CallAuth;
   log: Logger;
+  /** The ids the OpenAI-compatible upstream lists (upstream-models.ts), when one is configured. */
+  upstreamModels?: UpstreamModels;
 }
 
 /** Anthropic's List Models `limit`: default and bounds (its documented 1..1000, default 20). */
@@ -37,7 +41,11 @@ export function isModelsPath(method: string, path: string): boolean {
  * flotilla.yaml's and the API's prices, and route patterns without `*`: ModelDirectory
  * knownModels), a route sends it to a provider that speaks that format, and this server has
  * that provider's key or URL: the calls it would refuse (`unknown_model`, `wrong_format`,
- * `provider_not_configured`) are not offered. Sorted by id; no release dates are kept, so
+ * `provider_not_configured`) are not offered. The OpenAI listing adds the models an
+ * OpenAI-compatible upstream lists itself that a call would be routed to it (`upstreamModels`,
+ * upstream-models.ts). One model (`/v1/models/{id}`) is found by the
+ * same rule, its provider resolved from the routes (a name only a pattern such as `qwen*`
+ * matches, which no listing can hold, included). Sorted by id; no release dates are kept, so
  * `created_at` / `created` is the price table's version date.
  *
  * Shapes (the providers' documented List/Retrieve Model responses):
@@ -64,7 +72,8 @@ export async function serveModels(req: GatewayRequest, d: ListModelsDeps): Promi
   const format = anthropic ? 'anthropic' : 'openai';
   const fallback = anthropic ? d.config.provider : (d.config.openai?.provider ?? 'scripted');
   const known = await d.directory.knownModels(fallback);
-  const offered = known.models.filter((m) => SPEAKS[format].includes(m.provider) && providerConfigured(d.config, m.provider));
+  let offered = known.models.filter((m) => SPEAKS[format].includes(m.provider) && providerConfigured(d.config, m.provider));
+  if (!anthropic && req.path === '/v1/models' && d.upstreamModels) offered = await withUpstreamModels(offered, d.upstreamModels, d.directory, fallback);
   const day = /^\d{4}-\d{2}-\d{2}$/.test(known.version) ? known.version : '1970-01-01';
   const createdAt = `${day}T00:00:00Z`;
   const created = Math.floor(Date.parse(createdAt) / 1000);
@@ -78,8 +87,11 @@ export async function serveModels(req: GatewayRequest, d: ListModelsDeps): Promi
     } catch {
       id = req.path.slice('/v1/models/'.length);
     }
-    const found = offered.find((m) => m.id === id);
-    if (found) return jsonReply(200, view(found));
+    // a name the listing cannot hold (a route pattern's `*` matches it: `qwen*`) is offered
+    // when a call naming it would be routed (fresh-tester finding: a 404 "no route sends it"
+    // for a model whose calls went through)
+    const provider = offered.find((m) => m.id === id)?.provider ?? (await d.directory.providerFor(id, fallback));
+    if (modelNameProblem(id) === null && provider !== null && SPEAKS[format].includes(provider) && providerConfigured(d.config, provider)) return jsonReply(200, view({ id, provider }));
     const message = `model ${JSON.stringify(id)} is not offered by this gateway: no route sends it to a configured provider of the ${anthropic ? 'Messages' : 'OpenAI'} format (see flotilla models list)`;
     return anthropic ? anthropicError(404, 'not_found_error', message, { retry: false }) : openaiError(404, 'invalid_request_error', message, 'model_not_found', 'model');
   }
@@ -89,6 +101,22 @@ export async function serveModels(req: GatewayRequest, d: ListModelsDeps): Promi
   if ('error' in page) return anthropicError(400, 'invalid_request_error', page.error, { retry: false });
   const data = offered.slice(page.from, page.to).map(view);
   return jsonReply(200, { data, has_more: page.hasMore, first_id: data[0]?.id ?? null, last_id: data[data.length - 1]?.id ?? null });
+}
+
+/**
+ * `offered` with the ids the OpenAI-compatible upstream lists that a call would send to it
+ * (the routes resolve them to `openai-compatible`: a local server's own names, which no price
+ * table holds), each once, in id order.
+ */
+async function withUpstreamModels(offered: Array<{ id: string; provider: ProviderName }>, upstream: UpstreamModels, directory: ModelDirectory, fallback: ProviderName): Promise<Array<{ id: string; provider: ProviderName }>> {
+  const have = new Set(offered.map((m) => m.id));
+  const more: Array<{ id: string; provider: ProviderName }> = [];
+  for (const id of await upstream.ids()) {
+    if (have.has(id) || (await directory.providerFor(id, fallback)) !== 'openai-compatible') continue;
+    more.push({ id, provider: 'openai-compatible' });
+  }
+  if (more.length === 0) return offered;
+  return [...offered, ...more].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
 }
 
 /**
