@@ -88,7 +88,8 @@ export function CostsPage() {
   const series = useApi(() => loadSeries(days, by, names ?? new Map()), [days, by, names?.size ?? 0], 30_000);
   const trees = useApi(loadRunningTrees, [], 10_000);
   const r = rollups.data;
-  const rows = (d: Group) => (r ? r[d].rows.map((x) => ({ key: x.key, label: keyLabel(d, x.key, r.runnerNames, x.name), cost: x.costMicros, calls: x.calls - x.refusedCalls, refused: x.refusedCalls, estimated: x.estimatedCalls })) : []);
+  // null until loaded: a rollup that failed to load is not "No spend." (a fresh tester saw both beside the error)
+  const rows = (d: Group) => (r ? r[d].rows.map((x) => ({ key: x.key, label: keyLabel(d, x.key, r.runnerNames, x.name), cost: x.costMicros, calls: x.calls - x.refusedCalls, refused: x.refusedCalls, estimated: x.estimatedCalls })) : null);
   return (
     <section>
       <div className="bar">
@@ -122,8 +123,8 @@ export function CostsPage() {
       <div className="job-grid">
         <Table title="By agent" rows={rows('agent')} testid="by-agent" />
         <Table title="By runner" rows={rows('runner')} testid="by-runner" />
-        <Table title="Top trees" rows={rows('tree').slice(0, 10)} testid="top-trees" link={(k) => `/jobs/${k}`} />
-        <Table title="Top tasks" rows={rows('task').slice(0, 10)} testid="top-tasks" link={(k) => `/tasks/${k}`} />
+        <Table title="Top trees" rows={rows('tree')?.slice(0, 10) ?? null} testid="top-trees" link={(k) => `/jobs/${k}`} />
+        <Table title="Top tasks" rows={rows('task')?.slice(0, 10) ?? null} testid="top-tasks" link={(k) => `/tasks/${k}`} />
       </div>
       <div className="card">
         <h3>Running trees</h3>
@@ -143,11 +144,13 @@ export function CostsPage() {
   );
 }
 
-function Table({ title, rows, testid, link }: { title: string; rows: Array<{ key: string; label: string; cost: number; calls: number; refused: number; estimated: number }>; testid: string; link?: (key: string) => string }) {
+function Table({ title, rows: loaded, testid, link }: { title: string; rows: Array<{ key: string; label: string; cost: number; calls: number; refused: number; estimated: number }> | null; testid: string; link?: (key: string) => string }) {
+  const rows = loaded ?? [];
   return (
     <div className="card" data-testid={testid}>
       <h3>{title}</h3>
-      {rows.length === 0 && <p className="muted">No spend.</p>}
+      {loaded === null && <p className="muted">…</p>}
+      {loaded?.length === 0 && <p className="muted">No spend.</p>}
       <table>
         <tbody>
           {rows.map((x) => (
