@@ -102,6 +102,35 @@ describe('flotilla run / jobs show --tree over a job tree', () => {
     expect((await t.store.getJob(parentId))!.result).toEqual({ summary: 'done', children: [{ id: childId, agent: 'repo-upgrader', label: 'api', status: 'succeeded', endReason: null, branch: `flotilla/job-${childId}`, commit: 'abc1234', needsHuman: false, costMicros: 9000 }] });
   }, 60_000);
 
+  it('run says when a child pauses for budget, naming the top-up, and when it resumes (fresh-tester finding: only "still working")', async () => {
+    const repos = [{ repo: 'repos/web', toolchain: 'node', test_command: 'npm test', upgrade_command: 'npm i left-pad@2' }];
+    const run = flotilla(['run', 'migrator', JSON.stringify({ repos }), '--budget', '0.01']);
+    const pa = await r.next('job.assign', () => true, 20_000);
+    const parentId = pa.assignment.jobId;
+    r.send({ type: 'job.accepted', jobId: parentId, attempt: 1 });
+    const made = await t.api('/api/jobs', { token: pa.assignment.token, json: { agent: 'repo-upgrader', input: { repo: 'repos/web', test_command: 'npm test', upgrade_command: 'npm i left-pad@2' } } });
+    const childId = ((await made.json()) as Job).id;
+    const ca = await r.next('job.assign', (f) => f.assignment.jobId === childId, 20_000);
+    r.send({ type: 'job.accepted', jobId: childId, attempt: 1 });
+    // the child's call does not fit the tree's $0.01: 1,000 output tokens at $15 per million are $0.015
+    const refused = await fetch(`${t.url}/v1/messages`, { method: 'POST', headers: { 'x-api-key': ca.assignment.token, 'content-type': 'application/json', 'anthropic-version': '2023-06-01' }, body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 1000, messages: [{ role: 'user', content: 'go' }] }) });
+    expect(refused.status).toBe(402);
+    await waitFor('the run to say the child paused', () => run.out().includes(`repo-upgrader (job ${childId}) paused for budget: \`flotilla budget ${childId} --add USD\` from another shell resumes it`), 20_000);
+    // its harness exits on the refusal, as Claude Code does; the top-up then resumes it
+    send(childId, [{ type: 'job.finished', data: { status: 'failed', reason: 'budget', error: 'budget exhausted' } }]);
+    expect((await t.api(`/api/jobs/${childId}/budget`, { json: { addUsd: 1 } })).status).toBe(200);
+    await waitFor('the run to say the child resumed', () => run.out().includes(`repo-upgrader (job ${childId}) resumed`), 20_000);
+    await r.next('job.assign', (f) => f.assignment.jobId === childId && f.assignment.attempt === 2, 20_000);
+    r.send({ type: 'job.accepted', jobId: childId, attempt: 2 });
+    // cancel the tree; the runner confirms both ends
+    expect((await t.api(`/api/jobs/${parentId}/cancel`, { method: 'POST' })).status).toBe(200);
+    const at = () => new Date().toISOString();
+    r.send({ type: 'job.events', jobId: childId, attempt: 2, events: [{ rseq: 1, at: at(), type: 'job.finished', data: { status: 'cancelled' } }] });
+    send(parentId, [{ type: 'job.finished', data: { status: 'cancelled' } }]);
+    expect(await run.exit).toBe(1);
+    expect(run.out()).not.toContain('migrator (job'); // the root's own pause or end is not a child's line
+  }, 60_000);
+
   it('run --parent-token starts a child of that job on FLOTILLA_URL; a dead token is refused', async () => {
     const p = (await (await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'x' } } })).json()) as Job;
     const a = await r.next('job.assign', (f) => f.assignment.jobId === p.id, 20_000);

@@ -1,12 +1,13 @@
 import type { FlotillaClient } from '../client/index.js';
-import type { JobEvent } from '../protocol/index.js';
+import { TERMINAL_STATUSES, type JobEvent } from '../protocol/index.js';
 import { EventFormatter } from './format.js';
 
 /**
  * Follows the children a followed job starts (issue 6): on each `child.started` event of any
  * job it follows, it opens that child's event stream and prints the child's tool calls and
  * results prefixed by the child's agent name (`repo-upgrader → Bash {"command":"npm test"}`),
- * and follows grandchildren the same way. `stop()` closes every stream once the root ended.
+ * a line when it pauses for budget (naming the top-up command) and when it resumes, and
+ * follows grandchildren the same way. `stop()` closes every stream once the root ended.
  */
 export class TreeFollower {
   private readonly ac = new AbortController();
@@ -33,12 +34,20 @@ export class TreeFollower {
 
   private async follow(jobId: number, agent: string): Promise<void> {
     const fmt = new EventFormatter(agent);
+    let paused = false;
     try {
       for await (const ev of this.client.followEvents(jobId, { signal: this.ac.signal })) {
         this.onEvent(ev);
         if (ev.type === 'tool.call' || ev.type === 'tool.result' || ev.type === 'child.started') {
           const line = fmt.line(ev);
           if (line) this.print(line);
+        } else if (ev.type === 'status') {
+          // a child waiting for a top-up says so (fresh-tester finding: the attached run of a tree
+          // whose six children had paused said only "still working")
+          const was = paused;
+          paused = ev.data.status === 'paused';
+          if (paused && !was) this.print(`${agent} (job ${jobId}) paused for budget: \`flotilla budget ${jobId} --add USD\` from another shell resumes it (\`flotilla budget ${jobId}\` says how much)`);
+          else if (was && !paused && !TERMINAL_STATUSES.includes(ev.data.status) && ev.data.status !== 'cancelling') this.print(`${agent} (job ${jobId}) resumed`);
         }
       }
     } catch {
