@@ -55,7 +55,10 @@ async function loadSeries(days: number, by: Dimension, runnerNames: Map<string, 
 }
 
 /** Root jobs of trees still at work (a job queued, assigned, running, paused or cancelling) with their tree budgets, newest 20. */
-async function loadRunningTrees(): Promise<Array<{ job: Job; spent: number; reserved: number; limit: number }>> {
+/** Paused jobs a Running trees row names before "+N more". */
+const PAUSED_SHOWN = 5;
+
+async function loadRunningTrees(): Promise<Array<{ job: Job; spent: number; reserved: number; limit: number; paused: number[] }>> {
   const pages = await Promise.all(ACTIVE.map((status) => client.listJobs({ status, limit: 200 })));
   const roots = new Set<number>();
   for (const p of pages) for (const j of p.jobs) roots.add(j.rootId);
@@ -63,7 +66,8 @@ async function loadRunningTrees(): Promise<Array<{ job: Job; spent: number; rese
   return Promise.all(
     ids.map(async (id) => {
       const [job, b] = await Promise.all([client.getJob(id), client.getBudget(id)]);
-      return { job, spent: b.budget.spentMicros, reserved: b.budget.reservedMicros, limit: b.budget.limitMicros };
+      // the tree's other jobs waiting for a top-up (the budget view's pausedJobs): where a lead looks for trees that need money
+      return { job, spent: b.budget.spentMicros, reserved: b.budget.reservedMicros, limit: b.budget.limitMicros, paused: b.pausedJobs };
     }),
   );
 }
@@ -136,6 +140,19 @@ export function CostsPage() {
               #{t.job.id} {t.job.agent}
             </Link>{' '}
             <span className="muted">{t.job.status}</span>
+            {t.paused.length > 0 && (
+              <span className="muted" data-testid={`tree-${t.job.id}-paused`}>
+                {' · '}
+                {t.paused.length} paused for budget:{' '}
+                {t.paused.slice(0, PAUSED_SHOWN).map((id, i) => (
+                  <span key={id}>
+                    {i > 0 && ', '}
+                    <Link to={`/jobs/${id}`}>#{id}</Link>
+                  </span>
+                ))}
+                {t.paused.length > PAUSED_SHOWN && ` +${t.paused.length - PAUSED_SHOWN} more`}
+              </span>
+            )}
             <BudgetBar spent={t.spent} reserved={t.reserved} limit={t.limit} />
           </div>
         ))}
