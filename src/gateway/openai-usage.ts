@@ -25,10 +25,7 @@ import { INVALID_COUNT, reportedCount, type CallUsage, type StreamUsageState } f
 export function usageFromOpenAi(u: unknown, partial = false): CallUsage | null {
   if (u === null || typeof u !== 'object') return null;
   const w = u as Record<string, unknown>;
-  const count = (v: unknown): number | null => {
-    const n = reportedCount(v);
-    return partial && n === INVALID_COUNT ? null : n;
-  };
+  const count = partial ? possibleCount : reportedCount;
   let input = count(w.prompt_tokens) ?? count(w.input_tokens);
   let output = count(w.completion_tokens) ?? count(w.output_tokens);
   if (partial) {
@@ -45,6 +42,12 @@ export function usageFromOpenAi(u: unknown, partial = false): CallUsage | null {
   const cached = Math.min(input, c ?? 0);
   const written = Math.min(input - cached, wr ?? 0);
   return { inputTokens: input - cached - written, outputTokens: output, cacheReadTokens: cached, cacheWriteTokens: written, cacheWrite1hTokens: 0 };
+}
+
+/** usage.ts reportedCount, with a figure that is not a possible count taken as absent. */
+function possibleCount(v: unknown): number | null {
+  const n = reportedCount(v);
+  return n === INVALID_COUNT ? null : n;
 }
 
 /** True when `u` is a usage object that gives some figure {@link usageFromOpenAi} cannot take as real. */

@@ -188,10 +188,8 @@ export function usageFromMessage(body: unknown, partial = false): CallUsage | nu
   if (u === null || typeof u !== 'object') return null;
   const f = new Figures();
   f.apply(u);
-  const searches = () => (f.webSearch === null ? webSearchBlocks((body as { content?: unknown }).content) : 0);
-  if (partial) return f.input === null && f.output === null && f.cacheRead === null && f.cacheWrite === null ? null : f.toUsage(searches());
-  if (f.invalid || f.input === null || f.output === null) return null;
-  return f.toUsage(searches());
+  if (partial ? f.input === null && f.output === null && f.cacheRead === null && f.cacheWrite === null : f.invalid || f.input === null || f.output === null) return null;
+  return f.toUsage(f.webSearch === null ? webSearchBlocks((body as { content?: unknown }).content) : 0);
 }
 
 /**
