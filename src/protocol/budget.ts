@@ -127,7 +127,7 @@ export type CostRollup = z.infer<typeof CostRollup>;
  * What a `since` window may be, in the words of the refusals (CLI `--since`, API `since`): the
  * rule of {@link parseSince}.
  */
-export const SINCE_RULE = 'like 30m, 12h, 7d, 2w (1 to 6 digits) or an ISO-8601 date (e.g. 2026-11-01), not before 1970';
+export const SINCE_RULE = 'like 30m, 12h, 7d, 2w (1 to 6 digits) or an ISO-8601 date or date-time, UTC unless it gives an offset (e.g. 2026-11-01, 2026-11-01T09:00+02:00), not before 1970';
 
 /**
  * An ISO-8601 date, or date and time (`T` or one space between; seconds and a fraction

@@ -25,11 +25,11 @@ describe('query parameters', () => {
   it.each([
     ['GET', '/api/costs?by=job&by=tree', 'by: given 2 times; give it once', 'by'],
     ['GET', '/api/costs?since=7d&since=1d&since=2d', 'since: given 3 times; give it once', 'since'],
-    ['GET', '/api/costs?since=7d%20', 'since: must be like 30m, 12h, 7d, 2w (1 to 6 digits) or an ISO-8601 date (e.g. 2026-11-01), not before 1970', 'since'],
+    ['GET', '/api/costs?since=7d%20', 'since: must be like 30m, 12h, 7d, 2w (1 to 6 digits) or an ISO-8601 date or date-time, UTC unless it gives an offset (e.g. 2026-11-01, 2026-11-01T09:00+02:00), not before 1970', 'since'],
     // past 1970 it was read as 1970 (fresh-tester finding); 7 digits were refused without saying why
-    ['GET', '/api/costs?since=100000w', 'since: must be like 30m, 12h, 7d, 2w (1 to 6 digits) or an ISO-8601 date (e.g. 2026-11-01), not before 1970', 'since'],
-    ['GET', '/api/costs?since=1969-12-31', 'since: must be like 30m, 12h, 7d, 2w (1 to 6 digits) or an ISO-8601 date (e.g. 2026-11-01), not before 1970', 'since'],
-    ['GET', '/api/costs?since=9999999d', 'since: must be like 30m, 12h, 7d, 2w (1 to 6 digits) or an ISO-8601 date (e.g. 2026-11-01), not before 1970', 'since'],
+    ['GET', '/api/costs?since=100000w', 'since: must be like 30m, 12h, 7d, 2w (1 to 6 digits) or an ISO-8601 date or date-time, UTC unless it gives an offset (e.g. 2026-11-01, 2026-11-01T09:00+02:00), not before 1970', 'since'],
+    ['GET', '/api/costs?since=1969-12-31', 'since: must be like 30m, 12h, 7d, 2w (1 to 6 digits) or an ISO-8601 date or date-time, UTC unless it gives an offset (e.g. 2026-11-01, 2026-11-01T09:00+02:00), not before 1970', 'since'],
+    ['GET', '/api/costs?since=9999999d', 'since: must be like 30m, 12h, 7d, 2w (1 to 6 digits) or an ISO-8601 date or date-time, UTC unless it gives an offset (e.g. 2026-11-01, 2026-11-01T09:00+02:00), not before 1970', 'since'],
     ['GET', '/api/costs?foo=bar', 'foo: unknown query parameter (this endpoint takes by, since, root)', 'foo'],
     ['GET', '/api/runners?labels=os=linux', 'labels: unknown query parameter (this endpoint takes label, role, status)', 'labels'],
     ['GET', '/api/runners?status=online&status=busy', 'status: given 2 times; give it once', 'status'],
