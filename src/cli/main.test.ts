@@ -141,7 +141,7 @@ describe('bad arguments: non-zero exit, the message names the problem', () => {
   it('bad server URL', () => fails(['jobs', '--server', 'localhost:8787', '--token', 't'], /--server: url "localhost:8787" must start with http/));
 
   it('costs --since a word: exit 2 like every other bad value (the server would refuse it)', () =>
-    fails(['costs', '--since', 'yesterday'], /^flotilla: option '--since <when>' argument 'yesterday' is invalid\. --since must be like 30m, 12h, 7d, 2w \(1 to 6 digits\) or an ISO-8601 date \(e\.g\. 2026-11-01\), not before 1970\n/));
+    fails(['costs', '--since', 'yesterday'], /^flotilla: option '--since <when>' argument 'yesterday' is invalid\. --since must be like 30m, 12h, 7d, 2w \(1 to 6 digits\) or an ISO-8601 date or date-time, UTC unless it gives an offset \(e\.g\. 2026-11-01, 2026-11-01T09:00\+02:00\), not before 1970\n/));
   it('FLOTILLA_COSTS_SINCE with a bad value names the variable', async () => {
     process.env.FLOTILLA_COSTS_SINCE = 'last week';
     await fails(['costs'], /^flotilla: option '--since <when>' value 'last week' from env 'FLOTILLA_COSTS_SINCE' is invalid\. --since must be like/);
