@@ -44,7 +44,8 @@ export interface CodexStreamInfo {
  *   rollout's total before this run is subtracted. Codex counts cached tokens inside
  *   `input_tokens`: input = input − cached, cacheRead = cached;
  * - `turn.failed {error}` → the outcome: failed `budget` when the gateway refused for budget
- *   (`insufficient_quota`, 402, "budget"), else failed `error`;
+ *   (`insufficient_quota`, Codex's own "Quota exceeded", 402, "budget"), its error saying the
+ *   Flotilla gateway refused it, else failed `error`;
  * - other lines → `log` events. Exit 0 without `turn.failed` → succeeded.
  */
 export class CodexJsonParser implements HarnessParser {
@@ -199,8 +200,11 @@ export class CodexJsonParser implements HarnessParser {
     }
     const summary = this.lastText?.slice(0, SUMMARY_LIMIT_CHARS);
     if (this.failure !== null) {
-      const budget = /insufficient_quota|budget|\b402\b/i.test(this.failure);
-      return { status: 'failed', reason: budget ? 'budget' : 'error', error: `codex failed: ${this.failure}`.slice(0, SUMMARY_LIMIT_CHARS), summary, sessionId };
+      // Codex 0.171 words the gateway's 429 insufficient_quota as "Quota exceeded. Check your plan
+      // and billing details.", which read as the OpenAI account's fault (fresh-tester finding)
+      const budget = /insufficient_quota|quota exceeded|budget|\b402\b/i.test(this.failure);
+      const error = budget ? `codex stopped: the Flotilla model gateway refused a call for its job tree's budget (codex says: ${this.failure})` : `codex failed: ${this.failure}`;
+      return { status: 'failed', reason: budget ? 'budget' : 'error', error: error.slice(0, SUMMARY_LIMIT_CHARS), summary, sessionId };
     }
     if (exit.code === 0) return { status: 'succeeded', summary, sessionId };
     const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;

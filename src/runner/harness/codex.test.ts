@@ -172,6 +172,16 @@ describe('codex harness', () => {
     const p = new CodexJsonParser({ pid: 1 });
     p.stdout(line({ type: 'turn.failed', error: { message: 'exceeded retry limit, last status: 429 Too Many Requests, insufficient_quota' } }));
     expect(p.finish({ code: 1, signal: null })).toMatchObject({ status: 'failed', reason: 'budget' });
+    // Codex 0.171's own words for the gateway's 429 insufficient_quota: a budget refusal, said to be Flotilla's
+    const quota = new CodexJsonParser({ pid: 1 });
+    quota.stdout(line({ type: 'turn.failed', error: { message: 'Quota exceeded. Check your plan and billing details.' } }));
+    expect(quota.finish({ code: 1, signal: null })).toEqual({
+      status: 'failed',
+      reason: 'budget',
+      error: "codex stopped: the Flotilla model gateway refused a call for its job tree's budget (codex says: Quota exceeded. Check your plan and billing details.)",
+      summary: undefined,
+      sessionId: undefined,
+    });
     const q = new CodexJsonParser({ pid: 1 });
     const failed = q.finish({ code: null, signal: null, spawnError: new Error('spawn codex ENOENT') });
     expect(failed).toMatchObject({ status: 'failed', reason: 'harness_start' });
