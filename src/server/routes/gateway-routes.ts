@@ -104,7 +104,12 @@ export function mountGatewayRoutes(app: Hono<AppEnv>, ctx: ServerContext, deps: 
   app.delete('/api/gateway/routes', requireAdmin(), takesQuery('pattern'), async (c) => {
     const pattern = c.req.query('pattern');
     if (!pattern) return apiError(c, 400, 'invalid_request', 'pattern: the query parameter is required', 'pattern');
-    if (!(await ctx.store.deleteModelRoute(pattern))) return apiError(c, 404, 'not_found', `no API model route for pattern ${JSON.stringify(pattern)}`, 'pattern');
+    if (!(await ctx.store.deleteModelRoute(pattern))) {
+      // a route the configuration sets is not the API's to delete: say where it is (fresh tester: a bare 404)
+      const configured = (deps.config.modelProviders ?? []).some((r) => r.pattern === pattern);
+      const where = configured ? ': this route is set in the server\'s configuration (flotilla.yaml gateway.models, or FLOTILLA_MODEL_PROVIDERS), which the API does not change; edit it and restart the server, or set an API route for the pattern, which comes first' : '';
+      return apiError(c, 404, 'not_found', `no API model route for pattern ${JSON.stringify(pattern)}${where}`, 'pattern');
+    }
     deps.directory.invalidate();
     ctx.log.info('model route deleted', { pattern, by: c.var.principal.name });
     return c.body(null, 204);
@@ -115,7 +120,10 @@ export function mountGatewayRoutes(app: Hono<AppEnv>, ctx: ServerContext, deps: 
   app.put('/api/gateway/prices', requireAdmin(), async (c) => {
     const body = await readBody(c, setPriceRequest);
     if (!body.ok) return body.response;
-    const dropped = droppedLongContext(deps.config.prices, body.value.model, body.value.price);
+    // the table's rates count even while flotilla.yaml prices the model flat (`longContext: null`):
+    // the file can change, and the override would then keep them under its own base rates
+    // (fresh-tester finding: a call then charged 1,271,250 µ$ instead of 422,000)
+    const dropped = droppedLongContext(deps.config.prices, body.value.model, body.value.price) ?? (deps.config.priceFile ? droppedLongContext(deps.config.priceFile.table, body.value.model, body.value.price) : null);
     if (dropped) return apiError(c, 400, 'invalid_request', `price.longContext: ${droppedLongContextMessage(body.value.model, dropped)}`, 'price.longContext');
     const row = await ctx.store.setModelPrice(body.value.model, body.value.price, ctx.now());
     deps.directory.invalidate();

@@ -1,0 +1,51 @@
+/**
+ * `PUT /api/gateway/prices` for a model whose shipped table entry has long-context rates while
+ * flotilla.yaml prices it flat (`longContext: null`): an override that leaves `longContext`
+ * out is refused (400, `price.longContext`) as it is without the file. The file can change and
+ * the override would then keep the table's long-context rates under its own base rates
+ * (fresh-tester finding: a call charged 1,271,250 µ$ at $6 / $22.50 under a $2 / $4 override,
+ * after the file's line was removed). The real server, flotilla.yaml laid over the shipped table
+ * by the gateway's own withGatewayFile. Also: deleting a route the configuration sets names
+ * where it is set.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { withGatewayFile } from '../gateway/config-file.js';
+import { loadPriceTable } from '../gateway/prices.js';
+import { startTestServer, TEST_GATEWAY, type TestServer } from './test-helpers.js';
+
+let t: TestServer;
+
+beforeAll(async () => {
+  const config = withGatewayFile(
+    { ...TEST_GATEWAY, prices: loadPriceTable() },
+    { file: '/etc/flotilla.yaml', routes: [{ pattern: 'claude-*', provider: 'scripted' }], prices: { 'claude-sonnet-4-5': { input: 2.7, output: 13.5, cacheWrite5m: 3.375, cacheWrite1h: 5.4, cacheRead: 0.27, longContext: null } } },
+  );
+  expect(config.prices.models['claude-sonnet-4-5']?.longContext).toBeUndefined(); // flat while the file says so
+  t = await startTestServer({ gateway: config });
+});
+afterAll(async () => {
+  await t.close();
+});
+
+const putPrice = (model: string, price: object) => t.api('/api/gateway/prices', { method: 'PUT', json: { model, price } });
+
+describe('an API price override of a model the file prices flat', () => {
+  it('without longContext: refused, naming the table’s rates; with null or its own rates: taken', async () => {
+    const refused = await putPrice('claude-sonnet-4-5-20250929', { input: 2, output: 4 });
+    expect(refused.status).toBe(400);
+    const { error } = (await refused.json()) as { error: { field: string; message: string } };
+    expect(error.field).toBe('price.longContext');
+    expect(error.message).toMatch(/^price\.longContext: the price table prices claude-sonnet-4-5-20250929 calls above 200000 input-side tokens at long-context rates \(input 6, output 22\.5,/);
+    expect((await putPrice('claude-sonnet-4-5-20250929', { input: 2, output: 4, longContext: null })).status).toBe(200);
+    // a model without long-context rates anywhere needs neither
+    expect((await putPrice('claude-haiku-4-5', { input: 1, output: 5 })).status).toBe(200);
+  });
+
+  it('deleting a route the configuration sets: 404 saying where it is set', async () => {
+    const res = await t.api(`/api/gateway/routes?pattern=${encodeURIComponent('claude-*')}`, { method: 'DELETE' });
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toBe(
+      'no API model route for pattern "claude-*": this route is set in the server\'s configuration (flotilla.yaml gateway.models, or FLOTILLA_MODEL_PROVIDERS), which the API does not change; edit it and restart the server, or set an API route for the pattern, which comes first',
+    );
+  });
+});
