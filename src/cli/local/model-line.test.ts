@@ -91,3 +91,20 @@ describe('modelLine with model routes', () => {
     expect(modelLine(loadGatewayConfig({ ANTHROPIC_API_KEY: 'k' }))).toBe('flotilla: using Claude through the Anthropic API');
   });
 });
+
+describe('apiRoutesLine: the routes set through the API, which `up` prints after the configured ones', () => {
+  it('in the order the gateway tries them (specific by literal characters, then *), each with where it sends models; none: null', async () => {
+    const { apiRoutesLine } = await import('./stack.js');
+    const c = loadGatewayConfig({ FLOTILLA_OPENAI_COMPATIBLE_URL: 'http://127.0.0.1:8080/v1' });
+    expect(apiRoutesLine(c, [])).toBeNull();
+    expect(
+      apiRoutesLine(c, [
+        { pattern: '*', provider: 'openai-compatible' },
+        { pattern: 'gpt-*', provider: 'openai-compatible' },
+        { pattern: 'gpt-4o', provider: 'openai' },
+      ]),
+    ).toBe(
+      'flotilla: model routes set through the API (before the configured ones; flotilla models list shows all): gpt-4o → openai (not configured: its calls will fail); gpt-* → the OpenAI-compatible server at http://127.0.0.1:8080/v1; * (any other model) → the OpenAI-compatible server at http://127.0.0.1:8080/v1',
+    );
+  });
+});

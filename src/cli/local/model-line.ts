@@ -1,6 +1,6 @@
 import { DEFAULT_ANTHROPIC_BASE_URL, openAiUpstreamOf, providerConfigured, type GatewayConfig, type ModelRoute, type ProviderName } from '../../gateway/config.js';
 import { providerSetting } from '../../gateway/errors.js';
-import { globMatches } from '../../gateway/model-directory.js';
+import { compareApiRoutes, globMatches } from '../../gateway/model-directory.js';
 
 /**
  * What `run --local` and `up` say first about the model jobs talk to ({@link describeModels}).
@@ -54,7 +54,8 @@ function patternWords(r: ModelRoute): string {
  * tries them (model-directory.ts resolveProvider: the specific ones in order, then the default
  * `*`) with where it sends models, a warning for each route to a provider that is not
  * configured, and when no route is the default, that other models are refused as unknown.
- * Routes set through the API (`flotilla models set`, kept in the store) are not known here.
+ * Routes set through the API (`flotilla models set`, kept in the store) are not known here:
+ * {@link apiRoutesLine} says them.
  */
 export function describeModels(gateway: GatewayConfig): ModelDescription {
   const routes = gateway.modelProviders ?? [];
@@ -108,4 +109,22 @@ function shadowedRoutes(routes: readonly ModelRoute[]): string[] {
 export function modelLine(gateway: GatewayConfig): string {
   const d = describeModels(gateway);
   return [`flotilla: ${d.model}`, ...d.warnings.map((w) => `flotilla: warning: ${w}`)].join('\n');
+}
+
+/**
+ * The line `up` prints after {@link modelLine} when routes were set through the API (kept in the
+ * store, `rows`: store listModelRoutes), which the configuration's line cannot know (fresh-tester
+ * finding: the start line said `gpt-*` went to OpenAI while an API route sent it elsewhere):
+ * each in the order the gateway tries them (model-directory.ts resolveProvider: API routes other
+ * than `*` before every configured one, the API's `*` before the configured `*`) with where it
+ * sends models; null when there are none.
+ */
+export function apiRoutesLine(gateway: GatewayConfig, rows: ReadonlyArray<{ pattern: string; provider: string }>): string | null {
+  if (rows.length === 0) return null;
+  const specific = rows.filter((r) => r.pattern !== '*').sort((a, b) => compareApiRoutes(a.pattern, b.pattern));
+  const parts = [...specific, ...rows.filter((r) => r.pattern === '*')].map((r) => {
+    const route = { pattern: r.pattern, provider: r.provider as ProviderName };
+    return `${patternWords(route)} → ${providerConfigured(gateway, route.provider) ? providerWords(gateway, route.provider) : `${r.provider} (not configured: its calls will fail)`}`;
+  });
+  return `flotilla: model routes set through the API (before the configured ones; flotilla models list shows all): ${parts.join('; ')}`;
 }
