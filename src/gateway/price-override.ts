@@ -57,3 +57,21 @@ export function droppedLongContextMessage(model: string, lc: LongContextPrice): 
     `or longContext: null to price every call at its base rates`
   );
 }
+
+/** `usd` at its whole micro-dollar (6 decimals): 0.30000000000000004 (0.1 + 0.2 in a client's floats) → 0.3. */
+const toMicro = (usd: number): number => Math.round(usd * 1_000_000) / 1_000_000;
+
+/**
+ * `price` with every rate (USD per million tokens, per 1,000 searches; long-context ones too) at
+ * its 6-decimal value: the API takes a rate within float noise of whole micro-dollars (protocol
+ * UsdRate), and stored as sent, `0.30000000000000004` was what `flotilla models`, `--json` and the
+ * dashboard showed (fresh-tester finding); the gateway charges the rounded rate either way
+ * (core/pricing.ts). Token counts (`maxOutput`, `aboveInputTokens`) are left as they are.
+ */
+export function roundedRates(price: PriceOverride): PriceOverride {
+  const out: PriceOverride = { ...price, input: toMicro(price.input), output: toMicro(price.output), cacheWrite5m: toMicro(price.cacheWrite5m), cacheWrite1h: toMicro(price.cacheWrite1h), cacheRead: toMicro(price.cacheRead) };
+  if (price.webSearch !== undefined) out.webSearch = toMicro(price.webSearch);
+  const lc = price.longContext;
+  if (lc) out.longContext = { ...lc, input: toMicro(lc.input), output: toMicro(lc.output), cacheWrite5m: toMicro(lc.cacheWrite5m), cacheWrite1h: toMicro(lc.cacheWrite1h), cacheRead: toMicro(lc.cacheRead) };
+  return out;
+}

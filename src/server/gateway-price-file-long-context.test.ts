@@ -5,8 +5,8 @@
  * the override would then keep the table's long-context rates under its own base rates
  * (fresh-tester finding: a call charged 1,271,250 µ$ at $6 / $22.50 under a $2 / $4 override,
  * after the file's line was removed). The real server, flotilla.yaml laid over the shipped table
- * by the gateway's own withGatewayFile. Also: deleting a route the configuration sets names
- * where it is set.
+ * by the gateway's own withGatewayFile. Also: a rate in float noise (0.30000000000000004) is
+ * stored at 6 decimals; deleting a route the configuration sets names where it is set.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withGatewayFile } from '../gateway/config-file.js';
@@ -39,6 +39,15 @@ describe('an API price override of a model the file prices flat', () => {
     expect((await putPrice('claude-sonnet-4-5-20250929', { input: 2, output: 4, longContext: null })).status).toBe(200);
     // a model without long-context rates anywhere needs neither
     expect((await putPrice('claude-haiku-4-5', { input: 1, output: 5 })).status).toBe(200);
+  });
+
+  it('a rate within float noise of whole µ$ (0.1 + 0.2) is stored and shown at 6 decimals', async () => {
+    const res = await putPrice('m1', { input: 0.1, output: 0.30000000000000004, longContext: { aboveInputTokens: 1000, input: 0.2, output: 0.1 + 0.2 + 0.3, cacheWrite5m: 0.25, cacheWrite1h: 0.4, cacheRead: 0.02 } });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { price: { output: number; longContext: { output: number } } };
+    expect([body.price.output, body.price.longContext.output]).toEqual([0.3, 0.6]);
+    const listed = (await (await t.api('/api/gateway/routes')).json()) as { prices: Array<{ model: string; price: { output: number } }> };
+    expect(listed.prices.find((p) => p.model === 'm1')?.price.output).toBe(0.3);
   });
 
   it('deleting a route the configuration sets: 404 saying where it is set', async () => {

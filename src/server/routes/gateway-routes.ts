@@ -11,7 +11,7 @@ import {
 import { providerConfigured, type GatewayConfig } from '../../gateway/config.js';
 import { providerSetting } from '../../gateway/errors.js';
 import { compareApiRoutes, type ModelDirectory } from '../../gateway/model-directory.js';
-import { droppedLongContext, droppedLongContextMessage } from '../../gateway/price-override.js';
+import { droppedLongContext, droppedLongContextMessage, roundedRates } from '../../gateway/price-override.js';
 import { tokenPriceFor } from '../../gateway/prices.js';
 import { pricesInEffect } from '../../gateway/price-sources.js';
 import type { ModelPriceRow, ModelRouteRow } from '../../store/types.js';
@@ -125,7 +125,7 @@ export function mountGatewayRoutes(app: Hono<AppEnv>, ctx: ServerContext, deps: 
     // (fresh-tester finding: a call then charged 1,271,250 µ$ instead of 422,000)
     const dropped = droppedLongContext(deps.config.prices, body.value.model, body.value.price) ?? (deps.config.priceFile ? droppedLongContext(deps.config.priceFile.table, body.value.model, body.value.price) : null);
     if (dropped) return apiError(c, 400, 'invalid_request', `price.longContext: ${droppedLongContextMessage(body.value.model, dropped)}`, 'price.longContext');
-    const row = await ctx.store.setModelPrice(body.value.model, body.value.price, ctx.now());
+    const row = await ctx.store.setModelPrice(body.value.model, roundedRates(body.value.price), ctx.now());
     deps.directory.invalidate();
     ctx.log.info('model price override set', { model: row.model, by: c.var.principal.name });
     return c.json(priceView(row));
