@@ -44,8 +44,17 @@ describe.skipIf(!ready.ok)('model price overrides in Settings (Chromium)', () =>
     await admin.goto(`${up.url}/settings`);
     await admin.locator('[data-testid=add-price]').waitFor({ timeout: 15_000 });
     await admin.fill('[aria-label="price model"]', 'my-model');
-    await admin.fill('[aria-label="price input"]', '2');
+    // an exponent is no plain decimal (the CLI and flotilla.yaml refuse it): refused here, nothing stored (fresh tester: 1e2 saved as 100)
+    await admin.fill('[aria-label="price input"]', '1e2');
     await admin.fill('[aria-label="price output"]', '10');
+    await admin.click('[data-testid=add-price]');
+    await expect.poll(() => admin.locator('[data-testid=model-providers] .error').textContent(), { timeout: 10_000 }).toBe('price input: enter USD per million tokens, a plain decimal such as 3 or 0.25 (no sign or exponent)');
+    expect((await up.admin.listModelRoutes()).prices.some((p) => p.model === 'my-model')).toBe(false);
+    // a value the browser itself refuses clears that error rather than leave it beside its bubble
+    await admin.fill('[aria-label="price input"]', '2');
+    await admin.fill('[aria-label="price max output"]', '1.5');
+    await admin.click('[data-testid=add-price]');
+    await expect.poll(() => admin.locator('[data-testid=model-providers] .error').count(), { timeout: 10_000 }).toBe(0);
     await admin.fill('[aria-label="price max output"]', '100');
     await admin.click('[data-testid=add-price]');
     await expect.poll(async () => (await up.admin.listModelRoutes()).prices.find((p) => p.model === 'my-model')?.price, { timeout: 10_000 }).toEqual({

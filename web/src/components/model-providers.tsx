@@ -1,5 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { ApiError, client, errorText, useApi, type PriceInEffect, type ProviderName } from '../api.js';
+import { PLAIN_DECIMAL } from '../../../src/protocol/usd.js';
 import { when } from '../format.js';
 
 const PROVIDERS: ProviderName[] = ['anthropic', 'openai', 'openai-compatible', 'scripted'];
@@ -63,13 +64,14 @@ export function ModelProviders({ isAdmin }: { isAdmin: boolean }) {
   const addPrice = async (e: FormEvent) => {
     e.preventDefault();
     // input and output are needed; an empty cache rate is left to the API's default
-    const bad = PRICE_FIELDS.find(([k]) => (price[k].trim() !== '' || k === 'input' || k === 'output') && !(price[k].trim() !== '' && Number(price[k]) >= 0));
+    // a plain decimal, as the CLI and flotilla.yaml take a rate: `1e2` was saved as 100 (fresh tester)
+    const bad = PRICE_FIELDS.find(([k]) => (price[k].trim() !== '' || k === 'input' || k === 'output') && !PLAIN_DECIMAL.test(price[k].trim()));
     if (bad) {
-      setError(`price ${bad[1]}: enter USD per million tokens (0 or more)${bad[0] === 'input' || bad[0] === 'output' ? '' : ', or leave it empty for the default'}`);
+      setError(`price ${bad[1]}: enter USD per million tokens, a plain decimal such as 3 or 0.25 (no sign or exponent)${bad[0] === 'input' || bad[0] === 'output' ? '' : ', or leave it empty for the default'}`);
       return;
     }
-    if (webSearch.trim() !== '' && !(Number(webSearch) >= 0)) {
-      setError('price web search: enter USD per 1,000 searches (0 or more), or leave it empty');
+    if (webSearch.trim() !== '' && !PLAIN_DECIMAL.test(webSearch.trim())) {
+      setError('price web search: enter USD per 1,000 searches, a plain decimal such as 10 (no sign or exponent), or leave it empty');
       return;
     }
     if (maxOutput.trim() !== '' && !/^[1-9][0-9]*$/.test(maxOutput.trim())) {
@@ -77,7 +79,7 @@ export function ModelProviders({ isAdmin }: { isAdmin: boolean }) {
       return;
     }
     const p: Parameters<typeof client.setModelPrice>[1] = { input: Number(price.input), output: Number(price.output) };
-    for (const [k] of PRICE_FIELDS) if (price[k].trim() !== '') p[k] = Number(price[k]);
+    for (const [k] of PRICE_FIELDS) if (price[k].trim() !== '') p[k] = Number(price[k].trim());
     if (webSearch.trim() !== '') p.webSearch = Number(webSearch);
     if (maxOutput.trim() !== '') p.maxOutput = Number(maxOutput);
     // A model with long-context rates in the price table (Claude Sonnet 4 / 4.5) takes an override
@@ -120,7 +122,7 @@ export function ModelProviders({ isAdmin }: { isAdmin: boolean }) {
             </tbody>
           </table>
           {isAdmin && (
-          <form className="inline" onSubmit={addRoute}>
+          <form className="inline" onSubmit={addRoute} onInvalidCapture={() => setError('')}>
             <input placeholder="model or glob, e.g. gpt-*" value={pattern} onChange={(e) => setPattern(e.target.value)} required aria-label="route pattern" />
             <select value={provider} onChange={(e) => setProvider(e.target.value as ProviderName)} aria-label="provider">
               {PROVIDERS.map((p) => (
@@ -164,8 +166,9 @@ export function ModelProviders({ isAdmin }: { isAdmin: boolean }) {
             </tbody>
           </table>
           {v.pricesInEffect.length === 0 && <p className="muted">No overrides: the price table applies to every model.</p>}
+          {/* a value the browser refuses (1.5 as max output) stops the submit: an earlier server error must not stay beside it (fresh tester) */}
           {isAdmin && (
-          <form className="inline" onSubmit={addPrice}>
+          <form className="inline" onSubmit={addPrice} onInvalidCapture={() => setError('')}>
             <input placeholder="model" value={model} onChange={(e) => setModel(e.target.value)} required aria-label="price model" />
             {PRICE_FIELDS.map(([k, label]) => (
               <input key={k} type="number" min="0" step="any" placeholder={label} aria-label={`price ${label}`} value={price[k]} onChange={(e) => setPrice({ ...price, [k]: e.target.value })} style={{ width: '7rem' }} />
