@@ -88,6 +88,13 @@ describe.skipIf(!ready.ok)('dashboard in Chromium', () => {
     await page.selectOption('select[name=agent]', 'test-fixer');
     await page.fill('input[name="input.repo"]', 'examples/calc');
     await page.fill('input[name=budget]', '1');
+    // a label key given twice is refused as the CLI refuses it, and no job starts (fresh tester: the last value won)
+    const before = (await up.admin.listJobs({})).jobs.length;
+    await page.fill('input[name=labels]', 'role=build,role=x');
+    await page.click('[data-testid=start]');
+    await expect.poll(() => page.locator('[data-testid=run-error]').textContent(), { timeout: 10_000 }).toBe('labels: label key "role" is given twice (role=build, role=x): give each key once');
+    expect((await up.admin.listJobs({})).jobs.length).toBe(before);
+    await page.fill('input[name=labels]', '');
     await page.click('[data-testid=start]');
     await page.waitForURL(/\/jobs\/\d+$/);
     const jobId = Number(/\/jobs\/(\d+)$/.exec(page.url())![1]);

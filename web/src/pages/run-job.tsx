@@ -2,18 +2,21 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { client, errorText, useApi } from '../api.js';
 import { typedUsd } from '../format.js';
 import { useRoute } from '../router.js';
+import { parseLabelList } from '../../../src/protocol/labels.js';
 import { ADMIN_ONLY, useSession } from '../session.js';
 import { SchemaFields, initialValues, toInput, type FormValues, type JsonSchema } from '../components/schema-form.js';
 
-/** `os=linux,gpu=a100` → labels. @throws Error on a part without `=`. */
+/**
+ * `os=linux,gpu=a100` → labels, by the CLI's own rule (protocol labels.ts parseLabelList: a key
+ * given twice is refused, not read as its last value: fresh-tester finding, `role=build,role=x`
+ * started a job no runner could take). @throws Error naming the part, prefixed `labels:`.
+ */
 function parseLabels(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const part of text.split(',').map((s) => s.trim()).filter(Boolean)) {
-    const eq = part.indexOf('=');
-    if (eq <= 0) throw new Error(`labels: "${part}" is not key=value`);
-    out[part.slice(0, eq).trim()] = part.slice(eq + 1).trim();
+  try {
+    return parseLabelList(text);
+  } catch (err) {
+    throw new Error(`labels: ${(err as Error).message}`);
   }
-  return out;
 }
 
 /** Run job: pick an agent; its input form is generated from the agent's input schema; budget, labels, priority. */
