@@ -12,6 +12,8 @@ import { loadGatewaySettings } from '../../gateway/config-file.js';
 import { createApiToken, registrationToken } from '../../server/auth.js';
 import { startServer, type RunningServer } from '../../server/server.js';
 import { startRunner, STOP_TOTAL_MS, type RunningRunner } from '../../runner/runner.js';
+import { AuthError } from '../../runner/session.js';
+import { credentialPath } from '../../runner/credential.js';
 import { adoptLocalCredential, localRunnerInstance } from './local-runner-identity.js';
 import { assertDatabaseUrl, openStore } from '../../store/open.js';
 import type { Store } from '../../store/types.js';
@@ -176,19 +178,28 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       // identity after a crash on this host (local-runner-identity.ts).
       const workDir = join(data, 'runner');
       await adoptLocalCredential(workDir, server.url, store);
-      runner = await startRunner({
-        serverUrl: server.url,
-        registrationToken: registration.token,
-        workDir,
-        instance: await localRunnerInstance(workDir),
-        // Jobs must not read the admin token nor the database (the runner's own work folder stays visible).
-        hidePaths: [adminTokenFile, ...(databaseUrl !== undefined ? [] : ['flotilla.db', 'flotilla.db-wal', 'flotilla.db-shm', 'flotilla.db-journal'].map((f) => join(data, f)))].filter((f) => existsSync(f)),
-        name: runnerNameFrom(`${hostname().slice(0, 57)}-local`),
-        labels,
-        capacity: opts.runnerCapacity ?? 1,
-        repoBaseDir: opts.repoBaseDir ?? process.cwd(),
-        log: opts.log.child({ part: 'runner' }),
-      });
+      try {
+        runner = await startRunner({
+          serverUrl: server.url,
+          registrationToken: registration.token,
+          workDir,
+          instance: await localRunnerInstance(workDir),
+          // Jobs must not read the admin token nor the database (the runner's own work folder stays visible).
+          hidePaths: [adminTokenFile, ...(databaseUrl !== undefined ? [] : ['flotilla.db', 'flotilla.db-wal', 'flotilla.db-shm', 'flotilla.db-journal'].map((f) => join(data, f)))].filter((f) => existsSync(f)),
+          name: runnerNameFrom(`${hostname().slice(0, 57)}-local`),
+          labels,
+          capacity: opts.runnerCapacity ?? 1,
+          repoBaseDir: opts.repoBaseDir ?? process.cwd(),
+          log: opts.log.child({ part: 'runner' }),
+        });
+      } catch (err) {
+        // the runner's own advice ("start it with a new registration token") fits `flotilla runner`,
+        // not this process's runner, which `up` registers itself (fresh-tester finding)
+        if (err instanceof AuthError && err.code === 'runner_revoked') {
+          throw new AuthError(`this data folder's local runner was revoked (flotilla runners revoke): it cannot connect again; to run a local runner again, delete ${credentialPath(workDir)} and start flotilla up again (or start it with --no-runner)`, err.code);
+        }
+        throw err;
+      }
       await revokeRegistration();
       revokeRegistration = () => Promise.resolve(); // done: close() need not write it again
       // The new-runner hold is for runners joining from elsewhere, not this process's own.
