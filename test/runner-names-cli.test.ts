@@ -50,7 +50,7 @@ describe('runners by name', () => {
       expect(await run(...args), args.join(' ')).toMatchObject({ code: 1, out: '', err: said });
       const json = await run(...args, '--json');
       expect(json.code, args.join(' ')).toBe(1);
-      expect(JSON.parse(json.err), args.join(' ')).toEqual({ error: { message: 'no runner named "nosuch" (flotilla runners lists them)', code: 'not_found' } });
+      expect(JSON.parse(json.err), args.join(' ')).toEqual({ error: { message: 'no runner named "nosuch" (flotilla runners lists them)', code: 'not_found', status: 404 } });
     }
     // A 5,000-character name is not repeated in full.
     const long = await run('hold', 'n'.repeat(5000), '--for', '1h', '--reason', 'x');

@@ -22,6 +22,6 @@ describe('resolveRunner', () => {
     expect(await resolveRunner(c, '7')).toBe(7);
     expect(await resolveRunner(c, 'box')).toBe(2);
     await expect(resolveRunner(c, 'old')).rejects.toThrow(/^2 runners are named "old" \(ids 3, 4\); give the id$/);
-    await expect(resolveRunner(c, 'none')).rejects.toMatchObject({ message: 'no runner named "none" (flotilla runners lists them)', code: 'not_found', exitCode: 1 });
+    await expect(resolveRunner(c, 'none')).rejects.toMatchObject({ message: 'no runner named "none" (flotilla runners lists them)', code: 'not_found', status: 404 });
   });
 });

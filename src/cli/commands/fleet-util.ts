@@ -1,14 +1,16 @@
 import type { FlotillaClient } from '../../client/index.js';
 import type { Runner } from '../../protocol/index.js';
 import { cutEcho } from '../../protocol/echo.js';
+import { ApiError } from '../../client/errors.js';
 import { CliError } from '../options.js';
 
 /**
  * Resolves a RUNNER argument (an id, or an exact runner name) to a runner id. Names are unique
  * among runners that are not revoked (core/runner-names.ts): when revoked runners share the
  * name with one that is not, that one is meant.
- * @throws CliError when no runner has that name (`--json` code `not_found`, as the API's for an
- *   unknown id), or several do (then give the id); the name repeated cut to 100 characters.
+ * @throws ApiError 404 `not_found` when no runner has that name (as the API's for an unknown
+ *   id: exit 1, `--json` with its status); CliError when several do (then give the id); the
+ *   name repeated cut to 100 characters.
  */
 export async function resolveRunner(client: FlotillaClient, text: string): Promise<number> {
   const t = text.trim();
@@ -18,7 +20,8 @@ export async function resolveRunner(client: FlotillaClient, text: string): Promi
   if (named.length === 1) return named[0]!.id;
   const live = named.filter((r) => r.status !== 'revoked');
   if (live.length === 1) return live[0]!.id;
-  if (named.length === 0) throw new CliError(`no runner named ${JSON.stringify(cutEcho(t))} (flotilla runners lists them)`, 1, 'not_found');
+  // as the API's own 404 for an unknown id (status in --json, as `jobs show 999` has it: fresh-tester finding)
+  if (named.length === 0) throw new ApiError(404, 'not_found', `no runner named ${JSON.stringify(cutEcho(t))} (flotilla runners lists them)`);
   throw new CliError(`${named.length} runners are named ${JSON.stringify(t)} (ids ${named.map((r) => r.id).join(', ')}); give the id`);
 }
 
