@@ -69,9 +69,18 @@ const toMicro = (usd: number): number => Math.round(usd * 1_000_000) / 1_000_000
  * (core/pricing.ts). Token counts (`maxOutput`, `aboveInputTokens`) are left as they are.
  */
 export function roundedRates(price: PriceOverride): PriceOverride {
-  const out: PriceOverride = { ...price, input: toMicro(price.input), output: toMicro(price.output), cacheWrite5m: toMicro(price.cacheWrite5m), cacheWrite1h: toMicro(price.cacheWrite1h), cacheRead: toMicro(price.cacheRead) };
+  const out = withTokenRatesRounded(price);
   if (price.webSearch !== undefined) out.webSearch = toMicro(price.webSearch);
-  const lc = price.longContext;
-  if (lc) out.longContext = { ...lc, input: toMicro(lc.input), output: toMicro(lc.output), cacheWrite5m: toMicro(lc.cacheWrite5m), cacheWrite1h: toMicro(lc.cacheWrite1h), cacheRead: toMicro(lc.cacheRead) };
+  if (price.longContext) out.longContext = withTokenRatesRounded(price.longContext);
+  return out;
+}
+
+/** The token rates a base price and long-context rates both have. */
+const TOKEN_RATES = ['input', 'output', 'cacheWrite5m', 'cacheWrite1h', 'cacheRead'] as const;
+
+/** A copy of `rates` with its {@link TOKEN_RATES} at 6 decimals, its other fields as they are. */
+function withTokenRatesRounded<T extends Record<(typeof TOKEN_RATES)[number], number>>(rates: T): T {
+  const out = { ...rates };
+  for (const k of TOKEN_RATES) out[k] = toMicro(rates[k]) as T[typeof k];
   return out;
 }

@@ -51,7 +51,8 @@ export function mountCosts(app: Hono<AppEnv>, ctx: ServerContext): void {
       }
     }
     const total: CostRollup['total'] = { calls: 0, refusedCalls: 0, estimatedCalls: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costMicros: 0 };
-    const summed = ['calls', 'refusedCalls', 'estimatedCalls', 'inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens', 'costMicros'] as const;
+    // every field but costNanos, which `total` starts without
+    const summed = Object.keys(total) as Array<Exclude<keyof CostRollup['total'], 'costNanos' | 'name'>>;
     for (const r of rows) for (const k of summed) total[k] += r[k];
     // the exact sum only while a JSON number carries it exactly (protocol CostRow.costNanos)
     let nanos: number | null = 0;
