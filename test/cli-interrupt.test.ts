@@ -1,9 +1,12 @@
 import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FlotillaClient } from '../src/client/index.js';
 import { runJob } from '../src/cli/run-job.js';
 import { recordingIO } from '../src/cli/test-io.js';
-import { BIN, startPlane, tempDir, type Plane } from './helpers.js';
+import { BIN, ROOT, startPlane, tempDir, type Plane } from './helpers.js';
+
+const LISTENING_PRELOAD = join(ROOT, 'test', 'fixtures', 'say-when-listening.cjs');
 
 // Ctrl-C in the first second of `flotilla run --local` (a fresh tester's finding) ended the
 // process with 130 and not a word: Node's default, before the command listened for it.
@@ -12,13 +15,15 @@ describe('Ctrl-C before a command listens for it', () => {
     for (const [signal, code, said] of [['SIGINT', 130, 'interrupted'], ['SIGTERM', 143, 'terminated']] as const) {
       const data = tempDir();
       try {
-        const child = spawn(process.execPath, [BIN, 'run', '--local', 'test-fixer', '{"repo":"examples/calc"}', '--data', data.path], { stdio: ['ignore', 'pipe', 'pipe'] });
+        // LISTENING_PRELOAD says on fd 3 when bin/flotilla.js has its handlers, before it loads
+        // the CLI's modules (~1 s). A fixed wait instead sent the signal, on a loaded machine,
+        // before Node had run a line of the script: Node's own default, not what is tested here.
+        const child = spawn(process.execPath, ['--require', LISTENING_PRELOAD, BIN, 'run', '--local', 'test-fixer', '{"repo":"examples/calc"}', '--data', data.path], { stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
         let out = '';
         let err = '';
         child.stdout.on('data', (d) => (out += d));
         child.stderr.on('data', (d) => (err += d));
-        // bin/flotilla.js listens before it loads the CLI's modules: the first output is ~1 s away
-        await new Promise((r) => setTimeout(r, 150));
+        await new Promise((r) => child.stdio[3]!.once('data', r));
         child.kill(signal);
         const exit = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));
         expect([exit, out, err]).toEqual([code, '', `\nflotilla: ${said}\n`]);

@@ -37,8 +37,13 @@ export class FakeControlPlane {
   readonly badFrames: string[] = [];
   readonly hellos: Hello[] = [];
   readonly connections: WebSocket[] = [];
-  /** Stored events per `${jobId}:${attempt}`, by rseq. */
+  /**
+   * Stored events per `${jobId}:${attempt}`, by rseq, in rseq order: an event is stored only
+   * when its rseq is the next one, as the real server stores them.
+   */
   readonly stored = new Map<string, Map<number, UploadedEvent>>();
+  /** The stored `job.finished` per `${jobId}:${attempt}` (looked up after every frame: no scan of the events). */
+  private readonly finishedEvents = new Map<string, Extract<UploadedEvent, { type: 'job.finished' }>>();
   /** Every uploaded event received, duplicates included. */
   received = 0;
   /** Frames whose rseq would leave a gap after what is stored. */
@@ -153,11 +158,12 @@ export class FakeControlPlane {
   /** Stored events of one attempt, in rseq order. */
   events(jobId: number, attempt = 1): UploadedEvent[] {
     const m = this.stored.get(`${jobId}:${attempt}`);
-    return m ? [...m.values()].sort((a, b) => a.rseq - b.rseq) : [];
+    return m ? [...m.values()] : [];
   }
 
+  /** The attempt's stored `job.finished`, if any. */
   finished(jobId: number, attempt = 1): Extract<UploadedEvent, { type: 'job.finished' }> | undefined {
-    return this.events(jobId, attempt).find((e) => e.type === 'job.finished') as Extract<UploadedEvent, { type: 'job.finished' }> | undefined;
+    return this.finishedEvents.get(`${jobId}:${attempt}`);
   }
 
   /** Resolves when `pred()` holds (checked after every frame and every 20 ms). */
@@ -222,7 +228,10 @@ export class FakeControlPlane {
         for (const e of msg.events) {
           this.received++;
           if (e.rseq > m.size + 1) this.gaps.push(`${key} got rseq ${e.rseq} with ${m.size} stored`);
-          else if (!m.has(e.rseq)) m.set(e.rseq, e);
+          else if (!m.has(e.rseq)) {
+            m.set(e.rseq, e);
+            if (e.type === 'job.finished') this.finishedEvents.set(key, e);
+          }
         }
         if (this.ack === 'auto') ws.send(JSON.stringify({ type: 'ack', jobId: msg.jobId, attempt: msg.attempt, upTo: m.size }));
       }
