@@ -48,6 +48,9 @@ export interface SweeperOptions {
   onOrphans?: (jobs: OrphanedJob[]) => Promise<void>;
 }
 
+/** Timer lateness below this is jitter, not a stall of the event loop, ms. */
+const STALL_MIN_MS = 50;
+
 /**
  * Liveness: every `intervalMs`, runners whose last heartbeat is older than `timeoutMs` go
  * offline and their running jobs become `lost` (store.sweepStaleRunners), each with
@@ -58,7 +61,8 @@ export interface SweeperOptions {
  * `runner_never_started`, store/unstarted.ts). A silent runner's
  * socket on this server (no heartbeat within the timeout, whatever else it sent) is closed
  * first, and every runner the store swept is disconnected before its jobs are reported, so it
- * gets no job until it connects again. The first
+ * gets no job until it connects again. Time this process was stalled (the timer ran late:
+ * {@link Sweeper.noteStall}) does not count toward a runner's silence. The first
  * sweep waits until the server has been up for `startupGraceMs`, so runners get time to
  * reconnect after a restart. Each sweep also gives
  * back expired budget reservations and hands jobs whose parent ended to `onOrphans`.
@@ -66,13 +70,18 @@ export interface SweeperOptions {
 export class Sweeper {
   private timer: NodeJS.Timeout | null = null;
   private current: Promise<JobRow[]> | null = null;
+  /** performance.now() of the timer's last call, ms. */
+  private lastFire: number | null = null;
+  /** Event-loop stalls the timer saw: when each ended (performance.now(), ms) and how long it was, ms. */
+  private stalls: Array<{ at: number; ms: number }> = [];
 
   constructor(private readonly o: SweeperOptions) {}
 
   start(): void {
     this.timer = setInterval(() => {
+      const stalled = this.noteStall();
       if (this.current) return;
-      this.current = this.sweepOnce()
+      this.current = this.sweepOnce(stalled)
         .catch((err: unknown) => {
           this.o.log.error('liveness sweep failed', { err: String(err) });
           return [];
@@ -84,6 +93,23 @@ export class Sweeper {
     this.timer.unref();
   }
 
+  /**
+   * Records how late the timer ran (the event loop was blocked: a long synchronous SQLite read,
+   * a GC pause, a starved CPU) and returns the stalls of the last two timeouts, summed, ms.
+   * Node runs due timers before it reads sockets, so after a stall the sweep runs while the
+   * heartbeats that came meanwhile wait unread: without this, a stall longer than the timeout
+   * took every runner for silent. Lateness under {@link STALL_MIN_MS} (or half an interval) is
+   * timer jitter, not a stall. Monotonic clock: the sweep's `now` may be a test's fixed clock.
+   */
+  private noteStall(): number {
+    const mono = performance.now();
+    const late = this.lastFire === null ? 0 : mono - this.lastFire - this.o.intervalMs;
+    this.lastFire = mono;
+    if (late > Math.max(STALL_MIN_MS, this.o.intervalMs / 2)) this.stalls.push({ at: mono, ms: late });
+    this.stalls = this.stalls.filter((s) => s.at > mono - 2 * this.o.timeoutMs);
+    return this.stalls.reduce((sum, s) => sum + s.ms, 0);
+  }
+
   /** Stops the timer and waits for a sweep in progress. */
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
@@ -91,8 +117,13 @@ export class Sweeper {
     if (this.current) await this.current;
   }
 
-  /** One sweep now; returns the jobs it marked lost or requeued (empty during the start-up grace). */
-  async sweepOnce(): Promise<SweptJob[]> {
+  /**
+   * One sweep now; returns the jobs it marked lost or requeued (empty during the start-up grace).
+   * `stalledMs`: how long this process could not read its sockets lately (ms, the timer's
+   * {@link noteStall}); a runner is silent once it has not been heard for `timeoutMs` of time the
+   * server was listening, so the cutoff moves back by that much.
+   */
+  async sweepOnce(stalledMs = 0): Promise<SweptJob[]> {
     const { store, now, timeoutMs } = this.o;
     const t = now();
     // Budget reservations of calls whose gateway died mid-call (issue 3); no start-up grace.
@@ -102,8 +133,9 @@ export class Sweeper {
       if (orphans.length) await this.o.onOrphans(orphans);
     }
     if (t - this.o.startedAt < (this.o.startupGraceMs ?? timeoutMs)) return [];
-    this.o.closeSilent?.(t - timeoutMs);
-    const lost = await store.sweepStaleRunners(t - timeoutMs, t);
+    const cutoff = t - timeoutMs - stalledMs;
+    this.o.closeSilent?.(cutoff);
+    const lost = await store.sweepStaleRunners(cutoff, t);
     // Belt and braces after closeSilent: whatever runner the store swept is out of dispatch here
     // before its requeued jobs are announced (a dispatch pass picks only ready, live connections).
     for (const runnerId of new Set(lost.map((j) => j.runnerId))) if (runnerId !== null) this.o.disconnect?.(runnerId, 'no heartbeat within the timeout');
