@@ -6,7 +6,7 @@ import { runJob } from '../src/cli/run-job.js';
 import { recordingIO } from '../src/cli/test-io.js';
 import { BIN, ROOT, startPlane, tempDir, type Plane } from './helpers.js';
 
-const LISTENING_PRELOAD = join(ROOT, 'test', 'fixtures', 'say-when-listening.cjs');
+const LISTENING_PRELOAD = join(ROOT, 'test', 'fixtures', 'say-when-listening.mjs');
 
 // Ctrl-C in the first second of `flotilla run --local` (a fresh tester's finding) ended the
 // process with 130 and not a word: Node's default, before the command listened for it.
@@ -15,10 +15,10 @@ describe('Ctrl-C before a command listens for it', () => {
     for (const [signal, code, said] of [['SIGINT', 130, 'interrupted'], ['SIGTERM', 143, 'terminated']] as const) {
       const data = tempDir();
       try {
-        // LISTENING_PRELOAD says on fd 3 when bin/flotilla.js has its handlers, before it loads
+        // LISTENING_PRELOAD (node --import) says on fd 3 when bin/flotilla.js has its handlers, before it loads
         // the CLI's modules (~1 s). A fixed wait instead sent the signal, on a loaded machine,
         // before Node had run a line of the script: Node's own default, not what is tested here.
-        const child = spawn(process.execPath, ['--require', LISTENING_PRELOAD, BIN, 'run', '--local', 'test-fixer', '{"repo":"examples/calc"}', '--data', data.path], { stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
+        const child = spawn(process.execPath, ['--import', LISTENING_PRELOAD, BIN, 'run', '--local', 'test-fixer', '{"repo":"examples/calc"}', '--data', data.path], { stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
         let out = '';
         let err = '';
         child.stdout.on('data', (d) => (out += d));

@@ -97,12 +97,12 @@ describe('fleet faults', () => {
     await again.hello({ name: 'crashy', labels: { zone: 'eu' }, running: [] });
     const stop = beat(again, () => mine);
     try {
-      const t0 = Date.now();
       const next = await again.next('job.assign', () => true, 5000);
       mine.push({ jobId: next.assignment.jobId, attempt: next.assignment.attempt });
-      // One heartbeat interval (300 ms) and the next heartbeat, well before the 1,200 ms timeout.
-      expect(Date.now() - t0).toBeLessThan(1100);
       expect(next.assignment).toMatchObject({ jobId: job.id, attempt: 2 });
+      // By the reconciliation of its heartbeats (one heartbeat interval, 300 ms), not by the
+      // sweep at the 1,200 ms timeout ("silent for"): said by the status, not by a timer, which
+      // a loaded machine can stretch.
       expect(await statusMessages(job.id)).toContainEqual(expect.stringMatching(/^queued: runner crashy no longer runs it \(\ds\); back in the queue for a retry on any matching runner \(1 retry left\)$/));
     } finally {
       stop();
