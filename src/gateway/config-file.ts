@@ -5,9 +5,9 @@ import { LineCounter, parseDocument, type Document } from 'yaml';
 import { lineAt, refuseNonStringKeys, refuseRepeatedKeys, refuseUnknownSections, refuseUnplainRates } from './config-file-yaml.js';
 import { z } from 'zod';
 import type { GatewayConfig, ModelRoute } from './config.js';
-import { droppedLongContext, droppedLongContextMessage, overriddenPrice, type PriceOverride } from './price-override.js';
+import { droppedLongContext, droppedLongContextMessage, layOverrides, type PriceOverride } from './price-override.js';
 import { LongContextPriceSchema, TablePriceSchema } from './price-schema.js';
-import { setModelPrice, tokenPriceFor, type PriceTable } from './prices.js';
+import { tokenPriceFor, type PriceTable } from './prices.js';
 import { ModelPattern, PriceModelName, priceRatiosOf, ProviderName, withDefaultPriceRates, type PriceRatios } from '../protocol/index.js';
 import { cutEcho } from '../protocol/echo.js';
 
@@ -188,18 +188,16 @@ export function loadGatewayFile(file: string, table?: PriceTable): GatewayFileCo
  */
 export function withGatewayFile(config: GatewayConfig, file: GatewayFileConfig): GatewayConfig {
   const routes = [...file.routes, ...(config.modelProviders ?? [])];
-  const models = { ...config.prices.models };
-  for (const [model, price] of Object.entries(file.prices)) {
-    const dropped = droppedLongContext(config.prices, model, price);
+  const prices = layOverrides(config.prices, Object.entries(file.prices), (model, price, under) => {
+    const dropped = droppedLongContext(under, model, price);
     const at = file.priceLines?.[model];
     if (dropped) throw new Error(`${file.file ?? 'flotilla.yaml'}${at ? `:${at}` : ''}: gateway.prices.${model}.longContext: ${droppedLongContextMessage(model, dropped)}`);
-    setModelPrice(models, model, overriddenPrice(config.prices, model, price));
-  }
+  });
   const overrides = Object.keys(file.prices).length > 0;
   return {
     ...config,
     ...(routes.length ? { modelProviders: routes } : {}),
-    prices: overrides ? { ...config.prices, models } : config.prices,
+    prices,
     // which prices came from the file, for the API's list of prices in effect (price-sources.ts)
     ...(overrides ? { priceFile: { file: file.file ?? 'flotilla.yaml', prices: file.prices, table: config.prices } } : {}),
   };

@@ -1,7 +1,7 @@
 import type { ModelPriceRow, ModelRouteRow, Store } from '../store/types.js';
 import { providerForModel, type ModelRoute, type ProviderName } from './config.js';
-import { overriddenPrice } from './price-override.js';
-import { setModelPrice, type PriceTable } from './prices.js';
+import { layOverrides } from './price-override.js';
+import type { PriceTable } from './prices.js';
 
 /** The Store methods the directory reads (a full `Store` fits). */
 export type DirectoryStore = Pick<Store, 'listModelRoutes' | 'listModelPrices'>;
@@ -71,15 +71,13 @@ export function resolveProvider(api: readonly ModelRouteRow[], config: readonly 
 
 /**
  * `table` with the API's price overrides laid over its models (same name matching as priceFor),
- * each combined with the entry it replaces by price-override.ts overriddenPrice: an override
+ * each combined with the entry it replaces by price-override.ts layOverrides (the table's, or a
+ * shorter name's override: `zeta-mini` beside `zeta`) and overriddenPrice: an override
  * without `maxOutput` keeps the table's; `longContext: null` prices flat; one that says nothing
  * of `longContext` (stored before the API took it) keeps the table's.
  */
 export function withOverrides(table: PriceTable, overrides: readonly ModelPriceRow[]): PriceTable {
-  if (overrides.length === 0) return table;
-  const models = { ...table.models };
-  for (const o of overrides) setModelPrice(models, o.model, overriddenPrice(table, o.model, o.price));
-  return { ...table, models };
+  return layOverrides(table, overrides.map((o) => [o.model, o.price] as const));
 }
 
 /**

@@ -15,6 +15,7 @@ import { loadGatewayFile, withGatewayFile } from './config-file.js';
 import type { GatewayConfig } from './config.js';
 import { ratesFor } from './long-context.js';
 import { withOverrides } from './model-directory.js';
+import { pricesInEffect } from './price-sources.js';
 import { priceFor, loadPriceTable } from './prices.js';
 
 const dirs: string[] = [];
@@ -74,6 +75,40 @@ describe('the API\'s stored overrides over the table (withOverrides)', () => {
     expect(longCall(flat, 'claude-sonnet-4-5')).toBe(500_080);
     // a dated name falls back to the override, as to the entry it replaced
     expect(longCall(flat, 'claude-sonnet-4-5-20250929')).toBe(500_080);
+  });
+});
+
+describe('an override of a name that extends another override\'s (zeta-mini beside zeta, neither in the table)', () => {
+  const ZETA = { ...BASE, maxOutput: 5000, webSearch: 40, longContext: { aboveInputTokens: 100_000, input: 4, output: 16, cacheWrite5m: 5, cacheWrite1h: 8, cacheRead: 0.4 } };
+  const MINI = { input: 0.5, output: 1, cacheWrite5m: 0.625, cacheWrite1h: 1, cacheRead: 0.05 };
+  // what zeta-mini leaves out is zeta's, as a call of zeta-mini without its own override is priced at zeta
+  const expected = { ...MINI, maxOutput: 5000, webSearch: 40, longContext: ZETA.longContext };
+
+  it('the API\'s: takes maxOutput, webSearch and long-context rates from the zeta override, in either order', () => {
+    const table = loadPriceTable();
+    for (const order of [['zeta', 'zeta-mini'], ['zeta-mini', 'zeta']]) {
+      const rows = order.map((model) => ({ model, price: model === 'zeta' ? ZETA : MINI, updatedAt: 0 }));
+      const t = withOverrides(table, rows);
+      expect(priceFor(t, 'zeta-mini')).toEqual(expected);
+      expect(priceFor(t, 'zeta')).toEqual(ZETA);
+      // 2 searches × $40 / 1,000 = 80,000 µ$ (the default entry's $25 gave 50,000)
+      expect(twoSearches(t, 'zeta-mini')).toBe(80_000);
+      // above 100,000 input-side tokens: 250,000 × $4 + 10 × $16 per million = 1,000,160 µ$
+      expect(longCall(t, 'zeta-mini')).toBe(1_000_160);
+    }
+  });
+
+  it('flotilla.yaml: the same, and zeta-mini needs no longContext of its own under a flat zeta', () => {
+    const lc = '{ aboveInputTokens: 100000, input: 4, output: 16, cacheWrite5m: 5, cacheWrite1h: 8, cacheRead: 0.4 }';
+    const mini = '{ input: 0.5, output: 1, cacheWrite5m: 0.625, cacheWrite1h: 1, cacheRead: 0.05 }';
+    const m = withFile(`    zeta-mini: ${mini}\n    zeta: { input: 2, output: 8, cacheWrite5m: 2.5, cacheWrite1h: 4, cacheRead: 0.2, maxOutput: 5000, webSearch: 40, longContext: ${lc} }\n`);
+    // zeta has long-context rates: zeta-mini, which would take them, must say its own or null
+    expect(() => m.merged()).toThrow(/gateway\.prices\.zeta-mini\.longContext: the price table prices zeta-mini calls above 100000/);
+    const flat = withFile(`    zeta-mini: ${mini}\n    zeta: { input: 2, output: 8, cacheWrite5m: 2.5, cacheWrite1h: 4, cacheRead: 0.2, maxOutput: 5000, webSearch: 40, longContext: null }\n`).merged();
+    expect(priceFor(flat.prices, 'zeta-mini')).toEqual({ ...MINI, maxOutput: 5000, webSearch: 40 });
+    // the prices in effect say where what it kept came from
+    const row = pricesInEffect(flat, []).find((p) => p.model === 'zeta-mini');
+    expect([row?.replaces, row?.kept]).toEqual([{ source: 'flotilla.yaml', model: 'zeta' }, ['webSearch', 'maxOutput']]);
   });
 });
 

@@ -1,6 +1,6 @@
 import type { LongContextPrice, ModelPrice as PriceOverride } from '../protocol/index.js';
 import type { TablePrice } from './price-schema.js';
-import { tokenPriceFor, type PriceTable } from './prices.js';
+import { setModelPrice, tokenPriceFor, type PriceTable } from './prices.js';
 
 export type { PriceOverride };
 
@@ -36,6 +36,27 @@ export function overriddenPrice(table: PriceTable, model: string, override: Pric
   const longContext = override.longContext === undefined ? replaced.longContext : override.longContext;
   if (longContext) price.longContext = longContext;
   return price;
+}
+
+/**
+ * `table` with `overrides` (model name → override) laid over it, each combined by
+ * {@link overriddenPrice} with the entry the gateway would price its name at without it: the
+ * table's, or another override's of these. Shortest name first: the entry a name falls back to
+ * is its own, its undated name's or a listed name it extends (prices.ts tokenPriceFor), always a
+ * shorter one, so `zeta-mini` given beside `zeta` takes what it leaves out (`maxOutput`,
+ * `webSearch`, long-context rates) from the `zeta` given, as calls of `zeta-mini` without an
+ * override of its own are priced at it (before, from the table's entry, or its default).
+ * `check(model, override, replacedTable)` runs before each is laid (a refusal throws there).
+ */
+export function layOverrides(table: PriceTable, overrides: ReadonlyArray<readonly [string, PriceOverride]>, check?: (model: string, override: PriceOverride, under: PriceTable) => void): PriceTable {
+  if (overrides.length === 0) return table;
+  const laid: PriceTable = { ...table, models: { ...table.models } };
+  const ordered = [...overrides].sort((a, b) => a[0].length - b[0].length);
+  for (const [model, override] of ordered) {
+    check?.(model, override, laid);
+    setModelPrice(laid.models, model, overriddenPrice(laid, model, override));
+  }
+  return laid;
 }
 
 /**

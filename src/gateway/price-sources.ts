@@ -2,7 +2,7 @@ import type { KeptPriceField, ModelPrice, PriceInEffect } from '../protocol/inde
 import type { ModelPriceRow } from '../store/types.js';
 import type { GatewayConfig } from './config.js';
 import { withOverrides } from './model-directory.js';
-import type { PriceOverride } from './price-override.js';
+import { layOverrides, type PriceOverride } from './price-override.js';
 import { listedPrice, priceFor, tokenPriceFor, type PriceTable, type TablePrice } from './prices.js';
 
 const KEPT: readonly KeptPriceField[] = ['webSearch', 'maxOutput', 'longContext'];
@@ -40,11 +40,21 @@ export function pricesInEffect(config: GatewayConfig, api: readonly ModelPriceRo
     // over config.prices' (flotilla.yaml's, if any)
     const byApi = fromApi !== undefined && listedPrice(inEffect, model) !== listedPrice(config.prices, model);
     const written: PriceOverride = byApi ? fromApi.price : filePrices[model]!;
-    // the entry the override replaced, as overriddenPrice found it (tokenPriceFor)
-    const under = byApi ? config.prices : (file?.table ?? config.prices);
-    const replaced = tokenPriceFor(under, model);
-    const replacedName = nameOf(under, replaced);
-    const replacedByFile = byApi && replacedName !== null && file !== undefined && Object.hasOwn(filePrices, replacedName);
+    // the entry the override replaced, as layOverrides found it (tokenPriceFor over the table
+    // with the shorter names of its own kind laid: zeta-mini's is the zeta override, if any)
+    const shorter = (name: string) => name.length < model.length;
+    const under = byApi
+      ? withOverrides(config.prices, api.filter((r) => shorter(r.model)))
+      : layOverrides(file?.table ?? config.prices, Object.entries(filePrices).filter(([name]) => shorter(name)));
+    const replacedName = nameOf(under, tokenPriceFor(under, model));
+    // who set that entry: a shorter API override (for an API override), else flotilla.yaml
+    // (for an API override, also the file's own entry of the same name), else the table
+    const from = (name: string | null): PriceInEffect['replaces']['source'] => {
+      if (name === null) return 'table';
+      if (byApi && shorter(name) && apiByName.has(name)) return 'api';
+      const inFile = file !== undefined && Object.hasOwn(filePrices, name);
+      return inFile && (byApi || shorter(name)) ? 'flotilla.yaml' : 'table';
+    };
     const charged = priceFor(inEffect, model);
     const price: ModelPrice = { input: charged.input, output: charged.output, cacheWrite5m: charged.cacheWrite5m, cacheWrite1h: charged.cacheWrite1h, cacheRead: charged.cacheRead };
     if (charged.webSearch !== undefined) price.webSearch = charged.webSearch;
@@ -56,7 +66,7 @@ export function pricesInEffect(config: GatewayConfig, api: readonly ModelPriceRo
       price,
       source: byApi ? 'api' : 'flotilla.yaml',
       updatedAt: byApi ? new Date(fromApi.updatedAt).toISOString() : null, // ISO-8601 from epoch ms
-      replaces: { source: replacedByFile ? 'flotilla.yaml' : 'table', model: replacedName },
+      replaces: { source: from(replacedName), model: replacedName },
       kept: KEPT.filter((k) => written[k] === undefined && price[k] !== undefined && price[k] !== null),
     };
   });

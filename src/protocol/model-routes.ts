@@ -313,7 +313,9 @@ export type KeptPriceField = z.infer<typeof KeptPriceField>;
  *   replaced entry's rates (every call at the base rates).
  * - `source`: who set it; `updatedAt`: when (ISO-8601, `api` only, else null).
  * - `replaces`: the entry it replaced, found by the table's name matching: `model` null = the
- *   table's default entry (the name is not listed).
+ *   table's default entry (the name is not listed); `source` `api` or `flotilla.yaml` when that
+ *   entry is a shorter name's override of the same origin (`zeta-mini` under `zeta`), or an API
+ *   override's under a name flotilla.yaml prices.
  * - `kept`: the fields of `price` taken from the replaced entry (the override left them out).
  */
 export const PriceInEffect = z.object({
@@ -321,7 +323,7 @@ export const PriceInEffect = z.object({
   price: ModelPrice,
   source: PriceSource.exclude(['table']),
   updatedAt: z.string().nullable(),
-  replaces: z.object({ source: PriceSource.exclude(['api']), model: z.string().nullable() }),
+  replaces: z.object({ source: PriceSource, model: z.string().nullable() }),
   kept: z.array(KeptPriceField),
 });
 export type PriceInEffect = z.infer<typeof PriceInEffect>;

@@ -321,14 +321,16 @@ function given(rates: Partial<Record<keyof typeof FLAG_OF, number | undefined>>)
 
 /**
  * Where the price override just set for `model` takes what it leaves out from (the entry it
- * replaces, as `GET /api/gateway/routes` `pricesInEffect` says): "the price table" or
- * "flotilla.yaml" (a name flotilla.yaml prices too). "the price table" when the view cannot be
+ * replaces, as `GET /api/gateway/routes` `pricesInEffect` says): "the price table",
+ * "flotilla.yaml" (a name flotilla.yaml prices too) or "the API's price of NAME" (a shorter name
+ * the API prices: zeta-mini under zeta). "the price table" when the view cannot be
  * read (the override was set: its confirmation must not fail on this).
  */
-async function keptFrom(client: { listModelRoutes(): Promise<{ pricesInEffect?: { model: string; source: string; replaces: { source: string } }[] }> }, model: string): Promise<string> {
+async function keptFrom(client: { listModelRoutes(): Promise<{ pricesInEffect?: { model: string; source: string; replaces: { source: string; model: string | null } }[] }> }, model: string): Promise<string> {
   try {
     const view = await client.listModelRoutes();
     const row = view.pricesInEffect?.find((p) => p.model === model && p.source === 'api');
+    if (row?.replaces.source === 'api') return `the API's price of ${row.replaces.model ?? 'a shorter name'}`;
     return row?.replaces.source === 'flotilla.yaml' ? 'flotilla.yaml' : 'the price table';
   } catch {
     return 'the price table';

@@ -10,7 +10,7 @@ import {
 } from '../../protocol/index.js';
 import { providerConfigured, type GatewayConfig } from '../../gateway/config.js';
 import { providerSetting } from '../../gateway/errors.js';
-import { compareApiRoutes, type ModelDirectory } from '../../gateway/model-directory.js';
+import { compareApiRoutes, withOverrides, type ModelDirectory } from '../../gateway/model-directory.js';
 import { droppedLongContext, droppedLongContextMessage, roundedRates } from '../../gateway/price-override.js';
 import { tokenPriceFor } from '../../gateway/prices.js';
 import { pricesInEffect } from '../../gateway/price-sources.js';
@@ -115,15 +115,19 @@ export function mountGatewayRoutes(app: Hono<AppEnv>, ctx: ServerContext, deps: 
     return c.body(null, 204);
   });
 
-  // left-out cache rates take the ratios of the entry the override replaces (gpt-4o reads at input × 0.5)
-  const setPriceRequest = setModelPriceRequestFor((model) => priceRatiosOf(tokenPriceFor(deps.config.prices, model)));
   app.put('/api/gateway/prices', requireAdmin(), async (c) => {
-    const body = await readBody(c, setPriceRequest);
+    // The entry the override replaces: the configured table's, or a shorter name's API override
+    // (zeta-mini under zeta: model-directory.ts withOverrides lays them shortest first). Its
+    // cache-rate ratios fill the rates left out (gpt-4o reads at input × 0.5).
+    const apiPrices = await ctx.store.listModelPrices();
+    const under = (model: string) => withOverrides(deps.config.prices, apiPrices.filter((r) => r.model.length < model.length));
+    const body = await readBody(c, setModelPriceRequestFor((model) => priceRatiosOf(tokenPriceFor(under(model), model))));
     if (!body.ok) return body.response;
     // the table's rates count even while flotilla.yaml prices the model flat (`longContext: null`):
     // the file can change, and the override would then keep them under its own base rates
     // (fresh-tester finding: a call then charged 1,271,250 µ$ instead of 422,000)
-    const dropped = droppedLongContext(deps.config.prices, body.value.model, body.value.price) ?? (deps.config.priceFile ? droppedLongContext(deps.config.priceFile.table, body.value.model, body.value.price) : null);
+    const { model, price } = body.value;
+    const dropped = droppedLongContext(under(model), model, price) ?? (deps.config.priceFile ? droppedLongContext(deps.config.priceFile.table, model, price) : null);
     if (dropped) return apiError(c, 400, 'invalid_request', `price.longContext: ${droppedLongContextMessage(body.value.model, dropped)}`, 'price.longContext');
     const row = await ctx.store.setModelPrice(body.value.model, roundedRates(body.value.price), ctx.now());
     deps.directory.invalidate();
