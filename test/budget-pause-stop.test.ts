@@ -132,7 +132,7 @@ describe('a budget pause stops the job process and holds its slot until it is go
     expect(paused).toMatchObject({ status: 'paused', endReason: 'budget', attempt: 1, sessionId: 'sess-hold' });
     const evs = await events(created.id);
     // The paused attempt's end is not the job's end: stored as attempt.ended, no job.finished yet
-    expect(evs.filter((e) => e.type === 'attempt.ended').map((e) => e.data)).toMatchObject([{ attempt: 1, status: 'cancelled', error: 'paused: job tree out of budget' }]);
+    expect(evs.filter((e) => e.type === 'attempt.ended').map((e) => e.data)).toMatchObject([{ attempt: 1, status: 'cancelled', error: 'paused for budget' }]);
     expect(evs.filter((e) => e.type === 'job.finished')).toEqual([]);
     expect(evs.at(-1)).toMatchObject({ type: 'status', data: { status: 'paused', message: expect.stringMatching(/^attempt 1 stopped for the pause \(its harness was ended\); still paused for budget/) } });
     // The other job ran once, on the freed slot.
@@ -296,7 +296,7 @@ describe('a job.finished for a budget-paused job', () => {
     await (await callModel(a.assignment.token)).text();
     expect((await callModel(a.assignment.token)).status).toBe(402);
     const stop = await r.next('job.cancel', (f) => f.jobId === created.id);
-    expect(stop).toEqual({ type: 'job.cancel', jobId: created.id, attempt: 1, reason: 'paused: job tree out of budget', pause: true });
+    expect(stop).toEqual({ type: 'job.cancel', jobId: created.id, attempt: 1, reason: 'paused for budget', pause: true });
     expect(await job(created.id)).toMatchObject({ status: 'paused', endReason: 'budget', finishedAt: null });
     return created.id;
   }

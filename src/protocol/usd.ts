@@ -39,7 +39,7 @@ export function formatMicros(micros: number): string {
 export const UsdAmount = z
   .number()
   .min(0.000001, 'must be at least 0.000001 (one micro-dollar)')
-  .max(100_000)
+  .max(100_000, 'must be at most 100000 (the cap on a job tree\'s budget, USD)')
   // out of range: that one message only (1e308 × 10⁶ is Infinity, not a whole number of µ$)
   .refine((usd) => usd < 0.000001 || usd > 100_000 || wholeMicros(usd), { message: 'must have at most 6 decimals (the smallest step is 0.000001, one micro-dollar)', abort: true });
 

@@ -40,7 +40,7 @@ it('pauses a running job unless its agent says onBudgetExhausted: fail; leaves a
     // fail: not paused; its runner is told to end the attempt failed `budget` (the report ends the job), no top-up advice
     expect(await store.getJob(failing.id)).toMatchObject({ status: 'running' });
     expect(sent).toEqual([
-      [runner.id, { type: 'job.cancel', jobId: pausing.id, attempt: 1, reason: 'paused: job tree out of budget', pause: true }],
+      [runner.id, { type: 'job.cancel', jobId: pausing.id, attempt: 1, reason: 'paused for budget', pause: true }],
       [runner.id, { type: 'job.cancel', jobId: failing.id, attempt: 1, reason: 'budget exhausted: job tree 2 ... The job failed: its agent says onBudgetExhausted: fail.', fail: true }],
     ]);
     const evs = await store.listEvents(pausing.id, 0, 10);

@@ -155,7 +155,15 @@ export function endedHoldTap(o: { store: Store; bus: EventBus; log: Logger; now:
   };
 }
 
+/**
+ * The reason a budget-paused attempt's stop carries (its `attempt.ended` error, the transcript's
+ * "stopped for the budget pause" line). Which budget ran out — the tree's or a sub-limit of
+ * the job or an ancestor — is the pause's status event's to say: "job tree out of budget" here
+ * blamed the tree for a sub-limit's pause (fresh tester).
+ */
+export const PAUSE_STOP_REASON = 'paused for budget';
+
 /** The stop a budget-paused attempt's runner gets (and gets again on heartbeats while the attempt holds it: hub.ts). */
 export function pauseStop(jobId: number, attempt: number): Extract<ServerToRunner, { type: 'job.cancel' }> {
-  return { type: 'job.cancel', jobId, attempt, reason: 'paused: job tree out of budget', pause: true };
+  return { type: 'job.cancel', jobId, attempt, reason: PAUSE_STOP_REASON, pause: true };
 }

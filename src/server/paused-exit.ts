@@ -13,7 +13,7 @@ import { recordStatus } from './status-events.js';
  *
  * The runner (JobRun.pause) first lets the harness exit on the refusal by itself for a short
  * settle time and then reports the harness's own outcome; a harness still running after it is
- * stopped and reported `cancelled` ("paused: job tree out of budget").
+ * stopped and reported `cancelled` ("paused for budget").
  *
  * Outcomes, decided here so that nothing is dropped silently:
  * - `succeeded`: the process finished its work on its own before the stop landed. The frame's
