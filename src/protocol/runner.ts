@@ -62,6 +62,14 @@ export const Runner = z.object({
    * Usually 0..capacity, but more when `jobs start --force` placed a job past capacity.
    */
   slotsUsed: z.number().int().min(0).optional(),
+  /**
+   * Slots kept by idle tasks (issue 7: after a reply a task keeps its runner slot for its
+   * agent's idle time, so its next turn starts at once): no other job takes one before `until`
+   * (ISO-8601) unless the task is suspended. Not in `slotsUsed` (no job holds them); a job
+   * waiting for one says "slot kept by task N". Absent from older servers and from the replies
+   * of runner changes (hold, capacity, revoke).
+   */
+  keptSlots: z.array(z.object({ taskId: z.number().int().positive(), until: z.string() })).optional(),
   version: z.string().nullable(),
   lastHeartbeatAt: z.string().nullable(),
   createdAt: z.string(),

@@ -1,5 +1,5 @@
 import type { Job, JobUsage, Runner, RunnerStatus } from '../protocol/index.js';
-import type { JobRow, RunnerRow } from '../store/types.js';
+import type { JobRow, RunnerRow, TaskSlot } from '../store/types.js';
 import { slotsUsed, type HeldSlot } from '../core/capacity.js';
 
 /** Epoch ms → ISO-8601 (server clock). */
@@ -63,10 +63,13 @@ export function runnerStatus(row: RunnerRow, activeJobs: number, now: number, ti
  * `held`: what those jobs hold (store `ActiveAssignment`s of this runner); `slotsUsed` counts
  * only held slots (issue 5 capacity rule, core/capacity.ts `slotsUsed`: `none` jobs take none,
  * a `runner` job takes all). Without `held` every running job counts as one slot. `updating`:
- * the hub says it is updating itself (see {@link runnerStatus}).
+ * the hub says it is updating itself (see {@link runnerStatus}). `kept`: the slots idle tasks
+ * keep on this runner (store listTaskSlots, this runner's), as `keptSlots` — but for a task
+ * whose turn runs there now (counted once, as that job: tasks/slot-holds.ts withTaskSlots).
  */
-export function runnerView(row: RunnerRow, runningJobs: number[], now: number, timeoutMs: number, held?: readonly HeldSlot[], updating = false): Runner {
+export function runnerView(row: RunnerRow, runningJobs: number[], now: number, timeoutMs: number, held?: readonly HeldSlot[], updating = false, kept?: readonly TaskSlot[]): Runner {
   const used = held ? slotsUsed(held, { capacity: row.capacity, browserSlots: row.browserSlots }) : runningJobs.length;
+  const keptSlots = kept?.filter((k) => !held?.some((h) => h.workspace === k.workspace)).map((k) => ({ taskId: k.taskId, until: iso(k.until) }));
   return {
     id: row.id,
     name: row.name,
@@ -75,6 +78,7 @@ export function runnerView(row: RunnerRow, runningJobs: number[], now: number, t
     capacity: row.capacity,
     runningJobs,
     slotsUsed: used,
+    ...(keptSlots ? { keptSlots } : {}),
     version: row.version,
     lastHeartbeatAt: isoOrNull(row.lastHeartbeatAt),
     createdAt: iso(row.createdAt),

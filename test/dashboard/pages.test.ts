@@ -103,6 +103,8 @@ async function seed(store: Store, ids: Partial<Seeded>): Promise<void> {
   await store.appendServerEvent(chatJob.id, { type: 'message', data: { role: 'assistant', text: 'I regenerated it on branch fix/lock.' } } as EventBody, now + 4);
   await store.transitionJob(chatJob.id, null, ['queued'], 'cancelled', now + 5, { endReason: 'cancelled' });
   await store.updateTask(chat.id, ['running'], { status: 'idle', currentJobId: null }, now + 5);
+  // ...and keeps box-a's slot for its next turn (box-a never connects: it blocks nobody)
+  await store.updateTask(chat.id, ['idle'], { runnerId: box.id, workspaceJobId: chatJob.id, slotUntil: now + 10 * DAY }, now + 5);
   // A child whose own sub-limit ($0.15, $0.088211 spent) has more room than its tree ($0.22, $0.191111 spent: $0.028889 left).
   // Figures not whole at 4 decimals: the page shows them exact, as the CLI does (it showed $0.0882, fresh-user finding).
   const limited = await store.createJob({ parentId: null, agent: 'alpha', agentVersion: '1', input: {}, selector: { pool: 'nowhere' }, priority: 0, budgetMicros: 220_000, now });
@@ -381,6 +383,13 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     const local = (await up.admin.listRunners()).find((r) => r.status !== 'offline' && r.name !== 'spare' && r.name !== 'box-a')!;
 
     const member = await signIn(up.browser, up.url, 'mia', 'member-password-1');
+    // a slot an idle task keeps: on the fleet page and the runner page, its task linked (box-a read 0/1 and nothing else)
+    await member.goto(`${up.url}/runners/${id('box')}`);
+    const kept = member.locator('[data-testid=kept-slots]');
+    await expect.poll(() => kept.textContent(), { timeout: 10_000 }).toMatch(new RegExp(`^ · 1 kept by task #${id('chat')} until `));
+    expect([await member.locator('[data-testid=slots]').textContent(), await kept.locator('a').getAttribute('href')]).toEqual(['0/1', `/tasks/${id('chat')}`]);
+    await member.goto(`${up.url}/fleet`);
+    await expect.poll(() => member.locator('[data-testid=kept-slots]').count(), { timeout: 10_000 }).toBe(1);
     await member.goto(`${up.url}/runners/${local.id}`);
     await member.locator('[data-testid=capacity]').waitFor();
     expect(await member.locator('[data-testid=capacity-jobs]').isDisabled()).toBe(true);

@@ -36,9 +36,20 @@ export async function runnerNames(client: FlotillaClient, ids: ReadonlyArray<num
   return new Map(all.map((r) => [r.id, r.name]));
 }
 
-/** `2/3`: parallel-job slots held (`slotsUsed`; jobs holding `none` take none) of capacity. */
+/**
+ * `2/3`: parallel-job slots held (`slotsUsed`; jobs holding `none` take none) of capacity, and
+ * ` +1 kept` for the slots idle tasks keep (`keptSlots`): `0/2 +1 kept` is one slot free.
+ */
 export function slotsText(r: Runner): string {
-  return `${r.slotsUsed ?? r.runningJobs.length}/${r.capacity}`;
+  const kept = r.keptSlots?.length ?? 0;
+  return `${r.slotsUsed ?? r.runningJobs.length}/${r.capacity}${kept ? ` +${kept} kept` : ''}`;
+}
+
+/** `; 1 kept by idle task 5 until 2026-12-07T05:00:00.000Z` for `runners show`, else ''. */
+export function keptText(r: Runner): string {
+  const kept = r.keptSlots ?? [];
+  if (kept.length === 0) return '';
+  return `; ${kept.length} kept by idle ${kept.length === 1 ? 'task' : 'tasks'} ${kept.map((k) => `${k.taskId} until ${k.until}`).join(', ')} (tasks suspend ID frees one)`;
 }
 
 /** ` until 2026-11-30T14:00:00Z (reason)` for a held runner, else ''. */

@@ -1,7 +1,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { RunnerStatus, UpdateVersion, type Labels, type Runner, type UpdateRunnerResponse } from '../../protocol/index.js';
 import { ApiError } from '../../client/index.js';
-import { holdText, resolveRunner, slotsText } from './fleet-util.js';
+import { holdText, keptText, resolveRunner, slotsText } from './fleet-util.js';
 import type { CliContext } from '../context.js';
 import { formatTable } from '../format.js';
 import { shellLine } from '../../protocol/shell-quote.js';
@@ -79,7 +79,7 @@ export function registerRunners(program: Command, ctx: CliContext): void {
       `runner:    ${r.name} (${r.id})`,
       `status:    ${r.status}`,
       `labels:    ${labelText(r.labels)}`,
-      `slots:     ${slotsText(r)}${r.runningJobs.length ? ` (jobs ${r.runningJobs.join(', ')})` : ''}, browser slots ${r.browserSlots ?? 1}`,
+      `slots:     ${slotsText(r)}${r.runningJobs.length ? ` (jobs ${r.runningJobs.join(', ')})` : ''}${keptText(r)}, browser slots ${r.browserSlots ?? 1}`,
       ...(r.boundLabels && Object.keys(r.boundLabels).length ? [`bound:     ${labelText(r.boundLabels)} (from its registration token)`] : []),
       ...(r.hold ? [`hold:      ${holdText(r)}`] : []),
       ...(r.revokedAt ? [`revoked:   ${r.revokedAt}`] : []),

@@ -11,9 +11,9 @@ import type { ActiveAssignment } from '../../store/types.js';
 /**
  * `GET /api/runners[?label=k=v,k2=v2][&status=online|busy|on_hold|...][&role=R]` →
  * {@link RunnerList}: every runner (status on the server clock, running job ids, `slotsUsed` =
- * the slots those jobs hold, core/capacity.ts) and the number of queued jobs. Filters: `label` keeps
+ * the slots those jobs hold, core/capacity.ts; `keptSlots`, those idle tasks keep) and the number of queued jobs. Filters: `label` keeps
  * runners having all those labels, `role` is short for `label=role=R`, `status` one status.
- * Three queries whatever the fleet size (runners, active assignments, queued count).
+ * Four queries whatever the fleet size (runners, active assignments, queued count, kept task slots).
  * Bad filter → 400 `invalid_request` naming the parameter (a key given twice in `label`; a
  * `role` other than the `label`'s role=: field `role`).
  */
@@ -35,19 +35,19 @@ export function mountListRunners(app: Hono<AppEnv>, ctx: ServerContext): void {
     if (status && !status.success) {
       return apiError(c, 400, 'invalid_request', `status: must be one of ${RunnerStatus.options.join(', ')}`, 'status');
     }
-    const [rows, active, queued] = await Promise.all([ctx.store.listRunners(), ctx.store.listActiveAssignments(), ctx.store.countQueuedJobs()]);
+    const now = ctx.now();
+    const [rows, active, queued, kept] = await Promise.all([ctx.store.listRunners(), ctx.store.listActiveAssignments(), ctx.store.countQueuedJobs(), ctx.store.listTaskSlots(now)]);
     const byRunner = new Map<number, ActiveAssignment[]>();
     for (const a of active) {
       const list = byRunner.get(a.runnerId);
       if (list) list.push(a);
       else byRunner.set(a.runnerId, [a]);
     }
-    const now = ctx.now();
     const runners: Runner[] = [];
     for (const r of rows) {
       if (!selectorMatches(want, r.labels)) continue;
       const mine = byRunner.get(r.id) ?? [];
-      const v = runnerView(r, mine.map((a) => a.jobId), now, ctx.heartbeatTimeoutMs, mine, ctx.hub.isUpdating(r.id));
+      const v = runnerView(r, mine.map((a) => a.jobId), now, ctx.heartbeatTimeoutMs, mine, ctx.hub.isUpdating(r.id), kept.filter((k) => k.runnerId === r.id));
       if (status?.success && v.status !== status.data) continue;
       runners.push(v);
     }

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Job } from '../../protocol/index.js';
+import type { Job, RunnerDetail, RunnerList } from '../../protocol/index.js';
 import { createTestDatabase } from '../../store/test-pg.js';
 import type { TaskRow } from '../../store/types.js';
 import { FakeRunner, startTestServer, type TestServer } from '../test-helpers.js';
@@ -33,6 +33,12 @@ describe.each(engines)('task idle slot ($name)', ({ url }) => {
           return x.status === 'idle' && x.currentJobId === null ? x : null;
         }, 15_000, `task ${taskId} idle`);
       };
+      /** [slotsUsed, keptSlots] of the runner in `GET /api/runners` and `GET /api/runners/{id}`. */
+      const runnerSlots = async () => {
+        const listed = ((await (await t.api('/api/runners')).json()) as RunnerList).runners.find((x) => x.id === r.runnerId)!;
+        const shown = ((await (await t.api(`/api/runners/${r.runnerId}`)).json()) as RunnerDetail).runner;
+        return { listed: [listed.slotsUsed, listed.keptSlots], shown: [shown.slotsUsed, shown.keptSlots] };
+      };
       const plainJob = async () => (await (await t.api('/api/jobs', { json: { agent: 'gpu-job', input: { n: 1 } } })).json()) as Job;
 
       // Turn 1 runs on the only runner; after its reply the task keeps the slot for 600 s.
@@ -46,6 +52,9 @@ describe.each(engines)('task idle slot ($name)', ({ url }) => {
       expect(await t.store.listTaskSlots(Date.now())).toEqual([{ taskId: created.id, runnerId: r.runnerId, workspace: a1.jobId, until: idle1.slotUntil }]);
       const viewed = (await (await t.api(`/api/tasks/${created.id}`)).json()) as { task: { slotHeldUntil: string | null } };
       expect(viewed.task.slotHeldUntil).toBe(new Date(idle1.slotUntil!).toISOString());
+      // ...and the runner views say so: no job holds a slot, one is kept (it read `0/1` while jobs waited: a fresh tester)
+      const keptNow = [{ taskId: created.id, until: new Date(idle1.slotUntil!).toISOString() }];
+      expect(await runnerSlots()).toEqual({ listed: [0, keptNow], shown: [0, keptNow] });
 
       // Another job does not get the kept slot.
       const p1 = await plainJob();
@@ -62,6 +71,7 @@ describe.each(engines)('task idle slot ($name)', ({ url }) => {
       expect(a2.jobId).not.toBe(p1.id);
       expect([a2.resumeSessionId, a2.workspaceJobId]).toEqual(['sess-1', a1.jobId]);
       expect((await t.store.listTaskSlots(Date.now())).map((x) => x.taskId)).toEqual([created.id]); // counted once, as the running turn
+      expect(await runnerSlots()).toEqual({ listed: [1, []], shown: [1, []] });
       const idle2 = await reply(created.id, a2.jobId, 'sess-1');
       expect(await r.none('job.assign', 1000)).toBe(true); // kept again after turn 2
 

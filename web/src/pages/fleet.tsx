@@ -7,6 +7,7 @@ import { holdLeft } from './runner.js';
 import { STATUS_CLASS } from '../components/status.js';
 import { RegistrationTokens } from '../components/registration-tokens.js';
 import { UpdateRunnerButton } from '../components/runner-update.js';
+import { KeptSlots } from '../components/kept-slots.js';
 
 /** The status filter's choices: every runner status the API gives (protocol RunnerStatus), `revoked` too. */
 const RUNNER_STATUSES: readonly Runner['status'][] = ['online', 'busy', 'on_hold', 'provisioning', 'updating', 'offline', 'revoked'];
@@ -34,6 +35,7 @@ function RunnerCard({ r, queued, isAdmin, reload }: { r: Runner; queued: number;
         <dt>Slots</dt>
         <dd data-testid="slots">
           {r.slotsUsed ?? r.runningJobs.length}/{r.capacity}
+          <KeptSlots runner={r} />
         </dd>
         {r.browserSlots !== undefined && (
           <>

@@ -7,6 +7,7 @@ import { JobStatusBadge, STATUS_CLASS } from '../components/status.js';
 import { CapacityCard, browserSlotsOf } from '../components/runner-capacity.js';
 import { RotateTokenCard } from '../components/runner-token.js';
 import { RunnerActivity } from '../components/runner-activity.js';
+import { KeptSlots } from '../components/kept-slots.js';
 
 const DURATIONS = ['15m', '1h', '3h', '6h', '1d'] as const;
 type HoldFor = (typeof DURATIONS)[number];
@@ -55,8 +56,9 @@ export function RunnerPage({ id }: { id: number }) {
             <dt>Parallel jobs</dt>
             <dd>
               <span data-testid="slots">
-                {r.runningJobs.length}/{r.capacity}
+                {r.slotsUsed ?? r.runningJobs.length}/{r.capacity}
               </span>
+              <KeptSlots runner={r} />
             </dd>
             <dt>Browser slots</dt>
             <dd data-testid="browser-slots">{browserSlotsOf(r)}</dd>
