@@ -23,7 +23,7 @@ import { jsonReply, type GatewayRequest, type Reply } from './reply.js';
 import { bodyRefusalOf, bodyRefusalReply } from './body-refusal.js';
 import { refusedProvider, requestNamedIn } from './refused-model.js';
 import { meterUnbilled, unbilled } from './unbilled-call.js';
-import { upstreamRetryOptions } from './upstream-auth.js';
+import { logRetried, upstreamRetryOptions } from './upstream-auth.js';
 import { unpassedReply } from './upstream-redirect.js';
 import { countFailureMessage, recordUpstreamFailure } from './upstream-failure.js';
 import { upstreamSignal } from './upstream-signal.js';
@@ -338,7 +338,7 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
           upstreamRetryOptions(ctx, req.signal),
         );
         res = out.response;
-        if (out.calls > 1) log.info('gateway: upstream retried', { job: job.id, calls: out.calls, status: res.status });
+        logRetried(ctx, out);
       } catch (err) {
         // Too large, timed out, broken or unreachable: recorded once (upstream-failure.ts), never retried by the harness.
         const failed = await recordUpstreamFailure(ctx, err, req.signal);

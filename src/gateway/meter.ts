@@ -10,7 +10,7 @@ import { priceFor, type PriceTable } from './prices.js';
 import { boundedSearches, webSearchCap, withCallSearches } from './server-tools.js';
 import { toolFeeCharge, type ToolFeeBound } from './tool-fees.js';
 import { MAX_MODEL_NAME } from './request.js';
-import { boundedUsage, estimateUsage, PROMPT_SLACK_TOKENS, StreamUsageReader, usageFromMessage, type CallUsage } from './usage.js';
+import { boundedUsage, estimateUsage, MAX_REPORTED_TOKENS, PROMPT_SLACK_TOKENS, StreamUsageReader, usageFromMessage, type CallUsage } from './usage.js';
 
 /** Everything known about a call before its reply: who, what, when. */
 export interface CallContext {
@@ -131,7 +131,18 @@ function recorder(ctx: CallContext) {
       }
       const bounded = boundedUsage(usage, ctx.maxInputTokens ?? ctx.requestBytes + PROMPT_SLACK_TOKENS, maxOut);
       if (bounded !== null) {
-        if (usageKnown) ctx.log.warn('gateway: the upstream reported more tokens than the request allows: charged the bound, as an estimate', { job: ctx.job.id, model, input: usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens, output: usage.outputTokens });
+        if (usageKnown) {
+          // a figure past any bound was read as MAX_REPORTED_TOKENS + 1 (usage.ts reportedCount): say "over N", not that
+          const said = (n: number) => (n > MAX_REPORTED_TOKENS ? `over ${MAX_REPORTED_TOKENS}` : n);
+          ctx.log.warn('gateway: the upstream reported more tokens than the request allows: charged the bound, as an estimate', {
+            job: ctx.job.id,
+            model,
+            input: said(usage.inputTokens + usage.cacheReadTokens + usage.cacheWriteTokens),
+            output: said(usage.outputTokens),
+            chargedInput: bounded.inputTokens + bounded.cacheReadTokens + bounded.cacheWriteTokens,
+            chargedOutput: bounded.outputTokens,
+          });
+        }
         usage = bounded;
         usageKnown = false;
       }

@@ -16,7 +16,7 @@ import { recordUpstreamFailure } from './upstream-failure.js';
 import { upstreamSignal } from './upstream-signal.js';
 import { bodyRefusalOf, bodyRefusalReply } from './body-refusal.js';
 import { refusedProvider, requestNamedIn } from './refused-model.js';
-import { upstreamRetryOptions } from './upstream-auth.js';
+import { logRetried, upstreamRetryOptions } from './upstream-auth.js';
 import { unpassedReply } from './upstream-redirect.js';
 import { OpenAiStreamReader, usageFromOpenAiBody } from './openai-usage.js';
 import { reportedInputCap, serverInputAllowance } from './server-input.js';
@@ -255,6 +255,7 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
         const signal = upstreamSignal(request.signal, ctx.streamed);
         const out = await withRetries((apiKey) => forwardOpenAi({ baseUrl: upstream.baseUrl, apiKey, path: path + queryOf(request.pathAndQuery), headers: request.headers, body, signal }), keys, retryPolicy, upstreamRetryOptions(ctx, request.signal));
         res = out.response;
+        logRetried(ctx, out);
       } catch (err) {
         // Too large, timed out, broken or unreachable: recorded once (upstream-failure.ts), never retried by the harness.
         const failed = await recordUpstreamFailure(ctx, err, request.signal);

@@ -114,6 +114,15 @@ export function upstreamRetryOptions(ctx: CallContext, signal?: CallSignal) {
 }
 
 /**
+ * Logs (info, `gateway: upstream retried`: job, upstream calls made, the status answered) a call
+ * that withRetries answered after more than one upstream call, on every route (the OpenAI ones
+ * said nothing: a fresh tester saw only the final status).
+ */
+export function logRetried(ctx: CallContext, out: { calls: number; response: Reply }): void {
+  if (out.calls > 1) ctx.log.info('gateway: upstream retried', { job: ctx.job.id, calls: out.calls, status: out.response.status });
+}
+
+/**
  * Maps a provider's reply `res` to the gateway's answer when the provider refused the gateway's
  * key ({@link gatewayKeyRefusal}: 401/403, or a billing refusal); null for any other reply (the
  * route meters it as usual). For a refusal: the call is recorded once with the upstream status

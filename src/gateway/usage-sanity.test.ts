@@ -11,6 +11,7 @@
  * token, claude-sonnet-4-5: 3 and 15 (data/prices.json).
  */
 import { describe, expect, it } from 'vitest';
+import { createLogger } from '../core/log.js';
 import { textStream } from './test-metering.js';
 import { forFile, startGateway } from './test-server.js';
 import type { FakeReply } from './test-upstream.js';
@@ -18,7 +19,8 @@ import type { FakeReply } from './test-upstream.js';
 /** What the upstream reports next: set by each test. */
 let reply: FakeReply = { body: '{}' };
 // $10M: room for every call below
-const gw = forFile(() => startGateway({ upstream: () => reply, job: { token: 'flj_usage_sanity_0123456789abcdefg', id: 12, budgetMicros: 10_000_000_000_000 }, openai: 'openai-compatible' }));
+const warnings: string[] = [];
+const gw = forFile(() => startGateway({ upstream: () => reply, job: { token: 'flj_usage_sanity_0123456789abcdefg', id: 12, budgetMicros: 10_000_000_000_000 }, openai: 'openai-compatible', log: createLogger('warn', (l) => void warnings.push(l)) }));
 
 const anthropicBody = (stream = false) => JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 100, stream, messages: [{ role: 'user', content: 'count the tokens' }] });
 const message = (usage: object) => JSON.stringify({ id: 'm', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', usage });
@@ -84,8 +86,13 @@ describe("a figure past 100,000,000 is charged at the request's bound, as an est
 
   it('Anthropic, not streamed: 1e15 output tokens → max_tokens (100) of output', async () => {
     reply = { body: message({ input_tokens: 10, output_tokens: 1e15 }) };
+    warnings.length = 0;
     await gw.post('/v1/messages', anthropicBody());
     expect(row()).toEqual({ usageKnown: false, input: 10, output: 100, cacheRead: 0, cost: 10 * 3 + 100 * 15 });
+    // the warning says what was reported and what was charged (it said output=100000001, neither: a fresh tester)
+    expect(warnings.map((l) => l.replace(/^\S+ /, ''))).toEqual([
+      'warn gateway: the upstream reported more tokens than the request allows: charged the bound, as an estimate job=12 model="claude-sonnet-4-5" input=10 output="over 100000000" chargedInput=10 chargedOutput=100\n',
+    ]);
   });
 
   it('Anthropic, not streamed: 100,000,001 cache-read tokens → the input bound, split in proportion', async () => {
