@@ -1,5 +1,5 @@
 import { refusePausedCall } from './job-auth.js';
-import { messagesTokenOf, type CallAuth } from './call-auth.js';
+import { messagesTokenOf, missingTokenMessage, type CallAuth } from './call-auth.js';
 import type { Logger } from '../core/log.js';
 import type { JobRow } from '../store/types.js';
 import { providerConfigured, type GatewayConfig } from './config.js';
@@ -131,7 +131,7 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
     const auth = preAuth instanceof Promise ? await preAuth : preAuth;
     if ('missing' in auth) {
       callAuth.logRejected(log, auth, req.path);
-      return anthropicError(401, 'authentication_error', 'missing job token: send it as x-api-key or Authorization: Bearer', { retry: false });
+      return anthropicError(401, 'authentication_error', missingTokenMessage(req.headers, 'anthropic'), { retry: false });
     }
     if ('unknown' in auth) {
       callAuth.logRejected(log, auth, req.path);

@@ -27,6 +27,25 @@ export function openaiTokenOf(h: IncomingHttpHeaders): string | null {
   return m?.[1] ?? (headerOf(h, 'x-api-key')?.trim() || null);
 }
 
+/**
+ * The 401 message of a call without a job token, the same on every route: both headers it may
+ * come in (the format's own first), and what was wrong with an `Authorization` header that was
+ * sent — its scheme named (a word of letters, never the credential), or an empty Bearer. The
+ * OpenAI routes said "send it as Authorization: Bearer" though they take x-api-key too, and
+ * called a Basic credential missing (fresh tester).
+ */
+export function missingTokenMessage(h: IncomingHttpHeaders, format: 'anthropic' | 'openai'): string {
+  const where = format === 'anthropic' ? 'x-api-key or Authorization: Bearer' : 'Authorization: Bearer or x-api-key';
+  const sent = headerOf(h, 'authorization')?.trim() ?? '';
+  // a scheme is a word before a credential: a lone word may be the credential itself, never said
+  const scheme = /^([A-Za-z][A-Za-z-]{0,19})\s+\S/.exec(sent)?.[1];
+  let why = '';
+  if (/^bearer$/i.test(sent)) why = '; the Authorization header has an empty Bearer credential';
+  else if (scheme) why = `; the Authorization header uses the ${scheme} scheme, not Bearer`;
+  else if (sent) why = '; the Authorization header is not "Bearer <token>"';
+  return `missing job token: send it as ${where}${why}`;
+}
+
 /** The model routes (POST only) and the token rule of each; every other request needs no body. */
 const ROUTE_TOKEN: Record<string, (h: IncomingHttpHeaders) => string | null> = {
   '/v1/messages': messagesTokenOf,

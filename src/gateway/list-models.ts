@@ -1,6 +1,6 @@
 import type { Logger } from '../core/log.js';
 import type { CallAuth } from './call-auth.js';
-import { messagesTokenOf, openaiTokenOf } from './call-auth.js';
+import { messagesTokenOf, missingTokenMessage, openaiTokenOf } from './call-auth.js';
 import { providerConfigured, type GatewayConfig, type ProviderName } from './config.js';
 import { anthropicError } from './errors.js';
 import { openaiError } from './openai-wire.js';
@@ -66,7 +66,7 @@ export async function serveModels(req: GatewayRequest, d: ListModelsDeps): Promi
   const auth = preAuth instanceof Promise ? await preAuth : preAuth;
   if ('missing' in auth || 'unknown' in auth) {
     d.callAuth.logRejected(d.log, auth, req.path);
-    const message = 'missing' in auth ? 'missing job token: send it as x-api-key or Authorization: Bearer' : 'invalid job token: unknown, or its job is no longer running';
+    const message = 'missing' in auth ? missingTokenMessage(req.headers, anthropic ? 'anthropic' : 'openai') : 'invalid job token: unknown, or its job is no longer running';
     return anthropic ? anthropicError(401, 'authentication_error', message, { retry: false }) : openaiError(401, 'invalid_request_error', message, 'invalid_api_key');
   }
   const format = anthropic ? 'anthropic' : 'openai';

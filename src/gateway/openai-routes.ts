@@ -1,5 +1,5 @@
 import { refusePausedCall } from './job-auth.js';
-import { CallAuth, openaiTokenOf } from './call-auth.js';
+import { CallAuth, missingTokenMessage, openaiTokenOf } from './call-auth.js';
 import { providerNotConfiguredMessage, shuttingDown, wrongFormatMessage } from './errors.js';
 import type { Logger } from '../core/log.js';
 import type { JobRow } from '../store/types.js';
@@ -100,7 +100,7 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
     const preAuth = callAuth.of(request, openaiTokenOf);
     const auth = preAuth instanceof Promise ? await preAuth : preAuth;
     if ('missing' in auth || 'unknown' in auth) callAuth.logRejected(d.log, auth, request.path);
-    if ('missing' in auth) return openaiError(401, 'invalid_request_error', 'missing job token: send it as Authorization: Bearer', 'invalid_api_key');
+    if ('missing' in auth) return openaiError(401, 'invalid_request_error', missingTokenMessage(request.headers, 'openai'), 'invalid_api_key');
     if ('unknown' in auth) return openaiError(401, 'invalid_request_error', 'invalid job token: unknown, or its job is no longer running', 'invalid_api_key');
     if ('pausedForBudget' in auth) return refusePaused(auth.pausedForBudget, request, api, startedAt);
     const job = auth.job;

@@ -58,6 +58,23 @@ describe('before the body is read', () => {
     expect(JSON.parse(r.body).error.message).toBe('missing job token: send it as x-api-key or Authorization: Bearer');
   });
 
+  it('no job token on an OpenAI route: both headers named; an Authorization header of another scheme, or an empty Bearer, said so (never its credential)', async () => {
+    const cases: Array<[Record<string, string>, string]> = [
+      [{}, 'missing job token: send it as Authorization: Bearer or x-api-key'],
+      [{ authorization: 'Basic dXNlcjpzZWNyZXQ=' }, 'missing job token: send it as Authorization: Bearer or x-api-key; the Authorization header uses the Basic scheme, not Bearer'],
+      [{ authorization: 'Bearer ' }, 'missing job token: send it as Authorization: Bearer or x-api-key; the Authorization header has an empty Bearer credential'],
+      // a lone word may be the credential itself: not quoted
+      [{ authorization: 'flj_notaschemejustatoken' }, 'missing job token: send it as Authorization: Bearer or x-api-key; the Authorization header is not "Bearer <token>"'],
+      [{ authorization: 'lettersonlysecret' }, 'missing job token: send it as Authorization: Bearer or x-api-key; the Authorization header is not "Bearer <token>"'],
+    ];
+    for (const [headers, message] of cases) {
+      for (const path of ['/v1/chat/completions', '/v1/responses']) {
+        const r = await rawPost(gw.url, path, { ...json, ...headers, 'content-length': '2' }, '{}');
+        expect([r.status, JSON.parse(r.body).error.message], `${path} ${JSON.stringify(headers)}`).toEqual([401, message]);
+      }
+    }
+  });
+
   it('OpenAI routes: the 401 in OpenAI shape (invalid_api_key) with x-should-retry: false, at once', async () => {
     for (const path of ['/v1/chat/completions', '/v1/responses']) {
       const r = await rawPost(gw.url, path, { ...json, authorization: `Bearer ${BAD}`, 'content-length': HUGE }, part);
