@@ -21,7 +21,7 @@ import { forwardAnthropic } from './providers/anthropic.js';
 import { noScriptMessage, scriptedMessagesReply } from './providers/scripted.js';
 import { jsonReply, type GatewayRequest, type Reply } from './reply.js';
 import { bodyRefusalOf, bodyRefusalReply } from './body-refusal.js';
-import { refusedProvider, requestNamedIn } from './refused-model.js';
+import { refusedProvider, requestNamedIn, UNKNOWN_MODEL } from './refused-model.js';
 import { meterUnbilled, unbilled } from './unbilled-call.js';
 import { logRetried, upstreamRetryOptions } from './upstream-auth.js';
 import { unpassedReply } from './upstream-redirect.js';
@@ -145,11 +145,15 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
     const undecoded = bodyRefusalOf(req);
     if (undecoded) {
       // a content-encoding the adapter could not undo (node-adapter.ts): no model to name
-      await recordRefused(earlyContext(job, req, startedAt, api), undecoded.status, undecoded.reason);
+      const early = earlyContext(job, req, startedAt, api);
+      early.provider = await refusedProvider(directory, UNKNOWN_MODEL, config.provider);
+      await recordRefused(early, undecoded.status, undecoded.reason);
       return bodyRefusalReply(req.path, undecoded);
     }
     if (req.bodyBytes > limit) {
-      await recordRefused(earlyContext(job, req, startedAt, api), 413, 'too_large');
+      const early = earlyContext(job, req, startedAt, api);
+      early.provider = await refusedProvider(directory, UNKNOWN_MODEL, config.provider);
+      await recordRefused(early, 413, 'too_large');
       return anthropicError(413, 'request_too_large', `request body is ${req.bodyBytes} bytes; the limit is ${limit}`, { retry: false });
     }
     const text = req.body.toString('utf8');

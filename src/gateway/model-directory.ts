@@ -132,6 +132,18 @@ export class ModelDirectory {
     return resolveProvider(routes, this.configRoutes, model, fallback);
   }
 
+  /**
+   * The provider of the default route (`*`: the API's, else the configuration's), or `fallback`
+   * when neither is set: the server's default provider, which a call naming no readable model is
+   * recorded against (refused-model.ts).
+   */
+  async defaultProvider(fallback: ProviderName): Promise<ProviderName> {
+    const { routes } = await this.current();
+    const api = routes.find((r) => r.pattern === '*');
+    if (api) return api.provider as ProviderName;
+    return this.configRoutes?.find((r) => r.pattern === '*')?.provider ?? fallback;
+  }
+
   /** The price table with the API's overrides (USD per million tokens). */
   async prices(): Promise<PriceTable> {
     return (await this.current()).prices;

@@ -15,7 +15,7 @@ import { meteredReply, recordRefused, type CallContext } from './meter.js';
 import { recordUpstreamFailure } from './upstream-failure.js';
 import { upstreamSignal } from './upstream-signal.js';
 import { bodyRefusalOf, bodyRefusalReply } from './body-refusal.js';
-import { refusedProvider, requestNamedIn } from './refused-model.js';
+import { refusedProvider, requestNamedIn, UNKNOWN_MODEL } from './refused-model.js';
 import { logRetried, upstreamRetryOptions } from './upstream-auth.js';
 import { unpassedReply } from './upstream-redirect.js';
 import { OpenAiStreamReader, usageFromOpenAiBody } from './openai-usage.js';
@@ -124,11 +124,13 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
     const undecoded = bodyRefusalOf(request);
     if (undecoded) {
       // a content-encoding the adapter could not undo (node-adapter.ts): no model to name
+      ctx.provider = await refusedProvider(d.directory, UNKNOWN_MODEL, fallback);
       await recordRefused(ctx, undecoded.status, undecoded.reason);
       return bodyRefusalReply(request.path, undecoded);
     }
     const limit = d.config.maxRequestBytes ?? MAX_REQUEST_BYTES;
     if (request.bodyBytes > limit) {
+      ctx.provider = await refusedProvider(d.directory, UNKNOWN_MODEL, fallback);
       await recordRefused(ctx, 413, 'too_large');
       return openaiError(413, 'invalid_request_error', `request body is ${request.bodyBytes} bytes; the limit is ${limit}`, 'request_too_large');
     }

@@ -31,13 +31,16 @@ export function requestNamedIn(raw: string): { model: string; streamed: boolean 
 }
 
 /**
- * The provider for the ledger row of a call refused before routing (a bad body): the one the
- * route of `model` names, as a served call's row would (the README: a refusal row names "the
- * provider its route names"); the wire format's own (`fallback`) when no model could be read or
- * no route matches. Fresh-user finding: every malformed OpenAI-format call was recorded against
- * the default OpenAI-format upstream, whatever its model's route.
+ * The provider for the ledger row of a call refused before routing (a bad body, too large, an
+ * encoding not undone): the one the route of `model` names, as a served call's row would (the
+ * README: a refusal row names "the provider its route names"); when no model could be read
+ * ({@link UNKNOWN_MODEL}), the server's default provider (the `*` route's:
+ * ModelDirectory.defaultProvider), as for a name no specific route matches; `fallback` (the
+ * wire format's own) when no route is set or none matches. Fresh-user findings: every malformed
+ * OpenAI-format call was recorded against the default OpenAI-format upstream, whatever its
+ * model's route; a body naming no model, against the format's upstream, not the `*` route's.
  */
-export async function refusedProvider(directory: Pick<ModelDirectory, 'providerFor'>, model: string, fallback: ProviderName): Promise<ProviderName> {
-  if (model === UNKNOWN_MODEL) return fallback;
+export async function refusedProvider(directory: Pick<ModelDirectory, 'providerFor' | 'defaultProvider'>, model: string, fallback: ProviderName): Promise<ProviderName> {
+  if (model === UNKNOWN_MODEL) return directory.defaultProvider(fallback);
   return (await directory.providerFor(model, fallback)) ?? fallback;
 }
