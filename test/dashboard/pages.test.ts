@@ -154,7 +154,8 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     await expect.poll(() => page.locator('[data-testid=total-cost]').textContent(), { timeout: 15_000 }).toBe('$3.600000');
     const table = async (t: string) => Object.fromEntries(await page.locator(`[data-testid=${t}] tr`).evaluateAll((rows) => rows.map((r) => [r.querySelector('td')!.textContent, r.querySelector('[data-testid=cost]')!.textContent])));
     expect(await table('by-agent')).toEqual({ alpha: '$1.300000', beta: '$2.300000' });
-    expect(await table('by-runner')).toEqual({ 'box-a': '$1.600000', 'no runner': '$2.000000' });
+    // runners by name and id (two may share a name)
+    expect(await table('by-runner')).toEqual({ [`box-a (#${id('box')})`]: '$1.600000', 'no runner': '$2.000000' });
     expect(await table('top-trees')).toEqual({ [`tree #${id('beta')}`]: '$2.000000', [`tree #${id('alpha')}`]: '$1.600000' });
     // the seeded task's turn made no model call: no task has spent
     expect(await page.locator('[data-testid=top-tasks]').textContent()).toBe('Top tasksNo spend.');
@@ -167,7 +168,7 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     const byName = (q: typeof p) => Object.fromEntries(q.series.map((s) => [s.name, s.values.map((v) => Math.round(v * 1e6))]));
     expect(byName(p)).toEqual({ beta: [2_000_000, 300_000], alpha: [50_000, 1_250_000] });
     await page.click('[data-testid=by-runner]');
-    await expect.poll(async () => byName(await points()), { timeout: 10_000 }).toEqual({ 'no runner': [2_000_000, 0], 'box-a': [50_000, 1_550_000] });
+    await expect.poll(async () => byName(await points()), { timeout: 10_000 }).toEqual({ 'no runner': [2_000_000, 0], [`box-a (#${id('box')})`]: [50_000, 1_550_000] });
     await page.click('[data-testid=by-tree]');
     await expect.poll(async () => byName(await points()), { timeout: 10_000 }).toEqual({ [`tree #${id('beta')}`]: [2_000_000, 0], [`tree #${id('alpha')}`]: [50_000, 1_550_000] });
 

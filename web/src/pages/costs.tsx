@@ -72,8 +72,17 @@ async function loadRunningTrees(): Promise<Array<{ job: Job; spent: number; rese
   );
 }
 
+/**
+ * A rollup key as the page says it: a runner as `name (#id)` (as `flotilla costs` says `name (id)`:
+ * two runners may share a name, one revoked and one registered again under it — they read as
+ * one, twice, before: a fresh tester), a tree or task by its id.
+ */
 function keyLabel(by: Group, key: string, runnerNames: Map<string, string>, name?: string): string {
-  if (by === 'runner') return key === 'none' ? 'no runner' : (runnerNames.get(key) ?? `runner #${key}`);
+  if (by === 'runner') {
+    if (key === 'none') return 'no runner';
+    const runner = runnerNames.get(key) ?? name;
+    return runner ? `${runner} (#${key})` : `runner #${key}`;
+  }
   if (by === 'tree') return `tree #${key}`;
   if (by === 'task') return `task #${key}${name ? ` ${name}` : ''}`;
   return key;
