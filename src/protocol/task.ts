@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { Id } from './ids.js';
 import { JobStatus } from './job.js';
 import { UsdAmount } from './usd.js';
+import { describeChar, LINE_BREAKING } from './text.js';
 
 /**
  * Tasks, receivers and their events (issue 7). Times in the API are ISO-8601 strings;
@@ -109,7 +110,14 @@ export type TaskDetail = z.infer<typeof TaskDetail>;
 export const CreateTaskRequest = z
   .object({
     agent: z.string().min(1).max(100),
-    title: z.string().max(500).default(''),
+    // shown in listings (flotilla tasks, costs --by task, the dashboard): one line, or empty
+    title: z
+      .string()
+      .max(500)
+      .superRefine((v, ctx) => {
+        if (LINE_BREAKING.test(v)) ctx.addIssue({ code: 'custom', message: `must be one line of printable text: found ${describeChar(v)} (it is shown in listings)` });
+      })
+      .default(''),
     keys: z.array(ResourceKey).max(100).default([]),
     input: z.record(z.string(), z.unknown()).default({}),
     /** First prompt: when given, the task wakes at once with it. */

@@ -3,7 +3,7 @@ import { formatMicros } from '../../core/money.js';
 import { InvalidArgumentError } from 'commander';
 import { CostGroup, parseSince, SINCE_RULE } from '../../protocol/index.js';
 import type { CliContext } from '../context.js';
-import { formatTable } from '../format.js';
+import { cut, formatTable } from '../format.js';
 import { ApiError } from '../../client/index.js';
 import { addClientOptions, clientFrom, parseJobId, wantsJson, type ClientOptions } from '../options.js';
 
@@ -54,6 +54,6 @@ export function registerCosts(program: Command, ctx: CliContext): void {
       String(x.cacheWriteTokens),
       formatMicros(x.costMicros),
     ];
-    out(formatTable([opts.by, 'calls', 'refused', 'estimated', 'input', 'output', 'cache read', 'cache write', 'cost'], [...r.rows.map((x) => row(x.name !== undefined ? `${x.name} (${x.key})` : x.key, x)), row('total', r.total)]));
+    out(formatTable([opts.by, 'calls', 'refused', 'estimated', 'input', 'output', 'cache read', 'cache write', 'cost'], [...r.rows.map((x) => row(x.name !== undefined ? `${cut(x.name, 50)} (${x.key})` : x.key, x)), row('total', r.total)]));
   });
 }

@@ -50,6 +50,18 @@ describe.each(engines)('task and receiver input checks ($name)', ({ url }) => {
     expect(((await good.json()) as CreatedReceiver).receiver.policies.assign).toEqual({ login: 'my-bot', agent: 'issue-worker' });
   });
 
+  it('refuses a title with control characters (an escape sequence, a newline), naming it; nothing stored', async () => {
+    // a fresh tester's title "evil\nline2 \x1b[31mRED" was stored, and each listing showed it differently
+    const before = (await t.store.listTasks({ limit: 1000 })).length;
+    for (const [title, found] of [['evil\nline2', 'a newline (U+000A)'], ['\u001b[31mRED\u001b[0m', 'an escape (ESC) (U+001B)']] as const) {
+      const res = await t.api('/api/tasks', { json: { agent: 'issue-worker', title } });
+      expect(res.status).toBe(400);
+      const body = await err(res);
+      expect([body.error.field, body.error.message]).toEqual(['title', `title: must be one line of printable text: found ${found} (it is shown in listings)`]);
+    }
+    expect((await t.store.listTasks({ limit: 1000 })).length).toBe(before);
+  });
+
   it('refuses an empty or blank prompt at create and send', async () => {
     for (const prompt of ['', '   ']) {
       const res = await t.api('/api/tasks', { json: { agent: 'issue-worker', prompt } });

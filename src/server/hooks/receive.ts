@@ -2,7 +2,7 @@ import { usdToMicros } from '../../core/money.js';
 import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { parseJsonBounded, replaceNul } from '../../core/json-depth.js';
-import { CreateReceiverRequest, DEFAULT_COALESCE_SECONDS, type ApiErrorBody, type HookResult } from '../../protocol/index.js';
+import { CreateReceiverRequest, DEFAULT_COALESCE_SECONDS, oneLine, type ApiErrorBody, type HookResult } from '../../protocol/index.js';
 import type { NewDelivery, ReceiverRow, TaskRow } from '../../store/types.js';
 import type { ServerContext } from '../context.js';
 import { evalCelString } from './cel-route.js';
@@ -169,7 +169,8 @@ export async function receiveDelivery(ctx: ServerContext, req: HookRequest): Pro
       ? {
           createTask: {
             agent: assignAgent.name,
-            title: routed.title,
+            // the forge's issue title, one line (a listing shows it; the API refuses control characters)
+            title: oneLine(routed.title),
             input: {},
             keys: [],
             coalesceMs: (assign.coalesceSeconds ?? assignAgent.coalesceSeconds ?? DEFAULT_COALESCE_SECONDS) * 1000,
