@@ -3,6 +3,7 @@ import { followJob } from './follow.js';
 import { cancelAndWait } from './cancel.js';
 import { onInterrupt, type CliIO } from './io.js';
 import { refusedCallMicros } from '../core/budget-message.js';
+import { formatMicros } from '../core/money.js';
 
 /** Exit code after Ctrl-C (128 + SIGINT), as shells report it. */
 export const EXIT_INTERRUPTED = 130;
@@ -117,7 +118,10 @@ async function largerBudget(client: FlotillaClient, jobId: number): Promise<stri
     const needed = call !== null ? Math.max(view.budget.spentMicros + call, view.budget.limitMicros + 1) : tree ? view.budget.limitMicros + tree.shortMicros : null;
     if (needed === null) return 'a larger --budget';
     const cents = Math.ceil(needed / 10_000);
-    return `--budget ${(cents / 100).toFixed(2)} or more (what would have let the refused call through)`;
+    // following the advice alone, a newcomer ran the job again and again, a few cents more each
+    // time (fresh tester): each later call needs its worst case on top of all spent before it
+    const later = call !== null ? `; every call needs room for its worst case (this one up to ${formatMicros(call)}) on top of all the job spends before it, so a budget of the job's whole cost plus that lets it finish` : '';
+    return `--budget ${(cents / 100).toFixed(2)} or more (what would have let the refused call through${later})`;
   } catch {
     return 'a larger --budget';
   }
