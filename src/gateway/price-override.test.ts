@@ -103,7 +103,7 @@ describe('an override of a name that extends another override\'s (zeta-mini besi
     const mini = '{ input: 0.5, output: 1, cacheWrite5m: 0.625, cacheWrite1h: 1, cacheRead: 0.05 }';
     const m = withFile(`    zeta-mini: ${mini}\n    zeta: { input: 2, output: 8, cacheWrite5m: 2.5, cacheWrite1h: 4, cacheRead: 0.2, maxOutput: 5000, webSearch: 40, longContext: ${lc} }\n`);
     // zeta has long-context rates: zeta-mini, which would take them, must say its own or null
-    expect(() => m.merged()).toThrow(/gateway\.prices\.zeta-mini\.longContext: the price table prices zeta-mini calls above 100000/);
+    expect(() => m.merged()).toThrow(/gateway\.prices\.zeta-mini\.longContext: gateway\.prices\.zeta prices zeta-mini calls above 100000/);
     const flat = withFile(`    zeta-mini: ${mini}\n    zeta: { input: 2, output: 8, cacheWrite5m: 2.5, cacheWrite1h: 4, cacheRead: 0.2, maxOutput: 5000, webSearch: 40, longContext: null }\n`).merged();
     expect(priceFor(flat.prices, 'zeta-mini')).toEqual({ ...MINI, maxOutput: 5000, webSearch: 40 });
     // the prices in effect say where what it kept came from

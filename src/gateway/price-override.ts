@@ -69,10 +69,14 @@ export function droppedLongContext(table: PriceTable, model: string, override: P
   return tokenPriceFor(table, model).longContext ?? null;
 }
 
-/** Why an override of `model` that leaves out `longContext` is refused, `lc` being the table's rates it would drop (no field name in front). */
-export function droppedLongContextMessage(model: string, lc: LongContextPrice): string {
+/**
+ * Why an override of `model` that leaves out `longContext` is refused, `lc` being the rates it
+ * would take (no field name in front); `by` says whose they are: the price table's, or another
+ * override's (`the API's price of zeta` for zeta-mini).
+ */
+export function droppedLongContextMessage(model: string, lc: LongContextPrice, by = 'the price table'): string {
   return (
-    `the price table prices ${model} calls above ${lc.aboveInputTokens} input-side tokens at long-context rates ` +
+    `${by} prices ${model} calls above ${lc.aboveInputTokens} input-side tokens at long-context rates ` +
     `(input ${lc.input}, output ${lc.output}, cache write ${lc.cacheWrite5m} / ${lc.cacheWrite1h}, cache read ${lc.cacheRead} USD per million tokens); ` +
     `an override must give its own (longContext: { aboveInputTokens, input, output, cacheWrite5m, cacheWrite1h, cacheRead }) ` +
     `or longContext: null to price every call at its base rates`

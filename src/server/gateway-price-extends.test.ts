@@ -27,7 +27,7 @@ describe('zeta-mini beside zeta, both set through the API', () => {
     // zeta-mini without longContext would take zeta's long-context rates under its own base rates: refused
     const refused = await put('zeta-mini', { input: 1, output: 4 });
     expect(refused.status).toBe(400);
-    expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(/^price\.longContext: the price table prices zeta-mini calls above 100000 input-side tokens at long-context rates \(input 4, output 16/);
+    expect(((await refused.json()) as { error: { message: string } }).error.message).toMatch(/^price\.longContext: the API's price of zeta prices zeta-mini calls above 100000 input-side tokens at long-context rates \(input 4, output 16/);
 
     const res = await put('zeta-mini', { input: 1, output: 4, longContext: null });
     expect(res.status, await res.clone().text()).toBe(200);

@@ -128,7 +128,11 @@ export function mountGatewayRoutes(app: Hono<AppEnv>, ctx: ServerContext, deps: 
     // (fresh-tester finding: a call then charged 1,271,250 µ$ instead of 422,000)
     const { model, price } = body.value;
     const dropped = droppedLongContext(under(model), model, price) ?? (deps.config.priceFile ? droppedLongContext(deps.config.priceFile.table, model, price) : null);
-    if (dropped) return apiError(c, 400, 'invalid_request', `price.longContext: ${droppedLongContextMessage(body.value.model, dropped)}`, 'price.longContext');
+    if (dropped) {
+      // whose rates: a shorter name's API override's (zeta for zeta-mini), else the table's
+      const from = apiPrices.find((r) => r.model.length < model.length && r.price.longContext === dropped);
+      return apiError(c, 400, 'invalid_request', `price.longContext: ${droppedLongContextMessage(model, dropped, from ? `the API's price of ${from.model}` : undefined)}`, 'price.longContext');
+    }
     const row = await ctx.store.setModelPrice(body.value.model, roundedRates(body.value.price), ctx.now());
     deps.directory.invalidate();
     ctx.log.info('model price override set', { model: row.model, by: c.var.principal.name });
