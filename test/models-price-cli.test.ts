@@ -90,7 +90,7 @@ describe('flotilla models price: web search, maximum output, long context', () =
     const env = { FLOTILLA_PRICE_INPUT: '2', FLOTILLA_PRICE_OUTPUT: '8', FLOTILLA_PRICE_WEB_SEARCH: '12.5', FLOTILLA_PRICE_NO_LONG_CONTEXT: '1' };
     const flat = await price(['claude-sonnet-4-5'], env);
     expect(flat.code, flat.err).toBe(0);
-    expect(flat.out).toBe("price override set: claude-sonnet-4-5 input 2, output 8, cache write 2.5/4, cache read 0.2 USD per million tokens; web search 12.5 USD per 1,000; no long-context rates (every call at the base rates); max output as in the price table\n");
+    expect(flat.out).toBe("price override set: claude-sonnet-4-5 input 2, output 8, cache write 2.5/4, cache read 0.2 USD per million tokens; web search 12.5 USD per 1,000; no long-context rates (every call at the base rates); max output 64000 tokens as in the price table\n");
     expect((await t.store.listModelPrices()).map((r) => r.price)).toEqual([{ ...BASE, webSearch: 12.5, longContext: null }]);
 
     const long = await price(['claude-sonnet-4-5', '--input', '2', '--output', '8', '--json'], {

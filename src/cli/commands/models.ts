@@ -301,7 +301,10 @@ export function registerModels(program: Command, ctx: CliContext): void {
       throw err;
     }
     const extras = describePriceExtras(row.price);
-    if (row.price.maxOutput === undefined) extras.push(`max output as in ${await keptFrom(client, row.model)}`);
+    if (row.price.maxOutput === undefined) {
+      const kept = await keptMaxOutput(client, row.model);
+      if (kept) extras.push(kept);
+    }
     out(wantsJson(self, opts) ? JSON.stringify(row) : `price override set: ${row.model} ${rates(row.price)} USD per million tokens${extras.map((e) => '; ' + e).join('')}`);
   });
 }
@@ -320,19 +323,21 @@ function given(rates: Partial<Record<keyof typeof FLAG_OF, number | undefined>>)
 }
 
 /**
- * Where the price override just set for `model` takes what it leaves out from (the entry it
- * replaces, as `GET /api/gateway/routes` `pricesInEffect` says): "the price table",
- * "flotilla.yaml" (a name flotilla.yaml prices too) or "the API's price of NAME" (a shorter name
- * the API prices: zeta-mini under zeta). "the price table" when the view cannot be
- * read (the override was set: its confirmation must not fail on this).
+ * What the price override just set for `model` keeps of the entry it replaces for its maximum
+ * output, as `GET /api/gateway/routes` `pricesInEffect` says: `max output 64000 tokens as in
+ * the price table` ("flotilla.yaml", or "the API's price of NAME" for a shorter name the API
+ * prices: zeta-mini under zeta); null when that entry has none (it said "max output as in
+ * flotilla.yaml" for an entry without one: a fresh tester) or the view cannot be read (the
+ * override was set: its confirmation must not fail on this).
  */
-async function keptFrom(client: { listModelRoutes(): Promise<{ pricesInEffect?: { model: string; source: string; replaces: { source: string; model: string | null } }[] }> }, model: string): Promise<string> {
+async function keptMaxOutput(client: { listModelRoutes(): Promise<{ pricesInEffect?: Array<{ model: string; source: string; price: { maxOutput?: number }; kept: string[]; replaces: { source: string; model: string | null } }> }> }, model: string): Promise<string | null> {
   try {
     const view = await client.listModelRoutes();
     const row = view.pricesInEffect?.find((p) => p.model === model && p.source === 'api');
-    if (row?.replaces.source === 'api') return `the API's price of ${row.replaces.model ?? 'a shorter name'}`;
-    return row?.replaces.source === 'flotilla.yaml' ? 'flotilla.yaml' : 'the price table';
+    if (!row || !row.kept.includes('maxOutput') || row.price.maxOutput === undefined) return null;
+    const from = row.replaces.source === 'api' ? `the API's price of ${row.replaces.model ?? 'a shorter name'}` : row.replaces.source === 'flotilla.yaml' ? 'flotilla.yaml' : 'the price table';
+    return `max output ${row.price.maxOutput} tokens as in ${from}`;
   } catch {
-    return 'the price table';
+    return null;
   }
 }
