@@ -18,7 +18,11 @@ let t: TestServer;
 beforeAll(async () => {
   const config = withGatewayFile(
     { ...TEST_GATEWAY, prices: loadPriceTable() },
-    { file: '/etc/flotilla.yaml', routes: [{ pattern: 'claude-*', provider: 'scripted' }], prices: { 'claude-sonnet-4-5': { input: 2.7, output: 13.5, cacheWrite5m: 3.375, cacheWrite1h: 5.4, cacheRead: 0.27, longContext: null } } },
+    { file: '/etc/flotilla.yaml', routes: [{ pattern: 'claude-*', provider: 'scripted' }], prices: {
+        'claude-sonnet-4-5': { input: 2.7, output: 13.5, cacheWrite5m: 3.375, cacheWrite1h: 5.4, cacheRead: 0.27, longContext: null },
+        acme: { input: 1, output: 2, cacheWrite5m: 1.25, cacheWrite1h: 2, cacheRead: 0.1, longContext: { aboveInputTokens: 1000, input: 5, output: 6, cacheWrite5m: 6.25, cacheWrite1h: 10, cacheRead: 0.5 } },
+      },
+    },
   );
   expect(config.prices.models['claude-sonnet-4-5']?.longContext).toBeUndefined(); // flat while the file says so
   t = await startTestServer({ gateway: config });
@@ -39,6 +43,12 @@ describe('an API price override of a model the file prices flat', () => {
     expect((await putPrice('claude-sonnet-4-5-20250929', { input: 2, output: 4, longContext: null })).status).toBe(200);
     // a model without long-context rates anywhere needs neither
     expect((await putPrice('claude-haiku-4-5', { input: 1, output: 5 })).status).toBe(200);
+    // rates the file gives (acme's, which acme-mini would take): the refusal says they are the file's, not the table's (a fresh tester)
+    const mini = await putPrice('acme-mini', { input: 0.5, output: 1 });
+    expect([mini.status, ((await mini.json()) as { error: { message: string } }).error.message]).toEqual([
+      400,
+      expect.stringMatching(/^price\.longContext: \/etc\/flotilla\.yaml's price of acme prices acme-mini calls above 1000 input-side tokens at long-context rates \(input 5, output 6,/),
+    ]);
   });
 
   it('a rate within float noise of whole µ$ (0.1 + 0.2) is stored and shown at 6 decimals', async () => {

@@ -129,9 +129,12 @@ export function mountGatewayRoutes(app: Hono<AppEnv>, ctx: ServerContext, deps: 
     const { model, price } = body.value;
     const dropped = droppedLongContext(under(model), model, price) ?? (deps.config.priceFile ? droppedLongContext(deps.config.priceFile.table, model, price) : null);
     if (dropped) {
-      // whose rates: a shorter name's API override's (zeta for zeta-mini), else the table's
-      const from = apiPrices.find((r) => r.model.length < model.length && r.price.longContext === dropped);
-      return apiError(c, 400, 'invalid_request', `price.longContext: ${droppedLongContextMessage(model, dropped, from ? `the API's price of ${from.model}` : undefined)}`, 'price.longContext');
+      // whose rates: a shorter name's API override's (zeta for zeta-mini), flotilla.yaml's (its
+      // claude-sonnet-4-5 for claude-sonnet-4-5-20250929), else the table's
+      const fromApi = apiPrices.find((r) => r.model.length < model.length && r.price.longContext === dropped)?.model;
+      const fromFile = Object.entries(deps.config.priceFile?.prices ?? {}).find(([, p]) => p.longContext === dropped)?.[0];
+      const by = fromApi ? `the API's price of ${fromApi}` : fromFile ? `${deps.config.priceFile!.file}'s price of ${fromFile}` : undefined;
+      return apiError(c, 400, 'invalid_request', `price.longContext: ${droppedLongContextMessage(model, dropped, by)}`, 'price.longContext');
     }
     const row = await ctx.store.setModelPrice(body.value.model, roundedRates(body.value.price), ctx.now());
     deps.directory.invalidate();
