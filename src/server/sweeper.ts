@@ -133,7 +133,8 @@ export class Sweeper {
       if (orphans.length) await this.o.onOrphans(orphans);
     }
     if (t - this.o.startedAt < (this.o.startupGraceMs ?? timeoutMs)) return [];
-    const cutoff = t - timeoutMs - stalledMs;
+    // whole ms: the store takes an integer cutoff (a fractional stall failed every sweep for two timeouts: a fresh tester)
+    const cutoff = t - timeoutMs - Math.ceil(stalledMs);
     this.o.closeSilent?.(cutoff);
     const lost = await store.sweepStaleRunners(cutoff, t);
     // Belt and braces after closeSilent: whatever runner the store swept is out of dispatch here
