@@ -394,7 +394,7 @@ describe('a paused attempt its runner no longer reports', () => {
       expect(row).toMatchObject({ status: 'paused', endReason: 'budget' });
       expect(row!.finishedAt).not.toBeNull();
       const evs = await t.store.listEvents(created.id, 0, 100);
-      expect(evs.at(-1)).toMatchObject({ type: 'status', data: { status: 'paused', message: expect.stringMatching(/^runner fake no longer runs it \(\d+s\); still paused for budget/) } });
+      expect(evs.at(-1)).toMatchObject({ type: 'status', data: { status: 'paused', message: expect.stringMatching(/^runner fake no longer runs it \(\d+(\.\d)?s\); still paused for budget/) } });
       const top = (await (await t.api(`/api/jobs/${created.id}/budget`, { json: { addUsd: 1 } })).json()) as BudgetView;
       expect(top.resumed).toEqual([created.id]);
       expect((await r.next('job.assign', (f) => f.assignment.jobId === created.id)).assignment).toMatchObject({ attempt: 2, resumeSessionId: 'sess-g' });

@@ -24,7 +24,7 @@ export class Connection implements RunnerConnection {
   lastHeartbeat: number;
   name: string;
   /** Active jobs the runner did not report, since when (for lost-assignment detection). */
-  readonly missing = new Map<number, { attempt: number; since: number }>();
+  readonly missing = new Map<number, { attempt: number; since: number; noticedAt: number }>();
   queue: Promise<void> = Promise.resolve();
   /** Server-side id of this socket (store `instance_conn` while it holds the runner). */
   readonly key: string = randomUUID();

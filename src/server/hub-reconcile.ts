@@ -33,12 +33,15 @@ export async function reconcile(o: HubOptions, conn: Connection, running: readon
     const m = conn.missing.get(job.id);
     if (!m || m.attempt !== job.attempt) {
       const grace = fresh ? o.heartbeatIntervalMs : o.heartbeatTimeoutMs;
-      conn.missing.set(job.id, { attempt: job.attempt, since: t - (o.heartbeatTimeoutMs - grace) });
+      // `since` set back so that one check fits both graces; `noticedAt` for what the status says
+      conn.missing.set(job.id, { attempt: job.attempt, since: t - (o.heartbeatTimeoutMs - grace), noticedAt: t });
       continue;
     }
     if (t - m.since < o.heartbeatTimeoutMs) continue;
     conn.missing.delete(job.id);
-    const secs = Math.round((t - m.since) / 1000);
+    // how long it went unreported, as it was: "(20s)" after a reconnect 5 s earlier read as made up (a fresh tester)
+    const gone = (t - m.noticedAt) / 1000;
+    const secs = gone < 10 ? gone.toFixed(1) : String(Math.round(gone));
     await endGoneAttempt(o, conn, job, {
       cause: `runner ${conn.name} no longer runs it (${secs}s)`,
       neverStarted: `runner ${conn.name} never started it (${secs}s)`,
