@@ -103,7 +103,7 @@ describe('fleet faults', () => {
       // By the reconciliation of its heartbeats (one heartbeat interval, 300 ms), not by the
       // sweep at the 1,200 ms timeout ("silent for"): said by the status, not by a timer, which
       // a loaded machine can stretch.
-      expect(await statusMessages(job.id)).toContainEqual(expect.stringMatching(/^queued: runner crashy no longer runs it \(0\.\ds\); back in the queue for a retry on any matching runner \(1 retry left\)$/));
+      expect(await statusMessages(job.id)).toContainEqual(expect.stringMatching(/^queued: runner crashy no longer runs it \(\d\.\ds\); back in the queue for a retry on any matching runner \(1 retry left\)$/));
     } finally {
       stop();
       await again.close();
