@@ -184,9 +184,12 @@ async function endJobsOf(
     .where('runner_id', 'in', runnerIds)
     .returningAll()
     .execute();
+  // why, in the job's own `error` (`jobs show` said only `runner_lost`; the reason was in its
+  // status event alone: a fresh tester), the status event's words without the seconds
+  const why = sql<string>`(select case when r.revoked_at is not null then 'runner ' || r.name || ' was revoked; its lease ran out' else 'runner ' || r.name || ' went silent: no heartbeat within the heartbeat timeout' end from runners r where r.id = jobs.runner_id)`;
   const lost = await trx
     .updateTable('jobs')
-    .set({ status: 'lost', end_reason: reason, finished_at: now, token_hash: null })
+    .set({ status: 'lost', end_reason: reason, finished_at: now, token_hash: null, error: why })
     .where('status', 'in', [...HELD_STATUSES])
     .where('runner_id', 'in', runnerIds)
     .returningAll()

@@ -29,7 +29,8 @@ export function sweepTests(h: Harness): void {
     // Assigned, never started: back in the queue, no retry used (none left to use here).
     expect(swept[0]).toMatchObject({ status: 'queued', unstarted: true, runnerId: r1.id, attempt: 1, assignedAt: null, retriesLeft: 0 });
     expect(await s.getJob(j1.id)).toMatchObject({ status: 'queued', runnerId: null, attempt: 1, finishedAt: null });
-    expect(swept[1]).toMatchObject({ status: 'lost', endReason: 'runner_lost', finishedAt: T + 200, runnerId: r1.id, attempt: 1 });
+    // its error says why (jobs show printed only the end reason)
+    expect(swept[1]).toMatchObject({ status: 'lost', endReason: 'runner_lost', error: 'runner stale went silent: no heartbeat within the heartbeat timeout', finishedAt: T + 200, runnerId: r1.id, attempt: 1 });
     expect(swept[1]?.unstarted).toBeUndefined();
     expect(swept[1]?.startedAt).toBe(T + 2);
     expect(await s.getJob(j2.id)).toEqual(swept[1]);
