@@ -34,9 +34,9 @@ it('a job its runner never starts goes back to the queue 3 times, then fails run
     const assigns = r.frames.filter((f) => f.type === 'job.assign').map((f) => (f.type === 'job.assign' ? f.assignment.attempt : 0));
     expect(assigns).toEqual([1, 2, 3, 4]);
     const statuses = (await t.store.listEvents(job.id, 0, 100)).filter((e: JobEvent) => e.type === 'status').map((e) => `${e.data.status}: ${e.data.message}`);
-    const back = /^queued: runner taker never started it \(\ds\); back in the queue$/;
+    const back = /^queued: runner taker never started it \(\d+(\.\d)?s\); back in the queue$/;
     expect(statuses.filter((m) => back.test(m)).length).toBe(3);
-    expect(statuses[statuses.length - 1]).toMatch(/^failed: runner taker never started it \(\ds\); assigned 4 times and never started \(back in the queue 3 times without using a retry\): failed/);
+    expect(statuses[statuses.length - 1]).toMatch(/^failed: runner taker never started it \(\d+(\.\d)?s\); assigned 4 times and never started \(back in the queue 3 times without using a retry\): failed/);
     // Not assigned again afterwards.
     await new Promise((res) => setTimeout(res, 400));
     expect(r.frames.filter((f) => f.type === 'job.assign').length).toBe(4);
