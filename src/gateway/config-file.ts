@@ -191,9 +191,10 @@ export function withGatewayFile(config: GatewayConfig, file: GatewayFileConfig):
   const prices = layOverrides(config.prices, Object.entries(file.prices), (model, price, under) => {
     const dropped = droppedLongContext(under, model, price);
     const at = file.priceLines?.[model];
+    if (!dropped) return;
     // whose rates: a shorter name's entry in this file (zeta for zeta-mini), else the table's
     const from = Object.entries(file.prices).find(([name, p]) => name.length < model.length && p.longContext === dropped)?.[0];
-    if (dropped) throw new Error(`${file.file ?? 'flotilla.yaml'}${at ? `:${at}` : ''}: gateway.prices.${model}.longContext: ${droppedLongContextMessage(model, dropped, from ? `gateway.prices.${from}` : undefined)}`);
+    throw new Error(`${file.file ?? 'flotilla.yaml'}${at ? `:${at}` : ''}: gateway.prices.${model}.longContext: ${droppedLongContextMessage(model, dropped, from ? `gateway.prices.${from}` : undefined)}`);
   });
   const overrides = Object.keys(file.prices).length > 0;
   return {
