@@ -58,8 +58,8 @@ export type TaskConversation = z.infer<typeof TaskConversation>;
 /**
  * One line of a runner's activity: `registered`; status and hold changes recorded as they
  * happen (`connected`, `disconnected`, `offline`, `held`, `extended`, `resumed`, `capacity`,
- * `revoked`); a job assigned to it (`job.started`) and ended (`job.ended`, text with its status
- * and reason).
+ * `revoked`); a job started on it (`job.started`), or given to it and not started yet
+ * (`job.assigned`), and ended (`job.ended`, text with its status and reason).
  */
 export const RunnerActivityEntry = z.object({
   at: z.string(),

@@ -9,7 +9,8 @@ import { iso } from './views.js';
  * registration; what the server recorded as it happened (`events`: connected, disconnected,
  * offline, held, extended, resumed, capacity, revoked); and one start and end per attempt that
  * ran on it (`attempts`, store listRecentAttemptsForRunner: also those lost there and retried on
- * another runner, which the job rows, naming only the current runner, do not show). The current
+ * another runner, which the job rows, naming only the current runner, do not show); a current
+ * attempt the runner has not started yet (`assigned`) reads `job.assigned`, not started. The current
  * attempt's end says the job's status, reason and result summary; an earlier one's says how it
  * ended there (its outcome) and where the job is now. Equal times keep the recorded order.
  */
@@ -23,7 +24,10 @@ export function runnerActivityOf(runner: RunnerRow, events: readonly RunnerEvent
     const which = a.attempt > 1 ? ` (attempt ${a.attempt})` : '';
     // the job's startedAt is its first attempt's (frame-move.ts): a later attempt's own start is its assignment
     const started = a.current && a.attempt === 1 ? (j.startedAt ?? j.assignedAt ?? a.assignedAt) : a.assignedAt;
-    if (started !== null) push(started, 1, 'job.started', `job #${j.id} ${j.agent} started${which}`, j.id);
+    // a current attempt still `assigned` has not started: the runner never said so (a frozen
+    // runner's job read "started" though it never ran, fresh tester)
+    if (a.current && j.status === 'assigned') push(a.assignedAt ?? started ?? runner.createdAt, 1, 'job.assigned', `job #${j.id} ${j.agent} assigned${which}, not started yet`, j.id);
+    else if (started !== null) push(started, 1, 'job.started', `job #${j.id} ${j.agent} started${which}`, j.id);
     if (a.endedAt === null) continue;
     if (a.current) {
       const why = [j.endReason && j.endReason !== j.status ? j.endReason : null, j.error, j.result?.summary].filter((x): x is string => !!x).join(' — ');
