@@ -103,7 +103,12 @@ export const TaskEvent = z.object({
 export type TaskEvent = z.infer<typeof TaskEvent>;
 
 /** `GET /api/tasks/:id` response: the task, its recent events (newest first, ≤ 50). */
-export const TaskDetail = z.object({ task: Task, events: z.array(TaskEvent) });
+export const TaskDetail = z.object({
+  task: Task,
+  events: z.array(TaskEvent),
+  /** The name of the runner holding the workspace (`task.runnerId`), or null: none, or the runner is gone (absent from an older server). */
+  runnerName: z.string().nullable().default(null),
+});
 export type TaskDetail = z.infer<typeof TaskDetail>;
 
 /** `POST /api/tasks` body. */

@@ -43,16 +43,18 @@ function pausedLine(t: Task): string | null {
 /** A task as text: fields, keys, then its newest events. */
 export function describeTask(d: TaskDetail): string {
   const t = d.task;
+  // as `flotilla runners` and `costs` name a runner: `r2 (#3)`
+  const runner = t.runnerId === null ? '?' : d.runnerName ? `${d.runnerName} (#${t.runnerId})` : `#${t.runnerId}`;
   const lines = [
     `task ${t.id} (${t.agent}): ${t.status}${t.title ? ` — ${t.title}` : ''}`,
     `  keys:       ${t.keys.length ? t.keys.join(', ') : '-'}`,
     `  turns:      ${t.turns}${t.currentJobId !== null ? ` (job ${t.currentJobId} ${t.turnJobStatus ?? 'running'})` : ''}`,
     `  budget:     ${budgetLine(t)}`,
-    `  workspace:  ${t.workspaceJobId !== null ? `job ${t.workspaceJobId} on runner ${t.runnerId ?? '?'}, session ${t.sessionId ?? '?'}` : 'none yet'}`,
+    `  workspace:  ${t.workspaceJobId !== null ? `job ${t.workspaceJobId} on runner ${runner}, session ${t.sessionId ?? '?'}` : 'none yet'}`,
     `  pending:    ${t.queuedPrompts} prompt(s), ${t.pendingEvents} event(s)${t.trailingWakeAt ? `; trailing wake at ${t.trailingWakeAt}` : ''}${t.status === 'completed' && t.queuedPrompts + t.pendingEvents > 0 ? ' (the task is completed: they go to its next turn if it is reopened)' : ''}`,
     `  coalescing: ${t.coalesceSeconds} s`,
   ];
-  if (t.slotHeldUntil && Date.parse(t.slotHeldUntil) > Date.now()) lines.push(`  slot:       runner ${t.runnerId ?? '?'} kept for the next turn until ${t.slotHeldUntil}`);
+  if (t.slotHeldUntil && Date.parse(t.slotHeldUntil) > Date.now()) lines.push(`  slot:       runner ${runner} kept for the next turn until ${t.slotHeldUntil}`);
   const paused = pausedLine(t);
   if (paused) lines.push(`  paused:     ${paused}`);
   if (t.error) lines.push(`  error:      ${t.error}`);

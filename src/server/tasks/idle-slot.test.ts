@@ -50,8 +50,9 @@ describe.each(engines)('task idle slot ($name)', ({ url }) => {
       expect(idle1.slotUntil).toBeGreaterThanOrEqual(before + IDLE_MS);
       expect(idle1.slotUntil).toBeLessThanOrEqual(Date.now() + IDLE_MS);
       expect(await t.store.listTaskSlots(Date.now())).toEqual([{ taskId: created.id, runnerId: r.runnerId, workspace: a1.jobId, until: idle1.slotUntil }]);
-      const viewed = (await (await t.api(`/api/tasks/${created.id}`)).json()) as { task: { slotHeldUntil: string | null } };
+      const viewed = (await (await t.api(`/api/tasks/${created.id}`)).json()) as { task: { slotHeldUntil: string | null }; runnerName: string | null };
       expect(viewed.task.slotHeldUntil).toBe(new Date(idle1.slotUntil!).toISOString());
+      expect(viewed.runnerName).toBe('one-slot'); // what `tasks show` names the runner by
       // ...and the runner views say so: no job holds a slot, one is kept (it read `0/1` while jobs waited: a fresh tester)
       const keptNow = [{ taskId: created.id, until: new Date(idle1.slotUntil!).toISOString() }];
       expect(await runnerSlots()).toEqual({ listed: [0, keptNow], shown: [0, keptNow] });

@@ -104,7 +104,8 @@ export function mountTasks(app: Hono<AppEnv>, ctx: ServerContext): void {
     if (!f.ok) return f.response;
     const names = new Map((await ctx.store.listReceivers()).map((r) => [r.id, r.name]));
     const events = await ctx.store.listTaskEvents(f.task.id, 50);
-    const detail: TaskDetail = { task: taskView(f.task), events: events.map((e) => taskEventView(e, names)) };
+    const runner = f.task.runnerId !== null ? await ctx.store.getRunner(f.task.runnerId) : null;
+    const detail: TaskDetail = { task: taskView(f.task), events: events.map((e) => taskEventView(e, names)), runnerName: runner?.name ?? null };
     return c.json(detail);
   });
 
