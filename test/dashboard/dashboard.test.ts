@@ -95,6 +95,14 @@ describe.skipIf(!ready.ok)('dashboard in Chromium', () => {
     await expect.poll(() => page.locator('[data-testid=run-error]').textContent(), { timeout: 10_000 }).toBe('labels: label key "role" is given twice (role=build, role=x): give each key once');
     expect((await up.admin.listJobs({})).jobs.length).toBe(before);
     await page.fill('input[name=labels]', '');
+    // a priority past 100 is blocked by the browser's own check: the labels error, now about an
+    // empty field, is gone (it stayed: a fresh tester), and no job starts
+    await page.fill('input[name=priority]', '1000');
+    await page.click('[data-testid=start]');
+    await expect.poll(() => page.locator('[data-testid=run-error]').count(), { timeout: 10_000 }).toBe(0);
+    expect(await page.locator('input[name=priority]').evaluate((e) => (e as HTMLInputElement).validity.rangeOverflow)).toBe(true);
+    expect((await up.admin.listJobs({})).jobs.length).toBe(before);
+    await page.fill('input[name=priority]', '0');
     await page.click('[data-testid=start]');
     await page.waitForURL(/\/jobs\/\d+$/);
     const jobId = Number(/\/jobs\/(\d+)$/.exec(page.url())![1]);

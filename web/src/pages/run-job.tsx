@@ -66,7 +66,9 @@ export function RunJobPage() {
   return (
     <section>
       <h1>Run job</h1>
-      <form className="card form" onSubmit={submit} data-testid="run-form">
+      {/* the browser's own check blocks a submit (priority past 100) before `submit` runs: the
+          error of an earlier submit goes, else it named a field already corrected (fresh tester) */}
+      <form className="card form" onSubmit={submit} onInvalidCapture={() => setError('')} data-testid="run-form">
         <label>
           Agent
           <select name="agent" value={agentName} onChange={(e) => setAgentName(e.target.value)}>
