@@ -86,10 +86,15 @@ describe('upstream retries', () => {
     n = 0;
     const long = await withRetries(async () => (n++, new Response('{}', { status: 429, headers: { 'retry-after': '60' } })), new KeyRing([]), { retries: 3, baseMs: 10, maxDelayMs: 10_000 }, { sleep });
     expect([n, long.response.headers.get('x-should-retry'), long.response.headers.get('retry-after')]).toEqual([1, null, '60']);
-    // after a retry of ours, the same long wait ends it with x-should-retry: false (the fixed total)
+    // after a retry of ours, the same long wait with retries left goes as sent too (it was
+    // marked never to be retried: a fresh tester)...
     n = 0;
     const later = await withRetries(async () => new Response('{}', { status: 429, headers: { 'retry-after': n++ === 0 ? '1' : '60' } }), new KeyRing([]), { retries: 3, baseMs: 10, maxDelayMs: 10_000 }, { sleep });
-    expect([n, later.response.headers.get('x-should-retry')]).toEqual([2, 'false']);
+    expect([n, later.response.headers.get('x-should-retry'), later.response.headers.get('retry-after')]).toEqual([2, null, '60']);
+    // ...but on the last allowed call it ends with x-should-retry: false (the fixed total: N+1 calls made)
+    n = 0;
+    const last = await withRetries(async () => new Response('{}', { status: 429, headers: { 'retry-after': n++ < 3 ? '1' : '60' } }), new KeyRing([]), { retries: 3, baseMs: 10, maxDelayMs: 10_000 }, { sleep });
+    expect([n, last.response.headers.get('x-should-retry')]).toEqual([4, 'false']);
     // retries 0 (FLOTILLA_GATEWAY_RETRIES=0): the admin asked for one call and no retry on top
     n = 0;
     const none = await withRetries(async () => (n++, new Response('{}', { status: 429, headers: { 'retry-after': '60' } })), new KeyRing([]), { retries: 0, baseMs: 10, maxDelayMs: 10_000 }, { sleep });

@@ -276,11 +276,12 @@ export async function withRetries<R = Response>(
       // We retried as much as allowed: the harness must not retry on top — unless a refused
       // key took some of the attempts: then the reply goes as the provider sent it (a 529
       // stays a retryable overload), and the harness's next call, without that key, gets the
-      // full retries. A first reply asking for a longer wait than we hold a call for
-      // (`retry-after` past maxDelayMs) goes as sent too, its retry-after kept: we made one
-      // upstream call, so the harness waiting it out multiplies nothing (fresh-user finding: a
-      // 429 with retry-after 30 reached Claude Code as never to be retried).
-      const waitedOut = i === 0 && i < policy.retries && wait > policy.maxDelayMs;
+      // full retries. A reply asking for a longer wait than we hold a call for (`retry-after`
+      // past maxDelayMs) before our retries ran out goes as sent too, its retry-after kept:
+      // we stopped short of N+1 calls, and the provider's own pacing is for the harness to
+      // wait out (fresh-user findings: a 429 with retry-after 30 reached Claude Code as never to
+      // be retried; and, after one retry of ours, still did).
+      const waitedOut = asked !== null && i < policy.retries && wait > policy.maxDelayMs;
       if (retryable && refused.size === 0 && !waitedOut) return { response: ops.withHeader(res, 'x-should-retry', 'false'), calls };
       return { response: res, calls };
     }
