@@ -138,7 +138,7 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
       return anthropicError(401, 'authentication_error', 'invalid job token: unknown, or its job is no longer running', { retry: false });
     }
     if ('pausedForBudget' in auth) {
-      const message = await refusePausedCall(store, earlyContext(auth.pausedForBudget, req, startedAt, api), 402, req.body);
+      const message = await refusePausedCall(store, earlyContext(auth.pausedForBudget, req, startedAt, api), 402, req.body, { routes: directory, fallback: config.provider });
       return anthropicError(402, 'billing_error', message, { retry: false });
     }
     const job = auth.job;

@@ -3,9 +3,14 @@ import { formatMicros } from '../core/money.js';
 import { DEFAULT_MAX_OUTPUT_TOKENS, reserve, worstCaseMicros, type BudgetStore } from './budget.js';
 import { priceFor } from './prices.js';
 import { recordRefused, type CallContext } from './meter.js';
-import { requestNamedIn, UNKNOWN_MODEL } from './refused-model.js';
+import { refusedProvider, requestNamedIn, UNKNOWN_MODEL } from './refused-model.js';
+import type { ModelDirectory } from './model-directory.js';
+import type { ProviderName } from './config.js';
 import { jobTokenHash } from './token-hash.js';
 import { refusedCallMicros, withHolds } from '../store/budget-resume.js';
+
+/** What a refusal of a paused job's call reads of the gateway's routes and prices. */
+export type RefusalDirectory = Pick<ModelDirectory, 'providerFor' | 'defaultProvider' | 'prices'>;
 
 /** The Store methods job authentication uses (`findPausedJobByTokenHash` optional: without it a paused job's token is just unknown). */
 export type JobAuthStore = Pick<Store, 'findJobByTokenHash'> & Partial<Pick<Store, 'findPausedJobByTokenHash'>>;
@@ -83,14 +88,24 @@ export function roomForCall(ctx: CallContext): number {
  * was parsed) and logs it. The row's model: the one the request `body` names when it names a
  * valid one (best effort, as for the other refusals: refused-model.ts requestNamedIn, which also says whether it streams; a body
  * that is not JSON, cut at the size limit or still encoded gives `unknown`), unless `ctx`
- * already names one; its price also sizes the room looked for ({@link roomForCall}).
+ * already names one; its price also sizes the room looked for ({@link roomForCall}). With
+ * `directory` (the gateway's routes and prices, and the wire format's own provider), the row's
+ * provider is the one the model's route names (`fallback` when none matches) and the prices are
+ * those in effect.
  * Returns the message for the wire format's budget error ({@link pausedJobMessage}).
  */
-export async function refusePausedCall(store: BudgetStore & Partial<Pick<Store, 'budgetResumeHolds'>>, ctx: CallContext, httpStatus: number, body?: Buffer): Promise<string> {
+export async function refusePausedCall(store: BudgetStore & Partial<Pick<Store, 'budgetResumeHolds'>>, ctx: CallContext, httpStatus: number, body?: Buffer, directory?: { routes: RefusalDirectory; fallback: ProviderName }): Promise<string> {
   if (body !== undefined && ctx.requestModel === UNKNOWN_MODEL) {
     const named = requestNamedIn(body.toString('utf8'));
     ctx.requestModel = named.model;
     ctx.streamed = named.streamed;
+  }
+  if (directory) {
+    // the row names the provider the model's route names, as every other refusal's does
+    // (refused-model.ts; a paused job's OpenAI-format calls were recorded against the
+    // format's default upstream: a fresh tester), and the room is priced as calls are
+    ctx.provider = await refusedProvider(directory.routes, ctx.requestModel, directory.fallback);
+    ctx.prices = await directory.routes.prices();
   }
   const message = await pausedJobMessage(store, ctx.job, ctx.startedAt, roomForCall(ctx));
   await recordRefused(ctx, httpStatus, 'budget');

@@ -92,7 +92,7 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
   /** A call of a job paused for budget: the budget refusal (429 insufficient_quota), recorded as refused (with the model the body names). */
   const refusePaused = async (job: JobRow, request: GatewayRequest, api: OpenAiApi, startedAt: number): Promise<Reply> => {
     const ctx: CallContext = { store: d.store, prices: d.config.prices, log: d.log, job, provider: d.config.openai?.provider ?? 'scripted', requestModel: 'unknown', streamed: false, requestBytes: request.bodyBytes, startedAt, api };
-    return openaiBudgetError(await refusePausedCall(d.store, ctx, 429, request.body));
+    return openaiBudgetError(await refusePausedCall(d.store, ctx, 429, request.body, { routes: d.directory, fallback: d.config.openai?.provider ?? 'scripted' }));
   };
   const route = (api: OpenAiApi, path: string) => async (request: GatewayRequest): Promise<Reply> => {
     const startedAt = Date.now();

@@ -68,4 +68,52 @@ describe('a refused call of a job paused for budget', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('its ledger row names the provider the model\'s route names, as every other refusal\'s (it named the wire format\'s default upstream: a fresh tester)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flotilla-paused-provider-'));
+    const file = join(dir, 'flotilla.db');
+    const store = await openSqliteStore(file);
+    try {
+      const job = await runningJob(store, TOKEN, { budgetMicros: 1_000_000, spentMicros: 1_000_000 });
+      expect(await store.pauseJobForBudget(job.id, 1, 'budget exhausted', Date.now())).toMatchObject({ status: 'paused' });
+      const gw = await startGateway<Store>({
+        store,
+        job: { token: TOKEN },
+        openai: 'openai-compatible',
+        config: { modelProviders: [{ pattern: 'gpt-*', provider: 'openai' }, { pattern: 'qwen*', provider: 'openai-compatible' }, { pattern: 'claude-*', provider: 'anthropic' }] },
+        upstream: () => ({ status: 500, body: '{}' }),
+      });
+      try {
+        for (const [path, body, status] of [
+          ['/v1/chat/completions', { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] }, 429],
+          ['/v1/responses', { model: 'gpt-4o', input: 'hi' }, 429],
+          ['/v1/chat/completions', { model: 'qwen3-coder', messages: [{ role: 'user', content: 'hi' }] }, 429],
+          ['/v1/messages', { model: 'qwen3-coder', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }, 402],
+          ['/v1/messages', { model: 'claude-haiku-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }, 402],
+          ['/v1/responses', { model: 'no-route-matches', input: 'hi' }, 429],
+        ] as const)
+          expect((await gw.post(path, body)).status, JSON.stringify(body)).toBe(status);
+        expect(gw.up.seen).toHaveLength(0);
+      } finally {
+        await gw.close();
+      }
+      const db = new BetterSqlite3(file, { readonly: true });
+      try {
+        expect(db.prepare('select api, model, provider from model_calls order by id').all()).toEqual([
+          { api: 'openai-chat', model: 'gpt-4o', provider: 'openai' },
+          { api: 'openai-responses', model: 'gpt-4o', provider: 'openai' },
+          { api: 'openai-chat', model: 'qwen3-coder', provider: 'openai-compatible' },
+          { api: 'anthropic-messages', model: 'qwen3-coder', provider: 'openai-compatible' },
+          { api: 'anthropic-messages', model: 'claude-haiku-4-5', provider: 'anthropic' },
+          // no route matches: the wire format's own
+          { api: 'openai-responses', model: 'no-route-matches', provider: 'openai-compatible' },
+        ]);
+      } finally {
+        db.close();
+      }
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
