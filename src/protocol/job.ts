@@ -115,6 +115,6 @@ export const Job = z.object({
 });
 export type Job = z.infer<typeof Job>;
 
-/** `GET /api/jobs` response. `nextCursor` pages to older jobs. */
+/** `GET /api/jobs` response. `nextCursor` pages to older jobs (`before`); null when no older job matches. */
 export const JobList = z.object({ jobs: z.array(Job), nextCursor: z.number().int().nullable() });
 export type JobList = z.infer<typeof JobList>;

@@ -97,6 +97,11 @@ describe('GET /api/jobs and /api/jobs/:id', () => {
     const p3 = (await (await t.api(`/api/jobs?limit=2&before=${p2.nextCursor}`)).json()) as JobList;
     expect(p3.jobs.map((j) => j.id)).toEqual([ids[0]]);
     expect(p3.nextCursor).toBeNull();
+    // a page that ends at the oldest job offers no next page (it offered an empty one: a fresh tester)
+    const whole = (await (await t.api('/api/jobs?limit=5')).json()) as JobList;
+    expect([whole.jobs.map((j) => j.id), whole.nextCursor]).toEqual([[...ids].reverse(), null]);
+    const fromSecond = (await (await t.api(`/api/jobs?limit=2&before=${ids[2]}`)).json()) as JobList;
+    expect([fromSecond.jobs.map((j) => j.id), fromSecond.nextCursor]).toEqual([[ids[1], ids[0]], null]);
   });
 
   it('filters by agent and status', async () => {

@@ -55,16 +55,20 @@ export function mountListJobs(app: Hono<AppEnv>, ctx: ServerContext): void {
     if (range.createdFrom !== undefined && range.createdTo !== undefined && range.createdFrom >= range.createdTo) {
       return apiError(c, 400, 'invalid_request', `from: must be before to (to is exclusive), got from ${q.from} and to ${q.to}`, 'from');
     }
+    // one row more than the page: whether an older page exists (a page that ended exactly at the
+    // oldest job offered an empty next page: a fresh tester)
     const rows = await ctx.store.listJobs({
-      limit,
+      limit: limit + 1,
       ...(status ? { status } : {}),
       ...(q.agent ? { agent: q.agent } : {}),
       ...(before ? { before } : {}),
       ...(runnerId ? { runnerId } : {}),
       ...range,
     });
+    const more = rows.length > limit;
+    if (more) rows.length = limit;
     const usage = await ctx.store.jobUsageMany(rows.map((r) => r.id));
-    const body: JobList = { jobs: rows.map((r) => jobView(r, usage.get(r.id))), nextCursor: rows.length === limit ? rows[rows.length - 1]!.id : null };
+    const body: JobList = { jobs: rows.map((r) => jobView(r, usage.get(r.id))), nextCursor: more ? rows[rows.length - 1]!.id : null };
     return c.json(body);
   });
 }
