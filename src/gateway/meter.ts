@@ -343,8 +343,10 @@ export async function meteredReply(res: Reply, ctx: CallContext, signal?: CallSi
     // A stream whose last event came (message_stop, [DONE], response.completed, with its usage)
     // is known however its connection ended after it: a client that hangs up on the last event
     // while the upstream holds the connection open was charged an estimate (fresh-user finding).
-    // A figure that cannot be real (usage.ts reportedCount) makes the whole usage unknown.
-    const known = st.complete && !st.errored && !st.invalidUsage;
+    // A stream the upstream ended cleanly after its final figures but without its last event
+    // (some servers leave out message_stop or [DONE]) is known too: a cut or broken stream is
+    // not `ended`. A figure that cannot be real (usage.ts reportedCount) makes the whole usage unknown.
+    const known = (st.complete || (how === 'ended' && st.usageFinal)) && !st.errored && !st.invalidUsage;
     if (st.errored && !st.sawStart && st.textBytes === 0) {
       // an error event before the message began (Anthropic documents `overloaded_error` sent so
       // after a 200; a Responses `error` before response.created): nothing was served, and

@@ -158,6 +158,7 @@ export class OpenAiStreamReader implements StreamReader {
     return {
       sawStart: this.sawStart,
       complete: this.complete && this.usage !== null,
+      usageFinal: this.sawStart && this.usage !== null,
       errored: this.errored,
       // text after the final usage (an upstream that reports and then writes on) is not in it: unknown, estimated
       // (and a line over the parser's limit: its event, text or usage, is missing)

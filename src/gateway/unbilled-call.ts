@@ -7,7 +7,7 @@ import type { CallUsage, StreamUsageState } from './usage.js';
 const noTokens = (): CallUsage => ({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, cacheWrite1hTokens: 0 });
 
 /** A stream that completed with no tokens. */
-const noTokensState = (): StreamUsageState => ({ sawStart: true, complete: true, errored: false, invalidUsage: false, usage: noTokens(), textBytes: 0, model: null });
+const noTokensState = (): StreamUsageState => ({ sawStart: true, complete: true, usageFinal: true, errored: false, invalidUsage: false, usage: noTokens(), textBytes: 0, model: null });
 
 /** A {@link StreamReader} that reads nothing: whatever passes, the usage is none (a stream cut short is still estimated by the meter). */
 const noTokensReader = (): StreamReader => ({ push: () => undefined, end: noTokensState, state: noTokensState });

@@ -204,6 +204,14 @@ export function usageFromMessage(body: unknown, partial = false): CallUsage | nu
 export interface StreamUsageState {
   sawStart: boolean;
   complete: boolean;
+  /**
+   * The figures a complete stream carries arrived, its last event or not (Anthropic:
+   * message_start's input and a message_delta's output; OpenAI: the usage chunk, or
+   * response.completed's usage): on a stream the upstream ended cleanly without its last event
+   * (`message_stop`, `[DONE]`), they are the call's usage (meter.ts; some servers leave the
+   * terminator out: a fresh tester found such calls counted as estimated).
+   */
+  usageFinal: boolean;
   /** An `error` event arrived in the stream (e.g. overloaded mid-stream). */
   errored: boolean;
   /**
@@ -354,6 +362,7 @@ export class StreamUsageReader {
       sawStart: this.sawStart,
       // usage is final only with message_start's figures and message_delta's output (H3)
       complete: this.stopped && this.startUsage && this.finalOutput,
+      usageFinal: this.startUsage && this.finalOutput,
       errored: this.errored,
       // text after the final output figure (an upstream that reports and then writes on) is not in it: unknown, estimated
       // (and a line over the parser's limit: its event, text or usage, is missing)
