@@ -64,6 +64,22 @@ describe('upstream retries', () => {
     expect(store.budgets.get(1)?.spent).toBe(20 * 35);
   });
 
+  it('a retry goes to another key than the one that just failed, whatever other calls took from the shared ring meanwhile (fresh tester: all three attempts on the overloaded key)', async () => {
+    const ring = new KeyRing(['k-a', 'k-b']);
+    const keysOf: string[][] = [[], [], []];
+    // key a answers 529, key b 200; each attempt yields, so the three calls interleave on the ring
+    const attempt = (n: number) => async (key: string) => {
+      keysOf[n]!.push(key);
+      await new Promise((r) => setImmediate(r));
+      return new Response('{}', { status: key === 'k-a' ? 529 : 200 });
+    };
+    const policy = { retries: 2, baseMs: 1, maxDelayMs: 10 };
+    const replies = await Promise.all([0, 1, 2].map((n) => withRetries(attempt(n), ring, policy, { sleep: async () => undefined })));
+    expect(replies.map((r) => r.response.status)).toEqual([200, 200, 200]);
+    // first attempts round-robin a, b, a; each retry after a 529 on a goes to b at once
+    expect(keysOf).toEqual([['k-a', 'k-b'], ['k-b'], ['k-a', 'k-b']]);
+  });
+
   it('a fixed total: N retries = N+1 calls, then the reply says x-should-retry: false; retry-after is honoured; no retry where the upstream forbids it', async () => {
     const waits: number[] = [];
     const sleep = async (ms: number) => void waits.push(ms);

@@ -8,7 +8,8 @@
  * unless the upstream said `x-should-retry: false` (an OpenAI 429 `insufficient_quota` is no rate
  * limit: the routes' `keyRefused` treats it as a refused key, upstream-auth.ts). Delay: `retry-after` (seconds or an HTTP date; `retry-after-ms`
  * too) when given, capped at `maxDelayMs`; else `baseMs × 2^attempt` with ±50 % jitter.
- * Keys: each attempt takes the next key round-robin; a 529 or a rate-limit 429 does not take a
+ * Keys: each call's first attempt takes the next key round-robin, and each retry another key than
+ * the one that just failed (one the call has not tried first); a 529 or a rate-limit 429 does not take a
  * key out of service (the next call may use it again). An upstream 401/403 (the provider refused that
  * key: revoked, expired, without access) does: the ring skips the key for
  * {@link KEY_REFUSED_SKIP_MS}, and the same client call fails over at once (no backoff) to a key
@@ -84,10 +85,11 @@ export class KeyRing {
   }
   /**
    * The position (0-based) of the next key round-robin, not one in `avoid`, one in service
-   * before a skipped one (a skipped one only when no other is left); the ring moves past it.
-   * @returns null when there is none (no keys, or every position in `avoid`).
+   * before a skipped one (a skipped one only when no other is left, and never with
+   * `inServiceOnly`); the ring moves past it.
+   * @returns null when there is none (no keys, or every position in `avoid`, or skipped).
    */
-  pick(avoid: ReadonlySet<number> = new Set()): number | null {
+  pick(avoid: ReadonlySet<number> = new Set(), inServiceOnly = false): number | null {
     const now = this.now();
     let skipped: number | null = null;
     for (let step = 0; step < this.keys.length; step++) {
@@ -96,7 +98,7 @@ export class KeyRing {
       if (this.skippedUntil[p]! <= now) return this.use(p);
       skipped ??= p;
     }
-    return skipped === null ? null : this.use(skipped);
+    return skipped === null || inServiceOnly ? null : this.use(skipped);
   }
   /** The key at `position` (from {@link pick}). */
   keyAt(position: number): string {
@@ -174,6 +176,19 @@ const RESPONSE_OPS: ReplyOps<Response> = {
 };
 
 /**
+ * The key position of a retry after an attempt on `last` failed retryably: the ring's next key
+ * in service this call has not tried, else one in service but `last` — so a call's retries go
+ * to another key whatever other calls took from the shared ring meanwhile (a fresh tester: under
+ * concurrency one call's three attempts all went to the key that kept answering 529 while the
+ * other was healthy) — else the ring's next not refused in this call, as a first attempt's.
+ */
+function retryKey(keys: KeyRing, refused: ReadonlySet<number>, tried: ReadonlySet<number>, last: number): number | null {
+  const avoid = new Set(refused);
+  for (const p of tried.size < keys.size ? tried : [last]) avoid.add(p);
+  return keys.pick(avoid, true) ?? (tried.size < keys.size ? keys.pick(new Set([...refused, last]), true) : null) ?? keys.pick(refused);
+}
+
+/**
  * Calls `attempt(key)` until it gives a non-retryable reply or the retries are used up.
  * Replies are web Responses unless `opts.ops` says how to read another type.
  * A reply refusing its key (`opts.keyRefused`, default: a 401/403; the routes add the provider's
@@ -231,12 +246,14 @@ export async function withRetries<R = Response>(
   const refused = new Set<number>();
   // the position the next attempt uses (null: the ring's next one not refused in this call)
   let failover: number | null = null;
+  let last: number | null = null;
   for (let i = 0; ; i++) {
     let res: R | null = null;
     let error: unknown = null;
     calls += 1;
-    const position = failover ?? keys.pick(refused);
+    const position: number | null = failover ?? (i > 0 && last !== null && keys.size > 1 ? retryKey(keys, refused, tried, last) : keys.pick(refused));
     failover = null;
+    last = position;
     if (position !== null) tried.add(position);
     try {
       res = await attempt(position === null ? '' : keys.keyAt(position));
