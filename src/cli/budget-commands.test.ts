@@ -33,7 +33,7 @@ describe('flotilla budget and flotilla costs', () => {
     expect(show.out).toMatch(/^left:\s+\$1\.500000$/m);
     const add = await run('budget', String(job.id), '--add', '2', '--json');
     expect(add.code).toBe(0);
-    expect(JSON.parse(add.out)).toEqual({ jobId: job.id, budget: { rootId: job.id, limitMicros: 3_500_000, spentMicros: 0, reservedMicros: 0, remainingMicros: 3_500_000 }, resumed: [], pausedJobs: [], jobStatus: expect.any(String) }); // the job's status, whatever its runner has got to
+    expect(JSON.parse(add.out)).toEqual({ jobId: job.id, budget: { rootId: job.id, limitMicros: 3_500_000, spentMicros: 0, reservedMicros: 0, remainingMicros: 3_500_000 }, resumed: [], pausedJobs: [], jobStatus: expect.any(String), topUp: { addedMicros: 2_000_000, limitMicros: 3_500_000 } }); // the job's status, whatever its runner has got to
     process.env.FLOTILLA_BUDGET_ADD = '0.25';
     const viaEnv = await run('budget', String(job.id));
     delete process.env.FLOTILLA_BUDGET_ADD;

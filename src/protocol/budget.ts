@@ -81,6 +81,12 @@ export const BudgetView = z.object({
   pausedJobs: z.array(z.number().int().positive()).default([]),
   /** Ids of jobs that were paused for budget and are queued again (POST only). */
   resumed: z.array(z.number().int().positive()),
+  /**
+   * POST only: this top-up's own figures, micro-dollars: what it added, and the raised budget's
+   * limit right after its own update (`budget` is read later: with another top-up at the same
+   * time it holds both). Absent from servers older than it.
+   */
+  topUp: z.object({ addedMicros: z.number().int().positive(), limitMicros: z.number().int().positive() }).optional(),
   /** Set when job `jobId` is paused for budget (endReason `budget`): what would resume it. */
   resumeNeeds: ResumeNeeds.optional(),
 });

@@ -23,6 +23,19 @@ describe('budgets through the API and the gateway', () => {
       body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 1000, messages: [{ role: 'user', content: 'fix it' }], ...body }),
     });
 
+  it('two top-ups at once: each reply says what it added and the limit its own update left (the view is read later)', async () => {
+    const job = (await (await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'examples/calc' }, budgetUsd: 1 } })).json()) as Job;
+    const replies = await Promise.all([0.5, 0.5, 0.25].map(async (addUsd) => (await t.api(`/api/jobs/${job.id}/budget`, { json: { addUsd } })).json() as Promise<BudgetView>));
+    // whatever order they ran in, their own limits are three distinct steps from $1 to $2.25
+    expect(replies.map((v) => v.topUp!.addedMicros)).toEqual([500_000, 500_000, 250_000]);
+    const limits = replies.map((v) => v.topUp!.limitMicros);
+    expect(new Set(limits).size).toBe(3);
+    expect(Math.max(...limits)).toBe(2_250_000);
+    for (const v of replies) expect(v.budget.limitMicros).toBeGreaterThanOrEqual(v.topUp!.limitMicros);
+    expect(((await (await t.api(`/api/jobs/${job.id}/budget`)).json()) as BudgetView).topUp).toBeUndefined(); // GET: no top-up
+    await t.api(`/api/jobs/${job.id}/cancel`, { method: 'POST' });
+  });
+
   it('refuses once the tree is spent, pauses the job, and a top-up resumes it in the same session', async () => {
     const created = await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'examples/calc' }, budgetUsd: 0.05 } });
     const job = (await created.json()) as Job;
@@ -86,7 +99,7 @@ describe('budgets through the API and the gateway', () => {
     const top = await t.api(`/api/jobs/${job.id}/budget`, { json: { addUsd: 2 } });
     expect(top.status).toBe(200);
     const view = (await top.json()) as BudgetView;
-    expect(view).toEqual({ jobId: job.id, budget: { rootId: job.id, limitMicros: 2_050_000, spentMicros: 55_362, reservedMicros: 0, remainingMicros: 1_994_638 }, resumed: [job.id], pausedJobs: [], jobStatus: expect.stringMatching(/^(queued|assigned)$/) }); // resumed: queued, or assigned already
+    expect(view).toEqual({ jobId: job.id, budget: { rootId: job.id, limitMicros: 2_050_000, spentMicros: 55_362, reservedMicros: 0, remainingMicros: 1_994_638 }, resumed: [job.id], pausedJobs: [], jobStatus: expect.stringMatching(/^(queued|assigned)$/), topUp: { addedMicros: 2_000_000, limitMicros: 2_050_000 } }); // resumed: queued, or assigned already
     // A new attempt, resuming the session; the job shows the new limit.
     const again = await r.next('job.assign', (f) => f.assignment.jobId === job.id);
     expect(again.assignment).toMatchObject({ attempt: 2, resumeSessionId: 'sess-A' });

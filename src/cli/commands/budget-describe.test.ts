@@ -20,6 +20,10 @@ describe('describeBudget', () => {
     expect(describeBudget(view(2_000_000, 2_000_000, 0, [9, 12]))).toMatch(/^others:\s+jobs 9, 12 of this tree are paused for budget: flotilla budget 9 \(and each of the others\) says what resumes it$/m);
     expect(describeBudget(view(2_000_000, 1_000_000))).not.toMatch(/others|paused/);
   });
+  it('a top-up says the limit its own update left when another top-up came at the same time, and nothing more otherwise', () => {
+    expect(describeBudget({ ...view(2_250_000, 0), topUp: { addedMicros: 500_000, limitMicros: 1_500_000 } }, 0.5)).toMatch(/^added \$0\.500000 to job tree 7 \(it made the budget \$1\.500000; another top-up at the same time made it \$2\.250000\)$/m);
+    expect(describeBudget({ ...view(1_500_000, 0), topUp: { addedMicros: 500_000, limitMicros: 1_500_000 } }, 0.5)).toMatch(/^added \$0\.500000 to job tree 7$/m);
+  });
   it('within its limit: no over line', () => {
     expect(describeBudget(view(2_000_000, 1_000_000, 1_000_000))).not.toMatch(/over by/);
   });

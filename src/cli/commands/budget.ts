@@ -69,6 +69,11 @@ function pausedLine(v: BudgetView): string {
   return `paused:    job ${id} is paused for budget: ${call} does not fit ${names.join(' nor ')}; ${how} to resume it: ${cmds.join(', then ')}`;
 }
 
+/** When another top-up came between this one and the figures below (the server's `topUp`): what this one left the limit at. */
+function afterOthers(v: BudgetView): string {
+  return v.topUp && v.topUp.limitMicros !== v.budget.limitMicros ? ` (it made the budget ${formatMicros(v.topUp.limitMicros)}; another top-up at the same time made it ${formatMicros(v.budget.limitMicros)})` : '';
+}
+
 /**
  * Human-readable lines for a {@link BudgetView}; `added` the top-up in USD; `jobStatus` the
  * status of job `v.jobId` and `endReason` its reason: `paused` adds a line saying which top-ups
@@ -82,7 +87,7 @@ export function describeBudget(v: BudgetView, added?: number, jobStatus?: JobSta
   const b = v.budget;
   const bound = b.boundedBy;
   const lines = [
-    ...(added !== undefined ? [`added ${formatMicros(Math.round(added * 1_000_000))} to ${b.jobId !== undefined ? `job ${b.jobId}'s sub-limit` : `job tree ${b.rootId}`}`] : []),
+    ...(added !== undefined ? [`added ${formatMicros(Math.round(added * 1_000_000))} to ${b.jobId !== undefined ? `job ${b.jobId}'s sub-limit` : `job tree ${b.rootId}`}${afterOthers(v)}`] : []),
     `tree:      ${b.rootId}${b.rootId !== v.jobId ? ` (job ${v.jobId} is in it)` : ''}`,
     ...(b.jobId !== undefined ? [`sub-limit: job ${b.jobId} (it and its descendants${b.jobId !== v.jobId ? `, job ${v.jobId} among them` : ''}; never more than is left above it)`] : []),
     `budget:    ${formatMicros(b.limitMicros)}`,

@@ -1,6 +1,6 @@
 import type { Hono } from 'hono';
 import { formatMicros, usdToMicros } from '../../core/money.js';
-import { MAX_BUDGET_USD, TopUpRequest } from '../../protocol/index.js';
+import { MAX_BUDGET_USD, TopUpRequest, type BudgetView } from '../../protocol/index.js';
 import { BudgetCapError } from '../../store/budgets.js';
 import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
@@ -78,10 +78,15 @@ export function mountJobBudget(app: Hono<AppEnv>, ctx: ServerContext): void {
     const ended = await endedBudgetRefusal(ctx.store, job, usesJobId);
     if (ended) return apiError(c, 409, 'job_ended', ended);
     let raised: BudgetRaised = 'tree';
+    // the raised budget's limit right after this top-up's own update (the view below is read later)
+    let limitAfter = 0;
     if (usesJobId !== undefined) {
       const r = await ctx.store.topUpJobBudget(usesJobId, addMicros, now);
       if (r && !r.ok) return apiError(c, 422, 'budget_exceeded', await subLimitRefusal(ctx, job, usesJobId, r.maxAddMicros, now), 'addUsd');
-      if (r) raised = { jobId: usesJobId };
+      if (r) {
+        raised = { jobId: usesJobId };
+        limitAfter = r.budget.limitMicros;
+      }
     }
     if (raised === 'tree') {
       // a task turn's tree raises its task's budget too: that may not pass the cap either
@@ -90,7 +95,9 @@ export function mountJobBudget(app: Hono<AppEnv>, ctx: ServerContext): void {
       // A sub-limit never grows past what is left above it, so only the tree's own limit can
       // pass the cap: checked in the store's update itself (two top-ups at once cannot pass it).
       try {
-        if (!(await ctx.store.topUpBudget(job.rootId, addMicros, now, capMicros))) return apiError(c, 404, 'not_found', `job ${id}'s tree has no root job ${job.rootId}`);
+        const after = await ctx.store.topUpBudget(job.rootId, addMicros, now, capMicros);
+        if (!after) return apiError(c, 404, 'not_found', `job ${id}'s tree has no root job ${job.rootId}`);
+        limitAfter = after.limitMicros;
       } catch (err) {
         if (!(err instanceof BudgetCapError)) throw err;
         const most = formatMicros(Math.max(0, capMicros - err.limitMicros));
@@ -108,7 +115,7 @@ export function mountJobBudget(app: Hono<AppEnv>, ctx: ServerContext): void {
     // The figures after the top-up and the resumes (the job's status may have changed).
     const view = await budgetViewOf(ctx.store, (await ctx.store.getJob(id)) ?? job, ctx.now(), resumed);
     if (!view) return apiError(c, 404, 'not_found', `job ${id}'s tree has no root job ${job.rootId}`);
-    return c.json(view);
+    return c.json({ ...view, topUp: { addedMicros: addMicros, limitMicros: limitAfter } } satisfies BudgetView);
   });
 }
 
