@@ -450,6 +450,15 @@ export class RunnerHub {
     }
   }
 
+  /**
+   * Refuses new runner connections from now on (503, `retry-after: 2`) and keeps those open:
+   * while the server stops, its runners' heartbeats are still answered, so their leases hold
+   * through the gateway's drain and a restart (server.ts close).
+   */
+  stopAccepting(): void {
+    this.closing = true;
+  }
+
   /** Closes every runner socket (1001) and waits for in-flight frame handling to finish. */
   async close(): Promise<void> {
     this.closing = true;

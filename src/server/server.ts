@@ -273,13 +273,18 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       await sweeper.stop();
       await dispatcher.stop();
       for (const end of [...ctx.sse.open]) end();
-      await hub.close();
+      // Runners connected stay so through the drain below, their heartbeats answered: closed
+      // first, a runner heard nothing for the drain (up to 8 s of a streaming call) plus the
+      // restart, and a restart under load passed 0.7 of the heartbeat timeout, where runners
+      // give their jobs up (a fresh tester lost a job that made no model call at all).
+      hub.stopAccepting();
       // No new connections; the model calls in flight end and are recorded before the store
       // closes (the caller closes it next): closed under them, their ledger rows were lost.
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       const drainMs = o?.drainMs !== undefined ? Math.min(o.drainMs, opts.gatewayDrainMs ?? DRAIN_GRACE_MS) : opts.gatewayDrainMs;
       const drained = await gateway.drain(drainMs);
       if (drained.open > 0) log.info('gateway: model calls in flight at stop', drained);
+      await hub.close();
       server.closeAllConnections();
       await closed;
       log.info('server stopped', { url });

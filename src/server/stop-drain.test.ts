@@ -82,6 +82,27 @@ describe('stopping the server with model calls in flight', () => {
     expect(await t!.store.getTreeBudget(job.rootId, Date.now())).toMatchObject({ spentMicros: 20 * 1530, reservedMicros: 0 });
   });
 
+  it('runners stay connected through the drain, their heartbeats answered, and are closed (1001) once it is done (a restart under load lost remote runners\' jobs: a fresh tester)', async () => {
+    const { runner, token } = await start(5000);
+    const reply = callModel(token, 'slow').then((r) => r.status);
+    await until(() => seen === 1);
+    const closing = t!.server.close();
+    await new Promise((r) => setTimeout(r, 150));
+    // the call is still in the upstream's hands (600 ms): the runner is still connected...
+    expect(runner.closed).toBe(false);
+    // ...its WebSocket pings answered, and its heartbeat recorded
+    const pong = new Promise<void>((resolve) => runner.ws.once('pong', () => resolve()));
+    runner.ws.ping();
+    await pong;
+    const before = Date.now();
+    runner.send({ type: 'heartbeat', running: [] });
+    await new Promise((r) => setTimeout(r, 100));
+    expect((await t!.store.getRunner(runner.runnerId))!.lastHeartbeatAt).toBeGreaterThanOrEqual(before);
+    await closing;
+    expect(await reply).toBe(200);
+    expect([runner.closed, runner.closeCode]).toEqual([true, 1001]);
+  });
+
   it('calls still running after the grace period are aborted and recorded with an estimate (never $0); nothing stays reserved', async () => {
     const { job, token } = await start(300);
     const replies = Array.from({ length: 3 }, () => callModel(token, 'hang').then(async (r) => [r.status, r.headers.get('x-should-retry'), r.headers.get('retry-after'), await r.json()], () => 'dropped'));
