@@ -71,7 +71,7 @@ async function run(stores: Store[]): Promise<void> {
       await spend(store, r.id, c.id, 70_000);
       expect(await refusal(gToken, g)).toBe(
         `budget exhausted: job ${c.id}'s budget (sub-limit in job tree ${r.id}, shared by job ${g.id}) is $0.100000, $0.070000 spent and $0.000000 reserved by calls in flight, ` +
-          `$0.030000 left; this call may cost up to ${usd(WORST)}. Top up with: flotilla budget ${c.id} --add <USD>`,
+          `$0.030000 left; this call may cost up to ${usd(WORST)}. Top up with: flotilla budget ${c.id} --add <USD> (flotilla budget ${g.id} says the least that resumes this job)`,
       );
     }
     // only G's own sub-limit is short: $0.03 of its own, C has $0.20
@@ -79,7 +79,7 @@ async function run(stores: Store[]): Promise<void> {
       const { r, g, gToken } = await tree(store, 10_000_000, 200_000, 30_000);
       expect(await refusal(gToken, g)).toBe(
         `budget exhausted: job ${g.id}'s budget (sub-limit in job tree ${r.id}) is $0.030000, $0.000000 spent and $0.000000 reserved by calls in flight, ` +
-          `$0.030000 left; this call may cost up to ${usd(WORST)}. Top up with: flotilla budget ${g.id} --add <USD>`,
+          `$0.030000 left; this call may cost up to ${usd(WORST)}. Top up with: flotilla budget ${g.id} --add <USD> (flotilla budget ${g.id} says the least that resumes this job)`,
       );
     }
     // both short, G has least room: C $0.02 left (0.10 − 0.07 − G's 0.01), G $0.01 left (0.02 − 0.01)

@@ -40,7 +40,10 @@ export function budgetMessage(job: JobRow, b: TreeBudget | null, worst: number, 
         `budget exhausted: job ${b.jobId}'s budget (sub-limit in job tree ${job.rootId}${b.jobId === job.id ? '' : `, shared by job ${job.id}`}) is ${formatMicros(b.limitMicros)}, ${figures}`
       : `budget exhausted: job tree ${job.rootId} (job ${job.id}) has a budget of ${formatMicros(b.limitMicros)}, ${figures}`;
   const short = (b as RefusingBudget).shortOnPath ?? [];
-  if (short.length < 2) return `${head}${TOP_UP_HINT}flotilla budget ${b.jobId ?? job.rootId} --add <USD>`;
+  // the least top-up that resumes the job is more than this call's worst case (room for the
+  // larger request a resumed harness sends, and for paused siblings first in line): `flotilla
+  // budget` says it (a fresh tester added the worst case and the job stayed paused)
+  if (short.length < 2) return `${head}${TOP_UP_HINT}flotilla budget ${b.jobId ?? job.rootId} --add <USD> (flotilla budget ${job.id} says the least that resumes this job)`;
   const others = short.filter((x) => x.jobId !== b.jobId);
   return (
     `${head} Also short: ${others.map((x) => `${budgetName(job, x)} (${formatMicros(x.remainingMicros)} left of ${formatMicros(x.limitMicros)})`).join(', ')}. ` +
