@@ -11,7 +11,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Job } from '../protocol/index.js';
-import { runningJob, startTestServer, TEST_GATEWAY, type TestServer } from './test-helpers.js';
+import { runningJob, startTestServer, TEST_GATEWAY, type FakeRunner, type TestServer } from './test-helpers.js';
 
 let up: Server | null = null;
 let seen = 0;
@@ -49,7 +49,7 @@ afterEach(async () => {
 });
 
 /** A running job of a fresh server in front of the fake upstream; its token. */
-async function start(gatewayDrainMs: number): Promise<{ job: Job; token: string }> {
+async function start(gatewayDrainMs: number): Promise<{ job: Job; token: string; runner: FakeRunner }> {
   const base = await upstream();
   t = await startTestServer({ gatewayDrainMs, gateway: { ...TEST_GATEWAY, provider: 'anthropic', anthropicApiKey: 'sk-up', anthropicBaseUrl: base } });
   storeOpen = true;
