@@ -104,7 +104,10 @@ describe('apiRoutesLine: the routes set through the API, which `up` prints after
         { pattern: 'gpt-4o', provider: 'openai' },
       ]),
     ).toBe(
-      'flotilla: model routes set through the API (before the configured ones; flotilla models list shows all): gpt-4o → openai (not configured: its calls will fail); gpt-* → the OpenAI-compatible server at http://127.0.0.1:8080/v1; * (any other model) → the OpenAI-compatible server at http://127.0.0.1:8080/v1',
+      'flotilla: model routes set through the API (tried before the configured ones, but * after the configured patterns; flotilla models list shows all): gpt-4o → openai (not configured: its calls will fail); gpt-* → the OpenAI-compatible server at http://127.0.0.1:8080/v1; * (any other model) → the OpenAI-compatible server at http://127.0.0.1:8080/v1',
     );
+    // the API's * comes after the configured patterns (model-directory.ts resolveProvider): "before the configured ones" said otherwise (fresh tester)
+    expect(apiRoutesLine(c, [{ pattern: 'gpt-*', provider: 'openai-compatible' }])).toMatch(/^flotilla: model routes set through the API \(tried before the configured ones; /);
+    expect(apiRoutesLine(c, [{ pattern: '*', provider: 'openai-compatible' }])).toMatch(/^flotilla: model routes set through the API \(\* tried after the configured patterns; /);
   });
 });

@@ -126,5 +126,9 @@ export function apiRoutesLine(gateway: GatewayConfig, rows: ReadonlyArray<{ patt
     const route = { pattern: r.pattern, provider: r.provider as ProviderName };
     return `${patternWords(route)} → ${providerConfigured(gateway, route.provider) ? providerWords(gateway, route.provider) : `${r.provider} (not configured: its calls will fail)`}`;
   });
-  return `flotilla: model routes set through the API (before the configured ones; flotilla models list shows all): ${parts.join('; ')}`;
+  // the API's `*` comes after the configured specific routes, before the configured `*`
+  // (model-directory.ts resolveProvider): "before the configured ones" said otherwise (fresh tester)
+  const star = rows.some((r) => r.pattern === '*');
+  const order = !star ? 'tried before the configured ones' : specific.length ? 'tried before the configured ones, but * after the configured patterns' : '* tried after the configured patterns';
+  return `flotilla: model routes set through the API (${order}; flotilla models list shows all): ${parts.join('; ')}`;
 }
