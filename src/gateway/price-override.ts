@@ -1,6 +1,6 @@
 import type { LongContextPrice, ModelPrice as PriceOverride } from '../protocol/index.js';
 import type { TablePrice } from './price-schema.js';
-import { setModelPrice, tokenPriceFor, type PriceTable } from './prices.js';
+import { priceFor, setModelPrice, tokenPriceFor, type PriceTable } from './prices.js';
 
 export type { PriceOverride };
 
@@ -108,4 +108,40 @@ function withTokenRatesRounded<T extends Record<(typeof TOKEN_RATES)[number], nu
   const out = { ...rates };
   for (const k of TOKEN_RATES) out[k] = toMicro(rates[k]) as T[typeof k];
   return out;
+}
+
+/** An override that gives no long-context rates of its own, whose inherited ones a change would move. */
+export interface InheritedLongContextChange {
+  model: string;
+  /** The rates it takes now, or null: none (every call at its base rates). */
+  before: LongContextPrice | null;
+  /** The rates it would take after the change, or null. */
+  after: LongContextPrice | null;
+}
+
+/**
+ * The overrides among `after` that leave `longContext` out and whose long-context rates —
+ * taken from the entry each replaces ({@link overriddenPrice}) — differ between `table` with
+ * `before` laid over it and with `after` ({@link layOverrides}): a change of another override
+ * (a shorter name's set with rates, or deleted) would reprice their long calls though nobody
+ * set them (a fresh tester: `eta-mini` set at $1 took `eta`'s $50 long-context rates set
+ * later, ~50× the charge). Names in `after`'s order.
+ */
+export function inheritedLongContextChanges(table: PriceTable, before: ReadonlyArray<readonly [string, PriceOverride]>, after: ReadonlyArray<readonly [string, PriceOverride]>): InheritedLongContextChange[] {
+  const silent = after.filter(([, o]) => o.longContext === undefined);
+  if (silent.length === 0) return [];
+  const was = layOverrides(table, before);
+  const now = layOverrides(table, after);
+  const out: InheritedLongContextChange[] = [];
+  for (const [model] of silent) {
+    const b = priceFor(was, model).longContext ?? null;
+    const a = priceFor(now, model).longContext ?? null;
+    if (JSON.stringify(b) !== JSON.stringify(a)) out.push({ model, before: b, after: a });
+  }
+  return out;
+}
+
+/** Long-context rates as a phrase: `above 100 input-side tokens: input 50, output 50, cache write 62.5 / 100, cache read 5`, or `none`. */
+export function longContextPhrase(lc: LongContextPrice | null): string {
+  return lc ? `above ${lc.aboveInputTokens} input-side tokens: input ${lc.input}, output ${lc.output}, cache write ${lc.cacheWrite5m} / ${lc.cacheWrite1h}, cache read ${lc.cacheRead} USD per million tokens` : 'none';
 }

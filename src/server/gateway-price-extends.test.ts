@@ -7,7 +7,8 @@
  * effect (`replaces` source `api`), each worked out by hand (the charges: price-override.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from './test-helpers.js';
+import { loadPriceTable } from '../gateway/prices.js';
+import { startTestServer, TEST_GATEWAY, type TestServer } from './test-helpers.js';
 
 let t: TestServer;
 beforeAll(async () => {
@@ -42,5 +43,57 @@ describe('zeta-mini beside zeta, both set through the API', () => {
       kept: ['webSearch', 'maxOutput'],
     });
     expect((await inEffect('zeta'))?.replaces).toEqual({ source: 'table', model: null });
+  });
+});
+
+describe('a change that would move the long-context rates of an override that gives none of its own', () => {
+  it('setting eta with long-context rates after eta-mini (none of its own) is refused naming eta-mini; once eta-mini says its own, allowed; deleting eta is refused when eta-mini would take the table\'s', async () => {
+    // eta-mini first, nothing under it with long-context rates (eta is no table model): accepted without longContext
+    expect((await put('eta-mini', { input: 1, output: 1 })).status).toBe(200);
+    // eta with long-context rates: eta-mini would take them under its $1 base rates (a fresh
+    // tester: 200 input + 10 output tokens charged 10,500 µ$ instead of 210)
+    const lc = { aboveInputTokens: 100, input: 50, output: 50, cacheWrite5m: 62.5, cacheWrite1h: 100, cacheRead: 5 };
+    const refused = await put('eta', { input: 10, output: 10, longContext: lc });
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toEqual({
+      error: {
+        code: 'invalid_request',
+        field: 'price.longContext',
+        message:
+          "price.longContext: setting eta's price would change the long-context rates of the API's price of eta-mini (none; then above 100 input-side tokens: input 50, output 50, cache write 62.5 / 100, cache read 5 USD per million tokens), " +
+          'which gives none of its own and takes them from the entry it extends: give it its own first (flotilla models price eta-mini ... --long-context-above N --long-context-input USD --long-context-output USD, or --no-long-context)',
+      },
+    });
+    // nothing was stored: eta has no API price, eta-mini's rates are as they were
+    expect(await inEffect('eta')).toBeUndefined();
+    expect((await inEffect('eta-mini'))?.price.longContext).toBeUndefined();
+    // eta without long-context rates moves nothing: allowed
+    expect((await put('eta', { input: 10, output: 10, longContext: null })).status).toBe(200);
+    // eta-mini pins its own (none), then eta may have long-context rates
+    expect((await put('eta-mini', { input: 1, output: 1, longContext: null })).status).toBe(200);
+    expect((await put('eta', { input: 10, output: 10, longContext: lc })).status).toBe(200);
+    expect((await inEffect('eta-mini'))?.price.longContext).toBeNull();
+
+  });
+
+  it('deleting a shorter override that would hand a longer one (none of its own) the table\'s long-context rates is refused 409 naming it', async () => {
+    const real = await startTestServer({ gateway: { ...TEST_GATEWAY, prices: loadPriceTable() } });
+    try {
+      const putReal = (model: string, price: object) => real.api('/api/gateway/prices', { method: 'PUT', json: { model, price } });
+      // claude-sonnet-4-5-mini (none of its own) sits on an API claude-sonnet-4-5 priced flat
+      expect((await putReal('claude-sonnet-4-5', { input: 3, output: 15, longContext: null })).status).toBe(200);
+      expect((await putReal('claude-sonnet-4-5-mini', { input: 1, output: 2 })).status).toBe(200);
+      const del = await real.api('/api/gateway/prices?model=claude-sonnet-4-5', { method: 'DELETE' });
+      expect(del.status).toBe(409);
+      expect(((await del.json()) as { error: { code: string; message: string } }).error).toMatchObject({
+        code: 'conflict',
+        message: expect.stringMatching(/^deleting claude-sonnet-4-5's price would change the long-context rates of the API's price of claude-sonnet-4-5-mini \(none; then above 200000 input-side tokens: input 6, output 22\.5, /),
+      });
+      // once it says its own, the delete goes through
+      expect((await putReal('claude-sonnet-4-5-mini', { input: 1, output: 2, longContext: null })).status).toBe(200);
+      expect((await real.api('/api/gateway/prices?model=claude-sonnet-4-5', { method: 'DELETE' })).status).toBe(204);
+    } finally {
+      await real.close();
+    }
   });
 });

@@ -1,6 +1,7 @@
 import { DEFAULT_ANTHROPIC_BASE_URL, openAiUpstreamOf, providerConfigured, type GatewayConfig, type ModelRoute, type ProviderName } from '../../gateway/config.js';
 import { providerSetting } from '../../gateway/errors.js';
 import { compareApiRoutes, globMatches } from '../../gateway/model-directory.js';
+import type { PriceInEffect } from '../../protocol/index.js';
 
 /**
  * What `run --local` and `up` say first about the model jobs talk to ({@link describeModels}).
@@ -131,4 +132,26 @@ export function apiRoutesLine(gateway: GatewayConfig, rows: ReadonlyArray<{ patt
   const star = rows.some((r) => r.pattern === '*');
   const order = !star ? 'tried before the configured ones' : specific.length ? 'tried before the configured ones, but * after the configured patterns' : '* tried after the configured patterns';
   return `flotilla: model routes set through the API (${order}; flotilla models list shows all): ${parts.join('; ')}`;
+}
+
+/**
+ * A warning for each price override set through the API that gives no long-context rates of its
+ * own and takes some from the entry it replaces (`kept` holds `longContext`): the API refuses
+ * that when the override is set, so the entry gained them since — a new price table, or
+ * flotilla.yaml pricing a shorter name (a fresh tester: `kappa-mini` set at $1 took flotilla.yaml
+ * `kappa`'s $50 long-context rates after a restart, ~50× the charge, and `up` said nothing).
+ * `rows`: the gateway's prices in effect (gateway/price-sources.ts pricesInEffect); `version`:
+ * the price table's. Without the `flotilla: warning: ` prefix.
+ */
+export function inheritedLongContextWarnings(rows: readonly PriceInEffect[], version: string): string[] {
+  return rows
+    .filter((p) => p.source === 'api' && p.kept.includes('longContext') && p.price.longContext)
+    .map((p) => {
+      const lc = p.price.longContext!;
+      const from = p.replaces.source === 'table' ? `the price table ${version}'s ${p.replaces.model ?? 'default'}` : `${p.replaces.source} ${p.replaces.model ?? ''}`.trim();
+      return (
+        `the API's price of ${p.model} gives no long-context rates of its own and takes ${from}'s: its calls above ${lc.aboveInputTokens} input-side tokens are charged input ${lc.input}, output ${lc.output} USD per million tokens under its own base rates (input ${p.price.input}, output ${p.price.output}); ` +
+        `give it its own with flotilla models price ${p.model} ... --long-context-above N --long-context-input USD --long-context-output USD, or --no-long-context`
+      );
+    });
 }

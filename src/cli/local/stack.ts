@@ -66,7 +66,7 @@ export interface LocalStack {
 }
 
 /** The first line `run --local` and `up` print, which model jobs will talk to: model-line.ts (routes taken into account). */
-export { apiRoutesLine, describeModels, modelLine, type ModelDescription } from './model-line.js';
+export { apiRoutesLine, describeModels, inheritedLongContextWarnings, modelLine, type ModelDescription } from './model-line.js';
 
 /**
  * Log level from FLOTILLA_LOG_LEVEL (debug, info, warn, error, silent), else `dflt`.

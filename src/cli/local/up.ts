@@ -100,7 +100,8 @@ export function registerUp(program: Command, ctx: CliContext): void {
       // (another process could take the port in between: then it fails as before).
       await probeListen(opts.host ?? '127.0.0.1', opts.port ?? 8787);
       await makeFolderOption('--data', opts.data, 0o700);
-      const { apiRoutesLine, cliLogger, modelLine, startLocalStack } = await import('./stack.js');
+      const { apiRoutesLine, cliLogger, inheritedLongContextWarnings, modelLine, startLocalStack } = await import('./stack.js');
+      const { pricesInEffect } = await import('../../gateway/price-sources.js');
       const { createRegistrationToken } = await import('../../server/auth.js');
       const log = cliLogger(process.env, 'info', (line) => void io.stderr.write(line));
       const agentsDirs = opts.agents ?? [];
@@ -127,6 +128,7 @@ export function registerUp(program: Command, ctx: CliContext): void {
         say(modelLine(stack.gateway));
         const apiRoutes = apiRoutesLine(stack.gateway, await stack.store.listModelRoutes());
         if (apiRoutes) say(apiRoutes);
+        for (const w of inheritedLongContextWarnings(pricesInEffect(stack.gateway, await stack.store.listModelPrices()), stack.gateway.prices.version)) say(`flotilla: warning: ${w}`);
         const dataHint = resolve(opts.data) === resolve(defaultDataDir()) ? '' : ` with --data ${shellQuote(opts.data)} or FLOTILLA_DATA=${shellQuote(opts.data)}`;
         say(`flotilla: admin token in ${stack.adminTokenFile} (the CLI on this machine reads it${dataHint})`);
         if (stack.runner) {

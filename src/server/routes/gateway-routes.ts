@@ -11,7 +11,7 @@ import {
 import { providerConfigured, type GatewayConfig } from '../../gateway/config.js';
 import { providerSetting } from '../../gateway/errors.js';
 import { compareApiRoutes, withOverrides, type ModelDirectory } from '../../gateway/model-directory.js';
-import { droppedLongContext, droppedLongContextMessage, roundedRates } from '../../gateway/price-override.js';
+import { droppedLongContext, droppedLongContextMessage, inheritedLongContextChanges, longContextPhrase, roundedRates, type PriceOverride } from '../../gateway/price-override.js';
 import { tokenPriceFor } from '../../gateway/prices.js';
 import { pricesInEffect } from '../../gateway/price-sources.js';
 import type { ModelPriceRow, ModelRouteRow } from '../../store/types.js';
@@ -79,6 +79,23 @@ function priceView(p: ModelPriceRow): ModelPriceOverride {
  *   the config file when it is flotilla.yaml that prices M).
  * Bad bodies → 400 `invalid_json` / `invalid_request` naming the field.
  */
+/** Stored API price overrides as [model, override] pairs, as layOverrides takes them. */
+const pairs = (rows: readonly ModelPriceRow[]): Array<readonly [string, PriceOverride]> => rows.map((r) => [r.model, r.price] as const);
+
+/**
+ * The end of the refusal of a change that would move the long-context rates of API overrides
+ * that give none of their own (gateway/price-override.ts inheritedLongContextChanges): names
+ * each, its rates now and after, and how to pin them.
+ */
+function movedMessage(moved: ReturnType<typeof inheritedLongContextChanges>): string {
+  const each = moved.map((m) => `${m.model} (${longContextPhrase(m.before)}; then ${longContextPhrase(m.after)})`).join(', ');
+  const first = moved[0]!.model;
+  return (
+    `would change the long-context rates of the API's price of ${each}, which gives none of its own and takes them from the entry it extends: ` +
+    `give it its own first (flotilla models price ${first} ... --long-context-above N --long-context-input USD --long-context-output USD, or --no-long-context)`
+  );
+}
+
 export function mountGatewayRoutes(app: Hono<AppEnv>, ctx: ServerContext, deps: GatewayRoutesDeps): void {
   app.get('/api/gateway/routes', async (c) => {
     const [routes, prices] = await Promise.all([ctx.store.listModelRoutes(), ctx.store.listModelPrices()]);
@@ -136,7 +153,10 @@ export function mountGatewayRoutes(app: Hono<AppEnv>, ctx: ServerContext, deps: 
       const by = fromApi ? `the API's price of ${fromApi}` : fromFile ? `${deps.config.priceFile!.file}'s price of ${fromFile}` : undefined;
       return apiError(c, 400, 'invalid_request', `price.longContext: ${droppedLongContextMessage(model, dropped, by)}`, 'price.longContext');
     }
-    const row = await ctx.store.setModelPrice(body.value.model, roundedRates(body.value.price), ctx.now());
+    const stored = roundedRates(body.value.price);
+    const moved = inheritedLongContextChanges(deps.config.prices, pairs(apiPrices), [...pairs(apiPrices.filter((r) => r.model !== model)), [model, stored]]);
+    if (moved.length) return apiError(c, 400, 'invalid_request', `price.longContext: setting ${model}'s price ${movedMessage(moved)}`, 'price.longContext');
+    const row = await ctx.store.setModelPrice(body.value.model, stored, ctx.now());
     deps.directory.invalidate();
     ctx.log.info('model price override set', { model: row.model, by: c.var.principal.name });
     return c.json(priceView(row));
@@ -145,6 +165,9 @@ export function mountGatewayRoutes(app: Hono<AppEnv>, ctx: ServerContext, deps: 
   app.delete('/api/gateway/prices', requireAdmin(), takesQuery('model'), async (c) => {
     const model = c.req.query('model');
     if (!model) return apiError(c, 400, 'invalid_request', 'model: the query parameter is required', 'model');
+    const apiPrices = await ctx.store.listModelPrices();
+    const moved = inheritedLongContextChanges(deps.config.prices, pairs(apiPrices), pairs(apiPrices.filter((r) => r.model !== model)));
+    if (moved.length) return apiError(c, 409, 'conflict', `deleting ${model}'s price ${movedMessage(moved)}`, 'model');
     if (!(await ctx.store.deleteModelPrice(model))) {
       // a price flotilla.yaml sets is not the API's to delete: say where it is (second fresh tester: a bare 404)
       const file = deps.config.priceFile && Object.hasOwn(deps.config.priceFile.prices, model) ? deps.config.priceFile.file : null;
