@@ -70,6 +70,8 @@ describe('price table', () => {
     ['m-a-b-20250929', 2], // date suffix stripped
     ['m-a@20250929', 1],
     ['m-a-latest', 1],
+    ['m-a:latest', 1], // Ollama's default tag: the name without a tag
+    ['m-a:8b', 9], // any other tag may be another size: a name of its own (fresh tester)
     ['m-a-b-2025-09-29', 2], // OpenAI's date form stripped too
     ['m-a-b-chat', 2], // longest prefix at a dash boundary, the words after it never a dearer model
     ['m-a-b-codex-mini', 2],

@@ -77,13 +77,15 @@ export function loadPriceTable(file: string = DEFAULT_PRICES_FILE): PriceTable {
 }
 
 /**
- * The name without its snapshot date or `-latest`: `claude-sonnet-4-5-20250929` →
- * `claude-sonnet-4-5`; `claude-3-7-sonnet@20250219` → `claude-3-7-sonnet` (Vertex AI's form);
- * `gpt-4o-mini-2024-07-18` → `gpt-4o-mini` (OpenAI's). A snapshot priced unlike its model
- * (OpenAI's `gpt-4o-2024-05-13`) is listed under its own name in the table, which wins.
+ * The name without its snapshot date, `-latest` or Ollama's `:latest` tag (the name without a
+ * tag is that one): `claude-sonnet-4-5-20250929` → `claude-sonnet-4-5`;
+ * `claude-3-7-sonnet@20250219` → `claude-3-7-sonnet` (Vertex AI's form); `gpt-4o-mini-2024-07-18`
+ * → `gpt-4o-mini` (OpenAI's); `qwen3:latest` → `qwen3`. A snapshot priced unlike its model
+ * (OpenAI's `gpt-4o-2024-05-13`) is listed under its own name in the table, which wins. Any
+ * other tag (`qwen3:8b`, `qwen3:235b`: another size, another cost) is a name of its own.
  */
 function stripDate(model: string): string {
-  return model.replace(SNAPSHOT_DATE, '').replace(/-latest$/, '');
+  return model.replace(SNAPSHOT_DATE, '').replace(/(?:-|:)latest$/, '');
 }
 
 /** A snapshot date at the end of a name: a real calendar date of 2000–2099 (`-12345678` is no date: tester finding), 8 digits or OpenAI's `-YYYY-MM-DD`. */

@@ -223,7 +223,7 @@ export function registerModels(program: Command, ctx: CliContext): void {
     models
       .command('price')
       .description('override the price of a model, USD per million tokens (admin)')
-      .argument('<model>', 'model name or name prefix (matched like the price table)', priceModel)
+      .argument('<model>', 'model name (matched like the price table: also its dated snapshots, -latest or :latest, and names adding chat, codex, mini, nano or vN; an Ollama tag such as qwen3:8b is a name of its own)', priceModel)
       .addOption(new Option('--input <usd>', 'input tokens').env('FLOTILLA_PRICE_INPUT').argParser(usdPerMTok('--input')))
       .addOption(new Option('--output <usd>', 'output tokens').env('FLOTILLA_PRICE_OUTPUT').argParser(usdPerMTok('--output')))
       .addOption(new Option('--cache-write-5m <usd>', 'cache writes, 5-minute (default: input × the replaced table entry\'s ratio, 1.25 for Claude and unlisted models)').env('FLOTILLA_PRICE_CACHE_WRITE_5M').argParser(usdPerMTok('--cache-write-5m')))
