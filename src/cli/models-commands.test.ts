@@ -187,6 +187,11 @@ describe('flotilla models', () => {
     const env = await run('models', 'price', 'keep-me', '--delete', '--no-long-context');
     delete process.env.FLOTILLA_PRICE_CACHE_READ;
     expect([env.code, env.err]).toEqual([2, 'flotilla: models price: --delete cannot go with --cache-read (FLOTILLA_PRICE_CACHE_READ), --no-long-context: --delete removes the override of "keep-me", those set a price; give one or the other (nothing was deleted)\n']);
+    // --delete from its variable: the message names the variable (it named a flag never typed: a fresh tester)
+    process.env.FLOTILLA_PRICE_DELETE = '1';
+    const envDelete = await run('models', 'price', 'keep-me', '--input', '1', '--output', '1');
+    delete process.env.FLOTILLA_PRICE_DELETE;
+    expect([envDelete.code, envDelete.err]).toEqual([2, 'flotilla: models price: --delete (FLOTILLA_PRICE_DELETE) cannot go with --input, --output: --delete removes the override of "keep-me", those set a price; give one or the other (nothing was deleted)\n']);
     // a boolean variable turned off does not count
     process.env.FLOTILLA_PRICE_NO_LONG_CONTEXT = '0';
     const json = await run('models', 'price', 'keep-me', '--max-output', '100', '--delete', '--json');

@@ -244,7 +244,9 @@ export function registerModels(program: Command, ctx: CliContext): void {
       // `--input 3 --output 4 --delete` deleted the override the user meant to set.
       const conflicting = priceSettingsGiven(self);
       if (conflicting.length) {
-        throw new CliError(`models price: --delete cannot go with ${conflicting.join(', ')}: --delete removes the override of ${JSON.stringify(model)}, those set a price; give one or the other (nothing was deleted)`, 2);
+        // named as given: from FLOTILLA_PRICE_DELETE, the message named a flag the user never typed (fresh tester)
+        const del = self.getOptionValueSource('delete') === 'env' ? '--delete (FLOTILLA_PRICE_DELETE)' : '--delete';
+        throw new CliError(`models price: ${del} cannot go with ${conflicting.join(', ')}: --delete removes the override of ${JSON.stringify(model)}, those set a price; give one or the other (nothing was deleted)`, 2);
       }
       const client = await clientFrom(opts);
       await deletePriceOverride(client, model);
