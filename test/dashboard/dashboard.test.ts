@@ -133,6 +133,10 @@ describe.skipIf(!ready.ok)('dashboard in Chromium', () => {
     expect(apiJob.status).toBe('succeeded');
     expect(apiJob.usage!.costMicros).toBeGreaterThan(0);
     await expect.poll(() => page.locator('[data-testid=job-cost]').textContent(), { timeout: 10_000 }).toBe(dollars(apiJob.usage!.costMicros));
+    // the cache tokens, most of the input a harness sends, beside in / out (they were left out: a fresh tester)
+    const u = apiJob.usage!;
+    expect(u.cacheReadTokens).toBeGreaterThan(0);
+    expect(await page.locator('[data-testid=job-cache-tokens]').textContent()).toBe(` (${u.cacheReadTokens.toLocaleString('en-US')} cache read, ${u.cacheWriteTokens.toLocaleString('en-US')} cache write)`);
     const tree = await up.admin.getBudget(jobId);
     await expect.poll(() => page.locator('[data-testid=spent]').textContent(), { timeout: 10_000 }).toBe(dollars(tree.budget.spentMicros));
 

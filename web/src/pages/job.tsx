@@ -187,6 +187,13 @@ function JobView({ id }: { id: number }) {
           </div>
           <p>
             <span data-testid="job-cost">{usd(usage?.costMicros ?? 0)}</span> · {int(usage?.modelCalls ?? 0)} model calls · {int(usage?.inputTokens ?? 0)} in / {int(usage?.outputTokens ?? 0)} out tokens
+            {/* the cache tokens are most of a harness's input and cost (a fresh tester found them left out) */}
+            {usage && usage.cacheReadTokens + usage.cacheWriteTokens > 0 && (
+              <span data-testid="job-cache-tokens">
+                {' '}
+                ({int(usage.cacheReadTokens)} cache read, {int(usage.cacheWriteTokens)} cache write)
+              </span>
+            )}
             {usage && usage.estimatedCalls > 0 && <span className="warn"> · {usage.estimatedCalls} estimated</span>}
           </p>
           {children.length > 0 && (
