@@ -144,13 +144,16 @@ export function mountGatewayRoutes(app: Hono<AppEnv>, ctx: ServerContext, deps: 
     // the file can change, and the override would then keep them under its own base rates
     // (fresh-tester finding: a call then charged 1,271,250 µ$ instead of 422,000)
     const { model, price } = body.value;
-    const dropped = droppedLongContext(under(model), model, price) ?? (deps.config.priceFile ? droppedLongContext(deps.config.priceFile.table, model, price) : null);
+    const inEffect = droppedLongContext(under(model), model, price);
+    const dropped = inEffect ?? (deps.config.priceFile ? droppedLongContext(deps.config.priceFile.table, model, price) : null);
     if (dropped) {
       // whose rates: a shorter name's API override's (zeta for zeta-mini), flotilla.yaml's (its
-      // claude-sonnet-4-5 for claude-sonnet-4-5-20250929), else the table's
+      // claude-sonnet-4-5 for claude-sonnet-4-5-20250929), else the table's — which flotilla.yaml
+      // may price flat for now (it said the table priced those calls: a fresh tester)
       const fromApi = apiPrices.find((r) => r.model.length < model.length && r.price.longContext === dropped)?.model;
       const fromFile = Object.entries(deps.config.priceFile?.prices ?? {}).find(([, p]) => p.longContext === dropped)?.[0];
-      const by = fromApi ? `the API's price of ${fromApi}` : fromFile ? `${deps.config.priceFile!.file}'s price of ${fromFile}` : undefined;
+      const flatInFile = inEffect === null ? ` ${deps.config.priceFile!.table.version} (${deps.config.priceFile!.file} prices them flat for now; without its entry, or once it changes, these apply)` : '';
+      const by = fromApi ? `the API's price of ${fromApi}` : fromFile ? `${deps.config.priceFile!.file}'s price of ${fromFile}` : flatInFile ? `the price table${flatInFile}` : undefined;
       return apiError(c, 400, 'invalid_request', `price.longContext: ${droppedLongContextMessage(model, dropped, by)}`, 'price.longContext');
     }
     const stored = roundedRates(body.value.price);
