@@ -159,9 +159,13 @@ describe('conflicting labels are refused, naming the key', () => {
       await admin.cancelJob(job.id);
       const t = await run('runners', 'token', 'create', '--json');
       expect(t.code).toBe(0);
-      const { id } = JSON.parse(t.out) as { id: number };
+      const { id, labels } = JSON.parse(t.out) as { id: number; labels: Record<string, string> };
+      expect(labels).toEqual({});
       const listed = JSON.parse((await run('runners', 'token', 'list', '--json')).out) as { tokens: Array<{ id: number; labels: Record<string, string> }> };
       expect(listed.tokens.find((x) => x.id === id)?.labels).toEqual({});
+      // --json says the binding labels it was made with, as the list does (it left them out: a fresh tester)
+      const labeled = await run('runners', 'token', 'create', '--labels', 'a=b', '--json');
+      expect((JSON.parse(labeled.out) as { labels: Record<string, string> }).labels).toEqual({ a: 'b' });
     } finally {
       delete process.env.FLOTILLA_LABELS;
     }

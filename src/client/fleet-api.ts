@@ -5,9 +5,10 @@ import { idPath, jobIdPath } from './util.js';
 
 /**
  * `POST /api/runner-tokens` response: a single-use registration token and its expiry (ISO-8601
- * or epoch ms); `id` (servers since migration 0019) names it for `listRunnerTokens`/`revokeRunnerToken`.
+ * or epoch ms); `id` (servers since migration 0019) names it for `listRunnerTokens`/`revokeRunnerToken`;
+ * `labels`, the binding labels the runner gets (absent from older servers).
  */
-export const RunnerTokenResponse = z.object({ id: z.number().int().positive().optional(), token: z.string().min(1), expiresAt: z.union([z.string(), z.number()]) });
+export const RunnerTokenResponse = z.object({ id: z.number().int().positive().optional(), token: z.string().min(1), expiresAt: z.union([z.string(), z.number()]), labels: z.record(z.string(), z.string()).optional() });
 export type RunnerTokenResponse = z.infer<typeof RunnerTokenResponse>;
 
 const RunnerListBody = z.object({ runners: z.array(Runner) });

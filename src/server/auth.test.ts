@@ -91,8 +91,9 @@ describe('API authentication', () => {
     const before = Date.now();
     const ok = await t.api('/api/runner-tokens', { json: { labels: { os: 'linux' }, expiresInSeconds: 120 } });
     expect(ok.status).toBe(201);
-    const body = (await ok.json()) as { token: string; expiresAt: string };
+    const body = (await ok.json()) as { token: string; expiresAt: string; labels: Record<string, string> };
     expect(body.token).toMatch(/^flr_/);
+    expect(body.labels).toEqual({ os: 'linux' }); // the binding labels, as the list shows them (a fresh tester)
     const exp = Date.parse(body.expiresAt);
     expect(exp).toBeGreaterThanOrEqual(before + 120_000);
     expect(exp).toBeLessThanOrEqual(Date.now() + 120_000);

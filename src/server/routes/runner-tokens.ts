@@ -17,8 +17,9 @@ export function runnerTokenView(t: RegistrationTokenRow, now: number): RunnerTok
 
 /**
  * `POST /api/runner-tokens` (admin; body {@link CreateRunnerTokenRequest}) → 201
- * `{ id, token: "flr_...", expiresAt: ISO }`: a single-use registration token for a new runner
- * (`id` names it in the list and for revoking; the token is shown only here).
+ * `{ id, token: "flr_...", expiresAt: ISO, labels }`: a single-use registration token for a new
+ * runner (`id` names it in the list and for revoking; the token is shown only here; `labels` the
+ * binding labels the runner gets).
  */
 export function mountCreateRunnerToken(app: Hono<AppEnv>, ctx: ServerContext): void {
   app.post('/api/runner-tokens', requireAdmin(), async (c) => {
@@ -28,7 +29,8 @@ export function mountCreateRunnerToken(app: Hono<AppEnv>, ctx: ServerContext): v
     const ttlMs = body.value.expiresInSeconds * 1000;
     const token = newToken('flr');
     const row = await ctx.store.createRegistrationToken({ tokenHash: hashToken(token), labels: body.value.labels, expiresAt: now + ttlMs, now });
-    return c.json({ id: row.id, token, expiresAt: iso(row.expiresAt) }, 201);
+    // its binding labels too, as the list shows them (`--json` left them out: a fresh tester)
+    return c.json({ id: row.id, token, expiresAt: iso(row.expiresAt), labels: row.labels }, 201);
   });
 }
 
