@@ -27,3 +27,14 @@ describe('jobs show: when a job paused or finished', () => {
     expect([line(holding, 'finished:'), line(holding, 'paused:')]).toEqual([undefined, undefined]);
   });
 });
+
+describe('jobs show: the result', () => {
+  it("the agent's own result fields beyond summary, branch and commit are printed as JSON (a migrator's children showed only with --json: a fresh tester)", () => {
+    const children = [{ jobId: 4, repo: 'api', status: 'succeeded' }];
+    const text = describeJob({ ...job('succeeded', '2026-12-02T10:06:00.000Z'), result: { summary: 'Started 1 child.', branch: 'flotilla/job-3', children } });
+    expect(text.endsWith(`\nStarted 1 child.\n\nresult:\n${JSON.stringify({ children }, null, 2)}`)).toBe(true);
+    expect(describeJob({ ...job('succeeded', '2026-12-02T10:06:00.000Z'), result: { summary: 'done' } })).not.toMatch(/result:/);
+    const long = describeJob({ ...job('succeeded', '2026-12-02T10:06:00.000Z'), result: { notes: 'x'.repeat(5000) } });
+    expect(long).toMatch(/\n\.\.\. \(cut at 4000 characters: --json shows it whole\)$/);
+  });
+});

@@ -97,7 +97,8 @@ function budgetWhose(j: Job, subId?: number): string {
 }
 
 /**
- * Multi-line description of a job for `jobs show`: fields, the cost table, and the result.
+ * Multi-line description of a job for `jobs show`: fields, the cost table, and the result (its
+ * summary, then the agent's other result fields as JSON, cut at 4,000 characters).
  * `budget` (a child's `GET /api/jobs/:id/budget`): the budget it uses — its sub-limit, a
  * sub-limited ancestor's it shares, or its tree's — with `left` the least room on its path.
  * `runnerName`: the name of its runner (`runner: build-1 (5)`; without it, the id).
@@ -135,5 +136,17 @@ export function describeJob(j: Job, budget?: BudgetView, runnerName?: string): s
   }
   lines.push('', formatJobSummary({ ...j, endReason: null, error: null }));
   if (j.result?.summary) lines.push('', j.result.summary);
+  // the agent's own result fields beyond those above (a migrator's `children`: its summary said
+  // they were in the result, and only --json showed them: a fresh tester)
+  const more = j.result ? Object.entries(j.result).filter(([k]) => !SHOWN_RESULT_FIELDS.has(k)) : [];
+  if (more.length) {
+    const text = JSON.stringify(Object.fromEntries(more), null, 2);
+    lines.push('', 'result:', text.length > MAX_RESULT_CHARS ? `${text.slice(0, MAX_RESULT_CHARS)}\n... (cut at ${MAX_RESULT_CHARS} characters: --json shows it whole)` : text);
+  }
   return maskUrlPasswords(lines.join('\n'));
 }
+
+/** The result fields `jobs show` prints on their own lines; any other goes under `result:` as JSON. */
+const SHOWN_RESULT_FIELDS = new Set(['summary', 'branch', 'commit', 'changedFiles', 'needsHuman']);
+/** The most characters of those other result fields `jobs show` prints. */
+const MAX_RESULT_CHARS = 4000;
