@@ -53,6 +53,15 @@ describe('an API price override of a model the file prices flat', () => {
     ]);
   });
 
+  it('a name under a shorter API override priced flat is not refused for the table\'s rates when flotilla.yaml exists (it was refused, blaming the file: a fresh tester)', async () => {
+    // claude-sonnet-4-5-mini set flat through the API covers claude-sonnet-4-5-mini-latest whatever flotilla.yaml says
+    expect((await putPrice('claude-sonnet-4-5-mini', { input: 1, output: 1, longContext: null })).status).toBe(200);
+    const res = await putPrice('claude-sonnet-4-5-mini-latest', { input: 1.5, output: 1.5 });
+    expect(res.status, await res.clone().text()).toBe(200);
+    await t.api('/api/gateway/prices?model=claude-sonnet-4-5-mini-latest', { method: 'DELETE' });
+    expect((await t.api('/api/gateway/prices?model=claude-sonnet-4-5-mini', { method: 'DELETE' })).status).toBe(204);
+  });
+
   it('a rate within float noise of whole µ$ (0.1 + 0.2) is stored and shown at 6 decimals', async () => {
     const res = await putPrice('m1', { input: 0.1, output: 0.30000000000000004, longContext: { aboveInputTokens: 1000, input: 0.2, output: 0.1 + 0.2 + 0.3, cacheWrite5m: 0.25, cacheWrite1h: 0.4, cacheRead: 0.02 } });
     expect(res.status).toBe(200);

@@ -144,8 +144,13 @@ export function mountGatewayRoutes(app: Hono<AppEnv>, ctx: ServerContext, deps: 
     // the file can change, and the override would then keep them under its own base rates
     // (fresh-tester finding: a call then charged 1,271,250 µ$ instead of 422,000)
     const { model, price } = body.value;
+    // ...over the table without the file's prices but with the API's shorter overrides laid: a
+    // shorter API override priced flat covers the name whatever the file says (the bare table
+    // refused re-pricing claude-sonnet-4-5-mini-latest under an API claude-sonnet-4-5-mini
+    // priced flat as soon as any flotilla.yaml existed, blaming the file: a fresh tester)
     const inEffect = droppedLongContext(under(model), model, price);
-    const dropped = inEffect ?? (deps.config.priceFile ? droppedLongContext(deps.config.priceFile.table, model, price) : null);
+    const file = deps.config.priceFile;
+    const dropped = inEffect ?? (file ? droppedLongContext(withOverrides(file.table, apiPrices.filter((r) => r.model.length < model.length)), model, price) : null);
     if (dropped) {
       // whose rates: a shorter name's API override's (zeta for zeta-mini), flotilla.yaml's (its
       // claude-sonnet-4-5 for claude-sonnet-4-5-20250929), else the table's — which flotilla.yaml
