@@ -80,6 +80,24 @@ describe('upstream retries', () => {
     expect(keysOf).toEqual([['k-a', 'k-b'], ['k-b'], ['k-a', 'k-b']]);
   });
 
+  it('a wait past the longest we hold a call for, from one key, sends the call at once to a key it has not tried (fresh tester: half the calls failed beside a healthy key)', async () => {
+    const ring = new KeyRing(['k-a', 'k-b']);
+    const keys: string[] = [];
+    const slept: number[] = [];
+    const res = await withRetries(
+      async (key) => (keys.push(key), new Response('{}', { status: key === 'k-a' ? 429 : 200, headers: key === 'k-a' ? { 'retry-after': '30' } : {} })),
+      ring,
+      { retries: 2, baseMs: 10, maxDelayMs: 10_000 },
+      { sleep: async (ms: number) => void slept.push(ms) },
+    );
+    expect([res.response.status, keys, slept]).toEqual([200, ['k-a', 'k-b'], []]);
+    // every key asks for it: the reply goes as sent, retry-after kept, for the client to wait out
+    const both = new KeyRing(['k-a', 'k-b']);
+    const seen: string[] = [];
+    const all = await withRetries(async (key) => (seen.push(key), new Response('{}', { status: 429, headers: { 'retry-after': '30' } })), both, { retries: 2, baseMs: 10, maxDelayMs: 10_000 }, { sleep: async () => undefined });
+    expect([seen.length, all.response.status, all.response.headers.get('retry-after'), all.response.headers.get('x-should-retry')]).toEqual([2, 429, '30', null]);
+  });
+
   it('a fixed total: N retries = N+1 calls, then the reply says x-should-retry: false; retry-after is honoured; no retry where the upstream forbids it', async () => {
     const waits: number[] = [];
     const sleep = async (ms: number) => void waits.push(ms);

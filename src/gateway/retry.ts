@@ -9,7 +9,9 @@
  * limit: the routes' `keyRefused` treats it as a refused key, upstream-auth.ts). Delay: `retry-after` (seconds or an HTTP date; `retry-after-ms`
  * too) when given, capped at `maxDelayMs`; else `baseMs × 2^attempt` with ±50 % jitter.
  * Keys: each call's first attempt takes the next key round-robin, and each retry another key than
- * the one that just failed (one the call has not tried first); a 529 or a rate-limit 429 does not take a
+ * the one that just failed (one the call has not tried first); a reply asking for a wait past
+ * `maxDelayMs` goes at once to a key in service the call has not tried, when there is one (the
+ * wait is that key's); a 529 or a rate-limit 429 does not take a
  * key out of service (the next call may use it again). An upstream 401/403 (the provider refused that
  * key: revoked, expired, without access) does: the ring skips the key for
  * {@link KEY_REFUSED_SKIP_MS}, and the same client call fails over at once (no backoff) to a key
@@ -99,6 +101,12 @@ export class KeyRing {
       skipped ??= p;
     }
     return skipped === null || inServiceOnly ? null : this.use(skipped);
+  }
+  /** Whether a key in service is not in `avoid`, without moving the ring. */
+  hasInService(avoid: ReadonlySet<number>): boolean {
+    const now = this.now();
+    for (let p = 0; p < this.keys.length; p++) if (!avoid.has(p) && this.skippedUntil[p]! <= now) return true;
+    return false;
   }
   /** The key at `position` (from {@link pick}). */
   keyAt(position: number): string {
@@ -288,6 +296,13 @@ export async function withRetries<R = Response>(
     // a zero wait is taken for none, as the Anthropic and OpenAI SDKs take it (they honour a
     // retry-after only above 0): the usual backoff, not 3 calls within 10 ms to an overloaded provider
     if (asked !== null && asked > 0) wait = asked;
+    // A wait longer than we hold a call for is that key's (its rate limit, its account): while
+    // the call has a key in service it has not tried, it goes there at once (a fresh tester: one
+    // key answering retry-after 30 failed half the calls while the other key was healthy).
+    if (asked !== null && wait > policy.maxDelayMs && retryable && i < policy.retries && !opts.signal?.aborted && keys.hasInService(new Set([...tried, ...refused]))) {
+      if (res !== null) await ops.discard(res);
+      continue;
+    }
     if (!retryable || i >= policy.retries || wait > policy.maxDelayMs || opts.signal?.aborted) {
       if (res === null) throw error;
       // We retried as much as allowed: the harness must not retry on top — unless a refused
