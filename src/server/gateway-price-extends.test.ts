@@ -73,6 +73,14 @@ describe('a change that would move the long-context rates of an override that gi
     expect((await put('eta-mini', { input: 1, output: 1, longContext: null })).status).toBe(200);
     expect((await put('eta', { input: 10, output: 10, longContext: lc })).status).toBe(200);
     expect((await inEffect('eta-mini'))?.price.longContext).toBeNull();
+    // eta set again with input and output only would drop its own long-context rates without a
+    // word (a fresh tester, through the dashboard's form): refused, naming them
+    const dropping = await put('eta', { input: 12, output: 12 });
+    expect([dropping.status, ((await dropping.json()) as { error: { message: string } }).error.message]).toEqual([
+      400,
+      "price.longContext: eta's price now has long-context rates (above 100 input-side tokens: input 50, output 50, cache write 62.5 / 100, cache read 5 USD per million tokens) and this one gives none, which would make them none: give its long-context rates again, or longContext: null (--no-long-context) to drop them",
+    ]);
+    expect((await put('eta', { input: 12, output: 12, longContext: null })).status).toBe(200);
 
   });
 

@@ -58,27 +58,6 @@ function priceView(p: ModelPriceRow): ModelPriceOverride {
   return { model: p.model, price: p.price, updatedAt: iso(p.updatedAt) };
 }
 
-/**
- * Model routes and price overrides of the gateway (issue 3). Members read, admins change;
- * changes are stored (every replica picks them up within gateway/model-directory.ts
- * DIRECTORY_TTL_MS, this one at once). Provider API keys never appear here.
- * - `GET /api/gateway/routes` → {@link ModelRoutesView}: with `pricesInEffect`, every price the
- *   gateway applies other than the table's, flotilla.yaml's and the API's, and where each came
- *   from (gateway/price-sources.ts);
- * - `PUT /api/gateway/routes` {@link SetModelRouteRequest} (admin) → 200 {@link ModelRoute};
- * - `DELETE /api/gateway/routes?pattern=P` (admin) → 204; 404 `not_found` when P has no API
- *   route (configured routes cannot be deleted here); 400 `invalid_request` without `pattern`;
- * - `PUT /api/gateway/prices` {@link SetModelPriceRequest} (admin) → 200 {@link ModelPriceOverride}
- *   (the price as stored: `maxOutput` / `longContext` only when given; cache rates left out
- *   set from the input rate with the ratios of the price table entry the override replaces:
- *   protocol setModelPriceRequestFor). 400 naming
- *   `price.longContext` when it leaves `longContext` out for a model whose entry in the price
- *   table (data/prices.json with flotilla.yaml's prices: `config.prices`) has long-context rates:
- *   it must give its own or `null` (protocol/model-routes.ts ModelPrice says why);
- * - `DELETE /api/gateway/prices?model=M` (admin) → 204; 404 when M has no API override (naming
- *   the config file when it is flotilla.yaml that prices M).
- * Bad bodies → 400 `invalid_json` / `invalid_request` naming the field.
- */
 /** Stored API price overrides as [model, override] pairs, as layOverrides takes them. */
 const pairs = (rows: readonly ModelPriceRow[]): Array<readonly [string, PriceOverride]> => rows.map((r) => [r.model, r.price] as const);
 
@@ -96,6 +75,30 @@ function movedMessage(moved: ReturnType<typeof inheritedLongContextChanges>): st
   );
 }
 
+/**
+ * Model routes and price overrides of the gateway (issue 3). Members read, admins change;
+ * changes are stored (every replica picks them up within gateway/model-directory.ts
+ * DIRECTORY_TTL_MS, this one at once). Provider API keys never appear here.
+ * - `GET /api/gateway/routes` → {@link ModelRoutesView}: with `pricesInEffect`, every price the
+ *   gateway applies other than the table's, flotilla.yaml's and the API's, and where each came
+ *   from (gateway/price-sources.ts);
+ * - `PUT /api/gateway/routes` {@link SetModelRouteRequest} (admin) → 200 {@link ModelRoute};
+ * - `DELETE /api/gateway/routes?pattern=P` (admin) → 204; 404 `not_found` when P has no API
+ *   route (configured routes cannot be deleted here); 400 `invalid_request` without `pattern`;
+ * - `PUT /api/gateway/prices` {@link SetModelPriceRequest} (admin) → 200 {@link ModelPriceOverride}
+ *   (the price as stored: `maxOutput` / `longContext` only when given; cache rates left out
+ *   set from the input rate with the ratios of the price table entry the override replaces:
+ *   protocol setModelPriceRequestFor). 400 naming
+ *   `price.longContext` when it leaves `longContext` out for a model whose entry in the price
+ *   table (data/prices.json with flotilla.yaml's prices: `config.prices`) has long-context rates:
+ *   it must give its own or `null` (protocol/model-routes.ts ModelPrice says why); and 400
+ *   naming `price.longContext` when it would change the long-context rates of another API
+ *   override that gives none of its own (price-override.ts inheritedLongContextChanges);
+ * - `DELETE /api/gateway/prices?model=M` (admin) → 204; 404 when M has no API override (naming
+ *   the config file when it is flotilla.yaml that prices M); 409 `conflict` when the delete
+ *   would change such an override's long-context rates.
+ * Bad bodies → 400 `invalid_json` / `invalid_request` naming the field.
+ */
 export function mountGatewayRoutes(app: Hono<AppEnv>, ctx: ServerContext, deps: GatewayRoutesDeps): void {
   app.get('/api/gateway/routes', async (c) => {
     const [routes, prices] = await Promise.all([ctx.store.listModelRoutes(), ctx.store.listModelPrices()]);
@@ -157,12 +160,16 @@ export function mountGatewayRoutes(app: Hono<AppEnv>, ctx: ServerContext, deps: 
       // may price flat for now (it said the table priced those calls: a fresh tester)
       const fromApi = apiPrices.find((r) => r.model.length < model.length && r.price.longContext === dropped)?.model;
       const fromFile = Object.entries(deps.config.priceFile?.prices ?? {}).find(([, p]) => p.longContext === dropped)?.[0];
-      const flatInFile = inEffect === null ? ` ${deps.config.priceFile!.table.version} (${deps.config.priceFile!.file} prices them flat for now; without its entry, or once it changes, these apply)` : '';
+      const flatInFile = inEffect === null && file ? ` ${file.table.version} (${file.file} prices them flat for now; without its entry, or once it changes, these apply)` : '';
       const by = fromApi ? `the API's price of ${fromApi}` : fromFile ? `${deps.config.priceFile!.file}'s price of ${fromFile}` : flatInFile ? `the price table${flatInFile}` : undefined;
       return apiError(c, 400, 'invalid_request', `price.longContext: ${droppedLongContextMessage(model, dropped, by)}`, 'price.longContext');
     }
     const stored = roundedRates(body.value.price);
     const moved = inheritedLongContextChanges(deps.config.prices, pairs(apiPrices), [...pairs(apiPrices.filter((r) => r.model !== model)), [model, stored]]);
+    // its own stored rates dropped by a price that leaves them out (a form with only input and
+    // output replaced them without a word: a fresh tester), or another override's moved
+    const own = moved.find((m) => m.model === model);
+    if (own) return apiError(c, 400, 'invalid_request', `price.longContext: ${model}'s price now has long-context rates (${longContextPhrase(own.before)}) and this one gives none, which would make them ${longContextPhrase(own.after)}: give its long-context rates again, or longContext: null (--no-long-context) to drop them`, 'price.longContext');
     if (moved.length) return apiError(c, 400, 'invalid_request', `price.longContext: setting ${model}'s price ${movedMessage(moved)}`, 'price.longContext');
     const row = await ctx.store.setModelPrice(body.value.model, stored, ctx.now());
     deps.directory.invalidate();
