@@ -88,25 +88,23 @@ export function roomForCall(ctx: CallContext): number {
  * was parsed) and logs it. The row's model: the one the request `body` names when it names a
  * valid one (best effort, as for the other refusals: refused-model.ts requestNamedIn, which also says whether it streams; a body
  * that is not JSON, cut at the size limit or still encoded gives `unknown`), unless `ctx`
- * already names one; its price also sizes the room looked for ({@link roomForCall}). With
- * `directory` (the gateway's routes and prices, and the wire format's own provider), the row's
- * provider is the one the model's route names (`fallback` when none matches) and the prices are
- * those in effect.
+ * already names one; its price also sizes the room looked for ({@link roomForCall}).
+ * `directory` (the gateway's routes and prices, and the wire format's own provider): the row's
+ * provider is the one the model's route names (`fallback` when none matches), priced at the
+ * prices in effect.
  * Returns the message for the wire format's budget error ({@link pausedJobMessage}).
  */
-export async function refusePausedCall(store: BudgetStore & Partial<Pick<Store, 'budgetResumeHolds'>>, ctx: CallContext, httpStatus: number, body?: Buffer, directory?: { routes: RefusalDirectory; fallback: ProviderName }): Promise<string> {
+export async function refusePausedCall(store: BudgetStore & Partial<Pick<Store, 'budgetResumeHolds'>>, ctx: CallContext, httpStatus: number, body: Buffer | undefined, directory: { routes: RefusalDirectory; fallback: ProviderName }): Promise<string> {
   if (body !== undefined && ctx.requestModel === UNKNOWN_MODEL) {
     const named = requestNamedIn(body.toString('utf8'));
     ctx.requestModel = named.model;
     ctx.streamed = named.streamed;
   }
-  if (directory) {
-    // the row names the provider the model's route names, as every other refusal's does
-    // (refused-model.ts; a paused job's OpenAI-format calls were recorded against the
-    // format's default upstream: a fresh tester), and the room is priced as calls are
-    ctx.provider = await refusedProvider(directory.routes, ctx.requestModel, directory.fallback);
-    ctx.prices = await directory.routes.prices();
-  }
+  // the row names the provider the model's route names, as every other refusal's does
+  // (refused-model.ts; a paused job's OpenAI-format calls were recorded against the format's
+  // default upstream: a fresh tester), and the room is priced as calls are
+  ctx.provider = await refusedProvider(directory.routes, ctx.requestModel, directory.fallback);
+  ctx.prices = await directory.routes.prices();
   const message = await pausedJobMessage(store, ctx.job, ctx.startedAt, roomForCall(ctx));
   await recordRefused(ctx, httpStatus, 'budget');
   ctx.log.info('gateway: refused a call of a job paused for budget', { job: ctx.job.id, root: ctx.job.rootId });

@@ -191,9 +191,7 @@ const RESPONSE_OPS: ReplyOps<Response> = {
  * other was healthy) — else the ring's next not refused in this call, as a first attempt's.
  */
 function retryKey(keys: KeyRing, refused: ReadonlySet<number>, tried: ReadonlySet<number>, last: number): number | null {
-  const avoid = new Set(refused);
-  for (const p of tried.size < keys.size ? tried : [last]) avoid.add(p);
-  return keys.pick(avoid, true) ?? (tried.size < keys.size ? keys.pick(new Set([...refused, last]), true) : null) ?? keys.pick(refused);
+  return keys.pick(new Set([...refused, ...tried]), true) ?? keys.pick(new Set([...refused, last]), true) ?? keys.pick(refused);
 }
 
 /**

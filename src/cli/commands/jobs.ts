@@ -1,6 +1,6 @@
 import { shellLine } from '../../protocol/shell-quote.js';
 import { Command, Option } from 'commander';
-import { JobStatus, maskUrlPasswords, type BudgetView, type Job } from '../../protocol/index.js';
+import { JobResult, JobStatus, maskUrlPasswords, type BudgetView, type Job } from '../../protocol/index.js';
 import { formatMicros } from '../../core/money.js';
 import type { CliContext } from '../context.js';
 import { formatJobSummary, formatTable } from '../format.js';
@@ -146,7 +146,7 @@ export function describeJob(j: Job, budget?: BudgetView, runnerName?: string): s
   return maskUrlPasswords(lines.join('\n'));
 }
 
-/** The result fields `jobs show` prints on their own lines; any other goes under `result:` as JSON. */
-const SHOWN_RESULT_FIELDS = new Set(['summary', 'branch', 'commit', 'changedFiles', 'needsHuman']);
+/** The result fields `jobs show` prints on their own lines (the protocol's named ones); any other goes under `result:` as JSON. */
+const SHOWN_RESULT_FIELDS: ReadonlySet<string> = new Set(Object.keys(JobResult.shape));
 /** The most characters of those other result fields `jobs show` prints. */
 const MAX_RESULT_CHARS = 4000;

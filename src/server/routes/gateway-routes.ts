@@ -140,7 +140,8 @@ export function mountGatewayRoutes(app: Hono<AppEnv>, ctx: ServerContext, deps: 
     // (zeta-mini under zeta: model-directory.ts withOverrides lays them shortest first). Its
     // cache-rate ratios fill the rates left out (gpt-4o reads at input × 0.5).
     const apiPrices = await ctx.store.listModelPrices();
-    const under = (model: string) => withOverrides(deps.config.prices, apiPrices.filter((r) => r.model.length < model.length));
+    const shorterApi = (model: string) => apiPrices.filter((r) => r.model.length < model.length);
+    const under = (model: string) => withOverrides(deps.config.prices, shorterApi(model));
     const body = await readBody(c, setModelPriceRequestFor((model) => priceRatiosOf(tokenPriceFor(under(model), model))));
     if (!body.ok) return body.response;
     // the table's rates count even while flotilla.yaml prices the model flat (`longContext: null`):
@@ -153,7 +154,7 @@ export function mountGatewayRoutes(app: Hono<AppEnv>, ctx: ServerContext, deps: 
     // priced flat as soon as any flotilla.yaml existed, blaming the file: a fresh tester)
     const inEffect = droppedLongContext(under(model), model, price);
     const file = deps.config.priceFile;
-    const dropped = inEffect ?? (file ? droppedLongContext(withOverrides(file.table, apiPrices.filter((r) => r.model.length < model.length)), model, price) : null);
+    const dropped = inEffect ?? (file ? droppedLongContext(withOverrides(file.table, shorterApi(model)), model, price) : null);
     if (dropped) {
       // whose rates: a shorter name's API override's (zeta for zeta-mini), flotilla.yaml's (its
       // claude-sonnet-4-5 for claude-sonnet-4-5-20250929), else the table's — which flotilla.yaml
