@@ -221,9 +221,48 @@ describe("a key whose account is out of credit, and OpenAI's rate limits", () =>
     expect((await gw2.post('/v1/chat/completions', CHAT)).status).toBe(200);
     expect(gw2.up.seen).toHaveLength(2);
   });
+
+  it('a key answering 429 with retry-after 30 rests for it: 10 calls all 200, that key sent once (fresh tester: it took every other call first)', async () => {
+    const limited = (r: SeenRequest): FakeReply =>
+      keyOf(r) === ANT_BAD ? { status: 429, headers: { 'retry-after': '30' }, body: JSON.stringify({ type: 'error', error: { type: 'rate_limit_error', message: 'rate limited' } }) } : { body: ANT_OK };
+    const { gw, file } = await start({ ANTHROPIC_API_KEY: `${ANT_BAD},${ANT_GOOD}` }, limited);
+    const statuses: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const res = await gw.post('/v1/messages', MSG);
+      await res.arrayBuffer();
+      statuses.push(res.status);
+    }
+    expect(statuses).toEqual(Array(10).fill(200));
+    expect([seenWith(gw.up.seen, ANT_BAD), seenWith(gw.up.seen, ANT_GOOD)]).toEqual([1, 10]);
+    expect(rows(file).map((r) => r.http_status)).toEqual(Array(10).fill(200));
+  });
 });
 
 describe('KeyRing', () => {
+  it('a key rests for the wait its rate limit asked, at most KEY_REFUSED_SKIP_MS; a refusal\'s skip is never shortened', () => {
+    let now = 1_000_000;
+    const ring = new KeyRing(['a', 'b', 'c'], { now: () => now });
+    ring.rest(0, 2_000);
+    expect([ring.take(), ring.take(), ring.take()]).toEqual(['b', 'c', 'b']);
+    now += 2_000;
+    expect([ring.take(), ring.take(), ring.take()]).toEqual(['c', 'a', 'b']);
+    // a wait of 10 minutes rests the key for the skip time only
+    ring.rest(2, 600_000);
+    now += KEY_REFUSED_SKIP_MS - 1;
+    expect([ring.take(), ring.take()]).toEqual(['a', 'b']);
+    now += 1;
+    expect(ring.take()).toBe('c');
+    // refused (60 s), then asked to wait 1 s: still out for the 60 s
+    ring.refuse(0);
+    ring.rest(0, 1_000);
+    now += 1_000;
+    expect([ring.take(), ring.take(), ring.take()]).toEqual(['b', 'c', 'b']);
+    // no wait, or a position not in the ring: nothing changes
+    ring.rest(1, 0);
+    ring.rest(5, 1_000);
+    expect([ring.take(), ring.take()]).toEqual(['c', 'b']);
+  });
+
   it('a refused key is skipped for KEY_REFUSED_SKIP_MS, then back in turn; every key skipped → all take turns', () => {
     let now = 1_000_000;
     const ring = new KeyRing(['a, b', 'c'], { now: () => now });

@@ -80,6 +80,27 @@ describe('upstream retries', () => {
     expect(keysOf).toEqual([['k-a', 'k-b'], ['k-b'], ['k-a', 'k-b']]);
   });
 
+  it('a rate-limit 429 asking for a wait rests its key for new calls; a 529 asking for one does not (the overload is the provider\'s)', async () => {
+    for (const status of [429, 529]) {
+      const ring = new KeyRing(['k-a', 'k-b', 'k-c'], { now: () => 1_000_000 });
+      const keys: string[][] = [];
+      for (let call = 0; call < 3; call++) {
+        const mine: string[] = [];
+        keys.push(mine);
+        const res = await withRetries(
+          async (key) => (mine.push(key), new Response('{}', { status: key === 'k-a' && call === 0 ? status : 200, headers: { 'retry-after': '2' } })),
+          ring,
+          { retries: 2, baseMs: 10, maxDelayMs: 10_000 },
+          { sleep: async () => undefined },
+        );
+        expect(res.response.status).toBe(200);
+      }
+      // call 1: k-a asks for 2 s, its retry goes to k-b; the ring's next are k-c, then k-a again
+      // unless k-a rests (the clock has not moved: its 2 s are not over)
+      expect(keys).toEqual(status === 429 ? [['k-a', 'k-b'], ['k-c'], ['k-b']] : [['k-a', 'k-b'], ['k-c'], ['k-a']]);
+    }
+  });
+
   it('a wait past the longest we hold a call for, from one key, sends the call at once to a key it has not tried (fresh tester: half the calls failed beside a healthy key)', async () => {
     const ring = new KeyRing(['k-a', 'k-b']);
     const keys: string[] = [];

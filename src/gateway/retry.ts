@@ -11,8 +11,12 @@
  * Keys: each call's first attempt takes the next key round-robin, and each retry another key than
  * the one that just failed (one the call has not tried first); a reply asking for a wait past
  * `maxDelayMs` goes at once to a key in service the call has not tried, when there is one (the
- * wait is that key's); a 529 or a rate-limit 429 does not take a
- * key out of service (the next call may use it again). An upstream 401/403 (the provider refused that
+ * wait is that key's). A rate-limit 429 that asks for a wait (`retry-after` above 0) rests its
+ * key for that wait, at most {@link KEY_REFUSED_SKIP_MS}: the ring gives new calls other keys
+ * meanwhile ({@link KeyRing.rest}; a fresh tester: a key answering `retry-after: 30` still took
+ * every other call's first attempt). A 529 (the provider's overload, not the key's) or a 429
+ * without a wait does not take a key out of service (the next call may use it again). An
+ * upstream 401/403 (the provider refused that
  * key: revoked, expired, without access) does: the ring skips the key for
  * {@link KEY_REFUSED_SKIP_MS}, and the same client call fails over at once (no backoff) to a key
  * it has not tried yet, as one of its retries (never past N+1 upstream calls: with retries 0
@@ -54,8 +58,9 @@ export const KEY_REFUSED_SKIP_MS = 60_000;
 
 /**
  * Round-robin over the provider's keys, shared by every call of one gateway. A key marked
- * {@link KeyRing.refuse | refused} is skipped for {@link KEY_REFUSED_SKIP_MS} unless every key
- * is skipped (then all of them take turns again, as with no refusal).
+ * {@link KeyRing.refuse | refused} is skipped for {@link KEY_REFUSED_SKIP_MS}, one
+ * {@link KeyRing.rest | resting} for the wait its rate limit asked (at most as long), unless every
+ * key is skipped (then all of them take turns again, as with no refusal).
  */
 export class KeyRing {
   private next = 0;
@@ -115,6 +120,15 @@ export class KeyRing {
   /** The provider refused the key at `position` (401/403): skipped from now for the skip time. */
   refuse(position: number): void {
     if (position >= 0 && position < this.keys.length) this.skippedUntil[position] = this.now() + this.skipMs;
+  }
+  /**
+   * The key at `position` was asked to wait `waitMs` (a rate-limit 429's `retry-after`): skipped
+   * from now for that wait, at most the skip time, as a refused key is (never shortened: a
+   * refusal's skip stays whole).
+   */
+  rest(position: number, waitMs: number): void {
+    if (position < 0 || position >= this.keys.length || !(waitMs > 0)) return;
+    this.skippedUntil[position] = Math.max(this.skippedUntil[position]!, this.now() + Math.min(waitMs, this.skipMs));
   }
   private use(p: number): number {
     this.next = (p + 1) % this.keys.length;
@@ -293,7 +307,11 @@ export async function withRetries<R = Response>(
     const asked = got !== null ? retryAfterOf((n) => ops.header(got, n)) : null;
     // a zero wait is taken for none, as the Anthropic and OpenAI SDKs take it (they honour a
     // retry-after only above 0): the usual backoff, not 3 calls within 10 ms to an overloaded provider
-    if (asked !== null && asked > 0) wait = asked;
+    if (asked !== null && asked > 0) {
+      wait = asked;
+      // a rate limit asking for a wait: that key rests for it (a 529 is the provider's, not the key's)
+      if (position !== null && got !== null && ops.status(got) === 429) keys.rest(position, asked);
+    }
     // A wait longer than we hold a call for is that key's (its rate limit, its account): while
     // the call has a key in service it has not tried, it goes there at once (a fresh tester: one
     // key answering retry-after 30 failed half the calls while the other key was healthy).
