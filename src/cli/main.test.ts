@@ -71,6 +71,13 @@ describe('bad arguments: non-zero exit, the message names the problem', () => {
   }
 
   it('unknown command', () => fails(['frobnicate'], /unknown command 'frobnicate'/));
+  it('a mandatory option left out: the message names its variable too (it named the flag alone: fresh tester)', async () => {
+    expect(await fails(['tokens', 'create'], /required option '--role <role>' not specified \(or FLOTILLA_TOKENS_ROLE\)/)).toMatch(/\n\(see flotilla tokens create --help\)\n$/);
+    await fails(['hold', 'r1', '--reason', 'x'], /required option '--for <duration>' not specified \(or FLOTILLA_HOLD_FOR\)/);
+    // --json: the same message in the error line
+    const json = JSON.parse(await fails(['tokens', 'create', '--json'], /^\{/)) as { error: { message: string } };
+    expect(json.error.message).toBe("required option '--role <role>' not specified (or FLOTILLA_TOKENS_ROLE)");
+  });
   it("after a bad argument, the command's own help is named (it said \"(add --help for usage)\", read as a command named add)", async () => {
     expect(await fails(['budget', '5', '--add', '-1'], /--add must be a positive number/)).toMatch(/\n\(see flotilla budget --help\)\n$/);
     expect(await fails(['jobs', 'show', 'abc'], /job id must be a whole number/)).toMatch(/\n\(see flotilla jobs show --help\)\n$/);

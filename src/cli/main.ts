@@ -26,6 +26,7 @@ import { CliError, applyBooleanEnv, parseBoolEnv, refuseEmptyValues, wantsJson }
 import { packageVersion } from './paths.js';
 import { refuseUnknownSubcommands } from './unknown-subcommand.js';
 import { refuseRepeatedOptions } from './repeated-options.js';
+import { nameMandatoryOptionVariables } from './mandatory-options.js';
 
 /** Exit code for bad arguments (unknown command or option, invalid value). */
 export const EXIT_USAGE = 2;
@@ -75,6 +76,8 @@ export function buildProgram(ctx: CliContext, quietErrors: () => boolean = () =>
   refuseUnknownSubcommands(program);
   // `--add 1 --add 2`: a usage error, not the last one silently
   refuseRepeatedOptions(program);
+  // `tokens create` without --role: the message names FLOTILLA_TOKENS_ROLE too
+  nameMandatoryOptionVariables(program);
   // after a bad argument, the command's own help: "(see flotilla budget --help)" (it said
   // "(add --help for usage)", read as a command named add: tester finding)
   helpHintPerCommand(program, 'flotilla');
