@@ -25,6 +25,15 @@ describe('inheritedLongContextWarnings', () => {
     ]);
   });
 
+  it('names where the rates were set, past API overrides that take them too (it named the nearest, the API\'s kappa-mini)', () => {
+    const config = withGatewayFile(base, { file: 'flotilla.yaml', routes: [], prices: { kappa: { input: 10, output: 10, cacheWrite5m: 12.5, cacheWrite1h: 20, cacheRead: 1, longContext: lc } } });
+    const longer: ModelPriceRow = { ...apiRow, model: 'kappa-mini-latest', price: { ...apiRow.price, input: 2, output: 2 } };
+    const warnings = inheritedLongContextWarnings(pricesInEffect(config, [apiRow, longer]), config.prices.version);
+    expect(warnings).toHaveLength(2);
+    expect(warnings[0]).toContain('kappa-mini gives no long-context rates of its own and takes flotilla.yaml kappa\'s: ');
+    expect(warnings[1]).toContain("kappa-mini-latest gives no long-context rates of its own and takes flotilla.yaml kappa's (through the API's kappa-mini): its calls above 100 input-side tokens are charged input 50, output 50 USD per million tokens under its own base rates (input 2, output 2)");
+  });
+
   it('nothing when the entry it replaces has no long-context rates, or when it says its own (none)', () => {
     const flat = withGatewayFile(base, { file: 'flotilla.yaml', routes: [], prices: { kappa: { input: 10, output: 10, cacheWrite5m: 12.5, cacheWrite1h: 20, cacheRead: 1, longContext: null } } });
     expect(inheritedLongContextWarnings(pricesInEffect(flat, [apiRow]), flat.prices.version)).toEqual([]);

@@ -144,13 +144,23 @@ export function apiRoutesLine(gateway: GatewayConfig, rows: ReadonlyArray<{ patt
  * the price table's. Without the `flotilla: warning: ` prefix.
  */
 export function inheritedLongContextWarnings(rows: readonly PriceInEffect[], version: string): string[] {
+  const byModel = new Map(rows.map((r) => [r.model, r]));
   return rows
     .filter((p) => p.source === 'api' && p.kept.includes('longContext') && p.price.longContext)
     .map((p) => {
       const lc = p.price.longContext!;
-      const from = p.replaces.source === 'table' ? `the price table ${version}'s ${p.replaces.model ?? 'default'}` : `${p.replaces.source} ${p.replaces.model ?? ''}`.trim();
+      // where the rates were set: past API overrides that keep them too (kappa-mini-latest takes
+      // kappa-mini's, which takes flotilla.yaml kappa's: named, not the nearest, a fresh tester)
+      const through: string[] = [];
+      let origin = p.replaces;
+      for (let next = byModel.get(origin.model ?? ''); origin.source === 'api' && next?.kept.includes('longContext') && !through.includes(next.model); next = byModel.get(origin.model ?? '')) {
+        through.push(next.model);
+        origin = next.replaces;
+      }
+      const named = origin.source === 'table' ? `the price table ${version}'s ${origin.model ?? 'default'}` : `${origin.source} ${origin.model ?? ''}`.trim();
+      const from = through.length ? `${named}'s (through the API's ${through.join(', ')})` : `${named}'s`;
       return (
-        `the API's price of ${p.model} gives no long-context rates of its own and takes ${from}'s: its calls above ${lc.aboveInputTokens} input-side tokens are charged input ${lc.input}, output ${lc.output} USD per million tokens under its own base rates (input ${p.price.input}, output ${p.price.output}); ` +
+        `the API's price of ${p.model} gives no long-context rates of its own and takes ${from}: its calls above ${lc.aboveInputTokens} input-side tokens are charged input ${lc.input}, output ${lc.output} USD per million tokens under its own base rates (input ${p.price.input}, output ${p.price.output}); ` +
         `give it its own with flotilla models price ${p.model} ... --long-context-above N --long-context-input USD --long-context-output USD, or --no-long-context`
       );
     });
