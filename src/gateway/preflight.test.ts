@@ -6,6 +6,7 @@
  * Also: OpenAI-format 401/404 replies carry `x-should-retry: false`; bad-token log lines are
  * throttled and never hold the token. Real HTTP in front (raw sockets), a real fake upstream behind.
  */
+import { request } from 'node:http';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Logger } from '../core/log.js';
 import { forFile, startGateway, type GatewayStart } from './test-server.js';
@@ -95,6 +96,26 @@ describe('before the body is read', () => {
     expect(o.status).toBe(413);
     expect(JSON.parse(o.body).error.code).toBe('request_too_large');
     expect(gw.up.seen).toHaveLength(0);
+  });
+
+  it('a client sending its whole oversize body gets the reply, not a reset: the connection closes once the body is in (a fresh tester: EPIPE instead of the 413)', async () => {
+    // 16 MiB: well past what the loopback socket buffers hold, so a server closing with the
+    // body unread resets the connection while the client still writes
+    const body = Buffer.alloc(16 * 1024 * 1024, 'x');
+    for (const [token, path, status] of [[TOKEN, '/v1/messages', 413], [TOKEN, '/v1/chat/completions', 413], [BAD, '/v1/messages', 401]] as const) {
+      const got = await new Promise<{ status: number; body: string; closed: boolean }>((resolve, reject) => {
+        const req = request(`${gw.url}${path}`, { method: 'POST', agent: false, headers: { ...json, 'content-length': String(body.byteLength), 'x-api-key': token, authorization: `Bearer ${token}` } }, (res) => {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (text += c));
+          res.on('end', () => req.socket?.once('close', () => resolve({ status: res.statusCode!, body: text, closed: true })));
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+      expect([path, got.status, got.closed], `${path} ${token === BAD ? 'bad token' : ''}`).toEqual([path, status, true]);
+      expect(got.body).toContain(status === 413 ? 'request body is 16777216 bytes' : 'invalid job token');
+    }
   });
 
   it('a POST to no model route declaring 31 MB: 404 at once', async () => {
