@@ -5,6 +5,7 @@ import type { CallAuth, PreAuthedRequest } from './call-auth.js';
 import { bodyRefusalFor, type BodyRefusal, type RefusedBodyRequest } from './body-refusal.js';
 import type { JobAuth } from './job-auth.js';
 import { ChunkStream } from './chunk-stream.js';
+import { endAfterBody } from '../core/linger.js';
 import { internalError } from './errors.js';
 import type { CallSignal, GatewayRequest, Reply } from './reply.js';
 import { withoutTokenParams } from './query-tokens.js';
@@ -56,7 +57,7 @@ const EMPTY = Buffer.alloc(0);
  * any of the body is read, `auth` ({@link CallAuth.preflight}) looks the call's job token up
  * (once: the handler gets it as `auth` on the request, {@link PreAuthedRequest}); the body is not
  * kept at all — the handler answers from the headers, with `connection: close`, and the rest of
- * the body is read and dropped for at most {@link LINGER_MS} before the connection closes, so a
+ * the body is read and dropped for at most 5 s (core/linger.ts) before the connection closes, so a
  * client still sending gets the reply, not a reset — when the request is not a model call (404), its token is
  * missing or unknown (401), or its `content-length` is over `limit` (413). Otherwise the body is
  * read into a Buffer (bytes past `limit` are counted, not kept: the handler answers 413) and,
@@ -249,7 +250,7 @@ function fail(res: ServerResponse, log: Logger, path: string, err: unknown): voi
  * that goes away destroys the source, which aborts the upstream; the call is still recorded
  * (meter.ts, the stream's finish hook). A broken upstream cuts the response unfinished.
  * `unread`: the request, when its body was left unread (a refusal from the headers alone): the
- * connection closes after the reply, once that body is in ({@link lingerThenEnd}).
+ * connection closes after the reply, once that body is in (core/linger.ts endAfterBody).
  * A stream counts in `replies` until `res` closes.
  */
 function writeReply(res: ServerResponse, reply: Reply, unread: IncomingMessage | null, log: Logger, replies: OpenReplies): void {
@@ -260,7 +261,8 @@ function writeReply(res: ServerResponse, reply: Reply, unread: IncomingMessage |
     writeHead(res, reply.status, flatHeaders(reply.headers, close, length), log);
     if (unread === null) return void res.end(reply.body ?? undefined);
     if (reply.body?.byteLength) res.write(reply.body);
-    lingerThenEnd(unread, res);
+    // the end (and the close) once the unread body is in, or 5 s (a client still sending got a reset, not the reply)
+    endAfterBody(unread, res, awaitingContinue.has(unread));
     return;
   }
   const headers = flatHeaders(reply.headers, close, null);
@@ -292,39 +294,10 @@ function writeReply(res: ServerResponse, reply: Reply, unread: IncomingMessage |
 }
 
 /**
- * How long a connection whose request body was left unread stays open after its reply has gone
- * out, reading and dropping the rest of that body, at most (ms): {@link lingerThenEnd}.
- */
-export const LINGER_MS = 5_000;
-
-/**
- * Ends `res`, whose bytes are written already, for a request whose body was left unread — a
- * lingering close, as nginx's `lingering_close` does it: the connection is closed once the rest
- * of the body has arrived (read and dropped, never kept), or after {@link LINGER_MS}, or at once
- * when none is coming (the client went away; `Expect: 100-continue` never answered with 100).
- * Closing a socket with bytes unread makes the kernel reset the connection, and a client still
- * sending its body lost the reply to EPIPE or ECONNRESET (a fresh tester: a third of fetch()
- * uploads of 33 MiB never saw their 413, node's http.request none).
- */
-function lingerThenEnd(req: IncomingMessage, res: ServerResponse): void {
-  if (req.complete || req.destroyed || awaitingContinue.has(req)) return void res.end();
-  const done = () => {
-    clearTimeout(timer);
-    if (!res.writableEnded) res.end();
-  };
-  const timer = setTimeout(done, LINGER_MS);
-  timer.unref();
-  req.once('end', done);
-  req.once('error', done);
-  res.once('close', () => clearTimeout(timer));
-  req.resume();
-}
-
-/**
  * A reply's headers in node's flat form (`[name, value, ...]`: not a copy of the record with
  * headers added, ~1 µs a call), with `content-length` `length` (null: none, a stream is
  * chunked), and `connection: close` when `close` (an unread request body: the socket closes
- * after the reply, once that body is in, {@link lingerThenEnd}).
+ * after the reply, once that body is in, core/linger.ts endAfterBody).
  */
 function flatHeaders(given: Record<string, string>, close: boolean, length: number | null): string[] {
   const headers: string[] = [];

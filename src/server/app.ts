@@ -44,6 +44,9 @@ import { readEmptyBody } from './routes/empty-body.js';
 /** Largest request body the API reads, bytes (1 MiB): job inputs are small JSON documents. */
 export const MAX_API_BODY_BYTES = 1024 * 1024;
 
+/** The 413 of an API request body over {@link MAX_API_BODY_BYTES} (here, and in server.ts for one declared so by its content-length). */
+export const API_BODY_TOO_LARGE = { error: { code: 'payload_too_large', message: `request body is larger than ${MAX_API_BODY_BYTES} bytes` } } as const;
+
 /**
  * The control plane's HTTP app (without the gateway): API token check on /api/*, every
  * route, JSON 404 `not_found` and 500 `internal` (details only in the log).
@@ -56,7 +59,7 @@ export function createApp(ctx: ServerContext): Hono<AppEnv> {
     '/api/*',
     bodyLimit({
       maxSize: MAX_API_BODY_BYTES,
-      onError: (c) => apiError(c, 413, 'payload_too_large', `request body is larger than ${MAX_API_BODY_BYTES} bytes`),
+      onError: (c) => c.json(API_BODY_TOO_LARGE, 413),
     }),
   );
   // A NUL in a path or query value would reach PostgreSQL text, which cannot hold it (a 500).

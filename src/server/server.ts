@@ -13,7 +13,8 @@ import { ModelDirectory } from '../gateway/model-directory.js';
 import { mountGatewayRoutes } from './routes/gateway-routes.js';
 import { AgentRegistry } from './agents.js';
 import { ensureAdminToken } from './auth.js';
-import { createApp } from './app.js';
+import { API_BODY_TOO_LARGE, createApp, MAX_API_BODY_BYTES } from './app.js';
+import { lingerOnEnd, replyBeforeBody } from '../core/linger.js';
 import type { ServerContext } from './context.js';
 import { Dispatcher, type KickReason } from './dispatcher.js';
 import { EffortSettings } from './effort-cache.js';
@@ -230,7 +231,17 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     if (refuseWithoutHost(req, res)) return;
     if (isGatewayPath(req.url)) gateway.node(req, res);
-    else if (!(req.url?.startsWith('/hooks/') && serveHook(ctx, req, res))) void honoListener(req, res);
+    else if (req.url?.startsWith('/hooks/') && serveHook(ctx, req, res)) return;
+    // an API body declared over the limit: the 413 here, its bytes read and dropped before the
+    // close (core/linger.ts; Hono's bodyLimit answered it, but node then closed the connection
+    // of a client that asked for that with the body unread, and the client got a reset)
+    else if (req.url?.startsWith('/api/') && Number(req.headers['content-length'] ?? 0) > MAX_API_BODY_BYTES) replyBeforeBody(req, res, 413, JSON.stringify(API_BODY_TOO_LARGE));
+    else {
+      // a body the app may refuse before reading it all (bodyLimit on a chunked upload, a 401):
+      // the reply's end waits for it, so node does not close on unread bytes (a reset)
+      if (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0) lingerOnEnd(req, res);
+      void honoListener(req, res);
+    }
   };
   const server = createServer({ requireHostHeader: false, ...(opts.requestTimeoutMs !== undefined ? { requestTimeout: opts.requestTimeoutMs, connectionsCheckingInterval: Math.min(30_000, Math.max(100, opts.requestTimeoutMs / 4)) } : {}) }, onRequest);
   // `Expect: 100-continue`: a model call gets its 100 Continue only once the gateway will read

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ApiErrorBody } from '../../protocol/index.js';
 import type { ServerContext } from '../context.js';
+import { replyBeforeBody } from '../../core/linger.js';
 import { MAX_HOOK_BODY_BYTES, receiveDelivery, type HookReply } from './receive.js';
 
 /** `/hooks/<provider>/<receiver>` with an optional query string; the two parts captured. */
@@ -15,8 +16,9 @@ const NUL = /%00/;
  * `%00`: 400 `invalid_request`, as the API answers) and returns true; returns false at once for any other path (the Hono app serves it).
  * The body is read into memory up to {@link MAX_HOOK_BODY_BYTES}: a larger declared
  * Content-Length, or more bytes than that, gets 413 `payload_too_large` at once, and the rest
- * is read and dropped, never kept (as Hono's bodyLimit did; closing instead could reset the
- * connection before the client reads the 413). Then receive.ts decides; its reply is written
+ * is read and dropped, never kept, before the reply ends (core/linger.ts endAfterBody: closing
+ * with it unread, as a client's `Connection: close` has node do, reset the connection before
+ * the client read the 413). Then receive.ts decides; its reply is written
  * as JSON. An error thrown there is logged and answered 500 `internal`, as the API does.
  */
 export function serveHook(ctx: ServerContext, req: IncomingMessage, res: ServerResponse): boolean {
@@ -51,7 +53,7 @@ function read(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, pro
   } catch {
     return send(res, { status: 404, body: error('not_found', `no route POST ${req.url ?? ''}`) });
   }
-  if (Number(req.headers['content-length'] ?? 0) > MAX_HOOK_BODY_BYTES) return tooLarge(res);
+  if (Number(req.headers['content-length'] ?? 0) > MAX_HOOK_BODY_BYTES) return tooLarge(req, res);
   const chunks: Buffer[] = [];
   let size = 0;
   let refused = false;
@@ -61,7 +63,7 @@ function read(ctx: ServerContext, req: IncomingMessage, res: ServerResponse, pro
     if (size > MAX_HOOK_BODY_BYTES) {
       refused = true;
       chunks.length = 0;
-      return tooLarge(res);
+      return tooLarge(req, res);
     }
     chunks.push(c);
   });
@@ -88,8 +90,9 @@ function error(code: string, message: string): ApiErrorBody {
   return { error: { code, message } };
 }
 
-function tooLarge(res: ServerResponse): void {
-  send(res, { status: 413, body: error('payload_too_large', `webhook body is larger than ${MAX_HOOK_BODY_BYTES} bytes`) });
+/** 413 at once; the rest of the body read and dropped before the end (core/linger.ts: closing with it unread reset the connection before a client still sending read the 413). */
+function tooLarge(req: IncomingMessage, res: ServerResponse): void {
+  replyBeforeBody(req, res, 413, JSON.stringify(error('payload_too_large', `webhook body is larger than ${MAX_HOOK_BODY_BYTES} bytes`)));
 }
 
 /** Writes `reply` as JSON with its length (once). */
