@@ -222,6 +222,18 @@ describe("a key whose account is out of credit, and OpenAI's rate limits", () =>
     expect(gw2.up.seen).toHaveLength(2);
   });
 
+  it('529 on two keys, then the third refused: the client gets the retryable 529, not the 500 asking an admin to fix the key (fresh tester)', async () => {
+    const OVER = JSON.stringify({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
+    const third = 'sk-ant-api03-thirdthirdthirdthird-4444';
+    const { gw, file, warns } = await start({ ANTHROPIC_API_KEY: `${ANT_GOOD},${ANT_BAD2},${third}` }, (r) => (keyOf(r) === third ? onlyGood(401)(r) : { status: 529, body: OVER }));
+    const res = await gw.post('/v1/messages', MSG);
+    expect([res.status, res.headers.get('x-should-retry'), await res.json()]).toEqual([529, null, JSON.parse(OVER)]);
+    expect(gw.up.seen.map(keyOf)).toEqual([ANT_GOOD, ANT_BAD2, third]);
+    expect(rows(file).map((r) => [r.http_status, r.cost_micros])).toEqual([[529, 0]]);
+    // the refusal is still logged, by position
+    expect(warns.map((w) => [w.fields.key, w.fields.keys, w.fields.status])).toEqual([[3, 3, 401]]);
+  });
+
   it('a key answering 429 with retry-after 30 rests for it: 10 calls all 200, that key sent once (fresh tester: it took every other call first)', async () => {
     const limited = (r: SeenRequest): FakeReply =>
       keyOf(r) === ANT_BAD ? { status: 429, headers: { 'retry-after': '30' }, body: JSON.stringify({ type: 'error', error: { type: 'rate_limit_error', message: 'rate limited' } }) } : { body: ANT_OK };
@@ -257,6 +269,14 @@ describe('KeyRing', () => {
     ring.rest(0, 1_000);
     now += 1_000;
     expect([ring.take(), ring.take(), ring.take()]).toEqual(['b', 'c', 'b']);
+    // every key skipped: the one back in service soonest (resting 2 s before refused 60 s)
+    const both = new KeyRing(['x', 'y'], { now: () => now });
+    both.refuse(0);
+    both.rest(1, 2_000);
+    expect([both.take(), both.take()]).toEqual(['y', 'y']);
+    // a skipped key that serves is back in service at once
+    both.serving(0);
+    expect([both.take(), both.take()]).toEqual(['x', 'x']);
     // no wait, or a position not in the ring: nothing changes
     ring.rest(1, 0);
     ring.rest(5, 1_000);

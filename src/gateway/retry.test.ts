@@ -80,6 +80,30 @@ describe('upstream retries', () => {
     expect(keysOf).toEqual([['k-a', 'k-b'], ['k-b'], ['k-a', 'k-b']]);
   });
 
+  it('overloads on two keys, then the third refused: the overload is the reply, retryable, not the refusal (fresh tester: the job was told an admin must fix the key)', async () => {
+    const status: Record<string, number> = { 'k-a': 529, 'k-b': 529, 'k-c': 401 };
+    const keys: string[] = [];
+    const res = await withRetries(async (key) => (keys.push(key), new Response(`{"key":"${key}"}`, { status: status[key]! })), new KeyRing(['k-a', 'k-b', 'k-c']), { retries: 2, baseMs: 1, maxDelayMs: 10 });
+    expect([keys, res.calls, res.response.status, res.response.headers.get('x-should-retry'), await res.response.text()]).toEqual([['k-a', 'k-b', 'k-c'], 3, 529, null, '{"key":"k-b"}']);
+    // every key the call tried refused: the refusal stays the reply
+    const refusing = await withRetries(async () => new Response('{}', { status: 401 }), new KeyRing(['k-a', 'k-b']), { retries: 2, baseMs: 1, maxDelayMs: 10 });
+    expect(refusing.response.status).toBe(401);
+  });
+
+  it('after every key was refused, a key that serves again is back in service: later calls skip the one still refused (fresh tester: each call went to it first for a minute)', async () => {
+    const ring = new KeyRing(['k-a', 'k-b']);
+    const policy = { retries: 2, baseMs: 1, maxDelayMs: 10 };
+    await withRetries(async () => new Response('{}', { status: 401 }), ring, policy);
+    const seen: string[] = [];
+    for (let call = 0; call < 5; call++) {
+      const res = await withRetries(async (key) => (seen.push(key), new Response('{}', { status: key === 'k-a' ? 401 : 200 })), ring, policy);
+      expect(res.response.status).toBe(200);
+    }
+    // at most one more attempt on the refused key (the first call's, when the ring came to it first)
+    expect(seen.filter((k) => k === 'k-a').length).toBeLessThanOrEqual(1);
+    expect(seen.filter((k) => k === 'k-b')).toHaveLength(5);
+  });
+
   it('a rate-limit 429 asking for a wait rests its key for new calls; a 529 asking for one does not (the overload is the provider\'s)', async () => {
     for (const status of [429, 529]) {
       const ring = new KeyRing(['k-a', 'k-b', 'k-c'], { now: () => 1_000_000 });

@@ -21,7 +21,10 @@
  * {@link KEY_REFUSED_SKIP_MS}, and the same client call fails over at once (no backoff) to a key
  * it has not tried yet, as one of its retries (never past N+1 upstream calls: with retries 0
  * there is no failover); only when every key the call tried was refused does the 401/403 come
- * back (the routes map it to a 500 naming the setting, upstream-auth.ts).
+ * back (the routes map it to a 500 naming the setting, upstream-auth.ts): a call that met an
+ * overload or a rate limit on another key gets that reply (kept while the retry went out), as
+ * the provider sent it. A refused or resting key that answers a call without refusing it is back
+ * in service at once ({@link KeyRing.serving}).
  * A retryable reply the gateway gives up on after such a failover (e.g. key A 401, then key B
  * 529 until the retries run out) carries no `x-should-retry: false`: the overload did not get
  * every retry (the refused key took one), so it reaches the client as the provider sent it
@@ -60,7 +63,8 @@ export const KEY_REFUSED_SKIP_MS = 60_000;
  * Round-robin over the provider's keys, shared by every call of one gateway. A key marked
  * {@link KeyRing.refuse | refused} is skipped for {@link KEY_REFUSED_SKIP_MS}, one
  * {@link KeyRing.rest | resting} for the wait its rate limit asked (at most as long), unless every
- * key is skipped (then all of them take turns again, as with no refusal).
+ * key is skipped (then the one back in service soonest is taken); a skipped key that answers a
+ * call without refusing it is back in service ({@link KeyRing.serving}).
  */
 export class KeyRing {
   private next = 0;
@@ -103,7 +107,9 @@ export class KeyRing {
       const p = (this.next + step) % this.keys.length;
       if (avoid.has(p)) continue;
       if (this.skippedUntil[p]! <= now) return this.use(p);
-      skipped ??= p;
+      // of the skipped ones, the one back in service soonest (a key resting for a short
+      // retry-after before one refused for a minute: a fresh tester's calls went to the refused one)
+      if (skipped === null || this.skippedUntil[p]! < this.skippedUntil[skipped]!) skipped = p;
     }
     return skipped === null || inServiceOnly ? null : this.use(skipped);
   }
@@ -120,6 +126,15 @@ export class KeyRing {
   /** The provider refused the key at `position` (401/403): skipped from now for the skip time. */
   refuse(position: number): void {
     if (position >= 0 && position < this.keys.length) this.skippedUntil[position] = this.now() + this.skipMs;
+  }
+  /**
+   * The key at `position` answered a call without refusing it (any reply but a refusal, or a
+   * rate limit asking for a wait): back in service at once if it was skipped (a fresh tester:
+   * after every key had been refused, one that served calls again still counted as refused for
+   * the rest of the minute, so each call went first to the key still refused).
+   */
+  serving(position: number): void {
+    if (this.skippedUntil[position]! > 0) this.skippedUntil[position] = 0;
   }
   /**
    * The key at `position` was asked to wait `waitMs` (a rate-limit 429's `retry-after`): skipped
@@ -267,6 +282,18 @@ export async function withRetries<R = Response>(
   // the position the next attempt uses (null: the ring's next one not refused in this call)
   let failover: number | null = null;
   let last: number | null = null;
+  // the call's latest retryable reply (an overload, a rate limit) kept, not dropped, while a
+  // retry goes out: when that retry's key is refused and no other is left to try, it is the
+  // reply (the overload was the provider's; only that last key was refused), not the refusal
+  let held: R | null = null;
+  const drop = async (r: R | null) => {
+    if (r !== null) await ops.discard(r);
+  };
+  /** `r` as the call's reply, the held one dropped unless it is `r`. */
+  const reply = async (r: R): Promise<{ response: R; calls: number }> => {
+    if (held !== null && held !== r) await drop(held);
+    return { response: r, calls };
+  };
   for (let i = 0; ; i++) {
     let res: R | null = null;
     let error: unknown = null;
@@ -281,7 +308,10 @@ export async function withRetries<R = Response>(
       if ((err as { mayBeBilled?: unknown } | null)?.mayBeBilled === true) opts.onMayBeBilled?.();
       // An error marked `noRetry` (upstream-http.ts ReplyTooLargeError of a 2xx: the provider
       // did the work and billed it; another call would bill it again) ends the retries at once.
-      if (opts.signal?.aborted || (err as { noRetry?: unknown } | null)?.noRetry === true) throw err;
+      if (opts.signal?.aborted || (err as { noRetry?: unknown } | null)?.noRetry === true) {
+        await drop(held);
+        throw err;
+      }
       error = err;
     }
     if (res !== null && position !== null && (opts.keyRefused ? opts.keyRefused(res) : ops.status(res) === 401 || ops.status(res) === 403)) {
@@ -289,18 +319,28 @@ export async function withRetries<R = Response>(
       keys.refuse(position);
       refused.add(position);
       opts.onKeyRefused?.({ position: position + 1, keys: keys.size, status: ops.status(res) });
-      if (i >= policy.retries || opts.signal?.aborted) return { response: res, calls };
+      // no attempt left, or no key: an earlier attempt's overload or rate limit is the reply
+      // when there was one (a fresh tester: 529, 529, then 401 on the third key told the job an
+      // admin must fix the key, never to retry); else this refusal (every key tried refused)
+      const giveUp = async () => {
+        if (held === null) return reply(res);
+        await drop(res);
+        return reply(held);
+      };
+      if (i >= policy.retries || opts.signal?.aborted) return giveUp();
       const untried = tried.size < keys.size ? keys.pick(tried) : null;
       const retried = untried === null ? keys.pick(refused) : null;
-      if (untried === null && retried === null) return { response: res, calls };
+      if (untried === null && retried === null) return giveUp();
       failover = untried ?? retried;
       if (retried !== null) await sleep(Math.min(policy.baseMs * 2 ** i * (0.5 + Math.random()), policy.maxDelayMs));
-      if (signal?.aborted) return { response: res, calls };
+      if (signal?.aborted) return giveUp();
       await ops.discard(res);
       continue;
     }
+    // a key that answered without refusing is in service, whatever refused it before
+    if (res !== null && position !== null) keys.serving(position);
     // The common case (a success, or an error no one retries): no backoff or retry-after to work out.
-    if (res !== null && !RETRYABLE.has(ops.status(res))) return { response: res, calls };
+    if (res !== null && !RETRYABLE.has(ops.status(res))) return reply(res);
     const retryable = res !== null ? RETRYABLE.has(ops.status(res)) && ops.header(res, 'x-should-retry') !== 'false' && (opts.retryable?.(res) ?? true) : true;
     let wait = policy.baseMs * 2 ** i * (0.5 + Math.random());
     const got = res;
@@ -316,11 +356,15 @@ export async function withRetries<R = Response>(
     // the call has a key in service it has not tried, it goes there at once (a fresh tester: one
     // key answering retry-after 30 failed half the calls while the other key was healthy).
     if (asked !== null && wait > policy.maxDelayMs && retryable && i < policy.retries && !opts.signal?.aborted && keys.hasInService(new Set([...tried, ...refused]))) {
-      if (res !== null) await ops.discard(res);
+      await drop(held);
+      held = res;
       continue;
     }
     if (!retryable || i >= policy.retries || wait > policy.maxDelayMs || opts.signal?.aborted) {
-      if (res === null) throw error;
+      if (res === null) {
+        await drop(held);
+        throw error;
+      }
       // We retried as much as allowed: the harness must not retry on top — unless a refused
       // key took some of the attempts: then the reply goes as the provider sent it (a 529
       // stays a retryable overload), and the harness's next call, without that key, gets the
@@ -330,15 +374,21 @@ export async function withRetries<R = Response>(
       // wait out (fresh-user findings: a 429 with retry-after 30 reached Claude Code as never to
       // be retried; and, after one retry of ours, still did).
       const waitedOut = asked !== null && i < policy.retries && wait > policy.maxDelayMs;
-      if (retryable && refused.size === 0 && !waitedOut) return { response: ops.withHeader(res, 'x-should-retry', 'false'), calls };
-      return { response: res, calls };
+      if (retryable && refused.size === 0 && !waitedOut) return reply(ops.withHeader(res, 'x-should-retry', 'false'));
+      return reply(res);
     }
     await sleep(Math.min(wait, policy.maxDelayMs));
     // the client went away while we waited: its last reply (or error) stands, nothing more goes upstream
     if (signal?.aborted) {
-      if (res === null) throw error;
-      return { response: res, calls };
+      if (res === null) {
+        await drop(held);
+        throw error;
+      }
+      return reply(res);
     }
-    if (res !== null) await ops.discard(res);
+    if (res !== null) {
+      await drop(held);
+      held = res;
+    }
   }
 }
