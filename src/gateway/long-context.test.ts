@@ -69,6 +69,13 @@ describe('the charge', () => {
     expect(row).toMatchObject({ usageKnown: true, costMicros: 1_665_008 });
   });
 
+  it('cache writes reported only by lifetime (no cache_creation_input_tokens): charged, under the threshold at base rates (they were charged nothing: fresh tester)', async () => {
+    const usage = { input_tokens: 10, cache_creation: { ephemeral_5m_input_tokens: 0, ephemeral_1h_input_tokens: 1_000 }, output_tokens: 10 };
+    const row = await call(bodyOf('claude-sonnet-4-5', usage, 2_000, 100));
+    // 10 × 3 = 30; 1,000 × 6 (1-hour writes) = 6,000; 10 × 15 = 150 → 6,180 µ$
+    expect(row).toMatchObject({ usageKnown: true, cacheWriteTokens: 1_000, costMicros: 6_180 });
+  });
+
   it('a model without long-context rates (claude-opus-4-5) is priced at its base rates past 200,000', async () => {
     const row = await call(bodyOf('claude-opus-4-5', { input_tokens: 200_001, output_tokens: 1_000 }, 210_000));
     // 200,001 × 5 = 1,000,005; 1,000 × 25 = 25,000 → 1,025,005 µ$

@@ -63,6 +63,17 @@ describe('usageFromMessage', () => {
       cacheWrite1hTokens: 0,
     });
   });
+  it('cache writes given only by lifetime (no cache_creation_input_tokens, as a compatible server may send): their sum (it charged none: fresh tester)', () => {
+    expect(usageFromMessage({ usage: { input_tokens: 10, output_tokens: 10, cache_creation: { ephemeral_5m_input_tokens: 200, ephemeral_1h_input_tokens: 1000 } } })).toEqual({
+      inputTokens: 10,
+      outputTokens: 10,
+      cacheReadTokens: 0,
+      cacheWriteTokens: 1200,
+      cacheWrite1hTokens: 1000,
+    });
+    // the total, when given, stands
+    expect(usageFromMessage({ usage: { input_tokens: 10, output_tokens: 10, cache_creation_input_tokens: 1200, cache_creation: { ephemeral_1h_input_tokens: 1000 } } })?.cacheWriteTokens).toBe(1200);
+  });
   it('returns null without usable usage', () => {
     expect(usageFromMessage({})).toBeNull();
     expect(usageFromMessage({ usage: { output_tokens: 3 } })).toBeNull();

@@ -6,8 +6,10 @@ import type { ToolCalls } from './tool-fees.js';
 /**
  * Token usage of one model call, in tokens. `inputTokens` excludes cache reads and writes
  * (Anthropic's `input_tokens`); `cacheReadTokens` = `cache_read_input_tokens`;
- * `cacheWriteTokens` = `cache_creation_input_tokens`, of which `cacheWrite1hTokens` were
- * written with the 1-hour lifetime (from `cache_creation.ephemeral_1h_input_tokens`).
+ * `cacheWriteTokens` = `cache_creation_input_tokens` (without it, the sum of
+ * `cache_creation.ephemeral_5m_input_tokens` and `ephemeral_1h_input_tokens`), of which
+ * `cacheWrite1hTokens` were written with the 1-hour lifetime (from
+ * `cache_creation.ephemeral_1h_input_tokens`).
  * `webSearchRequests` (H4): server-side web searches the provider ran for the call, priced
  * per request (Anthropic `server_tool_use.web_search_requests`; OpenAI Responses
  * `web_search_call` output items); absent = 0. `toolCalls`: the other fee-bearing built-in tool
@@ -22,7 +24,7 @@ interface WireUsage {
   output_tokens?: number | null;
   cache_read_input_tokens?: number | null;
   cache_creation_input_tokens?: number | null;
-  cache_creation?: { ephemeral_1h_input_tokens?: number | null } | null;
+  cache_creation?: { ephemeral_5m_input_tokens?: number | null; ephemeral_1h_input_tokens?: number | null } | null;
   /** Server tools run by the API (cumulative in a stream's message_delta); web fetch is not charged per request. */
   server_tool_use?: { web_search_requests?: number | null; web_fetch_requests?: number | null } | null;
 }
@@ -133,6 +135,7 @@ class Figures {
   cacheRead: number | null = null;
   cacheWrite: number | null = null;
   cacheWrite1h: number | null = null;
+  cacheWrite5m: number | null = null;
   webSearch: number | null = null;
   /** Some reported figure was not a possible count ({@link reportedCount}). */
   invalid = false;
@@ -145,6 +148,7 @@ class Figures {
     this.cacheRead = this.take(w.cache_read_input_tokens) ?? this.cacheRead;
     this.cacheWrite = this.take(w.cache_creation_input_tokens) ?? this.cacheWrite;
     this.cacheWrite1h = this.take(w.cache_creation?.ephemeral_1h_input_tokens) ?? this.cacheWrite1h;
+    this.cacheWrite5m = this.take(w.cache_creation?.ephemeral_5m_input_tokens) ?? this.cacheWrite5m;
     if (w.server_tool_use !== undefined && w.server_tool_use !== null) this.webSearch = this.take(w.server_tool_use.web_search_requests) ?? this.webSearch;
   }
 
@@ -162,7 +166,9 @@ class Figures {
       inputTokens: this.input ?? 0,
       outputTokens: this.output ?? 0,
       cacheReadTokens: this.cacheRead ?? 0,
-      cacheWriteTokens: this.cacheWrite ?? 0,
+      // without the total, the lifetimes' sum (a compatible server sending only the
+      // `cache_creation` breakdown had its cache writes charged nothing: a fresh tester)
+      cacheWriteTokens: this.cacheWrite ?? (this.cacheWrite5m ?? 0) + (this.cacheWrite1h ?? 0),
       cacheWrite1hTokens: this.cacheWrite1h ?? 0,
     };
     const searches = this.webSearch ?? searchBlocks;
