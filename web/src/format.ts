@@ -69,3 +69,19 @@ export function labelsText(labels: Record<string, string>): string {
     .map(([k, v]) => `${k}=${v}`)
     .join(',');
 }
+
+/**
+ * The start of day `yyyy-mm-dd` (a date input's value) in the browser's time zone, and of the
+ * day after it, as ISO 8601 instants: the jobs list's date filter, whose days are the ones its
+ * Started column shows (local time; a fresh tester: the filter read the dates as UTC days, so a
+ * job started at 19:00 in Los Angeles was under the next day). The next day is counted in the
+ * calendar, not as 24 h (a day of a clock change has 23 or 25). Null for text that is no date.
+ */
+export function localDay(day: string): { start: string; next: string } | null {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(day);
+  if (!m) return null;
+  const [y, mo, d] = [Number(m[1]), Number(m[2]) - 1, Number(m[3])];
+  const start = new Date(y, mo, d);
+  if (start.getFullYear() !== y || start.getMonth() !== mo || start.getDate() !== d) return null;
+  return { start: start.toISOString(), next: new Date(y, mo, d + 1).toISOString() };
+}

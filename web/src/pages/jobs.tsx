@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { client, useApi, type JobStatus } from '../api.js';
-import { int, jobDuration, usd, when } from '../format.js';
+import { int, jobDuration, localDay, usd, when } from '../format.js';
 import { Link, useRoute } from '../router.js';
 import { JobStatusBadge } from '../components/status.js';
 
@@ -34,9 +34,10 @@ export function JobsPage() {
         ...(status ? { status: status as JobStatus } : {}),
         ...(agent ? { agent } : {}),
         ...(runner ? { runner: Number(runner) } : {}),
-        ...(from ? { from: new Date(from).toISOString() } : {}),
-        // the API's `to` is exclusive: the day picked is included (its next UTC midnight)
-        ...(to ? { to: new Date(Date.parse(to) + 86_400_000).toISOString() } : {}),
+        // days in the browser's time zone, as the Started column shows times (format.ts localDay)
+        ...(from && localDay(from) ? { from: localDay(from)!.start } : {}),
+        // the API's `to` is exclusive: the day picked is included (its next local midnight)
+        ...(to && localDay(to) ? { to: localDay(to)!.next } : {}),
         ...(before !== undefined ? { before } : {}),
       }),
     [key, before],
