@@ -53,5 +53,8 @@ describe('run --local with a child paused for budget', () => {
     expect(advised).toBeGreaterThanOrEqual(0.97);
     expect(advised).toBeLessThan(1);
     expect(err).toMatch(/flotilla: job \d+ cancelled\n$/);
+    // the child's pause line names no top-up nobody could give (it did, then the run said none could: fresh tester)
+    expect(io.out()).toMatch(/\(job \d+\) paused for budget\n/);
+    expect(io.out() + err).not.toContain('from another shell');
   }, 120_000);
 });

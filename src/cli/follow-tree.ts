@@ -13,10 +13,15 @@ export class TreeFollower {
   private readonly ac = new AbortController();
   private readonly running = new Map<number, Promise<void>>();
 
+  /**
+   * `canTopUp` false: the server ends with the command (`run --local`), so a child's pause line
+   * names no top-up (it said one resumes it, then the run ended saying none could: a fresh tester).
+   */
   constructor(
     private readonly client: FlotillaClient,
     private readonly print: (line: string) => void,
     signal?: AbortSignal,
+    private readonly canTopUp = true,
   ) {
     signal?.addEventListener('abort', () => this.ac.abort(), { once: true });
   }
@@ -46,7 +51,7 @@ export class TreeFollower {
           // whose six children had paused said only "still working")
           const was = paused;
           paused = ev.data.status === 'paused';
-          if (paused && !was) this.print(`${agent} (job ${jobId}) paused for budget: \`flotilla budget ${jobId} --add USD\` from another shell resumes it (\`flotilla budget ${jobId}\` says how much)`);
+          if (paused && !was) this.print(`${agent} (job ${jobId}) paused for budget` + (this.canTopUp ? `: \`flotilla budget ${jobId} --add USD\` from another shell resumes it (\`flotilla budget ${jobId}\` says how much)` : ''));
           else if (was && !paused && !TERMINAL_STATUSES.includes(ev.data.status) && ev.data.status !== 'cancelling') this.print(`${agent} (job ${jobId}) resumed`);
         }
       }

@@ -129,7 +129,7 @@ export async function followJob(client: FlotillaClient, job: Job, opts: FollowJo
   opts.signal?.addEventListener('abort', onAbort, { once: true });
   if (opts.signal?.aborted) stop.abort();
   // Children the job starts (issue 6): their tool lines, prefixed by their agent (follow-tree.ts).
-  const children = json ? null : new TreeFollower(client, print, opts.signal);
+  const children = json ? null : new TreeFollower(client, print, opts.signal, !opts.stopWhenPaused);
   // run --local: a child paused for budget waits for a top-up nobody can give (its root only
   // waits for it: tester finding, the command printed "still ..." until the root's timeout)
   let pausedJobId: number | undefined;

@@ -18,7 +18,7 @@ export function resumeNeedsText(v: BudgetView): string {
   const call = need ? `its refused call, sent again on resuming (up to ${usd(need)}),` : 'its refused call';
   const names = short.map((s) => `${budgetName(v.budget.rootId, s.jobId)} (short by ${usd(s.shortMicros)})`);
   const pages = short.map((s) => `#${s.jobId ?? v.budget.rootId}`);
-  return `Paused for budget: ${call} does not fit ${names.join(' nor ')}; top up ${short.length > 1 ? `each, the tree first (on the pages of ${pages.join(', then ')})` : `it (on the page of ${pages[0]})`} to resume it.`;
+  return `Paused for budget: ${call} does not fit ${names.join(' nor ')}; ${short.length > 1 ? `top up each, in this order (on the pages of ${pages.join(', then ')})` : `top it up (on the page of ${pages[0]})`} to resume it.`;
 }
 
 /** What a top-up of `addedUsd` did, from the server's answer: the jobs it resumed, or that job `v.jobId` is still paused. */

@@ -65,7 +65,8 @@ function pausedLine(v: BudgetView): string {
   const call = need ? `its refused call, sent again on resuming (up to ${formatMicros(need)})` : 'its refused call';
   const names = short.map((s) => `${budgetName(v.budget.rootId, s.jobId)} (short by ${formatMicros(s.shortMicros)})`);
   const cmds = short.map((s) => `flotilla budget ${s.jobId ?? v.budget.rootId} --add USD`);
-  const how = short.length > 1 ? 'top up each, the tree first,' : 'top it up';
+  // outermost first, as listed (the tree is not always one of them: a fresh tester)
+  const how = short.length > 1 ? 'top up each, in this order,' : 'top it up';
   return `paused:    job ${id} is paused for budget: ${call} does not fit ${names.join(' nor ')}; ${how} to resume it: ${cmds.join(', then ')}`;
 }
 

@@ -118,7 +118,7 @@ budgetServerSuites(({ server, tree, charge, view, cli }) => {
     });
     const text = await cli('budget', String(d.id));
     expect(line(text.out, 'paused:')).toBe(
-      `paused:    job ${d.id} is paused for budget: its refused call, sent again on resuming (up to $0.200000) does not fit job tree ${r.id} (short by $0.150000) nor job ${c.id}'s sub-limit (short by $0.100000); top up each, the tree first, to resume it: flotilla budget ${r.id} --add USD, then flotilla budget ${c.id} --add USD`,
+      `paused:    job ${d.id} is paused for budget: its refused call, sent again on resuming (up to $0.200000) does not fit job tree ${r.id} (short by $0.150000) nor job ${c.id}'s sub-limit (short by $0.100000); top up each, in this order, to resume it: flotilla budget ${r.id} --add USD, then flotilla budget ${c.id} --add USD`,
     );
   });
 });
