@@ -20,7 +20,7 @@ export function endAfterBody(req: IncomingMessage, res: ServerResponse, noBodyCo
   if (noBodyComing || req.complete || req.destroyed) return void res.end();
   const done = () => {
     clearTimeout(timer);
-    if (!res.writableEnded) res.end();
+    if (!res.writableEnded && !res.destroyed) res.end();
   };
   const timer = setTimeout(done, LINGER_MS);
   timer.unref();
