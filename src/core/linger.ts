@@ -17,12 +17,18 @@ export const LINGER_MS = 5_000;
  * ECONNRESET (a fresh tester: a third of fetch() uploads of 33 MiB never saw their 413).
  */
 export function endAfterBody(req: IncomingMessage, res: ServerResponse, noBodyComing = false): void {
-  if (noBodyComing || req.complete || req.destroyed) return void res.end();
+  if (noBodyComing || noBodyComes.has(req) || req.complete || req.destroyed) return void res.end();
   const done = () => {
     clearTimeout(timer);
     if (!res.writableEnded && !res.destroyed) res.end();
   };
-  const timer = setTimeout(done, LINGER_MS);
+  // the body still coming after LINGER_MS: the reply ends and the connection closes, whatever
+  // the reply's headers said of it (node would otherwise read a keep-alive connection's body to
+  // its end: a fresh tester held one open for minutes, trickling bytes)
+  const timer = setTimeout(() => {
+    done();
+    if (!req.complete) res.once('finish', () => req.socket?.destroy());
+  }, LINGER_MS);
   timer.unref();
   req.once('end', done);
   req.once('error', done);
@@ -37,13 +43,27 @@ export function endAfterBody(req: IncomingMessage, res: ServerResponse, noBodyCo
 /** Drops a chunk of a body no one reads any more. */
 const drop = (): void => undefined;
 
+/** Requests whose client waits for a `100 Continue` that will not be sent (see {@link noBodyWillCome}). */
+const noBodyComes = new WeakSet<IncomingMessage>();
+
+/**
+ * Marks `req`, sent with `Expect: 100-continue`, as one whose 100 Continue will not be sent (its
+ * reply is decided from the headers: a declared size over the limit): its client sends no body,
+ * so {@link endAfterBody} ends the reply at once instead of waiting for one (RFC 9110 §10.1.1).
+ */
+export function noBodyWillCome(req: IncomingMessage): void {
+  noBodyComes.add(req);
+}
+
 /**
  * Answers `req` with `status` and the JSON text `body` before (or without) reading its body:
- * head and body written at once, the end after the body ({@link endAfterBody}).
+ * head (`connection: close`) and body written at once, the end after the body
+ * ({@link endAfterBody}).
  */
 export function replyBeforeBody(req: IncomingMessage, res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}): void {
   if (res.headersSent) return;
-  res.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) });
+  // the connection closes after it (node would keep it and read the body to its end)
+  res.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), connection: 'close' });
   res.write(body);
   endAfterBody(req, res);
 }

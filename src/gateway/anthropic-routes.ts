@@ -20,7 +20,7 @@ import type { ModelDirectory } from './model-directory.js';
 import { forwardAnthropic } from './providers/anthropic.js';
 import { noScriptMessage, scriptedMessagesReply } from './providers/scripted.js';
 import { jsonReply, type GatewayRequest, type Reply } from './reply.js';
-import { bodyRefusalOf, bodyRefusalReply } from './body-refusal.js';
+import { bodyRefusalOf, bodyRefusalReply, bodyTooLargeMessage } from './body-refusal.js';
 import { refusedProvider, requestNamedIn, UNKNOWN_MODEL } from './refused-model.js';
 import { meterUnbilled, unbilled } from './unbilled-call.js';
 import { logRetried, upstreamRetryOptions } from './upstream-auth.js';
@@ -154,7 +154,7 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
       const early = earlyContext(job, req, startedAt, api);
       early.provider = await refusedProvider(directory, UNKNOWN_MODEL, config.provider);
       await recordRefused(early, 413, 'too_large');
-      return anthropicError(413, 'request_too_large', `request body is ${req.bodyBytes} bytes; the limit is ${limit}`, { retry: false });
+      return anthropicError(413, 'request_too_large', bodyTooLargeMessage(req, limit), { retry: false });
     }
     const text = req.body.toString('utf8');
     const parsed = parseMessagesRequest(text);

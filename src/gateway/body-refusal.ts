@@ -47,3 +47,13 @@ export function bodyRefusalOf(req: GatewayRequest): BodyRefusal | undefined {
 export function bodyRefusalReply(path: string, r: BodyRefusal): Reply {
   return wireError(path, r.status, r.anthropicType, r.openaiCode, r.message);
 }
+
+/**
+ * The 413 message of a request body over `limit` bytes: its size (`request body is 40000000
+ * bytes; the limit is 33554432`), or for one refused before its end (`bodyCut`, a chunked
+ * upload) what had arrived: `request body is more than 33554432 bytes (33619968 had arrived);
+ * the limit is 33554432`.
+ */
+export function bodyTooLargeMessage(req: Pick<GatewayRequest, 'bodyBytes' | 'bodyCut'>, limit: number): string {
+  return req.bodyCut ? `request body is more than ${limit} bytes (${req.bodyBytes} had arrived); the limit is ${limit}` : `request body is ${req.bodyBytes} bytes; the limit is ${limit}`;
+}

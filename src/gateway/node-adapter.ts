@@ -60,7 +60,8 @@ const EMPTY = Buffer.alloc(0);
  * the body is read and dropped for at most 5 s (core/linger.ts) before the connection closes, so a
  * client still sending gets the reply, not a reset — when the request is not a model call (404), its token is
  * missing or unknown (401), or its `content-length` is over `limit` (413). Otherwise the body is
- * read into a Buffer (bytes past `limit` are counted, not kept: the handler answers 413) and,
+ * read into a Buffer (once past `limit`, the handler answers 413 at once, `bodyCut` set, and the
+ * rest is dropped as a refused body's is) and,
  * when sent with a `content-encoding`, decoded ({@link decodeBody}: gzip, deflate, br; decoded
  * size bounded by `limit`, past it 413; an unknown encoding 415, naming it; undecodable 400 —
  * the route answers each in its wire format and records it as refused: the request reaches it
@@ -175,19 +176,26 @@ function admit(c: Call, found: JobAuth | undefined, checked: boolean): void {
   // `Expect: 100-continue`: the client waits for this before it sends the body (RFC 9110 §10.1.1)
   if (awaitingContinue.delete(req)) c.res.writeContinue();
   const chunks: Buffer[] = [];
-  let kept = 0;
   let total = 0;
+  let refused = false;
   req.on('data', (b: Buffer) => {
+    if (refused) return;
     total += b.byteLength;
-    if (kept >= limit) return;
-    const part = kept + b.byteLength > limit ? b.subarray(0, limit - kept) : b;
-    chunks.push(part);
-    kept += part.byteLength;
+    if (total > limit) {
+      // past the limit (a chunked body, or one longer than it declared): the 413 at once, the
+      // rest dropped for a while before the close (it read a 600 MiB upload to its end before
+      // answering: a fresh tester)
+      refused = true;
+      chunks.length = 0;
+      return serve(c, EMPTY, total, req.headers, found, true, undefined, true);
+    }
+    chunks.push(b);
   });
   req.on('end', () => {
+    if (refused) return;
     const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
     const enc = req.headers['content-encoding'];
-    if (enc === undefined || total > limit) return serve(c, body, total, req.headers, found, false);
+    if (enc === undefined) return serve(c, body, total, req.headers, found, false);
     const encodings = encodingsOf(enc);
     if (encodings.length === 0) return serve(c, body, total, req.headers, found, false);
     decodeBody(encodings, body, limit)
@@ -209,10 +217,15 @@ function decoded(c: Call, d: DecodedBody, enc: string | string[], found: JobAuth
   serve(c, EMPTY, received, c.req.headers, found, false, bodyRefusalFor(d, enc, c.limit) ?? undefined);
 }
 
-/** Hands the request to the gateway and writes its reply (`close`: the body was left unread; `refusal`: why its body could not be decoded). */
-function serve(c: Call, body: Buffer, bodyBytes: number, headers: IncomingHttpHeaders, found: JobAuth | undefined, close: boolean, refusal?: BodyRefusal): void {
+/**
+ * Hands the request to the gateway and writes its reply (`close`: the body was left unread, or
+ * its rest; `refusal`: why its body could not be decoded; `cut`: it went past the limit before
+ * its end, `bodyBytes` being what had arrived).
+ */
+function serve(c: Call, body: Buffer, bodyBytes: number, headers: IncomingHttpHeaders, found: JobAuth | undefined, close: boolean, refusal?: BodyRefusal, cut = false): void {
   const request: PreAuthedRequest & RefusedBodyRequest = { method: c.req.method ?? 'GET', path: c.path, pathAndQuery: withoutTokenParams(c.url), headers, body, bodyBytes, signal: c.ac, auth: found };
   if (refusal) request.bodyRefusal = refusal;
+  if (cut) request.bodyCut = true;
   c.handle(request)
     .then(
       (reply) => writeReply(c.res, reply, close ? c.req : null, c.log, c.replies),

@@ -14,7 +14,7 @@ import type { ModelDirectory } from './model-directory.js';
 import { meteredReply, recordRefused, type CallContext } from './meter.js';
 import { recordUpstreamFailure } from './upstream-failure.js';
 import { upstreamSignal } from './upstream-signal.js';
-import { bodyRefusalOf, bodyRefusalReply } from './body-refusal.js';
+import { bodyRefusalOf, bodyRefusalReply, bodyTooLargeMessage } from './body-refusal.js';
 import { refusedProvider, requestNamedIn, UNKNOWN_MODEL } from './refused-model.js';
 import { logRetried, upstreamRetryOptions } from './upstream-auth.js';
 import { unpassedReply } from './upstream-redirect.js';
@@ -132,7 +132,7 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
     if (request.bodyBytes > limit) {
       ctx.provider = await refusedProvider(d.directory, UNKNOWN_MODEL, fallback);
       await recordRefused(ctx, 413, 'too_large');
-      return openaiError(413, 'invalid_request_error', `request body is ${request.bodyBytes} bytes; the limit is ${limit}`, 'request_too_large');
+      return openaiError(413, 'invalid_request_error', bodyTooLargeMessage(request, limit), 'request_too_large');
     }
     const text = request.body.toString('utf8');
     const parsed = parseOpenAiRequest(api, text);

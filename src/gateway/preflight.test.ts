@@ -10,7 +10,7 @@ import { request } from 'node:http';
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Logger } from '../core/log.js';
 import { forFile, startGateway, type GatewayStart } from './test-server.js';
-import { rawPost } from './test-upstream.js';
+import { rawPost, rawRequest } from './test-upstream.js';
 
 const TOKEN = 'flj_preflight_0123456789abcdefghij';
 const BAD = 'flj_preflight_not_a_live_token_xyz';
@@ -117,6 +117,31 @@ describe('before the body is read', () => {
       expect(got.body).toContain(status === 413 ? 'request body is 16777216 bytes' : 'invalid job token');
     }
   });
+
+  it('a chunked body past the limit: the 413 once the limit is passed, not at the body\'s end; the rest dropped, the close by ~5 s (it read a 600 MiB upload to its end: a fresh tester)', async () => {
+    let sent = 0;
+    const r = await rawRequest(gw.url, 'POST /v1/messages HTTP/1.1', ['content-type: application/json', `x-api-key: ${TOKEN}`, 'transfer-encoding: chunked'], (write, done) => {
+      const chunk = Buffer.alloc(16 * 1024, 'x');
+      const tick = setInterval(() => {
+        if (done()) return clearInterval(tick);
+        sent += chunk.byteLength;
+        write(`${chunk.byteLength.toString(16)}\r\n`);
+        write(chunk);
+        write('\r\n');
+      }, 20);
+    });
+    expect(r.text).toMatch(/^HTTP\/1\.1 413 /);
+    const body = JSON.parse(r.text.slice(r.text.indexOf('\r\n\r\n') + 4)) as { error: { type: string; message: string } };
+    expect(body.error.type).toBe('request_too_large');
+    expect(body.error.message).toMatch(new RegExp(`^request body is more than ${LIMIT} bytes \\((\\d+) had arrived\\); the limit is ${LIMIT}$`));
+    // answered within a few chunks of the limit (16 KiB every 20 ms: the limit is 4 chunks)
+    expect(r.firstMs).toBeLessThan(1_500);
+    expect(r.closedMs).toBeGreaterThanOrEqual(4_500);
+    expect(r.closedMs).toBeLessThan(8_000);
+    expect(sent).toBeGreaterThan(LIMIT);
+    expect(gw.up.seen).toHaveLength(0);
+    expect(gw.store.calls.map((c) => [c.httpStatus, c.refused])).toEqual([[413, 'too_large']]);
+  }, 20_000);
 
   it('a POST to no model route declaring 31 MB: 404 at once', async () => {
     const r = await rawPost(gw.url, '/v1/complete', { ...json, 'x-api-key': TOKEN, 'content-length': HUGE }, part);

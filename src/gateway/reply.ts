@@ -23,6 +23,11 @@ export interface GatewayRequest {
   /** Size of the whole body in bytes (> body.byteLength when the body was over the limit). */
   bodyBytes: number;
   /**
+   * True when the body went past the size limit before its end and was refused there (a
+   * chunked upload): `bodyBytes` is what had arrived by then, the whole is larger.
+   */
+  bodyCut?: boolean;
+  /**
    * Aborted when the client goes away (aborts the upstream call). An AbortSignal fits; the
    * node adapter passes a lighter one ({@link CallSignal}).
    */

@@ -221,3 +221,30 @@ export async function readToEnd(reader: ReadableStreamDefaultReader<Uint8Array>,
     clearTimeout(giveUp);
   }
 }
+
+/**
+ * A raw HTTP/1.1 request to `url`: `head` lines after the request line, then `feed(write)` sends
+ * body bytes as it likes. Resolves with what came back and when (ms after sending the head): the
+ * first byte and the close.
+ */
+export function rawRequest(url: string, requestLine: string, head: string[], feed: (write: (b: Buffer | string) => boolean, done: () => boolean) => void): Promise<{ text: string; firstMs: number; closedMs: number }> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const sock = connect(Number(port), hostname);
+    const t0 = Date.now();
+    let text = '';
+    let firstMs = -1;
+    let closed = false;
+    sock.on('data', (c: Buffer) => {
+      if (firstMs < 0) firstMs = Date.now() - t0;
+      text += c.toString('latin1');
+    });
+    sock.on('error', () => undefined);
+    sock.on('close', () => {
+      closed = true;
+      resolve({ text, firstMs, closedMs: Date.now() - t0 });
+    });
+    sock.write(`${requestLine}\r\nhost: ${hostname}:${port}\r\n${head.map((h) => h + '\r\n').join('')}\r\n`);
+    feed((b) => !closed && sock.write(b), () => closed);
+  });
+}

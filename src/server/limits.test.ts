@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent, request } from 'node:http';
 import { MAX_API_BODY_BYTES } from './app.js';
 import { startTestServer, type TestServer } from './test-helpers.js';
+import { rawRequest } from '../gateway/test-upstream.js';
 
 /** A JSON body of exactly `bytes` bytes: {"agent":"test-fixer","input":{"repo":"xxxx..."}} */
 function bodyOf(bytes: number): string {
@@ -60,6 +61,39 @@ describe('API body size limit', () => {
       for (const chunked of [false, true]) for (const agent of [false, keepAlive] as const) got.push(`${path} ${chunked ? 'chunked' : 'declared'} ${agent ? 'keep-alive' : 'close'}: ${await post(path, chunked, agent)}`);
     keepAlive.destroy();
     expect(got).toEqual(got.map((g) => g.replace(/: .*$/, ': 413 payload_too_large')));
+  });
+});
+
+describe('a body refused before it is read: the connection closes within 5 s (core/linger.ts)', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer();
+  });
+  afterAll(() => t.close());
+
+  it('a keep-alive upload of a declared 1 GB trickling in: the 413 at once, the close by ~5 s (node read it to its end: a fresh tester held one open for minutes)', async () => {
+    const r = await rawRequest(t.url, 'POST /api/jobs HTTP/1.1', [`authorization: Bearer ${t.admin}`, 'content-type: application/json', 'content-length: 1000000000'], (write, done) => {
+      const tick = setInterval(() => (done() ? clearInterval(tick) : write(Buffer.alloc(1024, 'x'))), 100);
+    });
+    expect(r.text).toMatch(/^HTTP\/1\.1 413 [^\r]*\r\n/);
+    expect(r.text.toLowerCase()).toContain('connection: close');
+    expect(r.firstMs).toBeLessThan(1_000);
+    expect(r.closedMs).toBeGreaterThanOrEqual(4_500);
+    expect(r.closedMs).toBeLessThan(8_000);
+  }, 20_000);
+
+  it('Expect: 100-continue with a body declared over the limit (API, webhook): the 413 at once, no 100 Continue first, the close at once', async () => {
+    for (const [path, bytes] of [['/api/jobs', 2 * 1024 * 1024], ['/hooks/github/nope', 6 * 1024 * 1024]] as const) {
+      const r = await rawRequest(t.url, `POST ${path} HTTP/1.1`, [`authorization: Bearer ${t.admin}`, 'content-type: application/json', `content-length: ${bytes}`, 'expect: 100-continue'], () => undefined);
+      expect(r.text, path).toMatch(/^HTTP\/1\.1 413 /);
+      expect(r.text).not.toContain('100 Continue');
+      expect(r.closedMs, path).toBeLessThan(2_000);
+    }
+    // within the limit: the 100 as before
+    const ok = await rawRequest(t.url, 'POST /api/jobs HTTP/1.1', [`authorization: Bearer ${t.admin}`, 'content-type: application/json', 'content-length: 2', 'expect: 100-continue', 'connection: close'], (write) => {
+      setTimeout(() => write('{}'), 200);
+    });
+    expect(ok.text).toMatch(/^HTTP\/1\.1 100 Continue\r\n\r\nHTTP\/1\.1 400 /);
   });
 });
 

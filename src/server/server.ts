@@ -14,7 +14,7 @@ import { mountGatewayRoutes } from './routes/gateway-routes.js';
 import { AgentRegistry } from './agents.js';
 import { ensureAdminToken } from './auth.js';
 import { API_BODY_TOO_LARGE, createApp, MAX_API_BODY_BYTES } from './app.js';
-import { lingerOnEnd, replyBeforeBody } from '../core/linger.js';
+import { lingerOnEnd, noBodyWillCome, replyBeforeBody } from '../core/linger.js';
 import type { ServerContext } from './context.js';
 import { Dispatcher, type KickReason } from './dispatcher.js';
 import { EffortSettings } from './effort-cache.js';
@@ -27,6 +27,7 @@ import { liveCallFence } from './live-call-fence.js';
 import { pausedAttemptEnded, pausedExitTap, type PausedExitDeps } from './paused-exit.js';
 import { TaskEngine } from './tasks/engine.js';
 import { serveHook } from './hooks/hooks-node.js';
+import { MAX_HOOK_BODY_BYTES } from './hooks/receive.js';
 import { expectContinue } from '../gateway/node-adapter.js';
 import { serveIgnoringUpgrade } from './ignored-upgrade.js';
 import { answerClientError, refuseWithoutHost } from './client-error.js';
@@ -228,6 +229,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // node's own Host check answers a bare 400: ours names it (client-error.ts)
   // `//v1/…` or `/V1/…` (a client's base URL ending in `/`): the gateway's 404 in the client's wire format, naming it
   const isGatewayPath = (url: string | undefined) => url !== undefined && (url.startsWith('/v1/') || MISSPELT_GATEWAY_PATH.test(url));
+  /** An API or webhook request whose content-length is over its path's limit (app.ts, hooks/receive.ts). */
+  const declaredOverLimit = (req: IncomingMessage) => {
+    const declared = Number(req.headers['content-length'] ?? 0);
+    return (req.url?.startsWith('/api/') === true && declared > MAX_API_BODY_BYTES) || (req.url?.startsWith('/hooks/') === true && declared > MAX_HOOK_BODY_BYTES);
+  };
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     if (refuseWithoutHost(req, res)) return;
     if (isGatewayPath(req.url)) gateway.node(req, res);
@@ -249,6 +255,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // expectContinue); every other request at once, as node's default does
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     if (isGatewayPath(req.url)) expectContinue(req);
+    // a body declared over its path's limit is refused from the headers: no 100 invites it
+    // (a fresh tester: curl sent 2 MB after the 100, then got the 413)
+    else if (declaredOverLimit(req)) noBodyWillCome(req);
     else res.writeContinue();
     onRequest(req, res);
   });
