@@ -71,8 +71,9 @@ describe('usageFromMessage', () => {
       cacheWriteTokens: 1200,
       cacheWrite1hTokens: 1000,
     });
-    // the total, when given, stands
+    // the total, when it is not less, stands; a total short of the lifetimes' sum gives way to it
     expect(usageFromMessage({ usage: { input_tokens: 10, output_tokens: 10, cache_creation_input_tokens: 1200, cache_creation: { ephemeral_1h_input_tokens: 1000 } } })?.cacheWriteTokens).toBe(1200);
+    expect(usageFromMessage({ usage: { input_tokens: 10, output_tokens: 10, cache_creation_input_tokens: 0, cache_creation: { ephemeral_5m_input_tokens: 1000, ephemeral_1h_input_tokens: 2000 } } })?.cacheWriteTokens).toBe(3000);
   });
   it('returns null without usable usage', () => {
     expect(usageFromMessage({})).toBeNull();

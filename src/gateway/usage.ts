@@ -6,8 +6,9 @@ import type { ToolCalls } from './tool-fees.js';
 /**
  * Token usage of one model call, in tokens. `inputTokens` excludes cache reads and writes
  * (Anthropic's `input_tokens`); `cacheReadTokens` = `cache_read_input_tokens`;
- * `cacheWriteTokens` = `cache_creation_input_tokens` (without it, the sum of
- * `cache_creation.ephemeral_5m_input_tokens` and `ephemeral_1h_input_tokens`), of which
+ * `cacheWriteTokens` = `cache_creation_input_tokens`, or the sum of
+ * `cache_creation.ephemeral_5m_input_tokens` and `ephemeral_1h_input_tokens` when that is more
+ * (or the total is absent), of which
  * `cacheWrite1hTokens` were written with the 1-hour lifetime (from
  * `cache_creation.ephemeral_1h_input_tokens`).
  * `webSearchRequests` (H4): server-side web searches the provider ran for the call, priced
@@ -166,9 +167,10 @@ class Figures {
       inputTokens: this.input ?? 0,
       outputTokens: this.output ?? 0,
       cacheReadTokens: this.cacheRead ?? 0,
-      // without the total, the lifetimes' sum (a compatible server sending only the
-      // `cache_creation` breakdown had its cache writes charged nothing: a fresh tester)
-      cacheWriteTokens: this.cacheWrite ?? (this.cacheWrite5m ?? 0) + (this.cacheWrite1h ?? 0),
+      // the total, or the lifetimes' sum when that is more (a compatible server sending only
+      // the `cache_creation` breakdown, or a total short of it, had writes charged nothing or
+      // less: a fresh tester); what disagrees is charged the larger, as estimates err high
+      cacheWriteTokens: Math.max(this.cacheWrite ?? 0, (this.cacheWrite5m ?? 0) + (this.cacheWrite1h ?? 0)),
       cacheWrite1hTokens: this.cacheWrite1h ?? 0,
     };
     const searches = this.webSearch ?? searchBlocks;
