@@ -245,9 +245,9 @@ describe('task budgets', () => {
     expect([both.status, ((await both.json()) as { error: { message: string } }).error.message]).toEqual([400, expect.stringContaining('exactly one of addUsd')]);
     const none = await cli('tasks', 'budget', String(bot.id));
     // a usage error (exit 2), from flags or their variables
-    expect([none.code, none.err]).toEqual([2, 'flotilla: give exactly one of --add <usd> (add to the budget) and --set <usd> (set it)\n']);
+    expect([none.code, none.err]).toEqual([2, 'flotilla: give exactly one of --add <usd> (add to the budget; or FLOTILLA_TASK_BUDGET_ADD) and --set <usd> (set it; or FLOTILLA_TASK_BUDGET_SET)\n']);
     const twoWays = await cli('tasks', 'budget', String(bot.id), '--add', '1', '--set', '2', '--json');
-    expect([twoWays.code, JSON.parse(twoWays.err)]).toEqual([2, { error: { message: 'give exactly one of --add <usd> (add to the budget) and --set <usd> (set it)', code: 'usage' } }]);
+    expect([twoWays.code, JSON.parse(twoWays.err)]).toEqual([2, { error: { message: 'give exactly one of --add <usd> (add to the budget; or FLOTILLA_TASK_BUDGET_ADD) and --set <usd> (set it; or FLOTILLA_TASK_BUDGET_SET)', code: 'usage' } }]);
     expect((await cli('tasks', 'budget', String(bot.id), '--add', '0')).code).toBe(2);
     const cap = await t.api(`/api/tasks/${bot.id}/budget`, { json: { addUsd: 99_999 } });
     expect([cap.status, ((await cap.json()) as { error: { message: string; field: string } }).error]).toEqual([

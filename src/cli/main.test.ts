@@ -74,6 +74,9 @@ describe('bad arguments: non-zero exit, the message names the problem', () => {
   it('a mandatory option left out: the message names its variable too (it named the flag alone: fresh tester)', async () => {
     expect(await fails(['tokens', 'create'], /required option '--role <role>' not specified \(or FLOTILLA_TOKENS_ROLE\)/)).toMatch(/\n\(see flotilla tokens create --help\)\n$/);
     await fails(['hold', 'r1', '--reason', 'x'], /required option '--for <duration>' not specified \(or FLOTILLA_HOLD_FOR\)/);
+    // the checks a command makes itself name them too (a fresh tester)
+    await fails(['tiers', 'set', 'x'], /--model is required \(or FLOTILLA_TIER_MODEL\)/);
+    await fails(['models', 'price', 'foo', '--input', '1'], /\(USD per million tokens; or FLOTILLA_PRICE_INPUT and FLOTILLA_PRICE_OUTPUT\), or --delete \(FLOTILLA_PRICE_DELETE\)/);
     // --json: the same message in the error line
     const json = JSON.parse(await fails(['tokens', 'create', '--json'], /^\{/)) as { error: { message: string } };
     expect(json.error.message).toBe("required option '--role <role>' not specified (or FLOTILLA_TOKENS_ROLE)");

@@ -73,7 +73,7 @@ export function labelsText(labels: Record<string, string>): string {
 /**
  * The start of day `yyyy-mm-dd` (a date input's value) in the browser's time zone, and of the
  * day after it, as ISO 8601 instants: the jobs list's date filter, whose days are the ones its
- * Started column shows (local time; a fresh tester: the filter read the dates as UTC days, so a
+ * list shows times in (local time; a fresh tester: the filter read the dates as UTC days, so a
  * job started at 19:00 in Los Angeles was under the next day). The next day is counted in the
  * calendar, not as 24 h (a day of a clock change has 23 or 25). Null for text that is no date.
  */

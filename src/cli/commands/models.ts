@@ -254,8 +254,9 @@ export function registerModels(program: Command, ctx: CliContext): void {
     }
     const named = PriceModelName.safeParse(model);
     if (!named.success) throw new CliError(`models price: model ${named.error.issues[0]?.message ?? "is invalid"}`, 2);
+    // a usage error before any server is asked (it said no API token first)
+    if (opts.input === undefined || opts.output === undefined) throw new CliError('models price: --input and --output are required (USD per million tokens; or FLOTILLA_PRICE_INPUT and FLOTILLA_PRICE_OUTPUT), or --delete (FLOTILLA_PRICE_DELETE)', 2);
     const client = await clientFrom(opts);
-    if (opts.input === undefined || opts.output === undefined) throw new CliError('models price: --input and --output are required (USD per million tokens), or --delete', 2);
     const longFlags = [opts.longContextAbove, opts.longContextInput, opts.longContextOutput, opts.longContextCacheWrite5m, opts.longContextCacheWrite1h, opts.longContextCacheRead];
     const anyLong = longFlags.some((v) => v !== undefined);
     if (anyLong && !opts.longContext) throw new CliError('models price: --no-long-context cannot go with --long-context-* rates: give the rates or no long-context rates', 2);

@@ -158,7 +158,7 @@ export function registerRunners(program: Command, ctx: CliContext): void {
     .addOption(new Option('--capacity <n|auto>', 'parallel jobs 1-4 (auto: the runner\'s own setting)').env('FLOTILLA_RUNNER_CAPACITY').argParser(slotsOrAuto('capacity')))
     .addOption(new Option('--browser-slots <n|auto>', 'browser slots 1-4, at most the capacity (auto: the runner\'s own)').env('FLOTILLA_RUNNER_BROWSER_SLOTS').argParser(slotsOrAuto('browser-slots')));
   addClientOptions(set).action(async (runner: string, opts: ClientOptions & { capacity?: number; browserSlots?: number }, self: Command) => {
-    if (opts.capacity === undefined && opts.browserSlots === undefined) throw new CliError('runners set: nothing to set: give --capacity <1-4|auto> and/or --browser-slots <1-4|auto>', 2); // not InvalidArgumentError: thrown from an action commander prints nothing
+    if (opts.capacity === undefined && opts.browserSlots === undefined) throw new CliError('runners set: nothing to set: give --capacity <1-4|auto> (or FLOTILLA_RUNNER_CAPACITY) and/or --browser-slots <1-4|auto> (or FLOTILLA_RUNNER_BROWSER_SLOTS)', 2); // not InvalidArgumentError: thrown from an action commander prints nothing
     // Both given as numbers: a combination the server refuses is a usage error (exit 2), before any request.
     if (opts.capacity && opts.browserSlots && opts.browserSlots > opts.capacity) {
       throw new CliError(tooManySlots(opts.browserSlots, opts.capacity), 2);

@@ -148,7 +148,7 @@ export function registerTasks(program: Command, ctx: CliContext): void {
     .addOption(new Option('--set <usd>', 'the budget of all its turns together, USD (between turns only)').argParser(budgetArg('--set')).env('FLOTILLA_TASK_BUDGET_SET'));
   addClientOptions(budget).action(async (id: number, opts: ClientOptions & { add?: number; set?: number }, self: Command) => {
     // a usage error (exit 2), as a bad value is: the two come from flags or FLOTILLA_TASK_BUDGET_ADD / _SET
-    if ((opts.add === undefined) === (opts.set === undefined)) throw new CliError('give exactly one of --add <usd> (add to the budget) and --set <usd> (set it)', 2);
+    if ((opts.add === undefined) === (opts.set === undefined)) throw new CliError('give exactly one of --add <usd> (add to the budget; or FLOTILLA_TASK_BUDGET_ADD) and --set <usd> (set it; or FLOTILLA_TASK_BUDGET_SET)', 2);
     const t = await (await clientFrom(opts)).setTaskBudget(id, opts.add !== undefined ? { addUsd: opts.add } : { budgetUsd: opts.set! });
     const { resumed, ...task } = t;
     if (wantsJson(self, opts)) return void out(JSON.stringify({ task, resumed }));

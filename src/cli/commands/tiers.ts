@@ -52,8 +52,8 @@ export function registerTiers(program: Command, ctx: CliContext): void {
       .addOption(new Option('--model <model>', 'the model the harness is given').env('FLOTILLA_TIER_MODEL'))
       .addOption(new Option('--effort <level>', EffortLevel.options.join(' | ')).env('FLOTILLA_TIER_EFFORT').argParser(level)),
   ).action(async (name: string, opts: SetOpts, self: Command) => {
-    if (!opts.model || opts.model.trim() === '') throw new CliError('tiers set: --model is required', 2);
-    if (!opts.effort) throw new CliError(`tiers set: --effort is required (${EffortLevel.options.join(', ')})`, 2);
+    if (!opts.model || opts.model.trim() === '') throw new CliError('tiers set: --model is required (or FLOTILLA_TIER_MODEL)', 2);
+    if (!opts.effort) throw new CliError(`tiers set: --effort is required (${EffortLevel.options.join(', ')}; or FLOTILLA_TIER_EFFORT)`, 2);
     const t = await (await clientFrom(opts)).setEffortTier(name, opts.model, opts.effort);
     out(wantsJson(self, opts) ? JSON.stringify(t) : `tier set: ${t.name} → ${t.model} at effort ${t.level}`);
   });

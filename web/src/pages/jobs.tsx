@@ -34,7 +34,7 @@ export function JobsPage() {
         ...(status ? { status: status as JobStatus } : {}),
         ...(agent ? { agent } : {}),
         ...(runner ? { runner: Number(runner) } : {}),
-        // days in the browser's time zone, as the Started column shows times (format.ts localDay)
+        // creation days in the browser's time zone, the zone the list shows times in (format.ts localDay)
         ...(from && localDay(from) ? { from: localDay(from)!.start } : {}),
         // the API's `to` is exclusive: the day picked is included (its next local midnight)
         ...(to && localDay(to) ? { to: localDay(to)!.next } : {}),
@@ -81,10 +81,11 @@ export function JobsPage() {
           ))}
         </select>
         <label>
-          from <input type="date" value={from} onChange={(e) => set('from', e.target.value)} />
+          {/* the filter bounds when jobs were created, in local days; Started is when they began (a fresh tester took one for the other) */}
+          created from <input type="date" title="jobs created on or after this day (your time zone)" value={from} onChange={(e) => set('from', e.target.value)} />
         </label>
         <label>
-          to <input type="date" value={to} onChange={(e) => set('to', e.target.value)} />
+          to <input type="date" title="jobs created on or before this day (your time zone)" value={to} onChange={(e) => set('to', e.target.value)} />
         </label>
         <select aria-label="page size" value={size} onChange={(e) => set('size', e.target.value)} data-testid="page-size">
           {[50, 200].map((n) => (
