@@ -87,6 +87,6 @@ describe('flotilla tasks / receivers / runners input checks', () => {
   it('runners set with no option says what is missing (exit 2)', async () => {
     const r = await run('runners', 'set', 'some-runner');
     expect(r.code).toBe(2);
-    expect(r.err).toContain('give --capacity <1-4|auto> and/or --browser-slots <1-4|auto>');
+    expect(r.err).toContain('give --capacity <1-4|auto> (or FLOTILLA_RUNNER_CAPACITY) and/or --browser-slots <1-4|auto> (or FLOTILLA_RUNNER_BROWSER_SLOTS)');
   });
 });
