@@ -229,11 +229,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // node's own Host check answers a bare 400: ours names it (client-error.ts)
   // `//v1/…` or `/V1/…` (a client's base URL ending in `/`): the gateway's 404 in the client's wire format, naming it
   const isGatewayPath = (url: string | undefined) => url !== undefined && (url.startsWith('/v1/') || MISSPELT_GATEWAY_PATH.test(url));
+  const declared = (req: IncomingMessage) => Number(req.headers['content-length'] ?? 0);
+  /** An API request whose content-length is over the API's limit (app.ts). */
+  const apiOverLimit = (req: IncomingMessage) => req.url?.startsWith('/api/') === true && declared(req) > MAX_API_BODY_BYTES;
   /** An API or webhook request whose content-length is over its path's limit (app.ts, hooks/receive.ts). */
-  const declaredOverLimit = (req: IncomingMessage) => {
-    const declared = Number(req.headers['content-length'] ?? 0);
-    return (req.url?.startsWith('/api/') === true && declared > MAX_API_BODY_BYTES) || (req.url?.startsWith('/hooks/') === true && declared > MAX_HOOK_BODY_BYTES);
-  };
+  const declaredOverLimit = (req: IncomingMessage) => apiOverLimit(req) || (req.url?.startsWith('/hooks/') === true && declared(req) > MAX_HOOK_BODY_BYTES);
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
     if (refuseWithoutHost(req, res)) return;
     if (isGatewayPath(req.url)) gateway.node(req, res);
@@ -241,18 +241,19 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     // an API body declared over the limit: the 413 here, its bytes read and dropped before the
     // close (core/linger.ts; Hono's bodyLimit answered it, but node then closed the connection
     // of a client that asked for that with the body unread, and the client got a reset)
-    else if (req.url?.startsWith('/api/') && Number(req.headers['content-length'] ?? 0) > MAX_API_BODY_BYTES) replyBeforeBody(req, res, 413, JSON.stringify(API_BODY_TOO_LARGE));
+    else if (apiOverLimit(req)) replyBeforeBody(req, res, 413, JSON.stringify(API_BODY_TOO_LARGE));
     else {
       // a body the app may refuse before reading it all (bodyLimit on a chunked upload, a 401):
       // the reply's end waits for it, so node does not close on unread bytes (a reset)
-      if (req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0) lingerOnEnd(req, res);
+      if (req.headers['transfer-encoding'] !== undefined || declared(req) > 0) lingerOnEnd(req, res);
       void honoListener(req, res);
     }
   };
   const server = createServer({ requireHostHeader: false, ...(opts.requestTimeoutMs !== undefined ? { requestTimeout: opts.requestTimeoutMs, connectionsCheckingInterval: Math.min(30_000, Math.max(100, opts.requestTimeoutMs / 4)) } : {}) }, onRequest);
   // `Expect: 100-continue`: a model call gets its 100 Continue only once the gateway will read
   // its body (not before a 401 or 413 it answers from the headers: node-adapter.ts
-  // expectContinue); every other request at once, as node's default does
+  // expectContinue); an API or webhook body declared over its limit never (it is refused from
+  // the headers); every other request at once, as node's default does
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
     if (isGatewayPath(req.url)) expectContinue(req);
     // a body declared over its path's limit is refused from the headers: no 100 invites it
