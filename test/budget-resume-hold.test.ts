@@ -1,6 +1,7 @@
 /**
  * A job a top-up resumed holds the room of the call it was resumed for until that call is
- * recorded (store/budget-resume.ts resumedNeedHolds): the tester's case — two sharing children
+ * recorded (store/budget-resume.ts resumedNeedHolds, held on the budget rows for the gateway:
+ * store/budget-holds.ts): the tester's case — two sharing children
  * paused for budget, a top-up with room for one resumed X; a second top-up of 1 µ$ then resumed
  * Y too, into the room X had not spent yet (X's resumed call or Y's would be refused and pause
  * again). Now the 1 µ$ resumes nothing, the budget view says what Y lacks with X's hold counted,
@@ -128,6 +129,39 @@ describe('a resumed job holds its room until its call', () => {
     expect((await t.store.getJob(x.id))?.pausedNeedMicros).toBeNull();
     const b = (await view(root.id)).budget;
     expect(b).toMatchObject({ limitMicros: 100_000 + (needX - 5_000) + 1 + (needY - 2), spentMicros: 95_000 + 180 });
+    await r.close();
+  }, 60_000);
+
+  it('a running sibling cannot spend the room a top-up gave a resumed job: it is refused with the hold named, the resumed job is served', async () => {
+    const r = await FakeRunner.start(t, { name: 'sibling-runner', capacity: 4 });
+    await r.hello({ name: 'sibling-runner', capacity: 4 });
+    const { root, kids } = await tree(r, 2);
+    const [x, y] = kids as [Kid, Kid];
+    await pauseOnBudget(r, [x], refused402);
+    const needX = (await view(x.id)).resumeNeeds!.needMicros!;
+    // room for X's call exactly: X resumes; Y, still running, would fit the same call in it
+    const top = (await (await t.api(`/api/jobs/${root.id}/budget`, { json: { addUsd: (needX - 5_000) / 1e6 } })).json()) as BudgetView;
+    expect(top.resumed).toEqual([x.id]);
+    expect(top.budget).toMatchObject({ limitMicros: 100_000 + needX - 5_000, spentMicros: 95_000, heldMicros: needX, remainingMicros: 0 });
+    const x2 = (await r.next('job.assign', (f) => f.assignment.jobId === x.id, 10_000)).assignment;
+    const before = upstreamCalls;
+    // Y's call: refused for budget (the room is X's), not served (fresh tester: it was served, and X paused again at once)
+    const ys = await call(y.token);
+    expect(ys.status).toBe(402);
+    const msg = ((await ys.json()) as { error: { message: string } }).error.message;
+    expect(msg).toContain(`$0.095000 spent, $0.000000 reserved by calls in flight and $${(needX / 1e6).toFixed(6)} held for the calls of resumed jobs, $0.000000 left`);
+    expect(upstreamCalls).toBe(before);
+    expect(await job(y.id)).toMatchObject({ status: 'paused', endReason: 'budget' });
+    // X's call is served: $0.000180 recorded, and its hold ends
+    const xs = await call(x2.token);
+    expect(xs.status).toBe(200);
+    await xs.arrayBuffer();
+    expect(upstreamCalls).toBe(before + 1);
+    for (let i = 0; (await view(root.id)).budget.heldMicros !== undefined; i++) {
+      if (i > 100) throw new Error('the hold never ended');
+      await new Promise((z) => setTimeout(z, 50));
+    }
+    expect((await view(root.id)).budget).toMatchObject({ spentMicros: 95_000 + 180, reservedMicros: 0, remainingMicros: needX - 5_000 + 5_000 - 180 });
     await r.close();
   }, 60_000);
 

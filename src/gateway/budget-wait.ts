@@ -44,12 +44,13 @@ export const IN_FLIGHT_RETRY_AFTER_S = 5;
  * True when the refusal of a call costing up to `worst` µ$ (figures `b`) came only from other
  * calls' reservations: on every budget the call did not fit (`b`, or each of `b.shortOnPath`
  * when several on the job's path were short: store/job-budgets.ts RefusingBudget), its spent
- * plus `worst` fits the limit. One budget really spent makes it a refusal for budget.
+ * and the room held for resumed jobs' calls plus `worst` fit the limit. One budget really spent makes it a refusal for budget.
  */
 export function refusedByCallsInFlight(b: TreeBudget | null, worst: number): boolean {
   if (b === null) return false;
   const short = (b as RefusingBudget).shortOnPath ?? [b];
-  return short.every((x) => x.reservedMicros > 0 && x.spentMicros + worst <= x.limitMicros);
+  // room held for resumed jobs' calls (store/budget-holds.ts) is not in flight: it counts as spent
+  return short.every((x) => x.reservedMicros > 0 && x.spentMicros + (x.heldMicros ?? 0) + worst <= x.limitMicros);
 }
 
 /** A refused call: the message, the figures that refused it, and whether only calls in flight did (retryable, M2). */

@@ -22,7 +22,8 @@ function budgetName(job: JobRow, b: TreeBudget): string {
 /**
  * The message every wire format's budget refusal carries: names the budget that refused the
  * call — the tree's, or a sub-limit on the job's path (issue 6) — its figures (µ$ written as
- * $ with six decimals), what is left, the call's worst case `worst` µ$, and how to top it up.
+ * $ with six decimals; the room held for resumed jobs' calls when there is some,
+ * store/budget-holds.ts), what is left, the call's worst case `worst` µ$, and how to top it up.
  * `b` is the store's refusal (store/job-budgets.ts {@link RefusingBudget}): the short budget
  * with least room (`costs` how the worst case is named: a free count_tokens call names the
  * Messages call it counts); when several on the path are short (`shortOnPath`), the others are listed
@@ -31,8 +32,9 @@ function budgetName(job: JobRow, b: TreeBudget): string {
  */
 export function budgetMessage(job: JobRow, b: TreeBudget | null, worst: number, costs = 'this call may cost up to'): string {
   if (!b) return `budget exhausted: job tree ${job.rootId} has no budget`;
+  const held = b.heldMicros ? ` and ${formatMicros(b.heldMicros)} held for the calls of resumed jobs` : '';
   const figures =
-    `${formatMicros(b.spentMicros)} spent and ${formatMicros(b.reservedMicros)} reserved by calls in flight, ` +
+    `${formatMicros(b.spentMicros)} spent${held ? ',' : ' and'} ${formatMicros(b.reservedMicros)} reserved by calls in flight${held}, ` +
     `${formatMicros(b.remainingMicros)} left; ${costs} ${formatMicros(worst)}.`;
   const head =
     b.jobId !== undefined
@@ -101,7 +103,10 @@ export async function reserve(store: BudgetStore, job: JobRow, worst: number, no
   let r: Awaited<ReturnType<BudgetStore['reserveBudget']>>;
   try {
     // A child's call also reserves against the sub-limits on its path (issue 6, job-budgets.ts).
-    r = await store.reserveBudget(job.rootId, worst, now, ttlMs, job.parentId !== null && job.parentId !== undefined ? job.id : undefined, call);
+    // A job a top-up resumed holds room until its call is recorded (store/budget-holds.ts):
+    // its own hold does not keep it out (`holder`; its row says it may hold one).
+    const holder = job.pausedNeedMicros !== null && job.pausedNeedMicros !== undefined ? job.id : undefined;
+    r = await store.reserveBudget(job.rootId, worst, now, ttlMs, job.parentId !== null && job.parentId !== undefined ? job.id : undefined, call, holder);
   } catch (err) {
     activity.end();
     throw err;

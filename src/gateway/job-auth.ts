@@ -51,12 +51,15 @@ export async function authenticateJob(store: JobAuthStore, token: string | null)
  */
 export async function pausedJobMessage(store: BudgetStore & Partial<Pick<Store, 'budgetResumeHolds'>>, job: JobRow, now: number, roomFor: number): Promise<string> {
   const need = job.pausedNeedMicros ?? refusedCallMicros(job.error) ?? Math.max(1, Math.ceil(roomFor));
-  // What jobs resumed before it hold until their first call (store/budget-resume.ts
-  // resumedNeedHolds, holdsAhead) is not reserved, but the resume rule and `flotilla budget`
-  // count it as spent: so does this message (the most held on one budget of its path).
+  // What jobs resumed before it hold until their first call is held on the budgets' rows and
+  // counted by the reservation (store/budget-holds.ts); the jobs paused before it, which the
+  // resume rule takes first (store/budget-resume.ts holdsAhead), are not: they are added to the
+  // room looked for (the most on one budget of its path). The job's own hold (a granted resume
+  // waiting for its process) does not count against it.
   const holds = store.budgetResumeHolds ? await store.budgetResumeHolds(job.rootId, job.id) : new Map<string, number>();
-  const ahead = holds.size ? Math.max(...holds.values()) : 0;
-  const held = await reserve(store, job, need + ahead, now);
+  const pausedAhead = store.budgetResumeHolds ? await store.budgetResumeHolds(job.rootId, job.id, true) : new Map<string, number>();
+  const ahead = pausedAhead.size ? Math.max(...pausedAhead.values()) : 0;
+  const held = await reserve(store, { ...job, pausedNeedMicros: job.pausedNeedMicros ?? 0 }, need + ahead, now);
   // the pause's own refusal (job.error) is not quoted: its figures and top-up advice are the
   // ones of then, and this message gives today's (a fresh tester read two "may cost up to")
   const paused = `budget exhausted: job ${job.id} is paused for budget`;

@@ -9,7 +9,7 @@ import { UsdAmount } from './usd.js';
 
 /**
  * A budget on a job's path as a view names it: the tree's (`jobId` absent) or child job
- * `jobId`'s sub-limit, with its own limit and room (limit − spent − reserved, never below 0), µ$.
+ * `jobId`'s sub-limit, with its own limit and room (limit − spent − reserved − held, never below 0), µ$.
  */
 export const PathBudgetRef = z.object({
   jobId: z.number().int().positive().optional(),
@@ -20,7 +20,7 @@ export type PathBudgetRef = z.infer<typeof PathBudgetRef>;
 
 /**
  * A job tree's budget (or a sub-limit's, `jobId` set). remainingMicros = max(0, limit − spent −
- * reserved); in `GET/POST /api/jobs/:id/budget` it is the least room on job :id's path (every
+ * reserved − held); in `GET/POST /api/jobs/:id/budget` it is the least room on job :id's path (every
  * budget a call of it reserves against), and `boundedBy` names the budget with that least room
  * when it is another than the one shown (absent: the one shown bounds itself).
  */
@@ -32,6 +32,8 @@ export const TreeBudget = z.object({
   spentMicros: z.number().int().nonnegative(),
   /** Worst-case cost of the tree's model calls in flight. */
   reservedMicros: z.number().int().nonnegative(),
+  /** Room held for the calls of jobs a top-up resumed that have not made them yet (store/budget-holds.ts); absent when none. */
+  heldMicros: z.number().int().positive().optional(),
   remainingMicros: z.number().int().nonnegative(),
   /** The budget on the job's path with the least room when that is not the one shown (a tie: the one nearest the tree). */
   boundedBy: PathBudgetRef.optional(),

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BudgetView, CostRollup, Job } from '../protocol/index.js';
-import { FakeRunner, startTestServer, type TestServer } from './test-helpers.js';
+import { FakeRunner, startTestServer, waitFor, type TestServer } from './test-helpers.js';
 
 /**
  * Budgets end to end through the real server: a job's model call through the gateway, the
@@ -96,10 +96,14 @@ describe('budgets through the API and the gateway', () => {
     const twice = await t.api(`/api/jobs/${job.id}/budget`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"addUsd":1, "addUsd":2}' });
     expect([twice.status, await twice.json()]).toEqual([400, { error: { code: 'invalid_request', message: 'addUsd: given twice in the request body; give each field once', field: 'addUsd' } }]);
 
+    // the refused call's worst case, as the resume rule reads it: what the resumed job holds
+    const need = ((await (await t.api(`/api/jobs/${job.id}/budget`)).json()) as BudgetView).resumeNeeds!.needMicros!;
+    expect(need).toBeGreaterThan(0);
     const top = await t.api(`/api/jobs/${job.id}/budget`, { json: { addUsd: 2 } });
     expect(top.status).toBe(200);
     const view = (await top.json()) as BudgetView;
-    expect(view).toEqual({ jobId: job.id, budget: { rootId: job.id, limitMicros: 2_050_000, spentMicros: 55_362, reservedMicros: 0, remainingMicros: 1_994_638 }, resumed: [job.id], pausedJobs: [], jobStatus: expect.stringMatching(/^(queued|assigned)$/), topUp: { addedMicros: 2_000_000, limitMicros: 2_050_000 } }); // resumed: queued, or assigned already
+    // resumed: the room of its refused call is held for it until that call is made (store/budget-holds.ts)
+    expect(view).toEqual({ jobId: job.id, budget: { rootId: job.id, limitMicros: 2_050_000, spentMicros: 55_362, reservedMicros: 0, heldMicros: need, remainingMicros: 1_994_638 - need }, resumed: [job.id], pausedJobs: [], jobStatus: expect.stringMatching(/^(queued|assigned)$/), topUp: { addedMicros: 2_000_000, limitMicros: 2_050_000 } }); // resumed: queued, or assigned already
     // A new attempt, resuming the session; the job shows the new limit.
     const again = await r.next('job.assign', (f) => f.assignment.jobId === job.id);
     expect(again.assignment).toMatchObject({ attempt: 2, resumeSessionId: 'sess-A' });
@@ -108,6 +112,12 @@ describe('budgets through the API and the gateway', () => {
     const next = await callModel(again.assignment.token, { messages: [{ role: 'user', content: 'go on' }, { role: 'assistant', content: 'ok' }, { role: 'user', content: 'more' }] });
     expect(next.status).toBe(200);
     await next.json();
+    // its call made and recorded, the hold ends (the server's hook runs after the reply)
+    const after = await waitFor(
+      async () => ((await (await t.api(`/api/jobs/${job.id}/budget`)).json()) as BudgetView).budget,
+      (b) => b.heldMicros === undefined,
+    );
+    expect(after).toEqual({ rootId: job.id, limitMicros: 2_050_000, spentMicros: 55_362 + 7_072, reservedMicros: 0, remainingMicros: 2_050_000 - 55_362 - 7_072 });
 
     // Rollups: 4 calls for the agent (two refused at $0: the pausing one, the one while paused); turn 1 = 6×3 + 71×15 + 14,512×0.30 + 436×3.75 = 18 + 1,065 + 4,353.6 + 1,635 = 7,071.6 → 7,072 µ$.
     const costs = (await (await t.api('/api/costs?by=agent&since=1d')).json()) as CostRollup;

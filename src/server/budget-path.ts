@@ -3,9 +3,9 @@ import type { JobRow, Store, TreeBudget } from '../store/types.js';
 /** The Store reads {@link budgetsOnPath} uses. */
 export type BudgetPathStore = Pick<Store, 'getJob' | 'getJobBudget' | 'getTreeBudget'>;
 
-/** µ$ a budget's own figures leave: limit − spent − reserved, never below 0. */
+/** µ$ a budget's own figures leave: limit − spent − reserved − held (store/budget-holds.ts), never below 0. */
 export function ownRoomMicros(b: TreeBudget): number {
-  return Math.max(0, b.limitMicros - b.spentMicros - b.reservedMicros);
+  return Math.max(0, b.limitMicros - b.spentMicros - b.reservedMicros - (b.heldMicros ?? 0));
 }
 
 /**

@@ -135,7 +135,9 @@ export function resumeHoldEnder(o: { store: Store; bus: EventBus; log: Logger; n
  * its `job.finished` (the runner's, or the server's for a job it ended: status-events.ts) or a
  * `lost` status, when the job still had its pause's need (`pausedNeedMicros`) and its tree has
  * jobs paused for budget, the tree's paused jobs that now fit resume ({@link budgetResumer}, as
- * for a top-up of the tree), unless the tree's root has ended. Fresh-tester finding: a resumed job that succeeded (or was
+ * for a top-up of the tree), unless the tree's root has ended. First the room it held on its
+ * budgets' rows is written again from the jobs (store.syncBudgetHolds): the gateway's
+ * reservations count it until then. Fresh-tester finding: a resumed job that succeeded (or was
  * cancelled) without calling again left its paused siblings waiting, with room, for a top-up.
  * Errors are logged.
  */
@@ -145,6 +147,8 @@ export function endedHoldTap(o: { store: Store; bus: EventBus; log: Logger; now:
     void (async () => {
       const job = await o.store.getJob(jobId);
       if (!job || !isTerminal(job.status) || job.pausedNeedMicros == null) return;
+      // the room it held on its budgets' rows is given back (store/budget-holds.ts)
+      await o.store.syncBudgetHolds(job.rootId);
       // a tree whose root ended (a cancel on its way down the tree) resumes nothing
       const root = job.rootId === job.id ? job : await o.store.getJob(job.rootId);
       if (!root || isTerminal(root.status)) return;

@@ -76,11 +76,18 @@ describe('on SQLite', () => {
     expect(await s.topUpJobBudget(six.id, 500, T + 3)).toMatchObject({ ok: true });
     expect(await s.listResumableBudgetPausedJobs(root.id, { jobId: six.id })).toEqual([six.id]);
 
-    // 7 still held by its runner: deferred; its room is spent before its process exits → stays paused
+    // 7 still held by its runner: deferred; the room of its $0.002 call is held for it (budget-holds.ts)
     expect((await s.deferHeldBudgetResumes(root.id, [seven.id])).map((j) => [j.id, j.endReason])).toEqual([[seven.id, 'budget_resume']]);
     expect(await s.resumeBudgetPausedJobs(root.id, T + 4, [])).toEqual([]);
-    await spend(eight.id, 9_000); // 7's sub-limit: $0.02 - $0.019 = $0.001 left, its call needs $0.002
+    expect(await s.getJobBudget(seven.id, T)).toMatchObject({ limitMicros: 20_000, spentMicros: 10_000, heldMicros: 2_000, remainingMicros: 8_000 });
+    // so 8 (sharing 7's sub-limit) cannot take it: $0.009 would leave $0.001
+    expect(await s.reserveBudget(root.id, 9_000, T, 60_000, eight.id)).toMatchObject({ ok: false, budget: { jobId: seven.id, heldMicros: 2_000, remainingMicros: 8_000 } });
+    // a call that fits beside the hold but costs more than its worst case spends it all the same: stays paused at its exit
+    const r = await s.reserveBudget(root.id, 8_000, T, 60_000, eight.id);
+    if (!r?.ok) throw new Error('no fit');
+    await s.settleBudget(root.id, r.reservationId, 9_000, T); // 7's sub-limit: $0.02 - $0.019 = $0.001 left, its call needs $0.002
     expect(await s.endPausedAttempt(seven.id, 1, T + 5)).toMatchObject({ status: 'paused', endReason: 'budget', finishedAt: T + 5 });
+    expect((await s.getJobBudget(seven.id, T))?.heldMicros).toBeUndefined();
     // 6, deferred with room kept: queued at its exit
     await s.deferHeldBudgetResumes(root.id, [six.id]);
     expect(await s.endPausedAttempt(six.id, 1, T + 6)).toMatchObject({ status: 'queued', resumeSessionId: `sess-${six.id}` });

@@ -32,7 +32,10 @@ export { refusedCallMicros };
  * holds its need the same way until its resumed attempt's first call is recorded
  * ({@link resumedNeedHolds}): a second top-up of 1 µ$ resumed a sibling into the room the first
  * had given a job that had not called yet (tester finding). When that call is recorded the
- * hold ends and the rule runs again for the tree (the room it leaves may fit a sibling).
+ * hold ends and the rule runs again for the tree (the room it leaves may fit a sibling). The
+ * same holds are kept on the budget rows (`held_micros`, budget-holds.ts), so the gateway's
+ * reservations of the other jobs count them too: a running sibling cannot spend the room
+ * either.
  * Money is integer micro-dollars.
  */
 
@@ -107,7 +110,7 @@ export type BudgetHolds = Map<string, number>;
 const holdKey = (b: { jobId?: number }): string => (b.jobId === undefined ? 'tree' : String(b.jobId));
 
 /** Adds `need` µ$ to every budget of `path` in `holds`. */
-function hold(holds: BudgetHolds, path: readonly PathBudget[], need: number): void {
+export function hold(holds: BudgetHolds, path: readonly PathBudget[], need: number): void {
   for (const b of path) holds.set(holdKey(b), (holds.get(holdKey(b)) ?? 0) + need);
 }
 
@@ -158,36 +161,17 @@ export async function resumedNeedHolds(db: Db, rootId: number, except?: number):
  * exit (`budget_resume`), and by the jobs paused for budget with a lower id, which the rule
  * takes first — each against every budget on its path. So "a top-up of at least X resumes it"
  * holds for a job that is not first in line (fresh-tester finding: job 3 was told the figure
- * job 2's resume took). Reads only.
+ * job 2's resume took). With `pausedOnly`, only the last: what the budget rows do not hold
+ * already (the first two are their `held_micros`, store/budget-holds.ts). Reads only.
  */
-export async function holdsAhead(db: Db, rootId: number, jobId: number): Promise<BudgetHolds> {
-  const holds = await resumedNeedHolds(db, rootId, jobId);
+export async function holdsAhead(db: Db, rootId: number, jobId: number, pausedOnly = false): Promise<BudgetHolds> {
+  const holds = pausedOnly ? new Map<string, number>() : await resumedNeedHolds(db, rootId, jobId);
   for (const j of await pausedRows(db, rootId, ['budget', BUDGET_RESUME_PENDING])) {
     const id = num(j.id);
-    if (id === jobId || (j.end_reason === 'budget' && id > jobId)) continue;
+    if (id === jobId || (j.end_reason === 'budget' && id > jobId) || (pausedOnly && j.end_reason !== 'budget')) continue;
     hold(holds, await pathBudgets(db, rootId, id), Math.max(1, pausedNeedMicros(j) ?? 1));
   }
   return holds;
-}
-
-/**
- * Ends the hold of a job a top-up resumed (see {@link resumedNeedHolds}) once its first call
- * since is recorded: clears its `paused_need_micros` while it is `assigned` or `running` (a job
- * paused again keeps the need of its new pause). One UPDATE.
- * @returns its tree's root id when a hold ended, else null (none held, or ended already).
- * @throws Error when jobId is not an integer >= 1.
- */
-export async function endBudgetResumeHold(c: StoreCtx, jobId: number): Promise<number | null> {
-  assertInt('jobId', jobId, 1);
-  const row = await c.db
-    .updateTable('jobs')
-    .set({ paused_need_micros: null })
-    .where('id', '=', jobId)
-    .where('status', 'in', ['assigned', 'running'])
-    .where('paused_need_micros', 'is not', null)
-    .returning('root_id')
-    .executeTakeFirst();
-  return row ? num(row.root_id) : null;
 }
 
 /**

@@ -1,13 +1,15 @@
-import { sql, type ExpressionBuilder } from 'kysely';
+import { sql, type ExpressionBuilder, type Kysely, type Transaction } from 'kysely';
 import { num } from './codec.js';
 import { assertInt, type StoreCtx } from './ctx.js';
 import { toJobRow } from './codec.js';
 import { modelCallValues } from './model-calls.js';
-import { chargeSubLimitsLate, parseJobIds, reserveWithSubLimits, settleJobRows } from './job-budgets.js';
+import { chargeSubLimitsLate, parseJobIds, reserveWithSubLimits, settleJobRows, type RefusingBudget } from './job-budgets.js';
 import { encodePendingCall } from './pending-call.js';
 import { BUDGET_RESUME_PENDING, budgetPausedMayResume, refusedCallMicros } from './budget-resume.js';
 import type { BudgetReservationResult, JobRow, NewModelCall, PendingCall, TreeBudget } from './types.js';
 import type { Database } from './schema.js';
+import { budgetFigures, doesNotFit } from './budget-figures.js';
+import { lockTree, ownHold, syncBudgetHolds, syncTreeHolds } from './budget-holds.js';
 
 /**
  * Budgets per job tree (issue 3). One `tree_budgets` row per root job, created lazily from the
@@ -22,16 +24,15 @@ import type { Database } from './schema.js';
  * still end above the limit by the error of the input-token estimate (see gateway/budget.ts).
  */
 
-type Row = { root_id: number; limit_micros: number | string; spent_micros: number | string; reserved_micros: number | string };
+type Db = Kysely<Database> | Transaction<Database>;
+type Row = { root_id: number; limit_micros: number | string; spent_micros: number | string; reserved_micros: number | string; held_micros: number | string };
 
-function toBudget(r: Row): TreeBudget {
-  const limitMicros = num(r.limit_micros);
-  const spentMicros = num(r.spent_micros);
-  const reservedMicros = num(r.reserved_micros);
-  return { rootId: num(r.root_id), limitMicros, spentMicros, reservedMicros, remainingMicros: Math.max(0, limitMicros - spentMicros - reservedMicros) };
+/** The figures of a tree's row (budget-figures.ts), less `own` µ$ of its held room: the calling job's own hold. */
+function toBudget(r: Row, own = 0): TreeBudget {
+  return budgetFigures(num(r.root_id), undefined, num(r.limit_micros), num(r.spent_micros), num(r.reserved_micros), num(r.held_micros), own);
 }
 
-const COLS = ['root_id', 'limit_micros', 'spent_micros', 'reserved_micros'] as const;
+const COLS = ['root_id', 'limit_micros', 'spent_micros', 'reserved_micros', 'held_micros'] as const;
 
 /** Creates the tree's row from its root job's budget_micros if missing. False when the root job does not exist. */
 async function ensureRow(c: StoreCtx, rootId: number, now: number): Promise<boolean> {
@@ -76,68 +77,103 @@ export const DEFAULT_RESERVATION_TTL_MS = 2 * 60_000;
 /**
  * Reserves `worstMicros` against the tree, in ONE transaction (on PostgreSQL one statement,
  * see reservePg): the conditional `UPDATE
- * tree_budgets SET reserved = reserved + w WHERE root_id = ? AND spent + reserved + w <= limit
- * RETURNING ...` (the check and the reservation in one statement, see the top of this file),
- * then the `budget_reservations` row (id, micros, expires_at = now + ttlMs) that lets the
- * sweeper give the micros back if this gateway process dies before settling.
+ * tree_budgets SET reserved = reserved + w WHERE root_id = ? AND spent + reserved + held + w <=
+ * limit RETURNING ...` (the check and the reservation in one statement, see the top of this
+ * file; `held` the room held for resumed jobs' calls, budget-holds.ts), then the
+ * `budget_reservations` row (id, micros, expires_at = now + ttlMs) that lets the sweeper give
+ * the micros back if this gateway process dies before settling.
  * @returns `{ ok: true, budget, reservationId }` (after the reservation) or `{ ok: false,
  *   budget }` (unchanged, the call does not fit); null when `rootId` is not a root job.
  * With `jobId` (issue 6), the sub-limit of that job and of each ancestor that has one are
  * reserved in the same transaction (job-budgets.ts); a refusal by a sub-limit returns its
  * figures (`budget.jobId` set). `call` (H7) is stored on the reservation row (JSON,
- * pending-call.ts): the ledger row the sweep writes if the call is never settled.
+ * pending-call.ts): the ledger row the sweep writes if the call is never settled. `holder`
+ * (a job whose row says it may hold room from a resume): its own hold is read after the tree's
+ * lock and not counted against it (budget-holds.ts ownHold). A call refused while the budget
+ * holds room for others has the holds written again from the jobs (budget-holds.ts
+ * syncBudgetHolds: a hold whose job ended some other way) and is tried once more.
  * @throws Error when worstMicros/now/ttlMs are not integers >= 0 (ttlMs >= 1).
  */
-export async function reserveBudget(c: StoreCtx, rootId: number, worstMicros: number, now: number, ttlMs: number = DEFAULT_RESERVATION_TTL_MS, jobId?: number, call?: PendingCall): Promise<BudgetReservationResult | null> {
+export async function reserveBudget(c: StoreCtx, rootId: number, worstMicros: number, now: number, ttlMs: number = DEFAULT_RESERVATION_TTL_MS, jobId?: number, call?: PendingCall, holder?: number): Promise<BudgetReservationResult | null> {
   assertInt('rootId', rootId, 1);
   assertInt('worstMicros', worstMicros, 0);
   assertInt('now', now, 0);
   assertInt('ttlMs', ttlMs, 1);
   if (jobId !== undefined) assertInt('jobId', jobId, 1);
+  if (holder !== undefined) assertInt('holder', holder, 1);
   const callJson = encodePendingCall(call);
   let subLimited = jobId !== undefined;
   let last: TreeBudget | null = null;
+  let synced = false;
   // A tree UPDATE that matched no row means "no row yet" or "does not fit" — or that the row
   // was created (or money given back) by a concurrent call between our UPDATE and now. Only
   // figures read after the UPDATE that really do not fit are a refusal; otherwise try again.
   for (let attempt = 0; attempt < 8; attempt++) {
     let r: BudgetReservationResult | null = null;
+    // the calling holder's own part of the held room, as the last try read it
+    let own = 0;
     if (subLimited) {
-      const sub = await reserveWithSubLimits(c, rootId, jobId!, worstMicros, now, ttlMs, callJson);
+      const sub = await reserveWithSubLimits(c, rootId, jobId!, worstMicros, now, ttlMs, callJson, holder);
       if (sub === 'no-sub-limit') subLimited = false;
       else r = sub;
     }
-    if (!subLimited) r = c.dialect === 'postgres' ? await reservePg(c, rootId, worstMicros, now, ttlMs, callJson) : await reserveSqlite(c, rootId, worstMicros, now, ttlMs, callJson);
-    if (r) return r;
+    if (!subLimited) {
+      // PostgreSQL: one statement, no transaction, unless a holder's own hold is read first
+      if (holder === undefined && c.dialect === 'postgres') r = await reservePg(c.db, rootId, worstMicros, now, ttlMs, callJson, 0);
+      else {
+        r = await c.db.transaction().execute(async (trx) => {
+          if (holder !== undefined) {
+            await lockTree(trx, rootId);
+            own = await ownHold(trx, holder);
+          }
+          return c.dialect === 'postgres' ? reservePg(trx, rootId, worstMicros, now, ttlMs, callJson, own) : reserveSqlite(trx, rootId, worstMicros, now, ttlMs, callJson, own);
+        });
+      }
+    }
+    if (r?.ok) return r;
+    if (r) {
+      // a sub-limit's refusal (job-budgets.ts): while others hold room, the holds are written
+      // again from the jobs and the call tried once more
+      if (synced || !(r.budget.heldMicros || (r.budget as RefusingBudget).shortOnPath?.some((b) => b.heldMicros))) return r;
+      await syncTreeHolds(c, rootId);
+      synced = true;
+      continue;
+    }
     const cur = await c.db.selectFrom('tree_budgets').select(COLS).where('root_id', '=', rootId).executeTakeFirst();
     if (!cur) {
       if (!(await ensureRow(c, rootId, now))) return null;
       continue;
     }
-    last = toBudget(cur);
-    if (last.spentMicros + last.reservedMicros + worstMicros > last.limitMicros) return { ok: false, budget: last };
+    last = toBudget(cur, own);
+    if (doesNotFit(last, worstMicros)) {
+      // refused while others hold room: the holds written again from the jobs, then once more
+      if (last.heldMicros && !synced) {
+        await syncTreeHolds(c, rootId);
+        synced = true;
+        continue;
+      }
+      return { ok: false, budget: last };
+    }
   }
   return last ? { ok: false, budget: last } : null;
 }
 
-/** SQLite: the conditional UPDATE and the reservation row in one transaction (one writer). Null when it does not fit or the tree has no row. */
-async function reserveSqlite(c: StoreCtx, rootId: number, worstMicros: number, now: number, ttlMs: number, callJson: string | null): Promise<BudgetReservationResult | null> {
-  return c.db.transaction().execute(async (trx) => {
-    const row = await trx
-      .updateTable('tree_budgets')
-      .set({ reserved_micros: sql<number>`reserved_micros + ${worstMicros}`, updated_at: now })
-      .where('root_id', '=', rootId)
-      .where(sql<boolean>`spent_micros + reserved_micros + ${worstMicros} <= limit_micros`)
-      .returning(COLS)
-      .executeTakeFirst();
-    if (!row) return null;
-    const res = await trx
-      .insertInto('budget_reservations')
-      .values({ root_id: rootId, micros: worstMicros, created_at: now, expires_at: now + ttlMs, call: callJson })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    return { ok: true as const, budget: toBudget(row), reservationId: num(res.id) };
-  });
+/** SQLite: the conditional UPDATE and the reservation row, in the caller's transaction `trx` (one writer). Null when it does not fit or the tree has no row. */
+async function reserveSqlite(trx: Db, rootId: number, worstMicros: number, now: number, ttlMs: number, callJson: string | null, own: number): Promise<BudgetReservationResult | null> {
+  const row = await trx
+    .updateTable('tree_budgets')
+    .set({ reserved_micros: sql<number>`reserved_micros + ${worstMicros}`, updated_at: now })
+    .where('root_id', '=', rootId)
+    .where(sql<boolean>`spent_micros + reserved_micros + held_micros - ${own} + ${worstMicros} <= limit_micros`)
+    .returning(COLS)
+    .executeTakeFirst();
+  if (!row) return null;
+  const res = await trx
+    .insertInto('budget_reservations')
+    .values({ root_id: rootId, micros: worstMicros, created_at: now, expires_at: now + ttlMs, call: callJson })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return { ok: true as const, budget: toBudget(row, own), reservationId: num(res.id) };
 }
 
 /**
@@ -145,20 +181,20 @@ async function reserveSqlite(c: StoreCtx, rootId: number, worstMicros: number, n
  * reservation INSERT as data-modifying CTEs; the UPDATE's row lock and re-check hold as for a
  * lone UPDATE. Null when the call does not fit (or the tree has no row yet).
  */
-async function reservePg(c: StoreCtx, rootId: number, worst: number, now: number, ttlMs: number, callJson: string | null): Promise<BudgetReservationResult | null> {
+async function reservePg(trx: Db, rootId: number, worst: number, now: number, ttlMs: number, callJson: string | null, own: number): Promise<BudgetReservationResult | null> {
   const r = await sql<Row & { id: number | string }>`
     with upd as (
       update tree_budgets set reserved_micros = reserved_micros + ${worst}::bigint, updated_at = ${now}::bigint
-      where root_id = ${rootId} and spent_micros + reserved_micros + ${worst}::bigint <= limit_micros
-      returning root_id, limit_micros, spent_micros, reserved_micros
+      where root_id = ${rootId} and spent_micros + reserved_micros + held_micros - ${own}::bigint + ${worst}::bigint <= limit_micros
+      returning root_id, limit_micros, spent_micros, reserved_micros, held_micros
     ), ins as (
       insert into budget_reservations (root_id, micros, created_at, expires_at, call)
       select root_id, ${worst}::bigint, ${now}::bigint, ${now + ttlMs}::bigint, ${callJson}::text from upd
       returning id
     )
-    select upd.root_id, upd.limit_micros, upd.spent_micros, upd.reserved_micros, ins.id from upd cross join ins`.execute(c.db);
+    select upd.root_id, upd.limit_micros, upd.spent_micros, upd.reserved_micros, upd.held_micros, ins.id from upd cross join ins`.execute(trx);
   const row = r.rows[0];
-  return row ? { ok: true, budget: toBudget(row), reservationId: num(row.id) } : null;
+  return row ? { ok: true, budget: toBudget(row, own), reservationId: num(row.id) } : null;
 }
 
 /**
@@ -321,17 +357,26 @@ export async function pauseJobForBudget(c: StoreCtx, jobId: number, attempt: num
   assertInt('attempt', attempt, 0);
   assertInt('now', now, 0);
   if (needMicros !== undefined) assertInt('needMicros', needMicros, 0);
-  const row = await c.db
-    .updateTable('jobs')
-    // The token's hash stays: it no longer authenticates (not a live status), but the gateway
-    // finds the paused job by it to answer the budget refusal, not a 401 (jobs.ts findPausedJobByTokenHash).
-    .set({ status: 'paused', end_reason: 'budget', error: reason.slice(0, 2000), paused_need_micros: needMicros ?? refusedCallMicros(reason) })
-    .where('id', '=', jobId)
-    .where('attempt', '=', attempt)
-    .where('status', 'in', ['assigned', 'running'])
-    .returningAll()
-    .executeTakeFirst();
-  return row ? toJobRow(c.codec, row) : null;
+  const root = await c.db.selectFrom('jobs').select('root_id').where('id', '=', jobId).executeTakeFirst();
+  if (!root) return null;
+  const rootId = num(root.root_id);
+  // a resumed job refused before its call was recorded held room: its hold ends here (budget-holds.ts)
+  return c.db.transaction().execute(async (trx) => {
+    await lockTree(trx, rootId);
+    const row = await trx
+      .updateTable('jobs')
+      // The token's hash stays: it no longer authenticates (not a live status), but the gateway
+      // finds the paused job by it to answer the budget refusal, not a 401 (jobs.ts findPausedJobByTokenHash).
+      .set({ status: 'paused', end_reason: 'budget', error: reason.slice(0, 2000), paused_need_micros: needMicros ?? refusedCallMicros(reason) })
+      .where('id', '=', jobId)
+      .where('attempt', '=', attempt)
+      .where('status', 'in', ['assigned', 'running'])
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) return null;
+    await syncBudgetHolds(trx, rootId);
+    return toJobRow(c.codec, row);
+  });
 }
 
 /**
@@ -357,7 +402,7 @@ const resumeColumns = (eb: ExpressionBuilder<Database, 'jobs'>) =>
     assigned_at: null,
     token_hash: null,
     finished_at: null,
-    // kept: the resumed job holds the room for this call until its first call is recorded (budget-resume.ts resumedNeedHolds)
+    // kept: the resumed job holds the room for this call until its first call is recorded (budget-resume.ts resumedNeedHolds, budget-holds.ts)
   }) as const;
 
 /**
@@ -373,14 +418,20 @@ export async function resumeBudgetPausedJobs(c: StoreCtx, rootId: number, now: n
   assertInt('rootId', rootId, 1);
   assertInt('now', now, 0);
   if (jobIds && !jobIds.length) return [];
-  let q = c.db
-    .updateTable('jobs')
-    .set(resumeColumns)
-    .where('root_id', '=', rootId)
-    .where('status', '=', 'paused')
-    .where('end_reason', '=', 'budget');
-  if (jobIds) q = q.where('id', 'in', [...jobIds]);
-  const rows = await q.returningAll().execute();
+  // the resumed jobs hold the room of their refused calls (budget-holds.ts): written in the same transaction
+  const rows = await c.db.transaction().execute(async (trx) => {
+    await lockTree(trx, rootId);
+    let q = trx
+      .updateTable('jobs')
+      .set(resumeColumns)
+      .where('root_id', '=', rootId)
+      .where('status', '=', 'paused')
+      .where('end_reason', '=', 'budget');
+    if (jobIds) q = q.where('id', 'in', [...jobIds]);
+    const out = await q.returningAll().execute();
+    if (out.length) await syncBudgetHolds(trx, rootId);
+    return out;
+  });
   return rows.map((r) => toJobRow(c.codec, r)).sort((a, b) => a.id - b.id);
 }
 
@@ -397,16 +448,22 @@ export { BUDGET_RESUME_PENDING };
 export async function deferHeldBudgetResumes(c: StoreCtx, rootId: number, jobIds?: readonly number[]): Promise<JobRow[]> {
   assertInt('rootId', rootId, 1);
   if (jobIds && !jobIds.length) return [];
-  let q = c.db
-    .updateTable('jobs')
-    .set({ end_reason: BUDGET_RESUME_PENDING })
-    .where('root_id', '=', rootId)
-    .where('status', '=', 'paused')
-    .where('end_reason', '=', 'budget')
-    .where('finished_at', 'is', null)
-    .where('runner_id', 'is not', null);
-  if (jobIds) q = q.where('id', 'in', [...jobIds]);
-  const rows = await q.returningAll().execute();
+  // a granted resume holds the room of its refused call (budget-holds.ts): written in the same transaction
+  const rows = await c.db.transaction().execute(async (trx) => {
+    await lockTree(trx, rootId);
+    let q = trx
+      .updateTable('jobs')
+      .set({ end_reason: BUDGET_RESUME_PENDING })
+      .where('root_id', '=', rootId)
+      .where('status', '=', 'paused')
+      .where('end_reason', '=', 'budget')
+      .where('finished_at', 'is', null)
+      .where('runner_id', 'is not', null);
+    if (jobIds) q = q.where('id', 'in', [...jobIds]);
+    const out = await q.returningAll().execute();
+    if (out.length) await syncBudgetHolds(trx, rootId);
+    return out;
+  });
   return rows.map((r) => toJobRow(c.codec, r)).sort((a, b) => a.id - b.id);
 }
 
@@ -427,7 +484,12 @@ export async function endPausedAttempt(c: StoreCtx, jobId: number, attempt: numb
   assertInt('jobId', jobId, 1);
   assertInt('attempt', attempt, 1);
   assertInt('now', now, 0);
+  const root = await c.db.selectFrom('jobs').select('root_id').where('id', '=', jobId).executeTakeFirst();
+  if (!root) return null;
+  const rootId = num(root.root_id);
   return c.db.transaction().execute(async (trx) => {
+    // a granted resume's hold goes on as the resumed job's, or ends (budget-holds.ts)
+    await lockTree(trx, rootId);
     const row = await trx
       .updateTable('jobs')
       // A harness may name its session only in its final report (the command harness): keep it for the resume.
@@ -443,6 +505,7 @@ export async function endPausedAttempt(c: StoreCtx, jobId: number, attempt: numb
     // The room the top-up granted may have been spent meanwhile: the same rule as the top-up (budget-resume.ts).
     if (!(await budgetPausedMayResume(trx, { id: jobId, root_id: row.root_id, error: row.error, paused_need_micros: row.paused_need_micros }, null))) {
       const back = await trx.updateTable('jobs').set({ end_reason: 'budget' }).where('id', '=', jobId).returningAll().executeTakeFirstOrThrow();
+      await syncBudgetHolds(trx, rootId);
       return toJobRow(c.codec, back);
     }
     const resumed = await trx
@@ -451,6 +514,7 @@ export async function endPausedAttempt(c: StoreCtx, jobId: number, attempt: numb
       .where('id', '=', jobId)
       .returningAll()
       .executeTakeFirstOrThrow();
+    await syncBudgetHolds(trx, rootId);
     return toJobRow(c.codec, resumed);
   });
 }

@@ -16,6 +16,7 @@ import { usageTests } from './conformance/usage.js';
 import { budgetTests } from './conformance/budgets.js';
 import { reservationTests } from './conformance/reservations.js';
 import { jobBudgetTests } from './conformance/job-budgets.js';
+import { budgetHoldTests } from './conformance/budget-holds.js';
 import { roundTripTests } from './conformance/round-trip.js';
 import { userTests } from './conformance/users.js';
 import { taskTests } from './conformance/tasks.js';
@@ -89,6 +90,7 @@ export function runStoreConformance(name: string, makeStore: () => Promise<Store
     budgetTests(h);
     reservationTests(h);
     jobBudgetTests(h);
+    budgetHoldTests(h);
     roundTripTests(h);
     userTests(h);
     taskTests(h);

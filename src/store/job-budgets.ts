@@ -3,6 +3,8 @@ import { num } from './codec.js';
 import { assertInt, type StoreCtx } from './ctx.js';
 import type { Database } from './schema.js';
 import type { BudgetReservationResult, TreeBudget } from './types.js';
+import { budgetFigures, doesNotFit } from './budget-figures.js';
+import { lockTree, ownHold } from './budget-holds.js';
 
 /**
  * Sub-limits of child jobs (issue 6). A child started with `budget_usd` has `budget_micros > 0`
@@ -17,14 +19,12 @@ import type { BudgetReservationResult, TreeBudget } from './types.js';
  */
 
 type Db = Kysely<Database> | Transaction<Database>;
-type Row = { job_id: number; root_id: number; limit_micros: number | string; spent_micros: number | string; reserved_micros: number | string };
-const COLS = ['job_id', 'root_id', 'limit_micros', 'spent_micros', 'reserved_micros'] as const;
+type Row = { job_id: number; root_id: number; limit_micros: number | string; spent_micros: number | string; reserved_micros: number | string; held_micros: number | string };
+const COLS = ['job_id', 'root_id', 'limit_micros', 'spent_micros', 'reserved_micros', 'held_micros'] as const;
 
-function toBudget(r: Row): TreeBudget {
-  const limitMicros = num(r.limit_micros);
-  const spentMicros = num(r.spent_micros);
-  const reservedMicros = num(r.reserved_micros);
-  return { rootId: num(r.root_id), jobId: num(r.job_id), limitMicros, spentMicros, reservedMicros, remainingMicros: Math.max(0, limitMicros - spentMicros - reservedMicros) };
+/** The figures of a sub-limit's row (budget-figures.ts), less `own` µ$ of its held room: the calling job's own hold. */
+function toBudget(r: Row, own = 0): TreeBudget {
+  return budgetFigures(num(r.root_id), num(r.job_id), num(r.limit_micros), num(r.spent_micros), num(r.reserved_micros), num(r.held_micros), own);
 }
 
 /** The jobs on `jobId`'s path (itself, then its ancestors) that have a sub-limit, ascending id. */
@@ -44,7 +44,7 @@ async function ensureRows(db: Db, chain: { id: number; rootId: number; budgetMic
   for (const j of chain) {
     await db
       .insertInto('job_budgets')
-      .values({ job_id: j.id, root_id: j.rootId, limit_micros: j.budgetMicros, spent_micros: 0, reserved_micros: 0, updated_at: now })
+      .values({ job_id: j.id, root_id: j.rootId, limit_micros: j.budgetMicros, spent_micros: 0, reserved_micros: 0, updated_at: now, held_micros: 0 })
       .onConflict((oc) => oc.column('job_id').doNothing())
       .execute();
   }
@@ -84,7 +84,7 @@ export interface RefusingBudget extends TreeBudget {
  * job). Null when none is short (money was given back meanwhile: try again).
  */
 export function refusingBudget(path: readonly TreeBudget[], worst: number): RefusingBudget | null {
-  const short = path.filter((b) => b.spentMicros + b.reservedMicros + worst > b.limitMicros);
+  const short = path.filter((b) => doesNotFit(b, worst));
   if (!short.length) return null;
   const least = short.reduce((a, b) => (b.remainingMicros <= a.remainingMicros ? b : a));
   return short.length > 1 ? { ...least, shortOnPath: short } : { ...least };
@@ -99,20 +99,28 @@ export function refusingBudget(path: readonly TreeBudget[], worst: number): Refu
  *   the figures of the budget on the path with least room among those the call does not fit
  *   (`budget.jobId` set when it is a sub-limit; {@link RefusingBudget}: `shortOnPath` when
  *   several are short). Null (the caller reads the tree and tries again) also when, read after
- *   the refusal, every budget has room again.
+ *   the refusal, every budget has room again. `holder` (the calling job, when its row says it
+ *   may hold room from a resume): its own hold, read after the tree's lock, does not count
+ *   against it (budget-holds.ts); `held` counts on every budget otherwise.
  */
-export async function reserveWithSubLimits(c: StoreCtx, rootId: number, jobId: number, worst: number, now: number, ttlMs: number, callJson: string | null = null): Promise<BudgetReservationResult | 'no-sub-limit' | null> {
+export async function reserveWithSubLimits(c: StoreCtx, rootId: number, jobId: number, worst: number, now: number, ttlMs: number, callJson: string | null = null, holder?: number): Promise<BudgetReservationResult | 'no-sub-limit' | null> {
   const chain = await subLimitChain(c.db, jobId);
   if (!chain.length) return 'no-sub-limit';
   await ensureRows(c.db, chain, now);
-  const treeCols = ['root_id', 'limit_micros', 'spent_micros', 'reserved_micros'] as const;
+  const treeCols = ['root_id', 'limit_micros', 'spent_micros', 'reserved_micros', 'held_micros'] as const;
+  // the holder's own part of the held room (the same on every budget of its path)
+  let own = 0;
   try {
     return await c.db.transaction().execute(async (trx) => {
+      if (holder !== undefined) {
+        await lockTree(trx, rootId);
+        own = await ownHold(trx, holder);
+      }
       const tree = await trx
         .updateTable('tree_budgets')
         .set({ reserved_micros: sql<number>`reserved_micros + ${worst}`, updated_at: now })
         .where('root_id', '=', rootId)
-        .where(sql<boolean>`spent_micros + reserved_micros + ${worst} <= limit_micros`)
+        .where(sql<boolean>`spent_micros + reserved_micros + held_micros - ${own} + ${worst} <= limit_micros`)
         .returning(treeCols)
         .executeTakeFirst();
       if (!tree) throw new NoFit();
@@ -121,7 +129,7 @@ export async function reserveWithSubLimits(c: StoreCtx, rootId: number, jobId: n
           .updateTable('job_budgets')
           .set({ reserved_micros: sql<number>`reserved_micros + ${worst}`, updated_at: now })
           .where('job_id', '=', j.id)
-          .where(sql<boolean>`spent_micros + reserved_micros + ${worst} <= limit_micros`)
+          .where(sql<boolean>`spent_micros + reserved_micros + held_micros - ${own} + ${worst} <= limit_micros`)
           .returning('job_id')
           .executeTakeFirst();
         if (!row) throw new NoFit();
@@ -131,10 +139,7 @@ export async function reserveWithSubLimits(c: StoreCtx, rootId: number, jobId: n
         .values({ root_id: rootId, micros: worst, created_at: now, expires_at: now + ttlMs, job_ids: chain.map((j) => j.id).join(','), call: callJson })
         .returning('id')
         .executeTakeFirstOrThrow();
-      const limitMicros = num(tree.limit_micros);
-      const spentMicros = num(tree.spent_micros);
-      const reservedMicros = num(tree.reserved_micros);
-      const budget: TreeBudget = { rootId, limitMicros, spentMicros, reservedMicros, remainingMicros: Math.max(0, limitMicros - spentMicros - reservedMicros) };
+      const budget = budgetFigures(rootId, undefined, num(tree.limit_micros), num(tree.spent_micros), num(tree.reserved_micros), num(tree.held_micros), own);
       return { ok: true as const, budget, reservationId: num(res.id) };
     });
   } catch (err) {
@@ -144,9 +149,8 @@ export async function reserveWithSubLimits(c: StoreCtx, rootId: number, jobId: n
     const tree = await c.db.selectFrom('tree_budgets').select(treeCols).where('root_id', '=', rootId).executeTakeFirst();
     if (!tree) return null; // budgets.ts creates the tree's row and tries again
     const rows = await c.db.selectFrom('job_budgets').select(COLS).where('job_id', 'in', chain.map((j) => j.id)).orderBy('job_id').execute();
-    const treeLeft = num(tree.limit_micros) - num(tree.spent_micros) - num(tree.reserved_micros);
-    const treeBudget: TreeBudget = { rootId, limitMicros: num(tree.limit_micros), spentMicros: num(tree.spent_micros), reservedMicros: num(tree.reserved_micros), remainingMicros: Math.max(0, treeLeft) };
-    const refusing = refusingBudget([treeBudget, ...rows.map(toBudget)], worst);
+    const treeBudget = budgetFigures(rootId, undefined, num(tree.limit_micros), num(tree.spent_micros), num(tree.reserved_micros), num(tree.held_micros), own);
+    const refusing = refusingBudget([treeBudget, ...rows.map((r) => toBudget(r, own))], worst);
     return refusing ? { ok: false, budget: refusing } : null;
   }
 }
@@ -202,8 +206,8 @@ export async function topUpJobBudget(c: StoreCtx, jobId: number, addMicros: numb
   if (!own) return null;
   await ensureRows(c.db, chain, now);
   return c.db.transaction().execute(async (trx) => {
-    const tree = await trx.selectFrom('tree_budgets').select(['limit_micros', 'spent_micros', 'reserved_micros']).where('root_id', '=', own.rootId).executeTakeFirst();
-    const treeLeft = tree ? Math.max(0, num(tree.limit_micros) - num(tree.spent_micros) - num(tree.reserved_micros)) : 0;
+    const tree = await trx.selectFrom('tree_budgets').select(['limit_micros', 'spent_micros', 'reserved_micros', 'held_micros']).where('root_id', '=', own.rootId).executeTakeFirst();
+    const treeLeft = tree ? Math.max(0, num(tree.limit_micros) - num(tree.spent_micros) - num(tree.reserved_micros) - num(tree.held_micros)) : 0;
     const rows = (await trx.selectFrom('job_budgets').select(COLS).where('job_id', 'in', chain.map((j) => j.id)).execute()).map(toBudget);
     const mine = rows.find((r) => r.jobId === jobId)!;
     const aboveLeft = Math.min(treeLeft, ...rows.filter((r) => r.jobId !== jobId).map((r) => r.remainingMicros));

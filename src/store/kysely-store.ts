@@ -18,6 +18,7 @@ import * as agentVersions from './agent-versions.js';
 import * as effortTiers from './effort-tiers.js';
 import * as budgets from './budgets.js';
 import * as budgetResume from './budget-resume.js';
+import * as budgetHolds from './budget-holds.js';
 import * as expiredReservations from './expired-reservations.js';
 import * as jobBudgets from './job-budgets.js';
 import * as modelRoutes from './model-routes.js';
@@ -99,7 +100,7 @@ export function kyselyStore(db: Kysely<Database>, dialect: SqlDialect, afterClos
     jobUsage: (id) => calls.jobUsage(c, id),
     costRollup: (q) => costs.costRollup(c, q),
     getTreeBudget: (id, now) => budgets.getTreeBudget(c, id, now),
-    reserveBudget: (id, w, now, ttl, jobId, call) => budgets.reserveBudget(c, id, w, now, ttl, jobId, call),
+    reserveBudget: (id, w, now, ttl, jobId, call, holder) => budgets.reserveBudget(c, id, w, now, ttl, jobId, call, holder),
     getJobBudget: (id, now) => jobBudgets.getJobBudget(c, id, now),
     topUpJobBudget: (id, add, now) => jobBudgets.topUpJobBudget(c, id, add, now),
     settleBudget: (id, r, cost, now, call) => budgets.settleBudget(c, id, r, cost, now, call),
@@ -115,8 +116,9 @@ export function kyselyStore(db: Kysely<Database>, dialect: SqlDialect, afterClos
     pauseJobForBudget: (id, attempt, reason, now, need) => budgets.pauseJobForBudget(c, id, attempt, reason, now, need),
     listResumableBudgetPausedJobs: (id, raised) => budgetResume.listResumableBudgetPausedJobs(c, id, raised),
     listBudgetPausedJobs: (id) => budgetResume.listBudgetPausedJobs(c, id),
-    budgetResumeHolds: (id, jobId) => budgetResume.holdsAhead(c.db, id, jobId),
-    endBudgetResumeHold: (id) => budgetResume.endBudgetResumeHold(c, id),
+    budgetResumeHolds: (id, jobId, pausedOnly) => budgetResume.holdsAhead(c.db, id, jobId, pausedOnly),
+    endBudgetResumeHold: (id) => budgetHolds.endBudgetResumeHold(c, id),
+    syncBudgetHolds: (rootId) => budgetHolds.syncTreeHolds(c, rootId),
     resumeBudgetPausedJobs: (id, now, ids) => budgets.resumeBudgetPausedJobs(c, id, now, ids),
     deferHeldBudgetResumes: (id, ids) => budgets.deferHeldBudgetResumes(c, id, ids),
     endPausedAttempt: (id, attempt, now, sessionId) => budgets.endPausedAttempt(c, id, attempt, now, sessionId),

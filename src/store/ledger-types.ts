@@ -27,13 +27,15 @@ export interface LedgerStore {
   /** The tree's budget (row created from the root job's budgetMicros if missing); null when not a root job. */
   getTreeBudget(rootId: number, now: number): Promise<TreeBudget | null>;
   /**
-   * Atomically reserves `worstMicros` when `spent + reserved + worst <= limit` (one conditional
-   * UPDATE plus the reservation row, one transaction; holds across processes), held until
-   * `now + ttlMs` (default 30 min) at the latest. `ok: false` leaves it unchanged. Null when
-   * not a root job. `call` (H7) is kept on the reservation row: the ledger row the sweep writes
-   * if the call is never settled.
+   * Atomically reserves `worstMicros` when `spent + reserved + held + worst <= limit` (one
+   * conditional UPDATE plus the reservation row, one transaction; holds across processes), held
+   * until `now + ttlMs` (default 2 min) at the latest. `ok: false` leaves it unchanged. Null
+   * when not a root job. `jobId`: a child job (its sub-limits reserve too). `call` (H7) is kept
+   * on the reservation row: the ledger row the sweep writes if the call is never settled.
+   * `holder`: the calling job when it may hold room from a resume (its row's
+   * `pausedNeedMicros` is set): its own hold does not count against it (store/budget-holds.ts).
    */
-  reserveBudget(rootId: number, worstMicros: number, now: number, ttlMs?: number, jobId?: number, call?: PendingCall): Promise<BudgetReservationResult | null>;
+  reserveBudget(rootId: number, worstMicros: number, now: number, ttlMs?: number, jobId?: number, call?: PendingCall, holder?: number): Promise<BudgetReservationResult | null>;
   /**
    * Issue 6: job `jobId`'s own sub-limit budget (`jobId` set), created from its budgetMicros
    * if missing; null when the job has no sub-limit (a root, or a child sharing the tree's).
@@ -93,11 +95,18 @@ export interface LedgerStore {
    * µ$ that stands before paused job `jobId` in the tree's budgets (key `tree`, or a sub-limited
    * job's id as text): held by resumed jobs that have not called yet, by resumes waiting for their
    * process to exit, and by jobs paused for budget with a lower id (store/budget-resume.ts
-   * holdsAhead: the resume rule takes them first).
+   * holdsAhead: the resume rule takes them first). With `pausedOnly`, the last alone: what the
+   * budgets' `heldMicros` does not count already.
    */
-  budgetResumeHolds(rootId: number, jobId: number): Promise<Map<string, number>>;
+  budgetResumeHolds(rootId: number, jobId: number, pausedOnly?: boolean): Promise<Map<string, number>>;
   /** Ends the hold of resumed job `jobId` after its first call (store/budget-resume.ts endBudgetResumeHold): its root id, or null when it held none. */
   endBudgetResumeHold(jobId: number): Promise<number | null>;
+  /**
+   * Writes the room tree `rootId`'s budgets hold for resumed jobs again from the jobs
+   * (store/budget-holds.ts syncTreeHolds): after a holder ended some way that did not write
+   * it (failed, cancelled, lost before its call).
+   */
+  syncBudgetHolds(rootId: number): Promise<void>;
   /** Budget-paused jobs of the tree (only `jobIds` when given) → `queued` with resumeSessionId = their sessionId. Returns them. */
   resumeBudgetPausedJobs(rootId: number, now: number, jobIds?: readonly number[]): Promise<JobRow[]>;
   /**
@@ -195,7 +204,7 @@ export interface ModelPriceRow {
   updatedAt: number;
 }
 
-/** A job tree's budget, micro-dollars. remaining = max(0, limit − spent − reserved). */
+/** A job tree's budget, micro-dollars. remaining = max(0, limit − spent − reserved − held). */
 export interface TreeBudget {
   rootId: number;
   /** Issue 6: set when these are the figures of this child job's sub-limit, not the tree's. */
@@ -203,6 +212,12 @@ export interface TreeBudget {
   limitMicros: number;
   spentMicros: number;
   reservedMicros: number;
+  /**
+   * Room held for the calls of jobs a top-up resumed that have not made them yet (0027,
+   * store/budget-holds.ts), less the calling job's own hold in a reservation's figures; absent
+   * when 0.
+   */
+  heldMicros?: number;
   remainingMicros: number;
 }
 

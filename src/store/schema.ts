@@ -148,6 +148,8 @@ export interface TreeBudgetsTable {
   spent_micros: Int8;
   reserved_micros: Int8;
   updated_at: Int8;
+  /** 0027: µ$ held for resumed jobs' calls (store/budget-holds.ts). */
+  held_micros: ColumnType<number | string, number | undefined, number>;
 }
 
 /** 0005: people who sign in to the dashboard (see migrations/0005_users.ts). */
@@ -195,6 +197,8 @@ export interface JobBudgetsTable {
   spent_micros: Int8;
   reserved_micros: Int8;
   updated_at: Int8;
+  /** 0027: µ$ held for resumed jobs' calls (store/budget-holds.ts). */
+  held_micros: ColumnType<number | string, number | undefined, number>;
 }
 
 /** 0008: model name pattern → provider, set through the API (see store/model-routes.ts). */

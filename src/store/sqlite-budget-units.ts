@@ -4,6 +4,7 @@ import { parseJobIds } from './job-budgets.js';
 import type { TreeRow, TreeRows } from './sqlite-tree-rows.js';
 import type { BudgetReservationResult, NewModelCall } from './types.js';
 import type { SettleFound } from './budgets.js';
+import { budgetFigures } from './budget-figures.js';
 import type { WriterUnit } from './sqlite-writer-wire.js';
 
 /**
@@ -15,7 +16,9 @@ import type { WriterUnit } from './sqlite-writer-wire.js';
  */
 export interface BudgetUnits {
   /**
-   * Reserves `worst` µ$ on tree `rootId` when `spent + reserved + worst <= limit`; `callJson`
+   * Reserves `worst` µ$ on tree `rootId` when `spent + reserved + held + worst <= limit` (held:
+   * the room held for resumed jobs' calls, budget-holds.ts; a holder's own calls go to
+   * budgets.ts, sqlite-fast.ts); `callJson`
    * (pending-call.ts) is what the sweep records if the call is never settled.
    * @returns the reservation, or null when the call does not fit or the tree has no budget row
    *   (the caller then runs store/budgets.ts, which says which).
@@ -63,7 +66,7 @@ export function sqliteBudgetUnits(sqlite: BetterSqlite3.Database, trees: TreeRow
     if (row === undefined) {
       const r = s().reserve.get(worst, now, rootId, worst) as BudgetRow | undefined;
       if (!r) return null;
-      row = trees.hold({ rootId, limitMicros: Number(r.limit_micros), spentMicros: Number(r.spent_micros), reservedMicros: Number(r.reserved_micros), updatedAt: now });
+      row = trees.hold({ rootId, limitMicros: Number(r.limit_micros), spentMicros: Number(r.spent_micros), reservedMicros: Number(r.reserved_micros), heldMicros: Number(r.held_micros), updatedAt: now });
       let res: BetterSqlite3.RunResult;
       try {
         res = s().insertReservation.run(rootId, worst, now, now + ttlMs, callJson);
@@ -72,7 +75,7 @@ export function sqliteBudgetUnits(sqlite: BetterSqlite3.Database, trees: TreeRow
       }
       return { ok: true, budget: budgetOf(row), reservationId: Number(res.lastInsertRowid) };
     }
-    if (row.spentMicros + row.reservedMicros + worst > row.limitMicros) return null;
+    if (row.spentMicros + row.reservedMicros + row.heldMicros + worst > row.limitMicros) return null;
     const res = s().insertReservation.run(rootId, worst, now, now + ttlMs, callJson);
     row.reservedMicros += worst;
     row.updatedAt = now;
@@ -118,12 +121,11 @@ export function sqliteBudgetUnits(sqlite: BetterSqlite3.Database, trees: TreeRow
   return { reserve, settle };
 }
 
-type BudgetRow = { limit_micros: number; spent_micros: number; reserved_micros: number };
+type BudgetRow = { limit_micros: number; spent_micros: number; reserved_micros: number; held_micros: number };
 
 /** A tree's figures as a reservation result gives them (µ$). */
 function budgetOf(row: TreeRow) {
-  const remainingMicros = Math.max(0, row.limitMicros - row.spentMicros - row.reservedMicros);
-  return { rootId: row.rootId, limitMicros: row.limitMicros, spentMicros: row.spentMicros, reservedMicros: row.reservedMicros, remainingMicros };
+  return budgetFigures(row.rootId, undefined, row.limitMicros, row.spentMicros, row.reservedMicros, row.heldMicros);
 }
 
 /** The prepared statements (after the migrations made the tables). */
@@ -144,7 +146,7 @@ function prepare(sqlite: BetterSqlite3.Database) {
   }
   return {
     reserve: sqlite.prepare(
-      'update tree_budgets set reserved_micros = reserved_micros + ?, updated_at = ? where root_id = ? and spent_micros + reserved_micros + ? <= limit_micros returning limit_micros, spent_micros, reserved_micros',
+      'update tree_budgets set reserved_micros = reserved_micros + ?, updated_at = ? where root_id = ? and spent_micros + reserved_micros + held_micros + ? <= limit_micros returning limit_micros, spent_micros, reserved_micros, held_micros',
     ),
     // the change to spent may be negative (a late settle of a swept reservation, H7): never below 0
     settle: sqlite.prepare(

@@ -44,7 +44,7 @@ export interface SqliteFastOptions {
  * Store methods that never change a job's status or token: they leave the token cache alone.
  * Every other method (including ones added later) clears it before and after it runs.
  */
-const KEEPS_TOKENS = /^(get|list|find|count)|^(jobUsage|jobUsageMany|costRollup|reserveBudget|budgetResumeHolds|endBudgetResumeHold|topUpJobBudget|settleBudget|recordModelCall|releaseExpiredReservations|extendBudgetReservation|noteModelCall|modelCallActivity|appendEventsIfQueued|setModelRoute|deleteModelRoute|setModelPrice|deleteModelPrice|addTaskBudget|taskOfTurnJob|close|dialect)$/;
+const KEEPS_TOKENS = /^(get|list|find|count)|^(jobUsage|jobUsageMany|costRollup|reserveBudget|budgetResumeHolds|syncBudgetHolds|topUpJobBudget|settleBudget|recordModelCall|releaseExpiredReservations|extendBudgetReservation|noteModelCall|modelCallActivity|appendEventsIfQueued|setModelRoute|deleteModelRoute|setModelPrice|deleteModelPrice|addTaskBudget|taskOfTurnJob|close|dialect)$/;
 
 /**
  * The gateway's per-call store work on SQLite without Kysely's per-statement overhead (query
@@ -152,14 +152,15 @@ export function withSqliteFastPaths(store: Store, db: Kysely<Database>, sqlite: 
         clear();
       }
     },
-    async reserveBudget(rootId, worstMicros, now, ttlMs = DEFAULT_RESERVATION_TTL_MS, jobId?: number, call?: PendingCall) {
-      // issue 6: a child job's call may have sub-limits on its path: budgets.ts/job-budgets.ts,
-      // after the units issued before it (a settle not awaited frees room it may need), as
-      // every other method of the store waits for them (the Proxy below)
-      if (jobId !== undefined) {
+    async reserveBudget(rootId, worstMicros, now, ttlMs = DEFAULT_RESERVATION_TTL_MS, jobId?: number, call?: PendingCall, holder?: number) {
+      // issue 6: a child job's call may have sub-limits on its path, and a resumed job's call
+      // reads its own hold (budget-holds.ts): budgets.ts/job-budgets.ts, after the units issued
+      // before it (a settle not awaited frees room it may need), as every other method of the
+      // store waits for them (the Proxy below)
+      if (jobId !== undefined || holder !== undefined) {
         const before = writer?.barrier();
         if (before) await before;
-        return store.reserveBudget(rootId, worstMicros, now, ttlMs, jobId, call);
+        return store.reserveBudget(rootId, worstMicros, now, ttlMs, jobId, call, holder);
       }
       assertInt('rootId', rootId, 1);
       assertInt('worstMicros', worstMicros, 0);

@@ -6,6 +6,8 @@ export interface TreeRow {
   readonly limitMicros: number;
   spentMicros: number;
   reservedMicros: number;
+  /** Room held for resumed jobs' calls (budget-holds.ts): only the store's own transactions change it, never a group's. */
+  readonly heldMicros: number;
   updatedAt: number;
   /** Changed in this transaction: written back by {@link TreeRows.flush}. */
   dirty: boolean;
@@ -27,7 +29,7 @@ export interface TreeRow {
  * open.ts's lock makes this process the only one, and of its two connections — the store's and
  * the writer thread's, sqlite-writer.ts — only the one holding thread-write-lock.ts writes), so
  * nothing else writes the row between the read and the write, and each unit sees every earlier unit's change exactly as it would have in the
- * row. The check `spent + reserved + worst <= limit` is the conditional UPDATE's of
+ * row. The check `spent + reserved + held + worst <= limit` is the conditional UPDATE's of
  * store/budgets.ts, made on the same figures; a transaction that fails or is abandoned is
  * rolled back whole, and its in-memory rows with it ({@link TreeRows.reset} at the next one).
  * A unit of the same transaction that reads or writes tree_budgets in SQL must

@@ -52,6 +52,7 @@ interface Seeded {
   split: number;
   limited: number;
   limitedChild: number;
+  heldTree: number;
   needy: number;
 }
 
@@ -117,6 +118,14 @@ async function seed(store: Store, ids: Partial<Seeded>): Promise<void> {
   const pausedChild = await store.createJob({ parentId: limited.id, agent: 'beta', agentVersion: '1', input: {}, selector: { pool: 'nowhere' }, priority: 0, budgetMicros: 0, now });
   await store.transitionJob(pausedChild.id, null, ['queued'], 'assigned', now);
   await store.transitionJob(pausedChild.id, null, ['assigned'], 'paused', now, { endReason: 'budget', finishedAt: now });
+  // a tree ($0.10, nothing spent) whose child a top-up resumed: the room of its $0.02 call is held for it
+  const heldTree = await store.createJob({ parentId: null, agent: 'alpha', agentVersion: '1', input: {}, selector: { pool: 'nowhere' }, priority: 0, budgetMicros: 100_000, now });
+  const heldKid = await store.createJob({ parentId: heldTree.id, agent: 'beta', agentVersion: '1', input: {}, selector: { pool: 'nowhere' }, priority: 0, budgetMicros: 0, now });
+  const kidRow = await store.transitionJob(heldKid.id, null, ['queued'], 'assigned', now);
+  await store.transitionJob(heldKid.id, null, ['assigned'], 'running', now);
+  await store.pauseJobForBudget(heldKid.id, kidRow!.attempt, 'budget exhausted', now, 20_000);
+  await store.getTreeBudget(heldTree.id, now);
+  await store.resumeBudgetPausedJobs(heldTree.id, now, [heldKid.id]);
   // a task with a $0.03 budget whose turn spent it all and is paused for budget
   const stuck = await store.createTask({ agent: 'alpha', title: 'Out of budget 9', input: {}, keys: [], coalesceMs: 0, budgetMicros: 30_000, now });
   await store.enqueueTaskPrompt(stuck.id, 'Go on.', now);
@@ -134,7 +143,7 @@ async function seed(store: Store, ids: Partial<Seeded>): Promise<void> {
   await store.transitionJob(needy.id, null, ['assigned'], 'paused', now, { endReason: 'budget', error: refusal, finishedAt: now } as Parameters<Store['transitionJob']>[5]);
   // its attempt's end as the hub stores the runner's report (server/paused-attempt-end.ts): the harness exited on the budget refusal
   await store.appendServerEvent(needy.id, { type: 'attempt.ended', data: { attempt: 1, status: 'failed', reason: 'budget', error: 'API Error: 402 budget exhausted' } }, now);
-  Object.assign(ids, { needy: needy.id, stuck: stuck.id, stuckJob: stuckJob.id, pausedChild: pausedChild.id, alpha: alpha.id, alphaChild: alphaChild.id, beta: beta.id, big: big.id, done: done.id, box: box.id, chat: chat.id, chatJob: chatJob.id, split: split.id, limited: limited.id, limitedChild: limitedChild.id });
+  Object.assign(ids, { needy: needy.id, stuck: stuck.id, stuckJob: stuckJob.id, pausedChild: pausedChild.id, alpha: alpha.id, alphaChild: alphaChild.id, beta: beta.id, big: big.id, done: done.id, box: box.id, chat: chat.id, chatJob: chatJob.id, split: split.id, limited: limited.id, limitedChild: limitedChild.id, heldTree: heldTree.id });
 }
 
 /** True when the page scrolls sideways (content wider than the viewport). */
@@ -346,6 +355,10 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     // the tree's child paused for budget is named, linked (the view's pausedJobs)
     await expect.poll(() => admin.locator('[data-testid=paused-in-tree]').textContent(), { timeout: 10_000 }).toBe(`Paused for budget in this tree: #${id('pausedChild')}`);
     expect(await admin.locator('[data-testid=paused-in-tree] a').getAttribute('href')).toBe(`/jobs/${id('pausedChild')}`);
+    // a tree whose resumed child has not made its call yet: the room held for it is shown (store/budget-holds.ts)
+    await admin.goto(`${up.url}/jobs/${id('heldTree')}`);
+    await expect.poll(() => legend.textContent(), { timeout: 10_000 }).toBe('$0.000000 spent · $0.020000 held for resumed jobs · limit $0.100000');
+    expect(await admin.locator('[data-testid=budget] .held').count()).toBe(1);
     await admin.context().close();
   }, 60_000);
 

@@ -24,6 +24,13 @@ describe('describeBudget', () => {
     expect(describeBudget({ ...view(2_250_000, 0), topUp: { addedMicros: 500_000, limitMicros: 1_500_000 } }, 0.5)).toMatch(/^added \$0\.500000 to job tree 7 \(it made the budget \$1\.500000; another top-up at the same time made it \$2\.250000\)$/m);
     expect(describeBudget({ ...view(1_500_000, 0), topUp: { addedMicros: 500_000, limitMicros: 1_500_000 } }, 0.5)).toMatch(/^added \$0\.500000 to job tree 7$/m);
   });
+  it('room held for resumed jobs gets its own line, and only when there is some', () => {
+    // $1.00 limit, $0.90 spent, $0.08 held → $0.02 left
+    const v = view(1_000_000, 900_000);
+    const held = { ...v, budget: { ...v.budget, heldMicros: 80_000, remainingMicros: 20_000 } };
+    expect(describeBudget(held)).toMatch(/^reserved:\s+\$0\.000000\nheld:\s+\$0\.080000 \(for the calls of jobs a top-up resumed, until each is made\)\nleft:\s+\$0\.020000$/m);
+    expect(describeBudget(v)).not.toMatch(/held/);
+  });
   it('within its limit: no over line', () => {
     expect(describeBudget(view(2_000_000, 1_000_000, 1_000_000))).not.toMatch(/over by/);
   });

@@ -94,6 +94,7 @@ export function describeBudget(v: BudgetView, added?: number, jobStatus?: JobSta
     `budget:    ${formatMicros(b.limitMicros)}`,
     `spent:     ${formatMicros(b.spentMicros)}`,
     `reserved:  ${formatMicros(b.reservedMicros)}`,
+    ...(b.heldMicros ? [`held:      ${formatMicros(b.heldMicros)} (for the calls of jobs a top-up resumed, until each is made)`] : []),
     `left:      ${formatMicros(b.remainingMicros)}${bound ? ` (bounded by ${bound.jobId === undefined ? `job tree ${b.rootId}` : `job ${bound.jobId}`}: ${formatMicros(bound.remainingMicros)} left of its own ${formatMicros(bound.limitMicros)})` : ''}`,
   ];
   // Spent past the limit (an estimate charged at settle, or a limit lowered): say by how much, so a top-up can cover it.

@@ -25,6 +25,7 @@ import { unstartedRequeues } from './0023_unstarted_requeues.js';
 import { pausedNeed } from './0024_paused_need.js';
 import { sqliteReservationIndex } from './0025_sqlite_reservation_index.js';
 import { taskBudget } from './0026_task_budget.js';
+import { budgetHolds } from './0027_budget_holds.js';
 
 /**
  * Every migration, by name, in order. A static list (not a folder glob) so it works the same
@@ -57,6 +58,7 @@ function allMigrations(dialect: SqlDialect): Record<string, Migration> {
     '0024_paused_need': pausedNeed(),
     '0025_sqlite_reservation_index': sqliteReservationIndex(dialect),
     '0026_task_budget': taskBudget(),
+    '0027_budget_holds': budgetHolds(),
   };
 }
 

@@ -5,9 +5,11 @@ import { usd } from '../format.js';
  * Widths are fractions of the limit, capped at 100%. `bound`, when another budget on the job's
  * path has less room than this one (the API's `boundedBy`: a child's sub-limit under a tree
  * nearly spent), says what is really left and what bounds it, as `flotilla budget JOB` does: the
- * bar alone read as room the job did not have (fresh-user finding).
+ * bar alone read as room the job did not have (fresh-user finding). `held`: room held for the
+ * calls of jobs a top-up resumed that have not made them yet (the API's `heldMicros`), drawn
+ * after the reserved part.
  */
-export function BudgetBar({ spent, reserved = 0, limit, bound }: { spent: number; reserved?: number; limit: number; bound?: { left: number; by: string; byLimit: number } }) {
+export function BudgetBar({ spent, reserved = 0, held = 0, limit, bound }: { spent: number; reserved?: number; held?: number; limit: number; bound?: { left: number; by: string; byLimit: number } }) {
   const pct = (v: number) => `${limit > 0 ? Math.min(100, (v / limit) * 100) : 0}%`;
   const over = spent >= limit && limit > 0;
   return (
@@ -15,9 +17,17 @@ export function BudgetBar({ spent, reserved = 0, limit, bound }: { spent: number
       <div className="track" role="meter" aria-valuemin={0} aria-valuemax={limit} aria-valuenow={spent} aria-label="budget">
         <div className={`spent ${over ? 'over' : ''}`} style={{ width: pct(spent) }} />
         {reserved > 0 && <div className="reserved" style={{ width: pct(reserved), left: pct(spent) }} />}
+        {held > 0 && <div className="held" style={{ width: pct(held), left: pct(spent + reserved) }} />}
       </div>
       <div className="legend">
-        <span data-testid="spent">{usd(spent)}</span> spent{reserved > 0 && <> · {usd(reserved)} reserved</>} · limit {usd(limit)}
+        <span data-testid="spent">{usd(spent)}</span> spent{reserved > 0 && <> · {usd(reserved)} reserved</>}
+        {held > 0 && (
+          <span data-testid="budget-held">
+            {' '}
+            · {usd(held)} held for resumed jobs
+          </span>
+        )}{' '}
+        · limit {usd(limit)}
         {bound && (
           <span className="warn" data-testid="budget-bound">
             {' '}

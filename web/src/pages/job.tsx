@@ -142,6 +142,7 @@ function JobView({ id }: { id: number }) {
             <BudgetBar
               spent={budget.data.budget.spentMicros}
               reserved={budget.data.budget.reservedMicros}
+              held={budget.data.budget.heldMicros ?? 0}
               limit={budget.data.budget.limitMicros}
               {...(budget.data.budget.boundedBy
                 ? {

@@ -1,0 +1,153 @@
+import { sql, type Kysely, type Transaction } from 'kysely';
+import { num } from './codec.js';
+import { assertInt, type StoreCtx } from './ctx.js';
+import { BUDGET_RESUME_PENDING, hold, pathBudgets, pausedNeedMicros, resumedNeedHolds, type BudgetHolds } from './budget-resume.js';
+import type { Database } from './schema.js';
+
+/**
+ * The room budgets hold for resumed jobs, counted by the gateway's reservation (issue 3; fresh
+ * tester: a running sibling spent the room a top-up had given a paused job, which paused again
+ * at its first call). The resume rule (budget-resume.ts) gives a paused job the room of its
+ * refused call; until that job's call is recorded the room is the job's, against every budget
+ * on its path: `held_micros` of the tree's row and of each sub-limit's row (0027) is the sum of
+ * the needs of the tree's HOLDERS:
+ * - jobs a top-up resumed that have not made their call yet (budget-resume.ts resumedNeedHolds:
+ *   queued, or assigned/running with no ledger row for the attempt, with `paused_need_micros`);
+ * - resumes granted but waiting for the paused attempt's process to exit (paused, endReason
+ *   `budget_resume`, budgets.ts deferHeldBudgetResumes).
+ * A reservation fits when `spent + reserved + held − own + worst <= limit`, `own` the calling
+ * job's part of `held` (0 but for a holder's own calls). Money is integer micro-dollars.
+ *
+ * Why a column, written by {@link syncBudgetHolds}, and not a sum read by the reservation: the
+ * reservation is one conditional UPDATE of the budget row, which PostgreSQL re-checks on the
+ * newest row version after waiting for its lock (READ COMMITTED); a sum in a subquery is read
+ * from the statement's snapshot and would miss a hold committed meanwhile. So every
+ * transaction that makes or ends a hold takes the tree's row lock FIRST ({@link lockTree}),
+ * changes the jobs, then writes the sums read after the lock: two such transactions never
+ * interleave, and a reservation sees the sums before or after, never between. The holder's own
+ * part is read the same way, after the tree's lock ({@link ownHold}).
+ *
+ * When a hold ends some way no sync sees (the job failed, was cancelled or lost before its
+ * call), `held` stays too high: calls are refused that would fit. The store's reservation then
+ * syncs the tree and tries once more before refusing (budgets.ts reserveBudget), and the
+ * server syncs when such a job ends (server/budget-pause.ts endedHoldTap): too high for a
+ * moment, never too low.
+ */
+
+type Db = Kysely<Database> | Transaction<Database>;
+
+/** Takes tree `rootId`'s budget row lock for the rest of the transaction `trx` (PostgreSQL; SQLite has one writer). Nothing when the tree has no row. */
+export async function lockTree(trx: Db, rootId: number): Promise<void> {
+  await trx.updateTable('tree_budgets').set({ updated_at: sql<number>`updated_at` }).where('root_id', '=', rootId).execute();
+}
+
+/**
+ * What the holders of tree `rootId` hold (see the top of this file), per budget: key `tree`, or
+ * a sub-limited job's id as text. µ$. Reads only.
+ */
+export async function heldByHolders(db: Db, rootId: number): Promise<BudgetHolds> {
+  const holds = await resumedNeedHolds(db, rootId);
+  const pending = await db
+    .selectFrom('jobs')
+    .select(['id', 'root_id', 'error', 'paused_need_micros'])
+    .where('root_id', '=', rootId)
+    .where('status', '=', 'paused')
+    .where('end_reason', '=', BUDGET_RESUME_PENDING)
+    .orderBy('id')
+    .execute();
+  for (const j of pending) hold(holds, await pathBudgets(db, rootId, num(j.id)), Math.max(1, pausedNeedMicros(j) ?? 1));
+  return holds;
+}
+
+/**
+ * Writes what the holders of tree `rootId` hold ({@link heldByHolders}) into `held_micros` of
+ * the tree's row and of its sub-limits' rows (a sub-limit holding room gets its row if it had
+ * none). Run it in the transaction that changed the holders, after {@link lockTree} and the
+ * change (see the top of this file). Nothing when the tree has no budget row yet (nothing
+ * could be reserved against it either: the row is made, with held 0, by the first call or
+ * top-up, and a resume needs a top-up, which makes it).
+ */
+export async function syncBudgetHolds(trx: Db, rootId: number): Promise<void> {
+  const holds = await heldByHolders(trx, rootId);
+  const tree = holds.get('tree') ?? 0;
+  await trx.updateTable('tree_budgets').set({ held_micros: tree }).where('root_id', '=', rootId).where('held_micros', '<>', tree).execute();
+  const subs = [...holds.entries()].filter(([k]) => k !== 'tree');
+  for (const [k, micros] of subs) {
+    const jobId = Number(k);
+    await trx
+      .insertInto('job_budgets')
+      .columns(['job_id', 'root_id', 'limit_micros', 'spent_micros', 'reserved_micros', 'updated_at', 'held_micros'])
+      .expression((eb) => eb.selectFrom('jobs').select(['id', 'root_id', 'budget_micros', sql.lit(0).as('s'), sql.lit(0).as('r'), sql.lit(0).as('u'), sql.lit(0).as('h')]).where('id', '=', jobId))
+      .onConflict((oc) => oc.column('job_id').doNothing())
+      .execute();
+    await trx.updateTable('job_budgets').set({ held_micros: micros }).where('job_id', '=', jobId).where('held_micros', '<>', micros).execute();
+  }
+  // sub-limits of the tree that no longer hold anything
+  let q = trx.updateTable('job_budgets').set({ held_micros: 0 }).where('root_id', '=', rootId).where('held_micros', '<>', 0);
+  if (subs.length) q = q.where('job_id', 'not in', subs.map(([k]) => Number(k)));
+  await q.execute();
+}
+
+/** {@link syncBudgetHolds} of tree `rootId` as its own transaction (tree lock first). @throws Error when rootId is not an integer >= 1. */
+export async function syncTreeHolds(c: StoreCtx, rootId: number): Promise<void> {
+  assertInt('rootId', rootId, 1);
+  await c.db.transaction().execute(async (trx) => {
+    await lockTree(trx, rootId);
+    await syncBudgetHolds(trx, rootId);
+  });
+}
+
+/**
+ * Ends the hold of a job a top-up resumed (see {@link resumedNeedHolds}) once its first call
+ * since is recorded: clears its `paused_need_micros` while it is `assigned` or `running` (a job
+ * paused again keeps the need of its new pause), and writes the held room of the tree's budgets
+ * again (budget-holds.ts), one transaction.
+ * @returns its tree's root id when a hold ended, else null (none held, or ended already).
+ * @throws Error when jobId is not an integer >= 1.
+ */
+export async function endBudgetResumeHold(c: StoreCtx, jobId: number): Promise<number | null> {
+  assertInt('jobId', jobId, 1);
+  const job = await c.db.selectFrom('jobs').select('root_id').where('id', '=', jobId).where('paused_need_micros', 'is not', null).executeTakeFirst();
+  if (!job) return null;
+  const rootId = num(job.root_id);
+  // the budgets' held room is written again in the same transaction, the tree's lock first (budget-holds.ts)
+  return c.db.transaction().execute(async (trx) => {
+    await lockTree(trx, rootId);
+    const row = await trx
+      .updateTable('jobs')
+      .set({ paused_need_micros: null })
+      .where('id', '=', jobId)
+      .where('status', 'in', ['assigned', 'running'])
+      .where('paused_need_micros', 'is not', null)
+      .returning('root_id')
+      .executeTakeFirst();
+    if (!row) return null;
+    await syncBudgetHolds(trx, rootId);
+    return rootId;
+  });
+}
+
+/**
+ * The part of the held room that is job `jobId`'s own, µ$: its pause's need when it is a holder
+ * (see the top of this file), on every budget of its path; else 0. A holder's calls are not
+ * kept out by its own hold. Read in the reserving transaction after {@link lockTree}. Reads only.
+ */
+export async function ownHold(trx: Db, jobId: number): Promise<number> {
+  const j = await trx
+    .selectFrom('jobs')
+    .select(['id', 'root_id', 'error', 'paused_need_micros', 'status', 'end_reason'])
+    .where('id', '=', jobId)
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('status', '=', 'queued'), eb('paused_need_micros', 'is not', null)]),
+        eb.and([
+          eb('status', 'in', ['assigned', 'running']),
+          eb('paused_need_micros', 'is not', null),
+          eb.not(eb.exists(eb.selectFrom('model_calls').select('model_calls.id').whereRef('model_calls.job_id', '=', 'jobs.id').whereRef('model_calls.attempt', '=', 'jobs.attempt'))),
+        ]),
+        eb.and([eb('status', '=', 'paused'), eb('end_reason', '=', BUDGET_RESUME_PENDING)]),
+      ]),
+    )
+    .executeTakeFirst();
+  return j ? Math.max(1, pausedNeedMicros(j) ?? 1) : 0;
+}

@@ -1,0 +1,132 @@
+import { expect, it } from 'vitest';
+import type { NewModelCall, Store } from '../types.js';
+import { T, fakeHash, newJob, type Harness } from './harness.js';
+
+/** A ledger row of `jobId`'s attempt `attempt` costing `costMicros`. */
+function call(jobId: number, attempt: number, costMicros: number): NewModelCall {
+  return { jobId, attempt, provider: 'scripted', model: 'claude-sonnet-4-5', api: 'anthropic-messages', streamed: false, httpStatus: 200, inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0, usageKnown: true, costMicros, startedAt: T, durationMs: 1 };
+}
+
+/** Claims job `id` on `runnerId` and starts its attempt (the one after `attempt - 1`). */
+async function run(s: Store, id: number, runnerId: number, attempt: number): Promise<void> {
+  expect(await s.claimJobById(id, { id: runnerId, labels: {} }, fakeHash('t'), T)).toMatchObject({ id, attempt });
+  expect(await s.transitionJob(id, attempt, ['assigned'], 'running', T, { sessionId: `sess-${id}`, startedAt: T })).toMatchObject({ status: 'running' });
+}
+
+/** Reserves and settles `micros` for child `jobId` of tree `rootId` (it must fit). */
+async function spend(s: Store, rootId: number, jobId: number, micros: number): Promise<void> {
+  const r = await s.reserveBudget(rootId, micros, T, 60_000, jobId);
+  if (!r?.ok) throw new Error(`spend ${micros}: refused`);
+  await s.settleBudget(rootId, r.reservationId, micros, T);
+}
+
+/**
+ * The room a top-up gives a paused job is held for it against the other jobs of its tree
+ * until its call is recorded (store/budget-holds.ts; fresh tester: a running sibling spent it,
+ * and the resumed job paused again at its first call). µ$ figures worked out by hand.
+ */
+export function budgetHoldTests(h: Harness): void {
+  it('budget holds: a resumed job holds its refused call\'s room against a running sibling until its call is recorded', async () => {
+    const s = await h.open();
+    const runner = await s.createRunner({ name: 'r', labels: {}, capacity: 4, credentialHash: fakeHash('c'), now: T });
+    const root = await newJob(s, { budgetMicros: 1_000_000 });
+    const a = await newJob(s, { parentId: root.id, budgetMicros: 0 });
+    const b = await newJob(s, { parentId: root.id, budgetMicros: 0 });
+    await run(s, a.id, runner.id, 1);
+    await run(s, b.id, runner.id, 1);
+    await spend(s, root.id, a.id, 900_000);
+    // b's call of up to $0.08 does not fit the $0.10 left beside a's... it pauses (the gateway's
+    // refusal); then a top-up of $0.05 leaves $0.15: room for it
+    expect(await s.pauseJobForBudget(b.id, 1, 'budget exhausted', T, 80_000)).toMatchObject({ status: 'paused' });
+    await s.topUpBudget(root.id, 50_000, T);
+    expect(await s.listResumableBudgetPausedJobs(root.id, 'tree')).toEqual([b.id]);
+    expect((await s.resumeBudgetPausedJobs(root.id, T, [b.id])).map((j) => j.id)).toEqual([b.id]);
+    expect(await s.getTreeBudget(root.id, T)).toEqual({ rootId: root.id, limitMicros: 1_050_000, spentMicros: 900_000, reservedMicros: 0, heldMicros: 80_000, remainingMicros: 70_000 });
+
+    // a: $0.10 would fit the $0.15 without the hold; with it $0.07 is left
+    const other = await h.another(s);
+    expect(await other.reserveBudget(root.id, 100_000, T, 60_000, a.id)).toEqual({ ok: false, budget: { rootId: root.id, limitMicros: 1_050_000, spentMicros: 900_000, reservedMicros: 0, heldMicros: 80_000, remainingMicros: 70_000 } });
+    // a job that says it may hold (its row's pausedNeedMicros) but does not: the hold counts against it too
+    expect(await other.reserveBudget(root.id, 70_001, T, 60_000, a.id, undefined, a.id)).toMatchObject({ ok: false, budget: { heldMicros: 80_000 } });
+    // the root's own calls too (on SQLite the store's fast path: sqlite-budget-units.ts)
+    expect(await other.reserveBudget(root.id, 70_001, T)).toMatchObject({ ok: false, budget: { heldMicros: 80_000, remainingMicros: 70_000 } });
+    const atRoot = await other.reserveBudget(root.id, 30_000, T);
+    expect(atRoot).toMatchObject({ ok: true, budget: { reservedMicros: 30_000, heldMicros: 80_000, remainingMicros: 40_000 } });
+    if (!atRoot?.ok) throw new Error('unreachable');
+    await other.settleBudget(root.id, atRoot.reservationId, 0, T);
+    const fits = await other.reserveBudget(root.id, 70_000, T, 60_000, a.id);
+    expect(fits).toMatchObject({ ok: true, budget: { reservedMicros: 70_000, heldMicros: 80_000, remainingMicros: 0 } });
+    if (!fits?.ok) throw new Error('unreachable');
+    await other.settleBudget(root.id, fits.reservationId, 0, T);
+
+    // b resumes (attempt 2): its own hold does not keep it out — the whole $0.15 is its
+    await run(s, b.id, runner.id, 2);
+    const mine = await s.reserveBudget(root.id, 150_000, T, 60_000, b.id, undefined, b.id);
+    expect(mine).toMatchObject({ ok: true, budget: { spentMicros: 900_000, reservedMicros: 150_000, remainingMicros: 0 } });
+    if (!mine?.ok) throw new Error('unreachable');
+    expect(mine.budget.heldMicros).toBeUndefined(); // its own hold is not shown to it
+    expect((await other.reserveBudget(root.id, 1, T, 60_000, a.id))?.ok).toBe(false);
+    // its call recorded at $0.03 and the hold ended: a has $0.12
+    expect(await s.settleBudget(root.id, mine.reservationId, 30_000, T, call(b.id, 2, 30_000))).toBe(true);
+    expect(await s.endBudgetResumeHold(b.id)).toBe(root.id);
+    expect(await s.endBudgetResumeHold(b.id)).toBeNull();
+    expect(await s.getTreeBudget(root.id, T)).toEqual({ rootId: root.id, limitMicros: 1_050_000, spentMicros: 930_000, reservedMicros: 0, remainingMicros: 120_000 });
+    expect(await other.reserveBudget(root.id, 120_000, T, 60_000, a.id)).toMatchObject({ ok: true });
+  });
+
+  it('budget holds: a hold whose job ended before its call is given back at the next refusal, and by a sync', async () => {
+    const s = await h.open();
+    const runner = await s.createRunner({ name: 'r', labels: {}, capacity: 4, credentialHash: fakeHash('c'), now: T });
+    const root = await newJob(s, { budgetMicros: 1_000_000 });
+    const a = await newJob(s, { parentId: root.id, budgetMicros: 0 });
+    const b = await newJob(s, { parentId: root.id, budgetMicros: 0 });
+    const c = await newJob(s, { parentId: root.id, budgetMicros: 0 });
+    await run(s, a.id, runner.id, 1);
+    await run(s, b.id, runner.id, 1);
+    await run(s, c.id, runner.id, 1);
+    await spend(s, root.id, a.id, 950_000);
+    expect(await s.pauseJobForBudget(b.id, 1, 'budget exhausted', T, 40_000)).toMatchObject({ status: 'paused' });
+    expect(await s.pauseJobForBudget(c.id, 1, 'budget exhausted', T, 30_000)).toMatchObject({ status: 'paused' });
+    await s.topUpBudget(root.id, 100_000, T);
+    expect(await s.resumeBudgetPausedJobs(root.id, T, [b.id, c.id])).toHaveLength(2);
+    expect(await s.getTreeBudget(root.id, T)).toMatchObject({ heldMicros: 70_000, remainingMicros: 80_000 });
+    // b cancelled while queued: nothing wrote its hold away yet
+    expect(await s.transitionJob(b.id, null, ['queued'], 'cancelled', T)).toMatchObject({ status: 'cancelled' });
+    expect(await s.getTreeBudget(root.id, T)).toMatchObject({ heldMicros: 70_000 });
+    // a's $0.10 is refused against the stale $0.07 held: the store writes the holds again (c's
+    // $0.03 alone) and the call fits $0.15 − $0.03 = $0.12
+    expect(await s.reserveBudget(root.id, 100_000, T, 60_000, a.id)).toMatchObject({ ok: true, budget: { spentMicros: 950_000, reservedMicros: 100_000, heldMicros: 30_000, remainingMicros: 20_000 } });
+    // a refusal after the sync names the real hold
+    expect(await s.reserveBudget(root.id, 20_001, T, 60_000, a.id)).toEqual({ ok: false, budget: { rootId: root.id, limitMicros: 1_100_000, spentMicros: 950_000, reservedMicros: 100_000, heldMicros: 30_000, remainingMicros: 20_000 } });
+    // c starts, and fails before its call: a sync (the server's, when a job ends) gives its room back
+    await run(s, c.id, runner.id, 2);
+    expect(await s.getTreeBudget(root.id, T)).toMatchObject({ heldMicros: 30_000 });
+    expect(await s.transitionJob(c.id, 2, ['running'], 'failed', T)).toMatchObject({ status: 'failed' });
+    await s.syncBudgetHolds(root.id);
+    expect(await s.getTreeBudget(root.id, T)).toEqual({ rootId: root.id, limitMicros: 1_100_000, spentMicros: 950_000, reservedMicros: 100_000, remainingMicros: 50_000 });
+  });
+
+  it('budget holds: a resumed child holds room on its own sub-limit against the jobs that share it', async () => {
+    const s = await h.open();
+    const runner = await s.createRunner({ name: 'r', labels: {}, capacity: 4, credentialHash: fakeHash('c'), now: T });
+    const root = await newJob(s, { budgetMicros: 1_000_000 });
+    const b = await newJob(s, { parentId: root.id, budgetMicros: 100_000 });
+    const c = await newJob(s, { parentId: b.id, budgetMicros: 0 }); // spends from b's sub-limit
+    await run(s, b.id, runner.id, 1);
+    await run(s, c.id, runner.id, 1);
+    await spend(s, root.id, b.id, 95_000);
+    expect(await s.pauseJobForBudget(b.id, 1, 'budget exhausted', T, 20_000)).toMatchObject({ status: 'paused' });
+    expect(await s.topUpJobBudget(b.id, 30_000, T)).toMatchObject({ ok: true });
+    expect(await s.listResumableBudgetPausedJobs(root.id, { jobId: b.id })).toEqual([b.id]);
+    await s.resumeBudgetPausedJobs(root.id, T, [b.id]);
+    // b's sub-limit: $0.13 − $0.095 spent − $0.02 held = $0.015; the tree holds the $0.02 too
+    expect(await s.getJobBudget(b.id, T)).toEqual({ rootId: root.id, jobId: b.id, limitMicros: 130_000, spentMicros: 95_000, reservedMicros: 0, heldMicros: 20_000, remainingMicros: 15_000 });
+    expect(await s.getTreeBudget(root.id, T)).toMatchObject({ spentMicros: 95_000, heldMicros: 20_000, remainingMicros: 885_000 });
+    expect(await s.reserveBudget(root.id, 20_000, T, 60_000, c.id)).toEqual({ ok: false, budget: { rootId: root.id, jobId: b.id, limitMicros: 130_000, spentMicros: 95_000, reservedMicros: 0, heldMicros: 20_000, remainingMicros: 15_000 } });
+    expect(await s.reserveBudget(root.id, 15_000, T, 60_000, c.id)).toMatchObject({ ok: true });
+    // b itself: its hold is its own on both budgets ($0.035 − $0.015 reserved by c = $0.02)
+    await run(s, b.id, runner.id, 2);
+    expect(await s.reserveBudget(root.id, 20_001, T, 60_000, b.id, undefined, b.id)).toMatchObject({ ok: false, budget: { jobId: b.id, remainingMicros: 20_000 } });
+    expect(await s.reserveBudget(root.id, 20_000, T, 60_000, b.id, undefined, b.id)).toMatchObject({ ok: true });
+  });
+}
