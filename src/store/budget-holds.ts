@@ -71,7 +71,8 @@ export async function syncBudgetHolds(trx: Db, rootId: number): Promise<void> {
   const holds = await heldByHolders(trx, rootId);
   const tree = holds.get('tree') ?? 0;
   await trx.updateTable('tree_budgets').set({ held_micros: tree }).where('root_id', '=', rootId).where('held_micros', '<>', tree).execute();
-  const subs = [...holds.entries()].filter(([k]) => k !== 'tree');
+  // sub-limit rows in ascending job id, the order every other transaction locks them in
+  const subs = [...holds.entries()].filter(([k]) => k !== 'tree').sort(([a], [b]) => Number(a) - Number(b));
   for (const [k, micros] of subs) {
     const jobId = Number(k);
     await trx

@@ -206,6 +206,9 @@ export async function topUpJobBudget(c: StoreCtx, jobId: number, addMicros: numb
   if (!own) return null;
   await ensureRows(c.db, chain, now);
   return c.db.transaction().execute(async (trx) => {
+    // the tree's row lock first, as every transaction that writes the tree's budgets takes it
+    // (budget-holds.ts): a resume writing held room on this sub-limit waits, never deadlocks
+    await lockTree(trx, own.rootId);
     const tree = await trx.selectFrom('tree_budgets').select(['limit_micros', 'spent_micros', 'reserved_micros', 'held_micros']).where('root_id', '=', own.rootId).executeTakeFirst();
     const treeLeft = tree ? Math.max(0, num(tree.limit_micros) - num(tree.spent_micros) - num(tree.reserved_micros) - num(tree.held_micros)) : 0;
     const rows = (await trx.selectFrom('job_budgets').select(COLS).where('job_id', 'in', chain.map((j) => j.id)).execute()).map(toBudget);
