@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { num } from './codec.js';
 import { assertInt, type StoreCtx } from './ctx.js';
-import { BUDGET_RESUME_PENDING, hold, pathBudgets, pausedNeedMicros, resumedNeedHolds, type BudgetHolds } from './budget-resume.js';
+import { BUDGET_RESUME_PENDING, hold, mayResumeForBudget, pathBudgets, pausedNeedMicros, resumedNeedHolds, withHolds, type BudgetHolds } from './budget-resume.js';
 import type { Database } from './schema.js';
 
 /**
@@ -87,6 +87,38 @@ export async function syncBudgetHolds(trx: Db, rootId: number): Promise<void> {
   let q = trx.updateTable('job_budgets').set({ held_micros: 0 }).where('root_id', '=', rootId).where('held_micros', '<>', 0);
   if (subs.length) q = q.where('job_id', 'not in', subs.map(([k]) => Number(k)));
   await q.execute();
+}
+
+/**
+ * Of `jobIds` (jobs the resume rule granted a resume, budget-resume.ts
+ * listResumableBudgetPausedJobs), the ones still paused for budget (endReason `budget`) whose
+ * refused call still fits, ascending id: each checked against every budget on its path with
+ * what the holders hold ({@link heldByHolders}) and the needs of the ones before it counted as
+ * spent. Read in the resuming transaction after {@link lockTree}: the rule's reads and the
+ * resume are not one transaction, and another job's call may have spent the room between them
+ * (the resumed job would only be refused and paused again). Reads only.
+ */
+export async function stillFitting(trx: Db, rootId: number, jobIds: readonly number[]): Promise<number[]> {
+  if (!jobIds.length) return [];
+  const rows = await trx
+    .selectFrom('jobs')
+    .select(['id', 'root_id', 'error', 'paused_need_micros'])
+    .where('root_id', '=', rootId)
+    .where('status', '=', 'paused')
+    .where('end_reason', '=', 'budget')
+    .where('id', 'in', [...jobIds])
+    .orderBy('id')
+    .execute();
+  const held = await heldByHolders(trx, rootId);
+  const out: number[] = [];
+  for (const j of rows) {
+    const path = await pathBudgets(trx, rootId, num(j.id));
+    const need = Math.max(1, pausedNeedMicros(j) ?? 1);
+    if (!mayResumeForBudget(true, withHolds(path, held), need)) continue;
+    hold(held, path, need);
+    out.push(num(j.id));
+  }
+  return out;
 }
 
 /** {@link syncBudgetHolds} of tree `rootId` as its own transaction (tree lock first). @throws Error when rootId is not an integer >= 1. */

@@ -9,7 +9,7 @@ import { BUDGET_RESUME_PENDING, budgetPausedMayResume, refusedCallMicros } from 
 import type { BudgetReservationResult, JobRow, NewModelCall, PendingCall, TreeBudget } from './types.js';
 import type { Database } from './schema.js';
 import { budgetFigures, doesNotFit } from './budget-figures.js';
-import { lockTree, ownHold, syncBudgetHolds, syncTreeHolds } from './budget-holds.js';
+import { lockTree, ownHold, stillFitting, syncBudgetHolds, syncTreeHolds } from './budget-holds.js';
 
 /**
  * Budgets per job tree (issue 3). One `tree_budgets` row per root job, created lazily from the
@@ -411,8 +411,10 @@ const resumeColumns = (eb: ExpressionBuilder<Database, 'jobs'>) =>
  * pinned to the runner that ran it (its workspace is there; claim honours the pin), error
  * and end reason cleared, token and assignment cleared (the next claim makes a new attempt).
  * With `jobIds`, only those jobs (the ones budget-resume.ts's rule lets resume: the server
- * passes them, server/budget-pause.ts); without, every one (store tests). One UPDATE.
- * Returns the resumed jobs.
+ * passes them, server/budget-pause.ts) whose refused call still fits, checked under the tree's
+ * lock (budget-holds.ts stillFitting: the rule read the room before); without, every one
+ * (store tests). One transaction: the tree's lock, one UPDATE, the held room written
+ * (budget-holds.ts). Returns the resumed jobs.
  */
 export async function resumeBudgetPausedJobs(c: StoreCtx, rootId: number, now: number, jobIds?: readonly number[]): Promise<JobRow[]> {
   assertInt('rootId', rootId, 1);
@@ -421,13 +423,16 @@ export async function resumeBudgetPausedJobs(c: StoreCtx, rootId: number, now: n
   // the resumed jobs hold the room of their refused calls (budget-holds.ts): written in the same transaction
   const rows = await c.db.transaction().execute(async (trx) => {
     await lockTree(trx, rootId);
+    // the granted ones whose call still fits: the rule read the room before this transaction
+    const ids = jobIds ? await stillFitting(trx, rootId, jobIds) : undefined;
+    if (ids && !ids.length) return [];
     let q = trx
       .updateTable('jobs')
       .set(resumeColumns)
       .where('root_id', '=', rootId)
       .where('status', '=', 'paused')
       .where('end_reason', '=', 'budget');
-    if (jobIds) q = q.where('id', 'in', [...jobIds]);
+    if (ids) q = q.where('id', 'in', ids);
     const out = await q.returningAll().execute();
     if (out.length) await syncBudgetHolds(trx, rootId);
     return out;
@@ -443,7 +448,8 @@ export { BUDGET_RESUME_PENDING };
  * and it has not reported the process gone) gets endReason {@link BUDGET_RESUME_PENDING}, so
  * {@link resumeBudgetPausedJobs} (which takes endReason `budget` only) leaves it paused and
  * {@link endPausedAttempt} requeues it once its process has exited. With `jobIds`, only
- * those jobs (as {@link resumeBudgetPausedJobs}). Returns them, id ascending.
+ * those jobs whose call still fits (as {@link resumeBudgetPausedJobs}); the held room is
+ * written in the same transaction. Returns them, id ascending.
  */
 export async function deferHeldBudgetResumes(c: StoreCtx, rootId: number, jobIds?: readonly number[]): Promise<JobRow[]> {
   assertInt('rootId', rootId, 1);
@@ -451,6 +457,9 @@ export async function deferHeldBudgetResumes(c: StoreCtx, rootId: number, jobIds
   // a granted resume holds the room of its refused call (budget-holds.ts): written in the same transaction
   const rows = await c.db.transaction().execute(async (trx) => {
     await lockTree(trx, rootId);
+    // the granted ones whose call still fits (as resumeBudgetPausedJobs)
+    const ids = jobIds ? await stillFitting(trx, rootId, jobIds) : undefined;
+    if (ids && !ids.length) return [];
     let q = trx
       .updateTable('jobs')
       .set({ end_reason: BUDGET_RESUME_PENDING })
@@ -459,7 +468,7 @@ export async function deferHeldBudgetResumes(c: StoreCtx, rootId: number, jobIds
       .where('end_reason', '=', 'budget')
       .where('finished_at', 'is', null)
       .where('runner_id', 'is not', null);
-    if (jobIds) q = q.where('id', 'in', [...jobIds]);
+    if (ids) q = q.where('id', 'in', ids);
     const out = await q.returningAll().execute();
     if (out.length) await syncBudgetHolds(trx, rootId);
     return out;

@@ -74,6 +74,61 @@ export function budgetHoldTests(h: Harness): void {
     expect(await other.reserveBudget(root.id, 120_000, T, 60_000, a.id)).toMatchObject({ ok: true });
   });
 
+  it('budget holds: a resume and a running sibling\'s calls at the same time (two instances): the hold is written whole, and kept from the calls after it', async () => {
+    for (let round = 0; round < 3; round++) {
+      const s = await h.open();
+      const other = await h.another(s);
+      const runner = await s.createRunner({ name: 'r', labels: {}, capacity: 4, credentialHash: fakeHash('c'), now: T });
+      const root = await newJob(s, { budgetMicros: 1_000_000 });
+      const a = await newJob(s, { parentId: root.id, budgetMicros: 0 });
+      const b = await newJob(s, { parentId: root.id, budgetMicros: 0 });
+      await run(s, a.id, runner.id, 1);
+      await run(s, b.id, runner.id, 1);
+      await spend(s, root.id, a.id, 900_000);
+      expect(await s.pauseJobForBudget(b.id, 1, 'budget exhausted', T, 80_000)).toMatchObject({ status: 'paused' });
+      // the server's order: top-up, the rule's reads, the resume; a's 20 calls of $0.01 race it
+      const resume = (async () => {
+        await s.topUpBudget(root.id, 100_000, T);
+        const ids = await s.listResumableBudgetPausedJobs(root.id, 'tree');
+        return (await s.resumeBudgetPausedJobs(root.id, T, ids)).map((j) => j.id);
+      })();
+      const calls = Array.from({ length: 20 }, () => other.reserveBudget(root.id, 10_000, T, 60_000, a.id));
+      const [resumed, ...results] = await Promise.all([resume, ...calls]);
+      const open = results.filter((r) => r?.ok) as { ok: true; reservationId: number }[];
+      // a's calls in flight are not counted by the resume rule (they settle far lower, as a
+      // rule: budget-resume.ts), so b resumes beside them; they never pass the $0.20 of room
+      expect(resumed).toEqual([b.id]);
+      expect(open.length * 10_000).toBeLessThanOrEqual(200_000);
+      expect(await s.getTreeBudget(root.id, T)).toMatchObject({ limitMicros: 1_100_000, spentMicros: 900_000, reservedMicros: open.length * 10_000, heldMicros: 80_000 });
+      // a's calls settle cheaply: what b holds stays b's, seen from either instance
+      for (const r of open) await other.settleBudget(root.id, r.reservationId, 0, T);
+      expect((await other.reserveBudget(root.id, 120_001, T, 60_000, a.id))?.ok).toBe(false);
+      await run(s, b.id, runner.id, 2);
+      expect(await other.reserveBudget(root.id, 200_000, T, 60_000, b.id, undefined, b.id)).toMatchObject({ ok: true });
+    }
+  });
+
+  it('budget holds: a resume granted by the rule is checked again under the tree\'s lock: room spent meanwhile resumes nothing', async () => {
+    const s = await h.open();
+    const runner = await s.createRunner({ name: 'r', labels: {}, capacity: 4, credentialHash: fakeHash('c'), now: T });
+    const root = await newJob(s, { budgetMicros: 1_000_000 });
+    const a = await newJob(s, { parentId: root.id, budgetMicros: 0 });
+    const b = await newJob(s, { parentId: root.id, budgetMicros: 0 });
+    await run(s, a.id, runner.id, 1);
+    await run(s, b.id, runner.id, 1);
+    await spend(s, root.id, a.id, 900_000);
+    expect(await s.pauseJobForBudget(b.id, 1, 'budget exhausted', T, 80_000)).toMatchObject({ status: 'paused' });
+    await s.topUpBudget(root.id, 100_000, T);
+    const ids = await s.listResumableBudgetPausedJobs(root.id, 'tree');
+    expect(ids).toEqual([b.id]);
+    // between the rule's reads and the resume, a spends $0.15 of the $0.20: $0.05 is left for b's $0.08
+    await spend(s, root.id, a.id, 150_000);
+    expect(await s.deferHeldBudgetResumes(root.id, ids)).toEqual([]);
+    expect(await s.resumeBudgetPausedJobs(root.id, T, ids)).toEqual([]);
+    expect(await s.getJob(b.id)).toMatchObject({ status: 'paused', endReason: 'budget' });
+    expect(await s.getTreeBudget(root.id, T)).toEqual({ rootId: root.id, limitMicros: 1_100_000, spentMicros: 1_050_000, reservedMicros: 0, remainingMicros: 50_000 });
+  });
+
   it('budget holds: a hold whose job ended before its call is given back at the next refusal, and by a sync', async () => {
     const s = await h.open();
     const runner = await s.createRunner({ name: 'r', labels: {}, capacity: 4, credentialHash: fakeHash('c'), now: T });
