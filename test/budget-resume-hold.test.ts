@@ -31,7 +31,7 @@ describe('a resumed job holds its room until its call', () => {
     });
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
     const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
-    t = await startTestServer({ dispatchIntervalMs: 100, gateway: { ...TEST_GATEWAY, provider: 'anthropic', anthropicApiKey: 'sk-test', anthropicBaseUrl: url, retry: { retries: 0 } } });
+    t = await startTestServer({ dispatchIntervalMs: 100, sweepIntervalMs: 200, budgetSweepIntervalMs: 0, gateway: { ...TEST_GATEWAY, provider: 'anthropic', anthropicApiKey: 'sk-test', anthropicBaseUrl: url, retry: { retries: 0 } } });
   });
   afterAll(async () => {
     await t.close();
@@ -163,6 +163,60 @@ describe('a resumed job holds its room until its call', () => {
     }
     expect((await view(root.id)).budget).toMatchObject({ spentMicros: 95_000 + 180, reservedMicros: 0, remainingMicros: needX - 5_000 + 5_000 - 180 });
     await r.close();
+  }, 60_000);
+
+  /**
+   * A tree with Y on runner `keep` and X on runner `gone` (labels box=one / box=two): X refused
+   * and paused, `gone` disconnected, a top-up resumes X (queued, pinned to `gone`: it cannot
+   * start), and Y's call, falling in the room X holds, is refused and pauses Y.
+   */
+  async function xHoldsYOut(keepName: string, goneName: string) {
+    const keep = await FakeRunner.start(t, { name: keepName, labels: { box: 'one' }, capacity: 4 });
+    await keep.hello({ name: keepName, labels: { box: 'one' }, capacity: 4 });
+    const gone = await FakeRunner.start(t, { name: goneName, labels: { box: 'two' }, capacity: 2 });
+    await gone.hello({ name: goneName, labels: { box: 'two' }, capacity: 2 });
+    const start = (fr: FakeRunner, id: number) => fr.startJob(id, (attempt) => `sess-${id}-${attempt}`);
+    const root = (await (await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'examples/calc' }, labels: { box: 'one' }, budgetUsd: 0.1 } })).json()) as Job;
+    const { token } = await start(keep, root.id);
+    const kid = async (fr: FakeRunner, box: string): Promise<Kid> => {
+      const j = (await (await t.api('/api/jobs', { token, json: { agent: 'test-fixer', input: { repo: 'repos/k' }, labels: { box } } })).json()) as Job;
+      return { id: j.id, token: (await start(fr, j.id)).token };
+    };
+    const y = await kid(keep, 'one');
+    const x = await kid(gone, 'two');
+    const held = await t.store.reserveBudget(root.id, 95_000, Date.now(), 60_000);
+    await t.store.settleBudget(root.id, held!.reservationId!, 95_000, Date.now());
+    await pauseOnBudget(gone, [x], refused402);
+    await gone.close();
+    const needX = (await view(x.id)).resumeNeeds!.needMicros!;
+    const top = (await (await t.api(`/api/jobs/${root.id}/budget`, { json: { addUsd: (needX - 5_000) / 1e6 } })).json()) as BudgetView;
+    expect(top.resumed).toEqual([x.id]);
+    expect(await job(x.id)).toMatchObject({ status: 'queued' });
+    await pauseOnBudget(keep, [y], refused402);
+    expect((await view(root.id)).budget).toMatchObject({ heldMicros: needX, remainingMicros: 0 });
+    return { keep, gone, root, x, y, needX };
+  }
+
+  it('a resumed job lost with its revoked runner before its call gives its held room back: the sibling it kept out resumes', async () => {
+    const { keep, gone, root, x, y, needX } = await xHoldsYOut('keep-a', 'gone-a');
+    // fresh tester: the revoke ended X `lost` with its need cleared, so no hook gave the room back, and Y stayed paused
+    expect((await t.api(`/api/runners/${gone.runnerId}/revoke`, { json: {} })).status).toBe(200);
+    expect(await job(x.id)).toMatchObject({ status: 'lost', endReason: 'runner_revoked' });
+    const y2 = (await keep.next('job.assign', (f) => f.assignment.jobId === y.id, 10_000)).assignment;
+    expect(y2).toMatchObject({ attempt: 2, resumeSessionId: `sess-${y.id}-1` });
+    // Y now holds the same room X held (the same call: the same need)
+    expect((await view(root.id)).budget).toMatchObject({ spentMicros: 95_000, heldMicros: needX, remainingMicros: 0 });
+    await keep.close();
+  }, 60_000);
+
+  it('a resumed job ended where no hook sees it (a store write, no event): the budget sweep gives its room back and resumes the sibling', async () => {
+    const { keep, root, x, y, needX } = await xHoldsYOut('keep-b', 'gone-b');
+    // ended behind the server's back: nothing publishes it
+    expect(await t.store.transitionJob(x.id, null, ['queued'], 'cancelled', Date.now())).toMatchObject({ status: 'cancelled' });
+    const y2 = (await keep.next('job.assign', (f) => f.assignment.jobId === y.id, 10_000)).assignment;
+    expect(y2).toMatchObject({ attempt: 2 });
+    expect((await view(root.id)).budget).toMatchObject({ spentMicros: 95_000, heldMicros: needX, remainingMicros: 0 });
+    await keep.close();
   }, 60_000);
 
   it('a job not first in line is told the top-up that resumes it; a resumed job that ends without calling frees its room; a paused job cancelled gets its job.finished', async () => {

@@ -22,6 +22,7 @@ import { EventBus } from './event-bus.js';
 import { CLOSE_CODES, RunnerHub } from './hub.js';
 import { Sweeper } from './sweeper.js';
 import { budgetPauser, endedHoldTap, resumeHoldEnder } from './budget-pause.js';
+import { budgetWaitSweep } from './budget-sweep.js';
 import { abortCallsOnJobEnd } from './live-call-aborts.js';
 import { liveCallFence } from './live-call-fence.js';
 import { pausedAttemptEnded, pausedExitTap, type PausedExitDeps } from './paused-exit.js';
@@ -50,6 +51,8 @@ export interface ServerOptions {
   heartbeatTimeoutMs?: number;
   /** Liveness sweep period; default 2000. */
   sweepIntervalMs?: number;
+  /** How often a sweep checks the trees waiting for budget room, ms (server/budget-sweep.ts; default BUDGET_SWEEP_INTERVAL_MS, 10 s). */
+  budgetSweepIntervalMs?: number;
   /** Periodic dispatch pass (jobs created by other replicas); default 1000. */
   dispatchIntervalMs?: number;
   /** Hold newly registered runners (status `provisioning`) this long while they finish setup; default 0 (off). */
@@ -176,6 +179,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     closeSilent: (cutoff) => hub.closeSilent(cutoff),
     disconnect: (runnerId, reason) => void hub.disconnect(runnerId, CLOSE_CODES.silent, reason),
     onLost: () => dispatcher.kick(),
+    // Room held for a resumed job that ended some way no hook saw, and the jobs it would resume (issue 3).
+    onBudgetWait: budgetWaitSweep({ store, bus, log: log.child({ part: 'gateway' }), now, kick: () => dispatcher.kick() }, opts.budgetSweepIntervalMs),
     // A parent that ended leaves nobody to collect its children's results (issue 6): cancel them.
     onOrphans: async (orphans) => {
       for (const o of orphans) {

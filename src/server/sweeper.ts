@@ -46,6 +46,11 @@ export interface SweeperOptions {
    * depend on any runner's liveness.
    */
   onOrphans?: (jobs: OrphanedJob[]) => Promise<void>;
+  /**
+   * Called each sweep, after the expired reservations: the check of trees waiting for budget
+   * room (budget-sweep.ts budgetWaitSweep, which runs at most every 10 s). No start-up grace.
+   */
+  onBudgetWait?: () => Promise<void>;
 }
 
 /** Timer lateness below this is jitter, not a stall of the event loop, ms. */
@@ -65,7 +70,8 @@ const STALL_MIN_MS = 50;
  * {@link Sweeper.noteStall}) does not count toward a runner's silence. The first
  * sweep waits until the server has been up for `startupGraceMs`, so runners get time to
  * reconnect after a restart. Each sweep also gives
- * back expired budget reservations and hands jobs whose parent ended to `onOrphans`.
+ * back expired budget reservations, checks the trees waiting for budget room (`onBudgetWait`)
+ * and hands jobs whose parent ended to `onOrphans`.
  */
 export class Sweeper {
   private timer: NodeJS.Timeout | null = null;
@@ -128,6 +134,8 @@ export class Sweeper {
     const t = now();
     // Budget reservations of calls whose gateway died mid-call (issue 3); no start-up grace.
     await releaseExpiredReservations(store, t, this.o.log);
+    // Room held for resumed jobs that ended some way no hook saw, and jobs it would resume (issue 3).
+    await this.o.onBudgetWait?.();
     if (this.o.onOrphans) {
       const orphans = await store.listOrphanedJobs(100);
       if (orphans.length) await this.o.onOrphans(orphans);

@@ -121,13 +121,46 @@ export async function stillFitting(trx: Db, rootId: number, jobIds: readonly num
   return out;
 }
 
-/** {@link syncBudgetHolds} of tree `rootId` as its own transaction (tree lock first). @throws Error when rootId is not an integer >= 1. */
-export async function syncTreeHolds(c: StoreCtx, rootId: number): Promise<void> {
+/**
+ * {@link syncBudgetHolds} of tree `rootId` as its own transaction (tree lock first), when the
+ * held room on its rows differs from what its holders hold (read first, without a write: a
+ * periodic check of a tree that holds the right amount writes nothing).
+ * @returns true when the rows were written again (they held the wrong amount).
+ * @throws Error when rootId is not an integer >= 1.
+ */
+export async function syncTreeHolds(c: StoreCtx, rootId: number): Promise<boolean> {
   assertInt('rootId', rootId, 1);
+  if (await holdsMatch(c.db, rootId)) return false;
   await c.db.transaction().execute(async (trx) => {
     await lockTree(trx, rootId);
     await syncBudgetHolds(trx, rootId);
   });
+  return true;
+}
+
+/** Whether tree `rootId`'s budget rows hold what its holders hold ({@link heldByHolders}). Reads only. */
+async function holdsMatch(db: Db, rootId: number): Promise<boolean> {
+  const holds = await heldByHolders(db, rootId);
+  const tree = await db.selectFrom('tree_budgets').select('held_micros').where('root_id', '=', rootId).executeTakeFirst();
+  if (tree && num(tree.held_micros) !== (holds.get('tree') ?? 0)) return false;
+  const subs = await db.selectFrom('job_budgets').select(['job_id', 'held_micros']).where('root_id', '=', rootId).execute();
+  for (const r of subs) if (num(r.held_micros) !== (holds.get(String(num(r.job_id))) ?? 0)) return false;
+  // a sub-limit holding room without a row yet
+  return [...holds.keys()].every((k) => k === 'tree' || subs.some((r) => String(num(r.job_id)) === k));
+}
+
+/**
+ * The trees whose budgets wait on something (the periodic check of server/budget-sweep.ts): a
+ * row holding room (`held_micros` > 0 on the tree's or a sub-limit's row), or a job paused for
+ * budget. Root ids ascending, at most `limit`. Reads only.
+ */
+export async function listBudgetWaitingTrees(c: StoreCtx, limit: number): Promise<number[]> {
+  assertInt('limit', limit, 1);
+  const held = await c.db.selectFrom('tree_budgets').select('root_id').where('held_micros', '>', 0).orderBy('root_id').limit(limit).execute();
+  const subs = await c.db.selectFrom('job_budgets').select('root_id').where('held_micros', '>', 0).orderBy('root_id').limit(limit).execute();
+  const paused = await c.db.selectFrom('jobs').select('root_id').distinct().where('status', '=', 'paused').where('end_reason', '=', 'budget').orderBy('root_id').limit(limit).execute();
+  const ids = new Set([...held, ...subs, ...paused].map((r) => num(r.root_id)));
+  return [...ids].sort((a, b) => a - b).slice(0, limit);
 }
 
 /**

@@ -135,9 +135,9 @@ export async function reserveBudget(c: StoreCtx, rootId: number, worstMicros: nu
       // a sub-limit's refusal (job-budgets.ts): while others hold room, the holds are written
       // again from the jobs and the call tried once more
       if (synced || !(r.budget.heldMicros || (r.budget as RefusingBudget).shortOnPath?.some((b) => b.heldMicros))) return r;
-      await syncTreeHolds(c, rootId);
       synced = true;
-      continue;
+      if (await syncTreeHolds(c, rootId)) continue;
+      return r;
     }
     const cur = await c.db.selectFrom('tree_budgets').select(COLS).where('root_id', '=', rootId).executeTakeFirst();
     if (!cur) {
@@ -148,9 +148,8 @@ export async function reserveBudget(c: StoreCtx, rootId: number, worstMicros: nu
     if (doesNotFit(last, worstMicros)) {
       // refused while others hold room: the holds written again from the jobs, then once more
       if (last.heldMicros && !synced) {
-        await syncTreeHolds(c, rootId);
         synced = true;
-        continue;
+        if (await syncTreeHolds(c, rootId)) continue;
       }
       return { ok: false, budget: last };
     }

@@ -104,9 +104,16 @@ export interface LedgerStore {
   /**
    * Writes the room tree `rootId`'s budgets hold for resumed jobs again from the jobs
    * (store/budget-holds.ts syncTreeHolds): after a holder ended some way that did not write
-   * it (failed, cancelled, lost before its call).
+   * it (failed, cancelled, lost before its call). Writes only when the rows hold the wrong
+   * amount: true then.
    */
-  syncBudgetHolds(rootId: number): Promise<void>;
+  syncBudgetHolds(rootId: number): Promise<boolean>;
+  /**
+   * The trees whose budgets wait on something: a budget row holding room for a resumed job, or
+   * a job paused for budget (store/budget-holds.ts listBudgetWaitingTrees). Root ids ascending,
+   * at most `limit`.
+   */
+  listBudgetWaitingTrees(limit: number): Promise<number[]>;
   /** Budget-paused jobs of the tree (only `jobIds` when given) → `queued` with resumeSessionId = their sessionId. Returns them. */
   resumeBudgetPausedJobs(rootId: number, now: number, jobIds?: readonly number[]): Promise<JobRow[]>;
   /**

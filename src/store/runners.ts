@@ -305,7 +305,9 @@ export async function revokeRunner(c: StoreCtx, id: number, now: number): Promis
     const error = `its session and workspace are kept on runner ${row.name} (${id}), which was revoked: it cannot resume; start a new run`;
     const stranded = await trx
       .updateTable('jobs')
-      .set({ status: 'lost', end_reason: 'runner_revoked', error, finished_at: sql<number>`coalesce(finished_at, ${now})`, token_hash: null, paused_need_micros: null })
+      // paused_need_micros stays: a resumed job queued here held room with it, and the server's
+      // hook for an ended holder (server/budget-pause.ts endedHoldTap) reads it to give the room back
+      .set({ status: 'lost', end_reason: 'runner_revoked', error, finished_at: sql<number>`coalesce(finished_at, ${now})`, token_hash: null })
       .where((eb) =>
         eb.or([
           eb.and([eb('status', '=', 'paused'), eb('runner_id', '=', id)]),

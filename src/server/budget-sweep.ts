@@ -1,0 +1,46 @@
+import type { Logger } from '../core/log.js';
+import { isTerminal } from '../core/job-state.js';
+import type { Store } from '../store/types.js';
+import type { EventBus } from './event-bus.js';
+import { budgetResumer } from './budget-pause.js';
+
+/** How often the sweeper looks at the trees whose budgets wait on something, ms. */
+export const BUDGET_SWEEP_INTERVAL_MS = 10_000;
+
+/** Trees looked at per pass (root ids ascending): the rest wait for the next pass. */
+const TREES_PER_PASS = 200;
+
+/**
+ * The periodic check behind every way room on a budget comes back (issue 3). A resumed job's
+ * hold ends when its call is recorded or when it ends (server/budget-pause.ts resumeHoldEnder,
+ * endedHoldTap), but a job can leave its hold some way no hook sees (fresh tester: a runner
+ * revoked while its resumed job was queued made the job `lost` with no event the tap reads,
+ * and its room stayed held, its paused siblings paused); and a held amount written again by a
+ * refusal (store/budgets.ts) resumes nobody. So every {@link BUDGET_SWEEP_INTERVAL_MS}, for each
+ * tree whose budgets hold room or that has jobs paused for budget
+ * (store.listBudgetWaitingTrees): the held room is written again from the jobs
+ * (store.syncBudgetHolds; nothing is written when it is right), and, when the tree's root is
+ * live and jobs of it are paused for budget, the resume rule runs as for a top-up of the tree
+ * ({@link budgetResumer}: only jobs whose refused call fits resume). Returns a function the
+ * sweeper calls each pass (it runs at most once per `intervalMs`); errors are logged.
+ */
+export function budgetWaitSweep(o: { store: Store; bus: EventBus; log: Logger; now: () => number; kick?: () => void }, intervalMs = BUDGET_SWEEP_INTERVAL_MS): () => Promise<void> {
+  let last = Number.NEGATIVE_INFINITY;
+  return async () => {
+    const t = o.now();
+    if (t - last < intervalMs) return;
+    last = t;
+    try {
+      for (const rootId of await o.store.listBudgetWaitingTrees(TREES_PER_PASS)) {
+        if (await o.store.syncBudgetHolds(rootId)) o.log.info('budget: held room written again from its jobs (a holder ended without its call)', { rootId });
+        const root = await o.store.getJob(rootId);
+        if (!root || isTerminal(root.status)) continue;
+        if (!(await o.store.listBudgetPausedJobs(rootId)).length) continue;
+        const resumed = await budgetResumer(o)(rootId, 'tree', `job tree ${rootId}'s budget has room for the refused call (room held for another job came back)`);
+        if (resumed.length) o.log.info('budget: room came back: resuming', { rootId, resumed: resumed.join(',') });
+      }
+    } catch (err) {
+      o.log.error('budget: the check of trees waiting for budget failed', { error: (err as Error).message });
+    }
+  };
+}
