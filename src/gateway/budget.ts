@@ -32,7 +32,7 @@ function budgetName(job: JobRow, b: TreeBudget): string {
  */
 export function budgetMessage(job: JobRow, b: TreeBudget | null, worst: number, costs = 'this call may cost up to'): string {
   if (!b) return `budget exhausted: job tree ${job.rootId} has no budget`;
-  const held = b.heldMicros ? ` and ${formatMicros(b.heldMicros)} held for the calls of resumed jobs` : '';
+  const held = b.heldMicros ? ` and ${formatMicros(b.heldMicros)} held for the calls of resumed jobs (each job's until it makes its call or ends; flotilla budget ${job.rootId} names them)` : '';
   const figures =
     `${formatMicros(b.spentMicros)} spent${held ? ',' : ' and'} ${formatMicros(b.reservedMicros)} reserved by calls in flight${held}, ` +
     `${formatMicros(b.remainingMicros)} left; ${costs} ${formatMicros(worst)}.`;

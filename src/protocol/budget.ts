@@ -32,7 +32,7 @@ export const TreeBudget = z.object({
   spentMicros: z.number().int().nonnegative(),
   /** Worst-case cost of the tree's model calls in flight. */
   reservedMicros: z.number().int().nonnegative(),
-  /** Room held for the calls of jobs a top-up resumed that have not made them yet (store/budget-holds.ts); absent when none. */
+  /** Room held for the calls of jobs a top-up resumed that have not made them yet (store/budget-holds.ts; in a job's budget view, not its own); absent when none. */
   heldMicros: z.number().int().positive().optional(),
   remainingMicros: z.number().int().nonnegative(),
   /** The budget on the job's path with the least room when that is not the one shown (a tie: the one nearest the tree). */
@@ -50,6 +50,14 @@ export const BudgetShortfall = z.object({
   shortMicros: z.number().int().positive(),
 });
 export type BudgetShortfall = z.infer<typeof BudgetShortfall>;
+
+/** A job holding room on its tree's budgets: its status and the room it holds on every budget of its path, µ$. */
+export const BudgetHolder = z.object({
+  jobId: z.number().int().positive(),
+  status: JobStatus,
+  heldMicros: z.number().int().positive(),
+});
+export type BudgetHolder = z.infer<typeof BudgetHolder>;
 
 /**
  * What would resume a job paused for budget (endReason `budget`), by the server's resume rule
@@ -91,6 +99,12 @@ export const BudgetView = z.object({
   topUp: z.object({ addedMicros: z.number().int().positive(), limitMicros: z.number().int().positive() }).optional(),
   /** Set when job `jobId` is paused for budget (endReason `budget`): what would resume it. */
   resumeNeeds: ResumeNeeds.optional(),
+  /**
+   * The jobs of the tree holding room for the call a top-up resumed them for (each its own
+   * until it makes that call or ends; store/budget-holds.ts), ascending id; absent when none.
+   * `budget.heldMicros` counts them all but job `jobId` itself: its own calls may use its room.
+   */
+  holders: z.array(BudgetHolder).optional(),
 });
 export type BudgetView = z.infer<typeof BudgetView>;
 

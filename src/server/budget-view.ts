@@ -1,4 +1,5 @@
-import type { BudgetView } from '../protocol/index.js';
+import type { BudgetView, JobStatus } from '../protocol/index.js';
+import { budgetFigures } from '../store/budget-figures.js';
 import type { JobRow, Store } from '../store/types.js';
 import { budgetJobUses, budgetsOnPath, leastRoomOf, ownRoomMicros, type BudgetPathStore } from './budget-path.js';
 import { resumeNeedsOf } from './budget-resume-needs.js';
@@ -16,13 +17,19 @@ import { isTerminal } from '../core/job-state.js';
  * - `resumeNeeds`: when the job is paused for budget, what would resume it (budget-resume-needs.ts,
  *   with the room jobs resumed earlier hold until their first call);
  * - `jobStatus`: the job's status; `pausedJobs`: the tree's other jobs paused for budget (endReason `budget`);
- * - `rootStatus`: for a job that is not its tree's root, the root's status once it has ended.
+ * - `rootStatus`: for a job that is not its tree's root, the root's status once it has ended;
+ * - `holders`: the tree's jobs holding room for the call a top-up resumed them for
+ *   (store/budget-holds.ts); the figures leave out job `job`'s own hold (its calls may use it).
  * µ$; `now` epoch ms (budget rows missing are created from their jobs). Null when the job's
  * tree has no root job.
  */
-export async function budgetViewOf(store: BudgetPathStore & Pick<Store, 'listBudgetPausedJobs' | 'budgetResumeHolds'>, job: JobRow, now: number, resumed: number[] = []): Promise<BudgetView | null> {
-  const path = await budgetsOnPath(store, job, now);
-  if (!path) return null;
+export async function budgetViewOf(store: BudgetPathStore & Pick<Store, 'listBudgetPausedJobs' | 'budgetResumeHolds' | 'listBudgetHolders'>, job: JobRow, now: number, resumed: number[] = []): Promise<BudgetView | null> {
+  const rows = await budgetsOnPath(store, job, now);
+  if (!rows) return null;
+  // the jobs holding room (store/budget-holds.ts); this job's own hold is its own to spend: not counted against it here
+  const holders = await store.listBudgetHolders(job.rootId);
+  const own = holders.find((h) => h.jobId === job.id)?.heldMicros ?? 0;
+  const path = own ? rows.map((b) => budgetFigures(b.rootId, b.jobId, b.limitMicros, b.spentMicros, b.reservedMicros, b.heldMicros ?? 0, own)) : rows;
   const uses = budgetJobUses(path);
   const least = leastRoomOf(path) ?? uses;
   const boundedBy = ownRoomMicros(least) < ownRoomMicros(uses) ? { ...(least.jobId !== undefined ? { jobId: least.jobId } : {}), limitMicros: least.limitMicros, remainingMicros: ownRoomMicros(least) } : undefined;
@@ -34,5 +41,5 @@ export async function budgetViewOf(store: BudgetPathStore & Pick<Store, 'listBud
   // a child's view of a tree whose root has ended: that tree takes no top-up (tester finding: only the root's view said so)
   const root = job.rootId !== job.id ? await store.getJob(job.rootId) : null;
   const rootEnded = root && isTerminal(root.status) ? { rootStatus: root.status } : {};
-  return { jobId: job.id, jobStatus: job.status, ...rootEnded, budget, pausedJobs, resumed, ...(resumeNeeds ? { resumeNeeds } : {}) };
+  return { jobId: job.id, jobStatus: job.status, ...rootEnded, budget, pausedJobs, resumed, ...(resumeNeeds ? { resumeNeeds } : {}), ...(holders.length ? { holders: holders.map((h) => ({ ...h, status: h.status as JobStatus })) } : {}) };
 }

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
 import { num } from './codec.js';
 import { assertInt, type StoreCtx } from './ctx.js';
-import { BUDGET_RESUME_PENDING, hold, mayResumeForBudget, pathBudgets, pausedNeedMicros, resumedNeedHolds, withHolds, type BudgetHolds } from './budget-resume.js';
+import { BUDGET_RESUME_PENDING, hold, mayResumeForBudget, pathBudgets, pausedNeedMicros, withHolds, type BudgetHolds } from './budget-resume.js';
 import type { Database } from './schema.js';
 
 /**
@@ -41,21 +41,46 @@ export async function lockTree(trx: Db, rootId: number): Promise<void> {
   await trx.updateTable('tree_budgets').set({ updated_at: sql<number>`updated_at` }).where('root_id', '=', rootId).execute();
 }
 
+/** A holder of its tree's budget room (see the top of this file): job id, status, and the room it holds on every budget of its path, µ$. */
+export interface BudgetHolder {
+  jobId: number;
+  status: string;
+  heldMicros: number;
+}
+
 /**
- * What the holders of tree `rootId` hold (see the top of this file), per budget: key `tree`, or
- * a sub-limited job's id as text. µ$. Reads only.
+ * The holders (see the top of this file) among the jobs of tree `rootId`, or job `jobId` alone
+ * when it is one, ascending id, each with its pause's need as the room it holds (1 µ$ at least;
+ * for a job paused before 0024, read from its pause reason). Reads only.
  */
-export async function heldByHolders(db: Db, rootId: number): Promise<BudgetHolds> {
-  const holds = await resumedNeedHolds(db, rootId);
-  const pending = await db
+export async function listHolders(db: Db, where: { rootId: number } | { jobId: number }): Promise<BudgetHolder[]> {
+  const rows = await db
     .selectFrom('jobs')
-    .select(['id', 'root_id', 'error', 'paused_need_micros'])
-    .where('root_id', '=', rootId)
-    .where('status', '=', 'paused')
-    .where('end_reason', '=', BUDGET_RESUME_PENDING)
+    .select(['id', 'root_id', 'error', 'paused_need_micros', 'status'])
+    .where('rootId' in where ? 'root_id' : 'id', '=', 'rootId' in where ? where.rootId : where.jobId)
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('status', '=', 'queued'), eb('paused_need_micros', 'is not', null)]),
+        eb.and([
+          eb('status', 'in', ['assigned', 'running']),
+          eb('paused_need_micros', 'is not', null),
+          eb.not(eb.exists(eb.selectFrom('model_calls').select('model_calls.id').whereRef('model_calls.job_id', '=', 'jobs.id').whereRef('model_calls.attempt', '=', 'jobs.attempt'))),
+        ]),
+        eb.and([eb('status', '=', 'paused'), eb('end_reason', '=', BUDGET_RESUME_PENDING)]),
+      ]),
+    )
     .orderBy('id')
     .execute();
-  for (const j of pending) hold(holds, await pathBudgets(db, rootId, num(j.id)), Math.max(1, pausedNeedMicros(j) ?? 1));
+  return rows.map((j) => ({ jobId: num(j.id), status: j.status, heldMicros: Math.max(1, pausedNeedMicros(j) ?? 1) }));
+}
+
+/**
+ * What the holders of tree `rootId` hold ({@link listHolders}), per budget: key `tree`, or a
+ * sub-limited job's id as text (each holder's room on every budget of its path). µ$. Reads only.
+ */
+export async function heldByHolders(db: Db, rootId: number): Promise<BudgetHolds> {
+  const holds: BudgetHolds = new Map();
+  for (const h of await listHolders(db, { rootId })) hold(holds, await pathBudgets(db, rootId, h.jobId), h.heldMicros);
   return holds;
 }
 
@@ -199,21 +224,6 @@ export async function endBudgetResumeHold(c: StoreCtx, jobId: number): Promise<n
  * kept out by its own hold. Read in the reserving transaction after {@link lockTree}. Reads only.
  */
 export async function ownHold(trx: Db, jobId: number): Promise<number> {
-  const j = await trx
-    .selectFrom('jobs')
-    .select(['id', 'root_id', 'error', 'paused_need_micros', 'status', 'end_reason'])
-    .where('id', '=', jobId)
-    .where((eb) =>
-      eb.or([
-        eb.and([eb('status', '=', 'queued'), eb('paused_need_micros', 'is not', null)]),
-        eb.and([
-          eb('status', 'in', ['assigned', 'running']),
-          eb('paused_need_micros', 'is not', null),
-          eb.not(eb.exists(eb.selectFrom('model_calls').select('model_calls.id').whereRef('model_calls.job_id', '=', 'jobs.id').whereRef('model_calls.attempt', '=', 'jobs.attempt'))),
-        ]),
-        eb.and([eb('status', '=', 'paused'), eb('end_reason', '=', BUDGET_RESUME_PENDING)]),
-      ]),
-    )
-    .executeTakeFirst();
-  return j ? Math.max(1, pausedNeedMicros(j) ?? 1) : 0;
+  const [h] = await listHolders(trx, { jobId });
+  return h?.heldMicros ?? 0;
 }

@@ -120,6 +120,7 @@ export function kyselyStore(db: Kysely<Database>, dialect: SqlDialect, afterClos
     endBudgetResumeHold: (id) => budgetHolds.endBudgetResumeHold(c, id),
     syncBudgetHolds: (rootId) => budgetHolds.syncTreeHolds(c, rootId),
     listBudgetWaitingTrees: (limit) => budgetHolds.listBudgetWaitingTrees(c, limit),
+    listBudgetHolders: (rootId) => budgetHolds.listHolders(c.db, { rootId }),
     resumeBudgetPausedJobs: (id, now, ids) => budgets.resumeBudgetPausedJobs(c, id, now, ids),
     deferHeldBudgetResumes: (id, ids) => budgets.deferHeldBudgetResumes(c, id, ids),
     endPausedAttempt: (id, attempt, now, sessionId) => budgets.endPausedAttempt(c, id, attempt, now, sessionId),

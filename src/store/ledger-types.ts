@@ -114,6 +114,12 @@ export interface LedgerStore {
    * at most `limit`.
    */
   listBudgetWaitingTrees(limit: number): Promise<number[]>;
+  /**
+   * The jobs of tree `rootId` holding budget room (store/budget-holds.ts listHolders: resumed and
+   * not called yet, or a granted resume waiting for its exit), ascending id, each with its
+   * status and the room it holds on every budget of its path, µ$.
+   */
+  listBudgetHolders(rootId: number): Promise<{ jobId: number; status: string; heldMicros: number }[]>;
   /** Budget-paused jobs of the tree (only `jobIds` when given) → `queued` with resumeSessionId = their sessionId. Returns them. */
   resumeBudgetPausedJobs(rootId: number, now: number, jobIds?: readonly number[]): Promise<JobRow[]>;
   /**

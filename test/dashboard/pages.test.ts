@@ -53,6 +53,7 @@ interface Seeded {
   limited: number;
   limitedChild: number;
   heldTree: number;
+  heldKid: number;
   needy: number;
 }
 
@@ -143,7 +144,7 @@ async function seed(store: Store, ids: Partial<Seeded>): Promise<void> {
   await store.transitionJob(needy.id, null, ['assigned'], 'paused', now, { endReason: 'budget', error: refusal, finishedAt: now } as Parameters<Store['transitionJob']>[5]);
   // its attempt's end as the hub stores the runner's report (server/paused-attempt-end.ts): the harness exited on the budget refusal
   await store.appendServerEvent(needy.id, { type: 'attempt.ended', data: { attempt: 1, status: 'failed', reason: 'budget', error: 'API Error: 402 budget exhausted' } }, now);
-  Object.assign(ids, { needy: needy.id, stuck: stuck.id, stuckJob: stuckJob.id, pausedChild: pausedChild.id, alpha: alpha.id, alphaChild: alphaChild.id, beta: beta.id, big: big.id, done: done.id, box: box.id, chat: chat.id, chatJob: chatJob.id, split: split.id, limited: limited.id, limitedChild: limitedChild.id, heldTree: heldTree.id });
+  Object.assign(ids, { needy: needy.id, stuck: stuck.id, stuckJob: stuckJob.id, pausedChild: pausedChild.id, alpha: alpha.id, alphaChild: alphaChild.id, beta: beta.id, big: big.id, done: done.id, box: box.id, chat: chat.id, chatJob: chatJob.id, split: split.id, limited: limited.id, limitedChild: limitedChild.id, heldTree: heldTree.id, heldKid: heldKid.id });
 }
 
 /** True when the page scrolls sideways (content wider than the viewport). */
@@ -359,6 +360,11 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     await admin.goto(`${up.url}/jobs/${id('heldTree')}`);
     await expect.poll(() => legend.textContent(), { timeout: 10_000 }).toBe('$0.000000 spent · $0.020000 held for resumed jobs · limit $0.100000');
     expect(await admin.locator('[data-testid=budget] .held').count()).toBe(1);
+    expect(await admin.locator('[data-testid=budget-holders]').textContent()).toBe(`Room held for the call a top-up resumed each for, until it makes it or ends: #${id('heldKid')} $0.020000 (queued)`);
+    // the holder's own page: the room is its own (not shown as held against it)
+    await admin.goto(`${up.url}/jobs/${id('heldKid')}`);
+    await expect.poll(() => admin.locator('[data-testid=budget-holders]').textContent(), { timeout: 10_000 }).toBe(`Room held for the call a top-up resumed each for, until it makes it or ends: #${id('heldKid')} $0.020000 (this job: its own calls may use it)`);
+    expect(await legend.textContent()).toBe('$0.000000 spent · limit $0.100000');
     await admin.context().close();
   }, 60_000);
 

@@ -28,8 +28,14 @@ describe('describeBudget', () => {
     // $1.00 limit, $0.90 spent, $0.08 held → $0.02 left
     const v = view(1_000_000, 900_000);
     const held = { ...v, budget: { ...v.budget, heldMicros: 80_000, remainingMicros: 20_000 } };
-    expect(describeBudget(held)).toMatch(/^reserved:\s+\$0\.000000\nheld:\s+\$0\.080000 \(for the calls of jobs a top-up resumed, until each is made\)\nleft:\s+\$0\.020000$/m);
-    expect(describeBudget(v)).not.toMatch(/held/);
+    expect(describeBudget(held)).toMatch(/^reserved:\s+\$0\.000000\nheld:\s+\$0\.080000 for the calls of jobs a top-up resumed, each until it makes its call or ends\nleft:\s+\$0\.020000$/m);
+    expect(describeBudget(v)).not.toMatch(/held|holds/);
+    // the server names them: job 9 holds $0.05, job 12 $0.03; job 7 (shown) holds $0.01 of its own, not counted against it
+    const named = { ...held, holders: [{ jobId: 7, status: 'assigned' as const, heldMicros: 10_000 }, { jobId: 9, status: 'queued' as const, heldMicros: 50_000 }, { jobId: 12, status: 'running' as const, heldMicros: 30_000 }] };
+    expect(describeBudget(named)).toMatch(/^held:\s+\$0\.080000 for job 9 \(\$0\.050000, queued\), job 12 \(\$0\.030000, running\), each until it makes its call or ends\nholds:\s+\$0\.010000 for its own call, the one it was resumed for \(counted in left: its own calls may use it\), until it makes it or ends\nleft:/m);
+    // a paused job short of room that others hold is told it may wait instead of paying
+    const paused = { ...named, jobId: 20, jobStatus: 'paused' as const, resumeNeeds: { needMicros: 30_000, short: [{ shortMicros: 10_000 }] } };
+    expect(describeBudget(paused, undefined, 'paused', 'budget')).toMatch(/^paused:\s+job 20 is paused for budget: a top-up of at least \$0\.010000 resumes it \(flotilla budget 20 --add USD\); or wait: job 7 \(\$0\.010000, assigned\), job 9 \(\$0\.050000, queued\), job 12 \(\$0\.030000, running\) hold room until each makes its call or ends, and what is left then resumes it without a top-up if it fits$/m);
   });
   it('within its limit: no over line', () => {
     expect(describeBudget(view(2_000_000, 1_000_000, 1_000_000))).not.toMatch(/over by/);

@@ -55,10 +55,13 @@ const budgetName = (rootId: number, jobId?: number) => (jobId === undefined ? `j
 function pausedLine(v: BudgetView): string {
   const id = v.jobId;
   const short = v.resumeNeeds?.short ?? [];
+  // room held for other resumed jobs comes back by itself: say so before a top-up is paid for (fresh tester)
+  const others = (v.holders ?? []).filter((h) => h.jobId !== id);
+  const wait = short.length && others.length ? `; or wait: ${holderNames(others)} ${others.length === 1 ? 'holds' : 'hold'} room until ${others.length === 1 ? 'it makes its call' : 'each makes its call'} or ends, and what is left then resumes it without a top-up if it fits` : '';
   if (short.length === 0 || (short.length === 1 && short[0]!.jobId === v.budget.jobId)) {
     // The one budget `--add` raises: say by how much it is short, as the two-budget text does.
     const topUp = short.length === 1 ? `a top-up of at least ${formatMicros(short[0]!.shortMicros)}` : 'a top-up';
-    return `paused:    job ${id} is paused for budget: ${topUp} resumes it (flotilla budget ${id} --add USD)`;
+    return `paused:    job ${id} is paused for budget: ${topUp} resumes it (flotilla budget ${id} --add USD)${wait}`;
   }
   const need = v.resumeNeeds?.needMicros;
   // the need is the refused call grown for the resumed harness's larger request (gateway/worst-case.ts RESUME_GROWTH_BYTES)
@@ -67,7 +70,22 @@ function pausedLine(v: BudgetView): string {
   const cmds = short.map((s) => `flotilla budget ${s.jobId ?? v.budget.rootId} --add USD`);
   // outermost first, as listed (the tree is not always one of them: a fresh tester)
   const how = short.length > 1 ? 'top up each, in this order,' : 'top it up';
-  return `paused:    job ${id} is paused for budget: ${call} does not fit ${names.join(' nor ')}; ${how} to resume it: ${cmds.join(', then ')}`;
+  return `paused:    job ${id} is paused for budget: ${call} does not fit ${names.join(' nor ')}; ${how} to resume it: ${cmds.join(', then ')}${wait}`;
+}
+
+/** "job 19 ($0.025512, queued)", joined with commas: the jobs holding room, as a budget view lists them. */
+function holderNames(holders: NonNullable<BudgetView['holders']>): string {
+  return holders.map((h) => `job ${h.jobId} (${formatMicros(h.heldMicros)}, ${h.status})`).join(', ');
+}
+
+/** The `held:` line: room held for other resumed jobs (`budget.heldMicros`), naming them when the server lists them; `holds:` when the job shown holds room itself. */
+function heldLine(v: BudgetView): string[] {
+  const mine = (v.holders ?? []).find((h) => h.jobId === v.jobId);
+  const own = mine ? [`holds:     ${formatMicros(mine.heldMicros)} for its own call, the one it was resumed for (counted in left: its own calls may use it), until it makes it or ends`] : [];
+  if (!v.budget.heldMicros) return own;
+  const others = (v.holders ?? []).filter((h) => h.jobId !== v.jobId);
+  const whose = others.length ? `for ${holderNames(others)}` : 'for the calls of jobs a top-up resumed';
+  return [`held:      ${formatMicros(v.budget.heldMicros)} ${whose}, each until it makes its call or ends`, ...own];
 }
 
 /** When another top-up came between this one and the figures below (the server's `topUp`): what this one left the limit at. */
@@ -94,7 +112,7 @@ export function describeBudget(v: BudgetView, added?: number, jobStatus?: JobSta
     `budget:    ${formatMicros(b.limitMicros)}`,
     `spent:     ${formatMicros(b.spentMicros)}`,
     `reserved:  ${formatMicros(b.reservedMicros)}`,
-    ...(b.heldMicros ? [`held:      ${formatMicros(b.heldMicros)} (for the calls of jobs a top-up resumed, until each is made)`] : []),
+    ...heldLine(v),
     `left:      ${formatMicros(b.remainingMicros)}${bound ? ` (bounded by ${bound.jobId === undefined ? `job tree ${b.rootId}` : `job ${bound.jobId}`}: ${formatMicros(bound.remainingMicros)} left of its own ${formatMicros(bound.limitMicros)})` : ''}`,
   ];
   // Spent past the limit (an estimate charged at settle, or a limit lowered): say by how much, so a top-up can cover it.

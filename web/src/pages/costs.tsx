@@ -58,7 +58,7 @@ async function loadSeries(days: number, by: Dimension, runnerNames: Map<string, 
 /** Paused jobs a Running trees row names before "+N more". */
 const PAUSED_SHOWN = 5;
 
-async function loadRunningTrees(): Promise<Array<{ job: Job; spent: number; reserved: number; limit: number; paused: number[] }>> {
+async function loadRunningTrees(): Promise<Array<{ job: Job; spent: number; reserved: number; held: number; limit: number; paused: number[] }>> {
   const pages = await Promise.all(ACTIVE.map((status) => client.listJobs({ status, limit: 200 })));
   const roots = new Set<number>();
   for (const p of pages) for (const j of p.jobs) roots.add(j.rootId);
@@ -67,7 +67,9 @@ async function loadRunningTrees(): Promise<Array<{ job: Job; spent: number; rese
     ids.map(async (id) => {
       const [job, b] = await Promise.all([client.getJob(id), client.getBudget(id)]);
       // the tree's other jobs waiting for a top-up (the budget view's pausedJobs): where a lead looks for trees that need money
-      return { job, spent: b.budget.spentMicros, reserved: b.budget.reservedMicros, limit: b.budget.limitMicros, paused: b.pausedJobs };
+      // held: room kept for resumed jobs' calls (the root's view leaves out only the root's own hold: a fresh tester saw none here)
+      const held = (b.budget.heldMicros ?? 0) + (b.holders?.find((h) => h.jobId === id)?.heldMicros ?? 0);
+      return { job, spent: b.budget.spentMicros, reserved: b.budget.reservedMicros, held, limit: b.budget.limitMicros, paused: b.pausedJobs };
     }),
   );
 }
@@ -162,7 +164,7 @@ export function CostsPage() {
                 {t.paused.length > PAUSED_SHOWN && ` +${t.paused.length - PAUSED_SHOWN} more`}
               </span>
             )}
-            <BudgetBar spent={t.spent} reserved={t.reserved} limit={t.limit} />
+            <BudgetBar spent={t.spent} reserved={t.reserved} held={t.held} limit={t.limit} />
           </div>
         ))}
       </div>

@@ -163,6 +163,17 @@ function JobView({ id }: { id: number }) {
             </p>
           )}
           {topUpNote && <p data-testid="top-up-note">{topUpNote}</p>}
+          {budget.data?.holders && budget.data.holders.length > 0 && (
+            <p data-testid="budget-holders">
+              Room held for the call a top-up resumed each for, until it makes it or ends:{' '}
+              {budget.data.holders.map((h, i) => (
+                <span key={h.jobId}>
+                  {i > 0 && ', '}
+                  <Link to={`/jobs/${h.jobId}`}>#{h.jobId}</Link> {usd(h.heldMicros)} ({h.jobId === j.id ? 'this job: its own calls may use it' : h.status})
+                </span>
+              ))}
+            </p>
+          )}
           {budget.data && budget.data.pausedJobs.length > 0 && (
             <p className="warn" data-testid="paused-in-tree">
               Paused for budget in this tree:{' '}
