@@ -75,6 +75,21 @@ export async function listHolders(db: Db, where: { rootId: number } | { jobId: n
 }
 
 /**
+ * Runs `fn` in one transaction that holds the row lock of job `jobId`'s tree first
+ * ({@link lockTree}), for the transactions that change holders (see the top of this file).
+ * @returns what `fn` returns, or null when there is no such job.
+ */
+export async function inJobTreeLock<T>(c: StoreCtx, jobId: number, fn: (trx: Transaction<Database>, rootId: number) => Promise<T>): Promise<T | null> {
+  const job = await c.db.selectFrom('jobs').select('root_id').where('id', '=', jobId).executeTakeFirst();
+  if (!job) return null;
+  const rootId = num(job.root_id);
+  return c.db.transaction().execute(async (trx) => {
+    await lockTree(trx, rootId);
+    return fn(trx, rootId);
+  });
+}
+
+/**
  * What the holders of tree `rootId` hold ({@link listHolders}), per budget: key `tree`, or a
  * sub-limited job's id as text (each holder's room on every budget of its path). µ$. Reads only.
  */
@@ -198,12 +213,10 @@ export async function listBudgetWaitingTrees(c: StoreCtx, limit: number): Promis
  */
 export async function endBudgetResumeHold(c: StoreCtx, jobId: number): Promise<number | null> {
   assertInt('jobId', jobId, 1);
-  const job = await c.db.selectFrom('jobs').select('root_id').where('id', '=', jobId).where('paused_need_micros', 'is not', null).executeTakeFirst();
-  if (!job) return null;
-  const rootId = num(job.root_id);
-  // the budgets' held room is written again in the same transaction, the tree's lock first (budget-holds.ts)
-  return c.db.transaction().execute(async (trx) => {
-    await lockTree(trx, rootId);
+  // nothing to end (a read, no lock): the common case once the hold has ended
+  if (!(await c.db.selectFrom('jobs').select('id').where('id', '=', jobId).where('paused_need_micros', 'is not', null).executeTakeFirst())) return null;
+  // the budgets' held room is written again in the same transaction, the tree's lock first
+  return inJobTreeLock(c, jobId, async (trx, rootId) => {
     const row = await trx
       .updateTable('jobs')
       .set({ paused_need_micros: null })

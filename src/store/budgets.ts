@@ -9,7 +9,7 @@ import { BUDGET_RESUME_PENDING, budgetPausedMayResume, refusedCallMicros } from 
 import type { BudgetReservationResult, JobRow, NewModelCall, PendingCall, TreeBudget } from './types.js';
 import type { Database } from './schema.js';
 import { budgetFigures, doesNotFit } from './budget-figures.js';
-import { lockTree, ownHold, stillFitting, syncBudgetHolds, syncTreeHolds } from './budget-holds.js';
+import { inJobTreeLock, lockTree, ownHold, stillFitting, syncBudgetHolds, syncTreeHolds } from './budget-holds.js';
 
 /**
  * Budgets per job tree (issue 3). One `tree_budgets` row per root job, created lazily from the
@@ -356,12 +356,8 @@ export async function pauseJobForBudget(c: StoreCtx, jobId: number, attempt: num
   assertInt('attempt', attempt, 0);
   assertInt('now', now, 0);
   if (needMicros !== undefined) assertInt('needMicros', needMicros, 0);
-  const root = await c.db.selectFrom('jobs').select('root_id').where('id', '=', jobId).executeTakeFirst();
-  if (!root) return null;
-  const rootId = num(root.root_id);
   // a resumed job refused before its call was recorded held room: its hold ends here (budget-holds.ts)
-  return c.db.transaction().execute(async (trx) => {
-    await lockTree(trx, rootId);
+  return inJobTreeLock(c, jobId, async (trx, rootId) => {
     const row = await trx
       .updateTable('jobs')
       // The token's hash stays: it no longer authenticates (not a live status), but the gateway
@@ -492,12 +488,8 @@ export async function endPausedAttempt(c: StoreCtx, jobId: number, attempt: numb
   assertInt('jobId', jobId, 1);
   assertInt('attempt', attempt, 1);
   assertInt('now', now, 0);
-  const root = await c.db.selectFrom('jobs').select('root_id').where('id', '=', jobId).executeTakeFirst();
-  if (!root) return null;
-  const rootId = num(root.root_id);
-  return c.db.transaction().execute(async (trx) => {
-    // a granted resume's hold goes on as the resumed job's, or ends (budget-holds.ts)
-    await lockTree(trx, rootId);
+  // a granted resume's hold goes on as the resumed job's, or ends (budget-holds.ts)
+  return inJobTreeLock(c, jobId, async (trx, rootId) => {
     const row = await trx
       .updateTable('jobs')
       // A harness may name its session only in its final report (the command harness): keep it for the resume.

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import type { NewModelCall, Store } from '../types.js';
+import type { JobRow, NewModelCall, Store } from '../types.js';
 import { T, fakeHash, newJob, type Harness } from './harness.js';
 
 /** A ledger row of `jobId`'s attempt `attempt` costing `costMicros`. */
@@ -21,6 +21,22 @@ async function spend(s: Store, rootId: number, jobId: number, micros: number): P
 }
 
 /**
+ * A $1.00 tree with two children sharing its budget, both running on one runner: a has spent
+ * $0.90 and b, refused a call of up to $0.08, is paused (not yet resumed).
+ */
+async function siblings(s: Store): Promise<{ runnerId: number; root: JobRow; a: JobRow; b: JobRow }> {
+  const runner = await s.createRunner({ name: 'r', labels: {}, capacity: 4, credentialHash: fakeHash('c'), now: T });
+  const root = await newJob(s, { budgetMicros: 1_000_000 });
+  const a = await newJob(s, { parentId: root.id, budgetMicros: 0 });
+  const b = await newJob(s, { parentId: root.id, budgetMicros: 0 });
+  await run(s, a.id, runner.id, 1);
+  await run(s, b.id, runner.id, 1);
+  await spend(s, root.id, a.id, 900_000);
+  expect(await s.pauseJobForBudget(b.id, 1, 'budget exhausted', T, 80_000)).toMatchObject({ status: 'paused' });
+  return { runnerId: runner.id, root, a, b };
+}
+
+/**
  * The room a top-up gives a paused job is held for it against the other jobs of its tree
  * until its call is recorded (store/budget-holds.ts; fresh tester: a running sibling spent it,
  * and the resumed job paused again at its first call). µ$ figures worked out by hand.
@@ -28,16 +44,8 @@ async function spend(s: Store, rootId: number, jobId: number, micros: number): P
 export function budgetHoldTests(h: Harness): void {
   it('budget holds: a resumed job holds its refused call\'s room against a running sibling until its call is recorded', async () => {
     const s = await h.open();
-    const runner = await s.createRunner({ name: 'r', labels: {}, capacity: 4, credentialHash: fakeHash('c'), now: T });
-    const root = await newJob(s, { budgetMicros: 1_000_000 });
-    const a = await newJob(s, { parentId: root.id, budgetMicros: 0 });
-    const b = await newJob(s, { parentId: root.id, budgetMicros: 0 });
-    await run(s, a.id, runner.id, 1);
-    await run(s, b.id, runner.id, 1);
-    await spend(s, root.id, a.id, 900_000);
-    // b's call of up to $0.08 does not fit the $0.10 left beside a's... it pauses (the gateway's
-    // refusal); then a top-up of $0.05 leaves $0.15: room for it
-    expect(await s.pauseJobForBudget(b.id, 1, 'budget exhausted', T, 80_000)).toMatchObject({ status: 'paused' });
+    // b's call of up to $0.08 did not fit: paused; then a top-up of $0.05 leaves $0.15, room for it
+    const { runnerId, root, a, b } = await siblings(s);
     await s.topUpBudget(root.id, 50_000, T);
     expect(await s.listResumableBudgetPausedJobs(root.id, 'tree')).toEqual([b.id]);
     expect((await s.resumeBudgetPausedJobs(root.id, T, [b.id])).map((j) => j.id)).toEqual([b.id]);
@@ -60,7 +68,7 @@ export function budgetHoldTests(h: Harness): void {
     await other.settleBudget(root.id, fits.reservationId, 0, T);
 
     // b resumes (attempt 2): its own hold does not keep it out — the whole $0.15 is its
-    await run(s, b.id, runner.id, 2);
+    await run(s, b.id, runnerId, 2);
     const mine = await s.reserveBudget(root.id, 150_000, T, 60_000, b.id, undefined, b.id);
     expect(mine).toMatchObject({ ok: true, budget: { spentMicros: 900_000, reservedMicros: 150_000, remainingMicros: 0 } });
     if (!mine?.ok) throw new Error('unreachable');
@@ -78,14 +86,7 @@ export function budgetHoldTests(h: Harness): void {
     for (let round = 0; round < 3; round++) {
       const s = await h.open();
       const other = await h.another(s);
-      const runner = await s.createRunner({ name: 'r', labels: {}, capacity: 4, credentialHash: fakeHash('c'), now: T });
-      const root = await newJob(s, { budgetMicros: 1_000_000 });
-      const a = await newJob(s, { parentId: root.id, budgetMicros: 0 });
-      const b = await newJob(s, { parentId: root.id, budgetMicros: 0 });
-      await run(s, a.id, runner.id, 1);
-      await run(s, b.id, runner.id, 1);
-      await spend(s, root.id, a.id, 900_000);
-      expect(await s.pauseJobForBudget(b.id, 1, 'budget exhausted', T, 80_000)).toMatchObject({ status: 'paused' });
+      const { runnerId, root, a, b } = await siblings(s);
       // the server's order: top-up, the rule's reads, the resume; a's 20 calls of $0.01 race it
       const resume = (async () => {
         await s.topUpBudget(root.id, 100_000, T);
@@ -103,21 +104,14 @@ export function budgetHoldTests(h: Harness): void {
       // a's calls settle cheaply: what b holds stays b's, seen from either instance
       for (const r of open) await other.settleBudget(root.id, r.reservationId, 0, T);
       expect((await other.reserveBudget(root.id, 120_001, T, 60_000, a.id))?.ok).toBe(false);
-      await run(s, b.id, runner.id, 2);
+      await run(s, b.id, runnerId, 2);
       expect(await other.reserveBudget(root.id, 200_000, T, 60_000, b.id, undefined, b.id)).toMatchObject({ ok: true });
     }
   });
 
   it('budget holds: a resume granted by the rule is checked again under the tree\'s lock: room spent meanwhile resumes nothing', async () => {
     const s = await h.open();
-    const runner = await s.createRunner({ name: 'r', labels: {}, capacity: 4, credentialHash: fakeHash('c'), now: T });
-    const root = await newJob(s, { budgetMicros: 1_000_000 });
-    const a = await newJob(s, { parentId: root.id, budgetMicros: 0 });
-    const b = await newJob(s, { parentId: root.id, budgetMicros: 0 });
-    await run(s, a.id, runner.id, 1);
-    await run(s, b.id, runner.id, 1);
-    await spend(s, root.id, a.id, 900_000);
-    expect(await s.pauseJobForBudget(b.id, 1, 'budget exhausted', T, 80_000)).toMatchObject({ status: 'paused' });
+    const { root, a, b } = await siblings(s);
     await s.topUpBudget(root.id, 100_000, T);
     const ids = await s.listResumableBudgetPausedJobs(root.id, 'tree');
     expect(ids).toEqual([b.id]);
