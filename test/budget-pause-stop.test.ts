@@ -247,7 +247,7 @@ describe('a budget pause stops the job process and holds its slot until it is go
     expect(done).toMatchObject({ attempt: 2 });
     expect(attempts()).toHaveLength(2);
     expect((await events(created.id)).map((e) => (e.type === 'status' ? `${e.data.status}: ${e.data.message}` : null)).filter(Boolean)).toContainEqual(
-      expect.stringMatching(/^queued: attempt 1 stopped for the pause \(its harness was ended\); budget topped up meanwhile: resuming session sess-hold$/),
+      expect.stringMatching(/^queued: attempt 1 stopped for the pause \(its harness was ended\); its budget has room for its refused call again \(a top-up, or room another job held came back\): resuming session sess-hold$/),
     );
     rmSync(go());
   });
@@ -336,7 +336,7 @@ describe('a job.finished for a budget-paused job', () => {
     const evs = await t.store.listEvents(id, 0, 100);
     expect(evs.at(-2)).toMatchObject({ type: 'attempt.ended', data: { attempt: 1, status: 'failed', reason: 'budget', error: 'API Error: 402', sessionId: 'sess-x' } });
     expect(evs.filter((e) => e.type === 'job.finished')).toEqual([]);
-    expect(evs.at(-1)).toMatchObject({ type: 'status', data: { status: 'paused', message: `attempt 1's harness exited on the budget refusal (failed, budget); still paused for budget: its workspace and session are kept, a top-up resumes it (flotilla budget ${id} shows which)` } });
+    expect(evs.at(-1)).toMatchObject({ type: 'status', data: { status: 'paused', message: `attempt 1's harness exited on the budget refusal (failed, budget); still paused for budget: its workspace and session are kept, a top-up resumes it, or room other jobs hold coming back (flotilla budget ${id} says which)` } });
     // Reported ended: heartbeats no longer get the stop, and the top-up resumes it at once in its session.
     const top = (await (await t.api(`/api/jobs/${id}/budget`, { json: { addUsd: 1 } })).json()) as BudgetView;
     expect(top.resumed).toEqual([id]);

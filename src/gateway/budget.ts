@@ -32,7 +32,7 @@ function budgetName(job: JobRow, b: TreeBudget): string {
  */
 export function budgetMessage(job: JobRow, b: TreeBudget | null, worst: number, costs = 'this call may cost up to'): string {
   if (!b) return `budget exhausted: job tree ${job.rootId} has no budget`;
-  const held = b.heldMicros ? ` and ${formatMicros(b.heldMicros)} held for the calls of resumed jobs (each job's until it makes its call or ends; flotilla budget ${job.rootId} names them)` : '';
+  const held = b.heldMicros ? ` and ${formatMicros(b.heldMicros)} held for the calls of resumed jobs` : '';
   const figures =
     `${formatMicros(b.spentMicros)} spent${held ? ',' : ' and'} ${formatMicros(b.reservedMicros)} reserved by calls in flight${held}, ` +
     `${formatMicros(b.remainingMicros)} left; ${costs} ${formatMicros(worst)}.`;
@@ -45,11 +45,16 @@ export function budgetMessage(job: JobRow, b: TreeBudget | null, worst: number, 
   // the least top-up that resumes the job is more than this call's worst case (room for the
   // larger request a resumed harness sends, and for paused siblings first in line): `flotilla
   // budget` says it (a fresh tester added the worst case and the job stayed paused)
-  if (short.length < 2) return `${head}${TOP_UP_HINT}flotilla budget ${b.jobId ?? job.rootId} --add <USD> (flotilla budget ${job.id} says the least that resumes this job)`;
+  // room held for resumed jobs comes back by itself: when it alone keeps the call out, the job
+  // may wait instead of paying (fresh tester: the refusal only said "Top up with")
+  const wait = (short.length ? short : [b]).every((x) => x.heldMicros && x.spentMicros + worst <= x.limitMicros)
+    ? `. Or wait: the room held for resumed jobs comes back as each makes its call or ends (flotilla budget ${job.rootId} names them), and this job then resumes without a top-up if its call fits.`
+    : '';
+  if (short.length < 2) return `${head}${TOP_UP_HINT}flotilla budget ${b.jobId ?? job.rootId} --add <USD> (flotilla budget ${job.id} says the least that resumes this job)${wait}`;
   const others = short.filter((x) => x.jobId !== b.jobId);
   return (
     `${head} Also short: ${others.map((x) => `${budgetName(job, x)} (${formatMicros(x.remainingMicros)} left of ${formatMicros(x.limitMicros)})`).join(', ')}. ` +
-    `${TOP_UP_HINT.trimStart()}${short.map((x) => `flotilla budget ${x.jobId ?? job.rootId} --add <USD>`).join(', then ')} (${short.length} budgets are short: one alone is not enough)`
+    `${TOP_UP_HINT.trimStart()}${short.map((x) => `flotilla budget ${x.jobId ?? job.rootId} --add <USD>`).join(', then ')} (${short.length} budgets are short: one alone is not enough)${wait}`
   );
 }
 

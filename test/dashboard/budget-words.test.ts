@@ -24,4 +24,9 @@ describe('resumeNeedsText', () => {
   it('only the tree short, from a child\'s page: top it up, on the tree\'s page', () => {
     expect(resumeNeedsText(view([{ shortMicros: 1_000 }]))).toBe('Paused for budget: its refused call, sent again on resuming (up to $0.003759), does not fit job tree 48 (short by $0.001000); top it up (on the page of #48) to resume it.');
   });
+  it('room other resumed jobs hold: it may wait for it instead (its own hold is not named)', () => {
+    const held = { ...view([{ jobId: 50, shortMicros: 2_459 }]), holders: [{ jobId: 50, status: 'paused' as const, heldMicros: 10 }, { jobId: 51, status: 'queued' as const, heldMicros: 1_200 }, { jobId: 52, status: 'running' as const, heldMicros: 800 }] };
+    expect(resumeNeedsText(held)).toBe('Paused for budget: a top-up of at least $0.002459 resumes it. Or wait: #51 (queued), #52 (running) hold $0.002000 until each makes its call or ends; what is left then resumes it if its call fits.');
+    expect(resumeNeedsText({ ...held, holders: held.holders.slice(0, 2) })).toBe('Paused for budget: a top-up of at least $0.002459 resumes it. Or wait: #51 (queued) holds $0.001200 until it makes its call or ends; what is left then resumes it if its call fits.');
+  });
 });

@@ -360,10 +360,10 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     await admin.goto(`${up.url}/jobs/${id('heldTree')}`);
     await expect.poll(() => legend.textContent(), { timeout: 10_000 }).toBe('$0.000000 spent · $0.020000 held for resumed jobs · limit $0.100000');
     expect(await admin.locator('[data-testid=budget] .held').count()).toBe(1);
-    expect(await admin.locator('[data-testid=budget-holders]').textContent()).toBe(`Room held for the call a top-up resumed each for, until it makes it or ends: #${id('heldKid')} $0.020000 (queued)`);
+    expect(await admin.locator('[data-testid=budget-holders]').textContent()).toBe(`Held for resumed jobs, each until it makes its call or ends: #${id('heldKid')} $0.020000 (queued)`);
     // the holder's own page: the room is its own (not shown as held against it)
     await admin.goto(`${up.url}/jobs/${id('heldKid')}`);
-    await expect.poll(() => admin.locator('[data-testid=budget-holders]').textContent(), { timeout: 10_000 }).toBe(`Room held for the call a top-up resumed each for, until it makes it or ends: #${id('heldKid')} $0.020000 (this job: its own calls may use it)`);
+    await expect.poll(() => admin.locator('[data-testid=budget-holders]').textContent(), { timeout: 10_000 }).toBe(`Held for resumed jobs, each until it makes its call or ends: #${id('heldKid')} $0.020000 (this job: its own calls may use it)`);
     expect(await legend.textContent()).toBe('$0.000000 spent · limit $0.100000');
     await admin.context().close();
   }, 60_000);

@@ -165,7 +165,7 @@ function JobView({ id }: { id: number }) {
           {topUpNote && <p data-testid="top-up-note">{topUpNote}</p>}
           {budget.data?.holders && budget.data.holders.length > 0 && (
             <p data-testid="budget-holders">
-              Room held for the call a top-up resumed each for, until it makes it or ends:{' '}
+              Held for resumed jobs, each until it makes its call or ends:{' '}
               {budget.data.holders.map((h, i) => (
                 <span key={h.jobId}>
                   {i > 0 && ', '}
