@@ -1,5 +1,5 @@
 import { describe, it, expect } from 'vitest';
-import { costMicros, type ModelPrice } from './pricing.js';
+import { callCost, costMicros, type ModelPrice } from './pricing.js';
 import { formatMicros, usdToMicros } from './money.js';
 
 const sonnet: ModelPrice = { input: 3, output: 15, cacheWrite5m: 3.75, cacheWrite1h: 6, cacheRead: 0.3 };
@@ -15,6 +15,17 @@ describe('costMicros', () => {
   it('rounds half up once, at the end', () => {
     // 4×3 + 2,455×0.3 + 23×15 = 12 + 736.5 + 345 = 1,093.5 → 1,094
     expect(costMicros(u(4, 23, 2_455, 0), sonnet)).toBe(1_094);
+  });
+  it('charges a call that costs anything at least 1 µ$, and a call that costs nothing 0', () => {
+    const haiku: ModelPrice = { input: 0.1, output: 0.4, cacheWrite5m: 0.125, cacheWrite1h: 0.2, cacheRead: 0.01 };
+    // 4 × 0.1 = 0.4 µ$: half up alone gave 0 (a fresh tester's 25 served calls were free); 400 n$ exact
+    expect(callCost(u(4, 0, 0, 0), haiku)).toMatchObject({ micros: 1, nanos: 400 });
+    // 1 × 0.01 = 0.01 µ$ → 1 µ$; 10 n$
+    expect(callCost(u(0, 0, 1, 0), haiku)).toMatchObject({ micros: 1, nanos: 10 });
+    // from 0.5 µ$ up, half up as before: 14 × 0.1 = 1.4 → 1; 15 × 0.1 = 1.5 → 2
+    expect(costMicros(u(14, 0, 0, 0), haiku)).toBe(1);
+    expect(costMicros(u(15, 0, 0, 0), haiku)).toBe(2);
+    expect(callCost(u(0, 0, 0, 0), haiku)).toMatchObject({ micros: 0, nanos: 0 });
   });
   it('prices 1-hour cache writes at their own rate', () => {
     expect(costMicros({ ...u(0, 0, 0, 1_000), cacheWrite1hTokens: 400 }, sonnet)).toBe(600 * 3.75 + 400 * 6);

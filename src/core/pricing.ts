@@ -47,7 +47,7 @@ function feeScaled(micros: number): bigint {
 
 /**
  * Cost of `usage` at `price`, in integer micro-dollars, computed exactly then rounded half up
- * once at the end. A price of P USD per million tokens is exactly P µ$ per token, so the exact
+ * once at the end (at least 1 µ$ when the exact cost is above 0, {@link callCost}). A price of P USD per million tokens is exactly P µ$ per token, so the exact
  * total is Σ tokens × P µ$. Example: {input 3, cacheWrite 12,304, output 550} at 3 / 3.75 / 15
  * → 9 + 46,140 + 8,250 = 54,399 µ$ ($0.054399).
  * Cache writes are priced at the 5-minute rate unless `cacheWrite1hTokens` says how many were 1 h.
@@ -58,8 +58,9 @@ export function costMicros(usage: TokenUsage & { cacheWrite1hTokens?: number; we
 
 /**
  * Cost of `usage` at `price`, exact (in units of 10⁻¹² USD, as a bigint) and rounded half up
- * once from that exact figure to integer micro-dollars (`micros`, what budgets and totals use)
- * and to integer nano-dollars (`nanos`, kept beside each call so sub-µ$ costs stay exact).
+ * once from that exact figure to integer micro-dollars (`micros`, what budgets and totals use;
+ * at least 1 µ$ when the exact cost is above 0: a served call is never free) and to integer
+ * nano-dollars (`nanos`, kept beside each call so sub-µ$ costs stay exact).
  * Example (issue 3): {input 4, cacheRead 2,455, output 23} at 3 / 0.30 / 15 → exact
  * 12 + 736.5 + 345 = 1,093.5 µ$ → micros 1,094 (half up), nanos 1,093,500.
  * `webSearchRequests` (server-side web searches, H4) are charged `price.webSearch` USD per
@@ -80,5 +81,8 @@ export function callCost(usage: TokenUsage & { cacheWrite1hTokens?: number; webS
     (usage.toolFeeMicros ? feeScaled(usage.toolFeeMicros) : 0n);
   const scale = BigInt(PRICE_SCALE);
   const nanoScale = scale / 1000n;
-  return { micros: Number((total + scale / 2n) / scale), nanos: Number((total + nanoScale / 2n) / nanoScale), exact: total };
+  // a call that costs anything is charged at least 1 µ$: half up alone made calls under 0.5 µ$
+  // free, and a budget could be spent by enough of them without moving (fresh tester: 25 calls of 0.4 µ$ charged $0)
+  const micros = total > 0n && total < scale ? 1 : Number((total + scale / 2n) / scale);
+  return { micros, nanos: Number((total + nanoScale / 2n) / nanoScale), exact: total };
 }

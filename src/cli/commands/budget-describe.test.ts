@@ -14,6 +14,8 @@ describe('describeBudget', () => {
     expect(describeBudget({ ...view(2_500_000, 0), jobId: 9 }, undefined, 'succeeded')).not.toMatch(/ended/);
     // a child, running or paused, of a tree whose root has ended: the tree takes no top-up
     expect(describeBudget({ ...view(2_500_000, 0), jobId: 9, rootStatus: 'cancelled' }, undefined, 'paused')).toMatch(/^ended:\s+job tree 7 has ended \(its root job 7 is cancelled\): the tree spends nothing more, and its budget takes no top-up$/m);
+    // ...and no advice to top up beside it (a fresh tester got both in one output)
+    expect(describeBudget({ ...view(2_500_000, 2_500_000), jobId: 9, rootStatus: 'cancelled', resumeNeeds: { needMicros: 5_000, short: [{ shortMicros: 5_000 }] } }, undefined, 'paused', 'budget')).not.toMatch(/^paused:|--add/m);
   });
   it("the tree's other jobs paused for budget are named, with the command that shows what resumes each", () => {
     expect(describeBudget(view(2_000_000, 2_000_000, 0, [9]))).toMatch(/^others:\s+job 9 of this tree is paused for budget: flotilla budget 9 says what resumes it$/m);

@@ -127,7 +127,8 @@ export function describeBudget(v: BudgetView, added?: number, jobStatus?: JobSta
     lines.push(`ended:     job tree ${b.rootId} has ended (its root job ${b.rootId} is ${v.rootStatus}): the tree spends nothing more, and its budget takes no top-up`);
   }
   if (jobStatus === 'paused' && endReason === RESUME_PENDING) lines.push(`paused:    job ${v.jobId} resumes as soon as its stopped process has exited (no top-up needed)`);
-  else if (jobStatus === 'paused') lines.push(pausedLine(v));
+  // a tree whose root ended takes no top-up (the `ended:` line says so): no advice to top up (fresh tester: both showed)
+  else if (jobStatus === 'paused' && v.rootStatus === undefined) lines.push(pausedLine(v));
   // the tree's other jobs waiting for budget (a root's view said nothing of them: tester finding)
   const others = v.pausedJobs;
   if (others.length === 1) lines.push(`others:    job ${others[0]} of this tree is paused for budget: flotilla budget ${others[0]} says what resumes it`);
