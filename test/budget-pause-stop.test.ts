@@ -247,7 +247,7 @@ describe('a budget pause stops the job process and holds its slot until it is go
     expect(done).toMatchObject({ attempt: 2 });
     expect(attempts()).toHaveLength(2);
     expect((await events(created.id)).map((e) => (e.type === 'status' ? `${e.data.status}: ${e.data.message}` : null)).filter(Boolean)).toContainEqual(
-      expect.stringMatching(/^queued: attempt 1 stopped for the pause \(its harness was ended\); its budget has room for its refused call again \(a top-up, or room another job held came back\): resuming session sess-hold$/),
+      expect.stringMatching(/^queued: attempt 1 stopped for the pause \(its harness was ended\); room for its refused call came meanwhile \(budget topped up, or room another job held freed\): resuming session sess-hold$/),
     );
     rmSync(go());
   });

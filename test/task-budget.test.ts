@@ -59,9 +59,9 @@ describe('task budgets', () => {
     }
     throw new Error(`task ${id} never ${what}: ${JSON.stringify(await task(id))}`);
   }
-  /** Charges `micros` to tree `rootId`, as a settled model call does. */
+  /** Charges `micros` to tree `rootId`, as a settled model call of its root job (the turn) does: a turn resumed for budget may spend the room it holds (store/budget-holds.ts). */
   async function spend(rootId: number, micros: number) {
-    const res = await t.store.reserveBudget(rootId, micros, Date.now(), 60_000);
+    const res = await t.store.reserveBudget(rootId, micros, Date.now(), 60_000, undefined, undefined, rootId);
     if (!res?.ok) throw new Error(`could not reserve ${micros} on tree ${rootId}`);
     await t.store.settleBudget(rootId, res.reservationId, micros, Date.now());
   }

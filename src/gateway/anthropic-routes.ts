@@ -8,7 +8,7 @@ import { budgetMessage, reserve } from './budget.js';
 import { outputBound } from './max-output.js';
 import { editJson, UneditableBodyError } from './json-edit.js';
 import { abandonedWait, inFlightMessage, IN_FLIGHT_RETRY_AFTER_S, refusedByCallsInFlight, reserveOrWait, type BudgetRefusal } from './budget-wait.js';
-import { callWorstCase, countedCallResumeMicros, worstCaseMicros } from './worst-case.js';
+import { callWorstCase, countedCallResumeMicros, countedNeedCall, worstCaseMicros, type NeedCall } from './worst-case.js';
 import { webSearchBound } from './server-tools.js';
 import { estimateBytes, requestMedia } from './input-images.js';
 import { meteredReply, recordRefused, recordUnreachable, type CallContext } from './meter.js';
@@ -44,7 +44,7 @@ export interface AnthropicRouteDeps {
   /** Largest request body, bytes (a larger one: 413). */
   limit: number;
   /** A call of `job` was refused because its tree is out of budget: the control plane pauses the job (gateway.ts; errors logged there). */
-  budgetExhausted: (job: JobRow, message: string, needMicros: number) => Promise<void>;
+  budgetExhausted: (job: JobRow, message: string, needMicros: number, needCall?: NeedCall) => Promise<void>;
   /** The text a budget refusal of `job` answers with (gateway.ts: without top-up advice for an agent that fails on budget). Default: `message`. */
   budgetText?: (job: JobRow, message: string) => string;
   /** A call of a job a top-up resumed was recorded (gateway.ts GatewayOptions.onResumedCallRecorded; errors handled there). */
@@ -86,11 +86,12 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
 
   /**
    * Records the refusal of a call, tells the control plane (the pause stores `resumeNeed`, µ$:
-   * worst-case.ts CallWorstCase.resumeMicros), and answers 402 billing_error (no retry).
+   * worst-case.ts CallWorstCase.resumeMicros, and `needCall`, what it was worked out from), and
+   * answers 402 billing_error (no retry).
    */
-  const refuseForBudget = async (ctx: CallContext, message: string, resumeNeed: number): Promise<Reply> => {
+  const refuseForBudget = async (ctx: CallContext, message: string, resumeNeed: number, needCall?: NeedCall): Promise<Reply> => {
     await recordRefused(ctx, 402, 'budget');
-    await budgetExhausted(ctx.job, message, resumeNeed);
+    await budgetExhausted(ctx.job, message, resumeNeed, needCall);
     log.info('gateway: refused a call: tree out of budget', { job: ctx.job.id, root: ctx.job.rootId });
     return anthropicError(402, 'billing_error', d.budgetText?.(ctx.job, message) ?? message, { retry: false });
   };
@@ -101,13 +102,13 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
    * kept out only by calls in flight (after the wait) → recorded as refused (`budget_in_flight`),
    * the job left running, 429 `rate_limit_error` with retry-after (M2).
    */
-  const refuse = async (ctx: CallContext, r: BudgetRefusal, worst: number, resumeNeed: number): Promise<Reply> => {
+  const refuse = async (ctx: CallContext, r: BudgetRefusal, worst: number, resumeNeed: number, needCall?: NeedCall): Promise<Reply> => {
     const abandoned = abandonedWait(r);
     if (abandoned) {
       await recordRefused(ctx, abandoned.status, abandoned.refused);
       return anthropicError(502, 'api_error', abandoned.message, { retry: false });
     }
-    if (!r.inFlight) return refuseForBudget(ctx, r.refused, resumeNeed);
+    if (!r.inFlight) return refuseForBudget(ctx, r.refused, resumeNeed, needCall);
     await recordRefused(ctx, 429, 'budget_in_flight');
     log.info('gateway: refused a call for now: calls in flight hold its budget', { job: ctx.job.id, root: ctx.job.rootId, worst });
     return anthropicError(429, 'rate_limit_error', inFlightMessage(ctx.job, r.budget, worst), { retry: true, retryAfterS: IN_FLIGHT_RETRY_AFTER_S });
@@ -229,7 +230,7 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
         const maxOut = outputBound(request.max_tokens, price);
         const images = requestMedia(request, req.body.byteLength).images;
         const message = budgetMessage(ctx.job, held.budget, worstCaseMicros(req.body.byteLength, maxOut, price, images), 'the Messages call it counts may cost up to');
-        return refuseForBudget(ctx, message, countedCallResumeMicros(req.body.byteLength, maxOut, price, images));
+        return refuseForBudget(ctx, message, countedCallResumeMicros(req.body.byteLength, maxOut, price, images), countedNeedCall(request.model, req.body.byteLength, maxOut, images));
       }
     } else await held.settle(0);
     // Recorded as every call is, but never billed: no tokens, usage known, $0 (unbilled-call.ts).
@@ -289,7 +290,7 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
     const worst = callWorstCase(ctx, price, req.body.byteLength, maxOut, images, webSearchBound(request, 'anthropic-messages'), serverInput, null, anthropicToolPromptTokens(request));
     const held = await reserveOrWait(store, job, worst.micros, { now: startedAt, ttlMs: config.reservationTtlMs, signal: req.signal, call: worst.call, waitMs: config.budgetWaitMs });
     if ('refused' in held) {
-      if (!held.stopped) return refuse(ctx, held, worst.micros, worst.resumeMicros);
+      if (!held.stopped) return refuse(ctx, held, worst.micros, worst.resumeMicros, worst.resumeCall);
       await recordRefused(ctx, 503, 'shutting_down');
       return shuttingDown(req.path);
     }

@@ -3,6 +3,7 @@ import { Hono } from 'hono';
 import { silentLogger, type Logger } from '../core/log.js';
 import { CallAuth } from './call-auth.js';
 import { KeyMask } from './key-mask.js';
+import type { NeedCall } from './worst-case.js';
 import type { JobRow, Store } from '../store/types.js';
 import { MAX_REQUEST_BYTES, openAiUpstreamOf, type GatewayConfig } from './config.js';
 import { internalError, methodNotAllowed, noSuchEndpoint, shuttingDown } from './errors.js';
@@ -37,9 +38,10 @@ export interface GatewayOptions {
    * `onBudgetExhausted`). `message` is the refusal's text; `needMicros` the refused call's worst
    * case in µ$ with room for a resumed harness's larger request (worst-case.ts
    * CallWorstCase.resumeMicros; 1 for `count_tokens`), kept with the pause for the resume rule
-   * (store/budget-resume.ts). Errors are logged.
+   * (store/budget-resume.ts), and `needCall`, what that need was worked out from (model, tokens:
+   * worst-case.ts NeedCall), kept so the need follows price changes. Errors are logged.
    */
-  onBudgetExhausted?: (job: JobRow, message: string, needMicros: number) => Promise<void>;
+  onBudgetExhausted?: (job: JobRow, message: string, needMicros: number, needCall?: NeedCall) => Promise<void>;
   /**
    * True when `job`'s agent says `onBudgetExhausted: fail`: its budget refusals then end in the
    * sentence its job's error has (budget.ts failedOnBudget), without the top-up advice no
@@ -176,9 +178,9 @@ export function createGateway(opts: GatewayOptions): Gateway {
   const callAuth = new CallAuth(store);
 
   /** The control plane's `onBudgetExhausted` (errors logged). */
-  const budgetExhausted = async (job: JobRow, message: string, needMicros: number): Promise<void> => {
+  const budgetExhausted = async (job: JobRow, message: string, needMicros: number, needCall?: NeedCall): Promise<void> => {
     try {
-      await opts.onBudgetExhausted?.(job, message, needMicros);
+      await opts.onBudgetExhausted?.(job, message, needMicros, needCall);
     } catch (err) {
       log.error('gateway: budget-exhausted handler failed', { job: job.id, error: (err as Error).message });
     }

@@ -2,6 +2,7 @@ import { refusePausedCall } from './job-auth.js';
 import { CallAuth, missingTokenMessage, openaiTokenOf } from './call-auth.js';
 import { providerNotConfiguredMessage, shuttingDown, wrongFormatMessage } from './errors.js';
 import type { Logger } from '../core/log.js';
+import type { NeedCall } from './worst-case.js';
 import type { JobRow } from '../store/types.js';
 import { abandonedWait, inFlightMessage, IN_FLIGHT_RETRY_AFTER_S, reserveOrWait } from './budget-wait.js';
 import { callWorstCase } from './worst-case.js';
@@ -42,7 +43,7 @@ export interface OpenAiRouteDeps {
   /** Model routes and prices (configuration overlaid with the API's). */
   directory: ModelDirectory;
   /** A call of `job` was refused because its tree is out of budget (not only by calls in flight): the refusal's message (gateway.ts). */
-  onBudgetExhausted?: (job: JobRow, message: string, needMicros: number) => Promise<void>;
+  onBudgetExhausted?: (job: JobRow, message: string, needMicros: number, needCall?: NeedCall) => Promise<void>;
   /** The text a budget refusal of `job` answers with (gateway.ts: without top-up advice for an agent that fails on budget). Default: `message`. */
   budgetText?: (job: JobRow, message: string) => string;
   /** Job-token lookup and throttled rejection logs, shared with the node adapter (default: its own). */
@@ -208,7 +209,7 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
       }
       await recordRefused(ctx, 429, 'budget');
       try {
-        await d.onBudgetExhausted?.(job, held.refused, worst.resumeMicros);
+        await d.onBudgetExhausted?.(job, held.refused, worst.resumeMicros, worst.resumeCall);
       } catch (err) {
         d.log.error('gateway: budget-exhausted handler failed', { job: job.id, error: (err as Error).message });
       }

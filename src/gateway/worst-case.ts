@@ -1,4 +1,4 @@
-import type { PendingCall } from '../store/types.js';
+import type { NeedCall, PendingCall } from '../store/types.js';
 import { IMAGE_TOKENS_BOUND, type InlineImages } from './input-images.js';
 import { ratesFor } from './long-context.js';
 import type { CallContext } from './meter.js';
@@ -33,6 +33,15 @@ export const DEFAULT_MAX_OUTPUT_TOKENS = 32_000;
 export function worstCaseMicros(requestBytes: number, maxTokens: number | undefined, table: TablePrice, images?: InlineImages, serverInputTokens = 0): number {
   const inTokens = worstInputTokens(requestBytes, images) + Math.max(0, serverInputTokens);
   const outTokens = Math.max(0, Math.ceil(maxTokens ?? DEFAULT_MAX_OUTPUT_TOKENS));
+  return worstTokensMicros(inTokens, outTokens, table);
+}
+
+/**
+ * {@link worstCaseMicros} of `inTokens` input-side tokens (at the highest input-side rate) and
+ * `outTokens` output tokens at `table`'s rates (its long-context rates past their threshold),
+ * µ$ rounded up, at most Number.MAX_SAFE_INTEGER.
+ */
+export function worstTokensMicros(inTokens: number, outTokens: number, table: TablePrice): number {
   const price = ratesFor(table, inTokens);
   const inRate = Math.max(price.input, price.cacheWrite5m, price.cacheWrite1h);
   // exact in units of 10⁻⁶ µ$, then rounded up to whole µ$
@@ -81,6 +90,17 @@ export interface CallWorstCase {
   micros: number;
   call: PendingCall;
   resumeMicros: number;
+  /** What `resumeMicros` was worked out from, kept with a budget pause so the need follows price changes ({@link needMicrosAt}). */
+  resumeCall: NeedCall;
+}
+
+/** The call a budget pause keeps, to price its need again (store/ledger-types.ts NeedCall). */
+export type { NeedCall };
+
+/** The need (µ$) of `call` at `table`'s rates: as {@link callWorstCase}'s `resumeMicros` works it out. */
+export function needMicrosAt(call: NeedCall, table: TablePrice): number {
+  const searches = call.webSearches ? webSearchWorstMicros(table, { uses: call.webSearches, declared: true }) : 0;
+  return Math.min(Number.MAX_SAFE_INTEGER, worstTokensMicros(call.inputTokens, call.outputTokens, table) + searches + (call.toolFeeMicros ?? 0));
 }
 
 /**
@@ -109,6 +129,14 @@ export function callWorstCase(ctx: CallContext, price: TablePrice, bodyBytes: nu
   const fees = webSearchWorstMicros(price, searches) + toolFeeWorstMicros(toolFees);
   const micros = Math.min(Number.MAX_SAFE_INTEGER, tokens + fees);
   const resumeMicros = Math.min(Number.MAX_SAFE_INTEGER, worstCaseMicros(bodyBytes + RESUME_GROWTH_BYTES, maxOutputTokens, price, images, added) + fees);
+  const toolFeeMicros = toolFeeWorstMicros(toolFees);
+  const resumeCall: NeedCall = {
+    model: ctx.requestModel,
+    inputTokens: worstInputTokens(bodyBytes + RESUME_GROWTH_BYTES, images) + added,
+    outputTokens: Math.max(0, Math.ceil(maxOutputTokens)),
+    ...(searches !== null && searches.uses > 0 ? { webSearches: searches.uses } : {}),
+    ...(toolFeeMicros > 0 ? { toolFeeMicros } : {}),
+  };
   ctx.maxWebSearches = webSearchCap(searches, maxOutputTokens);
   if (toolFees) ctx.toolFees = toolFees;
   if (searches?.perCall) ctx.searchesPerCall = searches.uses;
@@ -124,7 +152,7 @@ export function callWorstCase(ctx: CallContext, price: TablePrice, bodyBytes: nu
     outputTokens: Math.max(0, Math.ceil(maxOutputTokens)),
   };
   if (searches !== null && searches.uses > 0) call.webSearchRequests = searches.uses;
-  return { micros, call, resumeMicros };
+  return { micros, call, resumeMicros, resumeCall };
 }
 
 /**
@@ -137,4 +165,9 @@ export function callWorstCase(ctx: CallContext, price: TablePrice, bodyBytes: nu
  */
 export function countedCallResumeMicros(bodyBytes: number, maxOutputTokens: number, price: TablePrice, images?: InlineImages): number {
   return worstCaseMicros(bodyBytes + RESUME_GROWTH_BYTES, maxOutputTokens, price, images);
+}
+
+/** The {@link NeedCall} of {@link countedCallResumeMicros}: the counted Messages call of `model`, grown. */
+export function countedNeedCall(model: string, bodyBytes: number, maxOutputTokens: number, images?: InlineImages): NeedCall {
+  return { model, inputTokens: worstInputTokens(bodyBytes + RESUME_GROWTH_BYTES, images), outputTokens: Math.max(0, Math.ceil(maxOutputTokens)) };
 }

@@ -1,7 +1,7 @@
 import type { Logger } from '../core/log.js';
 import type { JobEvent, ServerToRunner } from '../protocol/index.js';
 import { isTerminal } from '../core/job-state.js';
-import type { JobRow, Store } from '../store/types.js';
+import type { JobRow, NeedCall, Store } from '../store/types.js';
 import type { BudgetRaised } from '../store/budget-resume.js';
 import type { AgentRegistry } from './agents.js';
 import type { EventBus } from './event-bus.js';
@@ -27,7 +27,9 @@ import { failedOnBudget } from '../gateway/budget.js';
  * or `failed` `error` instead (fresh-user finding). Each later refused call sends it again.
  * `needMicros`, the refused call's worst case in µ$ (grown for a resumed harness's larger
  * request: gateway/worst-case.ts CallWorstCase.resumeMicros), is stored with the pause for the resume
- * rule (store/budget-resume.ts); absent, the store reads it from `message`.
+ * rule (store/budget-resume.ts); absent, the store reads it from `message`. `needCall`, what that
+ * need was worked out from, is stored with it: server/budget-reprice.ts prices it again when
+ * prices change.
  *
  * A top-up that commits between the refusal and the pause finds no paused job to resume (its
  * resumer lists paused jobs only), and the job would wait, paused with room, for a top-up nobody
@@ -49,7 +51,7 @@ export function budgetPauser(o: {
   /** Wakes the dispatcher when the re-check above resumed a job (dispatcher.kick). */
   kick?: () => void;
 }) {
-  return async (job: JobRow, message: string, needMicros?: number): Promise<void> => {
+  return async (job: JobRow, message: string, needMicros?: number, needCall?: NeedCall): Promise<void> => {
     const policy = o.agents.get(job.agent)?.onBudgetExhausted ?? 'pause';
     if (policy === 'fail') {
       if (job.runnerId !== null && o.stop && (job.status === 'running' || job.status === 'assigned')) {
@@ -60,7 +62,7 @@ export function budgetPauser(o: {
     }
     const now = o.now();
     // the refused call's worst case (µ$) is kept for the resume rule (store/budget-resume.ts)
-    const paused = await o.store.pauseJobForBudget(job.id, job.attempt, message, now, needMicros);
+    const paused = await o.store.pauseJobForBudget(job.id, job.attempt, message, now, needMicros, needCall);
     if (!paused) return;
     o.log.info('job paused: tree out of budget', { jobId: job.id, rootId: job.rootId });
     const runnerId = paused.runnerId ?? job.runnerId;
@@ -89,13 +91,14 @@ export function budgetPauser(o: {
  * stopped attempt's process has not exited yet stays `paused` (endReason `budget_resume`) and
  * queues when the runner reports that exit (server/paused-exit.ts, the same rule checked again
  * then); the others go back to `queued` to resume their session, each with a `status` event
- * saying `why`; the dispatcher is kicked.
+ * saying `why`; the dispatcher is kicked. `knownNeedOnly`: jobs whose need is not known are
+ * left out (store listResumableBudgetPausedJobs; the periodic check, budget-sweep.ts).
  * @returns the ids of the jobs resumed (or to resume on their exit), ascending.
  */
 export function budgetResumer(o: { store: Store; bus: EventBus; now: () => number; kick?: () => void }) {
-  return async (rootId: number, raised: BudgetRaised, why: string): Promise<number[]> => {
+  return async (rootId: number, raised: BudgetRaised, why: string, knownNeedOnly = false): Promise<number[]> => {
     const now = o.now();
-    const ids = await o.store.listResumableBudgetPausedJobs(rootId, raised);
+    const ids = await o.store.listResumableBudgetPausedJobs(rootId, raised, knownNeedOnly);
     if (!ids.length) return [];
     // never two processes of one job at once: a held attempt resumes after its exit
     const deferred = await o.store.deferHeldBudgetResumes(rootId, ids);

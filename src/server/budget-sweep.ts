@@ -3,6 +3,8 @@ import { isTerminal } from '../core/job-state.js';
 import type { Store } from '../store/types.js';
 import type { EventBus } from './event-bus.js';
 import { budgetResumer } from './budget-pause.js';
+import { repriceNeeds } from './budget-reprice.js';
+import type { PriceTable } from '../gateway/prices.js';
 
 /** How often the sweeper looks at the trees whose budgets wait on something, ms. */
 export const BUDGET_SWEEP_INTERVAL_MS = 10_000;
@@ -18,25 +20,32 @@ const TREES_PER_PASS = 200;
  * and its room stayed held, its paused siblings paused); and a held amount written again by a
  * refusal (store/budgets.ts) resumes nobody. So every {@link BUDGET_SWEEP_INTERVAL_MS}, for each
  * tree whose budgets hold room or that has jobs paused for budget
- * (store.listBudgetWaitingTrees): the held room is written again from the jobs
+ * (store.listBudgetWaitingTrees): the needs of its paused and resumed jobs are priced again at
+ * `o.prices` (budget-reprice.ts: a price changed since they paused), the held room is written
+ * again from the jobs
  * (store.syncBudgetHolds; nothing is written when it is right), and, when the tree's root is
  * live and jobs of it are paused for budget, the resume rule runs as for a top-up of the tree
- * ({@link budgetResumer}: only jobs whose refused call fits resume). Returns a function the
+ * ({@link budgetResumer}: only jobs whose refused call fits resume; a job whose need is not
+ * known is left to a top-up, or dust would resume it and pause it again at every check). Returns a function the
  * sweeper calls each pass (it runs at most once per `intervalMs`); errors are logged.
  */
-export function budgetWaitSweep(o: { store: Store; bus: EventBus; log: Logger; now: () => number; kick?: () => void }, intervalMs = BUDGET_SWEEP_INTERVAL_MS): () => Promise<void> {
+export function budgetWaitSweep(o: { store: Store; bus: EventBus; log: Logger; now: () => number; kick?: () => void; prices?: () => Promise<PriceTable> }, intervalMs = BUDGET_SWEEP_INTERVAL_MS): () => Promise<void> {
   let last = Number.NEGATIVE_INFINITY;
   return async () => {
     const t = o.now();
     if (t - last < intervalMs) return;
     last = t;
     try {
+      const prices = o.prices ? await o.prices() : null;
       for (const rootId of await o.store.listBudgetWaitingTrees(TREES_PER_PASS)) {
+        // needs at today's prices first (budget-reprice.ts): the rule below reads them
+        const repriced = prices ? await repriceNeeds(o.store, prices, rootId) : 0;
+        if (repriced) o.log.info('budget: needs of paused or resumed jobs priced again (a price changed)', { rootId, jobs: repriced });
         if (await o.store.syncBudgetHolds(rootId)) o.log.info('budget: held room written again from its jobs (a holder ended without its call)', { rootId });
         const root = await o.store.getJob(rootId);
         if (!root || isTerminal(root.status)) continue;
         if (!(await o.store.listBudgetPausedJobs(rootId)).length) continue;
-        const resumed = await budgetResumer(o)(rootId, 'tree', `job tree ${rootId}'s budget has room for the refused call (room held for another job came back)`);
+        const resumed = await budgetResumer(o)(rootId, 'tree', `job tree ${rootId}'s budget has room for the refused call (room held for another job came back)`, true);
         if (resumed.length) o.log.info('budget: room came back: resuming', { rootId, resumed: resumed.join(',') });
       }
     } catch (err) {

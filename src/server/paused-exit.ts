@@ -78,7 +78,7 @@ export async function pausedAttemptEnded(o: PausedExitDeps, jobId: number, attem
   // A resumed job is queued, on no runner: its pin names the runner the attempt ran on.
   const runnerId = row.runnerId ?? row.pinnedRunnerId ?? undefined;
   if (row.status === 'queued') {
-    await recordStatus(o.store, o.bus, jobId, 'queued', `${how}; its budget has room for its refused call again (a top-up, or room another job held came back): resuming${row.resumeSessionId ? ` session ${row.resumeSessionId}` : ''}`, now, runnerId);
+    await recordStatus(o.store, o.bus, jobId, 'queued', `${how}; room for its refused call came meanwhile (budget topped up, or room another job held freed): resuming${row.resumeSessionId ? ` session ${row.resumeSessionId}` : ''}`, now, runnerId);
   } else {
     await recordStatus(o.store, o.bus, jobId, 'paused', `${how}; still paused for budget: its workspace and session are kept, a top-up resumes it, or room other jobs hold coming back (flotilla budget ${jobId} says which)`, now, runnerId);
   }

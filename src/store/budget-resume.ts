@@ -191,9 +191,12 @@ export async function budgetPausedMayResume(db: Db, job: PausedJobNeed, raised: 
  * `raised` was raised ({@link mayResumeForBudget}), ascending ids, each checked with the needs
  * of the ones before it (and of granted resumes waiting for their exit, endReason
  * `budget_resume`) held against the budgets on its path: together they fit. Reads only.
+ * With `knownNeedOnly` (the server's periodic check, server/budget-sweep.ts), a job whose need
+ * is not known (1 µ$ counts for it) is left out: dust left in a tree would resume it only for
+ * it to be refused and paused again, every check.
  * @throws Error when rootId is not an integer >= 1 or raised.jobId is not.
  */
-export async function listResumableBudgetPausedJobs(c: StoreCtx, rootId: number, raised: BudgetRaised): Promise<number[]> {
+export async function listResumableBudgetPausedJobs(c: StoreCtx, rootId: number, raised: BudgetRaised, knownNeedOnly = false): Promise<number[]> {
   assertInt('rootId', rootId, 1);
   if (raised !== 'tree') assertInt('raised.jobId', raised.jobId, 1);
   const paused = await pausedRows(c.db, rootId, ['budget', BUDGET_RESUME_PENDING]);
@@ -204,7 +207,7 @@ export async function listResumableBudgetPausedJobs(c: StoreCtx, rootId: number,
   const pending = paused.filter((j) => j.end_reason === BUDGET_RESUME_PENDING);
   for (const j of pending) hold(held, await pathBudgets(c.db, rootId, num(j.id)), Math.max(1, pausedNeedMicros(j) ?? 1));
   for (const j of paused) {
-    if (j.end_reason !== 'budget') continue;
+    if (j.end_reason !== 'budget' || (knownNeedOnly && pausedNeedMicros(j) === null)) continue;
     const id = num(j.id);
     const path = await pathBudgets(c.db, rootId, id);
     const onPath = raised === 'tree' || path.some((b) => b.jobId === raised.jobId);

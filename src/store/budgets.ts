@@ -6,7 +6,7 @@ import { modelCallValues } from './model-calls.js';
 import { chargeSubLimitsLate, parseJobIds, reserveWithSubLimits, settleJobRows, type RefusingBudget } from './job-budgets.js';
 import { encodePendingCall } from './pending-call.js';
 import { BUDGET_RESUME_PENDING, budgetPausedMayResume, refusedCallMicros } from './budget-resume.js';
-import type { BudgetReservationResult, JobRow, NewModelCall, PendingCall, TreeBudget } from './types.js';
+import type { BudgetReservationResult, JobRow, NeedCall, NewModelCall, PendingCall, TreeBudget } from './types.js';
 import type { Database } from './schema.js';
 import { budgetFigures, doesNotFit } from './budget-figures.js';
 import { inJobTreeLock, lockTree, ownHold, stillFitting, syncBudgetHolds, syncTreeHolds } from './budget-holds.js';
@@ -347,11 +347,12 @@ export async function topUpBudget(c: StoreCtx, rootId: number, addMicros: number
  * so the gateway can still answer it with the budget refusal. `needMicros` (µ$), the worst
  * case of the refused call, is kept in `paused_need_micros` (0024) for the resume rule
  * (budget-resume.ts); absent, it is read from `reason` now (the gateway's message: "this call
- * may cost up to $…"), null when that names none. Fenced by attempt. Returns the updated row,
+ * may cost up to $…"), null when that names none. `needCall` (with `needMicros`): what the need
+ * was worked out from, kept in `paused_need_call` (0027) so it is priced again when prices change. Fenced by attempt. Returns the updated row,
  * or null when the job was not in that attempt/status.
  * @throws Error when jobId/attempt/now/needMicros are not integers in range.
  */
-export async function pauseJobForBudget(c: StoreCtx, jobId: number, attempt: number, reason: string, now: number, needMicros?: number): Promise<JobRow | null> {
+export async function pauseJobForBudget(c: StoreCtx, jobId: number, attempt: number, reason: string, now: number, needMicros?: number, needCall?: NeedCall): Promise<JobRow | null> {
   assertInt('jobId', jobId, 1);
   assertInt('attempt', attempt, 0);
   assertInt('now', now, 0);
@@ -362,7 +363,7 @@ export async function pauseJobForBudget(c: StoreCtx, jobId: number, attempt: num
       .updateTable('jobs')
       // The token's hash stays: it no longer authenticates (not a live status), but the gateway
       // finds the paused job by it to answer the budget refusal, not a 401 (jobs.ts findPausedJobByTokenHash).
-      .set({ status: 'paused', end_reason: 'budget', error: reason.slice(0, 2000), paused_need_micros: needMicros ?? refusedCallMicros(reason) })
+      .set({ status: 'paused', end_reason: 'budget', error: reason.slice(0, 2000), paused_need_micros: needMicros ?? refusedCallMicros(reason), paused_need_call: needMicros !== undefined && needCall ? JSON.stringify(needCall) : null })
       .where('id', '=', jobId)
       .where('attempt', '=', attempt)
       .where('status', 'in', ['assigned', 'running'])

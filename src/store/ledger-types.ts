@@ -81,14 +81,25 @@ export interface LedgerStore {
   deleteModelPrice(model: string): Promise<boolean>;
   /** Raises the tree's limit by `addMicros` (and the root job's budgetMicros); with `capMicros`, only to at most that (store/budgets.ts BudgetCapError otherwise). Null when not a root job. */
   topUpBudget(rootId: number, addMicros: number, now: number, capMicros?: number): Promise<TreeBudget | null>;
-  /** assigned/running attempt → `paused` (endReason `budget`, `error` = reason, token cleared; `needMicros` µ$ the refused call's worst case, else read from reason: store/budgets.ts), fenced by attempt. */
-  pauseJobForBudget(jobId: number, attempt: number, reason: string, now: number, needMicros?: number): Promise<JobRow | null>;
+  /** assigned/running attempt → `paused` (endReason `budget`, `error` = reason, token cleared; `needMicros` µ$ the refused call's worst case, else read from reason; `needCall` what it was worked out from: store/budgets.ts), fenced by attempt. */
+  pauseJobForBudget(jobId: number, attempt: number, reason: string, now: number, needMicros?: number, needCall?: NeedCall): Promise<JobRow | null>;
+  /**
+   * The jobs of tree `rootId` whose stored need has what it was worked out from (a budget
+   * pause's {@link NeedCall}), while that need counts (paused, queued, assigned or running):
+   * id, need µ$ and call (store/budget-holds.ts listPricedNeeds).
+   */
+  listPricedNeeds(rootId: number): Promise<{ jobId: number; needMicros: number; call: NeedCall }[]>;
+  /**
+   * Sets job `jobId`'s stored need to `needMicros` (priced again: server/budget-reprice.ts) and
+   * writes its tree's held room again, one transaction; false when it has no need stored.
+   */
+  setPausedNeed(jobId: number, needMicros: number): Promise<boolean>;
   /**
    * The budget-paused jobs of the tree that may resume now that `raised` (the tree's budget, or
    * child `{ jobId }`'s sub-limit) was raised: it is on their path and every budget on their
    * path has room for their refused call (store/budget-resume.ts, the one rule). Ids ascending.
    */
-  listResumableBudgetPausedJobs(rootId: number, raised: BudgetRaised): Promise<number[]>;
+  listResumableBudgetPausedJobs(rootId: number, raised: BudgetRaised, knownNeedOnly?: boolean): Promise<number[]>;
   /** The jobs of the tree paused for budget (endReason `budget`), ids ascending (store/budget-resume.ts). */
   listBudgetPausedJobs(rootId: number): Promise<number[]>;
   /**
@@ -215,6 +226,20 @@ export interface ModelPriceRow {
   model: string;
   price: { input: number; output: number; cacheWrite5m: number; cacheWrite1h: number; cacheRead: number; webSearch?: number; maxOutput?: number; longContext?: LongContextPrice | null };
   updatedAt: number;
+}
+
+/**
+ * The call a budget pause's need was worked out from (gateway/worst-case.ts callWorstCase): its
+ * model, the worst case's input-side and output tokens (the input grown for a resumed harness's
+ * larger request), the web searches it may be charged and its other tools' fixed fees, µ$. Kept
+ * with the pause (jobs.paused_need_call, 0027) so the need is priced again when prices change.
+ */
+export interface NeedCall {
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+  webSearches?: number;
+  toolFeeMicros?: number;
 }
 
 /** A job tree's budget, micro-dollars. remaining = max(0, limit − spent − reserved − held). */

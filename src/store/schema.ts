@@ -102,6 +102,8 @@ export interface JobsTable {
   unstarted_requeues: ColumnType<number, number | undefined, number>;
   /** 0024: µ$, the worst case of the call whose refusal paused the job for budget (store/budget-resume.ts); null = not known (not paused for budget, or paused before 0024). */
   paused_need_micros: ColumnType<number | string | null, number | null | undefined, number | null>;
+  /** 0027: JSON of what paused_need_micros was worked out from (gateway/worst-case.ts NeedCall); null when not known. */
+  paused_need_call: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface JobEventsTable {

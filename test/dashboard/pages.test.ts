@@ -63,6 +63,15 @@ async function seed(store: Store, ids: Partial<Seeded>): Promise<void> {
   const today = Math.floor(now / DAY) * DAY;
   const yesterday = today - DAY;
   const box = await store.createRunner({ name: 'box-a', labels: { pool: 'elsewhere' }, capacity: 1, credentialHash: 'b'.repeat(64), now });
+  // a tree ($0.10, nothing spent) whose child a top-up resumed: the room of its $0.02 call is held for it
+  // (the oldest tree: the Costs page's running trees, newest first, leave it out, not the trees it checks)
+  const heldTree = await store.createJob({ parentId: null, agent: 'alpha', agentVersion: '1', input: {}, selector: { pool: 'nowhere' }, priority: 0, budgetMicros: 100_000, now });
+  const heldKid = await store.createJob({ parentId: heldTree.id, agent: 'beta', agentVersion: '1', input: {}, selector: { pool: 'nowhere' }, priority: 0, budgetMicros: 0, now });
+  const kidRow = await store.transitionJob(heldKid.id, null, ['queued'], 'assigned', now);
+  await store.transitionJob(heldKid.id, null, ['assigned'], 'running', now);
+  await store.pauseJobForBudget(heldKid.id, kidRow!.attempt, 'budget exhausted', now, 20_000);
+  await store.getTreeBudget(heldTree.id, now);
+  await store.resumeBudgetPausedJobs(heldTree.id, now, [heldKid.id]);
   const job = (agent: string, parentId: number | null = null) => store.createJob({ parentId, agent, agentVersion: '1', input: {}, selector: { pool: 'nowhere' }, priority: 0, budgetMicros: 5_000_000, now });
   const alpha = await job('alpha');
   const alphaChild = await job('beta', alpha.id);
@@ -118,15 +127,9 @@ async function seed(store: Store, ids: Partial<Seeded>): Promise<void> {
   // and a child of that tree paused for budget (its attempt ended): the root's page names it
   const pausedChild = await store.createJob({ parentId: limited.id, agent: 'beta', agentVersion: '1', input: {}, selector: { pool: 'nowhere' }, priority: 0, budgetMicros: 0, now });
   await store.transitionJob(pausedChild.id, null, ['queued'], 'assigned', now);
-  await store.transitionJob(pausedChild.id, null, ['assigned'], 'paused', now, { endReason: 'budget', finishedAt: now });
-  // a tree ($0.10, nothing spent) whose child a top-up resumed: the room of its $0.02 call is held for it
-  const heldTree = await store.createJob({ parentId: null, agent: 'alpha', agentVersion: '1', input: {}, selector: { pool: 'nowhere' }, priority: 0, budgetMicros: 100_000, now });
-  const heldKid = await store.createJob({ parentId: heldTree.id, agent: 'beta', agentVersion: '1', input: {}, selector: { pool: 'nowhere' }, priority: 0, budgetMicros: 0, now });
-  const kidRow = await store.transitionJob(heldKid.id, null, ['queued'], 'assigned', now);
-  await store.transitionJob(heldKid.id, null, ['assigned'], 'running', now);
-  await store.pauseJobForBudget(heldKid.id, kidRow!.attempt, 'budget exhausted', now, 20_000);
-  await store.getTreeBudget(heldTree.id, now);
-  await store.resumeBudgetPausedJobs(heldTree.id, now, [heldKid.id]);
+  // its refused call may cost up to $0.05, more than the tree's $0.028889 left: it stays paused (the server's budget sweep resumes a paused job its tree has room for)
+  const childRefusal = `budget exhausted: job tree ${limited.id} (job ${pausedChild.id}) has a budget of $0.220000, $0.191111 spent, $0.000000 reserved, $0.028889 left; this call may cost up to $0.050000.`;
+  await store.transitionJob(pausedChild.id, null, ['assigned'], 'paused', now, { endReason: 'budget', error: childRefusal, finishedAt: now } as Parameters<Store['transitionJob']>[5]);
   // a task with a $0.03 budget whose turn spent it all and is paused for budget
   const stuck = await store.createTask({ agent: 'alpha', title: 'Out of budget 9', input: {}, keys: [], coalesceMs: 0, budgetMicros: 30_000, now });
   await store.enqueueTaskPrompt(stuck.id, 'Go on.', now);

@@ -123,6 +123,19 @@ export function budgetHoldTests(h: Harness): void {
     expect(await s.getTreeBudget(root.id, T)).toEqual({ rootId: root.id, limitMicros: 1_100_000, spentMicros: 1_050_000, reservedMicros: 0, remainingMicros: 50_000 });
   });
 
+  it('budget holds: the periodic check (knownNeedOnly) leaves a job whose need is not known to a top-up', async () => {
+    const s = await h.open();
+    const { root, b } = await siblings(s);
+    const runner = await s.createRunner({ name: 'r2', labels: {}, capacity: 1, credentialHash: fakeHash('c'), now: T });
+    const c = await newJob(s, { parentId: root.id, budgetMicros: 0 });
+    await run(s, c.id, runner.id, 1);
+    // c paused with no need named: 1 µ$ counts for it; the $0.10 left fits b's $0.08 and that 1 µ$
+    expect(await s.pauseJobForBudget(c.id, 1, 'tree out of budget', T)).toMatchObject({ status: 'paused', pausedNeedMicros: null });
+    expect(await s.listResumableBudgetPausedJobs(root.id, 'tree')).toEqual([b.id, c.id]);
+    // the periodic check resumes b, whose need is known, and leaves c to a top-up
+    expect(await s.listResumableBudgetPausedJobs(root.id, 'tree', true)).toEqual([b.id]);
+  });
+
   it('budget holds: a hold whose job ended before its call is given back at the next refusal, and by a sync', async () => {
     const s = await h.open();
     const runner = await s.createRunner({ name: 'r', labels: {}, capacity: 4, credentialHash: fakeHash('c'), now: T });

@@ -8,7 +8,10 @@ import type { Kysely, Migration } from 'kysely';
  * spent the room a top-up had given a paused job, which paused again at its first call (fresh
  * tester). 0 for every existing row: a database migrated while a resumed job holds room gets
  * its holds written at the next resume, hold end or refusal of the tree (budget-holds.ts
- * syncBudgetHolds). Same definition on both engines (bigint: µ$ amounts pass 2^31).
+ * syncBudgetHolds). And `jobs.paused_need_call`: what a budget pause's need
+ * (`paused_need_micros`, 0024) was worked out from, JSON (gateway/worst-case.ts NeedCall: model
+ * and tokens), so the need is priced again when prices change (server/budget-reprice.ts); null
+ * for pauses before it. Same definition on both engines (bigint: µ$ amounts pass 2^31).
  */
 export function budgetHolds(): Migration {
   return {
@@ -16,9 +19,11 @@ export function budgetHolds(): Migration {
     async up(db: Kysely<any>) {
       await db.schema.alterTable('tree_budgets').addColumn('held_micros', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
       await db.schema.alterTable('job_budgets').addColumn('held_micros', 'bigint', (c) => c.notNull().defaultTo(0)).execute();
+      await db.schema.alterTable('jobs').addColumn('paused_need_call', 'text').execute();
     },
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- as above
     async down(db: Kysely<any>) {
+      await db.schema.alterTable('jobs').dropColumn('paused_need_call').execute();
       await db.schema.alterTable('job_budgets').dropColumn('held_micros').execute();
       await db.schema.alterTable('tree_budgets').dropColumn('held_micros').execute();
     },
