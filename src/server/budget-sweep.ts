@@ -9,7 +9,7 @@ import type { PriceTable } from '../gateway/prices.js';
 /** How often the sweeper looks at the trees whose budgets wait on something, ms. */
 export const BUDGET_SWEEP_INTERVAL_MS = 10_000;
 
-/** Trees looked at per pass (root ids ascending): the rest wait for the next pass. */
+/** Trees looked at per pass (root ids ascending): the rest wait for the next pass, which goes on after the last. */
 const TREES_PER_PASS = 200;
 
 /**
@@ -27,17 +27,30 @@ const TREES_PER_PASS = 200;
  * live and jobs of it are paused for budget, the resume rule runs as for a top-up of the tree
  * ({@link budgetResumer}: only jobs whose refused call fits resume; a job whose need is not
  * known is left to a top-up, or dust would resume it and pause it again at every check). Returns a function the
- * sweeper calls each pass (it runs at most once per `intervalMs`); errors are logged.
+ * sweeper calls each pass (it runs at most once per `intervalMs`, and looks at
+ * {@link TREES_PER_PASS} trees, going on from the last one the pass before looked at); errors are
+ * logged, one tree's without stopping the others.
  */
 export function budgetWaitSweep(o: { store: Store; bus: EventBus; log: Logger; now: () => number; kick?: () => void; prices?: () => Promise<PriceTable> }, intervalMs = BUDGET_SWEEP_INTERVAL_MS): () => Promise<void> {
   let last = Number.NEGATIVE_INFINITY;
+  // the last root id looked at: past TREES_PER_PASS waiting trees, each pass goes on from there
+  let after = 0;
   return async () => {
     const t = o.now();
     if (t - last < intervalMs) return;
     last = t;
+    let prices: PriceTable | null = null;
+    let trees: number[] = [];
     try {
-      const prices = o.prices ? await o.prices() : null;
-      for (const rootId of await o.store.listBudgetWaitingTrees(TREES_PER_PASS)) {
+      prices = o.prices ? await o.prices() : null;
+      trees = await o.store.listBudgetWaitingTrees(TREES_PER_PASS, after);
+    } catch (err) {
+      o.log.error('budget: the check of trees waiting for budget failed', { error: (err as Error).message });
+      return;
+    }
+    after = trees.length < TREES_PER_PASS ? 0 : trees.at(-1)!;
+    for (const rootId of trees) {
+      try {
         // needs at today's prices first (budget-reprice.ts): the rule below reads them
         const repriced = prices ? await repriceNeeds(o.store, prices, rootId) : 0;
         if (repriced) o.log.info('budget: needs of paused or resumed jobs priced again (a price changed)', { rootId, jobs: repriced });
@@ -47,9 +60,10 @@ export function budgetWaitSweep(o: { store: Store; bus: EventBus; log: Logger; n
         if (!(await o.store.listBudgetPausedJobs(rootId)).length) continue;
         const resumed = await budgetResumer(o)(rootId, 'tree', `job tree ${rootId}'s budget has room for the refused call (room held for another job came back)`, true);
         if (resumed.length) o.log.info('budget: room came back: resuming', { rootId, resumed: resumed.join(',') });
+      } catch (err) {
+        // one tree's failure does not stop the others
+        o.log.error('budget: the check of a tree waiting for budget failed', { rootId, error: (err as Error).message });
       }
-    } catch (err) {
-      o.log.error('budget: the check of trees waiting for budget failed', { error: (err as Error).message });
     }
   };
 }

@@ -193,13 +193,15 @@ async function holdsMatch(db: Db, rootId: number): Promise<boolean> {
 /**
  * The trees whose budgets wait on something (the periodic check of server/budget-sweep.ts): a
  * row holding room (`held_micros` > 0 on the tree's or a sub-limit's row), or a job paused for
- * budget. Root ids ascending, at most `limit`. Reads only.
+ * budget. Root ids above `after`, ascending, at most `limit` (a caller going through them all
+ * passes the last it got as `after`). Reads only.
  */
-export async function listBudgetWaitingTrees(c: StoreCtx, limit: number): Promise<number[]> {
+export async function listBudgetWaitingTrees(c: StoreCtx, limit: number, after = 0): Promise<number[]> {
   assertInt('limit', limit, 1);
-  const held = await c.db.selectFrom('tree_budgets').select('root_id').where('held_micros', '>', 0).orderBy('root_id').limit(limit).execute();
-  const subs = await c.db.selectFrom('job_budgets').select('root_id').where('held_micros', '>', 0).orderBy('root_id').limit(limit).execute();
-  const paused = await c.db.selectFrom('jobs').select('root_id').distinct().where('status', '=', 'paused').where('end_reason', '=', 'budget').orderBy('root_id').limit(limit).execute();
+  assertInt('after', after, 0);
+  const held = await c.db.selectFrom('tree_budgets').select('root_id').where('held_micros', '>', 0).where('root_id', '>', after).orderBy('root_id').limit(limit).execute();
+  const subs = await c.db.selectFrom('job_budgets').select('root_id').where('held_micros', '>', 0).where('root_id', '>', after).orderBy('root_id').limit(limit).execute();
+  const paused = await c.db.selectFrom('jobs').select('root_id').distinct().where('status', '=', 'paused').where('end_reason', '=', 'budget').where('root_id', '>', after).orderBy('root_id').limit(limit).execute();
   const ids = new Set([...held, ...subs, ...paused].map((r) => num(r.root_id)));
   return [...ids].sort((a, b) => a - b).slice(0, limit);
 }

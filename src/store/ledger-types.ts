@@ -121,10 +121,10 @@ export interface LedgerStore {
   syncBudgetHolds(rootId: number): Promise<boolean>;
   /**
    * The trees whose budgets wait on something: a budget row holding room for a resumed job, or
-   * a job paused for budget (store/budget-holds.ts listBudgetWaitingTrees). Root ids ascending,
-   * at most `limit`.
+   * a job paused for budget (store/budget-holds.ts listBudgetWaitingTrees). Root ids above
+   * `after` (default 0), ascending, at most `limit`.
    */
-  listBudgetWaitingTrees(limit: number): Promise<number[]>;
+  listBudgetWaitingTrees(limit: number, after?: number): Promise<number[]>;
   /**
    * The jobs of tree `rootId` holding budget room (store/budget-holds.ts listHolders: resumed and
    * not called yet, or a granted resume waiting for its exit), ascending id, each with its

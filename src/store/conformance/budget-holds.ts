@@ -136,6 +136,18 @@ export function budgetHoldTests(h: Harness): void {
     expect(await s.listResumableBudgetPausedJobs(root.id, 'tree', true)).toEqual([b.id]);
   });
 
+  it('budget holds: the trees waiting for budget are listed in root order, from after a given root (the sweep goes through them all)', async () => {
+    const s = await h.open();
+    const roots: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const { root } = await siblings(s); // each: a child paused for budget
+      roots.push(root.id);
+    }
+    expect(await s.listBudgetWaitingTrees(2)).toEqual(roots.slice(0, 2));
+    expect(await s.listBudgetWaitingTrees(2, roots[1])).toEqual([roots[2]]);
+    expect(await s.listBudgetWaitingTrees(10, roots[2])).toEqual([]);
+  });
+
   it('budget holds: a hold whose job ended before its call is given back at the next refusal, and by a sync', async () => {
     const s = await h.open();
     const runner = await s.createRunner({ name: 'r', labels: {}, capacity: 4, credentialHash: fakeHash('c'), now: T });
