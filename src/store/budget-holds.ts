@@ -31,8 +31,10 @@ import type { NeedCall } from './types.js';
  * When a hold ends some way no sync sees (the job failed, was cancelled or lost before its
  * call), `held` stays too high: calls are refused that would fit. The store's reservation then
  * syncs the tree and tries once more before refusing (budgets.ts reserveBudget), and the
- * server syncs when such a job ends (server/budget-pause.ts endedHoldTap): too high for a
- * moment, never too low.
+ * server syncs when such a job ends (server/budget-pause.ts endedHoldTap) and every 10 s for
+ * the trees that wait on budget (server/budget-sweep.ts, {@link listBudgetWaitingTrees}): too
+ * high for a moment, never too low. The same sweep prices stored needs again when prices
+ * change ({@link listPricedNeeds}, {@link setPausedNeed}; server/budget-reprice.ts).
  */
 
 type Db = Kysely<Database> | Transaction<Database>;
