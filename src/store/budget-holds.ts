@@ -15,7 +15,7 @@ import type { NeedCall } from './types.js';
  * - jobs a top-up resumed that have not made their call yet (budget-resume.ts resumedNeedHolds:
  *   queued, or assigned/running with no ledger row for the attempt, with `paused_need_micros`);
  * - resumes granted but waiting for the paused attempt's process to exit (paused, endReason
- *   `budget_resume`, budgets.ts deferHeldBudgetResumes).
+ *   `budget_resume`, budget-pause.ts deferHeldBudgetResumes).
  * A reservation fits when `spent + reserved + held − own + worst <= limit`, `own` the calling
  * job's part of `held` (0 but for a holder's own calls). Money is integer micro-dollars.
  *

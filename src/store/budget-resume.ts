@@ -11,7 +11,7 @@ export { refusedCallMicros };
 /**
  * THE rule deciding which budget-paused jobs resume (the only one: a top-up of the tree or of
  * a sub-limit, server/budget-pause.ts budgetResumer, and a deferred resume when the paused
- * attempt's process has exited, budgets.ts endPausedAttempt; and the call a resumed job was
+ * attempt's process has exited, budget-pause.ts endPausedAttempt; and the call a resumed job was
  * resumed for, once recorded, server/budget-pause.ts resumeHoldEnder). A paused job resumes when
  * 1. the budget that was raised is on its path (`raised` is the tree, which is on every job's
  *    path, or a sub-limited job that is the job itself or one of its ancestors), and
@@ -42,7 +42,7 @@ export { refusedCallMicros };
 /**
  * endReason of a budget-paused job whose tree was topped up while its stopped attempt's
  * process had not exited yet (server/paused-exit.ts): it resumes when the runner reports that
- * exit (budgets.ts endPausedAttempt), never before, so one job never runs two processes at once.
+ * exit (budget-pause.ts endPausedAttempt), never before, so one job never runs two processes at once.
  */
 export const BUDGET_RESUME_PENDING = 'budget_resume';
 

@@ -191,7 +191,7 @@ export async function findJobByTokenHash(c: StoreCtx, tokenHash: string): Promis
 
 /**
  * The job paused for budget (`status: paused`, `end_reason: budget`) whose token has this hash,
- * or null. A budget pause keeps the token's hash (budgets.ts pauseJobForBudget) so the gateway
+ * or null. A budget pause keeps the token's hash (budget-pause.ts pauseJobForBudget) so the gateway
  * can answer that job's harness with the budget refusal instead of a 401 (issue 3); the
  * token authenticates nothing else (findJobByTokenHash wants a live status), and resume or any
  * end clears it.

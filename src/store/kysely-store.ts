@@ -17,6 +17,7 @@ import * as modelActivity from './model-activity.js';
 import * as agentVersions from './agent-versions.js';
 import * as effortTiers from './effort-tiers.js';
 import * as budgets from './budgets.js';
+import * as budgetPause from './budget-pause.js';
 import * as budgetResume from './budget-resume.js';
 import * as budgetHolds from './budget-holds.js';
 import * as expiredReservations from './expired-reservations.js';
@@ -113,7 +114,7 @@ export function kyselyStore(db: Kysely<Database>, dialect: SqlDialect, afterClos
     setModelPrice: (m, price, now) => modelRoutes.setModelPrice(c, m, price, now),
     deleteModelPrice: (m) => modelRoutes.deleteModelPrice(c, m),
     topUpBudget: (id, add, now, cap) => budgets.topUpBudget(c, id, add, now, cap),
-    pauseJobForBudget: (id, attempt, reason, now, need, needCall) => budgets.pauseJobForBudget(c, id, attempt, reason, now, need, needCall),
+    pauseJobForBudget: (id, attempt, reason, now, need, needCall) => budgetPause.pauseJobForBudget(c, id, attempt, reason, now, need, needCall),
     listResumableBudgetPausedJobs: (id, raised, known) => budgetResume.listResumableBudgetPausedJobs(c, id, raised, known),
     listBudgetPausedJobs: (id) => budgetResume.listBudgetPausedJobs(c, id),
     budgetResumeHolds: (id, jobId, pausedOnly) => budgetResume.holdsAhead(c.db, id, jobId, pausedOnly),
@@ -123,9 +124,9 @@ export function kyselyStore(db: Kysely<Database>, dialect: SqlDialect, afterClos
     listBudgetHolders: (rootId) => budgetHolds.listHolders(c.db, { rootId }),
     listPricedNeeds: (rootId) => budgetHolds.listPricedNeeds(c, rootId),
     setPausedNeed: (jobId, micros) => budgetHolds.setPausedNeed(c, jobId, micros),
-    resumeBudgetPausedJobs: (id, now, ids) => budgets.resumeBudgetPausedJobs(c, id, now, ids),
-    deferHeldBudgetResumes: (id, ids) => budgets.deferHeldBudgetResumes(c, id, ids),
-    endPausedAttempt: (id, attempt, now, sessionId) => budgets.endPausedAttempt(c, id, attempt, now, sessionId),
+    resumeBudgetPausedJobs: (id, now, ids) => budgetPause.resumeBudgetPausedJobs(c, id, now, ids),
+    deferHeldBudgetResumes: (id, ids) => budgetPause.deferHeldBudgetResumes(c, id, ids),
+    endPausedAttempt: (id, attempt, now, sessionId) => budgetPause.endPausedAttempt(c, id, attempt, now, sessionId),
     jobUsageMany: (ids) => jobUsageMany(c, ids),
     listTreeJobs: (rootId) => listTreeJobs(c, rootId),
     childActivity: (jobIds) => childActivity(c, jobIds),
