@@ -127,6 +127,10 @@ describe('a resumed job holds its room until its call', () => {
     const y2 = (await r.next('job.assign', (f) => f.assignment.jobId === y.id, 10_000)).assignment;
     expect(y2).toMatchObject({ attempt: 2, resumeSessionId: `sess-${y.id}-1` });
     expect((await t.store.getJob(x.id))?.pausedNeedMicros).toBeNull();
+    // resumed by the recorded call (server/budget-pause.ts resumeHoldEnder), though X's hold
+    // had ended when its call was admitted, not by the budget sweep a moment later
+    const queued = (await t.store.listEvents(y.id, 0, 500)).filter((e) => e.type === 'status' && e.data.status === 'queued').at(-1);
+    expect(queued?.data.message).toContain(`job ${x.id} made the call it was resumed for: the room it held is free; resuming`);
     const b = (await view(root.id)).budget;
     expect(b).toMatchObject({ limitMicros: 100_000 + (needX - 5_000) + 1 + (needY - 2), spentMicros: 95_000 + 180 });
     await r.close();

@@ -108,8 +108,8 @@ export async function reserve(store: BudgetStore, job: JobRow, worst: number, no
   let r: Awaited<ReturnType<BudgetStore['reserveBudget']>>;
   try {
     // A child's call also reserves against the sub-limits on its path (issue 6, job-budgets.ts).
-    // A job a top-up resumed holds room until its call is recorded (store/budget-holds.ts):
-    // its own hold does not keep it out (`holder`; its row says it may hold one).
+    // A job a top-up resumed holds room until its call is admitted (store/budget-holds.ts):
+    // its own hold does not keep it out and ends with this reservation (`holder`; its row says it may hold one).
     const holder = job.pausedNeedMicros !== null && job.pausedNeedMicros !== undefined ? job.id : undefined;
     r = await store.reserveBudget(job.rootId, worst, now, ttlMs, job.parentId !== null && job.parentId !== undefined ? job.id : undefined, call, holder);
   } catch (err) {

@@ -14,7 +14,7 @@ const TREES_PER_PASS = 200;
 
 /**
  * The periodic check behind every way room on a budget comes back (issue 3). A resumed job's
- * hold ends when its call is recorded or when it ends (server/budget-pause.ts resumeHoldEnder,
+ * hold ends when its call is admitted or when it ends (server/budget-pause.ts resumeHoldEnder,
  * endedHoldTap), but a job can leave its hold some way no hook sees (fresh tester: a runner
  * revoked while its resumed job was queued made the job `lost` with no event the tap reads,
  * and its room stayed held, its paused siblings paused); and a held amount written again by a

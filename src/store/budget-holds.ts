@@ -9,8 +9,8 @@ import type { NeedCall } from './types.js';
  * The room budgets hold for resumed jobs, counted by the gateway's reservation (issue 3; fresh
  * tester: a running sibling spent the room a top-up had given a paused job, which paused again
  * at its first call). The resume rule (budget-resume.ts) gives a paused job the room of its
- * refused call; until that job's call is recorded the room is the job's, against every budget
- * on its path: `held_micros` of the tree's row and of each sub-limit's row (0027) is the sum of
+ * refused call; until that job's call is admitted (its reservation, {@link endHoldAtReservation},
+ * takes the room over from there) the room is the job's, against every budget on its path: `held_micros` of the tree's row and of each sub-limit's row (0027) is the sum of
  * the needs of the tree's HOLDERS:
  * - jobs a top-up resumed that have not made their call yet (budget-resume.ts resumedNeedHolds:
  *   queued, or assigned/running with no ledger row for the attempt, with `paused_need_micros`);
@@ -210,7 +210,9 @@ export async function listBudgetWaitingTrees(c: StoreCtx, limit: number, after =
 
 /**
  * Ends the hold of a job a top-up resumed (see {@link resumedNeedHolds}) once its first call
- * since is recorded: clears its `paused_need_micros` while it is `assigned` or `running` (a job
+ * since is recorded, when it has not ended already (its call's reservation ends it,
+ * {@link endHoldAtReservation}; this is for a call reserved without the job named as holder,
+ * e.g. by a gateway whose cached row had no need): clears its `paused_need_micros` while it is `assigned` or `running` (a job
  * paused again keeps the need of its new pause), and writes the held room of the tree's budgets
  * again (budget-holds.ts), one transaction.
  * @returns its tree's root id when a hold ended, else null (none held, or ended already).
@@ -234,6 +236,27 @@ export async function endBudgetResumeHold(c: StoreCtx, jobId: number): Promise<n
     await syncBudgetHolds(trx, rootId);
     return rootId;
   });
+}
+
+/**
+ * Ends holder `jobId`'s hold as its call is admitted, in the reserving transaction `trx` (after
+ * {@link lockTree} and the reservation): clears its `paused_need_micros` while it is `assigned`
+ * or `running` and writes the tree's held room again. From here the call's reservation keeps
+ * its room, so the room is not counted twice (held, and reserved by the call) while the call is
+ * in flight: a sibling's call that fits beside the reservation is served. A call that then fails
+ * upstream gives its reservation back and the job holds nothing: its next call is reserved as
+ * any job's. Run it only when the holder's own hold was > 0 ({@link ownHold}).
+ */
+export async function endHoldAtReservation(trx: Db, rootId: number, jobId: number): Promise<void> {
+  const row = await trx
+    .updateTable('jobs')
+    .set({ paused_need_micros: null })
+    .where('id', '=', jobId)
+    .where('status', 'in', ['assigned', 'running'])
+    .where('paused_need_micros', 'is not', null)
+    .returning('id')
+    .executeTakeFirst();
+  if (row) await syncBudgetHolds(trx, rootId);
 }
 
 /**

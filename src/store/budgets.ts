@@ -7,7 +7,7 @@ import { encodePendingCall } from './pending-call.js';
 import type { BudgetReservationResult, NewModelCall, PendingCall, TreeBudget } from './types.js';
 import type { Database } from './schema.js';
 import { budgetFigures, doesNotFit } from './budget-figures.js';
-import { lockTree, ownHold, syncTreeHolds } from './budget-holds.js';
+import { endHoldAtReservation, lockTree, ownHold, syncTreeHolds } from './budget-holds.js';
 
 /**
  * Budgets per job tree (issue 3). One `tree_budgets` row per root job, created lazily from the
@@ -87,7 +87,8 @@ export const DEFAULT_RESERVATION_TTL_MS = 2 * 60_000;
  * figures (`budget.jobId` set). `call` (H7) is stored on the reservation row (JSON,
  * pending-call.ts): the ledger row the sweep writes if the call is never settled. `holder`
  * (a job whose row says it may hold room from a resume): its own hold is read after the tree's
- * lock and not counted against it (budget-holds.ts ownHold). A call refused while the budget
+ * lock and not counted against it (budget-holds.ts ownHold), and ends when its call is admitted
+ * (endHoldAtReservation: the reservation keeps the room from there). A call refused while the budget
  * holds room for others has the holds written again from the jobs (budget-holds.ts
  * syncBudgetHolds: a hold whose job ended some other way) and is tried once more.
  * @throws Error when worstMicros/now/ttlMs are not integers >= 0 (ttlMs >= 1).
@@ -124,7 +125,10 @@ export async function reserveBudget(c: StoreCtx, rootId: number, worstMicros: nu
             await lockTree(trx, rootId);
             own = await ownHold(trx, holder);
           }
-          return c.dialect === 'postgres' ? reservePg(trx, rootId, worstMicros, now, ttlMs, callJson, own) : reserveSqlite(trx, rootId, worstMicros, now, ttlMs, callJson, own);
+          const res = c.dialect === 'postgres' ? await reservePg(trx, rootId, worstMicros, now, ttlMs, callJson, own) : await reserveSqlite(trx, rootId, worstMicros, now, ttlMs, callJson, own);
+          // the holder's call is admitted: its reservation keeps the room from here (budget-holds.ts)
+          if (res?.ok && own > 0) await endHoldAtReservation(trx, rootId, holder!);
+          return res;
         });
       }
     }

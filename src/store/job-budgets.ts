@@ -4,7 +4,7 @@ import { assertInt, type StoreCtx } from './ctx.js';
 import type { Database } from './schema.js';
 import type { BudgetReservationResult, TreeBudget } from './types.js';
 import { budgetFigures, doesNotFit } from './budget-figures.js';
-import { lockTree, ownHold } from './budget-holds.js';
+import { endHoldAtReservation, lockTree, ownHold } from './budget-holds.js';
 
 /**
  * Sub-limits of child jobs (issue 6). A child started with `budget_usd` has `budget_micros > 0`
@@ -101,7 +101,8 @@ export function refusingBudget(path: readonly TreeBudget[], worst: number): Refu
  *   several are short). Null (the caller reads the tree and tries again) also when, read after
  *   the refusal, every budget has room again. `holder` (the calling job, when its row says it
  *   may hold room from a resume): its own hold, read after the tree's lock, does not count
- *   against it (budget-holds.ts); `held` counts on every budget otherwise.
+ *   against it, and ends when the call is admitted (budget-holds.ts endHoldAtReservation);
+ *   `held` counts on every budget otherwise.
  */
 export async function reserveWithSubLimits(c: StoreCtx, rootId: number, jobId: number, worst: number, now: number, ttlMs: number, callJson: string | null = null, holder?: number): Promise<BudgetReservationResult | 'no-sub-limit' | null> {
   const chain = await subLimitChain(c.db, jobId);
@@ -140,6 +141,8 @@ export async function reserveWithSubLimits(c: StoreCtx, rootId: number, jobId: n
         .returning('id')
         .executeTakeFirstOrThrow();
       const budget = budgetFigures(rootId, undefined, num(tree.limit_micros), num(tree.spent_micros), num(tree.reserved_micros), num(tree.held_micros), own);
+      // the holder's call is admitted: its reservation keeps the room from here (budget-holds.ts)
+      if (own > 0) await endHoldAtReservation(trx, rootId, holder!);
       return { ok: true as const, budget, reservationId: num(res.id) };
     });
   } catch (err) {

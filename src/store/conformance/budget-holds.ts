@@ -38,11 +38,11 @@ async function siblings(s: Store): Promise<{ runnerId: number; root: JobRow; a: 
 
 /**
  * The room a top-up gives a paused job is held for it against the other jobs of its tree
- * until its call is recorded (store/budget-holds.ts; fresh tester: a running sibling spent it,
+ * until its call is admitted (store/budget-holds.ts; fresh tester: a running sibling spent it,
  * and the resumed job paused again at its first call). µ$ figures worked out by hand.
  */
 export function budgetHoldTests(h: Harness): void {
-  it('budget holds: a resumed job holds its refused call\'s room against a running sibling until its call is recorded', async () => {
+  it('budget holds: a resumed job holds its refused call\'s room against a running sibling until its call is admitted', async () => {
     const s = await h.open();
     // b's call of up to $0.08 did not fit: paused; then a top-up of $0.05 leaves $0.15, room for it
     const { runnerId, root, a, b } = await siblings(s);
@@ -73,13 +73,39 @@ export function budgetHoldTests(h: Harness): void {
     expect(mine).toMatchObject({ ok: true, budget: { spentMicros: 900_000, reservedMicros: 150_000, remainingMicros: 0 } });
     if (!mine?.ok) throw new Error('unreachable');
     expect(mine.budget.heldMicros).toBeUndefined(); // its own hold is not shown to it
+    // its call admitted: the reservation keeps the room from here, the hold has ended
+    expect(await s.getTreeBudget(root.id, T)).toEqual({ rootId: root.id, limitMicros: 1_050_000, spentMicros: 900_000, reservedMicros: 150_000, remainingMicros: 0 });
+    expect(await s.getJob(b.id)).toMatchObject({ pausedNeedMicros: null });
     expect((await other.reserveBudget(root.id, 1, T, 60_000, a.id))?.ok).toBe(false);
-    // its call recorded at $0.03 and the hold ended: a has $0.12
+    // its call recorded at $0.03: a has $0.12; nothing was left for the record to end
     expect(await s.settleBudget(root.id, mine.reservationId, 30_000, T, call(b.id, 2, 30_000))).toBe(true);
-    expect(await s.endBudgetResumeHold(b.id)).toBe(root.id);
     expect(await s.endBudgetResumeHold(b.id)).toBeNull();
     expect(await s.getTreeBudget(root.id, T)).toEqual({ rootId: root.id, limitMicros: 1_050_000, spentMicros: 930_000, reservedMicros: 0, remainingMicros: 120_000 });
     expect(await other.reserveBudget(root.id, 120_000, T, 60_000, a.id)).toMatchObject({ ok: true });
+  });
+
+  it('budget holds: while a resumed job\'s call is in flight its room counts once (reserved), not also held', async () => {
+    const s = await h.open();
+    const other = await h.another(s);
+    // b holds $0.08 of the $0.15 a $0.05 top-up left; resumed, it starts its attempt 2
+    const { runnerId, root, a, b } = await siblings(s);
+    await s.topUpBudget(root.id, 50_000, T);
+    expect((await s.resumeBudgetPausedJobs(root.id, T, [b.id])).map((j) => j.id)).toEqual([b.id]);
+    await run(s, b.id, runnerId, 2);
+    // b's call of up to $0.03 admitted (its holder path: another instance, PostgreSQL's row lock)
+    const mine = await other.reserveBudget(root.id, 30_000, T, 60_000, b.id, undefined, b.id);
+    expect(mine).toMatchObject({ ok: true, budget: { reservedMicros: 30_000, remainingMicros: 120_000 } });
+    if (!mine?.ok) throw new Error('unreachable');
+    // $1.05 − $0.90 − $0.03 in flight = $0.12 for a; counting b's $0.08 again would leave $0.04
+    expect(await s.getTreeBudget(root.id, T)).toEqual({ rootId: root.id, limitMicros: 1_050_000, spentMicros: 900_000, reservedMicros: 30_000, remainingMicros: 120_000 });
+    expect(await s.listBudgetHolders(root.id)).toEqual([]);
+    const sibling = await s.reserveBudget(root.id, 120_000, T, 60_000, a.id);
+    expect(sibling).toMatchObject({ ok: true, budget: { reservedMicros: 150_000, remainingMicros: 0 } });
+    // b's call fails upstream (its reservation given back, nothing charged): b holds nothing now,
+    // and its next call is reserved as any job's: a's $0.12 in flight leaves it $0.03
+    await other.settleBudget(root.id, mine.reservationId, 0, T);
+    expect(await other.reserveBudget(root.id, 30_001, T, 60_000, b.id, undefined, b.id)).toMatchObject({ ok: false, budget: { remainingMicros: 30_000 } });
+    expect(await other.reserveBudget(root.id, 30_000, T, 60_000, b.id, undefined, b.id)).toMatchObject({ ok: true, budget: { remainingMicros: 0 } });
   });
 
   it('budget holds: a resume and a running sibling\'s calls at the same time (two instances): the hold is written whole, and kept from the calls after it', async () => {
@@ -201,6 +227,12 @@ export function budgetHoldTests(h: Harness): void {
     // b itself: its hold is its own on both budgets ($0.035 − $0.015 reserved by c = $0.02)
     await run(s, b.id, runner.id, 2);
     expect(await s.reserveBudget(root.id, 20_001, T, 60_000, b.id, undefined, b.id)).toMatchObject({ ok: false, budget: { jobId: b.id, remainingMicros: 20_000 } });
-    expect(await s.reserveBudget(root.id, 20_000, T, 60_000, b.id, undefined, b.id)).toMatchObject({ ok: true });
+    const mine = await s.reserveBudget(root.id, 10_000, T, 60_000, b.id, undefined, b.id);
+    expect(mine).toMatchObject({ ok: true });
+    // admitted: the hold ended on both budgets, b's $0.01 in flight counted once — c has
+    // $0.13 − $0.095 − $0.015 − $0.01 = $0.01 on b's sub-limit (with the hold again: none)
+    expect(await s.getJobBudget(b.id, T)).toEqual({ rootId: root.id, jobId: b.id, limitMicros: 130_000, spentMicros: 95_000, reservedMicros: 25_000, remainingMicros: 10_000 });
+    expect(await s.getTreeBudget(root.id, T)).toMatchObject({ reservedMicros: 25_000, remainingMicros: 880_000 });
+    expect(await s.reserveBudget(root.id, 10_000, T, 60_000, c.id)).toMatchObject({ ok: true });
   });
 }
