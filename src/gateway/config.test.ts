@@ -49,6 +49,10 @@ describe('model → provider mapping', () => {
     expect(() => loadGatewayConfig({ FLOTILLA_GATEWAY_RETRIES: '2 ' })).toThrow('FLOTILLA_GATEWAY_RETRIES must be a whole number from 0 to 10, got "2 "');
     expect(() => loadGatewayConfig({ FLOTILLA_GATEWAY_BUDGET_WAIT_MS: ' 20000' })).toThrow('FLOTILLA_GATEWAY_BUDGET_WAIT_MS must be milliseconds from 0 to 600000, got " 20000"');
     expect(() => loadGatewayConfig({ FLOTILLA_GATEWAY_RESERVATION_TTL_MS: '6e4' })).toThrow('FLOTILLA_GATEWAY_RESERVATION_TTL_MS must be milliseconds from 10000 to 86400000, got "6e4"');
+    // how long a resumed job that has not started holds its budget room (server/budget-sweep.ts)
+    expect(loadGatewayConfig({ FLOTILLA_GATEWAY_BUDGET_HOLD_MS: '60000' })).toMatchObject({ budgetHoldMs: 60_000 });
+    expect(loadGatewayConfig({})).not.toHaveProperty('budgetHoldMs');
+    expect(() => loadGatewayConfig({ FLOTILLA_GATEWAY_BUDGET_HOLD_MS: '9999' })).toThrow('FLOTILLA_GATEWAY_BUDGET_HOLD_MS must be milliseconds from 10000 to 604800000, got "9999"');
     expect(loadGatewayConfig({ OPENAI_API_KEY: 'k1, k2' }).openai).toEqual({ provider: 'openai', baseUrl: 'https://api.openai.com/v1', apiKeys: ['k1', 'k2'] });
     expect(loadGatewayConfig({ FLOTILLA_OPENAI_COMPATIBLE_URL: 'http://127.0.0.1:8080/v1/' }).openai).toEqual({ provider: 'openai-compatible', baseUrl: 'http://127.0.0.1:8080/v1', apiKeys: [] });
     expect(() => loadGatewayConfig({ FLOTILLA_OPENAI_COMPATIBLE_URL: 'ftp://x' })).toThrow(/FLOTILLA_OPENAI_COMPATIBLE_URL must be http/);
@@ -78,7 +82,7 @@ describe('model → provider mapping', () => {
 
   it('a FLOTILLA_* setting set blank (a script\'s unset variable) is refused naming it, not read as unset; the providers\' own variables keep blank = unset', async () => {
     const { configFilePath } = await import('./config-file.js');
-    for (const name of ['FLOTILLA_GATEWAY_RETRIES', 'FLOTILLA_GATEWAY_RESERVATION_TTL_MS', 'FLOTILLA_GATEWAY_BUDGET_WAIT_MS', 'FLOTILLA_MODEL_PROVIDERS', 'FLOTILLA_PRICES_FILE', 'FLOTILLA_OPENAI_COMPATIBLE_URL']) {
+    for (const name of ['FLOTILLA_GATEWAY_RETRIES', 'FLOTILLA_GATEWAY_RESERVATION_TTL_MS', 'FLOTILLA_GATEWAY_BUDGET_WAIT_MS', 'FLOTILLA_GATEWAY_BUDGET_HOLD_MS', 'FLOTILLA_MODEL_PROVIDERS', 'FLOTILLA_PRICES_FILE', 'FLOTILLA_OPENAI_COMPATIBLE_URL']) {
       for (const blank of ['', '  ']) {
         expect(() => loadGatewayConfig({ [name]: blank }), name).toThrow(`${name} is set to "": give a value, or unset ${name}`);
       }

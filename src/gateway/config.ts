@@ -56,6 +56,12 @@ export interface GatewayConfig {
    * FLOTILLA_GATEWAY_BUDGET_WAIT_MS, 0–600000; 0 = answer at once).
    */
   budgetWaitMs?: number;
+  /**
+   * How long a job a top-up resumed may stay queued (not started) before the budget room it
+   * holds for its call lapses, ms (server/budget-sweep.ts BUDGET_HOLD_MS, 15 min;
+   * FLOTILLA_GATEWAY_BUDGET_HOLD_MS, 10000–604800000).
+   */
+  budgetHoldMs?: number;
   /** Upstream retry policy (retry.ts); FLOTILLA_GATEWAY_RETRIES sets `retries` (0–10, default 2). */
   retry?: Partial<RetryPolicy>;
   /**
@@ -240,11 +246,13 @@ export function loadGatewayConfig(env: NodeJS.ProcessEnv): GatewayConfig {
   const retry: Partial<RetryPolicy> | undefined = retries === undefined ? undefined : { retries };
   const reservationTtlMs = intSettingFromEnv(env, 'FLOTILLA_GATEWAY_RESERVATION_TTL_MS', 10_000, 86_400_000, 'milliseconds');
   const budgetWaitMs = intSettingFromEnv(env, 'FLOTILLA_GATEWAY_BUDGET_WAIT_MS', 0, 600_000, 'milliseconds');
+  const budgetHoldMs = intSettingFromEnv(env, 'FLOTILLA_GATEWAY_BUDGET_HOLD_MS', 10_000, 604_800_000, 'milliseconds');
   const routesText = settingFromEnv(env, 'FLOTILLA_MODEL_PROVIDERS');
   const modelProviders = routesText ? parseModelProviders(routesText) : undefined;
   return {
     ...(reservationTtlMs !== undefined ? { reservationTtlMs } : {}),
     ...(budgetWaitMs !== undefined ? { budgetWaitMs } : {}),
+    ...(budgetHoldMs !== undefined ? { budgetHoldMs } : {}),
     ...(modelProviders ? { modelProviders } : {}),
     ...(retry ? { retry } : {}),
     ...upstreams,

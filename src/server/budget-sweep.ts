@@ -4,10 +4,19 @@ import type { Store } from '../store/types.js';
 import type { EventBus } from './event-bus.js';
 import { budgetResumer } from './budget-pause.js';
 import { repriceNeeds } from './budget-reprice.js';
+import { recordStatus } from './status-events.js';
 import type { PriceTable } from '../gateway/prices.js';
 
 /** How often the sweeper looks at the trees whose budgets wait on something, ms. */
 export const BUDGET_SWEEP_INTERVAL_MS = 10_000;
+
+/**
+ * How long a job a top-up resumed may wait to start before the room it holds lapses, ms (15 min;
+ * FLOTILLA_GATEWAY_BUDGET_HOLD_MS, gateway/config.ts budgetHoldMs). Long enough for a busy
+ * runner to take it (a resume is pinned to its session's runner), short enough that a runner
+ * gone for good does not keep the tree's paused jobs waiting for a top-up nobody knows is needed.
+ */
+export const BUDGET_HOLD_MS = 15 * 60_000;
 
 /** Trees looked at per pass (root ids ascending): the rest wait for the next pass, which goes on after the last. */
 const TREES_PER_PASS = 200;
@@ -21,7 +30,10 @@ const TREES_PER_PASS = 200;
  * refusal (store/budgets.ts) resumes nobody. So every {@link BUDGET_SWEEP_INTERVAL_MS}, for each
  * tree whose budgets hold room or that has jobs paused for budget
  * (store.listBudgetWaitingTrees): the needs of its paused and resumed jobs are priced again at
- * `o.prices` (budget-reprice.ts: a price changed since they paused), the held room is written
+ * `o.prices` (budget-reprice.ts: a price changed since they paused), the holds of resumed jobs
+ * still queued `o.budgetHoldMs` (default {@link BUDGET_HOLD_MS}) after their resume lapse
+ * (store.lapseBudgetHolds: a resume pinned to a runner that is gone; a status event says so on
+ * the job), the held room is written
  * again from the jobs
  * (store.syncBudgetHolds; nothing is written when it is right), and, when the tree's root is
  * live and jobs of it are paused for budget, the resume rule runs as for a top-up of the tree
@@ -31,7 +43,9 @@ const TREES_PER_PASS = 200;
  * {@link TREES_PER_PASS} trees, going on from the last one the pass before looked at); errors are
  * logged, one tree's without stopping the others.
  */
-export function budgetWaitSweep(o: { store: Store; bus: EventBus; log: Logger; now: () => number; kick?: () => void; prices?: () => Promise<PriceTable> }, intervalMs = BUDGET_SWEEP_INTERVAL_MS): () => Promise<void> {
+export function budgetWaitSweep(o: { store: Store; bus: EventBus; log: Logger; now: () => number; kick?: () => void; prices?: () => Promise<PriceTable>; budgetHoldMs?: number }, intervalMs = BUDGET_SWEEP_INTERVAL_MS): () => Promise<void> {
+  const holdMs = o.budgetHoldMs ?? BUDGET_HOLD_MS;
+  const holdText = holdMs % 60_000 === 0 ? `${holdMs / 60_000} min` : `${Math.round(holdMs / 1000)} s`;
   let last = Number.NEGATIVE_INFINITY;
   // the last root id looked at: past TREES_PER_PASS waiting trees, each pass goes on from there
   let after = 0;
@@ -54,6 +68,12 @@ export function budgetWaitSweep(o: { store: Store; bus: EventBus; log: Logger; n
         // needs at today's prices first (budget-reprice.ts): the rule below reads them
         const repriced = prices ? await repriceNeeds(o.store, prices, rootId) : 0;
         if (repriced) o.log.info('budget: needs of paused or resumed jobs priced again (a price changed)', { rootId, jobs: repriced });
+        // a resumed job that has not started within budgetHoldMs gives its room back (it stays queued)
+        const lapsed = await o.store.lapseBudgetHolds(rootId, t - holdMs);
+        for (const id of lapsed) {
+          await recordStatus(o.store, o.bus, id, 'queued', `not started ${holdText} after its resume: the budget room it held for its call is given back to its tree (FLOTILLA_GATEWAY_BUDGET_HOLD_MS); still queued, its next call is reserved as any job's`, t);
+        }
+        if (lapsed.length) o.log.info('budget: held room of resumed jobs that did not start given back', { rootId, jobs: lapsed.join(',') });
         if (await o.store.syncBudgetHolds(rootId)) o.log.info('budget: held room written again from its jobs (a holder ended without its call)', { rootId });
         const root = await o.store.getJob(rootId);
         if (!root || isTerminal(root.status)) continue;

@@ -181,7 +181,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     onLost: () => dispatcher.kick(),
     // Room held for a resumed job that ended some way no hook saw, and the jobs it would resume (issue 3).
     // (`directory` is made below, before the sweeper starts)
-    onBudgetWait: budgetWaitSweep({ store, bus, log: log.child({ part: 'gateway' }), now, kick: () => dispatcher.kick(), prices: () => directory.prices() }, opts.budgetSweepIntervalMs),
+    onBudgetWait: budgetWaitSweep({ store, bus, log: log.child({ part: 'gateway' }), now, kick: () => dispatcher.kick(), prices: () => directory.prices(), budgetHoldMs: opts.gateway.budgetHoldMs }, opts.budgetSweepIntervalMs),
     // A parent that ended leaves nobody to collect its children's results (issue 6): cancel them.
     onOrphans: async (orphans) => {
       for (const o of orphans) {

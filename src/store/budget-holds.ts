@@ -260,6 +260,38 @@ export async function endHoldAtReservation(trx: Db, rootId: number, jobId: numbe
 }
 
 /**
+ * Lets lapse the holds of tree `rootId`'s resumed jobs that have not started: queued, with a
+ * need, resumed (`resumed_at`, 0028) at or before `resumedBefore` (ms). Each one's need is
+ * cleared — it stays queued, and its next call is reserved as any job's — and the held room
+ * written again, one transaction with the tree's lock first. A resumed job that cannot start
+ * (its session's runner offline or on hold: a resume is pinned to it) would otherwise keep its
+ * siblings out of the room for as long as it waits (fresh tester). Jobs resumed before 0028
+ * (no `resumed_at`) are left.
+ * @returns the ids whose hold lapsed, ascending.
+ * @throws Error when rootId is not an integer >= 1 or resumedBefore one >= 0.
+ */
+export async function lapseBudgetHolds(c: StoreCtx, rootId: number, resumedBefore: number): Promise<number[]> {
+  assertInt('rootId', rootId, 1);
+  assertInt('resumedBefore', resumedBefore, 0);
+  const stale = (db: Db) =>
+    db.selectFrom('jobs').select('id').where('root_id', '=', rootId).where('status', '=', 'queued').where('paused_need_micros', 'is not', null).where('resumed_at', '<=', resumedBefore);
+  // nothing lapses (a read, no lock): the common case at every sweep
+  if (!(await stale(c.db).executeTakeFirst())) return [];
+  const ids = await c.db.transaction().execute(async (trx) => {
+    await lockTree(trx, rootId);
+    const rows = await trx
+      .updateTable('jobs')
+      .set({ paused_need_micros: null, paused_need_call: null })
+      .where('id', 'in', stale(trx))
+      .returning('id')
+      .execute();
+    if (rows.length) await syncBudgetHolds(trx, rootId);
+    return rows.map((r) => num(r.id));
+  });
+  return ids.sort((a, b) => a - b);
+}
+
+/**
  * The part of the held room that is job `jobId`'s own, µ$: its pause's need when it is a holder
  * (see the top of this file), on every budget of its path; else 0. A holder's calls are not
  * kept out by its own hold. Read in the reserving transaction after {@link lockTree}. Reads only.

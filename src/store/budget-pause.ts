@@ -59,9 +59,11 @@ export async function pauseJobForBudget(c: StoreCtx, jobId: number, attempt: num
  * value for the pin), reason, error, assignment and token cleared, and the paused attempt's
  * end (finished_at) cleared: the new attempt has not ended.
  */
-const resumeColumns = (eb: ExpressionBuilder<Database, 'jobs'>) =>
+const resumeColumns = (now: number) => (eb: ExpressionBuilder<Database, 'jobs'>) =>
   ({
     status: 'queued',
+    // the start of the hold it keeps from here (budget-holds.ts lapseBudgetHolds)
+    resumed_at: now,
     resume_session_id: eb.fn.coalesce('session_id', 'resume_session_id'),
     // its own workspace (and HOME) again, also for a harness that reports no session
     workspace_job_id: eb.fn.coalesce('workspace_job_id', 'id'),
@@ -72,7 +74,7 @@ const resumeColumns = (eb: ExpressionBuilder<Database, 'jobs'>) =>
     assigned_at: null,
     token_hash: null,
     finished_at: null,
-    // kept: the resumed job holds the room for this call until its first call is recorded (budget-resume.ts resumedNeedHolds, budget-holds.ts)
+    // kept: the resumed job holds the room for this call until its call is admitted (budget-resume.ts resumedNeedHolds, budget-holds.ts)
   }) as const;
 
 /**
@@ -90,7 +92,7 @@ export async function resumeBudgetPausedJobs(c: StoreCtx, rootId: number, now: n
   assertInt('rootId', rootId, 1);
   assertInt('now', now, 0);
   // the resumed jobs hold the room of their refused calls (budget-holds.ts)
-  return grantResumes(c, rootId, jobIds, (trx) => trx.updateTable('jobs').set(resumeColumns).where('root_id', '=', rootId).where('status', '=', 'paused').where('end_reason', '=', 'budget'));
+  return grantResumes(c, rootId, jobIds, (trx) => trx.updateTable('jobs').set(resumeColumns(now)).where('root_id', '=', rootId).where('status', '=', 'paused').where('end_reason', '=', 'budget'));
 }
 
 
@@ -178,7 +180,7 @@ export async function endPausedAttempt(c: StoreCtx, jobId: number, attempt: numb
     }
     const resumed = await trx
       .updateTable('jobs')
-      .set(resumeColumns)
+      .set(resumeColumns(now))
       .where('id', '=', jobId)
       .returningAll()
       .executeTakeFirstOrThrow();

@@ -120,6 +120,7 @@ export function kyselyStore(db: Kysely<Database>, dialect: SqlDialect, afterClos
     budgetResumeHolds: (id, jobId, pausedOnly) => budgetResume.holdsAhead(c.db, id, jobId, pausedOnly),
     endBudgetResumeHold: (id) => budgetHolds.endBudgetResumeHold(c, id),
     syncBudgetHolds: (rootId) => budgetHolds.syncTreeHolds(c, rootId),
+    lapseBudgetHolds: (rootId, before) => budgetHolds.lapseBudgetHolds(c, rootId, before),
     listBudgetWaitingTrees: (limit, after) => budgetHolds.listBudgetWaitingTrees(c, limit, after),
     listBudgetHolders: (rootId) => budgetHolds.listHolders(c.db, { rootId }),
     listPricedNeeds: (rootId) => budgetHolds.listPricedNeeds(c, rootId),

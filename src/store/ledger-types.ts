@@ -120,6 +120,12 @@ export interface LedgerStore {
    */
   syncBudgetHolds(rootId: number): Promise<boolean>;
   /**
+   * Lets lapse the holds of tree `rootId`'s resumed jobs still queued (not started) that were
+   * resumed at or before `resumedBefore` (ms): their needs cleared, the held room written again
+   * (store/budget-holds.ts lapseBudgetHolds). Returns their ids, ascending.
+   */
+  lapseBudgetHolds(rootId: number, resumedBefore: number): Promise<number[]>;
+  /**
    * The trees whose budgets wait on something: a budget row holding room for a resumed job, or
    * a job paused for budget (store/budget-holds.ts listBudgetWaitingTrees). Root ids above
    * `after` (default 0), ascending, at most `limit`.

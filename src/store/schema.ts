@@ -104,6 +104,8 @@ export interface JobsTable {
   paused_need_micros: ColumnType<number | string | null, number | null | undefined, number | null>;
   /** 0027: JSON of what paused_need_micros was worked out from (gateway/worst-case.ts NeedCall); null when not known. */
   paused_need_call: ColumnType<string | null, string | null | undefined, string | null>;
+  /** 0028: when a top-up last resumed the job (ms; store/budget-pause.ts), the start of its hold (budget-holds.ts lapseBudgetHolds); null when never. */
+  resumed_at: ColumnType<number | string | null, number | null | undefined, number | null>;
 }
 
 export interface JobEventsTable {

@@ -44,7 +44,7 @@ export interface SqliteFastOptions {
  * Store methods that never change a job's status or token: they leave the token cache alone.
  * Every other method (including ones added later) clears it before and after it runs.
  */
-const KEEPS_TOKENS = /^(get|list|find|count)|^(jobUsage|jobUsageMany|costRollup|reserveBudget|budgetResumeHolds|syncBudgetHolds|listBudgetWaitingTrees|setPausedNeed|topUpJobBudget|settleBudget|recordModelCall|releaseExpiredReservations|extendBudgetReservation|noteModelCall|modelCallActivity|appendEventsIfQueued|setModelRoute|deleteModelRoute|setModelPrice|deleteModelPrice|addTaskBudget|taskOfTurnJob|close|dialect)$/;
+const KEEPS_TOKENS = /^(get|list|find|count)|^(jobUsage|jobUsageMany|costRollup|reserveBudget|budgetResumeHolds|syncBudgetHolds|lapseBudgetHolds|listBudgetWaitingTrees|setPausedNeed|topUpJobBudget|settleBudget|recordModelCall|releaseExpiredReservations|extendBudgetReservation|noteModelCall|modelCallActivity|appendEventsIfQueued|setModelRoute|deleteModelRoute|setModelPrice|deleteModelPrice|addTaskBudget|taskOfTurnJob|close|dialect)$/;
 
 /**
  * The gateway's per-call store work on SQLite without Kysely's per-statement overhead (query

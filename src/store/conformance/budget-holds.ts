@@ -108,6 +108,35 @@ export function budgetHoldTests(h: Harness): void {
     expect(await other.reserveBudget(root.id, 30_000, T, 60_000, b.id, undefined, b.id)).toMatchObject({ ok: true, budget: { remainingMicros: 0 } });
   });
 
+  it('budget holds: the hold of a resumed job that has not started lapses once it was resumed at or before the given time; a started one\'s does not', async () => {
+    const s = await h.open();
+    const { runnerId, root, b } = await siblings(s);
+    await s.topUpBudget(root.id, 50_000, T);
+    // resumed at T + 10: b holds $0.08 of the $0.15
+    expect((await s.resumeBudgetPausedJobs(root.id, T + 10, [b.id])).map((j) => j.id)).toEqual([b.id]);
+    expect(await s.lapseBudgetHolds(root.id, T + 9)).toEqual([]);
+    expect(await s.getTreeBudget(root.id, T)).toMatchObject({ heldMicros: 80_000, remainingMicros: 70_000 });
+    // queued since T + 10: lapses at T + 10; b stays queued, its need gone; a has the $0.15
+    const other = await h.another(s);
+    expect(await other.lapseBudgetHolds(root.id, T + 10)).toEqual([b.id]);
+    expect(await s.getJob(b.id)).toMatchObject({ status: 'queued', pausedNeedMicros: null });
+    expect(await s.getTreeBudget(root.id, T)).toEqual({ rootId: root.id, limitMicros: 1_050_000, spentMicros: 900_000, reservedMicros: 0, remainingMicros: 150_000 });
+    expect(await s.listBudgetHolders(root.id)).toEqual([]);
+    expect(await s.lapseBudgetHolds(root.id, T + 10)).toEqual([]);
+    // b starts later and calls as any job: nothing of its own held
+    await run(s, b.id, runnerId, 2);
+    expect(await s.reserveBudget(root.id, 150_001, T, 60_000, b.id, undefined, b.id)).toMatchObject({ ok: false, budget: { remainingMicros: 150_000 } });
+
+    // a second tree: the resumed job started (running, no call yet) keeps its hold at any time
+    const t2 = await siblings(s);
+    await s.topUpBudget(t2.root.id, 50_000, T);
+    await s.resumeBudgetPausedJobs(t2.root.id, T, [t2.b.id]);
+    await run(s, t2.b.id, t2.runnerId, 2);
+    expect(await s.lapseBudgetHolds(t2.root.id, T + 86_400_000)).toEqual([]);
+    expect(await s.getTreeBudget(t2.root.id, T)).toMatchObject({ heldMicros: 80_000, remainingMicros: 70_000 });
+    expect((await s.reserveBudget(t2.root.id, 70_001, T, 60_000, t2.a.id))?.ok).toBe(false);
+  });
+
   it('budget holds: a resume and a running sibling\'s calls at the same time (two instances): the hold is written whole, and kept from the calls after it', async () => {
     for (let round = 0; round < 3; round++) {
       const s = await h.open();

@@ -26,6 +26,7 @@ import { pausedNeed } from './0024_paused_need.js';
 import { sqliteReservationIndex } from './0025_sqlite_reservation_index.js';
 import { taskBudget } from './0026_task_budget.js';
 import { budgetHolds } from './0027_budget_holds.js';
+import { budgetHoldLapse } from './0028_budget_hold_lapse.js';
 
 /**
  * Every migration, by name, in order. A static list (not a folder glob) so it works the same
@@ -59,6 +60,7 @@ function allMigrations(dialect: SqlDialect): Record<string, Migration> {
     '0025_sqlite_reservation_index': sqliteReservationIndex(dialect),
     '0026_task_budget': taskBudget(),
     '0027_budget_holds': budgetHolds(),
+    '0028_budget_hold_lapse': budgetHoldLapse(),
   };
 }
 
