@@ -69,7 +69,7 @@ export function budgetWaitSweep(o: { store: Store; bus: EventBus; log: Logger; n
         const repriced = prices ? await repriceNeeds(o.store, prices, rootId) : 0;
         if (repriced) o.log.info('budget: needs of paused or resumed jobs priced again (a price changed)', { rootId, jobs: repriced });
         // a resumed job that has not started within budgetHoldMs gives its room back (it stays queued)
-        const lapsed = await o.store.lapseBudgetHolds(rootId, t - holdMs);
+        const lapsed = await o.store.lapseBudgetHolds(rootId, Math.max(0, t - holdMs));
         for (const id of lapsed) {
           await recordStatus(o.store, o.bus, id, 'queued', `not started ${holdText} after its resume: the budget room it held for its call is given back to its tree (FLOTILLA_GATEWAY_BUDGET_HOLD_MS); still queued, its next call is reserved as any job's`, t);
         }

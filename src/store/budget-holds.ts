@@ -9,9 +9,10 @@ import type { NeedCall } from './types.js';
  * The room budgets hold for resumed jobs, counted by the gateway's reservation (issue 3; fresh
  * tester: a running sibling spent the room a top-up had given a paused job, which paused again
  * at its first call). The resume rule (budget-resume.ts) gives a paused job the room of its
- * refused call; until that job's call is admitted (its reservation, {@link endHoldAtReservation},
- * takes the room over from there) the room is the job's, against every budget on its path: `held_micros` of the tree's row and of each sub-limit's row (0027) is the sum of
- * the needs of the tree's HOLDERS:
+ * refused call; until that job's call is admitted (its reservation takes the room over from
+ * there, {@link endHoldAtReservation}) the room is the job's, against every budget on its path:
+ * `held_micros` of the tree's row and of each sub-limit's row (0027) is the sum of the needs of
+ * the tree's HOLDERS:
  * - jobs a top-up resumed that have not made their call yet (budget-resume.ts resumedNeedHolds:
  *   queued, or assigned/running with no ledger row for the attempt, with `paused_need_micros`);
  * - resumes granted but waiting for the paused attempt's process to exit (paused, endReason
@@ -212,9 +213,9 @@ export async function listBudgetWaitingTrees(c: StoreCtx, limit: number, after =
  * Ends the hold of a job a top-up resumed (see {@link resumedNeedHolds}) once its first call
  * since is recorded, when it has not ended already (its call's reservation ends it,
  * {@link endHoldAtReservation}; this is for a call reserved without the job named as holder,
- * e.g. by a gateway whose cached row had no need): clears its `paused_need_micros` while it is `assigned` or `running` (a job
- * paused again keeps the need of its new pause), and writes the held room of the tree's budgets
- * again (budget-holds.ts), one transaction.
+ * e.g. by a gateway whose cached row had no need): clears its `paused_need_micros` while it is
+ * `assigned` or `running` (a job paused again keeps the need of its new pause), and writes the
+ * held room of the tree's budgets again, one transaction.
  * @returns its tree's root id when a hold ended, else null (none held, or ended already).
  * @throws Error when jobId is not an integer >= 1.
  */
