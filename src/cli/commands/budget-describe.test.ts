@@ -39,6 +39,14 @@ describe('describeBudget', () => {
     const paused = { ...named, jobId: 20, jobStatus: 'paused' as const, resumeNeeds: { needMicros: 30_000, short: [{ shortMicros: 10_000 }] } };
     expect(describeBudget(paused, undefined, 'paused', 'budget')).toMatch(/^paused:\s+job 20 is paused for budget: a top-up of at least \$0\.010000 resumes it \(flotilla budget 20 --add USD\); or wait: job 7 \(\$0\.010000, assigned\), job 9 \(\$0\.050000, queued\), job 12 \(\$0\.030000, running\) hold room until each makes its call or ends, and what is left then resumes it without a top-up if it fits$/m);
   });
+  it('held room past what calls in flight left: says by how much, and why (the resume rule does not count calls in flight)', () => {
+    // the fresh tester's tree: $0.004 limit, $0.000600 spent, $0.000544 reserved, $0.003012 held → $0.000156 over
+    const v = view(4_000, 600, 544);
+    const held = { ...v, budget: { ...v.budget, heldMicros: 3_012, remainingMicros: 0 } };
+    expect(describeBudget(held)).toMatch(/^over by:\s+\$0\.000156 with the held room, until the calls in flight settle \(reserved at their worst case, they settle lower as a rule; a resumed call they keep out waits for them\)$/m);
+    // exactly at the limit with it: no line
+    expect(describeBudget({ ...v, budget: { ...v.budget, heldMicros: 2_856, remainingMicros: 0 } })).not.toMatch(/over by/);
+  });
   it('within its limit: no over line', () => {
     expect(describeBudget(view(2_000_000, 1_000_000, 1_000_000))).not.toMatch(/over by/);
   });

@@ -117,7 +117,12 @@ export function describeBudget(v: BudgetView, added?: number, jobStatus?: JobSta
   ];
   // Spent past the limit (an estimate charged at settle, or a limit lowered): say by how much, so a top-up can cover it.
   const over = b.spentMicros + b.reservedMicros - b.limitMicros;
+  // Held room past what calls in flight left (the resume rule does not count them, store/budget-resume.ts): `left` shows 0, not how far over (fresh tester)
+  const overHeld = b.spentMicros + b.reservedMicros + (b.heldMicros ?? 0) - b.limitMicros;
   if (over > 0) lines.push(`over by:   ${formatMicros(over)} (a top-up smaller than this leaves nothing to spend)`);
+  else if (overHeld > 0) {
+    lines.push(`over by:   ${formatMicros(overHeld)} with the held room, until the calls in flight settle (reserved at their worst case, they settle lower as a rule; a resumed call they keep out waits for them)`);
+  }
   if (v.resumed.length) lines.push(`resumed:   ${v.resumed.map((id) => `job ${id}`).join(', ')}`);
   // an ended root (or an ended job's own sub-limit): what is left can no longer be spent (tester finding: it read as money to spend)
   if (jobStatus !== undefined && TERMINAL_STATUSES.includes(jobStatus) && (v.jobId === b.rootId || b.jobId === v.jobId)) {
