@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BudgetView, Job } from '../src/protocol/index.js';
 import { FakeRunner, startTestServer, TEST_GATEWAY, type TestServer } from '../src/server/test-helpers.js';
+import { pauseOnBudget } from './budget-pause-helpers.js';
 
 /** How long a resumed job may wait to start here before its hold lapses, ms. */
 const HOLD_MS = 1500;
@@ -24,27 +25,6 @@ describe('the hold of a resumed job that cannot start lapses', () => {
 
   const job = async (id: number) => (await (await t.api(`/api/jobs/${id}`)).json()) as Job;
   const view = async (id: number) => (await (await t.api(`/api/jobs/${id}/budget`)).json()) as BudgetView;
-  /** A call of the job holding `token` with max_tokens 1000: at the test prices ($15 per million output) its worst case is over $0.015. */
-  const call = (token: string) =>
-    fetch(t.url + '/v1/messages', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': token, 'anthropic-version': '2023-06-01' },
-      body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 1000, messages: [{ role: 'user', content: 'go on' }] }),
-    });
-  /** Job `id`'s call is refused (402) and the job paused for budget; runner `r` reports the attempt ended and the server records it. */
-  async function pauseOnBudget(r: FakeRunner, id: number, token: string): Promise<void> {
-    const res = await call(token);
-    expect(res.status).toBe(402);
-    await res.arrayBuffer();
-    expect(await job(id)).toMatchObject({ status: 'paused', endReason: 'budget' });
-    await r.events(id, 1, { type: 'job.finished', data: { status: 'failed', reason: 'budget', error: 'API Error: 402', sessionId: `sess-${id}-1` } });
-    await r.next('job.cancel', (f) => f.jobId === id, 10_000);
-    for (let i = 0; (await t.store.getJob(id))?.finishedAt === null; i++) {
-      if (i > 100) throw new Error(`job ${id}'s paused attempt never ended`);
-      await new Promise((z) => setTimeout(z, 50));
-    }
-  }
-
   it('a resumed job pinned to a runner that is gone gives its room back after budgetHoldMs; the sibling it kept out resumes; it stays queued', async () => {
     const keep = await FakeRunner.start(t, { name: 'keep', labels: { box: 'one' }, capacity: 4 });
     await keep.hello({ name: 'keep', labels: { box: 'one' }, capacity: 4 });
@@ -62,7 +42,7 @@ describe('the hold of a resumed job that cannot start lapses', () => {
     // $0.095 of the $0.10 spent: no call fits
     const spent = await t.store.reserveBudget(root.id, 95_000, Date.now(), 60_000);
     await t.store.settleBudget(root.id, spent!.reservationId!, 95_000, Date.now());
-    await pauseOnBudget(gone, x.id, x.token);
+    await pauseOnBudget(t, gone, [x]);
     await gone.close();
     const needX = (await view(x.id)).resumeNeeds!.needMicros!;
     // room for X's call exactly: X resumes, queued, pinned to `gone`, which is not coming back
@@ -70,7 +50,7 @@ describe('the hold of a resumed job that cannot start lapses', () => {
     expect(top.resumed).toEqual([x.id]);
     const resumedAt = Date.now();
     // Y's call falls in the room X holds: refused, Y paused
-    await pauseOnBudget(keep, y.id, y.token);
+    await pauseOnBudget(t, keep, [y]);
     expect((await view(root.id)).budget).toMatchObject({ heldMicros: needX, remainingMicros: 0 });
 
     // after HOLD_MS the sweep lets X's hold lapse: Y resumes in its session, with no top-up

@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BudgetView, Job } from '../src/protocol/index.js';
 import { FakeRunner, startTestServer, TEST_GATEWAY, type TestServer } from '../src/server/test-helpers.js';
+import { messagesCall, pauseOnBudget as pauseAll, refused402, type Kid } from './budget-pause-helpers.js';
 
 describe('a resumed job holds its room until its call', () => {
   let t: TestServer;
@@ -38,16 +39,10 @@ describe('a resumed job holds its room until its call', () => {
     upstream.close();
   });
 
-  type Kid = { id: number; token: string };
   const job = async (id: number) => (await (await t.api(`/api/jobs/${id}`)).json()) as Job;
   const view = async (id: number) => (await (await t.api(`/api/jobs/${id}/budget`)).json()) as BudgetView;
-  /** A call of the job holding `token` with max_tokens 1000: at the test prices ($15 per million output) it may cost over $0.015. */
-  const call = (token: string) =>
-    fetch(t.url + '/v1/messages', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-api-key': token, 'anthropic-version': '2023-06-01' },
-      body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 1000, messages: [{ role: 'user', content: 'go on' }] }),
-    });
+  /** A call of the job holding `token` (budget-pause-helpers.ts messagesCall). */
+  const call = (token: string) => messagesCall(t, token);
   /** A $0.10 root and `n` children sharing its tree, all started on `r` (sessions `sess-<id>-<attempt>`); the tree then spent but $0.005, too little for any call. */
   async function tree(r: FakeRunner, n: number): Promise<{ root: Job; kids: Kid[] }> {
     const start = (id: number) => r.startJob(id, (attempt) => `sess-${id}-${attempt}`);
@@ -62,26 +57,7 @@ describe('a resumed job holds its room until its call', () => {
     await t.store.settleBudget(root.id, held!.reservationId!, 95_000, Date.now());
     return { root, kids };
   }
-  /**
-   * Each job's call is refused (402) and the job paused for budget; its runner `r` reports the
-   * attempt ended with `finished` (a harness exiting on the refusal, or the pause's stop), and
-   * the server records that end (the job's slot is freed).
-   */
-  async function pauseOnBudget(r: FakeRunner, jobs: Kid[], finished: (id: number) => { status: 'failed' | 'cancelled'; reason: string; error: string; sessionId?: string }): Promise<void> {
-    for (const k of jobs) {
-      const res = await call(k.token);
-      expect(res.status).toBe(402);
-      await res.arrayBuffer();
-      expect(await job(k.id)).toMatchObject({ status: 'paused', endReason: 'budget' });
-      await r.events(k.id, 1, { type: 'job.finished', data: finished(k.id) });
-      await r.next('job.cancel', (f) => f.jobId === k.id, 10_000);
-      for (let i = 0; (await t.store.getJob(k.id))?.finishedAt === null; i++) {
-        if (i > 100) throw new Error(`job ${k.id}'s paused attempt never ended`);
-        await new Promise((z) => setTimeout(z, 50));
-      }
-    }
-  }
-  const refused402 = (id: number) => ({ status: 'failed' as const, reason: 'budget', error: 'API Error: 402', sessionId: `sess-${id}-1` });
+  const pauseOnBudget = (r: FakeRunner, jobs: Kid[], finished?: Parameters<typeof pauseAll>[3]) => pauseAll(t, r, jobs, finished);
 
   it('a 1 µ$ top-up does not resume a sibling into the room a resumed job has not spent; its recorded call frees the rest', async () => {
     const r = await FakeRunner.start(t, { name: 'hold-runner', capacity: 4 });
@@ -127,10 +103,6 @@ describe('a resumed job holds its room until its call', () => {
     const y2 = (await r.next('job.assign', (f) => f.assignment.jobId === y.id, 10_000)).assignment;
     expect(y2).toMatchObject({ attempt: 2, resumeSessionId: `sess-${y.id}-1` });
     expect((await t.store.getJob(x.id))?.pausedNeedMicros).toBeNull();
-    // resumed by the recorded call (server/budget-pause.ts resumeHoldEnder), though X's hold
-    // had ended when its call was admitted, not by the budget sweep a moment later
-    const queued = (await t.store.listEvents(y.id, 0, 500)).filter((e) => e.type === 'status' && e.data.status === 'queued').at(-1);
-    expect(queued?.data.message).toContain(`job ${x.id} made the call it was resumed for: the room it held is free; resuming`);
     const b = (await view(root.id)).budget;
     expect(b).toMatchObject({ limitMicros: 100_000 + (needX - 5_000) + 1 + (needY - 2), spentMicros: 95_000 + 180 });
     await r.close();

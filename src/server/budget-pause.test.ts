@@ -12,7 +12,7 @@ import { onSqlite } from '../gateway/test-stores.js';
 import { openSqliteStore } from '../store/open.js';
 import type { Store } from '../store/types.js';
 import type { AgentRegistry } from './agents.js';
-import { budgetPauser } from './budget-pause.js';
+import { budgetPauser, resumeHoldEnder } from './budget-pause.js';
 import { EventBus } from './event-bus.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'flotilla-pause-'));
@@ -201,4 +201,45 @@ describe('a call refused only because of calls in flight (M2)', () => {
         await up.close();
       }
     }));
+});
+
+it("resumeHoldEnder: the recorded call of a resumed job resumes the sibling its hold kept out, though the hold ended when the call was admitted", async () => {
+  const store = await openSqliteStore(join(dir, 'ender'));
+  try {
+    const now = Date.now();
+    const runner = await store.createRunner({ name: 'r', labels: {}, capacity: 4, credentialHash: 'c'.repeat(64), now });
+    const root = await store.createJob({ parentId: null, agent: 'a', agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros: 1_000_000, now });
+    const child = async (hash: string) => {
+      const j = await store.createJob({ parentId: root.id, agent: 'a', agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros: 0, now });
+      await store.claimJobById(j.id, { id: runner.id, labels: {} }, hash, now);
+      return (await store.transitionJob(j.id, 1, ['assigned'], 'running', now))!;
+    };
+    const x = await child('x'.repeat(64));
+    const y = await child('y'.repeat(64));
+    // $0.90 of $1.00 spent; x and y each refused a call of up to $0.08 and paused
+    const r = await store.reserveBudget(root.id, 900_000, now, 60_000);
+    if (!r?.ok) throw new Error('the $0.90 did not fit');
+    await store.settleBudget(root.id, r.reservationId, 900_000, now);
+    await store.pauseJobForBudget(x.id, 1, 'budget exhausted', now, 80_000);
+    await store.pauseJobForBudget(y.id, 1, 'budget exhausted', now, 80_000);
+    // y's paused attempt has ended (its process gone: a resume now queues it at once)
+    await store.endPausedAttempt(y.id, 1, now, `sess-${y.id}`);
+    // $0.05 more: $0.15, room for x's call; y's would fit only in the room x holds
+    await store.topUpBudget(root.id, 50_000, now);
+    expect((await store.resumeBudgetPausedJobs(root.id, now, [x.id])).map((j) => j.id)).toEqual([x.id]);
+    await store.claimJobById(x.id, { id: runner.id, labels: {} }, 'z'.repeat(64), now);
+    const x2 = (await store.transitionJob(x.id, 2, ['assigned'], 'running', now))!;
+    // x's call admitted as holder (its hold ends there), recorded at $0.01: $0.14 left, y's $0.08 fits
+    const mine = await store.reserveBudget(root.id, 80_000, now, 60_000, x.id, undefined, x.id);
+    if (!mine?.ok) throw new Error("x's call did not fit");
+    expect((await store.getJob(x.id))?.pausedNeedMicros).toBeNull();
+    await store.settleBudget(root.id, mine.reservationId, 10_000, now);
+    expect(await store.getJob(y.id)).toMatchObject({ status: 'paused', endReason: 'budget' });
+    await resumeHoldEnder({ store, bus: new EventBus(), log: silentLogger, now: () => now })(x2);
+    expect(await store.getJob(y.id)).toMatchObject({ status: 'queued', resumeSessionId: `sess-${y.id}` });
+    const queued = (await store.listEvents(y.id, 0, 100)).flatMap((e) => (e.type === 'status' && e.data.status === 'queued' ? [e.data.message] : [])).at(-1);
+    expect(queued).toBe(`job ${x.id} made the call it was resumed for: the room it held is free; resuming session sess-${y.id}`);
+  } finally {
+    await store.close();
+  }
 });

@@ -224,31 +224,27 @@ export async function endBudgetResumeHold(c: StoreCtx, jobId: number): Promise<n
   // nothing to end (a read, no lock): the common case once the hold has ended
   if (!(await c.db.selectFrom('jobs').select('id').where('id', '=', jobId).where('paused_need_micros', 'is not', null).executeTakeFirst())) return null;
   // the budgets' held room is written again in the same transaction, the tree's lock first
-  return inJobTreeLock(c, jobId, async (trx, rootId) => {
-    const row = await trx
-      .updateTable('jobs')
-      .set({ paused_need_micros: null })
-      .where('id', '=', jobId)
-      .where('status', 'in', ['assigned', 'running'])
-      .where('paused_need_micros', 'is not', null)
-      .returning('root_id')
-      .executeTakeFirst();
-    if (!row) return null;
-    await syncBudgetHolds(trx, rootId);
-    return rootId;
-  });
+  return inJobTreeLock(c, jobId, async (trx, rootId) => ((await endHoldIn(trx, rootId, jobId)) ? rootId : null));
 }
 
 /**
  * Ends holder `jobId`'s hold as its call is admitted, in the reserving transaction `trx` (after
- * {@link lockTree} and the reservation): clears its `paused_need_micros` while it is `assigned`
- * or `running` and writes the tree's held room again. From here the call's reservation keeps
- * its room, so the room is not counted twice (held, and reserved by the call) while the call is
- * in flight: a sibling's call that fits beside the reservation is served. A call that then fails
- * upstream gives its reservation back and the job holds nothing: its next call is reserved as
- * any job's. Run it only when the holder's own hold was > 0 ({@link ownHold}).
+ * {@link lockTree} and the reservation; {@link endHoldIn}). From here the call's reservation
+ * keeps its room, so the room is not counted twice (held, and reserved by the call) while the
+ * call is in flight: a sibling's call that fits beside the reservation is served. A call that
+ * then fails upstream gives its reservation back and the job holds nothing: its next call is
+ * reserved as any job's. Run it only when the holder's own hold was > 0 ({@link ownHold}).
  */
 export async function endHoldAtReservation(trx: Db, rootId: number, jobId: number): Promise<void> {
+  await endHoldIn(trx, rootId, jobId);
+}
+
+/**
+ * In transaction `trx`, which holds tree `rootId`'s lock ({@link lockTree}): clears job
+ * `jobId`'s `paused_need_micros` while it is `assigned` or `running` (a job paused again keeps
+ * the need of its new pause) and writes the tree's held room again. False when it had none.
+ */
+async function endHoldIn(trx: Db, rootId: number, jobId: number): Promise<boolean> {
   const row = await trx
     .updateTable('jobs')
     .set({ paused_need_micros: null })
@@ -258,6 +254,7 @@ export async function endHoldAtReservation(trx: Db, rootId: number, jobId: numbe
     .returning('id')
     .executeTakeFirst();
   if (row) await syncBudgetHolds(trx, rootId);
+  return row !== undefined;
 }
 
 /**
