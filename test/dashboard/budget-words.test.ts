@@ -3,7 +3,7 @@
 // first; that is not "the tree first" when the tree is not short (a fresh tester), and one
 // short budget is "top it up" ("top up it", said the page).
 import { describe, expect, it } from 'vitest';
-import { resumeNeedsText } from '../../web/src/budget-words.js';
+import { overHeldText, resumeNeedsText } from '../../web/src/budget-words.js';
 import type { BudgetView } from '../../web/src/api.js';
 
 const view = (short: Array<{ jobId?: number; shortMicros: number }>): BudgetView => ({
@@ -28,5 +28,15 @@ describe('resumeNeedsText', () => {
     const held = { ...view([{ jobId: 50, shortMicros: 2_459 }]), holders: [{ jobId: 50, status: 'paused' as const, heldMicros: 10 }, { jobId: 51, status: 'queued' as const, heldMicros: 1_200 }, { jobId: 52, status: 'running' as const, heldMicros: 800 }] };
     expect(resumeNeedsText(held)).toBe('Paused for budget: a top-up of at least $0.002459 resumes it. Or wait: #51 (queued), #52 (running) hold $0.002000 until each makes its call or ends; what is left then resumes it if its call fits.');
     expect(resumeNeedsText({ ...held, holders: held.holders.slice(0, 2) })).toBe('Paused for budget: a top-up of at least $0.002459 resumes it. Or wait: #51 (queued) holds $0.001200 until it makes its call or ends; what is left then resumes it if its call fits.');
+  });
+});
+
+describe('overHeldText', () => {
+  it('held room and calls in flight over the limit: by how much; not when within it, nor when spent and reserved alone are over', () => {
+    // $0.004 limit, $0.000600 spent, $0.000544 reserved, $0.003012 held: $0.000156 over
+    expect(overHeldText({ limitMicros: 4_000, spentMicros: 600, reservedMicros: 544, heldMicros: 3_012 })).toBe('$0.000156 over with the held room, until the calls in flight settle (reserved at their worst case, they settle lower as a rule)');
+    expect(overHeldText({ limitMicros: 4_000, spentMicros: 600, reservedMicros: 544, heldMicros: 2_856 })).toBeNull();
+    expect(overHeldText({ limitMicros: 4_000, spentMicros: 600, reservedMicros: 3_401 })).toBeNull();
+    expect(overHeldText({ limitMicros: 4_000, spentMicros: 600, reservedMicros: 3_401, heldMicros: 5 })).toBeNull();
   });
 });

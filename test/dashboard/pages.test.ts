@@ -71,6 +71,8 @@ async function seed(store: Store, ids: Partial<Seeded>): Promise<void> {
   await store.transitionJob(heldKid.id, null, ['assigned'], 'running', now);
   await store.pauseJobForBudget(heldKid.id, kidRow!.attempt, 'budget exhausted', now, 20_000);
   await store.getTreeBudget(heldTree.id, now);
+  // a call of $0.09 in flight (for an hour): the resume rule does not count it, so the $0.02 held stands $0.01 over the limit
+  await store.reserveBudget(heldTree.id, 90_000, now, 3_600_000);
   await store.resumeBudgetPausedJobs(heldTree.id, now, [heldKid.id]);
   const job = (agent: string, parentId: number | null = null) => store.createJob({ parentId, agent, agentVersion: '1', input: {}, selector: { pool: 'nowhere' }, priority: 0, budgetMicros: 5_000_000, now });
   const alpha = await job('alpha');
@@ -361,13 +363,13 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     expect(await admin.locator('[data-testid=paused-in-tree] a').getAttribute('href')).toBe(`/jobs/${id('pausedChild')}`);
     // a tree whose resumed child has not made its call yet: the room held for it is shown (store/budget-holds.ts)
     await admin.goto(`${up.url}/jobs/${id('heldTree')}`);
-    await expect.poll(() => legend.textContent(), { timeout: 10_000 }).toBe('$0.000000 spent · $0.020000 held for resumed jobs · limit $0.100000');
+    await expect.poll(() => legend.textContent(), { timeout: 10_000 }).toBe('$0.000000 spent · $0.090000 reserved · $0.020000 held for resumed jobs · limit $0.100000 · $0.010000 over with the held room, until the calls in flight settle (reserved at their worst case, they settle lower as a rule)');
     expect(await admin.locator('[data-testid=budget] .held').count()).toBe(1);
     expect(await admin.locator('[data-testid=budget-holders]').textContent()).toBe(`Held for resumed jobs, each until it makes its call or ends: #${id('heldKid')} $0.020000 (queued)`);
     // the holder's own page: the room is its own (not shown as held against it)
     await admin.goto(`${up.url}/jobs/${id('heldKid')}`);
     await expect.poll(() => admin.locator('[data-testid=budget-holders]').textContent(), { timeout: 10_000 }).toBe(`Held for resumed jobs, each until it makes its call or ends: #${id('heldKid')} $0.020000 (this job: its own calls may use it)`);
-    expect(await legend.textContent()).toBe('$0.000000 spent · limit $0.100000');
+    expect(await legend.textContent()).toBe('$0.000000 spent · $0.090000 reserved · limit $0.100000');
     await admin.context().close();
   }, 60_000);
 

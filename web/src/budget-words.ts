@@ -31,3 +31,16 @@ export function topUpText(v: BudgetView, addedUsd: number): string {
   if (v.jobStatus === 'paused') return `${added}; job #${v.jobId} is still paused: not enough to resume it.`;
   return `${added}.`;
 }
+
+/**
+ * When the room held for resumed jobs and the calls in flight stand over the limit (µ$ figures
+ * of a budget): by how much, and why, as `flotilla budget` says it (cli/commands/budget.ts
+ * `over by:`); null otherwise, and when spent and reserved alone are over it. The resume rule
+ * does not count calls in flight (store/budget-resume.ts), so a resume may hold room they have
+ * reserved; the bar, capped at the limit, showed nothing of it (fresh tester).
+ */
+export function overHeldText(b: { limitMicros: number; spentMicros: number; reservedMicros: number; heldMicros?: number }): string | null {
+  if (b.spentMicros + b.reservedMicros > b.limitMicros) return null;
+  const over = b.spentMicros + b.reservedMicros + (b.heldMicros ?? 0) - b.limitMicros;
+  return over > 0 ? `${usd(over)} over with the held room, until the calls in flight settle (reserved at their worst case, they settle lower as a rule)` : null;
+}

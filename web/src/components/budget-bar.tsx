@@ -1,3 +1,4 @@
+import { overHeldText } from '../budget-words.js';
 import { usd } from '../format.js';
 
 /**
@@ -7,11 +8,13 @@ import { usd } from '../format.js';
  * nearly spent), says what is really left and what bounds it, as `flotilla budget JOB` does: the
  * bar alone read as room the job did not have (fresh-user finding). `held`: room held for the
  * calls of jobs a top-up resumed that have not made them yet (the API's `heldMicros`), drawn
- * after the reserved part.
+ * after the reserved part; when it and the calls in flight stand over the limit, the legend says
+ * by how much (budget-words.ts overHeldText).
  */
 export function BudgetBar({ spent, reserved = 0, held = 0, limit, bound }: { spent: number; reserved?: number; held?: number; limit: number; bound?: { left: number; by: string; byLimit: number } }) {
   const pct = (v: number) => `${limit > 0 ? Math.min(100, (v / limit) * 100) : 0}%`;
   const over = spent >= limit && limit > 0;
+  const overHeld = overHeldText({ limitMicros: limit, spentMicros: spent, reservedMicros: reserved, heldMicros: held });
   return (
     <div className="budget" data-testid="budget">
       <div className="track" role="meter" aria-valuemin={0} aria-valuemax={limit} aria-valuenow={spent} aria-label="budget">
@@ -28,6 +31,12 @@ export function BudgetBar({ spent, reserved = 0, held = 0, limit, bound }: { spe
           </span>
         )}{' '}
         · limit {usd(limit)}
+        {overHeld && (
+          <span className="warn" data-testid="budget-over-held">
+            {' '}
+            · {overHeld}
+          </span>
+        )}
         {bound && (
           <span className="warn" data-testid="budget-bound">
             {' '}
