@@ -97,12 +97,47 @@ async function together(s: Store): Promise<void> {
   expect(await s.listResumableBudgetPausedJobs(root.id, 'tree')).toEqual([b.id]);
 }
 
+/**
+ * What stands before a paused job when its own budgets are topped up (the view's "a top-up of at
+ * least X resumes it"): a paused job ahead of it (lower id) that its own sub-limit, short and off
+ * this job's path, keeps out takes nothing of such a top-up (fresh tester: its whole need was
+ * counted, and the advice overpaid by it); one the tree alone keeps out is counted.
+ */
+async function offPath(s: Store): Promise<void> {
+  const runner = await s.createRunner({ name: `o-${T}`, labels: {}, capacity: 8, credentialHash: 'o'.padEnd(64, '0'), now: T });
+  const job = (parentId: number | null, budgetMicros: number) => s.createJob({ parentId, agent: 'a', agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros, now: T });
+  const root = await job(null, 4_000);
+  // k: a $0.003 sub-limit; j and l share the tree
+  const [k, j, l] = [await job(root.id, 3_000), await job(root.id, 0), await job(root.id, 0)];
+  let n = 0;
+  for (const kid of [k, j, l]) {
+    await s.claimJobById(kid.id, { id: runner.id, labels: {} }, `off${++n}`.padEnd(64, '0'), T);
+    await s.transitionJob(kid.id, 1, ['assigned'], 'running', T, { sessionId: `sess-${kid.id}`, startedAt: T });
+  }
+  expect(await s.pauseJobForBudget(k.id, 1, 'budget exhausted', T + 1, 7_764)).toMatchObject({ status: 'paused' });
+  expect(await s.pauseJobForBudget(j.id, 1, 'budget exhausted', T + 1, 30_000)).toMatchObject({ status: 'paused' });
+  // k's $0.007764 does not fit its $0.003 sub-limit: a top-up of the tree for j never resumes it
+  expect(await s.budgetResumeHolds(root.id, j.id)).toEqual(new Map());
+  // l's view: j is ahead (the tree alone keeps it out, and a tree top-up resumes it first); k is not
+  expect(await s.pauseJobForBudget(l.id, 1, 'budget exhausted', T + 1, 1_000)).toMatchObject({ status: 'paused' });
+  expect(await s.budgetResumeHolds(root.id, l.id)).toEqual(new Map([['tree', 30_000]]));
+  // once k's sub-limit has room, a tree top-up may resume it first: counted again, on the tree and its sub-limit
+  await s.topUpBudget(root.id, 10_000, T + 2);
+  expect(await s.topUpJobBudget(k.id, 4_764, T + 3)).toMatchObject({ ok: true, budget: { remainingMicros: 7_764 } });
+  expect(await s.budgetResumeHolds(root.id, j.id)).toEqual(new Map([['tree', 7_764], [String(k.id), 7_764]]));
+}
+
 describe('on SQLite', () => {
   const dir = mkdtempSync(join(tmpdir(), 'flotilla-budget-need-'));
   const opened: Array<{ close(): unknown }> = [];
   afterAll(async () => {
     for (const o of opened) await o.close();
     rmSync(dir, { recursive: true, force: true });
+  });
+  it('a paused job ahead kept out by its own short sub-limit does not count in what resumes another', async () => {
+    const s = await openSqliteStore(join(dir, 'off-path.sqlite'));
+    opened.push(s);
+    await offPath(s);
   });
   it('paused siblings resume together only when they fit together', async () => {
     const s = await openSqliteStore(join(dir, 'together.sqlite'));
@@ -126,6 +161,9 @@ describe('on SQLite', () => {
 const pgDb: TestDatabase | null = await createTestDatabase();
 const f = pgStoreFixture(pgDb);
 describe.skipIf(!pgDb)('on PostgreSQL', () => {
+  it('a paused job ahead kept out by its own short sub-limit does not count in what resumes another', async () => {
+    await offPath(f.store);
+  });
   it('paused siblings resume together only when they fit together', async () => {
     await together(f.store);
   });

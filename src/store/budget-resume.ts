@@ -159,17 +159,26 @@ export async function resumedNeedHolds(db: Db, rootId: number, except?: number):
  * budget view's `resumeNeeds`, server/budget-resume-needs.ts): the needs held by resumed jobs
  * that have not called yet ({@link resumedNeedHolds}), by resumes waiting for their process to
  * exit (`budget_resume`), and by the jobs paused for budget with a lower id, which the rule
- * takes first — each against every budget on its path. So "a top-up of at least X resumes it"
+ * takes first — each against every budget on its path, unless a budget off job `jobId`'s path
+ * keeps it out (no top-up of `jobId`'s budgets resumes it). So "a top-up of at least X resumes it"
  * holds for a job that is not first in line (fresh-tester finding: job 3 was told the figure
  * job 2's resume took). With `pausedOnly`, only the last: what the budget rows do not hold
  * already (the first two are their `held_micros`, store/budget-holds.ts). Reads only.
  */
 export async function holdsAhead(db: Db, rootId: number, jobId: number, pausedOnly = false): Promise<BudgetHolds> {
   const holds = pausedOnly ? new Map<string, number>() : await resumedNeedHolds(db, rootId, jobId);
+  // the budgets a top-up for this job raises: only its own path's
+  const mine = new Set((await pathBudgets(db, rootId, jobId)).map(holdKey));
   for (const j of await pausedRows(db, rootId, ['budget', BUDGET_RESUME_PENDING])) {
     const id = num(j.id);
     if (id === jobId || (j.end_reason === 'budget' && id > jobId) || (pausedOnly && j.end_reason !== 'budget')) continue;
-    hold(holds, await pathBudgets(db, rootId, id), Math.max(1, pausedNeedMicros(j) ?? 1));
+    const path = await pathBudgets(db, rootId, id);
+    const need = Math.max(1, pausedNeedMicros(j) ?? 1);
+    // a paused job ahead kept out by a budget off this job's path (its own sub-limit, short)
+    // takes nothing of a top-up of this job's budgets: no such top-up resumes it (fresh tester:
+    // the advice counted its whole need, and following it overpaid by that much)
+    if (j.end_reason === 'budget' && !mayResumeForBudget(true, withHolds(path, holds).filter((b) => !mine.has(holdKey(b))), need)) continue;
+    hold(holds, path, need);
   }
   return holds;
 }

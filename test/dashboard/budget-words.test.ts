@@ -26,8 +26,8 @@ describe('resumeNeedsText', () => {
   });
   it('room other resumed jobs hold: it may wait for it instead (its own hold is not named)', () => {
     const held = { ...view([{ jobId: 50, shortMicros: 2_459 }]), holders: [{ jobId: 50, status: 'paused' as const, heldMicros: 10 }, { jobId: 51, status: 'queued' as const, heldMicros: 1_200 }, { jobId: 52, status: 'running' as const, heldMicros: 800 }] };
-    expect(resumeNeedsText(held)).toBe('Paused for budget: a top-up of at least $0.002459 resumes it. Or wait: #51 (queued), #52 (running) hold $0.002000 until each makes its call or ends; what is left then resumes it if its call fits.');
-    expect(resumeNeedsText({ ...held, holders: held.holders.slice(0, 2) })).toBe('Paused for budget: a top-up of at least $0.002459 resumes it. Or wait: #51 (queued) holds $0.001200 until it makes its call or ends; what is left then resumes it if its call fits.');
+    expect(resumeNeedsText(held)).toBe('Paused for budget: a top-up of at least $0.002459 resumes it. Or wait: #51 (queued), #52 (running) hold $0.002000 until each makes its call or ends (one still queued gives it back once it has waited FLOTILLA_GATEWAY_BUDGET_HOLD_MS, 15 min by default, to start); what is left then resumes it if its call fits.');
+    expect(resumeNeedsText({ ...held, holders: held.holders.slice(0, 2) })).toBe('Paused for budget: a top-up of at least $0.002459 resumes it. Or wait: #51 (queued) holds $0.001200 until it makes its call or ends (one still queued gives it back once it has waited FLOTILLA_GATEWAY_BUDGET_HOLD_MS, 15 min by default, to start); what is left then resumes it if its call fits.');
   });
 });
 
@@ -36,6 +36,8 @@ describe('overHeldText', () => {
     // $0.004 limit, $0.000600 spent, $0.000544 reserved, $0.003012 held: $0.000156 over
     expect(overHeldText({ limitMicros: 4_000, spentMicros: 600, reservedMicros: 544, heldMicros: 3_012 })).toBe('$0.000156 over with the held room, until the calls in flight settle (reserved at their worst case, they settle lower as a rule)');
     expect(overHeldText({ limitMicros: 4_000, spentMicros: 600, reservedMicros: 544, heldMicros: 2_856 })).toBeNull();
+    // more than the calls in flight explain: $0.008 limit, nothing in flight, $0.015528 held (a need priced again)
+    expect(overHeldText({ limitMicros: 8_000, spentMicros: 0, reservedMicros: 0, heldMicros: 15_528 })).toBe('$0.007528 over with the held room: resumed jobs hold more than is left (a price went up, or calls cost more than they reserved); their calls pause them again unless a top-up of at least $0.007528 comes first');
     expect(overHeldText({ limitMicros: 4_000, spentMicros: 600, reservedMicros: 3_401 })).toBeNull();
     expect(overHeldText({ limitMicros: 4_000, spentMicros: 600, reservedMicros: 3_401, heldMicros: 5 })).toBeNull();
   });

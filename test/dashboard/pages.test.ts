@@ -365,7 +365,7 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     await admin.goto(`${up.url}/jobs/${id('heldTree')}`);
     await expect.poll(() => legend.textContent(), { timeout: 10_000 }).toBe('$0.000000 spent · $0.090000 reserved · $0.020000 held for resumed jobs · limit $0.100000 · $0.010000 over with the held room, until the calls in flight settle (reserved at their worst case, they settle lower as a rule)');
     expect(await admin.locator('[data-testid=budget] .held').count()).toBe(1);
-    expect(await admin.locator('[data-testid=budget-holders]').textContent()).toBe(`Held for resumed jobs, each until it makes its call or ends: #${id('heldKid')} $0.020000 (queued)`);
+    expect(await admin.locator('[data-testid=budget-holders]').textContent()).toBe(`Held for resumed jobs, each until it makes its call or ends (one still queued gives it back once it has waited FLOTILLA_GATEWAY_BUDGET_HOLD_MS, 15 min by default, to start): #${id('heldKid')} $0.020000 (queued)`);
     // the holder's own page: the room is its own (not shown as held against it)
     await admin.goto(`${up.url}/jobs/${id('heldKid')}`);
     await expect.poll(() => admin.locator('[data-testid=budget-holders]').textContent(), { timeout: 10_000 }).toBe(`Held for resumed jobs, each until it makes its call or ends: #${id('heldKid')} $0.020000 (this job: its own calls may use it)`);

@@ -15,7 +15,7 @@ export function resumeNeedsText(v: BudgetView): string {
   if (short.length === 0) return `Paused for budget: a top-up resumes it.`;
   // room other resumed jobs hold comes back by itself: waiting may resume it without a top-up (fresh tester)
   const others = (v.holders ?? []).filter((h) => h.jobId !== v.jobId);
-  const wait = others.length ? ` Or wait: ${others.map((h) => `#${h.jobId} (${h.status})`).join(', ')} ${others.length === 1 ? 'holds' : 'hold'} ${usd(others.reduce((n, h) => n + h.heldMicros, 0))} until ${others.length === 1 ? 'it makes its call' : 'each makes its call'} or ends; what is left then resumes it if its call fits.` : '';
+  const wait = others.length ? ` Or wait: ${others.map((h) => `#${h.jobId} (${h.status})`).join(', ')} ${others.length === 1 ? 'holds' : 'hold'} ${usd(others.reduce((n, h) => n + h.heldMicros, 0))} until ${others.length === 1 ? 'it makes its call' : 'each makes its call'} or ends${queuedLapse(others)}; what is left then resumes it if its call fits.` : '';
   if (short.length === 1 && short[0]!.jobId === v.budget.jobId) return `Paused for budget: a top-up of at least ${usd(short[0]!.shortMicros)} resumes it.${wait}`;
   const need = v.resumeNeeds?.needMicros;
   const call = need ? `its refused call, sent again on resuming (up to ${usd(need)}),` : 'its refused call';
@@ -42,5 +42,13 @@ export function topUpText(v: BudgetView, addedUsd: number): string {
 export function overHeldText(b: { limitMicros: number; spentMicros: number; reservedMicros: number; heldMicros?: number }): string | null {
   if (b.spentMicros + b.reservedMicros > b.limitMicros) return null;
   const over = b.spentMicros + b.reservedMicros + (b.heldMicros ?? 0) - b.limitMicros;
-  return over > 0 ? `${usd(over)} over with the held room, until the calls in flight settle (reserved at their worst case, they settle lower as a rule)` : null;
+  if (over <= 0) return null;
+  if (over <= b.reservedMicros) return `${usd(over)} over with the held room, until the calls in flight settle (reserved at their worst case, they settle lower as a rule)`;
+  // more than calls in flight explain: a need priced again after a price rise, or a call charged past its reservation
+  return `${usd(over)} over with the held room: resumed jobs hold more than is left (a price went up, or calls cost more than they reserved); their calls pause them again unless a top-up of at least ${usd(over)} comes first`;
+}
+
+/** When a holder has not started (queued): its room comes back after the server's hold time too (server/budget-sweep.ts), as `flotilla budget` says it. */
+export function queuedLapse(holders: ReadonlyArray<{ status: string }>): string {
+  return holders.some((h) => h.status === 'queued') ? ' (one still queued gives it back once it has waited FLOTILLA_GATEWAY_BUDGET_HOLD_MS, 15 min by default, to start)' : '';
 }

@@ -34,16 +34,19 @@ describe('describeBudget', () => {
     expect(describeBudget(v)).not.toMatch(/held|holds/);
     // the server names them: job 9 holds $0.05, job 12 $0.03; job 7 (shown) holds $0.01 of its own, not counted against it
     const named = { ...held, holders: [{ jobId: 7, status: 'assigned' as const, heldMicros: 10_000 }, { jobId: 9, status: 'queued' as const, heldMicros: 50_000 }, { jobId: 12, status: 'running' as const, heldMicros: 30_000 }] };
-    expect(describeBudget(named)).toMatch(/^held:\s+\$0\.080000 for job 9 \(\$0\.050000, queued\), job 12 \(\$0\.030000, running\), each until it makes its call or ends\nholds:\s+\$0\.010000 for its own call, the one it was resumed for \(counted in left: its own calls may use it\), until it makes it or ends\nleft:/m);
+    expect(describeBudget(named)).toMatch(/^held:\s+\$0\.080000 for job 9 \(\$0\.050000, queued\), job 12 \(\$0\.030000, running\), each until it makes its call or ends \(one still queued gives it back once it has waited FLOTILLA_GATEWAY_BUDGET_HOLD_MS, 15 min by default, to start\)\nholds:\s+\$0\.010000 for its own call, the one it was resumed for \(counted in left: its own calls may use it\), until it makes it or ends\nleft:/m);
     // a paused job short of room that others hold is told it may wait instead of paying
     const paused = { ...named, jobId: 20, jobStatus: 'paused' as const, resumeNeeds: { needMicros: 30_000, short: [{ shortMicros: 10_000 }] } };
-    expect(describeBudget(paused, undefined, 'paused', 'budget')).toMatch(/^paused:\s+job 20 is paused for budget: a top-up of at least \$0\.010000 resumes it \(flotilla budget 20 --add USD\); or wait: job 7 \(\$0\.010000, assigned\), job 9 \(\$0\.050000, queued\), job 12 \(\$0\.030000, running\) hold room until each makes its call or ends, and what is left then resumes it without a top-up if it fits$/m);
+    expect(describeBudget(paused, undefined, 'paused', 'budget')).toMatch(/^paused:\s+job 20 is paused for budget: a top-up of at least \$0\.010000 resumes it \(flotilla budget 20 --add USD\); or wait: job 7 \(\$0\.010000, assigned\), job 9 \(\$0\.050000, queued\), job 12 \(\$0\.030000, running\) hold room until each makes its call or ends \(one still queued gives it back once it has waited FLOTILLA_GATEWAY_BUDGET_HOLD_MS, 15 min by default, to start\), and what is left then resumes it without a top-up if it fits$/m);
   });
   it('held room past what calls in flight left: says by how much, and why (the resume rule does not count calls in flight)', () => {
     // the fresh tester's tree: $0.004 limit, $0.000600 spent, $0.000544 reserved, $0.003012 held → $0.000156 over
     const v = view(4_000, 600, 544);
     const held = { ...v, budget: { ...v.budget, heldMicros: 3_012, remainingMicros: 0 } };
     expect(describeBudget(held)).toMatch(/^over by:\s+\$0\.000156 with the held room, until the calls in flight settle \(reserved at their worst case, they settle lower as a rule; a resumed call they keep out waits for them\)$/m);
+    // more over than calls in flight explain (a need priced again after a price rise: none in flight)
+    const repriced = { ...view(8_000, 0), budget: { ...view(8_000, 0).budget, heldMicros: 15_528, remainingMicros: 0 } };
+    expect(describeBudget(repriced)).toMatch(/^over by:\s+\$0\.007528 with the held room: resumed jobs hold more than is left \(a price went up, or calls cost more than they reserved, since they were resumed\); their calls pause them again unless a top-up of at least \$0\.007528 comes first$/m);
     // exactly at the limit with it: no line
     expect(describeBudget({ ...v, budget: { ...v.budget, heldMicros: 2_856, remainingMicros: 0 } })).not.toMatch(/over by/);
   });

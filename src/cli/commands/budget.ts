@@ -57,7 +57,7 @@ function pausedLine(v: BudgetView): string {
   const short = v.resumeNeeds?.short ?? [];
   // room held for other resumed jobs comes back by itself: say so before a top-up is paid for (fresh tester)
   const others = (v.holders ?? []).filter((h) => h.jobId !== id);
-  const wait = short.length && others.length ? `; or wait: ${holderNames(others)} ${others.length === 1 ? 'holds' : 'hold'} room until ${others.length === 1 ? 'it makes its call' : 'each makes its call'} or ends, and what is left then resumes it without a top-up if it fits` : '';
+  const wait = short.length && others.length ? `; or wait: ${holderNames(others)} ${others.length === 1 ? 'holds' : 'hold'} room until ${others.length === 1 ? 'it makes its call' : 'each makes its call'} or ends${queuedLapse(others)}, and what is left then resumes it without a top-up if it fits` : '';
   if (short.length === 0 || (short.length === 1 && short[0]!.jobId === v.budget.jobId)) {
     // The one budget `--add` raises: say by how much it is short, as the two-budget text does.
     const topUp = short.length === 1 ? `a top-up of at least ${formatMicros(short[0]!.shortMicros)}` : 'a top-up';
@@ -85,7 +85,12 @@ function heldLine(v: BudgetView): string[] {
   if (!v.budget.heldMicros) return own;
   const others = (v.holders ?? []).filter((h) => h.jobId !== v.jobId);
   const whose = others.length ? `for ${holderNames(others)}` : 'for the calls of jobs a top-up resumed';
-  return [`held:      ${formatMicros(v.budget.heldMicros)} ${whose}, each until it makes its call or ends`, ...own];
+  return [`held:      ${formatMicros(v.budget.heldMicros)} ${whose}, each until it makes its call or ends${queuedLapse(others)}`, ...own];
+}
+
+/** When a holder has not started (queued): its room comes back after the server's hold time too (server/budget-sweep.ts; fresh tester: the words said only "makes its call or ends"). */
+function queuedLapse(holders: NonNullable<BudgetView['holders']>): string {
+  return holders.some((h) => h.status === 'queued') ? ' (one still queued gives it back once it has waited FLOTILLA_GATEWAY_BUDGET_HOLD_MS, 15 min by default, to start)' : '';
 }
 
 /** When another top-up came between this one and the figures below (the server's `topUp`): what this one left the limit at. */
@@ -120,8 +125,11 @@ export function describeBudget(v: BudgetView, added?: number, jobStatus?: JobSta
   // Held room past what calls in flight left (the resume rule does not count them, store/budget-resume.ts): `left` shows 0, not how far over (fresh tester)
   const overHeld = b.spentMicros + b.reservedMicros + (b.heldMicros ?? 0) - b.limitMicros;
   if (over > 0) lines.push(`over by:   ${formatMicros(over)} (a top-up smaller than this leaves nothing to spend)`);
-  else if (overHeld > 0) {
+  else if (overHeld > 0 && overHeld <= b.reservedMicros) {
     lines.push(`over by:   ${formatMicros(overHeld)} with the held room, until the calls in flight settle (reserved at their worst case, they settle lower as a rule; a resumed call they keep out waits for them)`);
+  } else if (overHeld > 0) {
+    // more than calls in flight explain: a need priced again after a price rise, or a call charged past its reservation (fresh tester)
+    lines.push(`over by:   ${formatMicros(overHeld)} with the held room: resumed jobs hold more than is left (a price went up, or calls cost more than they reserved, since they were resumed); their calls pause them again unless a top-up of at least ${formatMicros(overHeld)} comes first`);
   }
   if (v.resumed.length) lines.push(`resumed:   ${v.resumed.map((id) => `job ${id}`).join(', ')}`);
   // an ended root (or an ended job's own sub-limit): what is left can no longer be spent (tester finding: it read as money to spend)

@@ -9,7 +9,7 @@ import { BudgetBar } from '../components/budget-bar.js';
 import { JobStatusBadge } from '../components/status.js';
 import { Transcript } from '../components/transcript.js';
 import { useTranscript } from '../components/use-transcript.js';
-import { resumeNeedsText, topUpText } from '../budget-words.js';
+import { queuedLapse, resumeNeedsText, topUpText } from '../budget-words.js';
 import { RunnerName } from '../components/runner-name.js';
 
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled', 'lost']);
@@ -165,7 +165,7 @@ function JobView({ id }: { id: number }) {
           {topUpNote && <p data-testid="top-up-note">{topUpNote}</p>}
           {budget.data?.holders && budget.data.holders.length > 0 && (
             <p data-testid="budget-holders">
-              Held for resumed jobs, each until it makes its call or ends:{' '}
+              Held for resumed jobs, each until it makes its call or ends{queuedLapse(budget.data.holders.filter((h) => h.jobId !== j.id))}:{' '}
               {budget.data.holders.map((h, i) => (
                 <span key={h.jobId}>
                   {i > 0 && ', '}
