@@ -20,6 +20,7 @@ import * as budgets from './budgets.js';
 import * as budgetPause from './budget-pause.js';
 import * as budgetResume from './budget-resume.js';
 import * as budgetHolds from './budget-holds.js';
+import * as budgetNeeds from './budget-needs.js';
 import * as expiredReservations from './expired-reservations.js';
 import * as jobBudgets from './job-budgets.js';
 import * as modelRoutes from './model-routes.js';
@@ -123,8 +124,8 @@ export function kyselyStore(db: Kysely<Database>, dialect: SqlDialect, afterClos
     lapseBudgetHolds: (rootId, before) => budgetHolds.lapseBudgetHolds(c, rootId, before),
     listBudgetWaitingTrees: (limit, after) => budgetHolds.listBudgetWaitingTrees(c, limit, after),
     listBudgetHolders: (rootId) => budgetHolds.listHolders(c.db, { rootId }),
-    listPricedNeeds: (rootId) => budgetHolds.listPricedNeeds(c, rootId),
-    setPausedNeed: (jobId, micros) => budgetHolds.setPausedNeed(c, jobId, micros),
+    listPricedNeeds: (rootId) => budgetNeeds.listPricedNeeds(c, rootId),
+    setPausedNeed: (jobId, micros) => budgetNeeds.setPausedNeed(c, jobId, micros),
     resumeBudgetPausedJobs: (id, now, ids) => budgetPause.resumeBudgetPausedJobs(c, id, now, ids),
     deferHeldBudgetResumes: (id, ids) => budgetPause.deferHeldBudgetResumes(c, id, ids),
     endPausedAttempt: (id, attempt, now, sessionId) => budgetPause.endPausedAttempt(c, id, attempt, now, sessionId),

@@ -86,7 +86,7 @@ export interface LedgerStore {
   /**
    * The jobs of tree `rootId` whose stored need has what it was worked out from (a budget
    * pause's {@link NeedCall}), while that need counts (paused, queued, assigned or running):
-   * id, need µ$ and call (store/budget-holds.ts listPricedNeeds).
+   * id, need µ$ and call (store/budget-needs.ts listPricedNeeds).
    */
   listPricedNeeds(rootId: number): Promise<{ jobId: number; needMicros: number; call: NeedCall }[]>;
   /**
