@@ -1,10 +1,45 @@
 /**
- * Helpers of the budget hold tests (budget-resume-hold.test.ts, budget-hold-lapse.test.ts): a
- * real Messages call through a test server's gateway, and a job paused for budget by one.
+ * Helpers of the budget hold and need tests (budget-resume-hold.test.ts, budget-hold-lapse.test.ts,
+ * budget-reprice.test.ts): a test server whose gateway calls a fake Anthropic upstream, a real
+ * Messages call through it, a job paused for budget by one, and a tree where a resumed job that
+ * cannot start holds its sibling out.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
-import type { Job } from '../src/protocol/index.js';
-import type { FakeRunner, TestServer } from '../src/server/test-helpers.js';
+import type { GatewayConfig } from '../src/gateway/config.js';
+import type { BudgetView, Job } from '../src/protocol/index.js';
+import { FakeRunner, startTestServer, TEST_GATEWAY, type TestServer } from '../src/server/test-helpers.js';
+
+/**
+ * A test server over SQLite (dispatch every 100 ms, liveness sweep every 200 ms, the budget
+ * sweep at each) whose gateway sends Anthropic calls to a fake upstream in node:http: each call
+ * answered with usage 10 in / 10 out (at the test prices, $3 / $15 per million: 30 + 150 = 180
+ * µ$), no retries. `gateway` overrides the gateway's settings.
+ * @returns the server, how many calls the upstream has answered, and `close` (server, then upstream).
+ */
+export async function startBudgetServer(gateway: Partial<GatewayConfig> = {}): Promise<{ t: TestServer; upstreamCalls: () => number; close: () => Promise<void> }> {
+  let calls = 0;
+  const upstream = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      calls++;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', usage: { input_tokens: 10, output_tokens: 10 } }));
+    });
+  });
+  await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+  const t = await startTestServer({ dispatchIntervalMs: 100, sweepIntervalMs: 200, budgetSweepIntervalMs: 0, gateway: { ...TEST_GATEWAY, provider: 'anthropic', anthropicApiKey: 'sk-test', anthropicBaseUrl: url, retry: { retries: 0 }, ...gateway } });
+  return {
+    t,
+    upstreamCalls: () => calls,
+    close: async () => {
+      await t.close();
+      upstream.close();
+    },
+  };
+}
 
 /** A job id and its job token. */
 export type Kid = { id: number; token: string };
@@ -39,4 +74,41 @@ export async function pauseOnBudget(t: TestServer, r: FakeRunner, jobs: Kid[], f
       await new Promise((z) => setTimeout(z, 50));
     }
   }
+}
+
+/**
+ * A $0.10 tree with Y on runner `keepName` and X on runner `goneName` (labels box=one / box=two),
+ * $0.095 spent: X refused and paused, `goneName` disconnected, a top-up of X's need less the
+ * $0.005 left resumes X (queued, pinned to the runner that is gone: it cannot start), and Y's
+ * call, falling in the room X holds, is refused and pauses Y. `resumedAt`: a time just after
+ * the resume (ms).
+ */
+export async function xHoldsYOut(t: TestServer, keepName: string, goneName: string) {
+  const view = async (id: number) => (await (await t.api(`/api/jobs/${id}/budget`)).json()) as BudgetView;
+  const keep = await FakeRunner.start(t, { name: keepName, labels: { box: 'one' }, capacity: 4 });
+  await keep.hello({ name: keepName, labels: { box: 'one' }, capacity: 4 });
+  const gone = await FakeRunner.start(t, { name: goneName, labels: { box: 'two' }, capacity: 2 });
+  await gone.hello({ name: goneName, labels: { box: 'two' }, capacity: 2 });
+  const start = (fr: FakeRunner, id: number) => fr.startJob(id, (attempt) => `sess-${id}-${attempt}`);
+  const root = (await (await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'examples/calc' }, labels: { box: 'one' }, budgetUsd: 0.1 } })).json()) as Job;
+  const { token } = await start(keep, root.id);
+  const kid = async (fr: FakeRunner, box: string): Promise<Kid> => {
+    const j = (await (await t.api('/api/jobs', { token, json: { agent: 'test-fixer', input: { repo: 'repos/k' }, labels: { box } } })).json()) as Job;
+    return { id: j.id, token: (await start(fr, j.id)).token };
+  };
+  const y = await kid(keep, 'one');
+  const x = await kid(gone, 'two');
+  const held = await t.store.reserveBudget(root.id, 95_000, Date.now(), 60_000);
+  if (!held?.ok) throw new Error('the $0.095 did not fit');
+  await t.store.settleBudget(root.id, held.reservationId, 95_000, Date.now());
+  await pauseOnBudget(t, gone, [x]);
+  await gone.close();
+  const needX = (await view(x.id)).resumeNeeds!.needMicros!;
+  const top = (await (await t.api(`/api/jobs/${root.id}/budget`, { json: { addUsd: (needX - 5_000) / 1e6 } })).json()) as BudgetView;
+  expect(top.resumed).toEqual([x.id]);
+  const resumedAt = Date.now();
+  expect((await (await t.api(`/api/jobs/${x.id}`)).json()) as Job).toMatchObject({ status: 'queued' });
+  await pauseOnBudget(t, keep, [y]);
+  expect((await view(root.id)).budget).toMatchObject({ heldMicros: needX, remainingMicros: 0 });
+  return { keep, gone, root, x, y, needX, resumedAt };
 }

@@ -6,30 +6,19 @@
  * stored need again from what it was worked out from (model, tokens), and the resume rule reads
  * that. Real server over SQLite, real HTTP, a fake runner, a fake Anthropic upstream in node:http.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BudgetView, Job } from '../src/protocol/index.js';
-import { FakeRunner, startTestServer, TEST_GATEWAY, waitFor, type TestServer } from '../src/server/test-helpers.js';
+import { FakeRunner, waitFor, type TestServer } from '../src/server/test-helpers.js';
+import { startBudgetServer } from './budget-pause-helpers.js';
 
 describe('a paused job\'s need follows price changes', () => {
   let t: TestServer;
-  let upstream: Server;
+  let close: () => Promise<void>;
   beforeAll(async () => {
-    upstream = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', usage: { input_tokens: 10, output_tokens: 10 } }));
-      });
-    });
-    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-    const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
-    t = await startTestServer({ dispatchIntervalMs: 100, sweepIntervalMs: 200, budgetSweepIntervalMs: 0, gateway: { ...TEST_GATEWAY, provider: 'anthropic', anthropicApiKey: 'sk-test', anthropicBaseUrl: url, retry: { retries: 0 } } });
+    ({ t, close } = await startBudgetServer());
   });
   afterAll(async () => {
-    await t.close();
-    upstream.close();
+    await close();
   });
 
   it('a price raised, then put back: the need is priced again each time, and a top-up of the need at today\'s prices resumes it', async () => {
@@ -38,7 +27,8 @@ describe('a paused job\'s need follows price changes', () => {
     const root = (await (await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'examples/calc' }, budgetUsd: 0.1 } })).json()) as Job;
     const { token } = await r.startJob(root.id, (a) => `sess-${a}`);
     const spent = await t.store.reserveBudget(root.id, 95_000, Date.now(), 60_000);
-    await t.store.settleBudget(root.id, spent!.reservationId!, 95_000, Date.now());
+    if (!spent?.ok) throw new Error('the $0.095 did not fit');
+    await t.store.settleBudget(root.id, spent.reservationId, 95_000, Date.now());
     const body = JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 1000, messages: [{ role: 'user', content: 'go on' }] });
     const res = await fetch(t.url + '/v1/messages', { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': token, 'anthropic-version': '2023-06-01' }, body });
     expect(res.status).toBe(402);

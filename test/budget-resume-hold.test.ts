@@ -9,34 +9,21 @@
  * and the room left resumes Y with no further top-up (server/budget-pause.ts resumeHoldEnder).
  * Real server over SQLite, real HTTP, a fake runner, a fake Anthropic upstream in node:http.
  */
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BudgetView, Job } from '../src/protocol/index.js';
-import { FakeRunner, startTestServer, TEST_GATEWAY, type TestServer } from '../src/server/test-helpers.js';
-import { messagesCall, pauseOnBudget as pauseAll, refused402, type Kid } from './budget-pause-helpers.js';
+import { FakeRunner, type TestServer } from '../src/server/test-helpers.js';
+import { messagesCall, pauseOnBudget as pauseAll, refused402, startBudgetServer, xHoldsYOut, type Kid } from './budget-pause-helpers.js';
 
 describe('a resumed job holds its room until its call', () => {
   let t: TestServer;
-  let upstream: Server;
-  let upstreamCalls = 0;
+  let upstreamCalls: () => number;
+  let close: () => Promise<void>;
   beforeAll(async () => {
-    // usage 10 in / 10 out at the test prices ($3 / $15 per million): 30 + 150 = 180 µ$
-    upstream = createServer((req, res) => {
-      req.resume();
-      req.on('end', () => {
-        upstreamCalls++;
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-sonnet-4-5', content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', usage: { input_tokens: 10, output_tokens: 10 } }));
-      });
-    });
-    await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
-    const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
-    t = await startTestServer({ dispatchIntervalMs: 100, sweepIntervalMs: 200, budgetSweepIntervalMs: 0, gateway: { ...TEST_GATEWAY, provider: 'anthropic', anthropicApiKey: 'sk-test', anthropicBaseUrl: url, retry: { retries: 0 } } });
+    // each upstream call: usage 10 in / 10 out at the test prices ($3 / $15 per million): 30 + 150 = 180 µ$
+    ({ t, upstreamCalls, close } = await startBudgetServer());
   });
   afterAll(async () => {
-    await t.close();
-    upstream.close();
+    await close();
   });
 
   const job = async (id: number) => (await (await t.api(`/api/jobs/${id}`)).json()) as Job;
@@ -54,7 +41,8 @@ describe('a resumed job holds its room until its call', () => {
       kids.push({ id: kid.id, token: (await start(kid.id)).token });
     }
     const held = await t.store.reserveBudget(root.id, 95_000, Date.now(), 60_000);
-    await t.store.settleBudget(root.id, held!.reservationId!, 95_000, Date.now());
+    if (!held?.ok) throw new Error('the $0.095 did not fit');
+    await t.store.settleBudget(root.id, held.reservationId, 95_000, Date.now());
     return { root, kids };
   }
   const pauseOnBudget = (r: FakeRunner, jobs: Kid[], finished?: Parameters<typeof pauseAll>[3]) => pauseAll(t, r, jobs, finished);
@@ -66,7 +54,7 @@ describe('a resumed job holds its room until its call', () => {
     const { root, kids } = await tree(r, 2);
     const [x, y] = kids as [Kid, Kid];
     await pauseOnBudget(r, kids, refused402);
-    expect(upstreamCalls).toBe(0);
+    expect(upstreamCalls()).toBe(0);
     const needX = (await view(x.id)).resumeNeeds!.needMicros!;
     const needY = (await view(y.id)).resumeNeeds!.needMicros!;
     expect(needX).toBeGreaterThan(15_000);
@@ -99,7 +87,7 @@ describe('a resumed job holds its room until its call', () => {
     const res = await call(x2.token);
     expect(res.status).toBe(200);
     await res.arrayBuffer();
-    expect(upstreamCalls).toBe(1);
+    expect(upstreamCalls()).toBe(1);
     const y2 = (await r.next('job.assign', (f) => f.assignment.jobId === y.id, 10_000)).assignment;
     expect(y2).toMatchObject({ attempt: 2, resumeSessionId: `sess-${y.id}-1` });
     expect((await t.store.getJob(x.id))?.pausedNeedMicros).toBeNull();
@@ -120,7 +108,7 @@ describe('a resumed job holds its room until its call', () => {
     expect(top.resumed).toEqual([x.id]);
     expect(top.budget).toMatchObject({ limitMicros: 100_000 + needX - 5_000, spentMicros: 95_000, heldMicros: needX, remainingMicros: 0 });
     const x2 = (await r.next('job.assign', (f) => f.assignment.jobId === x.id, 10_000)).assignment;
-    const before = upstreamCalls;
+    const before = upstreamCalls();
     // Y's call: refused for budget (the room is X's), not served (fresh tester: it was served, and X paused again at once)
     const ys = await call(y.token);
     expect(ys.status).toBe(402);
@@ -128,13 +116,13 @@ describe('a resumed job holds its room until its call', () => {
     expect(msg).toContain(`$0.095000 spent, $0.000000 reserved by calls in flight and $${(needX / 1e6).toFixed(6)} held for the calls of resumed jobs, $0.000000 left`);
     // the held room alone keeps it out ($0.095 spent + its call fit the limit): it may wait instead of paying
     expect(msg).toMatch(new RegExp(`says the least that resumes this job\\)\\. Or wait: the room held for resumed jobs comes back as each makes its call or ends \\(flotilla budget ${root.id} names them\\), and this job then resumes without a top-up if its call fits\\.$`));
-    expect(upstreamCalls).toBe(before);
+    expect(upstreamCalls()).toBe(before);
     expect(await job(y.id)).toMatchObject({ status: 'paused', endReason: 'budget' });
     // X's call is served: $0.000180 recorded, and its hold ends
     const xs = await call(x2.token);
     expect(xs.status).toBe(200);
     await xs.arrayBuffer();
-    expect(upstreamCalls).toBe(before + 1);
+    expect(upstreamCalls()).toBe(before + 1);
     for (let i = 0; (await view(root.id)).budget.heldMicros !== undefined; i++) {
       if (i > 100) throw new Error('the hold never ended');
       await new Promise((z) => setTimeout(z, 50));
@@ -143,40 +131,8 @@ describe('a resumed job holds its room until its call', () => {
     await r.close();
   }, 60_000);
 
-  /**
-   * A tree with Y on runner `keep` and X on runner `gone` (labels box=one / box=two): X refused
-   * and paused, `gone` disconnected, a top-up resumes X (queued, pinned to `gone`: it cannot
-   * start), and Y's call, falling in the room X holds, is refused and pauses Y.
-   */
-  async function xHoldsYOut(keepName: string, goneName: string) {
-    const keep = await FakeRunner.start(t, { name: keepName, labels: { box: 'one' }, capacity: 4 });
-    await keep.hello({ name: keepName, labels: { box: 'one' }, capacity: 4 });
-    const gone = await FakeRunner.start(t, { name: goneName, labels: { box: 'two' }, capacity: 2 });
-    await gone.hello({ name: goneName, labels: { box: 'two' }, capacity: 2 });
-    const start = (fr: FakeRunner, id: number) => fr.startJob(id, (attempt) => `sess-${id}-${attempt}`);
-    const root = (await (await t.api('/api/jobs', { json: { agent: 'test-fixer', input: { repo: 'examples/calc' }, labels: { box: 'one' }, budgetUsd: 0.1 } })).json()) as Job;
-    const { token } = await start(keep, root.id);
-    const kid = async (fr: FakeRunner, box: string): Promise<Kid> => {
-      const j = (await (await t.api('/api/jobs', { token, json: { agent: 'test-fixer', input: { repo: 'repos/k' }, labels: { box } } })).json()) as Job;
-      return { id: j.id, token: (await start(fr, j.id)).token };
-    };
-    const y = await kid(keep, 'one');
-    const x = await kid(gone, 'two');
-    const held = await t.store.reserveBudget(root.id, 95_000, Date.now(), 60_000);
-    await t.store.settleBudget(root.id, held!.reservationId!, 95_000, Date.now());
-    await pauseOnBudget(gone, [x], refused402);
-    await gone.close();
-    const needX = (await view(x.id)).resumeNeeds!.needMicros!;
-    const top = (await (await t.api(`/api/jobs/${root.id}/budget`, { json: { addUsd: (needX - 5_000) / 1e6 } })).json()) as BudgetView;
-    expect(top.resumed).toEqual([x.id]);
-    expect(await job(x.id)).toMatchObject({ status: 'queued' });
-    await pauseOnBudget(keep, [y], refused402);
-    expect((await view(root.id)).budget).toMatchObject({ heldMicros: needX, remainingMicros: 0 });
-    return { keep, gone, root, x, y, needX };
-  }
-
   it('a resumed job lost with its revoked runner before its call gives its held room back: the sibling it kept out resumes', async () => {
-    const { keep, gone, root, x, y, needX } = await xHoldsYOut('keep-a', 'gone-a');
+    const { keep, gone, root, x, y, needX } = await xHoldsYOut(t, 'keep-a', 'gone-a');
     // fresh tester: the revoke ended X `lost` with its need cleared, so no hook gave the room back, and Y stayed paused
     expect((await t.api(`/api/runners/${gone.runnerId}/revoke`, { json: {} })).status).toBe(200);
     expect(await job(x.id)).toMatchObject({ status: 'lost', endReason: 'runner_revoked' });
@@ -188,7 +144,7 @@ describe('a resumed job holds its room until its call', () => {
   }, 60_000);
 
   it('a resumed job ended where no hook sees it (a store write, no event): the budget sweep gives its room back and resumes the sibling', async () => {
-    const { keep, root, x, y, needX } = await xHoldsYOut('keep-b', 'gone-b');
+    const { keep, root, x, y, needX } = await xHoldsYOut(t, 'keep-b', 'gone-b');
     // ended behind the server's back: nothing publishes it
     expect(await t.store.transitionJob(x.id, null, ['queued'], 'cancelled', Date.now())).toMatchObject({ status: 'cancelled' });
     const y2 = (await keep.next('job.assign', (f) => f.assignment.jobId === y.id, 10_000)).assignment;

@@ -33,13 +33,11 @@ const TREES_PER_PASS = 200;
  * `o.prices` (budget-reprice.ts: a price changed since they paused), the holds of resumed jobs
  * still queued `o.budgetHoldMs` (default {@link BUDGET_HOLD_MS}) after their resume lapse
  * (store.lapseBudgetHolds: a resume pinned to a runner that is gone; a status event says so on
- * the job), the held room is written
- * again from the jobs
- * (store.syncBudgetHolds; nothing is written when it is right), and, when the tree's root is
- * live and jobs of it are paused for budget, the resume rule runs as for a top-up of the tree
- * ({@link budgetResumer}: only jobs whose refused call fits resume; a job whose need is not
- * known is left to a top-up, or dust would resume it and pause it again at every check). Returns a function the
- * sweeper calls each pass (it runs at most once per `intervalMs`, and looks at
+ * the job), the held room is written again from the jobs (store.syncBudgetHolds; nothing is
+ * written when it is right), and, when the tree's root is live and jobs of it are paused for
+ * budget, the resume rule runs as for a top-up of the tree ({@link budgetResumer}: only jobs
+ * whose refused call fits resume; a job whose need is not known is left to a top-up, or dust
+ * would resume it and pause it again at every check). Returns a function the sweeper calls each pass (it runs at most once per `intervalMs`, and looks at
  * {@link TREES_PER_PASS} trees, going on from the last one the pass before looked at); errors are
  * logged, one tree's without stopping the others.
  */
