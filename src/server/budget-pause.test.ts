@@ -203,7 +203,7 @@ describe('a call refused only because of calls in flight (M2)', () => {
     }));
 });
 
-it("resumeHoldEnder: the recorded call of a resumed job resumes the sibling its hold kept out, though the hold ended when the call was admitted", async () => {
+it("resumeHoldEnder: the recorded call of a resumed job resumes the sibling its hold kept out (not before: the rule counts the need while the call is in flight)", async () => {
   const store = await openSqliteStore(join(dir, 'ender'));
   try {
     const now = Date.now();
@@ -229,10 +229,13 @@ it("resumeHoldEnder: the recorded call of a resumed job resumes the sibling its 
     expect((await store.resumeBudgetPausedJobs(root.id, now, [x.id])).map((j) => j.id)).toEqual([x.id]);
     await store.claimJobById(x.id, { id: runner.id, labels: {} }, 'z'.repeat(64), now);
     const x2 = (await store.transitionJob(x.id, 2, ['assigned'], 'running', now))!;
-    // x's call admitted as holder (its hold ends there), recorded at $0.01: $0.14 left, y's $0.08 fits
+    // x's call admitted as holder (the budget rows stop holding its room: the reservation does),
+    // recorded at $0.01: $0.14 left, y's $0.08 fits
     const mine = await store.reserveBudget(root.id, 80_000, now, 60_000, x.id, undefined, x.id);
     if (!mine?.ok) throw new Error("x's call did not fit");
-    expect((await store.getJob(x.id))?.pausedNeedMicros).toBeNull();
+    expect(await store.getTreeBudget(root.id, now)).toEqual({ rootId: root.id, limitMicros: 1_050_000, spentMicros: 900_000, reservedMicros: 80_000, remainingMicros: 70_000 });
+    // the resume rule still counts x's need while its call is in flight: y is not resumed into it
+    expect(await store.listResumableBudgetPausedJobs(root.id, 'tree')).toEqual([]);
     await store.settleBudget(root.id, mine.reservationId, 10_000, now);
     expect(await store.getJob(y.id)).toMatchObject({ status: 'paused', endReason: 'budget' });
     await resumeHoldEnder({ store, bus: new EventBus(), log: silentLogger, now: () => now })(x2);

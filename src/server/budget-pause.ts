@@ -118,19 +118,15 @@ export function budgetResumer(o: { store: Store; bus: EventBus; now: () => numbe
 /**
  * The gateway's `onResumedCallRecorded` hook: a call of `job`, which a top-up resumed and which
  * held the room of its refused call until now (store/budget-resume.ts resumedNeedHolds), was
- * recorded. The hold ends (store.endBudgetResumeHold), unless the call's reservation ended it
- * already, and the tree's paused jobs that the room it leaves now fits resume
- * ({@link budgetResumer}, as a top-up of the tree would): without this, a sibling kept paused by
- * the hold waited for a top-up nobody knew was needed. Nothing when the hold had ended and no
- * job of the tree is paused for budget.
+ * recorded. The hold ends (store.endBudgetResumeHold), and the tree's paused jobs that the room
+ * it leaves now fits resume ({@link budgetResumer}, as a top-up of the tree would): without
+ * this, a sibling kept paused by the hold waited for a top-up nobody knew was needed. Nothing
+ * when the job held nothing (ended already: a later call, another replica).
  */
 export function resumeHoldEnder(o: { store: Store; bus: EventBus; log: Logger; now: () => number; kick?: () => void }) {
   return async (job: JobRow): Promise<void> => {
-    // the hold ended when the call was admitted (store/budget-holds.ts endHoldAtReservation),
-    // or ends here; either way the tree's paused jobs may fit now that the call is recorded
-    const ended = await o.store.endBudgetResumeHold(job.id);
-    const rootId = ended ?? job.rootId;
-    if (ended === null && !(await o.store.listBudgetPausedJobs(rootId)).length) return;
+    const rootId = await o.store.endBudgetResumeHold(job.id);
+    if (rootId === null) return;
     const resumed = await budgetResumer(o)(rootId, 'tree', `job ${job.id} made the call it was resumed for: the room it held is free`);
     if (resumed.length) o.log.info('budget: room freed by a resumed job\'s call: resuming', { rootId, resumed: resumed.join(',') });
   };

@@ -9,7 +9,8 @@ import type { Database } from './schema.js';
  * tester: a running sibling spent the room a top-up had given a paused job, which paused again
  * at its first call). The resume rule (budget-resume.ts) gives a paused job the room of its
  * refused call; until that job's call is admitted (its reservation takes the room over from
- * there, {@link endHoldAtReservation}) the room is the job's, against every budget on its path:
+ * there against other calls, {@link endHoldAtReservation}; the resume rule counts it until the
+ * call is recorded) the room is the job's, against every budget on its path:
  * `held_micros` of the tree's row and of each sub-limit's row (0027) is the sum of the needs of
  * the tree's HOLDERS:
  * - jobs a top-up resumed that have not made their call yet (budget-resume.ts resumedNeedHolds:
@@ -54,9 +55,12 @@ export interface BudgetHolder {
 /**
  * The holders (see the top of this file) among the jobs of tree `rootId`, or job `jobId` alone
  * when it is one, ascending id, each with its pause's need as the room it holds (1 µ$ at least;
- * for a job paused before 0024, read from its pause reason). Reads only.
+ * for a job paused before 0024, read from its pause reason). A holder whose call the gateway
+ * admitted this attempt ({@link endHoldAtReservation}) holds nothing on the budget rows (its
+ * call's reservation keeps the room) and is left out, unless `admitted` (the resume rule's view,
+ * which counts its need until the call is recorded: {@link stillFitting}). Reads only.
  */
-export async function listHolders(db: Db, where: { rootId: number } | { jobId: number }): Promise<BudgetHolder[]> {
+export async function listHolders(db: Db, where: { rootId: number } | { jobId: number }, admitted = false): Promise<BudgetHolder[]> {
   const rows = await db
     .selectFrom('jobs')
     .select(['id', 'root_id', 'error', 'paused_need_micros', 'status'])
@@ -68,6 +72,7 @@ export async function listHolders(db: Db, where: { rootId: number } | { jobId: n
           eb('status', 'in', ['assigned', 'running']),
           eb('paused_need_micros', 'is not', null),
           eb.not(eb.exists(eb.selectFrom('model_calls').select('model_calls.id').whereRef('model_calls.job_id', '=', 'jobs.id').whereRef('model_calls.attempt', '=', 'jobs.attempt'))),
+          ...(admitted ? [] : [eb.or([eb('hold_admitted_attempt', 'is', null), eb('hold_admitted_attempt', '<>', eb.ref('attempt'))])]),
         ]),
         eb.and([eb('status', '=', 'paused'), eb('end_reason', '=', BUDGET_RESUME_PENDING)]),
       ]),
@@ -93,12 +98,13 @@ export async function inJobTreeLock<T>(c: StoreCtx, jobId: number, fn: (trx: Tra
 }
 
 /**
- * What the holders of tree `rootId` hold ({@link listHolders}), per budget: key `tree`, or a
- * sub-limited job's id as text (each holder's room on every budget of its path). µ$. Reads only.
+ * What the holders of tree `rootId` hold ({@link listHolders}; `admitted`: as there), per budget:
+ * key `tree`, or a sub-limited job's id as text (each holder's room on every budget of its path).
+ * µ$. Reads only.
  */
-export async function heldByHolders(db: Db, rootId: number): Promise<BudgetHolds> {
+export async function heldByHolders(db: Db, rootId: number, admitted = false): Promise<BudgetHolds> {
   const holds: BudgetHolds = new Map();
-  for (const h of await listHolders(db, { rootId })) hold(holds, await pathBudgets(db, rootId, h.jobId), h.heldMicros);
+  for (const h of await listHolders(db, { rootId }, admitted)) hold(holds, await pathBudgets(db, rootId, h.jobId), h.heldMicros);
   return holds;
 }
 
@@ -152,7 +158,8 @@ export async function stillFitting(trx: Db, rootId: number, jobIds: readonly num
     .where('id', 'in', [...jobIds])
     .orderBy('id')
     .execute();
-  const held = await heldByHolders(trx, rootId);
+  // as the rule counts them: a holder whose call is admitted but not recorded yet too
+  const held = await heldByHolders(trx, rootId, true);
   const out: number[] = [];
   for (const j of rows) {
     const path = await pathBudgets(trx, rootId, num(j.id));
@@ -210,11 +217,10 @@ export async function listBudgetWaitingTrees(c: StoreCtx, limit: number, after =
 
 /**
  * Ends the hold of a job a top-up resumed (see {@link resumedNeedHolds}) once its first call
- * since is recorded, when it has not ended already (its call's reservation ends it,
- * {@link endHoldAtReservation}; this is for a call reserved without the job named as holder,
- * e.g. by a gateway whose cached row had no need): clears its `paused_need_micros` while it is
- * `assigned` or `running` (a job paused again keeps the need of its new pause), and writes the
- * held room of the tree's budgets again, one transaction.
+ * since is recorded (the budget rows stopped holding it when the call was admitted,
+ * {@link endHoldAtReservation}; the resume rule counted it until now): clears its
+ * `paused_need_micros` while it is `assigned` or `running` (a job paused again keeps the need of
+ * its new pause), and writes the held room of the tree's budgets again, one transaction.
  * @returns its tree's root id when a hold ended, else null (none held, or ended already).
  * @throws Error when jobId is not an integer >= 1.
  */
@@ -223,37 +229,43 @@ export async function endBudgetResumeHold(c: StoreCtx, jobId: number): Promise<n
   // nothing to end (a read, no lock): the common case once the hold has ended
   if (!(await c.db.selectFrom('jobs').select('id').where('id', '=', jobId).where('paused_need_micros', 'is not', null).executeTakeFirst())) return null;
   // the budgets' held room is written again in the same transaction, the tree's lock first
-  return inJobTreeLock(c, jobId, async (trx, rootId) => ((await endHoldIn(trx, rootId, jobId)) ? rootId : null));
+  return inJobTreeLock(c, jobId, async (trx, rootId) => {
+    const row = await trx
+      .updateTable('jobs')
+      .set({ paused_need_micros: null })
+      .where('id', '=', jobId)
+      .where('status', 'in', ['assigned', 'running'])
+      .where('paused_need_micros', 'is not', null)
+      .returning('id')
+      .executeTakeFirst();
+    if (!row) return null;
+    await syncBudgetHolds(trx, rootId);
+    return rootId;
+  });
 }
 
 /**
- * Ends holder `jobId`'s hold as its call is admitted, in the reserving transaction `trx` (after
- * {@link lockTree} and the reservation; {@link endHoldIn}). From here the call's reservation
- * keeps its room, so the room is not counted twice (held, and reserved by the call) while the
- * call is in flight: a sibling's call that fits beside the reservation is served. A call that
- * then fails upstream gives its reservation back and the job holds nothing: its next call is
- * reserved as any job's. Run it only when the holder's own hold was > 0 ({@link ownHold}).
+ * Holder `jobId`'s call is admitted, in the reserving transaction `trx` (after {@link lockTree}
+ * and the reservation): its attempt is marked (`hold_admitted_attempt`, 0028) and the tree's held
+ * room written again without its hold. From here the call's reservation keeps its room against
+ * other calls, so the room is not counted twice (held, and reserved by the call) while the call
+ * is in flight: a sibling's call that fits beside the reservation is served. The resume rule,
+ * which does not count calls in flight, goes on counting the job's need until the call is
+ * recorded ({@link endBudgetResumeHold}; budget-resume.ts resumedNeedHolds): it does not resume a
+ * sibling into the room the call in flight may yet spend. A call that fails upstream gives its
+ * reservation back; the job's next call is reserved as any job's. Run it only when the holder's
+ * own hold was > 0 ({@link ownHold}).
  */
 export async function endHoldAtReservation(trx: Db, rootId: number, jobId: number): Promise<void> {
-  await endHoldIn(trx, rootId, jobId);
-}
-
-/**
- * In transaction `trx`, which holds tree `rootId`'s lock ({@link lockTree}): clears job
- * `jobId`'s `paused_need_micros` while it is `assigned` or `running` (a job paused again keeps
- * the need of its new pause) and writes the tree's held room again. False when it had none.
- */
-async function endHoldIn(trx: Db, rootId: number, jobId: number): Promise<boolean> {
   const row = await trx
     .updateTable('jobs')
-    .set({ paused_need_micros: null })
+    .set((eb) => ({ hold_admitted_attempt: eb.ref('attempt') }))
     .where('id', '=', jobId)
     .where('status', 'in', ['assigned', 'running'])
     .where('paused_need_micros', 'is not', null)
     .returning('id')
     .executeTakeFirst();
   if (row) await syncBudgetHolds(trx, rootId);
-  return row !== undefined;
 }
 
 /**

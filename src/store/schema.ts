@@ -106,6 +106,8 @@ export interface JobsTable {
   paused_need_call: ColumnType<string | null, string | null | undefined, string | null>;
   /** 0028: when a top-up last resumed the job (ms; store/budget-pause.ts), the start of its hold (budget-holds.ts lapseBudgetHolds); null when never. */
   resumed_at: ColumnType<number | string | null, number | null | undefined, number | null>;
+  /** 0028: the attempt whose call the gateway admitted while the job held room (budget-holds.ts endHoldAtReservation); null when none. */
+  hold_admitted_attempt: ColumnType<number | string | null, number | null | undefined, number | null>;
 }
 
 export interface JobEventsTable {

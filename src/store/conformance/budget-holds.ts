@@ -73,12 +73,14 @@ export function budgetHoldTests(h: Harness): void {
     expect(mine).toMatchObject({ ok: true, budget: { spentMicros: 900_000, reservedMicros: 150_000, remainingMicros: 0 } });
     if (!mine?.ok) throw new Error('unreachable');
     expect(mine.budget.heldMicros).toBeUndefined(); // its own hold is not shown to it
-    // its call admitted: the reservation keeps the room from here, the hold has ended
+    // its call admitted: the reservation keeps the room from here (the rows hold nothing for b);
+    // the resume rule counts b's need until the call is recorded
     expect(await s.getTreeBudget(root.id, T)).toEqual({ rootId: root.id, limitMicros: 1_050_000, spentMicros: 900_000, reservedMicros: 150_000, remainingMicros: 0 });
-    expect(await s.getJob(b.id)).toMatchObject({ pausedNeedMicros: null });
+    expect(await s.getJob(b.id)).toMatchObject({ pausedNeedMicros: 80_000 });
     expect((await other.reserveBudget(root.id, 1, T, 60_000, a.id))?.ok).toBe(false);
-    // its call recorded at $0.03: a has $0.12; nothing was left for the record to end
+    // its call recorded at $0.03 and the hold ended: a has $0.12
     expect(await s.settleBudget(root.id, mine.reservationId, 30_000, T, call(b.id, 2, 30_000))).toBe(true);
+    expect(await s.endBudgetResumeHold(b.id)).toBe(root.id);
     expect(await s.endBudgetResumeHold(b.id)).toBeNull();
     expect(await s.getTreeBudget(root.id, T)).toEqual({ rootId: root.id, limitMicros: 1_050_000, spentMicros: 930_000, reservedMicros: 0, remainingMicros: 120_000 });
     expect(await other.reserveBudget(root.id, 120_000, T, 60_000, a.id)).toMatchObject({ ok: true });
@@ -106,6 +108,12 @@ export function budgetHoldTests(h: Harness): void {
     await other.settleBudget(root.id, mine.reservationId, 0, T);
     expect(await other.reserveBudget(root.id, 30_001, T, 60_000, b.id, undefined, b.id)).toMatchObject({ ok: false, budget: { remainingMicros: 30_000 } });
     expect(await other.reserveBudget(root.id, 30_000, T, 60_000, b.id, undefined, b.id)).toMatchObject({ ok: true, budget: { remainingMicros: 0 } });
+    // the resume rule (calls in flight not counted) still counts b's $0.08 until a call of b is
+    // recorded: $1.05 − $0.90 − $0.08 = $0.07 for a paused job, not the $0.15 the rows would leave
+    expect(await s.pauseJobForBudget(a.id, 1, 'budget exhausted', T, 70_001)).toMatchObject({ status: 'paused' });
+    expect(await s.listResumableBudgetPausedJobs(root.id, 'tree')).toEqual([]);
+    expect(await s.setPausedNeed(a.id, 70_000)).toBe(true);
+    expect(await s.listResumableBudgetPausedJobs(root.id, 'tree')).toEqual([a.id]);
   });
 
   it('budget holds: the hold of a resumed job that has not started lapses once it was resumed at or before the given time; a started one\'s does not', async () => {
