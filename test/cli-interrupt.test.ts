@@ -21,8 +21,8 @@ describe('Ctrl-C before a command listens for it', () => {
         const child = spawn(process.execPath, ['--import', LISTENING_PRELOAD, BIN, 'run', '--local', 'test-fixer', '{"repo":"examples/calc"}', '--data', data.path], { stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
         let out = '';
         let err = '';
-        child.stdout.on('data', (d) => (out += d));
-        child.stderr.on('data', (d) => (err += d));
+        child.stdout!.on('data', (d) => (out += d));
+        child.stderr!.on('data', (d) => (err += d));
         await new Promise((r) => child.stdio[3]!.once('data', r));
         child.kill(signal);
         const exit = await new Promise<number | null>((resolve) => child.on('exit', (c) => resolve(c)));

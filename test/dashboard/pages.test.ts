@@ -124,14 +124,15 @@ async function seed(store: Store, ids: Partial<Seeded>): Promise<void> {
   const limitedChild = await store.createJob({ parentId: limited.id, agent: 'beta', agentVersion: '1', input: {}, selector: { pool: 'nowhere' }, priority: 0, budgetMicros: 150_000, now });
   for (const [jobId, micros] of [[limitedChild.id, 88_211], [limited.id, 102_900]] as const) {
     const r = await store.reserveBudget(limited.id, micros, now, undefined, jobId === limited.id ? undefined : jobId);
-    await store.settleBudget(limited.id, r!.reservationId!, micros, now);
+    if (!r?.ok) throw new Error(`the $${micros / 1e6} did not fit`);
+    await store.settleBudget(limited.id, r.reservationId, micros, now);
   }
-  // and a child of that tree paused for budget (its attempt ended): the root's page names it
+  // and a child of that tree paused for budget: the root's page names it
   const pausedChild = await store.createJob({ parentId: limited.id, agent: 'beta', agentVersion: '1', input: {}, selector: { pool: 'nowhere' }, priority: 0, budgetMicros: 0, now });
   await store.transitionJob(pausedChild.id, null, ['queued'], 'assigned', now);
   // its refused call may cost up to $0.05, more than the tree's $0.028889 left: it stays paused (the server's budget sweep resumes a paused job its tree has room for)
   const childRefusal = `budget exhausted: job tree ${limited.id} (job ${pausedChild.id}) has a budget of $0.220000, $0.191111 spent, $0.000000 reserved, $0.028889 left; this call may cost up to $0.050000.`;
-  await store.transitionJob(pausedChild.id, null, ['assigned'], 'paused', now, { endReason: 'budget', error: childRefusal, finishedAt: now } as Parameters<Store['transitionJob']>[5]);
+  await store.transitionJob(pausedChild.id, null, ['assigned'], 'paused', now, { endReason: 'budget', error: childRefusal });
   // a task with a $0.03 budget whose turn spent it all and is paused for budget
   const stuck = await store.createTask({ agent: 'alpha', title: 'Out of budget 9', input: {}, keys: [], coalesceMs: 0, budgetMicros: 30_000, now });
   await store.enqueueTaskPrompt(stuck.id, 'Go on.', now);
@@ -139,14 +140,15 @@ async function seed(store: Store, ids: Partial<Seeded>): Promise<void> {
   const stuckJob = await store.createJob({ parentId: null, agent: 'alpha', agentVersion: '1', input: { taskId: stuck.id, taskTurn: 1 }, selector: { pool: 'nowhere' }, priority: 0, budgetMicros: 30_000, now });
   await store.attachTurnJob(stuck.id, 1, stuckJob.id, now);
   const spent = await store.reserveBudget(stuckJob.id, 30_000, now);
-  await store.settleBudget(stuckJob.id, spent!.reservationId!, 30_000, now);
+  if (!spent?.ok) throw new Error('the $0.03 did not fit');
+  await store.settleBudget(stuckJob.id, spent.reservationId, 30_000, now);
   await store.transitionJob(stuckJob.id, null, ['queued'], 'assigned', now);
-  await store.transitionJob(stuckJob.id, null, ['assigned'], 'paused', now, { endReason: 'budget', finishedAt: now });
+  await store.transitionJob(stuckJob.id, null, ['assigned'], 'paused', now, { endReason: 'budget' });
   // a tree ($0.01, nothing spent) paused on a call that may cost up to $0.05: $0.04 short
   const needy = await store.createJob({ parentId: null, agent: 'alpha', agentVersion: '1', input: {}, selector: { pool: 'nowhere' }, priority: 0, budgetMicros: 10_000, now });
   await store.transitionJob(needy.id, null, ['queued'], 'assigned', now);
   const refusal = `budget exhausted: job tree ${needy.id} (job ${needy.id}) has a budget of $0.010000, $0.000000 spent, $0.000000 reserved, $0.010000 left; this call may cost up to $0.050000.`;
-  await store.transitionJob(needy.id, null, ['assigned'], 'paused', now, { endReason: 'budget', error: refusal, finishedAt: now } as Parameters<Store['transitionJob']>[5]);
+  await store.transitionJob(needy.id, null, ['assigned'], 'paused', now, { endReason: 'budget', error: refusal });
   // its attempt's end as the hub stores the runner's report (server/paused-attempt-end.ts): the harness exited on the budget refusal
   await store.appendServerEvent(needy.id, { type: 'attempt.ended', data: { attempt: 1, status: 'failed', reason: 'budget', error: 'API Error: 402 budget exhausted' } }, now);
   Object.assign(ids, { needy: needy.id, stuck: stuck.id, stuckJob: stuckJob.id, pausedChild: pausedChild.id, alpha: alpha.id, alphaChild: alphaChild.id, beta: beta.id, big: big.id, done: done.id, box: box.id, chat: chat.id, chatJob: chatJob.id, split: split.id, limited: limited.id, limitedChild: limitedChild.id, heldTree: heldTree.id, heldKid: heldKid.id });
@@ -245,7 +247,7 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
           await page.locator('.transcript').evaluate((el) => (el.scrollTop = 0));
           return page.locator('h3 .muted').first().textContent();
         },
-        { timeout: 30_000, intervals: [100] },
+        { timeout: 30_000, interval: 100 },
       )
       .toBe(`${ROWS} rows`);
     expect(await page.locator('[data-testid=older-events]').count()).toBe(0);
@@ -289,7 +291,7 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
           await page.locator('.transcript').evaluate((el) => (el.scrollTop = 0));
           return page.locator('[data-testid=older-events]').count();
         },
-        { timeout: 10_000, intervals: [100] },
+        { timeout: 10_000, interval: 100 },
       )
       .toBe(0);
     const call = page.locator('[data-testid=tool-call]', { hasText: 'case-5"' });
