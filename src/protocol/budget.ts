@@ -105,6 +105,13 @@ export const BudgetView = z.object({
    * `budget.heldMicros` counts them all but job `jobId` itself: its own calls may use its room.
    */
   holders: z.array(BudgetHolder).optional(),
+  /**
+   * Room job `jobId` holds itself for the call a top-up resumed it for (its entry in `holders`),
+   * µ$; absent when it holds none. Counted in `budget.remainingMicros` (its own calls may use
+   * it), so the tree's other jobs on its path have `remainingMicros − ownHeldMicros` of it (never
+   * below 0). Absent from servers older than it.
+   */
+  ownHeldMicros: z.number().int().positive().optional(),
 });
 export type BudgetView = z.infer<typeof BudgetView>;
 

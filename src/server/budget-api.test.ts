@@ -103,8 +103,8 @@ describe('budgets through the API and the gateway', () => {
     expect(top.status).toBe(200);
     const view = (await top.json()) as BudgetView;
     // resumed: the room of its refused call is held for it until that call is made (store/budget-holds.ts);
-    // its own view counts that room as its own (left for it), and names it among the holders
-    expect(view).toEqual({ jobId: job.id, budget: { rootId: job.id, limitMicros: 2_050_000, spentMicros: 55_362, reservedMicros: 0, remainingMicros: 1_994_638 }, resumed: [job.id], pausedJobs: [], jobStatus: expect.stringMatching(/^(queued|assigned)$/), topUp: { addedMicros: 2_000_000, limitMicros: 2_050_000 }, holders: [{ jobId: job.id, status: expect.stringMatching(/^(queued|assigned)$/), heldMicros: need }] }); // resumed: queued, or assigned already
+    // its own view counts that room as its own (left for it, `ownHeldMicros`), and names it among the holders
+    expect(view).toEqual({ jobId: job.id, budget: { rootId: job.id, limitMicros: 2_050_000, spentMicros: 55_362, reservedMicros: 0, remainingMicros: 1_994_638 }, resumed: [job.id], pausedJobs: [], jobStatus: expect.stringMatching(/^(queued|assigned)$/), topUp: { addedMicros: 2_000_000, limitMicros: 2_050_000 }, holders: [{ jobId: job.id, status: expect.stringMatching(/^(queued|assigned)$/), heldMicros: need }], ownHeldMicros: need }); // resumed: queued, or assigned already
     // A new attempt, resuming the session; the job shows the new limit.
     const again = await r.next('job.assign', (f) => f.assignment.jobId === job.id);
     expect(again.assignment).toMatchObject({ attempt: 2, resumeSessionId: 'sess-A' });

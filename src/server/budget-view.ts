@@ -19,7 +19,8 @@ import { isTerminal } from '../core/job-state.js';
  * - `jobStatus`: the job's status; `pausedJobs`: the tree's other jobs paused for budget (endReason `budget`);
  * - `rootStatus`: for a job that is not its tree's root, the root's status once it has ended;
  * - `holders`: the tree's jobs holding room for the call a top-up resumed them for
- *   (store/budget-holds.ts); the figures leave out job `job`'s own hold (its calls may use it).
+ *   (store/budget-holds.ts); the figures leave out job `job`'s own hold (its calls may use it);
+ * - `ownHeldMicros`: that own hold, when it has one (counted in `remainingMicros`).
  * µ$; `now` epoch ms (budget rows missing are created from their jobs). Null when the job's
  * tree has no root job.
  */
@@ -41,5 +42,5 @@ export async function budgetViewOf(store: BudgetPathStore & Pick<Store, 'listBud
   // a child's view of a tree whose root has ended: that tree takes no top-up (tester finding: only the root's view said so)
   const root = job.rootId !== job.id ? await store.getJob(job.rootId) : null;
   const rootEnded = root && isTerminal(root.status) ? { rootStatus: root.status } : {};
-  return { jobId: job.id, jobStatus: job.status, ...rootEnded, budget, pausedJobs, resumed, ...(resumeNeeds ? { resumeNeeds } : {}), ...(holders.length ? { holders: holders.map((h) => ({ ...h, status: h.status as JobStatus })) } : {}) };
+  return { jobId: job.id, jobStatus: job.status, ...rootEnded, budget, pausedJobs, resumed, ...(resumeNeeds ? { resumeNeeds } : {}), ...(holders.length ? { holders: holders.map((h) => ({ ...h, status: h.status as JobStatus })) } : {}), ...(own > 0 ? { ownHeldMicros: own } : {}) };
 }

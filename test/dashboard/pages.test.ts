@@ -371,7 +371,8 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     // the holder's own page: the room is its own (not shown as held against it)
     await admin.goto(`${up.url}/jobs/${id('heldKid')}`);
     await expect.poll(() => admin.locator('[data-testid=budget-holders]').textContent(), { timeout: 10_000 }).toBe(`Held for resumed jobs, each until it makes its call or ends: #${id('heldKid')} $0.020000 (this job: its own calls may use it)`);
-    expect(await legend.textContent()).toBe('$0.000000 spent · $0.090000 reserved · limit $0.100000');
+    expect(await legend.textContent()).toBe('$0.000000 spent · $0.090000 reserved · $0.020000 held for this job’s own call (its own to spend) · limit $0.100000');
+    expect(await admin.locator('[data-testid=budget] .held.own').count()).toBe(1);
     await admin.context().close();
   }, 60_000);
 

@@ -39,6 +39,17 @@ describe('describeBudget', () => {
     const paused = { ...named, jobId: 20, jobStatus: 'paused' as const, resumeNeeds: { needMicros: 30_000, short: [{ shortMicros: 10_000 }] } };
     expect(describeBudget(paused, undefined, 'paused', 'budget')).toMatch(/^paused:\s+job 20 is paused for budget: a top-up of at least \$0\.010000 resumes it \(flotilla budget 20 --add USD\); or wait: job 7 \(\$0\.010000, assigned\), job 9 \(\$0\.050000, queued\), job 12 \(\$0\.030000, running\) hold room until each makes its call or ends \(one still queued gives it back once it has waited FLOTILLA_GATEWAY_BUDGET_HOLD_MS, 15 min by default, to start\), and what is left then resumes it without a top-up if it fits$/m);
   });
+  it("a holder's left says what of it is its own hold and what the tree's other jobs have", () => {
+    // root 7 holds $0.05 for its resumed call; $1.00 limit, $0.92 spent → left $0.08 for it, $0.03 for the others
+    const v = view(1_000_000, 920_000);
+    const own = { ...v, budget: { ...v.budget, remainingMicros: 80_000 }, ownHeldMicros: 50_000, holders: [{ jobId: 7, status: 'running' as const, heldMicros: 50_000 }] };
+    expect(describeBudget(own)).toMatch(/^left:\s+\$0\.080000; \$0\.050000 of it its own hold, \$0\.030000 for the other jobs$/m);
+    // a server older than ownHeldMicros: the job's own entry in holders says the same
+    const { ownHeldMicros: _, ...older } = own;
+    expect(describeBudget(older)).toMatch(/^left:\s+\$0\.080000; \$0\.050000 of it its own hold, \$0\.030000 for the other jobs$/m);
+    // a job holding nothing: the left line stays bare
+    expect(describeBudget(v)).toMatch(/^left:\s+\$0\.080000$/m);
+  });
   it('held room past what calls in flight left: says by how much, and why (the resume rule does not count calls in flight)', () => {
     // the fresh tester's tree: $0.004 limit, $0.000600 spent, $0.000544 reserved, $0.003012 held → $0.000156 over
     const v = view(4_000, 600, 544);

@@ -88,6 +88,18 @@ function heldLine(v: BudgetView): string[] {
   return [`held:      ${formatMicros(v.budget.heldMicros)} ${whose}, each until it makes its call or ends${queuedLapse(others)}`, ...own];
 }
 
+/**
+ * What of `left` is job `v.jobId`'s own hold (`ownHeldMicros`, else its `holders` entry from a
+ * server older than that field): "; $0.05 of it its own hold, $0.03 for the other jobs".
+ * Empty when it holds none. A holder's view counts its own hold as left (its calls may use it):
+ * read alone, a root that holds showed more room than its children had (fresh tester).
+ */
+function ownHoldOfLeft(v: BudgetView): string {
+  const own = v.ownHeldMicros ?? (v.holders ?? []).find((h) => h.jobId === v.jobId)?.heldMicros ?? 0;
+  if (own <= 0) return '';
+  return `; ${formatMicros(Math.min(own, v.budget.remainingMicros))} of it its own hold, ${formatMicros(Math.max(0, v.budget.remainingMicros - own))} for the other jobs`;
+}
+
 /** When a holder has not started (queued): its room comes back after the server's hold time too (server/budget-sweep.ts; fresh tester: the words said only "makes its call or ends"). */
 function queuedLapse(holders: NonNullable<BudgetView['holders']>): string {
   return holders.some((h) => h.status === 'queued') ? ' (one still queued gives it back once it has waited FLOTILLA_GATEWAY_BUDGET_HOLD_MS, 15 min by default, to start)' : '';
@@ -118,7 +130,7 @@ export function describeBudget(v: BudgetView, added?: number, jobStatus?: JobSta
     `spent:     ${formatMicros(b.spentMicros)}`,
     `reserved:  ${formatMicros(b.reservedMicros)}`,
     ...heldLine(v),
-    `left:      ${formatMicros(b.remainingMicros)}${bound ? ` (bounded by ${bound.jobId === undefined ? `job tree ${b.rootId}` : `job ${bound.jobId}`}: ${formatMicros(bound.remainingMicros)} left of its own ${formatMicros(bound.limitMicros)})` : ''}`,
+    `left:      ${formatMicros(b.remainingMicros)}${bound ? ` (bounded by ${bound.jobId === undefined ? `job tree ${b.rootId}` : `job ${bound.jobId}`}: ${formatMicros(bound.remainingMicros)} left of its own ${formatMicros(bound.limitMicros)})` : ''}${ownHoldOfLeft(v)}`,
   ];
   // Spent past the limit (an estimate charged at settle, or a limit lowered): say by how much, so a top-up can cover it.
   const over = b.spentMicros + b.reservedMicros - b.limitMicros;

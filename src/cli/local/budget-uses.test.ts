@@ -56,9 +56,10 @@ budgetServerSuites(({ server, tree, charge, view, cli }) => {
       'budget:    $0.800000',
       'spent:     $0.100000',
       'reserved:  $0.000000',
-      // resumed, G holds the room of its $0.60 call (store/budget-holds.ts): its own, so left for it
+      // resumed, G holds the room of its $0.60 call (store/budget-holds.ts): its own, so left for it;
+      // the sub-limit's other jobs have $0.80 − $0.10 − $0.60 = $0.10 of it
       'holds:     $0.600000 for its own call, the one it was resumed for (counted in left: its own calls may use it), until it makes it or ends',
-      'left:      $0.700000',
+      "left:      $0.700000; $0.600000 of it its own hold, $0.100000 for the other jobs",
       `resumed:   job ${g.id}`,
     ]);
     expect((await t.store.getTreeBudget(r.id, T))?.limitMicros).toBe(1_000_000);

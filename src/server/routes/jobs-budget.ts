@@ -123,7 +123,8 @@ export function mountJobBudget(app: Hono<AppEnv>, ctx: ServerContext): void {
  * The 422 message of a refused top-up of sub-limited job `subId`'s sub-limit (the budget job
  * `job` uses): it may grow by at most `maxAddMicros` (the store's atomic check), so that its room
  * stays within the least room above it (its parent's path, server/budget-path.ts); names that
- * bounding budget and its room, the sub-limit's own room (both read now) and the command that
+ * bounding budget and its room, the sub-limit's own room (both read now; room held for resumed
+ * jobs' calls, store/budget-holds.ts, is not room and is named when there is some) and the command that
  * tops the bounding one up (or, for a tree at the {@link MAX_BUDGET_USD} cap, that it cannot grow). µ$.
  */
 async function subLimitRefusal(ctx: ServerContext, job: JobRow, subId: number, maxAddMicros: number, now: number): Promise<string> {
@@ -138,5 +139,9 @@ async function subLimitRefusal(ctx: ServerContext, job: JobRow, subId: number, m
   // A tree at the cap cannot be topped up (the top-up would be refused): no hint to do so.
   const capMicros = usdToMicros(MAX_BUDGET_USD);
   const next = bound.jobId === undefined && bound.limitMicros >= capMicros ? `${boundName} is at the ${formatMicros(capMicros)} cap and cannot grow` : `top up ${topUp} --add <USD>`;
-  return `addUsd: ${whose} can grow by at most ${formatMicros(maxAddMicros)}: ${boundName} has ${formatMicros(ownRoomMicros(bound))} left and job ${subId}'s own has ${formatMicros(ownRoomMicros(own))} left; ${next}`;
+  // Room held for resumed jobs' calls is not left here, though a holder's own view counts its own
+  // hold as left (budget-view.ts): say how much is held, or the two read as contradicting (fresh tester).
+  const held = [bound.heldMicros ? `${formatMicros(bound.heldMicros)} on ${boundName}` : '', own.heldMicros ? `${formatMicros(own.heldMicros)} on job ${subId}'s own` : ''].filter(Boolean);
+  const heldNote = held.length ? ` (room held for resumed jobs' calls is not left: ${held.join(', ')})` : '';
+  return `addUsd: ${whose} can grow by at most ${formatMicros(maxAddMicros)}: ${boundName} has ${formatMicros(ownRoomMicros(bound))} left and job ${subId}'s own has ${formatMicros(ownRoomMicros(own))} left${heldNote}; ${next}`;
 }

@@ -9,9 +9,11 @@ import { usd } from '../format.js';
  * bar alone read as room the job did not have (fresh-user finding). `held`: room held for the
  * calls of jobs a top-up resumed that have not made them yet (the API's `heldMicros`), drawn
  * after the reserved part; when it and the calls in flight stand over the limit, the legend says
- * by how much (budget-words.ts overHeldText).
+ * by how much (budget-words.ts overHeldText). `ownHeld`: on a job's own page, the room it holds
+ * itself for the call a top-up resumed it for (the API's `ownHeldMicros`: not in `held`, its own
+ * calls may use it), drawn after `held`: left unnamed it read as room its siblings had (fresh tester).
  */
-export function BudgetBar({ spent, reserved = 0, held = 0, limit, bound }: { spent: number; reserved?: number; held?: number; limit: number; bound?: { left: number; by: string; byLimit: number } }) {
+export function BudgetBar({ spent, reserved = 0, held = 0, ownHeld = 0, limit, bound }: { spent: number; reserved?: number; held?: number; ownHeld?: number; limit: number; bound?: { left: number; by: string; byLimit: number } }) {
   const pct = (v: number) => `${limit > 0 ? Math.min(100, (v / limit) * 100) : 0}%`;
   const over = spent >= limit && limit > 0;
   const overHeld = overHeldText({ limitMicros: limit, spentMicros: spent, reservedMicros: reserved, heldMicros: held });
@@ -21,6 +23,7 @@ export function BudgetBar({ spent, reserved = 0, held = 0, limit, bound }: { spe
         <div className={`spent ${over ? 'over' : ''}`} style={{ width: pct(spent) }} />
         {reserved > 0 && <div className="reserved" style={{ width: pct(reserved), left: pct(spent) }} />}
         {held > 0 && <div className="held" style={{ width: pct(held), left: pct(spent + reserved) }} />}
+        {ownHeld > 0 && <div className="held own" style={{ width: pct(ownHeld), left: pct(spent + reserved + held) }} />}
       </div>
       <div className="legend">
         <span data-testid="spent">{usd(spent)}</span> spent{reserved > 0 && <> · {usd(reserved)} reserved</>}
@@ -28,6 +31,12 @@ export function BudgetBar({ spent, reserved = 0, held = 0, limit, bound }: { spe
           <span data-testid="budget-held">
             {' '}
             · {usd(held)} held for resumed jobs
+          </span>
+        )}
+        {ownHeld > 0 && (
+          <span data-testid="budget-own-held">
+            {' '}
+            · {usd(ownHeld)} held for this job’s own call (its own to spend)
           </span>
         )}{' '}
         · limit {usd(limit)}

@@ -143,6 +143,7 @@ function JobView({ id }: { id: number }) {
               spent={budget.data.budget.spentMicros}
               reserved={budget.data.budget.reservedMicros}
               held={budget.data.budget.heldMicros ?? 0}
+              ownHeld={budget.data.ownHeldMicros ?? 0}
               limit={budget.data.budget.limitMicros}
               {...(budget.data.budget.boundedBy
                 ? {
