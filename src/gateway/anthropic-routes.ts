@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { refusePausedCall } from './job-auth.js';
 import { messagesTokenOf, missingTokenMessage, type CallAuth } from './call-auth.js';
 import type { Logger } from '../core/log.js';
@@ -27,7 +28,7 @@ import { logRetried, upstreamRetryOptions } from './upstream-auth.js';
 import { unpassedReply } from './upstream-redirect.js';
 import { countFailureMessage, recordUpstreamFailure } from './upstream-failure.js';
 import { upstreamSignal } from './upstream-signal.js';
-import { MAX_TOKENS_REQUIRED, parseMessagesRequest, type MessagesRequest } from './request.js';
+import { messagesCallProblem, NOT_UTF8, parseMessagesRequest, type MessagesRequest } from './request.js';
 import type { ModelScript } from './script.js';
 import type { GatewayStore } from './gateway.js';
 
@@ -121,8 +122,9 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
    * budget gets the 402 budget refusal instead), a body the adapter could not decode (its
    * content-encoding: 400 `bad_encoding`, 413 `too_large`, 415 `unsupported_encoding`;
    * body-refusal.ts), the body size (413), the body (400 naming the field, the row naming the
-   * body's model when it names a valid one, refused-model.ts; on
-   * `anthropic-messages` a body without `max_tokens` too: {@link MAX_TOKENS_REQUIRED}), the model's route
+   * body's model when it names a valid one, refused-model.ts; bytes that are not UTF-8; on
+   * `anthropic-messages` a body without `max_tokens` or with no message too: request.ts
+   * messagesCallProblem), the model's route
    * (404 unknown model; 400 for a model of an OpenAI-format provider) and the provider's key
    * (500 `api_error`, not retried, naming ANTHROPIC_API_KEY).
    */
@@ -158,7 +160,7 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
       return anthropicError(413, 'request_too_large', bodyTooLargeMessage(req, limit), { retry: false });
     }
     const text = req.body.toString('utf8');
-    const parsed = parseMessagesRequest(text);
+    const parsed = isUtf8(req.body) ? parseMessagesRequest(text) : { error: NOT_UTF8 };
     if ('error' in parsed) {
       const early = earlyContext(job, req, startedAt, api);
       // the model the body names, when it names one, and whether it streams (refused-model.ts)
@@ -170,14 +172,15 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
       return anthropicError(400, 'invalid_request_error', parsed.error, { retry: false });
     }
     const request = parsed.request;
-    if (api === 'anthropic-messages' && request.max_tokens === undefined) {
-      // The Messages API requires max_tokens (a 400 invalid_request_error upstream): without it
-      // the call has no output bound to reserve, so it is refused here, not forwarded.
+    const problem = api === 'anthropic-messages' ? messagesCallProblem(request) : null;
+    if (problem !== null) {
+      // The Messages API requires max_tokens and a message (a 400 invalid_request_error upstream):
+      // without max_tokens the call has no output bound to reserve; refused here, not forwarded.
       const early = earlyContext(job, req, startedAt, api);
       early.requestModel = request.model;
       early.provider = await refusedProvider(directory, request.model, config.provider);
       await recordRefused(early, 400, 'invalid_request');
-      return anthropicError(400, 'invalid_request_error', MAX_TOKENS_REQUIRED, { retry: false });
+      return anthropicError(400, 'invalid_request_error', problem, { retry: false });
     }
     // at once while the directory's copy is fresh (no await on the per-call path)
     const found = directory.lookup(request.model, config.provider);

@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { applyEdits, modify, parseTree, type Node as JsonNode } from 'jsonc-parser';
 import { givenTwice } from './repeated-members.js';
+import { NOT_UTF8 } from './request.js';
 
 /**
  * `raw` (a JSON object's bytes) with each `[path, value]` set (`undefined`: the member removed),
@@ -11,7 +12,7 @@ import { givenTwice } from './repeated-members.js';
  */
 export function editJson(raw: Uint8Array, edits: ReadonlyArray<[path: string[], value: unknown]>): Buffer {
   // decoded and written back as UTF-8: other bytes would come back as U+FFFD, changed
-  if (!isUtf8(raw)) throw new UneditableBodyError('request body is not valid UTF-8 (RFC 8259 §8.1: JSON is UTF-8)', null);
+  if (!isUtf8(raw)) throw new UneditableBodyError(NOT_UTF8, null);
   let text = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength).toString('utf8');
   const tree = parseTree(text);
   for (const [path] of edits) {

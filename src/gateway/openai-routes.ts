@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { refusePausedCall } from './job-auth.js';
 import { CallAuth, missingTokenMessage, openaiTokenOf } from './call-auth.js';
 import { providerNotConfiguredMessage, shuttingDown, wrongFormatMessage } from './errors.js';
@@ -23,6 +24,7 @@ import { OpenAiStreamReader, usageFromOpenAiBody } from './openai-usage.js';
 import { reportedInputCap, serverInputAllowance } from './server-input.js';
 import { editJson, UneditableBodyError } from './json-edit.js';
 import { asScriptRequest, choicesOf, maxOutputOf, openaiBudgetError, openaiError, openaiRetryLater, limitFieldOf, outputLimitField, parseOpenAiRequest, withOutputLimit, withStreamUsage, type ChatRequest, type OpenAiApi } from './openai-wire.js';
+import { NOT_UTF8 } from './request.js';
 import { priceFor } from './prices.js';
 import { forwardOpenAi } from './providers/openai.js';
 import { stripUsageChunks } from './openai-strip.js';
@@ -136,7 +138,7 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
       return openaiError(413, 'invalid_request_error', bodyTooLargeMessage(request, limit), 'request_too_large');
     }
     const text = request.body.toString('utf8');
-    const parsed = parseOpenAiRequest(api, text);
+    const parsed = isUtf8(request.body) ? parseOpenAiRequest(api, text) : { error: NOT_UTF8, param: null };
     if ('error' in parsed) {
       // the model the body names, when it names one, and whether it streams (refused-model.ts)
       const named = requestNamedIn(text);

@@ -170,6 +170,34 @@ describe('the model and provider of a refused call', () => {
     expect(gw.up.seen).toHaveLength(0);
   });
 
+  it('bytes that are not UTF-8 (every route) and /v1/messages with no message: 400 in the wire format, recorded, nothing upstream (fresh tester: both were forwarded and charged)', async () => {
+    const gw = await gateway({ openai: 'openai-compatible' });
+    const from = mark();
+    // the bytes 0xff 0xfe where `o` has the text XX: JSON.parse of the decoded text would read U+FFFD, the upstream the raw bytes
+    const latin = (o: object) => {
+      const [head, tail] = JSON.stringify(o).split('XX');
+      return Buffer.concat([Buffer.from(head!), Buffer.from([0xff, 0xfe]), Buffer.from(tail!)]);
+    };
+    const a = await gw.post('/v1/messages', latin({ ...messages, messages: [{ role: 'user', content: 'XX' }] }));
+    expect([a.status, await errorOf(a)]).toEqual([400, { type: 'invalid_request_error', message: 'request body is not valid UTF-8 (RFC 8259 §8.1: JSON is UTF-8)' }]);
+    const b = await gw.post('/v1/chat/completions', latin({ ...chat, messages: [{ role: 'user', content: 'XX' }] }));
+    expect([b.status, (await errorOf(b)).message]).toEqual([400, 'request body is not valid UTF-8 (RFC 8259 §8.1: JSON is UTF-8)']);
+    const c = await gw.post('/v1/responses', latin({ model: 'gpt-4o', input: 'XX' }));
+    expect(c.status).toBe(400);
+    const d = await gw.post('/v1/messages', { ...messages, messages: [] });
+    expect([d.status, d.headers.get('x-should-retry'), await errorOf(d)]).toEqual([400, 'false', { type: 'invalid_request_error', message: 'messages: at least one message is required' }]);
+    expect(gw.up.seen).toHaveLength(0);
+    expect(fields(rows(from))).toEqual([
+      ['anthropic-messages', 400, 'invalid_request', 'claude-sonnet-4-5', 'anthropic'],
+      ['openai-chat', 400, 'invalid_request', 'gpt-4o', 'openai-compatible'],
+      ['openai-responses', 400, 'invalid_request', 'gpt-4o', 'openai-compatible'],
+      ['anthropic-messages', 400, 'invalid_request', 'claude-sonnet-4-5', 'anthropic'],
+    ]);
+    // the same bodies in UTF-8 are served (the bytes alone were refused)
+    expect((await gw.post('/v1/messages', { ...messages, messages: [{ role: 'user', content: '\u00ff\u00fe' }] })).status).toBe(200);
+    expect(gw.up.seen).toHaveLength(1);
+  });
+
   it('a bad body whose model has a route: the row names that route\'s provider, not the wire format\'s default (tester finding)', async () => {
     const gw = await gateway({
       openai: 'openai-compatible',

@@ -77,6 +77,32 @@ export const outputLimit = () => z.number().max(MAX_OUTPUT_TOKENS_CEILING, { mes
  */
 export const MAX_TOKENS_REQUIRED = 'max_tokens: Field required';
 
+/**
+ * The refusal's text for a `/v1/messages` body whose `messages` is empty: Anthropic's own (400
+ * `invalid_request_error` "messages: at least one message is required"). Refused here, as the
+ * Chat Completions route refuses its own empty `messages` (fresh tester: the one forwarded, the
+ * other refused). count_tokens is not refused for it: the gateway does not forward a body it
+ * would not, and the provider answers that call without spending.
+ */
+export const MESSAGES_REQUIRED = 'messages: at least one message is required';
+
+/**
+ * The refusal's text for a body that is not UTF-8: JSON exchanged between systems is UTF-8 (RFC
+ * 8259 §8.1), and decoding other bytes would change them (U+FFFD) in what the gateway reads, not
+ * in what it would forward.
+ */
+export const NOT_UTF8 = 'request body is not valid UTF-8 (RFC 8259 §8.1: JSON is UTF-8)';
+
+/**
+ * The rule of `/v1/messages` the schema leaves to it (count_tokens shares the schema and takes
+ * neither): its refusal's text ({@link MAX_TOKENS_REQUIRED}, {@link MESSAGES_REQUIRED}), or null.
+ */
+export function messagesCallProblem(req: MessagesRequest): string | null {
+  if (req.max_tokens === undefined) return MAX_TOKENS_REQUIRED;
+  if (req.messages.length === 0) return MESSAGES_REQUIRED;
+  return null;
+}
+
 export const MessagesRequest = z
   .object({
     model: modelName(),

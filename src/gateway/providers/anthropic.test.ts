@@ -189,7 +189,7 @@ describe('anthropic provider', () => {
     });
     cleanups.push(() => void up.server.close());
     const { store, gw } = await gatewayTo(up.url);
-    const res = await fetch(gw.url + '/v1/messages', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${JOB_TOKEN}` }, body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 200, messages: [] }) });
+    const res = await fetch(gw.url + '/v1/messages', { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${JOB_TOKEN}` }, body: JSON.stringify({ model: 'claude-sonnet-4-5', max_tokens: 200, messages: [{ role: 'user', content: 'hi' }] }) });
     expect(res.headers.get('content-encoding')).toBeNull();
     expect(await res.json()).toEqual(reply);
     expect(up.seen[0]!.headers['x-api-key']).toBe(SERVER_KEY);
