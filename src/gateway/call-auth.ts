@@ -13,22 +13,32 @@ export interface PreAuthedRequest extends GatewayRequest {
   auth?: JobAuth | undefined;
 }
 
-/** The job token of an Anthropic-format call: `x-api-key`, else `Authorization: Bearer <token>`; null when neither. */
-export function messagesTokenOf(h: IncomingHttpHeaders): string | null {
-  const key = headerOf(h, 'x-api-key')?.trim();
-  if (key) return key;
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(headerOf(h, 'authorization') ?? '');
-  return m?.[1] ?? null;
-}
-
-/** The job token of an OpenAI-format call: `Authorization: Bearer <token>`, else `x-api-key`; null when neither. */
-export function openaiTokenOf(h: IncomingHttpHeaders): string | null {
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(headerOf(h, 'authorization') ?? '');
-  return m?.[1] ?? (headerOf(h, 'x-api-key')?.trim() || null);
+/** The credentials a call sent: `x-api-key` (trimmed) and the `Authorization: Bearer` token, each '' when absent. */
+function credentialsOf(h: IncomingHttpHeaders): { key: string; bearer: string } {
+  return { key: headerOf(h, 'x-api-key')?.trim() ?? '', bearer: /^Bearer\s+(\S+)\s*$/i.exec(headerOf(h, 'authorization') ?? '')?.[1] ?? '' };
 }
 
 /**
- * The 401 message of a call without a job token, the same on every route: both headers it may
+ * The job token of an Anthropic-format call: `x-api-key`, else `Authorization: Bearer <token>`;
+ * null when neither, or when both are sent and differ (which job's call it is would be a guess:
+ * a fresh tester's call with two jobs' tokens was charged to one of them; {@link missingTokenMessage}).
+ */
+export function messagesTokenOf(h: IncomingHttpHeaders): string | null {
+  const { key, bearer } = credentialsOf(h);
+  if (key && bearer && key !== bearer) return null;
+  return key || bearer || null;
+}
+
+/** The job token of an OpenAI-format call: `Authorization: Bearer <token>`, else `x-api-key`; null when neither, or both differ ({@link messagesTokenOf}). */
+export function openaiTokenOf(h: IncomingHttpHeaders): string | null {
+  const { key, bearer } = credentialsOf(h);
+  if (key && bearer && key !== bearer) return null;
+  return bearer || key || null;
+}
+
+/**
+ * The 401 message of a call without a job token (or with two different ones: named as such,
+ * neither echoed), the same on every route: both headers it may
  * come in (the format's own first), and what was wrong with an `Authorization` header that was
  * sent — its scheme named (a word of letters, never the credential), or an empty Bearer. The
  * OpenAI routes said "send it as Authorization: Bearer" though they take x-api-key too, and
@@ -36,6 +46,8 @@ export function openaiTokenOf(h: IncomingHttpHeaders): string | null {
  */
 export function missingTokenMessage(h: IncomingHttpHeaders, format: 'anthropic' | 'openai'): string {
   const where = format === 'anthropic' ? 'x-api-key or Authorization: Bearer' : 'Authorization: Bearer or x-api-key';
+  const { key, bearer } = credentialsOf(h);
+  if (key && bearer && key !== bearer) return `two different credentials: x-api-key and Authorization: Bearer carry different tokens; send the job token as ${where}, or the same token in both`;
   const sent = headerOf(h, 'authorization')?.trim() ?? '';
   // a scheme is a word before a credential: a lone word may be the credential itself, never said
   const scheme = /^([A-Za-z][A-Za-z-]{0,19})\s+\S/.exec(sent)?.[1];

@@ -76,6 +76,25 @@ describe('before the body is read', () => {
     }
   });
 
+  it('two different tokens (x-api-key and Bearer): 401 on every route, naming the two headers and neither token; the same token in both is served (fresh tester: charged to one of the two jobs)', async () => {
+    const two = { 'x-api-key': TOKEN, authorization: `Bearer ${BAD}` };
+    const want = {
+      anthropic: 'two different credentials: x-api-key and Authorization: Bearer carry different tokens; send the job token as x-api-key or Authorization: Bearer, or the same token in both',
+      openai: 'two different credentials: x-api-key and Authorization: Bearer carry different tokens; send the job token as Authorization: Bearer or x-api-key, or the same token in both',
+    };
+    for (const [path, format] of [['/v1/messages', 'anthropic'], ['/v1/messages/count_tokens', 'anthropic'], ['/v1/chat/completions', 'openai'], ['/v1/responses', 'openai']] as const) {
+      const r = await rawPost(gw.url, path, { ...json, ...two, 'content-length': '2' }, '{}');
+      expect([r.status, JSON.parse(r.body).error.message], path).toEqual([401, want[format]]);
+      expect(r.body).not.toContain(TOKEN);
+      expect(r.body).not.toContain(BAD);
+    }
+    expect(gw.store.calls).toHaveLength(0);
+    expect(gw.up.seen).toHaveLength(0);
+    const body = JSON.stringify({ model: 'gpt-4o', messages: [{ role: 'user', content: 'x' }] });
+    const same = await rawPost(gw.url, '/v1/chat/completions', { ...json, 'x-api-key': TOKEN, authorization: `Bearer ${TOKEN}`, 'content-length': String(body.length) }, body);
+    expect(same.status).toBe(200);
+  });
+
   it('OpenAI routes: the 401 in OpenAI shape (invalid_api_key) with x-should-retry: false, at once', async () => {
     for (const path of ['/v1/chat/completions', '/v1/responses']) {
       const r = await rawPost(gw.url, path, { ...json, authorization: `Bearer ${BAD}`, 'content-length': HUGE }, part);
