@@ -51,11 +51,17 @@ export const BudgetShortfall = z.object({
 });
 export type BudgetShortfall = z.infer<typeof BudgetShortfall>;
 
-/** A job holding room on its tree's budgets: its status and the room it holds on every budget of its path, µ$. */
+/**
+ * A job holding room on its tree's budgets: its status and the room it holds on every budget of
+ * its path, µ$; `lapsesAt` (ISO 8601), for one still queued, when it gives that room back unless
+ * it has started (its resume + the server's FLOTILLA_GATEWAY_BUDGET_HOLD_MS; server/budget-sweep.ts
+ * lets it lapse at its next pass, every 10 s).
+ */
 export const BudgetHolder = z.object({
   jobId: z.number().int().positive(),
   status: JobStatus,
   heldMicros: z.number().int().positive(),
+  lapsesAt: z.string().optional(),
 });
 export type BudgetHolder = z.infer<typeof BudgetHolder>;
 

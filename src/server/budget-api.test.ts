@@ -104,7 +104,10 @@ describe('budgets through the API and the gateway', () => {
     const view = (await top.json()) as BudgetView;
     // resumed: the room of its refused call is held for it until that call is made (store/budget-holds.ts);
     // its own view counts that room as its own (left for it, `ownHeldMicros`), and names it among the holders
-    expect(view).toEqual({ jobId: job.id, budget: { rootId: job.id, limitMicros: 2_050_000, spentMicros: 55_362, reservedMicros: 0, remainingMicros: 1_994_638 }, resumed: [job.id], pausedJobs: [], jobStatus: expect.stringMatching(/^(queued|assigned)$/), topUp: { addedMicros: 2_000_000, limitMicros: 2_050_000 }, holders: [{ jobId: job.id, status: expect.stringMatching(/^(queued|assigned)$/), heldMicros: need }], ownHeldMicros: need }); // resumed: queued, or assigned already
+    // resumed: queued, or assigned already; still queued, its hold lapses 15 min (the default budgetHoldMs) after its resume
+    const resumedAt = (await t.store.getJob(job.id))!.resumedAt!;
+    const holder = view.holders?.[0]?.status === 'queued' ? { jobId: job.id, status: 'queued', heldMicros: need, lapsesAt: new Date(resumedAt + 15 * 60_000).toISOString() } : { jobId: job.id, status: 'assigned', heldMicros: need };
+    expect(view).toEqual({ jobId: job.id, budget: { rootId: job.id, limitMicros: 2_050_000, spentMicros: 55_362, reservedMicros: 0, remainingMicros: 1_994_638 }, resumed: [job.id], pausedJobs: [], jobStatus: expect.stringMatching(/^(queued|assigned)$/), topUp: { addedMicros: 2_000_000, limitMicros: 2_050_000 }, holders: [holder], ownHeldMicros: need });
     // A new attempt, resuming the session; the job shows the new limit.
     const again = await r.next('job.assign', (f) => f.assignment.jobId === job.id);
     expect(again.assignment).toMatchObject({ attempt: 2, resumeSessionId: 'sess-A' });

@@ -1,9 +1,25 @@
-import type { BudgetView, JobStatus } from '../protocol/index.js';
+import type { BudgetHolder, BudgetView, JobStatus } from '../protocol/index.js';
 import { budgetFigures } from '../store/budget-figures.js';
 import type { JobRow, Store } from '../store/types.js';
 import { budgetJobUses, budgetsOnPath, leastRoomOf, ownRoomMicros, type BudgetPathStore } from './budget-path.js';
 import { resumeNeedsOf } from './budget-resume-needs.js';
 import { isTerminal } from '../core/job-state.js';
+import { BUDGET_HOLD_MS } from './budget-sweep.js';
+import { iso } from './views.js';
+
+/**
+ * A holder as the view gives it: a queued one with the time its hold lapses (its resume +
+ * `holdMs`), when the store has its resume time (a job resumed before 0028 has none).
+ * The sweep lapses it at its first pass after then (every 10 s): a fresh tester read "15 min by
+ * default" from a server set to 15 s, with nothing to say when this job's would lapse.
+ */
+async function holderView(store: Pick<Store, 'getJob'>, h: { jobId: number; status: string; heldMicros: number }, holdMs: number): Promise<BudgetHolder> {
+  const view: BudgetHolder = { jobId: h.jobId, status: h.status as JobStatus, heldMicros: h.heldMicros };
+  if (h.status !== 'queued') return view;
+  const resumedAt = (await store.getJob(h.jobId))?.resumedAt;
+  if (resumedAt != null) view.lapsesAt = iso(resumedAt + holdMs);
+  return view;
+}
 
 /**
  * The {@link BudgetView} of `job` (`GET/POST /api/jobs/:id/budget`), as the store has it now:
@@ -20,11 +36,13 @@ import { isTerminal } from '../core/job-state.js';
  * - `rootStatus`: for a job that is not its tree's root, the root's status once it has ended;
  * - `holders`: the tree's jobs holding room for the call a top-up resumed them for
  *   (store/budget-holds.ts); the figures leave out job `job`'s own hold (its calls may use it);
- * - `ownHeldMicros`: that own hold, when it has one (counted in `remainingMicros`).
+ * - `ownHeldMicros`: that own hold, when it has one (counted in `remainingMicros`);
+ * - each queued holder's `lapsesAt`: its resume + `holdMs` (the server's budgetHoldMs, default
+ *   {@link BUDGET_HOLD_MS}), when the budget sweep gives its room back unless it has started.
  * µ$; `now` epoch ms (budget rows missing are created from their jobs). Null when the job's
  * tree has no root job.
  */
-export async function budgetViewOf(store: BudgetPathStore & Pick<Store, 'listBudgetPausedJobs' | 'budgetResumeHolds' | 'listBudgetHolders'>, job: JobRow, now: number, resumed: number[] = []): Promise<BudgetView | null> {
+export async function budgetViewOf(store: BudgetPathStore & Pick<Store, 'listBudgetPausedJobs' | 'budgetResumeHolds' | 'listBudgetHolders'>, job: JobRow, now: number, resumed: number[] = [], holdMs = BUDGET_HOLD_MS): Promise<BudgetView | null> {
   const rows = await budgetsOnPath(store, job, now);
   if (!rows) return null;
   // the jobs holding room (store/budget-holds.ts); this job's own hold is its own to spend: not counted against it here
@@ -42,5 +60,5 @@ export async function budgetViewOf(store: BudgetPathStore & Pick<Store, 'listBud
   // a child's view of a tree whose root has ended: that tree takes no top-up (tester finding: only the root's view said so)
   const root = job.rootId !== job.id ? await store.getJob(job.rootId) : null;
   const rootEnded = root && isTerminal(root.status) ? { rootStatus: root.status } : {};
-  return { jobId: job.id, jobStatus: job.status, ...rootEnded, budget, pausedJobs, resumed, ...(resumeNeeds ? { resumeNeeds } : {}), ...(holders.length ? { holders: holders.map((h) => ({ ...h, status: h.status as JobStatus })) } : {}), ...(own > 0 ? { ownHeldMicros: own } : {}) };
+  return { jobId: job.id, jobStatus: job.status, ...rootEnded, budget, pausedJobs, resumed, ...(resumeNeeds ? { resumeNeeds } : {}), ...(holders.length ? { holders: await Promise.all(holders.map((h) => holderView(store, h, holdMs))) } : {}), ...(own > 0 ? { ownHeldMicros: own } : {}) };
 }

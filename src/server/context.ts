@@ -27,6 +27,8 @@ export interface ServerContext {
   treeLimits?: TreeLimits;
   /** A newly registered runner is held (`provisioning`) this long, ms; 0 = not held. */
   newRunnerHoldMs?: number;
+  /** How long a resumed job still queued holds its budget room, ms (gateway config budgetHoldMs; default server/budget-sweep.ts BUDGET_HOLD_MS): the budget view's `lapsesAt`. */
+  budgetHoldMs?: number;
   sse: {
     /** Comment line interval keeping idle streams open (default 15000). */
     heartbeatMs: number;

@@ -201,6 +201,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     now,
     heartbeatTimeoutMs,
     newRunnerHoldMs: opts.newRunnerHoldMs ?? 0,
+    ...(opts.gateway.budgetHoldMs !== undefined ? { budgetHoldMs: opts.gateway.budgetHoldMs } : {}),
     ...(opts.treeLimits ? { treeLimits: opts.treeLimits } : {}),
     sse: { heartbeatMs: 15000, pollMs: 1000, open: new Set() },
   };

@@ -143,6 +143,7 @@ export function toJobRow(c: Codec, r: Selectable<JobsTable>): JobRow {
     ...(r.workspace_job_id !== undefined ? { workspaceJobId: numOrNull(r.workspace_job_id) } : {}),
     ...(r.effort_tier !== undefined ? { effortTier: r.effort_tier } : {}),
     ...(r.paused_need_micros !== undefined ? { pausedNeedMicros: numOrNull(r.paused_need_micros) } : {}),
+    ...(r.resumed_at !== undefined ? { resumedAt: numOrNull(r.resumed_at) } : {}),
   };
 }
 

@@ -409,6 +409,8 @@ export interface JobRow {
    * pausedNeedMicros); absent on hand-made rows and rows read without the column = null.
    */
   pausedNeedMicros?: number | null;
+  /** When a top-up (or the budget sweep) last resumed the job from a budget pause, epoch ms (`jobs.resumed_at`, 0028); absent/null = never. */
+  resumedAt?: number | null;
 }
 
 /**

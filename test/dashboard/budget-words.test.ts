@@ -3,7 +3,7 @@
 // first; that is not "the tree first" when the tree is not short (a fresh tester), and one
 // short budget is "top it up" ("top up it", said the page).
 import { describe, expect, it } from 'vitest';
-import { overHeldText, resumeNeedsText } from '../../web/src/budget-words.js';
+import { overHeldText, queuedLapse, resumeNeedsText } from '../../web/src/budget-words.js';
 import type { BudgetView } from '../../web/src/api.js';
 
 const view = (short: Array<{ jobId?: number; shortMicros: number }>): BudgetView => ({
@@ -40,5 +40,15 @@ describe('overHeldText', () => {
     expect(overHeldText({ limitMicros: 8_000, spentMicros: 0, reservedMicros: 0, heldMicros: 15_528 })).toBe('$0.007528 over with the held room: resumed jobs hold more than is left (a price went up, or calls cost more than they reserved); their calls pause them again unless a top-up of at least $0.007528 comes first');
     expect(overHeldText({ limitMicros: 4_000, spentMicros: 600, reservedMicros: 3_401 })).toBeNull();
     expect(overHeldText({ limitMicros: 4_000, spentMicros: 600, reservedMicros: 3_401, heldMicros: 5 })).toBeNull();
+  });
+});
+
+describe('queuedLapse', () => {
+  it('a queued holder with lapsesAt: the time (local) its hold lapses unless it starts; without it (an older server), the setting named', () => {
+    // 18:05:12 local, whatever this machine's time zone
+    const at = new Date(2026, 11, 7, 18, 5, 12).toISOString();
+    expect(queuedLapse([{ jobId: 51, status: 'queued', lapsesAt: at }, { jobId: 52, status: 'running' }])).toBe(' (one still queued gives it back unless it has started by then: #51 at 2026-12-07 18:05:12)');
+    expect(queuedLapse([{ jobId: 51, status: 'queued' }])).toBe(' (one still queued gives it back once it has waited FLOTILLA_GATEWAY_BUDGET_HOLD_MS, 15 min by default, to start)');
+    expect(queuedLapse([{ jobId: 52, status: 'running' }])).toBe('');
   });
 });

@@ -1,5 +1,5 @@
 import type { BudgetView } from './api.js';
-import { usd } from './format.js';
+import { usd, when } from './format.js';
 
 /** "job tree 1" or "job 2's sub-limit": a budget on a path (`jobId` absent: the tree `rootId`'s). */
 const budgetName = (rootId: number, jobId?: number) => (jobId === undefined ? `job tree ${rootId}` : `job ${jobId}’s sub-limit`);
@@ -48,7 +48,14 @@ export function overHeldText(b: { limitMicros: number; spentMicros: number; rese
   return `${usd(over)} over with the held room: resumed jobs hold more than is left (a price went up, or calls cost more than they reserved); their calls pause them again unless a top-up of at least ${usd(over)} comes first`;
 }
 
-/** When a holder has not started (queued): its room comes back after the server's hold time too (server/budget-sweep.ts), as `flotilla budget` says it. */
-export function queuedLapse(holders: ReadonlyArray<{ status: string }>): string {
-  return holders.some((h) => h.status === 'queued') ? ' (one still queued gives it back once it has waited FLOTILLA_GATEWAY_BUDGET_HOLD_MS, 15 min by default, to start)' : '';
+/**
+ * When a holder has not started (queued): its room comes back after the server's hold time too
+ * (server/budget-sweep.ts), as `flotilla budget` says it: at the time the server gives
+ * (`lapsesAt`, shown in local time), else after FLOTILLA_GATEWAY_BUDGET_HOLD_MS.
+ */
+export function queuedLapse(holders: ReadonlyArray<{ jobId: number; status: string; lapsesAt?: string | undefined }>): string {
+  const queued = holders.filter((h) => h.status === 'queued');
+  if (queued.length === 0) return '';
+  if (queued.some((h) => h.lapsesAt === undefined)) return ' (one still queued gives it back once it has waited FLOTILLA_GATEWAY_BUDGET_HOLD_MS, 15 min by default, to start)';
+  return ` (one still queued gives it back unless it has started by then: ${queued.map((h) => `#${h.jobId} at ${when(h.lapsesAt)}`).join(', ')})`;
 }

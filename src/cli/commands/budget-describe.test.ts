@@ -39,6 +39,14 @@ describe('describeBudget', () => {
     const paused = { ...named, jobId: 20, jobStatus: 'paused' as const, resumeNeeds: { needMicros: 30_000, short: [{ shortMicros: 10_000 }] } };
     expect(describeBudget(paused, undefined, 'paused', 'budget')).toMatch(/^paused:\s+job 20 is paused for budget: a top-up of at least \$0\.010000 resumes it \(flotilla budget 20 --add USD\); or wait: job 7 \(\$0\.010000, assigned\), job 9 \(\$0\.050000, queued\), job 12 \(\$0\.030000, running\) hold room until each makes its call or ends \(one still queued gives it back once it has waited FLOTILLA_GATEWAY_BUDGET_HOLD_MS, 15 min by default, to start\), and what is left then resumes it without a top-up if it fits$/m);
   });
+  it('a queued holder: the time its hold lapses, as the server gives it (lapsesAt)', () => {
+    const v = view(1_000_000, 900_000);
+    const held = { ...v, budget: { ...v.budget, heldMicros: 80_000, remainingMicros: 20_000 }, holders: [{ jobId: 9, status: 'queued' as const, heldMicros: 50_000, lapsesAt: '2026-12-07T18:05:12.000Z' }, { jobId: 12, status: 'queued' as const, heldMicros: 30_000, lapsesAt: '2026-12-07T18:20:00.000Z' }] };
+    expect(describeBudget(held)).toMatch(/^held:\s+\$0\.080000 for job 9 \(\$0\.050000, queued\), job 12 \(\$0\.030000, queued\), each until it makes its call or ends \(one still queued gives it back unless it has started by then: job 9 at 2026-12-07T18:05:12Z, job 12 at 2026-12-07T18:20:00Z\)$/m);
+    // the holder's own view
+    const own = { ...v, jobId: 9, holders: [{ jobId: 9, status: 'queued' as const, heldMicros: 50_000, lapsesAt: '2026-12-07T18:05:12.000Z' }] };
+    expect(describeBudget(own)).toMatch(/^holds:\s+\$0\.050000 for its own call, the one it was resumed for \(counted in left: its own calls may use it\), until it makes it or ends, or until 2026-12-07T18:05:12Z if it has not started by then$/m);
+  });
   it("a holder's left says what of it is its own hold and what the tree's other jobs have", () => {
     // root 7 holds $0.05 for its resumed call; $1.00 limit, $0.92 spent → left $0.08 for it, $0.03 for the others
     const v = view(1_000_000, 920_000);
@@ -47,6 +55,11 @@ describe('describeBudget', () => {
     // a server older than ownHeldMicros: the job's own entry in holders says the same
     const { ownHeldMicros: _, ...older } = own;
     expect(describeBudget(older)).toMatch(/^left:\s+\$0\.080000; \$0\.050000 of it its own hold, \$0\.030000 for the other jobs$/m);
+    // its need priced again after a price rise: it holds $0.065538 where $0.035538 is left (the tester's tree: $0.060548 limit, $0.025010 spent)
+    const v2 = view(60_548, 25_010);
+    const over = { ...v2, budget: { ...v2.budget, remainingMicros: 35_538 }, ownHeldMicros: 65_538, holders: [{ jobId: 7, status: 'queued' as const, heldMicros: 65_538 }] };
+    expect(describeBudget(over)).toMatch(/^left:\s+\$0\.035538; its own hold of \$0\.065538 is \$0\.030000 more than that$/m);
+    expect(describeBudget(over)).toMatch(/^over by:\s+\$0\.030000 with the held room: resumed jobs \(this one among them\) hold more than is left .*a top-up of at least \$0\.030000 comes first$/m);
     // a job holding nothing: the left line stays bare
     expect(describeBudget(v)).toMatch(/^left:\s+\$0\.080000$/m);
   });

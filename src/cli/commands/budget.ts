@@ -81,7 +81,8 @@ function holderNames(holders: NonNullable<BudgetView['holders']>): string {
 /** The `held:` line: room held for other resumed jobs (`budget.heldMicros`), naming them when the server lists them; `holds:` when the job shown holds room itself. */
 function heldLine(v: BudgetView): string[] {
   const mine = (v.holders ?? []).find((h) => h.jobId === v.jobId);
-  const own = mine ? [`holds:     ${formatMicros(mine.heldMicros)} for its own call, the one it was resumed for (counted in left: its own calls may use it), until it makes it or ends`] : [];
+  const lapse = mine?.status === 'queued' && mine.lapsesAt !== undefined ? `, or until ${isoSeconds(mine.lapsesAt)} if it has not started by then` : '';
+  const own = mine ? [`holds:     ${formatMicros(mine.heldMicros)} for its own call, the one it was resumed for (counted in left: its own calls may use it), until it makes it or ends${lapse}`] : [];
   if (!v.budget.heldMicros) return own;
   const others = (v.holders ?? []).filter((h) => h.jobId !== v.jobId);
   const whose = others.length ? `for ${holderNames(others)}` : 'for the calls of jobs a top-up resumed';
@@ -95,15 +96,34 @@ function heldLine(v: BudgetView): string[] {
  * read alone, a root that holds showed more room than its children had (fresh tester).
  */
 function ownHoldOfLeft(v: BudgetView): string {
-  const own = v.ownHeldMicros ?? (v.holders ?? []).find((h) => h.jobId === v.jobId)?.heldMicros ?? 0;
+  const own = ownHeldOf(v);
   if (own <= 0) return '';
-  return `; ${formatMicros(Math.min(own, v.budget.remainingMicros))} of it its own hold, ${formatMicros(Math.max(0, v.budget.remainingMicros - own))} for the other jobs`;
+  const left = v.budget.remainingMicros;
+  // a need priced again after a price rise can hold more than is left (fresh tester: "of it" then named a part of the hold)
+  if (own > left) return `; its own hold of ${formatMicros(own)} is ${formatMicros(own - left)} more than that`;
+  return `; ${formatMicros(own)} of it its own hold, ${formatMicros(left - own)} for the other jobs`;
 }
 
-/** When a holder has not started (queued): its room comes back after the server's hold time too (server/budget-sweep.ts; fresh tester: the words said only "makes its call or ends"). */
-function queuedLapse(holders: NonNullable<BudgetView['holders']>): string {
-  return holders.some((h) => h.status === 'queued') ? ' (one still queued gives it back once it has waited FLOTILLA_GATEWAY_BUDGET_HOLD_MS, 15 min by default, to start)' : '';
+/** Room job `v.jobId` holds itself (`ownHeldMicros`, else its `holders` entry from a server older than that field), µ$; 0 when none. */
+function ownHeldOf(v: BudgetView): number {
+  return v.ownHeldMicros ?? (v.holders ?? []).find((h) => h.jobId === v.jobId)?.heldMicros ?? 0;
 }
+
+/**
+ * When a holder has not started (queued): its room comes back after the server's hold time too
+ * (server/budget-sweep.ts; fresh tester: the words said only "makes its call or ends"), at the
+ * time the server gives (`lapsesAt`), else — a server older than that field — after
+ * FLOTILLA_GATEWAY_BUDGET_HOLD_MS (fresh tester: "15 min by default" read on a server set to 15 s).
+ */
+function queuedLapse(holders: NonNullable<BudgetView['holders']>): string {
+  const queued = holders.filter((h) => h.status === 'queued');
+  if (queued.length === 0) return '';
+  if (queued.some((h) => h.lapsesAt === undefined)) return ' (one still queued gives it back once it has waited FLOTILLA_GATEWAY_BUDGET_HOLD_MS, 15 min by default, to start)';
+  return ` (one still queued gives it back unless it has started by then: ${queued.map((h) => `job ${h.jobId} at ${isoSeconds(h.lapsesAt!)}`).join(', ')})`;
+}
+
+/** An ISO time to the second: `2026-12-07T18:05:12Z`. */
+const isoSeconds = (t: string) => t.replace(/\.\d+Z$/, 'Z');
 
 /** When another top-up came between this one and the figures below (the server's `topUp`): what this one left the limit at. */
 function afterOthers(v: BudgetView): string {
@@ -134,14 +154,16 @@ export function describeBudget(v: BudgetView, added?: number, jobStatus?: JobSta
   ];
   // Spent past the limit (an estimate charged at settle, or a limit lowered): say by how much, so a top-up can cover it.
   const over = b.spentMicros + b.reservedMicros - b.limitMicros;
-  // Held room past what calls in flight left (the resume rule does not count them, store/budget-resume.ts): `left` shows 0, not how far over (fresh tester)
-  const overHeld = b.spentMicros + b.reservedMicros + (b.heldMicros ?? 0) - b.limitMicros;
+  // Held room past what calls in flight left (the resume rule does not count them, store/budget-resume.ts): `left` shows 0, not how far over (fresh tester);
+  // the job's own hold counts too (a holder's view leaves it out of heldMicros: it read as within its budget, fresh tester)
+  const own = ownHeldOf(v);
+  const overHeld = b.spentMicros + b.reservedMicros + (b.heldMicros ?? 0) + own - b.limitMicros;
   if (over > 0) lines.push(`over by:   ${formatMicros(over)} (a top-up smaller than this leaves nothing to spend)`);
   else if (overHeld > 0 && overHeld <= b.reservedMicros) {
     lines.push(`over by:   ${formatMicros(overHeld)} with the held room, until the calls in flight settle (reserved at their worst case, they settle lower as a rule; a resumed call they keep out waits for them)`);
   } else if (overHeld > 0) {
     // more than calls in flight explain: a need priced again after a price rise, or a call charged past its reservation (fresh tester)
-    lines.push(`over by:   ${formatMicros(overHeld)} with the held room: resumed jobs hold more than is left (a price went up, or calls cost more than they reserved, since they were resumed); their calls pause them again unless a top-up of at least ${formatMicros(overHeld)} comes first`);
+    lines.push(`over by:   ${formatMicros(overHeld)} with the held room: resumed jobs${own > 0 ? ' (this one among them)' : ''} hold more than is left (a price went up, or calls cost more than they reserved, since they were resumed); their calls pause them again unless a top-up of at least ${formatMicros(overHeld)} comes first`);
   }
   if (v.resumed.length) lines.push(`resumed:   ${v.resumed.map((id) => `job ${id}`).join(', ')}`);
   // an ended root (or an ended job's own sub-limit): what is left can no longer be spent (tester finding: it read as money to spend)

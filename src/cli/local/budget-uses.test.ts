@@ -58,7 +58,8 @@ budgetServerSuites(({ server, tree, charge, view, cli }) => {
       'reserved:  $0.000000',
       // resumed, G holds the room of its $0.60 call (store/budget-holds.ts): its own, so left for it;
       // the sub-limit's other jobs have $0.80 − $0.10 − $0.60 = $0.10 of it
-      'holds:     $0.600000 for its own call, the one it was resumed for (counted in left: its own calls may use it), until it makes it or ends',
+      // still queued: its hold lapses at its resume + 15 min (the default FLOTILLA_GATEWAY_BUDGET_HOLD_MS)
+      `holds:     $0.600000 for its own call, the one it was resumed for (counted in left: its own calls may use it), until it makes it or ends, or until ${new Date((await t.store.getJob(g.id))!.resumedAt! + 15 * 60_000).toISOString().replace(/\.\d+Z$/, 'Z')} if it has not started by then`,
       "left:      $0.700000; $0.600000 of it its own hold, $0.100000 for the other jobs",
       `resumed:   job ${g.id}`,
     ]);

@@ -55,7 +55,7 @@ export function mountJobBudget(app: Hono<AppEnv>, ctx: ServerContext): void {
     if (id === null) return idError(c, 'id', 'a job id');
     const job = await ctx.store.getJob(id);
     if (!job) return apiError(c, 404, 'not_found', `no job ${id}`);
-    const view = await budgetViewOf(ctx.store, job, ctx.now());
+    const view = await budgetViewOf(ctx.store, job, ctx.now(), [], ctx.budgetHoldMs);
     if (!view) return apiError(c, 404, 'not_found', `job ${id}'s tree has no root job ${job.rootId}`);
     return c.json(view);
   });
@@ -113,7 +113,7 @@ export function mountJobBudget(app: Hono<AppEnv>, ctx: ServerContext): void {
     const resumed = await budgetResumer({ store: ctx.store, bus: ctx.bus, now: ctx.now, kick: () => ctx.dispatcher.kick() })(job.rootId, raised, `${what} topped up by ${formatMicros(addMicros)}`);
     ctx.log.info('budget topped up', { rootId: job.rootId, raised: raised === 'tree' ? 'tree' : raised.jobId, addMicros, resumed: resumed.join(',') });
     // The figures after the top-up and the resumes (the job's status may have changed).
-    const view = await budgetViewOf(ctx.store, (await ctx.store.getJob(id)) ?? job, ctx.now(), resumed);
+    const view = await budgetViewOf(ctx.store, (await ctx.store.getJob(id)) ?? job, ctx.now(), resumed, ctx.budgetHoldMs);
     if (!view) return apiError(c, 404, 'not_found', `job ${id}'s tree has no root job ${job.rootId}`);
     return c.json({ ...view, topUp: { addedMicros: addMicros, limitMicros: limitAfter } } satisfies BudgetView);
   });

@@ -42,6 +42,7 @@ export function jobTests(h: Harness): void {
       workspaceJobId: null,
       effortTier: null,
       pausedNeedMicros: null,
+      resumedAt: null,
     });
     expect(await s.getJob(root.id)).toEqual(root);
     const child = await newJob(s, { parentId: root.id, agent: 'helper' });

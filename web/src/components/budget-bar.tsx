@@ -16,7 +16,8 @@ import { usd } from '../format.js';
 export function BudgetBar({ spent, reserved = 0, held = 0, ownHeld = 0, limit, bound }: { spent: number; reserved?: number; held?: number; ownHeld?: number; limit: number; bound?: { left: number; by: string; byLimit: number } }) {
   const pct = (v: number) => `${limit > 0 ? Math.min(100, (v / limit) * 100) : 0}%`;
   const over = spent >= limit && limit > 0;
-  const overHeld = overHeldText({ limitMicros: limit, spentMicros: spent, reservedMicros: reserved, heldMicros: held });
+  // the job's own hold stands over the limit as others' do (a need priced again after a price rise: fresh tester)
+  const overHeld = overHeldText({ limitMicros: limit, spentMicros: spent, reservedMicros: reserved, heldMicros: held + ownHeld });
   return (
     <div className="budget" data-testid="budget">
       <div className="track" role="meter" aria-valuemin={0} aria-valuemax={limit} aria-valuenow={spent} aria-label="budget">
