@@ -39,7 +39,10 @@ describe('the hold of a resumed job that cannot start lapses', () => {
     expect((await t.store.getJob(x.id))?.pausedNeedMicros).toBeNull();
     const v = await view(root.id);
     expect(v.budget).toMatchObject({ spentMicros: 95_000, heldMicros: needX, remainingMicros: 0 });
-    expect(v.holders).toEqual([{ jobId: y.id, status: expect.any(String), heldMicros: needX }]);
+    // (assigned by now, as a rule; on a loaded machine the view may still read it queued: then with the time its own hold lapses)
+    const y3 = v.holders?.[0];
+    expect(y3).toEqual({ jobId: y.id, status: y3?.status, heldMicros: needX, ...(y3?.status === 'queued' ? { lapsesAt: new Date((await t.store.getJob(y.id))!.resumedAt! + HOLD_MS).toISOString() } : {}) });
+    expect(v.holders).toHaveLength(1);
     // X's events say why
     const lapsed = (await t.store.listEvents(x.id, 0, 500)).flatMap((e) => (e.type === 'status' && e.data.status === 'queued' ? [e.data.message] : [])).at(-1);
     expect(lapsed).toBe(`not started 2 s after its resume: the budget room it held for its call is given back to its tree (FLOTILLA_GATEWAY_BUDGET_HOLD_MS); still queued, its next call is reserved as any job's`);

@@ -160,16 +160,16 @@ describe('a resumed job holds its room until its call', () => {
     const [x, y, z] = kids as [Kid, Kid, Kid];
     await pauseOnBudget(r, kids, refused402);
     const need = (await view(x.id)).resumeNeeds!.needMicros!; // the same request: the same need for each
-    // $0.005 left: X is short need − 5,000; Y, behind X, need × 2 − 5,000; Z need × 3 − 5,000
+    // $0.005 left: X is short need − 5,000; Y, behind X, need × 2 − 5,000 (X's need of it ahead); Z need × 3 − 5,000 (X's and Y's)
     expect((await view(x.id)).resumeNeeds!.short).toEqual([{ shortMicros: need - 5_000 }]);
-    expect((await view(y.id)).resumeNeeds!.short).toEqual([{ shortMicros: 2 * need - 5_000 }]);
-    expect((await view(z.id)).resumeNeeds!.short).toEqual([{ shortMicros: 3 * need - 5_000 }]);
+    expect((await view(y.id)).resumeNeeds!.short).toEqual([{ shortMicros: 2 * need - 5_000, aheadMicros: need }]);
+    expect((await view(z.id)).resumeNeeds!.short).toEqual([{ shortMicros: 3 * need - 5_000, aheadMicros: 2 * need }]);
     // Y's figure resumes X and Y (it said X's figure, and the top-up resumed X alone: tester finding)
     const top = (await (await t.api(`/api/jobs/${y.id}/budget`, { json: { addUsd: (2 * need - 5_000) / 1e6 } })).json()) as BudgetView;
     expect(top.resumed).toEqual([x.id, y.id]);
     const x2 = (await r.next('job.assign', (f) => f.assignment.jobId === x.id, 10_000)).assignment;
     await r.next('job.assign', (f) => f.assignment.jobId === y.id, 10_000);
-    // Z: the room X and Y hold, then its own need
+    // Z: the room X and Y hold (resumed: no longer paused ahead of it), then its own need
     expect((await view(z.id)).resumeNeeds!.short).toEqual([{ shortMicros: need }]);
     await (await t.api(`/api/jobs/${root.id}/budget`, { json: { addUsd: need / 1e6 - 0.000001 } })).arrayBuffer();
     expect((await job(z.id)).status).toBe('paused');

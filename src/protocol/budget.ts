@@ -44,10 +44,16 @@ export type TreeBudget = z.infer<typeof TreeBudget>;
 export const TopUpRequest = z.object({ addUsd: UsdAmount }).strict();
 export type TopUpRequest = z.infer<typeof TopUpRequest>;
 
-/** A budget on a paused job's path short of room for its refused call: the tree's (`jobId` absent) or child `jobId`'s sub-limit; `shortMicros` ≥ 1 µ$ it lacks (need − (limit − spent)). */
+/**
+ * A budget on a paused job's path short of room for its refused call: the tree's (`jobId`
+ * absent) or child `jobId`'s sub-limit; `shortMicros` ≥ 1 µ$ it lacks (need − (limit − spent −
+ * what stands before it)); `aheadMicros`, when some of that is the needs of jobs paused for
+ * budget before it (lower ids: a top-up resumes them first), how much (≤ shortMicros).
+ */
 export const BudgetShortfall = z.object({
   jobId: z.number().int().positive().optional(),
   shortMicros: z.number().int().positive(),
+  aheadMicros: z.number().int().positive().optional(),
 });
 export type BudgetShortfall = z.infer<typeof BudgetShortfall>;
 

@@ -27,6 +27,16 @@ describe('resumeNeedsOf', () => {
     expect(resumeNeedsOf(paused(null, { pausedNeedMicros: 600_000 }), path)).toEqual({ needMicros: 600_000, short: [{ shortMicros: 100_000 }, { jobId: 2, shortMicros: 500_000 }] });
   });
 
+  it('names the part of a shortfall that is the needs of jobs paused before it (aheadMicros, at most the shortfall)', () => {
+    // the tree: $0.50 left; $0.30 stands before the job ($0.10 of it jobs paused before it, $0.20 resumed jobs' holds);
+    // its $0.40 call: short by 0.40 − (0.50 − 0.30) = $0.20, $0.10 of it ahead. Job 2's sub-limit: nothing before it, short by $0.30
+    const holds = new Map([['tree', 300_000]]);
+    const ahead = new Map([['tree', 100_000]]);
+    expect(resumeNeedsOf(paused(null, { pausedNeedMicros: 400_000 }), path, holds, ahead)).toEqual({ needMicros: 400_000, short: [{ shortMicros: 200_000, aheadMicros: 100_000 }, { jobId: 2, shortMicros: 300_000 }] });
+    // ahead more than the shortfall (a $0.25 call: short by $0.05 with $0.10 ahead): all of the shortfall is theirs
+    expect(resumeNeedsOf(paused(null, { pausedNeedMicros: 250_000 }), path, holds, ahead)).toEqual({ needMicros: 250_000, short: [{ shortMicros: 50_000, aheadMicros: 50_000 }, { jobId: 2, shortMicros: 150_000 }] });
+  });
+
   it('falls back to the message for rows without a stored need (null: paused before 0024; absent)', () => {
     const want = { needMicros: 200_000, short: [{ jobId: 2, shortMicros: 100_000 }] };
     expect(resumeNeedsOf(paused(says('0.200000'), { pausedNeedMicros: null }), path)).toEqual(want);

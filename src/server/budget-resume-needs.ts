@@ -1,5 +1,5 @@
 import type { ResumeNeeds } from '../protocol/index.js';
-import { mayResumeForBudget, pausedNeedMicros, withHolds, type BudgetHolds } from '../store/budget-resume.js';
+import { holdKey, mayResumeForBudget, pausedNeedMicros, withHolds, type BudgetHolds } from '../store/budget-resume.js';
 import type { JobRow, TreeBudget } from '../store/types.js';
 
 /**
@@ -12,15 +12,22 @@ import type { JobRow, TreeBudget } from '../store/types.js';
  * (server/budget-path.ts budgetsOnPath: the tree's first, then the sub-limits from the top down)
  * that lack room for it, each with `shortMicros` = need − (limit − spent − held), `held` what
  * jobs resumed earlier hold on that budget until their first call (`holds`:
- * store/budget-resume.ts resumedNeedHolds; the rule counts it as spent). Undefined when the
- * job is not paused for budget. µ$.
+ * store/budget-resume.ts resumedNeedHolds; the rule counts it as spent), and `aheadMicros` the
+ * part of it that `ahead` holds (the needs of jobs paused before it: store/budget-resume.ts
+ * holdsAhead with pausedOnly). Undefined when the job is not paused for budget. µ$.
  */
-export function resumeNeedsOf(job: JobRow, path: readonly TreeBudget[], holds: BudgetHolds = new Map()): ResumeNeeds | undefined {
+export function resumeNeedsOf(job: JobRow, path: readonly TreeBudget[], holds: BudgetHolds = new Map(), ahead: BudgetHolds = new Map()): ResumeNeeds | undefined {
   if (job.status !== 'paused' || job.endReason !== 'budget') return undefined;
   const needMicros = pausedNeedMicros({ id: job.id, root_id: job.rootId, error: job.error, paused_need_micros: job.pausedNeedMicros });
   const need = Math.max(1, needMicros ?? 1);
   const short = withHolds(path, holds)
     .filter((b) => !mayResumeForBudget(true, [b], needMicros))
-    .map((b) => ({ ...(b.jobId !== undefined ? { jobId: b.jobId } : {}), shortMicros: need - (b.limitMicros - b.spentMicros) }));
+    .map((b) => {
+      const shortMicros = need - (b.limitMicros - b.spentMicros);
+      // the part of the shortfall that is the needs of jobs paused before it (fresh tester: a
+      // figure 2.5 times its call's, unexplained)
+      const aheadMicros = Math.min(shortMicros, ahead.get(holdKey(b)) ?? 0);
+      return { ...(b.jobId !== undefined ? { jobId: b.jobId } : {}), shortMicros, ...(aheadMicros > 0 ? { aheadMicros } : {}) };
+    });
   return { needMicros: needMicros === null ? null : need, short };
 }

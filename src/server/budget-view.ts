@@ -54,7 +54,7 @@ export async function budgetViewOf(store: BudgetPathStore & Pick<Store, 'listBud
   const boundedBy = ownRoomMicros(least) < ownRoomMicros(uses) ? { ...(least.jobId !== undefined ? { jobId: least.jobId } : {}), limitMicros: least.limitMicros, remainingMicros: ownRoomMicros(least) } : undefined;
   const budget = { ...uses, remainingMicros: ownRoomMicros(least), ...(boundedBy ? { boundedBy } : {}) };
   // what jobs resumed earlier hold until their first call counts against this one's resume (store/budget-resume.ts)
-  const resumeNeeds = job.status === 'paused' && job.endReason === 'budget' ? resumeNeedsOf(job, path, await store.budgetResumeHolds(job.rootId, job.id)) : undefined;
+  const resumeNeeds = job.status === 'paused' && job.endReason === 'budget' ? resumeNeedsOf(job, path, await store.budgetResumeHolds(job.rootId, job.id), await store.budgetResumeHolds(job.rootId, job.id, true)) : undefined;
   // the tree's other jobs waiting for budget: a root's view said nothing of a paused child (tester finding)
   const pausedJobs = (await store.listBudgetPausedJobs(job.rootId)).filter((id) => id !== job.id);
   // a child's view of a tree whose root has ended: that tree takes no top-up (tester finding: only the root's view said so)

@@ -107,7 +107,7 @@ export function pausedNeedMicros(job: PausedJobNeed): number | null {
 export type BudgetHolds = Map<string, number>;
 
 /** The key of `b` in {@link BudgetHolds}. */
-const holdKey = (b: { jobId?: number }): string => (b.jobId === undefined ? 'tree' : String(b.jobId));
+export const holdKey = (b: { jobId?: number }): string => (b.jobId === undefined ? 'tree' : String(b.jobId));
 
 /** Adds `need` µ$ to every budget of `path` in `holds`. */
 export function hold(holds: BudgetHolds, path: readonly PathBudget[], need: number): void {

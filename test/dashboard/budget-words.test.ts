@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { overHeldText, queuedLapse, resumeNeedsText } from '../../web/src/budget-words.js';
 import type { BudgetView } from '../../web/src/api.js';
 
-const view = (short: Array<{ jobId?: number; shortMicros: number }>): BudgetView => ({
+const view = (short: Array<{ jobId?: number; shortMicros: number; aheadMicros?: number }>): BudgetView => ({
   jobId: 50,
   jobStatus: 'paused',
   budget: { rootId: 48, jobId: 50, limitMicros: 3_000, spentMicros: 1_300, reservedMicros: 0, remainingMicros: 1_700 },
@@ -40,6 +40,13 @@ describe('overHeldText', () => {
     expect(overHeldText({ limitMicros: 8_000, spentMicros: 0, reservedMicros: 0, heldMicros: 15_528 })).toBe('$0.007528 over with the held room: resumed jobs hold more than is left (a price went up, or calls cost more than they reserved); their calls pause them again unless a top-up of at least $0.007528 comes first');
     expect(overHeldText({ limitMicros: 4_000, spentMicros: 600, reservedMicros: 3_401 })).toBeNull();
     expect(overHeldText({ limitMicros: 4_000, spentMicros: 600, reservedMicros: 3_401, heldMicros: 5 })).toBeNull();
+  });
+});
+
+describe('a shortfall partly for jobs paused before it', () => {
+  it('says how much of it is theirs (aheadMicros), as flotilla budget does', () => {
+    const v = view([{ jobId: 50, shortMicros: 269_855, aheadMicros: 213_240 }]);
+    expect(resumeNeedsText(v)).toBe('Paused for budget: a top-up of at least $0.269855 ($0.213240 of it for the jobs paused for budget before it, which resume first) resumes it.');
   });
 });
 

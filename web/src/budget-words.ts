@@ -16,12 +16,17 @@ export function resumeNeedsText(v: BudgetView): string {
   // room other resumed jobs hold comes back by itself: waiting may resume it without a top-up (fresh tester)
   const others = (v.holders ?? []).filter((h) => h.jobId !== v.jobId);
   const wait = others.length ? ` Or wait: ${others.map((h) => `#${h.jobId} (${h.status})`).join(', ')} ${others.length === 1 ? 'holds' : 'hold'} ${usd(others.reduce((n, h) => n + h.heldMicros, 0))} until ${others.length === 1 ? 'it makes its call' : 'each makes its call'} or ends${queuedLapse(others)}; what is left then resumes it if its call fits.` : '';
-  if (short.length === 1 && short[0]!.jobId === v.budget.jobId) return `Paused for budget: a top-up of at least ${usd(short[0]!.shortMicros)} resumes it.${wait}`;
+  if (short.length === 1 && short[0]!.jobId === v.budget.jobId) return `Paused for budget: a top-up of at least ${usd(short[0]!.shortMicros)}${aheadPart(short[0]!) ? ` (${aheadPart(short[0]!)})` : ''} resumes it.${wait}`;
   const need = v.resumeNeeds?.needMicros;
   const call = need ? `its refused call, sent again on resuming (up to ${usd(need)}),` : 'its refused call';
-  const names = short.map((s) => `${budgetName(v.budget.rootId, s.jobId)} (short by ${usd(s.shortMicros)})`);
+  const names = short.map((s) => `${budgetName(v.budget.rootId, s.jobId)} (short by ${usd(s.shortMicros)}${aheadPart(s) ? `, ${aheadPart(s)}` : ''})`);
   const pages = short.map((s) => `#${s.jobId ?? v.budget.rootId}`);
   return `Paused for budget: ${call} does not fit ${names.join(' nor ')}; ${short.length > 1 ? `top up each, in this order (on the pages of ${pages.join(', then ')})` : `top it up (on the page of ${pages[0]})`} to resume it.${wait}`;
+}
+
+/** The part of a shortfall that is the needs of jobs paused before this one (`aheadMicros`), as `flotilla budget` words it; '' when none. */
+function aheadPart(s: { aheadMicros?: number | undefined }): string {
+  return s.aheadMicros ? `${usd(s.aheadMicros)} of it for the jobs paused for budget before it, which resume first` : '';
 }
 
 /** What a top-up of `addedUsd` did, from the server's answer: the jobs it resumed, or that job `v.jobId` is still paused. */

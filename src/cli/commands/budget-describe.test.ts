@@ -39,6 +39,14 @@ describe('describeBudget', () => {
     const paused = { ...named, jobId: 20, jobStatus: 'paused' as const, resumeNeeds: { needMicros: 30_000, short: [{ shortMicros: 10_000 }] } };
     expect(describeBudget(paused, undefined, 'paused', 'budget')).toMatch(/^paused:\s+job 20 is paused for budget: a top-up of at least \$0\.010000 resumes it \(flotilla budget 20 --add USD\); or wait: job 7 \(\$0\.010000, assigned\), job 9 \(\$0\.050000, queued\), job 12 \(\$0\.030000, running\) hold room until each makes its call or ends \(one still queued gives it back once it has waited FLOTILLA_GATEWAY_BUDGET_HOLD_MS, 15 min by default, to start\), and what is left then resumes it without a top-up if it fits$/m);
   });
+  it('a shortfall that is partly the needs of jobs paused before it says how much (aheadMicros)', () => {
+    // the tester's tree: jobs 3, 4, 5 paused with needs of $0.10662 each, $0.050005 left: job 5 is short by 3 × 0.10662 − 0.050005 = $0.269855, $0.21324 of it 3's and 4's
+    const v = { ...view(1_000_000, 949_995), jobId: 5, jobStatus: 'paused' as const, resumeNeeds: { needMicros: 106_620, short: [{ shortMicros: 269_855, aheadMicros: 213_240 }] } };
+    expect(describeBudget(v, undefined, 'paused', 'budget')).toMatch(/^paused:\s+job 5 is paused for budget: a top-up of at least \$0\.269855 \(\$0\.213240 of it for the jobs paused for budget before it, which resume first\) resumes it \(flotilla budget 5 --add USD\)$/m);
+    // two budgets short: named in each
+    const two = { ...v, budget: { ...v.budget, jobId: 6 }, resumeNeeds: { needMicros: 106_620, short: [{ shortMicros: 269_855, aheadMicros: 213_240 }, { jobId: 6, shortMicros: 6_620 }] } };
+    expect(describeBudget(two, undefined, 'paused', 'budget')).toMatch(/does not fit job tree 7 \(short by \$0\.269855, \$0\.213240 of it for the jobs paused for budget before it, which resume first\) nor job 6's sub-limit \(short by \$0\.006620\);/);
+  });
   it('a queued holder: the time its hold lapses, as the server gives it (lapsesAt)', () => {
     const v = view(1_000_000, 900_000);
     const held = { ...v, budget: { ...v.budget, heldMicros: 80_000, remainingMicros: 20_000 }, holders: [{ jobId: 9, status: 'queued' as const, heldMicros: 50_000, lapsesAt: '2026-12-07T18:05:12.000Z' }, { jobId: 12, status: 'queued' as const, heldMicros: 30_000, lapsesAt: '2026-12-07T18:20:00.000Z' }] };

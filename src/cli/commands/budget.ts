@@ -60,17 +60,26 @@ function pausedLine(v: BudgetView): string {
   const wait = short.length && others.length ? `; or wait: ${holderNames(others)} ${others.length === 1 ? 'holds' : 'hold'} room until ${others.length === 1 ? 'it makes its call' : 'each makes its call'} or ends${queuedLapse(others)}, and what is left then resumes it without a top-up if it fits` : '';
   if (short.length === 0 || (short.length === 1 && short[0]!.jobId === v.budget.jobId)) {
     // The one budget `--add` raises: say by how much it is short, as the two-budget text does.
-    const topUp = short.length === 1 ? `a top-up of at least ${formatMicros(short[0]!.shortMicros)}` : 'a top-up';
+    const topUp = short.length === 1 ? `a top-up of at least ${formatMicros(short[0]!.shortMicros)}${aheadPart(short[0]!) ? ` (${aheadPart(short[0]!)})` : ''}` : 'a top-up';
     return `paused:    job ${id} is paused for budget: ${topUp} resumes it (flotilla budget ${id} --add USD)${wait}`;
   }
   const need = v.resumeNeeds?.needMicros;
   // the need is the refused call grown for the resumed harness's larger request (gateway/worst-case.ts RESUME_GROWTH_BYTES)
   const call = need ? `its refused call, sent again on resuming (up to ${formatMicros(need)})` : 'its refused call';
-  const names = short.map((s) => `${budgetName(v.budget.rootId, s.jobId)} (short by ${formatMicros(s.shortMicros)})`);
+  const names = short.map((s) => `${budgetName(v.budget.rootId, s.jobId)} (short by ${formatMicros(s.shortMicros)}${aheadPart(s) ? `, ${aheadPart(s)}` : ''})`);
   const cmds = short.map((s) => `flotilla budget ${s.jobId ?? v.budget.rootId} --add USD`);
   // outermost first, as listed (the tree is not always one of them: a fresh tester)
   const how = short.length > 1 ? 'top up each, in this order,' : 'top it up';
   return `paused:    job ${id} is paused for budget: ${call} does not fit ${names.join(' nor ')}; ${how} to resume it: ${cmds.join(', then ')}${wait}`;
+}
+
+/**
+ * The part of a shortfall that is the needs of jobs paused before this one (`aheadMicros`: a
+ * top-up resumes them first), in words; '' when none. A figure several times the job's own call
+ * read as a mistake (fresh tester).
+ */
+function aheadPart(s: { aheadMicros?: number | undefined }): string {
+  return s.aheadMicros ? `${formatMicros(s.aheadMicros)} of it for the jobs paused for budget before it, which resume first` : '';
 }
 
 /** "job 19 ($0.025512, queued)", joined with commas: the jobs holding room, as a budget view lists them. */

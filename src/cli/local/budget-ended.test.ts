@@ -106,8 +106,8 @@ budgetServerSuites(({ server, job, tree, charge, view, cli }) => {
     expect((await t.store.getJob(d.id))?.pausedNeedMicros).toBe(200_000);
     expect((await t.store.getJob(d2.id))?.pausedNeedMicros).toBe(200_000);
     expect((await view(d.id)).resumeNeeds).toEqual({ needMicros: 200_000, short: [{ jobId: c.id, shortMicros: 100_000 }] });
-    // D2 is behind D in line (a top-up resumes the lower id first): C's sub-limit needs room for both
-    expect((await view(d2.id)).resumeNeeds).toEqual({ needMicros: 200_000, short: [{ jobId: c.id, shortMicros: 300_000 }] });
+    // D2 is behind D in line (a top-up resumes the lower id first): C's sub-limit needs room for both, D's $0.20 of it ahead
+    expect((await view(d2.id)).resumeNeeds).toEqual({ needMicros: 200_000, short: [{ jobId: c.id, shortMicros: 300_000, aheadMicros: 200_000 }] });
     // the CLI says the same: C's sub-limit is short by $0.10
     const one = await cli('budget', String(d.id));
     expect(one.out).toContain(`its refused call, sent again on resuming (up to $0.200000) does not fit job ${c.id}'s sub-limit (short by $0.100000)`);
