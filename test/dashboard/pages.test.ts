@@ -365,9 +365,9 @@ describe.skipIf(!ready.ok)('dashboard pages in Chromium', () => {
     await admin.goto(`${up.url}/jobs/${id('limitedChild')}`);
     const legend = admin.locator('[data-testid=budget] .legend');
     await expect.poll(() => legend.textContent(), { timeout: 10_000 }).toBe(`$0.088211 spent · limit $0.150000 · $0.028889 left: bounded by job tree ${id('limited')} (limit $0.220000)`);
-    // the tree itself, and a job bounded by its own budget, say nothing more
+    // the tree itself, a job bounded by its own budget: what is left, and no bound
     await admin.goto(`${up.url}/jobs/${id('limited')}`);
-    await expect.poll(() => legend.textContent(), { timeout: 10_000 }).toBe('$0.191111 spent · limit $0.220000');
+    await expect.poll(() => legend.textContent(), { timeout: 10_000 }).toBe('$0.191111 spent · limit $0.220000 · $0.028889 left');
     expect(await admin.locator('[data-testid=budget-bound]').count()).toBe(0);
     // the tree's child paused for budget is named, linked (the view's pausedJobs)
     await expect.poll(() => admin.locator('[data-testid=paused-in-tree]').textContent(), { timeout: 10_000 }).toBe(`Paused for budget in this tree: #${id('pausedChild')}`);

@@ -12,8 +12,11 @@ import { usd } from '../format.js';
  * by how much (budget-words.ts overHeldText). `ownHeld`: on a job's own page, the room it holds
  * itself for the call a top-up resumed it for (the API's `ownHeldMicros`: not in `held`, its own
  * calls may use it), drawn after `held`: left unnamed it read as room its siblings had (fresh tester).
+ * `left`: what the job may still spend (the API's `remainingMicros`: the least room on its path),
+ * named after the limit as `flotilla budget` names it — unless `bound` or the over-held words say
+ * it already (fresh tester: the page had no left figure the CLI led with).
  */
-export function BudgetBar({ spent, reserved = 0, held = 0, ownHeld = 0, limit, bound }: { spent: number; reserved?: number; held?: number; ownHeld?: number; limit: number; bound?: { left: number; by: string; byLimit: number } }) {
+export function BudgetBar({ spent, reserved = 0, held = 0, ownHeld = 0, limit, left, bound }: { spent: number; reserved?: number; held?: number; ownHeld?: number; limit: number; left?: number; bound?: { left: number; by: string; byLimit: number } }) {
   const pct = (v: number) => `${limit > 0 ? Math.min(100, (v / limit) * 100) : 0}%`;
   const over = spent >= limit && limit > 0;
   // the job's own hold stands over the limit as others' do (a need priced again after a price rise: fresh tester)
@@ -41,6 +44,7 @@ export function BudgetBar({ spent, reserved = 0, held = 0, ownHeld = 0, limit, b
           </span>
         )}{' '}
         · limit {usd(limit)}
+        {left !== undefined && !bound && !overHeld && <span data-testid="budget-left"> · {usd(left)} left</span>}
         {overHeld && (
           <span className="warn" data-testid="budget-over-held">
             {' '}

@@ -144,6 +144,7 @@ function JobView({ id }: { id: number }) {
               reserved={budget.data.budget.reservedMicros}
               held={budget.data.budget.heldMicros ?? 0}
               ownHeld={budget.data.ownHeldMicros ?? 0}
+              left={budget.data.budget.remainingMicros}
               limit={budget.data.budget.limitMicros}
               {...(budget.data.budget.boundedBy
                 ? {
