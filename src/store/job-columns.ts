@@ -32,4 +32,5 @@ export const JOB_ROW_COLUMNS = [
   'workspace_job_id',
   'effort_tier',
   'paused_need_micros',
+  'resumed_at',
 ] as const satisfies ReadonlyArray<keyof JobsTable>;
