@@ -81,8 +81,8 @@ export const MAX_TOKENS_REQUIRED = 'max_tokens: Field required';
  * The refusal's text for a `/v1/messages` body whose `messages` is empty: Anthropic's own (400
  * `invalid_request_error` "messages: at least one message is required"). Refused here, as the
  * Chat Completions route refuses its own empty `messages` (fresh tester: the one forwarded, the
- * other refused). count_tokens is not refused for it: the gateway does not forward a body it
- * would not, and the provider answers that call without spending.
+ * other refused). `/v1/messages/count_tokens` is not refused for it: a $0 call, its rules the
+ * provider's.
  */
 export const MESSAGES_REQUIRED = 'messages: at least one message is required';
 
@@ -94,8 +94,8 @@ export const MESSAGES_REQUIRED = 'messages: at least one message is required';
 export const NOT_UTF8 = 'request body is not valid UTF-8 (RFC 8259 §8.1: JSON is UTF-8)';
 
 /**
- * The rule of `/v1/messages` the schema leaves to it (count_tokens shares the schema and takes
- * neither): its refusal's text ({@link MAX_TOKENS_REQUIRED}, {@link MESSAGES_REQUIRED}), or null.
+ * What breaks the rules `/v1/messages` adds to the schema (count_tokens shares the schema and
+ * has neither rule): the refusal's text ({@link MAX_TOKENS_REQUIRED}, {@link MESSAGES_REQUIRED}), or null.
  */
 export function messagesCallProblem(req: MessagesRequest): string | null {
   if (req.max_tokens === undefined) return MAX_TOKENS_REQUIRED;
