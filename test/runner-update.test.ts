@@ -57,6 +57,11 @@ async function activity(id: number): Promise<RunnerActivity['entries']> {
   return ((await (await t.api(`/api/runners/${id}/activity?limit=200`)).json()) as RunnerActivity).entries;
 }
 
+/** The file whose existence ends the `nap` agent's job. */
+function napRelease(): string {
+  return join(dir.path, 'nap-release');
+}
+
 async function job(id: number): Promise<Job> {
   return (await (await t.api(`/api/jobs/${id}`)).json()) as Job;
 }
@@ -86,7 +91,10 @@ beforeAll(async () => {
   const agents = join(dir.path, 'agents');
   // Each job notes the pid of the runner process that started it (its parent: setpriv execs).
   const pids = join(dir.path, 'job-parents.txt');
-  for (const [name, cmd] of [['nap', `echo nap $PPID >> ${pids}; sleep 6`], ['quick', `echo quick $PPID >> ${pids}`]] as const) {
+  // nap runs until the test releases it (at most 60 s): a fixed `sleep 6` ended, on a loaded CI
+  // machine, while the test's three CLI calls still ran, and the update ran before it was checked not to have
+  const nap = `echo nap $PPID >> ${pids}; i=0; while [ ! -e ${napRelease()} ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i+1)); done`;
+  for (const [name, cmd] of [['nap', nap], ['quick', `echo quick $PPID >> ${pids}`]] as const) {
     mkdirSync(join(agents, name), { recursive: true });
     writeFileSync(join(agents, name, 'agent.yaml'), `name: ${name}\nversion: "1"\nharness: command\ncommand: [sh, -c, ${JSON.stringify(cmd)}]\nlimits: { defaultBudgetUsd: 0.5 }\n`);
     writeFileSync(join(agents, name, 'prompt.md'), 'nap');
@@ -133,6 +141,7 @@ describe('runners update (real runner process)', () => {
     expect((await t.store.listEvents(queued.id, 0, 100)).map((e) => (e.type === 'status' ? e.data.status : e.type))).toEqual(['queued']);
 
     // The running job finishes normally, then the command runs, then the runner comes back.
+    writeFileSync(napRelease(), '');
     await waitFor('nap to succeed', async () => (await job(nap.id)).status === 'succeeded', 30_000);
     await waitFor('the update command to run', () => existsSync(marker), 30_000);
     expect(readFileSync(marker, 'utf8')).toMatch(/^installed 9\.9\.9 pid \d+\n$/);
