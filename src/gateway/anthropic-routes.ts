@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { refusePausedCall } from './job-auth.js';
+import { refusePausedCall, refusePausedWhileWaiting } from './job-auth.js';
 import { messagesTokenOf, missingTokenMessage, type CallAuth } from './call-auth.js';
 import type { Logger } from '../core/log.js';
 import type { JobRow } from '../store/types.js';
@@ -104,6 +104,7 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
    * the job left running, 429 `rate_limit_error` with retry-after (M2).
    */
   const refuse = async (ctx: CallContext, r: BudgetRefusal, worst: number, resumeNeed: number, needCall?: NeedCall): Promise<Reply> => {
+    if (r.pausedJob) return anthropicError(402, 'billing_error', await refusePausedWhileWaiting(store, ctx, r.pausedJob, 402, worst), { retry: false });
     const abandoned = abandonedWait(r);
     if (abandoned) {
       await recordRefused(ctx, abandoned.status, abandoned.refused);

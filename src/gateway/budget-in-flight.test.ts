@@ -72,8 +72,12 @@ async function runningJob(store: Store, spent: number): Promise<number> {
   return job.id;
 }
 
-/** A gateway over `store` (Anthropic and OpenAI-compatible upstream `up`) waiting `waitMs` for calls in flight; `exhausted` collects onBudgetExhausted. */
-async function gatewayOver(store: Store, upUrl: string, waitMs: number) {
+/**
+ * A gateway over `store` (Anthropic and OpenAI-compatible upstream `up`) waiting `waitMs` for
+ * calls in flight; `exhausted` collects onBudgetExhausted, which pauses the job in `store` as
+ * the control plane does (server/budget-pause.ts) when `pause` is set.
+ */
+async function gatewayOver(store: Store, upUrl: string, waitMs: number, pause = false) {
   const exhausted: JobRow[] = [];
   const app = createGateway({
     store,
@@ -90,7 +94,10 @@ async function gatewayOver(store: Store, upUrl: string, waitMs: number) {
       budgetWaitMs: waitMs,
     },
     scriptFor: async () => null,
-    onBudgetExhausted: async (job) => void exhausted.push(job),
+    onBudgetExhausted: async (job, message, needMicros, needCall) => {
+      exhausted.push(job);
+      if (pause) await store.pauseJobForBudget(job.id, job.attempt, message, Date.now(), needMicros, needCall);
+    },
   });
   const server: TestServer = await listen(app.fetch);
   const post = (path: string, body: string) =>
@@ -104,10 +111,10 @@ async function gatewayOver(store: Store, upUrl: string, waitMs: number) {
 }
 
 /** Runs `fn` with a gateway over a fresh SQLite store, a job with `spent` µ$ spent, and a held upstream. */
-function withSqlite(spent: number, waitMs: number, fn: (o: { store: Store; jobId: number; up: Awaited<ReturnType<typeof heldUpstream>>; gw: Awaited<ReturnType<typeof gatewayOver>> }) => Promise<void>) {
+function withSqlite(spent: number, waitMs: number, fn: (o: { store: Store; jobId: number; up: Awaited<ReturnType<typeof heldUpstream>>; gw: Awaited<ReturnType<typeof gatewayOver>> }) => Promise<void>, pause = false) {
   return onSqlite(async ([store]) => {
     const up = await heldUpstream();
-    const gw = await gatewayOver(store!, up.url, waitMs);
+    const gw = await gatewayOver(store!, up.url, waitMs, pause);
     try {
       await fn({ store: store!, jobId: await runningJob(store!, spent), up, gw });
     } finally {
@@ -272,6 +279,55 @@ describe('a call that does not fit even with nothing in flight', () => {
     }));
 });
 
+describe('a call waiting for calls in flight when a sibling call pauses its job for budget', () => {
+  // fresh-tester finding: two calls waiting when their job paused were served after the top-up
+  // (the job still paused, its attempt being stopped), spending the room sized for the resumed attempt
+  const small = messagesBody(CALL);
+  const big = messagesBody(7_000);
+
+  it('gets the budget error of a paused job (Anthropic 402, OpenAI 429 insufficient_quota) at once, never reserves, and a top-up does not let it through', () =>
+    withSqlite(
+      900_000,
+      20_000,
+      async ({ store, jobId, up, gw }) => {
+        expect(900_000 + worstOf(small, CALL)).toBeLessThanOrEqual(1_000_000); // one fits ...
+        expect(900_000 + 2 * worstOf(small, CALL)).toBeGreaterThan(1_000_000); // ... two do not: the second waits
+        expect(900_000 + worstOf(big, 7_000)).toBeGreaterThan(1_000_000); // out of money whatever settles: it pauses the job
+        const a = gw.post('/v1/messages', small);
+        await expect.poll(() => up.seen(), { timeout: 10_000 }).toBe(1);
+        const recorded = ledgerSpy(store);
+        const b = gw.post('/v1/messages', small);
+        const b2 = gw.post('/v1/responses', responsesBody(CALL));
+        await expect.poll(() => liveCallCount(jobId), { timeout: 5_000 }).toBe(3); // the held call and the two waiting
+        const t0 = Date.now();
+        const c = await gw.post('/v1/messages', big);
+        expect(c.status).toBe(402);
+        expect((await store.getJob(jobId))?.status).toBe('paused');
+        // the top-up comes at once (the tester's came 0.8 s after the pause)
+        await store.topUpBudget(jobId, 500_000, Date.now());
+        const [rb, rb2] = await Promise.all([b, b2]);
+        expect(rb.at - t0).toBeLessThan(5_000); // not the 20 s wait
+        expect(rb.status).toBe(402);
+        expect(rb.headers.get('x-should-retry')).toBe('false');
+        expect((JSON.parse(rb.body) as { error: { type: string; message: string } }).error).toEqual({ type: 'billing_error', message: expect.stringMatching(new RegExp(`^budget exhausted: job ${jobId} is paused for budget; `)) });
+        expect(rb2.status).toBe(429);
+        expect(rb2.headers.get('x-should-retry')).toBe('false');
+        expect((JSON.parse(rb2.body) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'insufficient_quota', message: expect.stringMatching(new RegExp(`^budget exhausted: job ${jobId} is paused for budget; `)) });
+        expect(recorded.filter((x) => x.refused !== undefined).map((x) => [x.api, x.httpStatus, x.refused]).sort()).toEqual([
+          ['anthropic-messages', 402, 'budget'],
+          ['anthropic-messages', 402, 'budget'],
+          ['openai-responses', 429, 'budget'],
+        ]);
+        up.release();
+        expect((await a).status).toBe(200);
+        expect(up.seen()).toBe(1); // only the call admitted before the pause reached the upstream
+        // all the tree spent: what it had, and the one call served (1,530 µ$); nothing reserved
+        expect(await store.getTreeBudget(jobId, Date.now())).toMatchObject({ limitMicros: 1_500_000, spentMicros: 900_000 + COST, reservedMicros: 0 });
+      },
+      true,
+    ));
+});
+
 describe('waiting across gateways', () => {
   it('two gateways over one PostgreSQL: a call waiting on one is served once the call in flight on the other settles', (ctx) =>
     onTwoPostgres(async ([s1, s2]) => {
@@ -293,6 +349,34 @@ describe('waiting across gateways', () => {
         expect((await b).status).toBe(200);
         expect([...g1.exhausted, ...g2.exhausted]).toEqual([]);
         expect(await s2!.getTreeBudget(jobId, Date.now())).toMatchObject({ spentMicros: 900_000 + 2 * COST, reservedMicros: 0 });
+      } finally {
+        up.release();
+        await g1.close();
+        await g2.close();
+        await up.close();
+      }
+    }, () => ctx.skip()));
+
+  it('two gateways over one PostgreSQL: a call waiting on one is refused as a paused job\'s once a call on the other pauses the job, and a top-up does not let it through', (ctx) =>
+    onTwoPostgres(async ([s1, s2]) => {
+      const up = await heldUpstream();
+      const g1 = await gatewayOver(s1!, up.url, 20_000, true);
+      const g2 = await gatewayOver(s2!, up.url, 20_000, true);
+      try {
+        const jobId = await runningJob(s1!, 900_000);
+        const a = g1.post('/v1/messages', messagesBody(CALL));
+        await expect.poll(() => up.seen(), { timeout: 10_000 }).toBe(1);
+        const b = g2.post('/v1/messages', messagesBody(CALL)); // waits: no settle in g2's process wakes it, its poll does
+        await new Promise((r) => setTimeout(r, 300));
+        expect((await g1.post('/v1/messages', messagesBody(7_000))).status).toBe(402); // pauses the job
+        await s1!.topUpBudget(jobId, 500_000, Date.now());
+        const rb = await b;
+        expect(rb.status).toBe(402);
+        expect((JSON.parse(rb.body) as { error: { message: string } }).error.message).toMatch(new RegExp(`^budget exhausted: job ${jobId} is paused for budget; `));
+        up.release();
+        expect((await a).status).toBe(200);
+        expect(up.seen()).toBe(1);
+        expect(await s2!.getTreeBudget(jobId, Date.now())).toMatchObject({ limitMicros: 1_500_000, spentMicros: 900_000 + COST, reservedMicros: 0 });
       } finally {
         up.release();
         await g1.close();

@@ -1,6 +1,6 @@
 import { formatMicros } from '../core/money.js';
 import type { RefusingBudget } from '../store/job-budgets.js';
-import type { JobRow, PendingCall, TreeBudget } from '../store/types.js';
+import type { JobRow, PendingCall, Store, TreeBudget } from '../store/types.js';
 import { ANY_TREE, reserve, watchSettles, type BudgetStore, type Reservation } from './budget.js';
 import { cutReason, trackCall, untrackCall, type CutReason, type LiveCall } from './live-calls.js';
 import { takesCalls } from './open-calls.js';
@@ -63,10 +63,15 @@ export interface BudgetRefusal {
   /**
    * The wait ended because the call's signal aborted: its client went away (`client_gone`: no
    * reply reaches anyone), or the gateway cut it (live-calls.ts: its job's attempt ended; the
-   * server stopping sets `stopped` too). Such a call is no refusal for calls in flight:
-   * {@link abandonedWait} says how it is recorded and answered.
+   * server stopping sets `stopped` too); or because its job's attempt stopped running while it
+   * waited (read from the store at each wake: `job_paused` when the job is paused, with
+   * {@link BudgetRefusal.pausedJob}; else `job_ended`). Such a call is no refusal for calls in
+   * flight: {@link abandonedWait} says how it is recorded and answered (`job_paused`: as a call
+   * of a paused job, with the budget error, by the route).
    */
-  cut?: CutReason | 'client_gone';
+  cut?: CutReason | 'client_gone' | 'job_paused';
+  /** With `cut: 'job_paused'`: the job as the store has it now (paused, its need and reason), for the budget error's text (job-auth.ts pausedJobMessage). */
+  pausedJob?: JobRow;
 }
 
 /**
@@ -77,6 +82,8 @@ export interface BudgetRefusal {
  * only led to a 401). The server stopping is `r.stopped` (errors.ts shuttingDown).
  */
 export function abandonedWait(r: BudgetRefusal): { status: number; refused: string; message: string } | null {
+  // a paused job's call: the route answers the budget error of a paused job (its wire format's)
+  if (r.cut === 'job_paused') return null;
   if (r.cut === 'client_gone') return { status: 0, refused: 'client_gone', message: 'the client went away while the call waited for budget room' };
   if (r.cut === 'job_ended') return { status: 502, refused: 'job_ended', message: "this call was cut while it waited for budget room: its job's attempt ended (cancelled, lost, finished or retried), and its token no longer authenticates" };
   return null;
@@ -86,6 +93,26 @@ export function abandonedWait(r: BudgetRefusal): { status: number; refused: stri
 function cutOf(signal: CallSignal): CutReason | 'client_gone' {
   return cutReason(signal) ?? 'client_gone';
 }
+
+/**
+ * How the attempt of `job` stands now, read from the store after a wait: null while it still
+ * runs (or the store cannot say: no `getJob`), else the job's row, paused (`paused`: for budget,
+ * or resumed by a top-up and waiting for the stopped process to exit) or ended or moved on to a
+ * newer attempt (`ended`). A call of a job a sibling call paused for budget waited on, and a top-up
+ * then let it through: it spent the room the top-up was sized for, meant for the resumed attempt
+ * (fresh-tester finding); the attempt being stopped must spend nothing more.
+ */
+async function attemptStopped(store: WaitStore, job: JobRow): Promise<{ paused: JobRow } | 'ended' | null> {
+  if (!store.getJob) return null;
+  const now = await store.getJob(job.id);
+  if (now === null) return 'ended';
+  if (now.attempt !== job.attempt) return 'ended';
+  if (now.status === 'running' || now.status === 'assigned') return null;
+  return now.status === 'paused' ? { paused: now } : 'ended';
+}
+
+/** The store {@link reserveOrWait} uses: budget.ts's, and the job's row when it can read it (a waiting call checks its attempt still runs). */
+export type WaitStore = BudgetStore & Partial<Pick<Store, 'getJob'>>;
 
 /** Options of {@link reserveOrWait}. */
 export interface WaitOptions {
@@ -103,11 +130,12 @@ export interface WaitOptions {
 /**
  * Reserves `worst` µ$ for a call of `job` (budget.ts reserve), waiting up to `o.waitMs` while
  * the only obstacle is other calls in flight (see the module comment). Stops waiting when the
- * client goes away (`o.signal` aborted).
+ * client goes away (`o.signal` aborted), and when its job's attempt no longer runs at a wake
+ * (paused for budget: `cut` `job_paused`; ended, or a newer attempt: `job_ended`).
  * @returns the reservation, or the refusal: `inFlight` true when, at the end of the wait (or
  *   when the client left), the call still fits the budget but for the calls in flight.
  */
-export async function reserveOrWait(store: BudgetStore, job: JobRow, worst: number, o: WaitOptions): Promise<Reservation | BudgetRefusal> {
+export async function reserveOrWait(store: WaitStore, job: JobRow, worst: number, o: WaitOptions): Promise<Reservation | BudgetRefusal> {
   const waitMs = Math.max(0, o.waitMs ?? DEFAULT_IN_FLIGHT_WAIT_MS);
   const deadline = o.now + waitMs;
   let now = o.now;
@@ -133,6 +161,11 @@ export async function reserveOrWait(store: BudgetStore, job: JobRow, worst: numb
       await settleOrTimeout(store, job.rootId, Math.min(deadline - now, o.pollMs ?? IN_FLIGHT_POLL_MS), o.signal);
       // the client went away, or the gateway cut the call (its job ended, the server stops) while it waited
       if (o.signal?.aborted) return takesCalls(store) ? { ...held, inFlight, cut: cutOf(o.signal) } : { ...held, inFlight, stopped: true, cut: cutOf(o.signal) };
+      // its job paused for budget (a sibling call did not fit) or its attempt ended meanwhile,
+      // perhaps through another replica: it never reserves, whatever room a top-up made
+      const stopped = await attemptStopped(store, job);
+      if (stopped === 'ended') return { ...held, inFlight, cut: 'job_ended' };
+      if (stopped !== null) return { ...held, inFlight, cut: 'job_paused', pausedJob: stopped.paused };
       now = Date.now();
     }
   } finally {

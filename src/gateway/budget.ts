@@ -151,9 +151,13 @@ export async function reserve(store: BudgetStore, job: JobRow, worst: number, no
 /** The tree id {@link watchSettles}'s watchers are woken with by {@link wakeBudgetWaiters}: every tree (ids start at 1). */
 export const ANY_TREE = 0;
 
-/** Wakes every call of `store` waiting for budget (budget-wait.ts), as a settle of its tree would: a stopping server's (gateway.ts drain). */
-export function wakeBudgetWaiters(store: object): void {
-  notifySettled(store, ANY_TREE);
+/**
+ * Wakes the calls of `store` waiting for budget (budget-wait.ts) on tree `rootId` (default
+ * {@link ANY_TREE}: every tree), as a settle of their tree would: a stopping server's (gateway.ts
+ * drain), a job this process just paused for budget (its waiting calls then find it paused).
+ */
+export function wakeBudgetWaiters(store: object, rootId = ANY_TREE): void {
+  notifySettled(store, rootId);
 }
 
 /** Per store: what runs after each settle of one of its trees ({@link watchSettles}). */

@@ -22,7 +22,7 @@ import type { ModelScript } from './script.js';
 
 /** The Store methods the gateway uses (a full `Store` fits). */
 export type GatewayStore = Pick<Store, 'findJobByTokenHash' | 'recordModelCall' | 'reserveBudget' | 'settleBudget' | 'listModelRoutes' | 'listModelPrices'> &
-  Partial<Pick<Store, 'findPausedJobByTokenHash' | 'getTreeBudget' | 'getJobBudget' | 'writesInTurnOrder' | 'budgetResumeHolds'>>;
+  Partial<Pick<Store, 'findPausedJobByTokenHash' | 'getJob' | 'getTreeBudget' | 'getJobBudget' | 'writesInTurnOrder' | 'budgetResumeHolds'>>;
 
 /** Options of {@link createGateway}. */
 export interface GatewayOptions {
@@ -184,6 +184,9 @@ export function createGateway(opts: GatewayOptions): Gateway {
     } catch (err) {
       log.error('gateway: budget-exhausted handler failed', { job: job.id, error: (err as Error).message });
     }
+    // the job's calls waiting for budget room look at it now, not at their next poll: paused,
+    // its attempt spends nothing more (budget-wait.ts)
+    wakeBudgetWaiters(store, job.rootId);
   };
 
   /** The control plane's `onResumedCallRecorded`, not awaited (errors logged). */

@@ -113,3 +113,19 @@ export async function refusePausedCall(store: BudgetStore & Partial<Pick<Store, 
   ctx.log.info('gateway: refused a call of a job paused for budget', { job: ctx.job.id, root: ctx.job.rootId });
   return message;
 }
+
+/**
+ * Refuses a call that waited for budget room (budget-wait.ts) while its job was paused for
+ * budget, by a sibling call that did not fit or through another replica: as a call of a paused
+ * job ({@link refusePausedCall}), recorded as refused (`httpStatus`: the wire format's budget
+ * status, reason `budget`) under the call's own model and attempt (`ctx`, parsed), its text
+ * {@link pausedJobMessage} of `paused` (the job as the store has it now: its need, its pause).
+ * `worstMicros`: this call's worst case, the room looked for when the pause has no need.
+ * Returns the message for the wire format's budget error.
+ */
+export async function refusePausedWhileWaiting(store: BudgetStore & Partial<Pick<Store, 'budgetResumeHolds'>>, ctx: CallContext, paused: JobRow, httpStatus: number, worstMicros: number): Promise<string> {
+  const message = await pausedJobMessage(store, paused, Date.now(), worstMicros);
+  await recordRefused(ctx, httpStatus, 'budget');
+  ctx.log.info('gateway: refused a call that waited for budget room: its job was paused for budget meanwhile', { job: ctx.job.id, root: ctx.job.rootId });
+  return message;
+}

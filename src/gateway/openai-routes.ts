@@ -1,5 +1,5 @@
 import { isUtf8 } from 'node:buffer';
-import { refusePausedCall } from './job-auth.js';
+import { refusePausedCall, refusePausedWhileWaiting } from './job-auth.js';
 import { CallAuth, missingTokenMessage, openaiTokenOf } from './call-auth.js';
 import { providerNotConfiguredMessage, shuttingDown, wrongFormatMessage } from './errors.js';
 import type { Logger } from '../core/log.js';
@@ -197,6 +197,7 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
         await recordRefused(ctx, 503, 'shutting_down');
         return shuttingDown(request.path);
       }
+      if (held.pausedJob) return openaiBudgetError(await refusePausedWhileWaiting(d.store, ctx, held.pausedJob, 429, worst.micros));
       const abandoned = abandonedWait(held);
       if (abandoned) {
         await recordRefused(ctx, abandoned.status, abandoned.refused);
