@@ -129,6 +129,28 @@ describe('a --server that is not the Flotilla control plane', () => {
     }
   });
 
+  it("the local admin token (FLOTILLA_DATA's admin-token) goes only to the server of that data folder: a mistyped port to another local service never sees it (fresh-tester finding)", async () => {
+    const seen: Array<string | undefined> = [];
+    const sniffer = createServer((req, res) => {
+      seen.push(req.headers.authorization);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+    });
+    await new Promise<void>((r) => sniffer.listen(0, '127.0.0.1', r));
+    const sniffUrl = `http://127.0.0.1:${(sniffer.address() as AddressInfo).port}`;
+    try {
+      const r = await cli(['jobs'], { FLOTILLA_DATA: t.dataDir, FLOTILLA_SERVER: sniffUrl });
+      expect(r.code).toBe(1);
+      expect(r.err).toMatch(new RegExp(`^flotilla: the server at ${sniffUrl.replace(/\./g, '\\.')} did not show that it holds the admin token in \\S+admin-token .*so the token was not sent`));
+      expect(seen).toEqual([undefined]); // the one /healthz probe, with no Authorization
+      // the data folder's own server: served with that token
+      const ok = await cli(['jobs', '--json'], { FLOTILLA_DATA: t.dataDir, FLOTILLA_SERVER: t.url });
+      expect(ok.code).toBe(0);
+      expect(Array.isArray(JSON.parse(ok.out).jobs)).toBe(true);
+    } finally {
+      await new Promise<void>((r) => sniffer.close(() => r()));
+    }
+  });
+
   it('https:// to a plain-HTTP port: "TLS handshake failed: is the server https?", one line', async () => {
     const https = t.url.replace(/^http:/, 'https:');
     const r = await cli(['jobs', '--server', https, '--token', t.admin]);

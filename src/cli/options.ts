@@ -6,6 +6,7 @@ import { MAX_ID, PLAIN_DECIMAL, RoleName, RunnerName, parseLabelList, type Label
 import { FlotillaClient } from '../client/index.js';
 import { makeDir, MakeDirError } from '../core/make-dir.js';
 import { cutEcho } from '../protocol/echo.js';
+import { adminTokenCheck } from '../core/tokens.js';
 
 /** Default control-plane URL when neither `--server` nor `FLOTILLA_SERVER` is given. */
 export const DEFAULT_SERVER = 'http://127.0.0.1:8787';
@@ -373,8 +374,12 @@ export function isLoopbackUrl(url: string): boolean {
 /**
  * The API token: `--token`, else `FLOTILLA_TOKEN`, else the contents of `<data>/admin-token`
  * — the last only when the server is on this machine (loopback), so the local admin token is
- * never sent to another host. A token or data folder given but empty is refused ({@link refuseEmpty}).
- * @throws CliError saying where it looked; exit 2 for an empty `--token`/FLOTILLA_TOKEN or `--data`/FLOTILLA_DATA.
+ * never sent to another host, and only to a server that shows it holds that token
+ * ({@link serverHoldsToken}: a mistyped port reaching another local service got the admin token
+ * in its Authorization header, a fresh tester's finding). A token or data folder given but empty
+ * is refused ({@link refuseEmpty}).
+ * @throws CliError saying where it looked, or that the server did not show it holds the local
+ *   token (exit 1); exit 2 for an empty `--token`/FLOTILLA_TOKEN or `--data`/FLOTILLA_DATA.
  */
 export async function resolveToken(opts: { token?: string; data: string }, serverUrl: string = DEFAULT_SERVER): Promise<string> {
   // Given but empty (`FLOTILLA_TOKEN=$UNSET_VAR`) never falls back to the local admin token.
@@ -385,15 +390,50 @@ export async function resolveToken(opts: { token?: string; data: string }, serve
   if (!isLoopbackUrl(serverUrl)) {
     throw new CliError(`no API token for ${serverUrl}: pass --token or set FLOTILLA_TOKEN (the local ${file} is only used for a server on this machine)`);
   }
+  let t = '';
   try {
-    const t = (await readFile(file, 'utf8')).trim();
-    if (t) return t;
+    t = (await readFile(file, 'utf8')).trim();
   } catch {
     // fall through
+  }
+  if (t) {
+    if ((await serverHoldsToken(serverUrl, t)) === 'no') {
+      throw new CliError(
+        `the server at ${serverUrl} did not show that it holds the admin token in ${file} (its GET /healthz gave no matching adminTokenCheck), so the token was not sent: it is another service on that port, a Flotilla server of another data folder, or one whose admin token was revoked; check --server / FLOTILLA_SERVER and --data / FLOTILLA_DATA, or pass --token / FLOTILLA_TOKEN`,
+      );
+    }
+    return t;
   }
   throw new CliError(
     `no API token: pass --token, set FLOTILLA_TOKEN, or run \`flotilla up\` on this machine (it writes ${file}; a server started with \`--data DIR\` writes DIR/admin-token, read it with --data DIR or FLOTILLA_DATA=DIR)`,
   );
+}
+
+/** How long the CLI waits for a local server's `GET /healthz` ({@link serverHoldsToken}), ms. */
+const HOLDS_TOKEN_TIMEOUT_MS = 10_000;
+
+/**
+ * Whether the server at `serverUrl` shows that it holds `token` (a local data folder's admin
+ * token) without the token being sent: its public `GET /healthz` answers JSON whose
+ * `adminTokenCheck` is core/tokens.ts adminTokenCheck(token). `'unreachable'` when nothing
+ * answers within {@link HOLDS_TOKEN_TIMEOUT_MS} (the command's own request then fails reaching
+ * it, and says so); `'no'` for any other answer (not JSON, no check, another check).
+ */
+export async function serverHoldsToken(serverUrl: string, token: string): Promise<'yes' | 'no' | 'unreachable'> {
+  let res: Response;
+  try {
+    res = await fetch(serverUrl.replace(/\/+$/, '') + '/healthz', { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(HOLDS_TOKEN_TIMEOUT_MS), redirect: 'manual' });
+  } catch {
+    return 'unreachable';
+  }
+  let body: unknown;
+  try {
+    body = await res.json();
+  } catch {
+    return 'no';
+  }
+  const check = body !== null && typeof body === 'object' ? (body as { adminTokenCheck?: unknown }).adminTokenCheck : undefined;
+  return typeof check === 'string' && check === adminTokenCheck(token) ? 'yes' : 'no';
 }
 
 /**

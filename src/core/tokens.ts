@@ -28,3 +28,16 @@ export function newToken(kind: TokenKind): string {
 export function hashToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
 }
+
+/**
+ * What a server shows, on its public `GET /healthz` (`adminTokenCheck`), to prove that it holds
+ * the admin token of its data folder (`<data>/admin-token`) without anyone sending it: SHA-256
+ * of a fixed label and the token's own hash ({@link hashToken}), lowercase hex (64 chars). The
+ * CLI computes it from the file before sending that token to a server on this machine
+ * (cli/options.ts resolveToken): a mistyped port reaching some other local service got the
+ * admin token in its Authorization header (fresh-tester finding). Nothing is learnt from it: the
+ * token is 256 random bits, and a token's hash does not authenticate (the server hashes what it gets).
+ */
+export function adminTokenCheck(token: string): string {
+  return createHash('sha256').update(`flotilla admin-token check\n${hashToken(token)}`, 'utf8').digest('hex');
+}

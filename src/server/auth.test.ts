@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, readFile, rm, stat, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -77,7 +78,9 @@ describe('API authentication', () => {
   it('/healthz and /openapi.json are public', async () => {
     const h = await t.api('/healthz', { token: null });
     expect(h.status).toBe(200);
-    expect(await h.json()).toEqual({ ok: true, store: 'sqlite' });
+    // the check of the data folder's admin token (core/tokens.ts), worked out here from its definition
+    const sha = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
+    expect(await h.json()).toEqual({ ok: true, store: 'sqlite', adminTokenCheck: sha(`flotilla admin-token check\n${sha(t.admin)}`) });
     expect((await t.api('/openapi.json', { token: null })).status).toBe(200);
   });
 

@@ -29,6 +29,8 @@ export interface ServerContext {
   newRunnerHoldMs?: number;
   /** How long a resumed job still queued holds its budget room, ms (gateway config budgetHoldMs; default server/budget-sweep.ts BUDGET_HOLD_MS): the budget view's `lapsesAt`. */
   budgetHoldMs?: number;
+  /** core/tokens.ts adminTokenCheck of this server's data-folder admin token, when it has a valid one: `GET /healthz` shows it. */
+  adminTokenCheck?: string;
   sse: {
     /** Comment line interval keeping idle streams open (default 15000). */
     heartbeatMs: number;

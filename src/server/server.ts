@@ -1,3 +1,4 @@
+import { adminTokenCheck } from '../core/tokens.js';
 import { checkServerEnv } from './env-check.js';
 import { assertReachablePort } from './blocked-ports.js';
 import { cancelOneJob } from './cancel-tree.js';
@@ -203,6 +204,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     newRunnerHoldMs: opts.newRunnerHoldMs ?? 0,
     ...(opts.gateway.budgetHoldMs !== undefined ? { budgetHoldMs: opts.gateway.budgetHoldMs } : {}),
     ...(opts.treeLimits ? { treeLimits: opts.treeLimits } : {}),
+    ...(adminToken !== null ? { adminTokenCheck: adminTokenCheck(adminToken) } : {}),
     sse: { heartbeatMs: 15000, pollMs: 1000, open: new Set() },
   };
   const tasks = new TaskEngine(ctx, opts.taskPollMs ?? 1000);

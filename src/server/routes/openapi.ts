@@ -317,7 +317,11 @@ export function buildOpenApi(): Json {
       },
     },
     '/healthz': {
-      get: { summary: 'Liveness', security: [], responses: { 200: ok('healthy', { type: 'object' }), 503: { description: 'store unavailable' } } },
+      get: {
+        summary: "Liveness; `adminTokenCheck`: SHA-256 hex of `flotilla admin-token check\\n` + the SHA-256 hex of this server's data-folder admin token, when it has a valid one (the CLI checks it before sending that token)",
+        security: [],
+        responses: { 200: ok('healthy', { type: 'object', properties: { ok: { type: 'boolean' }, store: { type: 'string', enum: ['sqlite', 'postgres'] }, adminTokenCheck: { type: 'string' } } }), 503: { description: 'store unavailable' } },
+      },
     },
     '/openapi.json': {
       get: { summary: 'This document', security: [], responses: { 200: ok('OpenAPI 3.1 document', { type: 'object' }) } },
