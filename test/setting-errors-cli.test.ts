@@ -5,7 +5,7 @@
  * every other blank setting is refused, and a bad tree limit was found only after the database
  * had been opened and migrated (findings of stop 28's testers). The built CLI as a process.
  */
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -72,6 +72,17 @@ describe('bad settings stop the server with exit 2', () => {
     } finally {
       await new Promise<void>((r) => busy.close(() => r()));
     }
+  });
+
+  it('run --local on a data folder another live process holds: exit 1 with what to do, and no model line first (fresh-tester finding)', async () => {
+    const data = join(dir.path, 'held');
+    mkdirSync(data, { recursive: true });
+    // held by PID 1, which lives as long as this machine (its start time from /proc: the lock's own check)
+    const start = readFileSync('/proc/1/stat', 'utf8');
+    writeFileSync(join(data, 'flotilla.lock'), `1 ${start.slice(start.lastIndexOf(')') + 2).split(' ')[19]}\n`);
+    const run = await runFlotilla(['run', '--local', 'test-fixer', '{"repo":"examples/calc"}', '--data', data]);
+    expect([run.code, run.out, run.err]).toEqual([1, '', `flotilla: data folder ${data} is in use by process 1 (is \`flotilla up\` running on it? then use \`flotilla run\` without --local, or give --data another folder)\n`]);
+    expect(existsSync(join(data, 'flotilla.db'))).toBe(false);
   });
 
   it('a bad tree limit is found before the database is made; run --local ends the same way', async () => {

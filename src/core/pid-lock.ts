@@ -74,6 +74,18 @@ export function lockPidFile(file: string, inUse: (pid: number, self: boolean) =>
 }
 
 /**
+ * The pid of the live process holding lock `file` (this one, when it holds it itself), or null
+ * when nobody does (no file, or its process gone: {@link lockPidFile} would take it over).
+ * Reads only: a check before a slow start, which takes the lock itself (cli/local/run-local.ts).
+ */
+export function pidFileHolder(file: string): number | null {
+  const { pid, startTime } = lockHolder(file);
+  if (pid === null) return null;
+  if (pid === process.pid) return held.has(file) ? pid : null;
+  return holderAlive(pid, startTime) ? pid : null;
+}
+
+/**
  * The start time of process `pid` (field 22 of /proc/PID/stat, clock ticks since boot), or null
  * when it cannot be read (no such process, not Linux). With the pid it names one process for
  * good: a later process with the same pid has another start time.

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { processStartTime } from '../core/pid-lock.js';
 import { makeZombie } from '../core/test-zombie.js';
-import { lockDataFolder } from './lock.js';
+import { dataFolderInUse, lockDataFolder } from './lock.js';
 
 describe.runIf(existsSync('/proc/self'))('lockDataFolder', () => {
   it('a zombie holder (with or without its start time) holds nothing', async () => {
@@ -28,6 +28,20 @@ describe.runIf(existsSync('/proc/self'))('lockDataFolder', () => {
     } finally {
       parent.kill('SIGKILL');
     }
+  });
+
+  it('dataFolderInUse reads who holds it, taking nothing: a live process (its message), nobody or a stale holder (null)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flotilla-dl-'));
+    expect(dataFolderInUse(dir)).toBeNull(); // no lock file
+    writeFileSync(join(dir, 'flotilla.lock'), `1 ${processStartTime(1)}\n`);
+    expect(dataFolderInUse(dir)).toBe(`data folder ${dir} is in use by process 1`);
+    expect(readFileSync(join(dir, 'flotilla.lock'), 'utf8')).toBe(`1 ${processStartTime(1)}\n`); // left as it was
+    writeFileSync(join(dir, 'flotilla.lock'), `1 123\n`); // pid 1 with another start time: gone
+    expect(dataFolderInUse(dir)).toBeNull();
+    const l = lockDataFolder(dir);
+    expect(dataFolderInUse(dir)).toBe(`data folder ${dir} is in use by process ${process.pid} (this process)`);
+    l.release();
+    expect(dataFolderInUse(dir)).toBeNull();
   });
 
   it('a live holder keeps it; its pid with another start time is another process', () => {

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { lockPidFile, type PidLock } from '../core/pid-lock.js';
+import { lockPidFile, pidFileHolder, type PidLock } from '../core/pid-lock.js';
 
 /** A held data-folder lock. `release()` is idempotent. */
 export type FolderLock = PidLock;
@@ -14,5 +14,17 @@ export type FolderLock = PidLock;
  */
 export function lockDataFolder(dir: string): FolderLock {
   const abs = path.resolve(dir);
-  return lockPidFile(path.join(abs, 'flotilla.lock'), (pid, self) => `data folder ${abs} is in use by process ${pid}${self ? ' (this process)' : ''}`);
+  return lockPidFile(path.join(abs, 'flotilla.lock'), (pid, self) => inUseMessage(abs, pid, self));
+}
+
+const inUseMessage = (abs: string, pid: number, self: boolean) => `data folder ${abs} is in use by process ${pid}${self ? ' (this process)' : ''}`;
+
+/**
+ * {@link lockDataFolder}'s refusal, when a live process holds data folder `dir` now (the same
+ * text), else null: read only, nothing taken (a command says so before its slow start).
+ */
+export function dataFolderInUse(dir: string): string | null {
+  const abs = path.resolve(dir);
+  const pid = pidFileHolder(path.join(abs, 'flotilla.lock'));
+  return pid === null ? null : inUseMessage(abs, pid, pid === process.pid);
 }

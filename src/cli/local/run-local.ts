@@ -5,6 +5,10 @@ import { loadGatewayConfig } from '../../gateway/config.js';
 import { loadGatewaySettings } from '../../gateway/config-file.js';
 import { CliError } from '../options.js';
 import { cliLogger, modelLine, startLocalStack } from './stack.js';
+import { dataFolderInUse } from '../../store/lock.js';
+
+/** The error of a data folder in use (`msg`: store/lock.ts's text), with what to do instead. */
+const inUse = (msg: string) => new CliError(`${msg} (is \`flotilla up\` running on it? then use \`flotilla run\` without --local, or give --data another folder)`);
 
 /**
  * `flotilla run --local`: starts a store in the data folder, a server on an ephemeral port of
@@ -22,6 +26,10 @@ export async function runLocal(p: RunLocalParams): Promise<number> {
   const log = cliLogger(process.env, 'warn', (line) => void io.stderr.write(line));
   // flotilla.yaml (or FLOTILLA_CONFIG) `gateway:` section over the environment, as `flotilla up` reads it (stack.ts)
   const gateway = loadGatewaySettings(process.env, loadGatewayConfig);
+  // A data folder in use is refused before anything is said (a fresh tester was told which
+  // model a run that never started would use); the lock itself is taken by the store below.
+  const busy = dataFolderInUse(p.data);
+  if (busy) throw inUse(busy);
   // Said first, before the store, server and runner start (about a second). Not with --json:
   // stdout is the job's JSON lines and stderr, on a failure, exactly one JSON error line (README).
   if (!json) {
@@ -43,9 +51,7 @@ export async function runLocal(p: RunLocalParams): Promise<number> {
     });
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);
-    if (/in use by process/.test(msg)) {
-      throw new CliError(`${msg} (is \`flotilla up\` running on it? then use \`flotilla run\` without --local, or give --data another folder)`);
-    }
+    if (/in use by process/.test(msg)) throw inUse(msg);
     throw err;
   }
   try {
