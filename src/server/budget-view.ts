@@ -13,11 +13,9 @@ import { iso } from './views.js';
  * The sweep lapses it at its first pass after then (every 10 s): a fresh tester read "15 min by
  * default" from a server set to 15 s, with nothing to say when this job's would lapse.
  */
-async function holderView(store: Pick<Store, 'getJob'>, h: { jobId: number; status: string; heldMicros: number }, holdMs: number): Promise<BudgetHolder> {
+function holderView(h: { jobId: number; status: string; heldMicros: number; resumedAt?: number | null }, holdMs: number): BudgetHolder {
   const view: BudgetHolder = { jobId: h.jobId, status: h.status as JobStatus, heldMicros: h.heldMicros };
-  if (h.status !== 'queued') return view;
-  const resumedAt = (await store.getJob(h.jobId))?.resumedAt;
-  if (resumedAt != null) view.lapsesAt = iso(resumedAt + holdMs);
+  if (h.status === 'queued' && h.resumedAt != null) view.lapsesAt = iso(h.resumedAt + holdMs);
   return view;
 }
 
@@ -60,5 +58,5 @@ export async function budgetViewOf(store: BudgetPathStore & Pick<Store, 'listBud
   // a child's view of a tree whose root has ended: that tree takes no top-up (tester finding: only the root's view said so)
   const root = job.rootId !== job.id ? await store.getJob(job.rootId) : null;
   const rootEnded = root && isTerminal(root.status) ? { rootStatus: root.status } : {};
-  return { jobId: job.id, jobStatus: job.status, ...rootEnded, budget, pausedJobs, resumed, ...(resumeNeeds ? { resumeNeeds } : {}), ...(holders.length ? { holders: await Promise.all(holders.map((h) => holderView(store, h, holdMs))) } : {}), ...(own > 0 ? { ownHeldMicros: own } : {}) };
+  return { jobId: job.id, jobStatus: job.status, ...rootEnded, budget, pausedJobs, resumed, ...(resumeNeeds ? { resumeNeeds } : {}), ...(holders.length ? { holders: holders.map((h) => holderView(h, holdMs)) } : {}), ...(own > 0 ? { ownHeldMicros: own } : {}) };
 }

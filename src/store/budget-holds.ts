@@ -1,5 +1,5 @@
 import { sql, type Kysely, type Transaction } from 'kysely';
-import { num } from './codec.js';
+import { num, numOrNull } from './codec.js';
 import { assertInt, type StoreCtx } from './ctx.js';
 import { BUDGET_RESUME_PENDING, hold, mayResumeForBudget, pathBudgets, pausedNeedMicros, withHolds, type BudgetHolds } from './budget-resume.js';
 import type { Database } from './schema.js';
@@ -45,11 +45,16 @@ export async function lockTree(trx: Db, rootId: number): Promise<void> {
   await trx.updateTable('tree_budgets').set({ updated_at: sql<number>`updated_at` }).where('root_id', '=', rootId).execute();
 }
 
-/** A holder of its tree's budget room (see the top of this file): job id, status, and the room it holds on every budget of its path, µ$. */
+/**
+ * A holder of its tree's budget room (see the top of this file): job id, status, the room it
+ * holds on every budget of its path, µ$, and when a top-up last resumed it (`jobs.resumed_at`,
+ * epoch ms; null for a job resumed before 0028): a queued holder's hold lapses that long after.
+ */
 export interface BudgetHolder {
   jobId: number;
   status: string;
   heldMicros: number;
+  resumedAt: number | null;
 }
 
 /**
@@ -63,7 +68,7 @@ export interface BudgetHolder {
 export async function listHolders(db: Db, where: { rootId: number } | { jobId: number }, admitted = false): Promise<BudgetHolder[]> {
   const rows = await db
     .selectFrom('jobs')
-    .select(['id', 'root_id', 'error', 'paused_need_micros', 'status'])
+    .select(['id', 'root_id', 'error', 'paused_need_micros', 'status', 'resumed_at'])
     .where('rootId' in where ? 'root_id' : 'id', '=', 'rootId' in where ? where.rootId : where.jobId)
     .where((eb) =>
       eb.or([
@@ -79,7 +84,7 @@ export async function listHolders(db: Db, where: { rootId: number } | { jobId: n
     )
     .orderBy('id')
     .execute();
-  return rows.map((j) => ({ jobId: num(j.id), status: j.status, heldMicros: Math.max(1, pausedNeedMicros(j) ?? 1) }));
+  return rows.map((j) => ({ jobId: num(j.id), status: j.status, heldMicros: Math.max(1, pausedNeedMicros(j) ?? 1), resumedAt: numOrNull(j.resumed_at) }));
 }
 
 /**

@@ -134,9 +134,10 @@ export interface LedgerStore {
   /**
    * The jobs of tree `rootId` holding budget room (store/budget-holds.ts listHolders: resumed and
    * not called yet, or a granted resume waiting for its exit), ascending id, each with its
-   * status and the room it holds on every budget of its path, µ$.
+   * status, the room it holds on every budget of its path, µ$, and when a top-up last resumed it
+   * (epoch ms, null before 0028).
    */
-  listBudgetHolders(rootId: number): Promise<{ jobId: number; status: string; heldMicros: number }[]>;
+  listBudgetHolders(rootId: number): Promise<{ jobId: number; status: string; heldMicros: number; resumedAt: number | null }[]>;
   /** Budget-paused jobs of the tree (only `jobIds` when given) → `queued` with resumeSessionId = their sessionId. Returns them. */
   resumeBudgetPausedJobs(rootId: number, now: number, jobIds?: readonly number[]): Promise<JobRow[]>;
   /**
