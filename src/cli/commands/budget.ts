@@ -182,7 +182,10 @@ export function describeBudget(v: BudgetView, added?: number, jobStatus?: JobSta
     // a child of a tree whose root ended: the root's view said so, the child's did not (tester finding)
     lines.push(`ended:     job tree ${b.rootId} has ended (its root job ${b.rootId} is ${v.rootStatus}): the tree spends nothing more, and its budget takes no top-up`);
   }
-  if (jobStatus === 'paused' && endReason === RESUME_PENDING) lines.push(`paused:    job ${v.jobId} resumes as soon as its stopped process has exited (no top-up needed)`);
+  // unless that process ends the job itself: a harness exiting 0 while being stopped ends it succeeded (server/paused-exit.ts; fresh tester: "resumed" for a job that then succeeded)
+  if (jobStatus === 'paused' && endReason === RESUME_PENDING) {
+    lines.push(`paused:    job ${v.jobId} resumes as soon as its stopped process has exited (no top-up needed), unless that process ends the job first: one that exits 0 while it is being stopped ends it succeeded, its work done, and nothing of the top-up is spent`);
+  }
   // a tree whose root ended takes no top-up (the `ended:` line says so): no advice to top up (fresh tester: both showed)
   else if (jobStatus === 'paused' && v.rootStatus === undefined) lines.push(pausedLine(v));
   // the tree's other jobs waiting for budget (a root's view said nothing of them: tester finding)
