@@ -182,6 +182,11 @@ describe.skipIf(!ready.ok)('dashboard in Chromium', () => {
     const job = await up.admin.createJob({ agent: 'hello-py', input: {} });
     await new Promise((r) => setTimeout(r, 3000));
     expect((await up.admin.getJob(job.id)).status).toBe('queued');
+    // its page says why it waits, as `flotilla jobs show` does (the dispatcher's note names the held runner and its hold's end)
+    await page.goto(`${up.url}/jobs/${job.id}`);
+    await expect
+      .poll(() => page.locator('[data-testid=job-waiting]').textContent(), { timeout: 10_000 })
+      .toBe(`every connected runner that matches this job is on hold (${runner.name} until ${new Date(until).toISOString()}), waiting`);
 
     await page.goto(`${up.url}/runners/${runner.id}`);
     await page.click('[data-testid=resume]');

@@ -106,6 +106,13 @@ function JobView({ id }: { id: number }) {
             <dd>
               <RunnerName id={j.runnerId} />
             </dd>
+            {j.status === 'queued' && j.waiting && (
+              <>
+                {/* why a queued job still waits (the API's note: no runner matches, every one held or busy, its session's runner offline), as `flotilla jobs show` says */}
+                <dt>Waiting</dt>
+                <dd data-testid="job-waiting">{j.waiting}</dd>
+              </>
+            )}
             <dt>Created</dt>
             <dd>{when(j.createdAt)}</dd>
             <dt>Started</dt>
