@@ -328,60 +328,61 @@ describe('a call waiting for calls in flight when a sibling call pauses its job 
     ));
 });
 
+/** Runs `fn` with two gateways (each over its own store of one PostgreSQL database) and a held upstream; skipped without PostgreSQL. */
+function withTwoGateways(
+  skip: () => void,
+  pause: boolean,
+  fn: (o: { s1: Store; s2: Store; up: Awaited<ReturnType<typeof heldUpstream>>; g1: Awaited<ReturnType<typeof gatewayOver>>; g2: Awaited<ReturnType<typeof gatewayOver>> }) => Promise<void>,
+) {
+  return onTwoPostgres(async ([s1, s2]) => {
+    const up = await heldUpstream();
+    const g1 = await gatewayOver(s1!, up.url, 20_000, pause);
+    const g2 = await gatewayOver(s2!, up.url, 20_000, pause);
+    try {
+      await fn({ s1: s1!, s2: s2!, up, g1, g2 });
+    } finally {
+      up.release();
+      await g1.close();
+      await g2.close();
+      await up.close();
+    }
+  }, skip);
+}
+
 describe('waiting across gateways', () => {
   it('two gateways over one PostgreSQL: a call waiting on one is served once the call in flight on the other settles', (ctx) =>
-    onTwoPostgres(async ([s1, s2]) => {
-      const up = await heldUpstream();
-      const g1 = await gatewayOver(s1!, up.url, 20_000);
-      const g2 = await gatewayOver(s2!, up.url, 20_000);
-      try {
-        const jobId = await runningJob(s1!, 900_000);
-        const body = messagesBody(CALL);
-        const a = g1.post('/v1/messages', body);
-        await expect.poll(() => up.seen(), { timeout: 10_000 }).toBe(1);
-        const b = g2.post('/v1/messages', body);
-        await new Promise((r) => setTimeout(r, 400));
-        expect(up.seen()).toBe(1);
-        up.release();
-        expect((await a).status).toBe(200);
-        await expect.poll(() => up.seen(), { timeout: 10_000 }).toBe(2); // seen by polling: no settle in g2's process
-        up.release();
-        expect((await b).status).toBe(200);
-        expect([...g1.exhausted, ...g2.exhausted]).toEqual([]);
-        expect(await s2!.getTreeBudget(jobId, Date.now())).toMatchObject({ spentMicros: 900_000 + 2 * COST, reservedMicros: 0 });
-      } finally {
-        up.release();
-        await g1.close();
-        await g2.close();
-        await up.close();
-      }
-    }, () => ctx.skip()));
+    withTwoGateways(() => ctx.skip(), false, async ({ s1, s2, up, g1, g2 }) => {
+      const jobId = await runningJob(s1, 900_000);
+      const body = messagesBody(CALL);
+      const a = g1.post('/v1/messages', body);
+      await expect.poll(() => up.seen(), { timeout: 10_000 }).toBe(1);
+      const b = g2.post('/v1/messages', body);
+      await new Promise((r) => setTimeout(r, 400));
+      expect(up.seen()).toBe(1);
+      up.release();
+      expect((await a).status).toBe(200);
+      await expect.poll(() => up.seen(), { timeout: 10_000 }).toBe(2); // seen by polling: no settle in g2's process
+      up.release();
+      expect((await b).status).toBe(200);
+      expect([...g1.exhausted, ...g2.exhausted]).toEqual([]);
+      expect(await s2.getTreeBudget(jobId, Date.now())).toMatchObject({ spentMicros: 900_000 + 2 * COST, reservedMicros: 0 });
+    }));
 
-  it('two gateways over one PostgreSQL: a call waiting on one is refused as a paused job\'s once a call on the other pauses the job, and a top-up does not let it through', (ctx) =>
-    onTwoPostgres(async ([s1, s2]) => {
-      const up = await heldUpstream();
-      const g1 = await gatewayOver(s1!, up.url, 20_000, true);
-      const g2 = await gatewayOver(s2!, up.url, 20_000, true);
-      try {
-        const jobId = await runningJob(s1!, 900_000);
-        const a = g1.post('/v1/messages', messagesBody(CALL));
-        await expect.poll(() => up.seen(), { timeout: 10_000 }).toBe(1);
-        const b = g2.post('/v1/messages', messagesBody(CALL)); // waits: no settle in g2's process wakes it, its poll does
-        await new Promise((r) => setTimeout(r, 300));
-        expect((await g1.post('/v1/messages', messagesBody(7_000))).status).toBe(402); // pauses the job
-        await s1!.topUpBudget(jobId, 500_000, Date.now());
-        const rb = await b;
-        expect(rb.status).toBe(402);
-        expect((JSON.parse(rb.body) as { error: { message: string } }).error.message).toMatch(new RegExp(`^budget exhausted: job ${jobId} is paused for budget; `));
-        up.release();
-        expect((await a).status).toBe(200);
-        expect(up.seen()).toBe(1);
-        expect(await s2!.getTreeBudget(jobId, Date.now())).toMatchObject({ limitMicros: 1_500_000, spentMicros: 900_000 + COST, reservedMicros: 0 });
-      } finally {
-        up.release();
-        await g1.close();
-        await g2.close();
-        await up.close();
-      }
-    }, () => ctx.skip()));
+  it("two gateways over one PostgreSQL: a call waiting on one is refused as a paused job's once a call on the other pauses the job, and a top-up does not let it through", (ctx) =>
+    withTwoGateways(() => ctx.skip(), true, async ({ s1, s2, up, g1, g2 }) => {
+      const jobId = await runningJob(s1, 900_000);
+      const a = g1.post('/v1/messages', messagesBody(CALL));
+      await expect.poll(() => up.seen(), { timeout: 10_000 }).toBe(1);
+      const b = g2.post('/v1/messages', messagesBody(CALL)); // waits: no settle in g2's process wakes it, its poll does
+      await new Promise((r) => setTimeout(r, 300));
+      expect((await g1.post('/v1/messages', messagesBody(7_000))).status).toBe(402); // pauses the job
+      await s1.topUpBudget(jobId, 500_000, Date.now());
+      const rb = await b;
+      expect(rb.status).toBe(402);
+      expect((JSON.parse(rb.body) as { error: { message: string } }).error.message).toMatch(new RegExp(`^budget exhausted: job ${jobId} is paused for budget; `));
+      up.release();
+      expect((await a).status).toBe(200);
+      expect(up.seen()).toBe(1);
+      expect(await s2.getTreeBudget(jobId, Date.now())).toMatchObject({ limitMicros: 1_500_000, spentMicros: 900_000 + COST, reservedMicros: 0 });
+    }));
 });
