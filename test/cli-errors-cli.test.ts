@@ -140,7 +140,7 @@ describe('a --server that is not the Flotilla control plane', () => {
     try {
       const r = await cli(['jobs'], { FLOTILLA_DATA: t.dataDir, FLOTILLA_SERVER: sniffUrl });
       expect(r.code).toBe(1);
-      expect(r.err).toMatch(new RegExp(`^flotilla: the server at ${sniffUrl.replace(/\./g, '\\.')} did not show that it holds the admin token in \\S+admin-token .*so the token was not sent`));
+      expect(r.err).toMatch(new RegExp(`^flotilla: the server at ${sniffUrl.replace(/\./g, '\\.')} did not prove that it holds the admin token in \\S+admin-token .*so the token was not sent`));
       expect(seen).toEqual([undefined]); // the one /healthz probe, with no Authorization
       // the data folder's own server: served with that token
       const ok = await cli(['jobs', '--json'], { FLOTILLA_DATA: t.dataDir, FLOTILLA_SERVER: t.url });

@@ -1,12 +1,14 @@
 import { readFile, stat } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { MAX_ID, PLAIN_DECIMAL, RoleName, RunnerName, parseLabelList, type Labels } from '../protocol/index.js';
-import { FlotillaClient } from '../client/index.js';
+import { ApiError, FlotillaClient } from '../client/index.js';
+import { causeOf } from '../client/util.js';
 import { makeDir, MakeDirError } from '../core/make-dir.js';
 import { cutEcho } from '../protocol/echo.js';
-import { adminTokenCheck } from '../core/tokens.js';
+import { adminTokenProof } from '../core/tokens.js';
 
 /** Default control-plane URL when neither `--server` nor `FLOTILLA_SERVER` is given. */
 export const DEFAULT_SERVER = 'http://127.0.0.1:8787';
@@ -374,12 +376,13 @@ export function isLoopbackUrl(url: string): boolean {
 /**
  * The API token: `--token`, else `FLOTILLA_TOKEN`, else the contents of `<data>/admin-token`
  * — the last only when the server is on this machine (loopback), so the local admin token is
- * never sent to another host, and only to a server that shows it holds that token
+ * never sent to another host, and only to a server that proves it holds that token
  * ({@link serverHoldsToken}: a mistyped port reaching another local service got the admin token
  * in its Authorization header, a fresh tester's finding). A token or data folder given but empty
  * is refused ({@link refuseEmpty}).
- * @throws CliError saying where it looked, or that the server did not show it holds the local
- *   token (exit 1); exit 2 for an empty `--token`/FLOTILLA_TOKEN or `--data`/FLOTILLA_DATA.
+ * @throws CliError saying where it looked, or that the server did not prove it holds the local
+ *   token (exit 1, code `token_not_proven`); ApiError `network` when the server gives no answer
+ *   (the token unsent); CliError exit 2 for an empty `--token`/FLOTILLA_TOKEN or `--data`/FLOTILLA_DATA.
  */
 export async function resolveToken(opts: { token?: string; data: string }, serverUrl: string = DEFAULT_SERVER): Promise<string> {
   // Given but empty (`FLOTILLA_TOKEN=$UNSET_VAR`) never falls back to the local admin token.
@@ -397,12 +400,15 @@ export async function resolveToken(opts: { token?: string; data: string }, serve
     // fall through
   }
   if (t) {
-    if ((await serverHoldsToken(serverUrl, t)) === 'no') {
-      throw new CliError(
-        `the server at ${serverUrl} did not show that it holds the admin token in ${file} (its GET /healthz gave no matching adminTokenCheck), so the token was not sent: it is another service on that port, a Flotilla server of another data folder, or one whose admin token was revoked; check --server / FLOTILLA_SERVER and --data / FLOTILLA_DATA, or pass --token / FLOTILLA_TOKEN`,
-      );
-    }
-    return t;
+    const holds = await serverHoldsToken(serverUrl, t);
+    if (holds === 'yes') return t;
+    // as the client's own network error reads (and --json's code `network`), the token unsent
+    if (holds !== 'no') throw new ApiError(0, 'network', `cannot reach the Flotilla server at ${serverUrl}: ${holds.unreachable} (the admin token in ${file} was not sent)`);
+    throw new CliError(
+      `the server at ${serverUrl} did not prove that it holds the admin token in ${file} (its GET /healthz gave no matching adminTokenProof), so the token was not sent: it is another service on that port, a Flotilla server of another data folder, or one whose admin token was revoked; check --server / FLOTILLA_SERVER and --data / FLOTILLA_DATA, or pass --token / FLOTILLA_TOKEN`,
+      1,
+      'token_not_proven',
+    );
   }
   throw new CliError(
     `no API token: pass --token, set FLOTILLA_TOKEN, or run \`flotilla up\` on this machine (it writes ${file}; a server started with \`--data DIR\` writes DIR/admin-token, read it with --data DIR or FLOTILLA_DATA=DIR)`,
@@ -413,18 +419,21 @@ export async function resolveToken(opts: { token?: string; data: string }, serve
 const HOLDS_TOKEN_TIMEOUT_MS = 10_000;
 
 /**
- * Whether the server at `serverUrl` shows that it holds `token` (a local data folder's admin
- * token) without the token being sent: its public `GET /healthz` answers JSON whose
- * `adminTokenCheck` is core/tokens.ts adminTokenCheck(token). `'unreachable'` when nothing
- * answers within {@link HOLDS_TOKEN_TIMEOUT_MS} (the command's own request then fails reaching
- * it, and says so); `'no'` for any other answer (not JSON, no check, another check).
+ * Whether the server at `serverUrl` proves that it holds `token` (a local data folder's admin
+ * token) without the token being sent: its public `GET /healthz?adminTokenChallenge=<fresh
+ * random hex>` answers JSON whose `adminTokenProof` is core/tokens.ts adminTokenProof(token,
+ * that challenge) (a fixed value could be copied from the real server by any local process).
+ * `{ unreachable }` (the cause) when it gives no answer within {@link HOLDS_TOKEN_TIMEOUT_MS};
+ * `'no'` for any other answer (not JSON, no proof, another proof, a redirect).
  */
-export async function serverHoldsToken(serverUrl: string, token: string): Promise<'yes' | 'no' | 'unreachable'> {
+export async function serverHoldsToken(serverUrl: string, token: string): Promise<'yes' | 'no' | { unreachable: string }> {
+  const challenge = randomBytes(32).toString('hex');
   let res: Response;
   try {
-    res = await fetch(serverUrl.replace(/\/+$/, '') + '/healthz', { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(HOLDS_TOKEN_TIMEOUT_MS), redirect: 'manual' });
-  } catch {
-    return 'unreachable';
+    res = await fetch(`${serverUrl.replace(/\/+$/, '')}/healthz?adminTokenChallenge=${challenge}`, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(HOLDS_TOKEN_TIMEOUT_MS), redirect: 'manual' });
+  } catch (err) {
+    const timedOut = err instanceof Error && err.name === 'TimeoutError';
+    return { unreachable: timedOut ? `GET /healthz gave no answer within ${HOLDS_TOKEN_TIMEOUT_MS / 1000} s` : causeOf(err) };
   }
   let body: unknown;
   try {
@@ -432,8 +441,8 @@ export async function serverHoldsToken(serverUrl: string, token: string): Promis
   } catch {
     return 'no';
   }
-  const check = body !== null && typeof body === 'object' ? (body as { adminTokenCheck?: unknown }).adminTokenCheck : undefined;
-  return typeof check === 'string' && check === adminTokenCheck(token) ? 'yes' : 'no';
+  const proof = body !== null && typeof body === 'object' ? (body as { adminTokenProof?: unknown }).adminTokenProof : undefined;
+  return typeof proof === 'string' && proof === adminTokenProof(token, challenge) ? 'yes' : 'no';
 }
 
 /**

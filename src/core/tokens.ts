@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 
 /**
  * Secrets Flotilla hands out. Each kind has a prefix so a leaked one is recognisable (and
@@ -29,15 +29,21 @@ export function hashToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
 }
 
+/** An `adminTokenChallenge` (`GET /healthz`): 32 random bytes as lowercase hex (64 chars). */
+export const ADMIN_TOKEN_CHALLENGE = /^[0-9a-f]{64}$/;
+
 /**
- * What a server shows, on its public `GET /healthz` (`adminTokenCheck`), to prove that it holds
- * the admin token of its data folder (`<data>/admin-token`) without anyone sending it: SHA-256
- * of a fixed label and the token's own hash ({@link hashToken}), lowercase hex (64 chars). The
- * CLI computes it from the file before sending that token to a server on this machine
- * (cli/options.ts resolveToken): a mistyped port reaching some other local service got the
- * admin token in its Authorization header (fresh-tester finding). Nothing is learnt from it: the
- * token is 256 random bits, and a token's hash does not authenticate (the server hashes what it gets).
+ * What a server answers on its public `GET /healthz?adminTokenChallenge=<hex>` (`adminTokenProof`)
+ * to prove that it holds the admin token of its data folder (`<data>/admin-token`) without anyone
+ * sending it: HMAC-SHA256 keyed by the token's hash ({@link hashToken}) over a fixed label and
+ * the challenge (RFC 2104), lowercase hex. The CLI sends a fresh random challenge and checks the
+ * proof before sending that token to a server on this machine (cli/options.ts resolveToken): a
+ * mistyped port reaching some other local service got the admin token in its Authorization
+ * header (fresh-tester finding). A fixed value would do against a harmless service but could be
+ * copied by any local process from the real server's reply (fresh-tester finding), so each
+ * proof answers one challenge. Not caught: a process that relays the challenge to the real
+ * server. @throws nothing (any string is hashed).
  */
-export function adminTokenCheck(token: string): string {
-  return createHash('sha256').update(`flotilla admin-token check\n${hashToken(token)}`, 'utf8').digest('hex');
+export function adminTokenProof(token: string, challenge: string): string {
+  return createHmac('sha256', hashToken(token)).update(`flotilla admin-token proof\n${challenge}`, 'utf8').digest('hex');
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtemp, readFile, rm, stat, unlink } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -30,6 +30,22 @@ describe('ensureAdminToken', () => {
     } finally {
       await store.close();
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('GET /healthz and a revoked admin token', () => {
+  it('proves the data folder\'s admin token only while it is a token: once revoked, no proof (fresh-tester finding: the CLI then sent the revoked token)', async () => {
+    const t = await startTestServer();
+    try {
+      const challenge = 'cd'.repeat(32);
+      const proofOf = async () => ((await (await t.api(`/healthz?adminTokenChallenge=${challenge}`, { token: null })).json()) as { adminTokenProof?: string }).adminTokenProof;
+      expect(await proofOf()).toMatch(/^[0-9a-f]{64}$/);
+      const row = await t.store.findApiTokenByHash(hashToken(t.admin));
+      expect(await t.store.deleteApiToken(row!.id)).toBe(true);
+      expect(await proofOf()).toBeUndefined();
+    } finally {
+      await t.close();
     }
   });
 });
@@ -78,9 +94,14 @@ describe('API authentication', () => {
   it('/healthz and /openapi.json are public', async () => {
     const h = await t.api('/healthz', { token: null });
     expect(h.status).toBe(200);
-    // the check of the data folder's admin token (core/tokens.ts), worked out here from its definition
+    expect(await h.json()).toEqual({ ok: true, store: 'sqlite' });
+    // a challenge is answered with the proof of the data folder's admin token (core/tokens.ts), worked out here from its definition
     const sha = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
-    expect(await h.json()).toEqual({ ok: true, store: 'sqlite', adminTokenCheck: sha(`flotilla admin-token check\n${sha(t.admin)}`) });
+    const challenge = 'ab'.repeat(32);
+    const proven = await t.api(`/healthz?adminTokenChallenge=${challenge}`, { token: null });
+    expect(await proven.json()).toEqual({ ok: true, store: 'sqlite', adminTokenProof: createHmac('sha256', sha(t.admin)).update(`flotilla admin-token proof\n${challenge}`, 'utf8').digest('hex') });
+    // a challenge that is not 64 lowercase hex is ignored
+    expect(await (await t.api('/healthz?adminTokenChallenge=xyz', { token: null })).json()).toEqual({ ok: true, store: 'sqlite' });
     expect((await t.api('/openapi.json', { token: null })).status).toBe(200);
   });
 

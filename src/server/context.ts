@@ -29,8 +29,8 @@ export interface ServerContext {
   newRunnerHoldMs?: number;
   /** How long a resumed job still queued holds its budget room, ms (gateway config budgetHoldMs; default server/budget-sweep.ts BUDGET_HOLD_MS): the budget view's `lapsesAt`. */
   budgetHoldMs?: number;
-  /** core/tokens.ts adminTokenCheck of this server's data-folder admin token, when it has a valid one: `GET /healthz` shows it. */
-  adminTokenCheck?: string;
+  /** This server's data-folder admin token (`<data>/admin-token`), when it was valid at start: `GET /healthz` proves it holds it (core/tokens.ts adminTokenProof) while it stays valid. */
+  adminToken?: string;
   sse: {
     /** Comment line interval keeping idle streams open (default 15000). */
     heartbeatMs: number;

@@ -1,4 +1,3 @@
-import { adminTokenCheck } from '../core/tokens.js';
 import { checkServerEnv } from './env-check.js';
 import { assertReachablePort } from './blocked-ports.js';
 import { cancelOneJob } from './cancel-tree.js';
@@ -204,7 +203,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     newRunnerHoldMs: opts.newRunnerHoldMs ?? 0,
     ...(opts.gateway.budgetHoldMs !== undefined ? { budgetHoldMs: opts.gateway.budgetHoldMs } : {}),
     ...(opts.treeLimits ? { treeLimits: opts.treeLimits } : {}),
-    ...(adminToken !== null ? { adminTokenCheck: adminTokenCheck(adminToken) } : {}),
+    ...(adminToken !== null ? { adminToken } : {}),
     sse: { heartbeatMs: 15000, pollMs: 1000, open: new Set() },
   };
   const tasks = new TaskEngine(ctx, opts.taskPollMs ?? 1000);

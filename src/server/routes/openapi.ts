@@ -318,9 +318,11 @@ export function buildOpenApi(): Json {
     },
     '/healthz': {
       get: {
-        summary: "Liveness; `adminTokenCheck`: SHA-256 hex of `flotilla admin-token check\\n` + the SHA-256 hex of this server's data-folder admin token, when it has a valid one (the CLI checks it before sending that token)",
+        summary:
+          "Liveness. With `adminTokenChallenge` (64 lowercase hex), while this server's data-folder admin token is valid: `adminTokenProof`, HMAC-SHA256 keyed by the token's SHA-256 hex over `flotilla admin-token proof\\n` + the challenge (the CLI checks it before sending that token)",
         security: [],
-        responses: { 200: ok('healthy', { type: 'object', properties: { ok: { type: 'boolean' }, store: { type: 'string', enum: ['sqlite', 'postgres'] }, adminTokenCheck: { type: 'string' } } }), 503: { description: 'store unavailable' } },
+        parameters: [{ name: 'adminTokenChallenge', in: 'query', required: false, schema: { type: 'string', pattern: '^[0-9a-f]{64}$' } }],
+        responses: { 200: ok('healthy', { type: 'object', properties: { ok: { type: 'boolean' }, store: { type: 'string', enum: ['sqlite', 'postgres'] }, adminTokenProof: { type: 'string' } } }), 503: { description: 'store unavailable' } },
       },
     },
     '/openapi.json': {
