@@ -70,7 +70,10 @@ export async function pausedJobMessage(store: BudgetStore & Partial<Pick<Store, 
     const short = need - (bh!.limitMicros - bh!.spentMicros);
     const topUp = short > 0 ? `a top-up of at least ${formatMicros(short)}` : 'a top-up';
     const which = b.jobId !== undefined ? `job ${b.jobId}'s budget (a sub-limit in job tree ${job.rootId})` : `job tree ${job.rootId}'s budget`;
-    return `${paused}; the call that paused it, sent again on resuming (with room for the larger request a resumed harness sends), may cost up to ${formatMicros(need)} and ${which} has ${formatMicros(b.remainingMicros)} left now: the job resumes after ${topUp} (flotilla budget ${b.jobId ?? job.rootId} --add <USD>), as a new attempt with a new token`;
+    // calls in flight are not counted against a resume (they settle at what they use): named, or
+    // "left now" and the top-up did not add up (fresh tester: $2.005514, $0.399944 left, top-up $1.005514)
+    const inFlight = b.reservedMicros > 0 ? ` and ${formatMicros(b.reservedMicros)} reserved by calls in flight (not counted against a resume: they settle at what they use)` : '';
+    return `${paused}; the call that paused it, sent again on resuming (with room for the larger request a resumed harness sends), may cost up to ${formatMicros(need)} and ${which} has ${formatMicros(b.remainingMicros)} left now${inFlight}: the job resumes after ${topUp} (flotilla budget ${b.jobId ?? job.rootId} --add <USD>), as a new attempt with a new token`;
   }
   await held.settle(0);
   return `${paused}; its budget now covers the call that paused it (up to ${formatMicros(need)}), but this token stays refused: the job resumes as a new attempt with a new token`;

@@ -21,11 +21,11 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-/** A paused job 4 whose tree has `limit` µ$ with `spent` spent; returns the refusal messages of /v1/messages and /v1/responses. */
-async function refusals(limit: number, spent: number, model = 'claude-haiku-4-5'): Promise<{ messages: string; responses: string; store: MemoryGatewayStore }> {
+/** A paused job 4 whose tree has `limit` µ$ with `spent` spent (and `reserved` by calls in flight); returns the refusal messages of /v1/messages and /v1/responses. */
+async function refusals(limit: number, spent: number, model = 'claude-haiku-4-5', reserved = 0): Promise<{ messages: string; responses: string; store: MemoryGatewayStore }> {
   const store = new MemoryGatewayStore();
   store.addJob(TOKEN, { id: 4, budgetMicros: limit });
-  store.budgets.set(4, { limit, spent, reserved: 0 });
+  store.budgets.set(4, { limit, spent, reserved });
   store.pauseForBudget(TOKEN, PAUSE_REASON);
   const app = createGateway({ store, config: { provider: 'scripted', anthropicBaseUrl: 'http://127.0.0.1:9', prices: PRICES }, scriptFor: async () => null });
   const gw = await listen(app.fetch);
@@ -56,6 +56,12 @@ describe('the message a budget-paused job token gets', () => {
     // the probes were released: nothing reserved, nothing spent
     expect(store.budgets.get(4)).toEqual({ limit: 1_000_000, spent: 900_000, reserved: 0 });
     expect(store.reservations.size).toBe(0);
+  });
+
+  it('calls in flight hold some of it: named beside what is left, so the top-up adds up (fresh tester: "$0.399944 left", a top-up of "$1.005514" for a $2.005514 call)', async () => {
+    // $0.10 not spent, $0.06 of it reserved: $0.04 left; the resume does not count the reservation: 0.480300 − 0.100000 = 0.380300
+    const { messages } = await refusals(1_000_000, 900_000, 'claude-haiku-4-5', 60_000);
+    expect(messages).toBe(`budget exhausted: job 4 is paused for budget; the call that paused it, sent again on resuming (with room for the larger request a resumed harness sends), may cost up to $0.480300 and job tree 4's budget has $0.040000 left now and $0.060000 reserved by calls in flight (not counted against a resume: they settle at what they use): the job resumes after a top-up of at least $0.380300 (flotilla budget 4 --add <USD>), as a new attempt with a new token`);
   });
 
   it('tree fully spent: the same, $0 left', async () => {
