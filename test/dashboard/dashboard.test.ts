@@ -182,11 +182,16 @@ describe.skipIf(!ready.ok)('dashboard in Chromium', () => {
     const job = await up.admin.createJob({ agent: 'hello-py', input: {} });
     await new Promise((r) => setTimeout(r, 3000));
     expect((await up.admin.getJob(job.id)).status).toBe('queued');
-    // its page says why it waits, as `flotilla jobs show` does (the dispatcher's note names the held runner and its hold's end)
+    // its page says why it waits, as `flotilla jobs show` does (the dispatcher's note names the held runner and its hold's end, in the page's local time)
     await page.goto(`${up.url}/jobs/${job.id}`);
+    const localUntil = await page.evaluate((ms) => {
+      const d = new Date(ms);
+      const p = (n: number) => String(n).padStart(2, '0');
+      return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+    }, until);
     await expect
       .poll(() => page.locator('[data-testid=job-waiting]').textContent(), { timeout: 10_000 })
-      .toBe(`every connected runner that matches this job is on hold (${runner.name} until ${new Date(until).toISOString()}), waiting`);
+      .toBe(`every connected runner that matches this job is on hold (${runner.name} until ${localUntil}), waiting`);
 
     await page.goto(`${up.url}/runners/${runner.id}`);
     await page.click('[data-testid=resume]');

@@ -2,7 +2,7 @@
 // times (a fresh tester: a job started 19:00 in Los Angeles on the 6th was listed under the 7th,
 // the filter reading dates as UTC days). web/src/format.ts localDay.
 import { afterEach, describe, expect, it } from 'vitest';
-import { localDay } from '../../web/src/format.js';
+import { localDay, localTimesIn } from '../../web/src/format.js';
 
 const tz = process.env.TZ;
 afterEach(() => {
@@ -25,5 +25,16 @@ describe('localDay', () => {
   });
   it('text that is no date: null', () => {
     for (const bad of ['', '2026-13-01', '2026-02-30', '7 Dec', '2026-12-7']) expect(localDay(bad), bad).toBeNull();
+  });
+});
+
+describe('localTimesIn', () => {
+  it("a server note's UTC times in local time, as the page writes times; the rest of the text as it is (fresh tester: the job page's Waiting row was UTC)", () => {
+    process.env.TZ = 'America/Los_Angeles'; // UTC−8 in December
+    expect(localTimesIn('every connected runner that matches this job is on hold (vm-local until 2026-12-07T23:17:51.025Z, r2 until 2026-12-08T01:00:00Z), waiting')).toBe(
+      'every connected runner that matches this job is on hold (vm-local until 2026-12-07 15:17:51, r2 until 2026-12-07 17:00:00), waiting',
+    );
+    expect(localTimesIn('no runner matches gpu=h100, waiting')).toBe('no runner matches gpu=h100, waiting');
+    expect(localTimesIn('build 2026-12-07T23:17:51 (no zone) stays')).toBe('build 2026-12-07T23:17:51 (no zone) stays');
   });
 });

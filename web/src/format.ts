@@ -37,6 +37,18 @@ export function when(isoText: string | null | undefined): string {
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
 }
 
+/** An ISO 8601 UTC time as the server writes them in its texts (`Date.toISOString`). */
+const ISO_UTC = /\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?Z\b/g;
+
+/**
+ * `text` (a server's note, e.g. a queued job's `waiting`: "... on hold (r1 until
+ * 2026-12-07T23:17:51.025Z), waiting") with each ISO 8601 UTC time in it written as {@link when}
+ * writes times, in local time, as the rest of the page (fresh tester: the Waiting row was UTC).
+ */
+export function localTimesIn(text: string): string {
+  return text.replace(ISO_UTC, (iso) => when(iso));
+}
+
 /** Milliseconds → `1h 02m`, `3m 04s`, `12s`, `450ms`. */
 export function duration(ms: number): string {
   if (ms < 1000) return `${Math.max(0, Math.round(ms))}ms`;

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import { client, errorText, useApi } from '../api.js';
-import { int, jobDuration, typedUsd, usd, when } from '../format.js';
+import { int, jobDuration, localTimesIn, typedUsd, usd, when } from '../format.js';
 import { Link, useRoute } from '../router.js';
 import { ResultBox } from '../components/result-box.js';
 import { JobTreeCard } from '../components/job-tree.js';
@@ -110,7 +110,7 @@ function JobView({ id }: { id: number }) {
               <>
                 {/* why a queued job still waits (the API's note: no runner matches, every one held or busy, its session's runner offline), as `flotilla jobs show` says */}
                 <dt>Waiting</dt>
-                <dd data-testid="job-waiting">{j.waiting}</dd>
+                <dd data-testid="job-waiting">{localTimesIn(j.waiting)}</dd>
               </>
             )}
             <dt>Created</dt>
