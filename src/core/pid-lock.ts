@@ -61,10 +61,8 @@ export function lockPidFile(file: string, inUse: (pid: number, self: boolean) =>
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== 'EEXIST' || tries >= 5) throw e;
     }
-    const { pid, startTime } = lockHolder(file);
-    if (pid !== null && (pid === process.pid ? held.has(file) : holderAlive(pid, startTime))) {
-      throw new LockInUseError(file, pid, inUse(pid, pid === process.pid));
-    }
+    const holder = pidFileHolder(file);
+    if (holder !== null) throw new LockInUseError(file, holder, inUse(holder, holder === process.pid));
     try {
       unlinkSync(file); // stale (its process is gone, or the file unreadable or half-written)
     } catch (e) {

@@ -13,7 +13,7 @@ import { iso } from './views.js';
  * The sweep lapses it at its first pass after then (every 10 s): a fresh tester read "15 min by
  * default" from a server set to 15 s, with nothing to say when this job's would lapse.
  */
-function holderView(h: { jobId: number; status: string; heldMicros: number; resumedAt?: number | null }, holdMs: number): BudgetHolder {
+function holderView(h: { jobId: number; status: string; heldMicros: number; resumedAt: number | null }, holdMs: number): BudgetHolder {
   const view: BudgetHolder = { jobId: h.jobId, status: h.status as JobStatus, heldMicros: h.heldMicros };
   if (h.status === 'queued' && h.resumedAt != null) view.lapsesAt = iso(h.resumedAt + holdMs);
   return view;
