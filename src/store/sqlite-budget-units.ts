@@ -27,17 +27,55 @@ export interface BudgetUnits {
   reserve(rootId: number, worst: number, now: number, ttlMs: number, callJson: string | null): BudgetReservationResult | null;
   /**
    * Settles reservation `reservationId` of tree `rootId` at `cost` µ$ and writes the ledger row
-   * `values` (model-calls.ts modelCallValues), when given.
+   * `row` ({@link ledgerArgs}), when given.
    * @returns 'held' (it was open), 'swept' (the sweep had charged it: its charge and ledger row
    *   are replaced) or 'gone' (no such reservation: nothing of the tree moved).
    * @throws as {@link BudgetUnits.reserve}.
    */
-  settle(rootId: number, reservationId: number, cost: number, now: number, values: Record<string, unknown> | null): SettleFound;
+  settle(rootId: number, reservationId: number, cost: number, now: number, row: LedgerArgs | null): SettleFound;
+}
+
+/**
+ * A ledger row's values (model-calls.ts modelCallValues) in {@link LEDGER_COLS} order: how a
+ * settle carries its row, to the positional insert and across the writer thread's boundary
+ * (an array of 19 values is structured-cloned without its 19 key strings: sqlite-writer-wire.ts).
+ */
+export type LedgerArgs = unknown[];
+
+/** Only its keys are used: the ledger's columns, as model-calls.ts writes them. */
+const SAMPLE_CALL: NewModelCall = {
+  jobId: 1,
+  attempt: 0,
+  provider: 'x',
+  model: 'x',
+  api: 'x',
+  streamed: false,
+  httpStatus: 0,
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadTokens: 0,
+  cacheWriteTokens: 0,
+  usageKnown: true,
+  costMicros: 0,
+  startedAt: 0,
+  durationMs: 0,
+};
+
+/** The ledger's columns, in the order of {@link LedgerArgs}: those model-calls.ts modelCallValues writes, in its order. */
+export const LEDGER_COLS: readonly string[] = Object.keys(modelCallValues(SAMPLE_CALL));
+
+/**
+ * Call `call`'s ledger row as {@link LedgerArgs}.
+ * @throws model-calls.ts modelCallValues's validation errors (a count that is not a whole number ≥ 0).
+ */
+export function ledgerArgs(call: NewModelCall): LedgerArgs {
+  const v = modelCallValues(call) as Record<string, unknown>;
+  return LEDGER_COLS.map((c) => v[c]);
 }
 
 /** Runs `u` (a reserve or a settle, as sent to the writer thread) with `units`: what its method returns or throws. */
 export function runBudgetUnit(units: BudgetUnits, u: WriterUnit): BudgetReservationResult | null | SettleFound {
-  return u.kind === 'reserve' ? units.reserve(u.rootId, u.worst, u.now, u.ttlMs, u.callJson) : units.settle(u.rootId, u.reservationId, u.cost, u.now, u.values);
+  return u.kind === 'reserve' ? units.reserve(u.rootId, u.worst, u.now, u.ttlMs, u.callJson) : units.settle(u.rootId, u.reservationId, u.cost, u.now, u.row);
 }
 
 /** {@link BudgetUnits} on `sqlite` (after the migrations made the tables); `trees` holds the tree rows of the running group transaction. */
@@ -82,15 +120,15 @@ export function sqliteBudgetUnits(sqlite: BetterSqlite3.Database, trees: TreeRow
     row.dirty = true;
     return { ok: true, budget: budgetOf(row), reservationId: Number(res.lastInsertRowid) };
   };
-  const settle = (rootId: number, reservationId: number, cost: number, now: number, values: Record<string, unknown> | null): SettleFound => {
+  const settle = (rootId: number, reservationId: number, cost: number, now: number, row: LedgerArgs | null): SettleFound => {
     // The ledger row first: when it is refused (a constraint), nothing of the settle was written
     // and the caller settles without it (meter.ts). Same rows as budgets.ts, another order.
-    if (values) s().insertCall(values);
+    if (row) s().insertCall.run(row);
     let held: { micros: number; job_ids: string | null; charged_micros: number | null; call_id: number | null } | undefined;
     try {
       held = s().deleteReservation.get(reservationId, rootId) as typeof held;
     } catch (err) {
-      if (!values) throw err; // the unit's first write: nothing to take back
+      if (!row) throw err; // the unit's first write: nothing to take back
       return abandonGroup(err);
     }
     // H7: a reservation the sweep charged as unknown usage: its charge and ledger row are replaced
@@ -130,20 +168,6 @@ function budgetOf(row: TreeRow) {
 
 /** The prepared statements (after the migrations made the tables). */
 function prepare(sqlite: BetterSqlite3.Database) {
-  const callCols = Object.keys(modelCallValues(SAMPLE_CALL));
-  // Positional parameters, passed one by one: ~3 µs a row less than binding 18 named ones from
-  // the object (better-sqlite3, measured). Only while the ledger's columns are the ones listed
-  // here (model-calls.ts may add one): else by name, as before.
-  const sameCols = callCols.length === CALL_COLS.length && CALL_COLS.every((c) => callCols.includes(c));
-  let insertCall: (v: Record<string, unknown>) => BetterSqlite3.RunResult;
-  if (sameCols) {
-    const byPos = sqlite.prepare(`insert into model_calls (${CALL_COLS.join(', ')}) values (${CALL_COLS.map(() => '?').join(', ')})`);
-    insertCall = (v) =>
-      byPos.run(v.job_id, v.attempt, v.provider, v.model, v.api, v.streamed, v.http_status, v.input_tokens, v.output_tokens, v.cache_read_tokens, v.cache_write_tokens, v.usage_known, v.cost_micros, v.cost_nanos, v.runner_id, v.refused, v.started_at, v.duration_ms, v.web_search_requests);
-  } else {
-    const byName = sqlite.prepare(`insert into model_calls (${callCols.join(', ')}) values (${callCols.map((c) => '@' + c).join(', ')})`);
-    insertCall = (v) => byName.run(v);
-  }
   return {
     reserve: sqlite.prepare(
       'update tree_budgets set reserved_micros = reserved_micros + ?, updated_at = ? where root_id = ? and spent_micros + reserved_micros + held_micros + ? <= limit_micros returning limit_micros, spent_micros, reserved_micros, held_micros',
@@ -160,29 +184,11 @@ function prepare(sqlite: BetterSqlite3.Database) {
     ),
     /** Deletes the ledger row the sweep wrote for a reservation settled late after all (H7). */
     deleteCall: sqlite.prepare('delete from model_calls where id = ?'),
-    /** Writes one ledger row (the values of model-calls.ts modelCallValues). */
-    insertCall,
+    /**
+     * Writes one ledger row, its {@link LedgerArgs} bound by position (an array binds as
+     * anonymous parameters): ~3 µs a row less than binding 19 named ones from an object
+     * (better-sqlite3, measured).
+     */
+    insertCall: sqlite.prepare(`insert into model_calls (${LEDGER_COLS.join(', ')}) values (${LEDGER_COLS.map(() => '?').join(', ')})`),
   };
 }
-
-/** The ledger's columns in the order of the positional insert's arguments (`insertCall` in prepare). */
-const CALL_COLS = ['job_id', 'attempt', 'provider', 'model', 'api', 'streamed', 'http_status', 'input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'usage_known', 'cost_micros', 'cost_nanos', 'runner_id', 'refused', 'started_at', 'duration_ms', 'web_search_requests'];
-
-/** Only its keys are used: the ledger's columns, as model-calls.ts writes them. */
-const SAMPLE_CALL: NewModelCall = {
-  jobId: 1,
-  attempt: 0,
-  provider: 'x',
-  model: 'x',
-  api: 'x',
-  streamed: false,
-  httpStatus: 0,
-  inputTokens: 0,
-  outputTokens: 0,
-  cacheReadTokens: 0,
-  cacheWriteTokens: 0,
-  usageKnown: true,
-  costMicros: 0,
-  startedAt: 0,
-  durationMs: 0,
-};

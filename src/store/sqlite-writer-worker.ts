@@ -11,7 +11,7 @@ import { unitOutcomes } from './sqlite-group-commit.js';
 import { FALLBACK_AUTOCHECKPOINT_PAGES } from './sqlite-checkpoint.js';
 import { writerSide } from './thread-write-lock.js';
 import { WRITER_SPIN_MS, writerSpin } from './writer-spin.js';
-import { RING, SLEEPING, type WriterBatch, type WriterError, type WriterOutcome, type WriterReply, type WriterSetup } from './sqlite-writer-wire.js';
+import { packOutcome, RING, SLEEPING, unpackUnit, type PackedOutcome, type WriterBatch, type WriterError, type WriterOutcome, type WriterReply, type WriterSetup } from './sqlite-writer-wire.js';
 
 const setup = workerData as WriterSetup;
 const port = parentPort!;
@@ -31,9 +31,9 @@ const plain = (err: unknown): WriterError => {
 
 // As sqlite-group-commit.ts runs a batch (unitOutcomes): units in order, a unit that throws
 // fails alone unless SQLite rolled the whole transaction back (then every unit of the batch gets the error).
-const batch = sqlite.transaction((list: WriterBatch['units']): WriterOutcome[] =>
-  unitOutcomes(sqlite, list.length, (i) => runBudgetUnit(units, list[i]!), { begin: trees.reset, end: trees.flush }).map((o) =>
-    o.ok ? { ok: true, value: o.value as Extract<WriterOutcome, { ok: true }>['value'] } : { ok: false, error: plain(o.error) },
+const batch = sqlite.transaction((list: WriterBatch['units']): PackedOutcome[] =>
+  unitOutcomes(sqlite, list.length, (i) => runBudgetUnit(units, unpackUnit(list[i]!)), { begin: trees.reset, end: trees.flush }).map((o) =>
+    packOutcome(o.ok ? { ok: true, value: o.value as Extract<WriterOutcome, { ok: true }>['value'] } : { ok: false, error: plain(o.error) }),
   ),
 );
 

@@ -6,7 +6,8 @@ import BetterSqlite3 from 'better-sqlite3';
 import { runBudgetUnit, type BudgetUnits } from './sqlite-budget-units.js';
 import type { GroupCommit } from './sqlite-group-commit.js';
 import type { MainWriteLock } from './thread-write-lock.js';
-import { RING, SLEEPING, type WriterBatch, type WriterError, type WriterReply, type WriterSetup, type WriterUnit } from './sqlite-writer-wire.js';
+import { packUnit, RING, SLEEPING, unpackOutcome, type WriterBatch, type WriterError, type WriterReply, type WriterSetup, type WriterUnit } from './sqlite-writer-wire.js';
+import type { LedgerArgs } from './sqlite-budget-units.js';
 import type { BudgetReservationResult } from './types.js';
 import type { SettleFound } from './budgets.js';
 
@@ -40,7 +41,7 @@ export interface SqliteWriter {
   /** sqlite-budget-units.ts reserve. @throws (rejects with) its error, or the thread's. */
   reserve(rootId: number, worst: number, now: number, ttlMs: number, callJson: string | null): Promise<BudgetReservationResult | null>;
   /** sqlite-budget-units.ts settle. @throws (rejects with) its error, or the thread's. */
-  settle(rootId: number, reservationId: number, cost: number, now: number, values: Record<string, unknown> | null): Promise<SettleFound>;
+  settle(rootId: number, reservationId: number, cost: number, now: number, row: LedgerArgs | null): Promise<SettleFound>;
   /** Null when no unit is waiting for the thread; else resolves (never rejects) once every unit issued so far is done. */
   barrier(): Promise<void> | null;
   /** True once the thread runs the units (for tests and diagnostics). */
@@ -169,7 +170,7 @@ export function sqliteWriter(opts: { file: string; lock: MainWriteLock; lockMemo
     const id = nextId++;
     sent.set(id, p);
     worker.ref();
-    worker.postMessage({ id, units: p.units } satisfies WriterBatch);
+    worker.postMessage({ id, units: p.units.map(packUnit) } satisfies WriterBatch);
     ring();
   };
 
@@ -188,7 +189,11 @@ export function sqliteWriter(opts: { file: string; lock: MainWriteLock; lockMemo
     sent.delete(msg.id);
     if ('error' in msg) fail(p, errorOf(msg.error));
     else {
-      msg.outcomes.forEach((o, i) => (o.ok ? p.waiters[i]!.resolve(o.value) : p.waiters[i]!.reject(errorOf(o.error))));
+      msg.outcomes.forEach((packed, i) => {
+        const o = unpackOutcome(packed);
+        if (o.ok) p.waiters[i]!.resolve(o.value);
+        else p.waiters[i]!.reject(errorOf(o.error));
+      });
       p.finish();
     }
     if (queued) flush(); // what came while it ran
@@ -244,7 +249,7 @@ export function sqliteWriter(opts: { file: string; lock: MainWriteLock; lockMemo
 
   return {
     reserve: (rootId, worst, now, ttlMs, callJson) => run({ kind: 'reserve', rootId, worst, now, ttlMs, callJson }) as Promise<BudgetReservationResult | null>,
-    settle: (rootId, reservationId, cost, now, values) => run({ kind: 'settle', rootId, reservationId, cost, now, values }) as Promise<SettleFound>,
+    settle: (rootId, reservationId, cost, now, row) => run({ kind: 'settle', rootId, reservationId, cost, now, row }) as Promise<SettleFound>,
     barrier: () => last,
     get onThread() {
       return state === 'thread';
