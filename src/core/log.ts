@@ -1,3 +1,5 @@
+import { jsonNumber, jsonString } from './json-text.js';
+
 /**
  * Structured logging. One line per record: `<iso time> <level> <message> key=value ...`.
  * Never pass secrets (tokens, API keys) as fields; {@link redact} masks the known shapes.
@@ -51,10 +53,11 @@ export function createLogger(
   };
 }
 
-/** ` key=value`: the value as JSON (undefined as null); numbers and booleans without JSON.stringify (same text). */
+/** ` key=value`: the value as JSON (undefined as null); numbers, booleans and strings without JSON.stringify (same text, json-text.ts). */
 function pair(k: string, v: unknown): string {
-  if (typeof v === 'number') return ` ${k}=${Number.isFinite(v) ? String(v) : 'null'}`;
+  if (typeof v === 'number') return ` ${k}=${jsonNumber(v)}`;
   if (typeof v === 'boolean') return v ? ` ${k}=true` : ` ${k}=false`;
+  if (typeof v === 'string') return ` ${k}=${jsonString(v)}`;
   return ` ${k}=${JSON.stringify(v ?? null)}`;
 }
 

@@ -1,3 +1,4 @@
+import { jsonNumber, jsonString } from '../core/json-text.js';
 import type { NewModelCall, PendingCall } from './types.js';
 
 /**
@@ -9,22 +10,26 @@ import type { NewModelCall, PendingCall } from './types.js';
 const isCount = (v: unknown, min = 0): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= min;
 const isText = (v: unknown): v is string => typeof v === 'string' && v.length > 0 && v.length <= 256 && !v.includes('\0');
 
-/** `call` as the reservation row's JSON (only PendingCall's fields), or null without one. */
+/**
+ * `call` as the reservation row's JSON (only PendingCall's fields, in this order; the text
+ * JSON.stringify would write, built by hand: it is on every call's way to the upstream), or
+ * null without one.
+ */
 export function encodePendingCall(call: PendingCall | undefined): string | null {
   if (!call) return null;
-  const c: PendingCall = {
-    jobId: call.jobId,
-    attempt: call.attempt,
-    provider: call.provider,
-    model: call.model,
-    api: call.api,
-    streamed: call.streamed,
-    runnerId: call.runnerId ?? null,
-    inputTokens: call.inputTokens,
-    outputTokens: call.outputTokens,
-  };
-  if (call.webSearchRequests) c.webSearchRequests = call.webSearchRequests;
-  return JSON.stringify(c);
+  const { jobId, attempt, provider, model, api, streamed, inputTokens, outputTokens, webSearchRequests } = call;
+  const runnerId = call.runnerId ?? null;
+  if (typeof jobId !== 'number' || typeof attempt !== 'number' || typeof provider !== 'string' || typeof model !== 'string' || typeof api !== 'string' || typeof streamed !== 'boolean' || typeof inputTokens !== 'number' || typeof outputTokens !== 'number' || (runnerId !== null && typeof runnerId !== 'number')) {
+    // not the shape the gateway gives: as JSON.stringify writes it (it leaves out what is undefined)
+    const c: PendingCall = { jobId, attempt, provider, model, api, streamed, runnerId, inputTokens, outputTokens };
+    if (webSearchRequests) c.webSearchRequests = webSearchRequests;
+    return JSON.stringify(c);
+  }
+  const searches = webSearchRequests ? `,"webSearchRequests":${typeof webSearchRequests === 'number' ? jsonNumber(webSearchRequests) : JSON.stringify(webSearchRequests)}` : '';
+  return (
+    `{"jobId":${jsonNumber(jobId)},"attempt":${jsonNumber(attempt)},"provider":${jsonString(provider)},"model":${jsonString(model)},"api":${jsonString(api)},` +
+    `"streamed":${streamed},"runnerId":${runnerId === null ? 'null' : jsonNumber(runnerId)},"inputTokens":${jsonNumber(inputTokens)},"outputTokens":${jsonNumber(outputTokens)}${searches}}`
+  );
 }
 
 /** The reservation row's JSON back as a PendingCall, or null when absent or not one (a row from before 0020). */
