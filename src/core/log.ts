@@ -39,27 +39,10 @@ export function createLogger(
     // One string built in place (no merged object, no entries arrays): the gateway logs a line
     // per model call. A key in both `base` and `fields` appears once, at base's place, with
     // the field's value (as `{ ...base, ...fields }` would order it).
-    // Whether it may hold a secret is asked of each part (the message, each ` key=value`), not
-    // of the whole line: what MAY_HOLD_SECRET looks for is letters, `_` and `-` only, so it
-    // never spans the ` ` and `=` between parts (nor is it in the time and level), and short
-    // flat strings scan faster than the line (a case-insensitive scan of ~220 characters was
-    // ~2 % of the gateway's instructions per call, callgrind). When a part may, the whole
-    // line is redacted, as always.
     let line = `${isoNow()} ${lvl} ${msg}`;
-    let risky = MAY_HOLD_SECRET.test(msg);
-    for (const k in base) {
-      const p = pair(k, fields !== undefined && Object.hasOwn(fields, k) ? fields[k] : base[k]);
-      if (!risky) risky = MAY_HOLD_SECRET.test(p);
-      line += p;
-    }
-    if (fields !== undefined)
-      for (const k in fields) {
-        if (Object.hasOwn(base, k)) continue;
-        const p = pair(k, fields[k]);
-        if (!risky) risky = MAY_HOLD_SECRET.test(p);
-        line += p;
-      }
-    write(risky ? redact(line) + '\n' : line + '\n');
+    for (const k in base) line += pair(k, fields !== undefined && Object.hasOwn(fields, k) ? fields[k] : base[k]);
+    if (fields !== undefined) for (const k in fields) if (!Object.hasOwn(base, k)) line += pair(k, fields[k]);
+    write(redact(line) + '\n');
   };
   return {
     debug: (m, f) => emit('debug', m, f),
