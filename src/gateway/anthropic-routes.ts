@@ -9,6 +9,7 @@ import { budgetMessage, reserve } from './budget.js';
 import { outputBound } from './max-output.js';
 import { editJson, UneditableBodyError } from './json-edit.js';
 import { abandonedWait, inFlightMessage, IN_FLIGHT_RETRY_AFTER_S, refusedByCallsInFlight, reserveOrWait, type BudgetRefusal } from './budget-wait.js';
+import { worstPastAnyBudget } from './worst-past-cap.js';
 import { callWorstCase, countedCallResumeMicros, countedNeedCall, worstCaseMicros, type NeedCall } from './worst-case.js';
 import { webSearchBound } from './server-tools.js';
 import { estimateBytes, requestMedia } from './input-images.js';
@@ -292,6 +293,11 @@ export function anthropicRoutes(d: AnthropicRouteDeps): { messages: (req: Gatewa
     // server-side web search (H4): the searches the request allows are reserved for too
     // the tool-use system prompt and Anthropic-defined tools' definitions, billed but not in the body (prompt-allowance.ts)
     const worst = callWorstCase(ctx, price, req.body.byteLength, maxOut, images, webSearchBound(request, 'anthropic-messages'), serverInput, null, anthropicToolPromptTokens(request));
+    const pastCap = worstPastAnyBudget(worst, 'anthropic-messages');
+    if (pastCap !== null) {
+      await recordRefused(ctx, 400, 'invalid_request');
+      return anthropicError(400, 'invalid_request_error', pastCap, { retry: false });
+    }
     const held = await reserveOrWait(store, job, worst.micros, { now: startedAt, ttlMs: config.reservationTtlMs, signal: req.signal, call: worst.call, waitMs: config.budgetWaitMs });
     if ('refused' in held) {
       if (!held.stopped) return refuse(ctx, held, worst.micros, worst.resumeMicros, worst.resumeCall);

@@ -7,6 +7,7 @@ import type { NeedCall } from './worst-case.js';
 import type { JobRow } from '../store/types.js';
 import { abandonedWait, inFlightMessage, IN_FLIGHT_RETRY_AFTER_S, reserveOrWait } from './budget-wait.js';
 import { callWorstCase } from './worst-case.js';
+import { worstPastAnyBudget } from './worst-past-cap.js';
 import { outputBound } from './max-output.js';
 import { webSearchBound } from './server-tools.js';
 import { toolFeeBound } from './tool-fees.js';
@@ -191,6 +192,11 @@ export function openAiRoutes(d: OpenAiRouteDeps): { chat: (req: GatewayRequest) 
     const serverInput = serverInputAllowance(req, api, media.byUrl);
     ctx.maxInputTokens = reportedInputCap(raw.byteLength, images.images, serverInput);
     const worst = callWorstCase(ctx, price, raw.byteLength, maxOut, images, webSearchBound(req, api), serverInput, api === 'openai-responses' ? toolFeeBound(req) : null);
+    const pastCap = worstPastAnyBudget(worst, api);
+    if (pastCap !== null) {
+      await recordRefused(ctx, 400, 'invalid_request');
+      return openaiError(400, 'invalid_request_error', pastCap);
+    }
     const held = await reserveOrWait(d.store, job, worst.micros, { now: startedAt, ttlMs: d.config.reservationTtlMs, signal: request.signal, call: worst.call, waitMs: d.config.budgetWaitMs });
     if ('refused' in held) {
       if (held.stopped) {
