@@ -111,4 +111,27 @@ describe('requests the HTTP parser refuses', () => {
       await slow.close();
     }
   });
+  it('a body whose chunked framing breaks while its handler reads it (a valid job token; an API route): 400 at once naming it, not a 408 minutes later (fresh tester)', async () => {
+    const now = Date.now();
+    const runner = await t.store.createRunner({ name: 'chunks', labels: {}, capacity: 1, credentialHash: 'd'.repeat(64), now });
+    const job = await t.store.createJob({ parentId: null, agent: 'test-fixer', agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros: 1_000_000, now });
+    const token = 'flj_broken_chunks_0123456789abcdefgh';
+    await t.store.claimJob({ id: runner.id, labels: {} }, hashToken(token), now);
+    await t.store.transitionJob(job.id, 1, ['assigned'], 'running', now, { startedAt: now });
+    const requests = [
+      `POST /v1/messages HTTP/1.1\r\nhost: x\r\nx-api-key: ${token}\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\nZZZ\r\nabc\r\n0\r\n\r\n`,
+      `POST /api/jobs/${job.id}/budget HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n5\r\n{"add\r\nQQ\r\n`,
+    ];
+    for (const bytes of requests) {
+      const t0 = Date.now();
+      const reply = parse(await raw(t.url, bytes));
+      expect(reply.status).toBe(400);
+      expect(reply.headers.connection).toBe('close');
+      expect(reply.body.error).toMatchObject({ type: 'invalid_request_error', code: 'malformed_http_request', message: 'the request is not valid HTTP/1.1: Invalid character in chunk size' });
+      expect(Date.now() - t0).toBeLessThan(5_000);
+    }
+    // nothing was reserved or recorded for the gateway call: its body never arrived
+    expect((await t.store.getJob(job.id))!.status).toBe('running');
+    expect((await t.api('/api/jobs')).status).toBe(200);
+  });
 });

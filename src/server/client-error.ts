@@ -23,14 +23,19 @@ export function answerClientError(err: NodeJS.ErrnoException & { reason?: string
   // out first, then this one (answered at once, the earlier reply was lost: fresh-user finding,
   // a POST's one-time token among them). Its 'finish' fires once it is all written.
   const earlier = (socket as { _httpMessage?: http.ServerResponse })._httpMessage;
-  // ...unless it is the timed-out request's own reply: a handler waiting for a body that never
-  // came whole (a model call whose body stalled after a valid token) would hold the connection
-  // open for good (fresh-tester finding: still open after 420 s). Answered in its place.
-  if (earlier && err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && !earlier.req.complete) {
+  // ...unless it is the reply of the request the error is in: its body not whole yet (the parser
+  // is still on it), its handler waits for a body that will never come whole — one that stalled
+  // past the request timeout (a model call after a valid token: still open after 420 s), or
+  // whose chunked framing broke (`ZZZ` as a chunk size: a 408 five minutes later; fresh-tester
+  // findings). Answered in its place, at once.
+  if (earlier && !earlier.req.complete) {
     if (earlier.headersSent) return void socket.destroy();
     const [status, code, message] = clientErrorReply(err, maxHeaderBytes);
     const body = errorBody(code, message);
-    earlier.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' }).end(body);
+    earlier.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' });
+    // node's own end, not a lingering one (core/linger.ts lingerOnEnd) that would wait up to 5 s
+    // for the rest of a body the parser will never read; the connection then closes at once
+    (http.ServerResponse.prototype.end as (chunk: string, cb: () => void) => http.ServerResponse).call(earlier, body, () => void socket.destroy());
     return;
   }
   if (earlier && !earlier.writableFinished) {
