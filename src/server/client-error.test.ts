@@ -134,4 +134,12 @@ describe('requests the HTTP parser refuses', () => {
     expect((await t.store.getJob(job.id))!.status).toBe('running');
     expect((await t.api('/api/jobs')).status).toBe(200);
   });
+  it('an absolute-form target (RFC 9112 §3.2.2) is served as its path: a model call reaches the gateway, an API call the API', async () => {
+    // no token: the gateway's own 401 in Anthropic's shape, not the API's 404 "no route"
+    const call = await raw(t.url, 'POST http://evil.example/v1/messages HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}');
+    expect(call.split('\r\n')[0]).toBe('HTTP/1.1 401 Unauthorized');
+    expect(JSON.parse(call.slice(call.indexOf('\r\n\r\n') + 4))).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
+    const health = await raw(t.url, 'GET HTTP://other.example:9/healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n');
+    expect(health.split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
+  });
 });

@@ -32,6 +32,7 @@ import { MAX_HOOK_BODY_BYTES } from './hooks/receive.js';
 import { expectContinue } from '../gateway/node-adapter.js';
 import { serveIgnoringUpgrade } from './ignored-upgrade.js';
 import { answerClientError, refuseWithoutHost } from './client-error.js';
+import { toOriginForm } from './request-target.js';
 
 /** Options of {@link startServer}. Durations in milliseconds. */
 export interface ServerOptions {
@@ -243,6 +244,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   /** An API or webhook request whose content-length is over its path's limit (app.ts, hooks/receive.ts). */
   const declaredOverLimit = (req: IncomingMessage) => apiOverLimit(req) || (req.url?.startsWith('/hooks/') === true && declared(req) > MAX_HOOK_BODY_BYTES);
   const onRequest = (req: IncomingMessage, res: ServerResponse) => {
+    toOriginForm(req); // RFC 9112 §3.2.2 (request-target.ts)
     if (refuseWithoutHost(req, res)) return;
     if (isGatewayPath(req.url)) gateway.node(req, res);
     else if (req.url?.startsWith('/hooks/') && serveHook(ctx, req, res)) return;
@@ -263,6 +265,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // expectContinue); an API or webhook body declared over its limit never (it is refused from
   // the headers); every other request at once, as node's default does
   server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    toOriginForm(req);
     if (isGatewayPath(req.url)) expectContinue(req);
     // a body declared over its path's limit is refused from the headers: no 100 invites it
     // (a fresh tester: curl sent 2 MB after the 100, then got the 413)
@@ -273,6 +276,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // a request node's parser refused gets a body naming what is wrong, not a bare status (client-error.ts)
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => answerClientError(err, socket));
   server.on('upgrade', (req, socket, head) => {
+    toOriginForm(req);
     const path = (req.url ?? '').split('?')[0];
     if (path === '/api/runners/connect') return hub.handleUpgrade(req, socket, head);
     // any other upgrade (h2c, a WebSocket to /v1/…) is ignored: the request is served as asked (ignored-upgrade.ts)
