@@ -3,7 +3,7 @@
 // first; that is not "the tree first" when the tree is not short (a fresh tester), and one
 // short budget is "top it up" ("top up it", said the page).
 import { describe, expect, it } from 'vitest';
-import { overHeldText, queuedLapse, resumeNeedsText } from '../../web/src/budget-words.js';
+import { overHeldText, overSpentText, queuedLapse, resumeNeedsText } from '../../web/src/budget-words.js';
 import type { BudgetView } from '../../web/src/api.js';
 
 const view = (short: Array<{ jobId?: number; shortMicros: number; aheadMicros?: number }>): BudgetView => ({
@@ -57,5 +57,14 @@ describe('queuedLapse', () => {
     expect(queuedLapse([{ jobId: 51, status: 'queued', lapsesAt: at }, { jobId: 52, status: 'running' }])).toBe(' (one still queued gives it back unless it has started by then: #51 at 2026-12-07 18:05:12)');
     expect(queuedLapse([{ jobId: 51, status: 'queued' }])).toBe(' (one still queued gives it back once it has waited FLOTILLA_GATEWAY_BUDGET_HOLD_MS, 15 min by default, to start)');
     expect(queuedLapse([{ jobId: 52, status: 'running' }])).toBe('');
+  });
+});
+
+describe('overSpentText', () => {
+  it('names by how much spent and reserved stand past the limit, as flotilla budget does; nothing within it', () => {
+    // $0.05 limit, $0.063 spent → over by $0.013
+    expect(overSpentText({ limitMicros: 50_000, spentMicros: 63_000, reservedMicros: 0 })).toBe('over by $0.013000 (a top-up smaller than this leaves nothing to spend)');
+    expect(overSpentText({ limitMicros: 50_000, spentMicros: 40_000, reservedMicros: 10_001 })).toBe('over by $0.000001 (a top-up smaller than this leaves nothing to spend)');
+    expect(overSpentText({ limitMicros: 50_000, spentMicros: 40_000, reservedMicros: 10_000 })).toBeNull();
   });
 });

@@ -5,6 +5,7 @@ import { FlotillaClient } from '../../src/client/client.js';
 import { ApiError } from '../../src/client/errors.js';
 
 export { ApiError };
+export { errorText } from './format.js';
 export type { Job, JobEvent, Runner, AgentDefinition, Principal, User, ApiTokenInfo, JobStatus, JobUsage, CostRollup, JobResult, RunnerDetail, JobTree, JobTreeNode, ModelRoutesView, ModelPrice, PriceInEffect, ProviderName, Task, TaskEvent, TaskStatus, Receiver, ReceiverProvider, TaskConversation, ConversationTurn, ConversationInput, RunnerActivityEntry, JobEventPage, RunnerTokenInfo, BudgetView } from '../../src/protocol/index.js';
 
 /** The SDK pointed at the server that served this page; same-origin cookies carry the session. */
@@ -53,8 +54,3 @@ export function useApi<T>(load: () => Promise<T>, deps: unknown[], everyMs = 0):
   return { data, error, reload };
 }
 
-/** The message to show for an error from the SDK. */
-export function errorText(e: unknown): string {
-  if (e instanceof ApiError) return `${e.message}${e.field ? ` (${e.field})` : ''}`;
-  return e instanceof Error ? e.message : String(e);
-}

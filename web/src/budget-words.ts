@@ -38,6 +38,17 @@ export function topUpText(v: BudgetView, addedUsd: number): string {
 }
 
 /**
+ * When spent and reserved stand past the limit (a call charged past its worst case: reported
+ * input above the estimate, calls in flight at once; or a limit lowered), by how much, as
+ * `flotilla budget`'s `over by:` line says it; else null. The page showed "$0.000000 left" and
+ * a red bar only (fresh tester).
+ */
+export function overSpentText(b: { limitMicros: number; spentMicros: number; reservedMicros: number }): string | null {
+  const over = b.spentMicros + b.reservedMicros - b.limitMicros;
+  return over > 0 ? `over by ${usd(over)} (a top-up smaller than this leaves nothing to spend)` : null;
+}
+
+/**
  * When the room held for resumed jobs and the calls in flight stand over the limit (µ$ figures
  * of a budget): by how much, and why, as `flotilla budget` says it (cli/commands/budget.ts
  * `over by:`); null otherwise, and when spent and reserved alone are over it. The resume rule

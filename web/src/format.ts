@@ -1,5 +1,6 @@
 // Display formats. Money arrives as integer micro-dollars (µ$) from the API.
 import { formatMicros, PLAIN_DECIMAL } from '../../src/protocol/usd.js';
+import { ApiError } from '../../src/client/errors.js';
 
 /**
  * µ$ → `$0.008450`: exact to the µ$, in integer arithmetic, the text the CLI prints for the
@@ -96,4 +97,11 @@ export function localDay(day: string): { start: string; next: string } | null {
   const start = new Date(y, mo, d);
   if (start.getFullYear() !== y || start.getMonth() !== mo || start.getDate() !== d) return null;
   return { start: start.toISOString(), next: new Date(y, mo, d + 1).toISOString() };
+}
+
+/** The message to show for an error from the SDK. */
+export function errorText(e: unknown): string {
+  // the field, unless the message names it already (`addUsd: job tree 5's budget would be …`: fresh tester)
+  if (e instanceof ApiError) return `${e.message}${e.field && !e.message.startsWith(`${e.field}:`) ? ` (${e.field})` : ''}`;
+  return e instanceof Error ? e.message : String(e);
 }

@@ -1,4 +1,4 @@
-import { overHeldText } from '../budget-words.js';
+import { overHeldText, overSpentText } from '../budget-words.js';
 import { usd } from '../format.js';
 
 /**
@@ -21,6 +21,7 @@ export function BudgetBar({ spent, reserved = 0, held = 0, ownHeld = 0, limit, l
   const over = spent >= limit && limit > 0;
   // the job's own hold stands over the limit as others' do (a need priced again after a price rise: fresh tester)
   const overHeld = overHeldText({ limitMicros: limit, spentMicros: spent, reservedMicros: reserved, heldMicros: held + ownHeld });
+  const overSpent = overSpentText({ limitMicros: limit, spentMicros: spent, reservedMicros: reserved });
   return (
     <div className="budget" data-testid="budget">
       <div className="track" role="meter" aria-valuemin={0} aria-valuemax={limit} aria-valuenow={spent} aria-label="budget">
@@ -44,7 +45,13 @@ export function BudgetBar({ spent, reserved = 0, held = 0, ownHeld = 0, limit, l
           </span>
         )}{' '}
         · limit {usd(limit)}
-        {left !== undefined && !bound && !overHeld && <span data-testid="budget-left"> · {usd(left)} left</span>}
+        {left !== undefined && !bound && !overHeld && !overSpent && <span data-testid="budget-left"> · {usd(left)} left</span>}
+        {overSpent && (
+          <span className="warn" data-testid="budget-over">
+            {' '}
+            · {overSpent}
+          </span>
+        )}
         {overHeld && (
           <span className="warn" data-testid="budget-over-held">
             {' '}
