@@ -32,6 +32,16 @@ function parse(reply: string): { status: number; headers: Record<string, string>
   return { status: Number(statusLine!.split(' ')[1]), headers, body: JSON.parse(body) };
 }
 
+/** A running job on `t`'s store whose job token is `token` (a model call with it reaches the gateway). */
+async function runningJob(t: TestServer, token: string, credential: string): Promise<number> {
+  const now = Date.now();
+  const runner = await t.store.createRunner({ name: `r-${credential}`, labels: {}, capacity: 1, credentialHash: credential.repeat(64), now });
+  const job = await t.store.createJob({ parentId: null, agent: 'test-fixer', agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros: 1_000_000, now });
+  await t.store.claimJob({ id: runner.id, labels: {} }, hashToken(token), now);
+  await t.store.transitionJob(job.id, 1, ['assigned'], 'running', now, { startedAt: now });
+  return job.id;
+}
+
 describe('requests the HTTP parser refuses', () => {
   let t: TestServer;
   beforeAll(async () => {
@@ -93,12 +103,8 @@ describe('requests the HTTP parser refuses', () => {
   it('a request whose body stalls after its headers (a valid job token): 408 naming it once the request timeout passes, and the connection closes', async () => {
     const slow = await startTestServer({ requestTimeoutMs: 600 });
     try {
-      const now = Date.now();
-      const runner = await slow.store.createRunner({ name: 'stall', labels: {}, capacity: 1, credentialHash: 'c'.repeat(64), now });
-      const job = await slow.store.createJob({ parentId: null, agent: 'test-fixer', agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros: 1_000_000, now });
       const token = 'flj_stalled_body_0123456789abcdefghij';
-      await slow.store.claimJob({ id: runner.id, labels: {} }, hashToken(token), now);
-      await slow.store.transitionJob(job.id, 1, ['assigned'], 'running', now, { startedAt: now });
+      await runningJob(slow, token, 'c');
       const t0 = Date.now();
       const reply = parse(await raw(slow.url, `POST /v1/messages HTTP/1.1\r\nhost: x\r\nx-api-key: ${token}\r\ncontent-type: application/json\r\ncontent-length: 500\r\n\r\n{"model":`));
       expect(reply.status).toBe(408);
@@ -112,12 +118,8 @@ describe('requests the HTTP parser refuses', () => {
     }
   });
   it('a body whose chunked framing breaks while its handler reads it (a valid job token; an API route): 400 at once naming it, not a 408 minutes later (fresh tester)', async () => {
-    const now = Date.now();
-    const runner = await t.store.createRunner({ name: 'chunks', labels: {}, capacity: 1, credentialHash: 'd'.repeat(64), now });
-    const job = await t.store.createJob({ parentId: null, agent: 'test-fixer', agentVersion: '1', input: {}, selector: {}, priority: 0, budgetMicros: 1_000_000, now });
     const token = 'flj_broken_chunks_0123456789abcdefgh';
-    await t.store.claimJob({ id: runner.id, labels: {} }, hashToken(token), now);
-    await t.store.transitionJob(job.id, 1, ['assigned'], 'running', now, { startedAt: now });
+    const job = { id: await runningJob(t, token, 'd') };
     const requests = [
       `POST /v1/messages HTTP/1.1\r\nhost: x\r\nx-api-key: ${token}\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\nZZZ\r\nabc\r\n0\r\n\r\n`,
       `POST /api/jobs/${job.id}/budget HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n5\r\n{"add\r\nQQ\r\n`,
