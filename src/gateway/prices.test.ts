@@ -102,15 +102,34 @@ describe('price table', () => {
     expect([priceFor(table, 'o4-mini-deep-research').input, priceFor(table, 'o4-mini-deep-research').output]).toEqual([2, 8]);
     expect([priceFor(table, 'gpt-4o-2024-05-13').input, priceFor(table, 'gpt-4o-2024-05-13').output]).toEqual([5, 15]);
     // the whole kind: unlisted variants with other words get the default ($15 / $75), never a cheaper model's rates
-    for (const name of ['gpt-5-12345678', 'gpt-5.1-2025-13-45', 'o3-deep-research-2025-06-26x', 'gpt-4o-realtime-preview', 'gpt-4o-audio-preview', 'gpt-4o-mini-transcribe', 'o1-preview', 'gpt-5-thinking', 'claude-sonnet-4-5-fast']) {
+    for (const name of ['gpt-5-12345678', 'gpt-5.1-2025-13-45', 'gpt-4o-realtime-preview', 'gpt-4o-audio-preview', 'gpt-4o-mini-transcribe', 'gpt-5-thinking', 'claude-sonnet-4-5-fast']) {
       expect(priceFor(table, name), name).toEqual(table.default);
     }
+    // ...or their model's rate where that is dearer: o3-deep-research reads cached input at $2.50, the default at $1.50
+    expect(priceFor(table, 'o3-deep-research-2025-06-26x')).toEqual({ ...table.default, cacheRead: 2.5 });
+    expect(priceFor(table, 'o1-preview')).toEqual({ ...table.default, cacheRead: 7.5 });
     // dated snapshots and same-price variants keep their model's price
     expect(priceFor(table, 'o3-deep-research-2025-06-26').input).toBe(10);
     expect(priceFor(table, 'gpt-4o-2024-08-06').input).toBe(2.5);
     expect(priceFor(table, 'gpt-4o-mini-2024-07-18').input).toBe(0.15);
     expect(priceFor(table, 'gpt-5.1-chat-latest')).toEqual(priceFor(table, 'gpt-5.1'));
     expect(priceFor(table, 'gpt-5.1-codex')).toEqual(priceFor(table, 'gpt-5.1'));
+  });
+
+  it('a variant of a model dearer than the default is charged at least that model\'s rates; a name in other case is the listed one (fresh tester)', () => {
+    // listed (USD per million): o1-pro 150 / 600, gpt-5.4-pro 30 / 180 (60 / 270 above 272,000 input tokens), gpt-5-pro 15 / 120; default 15 / 75
+    expect(priceFor(table, 'GPT-5-PRO')).toEqual(priceFor(table, 'gpt-5-pro'));
+    expect(priceFor(table, 'Claude-Sonnet-4-5-20250929')).toEqual(priceFor(table, 'claude-sonnet-4-5'));
+    const o1 = priceFor(table, 'o1-pro:8b');
+    expect([o1.input, o1.output, o1.cacheWrite5m, o1.cacheWrite1h, o1.cacheRead, o1.webSearch]).toEqual([150, 600, 150, 150, 150, 25]);
+    const max = priceFor(table, 'gpt-5.4-pro-max');
+    expect([max.input, max.output, max.cacheWrite5m, max.cacheWrite1h, max.cacheRead]).toEqual([30, 180, 30, 30, 30]);
+    expect(max.longContext).toEqual({ aboveInputTokens: 272_000, input: 60, output: 270, cacheWrite5m: 60, cacheWrite1h: 60, cacheRead: 60 });
+    expect(max.maxOutput).toBeUndefined();
+    const gpt5pro = priceFor(table, 'gpt-5-pro-max');
+    expect([gpt5pro.input, gpt5pro.output, gpt5pro.cacheWrite5m, gpt5pro.cacheWrite1h, gpt5pro.cacheRead]).toEqual([15, 120, 18.75, 30, 15]);
+    // a tag of a model cheaper than the default is the default, as any unlisted name
+    expect(priceFor(table, 'claude-haiku-4-5:fast')).toEqual(table.default);
   });
 
   it('finds dated real model names', () => {

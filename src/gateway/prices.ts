@@ -119,23 +119,56 @@ const withDefaultSearch = new WeakMap<TablePrice, TablePrice>();
 
 /**
  * {@link priceFor}'s name matching, the entry as listed (`webSearch` not completed from the
- * default): the entry a price override of `model` replaces (price-override.ts).
+ * default): the entry a price override of `model` replaces (price-override.ts). Names match
+ * whatever their case (listed names are lower case; `GPT-5-PRO` through a case-insensitive
+ * company gateway is gpt-5-pro: a fresh tester's was charged the default, a third less). A
+ * variant of a listed model that may be dearer (another word after its name, or a `:` tag) is
+ * charged the default price, or its model's rate by rate where that is higher: never less than
+ * the model it names a variant of (`o1-pro:8b` was charged the $15 / $75 default where o1-pro
+ * lists $150 / $600: fresh tester).
  */
 export function tokenPriceFor(table: PriceTable, model: string): TablePrice {
   const exact = listedPrice(table, model);
   if (exact) return exact;
-  const base = stripDate(model);
+  const name = model.toLowerCase();
+  const lower = name === model ? undefined : listedPrice(table, name);
+  if (lower) return lower;
+  const base = stripDate(name);
   const undated = listedPrice(table, base);
   if (undated) return undated;
   let best: string | null = null;
-  for (const name of Object.keys(table.models)) {
-    if (base.startsWith(name + '-') && (best === null || name.length > best.length)) best = name;
+  for (const listed of Object.keys(table.models)) {
+    if ((base.startsWith(listed + '-') || base.startsWith(listed + ':')) && (best === null || listed.length > best.length)) best = listed;
   }
+  if (best === null) return table.default;
   // A variant of a listed model is that model's price only when every word after its name is
   // one that never names a dearer model; any other gets the default price unless it is listed.
-  if (best === null || !base.slice(best.length + 1).split('-').every(sameOrCheaperWord)) return table.default;
-  return table.models[best]!;
+  if (base[best.length] === '-' && base.slice(best.length + 1).split('-').every(sameOrCheaperWord)) return table.models[best]!;
+  return dearerOf(table.default, table.models[best]!);
 }
+
+/**
+ * The default price `a` with each rate raised to the listed model `b`'s where that is higher,
+ * and `b`'s long-context threshold with its rates raised the same way (no `maxOutput`: the
+ * variant's own is not known).
+ */
+function dearerOf(a: TablePrice, b: TablePrice): TablePrice {
+  const rates = (x: CacheRated, y: CacheRated) => ({
+    input: Math.max(x.input, y.input),
+    output: Math.max(x.output, y.output),
+    cacheWrite5m: Math.max(x.cacheWrite5m, y.cacheWrite5m),
+    cacheWrite1h: Math.max(x.cacheWrite1h, y.cacheWrite1h),
+    cacheRead: Math.max(x.cacheRead, y.cacheRead),
+  });
+  const notAbove = (y: CacheRated) => y.input <= a.input && y.output <= a.output && y.cacheWrite5m <= a.cacheWrite5m && y.cacheWrite1h <= a.cacheWrite1h && y.cacheRead <= a.cacheRead;
+  // the default itself when no rate of `b` is higher (the same object: priceFor's completion of it is kept)
+  if (notAbove(b) && (b.webSearch ?? 0) <= (a.webSearch ?? 0) && (!b.longContext || notAbove(b.longContext))) return a;
+  const out: TablePrice = rates(a, b);
+  if (a.webSearch !== undefined || b.webSearch !== undefined) out.webSearch = Math.max(a.webSearch ?? 0, b.webSearch ?? 0);
+  if (b.longContext) out.longContext = { aboveInputTokens: b.longContext.aboveInputTokens, ...rates(a, b.longContext) };
+  return out;
+}
+type CacheRated = Pick<TablePrice, 'input' | 'output' | 'cacheWrite5m' | 'cacheWrite1h' | 'cacheRead'>;
 
 /**
  * The entry `table` lists under exactly `name`, or undefined: an own key only. A model name is
