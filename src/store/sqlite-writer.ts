@@ -3,11 +3,10 @@ import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
-import { runBudgetUnit, type BudgetUnits } from './sqlite-budget-units.js';
+import { runBudgetUnit, type BudgetUnits, type LedgerArgs } from './sqlite-budget-units.js';
 import type { GroupCommit } from './sqlite-group-commit.js';
 import type { MainWriteLock } from './thread-write-lock.js';
 import { packUnit, RING, SLEEPING, unpackOutcome, type WriterBatch, type WriterError, type WriterReply, type WriterSetup, type WriterUnit } from './sqlite-writer-wire.js';
-import type { LedgerArgs } from './sqlite-budget-units.js';
 import type { BudgetReservationResult } from './types.js';
 import type { SettleFound } from './budgets.js';
 
