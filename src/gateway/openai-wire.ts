@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { modelName, outputLimit, wireIssue, type MessagesRequest } from './request.js';
+import { modelName, notJsonMessage, outputLimit, wireIssue, type MessagesRequest } from './request.js';
 import { jsonReply, type Reply } from './reply.js';
 import { storedStateRef } from './server-input.js';
 import { editJson } from './json-edit.js';
@@ -139,7 +139,7 @@ export function parseOpenAiRequest(api: OpenAiApi, raw: string): { request: Chat
   try {
     json = JSON.parse(raw);
   } catch {
-    return { error: 'request body is not valid JSON', param: null };
+    return { error: notJsonMessage(raw), param: null };
   }
   const twice = repeatedMember(raw, WATCHED_MEMBERS[api]);
   if (twice !== null) return { error: givenTwice(twice), param: twice };

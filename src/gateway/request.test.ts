@@ -44,6 +44,12 @@ describe('parseMessagesRequest', () => {
     expect(parseMessagesRequest('{"model":"m","messages":[{"role":1}]}')).toEqual({ error: expect.stringMatching(/^messages\.0\.role: /) });
     expect(parseMessagesRequest('{"model":"m","messages":[],"stream":"yes"}')).toEqual({ error: expect.stringMatching(/^stream: /) });
     expect(parseMessagesRequest('{nope')).toEqual({ error: 'request body is not valid JSON' });
+    // what can be said without echoing the body: empty, or a byte order mark before valid JSON (RFC 8259 §8.1)
+    expect(parseMessagesRequest('')).toEqual({ error: 'request body is empty: a JSON object is needed' });
+    expect(parseMessagesRequest(' \n')).toEqual({ error: 'request body is empty: a JSON object is needed' });
+    expect(parseMessagesRequest('\uFEFF{"model":"m","max_tokens":1,"messages":[{"role":"user","content":"hi"}]}')).toEqual({
+      error: 'request body is not valid JSON: it starts with a byte order mark (U+FEFF), which JSON text must not (RFC 8259 §8.1)',
+    });
     expect(parseMessagesRequest('{"model":"m","messages":[],"max_tokens":1e300}')).toEqual({ error: expect.stringMatching(/^max_tokens: /) });
     expect(parseMessagesRequest('{"model":"m\\u0000","messages":[]}')).toEqual({ error: 'model: must not contain NUL' });
     // a model name over 256 characters is refused (stored in every ledger row, written in logs); 256 is fine

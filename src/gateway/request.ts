@@ -117,6 +117,17 @@ export const MessagesRequest = z
 export type MessagesRequest = z.infer<typeof MessagesRequest>;
 
 /**
+ * Why a request body is not JSON, as far as it can be said without echoing the body: empty, or
+ * starting with a byte order mark (U+FEFF: RFC 8259 §8.1, JSON text sent over a network must
+ * not add one; a fresh tester's got only "not valid JSON"), else that it is not valid JSON.
+ */
+export function notJsonMessage(raw: string): string {
+  if (raw.trim() === '') return 'request body is empty: a JSON object is needed';
+  if (raw.startsWith('\uFEFF')) return 'request body is not valid JSON: it starts with a byte order mark (U+FEFF), which JSON text must not (RFC 8259 §8.1)';
+  return 'request body is not valid JSON';
+}
+
+/**
  * Parses the raw body bytes.
  * @returns the request, or `{ error }` with a message naming the bad field (or "body is not
  * JSON", or a field the gateway reads given twice: repeated-members.ts);
@@ -129,7 +140,7 @@ export function parseMessagesRequest(raw: string): { request: MessagesRequest } 
   try {
     json = JSON.parse(raw);
   } catch {
-    return { error: 'request body is not valid JSON' };
+    return { error: notJsonMessage(raw) };
   }
   const twice = repeatedMember(raw, WATCHED_MEMBERS['anthropic-messages']);
   if (twice !== null) return { error: givenTwice(twice) };
