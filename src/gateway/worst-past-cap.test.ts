@@ -37,8 +37,10 @@ describe('a call no budget could hold', () => {
       const body = (await res.json()) as { type: string; error: { type: string; message: string } };
       expect(body.type).toBe('error');
       expect(body.error.type).toBe('invalid_request_error');
-      expect(body.error.message).toMatch(/^this call may cost up to \$\d+\.\d{6}, more than any budget can hold \(\$100,000 per job tree\), so no budget or top-up could let it through; it allows 10 output tokens \(max_tokens\), [\d,]+ input tokens/);
+      expect(body.error.message).toMatch(/^this call may cost (up to|more than) \$\d+\.\d{6}, more than any budget can hold \(\$100,000 per job tree\), so no budget or top-up could let it through; it allows 10 output tokens \(max_tokens\), [\d,]+ input tokens/);
       expect(body.error.message).toContain(`${uses.toLocaleString('en-US')} web searches (the web search tools' max_uses): lower what it allows`);
+      // 1e15 searches × 10,000 µ$ is past 2^53 − 1 µ$, the bound the figure is held at: "more than" it; 10,000,001 × 10,000 µ$ ≈ $100,000.01 plus tokens is "up to"
+      expect(body.error.message.startsWith(uses === 1e15 ? 'this call may cost more than $9007199254.740991,' : 'this call may cost up to $100')).toBe(true);
     }
     expect(gw.up.seen).toHaveLength(0);
     expect(gw.store.calls.map((c) => [c.httpStatus, c.refused, c.costMicros])).toEqual([
@@ -59,6 +61,17 @@ describe('a call no budget could hold', () => {
     expect(gw.up.seen).toHaveLength(0);
     expect(exhausted).toEqual([9]);
     exhausted.length = 0;
+  });
+
+  it('OpenAI Responses: file searches past the cap are named as the tool fees they are (fresh tester: the message named only tokens)', async () => {
+    gw.reset();
+    gw.store.budgets.set(9, { limit: 1_000_000, spent: 0, reserved: 0 });
+    const res = await gw.post('/v1/responses', { model: 'gpt-x', input: 'hi', max_output_tokens: 100, max_tool_calls: 1e12, tools: [{ type: 'file_search', vector_store_ids: ['vs_1'] }] });
+    expect(res.status).toBe(400);
+    const message = ((await res.json()) as { error: { message: string } }).error.message;
+    expect(message).toMatch(/ of built-in tool fees \(their calls, max_tool_calls\): lower what it allows$/);
+    expect(message).not.toContain('web searches');
+    expect(gw.up.seen).toHaveLength(0);
   });
 
   it('OpenAI Responses: max_tool_calls past the cap with a web search tool gets a 400 naming max_tool_calls', async () => {

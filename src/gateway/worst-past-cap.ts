@@ -26,8 +26,13 @@ export function worstPastAnyBudget(worst: CallWorstCase, api: string): string | 
   const c = worst.call;
   const allows = [`${c.outputTokens.toLocaleString('en-US')} output tokens (${f.output})`, `${c.inputTokens.toLocaleString('en-US')} input tokens (the body and what its server tools may add)`];
   if (c.webSearchRequests) allows.push(`${c.webSearchRequests.toLocaleString('en-US')} web searches (${f.searches})`);
+  // the per-call fees of OpenAI Responses' other built-in tools (tool-fees.ts: file_search, containers, image_generation)
+  const fees = worst.resumeCall.toolFeeMicros ?? 0;
+  if (fees > 0) allows.push(`${fees >= Number.MAX_SAFE_INTEGER ? 'more than ' : ''}${formatMicros(fees)} of built-in tool fees (their calls, max_tool_calls)`);
+  // a figure past 2^53 − 1 µ$ is held at that bound (worst-case.ts): "more than", not "up to"
+  const upTo = worst.micros >= Number.MAX_SAFE_INTEGER ? `more than ${formatMicros(worst.micros)}` : `up to ${formatMicros(worst.micros)}`;
   return (
-    `this call may cost up to ${formatMicros(worst.micros)}, more than any budget can hold ($${MAX_BUDGET_USD.toLocaleString('en-US')} per job tree), so no budget or top-up could let it through; ` +
+    `this call may cost ${upTo}, more than any budget can hold ($${MAX_BUDGET_USD.toLocaleString('en-US')} per job tree), so no budget or top-up could let it through; ` +
     `it allows ${allows.join(', ')}: lower what it allows`
   );
 }

@@ -141,7 +141,12 @@ describe('requests the HTTP parser refuses', () => {
     const call = await raw(t.url, 'POST http://evil.example/v1/messages HTTP/1.1\r\nhost: x\r\nconnection: close\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}');
     expect(call.split('\r\n')[0]).toBe('HTTP/1.1 401 Unauthorized');
     expect(JSON.parse(call.slice(call.indexOf('\r\n\r\n') + 4))).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
-    const health = await raw(t.url, 'GET HTTP://other.example:9/healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n');
+    const health = await raw(t.url, 'GET HTTP://other.example:99999/healthz HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n');
     expect(health.split('\r\n')[0]).toBe('HTTP/1.1 200 OK');
+    // the path as sent: a `..` segment is not resolved, as it is not in origin form (the API refuses it in both)
+    for (const target of ['http://x/../api/jobs', '/../api/jobs']) {
+      const dots = await raw(t.url, `GET ${target} HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n`);
+      expect(dots.split('\r\n')[0], target).not.toBe('HTTP/1.1 200 OK');
+    }
   });
 });

@@ -63,8 +63,8 @@ describe('queuedLapse', () => {
 describe('overSpentText', () => {
   it('names by how much spent and reserved stand past the limit, as flotilla budget does; nothing within it', () => {
     // $0.05 limit, $0.063 spent → over by $0.013
-    expect(overSpentText({ limitMicros: 50_000, spentMicros: 63_000, reservedMicros: 0 })).toBe('over by $0.013000 (a top-up smaller than this leaves nothing to spend)');
-    expect(overSpentText({ limitMicros: 50_000, spentMicros: 40_000, reservedMicros: 10_001 })).toBe('over by $0.000001 (a top-up smaller than this leaves nothing to spend)');
+    expect(overSpentText({ limitMicros: 50_000, spentMicros: 63_000, reservedMicros: 0 })).toBe('over by $0.013000 (a top-up of this much or less leaves nothing to spend)');
+    expect(overSpentText({ limitMicros: 50_000, spentMicros: 40_000, reservedMicros: 10_001 })).toBe('over by $0.000001 (a top-up of this much or less leaves nothing to spend)');
     expect(overSpentText({ limitMicros: 50_000, spentMicros: 40_000, reservedMicros: 10_000 })).toBeNull();
   });
 });

@@ -45,7 +45,7 @@ export function topUpText(v: BudgetView, addedUsd: number): string {
  */
 export function overSpentText(b: { limitMicros: number; spentMicros: number; reservedMicros: number }): string | null {
   const over = b.spentMicros + b.reservedMicros - b.limitMicros;
-  return over > 0 ? `over by ${usd(over)} (a top-up smaller than this leaves nothing to spend)` : null;
+  return over > 0 ? `over by ${usd(over)} (a top-up of this much or less leaves nothing to spend)` : null;
 }
 
 /**

@@ -167,7 +167,7 @@ export function describeBudget(v: BudgetView, added?: number, jobStatus?: JobSta
   // the job's own hold counts too (a holder's view leaves it out of heldMicros: it read as within its budget, fresh tester)
   const own = ownHeldOf(v);
   const overHeld = b.spentMicros + b.reservedMicros + (b.heldMicros ?? 0) + own - b.limitMicros;
-  if (over > 0) lines.push(`over by:   ${formatMicros(over)} (a top-up smaller than this leaves nothing to spend)`);
+  if (over > 0) lines.push(`over by:   ${formatMicros(over)} (a top-up of this much or less leaves nothing to spend)`);
   else if (overHeld > 0 && overHeld <= b.reservedMicros) {
     lines.push(`over by:   ${formatMicros(overHeld)} with the held room, until the calls in flight settle (reserved at their worst case, they settle lower as a rule; a resumed call they keep out waits for them)`);
   } else if (overHeld > 0) {
