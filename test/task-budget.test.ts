@@ -162,7 +162,7 @@ describe('task budgets', () => {
     const refused = await cli('budget', String(j2), '--add', '0.00001');
     expect([refused.code, refused.err]).toEqual([
       1,
-      `flotilla: addUsd: job tree ${j2} is a turn of task ${created.id}, whose budget would be $100000.000010, over the cap of $100,000 (it is $100000.000000: at most $0.000000 can be added)\n`,
+      `flotilla: addUsd: job tree ${j2} is a turn of task ${created.id}, whose budget would be $100000.000010, over the cap of $100,000 (it is at the cap already: nothing can be added)\n`,
     ]);
     expect([(await tree(j2)).limitMicros, (await task(created.id)).budgetMicros]).toEqual([100_000_000_000 - 10, 100_000_000_000]);
     const a2 = await start(j2);

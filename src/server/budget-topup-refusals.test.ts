@@ -43,7 +43,7 @@ describe('budget top-ups that are refused', () => {
     expect(((await exact.json()) as BudgetView).budget.limitMicros).toBe(100_000_000_000);
     const more = await topUp(job.id, 0.000001);
     expect(more.status).toBe(400);
-    expect(((await more.json()) as { error: { message: string } }).error.message).toContain('at most $0.000000 can be added');
+    expect(((await more.json()) as { error: { message: string } }).error.message).toContain('(it is at the cap already: nothing can be added)');
     expect((await budget(job.id)).limitMicros).toBe(100_000_000_000);
   });
 

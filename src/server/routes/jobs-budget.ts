@@ -6,6 +6,7 @@ import type { AppEnv } from '../auth.js';
 import type { ServerContext } from '../context.js';
 import { apiError, idError, parseId, readBody } from '../http-util.js';
 import { budgetResumer } from '../budget-pause.js';
+import { roomUnderCap } from '../tasks/task-budget.js';
 import { budgetJobUses, budgetsOnPath, leastRoomOf, ownRoomMicros } from '../budget-path.js';
 import { budgetViewOf } from '../budget-view.js';
 import { endedBudgetRefusal } from '../budget-ended.js';
@@ -100,8 +101,7 @@ export function mountJobBudget(app: Hono<AppEnv>, ctx: ServerContext): void {
         limitAfter = after.limitMicros;
       } catch (err) {
         if (!(err instanceof BudgetCapError)) throw err;
-        const most = formatMicros(Math.max(0, capMicros - err.limitMicros));
-        return apiError(c, 400, 'invalid_request', `addUsd: job tree ${job.rootId}'s budget would be ${formatMicros(err.limitMicros + addMicros)}, over the cap of $${MAX_BUDGET_USD.toLocaleString('en-US')} per tree (it is ${formatMicros(err.limitMicros)}: at most ${most} can be added)`, 'addUsd');
+        return apiError(c, 400, 'invalid_request', `addUsd: job tree ${job.rootId}'s budget would be ${formatMicros(err.limitMicros + addMicros)}, over the cap of $${MAX_BUDGET_USD.toLocaleString('en-US')} per tree (${roomUnderCap(err.limitMicros)})`, 'addUsd');
       }
       // A task turn's tree: its task's budget grows as much (server/tasks/task-budget.ts).
       await noteTurnTreeTopUp(ctx, job.rootId, addMicros);

@@ -33,10 +33,18 @@ export function turnBudget(t: TaskRow, agentDefaultMicros: number): { micros: nu
 }
 
 /** The cap refusal's text: `what`'s budget, now `limitMicros`, would pass the cap by `addMicros` more (µ$). */
-const overCap = (what: string, limitMicros: number, addMicros: number): string => {
-  const capMicros = usdToMicros(MAX_BUDGET_USD);
-  return `${what}, whose budget would be ${formatMicros(limitMicros + addMicros)}, over the cap of $${MAX_BUDGET_USD.toLocaleString('en-US')} (it is ${formatMicros(limitMicros)}: at most ${formatMicros(Math.max(0, capMicros - limitMicros))} can be added)`;
-};
+const overCap = (what: string, limitMicros: number, addMicros: number): string =>
+  `${what}, whose budget would be ${formatMicros(limitMicros + addMicros)}, over the cap of $${MAX_BUDGET_USD.toLocaleString('en-US')} (${roomUnderCap(limitMicros)})`;
+
+/**
+ * What a budget of `limitMicros` (µ$) may still be raised by under the $100,000 cap, as a refused
+ * top-up says it: `it is $X: at most $Y can be added`, or, at the cap, that nothing can ("at most
+ * $0.000000 can be added" read as a figure worked out wrong: fresh tester).
+ */
+export function roomUnderCap(limitMicros: number): string {
+  const room = usdToMicros(MAX_BUDGET_USD) - limitMicros;
+  return room > 0 ? `it is ${formatMicros(limitMicros)}: at most ${formatMicros(room)} can be added` : `it is at the cap already: nothing can be added`;
+}
 
 /** What {@link topUpTask} answers: the task after it, or a refusal (`status`, `code`, message naming `addUsd`). */
 export type TaskTopUp = { ok: true; task: TaskRow; resumed: number[] } | { ok: false; status: 404 | 409 | 400; code: string; message: string };
