@@ -63,6 +63,12 @@ export interface CallContext {
    * charged by it. Absent: such items, if any, at the dearest fees, up to the output bound's cap.
    */
   toolFees?: ToolFeeBound;
+  /**
+   * True when the request's web searches and its other built-in tool calls share one bound
+   * (OpenAI Responses' `max_tool_calls`, worst-case.ts callWorstCase): the searches charged count
+   * against the other calls' bound (tool-fees.ts toolFeeCharge `usedCalls`).
+   */
+  toolCallsShared?: boolean;
   /** Epoch ms when the gateway received the request. */
   startedAt: number;
   /**
@@ -157,7 +163,7 @@ function recorder(ctx: CallContext) {
     // an image's fee is a flat estimate, so the usage charged is one
     let toolFeeMicros = 0;
     if (usage.toolCalls !== undefined) {
-      const fees = toolFeeCharge(usage.toolCalls, ctx.toolFees ?? null, ctx.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS, ctx.provider !== 'scripted');
+      const fees = toolFeeCharge(usage.toolCalls, ctx.toolFees ?? null, ctx.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS, ctx.provider !== 'scripted', ctx.toolCallsShared ? (usage.webSearchRequests ?? 0) : 0);
       if (fees.capped && usageKnown) ctx.log.warn('gateway: the upstream reported more built-in tool calls than the request allows: charged the bound, as an estimate', { job: ctx.job.id, model, fileSearches: usage.toolCalls.fileSearch, containers: usage.toolCalls.containers.length, images: usage.toolCalls.images });
       if (fees.capped || fees.estimated) usageKnown = false;
       toolFeeMicros = fees.micros;

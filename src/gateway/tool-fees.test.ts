@@ -176,4 +176,18 @@ describe('OpenAI Responses built-in tool fees', () => {
     expect((await call(open, ok, tokens2 + fees2 - 1)).status).toBe(429);
     expect((await call(open, ok, tokens2 + fees2)).status).toBe(200);
   });
+  it('web searches and the other built-in tools share max_tool_calls (OpenAI: "across all built-in tool calls"): reserved as that count at the dearest fee, charged within it (fresh tester: reserved as each kind at the whole count)', async () => {
+    const webSearch = (i: number) => ({ type: 'web_search_call', id: `ws_${i}`, status: 'completed', action: { type: 'search', query: 'q' } });
+    const tools = [{ type: 'web_search' }, { type: 'file_search', vector_store_ids: ['vs_1'] }, { type: 'image_generation', quality: 'medium', size: '1024x1024' }];
+    const body = request(tools, { maxToolCalls: 4 });
+    // tokens: ⌈bytes/3⌉ + 4 uses × 10,000 tokens of tool results (server-input.ts) at 2 µ$, 1,000 output at 10 µ$
+    const tokens = (Math.ceil(Buffer.byteLength(body) / 3) + 4 * 10_000) * 2 + 1000 * 10;
+    // fees: 4 × max(10,000 a search, 2,500 a file search, 42,000 a medium image) = 168,000 (not 4 × 10,000 + 4 × 42,000)
+    expect((await call(body, reply([]), tokens + 168_000 - 1)).status).toBe(429);
+    expect((await call(body, reply([]), tokens + 168_000)).status).toBe(200);
+    // 3 searches and 3 images reported: the searches first, then 4 − 3 = 1 image: 700 + 3 × 10,000 + 42,000, an estimate
+    const r = await call(body, reply([webSearch(1), webSearch(2), webSearch(3), image(4), image(5), image(6)]));
+    expect(r.row).toMatchObject({ costMicros: 72_700, webSearchRequests: 3, usageKnown: false });
+    expect(r.spent).toBe(72_700);
+  });
 });

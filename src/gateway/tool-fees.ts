@@ -212,10 +212,11 @@ export function toolCallCap(bound: ToolFeeBound | null, maxOutputTokens: number)
  * request's code_interpreter tools all name a container) × the tool's container fee; images ×
  * the tool's per-image fee (`estimated`). When `limit` is true (not the scripted model) items
  * of a kind the request did not enable are charged none, and the rest are held to
- * {@link toolCallCap} in all, the dearest kind kept first (either: `capped`). Unlimited (the
+ * {@link toolCallCap} in all, less `usedCalls` (the web searches charged, when they share that
+ * bound: OpenAI Responses' max_tool_calls), the dearest kind kept first (either: `capped`). Unlimited (the
  * scripted model's own figures), a kind not enabled is charged at the dearest fee.
  */
-export function toolFeeCharge(calls: ToolCalls, bound: ToolFeeBound | null, maxOutputTokens: number, limit = true): ToolFeeCharge {
+export function toolFeeCharge(calls: ToolCalls, bound: ToolFeeBound | null, maxOutputTokens: number, limit = true, usedCalls = 0): ToolFeeCharge {
   const existing = bound?.existingContainers;
   // code_interpreter tools that all name their container create none
   const namedOnly = bound !== null && bound.autoContainers === 0 && bound.namedContainers > 0;
@@ -232,7 +233,7 @@ export function toolFeeCharge(calls: ToolCalls, bound: ToolFeeBound | null, maxO
     if (images > 0 && !(bound !== null && bound.imageTools > 0)) [images, capped] = [0, true];
     if (containers > 0 && !(bound !== null && bound.autoContainers + bound.namedContainers > 0)) [containers, capped] = [0, true];
     if (searches > 0 && bound?.fileSearch !== true) [searches, capped] = [0, true];
-    let left = toolCallCap(bound, maxOutputTokens);
+    let left = Math.max(0, toolCallCap(bound, maxOutputTokens) - usedCalls);
     const kinds = [
       { fee: imageFee, take: (n: number) => (images = n), n: images },
       { fee: containerFee, take: (n: number) => (containers = n), n: containers },

@@ -126,10 +126,19 @@ export function needMicrosAt(call: NeedCall, table: TablePrice): number {
 export function callWorstCase(ctx: CallContext, price: TablePrice, bodyBytes: number, maxOutputTokens: number, images: InlineImages | undefined, searches: WebSearchBound | null, serverInput: ServerInputAllowance | null = null, toolFees: ToolFeeBound | null = null, promptTokens = 0): CallWorstCase {
   const added = (serverInput?.tokens ?? 0) + Math.max(0, promptTokens);
   const tokens = worstCaseMicros(bodyBytes, maxOutputTokens, price, images, added);
-  const fees = webSearchWorstMicros(price, searches) + toolFeeWorstMicros(toolFees);
+  const searchFees = webSearchWorstMicros(price, searches);
+  const otherFees = toolFeeWorstMicros(toolFees);
+  // OpenAI Responses' max_tool_calls bounds its built-in tool calls together ("applies across all
+  // built-in tool calls, not per individual tool", OpenAI's API reference): web searches and the
+  // other fee-bearing tools share it, so the most they cost is that count at the dearest fee, not
+  // each kind at the whole count (a fresh tester's file_search + web_search was reserved twice)
+  const shared = searches !== null && searches.declared && !searches.perCall && toolFees !== null && toolFees.declared !== null && toolFees.declared === searches.uses;
+  const fees = shared ? Math.max(searchFees, otherFees) : searchFees + otherFees;
   const micros = Math.min(Number.MAX_SAFE_INTEGER, tokens + fees);
   const resumeMicros = Math.min(Number.MAX_SAFE_INTEGER, worstCaseMicros(bodyBytes + RESUME_GROWTH_BYTES, maxOutputTokens, price, images, added) + fees);
-  const toolFeeMicros = toolFeeWorstMicros(toolFees);
+  // the need kept with a pause prices its searches and these fees apart (needMicrosAt): shared, the fees are what the dearest fee adds over the searches'
+  const toolFeeMicros = shared ? Math.max(0, otherFees - searchFees) : otherFees;
+  if (shared) ctx.toolCallsShared = true;
   const resumeCall: NeedCall = {
     model: ctx.requestModel,
     inputTokens: worstInputTokens(bodyBytes + RESUME_GROWTH_BYTES, images) + added,
